@@ -1,0 +1,97 @@
+#include "diag.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *dup_or_null(const char *s)
+{
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    if (p) memcpy(p, s, n);
+    return p;
+}
+
+static Status vadd(DiagList *d, DiagLevel lvl, Status st, const char *file, const char *node,
+                   const char *tensor, const char *fmt, va_list ap)
+{
+    if (!d) return st;
+    if (d->count == d->cap) {
+        int cap = d->cap ? d->cap * 2 : 8;
+        Diag *p = realloc(d->items, (size_t)cap * sizeof *p);
+        if (!p) return st;
+        d->items = p;
+        d->cap = cap;
+    }
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    Diag *g = &d->items[d->count++];
+    g->level = lvl;
+    g->file = dup_or_null(file);
+    g->node = dup_or_null(node);
+    g->tensor = dup_or_null(tensor);
+    g->msg = dup_or_null(msg);
+    if (lvl == DIAG_ERROR) d->errors++;
+    return st;
+}
+
+Status diag_error(DiagList *d, const char *file, const char *node, const char *tensor,
+                  const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    Status st = vadd(d, DIAG_ERROR, ST_BAD_INPUT, file, node, tensor, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+Status diag_add(DiagList *d, DiagLevel lvl, Status st, const char *file, const char *node,
+                const char *tensor, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    st = vadd(d, lvl, st, file, node, tensor, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+void diag_format(const Diag *g, char *buf, size_t n)
+{
+    static const char *lv[] = {"error", "warning", "note"};
+    size_t k = 0;
+    k += (size_t)snprintf(buf + k, n - k, "%s: ", lv[g->level]);
+    if (k < n && g->file) k += (size_t)snprintf(buf + k, n - k, "%s: ", g->file);
+    if (k < n && g->node) k += (size_t)snprintf(buf + k, n - k, "node '%s': ", g->node);
+    if (k < n && g->tensor) k += (size_t)snprintf(buf + k, n - k, "tensor '%s': ", g->tensor);
+    if (k < n) snprintf(buf + k, n - k, "%s", g->msg ? g->msg : "");
+}
+
+void diag_print(const DiagList *d, FILE *f)
+{
+    char buf[2048];
+    for (int i = 0; i < d->count; i++) {
+        diag_format(&d->items[i], buf, sizeof buf);
+        fprintf(f, "%s\n", buf);
+    }
+}
+
+void diag_clear(DiagList *d)
+{
+    for (int i = 0; i < d->count; i++) {
+        free(d->items[i].file);
+        free(d->items[i].node);
+        free(d->items[i].tensor);
+        free(d->items[i].msg);
+    }
+    d->count = 0;
+    d->errors = 0;
+}
+
+void diag_free(DiagList *d)
+{
+    diag_clear(d);
+    free(d->items);
+    d->items = NULL;
+    d->cap = 0;
+}

@@ -1,0 +1,27 @@
+/* File I/O helpers: whole-file reads, read-only maps, and atomic writes (temporary + rename, so a
+ * failed write never leaves a partial output file). Errors go to the DiagList with the path. */
+#ifndef NPU_FILEIO_H
+#define NPU_FILEIO_H
+
+#include <stddef.h>
+#include "diag.h"
+
+/* Reads a whole file; *out is malloc'd (NUL-terminated), caller frees. */
+Status file_read_all(const char *path, char **out, size_t *len, DiagList *d);
+
+typedef struct FileMap {
+    const unsigned char *data;
+    size_t size;
+} FileMap;
+/* Maps a file read-only (an empty file maps to data=NULL, size=0). Unmap with file_unmap. */
+Status file_map(const char *path, FileMap *m, DiagList *d);
+void file_unmap(FileMap *m);
+
+/* Writes `len` bytes to `path` atomically (path.tmp then rename). */
+Status file_write_atomic(const char *path, const void *data, size_t len, DiagList *d);
+
+/* Joins dir(of base path) and name into buf; returns buf. */
+char *path_sibling(char *buf, size_t n, const char *base, const char *name);
+int file_exists(const char *path);
+
+#endif

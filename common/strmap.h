@@ -1,0 +1,22 @@
+/* String -> pointer hash map (open addressing, linear probing). Keys are not copied: they must
+ * outlive the map (usually they live in the same arena). Used for name lookups everywhere. */
+#ifndef NPU_STRMAP_H
+#define NPU_STRMAP_H
+
+#include <stddef.h>
+#include <stdbool.h>
+
+typedef struct StrMap {
+    const char **keys;
+    void **vals;
+    size_t cap, count;
+} StrMap;
+
+void strmap_init(StrMap *m);
+/* Returns false on allocation failure. Replaces an existing value. */
+bool strmap_put(StrMap *m, const char *key, void *val);
+void *strmap_get(const StrMap *m, const char *key);
+bool strmap_has(const StrMap *m, const char *key);
+void strmap_free(StrMap *m);
+
+#endif

@@ -1,0 +1,328 @@
+#include "graph.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+Graph *graph_new(const char *path)
+{
+    Graph *g = calloc(1, sizeof *g);
+    if (!g) return NULL;
+    arena_init(&g->arena, 256 * 1024);
+    g->path = arena_strdup(&g->arena, path ? path : "<memory>");
+    strmap_init(&g->by_name);
+    strmap_init(&g->node_by_name);
+    return g;
+}
+
+void graph_free(Graph *g)
+{
+    if (!g) return;
+    free(g->tensors);
+    free(g->nodes);
+    free(g->inputs);
+    free(g->outputs);
+    free(g->weights);
+    strmap_free(&g->by_name);
+    strmap_free(&g->node_by_name);
+    arena_free(&g->arena);
+    free(g);
+}
+
+int graph_add_tensor(Graph *g, const char *name, DType dt, int rank, const int64_t *shape,
+                     TensorKind kind)
+{
+    if (rank < 0 || rank > NPU_MAX_RANK) return -1;
+    if (g->ntensors == g->cap_tensors) {
+        int cap = g->cap_tensors ? g->cap_tensors * 2 : 256;
+        GTensor *p = realloc(g->tensors, (size_t)cap * sizeof *p);
+        if (!p) return -1;
+        g->tensors = p;
+        g->cap_tensors = cap;
+    }
+    GTensor *t = &g->tensors[g->ntensors];
+    memset(t, 0, sizeof *t);
+    t->name = arena_strdup(&g->arena, name);
+    if (!t->name) return -1;
+    t->dtype = dt;
+    t->rank = rank;
+    for (int i = 0; i < rank; i++) t->shape[i] = shape[i];
+    t->kind = kind;
+    t->producer = -1;
+    if (!strmap_put(&g->by_name, t->name, (void *)(intptr_t)(g->ntensors + 1))) return -1;
+    return g->ntensors++;
+}
+
+int graph_add_node(Graph *g, const char *name, OpId op, const char *aten, const int *in, int nin,
+                   const int *out, int nout)
+{
+    if (g->nnodes == g->cap_nodes) {
+        int cap = g->cap_nodes ? g->cap_nodes * 2 : 256;
+        Node *p = realloc(g->nodes, (size_t)cap * sizeof *p);
+        if (!p) return -1;
+        g->nodes = p;
+        g->cap_nodes = cap;
+    }
+    Node *n = &g->nodes[g->nnodes];
+    memset(n, 0, sizeof *n);
+    n->name = arena_strdup(&g->arena, name);
+    n->aten = arena_strdup(&g->arena, aten);
+    n->op = op;
+    n->nin = nin;
+    n->nout = nout;
+    n->in = arena_dup(&g->arena, in, sizeof(int) * (size_t)(nin ? nin : 1));
+    n->out = arena_dup(&g->arena, out, sizeof(int) * (size_t)(nout ? nout : 1));
+    if (!n->name || !n->aten || !n->in || !n->out) return -1;
+    if (!strmap_put(&g->node_by_name, n->name, (void *)(intptr_t)(g->nnodes + 1))) return -1;
+    return g->nnodes++;
+}
+
+int graph_find_tensor(const Graph *g, const char *name)
+{
+    return (int)(intptr_t)strmap_get(&g->by_name, name) - 1;
+}
+
+int graph_find_node(const Graph *g, const char *name)
+{
+    return (int)(intptr_t)strmap_get(&g->node_by_name, name) - 1;
+}
+
+Status graph_link(Graph *g)
+{
+    for (int t = 0; t < g->ntensors; t++) {
+        g->tensors[t].nconsumers = 0;
+        g->tensors[t].is_output = false;
+        if (g->tensors[t].kind == TK_ACT) g->tensors[t].producer = -1;
+    }
+    for (int i = 0; i < g->noutputs; i++) g->tensors[g->outputs[i]].is_output = true;
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = &g->nodes[i];
+        if (n->dead) continue;
+        for (int k = 0; k < n->nout; k++) {
+            g->tensors[n->out[k]].producer = i;
+            g->tensors[n->out[k]].producer_out = k;
+        }
+        for (int k = 0; k < n->nin; k++) g->tensors[n->in[k]].nconsumers++;
+    }
+    for (int t = 0; t < g->ntensors; t++) {
+        GTensor *x = &g->tensors[t];
+        x->consumers = x->nconsumers
+                           ? arena_alloc(&g->arena, sizeof(int) * (size_t)x->nconsumers)
+                           : NULL;
+        if (x->nconsumers && !x->consumers) return ST_NOMEM;
+        x->nconsumers = 0;
+    }
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = &g->nodes[i];
+        if (n->dead) continue;
+        for (int k = 0; k < n->nin; k++) {
+            GTensor *x = &g->tensors[n->in[k]];
+            /* a node listing the same tensor twice (cat(x, x)) is one consumer */
+            if (x->nconsumers && x->consumers[x->nconsumers - 1] == i) continue;
+            x->consumers[x->nconsumers++] = i;
+        }
+    }
+    return ST_OK;
+}
+
+Graph *graph_clone(const Graph *g)
+{
+    Graph *c = graph_new(g->path);
+    if (!c) return NULL;
+    c->model_name = arena_strdup(&c->arena, g->model_name);
+    for (int t = 0; t < g->ntensors; t++) {
+        const GTensor *s = &g->tensors[t];
+        if (graph_add_tensor(c, s->name, s->dtype, s->rank, s->shape, s->kind) < 0) goto fail;
+        GTensor *d = &c->tensors[t];
+        d->weight_key = arena_strdup(&c->arena, s->weight_key);
+    }
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *s = &g->nodes[i];
+        int k = graph_add_node(c, s->name, s->op, s->aten, s->in, s->nin, s->out, s->nout);
+        if (k < 0) goto fail;
+        Node *d = &c->nodes[k];
+        d->dead = s->dead;
+        d->nattrs = s->nattrs;
+        d->attrs = s->nattrs ? arena_dup(&c->arena, s->attrs, sizeof(Attr) * (size_t)s->nattrs)
+                             : NULL;
+        for (int a = 0; a < s->nattrs; a++) {
+            Attr *x = &d->attrs[a];
+            x->key = arena_strdup(&c->arena, x->key);
+            x->s = arena_strdup(&c->arena, x->s);
+            if (x->n) {
+                x->ints = x->ints ? arena_dup(&c->arena, x->ints, sizeof(int64_t) * (size_t)x->n)
+                                  : NULL;
+                x->floats = x->floats
+                                ? arena_dup(&c->arena, x->floats, sizeof(double) * (size_t)x->n)
+                                : NULL;
+            }
+        }
+    }
+    c->ninputs = g->ninputs;
+    c->noutputs = g->noutputs;
+    c->nweights = g->nweights;
+    c->inputs = malloc(sizeof(int) * (size_t)(g->ninputs + 1));
+    c->outputs = malloc(sizeof(int) * (size_t)(g->noutputs + 1));
+    c->weights = malloc(sizeof(int) * (size_t)(g->nweights + 1));
+    if (!c->inputs || !c->outputs || !c->weights) goto fail;
+    memcpy(c->inputs, g->inputs, sizeof(int) * (size_t)g->ninputs);
+    memcpy(c->outputs, g->outputs, sizeof(int) * (size_t)g->noutputs);
+    memcpy(c->weights, g->weights, sizeof(int) * (size_t)g->nweights);
+    if (graph_link(c) != ST_OK) goto fail;
+    return c;
+fail:
+    graph_free(c);
+    return NULL;
+}
+
+Status graph_verify(const Graph *g, DiagList *d)
+{
+    Status st = ST_OK;
+    char *ready = calloc((size_t)g->ntensors + 1, 1);
+    if (!ready) return ST_NOMEM;
+    for (int t = 0; t < g->ntensors; t++)
+        if (g->tensors[t].kind != TK_ACT) ready[t] = 1;
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = &g->nodes[i];
+        if (n->dead) continue;
+        for (int k = 0; k < n->nin; k++) {
+            int t = n->in[k];
+            if (t < 0 || t >= g->ntensors) {
+                st = diag_add(d, DIAG_ERROR, ST_INTERNAL, g->path, n->name, NULL,
+                              "input %d has invalid tensor id %d", k, t);
+                continue;
+            }
+            if (!ready[t])
+                st = diag_add(d, DIAG_ERROR, ST_INTERNAL, g->path, n->name, g->tensors[t].name,
+                              "consumed before it is produced");
+        }
+        for (int k = 0; k < n->nout; k++) {
+            int t = n->out[k];
+            if (t < 0 || t >= g->ntensors) {
+                st = diag_add(d, DIAG_ERROR, ST_INTERNAL, g->path, n->name, NULL,
+                              "output %d has invalid tensor id %d", k, t);
+                continue;
+            }
+            if (ready[t])
+                st = diag_add(d, DIAG_ERROR, ST_INTERNAL, g->path, n->name, g->tensors[t].name,
+                              "tensor produced twice");
+            ready[t] = 1;
+        }
+    }
+    for (int i = 0; i < g->noutputs; i++)
+        if (!ready[g->outputs[i]])
+            st = diag_add(d, DIAG_ERROR, ST_INTERNAL, g->path, NULL,
+                          g->tensors[g->outputs[i]].name, "graph output is never produced");
+    free(ready);
+    return st;
+}
+
+int64_t tensor_numel(const GTensor *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) n *= t->shape[i];
+    return n;
+}
+
+char *shape_str(const int64_t *shape, int rank, char *buf, size_t n)
+{
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < rank && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, i ? ",%lld" : "%lld", (long long)shape[i]);
+    if (k < n) snprintf(buf + k, n - k, "]");
+    return buf;
+}
+
+char *tensor_describe(const GTensor *t, char *buf, size_t n)
+{
+    char s[160];
+    snprintf(buf, n, "%s%s", dtype_short(t->dtype), shape_str(t->shape, t->rank, s, sizeof s));
+    return buf;
+}
+
+const Attr *node_attr(const Node *n, const char *key)
+{
+    for (int i = 0; i < n->nattrs; i++)
+        if (strcmp(n->attrs[i].key, key) == 0) return &n->attrs[i];
+    return NULL;
+}
+
+bool attr_present(const Node *n, const char *key)
+{
+    const Attr *a = node_attr(n, key);
+    return a && a->kind != ATTR_NONE;
+}
+
+int64_t attr_int(const Node *n, const char *key, int64_t dflt)
+{
+    const Attr *a = node_attr(n, key);
+    if (!a) return dflt;
+    if (a->kind == ATTR_INT || a->kind == ATTR_BOOL) return a->i;
+    if (a->kind == ATTR_FLOAT) return (int64_t)a->f;
+    if ((a->kind == ATTR_INTS) && a->n == 1) return a->ints[0];
+    return dflt;
+}
+
+double attr_float(const Node *n, const char *key, double dflt)
+{
+    const Attr *a = node_attr(n, key);
+    if (!a) return dflt;
+    if (a->kind == ATTR_FLOAT) return a->f;
+    if (a->kind == ATTR_INT || a->kind == ATTR_BOOL) return (double)a->i;
+    return dflt;
+}
+
+bool attr_bool(const Node *n, const char *key, bool dflt)
+{
+    const Attr *a = node_attr(n, key);
+    if (!a) return dflt;
+    if (a->kind == ATTR_BOOL || a->kind == ATTR_INT) return a->i != 0;
+    return dflt;
+}
+
+const char *attr_str(const Node *n, const char *key, const char *dflt)
+{
+    const Attr *a = node_attr(n, key);
+    if (!a || a->kind != ATTR_STR) return dflt;
+    return a->s;
+}
+
+int attr_ints(const Node *n, const char *key, int64_t *out, int maxn)
+{
+    const Attr *a = node_attr(n, key);
+    if (!a) return -1;
+    if (a->kind == ATTR_INT) {
+        if (maxn > 0) out[0] = a->i;
+        return 1;
+    }
+    if (a->kind != ATTR_INTS) return -1;
+    int k = a->n < maxn ? a->n : maxn;
+    for (int i = 0; i < k; i++) out[i] = a->ints[i];
+    return a->n;
+}
+
+bool attr_ints_n(const Node *n, const char *key, int64_t *out, int cnt, int64_t dflt)
+{
+    int64_t tmp[NPU_MAX_RANK];
+    const Attr *a = node_attr(n, key);
+    if (!a || a->kind == ATTR_NONE) {
+        for (int i = 0; i < cnt; i++) out[i] = dflt;
+        return true;
+    }
+    int k = attr_ints(n, key, tmp, NPU_MAX_RANK);
+    if (k == 1) {
+        for (int i = 0; i < cnt; i++) out[i] = tmp[0];
+        return true;
+    }
+    if (k != cnt) return false;
+    for (int i = 0; i < cnt; i++) out[i] = tmp[i];
+    return true;
+}
+
+int norm_dim(int64_t dim, int rank)
+{
+    int r = rank > 0 ? rank : 1; /* a scalar accepts dim 0 / -1 */
+    if (dim < -r || dim >= r) return -1;
+    return (int)(dim < 0 ? dim + r : dim);
+}

@@ -1,0 +1,136 @@
+/* The graph: tensors and nodes imported from IR JSON, mutated by compiler passes. A Graph owns an
+ * arena for its strings and attribute payloads and malloc'd arrays for tensors and nodes; free it
+ * with graph_free. Passes, the CPU reference and the viewers read it through these types. */
+#ifndef NPU_GRAPH_H
+#define NPU_GRAPH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "../common/arena.h"
+#include "../common/diag.h"
+#include "../common/strmap.h"
+#include "dtype.h"
+#include "ops.h"
+
+#define NPU_MAX_RANK 8
+
+typedef enum TensorKind {
+    TK_ACT,    /* produced by a node */
+    TK_INPUT,  /* graph input */
+    TK_WEIGHT, /* parameter or buffer bound from the weights file */
+    TK_CONST,  /* constant carried by the IR itself */
+} TensorKind;
+
+typedef struct GTensor {
+    const char *name;
+    DType dtype;
+    int rank;
+    int64_t shape[NPU_MAX_RANK];
+    TensorKind kind;
+    const char *weight_key; /* TK_WEIGHT: state_dict key (via weight_name_mapping) */
+    int producer;           /* node index, -1 for inputs/weights/consts */
+    int producer_out;       /* which output of the producer */
+    int nconsumers;         /* filled by graph_link */
+    int *consumers;         /* node indices, arena-owned */
+    bool is_output;         /* a graph output */
+} GTensor;
+
+typedef enum AttrKind {
+    ATTR_NONE, /* JSON null */
+    ATTR_INT,
+    ATTR_FLOAT,
+    ATTR_BOOL,
+    ATTR_STR,
+    ATTR_INTS,
+    ATTR_FLOATS,
+    ATTR_OTHER, /* anything else (nested lists, objects): kept as JSON text in s */
+} AttrKind;
+
+typedef struct Attr {
+    const char *key;
+    AttrKind kind;
+    int64_t i; /* INT, BOOL */
+    double f;  /* FLOAT (and INT as double) */
+    const char *s;
+    int n;           /* INTS/FLOATS length */
+    int64_t *ints;   /* INTS */
+    double *floats;  /* FLOATS (also filled for INTS) */
+} Attr;
+
+typedef struct Node {
+    const char *name;
+    OpId op;
+    const char *aten; /* the op string as exported */
+    int nin, nout;
+    int *in, *out; /* tensor ids */
+    int nattrs;
+    Attr *attrs;
+    bool dead; /* removed by a pass; kept so indices stay stable */
+} Node;
+
+typedef struct Graph {
+    Arena arena;
+    const char *path; /* file it came from, for diagnostics */
+    const char *model_name;
+    GTensor *tensors;
+    int ntensors, cap_tensors;
+    Node *nodes;
+    int nnodes, cap_nodes;
+    int *inputs, ninputs; /* tensor ids, in IR order */
+    int *outputs, noutputs;
+    int *weights, nweights; /* weight placeholder tensor ids, in first-use order */
+    StrMap by_name;         /* tensor name -> id+1 */
+    StrMap node_by_name;    /* node name -> index+1 */
+} Graph;
+
+Graph *graph_new(const char *path);
+void graph_free(Graph *g);
+
+/* Adds a tensor (name copied into the arena); returns its id or -1 on allocation failure. */
+int graph_add_tensor(Graph *g, const char *name, DType dt, int rank, const int64_t *shape,
+                     TensorKind kind);
+/* Adds a node; in/out arrays are copied. Returns its index or -1 on allocation failure. */
+int graph_add_node(Graph *g, const char *name, OpId op, const char *aten, const int *in, int nin,
+                   const int *out, int nout);
+int graph_find_tensor(const Graph *g, const char *name); /* -1 if absent */
+int graph_find_node(const Graph *g, const char *name);   /* -1 if absent */
+/* Recomputes producer/consumer links from the live nodes. */
+Status graph_link(Graph *g);
+/* Deep copy (for pass snapshots). NULL on allocation failure. */
+Graph *graph_clone(const Graph *g);
+/* Checks invariants: every live node's inputs are produced earlier or are inputs/weights/consts,
+ * ids in range, no tensor produced twice. Errors name the node. */
+Status graph_verify(const Graph *g, DiagList *d);
+
+int64_t tensor_numel(const GTensor *t);
+/* "f32[1,3,224,224]" into buf. */
+char *tensor_describe(const GTensor *t, char *buf, size_t n);
+char *shape_str(const int64_t *shape, int rank, char *buf, size_t n);
+
+static inline const GTensor *node_input(const Graph *g, const Node *n, int i)
+{
+    return &g->tensors[n->in[i]];
+}
+static inline const GTensor *node_output(const Graph *g, const Node *n, int i)
+{
+    return &g->tensors[n->out[i]];
+}
+
+/* Attribute access. Defaults are the caller's (ATen's) defaults. */
+const Attr *node_attr(const Node *n, const char *key);
+bool attr_present(const Node *n, const char *key); /* present and not null */
+int64_t attr_int(const Node *n, const char *key, int64_t dflt);
+double attr_float(const Node *n, const char *key, double dflt); /* accepts ints and bools */
+bool attr_bool(const Node *n, const char *key, bool dflt);
+const char *attr_str(const Node *n, const char *key, const char *dflt);
+/* Reads an int list into out (at most maxn). A scalar int counts as a one-element list. Returns
+ * the number read, or -1 if absent/null/not an int list. */
+int attr_ints(const Node *n, const char *key, int64_t *out, int maxn);
+/* Reads a list of `n` ints where a scalar or one-element list repeats (conv stride [2] -> [2,2]);
+ * fills dflt when absent. Returns false if present with a wrong length/type. */
+bool attr_ints_n(const Node *n, const char *key, int64_t *out, int cnt, int64_t dflt);
+
+/* Normalises a possibly negative dim against rank; -1 if out of range. */
+int norm_dim(int64_t dim, int rank);
+
+#endif

@@ -1,0 +1,50 @@
+/* The op table (ops.def) as C: the OpId enum, per-op metadata and ATen name lookup. Everything
+ * per-op in the project is keyed by OpId; per-op tables elsewhere are [OP_COUNT] arrays with
+ * designated initialisers. */
+#ifndef NPU_OPS_H
+#define NPU_OPS_H
+
+#include <stdbool.h>
+
+enum {
+    OPF_ELTWISE = 1 << 0,
+    OPF_REDUCE = 1 << 1,
+    OPF_VIEW = 1 << 2,
+    OPF_NPU = 1 << 3,
+    OPF_NOOP = 1 << 4,
+    OPF_SOURCE = 1 << 5,
+    OPF_INT_OK = 1 << 6,
+};
+
+typedef enum OpId {
+#define X(id, names, mn, mx, fl, sh, doc) OP_##id,
+#include "ops.def"
+#undef X
+    OP_COUNT,
+    OP_INVALID = -1
+} OpId;
+
+typedef struct OpInfo {
+    const char *id;    /* "ADD" */
+    const char *names; /* "aten.add.Tensor|aten.add_.Tensor|..." */
+    int min_in, max_in;
+    unsigned flags;
+    const char *shader; /* shader stem, NULL when no NPU kernel family */
+    const char *doc;
+} OpInfo;
+
+extern const OpInfo op_info[OP_COUNT];
+
+/* Looks up an ATen op string ("aten.add_.Tensor"); OP_INVALID if unknown. Thread-safe after the
+ * first call (the table is built once). */
+OpId op_lookup(const char *aten);
+/* The first (canonical) ATen name of an op, e.g. "aten.add.Tensor"; static storage. */
+const char *op_canonical_name(OpId op);
+/* Short display name: "add", "conv2d", "max_pool2d". Static storage. */
+const char *op_short_name(OpId op);
+static inline bool op_has(OpId op, unsigned flag)
+{
+    return op >= 0 && op < OP_COUNT && (op_info[op].flags & flag);
+}
+
+#endif

@@ -1,0 +1,58 @@
+/* The op table: every slot of every per-op table is filled, names resolve both ways. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "compiler/ops.h"
+#include "runtime/cpu_kernels.h"
+
+static void test_every_op_has_cpu_kernel(void **state)
+{
+    (void)state;
+    for (int op = 0; op < OP_COUNT; op++) {
+        if (!cpu_kernel_table[op]) fail_msg("op %s has no CPU kernel", op_info[op].id);
+    }
+}
+
+static void test_names_resolve(void **state)
+{
+    (void)state;
+    assert_int_equal(op_lookup("aten.add_.Tensor"), OP_ADD);
+    assert_int_equal(op_lookup("aten.relu_.default"), OP_RELU);
+    assert_int_equal(op_lookup("aten.conv2d.default"), OP_CONV2D);
+    assert_int_equal(op_lookup("<built-in function getitem>"), OP_GETITEM);
+    assert_int_equal(op_lookup("aten.nonexistent.default"), OP_INVALID);
+    assert_string_equal(op_short_name(OP_MAX_POOL2D), "max_pool2d");
+    for (int op = 0; op < OP_COUNT; op++) {
+        const char *c = op_canonical_name((OpId)op);
+        assert_int_equal(op_lookup(c), op);
+        assert_true(op_info[op].min_in <= op_info[op].max_in);
+        assert_non_null(op_info[op].doc);
+    }
+}
+
+static void test_names_unique(void **state)
+{
+    (void)state;
+    /* an ATen name listed under two ops would silently route to the first */
+    for (int a = 0; a < OP_COUNT; a++) {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", op_info[a].names);
+        for (char *s = strtok(buf, "|"); s; s = strtok(NULL, "|"))
+            if (op_lookup(s) != a) fail_msg("%s listed twice", s);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_op_has_cpu_kernel),
+        cmocka_unit_test(test_names_resolve),
+        cmocka_unit_test(test_names_unique),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
