@@ -44,14 +44,17 @@ build: deps
 	@$(MAKE) --no-print-directory MODE=$(MODE) all
 
 $(BIN): $(BUILD)/app/main.o $(LIB_OBJS)
-	$(CC) $(OPT) -o $@ $^ $(LDOPT) $(LIBS)
+	@echo "  LD $@"
+	@$(CC) $(OPT) -o $@ $^ $(LDOPT) $(LIBS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+	@echo "  CC $<"
+	@$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_HELP_OBJS) $(LIB_OBJS)
-	$(CC) $(OPT) -o $@ $^ $(LDOPT) $(LIBS) -lcmocka
+	@echo "  LD $@"
+	@$(CC) $(OPT) -o $@ $^ $(LDOPT) $(LIBS) -lcmocka
 
 # `make test`: install, build under ASan+UBSan, run every test. The closing line is
 # "N passed, N failed".

@@ -33,6 +33,7 @@ typedef struct GTensor {
     int nconsumers;         /* filled by graph_link */
     int *consumers;         /* node indices, arena-owned */
     bool is_output;         /* a graph output */
+    const double *const_data; /* TK_CONST: numel values (arena-owned), NULL if none */
 } GTensor;
 
 typedef enum AttrKind {

@@ -1,0 +1,425 @@
+#include "ir_json.h"
+
+#include <json.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../common/fileio.h"
+
+typedef struct Reader {
+    Graph *g;
+    DiagList *d;
+    const char *path;
+    struct json_object *mapping; /* weight_name_mapping, may be NULL */
+    struct json_object *consts;  /* constants, may be NULL */
+    StrMap weight_keys;          /* state_dict key -> json record in "weights" */
+} Reader;
+
+static struct json_object *get(struct json_object *o, const char *k)
+{
+    struct json_object *v = NULL;
+    if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, k, &v))
+        return v;
+    return NULL;
+}
+
+static const char *get_str(struct json_object *o, const char *k)
+{
+    struct json_object *v = get(o, k);
+    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+/* Reads {"shape": [...], "dtype": "..."} of a tensor record. */
+static Status read_tensor_rec(Reader *r, struct json_object *rec, const char *node,
+                              const char *name, int *rank, int64_t *shape, DType *dt)
+{
+    struct json_object *sh = get(rec, "shape");
+    if (!sh || !json_object_is_type(sh, json_type_array))
+        return diag_error(r->d, r->path, node, name, "missing or non-list \"shape\"");
+    size_t n = json_object_array_length(sh);
+    if (n > NPU_MAX_RANK)
+        return diag_error(r->d, r->path, node, name, "rank %zu exceeds the maximum of %d", n,
+                          NPU_MAX_RANK);
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *e = json_object_array_get_idx(sh, i);
+        if (!json_object_is_type(e, json_type_int))
+            return diag_error(r->d, r->path, node, name,
+                              "shape entry %zu is not an integer (dynamic shapes are not "
+                              "supported: export with static shapes)",
+                              i);
+        int64_t v = json_object_get_int64(e);
+        if (v < 0 || v > ((int64_t)1 << 40))
+            return diag_error(r->d, r->path, node, name, "shape entry %zu is %lld", i,
+                              (long long)v);
+        shape[i] = v;
+    }
+    *rank = (int)n;
+    const char *ds = get_str(rec, "dtype");
+    *dt = ds ? dtype_parse(ds) : DT_F32;
+    if (*dt == DT_INVALID)
+        return diag_error(r->d, r->path, node, name, "unknown dtype '%s'", ds);
+    /* guard numel overflow */
+    int64_t numel = 1;
+    for (int i = 0; i < *rank; i++) {
+        if (shape[i] && numel > INT64_MAX / 16 / shape[i])
+            return diag_error(r->d, r->path, node, name, "tensor is too large");
+        numel *= shape[i];
+    }
+    return ST_OK;
+}
+
+Status ir_parse_attrs(Graph *g, Node *n, struct json_object *attrs, DiagList *d)
+{
+    if (!attrs) return ST_OK;
+    if (!json_object_is_type(attrs, json_type_object))
+        return diag_error(d, g->path, n->name, NULL, "\"attrs\" is not an object");
+    int cnt = json_object_object_length(attrs);
+    n->attrs = cnt ? arena_alloc(&g->arena, sizeof(Attr) * (size_t)cnt) : NULL;
+    if (cnt && !n->attrs) return ST_NOMEM;
+    n->nattrs = 0;
+    json_object_object_foreach(attrs, key, val)
+    {
+        Attr *a = &n->attrs[n->nattrs++];
+        a->key = arena_strdup(&g->arena, key);
+        switch (val ? json_object_get_type(val) : json_type_null) {
+        case json_type_null: a->kind = ATTR_NONE; break;
+        case json_type_boolean:
+            a->kind = ATTR_BOOL;
+            a->i = json_object_get_boolean(val);
+            a->f = (double)a->i;
+            break;
+        case json_type_int:
+            a->kind = ATTR_INT;
+            a->i = json_object_get_int64(val);
+            a->f = (double)a->i;
+            break;
+        case json_type_double:
+            a->kind = ATTR_FLOAT;
+            a->f = json_object_get_double(val);
+            a->i = (int64_t)a->f;
+            break;
+        case json_type_string:
+            a->kind = ATTR_STR;
+            a->s = arena_strdup(&g->arena, json_object_get_string(val));
+            break;
+        case json_type_array: {
+            int len = (int)json_object_array_length(val);
+            int all_int = 1, all_num = 1;
+            for (int i = 0; i < len; i++) {
+                struct json_object *e = json_object_array_get_idx(val, i);
+                json_type t = e ? json_object_get_type(e) : json_type_null;
+                if (t != json_type_int && t != json_type_boolean) all_int = 0;
+                if (t != json_type_int && t != json_type_double && t != json_type_boolean)
+                    all_num = 0;
+            }
+            if (!all_num) {
+                a->kind = ATTR_OTHER;
+                a->s = arena_strdup(&g->arena, json_object_to_json_string(val));
+                break;
+            }
+            a->kind = all_int ? ATTR_INTS : ATTR_FLOATS;
+            a->n = len;
+            a->ints = arena_alloc(&g->arena, sizeof(int64_t) * (size_t)(len ? len : 1));
+            a->floats = arena_alloc(&g->arena, sizeof(double) * (size_t)(len ? len : 1));
+            if (!a->ints || !a->floats) return ST_NOMEM;
+            for (int i = 0; i < len; i++) {
+                struct json_object *e = json_object_array_get_idx(val, i);
+                a->floats[i] = json_object_get_double(e);
+                a->ints[i] = json_object_is_type(e, json_type_double) ? (int64_t)a->floats[i]
+                                                                      : json_object_get_int64(e);
+            }
+            break;
+        }
+        case json_type_object:
+            a->kind = ATTR_OTHER;
+            a->s = arena_strdup(&g->arena, json_object_to_json_string(val));
+            break;
+        }
+        if (!a->key) return ST_NOMEM;
+    }
+    return ST_OK;
+}
+
+static int same_shape(const GTensor *t, int rank, const int64_t *shape)
+{
+    if (t->rank != rank) return 0;
+    for (int i = 0; i < rank; i++)
+        if (t->shape[i] != shape[i]) return 0;
+    return 1;
+}
+
+/* Resolves a node input record to a tensor id, creating weight/const tensors on first use. */
+static Status resolve_input(Reader *r, const char *node, struct json_object *rec, int *id)
+{
+    const char *name = get_str(rec, "name");
+    if (!name) return diag_error(r->d, r->path, node, NULL, "input record without a \"name\"");
+    int rank;
+    int64_t shape[NPU_MAX_RANK];
+    DType dt;
+    Status st = read_tensor_rec(r, rec, node, name, &rank, shape, &dt);
+    if (st != ST_OK) return st;
+    Graph *g = r->g;
+    int t = graph_find_tensor(g, name);
+    if (t >= 0) {
+        if (!same_shape(&g->tensors[t], rank, shape)) {
+            char a[128], b[128];
+            return diag_error(r->d, r->path, node, name,
+                              "consumed with shape %s but it has shape %s",
+                              shape_str(shape, rank, a, sizeof a),
+                              shape_str(g->tensors[t].shape, g->tensors[t].rank, b, sizeof b));
+        }
+        *id = t;
+        return ST_OK;
+    }
+    const char *key = get_str(r->mapping, name);
+    if (!key && strmap_has(&r->weight_keys, name)) key = name;
+    if (key) {
+        struct json_object *wrec = strmap_get(&r->weight_keys, key);
+        if (wrec) {
+            int wr;
+            int64_t ws[NPU_MAX_RANK];
+            DType wd;
+            if (read_tensor_rec(r, wrec, NULL, key, &wr, ws, &wd) != ST_OK) return ST_BAD_INPUT;
+            int ok = wr == rank;
+            for (int i = 0; ok && i < rank; i++) ok = ws[i] == shape[i];
+            if (!ok) {
+                char a[128], b[128];
+                return diag_error(r->d, r->path, node, name,
+                                  "weight '%s' is declared %s in \"weights\" but used as %s", key,
+                                  shape_str(ws, wr, a, sizeof a), shape_str(shape, rank, b, sizeof b));
+            }
+        }
+        t = graph_add_tensor(g, name, dt, rank, shape, TK_WEIGHT);
+        if (t < 0) return ST_NOMEM;
+        g->tensors[t].weight_key = arena_strdup(&g->arena, key);
+        int *w = realloc(g->weights, sizeof(int) * (size_t)(g->nweights + 1));
+        if (!w) return ST_NOMEM;
+        g->weights = w;
+        g->weights[g->nweights++] = t;
+        *id = t;
+        return ST_OK;
+    }
+    struct json_object *crec = get(r->consts, name);
+    if (crec) {
+        t = graph_add_tensor(g, name, dt, rank, shape, TK_CONST);
+        if (t < 0) return ST_NOMEM;
+        struct json_object *data = get(crec, "data");
+        if (data && json_object_is_type(data, json_type_array)) {
+            int64_t numel = tensor_numel(&g->tensors[t]);
+            if ((int64_t)json_object_array_length(data) != numel)
+                return diag_error(r->d, r->path, node, name,
+                                  "constant has %zu values for %lld elements",
+                                  json_object_array_length(data), (long long)numel);
+            double *v = arena_alloc(&g->arena, sizeof(double) * (size_t)(numel ? numel : 1));
+            if (!v) return ST_NOMEM;
+            for (int64_t i = 0; i < numel; i++)
+                v[i] = json_object_get_double(json_object_array_get_idx(data, (size_t)i));
+            g->tensors[t].const_data = v;
+        }
+        *id = t;
+        return ST_OK;
+    }
+    const char *prod = get_str(rec, "producer_node");
+    if (prod && graph_find_node(g, prod) < 0 && strcmp(prod, name) != 0)
+        return diag_error(r->d, r->path, node, name,
+                          "consumes a tensor of node '%s', which does not come before it "
+                          "(unknown node, or the graph has a cycle or is out of order)",
+                          prod);
+    return diag_error(r->d, r->path, node, name,
+                      "consumes a tensor that no earlier node produces and that is neither a "
+                      "graph input, a weight nor a constant");
+}
+
+static Status read_node(Reader *r, struct json_object *jn, int idx)
+{
+    Graph *g = r->g;
+    char fallback[32];
+    const char *name = get_str(jn, "name");
+    if (!name) {
+        snprintf(fallback, sizeof fallback, "#%d", idx);
+        return diag_error(r->d, r->path, fallback, NULL, "node without a \"name\"");
+    }
+    if (graph_find_node(g, name) >= 0)
+        return diag_error(r->d, r->path, name, NULL, "duplicate node name");
+    const char *aten = get_str(jn, "op_type");
+    if (!aten) return diag_error(r->d, r->path, name, NULL, "node without an \"op_type\"");
+    OpId op = op_lookup(aten);
+    if (op == OP_INVALID)
+        return diag_error(r->d, r->path, name, NULL,
+                          "unknown op '%s' (see `npu-explore ops` for the supported set)", aten);
+    struct json_object *ins = get(jn, "inputs"), *outs = get(jn, "outputs");
+    if (!ins || !json_object_is_type(ins, json_type_array))
+        return diag_error(r->d, r->path, name, NULL, "\"inputs\" missing or not a list");
+    if (outs && !json_object_is_type(outs, json_type_array))
+        return diag_error(r->d, r->path, name, NULL, "\"outputs\" is not a list");
+    int nin = (int)json_object_array_length(ins);
+    int nout = outs ? (int)json_object_array_length(outs) : 0;
+    const OpInfo *oi = &op_info[op];
+    if (nin < oi->min_in || nin > oi->max_in)
+        return diag_error(r->d, r->path, name, NULL,
+                          "%s takes %d..%d tensor inputs, the node has %d", aten, oi->min_in,
+                          oi->max_in, nin);
+    if (!(oi->flags & OPF_NOOP) && nout < 1)
+        return diag_error(r->d, r->path, name, NULL, "%s must have an output", aten);
+    if (nout > 64) return diag_error(r->d, r->path, name, NULL, "too many outputs (%d)", nout);
+    int in[64], out[64];
+    for (int i = 0; i < nin; i++) {
+        struct json_object *rec = json_object_array_get_idx(ins, (size_t)i);
+        if (!rec || !json_object_is_type(rec, json_type_object))
+            return diag_error(r->d, r->path, name, NULL, "input %d is not an object", i);
+        Status st = resolve_input(r, name, rec, &in[i]);
+        if (st != ST_OK) return st;
+    }
+    for (int i = 0; i < nout; i++) {
+        struct json_object *rec = json_object_array_get_idx(outs, (size_t)i);
+        const char *tn = get_str(rec, "name");
+        if (!tn) return diag_error(r->d, r->path, name, NULL, "output %d has no \"name\"", i);
+        if (graph_find_tensor(g, tn) >= 0)
+            return diag_error(r->d, r->path, name, tn,
+                              "output name already names another tensor (produced twice)");
+        int rank;
+        int64_t shape[NPU_MAX_RANK];
+        DType dt;
+        Status st = read_tensor_rec(r, rec, name, tn, &rank, shape, &dt);
+        if (st != ST_OK) return st;
+        out[i] = graph_add_tensor(g, tn, dt, rank, shape, TK_ACT);
+        if (out[i] < 0) return ST_NOMEM;
+    }
+    int k = graph_add_node(g, name, op, aten, in, nin, out, nout);
+    if (k < 0) return ST_NOMEM;
+    for (int i = 0; i < nout; i++) {
+        g->tensors[out[i]].producer = k;
+        g->tensors[out[i]].producer_out = i;
+    }
+    return ir_parse_attrs(g, &g->nodes[k], get(jn, "attrs"), r->d);
+}
+
+static Status read_io(Reader *r, struct json_object *list, const char *what, int is_input)
+{
+    Graph *g = r->g;
+    if (!list || !json_object_is_type(list, json_type_array))
+        return diag_error(r->d, r->path, NULL, NULL, "\"%s\" missing or not a list", what);
+    int n = (int)json_object_array_length(list);
+    int *ids = malloc(sizeof(int) * (size_t)(n + 1));
+    if (!ids) return ST_NOMEM;
+    if (is_input) {
+        g->inputs = ids;
+        g->ninputs = 0;
+    } else {
+        g->outputs = ids;
+        g->noutputs = 0;
+    }
+    for (int i = 0; i < n; i++) {
+        struct json_object *rec = json_object_array_get_idx(list, (size_t)i);
+        const char *name = get_str(rec, "name");
+        if (!name) return diag_error(r->d, r->path, NULL, NULL, "%s[%d] has no \"name\"", what, i);
+        int t = graph_find_tensor(g, name);
+        if (is_input) {
+            if (t >= 0) return diag_error(r->d, r->path, NULL, name, "duplicate graph input");
+            int rank;
+            int64_t shape[NPU_MAX_RANK];
+            DType dt;
+            Status st = read_tensor_rec(r, rec, NULL, name, &rank, shape, &dt);
+            if (st != ST_OK) return st;
+            t = graph_add_tensor(g, name, dt, rank, shape, TK_INPUT);
+            if (t < 0) return ST_NOMEM;
+            g->inputs[g->ninputs++] = t;
+        } else {
+            if (t < 0)
+                return diag_error(r->d, r->path, NULL, name,
+                                  "graph output is not produced by any node");
+            g->outputs[g->noutputs++] = t;
+        }
+    }
+    return ST_OK;
+}
+
+static Status read_graph(Reader *r, struct json_object *root)
+{
+    Graph *g = r->g;
+    if (!json_object_is_type(root, json_type_object))
+        return diag_error(r->d, r->path, NULL, NULL, "top level is not a JSON object");
+    const char *mn = get_str(root, "model_name");
+    g->model_name = arena_strdup(&g->arena, mn ? mn : "model");
+    r->mapping = get(root, "weight_name_mapping");
+    if (r->mapping && !json_object_is_type(r->mapping, json_type_object))
+        return diag_error(r->d, r->path, NULL, NULL, "\"weight_name_mapping\" is not an object");
+    r->consts = get(root, "constants");
+    if (r->consts && !json_object_is_type(r->consts, json_type_object)) r->consts = NULL;
+    struct json_object *ws = get(root, "weights");
+    if (ws) {
+        if (!json_object_is_type(ws, json_type_array))
+            return diag_error(r->d, r->path, NULL, NULL, "\"weights\" is not a list");
+        for (size_t i = 0; i < json_object_array_length(ws); i++) {
+            struct json_object *w = json_object_array_get_idx(ws, i);
+            const char *k = get_str(w, "name");
+            if (!k) return diag_error(r->d, r->path, NULL, NULL, "weights[%zu] has no name", i);
+            if (!strmap_put(&r->weight_keys, k, w)) return ST_NOMEM;
+        }
+    }
+    Status st = read_io(r, get(root, "graph_inputs"), "graph_inputs", 1);
+    if (st != ST_OK) return st;
+    struct json_object *nodes = get(root, "nodes");
+    if (!nodes || !json_object_is_type(nodes, json_type_array))
+        return diag_error(r->d, r->path, NULL, NULL, "\"nodes\" missing or not a list");
+    for (size_t i = 0; i < json_object_array_length(nodes); i++) {
+        struct json_object *jn = json_object_array_get_idx(nodes, i);
+        if (!jn || !json_object_is_type(jn, json_type_object))
+            return diag_error(r->d, r->path, NULL, NULL, "nodes[%zu] is not an object", i);
+        st = read_node(r, jn, (int)i);
+        if (st != ST_OK) return st;
+    }
+    st = read_io(r, get(root, "graph_outputs"), "graph_outputs", 0);
+    if (st != ST_OK) return st;
+    return graph_link(g);
+}
+
+Status ir_read_buffer(const char *path, const char *json, size_t len, Graph **out, DiagList *d)
+{
+    *out = NULL;
+    struct json_tokener *tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+    if (!tok) return ST_NOMEM;
+    struct json_object *root = json_tokener_parse_ex(tok, json, (int)len);
+    enum json_tokener_error jerr = json_tokener_get_error(tok);
+    if (!root || jerr != json_tokener_success) {
+        size_t off = json_tokener_get_parse_end(tok);
+        int line = 1;
+        for (size_t i = 0; i < off && i < len; i++) line += json[i] == '\n';
+        json_tokener_free(tok);
+        if (root) json_object_put(root);
+        return diag_error(d, path, NULL, NULL, "not valid JSON (line %d: %s)", line,
+                          jerr == json_tokener_success ? "incomplete document"
+                                                       : json_tokener_error_desc(jerr));
+    }
+    json_tokener_free(tok);
+    Reader r = {.d = d, .path = path};
+    strmap_init(&r.weight_keys);
+    r.g = graph_new(path);
+    Status st = r.g ? read_graph(&r, root) : ST_NOMEM;
+    if (st == ST_NOMEM) diag_add(d, DIAG_ERROR, ST_NOMEM, path, NULL, NULL, "out of memory");
+    strmap_free(&r.weight_keys);
+    json_object_put(root);
+    if (st != ST_OK) {
+        graph_free(r.g);
+        return st;
+    }
+    *out = r.g;
+    return ST_OK;
+}
+
+Status ir_read_file(const char *path, Graph **out, DiagList *d)
+{
+    char *buf;
+    size_t len;
+    *out = NULL;
+    Status st = file_read_all(path, &buf, &len, d);
+    if (st != ST_OK) return st;
+    if (len == 0) {
+        free(buf);
+        return diag_error(d, path, NULL, NULL, "empty file");
+    }
+    st = ir_read_buffer(path, buf, len, out, d);
+    free(buf);
+    return st;
+}

@@ -1,0 +1,22 @@
+/* Reader of torch_to_ir IR JSON (the exporter's format: graph_inputs, graph_outputs, weights,
+ * weight_name_mapping, nodes with ATen op strings, attrs and tensor records, optional constants)
+ * into a Graph. Structural errors (not JSON, missing keys, wrong types, unknown op, wrong arity,
+ * a tensor nobody produces, duplicate names, shapes that disagree between producer and consumer)
+ * are reported with the file, node and tensor and return ST_BAD_INPUT. Op semantics (output
+ * shapes from attributes) are checked separately by shape_check_graph (compiler/shape.h). */
+#ifndef NPU_IR_JSON_H
+#define NPU_IR_JSON_H
+
+#include "../common/diag.h"
+#include "graph.h"
+
+struct json_object;
+
+/* Reads `path`; on success *out owns a new graph (free with graph_free). */
+Status ir_read_file(const char *path, Graph **out, DiagList *d);
+/* Same from a buffer; `path` is used for diagnostics only. */
+Status ir_read_buffer(const char *path, const char *json, size_t len, Graph **out, DiagList *d);
+/* Parses a JSON attrs object onto a node (arena of g). Exposed for tests that build nodes. */
+Status ir_parse_attrs(Graph *g, Node *n, struct json_object *attrs, DiagList *d);
+
+#endif

@@ -1,0 +1,122 @@
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/ir_json.h"
+#include "runtime/cpu_kernels.h"
+
+static int put_spec(char *b, size_t n, const char *name, const TuSpec *s)
+{
+    int k = snprintf(b, n, "{\"name\":\"%s\",\"dtype\":\"%s\",\"shape\":[", name,
+                     s->dtype ? s->dtype : "float32");
+    for (int i = 0; i < s->rank; i++)
+        k += snprintf(b + k, n - (size_t)k, i ? ",%lld" : "%lld", (long long)s->shape[i]);
+    k += snprintf(b + k, n - (size_t)k, "]}");
+    return k;
+}
+
+Graph *tu_node_graph(const char *aten, int nin, const TuSpec *in, int nout, const TuSpec *out,
+                     const char *attrs_json)
+{
+    size_t cap = 65536;
+    char *b = malloc(cap);
+    int k = snprintf(b, cap, "{\"model_name\":\"t\",\"graph_inputs\":[");
+    char nm[32];
+    for (int i = 0; i < nin; i++) {
+        snprintf(nm, sizeof nm, "in%d", i);
+        k += snprintf(b + k, cap - (size_t)k, i ? "," : "");
+        k += put_spec(b + k, cap - (size_t)k, nm, &in[i]);
+    }
+    k += snprintf(b + k, cap - (size_t)k, "],\"graph_outputs\":[");
+    for (int i = 0; i < nout; i++) {
+        snprintf(nm, sizeof nm, "out%d", i);
+        k += snprintf(b + k, cap - (size_t)k, i ? "," : "");
+        k += put_spec(b + k, cap - (size_t)k, nm, &out[i]);
+    }
+    k += snprintf(b + k, cap - (size_t)k, "],\"weights\":[],\"weight_name_mapping\":{},"
+                                          "\"nodes\":[{\"name\":\"n0\",\"op_type\":\"%s\",\"inputs\":[",
+                  aten);
+    for (int i = 0; i < nin; i++) {
+        snprintf(nm, sizeof nm, "in%d", i);
+        k += snprintf(b + k, cap - (size_t)k, i ? "," : "");
+        k += put_spec(b + k, cap - (size_t)k, nm, &in[i]);
+    }
+    k += snprintf(b + k, cap - (size_t)k, "],\"outputs\":[");
+    for (int i = 0; i < nout; i++) {
+        snprintf(nm, sizeof nm, "out%d", i);
+        k += snprintf(b + k, cap - (size_t)k, i ? "," : "");
+        k += put_spec(b + k, cap - (size_t)k, nm, &out[i]);
+    }
+    k += snprintf(b + k, cap - (size_t)k, "],\"attrs\":%s}]}", attrs_json ? attrs_json : "{}");
+    Graph *g = NULL;
+    DiagList d = {0};
+    if (ir_read_buffer("<test>", b, (size_t)k, &g, &d) != ST_OK) diag_print(&d, stderr);
+    diag_free(&d);
+    free(b);
+    return g;
+}
+
+Status tu_run(const Graph *g, HTensor *in, HTensor *out, DiagList *d)
+{
+    const Node *n = &g->nodes[0];
+    HTensor conv[64];
+    const HTensor *ip[64];
+    HTensor *op[64];
+    for (int i = 0; i < n->nin; i++) {
+        const GTensor *t = node_input(g, n, i);
+        htensor_convert_new(&conv[i], &in[i], htensor_ref_dtype(t->dtype));
+        ip[i] = &conv[i];
+    }
+    for (int i = 0; i < n->nout; i++) {
+        const GTensor *t = node_output(g, n, i);
+        htensor_alloc(&out[i], htensor_ref_dtype(t->dtype), t->rank, t->shape);
+        op[i] = &out[i];
+    }
+    CpuCall c = {g, n, ip, n->nin, op, n->nout, d, "<test>"};
+    Status st = cpu_kernel_table[n->op](&c);
+    for (int i = 0; i < n->nin; i++) htensor_free(&conv[i]);
+    if (st != ST_OK) diag_print(d, stderr);
+    return st;
+}
+
+void tu_alloc(HTensor *t, const char *dtype, int rank, const int64_t *shape)
+{
+    htensor_alloc(t, htensor_ref_dtype(dtype_parse(dtype ? dtype : "float32")), rank, shape);
+}
+
+static uint64_t next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+void tu_rand(HTensor *t, uint64_t seed, double lo, double hi)
+{
+    uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 1;
+    for (int64_t i = 0; i < t->numel; i++) {
+        double u = (double)(next(&s) >> 11) / 9007199254740992.0;
+        double v = lo + (hi - lo) * u;
+        switch (t->dtype) {
+        case DT_F32: ((float *)t->data)[i] = (float)v; break;
+        case DT_I64: ((int64_t *)t->data)[i] = (int64_t)(lo + (double)(next(&s) % (uint64_t)(hi - lo + 1))); break;
+        case DT_BOOL: ((uint8_t *)t->data)[i] = (uint8_t)(next(&s) & 1); break;
+        default: break;
+        }
+    }
+}
+
+double tu_max_diff(const HTensor *a, const float *b, int64_t n)
+{
+    double m = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = htensor_get_f(a, i) - b[i];
+        if (d < 0) d = -d;
+        if (d != d) return 1e30;
+        if (d > m) m = d;
+    }
+    return m;
+}

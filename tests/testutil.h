@@ -1,0 +1,30 @@
+/* Test helpers: one-node graphs built through the real IR reader, random tensors, running a
+ * node's CPU kernel. Linked into every test binary. */
+#ifndef NPU_TESTUTIL_H
+#define NPU_TESTUTIL_H
+
+#include "compiler/graph.h"
+#include "runtime/htensor.h"
+
+typedef struct TuSpec {
+    const char *dtype; /* "float32", "int64", "bool"; NULL = float32 */
+    int rank;
+    int64_t shape[NPU_MAX_RANK];
+} TuSpec;
+
+/* A graph with one node `aten` whose inputs are graph inputs "in0".."in{n-1}" and outputs
+ * "out0".. (graph outputs), attrs from a JSON object text (NULL = {}). NULL on error (the
+ * diagnostics are printed to stderr). */
+Graph *tu_node_graph(const char *aten, int nin, const TuSpec *in, int nout, const TuSpec *out,
+                     const char *attrs_json);
+/* Runs node 0's CPU kernel. `in` are the inputs (any dtype; converted to the reference dtype),
+ * `out` receives newly allocated outputs (caller frees with htensor_free). */
+Status tu_run(const Graph *g, HTensor *in, HTensor *out, DiagList *d);
+/* Allocates a tensor of the reference dtype of `dtype` ("float32", "int64", "bool"). */
+void tu_alloc(HTensor *t, const char *dtype, int rank, const int64_t *shape);
+/* Fills with deterministic uniform values in [lo, hi] (integers for int/bool tensors). */
+void tu_rand(HTensor *t, uint64_t seed, double lo, double hi);
+/* Largest |a[i] - b[i]| over float tensors of equal numel. */
+double tu_max_diff(const HTensor *a, const float *b, int64_t n);
+
+#endif
