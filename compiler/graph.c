@@ -24,6 +24,9 @@ void graph_free(Graph *g)
     free(g->inputs);
     free(g->outputs);
     free(g->weights);
+    free(g->recipes);
+    free(g->fusions);
+    free(g->misses);
     strmap_free(&g->by_name);
     strmap_free(&g->node_by_name);
     arena_free(&g->arena);
@@ -50,6 +53,9 @@ int graph_add_tensor(Graph *g, const char *name, DType dt, int rank, const int64
     for (int i = 0; i < rank; i++) t->shape[i] = shape[i];
     t->kind = kind;
     t->producer = -1;
+    t->alias_of = -1;
+    t->offset = -1;
+    for (int i = 0; i < rank; i++) t->pshape[i] = shape[i];
     if (!strmap_put(&g->by_name, t->name, (void *)(intptr_t)(g->ntensors + 1))) return -1;
     return g->ntensors++;
 }
@@ -69,6 +75,7 @@ int graph_add_node(Graph *g, const char *name, OpId op, const char *aten, const 
     n->name = arena_strdup(&g->arena, name);
     n->aten = arena_strdup(&g->arena, aten);
     n->op = op;
+    n->fusion = -1;
     n->nin = nin;
     n->nout = nout;
     n->in = arena_dup(&g->arena, in, sizeof(int) * (size_t)(nin ? nin : 1));
@@ -136,6 +143,14 @@ Graph *graph_clone(const Graph *g)
         if (graph_add_tensor(c, s->name, s->dtype, s->rank, s->shape, s->kind) < 0) goto fail;
         GTensor *d = &c->tensors[t];
         d->weight_key = arena_strdup(&c->arena, s->weight_key);
+        d->const_data = s->const_data ? arena_dup(&c->arena, s->const_data,
+                                                  sizeof(double) * (size_t)tensor_numel(s))
+                                      : NULL;
+        d->alias_of = s->alias_of;
+        d->padded = s->padded;
+        d->offset = s->offset;
+        d->bytes = s->bytes;
+        memcpy(d->pshape, s->pshape, sizeof d->pshape);
     }
     for (int i = 0; i < g->nnodes; i++) {
         const Node *s = &g->nodes[i];
@@ -143,6 +158,10 @@ Graph *graph_clone(const Graph *g)
         if (k < 0) goto fail;
         Node *d = &c->nodes[k];
         d->dead = s->dead;
+        d->place = s->place;
+        d->part = s->part;
+        d->fusion = s->fusion;
+        d->why_cpu = arena_strdup(&c->arena, s->why_cpu);
         d->nattrs = s->nattrs;
         d->attrs = s->nattrs ? arena_dup(&c->arena, s->attrs, sizeof(Attr) * (size_t)s->nattrs)
                              : NULL;
@@ -169,6 +188,38 @@ Graph *graph_clone(const Graph *g)
     memcpy(c->inputs, g->inputs, sizeof(int) * (size_t)g->ninputs);
     memcpy(c->outputs, g->outputs, sizeof(int) * (size_t)g->noutputs);
     memcpy(c->weights, g->weights, sizeof(int) * (size_t)g->nweights);
+    c->nparts = g->nparts;
+    c->arena_bytes = g->arena_bytes;
+    c->naive_bytes = g->naive_bytes;
+    if (g->nrecipes) {
+        c->recipes = malloc(sizeof(Recipe) * (size_t)g->nrecipes);
+        if (!c->recipes) goto fail;
+        memcpy(c->recipes, g->recipes, sizeof(Recipe) * (size_t)g->nrecipes);
+        c->nrecipes = g->nrecipes;
+    }
+    if (g->nfusions) {
+        c->fusions = malloc(sizeof(Fusion) * (size_t)g->nfusions);
+        if (!c->fusions) goto fail;
+        for (int i = 0; i < g->nfusions; i++) {
+            Fusion f = g->fusions[i];
+            f.id = arena_strdup(&c->arena, f.id);
+            f.pattern = arena_strdup(&c->arena, f.pattern);
+            f.nodes = arena_dup(&c->arena, f.nodes, sizeof(int) * (size_t)f.nnodes);
+            c->fusions[i] = f;
+        }
+        c->nfusions = g->nfusions;
+    }
+    if (g->nmisses) {
+        c->misses = malloc(sizeof(NearMiss) * (size_t)g->nmisses);
+        if (!c->misses) goto fail;
+        for (int i = 0; i < g->nmisses; i++) {
+            NearMiss m = g->misses[i];
+            m.pattern = arena_strdup(&c->arena, m.pattern);
+            m.reason = arena_strdup(&c->arena, m.reason);
+            c->misses[i] = m;
+        }
+        c->nmisses = g->nmisses;
+    }
     if (graph_link(c) != ST_OK) goto fail;
     return c;
 fail:

@@ -34,7 +34,42 @@ typedef struct GTensor {
     int *consumers;         /* node indices, arena-owned */
     bool is_output;         /* a graph output */
     const double *const_data; /* TK_CONST: numel values (arena-owned), NULL if none */
+    /* set by compiler passes */
+    int alias_of;     /* views pass: shares the storage of this tensor (-1: own storage) */
+    int64_t pshape[NPU_MAX_RANK]; /* layout pass: physical shape (channel padded) */
+    int padded;       /* layout pass: dim 1 padded to the channel tile */
+    int64_t offset;   /* plan-memory: byte offset in the arena (-1: not in the arena) */
+    int64_t bytes;    /* plan-memory: bytes reserved */
 } GTensor;
+
+typedef enum Placement { PLACE_NPU, PLACE_CPU } Placement;
+
+/* A weight recipe: derived weights computed at load time (recorded in the plan, not as data). */
+typedef enum RecipeKind { RECIPE_BN_FOLD } RecipeKind;
+typedef struct Recipe {
+    RecipeKind kind;
+    int out_w, out_b;           /* tensor ids of the derived weight and bias */
+    int conv_w, conv_b;         /* conv weight and bias (-1: none) */
+    int gamma, beta, mean, var; /* batch_norm parameters (-1: absent = 1 / 0) */
+    double eps;
+} Recipe;
+
+/* One fusion instance: a match of a pattern that can be switched on or off by id. */
+typedef struct Fusion {
+    const char *id;      /* "F3" */
+    const char *pattern; /* "add_relu" */
+    int *nodes, nnodes;  /* member node indices, in graph order */
+    int anchor;          /* node index where the fused kernel runs */
+    int out;             /* the fused kernel's output tensor */
+    bool enabled;
+} Fusion;
+
+/* A near miss: a pattern that almost matched, and why not. */
+typedef struct NearMiss {
+    const char *pattern;
+    int node;
+    const char *reason;
+} NearMiss;
 
 typedef enum AttrKind {
     ATTR_NONE, /* JSON null */
@@ -67,6 +102,11 @@ typedef struct Node {
     int nattrs;
     Attr *attrs;
     bool dead; /* removed by a pass; kept so indices stay stable */
+    /* set by compiler passes */
+    Placement place; /* partition */
+    int part;        /* partition index (runs of equal placement) */
+    int fusion;      /* index into Graph.fusions, -1 if not fused */
+    const char *why_cpu; /* partition: why this node cannot run on the NPU */
 } Node;
 
 typedef struct Graph {
@@ -82,6 +122,14 @@ typedef struct Graph {
     int *weights, nweights; /* weight placeholder tensor ids, in first-use order */
     StrMap by_name;         /* tensor name -> id+1 */
     StrMap node_by_name;    /* node name -> index+1 */
+    Recipe *recipes;
+    int nrecipes;
+    Fusion *fusions;
+    int nfusions;
+    NearMiss *misses;
+    int nmisses;
+    int nparts;
+    int64_t arena_bytes, naive_bytes; /* plan-memory */
 } Graph;
 
 Graph *graph_new(const char *path);

@@ -77,4 +77,5 @@ const CpuKernelFn cpu_kernel_table[OP_COUNT] = {
     [OP_FULL] = cpu_source,
     [OP_ZEROS] = cpu_source,
     [OP_ONES] = cpu_source,
+    [OP_DEPAD] = cpu_copy,
 };

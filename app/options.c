@@ -1,0 +1,164 @@
+#include "options.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void opt_defaults(Options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->backend = "vulkan";
+    o->device = -1;
+    o->dtype = "auto";
+    o->tol_rel = -1;
+    o->tol_abs = -1;
+    o->iters = 20;
+    o->format = "table";
+    o->mode = "first";
+    o->max_new = 8;
+    o->color = "kind";
+}
+
+static Status num(const char *opt, const char *s, double *out, DiagList *d)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end)
+        return diag_error(d, NULL, NULL, NULL, "option %s needs a number, got '%s'", opt, s);
+    *out = v;
+    return ST_OK;
+}
+
+Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d)
+{
+    int npos = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEED()                                                                                 \
+    do {                                                                                       \
+        if (!v) return diag_error(d, NULL, NULL, NULL, "option %s needs a value", a);          \
+        i++;                                                                                   \
+    } while (0)
+        double x;
+        if (a[0] != '-' || strcmp(a, "-") == 0) {
+            if (npos >= positional)
+                return diag_error(d, NULL, NULL, NULL, "unexpected argument '%s'", a);
+            if (npos == 0) o->model = a;
+            npos++;
+        } else if (strcmp(a, "--weights") == 0) {
+            NEED();
+            o->weights = v;
+        } else if (strcmp(a, "--inputs") == 0) {
+            NEED();
+            o->inputs = v;
+        } else if (strcmp(a, "--reference") == 0) {
+            NEED();
+            o->reference = v;
+        } else if (strcmp(a, "--random-weights") == 0) {
+            NEED();
+            if (num(a, v, &x, d) != ST_OK || x < 0)
+                return diag_error(d, NULL, NULL, NULL, "--random-weights needs a seed >= 0");
+            o->random_weights = true;
+            o->weights_seed = (uint64_t)x;
+        } else if (strcmp(a, "--seed") == 0) {
+            NEED();
+            if (num(a, v, &x, d) != ST_OK) return ST_BAD_INPUT;
+            o->inputs_seed = (uint64_t)x;
+        } else if (strcmp(a, "--backend") == 0) {
+            NEED();
+            if (strcmp(v, "vulkan") && strcmp(v, "cpu"))
+                return diag_error(d, NULL, NULL, NULL, "--backend must be vulkan or cpu, got '%s'",
+                                  v);
+            o->backend = v;
+        } else if (strcmp(a, "--device") == 0) {
+            NEED();
+            if (num(a, v, &x, d) != ST_OK || x < 0) return ST_BAD_INPUT;
+            o->device = (int)x;
+        } else if (strcmp(a, "--dtype") == 0) {
+            NEED();
+            if (strcmp(v, "auto") && strcmp(v, "fp16") && strcmp(v, "bf16") && strcmp(v, "fp32"))
+                return diag_error(d, NULL, NULL, NULL,
+                                  "--dtype must be auto, fp16, bf16 or fp32, got '%s'", v);
+            o->dtype = v;
+        } else if (strcmp(a, "--no-fuse") == 0) {
+            NEED();
+            if (o->n_no_fuse == OPT_MAX_LIST)
+                return diag_error(d, NULL, NULL, NULL, "too many --no-fuse");
+            o->no_fuse[o->n_no_fuse++] = v;
+        } else if (strcmp(a, "--cpu-op") == 0) {
+            NEED();
+            if (o->n_cpu_ops == OPT_MAX_LIST)
+                return diag_error(d, NULL, NULL, NULL, "too many --cpu-op");
+            o->cpu_ops[o->n_cpu_ops++] = v;
+        } else if (strcmp(a, "--break") == 0) {
+            NEED();
+            o->break_id = v;
+        } else if (strcmp(a, "--dump-after") == 0) {
+            NEED();
+            o->dump_after = v;
+        } else if (strcmp(a, "--tol-rel") == 0) {
+            NEED();
+            if (num(a, v, &o->tol_rel, d) != ST_OK) return ST_BAD_INPUT;
+        } else if (strcmp(a, "--tol-abs") == 0) {
+            NEED();
+            if (num(a, v, &o->tol_abs, d) != ST_OK) return ST_BAD_INPUT;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = true;
+        } else if (strcmp(a, "--check") == 0) {
+            o->check = true;
+        } else if (strcmp(a, "-o") == 0) {
+            NEED();
+            o->out = v;
+        } else if (strcmp(a, "--iters") == 0) {
+            NEED();
+            if (num(a, v, &x, d) != ST_OK || x < 1 || x > 100000)
+                return diag_error(d, NULL, NULL, NULL, "--iters must be 1..100000");
+            o->iters = (int)x;
+        } else if (strcmp(a, "--format") == 0) {
+            NEED();
+            if (strcmp(v, "table") && strcmp(v, "json") && strcmp(v, "csv"))
+                return diag_error(d, NULL, NULL, NULL, "--format must be table, json or csv");
+            o->format = v;
+        } else if (strcmp(a, "--after") == 0) {
+            NEED();
+            o->after = v;
+        } else if (strcmp(a, "--color") == 0) {
+            NEED();
+            o->color = v;
+        } else if (strcmp(a, "--mode") == 0) {
+            NEED();
+            if (strcmp(v, "first") && strcmp(v, "minimal"))
+                return diag_error(d, NULL, NULL, NULL, "--mode must be first or minimal");
+            o->mode = v;
+        } else if (strcmp(a, "-x") == 0) {
+            NEED();
+            o->script = v;
+        } else if (strcmp(a, "--source") == 0) {
+            NEED();
+            o->source = v;
+        } else if (strcmp(a, "--save") == 0) {
+            NEED();
+            o->save = v;
+        } else if (strcmp(a, "--baseline") == 0) {
+            NEED();
+            o->baseline = v;
+        } else if (strcmp(a, "--prompt-ids") == 0) {
+            NEED();
+            o->prompt_ids = v;
+        } else if (strcmp(a, "--max-new") == 0) {
+            NEED();
+            if (num(a, v, &x, d) != ST_OK || x < 0 || x > 100000) return ST_BAD_INPUT;
+            o->max_new = (int)x;
+        } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+            o->verbose++;
+        } else {
+            return diag_error(d, NULL, NULL, NULL, "unknown option '%s'", a);
+        }
+#undef NEED
+    }
+    if (positional > 0 && npos == 0)
+        return diag_error(d, NULL, NULL, NULL, "missing MODEL argument");
+    return ST_OK;
+}

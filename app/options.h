@@ -1,0 +1,51 @@
+/* Options shared by every subcommand (docs/CLI.md "Common options"), parsed once into a struct.
+ * Unknown options are usage errors (exit 2). */
+#ifndef NPU_OPTIONS_H
+#define NPU_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "../common/diag.h"
+
+#define OPT_MAX_LIST 64
+
+typedef struct Options {
+    const char *model;      /* positional MODEL */
+    const char *weights;    /* --weights */
+    const char *inputs;     /* --inputs */
+    const char *reference;  /* --reference */
+    bool random_weights;    /* --random-weights SEED */
+    uint64_t weights_seed;
+    uint64_t inputs_seed;   /* --seed (random inputs) */
+    const char *backend;    /* --backend vulkan|cpu */
+    int device;             /* --device N, -1 = auto */
+    const char *dtype;      /* --dtype auto|fp16|bf16|fp32 */
+    const char *no_fuse[OPT_MAX_LIST];
+    int n_no_fuse;
+    const char *cpu_ops[OPT_MAX_LIST]; /* --cpu-op ATEN: force these ops onto the CPU */
+    int n_cpu_ops;
+    const char *break_id;   /* --break ID */
+    const char *dump_after; /* --dump-after PASS|all */
+    double tol_rel, tol_abs; /* < 0: dtype default */
+    bool json;
+    bool check;             /* run --check */
+    const char *out;        /* -o FILE */
+    int iters;              /* profile --iters */
+    const char *format;     /* profile --format */
+    const char *after;      /* dot --after */
+    const char *color;      /* dot --color */
+    const char *mode;       /* bisect --mode */
+    const char *script;     /* --batch -x SCRIPT */
+    const char *source;     /* describe --source K */
+    const char *save, *baseline; /* profile --save/--baseline */
+    const char *prompt_ids; /* generate --prompt-ids */
+    int max_new;            /* generate --max-new */
+    int verbose;
+} Options;
+
+void opt_defaults(Options *o);
+/* Parses argv (after the subcommand). `positional` is how many positional arguments the command
+ * takes (0 or 1). Errors name the option. */
+Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d);
+
+#endif

@@ -1,0 +1,258 @@
+#include "describe.h"
+
+#include <string.h>
+
+static void shape(FILE *f, const int64_t *s, int r)
+{
+    fputc('[', f);
+    for (int i = 0; i < r; i++) fprintf(f, i ? ",%lld" : "%lld", (long long)s[i]);
+    fputc(']', f);
+}
+
+static void human_bytes(char *buf, size_t n, int64_t b)
+{
+    if (b >= (1LL << 30)) snprintf(buf, n, "%.2f GiB", (double)b / (1LL << 30));
+    else if (b >= (1LL << 20)) snprintf(buf, n, "%.2f MiB", (double)b / (1LL << 20));
+    else if (b >= 1024) snprintf(buf, n, "%.1f KiB", (double)b / 1024);
+    else snprintf(buf, n, "%lld B", (long long)b);
+}
+
+static int64_t numel(const PlanTensor *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) n *= t->shape[i];
+    return n;
+}
+
+static const char *target_name(KernelTarget t)
+{
+    return t == KT_NPU ? "npu" : "cpu";
+}
+
+/* Counts of distinct strings: tiny n, linear scan. */
+typedef struct Count {
+    const char *name;
+    int n;
+} Count;
+
+static int bump(Count *c, int nc, const char *name)
+{
+    for (int i = 0; i < nc; i++)
+        if (strcmp(c[i].name, name) == 0) {
+            c[i].n++;
+            return nc;
+        }
+    c[nc].name = name;
+    c[nc].n = 1;
+    return nc + 1;
+}
+
+void describe_text(FILE *f, const Plan *p)
+{
+    char b1[32], b2[32];
+    fprintf(f, "program  %s   compute=%s   target=npu-sim (channel tile %d)   npubin v%d\n",
+            p->model_name, dtype_short(p->compute), p->channel_tile, PLAN_FORMAT_VERSION);
+    fprintf(f, "source   %s\n", p->source ? p->source : "-");
+    fprintf(f, "inputs   %d ", p->ninputs);
+    for (int i = 0; i < p->ninputs && i < 6; i++) {
+        const PlanTensor *t = &p->tensors[p->inputs[i]];
+        fprintf(f, " %s %s", t->name, dtype_short(t->dtype));
+        shape(f, t->shape, t->rank);
+    }
+    fprintf(f, p->ninputs > 6 ? " ...\n" : "\n");
+    fprintf(f, "outputs  %d ", p->noutputs);
+    for (int i = 0; i < p->noutputs && i < 6; i++) {
+        const PlanTensor *t = &p->tensors[p->outputs[i]];
+        fprintf(f, " %s %s", t->name, dtype_short(t->dtype));
+        shape(f, t->shape, t->rank);
+    }
+    fprintf(f, p->noutputs > 6 ? " ...\n" : "\n");
+    int64_t wbytes = 0;
+    for (int i = 0; i < p->nweights; i++) {
+        const PlanTensor *t = &p->tensors[p->weights[i]];
+        wbytes += numel(t) * (int64_t)dtype_size(t->storage);
+    }
+    human_bytes(b1, sizeof b1, wbytes);
+    fprintf(f, "weights  %d tensors  %s on the device  (recipes: %d bn_fold)\n", p->nweights, b1,
+            p->nrecipes);
+    int nbuf = 0, npad = 0, nalias = 0;
+    for (int i = 0; i < p->ntensors; i++) {
+        const PlanTensor *t = &p->tensors[i];
+        if (t->offset >= 0 && t->alias_of < 0) nbuf++;
+        npad += t->padded;
+        nalias += t->alias_of >= 0;
+    }
+    human_bytes(b1, sizeof b1, p->arena_bytes);
+    human_bytes(b2, sizeof b2, p->naive_bytes);
+    fprintf(f, "buffers  %d in one arena of %s (one buffer per tensor: %s)  padded: %d  views: %d\n",
+            nbuf, b1, b2, npad, nalias);
+    Count shaders[128], pats[64];
+    int ns = 0, np = 0, nnpu = 0, ncpu = 0;
+    for (int k = 0; k < p->nkernels; k++) {
+        if (ns < 127) ns = bump(shaders, ns, p->kernels[k].shader);
+        p->kernels[k].target == KT_NPU ? nnpu++ : ncpu++;
+    }
+    int on = 0;
+    for (int i = 0; i < p->nfusions; i++) {
+        if (!p->fusions[i].enabled) continue;
+        on++;
+        if (np < 63) np = bump(pats, np, p->fusions[i].pattern);
+    }
+    fprintf(f, "kernels  %d (%d npu, %d cpu) in %d levels, %d partitions\n", p->nkernels, nnpu,
+            ncpu, p->nlevels, p->nparts);
+    fprintf(f, "  fused: %d of %d instances on", on, p->nfusions);
+    for (int i = 0; i < np; i++) fprintf(f, "  %s x%d", pats[i].name, pats[i].n);
+    fprintf(f, "\n  by shader:");
+    for (int i = 0; i < ns; i++) fprintf(f, "  %s x%d", shaders[i].name, shaders[i].n);
+    fprintf(f, "\n");
+    for (int i = 0; i < p->nparts; i++) {
+        const PlanPart *pp = &p->parts[i];
+        fprintf(f, "  partition p%d %s: kernels %d..%d", i, target_name(pp->target),
+                pp->first_kernel, pp->first_kernel + pp->nkernels - 1);
+        if (pp->nin) {
+            fprintf(f, "  transfers in:");
+            for (int j = 0; j < pp->nin && j < 8; j++)
+                fprintf(f, " %s", p->tensors[pp->in[j]].name);
+            if (pp->nin > 8) fprintf(f, " (+%d)", pp->nin - 8);
+        }
+        fprintf(f, "\n");
+    }
+    fprintf(f, "%-5s %-4s %-16s %-6s %-44s %-14s %s\n", "#", "on", "shader", "level",
+            "inputs -> outputs", "grid", "fusion");
+    for (int k = 0; k < p->nkernels; k++) {
+        const PlanKernel *kn = &p->kernels[k];
+        char io[512];
+        size_t n = 0;
+        for (int a = 0; a < kn->nargs && n < sizeof io; a++) {
+            const char *nm = kn->args[a] >= 0 ? p->tensors[kn->args[a]].name : "?";
+            n += (size_t)snprintf(io + n, sizeof io - n, "%s%s%s", a == kn->nin ? " -> " : (a ? "," : ""),
+                                  nm, "");
+        }
+        char grid[48];
+        snprintf(grid, sizeof grid, "%ux%ux%u", kn->groups[0], kn->groups[1], kn->groups[2]);
+        fprintf(f, "%-5d %-4s %-16s %-6d %-44s %-14s %s\n", k, target_name(kn->target),
+                kn->shader, kn->level, io, kn->target == KT_NPU ? grid : "-",
+                kn->fusion >= 0 ? p->fusions[kn->fusion].id : "");
+    }
+}
+
+static void jstr(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void jshape(FILE *f, const int64_t *s, int r)
+{
+    shape(f, s, r);
+}
+
+static const char *kind_name(PlanTensorKind k)
+{
+    switch (k) {
+    case PT_ACT: return "activation";
+    case PT_INPUT: return "input";
+    case PT_OUTPUT: return "output";
+    case PT_WEIGHT: return "weight";
+    case PT_CONST: return "const";
+    }
+    return "?";
+}
+
+void describe_json(FILE *f, const Plan *p)
+{
+    fprintf(f, "{\"schema\":\"npu-explore/plan/1\",\"format_version\":%d,\"model\":",
+            PLAN_FORMAT_VERSION);
+    jstr(f, p->model_name);
+    fprintf(f, ",\"source\":");
+    jstr(f, p->source);
+    fprintf(f, ",\"compute\":\"%s\",\"channel_tile\":%d,\"arena_bytes\":%lld,\"naive_bytes\":%lld,"
+               "\"levels\":%d,\n\"tensors\":[",
+            dtype_short(p->compute), p->channel_tile, (long long)p->arena_bytes,
+            (long long)p->naive_bytes, p->nlevels);
+    for (int i = 0; i < p->ntensors; i++) {
+        const PlanTensor *t = &p->tensors[i];
+        fprintf(f, "%s\n {\"id\":%d,\"name\":", i ? "," : "", i);
+        jstr(f, t->name);
+        fprintf(f, ",\"kind\":\"%s\",\"dtype\":\"%s\",\"storage\":\"%s\",\"shape\":", kind_name(t->kind),
+                dtype_name(t->dtype), dtype_name(t->storage));
+        jshape(f, t->shape, t->rank);
+        if (t->padded) {
+            fprintf(f, ",\"padded_shape\":");
+            jshape(f, t->pshape, t->rank);
+        }
+        if (t->alias_of >= 0) fprintf(f, ",\"alias_of\":%d", t->alias_of);
+        if (t->offset >= 0) fprintf(f, ",\"offset\":%lld,\"bytes\":%lld", (long long)t->offset, (long long)t->bytes);
+        if (t->weight_key) {
+            fprintf(f, ",\"weight_key\":");
+            jstr(f, t->weight_key);
+        }
+        fputc('}', f);
+    }
+    fprintf(f, "],\n\"inputs\":[");
+    for (int i = 0; i < p->ninputs; i++) fprintf(f, i ? ",%d" : "%d", p->inputs[i]);
+    fprintf(f, "],\"outputs\":[");
+    for (int i = 0; i < p->noutputs; i++) fprintf(f, i ? ",%d" : "%d", p->outputs[i]);
+    fprintf(f, "],\"weights\":[");
+    for (int i = 0; i < p->nweights; i++) fprintf(f, i ? ",%d" : "%d", p->weights[i]);
+    fprintf(f, "],\n\"recipes\":[");
+    for (int i = 0; i < p->nrecipes; i++) {
+        const PlanRecipe *r = &p->recipes[i];
+        fprintf(f, "%s{\"kind\":\"bn_fold\",\"out_w\":%d,\"out_b\":%d,\"conv_w\":%d,\"conv_b\":%d,"
+                   "\"gamma\":%d,\"beta\":%d,\"mean\":%d,\"var\":%d,\"eps\":%.9g}",
+                i ? "," : "", r->out_w, r->out_b, r->conv_w, r->conv_b, r->gamma, r->beta, r->mean,
+                r->var, r->eps);
+    }
+    fprintf(f, "],\n\"fusions\":[");
+    for (int i = 0; i < p->nfusions; i++) {
+        const PlanFusion *fu = &p->fusions[i];
+        fprintf(f, "%s{\"id\":", i ? "," : "");
+        jstr(f, fu->id);
+        fprintf(f, ",\"pattern\":");
+        jstr(f, fu->pattern);
+        fprintf(f, ",\"enabled\":%s,\"kernel\":%d,\"nodes\":[", fu->enabled ? "true" : "false",
+                fu->kernel);
+        for (int k = 0; k < fu->nnodes; k++) {
+            if (k) fputc(',', f);
+            jstr(f, fu->nodes[k]);
+        }
+        fprintf(f, "]}");
+    }
+    fprintf(f, "],\n\"partitions\":[");
+    for (int i = 0; i < p->nparts; i++) {
+        const PlanPart *pp = &p->parts[i];
+        fprintf(f, "%s{\"target\":\"%s\",\"first_kernel\":%d,\"kernels\":%d,\"transfers_in\":[",
+                i ? "," : "", target_name(pp->target), pp->first_kernel, pp->nkernels);
+        for (int j = 0; j < pp->nin; j++) fprintf(f, j ? ",%d" : "%d", pp->in[j]);
+        fprintf(f, "]}");
+    }
+    fprintf(f, "],\n\"kernels\":[");
+    for (int k = 0; k < p->nkernels; k++) {
+        const PlanKernel *kn = &p->kernels[k];
+        fprintf(f, "%s\n {\"index\":%d,\"target\":\"%s\",\"shader\":", k ? "," : "", k,
+                target_name(kn->target));
+        jstr(f, kn->shader);
+        fprintf(f, ",\"level\":%d,\"partition\":%d,\"inputs\":[", kn->level, kn->part);
+        for (int a = 0; a < kn->nin; a++) fprintf(f, a ? ",%d" : "%d", kn->args[a]);
+        fprintf(f, "],\"outputs\":[");
+        for (int a = kn->nin; a < kn->nargs; a++) fprintf(f, a > kn->nin ? ",%d" : "%d", kn->args[a]);
+        fprintf(f, "],\"groups\":[%u,%u,%u],\"push\":[", kn->groups[0], kn->groups[1], kn->groups[2]);
+        for (int a = 0; a < kn->npush; a++) fprintf(f, a ? ",%u" : "%u", kn->push[a]);
+        fprintf(f, "],\"fusion\":");
+        if (kn->fusion >= 0) jstr(f, p->fusions[kn->fusion].id);
+        else fprintf(f, "null");
+        fprintf(f, ",\"provenance\":[");
+        for (int a = 0; a < kn->nprov; a++) {
+            if (a) fputc(',', f);
+            jstr(f, kn->prov[a]);
+        }
+        fprintf(f, "]}");
+    }
+    fprintf(f, "]}\n");
+}

@@ -1,0 +1,347 @@
+/* The fusion pattern registry (priority order) and its match functions. Every match requires
+ * that intermediate tensors have exactly one consumer and are not graph outputs, that all
+ * members run on the NPU and are not taken, and that shapes fit the fused kernel. The fused
+ * kernel runs at the position of the last member, where every outside input is ready. */
+#include "fusion.h"
+
+#include <string.h>
+
+/* The unique consumer of tensor t, or -1 (several consumers, or a graph output). */
+static int only_consumer(const Graph *g, int t)
+{
+    const GTensor *x = &g->tensors[t];
+    if (x->nconsumers != 1 || x->is_output) return -1;
+    return x->consumers[0];
+}
+
+static bool usable(const Graph *g, int node, const bool *taken)
+{
+    const Node *n = &g->nodes[node];
+    return !n->dead && !taken[node] && n->place == PLACE_NPU;
+}
+
+static bool add(FuseMatch *m, int node)
+{
+    if (m->n >= FUSE_MAX_NODES) return false;
+    m->nodes[m->n++] = node;
+    return true;
+}
+
+static bool same_shape(const GTensor *a, const GTensor *b)
+{
+    if (a->rank != b->rank) return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->shape[i] != b->shape[i]) return false;
+    return true;
+}
+
+/* Follows t to its single consumer if that consumer is a usable node of op `op`. */
+static int next_op(const Graph *g, int t, OpId op, const bool *taken)
+{
+    int c = only_consumer(g, t);
+    if (c < 0 || g->nodes[c].op != op || !usable(g, c, taken)) return -1;
+    return c;
+}
+
+static bool is_plain_binary(const Node *n)
+{
+    return n->nin == 2 && attr_float(n, "alpha", 1.0) == 1.0;
+}
+
+/* conv2d (+ residual add) (+ relu) */
+static bool match_conv(const Graph *g, int node, const bool *taken, FuseMatch *m,
+                       const char **why)
+{
+    const Node *conv = &g->nodes[node];
+    int out = conv->out[0];
+    add(m, node);
+    int a = next_op(g, out, OP_ADD, taken);
+    if (a >= 0 && is_plain_binary(&g->nodes[a])) {
+        const Node *an = &g->nodes[a];
+        int other = an->in[0] == out ? an->in[1] : an->in[0];
+        if (same_shape(&g->tensors[other], &g->tensors[out])) {
+            add(m, a);
+            out = an->out[0];
+        } else {
+            a = -1;
+        }
+    } else {
+        a = -1;
+    }
+    int r = next_op(g, out, OP_RELU, taken);
+    if (r >= 0) add(m, r);
+    if (m->n == 1) {
+        *why = g->tensors[conv->out[0]].nconsumers > 1 ? "conv output has several consumers"
+                                                       : NULL;
+        return false;
+    }
+    m->variant = a >= 0 ? (r >= 0 ? "conv_add_relu" : "conv_add") : "conv_relu";
+    return true;
+}
+
+/* add + relu */
+static bool match_add_relu(const Graph *g, int node, const bool *taken, FuseMatch *m,
+                           const char **why)
+{
+    const Node *n = &g->nodes[node];
+    if (!is_plain_binary(n)) return false;
+    int r = next_op(g, n->out[0], OP_RELU, taken);
+    if (r < 0) {
+        const GTensor *o = &g->tensors[n->out[0]];
+        if (o->nconsumers > 1)
+            for (int k = 0; k < o->nconsumers; k++)
+                if (g->nodes[o->consumers[k]].op == OP_RELU) *why = "add output has several consumers";
+        return false;
+    }
+    add(m, node);
+    add(m, r);
+    m->variant = "add_relu";
+    return true;
+}
+
+/* RMSNorm: pow(x,2) -> mean(-1, keepdim) -> add(eps) -> rsqrt -> mul(x, .) -> mul(w, .) */
+static bool match_rmsnorm(const Graph *g, int node, const bool *taken, FuseMatch *m,
+                          const char **why)
+{
+    const Node *p = &g->nodes[node];
+    if (p->nin != 1 || attr_float(p, "exponent", 0) != 2.0) return false;
+    int x = p->in[0];
+    int rank = g->tensors[x].rank;
+    int mean = next_op(g, p->out[0], OP_MEAN, taken);
+    if (mean < 0) return (*why = "pow output does not feed a single mean"), false;
+    int64_t dims[NPU_MAX_RANK];
+    const Node *mn = &g->nodes[mean];
+    if (attr_ints(mn, "dim", dims, NPU_MAX_RANK) != 1 || norm_dim(dims[0], rank) != rank - 1 ||
+        !attr_bool(mn, "keepdim", false))
+        return (*why = "mean is not over the last dim with keepdim"), false;
+    int eps = next_op(g, mn->out[0], OP_ADD, taken);
+    if (eps < 0 || g->nodes[eps].nin != 1) return (*why = "no add of eps after the mean"), false;
+    int rs = next_op(g, g->nodes[eps].out[0], OP_RSQRT, taken);
+    if (rs < 0) return (*why = "no rsqrt after the eps add"), false;
+    int m1 = next_op(g, g->nodes[rs].out[0], OP_MUL, taken);
+    if (m1 < 0 || g->nodes[m1].nin != 2) return (*why = "rsqrt does not feed a single mul"), false;
+    const Node *mu = &g->nodes[m1];
+    int other = mu->in[0] == g->nodes[rs].out[0] ? mu->in[1] : mu->in[0];
+    if (other != x) return (*why = "the normalised tensor is not the pow's input"), false;
+    int m2 = next_op(g, mu->out[0], OP_MUL, taken);
+    if (m2 < 0 || g->nodes[m2].nin != 2) return (*why = "no weight multiply after the norm"), false;
+    const Node *mw = &g->nodes[m2];
+    int w = mw->in[0] == mu->out[0] ? mw->in[1] : mw->in[0];
+    const GTensor *wt = &g->tensors[w];
+    if (wt->rank != 1 || wt->shape[0] != g->tensors[x].shape[rank - 1])
+        return (*why = "the weight is not a vector over the last dim"), false;
+    int seq[] = {node, mean, eps, rs, m1, m2};
+    for (int i = 0; i < 6; i++) add(m, seq[i]);
+    m->variant = "rmsnorm";
+    return true;
+}
+
+/* silu(gate) * up, in either node order */
+static bool match_silu_mul(const Graph *g, int node, const bool *taken, FuseMatch *m,
+                           const char **why)
+{
+    const Node *s = &g->nodes[node];
+    int mu = next_op(g, s->out[0], OP_MUL, taken);
+    if (mu < 0) {
+        if (g->tensors[s->out[0]].nconsumers > 1) *why = "silu output has several consumers";
+        return false;
+    }
+    const Node *mn = &g->nodes[mu];
+    if (mn->nin != 2) return false;
+    int other = mn->in[0] == s->out[0] ? mn->in[1] : mn->in[0];
+    if (!same_shape(&g->tensors[other], &g->tensors[s->out[0]]))
+        return (*why = "the multiplier is broadcast"), false;
+    add(m, node);
+    add(m, mu);
+    m->variant = "silu_mul";
+    return true;
+}
+
+/* add(scores, mask) -> softmax(last dim); the mask may broadcast */
+static bool match_masked_softmax(const Graph *g, int node, const bool *taken, FuseMatch *m,
+                                 const char **why)
+{
+    const Node *a = &g->nodes[node];
+    if (!is_plain_binary(a)) return false;
+    int sm = next_op(g, a->out[0], OP_SOFTMAX, taken);
+    if (sm < 0) return false;
+    const GTensor *o = &g->tensors[a->out[0]];
+    if (!same_shape(&g->tensors[a->in[0]], o))
+        return (*why = "the scores are broadcast (only the mask may be)"), false;
+    if (norm_dim(attr_int(&g->nodes[sm], "dim", -1), o->rank) != o->rank - 1)
+        return (*why = "softmax is not over the last dim"), false;
+    add(m, node);
+    add(m, sm);
+    m->variant = "masked_softmax";
+    return true;
+}
+
+/* slice of x's last dim: returns true with start/end */
+static bool last_dim_slice(const Graph *g, int node, int *x, int64_t *start, int64_t *end)
+{
+    const Node *n = &g->nodes[node];
+    if (n->op != OP_SLICE || attr_int(n, "step", 1) != 1) return false;
+    const GTensor *in = node_input(g, n, 0);
+    if (norm_dim(attr_int(n, "dim", 0), in->rank) != in->rank - 1) return false;
+    int64_t size = in->shape[in->rank - 1];
+    int64_t s = attr_int(n, "start", 0), e = attr_int(n, "end", INT64_MAX);
+    if (s < 0) s += size;
+    if (e < 0) e += size;
+    if (e > size) e = size;
+    *x = n->in[0];
+    *start = s;
+    *end = e;
+    return true;
+}
+
+/* RoPE: x*cos + cat(-x[..., h:], x[..., :h]) * sin */
+static bool match_rope(const Graph *g, int node, const bool *taken, FuseMatch *m,
+                       const char **why)
+{
+    const Node *ad = &g->nodes[node];
+    if (!is_plain_binary(ad)) return false;
+    for (int order = 0; order < 2; order++) {
+        int pa = g->tensors[ad->in[order]].producer, pb = g->tensors[ad->in[1 - order]].producer;
+        if (pa < 0 || pb < 0 || g->nodes[pa].op != OP_MUL || g->nodes[pb].op != OP_MUL) continue;
+        const Node *mb = &g->nodes[pb], *ma = &g->nodes[pa];
+        if (mb->nin != 2 || ma->nin != 2) continue;
+        for (int k = 0; k < 2; k++) {
+            int pc = g->tensors[mb->in[k]].producer;
+            if (pc < 0 || g->nodes[pc].op != OP_CAT || g->nodes[pc].nin != 2) continue;
+            const Node *cat = &g->nodes[pc];
+            int pn = g->tensors[cat->in[0]].producer, ps2 = g->tensors[cat->in[1]].producer;
+            if (pn < 0 || ps2 < 0 || g->nodes[pn].op != OP_NEG) continue;
+            int ps1 = g->tensors[g->nodes[pn].in[0]].producer;
+            int x1, x2;
+            int64_t s1, e1, s2, e2;
+            if (ps1 < 0 || !last_dim_slice(g, ps1, &x1, &s1, &e1) ||
+                !last_dim_slice(g, ps2, &x2, &s2, &e2) || x1 != x2)
+                continue;
+            const GTensor *xt = &g->tensors[x1];
+            int64_t d = xt->shape[xt->rank - 1];
+            if (d % 2 || s1 != d / 2 || e1 != d || s2 != 0 || e2 != d / 2) {
+                *why = "the slices are not the two halves of the last dim";
+                continue;
+            }
+            if (ma->in[0] != x1 && ma->in[1] != x1) {
+                *why = "x*cos does not multiply the rotated tensor";
+                continue;
+            }
+            int members[] = {ps1, pn, ps2, pc, pb, pa, node};
+            bool ok = true;
+            for (int i = 0; i < 7 && ok; i++) {
+                int nd = members[i];
+                ok = usable(g, nd, taken);
+                if (ok && nd != node) ok = only_consumer(g, g->nodes[nd].out[0]) >= 0;
+            }
+            if (!ok) {
+                *why = "an intermediate of the rotation has other consumers";
+                continue;
+            }
+            for (int i = 0; i < 7; i++) add(m, members[i]);
+            m->variant = "rope";
+            return true;
+        }
+    }
+    return false;
+}
+
+/* K or V for attention: the cache itself, or reshape(expand(unsqueeze(cache))) (grouped-query
+ * repeat) whose nodes join the instance so the repeat is never materialised. */
+static int kv_source(const Graph *g, int t, const bool *taken, FuseMatch *m)
+{
+    int r = g->tensors[t].producer;
+    if (r < 0 || g->nodes[r].op != OP_VIEW || only_consumer(g, t) < 0 || !usable(g, r, taken))
+        return t;
+    int e = g->tensors[g->nodes[r].in[0]].producer;
+    if (e < 0 || g->nodes[e].op != OP_EXPAND || !usable(g, e, taken)) return t;
+    int u = g->tensors[g->nodes[e].in[0]].producer;
+    if (u < 0 || g->nodes[u].op != OP_UNSQUEEZE || !usable(g, u, taken)) return t;
+    if (only_consumer(g, g->nodes[e].in[0]) < 0 || only_consumer(g, g->nodes[r].in[0]) < 0)
+        return t;
+    const GTensor *cache = node_input(g, &g->nodes[u], 0);
+    if (cache->rank != 4 || attr_int(&g->nodes[u], "dim", 0) != 2) return t;
+    add(m, u);
+    add(m, e);
+    add(m, r);
+    return g->nodes[u].in[0];
+}
+
+/* decode attention: softmax(Q K^T * scale + mask) V with one query row */
+static bool match_decode_attention(const Graph *g, int node, const bool *taken, FuseMatch *m,
+                                   const char **why)
+{
+    const Node *tr = &g->nodes[node];
+    const GTensor *kt = node_input(g, tr, 0);
+    if (kt->rank != 4) return false;
+    int d0 = norm_dim(attr_int(tr, "dim0", 0), 4), d1 = norm_dim(attr_int(tr, "dim1", 1), 4);
+    if (!((d0 == 2 && d1 == 3) || (d0 == 3 && d1 == 2))) return false;
+    int mm = next_op(g, tr->out[0], OP_MATMUL, taken);
+    if (mm < 0 || g->nodes[mm].in[1] != tr->out[0]) return false;
+    const GTensor *q = node_input(g, &g->nodes[mm], 0);
+    if (q->rank != 4 || q->shape[2] != 1)
+        return (*why = "more than one query row (prefill): not the decode kernel"), false;
+    int sc = next_op(g, g->nodes[mm].out[0], OP_MUL, taken);
+    if (sc < 0 || g->nodes[sc].nin != 1) return (*why = "no scale multiply after Q K^T"), false;
+    int ad = next_op(g, g->nodes[sc].out[0], OP_ADD, taken);
+    if (ad < 0 || !is_plain_binary(&g->nodes[ad])) return (*why = "no mask add"), false;
+    int sm = next_op(g, g->nodes[ad].out[0], OP_SOFTMAX, taken);
+    if (sm < 0) return (*why = "no softmax after the mask"), false;
+    int pv = next_op(g, g->nodes[sm].out[0], OP_MATMUL, taken);
+    if (pv < 0 || g->nodes[pv].in[0] != g->nodes[sm].out[0])
+        return (*why = "softmax does not feed P V"), false;
+    kv_source(g, tr->in[0], taken, m);
+    kv_source(g, g->nodes[pv].in[1], taken, m);
+    int seq[] = {node, mm, sc, ad, sm, pv};
+    for (int i = 0; i < 6; i++) add(m, seq[i]);
+    m->variant = "decode_attention";
+    return true;
+}
+
+/* linear (with its bias) + activation */
+static bool match_linear_act(const Graph *g, int node, const bool *taken, FuseMatch *m,
+                             const char **why)
+{
+    (void)why;
+    int c = only_consumer(g, g->nodes[node].out[0]);
+    if (c < 0 || !usable(g, c, taken)) return false;
+    static const struct {
+        OpId op;
+        const char *variant;
+    } acts[] = {{OP_RELU, "linear_relu"},       {OP_GELU, "linear_gelu"},
+                {OP_SILU, "linear_silu"},       {OP_TANH, "linear_tanh"},
+                {OP_SIGMOID, "linear_sigmoid"}, {OP_HARDSWISH, "linear_hardswish"}};
+    for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
+        if (g->nodes[c].op == acts[i].op) {
+            add(m, node);
+            add(m, c);
+            m->variant = acts[i].variant;
+            return true;
+        }
+    return false;
+}
+
+const FusePattern fuse_patterns[] = {
+    {"conv", OP_CONV2D, match_conv, "conv2d(+bias)(+residual add)(+relu)"},
+    {"add_relu", OP_ADD, match_add_relu, "add then relu"},
+    {"rmsnorm", OP_POW, match_rmsnorm, "pow, mean, add eps, rsqrt, mul x, mul weight"},
+    {"silu_mul", OP_SILU, match_silu_mul, "silu(gate) * up (gated MLP), either node order"},
+    {"masked_softmax", OP_ADD, match_masked_softmax, "add mask (broadcast) then softmax"},
+    {"rope", OP_ADD, match_rope, "x*cos + rotate_half(x)*sin (the 7-op chain)"},
+    {"decode_attention", OP_TRANSPOSE, match_decode_attention,
+     "one-query attention reading the KV cache directly, grouped-query heads, no repeat copy"},
+    {"linear_act", OP_LINEAR, match_linear_act, "linear (with bias) then an activation"},
+};
+const int fuse_pattern_count = (int)(sizeof fuse_patterns / sizeof fuse_patterns[0]);
+
+bool fuse_selected(const char *spec, const Fusion *f)
+{
+    if (strcmp(spec, "all") == 0 || strcmp(spec, f->id) == 0 || strcmp(spec, f->pattern) == 0)
+        return true;
+    /* registry names select their variants: "conv" selects conv_relu and conv_add_relu */
+    for (int i = 0; i < fuse_pattern_count; i++)
+        if (strcmp(spec, fuse_patterns[i].name) == 0 &&
+            strncmp(f->pattern, spec, strlen(spec)) == 0)
+            return true;
+    return false;
+}

@@ -1,0 +1,296 @@
+#include "lower.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Which shader stem computes a fused pattern. */
+static const char *fusion_shader(const char *pattern)
+{
+    if (strncmp(pattern, "conv", 4) == 0) return "conv2d";
+    if (strncmp(pattern, "linear", 6) == 0) return "matmul";
+    return pattern; /* add_relu, rmsnorm, silu_mul, masked_softmax, rope, decode_attention */
+}
+
+static DType storage_of(const CompileOptions *o, DType dt)
+{
+    if (dtype_is_float(dt)) return o->compute;
+    return dt == DT_BOOL ? DT_U8 : DT_I32;
+}
+
+/* Plan tensor id of graph tensor t (-1 for tensors living only inside a fused kernel). */
+typedef struct Lowering {
+    const Graph *g;
+    Plan *p;
+    int *pt; /* graph tensor -> plan tensor */
+} Lowering;
+
+static int plan_tensor(Lowering *L, int t)
+{
+    return L->pt[t];
+}
+
+static Status add_kernel(Lowering *L, const Node *anchor, int node, int fusion, const int *ins,
+                         int nin, int out, KernelTarget tgt, const char *shader, const int *prov,
+                         int nprov)
+{
+    Plan *p = L->p;
+    PlanKernel *k = &p->kernels[p->nkernels];
+    memset(k, 0, sizeof *k);
+    k->shader = arena_strdup(&p->arena, shader);
+    k->target = tgt;
+    k->op = anchor->op;
+    k->node = node;
+    k->fusion = fusion;
+    k->nin = nin;
+    k->nargs = nin + (out >= 0 ? 1 : 0);
+    k->args = arena_alloc(&p->arena, sizeof(int) * (size_t)(k->nargs + 1));
+    k->prov = arena_alloc(&p->arena, sizeof(char *) * (size_t)(nprov + 1));
+    if (!k->args || !k->prov || !k->shader) return ST_NOMEM;
+    for (int i = 0; i < nin; i++) k->args[i] = plan_tensor(L, ins[i]);
+    if (out >= 0) k->args[nin] = plan_tensor(L, out);
+    for (int i = 0; i < nprov; i++) k->prov[i] = arena_strdup(&p->arena, L->g->nodes[prov[i]].name);
+    k->nprov = nprov;
+    /* generic dispatch: one invocation per output element in groups of 256; shader families
+     * with their own tiling refine this when the Vulkan backend lowers them */
+    int64_t numel = 1;
+    if (out >= 0) {
+        const PlanTensor *o = &p->tensors[k->args[nin]];
+        for (int i = 0; i < o->rank; i++) numel *= o->pshape[i];
+    }
+    int64_t groups = (numel + 255) / 256;
+    k->groups[0] = (uint32_t)(groups > 65535 ? 65535 : groups);
+    k->groups[1] = (uint32_t)(groups > 65535 ? (groups + 65534) / 65535 : 1);
+    k->groups[2] = 1;
+    p->nkernels++;
+    return ST_OK;
+}
+
+/* The outside inputs of a fused group, in member order, without duplicates. */
+static int group_inputs(const Graph *g, const Fusion *f, int *ins, int max)
+{
+    int n = 0;
+    for (int i = 0; i < f->nnodes; i++) {
+        const Node *nd = &g->nodes[f->nodes[i]];
+        for (int k = 0; k < nd->nin; k++) {
+            int t = nd->in[k];
+            bool inside = false, dup = false;
+            int pr = g->tensors[t].producer;
+            for (int j = 0; j < f->nnodes && pr >= 0; j++) inside |= f->nodes[j] == pr;
+            for (int j = 0; j < n; j++) dup |= ins[j] == t;
+            if (!inside && !dup && n < max) ins[n++] = t;
+        }
+    }
+    return n;
+}
+
+static Status build_tensors(Lowering *L, const CompileOptions *o)
+{
+    const Graph *g = L->g;
+    Plan *p = L->p;
+    p->tensors = arena_alloc(&p->arena, sizeof(PlanTensor) * (size_t)(g->ntensors + 1));
+    p->inputs = arena_alloc(&p->arena, sizeof(int) * (size_t)(g->ninputs + 1));
+    p->outputs = arena_alloc(&p->arena, sizeof(int) * (size_t)(g->noutputs + 1));
+    p->weights = arena_alloc(&p->arena, sizeof(int) * (size_t)(g->nweights + 1));
+    if (!p->tensors || !p->inputs || !p->outputs || !p->weights) return ST_NOMEM;
+    char *recipe_in = calloc((size_t)g->ntensors + 1, 1);
+    if (!recipe_in) return ST_NOMEM;
+    for (int i = 0; i < g->nrecipes; i++) {
+        const Recipe *r = &g->recipes[i];
+        int ids[] = {r->conv_w, r->conv_b, r->gamma, r->beta, r->mean, r->var};
+        for (int k = 0; k < 6; k++)
+            if (ids[k] >= 0) recipe_in[ids[k]] = 1;
+    }
+    for (int t = 0; t < g->ntensors; t++) {
+        const GTensor *x = &g->tensors[t];
+        L->pt[t] = -1;
+        bool keep = x->kind != TK_ACT || x->offset >= 0 || x->alias_of >= 0 ||
+                    (x->producer >= 0 && g->nodes[x->producer].place == PLACE_CPU);
+        if (x->kind == TK_ACT && x->producer >= 0 && g->nodes[x->producer].dead) keep = false;
+        if (x->kind == TK_ACT && x->producer < 0) keep = false;
+        if (x->kind != TK_ACT && x->nconsumers == 0 && !x->is_output && !recipe_in[t]) keep = false;
+        if (!keep) continue;
+        PlanTensor *q = &p->tensors[p->ntensors];
+        q->name = arena_strdup(&p->arena, x->name);
+        q->kind = x->kind == TK_INPUT    ? PT_INPUT
+                  : x->kind == TK_WEIGHT ? PT_WEIGHT
+                  : x->kind == TK_CONST  ? PT_CONST
+                  : x->is_output         ? PT_OUTPUT
+                                         : PT_ACT;
+        q->dtype = x->dtype;
+        q->storage = storage_of(o, x->dtype);
+        q->rank = x->rank;
+        memcpy(q->shape, x->shape, sizeof q->shape);
+        memcpy(q->pshape, x->pshape, sizeof q->pshape);
+        q->padded = x->padded;
+        q->alias_of = -1;
+        q->offset = x->offset;
+        q->bytes = x->bytes;
+        q->weight_key = arena_strdup(&p->arena, x->weight_key);
+        L->pt[t] = p->ntensors++;
+    }
+    free(recipe_in);
+    for (int t = 0; t < g->ntensors; t++)
+        if (L->pt[t] >= 0 && g->tensors[t].alias_of >= 0)
+            p->tensors[L->pt[t]].alias_of = L->pt[g->tensors[t].alias_of];
+    for (int i = 0; i < g->ninputs; i++) p->inputs[p->ninputs++] = L->pt[g->inputs[i]];
+    for (int i = 0; i < g->noutputs; i++) p->outputs[p->noutputs++] = L->pt[g->outputs[i]];
+    for (int i = 0; i < g->nweights; i++)
+        if (L->pt[g->weights[i]] >= 0) p->weights[p->nweights++] = L->pt[g->weights[i]];
+    return ST_OK;
+}
+
+static Status build_kernels(Lowering *L)
+{
+    const Graph *g = L->g;
+    Plan *p = L->p;
+    p->kernels = arena_alloc(&p->arena, sizeof(PlanKernel) * (size_t)(g->nnodes + 1));
+    p->fusions = arena_alloc(&p->arena, sizeof(PlanFusion) * (size_t)(g->nfusions + 1));
+    if (!p->kernels || !p->fusions) return ST_NOMEM;
+    for (int f = 0; f < g->nfusions; f++) {
+        const Fusion *fu = &g->fusions[f];
+        PlanFusion *pf = &p->fusions[p->nfusions++];
+        pf->id = arena_strdup(&p->arena, fu->id);
+        pf->pattern = arena_strdup(&p->arena, fu->pattern);
+        pf->enabled = fu->enabled;
+        pf->kernel = -1;
+        pf->nnodes = fu->nnodes;
+        pf->nodes = arena_alloc(&p->arena, sizeof(char *) * (size_t)(fu->nnodes + 1));
+        if (!pf->nodes) return ST_NOMEM;
+        for (int k = 0; k < fu->nnodes; k++)
+            pf->nodes[k] = arena_strdup(&p->arena, g->nodes[fu->nodes[k]].name);
+    }
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = &g->nodes[i];
+        if (n->dead) continue;
+        Status st = ST_OK;
+        if (n->place == PLACE_CPU) {
+            int out = n->nout ? n->out[0] : -1;
+            st = add_kernel(L, n, i, -1, n->in, n->nin, out, KT_CPU, op_short_name(n->op), &i, 1);
+        } else if (n->fusion >= 0 && g->fusions[n->fusion].enabled) {
+            const Fusion *fu = &g->fusions[n->fusion];
+            if (fu->anchor != i) continue;
+            int ins[64];
+            int nin = group_inputs(g, fu, ins, 64);
+            p->fusions[n->fusion].kernel = p->nkernels;
+            st = add_kernel(L, n, i, n->fusion, ins, nin, fu->out, KT_NPU,
+                            fusion_shader(fu->pattern), fu->nodes, fu->nnodes);
+        } else {
+            if (n->nout == 1 && g->tensors[n->out[0]].alias_of >= 0) continue; /* a view */
+            if (!op_info[n->op].shader) continue;
+            int out = n->nout ? n->out[0] : -1;
+            st = add_kernel(L, n, i, -1, n->in, n->nin, out, KT_NPU, op_info[n->op].shader, &i, 1);
+        }
+        if (st != ST_OK) return st;
+    }
+    return ST_OK;
+}
+
+/* Levels (a barrier between levels, none inside) and partitions with their transfers. */
+static Status build_levels_parts(Lowering *L)
+{
+    Plan *p = L->p;
+    int *lvl = calloc((size_t)p->ntensors + 1, sizeof(int));
+    int *part_of = calloc((size_t)p->ntensors + 1, sizeof(int));
+    if (!lvl || !part_of) {
+        free(lvl);
+        free(part_of);
+        return ST_NOMEM;
+    }
+    for (int t = 0; t < p->ntensors; t++) part_of[t] = -1;
+    p->parts = arena_alloc(&p->arena, sizeof(PlanPart) * (size_t)(p->nkernels + 1));
+    if (!p->parts) {
+        free(lvl);
+        free(part_of);
+        return ST_NOMEM;
+    }
+    p->nlevels = 0;
+    for (int k = 0; k < p->nkernels; k++) {
+        PlanKernel *kn = &p->kernels[k];
+        if (p->nparts == 0 || p->parts[p->nparts - 1].target != kn->target) {
+            PlanPart *pp = &p->parts[p->nparts++];
+            memset(pp, 0, sizeof *pp);
+            pp->target = kn->target;
+            pp->first_kernel = k;
+        }
+        kn->part = p->nparts - 1;
+        p->parts[kn->part].nkernels++;
+        int level = 0;
+        for (int a = 0; a < kn->nin; a++) {
+            int t = kn->args[a];
+            if (t < 0) continue;
+            if (p->tensors[t].alias_of >= 0) t = p->tensors[t].alias_of;
+            if (lvl[t] > level) level = lvl[t];
+        }
+        kn->level = level + 1;
+        if (kn->level > p->nlevels) p->nlevels = kn->level;
+        for (int a = kn->nin; a < kn->nargs; a++) {
+            int t = kn->args[a];
+            if (t < 0) continue;
+            lvl[t] = kn->level;
+            part_of[t] = kn->part;
+            if (p->tensors[t].alias_of >= 0) part_of[p->tensors[t].alias_of] = kn->part;
+        }
+    }
+    /* transfers: inputs produced by another partition (graph inputs and weights excluded) */
+    for (int pi = 0; pi < p->nparts; pi++) {
+        PlanPart *pp = &p->parts[pi];
+        pp->in = arena_alloc(&p->arena, sizeof(int) * (size_t)(p->ntensors + 1));
+        if (!pp->in) break;
+        for (int k = pp->first_kernel; k < pp->first_kernel + pp->nkernels; k++) {
+            const PlanKernel *kn = &p->kernels[k];
+            for (int a = 0; a < kn->nin; a++) {
+                int t = kn->args[a];
+                if (t < 0 || part_of[t] < 0 || part_of[t] == pi) continue;
+                bool dup = false;
+                for (int j = 0; j < pp->nin; j++) dup |= pp->in[j] == t;
+                if (!dup) pp->in[pp->nin++] = t;
+            }
+        }
+    }
+    free(lvl);
+    free(part_of);
+    return ST_OK;
+}
+
+Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList *d)
+{
+    (void)d;
+    *out = NULL;
+    Plan *p = plan_new();
+    int *pt = calloc((size_t)g->ntensors + 1, sizeof(int));
+    if (!p || !pt) {
+        plan_free(p);
+        free(pt);
+        return ST_NOMEM;
+    }
+    Lowering L = {g, p, pt};
+    p->model_name = arena_strdup(&p->arena, g->model_name);
+    p->source = arena_strdup(&p->arena, g->path);
+    p->compute = o->compute;
+    p->channel_tile = o->channel_tile;
+    p->arena_bytes = g->arena_bytes;
+    p->naive_bytes = g->naive_bytes;
+    Status st = build_tensors(&L, o);
+    if (st == ST_OK) st = build_kernels(&L);
+    if (st == ST_OK) st = build_levels_parts(&L);
+    if (st == ST_OK) {
+        p->recipes = arena_alloc(&p->arena, sizeof(PlanRecipe) * (size_t)(g->nrecipes + 1));
+        if (!p->recipes) st = ST_NOMEM;
+        for (int i = 0; st == ST_OK && i < g->nrecipes; i++) {
+            const Recipe *r = &g->recipes[i];
+#define PT(x) ((x) >= 0 ? pt[x] : -1)
+            p->recipes[p->nrecipes++] = (PlanRecipe){r->kind,      PT(r->out_w), PT(r->out_b),
+                                                     PT(r->conv_w), PT(r->conv_b), PT(r->gamma),
+                                                     PT(r->beta),   PT(r->mean),   PT(r->var),
+                                                     r->eps};
+#undef PT
+        }
+    }
+    free(pt);
+    if (st != ST_OK) {
+        plan_free(p);
+        return st;
+    }
+    *out = p;
+    return ST_OK;
+}

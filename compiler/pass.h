@@ -1,0 +1,103 @@
+/* The compiler pipeline: one table of passes run in order over a Graph, a snapshot after each
+ * (the graph, what changed, the wall time). Snapshots are what the explorer steps through and
+ * what --dump-after prints. Passes mutate the graph in place; the pipeline copies it after each. */
+#ifndef NPU_PASS_H
+#define NPU_PASS_H
+
+#include <stdbool.h>
+#include "../common/arena.h"
+#include "../common/diag.h"
+#include "graph.h"
+
+#define COMPILE_MAX_LIST 64
+
+typedef struct CompileOptions {
+    int channel_tile;               /* NPU conv-family channel padding (32) */
+    DType compute;                  /* storage dtype of float tensors on the NPU (F16, BF16, F32) */
+    int arena_align;                /* byte alignment of arena offsets (256) */
+    const char *no_fuse[COMPILE_MAX_LIST]; /* pattern names, instance ids, or "all" */
+    int n_no_fuse;
+    const char *cpu_ops[COMPILE_MAX_LIST]; /* ATen names forced onto the CPU (debug) */
+    int n_cpu_ops;
+    const char *disable[COMPILE_MAX_LIST]; /* passes switched off (can_disable only) */
+    int n_disable;
+} CompileOptions;
+
+typedef struct PassCtx {
+    const CompileOptions *opt;
+    DiagList *d;
+    Arena *scratch; /* reset after each pass */
+} PassCtx;
+
+typedef Status (*PassFn)(Graph *g, PassCtx *c);
+
+typedef struct Pass {
+    const char *name;
+    const char *summary;
+    bool can_disable;
+    PassFn fn; /* NULL for import (done by the pipeline itself) */
+} Pass;
+
+extern const Pass pass_table[];
+extern const int pass_count;
+int pass_find(const char *name); /* index or -1; accepts a number too */
+
+typedef enum ChangeKind { CH_ADDED, CH_REMOVED, CH_REWRITTEN } ChangeKind;
+typedef struct Change {
+    ChangeKind kind;
+    int node;
+    const char *what; /* "fused into F3", "placed on cpu: ...", "inputs rewired" */
+} Change;
+
+typedef struct Snapshot {
+    const char *pass;
+    Graph *g; /* owned */
+    Change *changes;
+    int nchanges;
+    int added, removed, rewritten;
+    double ms;
+    bool skipped; /* disabled by the user */
+} Snapshot;
+
+typedef struct Pipeline {
+    Snapshot *snaps; /* [pass_count] once complete */
+    int nsnaps;
+    Graph *g;        /* the final graph (== snaps[nsnaps-1].g) */
+    struct Plan *plan; /* made by the lower step */
+    double total_ms;
+} Pipeline;
+
+void compile_defaults(CompileOptions *o);
+/* Imports `path` and runs every pass, keeping a snapshot after each. On failure the snapshots
+ * made so far stay (the explorer shows where it stopped) and the error is in d. */
+Status pipeline_run(const char *path, const CompileOptions *o, Pipeline *p, DiagList *d);
+/* Same from an already imported graph (ownership moves to the pipeline). */
+Status pipeline_run_graph(Graph *g, const CompileOptions *o, Pipeline *p, DiagList *d);
+void pipeline_free(Pipeline *p);
+
+/* The passes (one file each). */
+Status pass_canonicalize(Graph *g, PassCtx *c);
+Status pass_fold_batchnorm(Graph *g, PassCtx *c);
+Status pass_partition(Graph *g, PassCtx *c);
+Status pass_fuse(Graph *g, PassCtx *c);
+Status pass_layout(Graph *g, PassCtx *c);
+Status pass_views(Graph *g, PassCtx *c);
+Status pass_plan_memory(Graph *g, PassCtx *c);
+
+/* Graph editing helpers for passes (pass_util.c). */
+/* Replaces every use of tensor `from` by `to` in live nodes (and graph outputs). */
+void graph_replace_uses(Graph *g, int from, int to);
+/* Inserts a node before position `pos` (execution order), shifting later nodes and remapping
+ * every node index held by the graph (fusions, near misses, links). Returns the new node's index
+ * (== pos) or -1 on allocation failure. */
+int graph_insert_node(Graph *g, int pos, const char *name, OpId op, const int *in, int nin,
+                      const int *out, int nout);
+/* Marks node dead. */
+void graph_kill(Graph *g, int node);
+/* Appends a weight-like tensor (derived by a recipe). */
+int graph_add_derived_weight(Graph *g, const char *name, const GTensor *like, int rank,
+                             const int64_t *shape);
+/* Is this ATen name listed in opt->cpu_ops? */
+bool compile_forced_cpu(const CompileOptions *o, const Node *n);
+
+#endif

@@ -1,0 +1,71 @@
+/* canonicalize: drop metadata assertions, make in-place ops out-of-place, turn eval dropout,
+ * alias/detach/clone/contiguous, getitem and same-dtype `to` into identities and remove them,
+ * then remove dead nodes. */
+#include <string.h>
+#include "pass.h"
+
+static bool is_identity(const Graph *g, const Node *n)
+{
+    switch (n->op) {
+    case OP_IDENTITY: return true;
+    case OP_DROPOUT: return !attr_bool(n, "train", false) && !attr_bool(n, "training", false);
+    case OP_TO_DTYPE:
+        return n->nin >= 1 && node_input(g, n, 0)->dtype == node_output(g, n, 0)->dtype;
+    case OP_GETITEM: return true;
+    default: return false;
+    }
+}
+
+Status pass_canonicalize(Graph *g, PassCtx *c)
+{
+    (void)c;
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = &g->nodes[i];
+        if (n->dead) continue;
+        if (n->op == OP_ASSERT_META) {
+            graph_kill(g, i);
+            continue;
+        }
+        /* aten.relu_.default -> aten.relu.default: the op id already is out-of-place */
+        const char *canon = op_canonical_name(n->op);
+        if (strstr(n->aten, "_.") && strcmp(n->aten, canon) != 0) {
+            char buf[128];
+            snprintf(buf, sizeof buf, "%s", n->aten);
+            char *us = strstr(buf, "_.");
+            memmove(us, us + 1, strlen(us + 1) + 1);
+            n->aten = arena_strdup(&g->arena, buf);
+        }
+        if (!is_identity(g, n) || n->nout != 1) continue;
+        int src = n->in[0];
+        if (n->op == OP_GETITEM) {
+            int64_t idx = attr_int(n, "index", 0);
+            if (idx < 0 || idx >= n->nin) continue;
+            src = n->in[idx];
+        }
+        int out = n->out[0];
+        /* a graph output keeps its name: leave the copy in place */
+        if (g->tensors[out].is_output) continue;
+        graph_replace_uses(g, out, src);
+        graph_kill(g, i);
+    }
+    /* dead code: nodes whose outputs nobody uses */
+    Status st = graph_link(g);
+    for (bool changed = true; changed && st == ST_OK;) {
+        changed = false;
+        for (int i = g->nnodes - 1; i >= 0; i--) {
+            Node *n = &g->nodes[i];
+            if (n->dead) continue;
+            bool used = false;
+            for (int k = 0; k < n->nout; k++) {
+                const GTensor *t = &g->tensors[n->out[k]];
+                used |= t->nconsumers > 0 || t->is_output;
+            }
+            if (!used) {
+                graph_kill(g, i);
+                changed = true;
+            }
+        }
+        st = graph_link(g);
+    }
+    return st;
+}

@@ -1,0 +1,99 @@
+/* fuse: walk the NPU nodes in graph order and try the patterns triggered by each node's op in
+ * registry (priority) order; the first match becomes an instance F<n>. Every instance is checked
+ * generically (members live, on the NPU, no intermediate escaping the group) so a pattern's
+ * match function cannot produce an unsound group. --no-fuse switches instances off; a switched-
+ * off instance stays listed, and lowering treats its nodes as unfused. */
+#include <stdlib.h>
+#include <string.h>
+#include "fusion.h"
+#include "pass.h"
+
+static int cmp_int(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+static bool in_group(const FuseMatch *m, int node)
+{
+    for (int i = 0; i < m->n; i++)
+        if (m->nodes[i] == node) return true;
+    return false;
+}
+
+/* Generic soundness: only the anchor's output leaves the group. */
+static const char *check_group(const Graph *g, FuseMatch *m, const bool *taken)
+{
+    qsort(m->nodes, (size_t)m->n, sizeof(int), cmp_int);
+    for (int i = 1; i < m->n; i++)
+        if (m->nodes[i] == m->nodes[i - 1]) return "a node matched twice";
+    int anchor = m->nodes[m->n - 1];
+    for (int i = 0; i < m->n; i++) {
+        const Node *n = &g->nodes[m->nodes[i]];
+        if (n->dead || taken[m->nodes[i]] || n->place != PLACE_NPU)
+            return "a member is already fused or runs on the CPU";
+        if (m->nodes[i] == anchor) continue;
+        for (int k = 0; k < n->nout; k++) {
+            const GTensor *t = &g->tensors[n->out[k]];
+            if (t->is_output) return "an intermediate is a graph output";
+            for (int c = 0; c < t->nconsumers; c++)
+                if (!in_group(m, t->consumers[c])) return "an intermediate has other consumers";
+        }
+    }
+    return NULL;
+}
+
+static Status add_miss(Graph *g, const char *pattern, int node, const char *why)
+{
+    NearMiss *p = realloc(g->misses, sizeof(NearMiss) * (size_t)(g->nmisses + 1));
+    if (!p) return ST_NOMEM;
+    g->misses = p;
+    g->misses[g->nmisses++] = (NearMiss){pattern, node, why};
+    return ST_OK;
+}
+
+Status pass_fuse(Graph *g, PassCtx *c)
+{
+    bool *taken = arena_alloc(c->scratch, (size_t)g->nnodes + 1);
+    if (!taken) return ST_NOMEM;
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = &g->nodes[i];
+        if (n->dead || n->place != PLACE_NPU || taken[i]) continue;
+        for (int p = 0; p < fuse_pattern_count; p++) {
+            const FusePattern *fp = &fuse_patterns[p];
+            if (fp->trigger != n->op) continue;
+            FuseMatch m;
+            memset(&m, 0, sizeof m);
+            const char *why = NULL;
+            if (!fp->match(g, i, taken, &m, &why)) {
+                if (why && add_miss(g, fp->name, i, why) != ST_OK) return ST_NOMEM;
+                continue;
+            }
+            const char *bad = check_group(g, &m, taken);
+            if (bad) {
+                if (add_miss(g, fp->name, i, bad) != ST_OK) return ST_NOMEM;
+                continue;
+            }
+            Fusion *fs = realloc(g->fusions, sizeof(Fusion) * (size_t)(g->nfusions + 1));
+            if (!fs) return ST_NOMEM;
+            g->fusions = fs;
+            Fusion *f = &g->fusions[g->nfusions];
+            f->id = arena_printf(&g->arena, "F%d", g->nfusions + 1);
+            f->pattern = m.variant ? m.variant : fp->name;
+            f->nnodes = m.n;
+            f->nodes = arena_dup(&g->arena, m.nodes, sizeof(int) * (size_t)m.n);
+            f->anchor = m.nodes[m.n - 1];
+            f->out = g->nodes[f->anchor].out[0];
+            f->enabled = true;
+            if (!f->id || !f->nodes) return ST_NOMEM;
+            for (int k = 0; k < c->opt->n_no_fuse; k++)
+                if (fuse_selected(c->opt->no_fuse[k], f)) f->enabled = false;
+            for (int k = 0; k < m.n; k++) {
+                taken[m.nodes[k]] = true;
+                g->nodes[m.nodes[k]].fusion = g->nfusions;
+            }
+            g->nfusions++;
+            break;
+        }
+    }
+    return ST_OK;
+}

@@ -1,0 +1,113 @@
+/* layout: NPU conv-family tensors (4-D outputs of conv, pools, batch_norm, and same-shape
+ * elementwise ops over padded inputs) get dim 1 padded to the target's channel tile. Where a
+ * padded tensor meets a consumer that reads dense memory (a view, a linear, a broadcast op, the
+ * CPU, a graph output), an explicit depad conversion is inserted: never a silent misread. Batch
+ * size > 1 is correct because the padded shape is [N, Cpad, H, W], not a padded flat buffer. */
+#include <stdint.h>
+#include <stdio.h>
+#include "pass.h"
+
+static bool conv_family(OpId op)
+{
+    return op == OP_CONV2D || op == OP_MAX_POOL2D || op == OP_AVG_POOL2D ||
+           op == OP_ADAPTIVE_AVG_POOL2D || op == OP_BATCH_NORM;
+}
+
+static bool same_shape(const GTensor *a, const GTensor *b)
+{
+    if (a->rank != b->rank) return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->shape[i] != b->shape[i]) return false;
+    return true;
+}
+
+/* Elementwise over tensors of one shape: reads padded memory as well as dense. */
+static bool layout_agnostic(const Graph *g, const Node *n)
+{
+    if (!(op_info[n->op].flags & OPF_ELTWISE) || n->op == OP_TO_DTYPE) return false;
+    const GTensor *o = node_output(g, n, 0);
+    for (int k = 0; k < n->nin; k++)
+        if (!same_shape(node_input(g, n, k), o)) return false;
+    return true;
+}
+
+/* Does consumer node c read input tensor t in t's padded layout? */
+static bool reads_padded(const Graph *g, const Node *c, int t)
+{
+    if (c->place != PLACE_NPU) return false;
+    if (conv_family(c->op)) return c->in[0] == t; /* data input, not weights */
+    if (layout_agnostic(g, c)) {
+        for (int k = 0; k < c->nin; k++)
+            if (!g->tensors[c->in[k]].padded) return false;
+        return true;
+    }
+    return false;
+}
+
+Status pass_layout(Graph *g, PassCtx *c)
+{
+    int tile = c->opt->channel_tile > 0 ? c->opt->channel_tile : 32;
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = &g->nodes[i];
+        if (n->dead || n->place != PLACE_NPU || n->nout != 1) continue;
+        GTensor *o = &g->tensors[n->out[0]];
+        if (o->rank != 4 || !dtype_is_float(o->dtype)) continue;
+        bool pad = conv_family(n->op);
+        if (!pad && layout_agnostic(g, n) && n->nin > 0) {
+            pad = true;
+            for (int k = 0; k < n->nin; k++) pad &= g->tensors[n->in[k]].padded != 0;
+        }
+        if (!pad) continue;
+        int64_t cp = (o->shape[1] + tile - 1) / tile * tile;
+        if (cp == o->shape[1] && !conv_family(n->op)) continue;
+        o->padded = cp != o->shape[1];
+        o->pshape[1] = cp;
+    }
+    /* conversions: every padded tensor read densely by some consumer gets one depad node right
+     * after its producer; those consumers are rewired to the dense copy */
+    for (int t = 0; t < g->ntensors; t++) {
+        GTensor *x = &g->tensors[t];
+        if (!x->padded || x->producer < 0) continue;
+        bool need = x->is_output;
+        for (int k = 0; k < x->nconsumers && !need; k++)
+            need = !reads_padded(g, &g->nodes[x->consumers[k]], t);
+        if (!need) continue;
+        char *name = arena_printf(&g->arena, "%s@dense", x->name);
+        int dense = graph_add_tensor(g, name, g->tensors[t].dtype, g->tensors[t].rank,
+                                     g->tensors[t].shape, TK_ACT);
+        if (dense < 0) return ST_NOMEM;
+        x = &g->tensors[t];
+        int producer = x->producer;
+        /* rewire dense readers first (the list changes once the node is inserted) */
+        int ncons = x->nconsumers;
+        int cons[256];
+        if (ncons > 256) ncons = 256;
+        for (int k = 0; k < ncons; k++) cons[k] = x->consumers[k];
+        for (int k = 0; k < ncons; k++) {
+            Node *cn = &g->nodes[cons[k]];
+            if (reads_padded(g, cn, t)) continue;
+            for (int a = 0; a < cn->nin; a++)
+                if (cn->in[a] == t) cn->in[a] = dense;
+        }
+        if (x->is_output) {
+            /* the graph output keeps its name: the padded producer writes a renamed tensor */
+            for (int i = 0; i < g->noutputs; i++)
+                if (g->outputs[i] == t) g->outputs[i] = dense;
+            const char *orig = x->name;
+            x->name = arena_printf(&g->arena, "%s@padded", orig);
+            g->tensors[dense].name = orig;
+            if (!x->name || !strmap_put(&g->by_name, x->name, (void *)(intptr_t)(t + 1)) ||
+                !strmap_put(&g->by_name, orig, (void *)(intptr_t)(dense + 1)))
+                return ST_NOMEM;
+        }
+        char *nname = arena_printf(&g->arena, "depad_%s", g->tensors[t].name);
+        int in[1] = {t}, out[1] = {dense};
+        if (graph_insert_node(g, producer + 1, nname, OP_DEPAD, in, 1, out, 1) < 0)
+            return ST_NOMEM;
+        Node *dn = &g->nodes[producer + 1];
+        dn->place = PLACE_NPU;
+        dn->part = g->nodes[producer].part;
+        dn->fusion = -1;
+    }
+    return graph_link(g);
+}

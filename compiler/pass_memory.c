@@ -1,0 +1,109 @@
+/* plan-memory: one device arena for activations, graph inputs and outputs. Each tensor that
+ * owns storage lives from the kernel that produces it to its last reader (through aliases);
+ * graph inputs from the start, graph outputs to the end. First-fit placement over that order
+ * reuses dead tensors' bytes. Reports the arena size against one buffer per tensor. Weights get
+ * their own buffers (offset -1). Tensors inside an enabled fused kernel take no memory. */
+#include <stdlib.h>
+#include "pass.h"
+
+typedef struct Live {
+    int t;
+    int def, last;
+    int64_t bytes, off;
+} Live;
+
+static int storage_size(const PassCtx *c, const GTensor *t)
+{
+    if (!dtype_is_float(t->dtype)) return t->dtype == DT_BOOL ? 1 : 4; /* integers as i32 */
+    return (int)dtype_size(c->opt->compute);
+}
+
+static int by_def(const void *a, const void *b)
+{
+    const Live *x = a, *y = b;
+    if (x->def != y->def) return x->def - y->def;
+    return x->t - y->t;
+}
+
+/* Is tensor t written to memory? Intermediates of an enabled fusion are not. */
+static bool materialised(const Graph *g, int t)
+{
+    const GTensor *x = &g->tensors[t];
+    if (x->kind != TK_ACT) return x->kind == TK_INPUT;
+    if (x->producer < 0 || x->alias_of >= 0) return false;
+    const Node *p = &g->nodes[x->producer];
+    if (p->fusion >= 0 && g->fusions[p->fusion].enabled && g->fusions[p->fusion].out != t)
+        return false;
+    return true;
+}
+
+Status pass_plan_memory(Graph *g, PassCtx *c)
+{
+    int align = c->opt->arena_align > 0 ? c->opt->arena_align : 256;
+    Live *lv = arena_alloc(c->scratch, sizeof(Live) * (size_t)(g->ntensors + 1));
+    int *idx = arena_alloc(c->scratch, sizeof(int) * (size_t)(g->ntensors + 1));
+    if (!lv || !idx) return ST_NOMEM;
+    int n = 0;
+    for (int t = 0; t < g->ntensors; t++) {
+        idx[t] = -1;
+        g->tensors[t].offset = -1;
+        g->tensors[t].bytes = 0;
+        if (!materialised(g, t)) continue;
+        const GTensor *x = &g->tensors[t];
+        int64_t numel = 1;
+        for (int i = 0; i < x->rank; i++) numel *= x->pshape[i];
+        int64_t bytes = (numel * storage_size(c, x) + align - 1) / align * align;
+        if (bytes == 0) bytes = align;
+        int def = x->kind == TK_INPUT ? -1 : x->producer;
+        idx[t] = n;
+        lv[n++] = (Live){t, def, def, bytes, -1};
+    }
+    /* last use, through aliases; fused members count at the anchor's position */
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *nd = &g->nodes[i];
+        if (nd->dead) continue;
+        int at = i;
+        if (nd->fusion >= 0 && g->fusions[nd->fusion].enabled) at = g->fusions[nd->fusion].anchor;
+        for (int k = 0; k < nd->nin; k++) {
+            int t = nd->in[k];
+            if (g->tensors[t].alias_of >= 0) t = g->tensors[t].alias_of;
+            if (idx[t] >= 0 && lv[idx[t]].last < at) lv[idx[t]].last = at;
+        }
+    }
+    for (int i = 0; i < g->noutputs; i++) {
+        int t = g->outputs[i];
+        if (g->tensors[t].alias_of >= 0) t = g->tensors[t].alias_of;
+        if (idx[t] >= 0) lv[idx[t]].last = g->nnodes;
+    }
+    qsort(lv, (size_t)n, sizeof *lv, by_def);
+    int64_t arena = 0, naive = 0;
+    for (int i = 0; i < n; i++) {
+        naive += lv[i].bytes;
+        /* first fit among the placements still alive at lv[i].def */
+        int64_t off = 0;
+        for (bool moved = true; moved;) {
+            moved = false;
+            for (int j = 0; j < i; j++) {
+                if (lv[j].last < lv[i].def && lv[j].def != lv[i].def) continue; /* dead */
+                if (off < lv[j].off + lv[j].bytes && lv[j].off < off + lv[i].bytes) {
+                    off = lv[j].off + lv[j].bytes;
+                    moved = true;
+                }
+            }
+        }
+        lv[i].off = off;
+        if (off + lv[i].bytes > arena) arena = off + lv[i].bytes;
+        g->tensors[lv[i].t].offset = off;
+        g->tensors[lv[i].t].bytes = lv[i].bytes;
+    }
+    for (int t = 0; t < g->ntensors; t++) {
+        GTensor *x = &g->tensors[t];
+        if (x->alias_of >= 0) {
+            x->offset = g->tensors[x->alias_of].offset;
+            x->bytes = g->tensors[x->alias_of].bytes;
+        }
+    }
+    g->arena_bytes = arena;
+    g->naive_bytes = naive;
+    return ST_OK;
+}

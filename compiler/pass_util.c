@@ -1,0 +1,65 @@
+#include "pass.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+void graph_replace_uses(Graph *g, int from, int to)
+{
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = &g->nodes[i];
+        if (n->dead) continue;
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k] == from) n->in[k] = to;
+    }
+    for (int i = 0; i < g->noutputs; i++)
+        if (g->outputs[i] == from) g->outputs[i] = to;
+}
+
+void graph_kill(Graph *g, int node)
+{
+    g->nodes[node].dead = true;
+}
+
+int graph_add_derived_weight(Graph *g, const char *name, const GTensor *like, int rank,
+                             const int64_t *shape)
+{
+    int t = graph_add_tensor(g, name, like->dtype, rank, shape, TK_WEIGHT);
+    if (t < 0) return -1;
+    g->tensors[t].weight_key = g->tensors[t].name;
+    int *w = realloc(g->weights, sizeof(int) * (size_t)(g->nweights + 1));
+    if (!w) return -1;
+    g->weights = w;
+    g->weights[g->nweights++] = t;
+    return t;
+}
+
+bool compile_forced_cpu(const CompileOptions *o, const Node *n)
+{
+    for (int i = 0; i < o->n_cpu_ops; i++)
+        if (strcmp(o->cpu_ops[i], n->aten) == 0 || strcmp(o->cpu_ops[i], op_short_name(n->op)) == 0)
+            return true;
+    return false;
+}
+
+int graph_insert_node(Graph *g, int pos, const char *name, OpId op, const int *in, int nin,
+                      const int *out, int nout)
+{
+    int k = graph_add_node(g, name, op, op_canonical_name(op), in, nin, out, nout);
+    if (k < 0) return -1;
+    Node moved = g->nodes[k];
+    memmove(&g->nodes[pos + 1], &g->nodes[pos], sizeof(Node) * (size_t)(k - pos));
+    g->nodes[pos] = moved;
+    for (int i = 0; i < g->nfusions; i++) {
+        Fusion *f = &g->fusions[i];
+        for (int j = 0; j < f->nnodes; j++)
+            if (f->nodes[j] >= pos) f->nodes[j]++;
+        if (f->anchor >= pos) f->anchor++;
+    }
+    for (int i = 0; i < g->nmisses; i++)
+        if (g->misses[i].node >= pos) g->misses[i].node++;
+    for (int i = pos; i < g->nnodes; i++)
+        if (!strmap_put(&g->node_by_name, g->nodes[i].name, (void *)(intptr_t)(i + 1))) return -1;
+    if (graph_link(g) != ST_OK) return -1;
+    return pos;
+}

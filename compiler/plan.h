@@ -1,0 +1,111 @@
+/* The plan: the compiled program. Everything a backend needs to run a model and everything
+ * `describe` shows: compute dtype, target parameters, tensors with their arena placement and
+ * host<->device transforms, weight recipes, kernels (shader stem, bindings, push constants,
+ * dispatch size, provenance, fusion id), partitions with transfers. Serialised as .npubin
+ * (npubin.h). A Plan owns an arena holding all its strings and arrays; free with plan_free. */
+#ifndef NPU_PLAN_H
+#define NPU_PLAN_H
+
+#include <stdint.h>
+#include "../common/arena.h"
+#include "dtype.h"
+#include "graph.h"
+
+#define PLAN_FORMAT_VERSION 1
+#define PLAN_MAX_PUSH 32 /* 32-bit words: 128 bytes, lavapipe's limit */
+#define PLAN_MAX_SPEC 16
+
+typedef enum PlanTensorKind {
+    PT_ACT,    /* intermediate, lives in the arena */
+    PT_INPUT,  /* graph input: uploaded before each run */
+    PT_OUTPUT, /* graph output: downloaded after each run (also in the arena) */
+    PT_WEIGHT, /* uploaded once at load */
+    PT_CONST,
+} PlanTensorKind;
+
+typedef struct PlanTensor {
+    const char *name;
+    PlanTensorKind kind;
+    DType dtype;   /* declared (logical) dtype */
+    DType storage; /* on the device: the compute dtype for floats, I32 for integers */
+    int rank;
+    int64_t shape[NPU_MAX_RANK];
+    int64_t pshape[NPU_MAX_RANK]; /* physical shape (dim 1 padded to the channel tile) */
+    int padded;
+    int alias_of;  /* view of another plan tensor's storage, -1 if none */
+    int64_t offset; /* byte offset in the arena, -1 for weights (own buffers) */
+    int64_t bytes;
+    const char *weight_key; /* PT_WEIGHT: state_dict key or recipe output name */
+} PlanTensor;
+
+typedef enum KernelTarget { KT_NPU, KT_CPU } KernelTarget;
+
+typedef struct PlanKernel {
+    const char *shader;  /* shader stem ("conv2d", "binary", ...); for KT_CPU the op name */
+    KernelTarget target;
+    int op;              /* OpId of the node that defines the kernel (the anchor) */
+    int node;            /* graph node index (anchor), for CPU kernels and provenance */
+    int fusion;          /* index into plan fusions, -1 */
+    int nargs, nin;      /* args[0..nin) inputs, args[nin..nargs) outputs: plan tensor ids */
+    int *args;
+    int npush;
+    uint32_t push[PLAN_MAX_PUSH];
+    int nspec;
+    uint32_t spec[PLAN_MAX_SPEC];
+    uint32_t groups[3];  /* dispatch size in workgroups */
+    int nprov;
+    const char **prov;   /* IR node names this kernel computes */
+    int part;            /* partition index */
+    int level;           /* dependency level: kernels of one level need no barrier between them */
+} PlanKernel;
+
+typedef struct PlanFusion {
+    const char *id, *pattern;
+    int enabled;
+    int kernel; /* kernel index computing it, -1 when switched off */
+    int nnodes;
+    const char **nodes;
+} PlanFusion;
+
+typedef struct PlanPart {
+    KernelTarget target;
+    int first_kernel, nkernels;
+    int nin, nout;
+    int *in, *out; /* plan tensors crossing into / out of the partition (transfers) */
+} PlanPart;
+
+typedef struct PlanRecipe {
+    RecipeKind kind;
+    int out_w, out_b, conv_w, conv_b, gamma, beta, mean, var; /* plan tensor ids, -1 = none */
+    double eps;
+} PlanRecipe;
+
+typedef struct Plan {
+    Arena arena;
+    const char *model_name;
+    const char *source;   /* the IR file it was compiled from */
+    DType compute;        /* F16, BF16 or F32 */
+    int channel_tile;
+    int ntensors, nkernels, nparts, nfusions, nrecipes;
+    PlanTensor *tensors;
+    PlanKernel *kernels;
+    PlanPart *parts;
+    PlanFusion *fusions;
+    PlanRecipe *recipes;
+    int ninputs, noutputs, nweights;
+    int *inputs, *outputs, *weights; /* plan tensor ids */
+    int64_t arena_bytes;  /* planned arena size */
+    int64_t naive_bytes;  /* one buffer per tensor */
+    int nlevels;
+    /* CPU partitions run IR nodes on the CPU reference: the IR they came from is embedded so a
+     * .npubin runs without the original file (NULL when every kernel runs on the NPU). */
+    const char *ir_json;
+    uint64_t ir_json_len;
+} Plan;
+
+Plan *plan_new(void);
+void plan_free(Plan *p);
+/* Structural equality (used by the .npubin round-trip test). */
+int plan_equal(const Plan *a, const Plan *b);
+
+#endif

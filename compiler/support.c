@@ -1,0 +1,128 @@
+#include "support.h"
+
+#include <stdio.h>
+
+static bool any_int_data(const Graph *g, const Node *n)
+{
+    for (int k = 0; k < n->nout; k++)
+        if (dtype_is_int(node_output(g, n, k)->dtype)) return true;
+    return false;
+}
+
+bool npu_supports(Graph *g, const Node *n, const char **why)
+{
+    const OpInfo *oi = &op_info[n->op];
+    *why = NULL;
+    if (!(oi->flags & OPF_NPU)) {
+        *why = arena_printf(&g->arena, "no NPU kernel for %s", op_short_name(n->op));
+        return false;
+    }
+    for (int k = 0; k < n->nin; k++)
+        if (node_input(g, n, k)->rank > NPU_MAX_KERNEL_RANK) {
+            *why = "rank above 6";
+            return false;
+        }
+    for (int k = 0; k < n->nout; k++)
+        if (node_output(g, n, k)->rank > NPU_MAX_KERNEL_RANK) {
+            *why = "rank above 6";
+            return false;
+        }
+    /* integer arithmetic stays on the CPU; integer data may move through NPU data ops */
+    if (any_int_data(g, n) && !(oi->flags & OPF_VIEW)) {
+        *why = "integer arithmetic runs on the CPU";
+        return false;
+    }
+    switch (n->op) {
+    case OP_CONV2D:
+        if (node_input(g, n, 0)->rank != 4) {
+            *why = "conv2d input is not 4-D";
+            return false;
+        }
+        return true;
+    case OP_MAX_POOL2D: {
+        int64_t dil[2];
+        if (!attr_ints_n(n, "dilation", dil, 2, 1) || dil[0] != 1 || dil[1] != 1) {
+            *why = "dilated max_pool2d";
+            return false;
+        }
+        return node_input(g, n, 0)->rank == 4 || (*why = "pool input is not 4-D", false);
+    }
+    case OP_AVG_POOL2D:
+    case OP_ADAPTIVE_AVG_POOL2D:
+        if (node_input(g, n, 0)->rank != 4) {
+            *why = "pool input is not 4-D";
+            return false;
+        }
+        return true;
+    case OP_SOFTMAX:
+    case OP_LOG_SOFTMAX: {
+        int r = node_input(g, n, 0)->rank;
+        int dim = norm_dim(attr_int(n, "dim", -1), r);
+        if (dim != r - 1 && r > 0) {
+            *why = arena_printf(&g->arena, "softmax over dim %d of %d: the NPU kernel reduces the "
+                                           "last dim", dim, r);
+            return false;
+        }
+        return true;
+    }
+    case OP_MEAN:
+    case OP_SUM:
+    case OP_AMAX: {
+        int r = node_input(g, n, 0)->rank;
+        int64_t dims[NPU_MAX_RANK];
+        int nd = attr_ints(n, "dim", dims, NPU_MAX_RANK);
+        if (nd == 1 && norm_dim(dims[0], r) == r - 1) return true;
+        *why = "reduction over other than the last dim";
+        return false;
+    }
+    case OP_LAYER_NORM: {
+        int64_t ns[NPU_MAX_RANK];
+        if (attr_ints(n, "normalized_shape", ns, NPU_MAX_RANK) != 1) {
+            *why = "layer_norm over more than the last dim";
+            return false;
+        }
+        return true;
+    }
+    case OP_CAT:
+        if (n->nin > NPU_MAX_CAT_INPUTS) {
+            *why = arena_printf(&g->arena, "cat of %d inputs: the NPU kernel takes at most %d",
+                                n->nin, NPU_MAX_CAT_INPUTS);
+            return false;
+        }
+        return true;
+    case OP_TO_DTYPE:
+        if (dtype_is_int(node_output(g, n, 0)->dtype)) {
+            *why = "conversion to an integer type";
+            return false;
+        }
+        return true;
+    case OP_BATCH_NORM:
+        if (attr_bool(n, "training", false)) {
+            *why = "training-mode batch_norm";
+            return false;
+        }
+        return true;
+    case OP_EMBEDDING:
+    case OP_INDEX_COPY:
+    case OP_MATMUL:
+    case OP_BMM:
+    case OP_MM:
+    case OP_LINEAR:
+    case OP_ADDMM:
+        return true;
+    case OP_ASSERT_META: case OP_IDENTITY: case OP_DROPOUT: case OP_GETITEM: case OP_T:
+    case OP_RELU: case OP_RELU6: case OP_HARDTANH: case OP_HARDSWISH: case OP_HARDSIGMOID:
+    case OP_SIGMOID: case OP_TANH: case OP_GELU: case OP_SILU: case OP_NEG: case OP_EXP:
+    case OP_LOG: case OP_ABS: case OP_SQRT: case OP_RSQRT: case OP_COS: case OP_SIN: case OP_POW:
+    case OP_CLAMP: case OP_ADD: case OP_SUB: case OP_RSUB: case OP_MUL: case OP_DIV:
+    case OP_WHERE: case OP_MASKED_FILL: case OP_EQ: case OP_NE: case OP_LT: case OP_LE:
+    case OP_GT: case OP_GE: case OP_LOGICAL_NOT: case OP_LOGICAL_AND: case OP_LOGICAL_OR:
+    case OP_CUMSUM: case OP_SLICE: case OP_SELECT: case OP_VIEW: case OP_FLATTEN:
+    case OP_UNSQUEEZE: case OP_SQUEEZE: case OP_PERMUTE: case OP_TRANSPOSE: case OP_EXPAND:
+    case OP_ARANGE: case OP_FULL: case OP_ZEROS: case OP_ONES: case OP_DEPAD:
+        return true;
+    case OP_COUNT:
+    case OP_INVALID: break;
+    }
+    return true;
+}

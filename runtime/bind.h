@@ -1,0 +1,46 @@
+/* Binding values to a graph's tensors: weights from safetensors (through weight_name_mapping) or
+ * generated deterministically, graph inputs from an I/O file or generated, and the reference
+ * outputs to compare against. Values are kept in the CPU reference's dtypes (f32, i64, bool),
+ * indexed by tensor id, ready for ref_run and for upload by a device backend. */
+#ifndef NPU_BIND_H
+#define NPU_BIND_H
+
+#include <stdint.h>
+#include "../common/diag.h"
+#include "../compiler/graph.h"
+#include "htensor.h"
+
+typedef struct Binding {
+    int ntensors;
+    HTensor *vals;  /* [ntensors]: weights, inputs, constants */
+    HTensor *ref;   /* [g->noutputs]: expected outputs; data NULL where none */
+    int noutputs;
+    int nref;       /* how many outputs have a reference */
+    char *weights_from, *inputs_from, *ref_from; /* file names, or a "random (seed N)" note */
+    int stored_bf16; /* some weight was stored as bf16 (picks the compute dtype) */
+    int stored_f16;
+} Binding;
+
+Status bind_init(const Graph *g, Binding *b);
+void bind_free(Binding *b);
+/* Binds every weight placeholder from a safetensors file or sharded index. A weight the IR names
+ * but the file lacks is an error naming both (and explaining lifted_tensor_* buffers). */
+Status bind_weights_file(const Graph *g, const char *path, Binding *b, DiagList *d);
+/* Deterministic weights for architecture-only IRs: shaped like real ones (norm weights near 1,
+ * running variances positive, matrices scaled by 1/sqrt(fan_in)). */
+Status bind_weights_random(const Graph *g, uint64_t seed, Binding *b);
+/* Binds every graph input from a safetensors file (names as the IR names them, optionally with
+ * a "prefix."). */
+Status bind_inputs_file(const Graph *g, const char *path, const char *prefix, Binding *b,
+                        DiagList *d);
+/* Deterministic random inputs: floats in [-1, 1], integer inputs in range for their consumers
+ * (embedding ids below the vocabulary size, index_copy indices inside the dim). */
+Status bind_inputs_random(const Graph *g, uint64_t seed, Binding *b);
+/* Binds expected outputs from a file when it holds tensors named as the graph outputs; a file
+ * with none of them is not an error (nref stays 0). A present tensor of the wrong shape is. */
+Status bind_reference_file(const Graph *g, const char *path, const char *prefix, Binding *b,
+                           DiagList *d);
+/* Constants carried by the IR. */
+Status bind_constants(const Graph *g, Binding *b);
+
+#endif
