@@ -293,6 +293,11 @@ static void test_pool_random(void **state)
          1, 2, 11, 9, 5, 7, 3, 2, 2, 1, 1, 0, 2, 2, 1, 0},
         {MAXP, "{\"kernel_size\":3,\"stride\":2,\"padding\":1,\"ceil_mode\":true}", 1, 1, 6, 6,
          4, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0},
+        /* ceil would give 4, but the 4th window would start in the right padding */
+        {MAXP, "{\"kernel_size\":2,\"stride\":2,\"padding\":1,\"ceil_mode\":true}", 1, 2, 5, 5,
+         3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 1, 0},
+        {AVGP, "{\"kernel_size\":2,\"stride\":2,\"padding\":1,\"ceil_mode\":true}", 1, 2, 5, 5,
+         3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 1, 0},
         {AVGP, "{\"kernel_size\":[2,2]}", 2, 3, 7, 9, 3, 4, 2, 2, 2, 2, 0, 0, 1, 1, 1, 0},
         {AVGP, "{\"kernel_size\":2,\"stride\":2,\"ceil_mode\":true}", 1, 2, 7, 7, 4, 4, 2, 2, 2,
          2, 0, 0, 1, 1, 1, 0},
@@ -342,6 +347,24 @@ static void test_pool_hand(void **state)
         htensor_free(&y);
         diag_free(&d);
     }
+}
+
+/* A NaN in a max-pool window wins, as in ATen. */
+static void test_max_pool_nan(void **state)
+{
+    (void)state;
+    TuSpec in = spec4(1, 1, 2, 4), out = spec4(1, 1, 1, 2);
+    HTensor x, y;
+    tu_alloc(&x, NULL, 4, in.shape);
+    const float v[8] = {1, NAN, 3, 4, 5, 6, 7, -1};
+    memcpy(x.data, v, sizeof v);
+    DiagList d = {0};
+    assert_int_equal(run_node(MAXP, 1, &in, &out, "{\"kernel_size\":2}", &x, &y, &d), ST_OK);
+    assert_true(isnan(((float *)y.data)[0]));
+    assert_true(((float *)y.data)[1] == 7.0f);
+    htensor_free(&x);
+    htensor_free(&y);
+    diag_free(&d);
 }
 
 static void test_adaptive(void **state)
@@ -441,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_conv_unbatched), cmocka_unit_test(test_conv_errors),
         cmocka_unit_test(test_pool_random),    cmocka_unit_test(test_pool_hand),
         cmocka_unit_test(test_adaptive),       cmocka_unit_test(test_pool_errors),
+        cmocka_unit_test(test_max_pool_nan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
