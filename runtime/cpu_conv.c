@@ -59,8 +59,8 @@ static Status check_out(const CpuCall *c, const Geom *g, int64_t cout)
     shape_str(s + (o ? 0 : 1), x->rank, want, sizeof want);
     shape_str(y->shape, y->rank, got, sizeof got);
     return diag_error(c->diag, c->file, c->node->name, out_name(c),
-                      "%s: output declared %s but the attributes give %s", op_short_name(c->node->op),
-                      got, want);
+                      "%s: output declared %s but the attributes give %s",
+                      op_short_name(c->node->op), got, want);
 }
 
 /* ---- conv2d ---- */
@@ -104,10 +104,12 @@ static void pack_im2col(const void *ctx, int64_t k0, int64_t kc, int64_t j0, int
             } else {
                 for (; j < cols; j++) {
                     int64_t y = y0[j] + dy, xx = x0[j] + dx;
-                    dst[j] = y >= 0 && y < g->h && xx >= 0 && xx < g->w ? plane[y * g->w + xx] : 0.0;
+                    dst[j] =
+                        y >= 0 && y < g->h && xx >= 0 && xx < g->w ? plane[y * g->w + xx] : 0.0;
                 }
             }
-            for (; j < nr; j++) dst[j] = 0.0;
+            for (; j < nr; j++)
+                dst[j] = 0.0;
             dst += nr;
             if (++s == g->kw) {
                 s = 0;
@@ -154,7 +156,8 @@ static Status conv_padding(const CpuCall *c, Geom *g)
             g->oh = g->ow = -1; /* computed below */
             return ST_OK;
         }
-        if (strcmp(a->s, "same") != 0) return bad(c, NULL, "padding must be ints, 'same' or 'valid'");
+        if (strcmp(a->s, "same") != 0)
+            return bad(c, NULL, "padding must be ints, 'same' or 'valid'");
         if (g->sh != 1 || g->sw != 1) return bad(c, NULL, "padding='same' needs stride 1");
         g->ph = g->dh * (g->kh - 1) / 2;
         g->pw = g->dw * (g->kw - 1) / 2;
@@ -228,11 +231,24 @@ Status cpu_conv2d(const CpuCall *c)
             }
             Im2col ctx = {x, &g};
             CpuGemm gm = {
-                .m = coutg, .n = p, .k = kk, .a = wg, .a_rs = kk, .a_cs = 1,
-                .b = x, .b_rs = hw, .b_cs = 1, /* pointwise: x is already [C, H*W] */
-                .pack_b = pointwise ? NULL : pack_im2col, .pack_ctx = &ctx,
-                .c = y, .c_rs = p, .alpha = 1.0,
-                .bias = bg, .bias_rs = 1, .bias_cs = 0, .beta = 1.0,
+                .m = coutg,
+                .n = p,
+                .k = kk,
+                .a = wg,
+                .a_rs = kk,
+                .a_cs = 1,
+                .b = x,
+                .b_rs = hw,
+                .b_cs = 1, /* pointwise: x is already [C, H*W] */
+                .pack_b = pointwise ? NULL : pack_im2col,
+                .pack_ctx = &ctx,
+                .c = y,
+                .c_rs = p,
+                .alpha = 1.0,
+                .bias = bg,
+                .bias_rs = 1,
+                .bias_cs = 0,
+                .beta = 1.0,
             };
             if ((st = cpu_gemm(&gm)) != ST_OK)
                 return diag_add(c->diag, DIAG_ERROR, st, c->file, c->node->name, NULL,
@@ -258,8 +274,8 @@ static int64_t pool_out(int64_t in, int64_t k, int64_t pad, int64_t stride, int6
 static Status pool_params(const CpuCall *c, Geom *g, int with_dilation)
 {
     int64_t v[2];
-    if (!attr_present(c->node, "kernel_size") ||
-        !attr_ints_n(c->node, "kernel_size", v, 2, 1) || v[0] < 1 || v[1] < 1)
+    if (!attr_present(c->node, "kernel_size") || !attr_ints_n(c->node, "kernel_size", v, 2, 1) ||
+        v[0] < 1 || v[1] < 1)
         return bad(c, NULL, "kernel_size must be one or two positive ints");
     g->kh = v[0], g->kw = v[1];
     const Attr *s = node_attr(c->node, "stride");
@@ -337,8 +353,9 @@ static void avg_pool(const Geom *g, const float *x, float *y, int include_pad, i
                 if (we > g->w) we = g->w;
                 double acc = 0.0;
                 for (int64_t iy = hs; iy < he; iy++)
-                    for (int64_t ix = ws; ix < we; ix++) acc += xp[iy * g->w + ix];
-                int64_t div = div_override ? div_override
+                    for (int64_t ix = ws; ix < we; ix++)
+                        acc += xp[iy * g->w + ix];
+                int64_t div = div_override  ? div_override
                               : include_pad ? pool
                                             : (he - hs) * (we - ws);
                 yp[oy * g->ow + ox] = (float)(acc / (double)div);
@@ -359,7 +376,8 @@ static void adaptive_avg_pool(const Geom *g, const float *x, float *y)
                 int64_t ws = ox * g->w / g->ow, we = ((ox + 1) * g->w + g->ow - 1) / g->ow;
                 double acc = 0.0;
                 for (int64_t iy = hs; iy < he; iy++)
-                    for (int64_t ix = ws; ix < we; ix++) acc += xp[iy * g->w + ix];
+                    for (int64_t ix = ws; ix < we; ix++)
+                        acc += xp[iy * g->w + ix];
                 yp[oy * g->ow + ox] = (float)(acc / (double)((he - hs) * (we - ws)));
             }
         }

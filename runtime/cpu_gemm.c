@@ -31,19 +31,21 @@ static void ukr_generic(int64_t kc, const double *a, const double *b, double *c,
 {
     double t[4][8];
     for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 8; j++) t[i][j] = acc ? c[i * ldc + j] : 0.0;
+        for (int j = 0; j < 8; j++)
+            t[i][j] = acc ? c[i * ldc + j] : 0.0;
     for (int64_t k = 0; k < kc; k++, a += 4, b += 8)
         for (int i = 0; i < 4; i++)
-            for (int j = 0; j < 8; j++) t[i][j] += a[i] * b[j];
+            for (int j = 0; j < 8; j++)
+                t[i][j] += a[i] * b[j];
     for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 8; j++) c[i * ldc + j] = t[i][j];
+        for (int j = 0; j < 8; j++)
+            c[i * ldc + j] = t[i][j];
 }
 
 #ifdef GEMM_X86
 /* 6x8: twelve ymm accumulators. */
-__attribute__((target("avx2,fma"))) static void ukr_avx2(int64_t kc, const double *a,
-                                                         const double *b, double *c, int64_t ldc,
-                                                         int acc)
+__attribute__((target("avx2,fma"))) static void
+ukr_avx2(int64_t kc, const double *a, const double *b, double *c, int64_t ldc, int acc)
 {
 #define A2_DECL(i) __m256d c##i##0, c##i##1;
 #define A2_LOAD(i)                                                                                 \
@@ -69,9 +71,8 @@ __attribute__((target("avx2,fma"))) static void ukr_avx2(int64_t kc, const doubl
 }
 
 /* 8x16: sixteen zmm accumulators. */
-__attribute__((target("avx512f"))) static void ukr_avx512(int64_t kc, const double *a,
-                                                          const double *b, double *c, int64_t ldc,
-                                                          int acc)
+__attribute__((target("avx512f"))) static void
+ukr_avx512(int64_t kc, const double *a, const double *b, double *c, int64_t ldc, int acc)
 {
 #define A5_DECL(i) __m512d c##i##0, c##i##1;
 #define A5_LOAD(i)                                                                                 \
@@ -122,15 +123,17 @@ static void pack_a(const CpuGemm *g, int64_t i0, int64_t mc, int64_t k0, int64_t
         for (int64_t k = 0; k < kc; k++) {
             const float *s = src + k * g->a_cs;
             int64_t i = 0;
-            for (; i < rows; i++) dst[i] = s[i * g->a_rs];
-            for (; i < mr; i++) dst[i] = 0.0;
+            for (; i < rows; i++)
+                dst[i] = s[i * g->a_rs];
+            for (; i < mr; i++)
+                dst[i] = 0.0;
             dst += mr;
         }
     }
 }
 
-static void pack_b_strided(const CpuGemm *g, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
-                           int nr, double *dst)
+static void pack_b_strided(const CpuGemm *g, int64_t k0, int64_t kc, int64_t j0, int64_t nc, int nr,
+                           double *dst)
 {
     for (int64_t jr = 0; jr < nc; jr += nr) {
         int64_t cols = nc - jr < nr ? nc - jr : nr;
@@ -139,10 +142,13 @@ static void pack_b_strided(const CpuGemm *g, int64_t k0, int64_t kc, int64_t j0,
             const float *s = src + k * g->b_rs;
             int64_t j = 0;
             if (g->b_cs == 1)
-                for (; j < cols; j++) dst[j] = s[j];
+                for (; j < cols; j++)
+                    dst[j] = s[j];
             else
-                for (; j < cols; j++) dst[j] = s[j * g->b_cs];
-            for (; j < nr; j++) dst[j] = 0.0;
+                for (; j < cols; j++)
+                    dst[j] = s[j * g->b_cs];
+            for (; j < nr; j++)
+                dst[j] = 0.0;
             dst += nr;
         }
     }
@@ -157,9 +163,11 @@ static void store_c(const CpuGemm *g, const double *cd, int64_t ldcd, int64_t i0
         const double *s = cd + i * ldcd;
         float *d = g->c + (i0 + i) * g->c_rs + j0;
         if (!bias && g->alpha == 1.0) {
-            for (int64_t j = 0; j < nc; j++) d[j] = (float)s[j];
+            for (int64_t j = 0; j < nc; j++)
+                d[j] = (float)s[j];
         } else if (!bias) {
-            for (int64_t j = 0; j < nc; j++) d[j] = (float)(g->alpha * s[j]);
+            for (int64_t j = 0; j < nc; j++)
+                d[j] = (float)(g->alpha * s[j]);
         } else {
             const float *bp = g->bias + (i0 + i) * g->bias_rs + j0 * g->bias_cs;
             for (int64_t j = 0; j < nc; j++)
@@ -202,8 +210,8 @@ static void *run_part(void *arg)
                     pack_a(g, mb + ic, mc, pc, kc, u.mr, ap);
                     for (int64_t jr = 0; jr < nc; jr += u.nr)
                         for (int64_t ir = 0; ir < mc; ir += u.mr)
-                            u.fn(kc, ap + ir * kc, bp + jr * kc, cd + (ic + ir) * ncmax + jr,
-                                 ncmax, pc > 0);
+                            u.fn(kc, ap + ir * kc, bp + jr * kc, cd + (ic + ir) * ncmax + jr, ncmax,
+                                 pc > 0);
                 }
             }
             if (g->k == 0)
@@ -236,7 +244,8 @@ static void *run_small(void *arg)
             for (int64_t k = 0; k < g->k; k++) {
                 double av = a[k * g->a_cs];
                 const float *bk = b + k * g->b_rs;
-                for (int j = 0; j < cols; j++) t[j] += av * bk[j * g->b_cs];
+                for (int j = 0; j < cols; j++)
+                    t[j] += av * bk[j * g->b_cs];
             }
             for (int j = 0; j < cols; j++) {
                 double v = g->alpha * t[j];

@@ -11,8 +11,8 @@ static const char *in_name(const CpuCall *c, int i)
 
 static Status mismatch(const CpuCall *c, const char *tensor, const char *what)
 {
-    return diag_error(c->diag, c->file, c->node->name, tensor, "%s: %s",
-                      op_short_name(c->node->op), what);
+    return diag_error(c->diag, c->file, c->node->name, tensor, "%s: %s", op_short_name(c->node->op),
+                      what);
 }
 
 /* The declared output must have exactly the computed shape. */
@@ -20,14 +20,15 @@ static Status check_out(const CpuCall *c, int rank, const int64_t *shape)
 {
     const HTensor *y = c->out[0];
     int ok = y->rank == rank;
-    for (int i = 0; ok && i < rank; i++) ok = y->shape[i] == shape[i];
+    for (int i = 0; ok && i < rank; i++)
+        ok = y->shape[i] == shape[i];
     if (ok) return ST_OK;
     char want[128], got[128];
     shape_str(shape, rank, want, sizeof want);
     shape_str(y->shape, y->rank, got, sizeof got);
     return diag_error(c->diag, c->file, c->node->name, node_output(c->g, c->node, 0)->name,
-                      "%s: output declared %s but the inputs give %s",
-                      op_short_name(c->node->op), got, want);
+                      "%s: output declared %s but the inputs give %s", op_short_name(c->node->op),
+                      got, want);
 }
 
 static Status check_f32(const CpuCall *c)
@@ -69,14 +70,25 @@ static Status linear(const CpuCall *c)
     int64_t k = x->shape[x->rank - 1], n = w->shape[0];
     if (w->shape[1] != k) return mismatch(c, in_name(c, 1), "weight's K differs from input's");
     int64_t shape[NPU_MAX_RANK];
-    for (int i = 0; i < x->rank - 1; i++) shape[i] = x->shape[i];
+    for (int i = 0; i < x->rank - 1; i++)
+        shape[i] = x->shape[i];
     shape[x->rank - 1] = n;
     Status st = check_out(c, x->rank, shape);
     if (st != ST_OK) return st;
     int64_t m = k ? x->numel / k : shape_numel(x->shape, x->rank - 1);
-    CpuGemm g = {.m = m, .n = n, .k = k, .a = x->data, .a_rs = k, .a_cs = 1,
-                 .b = w->data, .b_rs = 1, .b_cs = k, .c = c->out[0]->data, .c_rs = n,
-                 .alpha = 1.0, .beta = 1.0};
+    CpuGemm g = {.m = m,
+                 .n = n,
+                 .k = k,
+                 .a = x->data,
+                 .a_rs = k,
+                 .a_cs = 1,
+                 .b = w->data,
+                 .b_rs = 1,
+                 .b_cs = k,
+                 .c = c->out[0]->data,
+                 .c_rs = n,
+                 .alpha = 1.0,
+                 .beta = 1.0};
     if (b) {
         if (!bias_strides(b, m, n, &g.bias_rs, &g.bias_cs))
             return mismatch(c, in_name(c, 2), "bias does not broadcast to [N]");
@@ -96,9 +108,19 @@ static Status addmm(const CpuCall *c)
     int64_t shape[2] = {m, n};
     Status st = check_out(c, 2, shape);
     if (st != ST_OK) return st;
-    CpuGemm g = {.m = m, .n = n, .k = k, .a = a->data, .a_rs = k, .a_cs = 1,
-                 .b = b->data, .b_rs = n, .b_cs = 1, .c = c->out[0]->data, .c_rs = n,
-                 .alpha = attr_float(c->node, "alpha", 1.0), .bias = bias->data,
+    CpuGemm g = {.m = m,
+                 .n = n,
+                 .k = k,
+                 .a = a->data,
+                 .a_rs = k,
+                 .a_cs = 1,
+                 .b = b->data,
+                 .b_rs = n,
+                 .b_cs = 1,
+                 .c = c->out[0]->data,
+                 .c_rs = n,
+                 .alpha = attr_float(c->node, "alpha", 1.0),
+                 .bias = bias->data,
                  .beta = attr_float(c->node, "beta", 1.0)};
     if (!bias_strides(bias, m, n, &g.bias_rs, &g.bias_cs))
         return mismatch(c, in_name(c, 0), "bias does not broadcast to [M, N]");
@@ -133,7 +155,8 @@ static Status matmul(const CpuCall *c)
         ob[i] = da == 1 ? db : da;
     }
     int ro = 0;
-    for (int i = 0; i < no; i++) shape[ro++] = ob[i];
+    for (int i = 0; i < no; i++)
+        shape[ro++] = ob[i];
     if (ra > 1) shape[ro++] = m;
     if (rb > 1) shape[ro++] = n;
     Status st = check_out(c, ro, shape);
@@ -142,7 +165,14 @@ static Status matmul(const CpuCall *c)
     int64_t nbatch = shape_numel(ob, no), bnum = shape_numel(b->shape, nb);
     const float *ad = a->data, *bd = b->data;
     float *yd = c->out[0]->data;
-    CpuGemm g = {.m = m, .n = n, .k = k, .a_rs = k, .a_cs = 1, .b_rs = n, .b_cs = 1, .c_rs = n,
+    CpuGemm g = {.m = m,
+                 .n = n,
+                 .k = k,
+                 .a_rs = k,
+                 .a_cs = 1,
+                 .b_rs = n,
+                 .b_cs = 1,
+                 .c_rs = n,
                  .alpha = 1.0};
     if (bnum == 1) {
         /* b is one matrix: a's batch (never broadcast then) folds into the rows. */

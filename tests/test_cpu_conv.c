@@ -31,7 +31,8 @@ static TuSpec spec4(int64_t a, int64_t b, int64_t c, int64_t e)
 static double max_abs(const float *v, int64_t n)
 {
     double m = 0;
-    for (int64_t i = 0; i < n; i++) m = fabs(v[i]) > m ? fabs(v[i]) : m;
+    for (int64_t i = 0; i < n; i++)
+        m = fabs(v[i]) > m ? fabs(v[i]) : m;
     return m;
 }
 
@@ -51,8 +52,8 @@ typedef struct ConvCase {
     const char *attrs; /* NULL: generated from the numbers above */
 } ConvCase;
 
-static void ref_conv(const ConvCase *k, const float *x, const float *w, const float *b,
-                     int64_t oh, int64_t ow, float *y)
+static void ref_conv(const ConvCase *k, const float *x, const float *w, const float *b, int64_t oh,
+                     int64_t ow, float *y)
 {
     int64_t cing = k->c / k->groups, coutg = k->cout / k->groups;
     for (int64_t n = 0; n < k->n; n++)
@@ -67,8 +68,8 @@ static void ref_conv(const ConvCase *k, const float *x, const float *w, const fl
                                 int64_t iy = oy * k->sh - k->ph + r * k->dh;
                                 int64_t ix = ox * k->sw - k->pw + s * k->dw;
                                 if (iy < 0 || iy >= k->h || ix < 0 || ix >= k->w) continue;
-                                acc += (double)x[((n * k->c + g * cing + ci) * k->h + iy) * k->w +
-                                                 ix] *
+                                acc += (double)
+                                           x[((n * k->c + g * cing + ci) * k->h + iy) * k->w + ix] *
                                        w[((co * cing + ci) * k->kh + r) * k->kw + s];
                             }
                     if (b) acc += b[co];
@@ -87,7 +88,8 @@ static void check_conv(const ConvCase *k, int64_t oh, int64_t ow)
                  "\"groups\":%lld}",
                  (long long)k->sh, (long long)k->sw, (long long)k->ph, (long long)k->pw,
                  (long long)k->dh, (long long)k->dw, (long long)k->groups);
-    TuSpec in[3] = {spec4(k->n, k->c, k->h, k->w), spec4(k->cout, k->c / k->groups, k->kh, k->kw),
+    TuSpec in[3] = {spec4(k->n, k->c, k->h, k->w),
+                    spec4(k->cout, k->c / k->groups, k->kh, k->kw),
                     {NULL, 1, {k->cout}}};
     TuSpec out = spec4(k->n, k->cout, oh, ow);
     HTensor x[3], y;
@@ -103,7 +105,8 @@ static void check_conv(const ConvCase *k, int64_t oh, int64_t ow)
     expect_close(&y, ref, y.numel, attrs);
     free(ref);
     htensor_free(&y);
-    for (int i = 0; i < nin; i++) htensor_free(&x[i]);
+    for (int i = 0; i < nin; i++)
+        htensor_free(&x[i]);
     diag_free(&d);
 }
 
@@ -115,8 +118,10 @@ static void test_conv_hand(void **state)
     HTensor x[2], y;
     tu_alloc(&x[0], NULL, 4, in[0].shape);
     tu_alloc(&x[1], NULL, 4, in[1].shape);
-    for (int i = 0; i < 9; i++) ((float *)x[0].data)[i] = (float)(i + 1);
-    for (int i = 0; i < 4; i++) ((float *)x[1].data)[i] = 1.0f;
+    for (int i = 0; i < 9; i++)
+        ((float *)x[0].data)[i] = (float)(i + 1);
+    for (int i = 0; i < 4; i++)
+        ((float *)x[1].data)[i] = 1.0f;
     DiagList d = {0};
     assert_int_equal(run_node("aten.conv2d.default", 2, in, &out, NULL, x, &y, &d), ST_OK);
     const float want[4] = {12, 16, 24, 28};
@@ -153,8 +158,9 @@ static void test_conv_random(void **state)
         {{1, 3, 8, 8, 5, 3, 3, 1, 1, 0, 0, 1, 1, 1, 0, "{\"padding\":\"valid\"}"}, 6, 6},
         {{1, 3, 8, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, "{\"padding\":\"same\"}"}, 8, 9},
         /* even kernel, dilation 3 width: totals 3 and 6 -> left pads 1 and 3 */
-        {{1, 2, 7, 8, 4, 4, 3, 1, 1, 1, 3, 1, 3, 1, 1,
-          "{\"padding\":\"same\",\"dilation\":[1,3]}"}, 7, 8},
+        {{1, 2, 7, 8, 4, 4, 3, 1, 1, 1, 3, 1, 3, 1, 1, "{\"padding\":\"same\",\"dilation\":[1,3]}"},
+         7,
+         8},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_conv(&cases[i].k, cases[i].oh, cases[i].ow);
@@ -172,13 +178,14 @@ static void test_conv_unbatched(void **state)
         tu_rand(&x[i], 5 + (uint64_t)i, -1.0, 1.0);
     }
     DiagList d = {0};
-    assert_int_equal(
-        run_node("aten.conv2d.default", 3, in, &out, "{\"padding\":1}", x, &y, &d), ST_OK);
+    assert_int_equal(run_node("aten.conv2d.default", 3, in, &out, "{\"padding\":1}", x, &y, &d),
+                     ST_OK);
     float ref[4 * 36];
     ref_conv(&k, x[0].data, x[1].data, x[2].data, 6, 6, ref);
     expect_close(&y, ref, 4 * 36, "unbatched");
     htensor_free(&y);
-    for (int i = 0; i < 3; i++) htensor_free(&x[i]);
+    for (int i = 0; i < 3; i++)
+        htensor_free(&x[i]);
     diag_free(&d);
 }
 
@@ -190,14 +197,30 @@ static void test_conv_errors(void **state)
         TuSpec x, w, y;
         const char *attrs, *tensor, *msg;
     } cases[] = {
-        {{NULL, 4, {1, 4, 5, 5}}, {NULL, 4, {6, 2, 3, 3}}, {NULL, 4, {1, 6, 3, 3}},
-         "{\"groups\":3}", "in1", "groups"},
-        {{NULL, 4, {1, 4, 5, 5}}, {NULL, 4, {6, 3, 3, 3}}, {NULL, 4, {1, 6, 3, 3}}, "{}", "in1",
+        {{NULL, 4, {1, 4, 5, 5}},
+         {NULL, 4, {6, 2, 3, 3}},
+         {NULL, 4, {1, 6, 3, 3}},
+         "{\"groups\":3}",
+         "in1",
+         "groups"},
+        {{NULL, 4, {1, 4, 5, 5}},
+         {NULL, 4, {6, 3, 3, 3}},
+         {NULL, 4, {1, 6, 3, 3}},
+         "{}",
+         "in1",
          "input channels"},
-        {{NULL, 4, {1, 4, 5, 5}}, {NULL, 4, {6, 4, 3, 3}}, {NULL, 4, {1, 6, 5, 5}}, "{}", "out0",
+        {{NULL, 4, {1, 4, 5, 5}},
+         {NULL, 4, {6, 4, 3, 3}},
+         {NULL, 4, {1, 6, 5, 5}},
+         "{}",
+         "out0",
          "[1,6,3,3]"},
-        {{NULL, 4, {1, 4, 5, 5}}, {NULL, 4, {6, 4, 3, 3}}, {NULL, 4, {1, 6, 3, 3}},
-         "{\"stride\":2}", "out0", "declared"},
+        {{NULL, 4, {1, 4, 5, 5}},
+         {NULL, 4, {6, 4, 3, 3}},
+         {NULL, 4, {1, 6, 3, 3}},
+         "{\"stride\":2}",
+         "out0",
+         "declared"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TuSpec in[2] = {cases[i].x, cases[i].w};
@@ -207,9 +230,9 @@ static void test_conv_errors(void **state)
             tu_rand(&x[j], 3, -1, 1);
         }
         DiagList d = {0};
-        assert_int_equal(run_node("aten.conv2d.default", 2, in, &cases[i].y, cases[i].attrs, x,
-                                  &y, &d),
-                         ST_BAD_INPUT);
+        assert_int_equal(
+            run_node("aten.conv2d.default", 2, in, &cases[i].y, cases[i].attrs, x, &y, &d),
+            ST_BAD_INPUT);
         assert_int_equal(d.count, 1);
         assert_string_equal(d.items[0].node, "n0");
         assert_string_equal(d.items[0].tensor, cases[i].tensor);
@@ -252,7 +275,7 @@ static void ref_pool(const PoolCase *p, const float *x, float *y)
                         m = v > m ? v : m;
                         inside++;
                     }
-                double div = p->div_override ? (double)p->div_override
+                double div = p->div_override  ? (double)p->div_override
                              : p->include_pad ? (double)padded
                                               : (double)inside;
                 y[(pl * p->oh + oy) * p->ow + ox] = (float)(is_max ? m : acc / div);
@@ -283,36 +306,38 @@ static void test_pool_random(void **state)
     (void)state;
     static const PoolCase cases[] = {
         {MAXP, "{\"kernel_size\":[2,2]}", 2, 3, 8, 8, 4, 4, 2, 2, 2, 2, 0, 0, 1, 1, 1, 0},
-        {MAXP, "{\"kernel_size\":[2,2],\"stride\":[]}", 1, 2, 7, 7, 3, 3, 2, 2, 2, 2, 0, 0, 1, 1,
-         1, 0},
-        {MAXP, "{\"kernel_size\":2,\"stride\":2,\"ceil_mode\":true}", 1, 2, 7, 7, 4, 4, 2, 2, 2,
-         2, 0, 0, 1, 1, 1, 0},
-        {MAXP, "{\"kernel_size\":[3,3],\"stride\":[2,2],\"padding\":[1,1]}", 1, 4, 112, 112, 56,
-         56, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0},
-        {MAXP, "{\"kernel_size\":[3,2],\"stride\":[2,1],\"padding\":[1,0],\"dilation\":[2,2]}",
-         1, 2, 11, 9, 5, 7, 3, 2, 2, 1, 1, 0, 2, 2, 1, 0},
-        {MAXP, "{\"kernel_size\":3,\"stride\":2,\"padding\":1,\"ceil_mode\":true}", 1, 1, 6, 6,
-         4, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0},
+        {MAXP, "{\"kernel_size\":[2,2],\"stride\":[]}", 1, 2, 7, 7, 3, 3, 2, 2, 2, 2, 0, 0, 1, 1, 1,
+         0},
+        {MAXP, "{\"kernel_size\":2,\"stride\":2,\"ceil_mode\":true}", 1, 2, 7, 7, 4, 4, 2, 2, 2, 2,
+         0, 0, 1, 1, 1, 0},
+        {MAXP, "{\"kernel_size\":[3,3],\"stride\":[2,2],\"padding\":[1,1]}", 1, 4, 112, 112, 56, 56,
+         3, 3, 2, 2, 1, 1, 1, 1, 1, 0},
+        {MAXP, "{\"kernel_size\":[3,2],\"stride\":[2,1],\"padding\":[1,0],\"dilation\":[2,2]}", 1,
+         2, 11, 9, 5, 7, 3, 2, 2, 1, 1, 0, 2, 2, 1, 0},
+        {MAXP, "{\"kernel_size\":3,\"stride\":2,\"padding\":1,\"ceil_mode\":true}", 1, 1, 6, 6, 4,
+         4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0},
         /* ceil would give 4, but the 4th window would start in the right padding */
-        {MAXP, "{\"kernel_size\":2,\"stride\":2,\"padding\":1,\"ceil_mode\":true}", 1, 2, 5, 5,
-         3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 1, 0},
-        {AVGP, "{\"kernel_size\":2,\"stride\":2,\"padding\":1,\"ceil_mode\":true}", 1, 2, 5, 5,
-         3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 1, 0},
+        {MAXP, "{\"kernel_size\":2,\"stride\":2,\"padding\":1,\"ceil_mode\":true}", 1, 2, 5, 5, 3,
+         3, 2, 2, 2, 2, 1, 1, 1, 1, 1, 0},
+        {AVGP, "{\"kernel_size\":2,\"stride\":2,\"padding\":1,\"ceil_mode\":true}", 1, 2, 5, 5, 3,
+         3, 2, 2, 2, 2, 1, 1, 1, 1, 1, 0},
         {AVGP, "{\"kernel_size\":[2,2]}", 2, 3, 7, 9, 3, 4, 2, 2, 2, 2, 0, 0, 1, 1, 1, 0},
-        {AVGP, "{\"kernel_size\":2,\"stride\":2,\"ceil_mode\":true}", 1, 2, 7, 7, 4, 4, 2, 2, 2,
-         2, 0, 0, 1, 1, 1, 0},
-        {AVGP, "{\"kernel_size\":3,\"stride\":2,\"padding\":1,\"ceil_mode\":true}", 1, 2, 6, 6,
-         4, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0},
+        {AVGP, "{\"kernel_size\":2,\"stride\":2,\"ceil_mode\":true}", 1, 2, 7, 7, 4, 4, 2, 2, 2, 2,
+         0, 0, 1, 1, 1, 0},
+        {AVGP, "{\"kernel_size\":3,\"stride\":2,\"padding\":1,\"ceil_mode\":true}", 1, 2, 6, 6, 4,
+         4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0},
         {AVGP,
          "{\"kernel_size\":3,\"stride\":2,\"padding\":1,\"ceil_mode\":true,"
          "\"count_include_pad\":false}",
          1, 2, 6, 6, 4, 4, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0},
         {AVGP, "{\"kernel_size\":[3,2],\"stride\":[1,2],\"padding\":[1,1],\"divisor_override\":5}",
          1, 2, 5, 6, 5, 4, 3, 2, 1, 2, 1, 1, 1, 1, 1, 5},
-        {AVGP, "{\"kernel_size\":[3,3],\"stride\":[2,2],\"padding\":[1,1],\"divisor_override\":null}",
-         1, 2, 9, 8, 5, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0},
+        {AVGP,
+         "{\"kernel_size\":[3,3],\"stride\":[2,2],\"padding\":[1,1],\"divisor_override\":null}", 1,
+         2, 9, 8, 5, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_pool(&cases[i]);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_pool(&cases[i]);
 }
 
 /* Hand-computed windows: 1..9 in 3x3 and 1..4 in 2x2. */
@@ -329,19 +354,23 @@ static void test_pool_hand(void **state)
         {MAXP, "{\"kernel_size\":2,\"ceil_mode\":true}", 3, 2, {5, 6, 8, 9}},
         /* padding 1 on 2x2, each window sees one element of four places */
         {AVGP, "{\"kernel_size\":2,\"padding\":1}", 2, 2, {0.25f, 0.5f, 0.75f, 1.0f}},
-        {AVGP, "{\"kernel_size\":2,\"padding\":1,\"count_include_pad\":false}", 2, 2,
-         {1, 2, 3, 4}},
-        {AVGP, "{\"kernel_size\":2,\"padding\":1,\"divisor_override\":2}", 2, 2, {0.5f, 1, 1.5f, 2}},
+        {AVGP, "{\"kernel_size\":2,\"padding\":1,\"count_include_pad\":false}", 2, 2, {1, 2, 3, 4}},
+        {AVGP,
+         "{\"kernel_size\":2,\"padding\":1,\"divisor_override\":2}",
+         2,
+         2,
+         {0.5f, 1, 1.5f, 2}},
         {MAXP, "{\"kernel_size\":2,\"padding\":1}", 2, 2, {1, 2, 3, 4}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        TuSpec in = spec4(1, 1, cases[i].h, cases[i].h), out = spec4(1, 1, cases[i].oh, cases[i].oh);
+        TuSpec in = spec4(1, 1, cases[i].h, cases[i].h),
+               out = spec4(1, 1, cases[i].oh, cases[i].oh);
         HTensor x, y;
         tu_alloc(&x, NULL, 4, in.shape);
-        for (int64_t j = 0; j < x.numel; j++) ((float *)x.data)[j] = (float)(j + 1);
+        for (int64_t j = 0; j < x.numel; j++)
+            ((float *)x.data)[j] = (float)(j + 1);
         DiagList d = {0};
-        assert_int_equal(run_node(cases[i].aten, 1, &in, &out, cases[i].attrs, &x, &y, &d),
-                         ST_OK);
+        assert_int_equal(run_node(cases[i].aten, 1, &in, &out, cases[i].attrs, &x, &y, &d), ST_OK);
         assert_memory_equal(y.data, cases[i].want, sizeof cases[i].want);
         htensor_free(&x);
         htensor_free(&y);
@@ -374,10 +403,8 @@ static void test_adaptive(void **state)
         const char *attrs;
         int64_t h, w, oh, ow;
     } cases[] = {
-        {"{\"output_size\":[1,1]}", 7, 7, 1, 1},
-        {"{\"output_size\":[3,2]}", 7, 5, 3, 2},
-        {"{\"output_size\":[4,3]}", 10, 7, 4, 3},
-        {"{\"output_size\":[null,3]}", 6, 7, 6, 3},
+        {"{\"output_size\":[1,1]}", 7, 7, 1, 1},  {"{\"output_size\":[3,2]}", 7, 5, 3, 2},
+        {"{\"output_size\":[4,3]}", 10, 7, 4, 3}, {"{\"output_size\":[null,3]}", 6, 7, 6, 3},
         {"{\"output_size\":5}", 5, 11, 5, 5},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -387,9 +414,9 @@ static void test_adaptive(void **state)
         tu_alloc(&x, NULL, 4, in.shape);
         tu_rand(&x, 9, -1.0, 1.0);
         DiagList d = {0};
-        assert_int_equal(run_node("aten.adaptive_avg_pool2d.default", 1, &in, &out,
-                                  cases[i].attrs, &x, &y, &d),
-                         ST_OK);
+        assert_int_equal(
+            run_node("aten.adaptive_avg_pool2d.default", 1, &in, &out, cases[i].attrs, &x, &y, &d),
+            ST_OK);
         /* Oracle: an input cell belongs to window o when o*in <= cell*out... written out. */
         const float *xp = x.data;
         float *ref = malloc(sizeof(float) * (size_t)y.numel);
@@ -403,7 +430,8 @@ static void test_adaptive(void **state)
                     int64_t we = (int64_t)ceil((double)(b + 1) * w / ow);
                     double s = 0;
                     for (int64_t yy = hs; yy < he; yy++)
-                        for (int64_t xx = ws; xx < we; xx++) s += xp[(pl * h + yy) * w + xx];
+                        for (int64_t xx = ws; xx < we; xx++)
+                            s += xp[(pl * h + yy) * w + xx];
                     ref[(pl * oh + a) * ow + b] = (float)(s / (double)((he - hs) * (we - ws)));
                 }
         expect_close(&y, ref, y.numel, cases[i].attrs);
@@ -416,7 +444,8 @@ static void test_adaptive(void **state)
     TuSpec in = {NULL, 4, {1, 1, 1, 5}}, out = {NULL, 4, {1, 1, 1, 2}};
     HTensor x, y;
     tu_alloc(&x, NULL, 4, in.shape);
-    for (int j = 0; j < 5; j++) ((float *)x.data)[j] = (float)(j + 1);
+    for (int j = 0; j < 5; j++)
+        ((float *)x.data)[j] = (float)(j + 1);
     DiagList d = {0};
     assert_int_equal(run_node("aten.adaptive_avg_pool2d.default", 1, &in, &out,
                               "{\"output_size\":[1,2]}", &x, &y, &d),
@@ -436,9 +465,9 @@ static void test_pool_errors(void **state)
         int64_t oh;
         const char *tensor;
     } cases[] = {
-        {MAXP, "{\"kernel_size\":2,\"stride\":2}", 4, "out0"},          /* 7 -> 3, not 4 */
+        {MAXP, "{\"kernel_size\":2,\"stride\":2}", 4, "out0"}, /* 7 -> 3, not 4 */
         {AVGP, "{\"kernel_size\":2,\"stride\":2,\"ceil_mode\":true}", 3, "out0"},
-        {MAXP, "{\"kernel_size\":2,\"padding\":2}", 5, NULL},           /* pad > kernel/2 */
+        {MAXP, "{\"kernel_size\":2,\"padding\":2}", 5, NULL}, /* pad > kernel/2 */
         {"aten.adaptive_avg_pool2d.default", "{\"output_size\":[2,2]}", 3, "out0"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -17,7 +17,8 @@
 static double max_abs(const float *v, int64_t n)
 {
     double m = 0;
-    for (int64_t i = 0; i < n; i++) m = fabs(v[i]) > m ? fabs(v[i]) : m;
+    for (int64_t i = 0; i < n; i++)
+        m = fabs(v[i]) > m ? fabs(v[i]) : m;
     return m;
 }
 
@@ -48,17 +49,29 @@ static void test_gemm_kernels_agree(void **state)
         int ta, tb, bias;
     } cases[] = {
         {37, 301, 300, 0, 0, 1}, {100, 45, 17, 1, 0, 0}, {3, 50, 70, 0, 1, 1},
-        {1, 19, 33, 0, 1, 0},   {400, 9, 20, 1, 1, 1},  {7, 13, 0, 0, 0, 1},
+        {1, 19, 33, 0, 1, 0},    {400, 9, 20, 1, 1, 1},  {7, 13, 0, 0, 0, 1},
         {64, 520, 9, 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int64_t m = cases[i].m, n = cases[i].n, k = cases[i].k;
         float *a = rand_floats(m * k + 1, 1), *b = rand_floats(k * n + 1, 2);
         float *bias = rand_floats(n, 3), *ref = malloc(sizeof(float) * (size_t)(m * n));
-        float *c0 = malloc(sizeof(float) * (size_t)(m * n)), *c = malloc(sizeof(float) * (size_t)(m * n));
-        CpuGemm g = {.m = m, .n = n, .k = k, .a = a, .b = b, .c = c0, .c_rs = n, .alpha = 0.75,
-                     .bias = cases[i].bias ? bias : NULL, .bias_rs = 0, .bias_cs = 1,
-                     .beta = -1.5, .threads = 1, .kernel = 1};
+        float *c0 = malloc(sizeof(float) * (size_t)(m * n)),
+              *c = malloc(sizeof(float) * (size_t)(m * n));
+        CpuGemm g = {.m = m,
+                     .n = n,
+                     .k = k,
+                     .a = a,
+                     .b = b,
+                     .c = c0,
+                     .c_rs = n,
+                     .alpha = 0.75,
+                     .bias = cases[i].bias ? bias : NULL,
+                     .bias_rs = 0,
+                     .bias_cs = 1,
+                     .beta = -1.5,
+                     .threads = 1,
+                     .kernel = 1};
         g.a_rs = cases[i].ta ? 1 : k, g.a_cs = cases[i].ta ? m : 1;
         g.b_rs = cases[i].tb ? 1 : n, g.b_cs = cases[i].tb ? k : 1;
         for (int64_t r = 0; r < m; r++)
@@ -138,7 +151,13 @@ static void ref_matmul(const HTensor *a, const HTensor *b, float *out)
     }
 }
 
-#define T(r, ...) {NULL, r, {__VA_ARGS__}}
+#define T(r, ...)                                                                                  \
+    {                                                                                              \
+        NULL, r,                                                                                   \
+        {                                                                                          \
+            __VA_ARGS__                                                                            \
+        }                                                                                          \
+    }
 static void test_matmul_shapes(void **state)
 {
     (void)state;
@@ -177,22 +196,29 @@ static void test_hand(void **state)
     /* [1,2;3,4] @ [5,6;7,8] and the dot (1,2,3,4).(5,6,7,8) */
     static const MmCase mm = {"aten.mm.default", NULL, 2, {T(2, 2, 2), T(2, 2, 2)}, T(2, 2, 2)};
     static const MmCase dot = {"aten.matmul.default", NULL, 2, {T(1, 4), T(1, 4)}, {NULL, 0, {0}}};
-    static const MmCase add = {"aten.addmm.default", "{\"beta\":2,\"alpha\":0.5}", 3,
-                               {T(1, 2), T(2, 2, 2), T(2, 2, 2)}, T(2, 2, 2)};
+    static const MmCase add = {"aten.addmm.default",
+                               "{\"beta\":2,\"alpha\":0.5}",
+                               3,
+                               {T(1, 2), T(2, 2, 2), T(2, 2, 2)},
+                               T(2, 2, 2)};
     const MmCase *cs[3] = {&mm, &dot, &add};
-    const float want[3][4] = {{19, 22, 43, 50}, {70}, {2 * 1 + 9.5f, 2 * 2 + 11, 2 * 1 + 21.5f, 2 * 2 + 25}};
+    const float want[3][4] = {
+        {19, 22, 43, 50}, {70}, {2 * 1 + 9.5f, 2 * 2 + 11, 2 * 1 + 21.5f, 2 * 2 + 25}};
     for (int i = 0; i < 3; i++) {
         HTensor x[3], y;
         DiagList d = {0};
-        for (int j = 0; j < cs[i]->nin; j++) tu_alloc(&x[j], NULL, cs[i]->in[j].rank, cs[i]->in[j].shape);
+        for (int j = 0; j < cs[i]->nin; j++)
+            tu_alloc(&x[j], NULL, cs[i]->in[j].rank, cs[i]->in[j].shape);
         float *p0 = x[cs[i]->nin - 2].data, *p1 = x[cs[i]->nin - 1].data;
-        for (int j = 0; j < 4; j++) p0[j] = (float)(j + 1), p1[j] = (float)(j + 5);
+        for (int j = 0; j < 4; j++)
+            p0[j] = (float)(j + 1), p1[j] = (float)(j + 5);
         if (cs[i]->nin == 3) ((float *)x[0].data)[0] = 1, ((float *)x[0].data)[1] = 2;
         Graph *g = tu_node_graph(cs[i]->aten, cs[i]->nin, cs[i]->in, 1, &cs[i]->out, cs[i]->attrs);
         assert_int_equal(tu_run(g, x, &y, &d), ST_OK);
         assert_memory_equal(y.data, want[i], sizeof(float) * (size_t)y.numel);
         graph_free(g);
-        for (int j = 0; j < cs[i]->nin; j++) htensor_free(&x[j]);
+        for (int j = 0; j < cs[i]->nin; j++)
+            htensor_free(&x[j]);
         htensor_free(&y);
         diag_free(&d);
     }
@@ -206,21 +232,38 @@ static void test_linear_addmm(void **state)
         double alpha, beta;
     } cases[] = {
         {{"aten.linear.default", NULL, 3, {T(3, 2, 3, 20), T(2, 7, 20), T(1, 7)}, T(3, 2, 3, 7)},
-         1, 1},
+         1,
+         1},
         {{"aten.linear.default", NULL, 2, {T(1, 20), T(2, 7, 20)}, T(1, 7)}, 1, 1},
-        {{"aten.linear.default", NULL, 3, {T(2, 50, 300), T(2, 130, 300), T(1, 130)},
+        {{"aten.linear.default",
+          NULL,
+          3,
+          {T(2, 50, 300), T(2, 130, 300), T(1, 130)},
           T(2, 50, 130)},
-         1, 1},
+         1,
+         1},
         {{"aten.addmm.default", NULL, 3, {T(1, 9), T(2, 5, 11), T(2, 11, 9)}, T(2, 5, 9)}, 1, 1},
-        {{"aten.addmm.default", "{\"beta\":0.5,\"alpha\":-2}", 3,
-          {T(2, 5, 9), T(2, 5, 11), T(2, 11, 9)}, T(2, 5, 9)},
-         -2, 0.5},
-        {{"aten.addmm.default", "{\"alpha\":3}", 3, {T(2, 5, 1), T(2, 5, 11), T(2, 11, 9)},
+        {{"aten.addmm.default",
+          "{\"beta\":0.5,\"alpha\":-2}",
+          3,
+          {T(2, 5, 9), T(2, 5, 11), T(2, 11, 9)},
           T(2, 5, 9)},
-         3, 1},
-        {{"aten.addmm.default", "{\"beta\":2}", 3, {{NULL, 0, {0}}, T(2, 5, 11), T(2, 11, 9)},
+         -2,
+         0.5},
+        {{"aten.addmm.default",
+          "{\"alpha\":3}",
+          3,
+          {T(2, 5, 1), T(2, 5, 11), T(2, 11, 9)},
           T(2, 5, 9)},
-         1, 2},
+         3,
+         1},
+        {{"aten.addmm.default",
+          "{\"beta\":2}",
+          3,
+          {{NULL, 0, {0}}, T(2, 5, 11), T(2, 11, 9)},
+          T(2, 5, 9)},
+         1,
+         2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const MmCase *t = &cases[i].t;
@@ -246,7 +289,8 @@ static void test_linear_addmm(void **state)
             }
         expect_close(&y, ref, y.numel, t->aten);
         free(ref);
-        for (int j = 0; j < t->nin; j++) htensor_free(&x[j]);
+        for (int j = 0; j < t->nin; j++)
+            htensor_free(&x[j]);
         htensor_free(&y);
         diag_free(&d);
     }
@@ -256,22 +300,24 @@ static void test_linear_addmm(void **state)
 static void test_addmm_beta0(void **state)
 {
     (void)state;
-    static const MmCase t = {"aten.addmm.default", "{\"beta\":0}", 3,
-                             {T(2, 3, 4), T(2, 3, 5), T(2, 5, 4)}, T(2, 3, 4)};
+    static const MmCase t = {
+        "aten.addmm.default", "{\"beta\":0}", 3, {T(2, 3, 4), T(2, 3, 5), T(2, 5, 4)}, T(2, 3, 4)};
     HTensor x[3], y;
     DiagList d = {0};
     for (int j = 0; j < 3; j++) {
         tu_alloc(&x[j], NULL, t.in[j].rank, t.in[j].shape);
         tu_rand(&x[j], 7 + (uint64_t)j, -1, 1);
     }
-    for (int j = 0; j < 12; j++) ((float *)x[0].data)[j] = NAN;
+    for (int j = 0; j < 12; j++)
+        ((float *)x[0].data)[j] = NAN;
     Graph *g = tu_node_graph(t.aten, 3, t.in, 1, &t.out, t.attrs);
     assert_int_equal(tu_run(g, x, &y, &d), ST_OK);
     float ref[12];
     ref_matmul(&x[1], &x[2], ref);
     expect_close(&y, ref, 12, "beta0");
     graph_free(g);
-    for (int j = 0; j < 3; j++) htensor_free(&x[j]);
+    for (int j = 0; j < 3; j++)
+        htensor_free(&x[j]);
     htensor_free(&y);
     diag_free(&d);
 }
@@ -298,7 +344,8 @@ static void test_errors(void **state)
         assert_int_equal(d.count, 1);
         assert_string_equal(d.items[0].node, "n0");
         assert_string_equal(d.items[0].tensor, cases[i].tensor);
-        for (int j = 0; j < cases[i].t.nin; j++) htensor_free(&x[j]);
+        for (int j = 0; j < cases[i].t.nin; j++)
+            htensor_free(&x[j]);
         htensor_free(&y);
         diag_free(&d);
     }
@@ -307,9 +354,12 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gemm_kernels_agree), cmocka_unit_test(test_matmul_shapes),
-        cmocka_unit_test(test_hand),               cmocka_unit_test(test_linear_addmm),
-        cmocka_unit_test(test_addmm_beta0),        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_gemm_kernels_agree),
+        cmocka_unit_test(test_matmul_shapes),
+        cmocka_unit_test(test_hand),
+        cmocka_unit_test(test_linear_addmm),
+        cmocka_unit_test(test_addmm_beta0),
+        cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
