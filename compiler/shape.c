@@ -25,8 +25,8 @@ Status sh_err(const ShapeCtx *c, const char *tensor, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return diag_error(c->d, c->g->path, c->n->name, tensor, "%s: %s",
-                      op_label(c->n, lb, sizeof lb), msg);
+    return diag_error(c->d, c->g->path, c->n->name, tensor, "%s: %s", op_label(c->n, lb, sizeof lb),
+                      msg);
 }
 
 const GTensor *sh_in(const ShapeCtx *c, int i)
@@ -67,8 +67,8 @@ Status sh_dim(const ShapeCtx *c, const char *key, bool required, int64_t dflt, i
     int k = norm_dim(v, rank);
     if (k < 0) {
         int r = rank > 0 ? rank : 1;
-        return sh_err(c, NULL, "%s %lld is out of range for a tensor of rank %d (expected %d..%d)",
-                      key, (long long)v, rank, -r, r - 1);
+        return sh_err(c, NULL, "%s %lld is out of range (expected to be in range of [%d, %d])", key,
+                      (long long)v, -r, r - 1);
     }
     *out = k;
     return ST_OK;
@@ -89,7 +89,8 @@ Status sh_ints(const ShapeCtx *c, const char *key, int64_t *out, int maxn, int *
     if (a->n > maxn)
         return sh_err(c, NULL, "attribute '%s' has %d entries, at most %d are supported", key, a->n,
                       maxn);
-    for (int i = 0; i < a->n; i++) out[i] = a->ints[i];
+    for (int i = 0; i < a->n; i++)
+        out[i] = a->ints[i];
     *cnt = a->n;
     return ST_OK;
 }
@@ -102,7 +103,8 @@ Status sh_ints_n(const ShapeCtx *c, const char *key, int cnt, int64_t dflt, int6
     if (st != ST_OK) return st;
     if (k != -1 && k != 1 && k != cnt)
         return sh_err(c, NULL, "attribute '%s' must have 1 or %d entries, it has %d", key, cnt, k);
-    for (int i = 0; i < cnt; i++) out[i] = k == -1 ? dflt : k == 1 ? v[0] : v[i];
+    for (int i = 0; i < cnt; i++)
+        out[i] = k == -1 ? dflt : k == 1 ? v[0] : v[i];
     return ST_OK;
 }
 
@@ -154,31 +156,44 @@ static Status shape_assert_meta(ShapeCtx *c)
     if (st != ST_OK || k < 0) return st;
     const GTensor *x = sh_in(c, 0);
     int same = k == x->rank;
-    for (int i = 0; same && i < k; i++) same = sz[i] == x->shape[i];
+    for (int i = 0; same && i < k; i++)
+        same = sz[i] == x->shape[i];
     char a[128], b[128];
     if (!same)
-        return sh_err(c, x->name, "asserts size %s but the tensor is %s", shape_str(sz, k, a, sizeof a),
-                      shape_str(x->shape, x->rank, b, sizeof b));
+        return sh_err(c, x->name, "asserts size %s but the tensor is %s",
+                      shape_str(sz, k, a, sizeof a), shape_str(x->shape, x->rank, b, sizeof b));
     return ST_OK;
 }
 
 static Status dispatch(ShapeCtx *c)
 {
     switch (c->n->op) {
-    case OP_ASSERT_META: return shape_assert_meta(c);
+    case OP_ASSERT_META:
+        return shape_assert_meta(c);
     case OP_IDENTITY:
     case OP_DROPOUT:
-    case OP_TO_DTYPE: return shape_same(c);
-    case OP_GETITEM: return shape_getitem(c);
-    case OP_CONV2D: return shape_conv2d(c);
-    case OP_BATCH_NORM: return shape_batch_norm(c);
-    case OP_LAYER_NORM: return shape_layer_norm(c);
-    case OP_LINEAR: return shape_linear(c);
-    case OP_ADDMM: return shape_addmm(c);
-    case OP_MATMUL: return shape_matmul(c);
-    case OP_BMM: return shape_bmm(c);
-    case OP_MM: return shape_mm(c);
-    case OP_T: return shape_t(c);
+    case OP_TO_DTYPE:
+        return shape_same(c);
+    case OP_GETITEM:
+        return shape_getitem(c);
+    case OP_CONV2D:
+        return shape_conv2d(c);
+    case OP_BATCH_NORM:
+        return shape_batch_norm(c);
+    case OP_LAYER_NORM:
+        return shape_layer_norm(c);
+    case OP_LINEAR:
+        return shape_linear(c);
+    case OP_ADDMM:
+        return shape_addmm(c);
+    case OP_MATMUL:
+        return shape_matmul(c);
+    case OP_BMM:
+        return shape_bmm(c);
+    case OP_MM:
+        return shape_mm(c);
+    case OP_T:
+        return shape_t(c);
     case OP_RELU:
     case OP_RELU6:
     case OP_HARDTANH:
@@ -212,35 +227,56 @@ static Status dispatch(ShapeCtx *c)
     case OP_GE:
     case OP_LOGICAL_NOT:
     case OP_LOGICAL_AND:
-    case OP_LOGICAL_OR: return shape_eltwise(c);
-    case OP_WHERE: return shape_where(c);
+    case OP_LOGICAL_OR:
+        return shape_eltwise(c);
+    case OP_WHERE:
+        return shape_where(c);
     case OP_SOFTMAX:
     case OP_LOG_SOFTMAX:
-    case OP_CUMSUM: return shape_along_dim(c);
+    case OP_CUMSUM:
+        return shape_along_dim(c);
     case OP_MEAN:
     case OP_SUM:
-    case OP_AMAX: return shape_reduce(c);
+    case OP_AMAX:
+        return shape_reduce(c);
     case OP_MAX_POOL2D:
-    case OP_AVG_POOL2D: return shape_pool2d(c);
-    case OP_ADAPTIVE_AVG_POOL2D: return shape_adaptive_pool2d(c);
-    case OP_EMBEDDING: return shape_embedding(c);
-    case OP_CAT: return shape_cat(c);
-    case OP_SLICE: return shape_slice(c);
-    case OP_SELECT: return shape_select(c);
-    case OP_VIEW: return shape_view(c);
-    case OP_FLATTEN: return shape_flatten(c);
-    case OP_UNSQUEEZE: return shape_unsqueeze(c);
-    case OP_SQUEEZE: return shape_squeeze(c);
-    case OP_PERMUTE: return shape_permute(c);
-    case OP_TRANSPOSE: return shape_transpose(c);
-    case OP_EXPAND: return shape_expand(c);
-    case OP_INDEX_COPY: return shape_index_copy(c);
-    case OP_ARANGE: return shape_arange(c);
+    case OP_AVG_POOL2D:
+        return shape_pool2d(c);
+    case OP_ADAPTIVE_AVG_POOL2D:
+        return shape_adaptive_pool2d(c);
+    case OP_EMBEDDING:
+        return shape_embedding(c);
+    case OP_CAT:
+        return shape_cat(c);
+    case OP_SLICE:
+        return shape_slice(c);
+    case OP_SELECT:
+        return shape_select(c);
+    case OP_VIEW:
+        return shape_view(c);
+    case OP_FLATTEN:
+        return shape_flatten(c);
+    case OP_UNSQUEEZE:
+        return shape_unsqueeze(c);
+    case OP_SQUEEZE:
+        return shape_squeeze(c);
+    case OP_PERMUTE:
+        return shape_permute(c);
+    case OP_TRANSPOSE:
+        return shape_transpose(c);
+    case OP_EXPAND:
+        return shape_expand(c);
+    case OP_INDEX_COPY:
+        return shape_index_copy(c);
+    case OP_ARANGE:
+        return shape_arange(c);
     case OP_FULL:
     case OP_ZEROS:
-    case OP_ONES: return shape_filled(c);
+    case OP_ONES:
+        return shape_filled(c);
     case OP_COUNT:
-    case OP_INVALID: break;
+    case OP_INVALID:
+        break;
     }
     return diag_add(c->d, DIAG_ERROR, ST_INTERNAL, c->g->path, c->n->name, NULL,
                     "shape inference has no rule for op %d ('%s')", (int)c->n->op,
@@ -301,14 +337,18 @@ static Cls promote_attr(Cls with, const Node *n, const char *key)
     const Attr *a = node_attr(n, key);
     if (!a || a->kind == ATTR_NONE) return with;
     switch (a->kind) {
-    case ATTR_BOOL: return promote(with, CL_BOOL);
-    case ATTR_INT: return promote(with, CL_INT);
-    case ATTR_FLOAT: return promote(with, CL_FLOAT);
+    case ATTR_BOOL:
+        return promote(with, CL_BOOL);
+    case ATTR_INT:
+        return promote(with, CL_INT);
+    case ATTR_FLOAT:
+        return promote(with, CL_FLOAT);
     case ATTR_NONE:
     case ATTR_STR:
     case ATTR_INTS:
     case ATTR_FLOATS:
-    case ATTR_OTHER: break;
+    case ATTR_OTHER:
+        break;
     }
     return CL_UNKNOWN;
 }
@@ -347,7 +387,8 @@ static Cls in_cls(const Graph *g, const Node *n, int i)
 static Cls promote_inputs(const Graph *g, const Node *n, int from)
 {
     Cls c = CL_BOOL;
-    for (int i = from; i < n->nin; i++) c = promote(c, in_cls(g, n, i));
+    for (int i = from; i < n->nin; i++)
+        c = promote(c, in_cls(g, n, i));
     return c;
 }
 
@@ -357,7 +398,8 @@ static OutType out_type(const Graph *g, const Node *n)
     DType dt = dtype_attr(n);
     Cls c0 = n->nin > 0 ? in_cls(g, n, 0) : CL_UNKNOWN;
     switch (n->op) {
-    case OP_ASSERT_META: return of_cls(CL_UNKNOWN);
+    case OP_ASSERT_META:
+        return of_cls(CL_UNKNOWN);
     case OP_TO_DTYPE:
         if (dt != DT_INVALID) return exact(dt);
         return exact(node_input(g, n, n->nin == 2 ? 1 : 0)->dtype);
@@ -371,7 +413,8 @@ static OutType out_type(const Graph *g, const Node *n)
     case OP_LT:
     case OP_LE:
     case OP_GT:
-    case OP_GE: return exact(DT_BOOL);
+    case OP_GE:
+        return exact(DT_BOOL);
     case OP_LOGICAL_NOT:
     case OP_LOGICAL_AND:
     case OP_LOGICAL_OR:
@@ -379,8 +422,10 @@ static OutType out_type(const Graph *g, const Node *n)
     case OP_ADD:
     case OP_SUB:
     case OP_RSUB:
-    case OP_MUL: return of_cls(promote_attr(promote_inputs(g, n, 0), n, "other"));
-    case OP_POW: return of_cls(promote_attr(promote_inputs(g, n, 0), n, "exponent"));
+    case OP_MUL:
+        return of_cls(promote_attr(promote_inputs(g, n, 0), n, "other"));
+    case OP_POW:
+        return of_cls(promote_attr(promote_inputs(g, n, 0), n, "exponent"));
     case OP_DIV: {
         const char *mode = attr_str(n, "rounding_mode", NULL);
         if (!mode) return of_cls(CL_FLOAT); /* true division */
@@ -428,7 +473,8 @@ static OutType out_type(const Graph *g, const Node *n)
         return of_cls(CL_FLOAT);
     }
     case OP_ZEROS:
-    case OP_ONES: return dt != DT_INVALID ? exact(dt) : of_cls(CL_FLOAT);
+    case OP_ONES:
+        return dt != DT_INVALID ? exact(dt) : of_cls(CL_FLOAT);
     case OP_IDENTITY:
     case OP_DROPOUT:
     case OP_CONV2D:
@@ -470,10 +516,13 @@ static OutType out_type(const Graph *g, const Node *n)
     case OP_PERMUTE:
     case OP_TRANSPOSE:
     case OP_EXPAND:
-    case OP_INDEX_COPY: return of_cls(c0);
-    case OP_ADDMM: return of_cls(promote_inputs(g, n, 1));
+    case OP_INDEX_COPY:
+        return of_cls(c0);
+    case OP_ADDMM:
+        return of_cls(promote_inputs(g, n, 1));
     case OP_COUNT:
-    case OP_INVALID: break;
+    case OP_INVALID:
+        break;
     }
     return of_cls(CL_UNKNOWN);
 }
@@ -533,8 +582,8 @@ static int check_input_dtypes(const Graph *g, const Node *n, DiagList *d)
         DType want = dtype_attr(n);
         const GTensor *t = node_input(g, n, 0);
         if (want != DT_INVALID && want != t->dtype) {
-            diag_error(d, g->path, n->name, t->name, "%s asserts dtype %s but the tensor is %s",
-                       op, dtype_name(want), dtype_name(t->dtype));
+            diag_error(d, g->path, n->name, t->name, "%s asserts dtype %s but the tensor is %s", op,
+                       dtype_name(want), dtype_name(t->dtype));
             errs++;
         }
     }

@@ -17,9 +17,9 @@ Status shape_same(ShapeCtx *c)
 
 /* Ops whose second operand may be a scalar attribute instead of a tensor. */
 static const bool takes_scalar[OP_COUNT] = {
-    [OP_POW] = true, [OP_ADD] = true, [OP_SUB] = true, [OP_RSUB] = true, [OP_MUL] = true,
-    [OP_DIV] = true, [OP_EQ] = true,  [OP_NE] = true,  [OP_LT] = true,   [OP_LE] = true,
-    [OP_GT] = true,  [OP_GE] = true,
+    [OP_POW] = true, [OP_ADD] = true, [OP_SUB] = true, [OP_RSUB] = true,
+    [OP_MUL] = true, [OP_DIV] = true, [OP_EQ] = true,  [OP_NE] = true,
+    [OP_LT] = true,  [OP_LE] = true,  [OP_GT] = true,  [OP_GE] = true,
 };
 
 /* Broadcast result must keep input 0's shape when the op writes into it (add_, masked_fill_). */
@@ -27,7 +27,8 @@ static Status check_inplace(ShapeCtx *c)
 {
     const GTensor *x = sh_in(c, 0);
     bool same = c->rank == x->rank;
-    for (int i = 0; same && i < x->rank; i++) same = c->shape[i] == x->shape[i];
+    for (int i = 0; same && i < x->rank; i++)
+        same = c->shape[i] == x->shape[i];
     if (same || !sh_inplace(c->n)) return ST_OK;
     char a[128], b[128];
     return sh_err(c, x->name, "output with shape %s doesn't match the broadcast shape %s",
@@ -178,7 +179,8 @@ Status shape_layer_norm(ShapeCtx *c)
     if (st != ST_OK) return st;
     if (k < 1) return sh_err(c, NULL, "attribute 'normalized_shape' must be a non-empty list");
     bool ok = x->rank >= k;
-    for (int i = 0; ok && i < k; i++) ok = x->shape[x->rank - k + i] == ns[i];
+    for (int i = 0; ok && i < k; i++)
+        ok = x->shape[x->rank - k + i] == ns[i];
     if (!ok)
         return sh_err(c, x->name,
                       "normalized_shape %s does not match the trailing dims of the input %s",
@@ -186,7 +188,8 @@ Status shape_layer_norm(ShapeCtx *c)
     for (int i = 1; i < c->n->nin; i++) {
         const GTensor *p = sh_in(c, i);
         ok = p->rank == k;
-        for (int j = 0; ok && j < k; j++) ok = p->shape[j] == ns[j];
+        for (int j = 0; ok && j < k; j++)
+            ok = p->shape[j] == ns[j];
         if (!ok)
             return sh_err(c, p->name, "weight and bias must have normalized_shape %s, got %s",
                           shape_str(ns, k, a, sizeof a), shape_str(p->shape, p->rank, b, sizeof b));
@@ -212,7 +215,8 @@ static Status check_bias(ShapeCtx *c, const GTensor *bias)
     Status st = sh_broadcast(c, bias->name, c->rank, c->shape, bias->rank, bias->shape, &r, s);
     if (st != ST_OK) return st;
     bool same = r == c->rank;
-    for (int i = 0; same && i < r; i++) same = s[i] == c->shape[i];
+    for (int i = 0; same && i < r; i++)
+        same = s[i] == c->shape[i];
     char a[128], b[128];
     if (!same)
         return sh_err(c, bias->name, "bias %s cannot be expanded to the product's shape %s",
@@ -312,7 +316,8 @@ Status shape_t(ShapeCtx *c)
         return sh_err(c, x->name, "t() expects a tensor with <= 2 dimensions, but self is %dD",
                       x->rank);
     int64_t s[2] = {0, 0};
-    for (int i = 0; i < x->rank; i++) s[i] = x->shape[x->rank - 1 - i];
+    for (int i = 0; i < x->rank; i++)
+        s[i] = x->shape[x->rank - 1 - i];
     return sh_set(c, x->rank, s);
 }
 
@@ -335,21 +340,20 @@ Status shape_reduce(ShapeCtx *c)
     Status st = sh_ints(c, "dim", dims, NPU_MAX_RANK, &k);
     if (st != ST_OK) return st;
     const Attr *kd = node_attr(c->n, "keepdim");
-    if (kd && kd->kind != ATTR_BOOL && kd->kind != ATTR_NONE)
+    if (kd && kd->kind != ATTR_BOOL && kd->kind != ATTR_INT && kd->kind != ATTR_NONE)
         return sh_err(c, NULL, "attribute 'keepdim' must be a bool");
     bool keep = attr_bool(c->n, "keepdim", false);
     bool red[NPU_MAX_RANK] = {false};
-    for (int i = 0; i < x->rank; i++) red[i] = k <= 0; /* absent, null or [] = every dim */
+    for (int i = 0; i < x->rank; i++)
+        red[i] = k <= 0; /* absent, null or [] = every dim */
     for (int i = 0; i < k; i++) {
         int d = norm_dim(dims[i], x->rank);
         int r = x->rank > 0 ? x->rank : 1;
         if (d < 0)
-            return sh_err(c, NULL, "dim %lld is out of range for a tensor of rank %d (expected "
-                                   "%d..%d)",
-                          (long long)dims[i], x->rank, -r, r - 1);
+            return sh_err(c, NULL, "dim %lld is out of range (expected to be in range of [%d, %d])",
+                          (long long)dims[i], -r, r - 1);
         if (x->rank == 0) continue;
-        if (red[d])
-            return sh_err(c, NULL, "dim %d appears multiple times in the list of dims", d);
+        if (red[d]) return sh_err(c, NULL, "dim %d appears multiple times in the list of dims", d);
         red[d] = true;
     }
     int64_t s[NPU_MAX_RANK];
@@ -385,7 +389,8 @@ static Status pool_input(ShapeCtx *c, const GTensor *x)
 {
     char a[128];
     bool ok = x->rank == 3 || x->rank == 4;
-    for (int i = x->rank - 3; ok && i < x->rank; i++) ok = x->shape[i] > 0;
+    for (int i = x->rank - 3; ok && i < x->rank; i++)
+        ok = x->shape[i] > 0;
     if (!ok)
         return sh_err(c, x->name,
                       "expected a 3-D or 4-D (batch mode) input with non-zero C, H, W, got %s",
@@ -402,13 +407,13 @@ Status shape_pool2d(ShapeCtx *c)
     int64_t k[2], s[2], p[2], d[2] = {1, 1}, tmp[NPU_MAX_RANK];
     int nk, ns;
     if ((st = sh_ints(c, "kernel_size", tmp, NPU_MAX_RANK, &nk)) != ST_OK) return st;
-    if (nk != 1 && nk != 2)
-        return sh_err(c, NULL, "kernel_size must be one or two integers");
+    if (nk != 1 && nk != 2) return sh_err(c, NULL, "kernel_size must be one or two integers");
     k[0] = tmp[0];
     k[1] = tmp[nk - 1];
     if ((st = sh_ints(c, "stride", tmp, NPU_MAX_RANK, &ns)) != ST_OK) return st;
     if (ns > 2) return sh_err(c, NULL, "stride must be empty, one or two integers");
-    for (int i = 0; i < 2; i++) s[i] = ns <= 0 ? k[i] : tmp[ns == 1 ? 0 : i]; /* [] = kernel */
+    for (int i = 0; i < 2; i++)
+        s[i] = ns <= 0 ? k[i] : tmp[ns == 1 ? 0 : i]; /* [] = kernel */
     if ((st = sh_ints_n(c, "padding", 2, 0, p)) != ST_OK) return st;
     if (is_max && (st = sh_ints_n(c, "dilation", 2, 1, d)) != ST_OK) return st;
     bool ceil = attr_bool(c->n, "ceil_mode", false);
@@ -424,8 +429,9 @@ Status shape_pool2d(ShapeCtx *c)
                           "non-negative");
         int64_t eff = is_max ? ((k[i] - 1) * d[i] + 1) : k[i];
         if (p[i] > eff / 2)
-            return sh_err(c, NULL, "pad should be at most half of %skernel size, but got pad=%lld "
-                                   "and kernel_size=%lld",
+            return sh_err(c, NULL,
+                          "pad should be at most half of %skernel size, but got pad=%lld "
+                          "and kernel_size=%lld",
                           is_max ? "effective " : "", (long long)p[i], (long long)k[i]);
         int64_t in = x->shape[x->rank - 2 + i];
         int64_t o = pool_out(in, k[i], p[i], s[i], d[i], ceil);
@@ -449,10 +455,12 @@ static Status parse_output_size(ShapeCtx *c, const GTensor *x, int64_t *o)
     if (a->kind == ATTR_INT) {
         v[cnt++] = a->i;
     } else if (a->kind == ATTR_INTS && (a->n == 1 || a->n == 2)) {
-        for (int i = 0; i < a->n; i++) v[cnt++] = a->ints[i];
+        for (int i = 0; i < a->n; i++)
+            v[cnt++] = a->ints[i];
     } else if (a->kind == ATTR_OTHER && a->s) {
         const char *p = a->s;
-        while (*p == ' ' || *p == '[') p++;
+        while (*p == ' ' || *p == '[')
+            p++;
         while (*p && *p != ']' && cnt < 3) {
             int j = cnt < 2 ? cnt : 0;
             if (!strncmp(p, "null", 4)) {
@@ -464,12 +472,14 @@ static Status parse_output_size(ShapeCtx *c, const GTensor *x, int64_t *o)
                 p += neg;
                 if (*p < '0' || *p > '9') break;
                 int64_t z = 0;
-                while (*p >= '0' && *p <= '9' && z < ((int64_t)1 << 40)) z = z * 10 + (*p++ - '0');
+                while (*p >= '0' && *p <= '9' && z < ((int64_t)1 << 40))
+                    z = z * 10 + (*p++ - '0');
                 if (*p >= '0' && *p <= '9') break; /* absurdly large */
                 v[j] = neg ? -z : z;
             }
             cnt++;
-            while (*p == ' ' || *p == ',') p++;
+            while (*p == ' ' || *p == ',')
+                p++;
         }
         if (*p != ']') cnt = 0;
     }
@@ -480,8 +490,9 @@ static Status parse_output_size(ShapeCtx *c, const GTensor *x, int64_t *o)
         int64_t in = x->shape[x->rank - 2 + i];
         o[i] = keep[j] ? in : v[j];
         if (o[i] < 0)
-            return sh_err(c, NULL, "elements of output_size must be greater than or equal to 0 "
-                                   "but received %lld",
+            return sh_err(c, NULL,
+                          "elements of output_size must be greater than or equal to 0 "
+                          "but received %lld",
                           (long long)o[i]);
     }
     return ST_OK;

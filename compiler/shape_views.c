@@ -48,8 +48,9 @@ Status shape_cat(ShapeCtx *c)
         if (!ref) {
             ref = t;
             if (t->rank == 0)
-                return sh_err(c, t->name, "zero-dimensional tensor (at position %d) cannot be "
-                                          "concatenated",
+                return sh_err(c, t->name,
+                              "zero-dimensional tensor (at position %d) cannot be "
+                              "concatenated",
                               i);
             d = norm_dim(dim, t->rank);
             if (d < 0)
@@ -154,8 +155,9 @@ Status shape_view(ShapeCtx *c)
     }
     if (infer >= 0) {
         if (known == 0)
-            return sh_err(c, NULL, "cannot reshape tensor of 0 elements into shape %s because "
-                                   "the unspecified dimension size -1 can be any value",
+            return sh_err(c, NULL,
+                          "cannot reshape tensor of 0 elements into shape %s because "
+                          "the unspecified dimension size -1 can be any value",
                           shape_str(s, k, a, sizeof a));
         if (numel % known == 0) {
             s[infer] = numel / known;
@@ -179,15 +181,20 @@ Status shape_flatten(ShapeCtx *c)
         int64_t one = 1;
         return sh_set(c, 1, &one);
     }
-    if (sd > ed) return sh_err(c, NULL, "flatten() has invalid args: start_dim cannot come after "
-                                        "end_dim");
+    if (sd > ed)
+        return sh_err(c, NULL,
+                      "flatten() has invalid args: start_dim cannot come after "
+                      "end_dim");
     int64_t s[NPU_MAX_RANK];
     int r = 0;
-    for (int i = 0; i < sd; i++) s[r++] = x->shape[i];
+    for (int i = 0; i < sd; i++)
+        s[r++] = x->shape[i];
     int64_t m = 1;
-    for (int i = sd; i <= ed; i++) m *= x->shape[i];
+    for (int i = sd; i <= ed; i++)
+        m *= x->shape[i];
     s[r++] = m;
-    for (int i = ed + 1; i < x->rank; i++) s[r++] = x->shape[i];
+    for (int i = ed + 1; i < x->rank; i++)
+        s[r++] = x->shape[i];
     return sh_set(c, r, s);
 }
 
@@ -198,7 +205,8 @@ Status shape_unsqueeze(ShapeCtx *c)
     Status st = sh_dim(c, "dim", true, 0, x->rank + 1, &d);
     if (st != ST_OK) return st;
     int64_t s[NPU_MAX_RANK + 1];
-    for (int i = 0, j = 0; i <= x->rank; i++) s[i] = i == d ? 1 : x->shape[j++];
+    for (int i = 0, j = 0; i <= x->rank; i++)
+        s[i] = i == d ? 1 : x->shape[j++];
     return sh_set(c, x->rank + 1, s);
 }
 
@@ -213,14 +221,14 @@ Status shape_squeeze(ShapeCtx *c)
     Status st = sh_ints(c, key, dims, NPU_MAX_RANK, &k);
     if (st != ST_OK) return st;
     bool drop[NPU_MAX_RANK];
-    for (int i = 0; i < x->rank; i++) drop[i] = k < 0 && x->shape[i] == 1;
+    for (int i = 0; i < x->rank; i++)
+        drop[i] = k < 0 && x->shape[i] == 1;
     for (int i = 0; i < k; i++) {
         int d = norm_dim(dims[i], x->rank);
         int r = x->rank > 0 ? x->rank : 1;
         if (d < 0)
-            return sh_err(c, NULL, "dim %lld is out of range for a tensor of rank %d (expected "
-                                   "%d..%d)",
-                          (long long)dims[i], x->rank, -r, r - 1);
+            return sh_err(c, NULL, "dim %lld is out of range (expected to be in range of [%d, %d])",
+                          (long long)dims[i], -r, r - 1);
         if (x->rank > 0 && x->shape[d] == 1) drop[d] = true;
     }
     int64_t s[NPU_MAX_RANK];
@@ -239,8 +247,9 @@ Status shape_permute(ShapeCtx *c)
     if (st != ST_OK) return st;
     if (k < 0) return sh_err(c, NULL, "attribute 'dims' is required");
     if (k != x->rank)
-        return sh_err(c, NULL, "number of dims don't match in permute: the input has %d, dims has "
-                               "%d",
+        return sh_err(c, NULL,
+                      "number of dims don't match in permute: the input has %d, dims has "
+                      "%d",
                       x->rank, k);
     bool seen[NPU_MAX_RANK] = {false};
     int64_t s[NPU_MAX_RANK];
@@ -281,8 +290,9 @@ Status shape_expand(ShapeCtx *c)
     if (st != ST_OK) return st;
     if (k < 0) return sh_err(c, NULL, "attribute 'size' is required");
     if (k < x->rank)
-        return sh_err(c, NULL, "the number of sizes provided (%d) must be greater or equal to the "
-                               "number of dimensions in the tensor (%d)",
+        return sh_err(c, NULL,
+                      "the number of sizes provided (%d) must be greater or equal to the "
+                      "number of dimensions in the tensor (%d)",
                       k, x->rank);
     int lead = k - x->rank;
     for (int i = 0; i < k; i++) {
@@ -290,8 +300,9 @@ Status shape_expand(ShapeCtx *c)
             return sh_err(c, NULL, "invalid size %lld at dim %d", (long long)s[i], i);
         if (i < lead) {
             if (s[i] == -1)
-                return sh_err(c, NULL, "the expanded size -1 isn't allowed in a leading, "
-                                       "non-existing dimension %d",
+                return sh_err(c, NULL,
+                              "the expanded size -1 isn't allowed in a leading, "
+                              "non-existing dimension %d",
                               i);
             continue;
         }
@@ -317,8 +328,9 @@ Status shape_index_copy(ShapeCtx *c)
     if (idx->rank > 1)
         return sh_err(c, idx->name, "index should have dimension 1 or 0, got %d", idx->rank);
     if (src->rank != x->rank && !(x->rank <= 1 && src->rank <= 1))
-        return sh_err(c, src->name, "source dimensionality (%d) must match destination "
-                                    "dimensionality (%d)",
+        return sh_err(c, src->name,
+                      "source dimensionality (%d) must match destination "
+                      "dimensionality (%d)",
                       src->rank, x->rank);
     int64_t nsrc = src->rank > 0 ? src->shape[src->rank == x->rank ? d : 0] : 1;
     if (tensor_numel(idx) != nsrc)
@@ -327,8 +339,9 @@ Status shape_index_copy(ShapeCtx *c)
                       (long long)tensor_numel(idx), (long long)nsrc);
     for (int i = 0; src->rank == x->rank && i < x->rank; i++) {
         if (i != d && src->shape[i] != x->shape[i])
-            return sh_err(c, src->name, "source %s and destination %s must have the same slice "
-                                        "shapes (they differ at dim %d)",
+            return sh_err(c, src->name,
+                          "source %s and destination %s must have the same slice "
+                          "shapes (they differ at dim %d)",
                           shape_str(src->shape, src->rank, a, sizeof a),
                           shape_str(x->shape, x->rank, b, sizeof b), i);
     }
