@@ -49,9 +49,9 @@ Status sh_set(ShapeCtx *c, int rank, const int64_t *shape)
 Status sh_int(const ShapeCtx *c, const char *key, bool required, int64_t dflt, int64_t *out)
 {
     const Attr *a = node_attr(c->n, key);
+    *out = dflt; /* also on error: callers may not look, the optimiser cannot tell */
     if (!a || a->kind == ATTR_NONE) {
         if (required) return sh_err(c, NULL, "attribute '%s' is required", key);
-        *out = dflt;
         return ST_OK;
     }
     if (a->kind != ATTR_INT) return sh_err(c, NULL, "attribute '%s' must be an integer", key);
@@ -62,6 +62,7 @@ Status sh_int(const ShapeCtx *c, const char *key, bool required, int64_t dflt, i
 Status sh_dim(const ShapeCtx *c, const char *key, bool required, int64_t dflt, int rank, int *out)
 {
     int64_t v;
+    *out = 0;
     Status st = sh_int(c, key, required, dflt, &v);
     if (st != ST_OK) return st;
     int k = norm_dim(v, rank);
@@ -99,6 +100,8 @@ Status sh_ints_n(const ShapeCtx *c, const char *key, int cnt, int64_t dflt, int6
 {
     int64_t v[NPU_MAX_RANK];
     int k;
+    for (int i = 0; i < cnt; i++)
+        out[i] = dflt;
     Status st = sh_ints(c, key, v, NPU_MAX_RANK, &k);
     if (st != ST_OK) return st;
     if (k != -1 && k != 1 && k != cnt)

@@ -451,6 +451,7 @@ static Status parse_output_size(ShapeCtx *c, const GTensor *x, int64_t *o)
     int64_t v[2];
     bool keep[2] = {false, false};
     int cnt = 0;
+    o[0] = o[1] = 0;
     if (!a || a->kind == ATTR_NONE) return sh_err(c, NULL, "attribute 'output_size' is required");
     if (a->kind == ATTR_INT) {
         v[cnt++] = a->i;

@@ -352,9 +352,9 @@ Status shape_index_copy(ShapeCtx *c)
 static Status num_attr(ShapeCtx *c, const char *key, bool required, double dflt, double *out)
 {
     const Attr *a = node_attr(c->n, key);
+    *out = dflt;
     if (!a || a->kind == ATTR_NONE) {
         if (required) return sh_err(c, NULL, "attribute '%s' is required", key);
-        *out = dflt;
         return ST_OK;
     }
     if (a->kind != ATTR_INT && a->kind != ATTR_FLOAT && a->kind != ATTR_BOOL)
