@@ -1,0 +1,50 @@
+/* .npubin: a compiled Plan on disk. Written by the compiler (`compile -o`), read by the runtime
+ * and `describe`. The reader trusts nothing: every header field, byte, msgpack type, count and
+ * index is checked, and anything wrong is one diagnostic naming the file and returns
+ * ST_BAD_INPUT; it never crashes and never allocates more than a small multiple of the file.
+ *
+ * Layout (all integers little-endian):
+ *   offset  size  field
+ *        0     8  magic "\x89NPUBIN\n" (high bit: caught by 7-bit transfers; \n: by text mode)
+ *        8     4  u32 format version (PLAN_FORMAT_VERSION); stays at this offset forever
+ *       12     4  u32 reserved, 0
+ *       16     8  u64 payload length in bytes (the file is exactly 32 + this long)
+ *       24     8  u64 checksum: hash64 (FNV-1a, common/hash.h) of the payload
+ *       32     -  payload: one msgpack map
+ * The payload map has string keys named after the Plan fields (plan.h): model_name, source,
+ * compute, channel_tile, arena_bytes, naive_bytes, nlevels, tensors, kernels, parts, fusions,
+ * recipes, inputs, outputs, weights, ir_json. tensors/kernels/parts/fusions/recipes are arrays of
+ * maps keyed the same way; counts are the lengths of arrays (nargs = len(args), npush =
+ * len(push), rank = len(shape), ...). Enums are written as names, not numbers, so reordering an
+ * enum never changes the meaning of old files: dtypes as "F32"/"F16"/..., ops as their ops.def
+ * id ("CONV2D"), kinds as "act"/"input"/"output"/"weight"/"const", targets as "npu"/"cpu",
+ * recipes as "bn_fold". Absent strings are nil; ir_json is bin (or nil). Every key of this
+ * version is required; keys this version does not know are ignored, so a later version may add
+ * keys without a version bump (a bump is for changes old readers must refuse). */
+#ifndef NPU_NPUBIN_H
+#define NPU_NPUBIN_H
+
+#include <stddef.h>
+#include "../common/diag.h"
+#include "plan.h"
+
+#define NPUBIN_MAGIC "\x89NPUBIN\n"
+#define NPUBIN_HEADER_SIZE 32
+#define NPUBIN_MAX_COUNT (1 << 24) /* most elements any one array may hold */
+
+/* Encodes p into *out, a malloc'd buffer of *len bytes (the caller frees it). A plan that would
+ * not read back (an index out of range, a count over a limit) is refused with ST_INTERNAL. */
+Status npubin_encode(const Plan *p, unsigned char **out, size_t *len, DiagList *d);
+/* Decodes a whole file image into a new Plan (*out, free with plan_free; NULL on error). `path`
+ * names the file in messages; buf is only read, and not referenced after the call. */
+Status npubin_decode(const char *path, const unsigned char *buf, size_t len, Plan **out,
+                     DiagList *d);
+/* Encodes p and writes it atomically (never leaves a partial file at path). */
+Status npubin_write(const Plan *p, const char *path, DiagList *d);
+/* Reads and decodes path (*out as for npubin_decode). */
+Status npubin_read(const char *path, Plan **out, DiagList *d);
+/* Checks the invariants the reader enforces (indices in range, counts within limits, enums
+ * valid); `file` (may be NULL) names the plan in messages, `st` is the status reported. */
+Status npubin_check_plan(const Plan *p, const char *file, Status st, DiagList *d);
+
+#endif

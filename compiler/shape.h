@@ -1,0 +1,30 @@
+/* Import-time shape and dtype checker. Infers every node's output shapes from its input shapes and
+ * attributes with ATen semantics (omitted attributes take ATen's defaults) and compares them with
+ * the shapes the IR declares; also checks dtype classes (bool, integer, float). The import pass
+ * calls shape_check_graph right after ir_read_file; other passes may call shape_infer to derive the
+ * shape of a node they create. Nothing here allocates except the diagnostics. */
+#ifndef NPU_SHAPE_H
+#define NPU_SHAPE_H
+
+#include "../common/diag.h"
+#include "graph.h"
+
+/* How many outputs op produces (0 for _assert_tensor_metadata, else 1). */
+int shape_op_nout(OpId op);
+
+/* Infers the output shapes of node n from its inputs (their declared shapes) and attributes:
+ * rank[i] and shape[i] for each of the n->nout outputs (callers size both arrays by n->nout).
+ * Returns ST_BAD_INPUT with a diagnostic naming g->path, the node and the tensor when the
+ * attributes or input shapes make no sense (dim out of range, incompatible broadcast, conv
+ * channel mismatch, view numel mismatch, an output count the op cannot produce). */
+Status shape_infer(const Graph *g, const Node *n, int *rank, int64_t (*shape)[NPU_MAX_RANK],
+                   DiagList *d);
+
+/* Runs shape_infer on every live node and compares with the declared output shapes; checks dtype
+ * classes (embedding/index_copy indices integer, where/masked_fill conditions bool, comparisons
+ * produce bool, float-only ops get float inputs, explicit dtype attributes honoured). Reports every
+ * mismatch, e.g. "declared shape [1,64,56,56] but conv2d gives [1,64,57,57]", and returns
+ * ST_BAD_INPUT if there was any, else ST_OK. */
+Status shape_check_graph(const Graph *g, DiagList *d);
+
+#endif

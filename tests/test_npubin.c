@@ -1,0 +1,785 @@
+/* .npubin: real plans round-trip exactly (buffer and file); truncated, bit-flipped, corrupted
+ * (with and without a valid checksum), newer-version and foreign files are refused with
+ * ST_BAD_INPUT and a message naming the file, without crashes or leaks. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <msgpack.h>
+
+#include "common/fileio.h"
+#include "common/hash.h"
+#include "compiler/ir_json.h"
+#include "compiler/lower.h"
+#include "compiler/npubin.h"
+#include "compiler/pass.h"
+
+static const char *const models[] = {
+    "tests/models/mlp/model.json",
+    "tests/models/convnet/model.json",
+    "tests/models/qwen2_tiny/decode.json",
+};
+#define NMODELS ((int)(sizeof models / sizeof models[0]))
+#define PATH "plan.npubin"
+
+static Plan *build_plan(const char *path)
+{
+    Graph *g = NULL;
+    DiagList d = {0};
+    Status st = ir_read_file(path, &g, &d);
+    CompileOptions o;
+    memset(&o, 0, sizeof o);
+    o.channel_tile = 32;
+    o.compute = DT_F16;
+    o.arena_align = 256;
+    Arena scratch;
+    arena_init(&scratch, 64 * 1024);
+    PassCtx c = {&o, &d, &scratch};
+    PassFn passes[] = {pass_canonicalize, pass_fold_batchnorm, pass_partition,  pass_fuse,
+                       pass_layout,       pass_views,          pass_plan_memory};
+    for (size_t i = 0; st == ST_OK && i < sizeof passes / sizeof passes[0]; i++) {
+        st = passes[i](g, &c);
+        arena_reset(&scratch);
+    }
+    Plan *p = NULL;
+    if (st == ST_OK) st = plan_build(g, &o, &p, &d);
+    if (st != ST_OK) diag_print(&d, stderr);
+    assert_int_equal(st, ST_OK);
+    arena_free(&scratch);
+    graph_free(g);
+    diag_free(&d);
+    return p;
+}
+
+/* Fills what lower leaves empty so every field of the format carries data. */
+static void enrich(Plan *p)
+{
+    assert_true(p->nkernels > 0 && p->nparts > 0);
+    for (int i = 0; i < p->nkernels; i++) {
+        PlanKernel *k = &p->kernels[i];
+        k->npush = 1 + i % PLAN_MAX_PUSH;
+        for (int w = 0; w < k->npush; w++)
+            k->push[w] = (uint32_t)(0x9e3779b9u * (unsigned)(w + i));
+        k->nspec = i % (PLAN_MAX_SPEC + 1);
+        for (int w = 0; w < k->nspec; w++)
+            k->spec[w] = 0xffffffffu - (uint32_t)w;
+    }
+    static const char json[] = "{\"nodes\": [], \"note\": \"embedded IR\"}";
+    p->ir_json = arena_strdup(&p->arena, json);
+    p->ir_json_len = sizeof json - 1;
+    /* lower gives these fixtures NPU kernels only, in one partition: move the last kernel onto
+     * the CPU in a partition of its own, with a transfer (lower allocates nkernels+1 parts) */
+    if (p->nkernels >= 2 && p->nparts == 1) {
+        PlanKernel *k = &p->kernels[p->nkernels - 1];
+        k->target = KT_CPU;
+        k->part = 1;
+        p->parts[0].nkernels--;
+        p->parts[1] = (PlanPart){.target = KT_CPU, .first_kernel = p->nkernels - 1, .nkernels = 1};
+        p->parts[1].in = arena_alloc(&p->arena, sizeof(int));
+        p->parts[1].in[0] = k->args[0];
+        p->parts[1].nin = 1;
+        p->nparts = 2;
+    }
+    PlanPart *pp = &p->parts[p->nparts - 1];
+    pp->out = arena_alloc(&p->arena, 2 * sizeof(int));
+    pp->out[0] = p->ntensors - 1;
+    pp->out[1] = 0;
+    pp->nout = 2;
+    p->model_name = NULL; /* nil strings round-trip too */
+}
+
+static unsigned char *encode_ok(const Plan *p, size_t *len)
+{
+    unsigned char *buf = NULL;
+    DiagList d = {0};
+    Status st = npubin_encode(p, &buf, len, &d);
+    if (st != ST_OK) diag_print(&d, stderr);
+    assert_int_equal(st, ST_OK);
+    diag_free(&d);
+    return buf;
+}
+
+/* Decoding must fail with ST_BAD_INPUT, no plan, and a first message that names the file and
+ * contains `want` (NULL: anything). */
+static void expect_bad(const unsigned char *buf, size_t len, const char *want)
+{
+    DiagList d = {0};
+    Plan *p = (Plan *)1;
+    Status st = npubin_decode(PATH, buf, len, &p, &d);
+    if (st != ST_BAD_INPUT || (want && (d.count < 1 || !strstr(d.items[0].msg, want)))) {
+        fprintf(stderr, "expected failure with \"%s\", got status %d\n", want ? want : "", (int)st);
+        diag_print(&d, stderr);
+    }
+    assert_int_equal(st, ST_BAD_INPUT);
+    assert_null(p);
+    assert_true(d.count >= 1 && d.errors >= 1);
+    assert_non_null(d.items[0].file);
+    assert_string_equal(d.items[0].file, PATH);
+    if (want) assert_non_null(strstr(d.items[0].msg, want));
+    diag_free(&d);
+}
+
+static void put_le(unsigned char *b, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* A file image around `payload`, with a correct checksum. Caller frees. */
+static unsigned char *wrap(const void *payload, size_t n, uint32_t version, size_t *len)
+{
+    unsigned char *b = malloc(NPUBIN_HEADER_SIZE + n + 1);
+    assert_non_null(b);
+    memcpy(b, NPUBIN_MAGIC, 8);
+    put_le(b + 8, version, 4);
+    put_le(b + 12, 0, 4);
+    put_le(b + 16, n, 8);
+    if (n) memcpy(b + NPUBIN_HEADER_SIZE, payload, n);
+    put_le(b + 24, hash64(b + NPUBIN_HEADER_SIZE, n), 8);
+    *len = NPUBIN_HEADER_SIZE + n;
+    return b;
+}
+
+static void reseal(unsigned char *b, size_t len)
+{
+    put_le(b + 24, hash64(b + NPUBIN_HEADER_SIZE, len - NPUBIN_HEADER_SIZE), 8);
+}
+
+static uint64_t rng_state = 0x853c49e6748fea9bULL;
+static uint32_t rnd(void)
+{
+    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (uint32_t)(rng_state >> 33);
+}
+
+static void test_roundtrip(void **state)
+{
+    (void)state;
+    int recipes = 0, fusions = 0, cpu = 0, aliases = 0, weights = 0, nullkeys = 0;
+    for (int m = 0; m < NMODELS; m++) {
+        for (int rich = 0; rich < 2; rich++) {
+            Plan *p = build_plan(models[m]);
+            if (rich) enrich(p);
+            recipes += p->nrecipes;
+            fusions += p->nfusions;
+            weights += p->nweights;
+            for (int i = 0; i < p->nkernels; i++)
+                cpu += p->kernels[i].target == KT_CPU;
+            for (int i = 0; i < p->ntensors; i++) {
+                aliases += p->tensors[i].alias_of >= 0;
+                nullkeys += p->tensors[i].weight_key == NULL;
+            }
+            size_t len;
+            unsigned char *buf = encode_ok(p, &len);
+            Plan *q = NULL;
+            DiagList d = {0};
+            Status st = npubin_decode(PATH, buf, len, &q, &d);
+            if (st != ST_OK) diag_print(&d, stderr);
+            assert_int_equal(st, ST_OK);
+            assert_int_equal(plan_equal(p, q), 1);
+            /* the decoded plan encodes to the same bytes */
+            size_t len2;
+            unsigned char *buf2 = encode_ok(q, &len2);
+            assert_int_equal(len, len2);
+            assert_memory_equal(buf, buf2, len);
+            plan_free(q);
+            free(buf2);
+            /* through a file */
+            char path[64];
+            snprintf(path, sizeof path, "/tmp/npubin_test_%ld_%d.npubin", (long)getpid(), m);
+            assert_int_equal(npubin_write(p, path, &d), ST_OK);
+            assert_int_equal(npubin_read(path, &q, &d), ST_OK);
+            assert_int_equal(plan_equal(p, q), 1);
+            plan_free(q);
+            remove(path);
+            /* plan_equal can see a difference: the round trip is not vacuous */
+            q = NULL;
+            assert_int_equal(npubin_decode(PATH, buf, len, &q, &d), ST_OK);
+            q->tensors[q->ntensors - 1].bytes++;
+            assert_int_equal(plan_equal(p, q), 0);
+            plan_free(q);
+            free(buf);
+            assert_int_equal(d.count, 0);
+            diag_free(&d);
+            plan_free(p);
+        }
+    }
+    /* the plans exercise every part of the format */
+    assert_true(recipes > 0);
+    assert_true(fusions > 0);
+    assert_true(weights > 0);
+    assert_true(aliases > 0);
+    assert_true(nullkeys > 0);
+    assert_true(cpu > 0);
+}
+
+static void test_truncated(void **state)
+{
+    (void)state;
+    Plan *p = build_plan(models[0]);
+    enrich(p);
+    size_t len;
+    unsigned char *buf = encode_ok(p, &len);
+    for (size_t n = 0; n < len; n++) {
+        unsigned char *cut = malloc(n ? n : 1); /* exactly n bytes, so ASan sees overreads */
+        assert_non_null(cut);
+        memcpy(cut, buf, n);
+        expect_bad(cut, n, n == 0 ? "empty" : NULL);
+        free(cut);
+    }
+    /* the payload cut at every length behind a header that agrees with it: msgpack validation */
+    size_t plen = len - NPUBIN_HEADER_SIZE;
+    for (size_t n = 0; n < plen; n++) {
+        size_t wl;
+        unsigned char *w = wrap(buf + NPUBIN_HEADER_SIZE, n, PLAN_FORMAT_VERSION, &wl);
+        expect_bad(w, wl, NULL);
+        free(w);
+    }
+    /* appended bytes */
+    unsigned char *longer = malloc(len + 1);
+    memcpy(longer, buf, len);
+    longer[len] = 0;
+    expect_bad(longer, len + 1, "unexpected bytes");
+    free(longer);
+    free(buf);
+    plan_free(p);
+}
+
+static void test_bitflips(void **state)
+{
+    (void)state;
+    Plan *p = build_plan(models[0]);
+    enrich(p);
+    size_t len;
+    unsigned char *buf = encode_ok(p, &len);
+    for (int bit = 0; bit < NPUBIN_HEADER_SIZE * 8; bit++) {
+        buf[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+        expect_bad(buf, len, NULL);
+        buf[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+    }
+    size_t plen = len - NPUBIN_HEADER_SIZE;
+    for (int i = 0; i < 400; i++) {
+        size_t bit = rnd() % (plen * 8);
+        unsigned char *b = &buf[NPUBIN_HEADER_SIZE + bit / 8];
+        *b ^= (unsigned char)(1u << (bit % 8));
+        expect_bad(buf, len, "checksum mismatch");
+        *b ^= (unsigned char)(1u << (bit % 8));
+    }
+    free(buf);
+    plan_free(p);
+}
+
+/* Corruptions behind a recomputed checksum reach the msgpack and plan validation: each must be
+ * accepted as a valid plan or refused, never crash, leak or trip a sanitizer. */
+static void test_corrupt_resealed(void **state)
+{
+    (void)state;
+    int refused = 0, total = 0;
+    for (int m = 0; m < NMODELS; m++) {
+        Plan *p = build_plan(models[m]);
+        enrich(p);
+        size_t len;
+        unsigned char *buf = encode_ok(p, &len);
+        size_t plen = len - NPUBIN_HEADER_SIZE;
+        unsigned char *w = malloc(len);
+        int iters = m == 2 ? 300 : 1500;
+        for (int it = 0; it < iters; it++) {
+            memcpy(w, buf, len);
+            int nflips = 1 + (int)(rnd() % 4);
+            for (int k = 0; k < nflips; k++) {
+                size_t at = NPUBIN_HEADER_SIZE + rnd() % plen;
+                if (rnd() % 2)
+                    w[at] ^= (unsigned char)(1u << (rnd() % 8));
+                else
+                    w[at] = (unsigned char)rnd();
+            }
+            reseal(w, len);
+            DiagList d = {0};
+            Plan *q = NULL;
+            Status st = npubin_decode(PATH, w, len, &q, &d);
+            assert_true(st == ST_OK || st == ST_BAD_INPUT);
+            if (st == ST_OK) {
+                assert_non_null(q);
+                /* whatever was accepted is a plan the writer accepts too */
+                unsigned char *again = encode_ok(q, &(size_t){0});
+                free(again);
+                plan_free(q);
+            } else {
+                assert_null(q);
+                assert_string_equal(d.items[0].file, PATH);
+                refused++;
+            }
+            total++;
+            diag_free(&d);
+        }
+        free(w);
+        free(buf);
+        plan_free(p);
+    }
+    print_message("resealed corruptions: %d of %d refused\n", refused, total);
+    assert_true(refused > total / 4);
+}
+
+static void test_version(void **state)
+{
+    (void)state;
+    Plan *p = build_plan(models[0]);
+    size_t len;
+    unsigned char *buf = encode_ok(p, &len);
+    put_le(buf + 8, PLAN_FORMAT_VERSION + 1, 4);
+    expect_bad(buf, len, "newer npu-explore (format v2, this build reads v1)");
+    put_le(buf + 8, 0x7fffffff, 4);
+    expect_bad(buf, len, "format v2147483647");
+    put_le(buf + 8, 0, 4);
+    expect_bad(buf, len, "version 0");
+    /* a newer version is reported even when the rest of the header is not what we know */
+    expect_bad((const unsigned char *)NPUBIN_MAGIC "\x02\0\0\0", 12, "newer");
+    free(buf);
+    plan_free(p);
+}
+
+static void test_foreign_files(void **state)
+{
+    (void)state;
+    DiagList d = {0};
+    Plan *p = (Plan *)1;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/npubin_empty_%ld.npubin", (long)getpid());
+    assert_int_equal(file_write_atomic(path, "", 0, &d), ST_OK);
+    assert_int_equal(npubin_read(path, &p, &d), ST_BAD_INPUT);
+    assert_null(p);
+    assert_string_equal(d.items[0].file, path);
+    assert_non_null(strstr(d.items[0].msg, "empty file"));
+    remove(path);
+    diag_clear(&d);
+
+    const char *json = models[0];
+    assert_int_equal(npubin_read(json, &p, &d), ST_BAD_INPUT);
+    assert_null(p);
+    assert_string_equal(d.items[0].file, json);
+    assert_non_null(strstr(d.items[0].msg, "not an .npubin"));
+    diag_clear(&d);
+
+    assert_int_equal(npubin_read("/nonexistent/x.npubin", &p, &d), ST_BAD_INPUT);
+    assert_string_equal(d.items[0].file, "/nonexistent/x.npubin");
+    diag_clear(&d);
+    assert_int_equal(npubin_read("tests", &p, &d), ST_BAD_INPUT);
+    diag_free(&d);
+}
+
+/* Hand-made payloads: the structural pre-scan bounds what msgpack-c allocates. */
+static void test_hostile_payloads(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *bytes;
+        size_t n;
+        const char *want;
+    } cases[] = {
+        {"", 0, "ends inside"},
+        {"\xdd\xff\xff\xff\xff\xc0\xc0", 7, "declares 4294967295 items"},
+        {"\xdf\xff\xff\xff\xff\xc0\xc0", 7, "declares"},
+        {"\xdb\xff\xff\xff\xf0", 5, "runs past the end"},
+        {"\xc6\x00\x00\x00\x09xx", 7, "runs past the end"},
+        {"\xc1", 1, "not a msgpack type"},
+        {"\x80\xc0", 2, "stray bytes"},
+        {"\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\xc0", 19,
+         "deeper"},
+        {"\x90", 1, "not a map"},
+        {"\x80", 1, "missing"},
+        {"\x81\x01\x02", 3, "not a string"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t len;
+        unsigned char *w = wrap(cases[i].bytes, cases[i].n, PLAN_FORMAT_VERSION, &len);
+        expect_bad(w, len, cases[i].want);
+        free(w);
+    }
+}
+
+/* ---- targeted corruptions of a valid plan, applied to the msgpack object tree ---- */
+
+static msgpack_object *key(msgpack_object *map, const char *k)
+{
+    assert_int_equal(map->type, MSGPACK_OBJECT_MAP);
+    for (uint32_t i = 0; i < map->via.map.size; i++) {
+        msgpack_object *o = &map->via.map.ptr[i].key;
+        if (o->via.str.size == strlen(k) && memcmp(o->via.str.ptr, k, o->via.str.size) == 0)
+            return &map->via.map.ptr[i].val;
+    }
+    fail_msg("no key %s", k);
+    return NULL;
+}
+
+static msgpack_object *elem(msgpack_object *arr, uint32_t i)
+{
+    assert_int_equal(arr->type, MSGPACK_OBJECT_ARRAY);
+    assert_true(i < arr->via.array.size);
+    return &arr->via.array.ptr[i];
+}
+
+static msgpack_object *rec(msgpack_object *root, const char *list, uint32_t i, const char *k)
+{
+    return key(elem(key(root, list), i), k);
+}
+
+static void set_int(msgpack_object *o, int64_t v)
+{
+    o->type = v < 0 ? MSGPACK_OBJECT_NEGATIVE_INTEGER : MSGPACK_OBJECT_POSITIVE_INTEGER;
+    o->via.i64 = v;
+}
+
+static void set_str(msgpack_object *o, const char *s, uint32_t n)
+{
+    o->type = MSGPACK_OBJECT_STR;
+    o->via.str.ptr = s;
+    o->via.str.size = n;
+}
+
+static void set_ints(msgpack_object *o, msgpack_zone *z, uint32_t n, int64_t v)
+{
+    o->type = MSGPACK_OBJECT_ARRAY;
+    o->via.array.size = n;
+    o->via.array.ptr = msgpack_zone_malloc(z, sizeof(msgpack_object) * n);
+    for (uint32_t i = 0; i < n; i++)
+        set_int(&o->via.array.ptr[i], v);
+}
+
+static int64_t ntensors(msgpack_object *r)
+{
+    return key(r, "tensors")->via.array.size;
+}
+
+static void m_missing(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    for (uint32_t i = 0; i < r->via.map.size; i++)
+        if (r->via.map.ptr[i].key.via.str.size == 7 &&
+            !memcmp(r->via.map.ptr[i].key.via.str.ptr, "kernels", 7))
+            set_str(&r->via.map.ptr[i].key, "kernelz", 7);
+}
+static void m_dup(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    for (uint32_t i = 0; i < r->via.map.size; i++)
+        if (r->via.map.ptr[i].key.via.str.size == 7 &&
+            !memcmp(r->via.map.ptr[i].key.via.str.ptr, "weights", 7))
+            set_str(&r->via.map.ptr[i].key, "channel_tile", 12);
+}
+static void m_type(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_str(key(r, "channel_tile"), "32", 2);
+}
+static void m_big(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_int(key(r, "channel_tile"), (int64_t)1 << 40);
+}
+static void m_tile0(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_int(key(r, "channel_tile"), 0);
+}
+static void m_arg(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_int(elem(rec(r, "kernels", 0, "args"), 0), ntensors(r));
+}
+static void m_arg_neg(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_int(elem(rec(r, "kernels", 0, "args"), 0), -2);
+}
+static void m_nin(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_int(rec(r, "kernels", 0, "nin"), rec(r, "kernels", 0, "args")->via.array.size + 1);
+}
+static void m_rank(msgpack_object *r, msgpack_zone *z)
+{
+    set_ints(rec(r, "tensors", 0, "shape"), z, NPU_MAX_RANK + 1, 1);
+    set_ints(rec(r, "tensors", 0, "pshape"), z, NPU_MAX_RANK + 1, 1);
+}
+static void m_pshape(msgpack_object *r, msgpack_zone *z)
+{
+    set_ints(rec(r, "tensors", 0, "pshape"), z, NPU_MAX_RANK, 1);
+}
+static void m_negdim(msgpack_object *r, msgpack_zone *z)
+{
+    set_ints(rec(r, "tensors", 0, "shape"), z, 1, -3);
+    set_ints(rec(r, "tensors", 0, "pshape"), z, 1, 4);
+}
+static void m_push(msgpack_object *r, msgpack_zone *z)
+{
+    set_ints(rec(r, "kernels", 0, "push"), z, PLAN_MAX_PUSH + 1, 7);
+}
+static void m_spec(msgpack_object *r, msgpack_zone *z)
+{
+    set_ints(rec(r, "kernels", 0, "spec"), z, PLAN_MAX_SPEC + 1, 7);
+}
+static void m_push_neg(msgpack_object *r, msgpack_zone *z)
+{
+    set_ints(rec(r, "kernels", 0, "push"), z, 2, -1);
+}
+static void m_groups(msgpack_object *r, msgpack_zone *z)
+{
+    set_ints(rec(r, "kernels", 0, "groups"), z, 2, 1);
+}
+static void m_dtype(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_str(rec(r, "tensors", 0, "dtype"), "F99", 3);
+}
+static void m_op(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_str(rec(r, "kernels", 0, "op"), "NOPE", 4);
+}
+static void m_kind_int(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_int(rec(r, "tensors", 0, "kind"), 0);
+}
+static void m_alias(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_int(rec(r, "tensors", 0, "alias_of"), ntensors(r));
+}
+static void m_alias_self(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_int(rec(r, "tensors", 1, "alias_of"), 1);
+}
+static void m_offset(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    msgpack_object *t = key(r, "tensors");
+    for (uint32_t i = 0; i < t->via.array.size; i++)
+        set_int(key(elem(t, i), "offset"), INT64_MAX);
+}
+static void m_nul(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_str(rec(r, "tensors", 0, "name"), "a\0b", 3);
+}
+static void m_nilname(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    rec(r, "tensors", 0, "name")->type = MSGPACK_OBJECT_NIL;
+}
+static void m_notmap(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_int(elem(key(r, "tensors"), 0), 5);
+}
+static void m_input(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_int(elem(key(r, "inputs"), 0), -2);
+}
+static void m_weight(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_int(elem(key(r, "weights"), 0), -1);
+}
+static void m_fusion(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_int(rec(r, "kernels", 0, "fusion"), key(r, "fusions")->via.array.size);
+}
+static void m_part(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_int(rec(r, "parts", 0, "first_kernel"), key(r, "kernels")->via.array.size + 1);
+}
+static void m_kpart(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_int(rec(r, "kernels", 0, "part"), key(r, "parts")->via.array.size);
+}
+static void m_level(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_int(rec(r, "kernels", 0, "level"), key(r, "nlevels")->via.i64 + 1);
+}
+static void m_fkernel(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_int(rec(r, "fusions", 0, "kernel"), -5);
+}
+static void m_compute(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_str(key(r, "compute"), "I64", 3);
+}
+static void m_irjson(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_str(key(r, "ir_json"), "{}", 2);
+}
+static void m_tiny(msgpack_object *r, msgpack_zone *z)
+{
+    msgpack_object *t = key(r, "tensors");
+    t->via.array.size = 1000;
+    t->via.array.ptr = msgpack_zone_malloc(z, sizeof(msgpack_object) * 1000);
+    for (int i = 0; i < 1000; i++) {
+        t->via.array.ptr[i].type = MSGPACK_OBJECT_MAP;
+        t->via.array.ptr[i].via.map.size = 0;
+    }
+}
+static void m_partout(msgpack_object *r, msgpack_zone *z)
+{
+    set_ints(rec(r, "parts", 0, "out"), z, 3, -1);
+}
+
+/* Adds keys this version does not know (a later version's additions): they are ignored. */
+static void m_unknown(msgpack_object *r, msgpack_zone *z)
+{
+    uint32_t n = r->via.map.size;
+    msgpack_object_kv *kv = msgpack_zone_malloc(z, sizeof *kv * (n + 2));
+    memcpy(kv, r->via.map.ptr, sizeof *kv * n);
+    set_str(&kv[n].key, "spirv", 5);
+    set_ints(&kv[n].val, z, 3, 42);
+    set_str(&kv[n + 1].key, "zz_future", 9);
+    kv[n + 1].val.type = MSGPACK_OBJECT_MAP;
+    kv[n + 1].val.via.map.size = 1;
+    kv[n + 1].val.via.map.ptr = msgpack_zone_malloc(z, sizeof *kv);
+    set_int(&kv[n + 1].val.via.map.ptr[0].key, 1); /* non-string keys below are not ours */
+    set_str(&kv[n + 1].val.via.map.ptr[0].val, "x", 1);
+    r->via.map.ptr = kv;
+    r->via.map.size = n + 2;
+}
+
+typedef void (*Mutate)(msgpack_object *root, msgpack_zone *z);
+
+/* Encodes p, applies fn to the payload's object tree and re-wraps it with a valid checksum. */
+static unsigned char *mutated(const Plan *p, Mutate fn, size_t *len)
+{
+    size_t n;
+    unsigned char *buf = encode_ok(p, &n);
+    msgpack_unpacked u;
+    msgpack_unpacked_init(&u);
+    size_t off = 0;
+    assert_int_equal(msgpack_unpack_next(&u, (const char *)buf + NPUBIN_HEADER_SIZE,
+                                         n - NPUBIN_HEADER_SIZE, &off),
+                     MSGPACK_UNPACK_SUCCESS);
+    fn(&u.data, u.zone);
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    assert_int_equal(msgpack_pack_object(&pk, u.data), 0);
+    unsigned char *w = wrap(sb.data, sb.size, PLAN_FORMAT_VERSION, len);
+    msgpack_sbuffer_destroy(&sb);
+    msgpack_unpacked_destroy(&u);
+    free(buf);
+    return w;
+}
+
+static void test_invalid_fields(void **state)
+{
+    (void)state;
+    static const struct {
+        Mutate fn;
+        const char *want;
+    } cases[] = {
+        {m_missing, "key 'kernels': missing"},
+        {m_dup, "key 'channel_tile': appears twice"},
+        {m_type, "key 'channel_tile': expected an integer, found a string"},
+        {m_big, "out of range"},
+        {m_tile0, "channel_tile 0"},
+        {m_arg, "args[0] = "},
+        {m_arg_neg, "args[0] = -2 is not a tensor id"},
+        {m_nin, "inputs but"},
+        {m_rank, "tensors[0]: key 'shape': 9 elements (at most 8)"},
+        {m_pshape, "key 'pshape'"},
+        {m_negdim, "negative dimension"},
+        {m_push, "key 'push': 33 elements (at most 32)"},
+        {m_spec, "key 'spec': 17 elements (at most 16)"},
+        {m_push_neg, "key 'push': -1 out of range"},
+        {m_groups, "expected 3"},
+        {m_dtype, "unknown name 'F99'"},
+        {m_op, "unknown name 'NOPE'"},
+        {m_kind_int, "key 'kind': expected a name, found an integer"},
+        {m_alias, "alias_of"},
+        {m_alias_self, "alias_of = 1"},
+        {m_offset, "outside the"},
+        {m_nul, "NUL byte"},
+        {m_nilname, "key 'name': expected a string, found nil"},
+        {m_notmap, "element 0 is an integer, not a map"},
+        {m_input, "inputs[0] = -2"},
+        {m_weight, "weights[0] = -1"},
+        {m_fusion, "fusion"},
+        {m_part, "parts[0]: kernels"},
+        {m_kpart, "part "},
+        {m_level, "level"},
+        {m_fkernel, "kernel -5"},
+        {m_compute, "compute dtype"},
+        {m_irjson, "key 'ir_json': expected binary data or nil"},
+        {m_tiny, "element 0 has 0 keys, fewer than the 11"},
+        {m_partout, "parts[0].out[0] = -1"},
+    };
+    Plan *p = build_plan(models[0]);
+    enrich(p);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t len;
+        unsigned char *w = mutated(p, cases[i].fn, &len);
+        expect_bad(w, len, cases[i].want);
+        free(w);
+    }
+    /* unknown keys are ignored */
+    size_t len;
+    unsigned char *w = mutated(p, m_unknown, &len);
+    Plan *q = NULL;
+    DiagList d = {0};
+    assert_int_equal(npubin_decode(PATH, w, len, &q, &d), ST_OK);
+    assert_int_equal(plan_equal(p, q), 1);
+    plan_free(q);
+    free(w);
+    diag_free(&d);
+    plan_free(p);
+}
+
+/* The writer refuses a plan it could not read back. */
+static void test_encode_refuses_invalid(void **state)
+{
+    (void)state;
+    Plan *p = build_plan(models[0]);
+    p->kernels[0].args[0] = p->ntensors;
+    unsigned char *buf = (unsigned char *)1;
+    size_t len = 1;
+    DiagList d = {0};
+    assert_int_equal(npubin_encode(p, &buf, &len, &d), ST_INTERNAL);
+    assert_null(buf);
+    assert_int_equal(len, 0);
+    assert_non_null(strstr(d.items[0].msg, "is not a tensor id"));
+    diag_clear(&d);
+    p->kernels[0].args[0] = 0;
+    p->kernels[0].npush = PLAN_MAX_PUSH + 1;
+    assert_int_equal(npubin_write(p, "/tmp/npubin_never_written.npubin", &d), ST_INTERNAL);
+    assert_int_equal(file_exists("/tmp/npubin_never_written.npubin"), 0);
+    diag_free(&d);
+    plan_free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_roundtrip),
+        cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_bitflips),
+        cmocka_unit_test(test_corrupt_resealed),
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_foreign_files),
+        cmocka_unit_test(test_hostile_payloads),
+        cmocka_unit_test(test_invalid_fields),
+        cmocka_unit_test(test_encode_refuses_invalid),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
