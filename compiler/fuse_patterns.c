@@ -311,6 +311,11 @@ static bool match_linear_act(const Graph *g, int node, const bool *taken, FuseMa
     } acts[] = {{OP_RELU, "linear_relu"},       {OP_GELU, "linear_gelu"},
                 {OP_SILU, "linear_silu"},       {OP_TANH, "linear_tanh"},
                 {OP_SIGMOID, "linear_sigmoid"}, {OP_HARDSWISH, "linear_hardswish"}};
+    /* silu_mul has priority: a silu feeding a single multiply belongs to the gated MLP */
+    if (g->nodes[c].op == OP_SILU) {
+        int m2 = only_consumer(g, g->nodes[c].out[0]);
+        if (m2 >= 0 && g->nodes[m2].op == OP_MUL) return false;
+    }
     for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
         if (g->nodes[c].op == acts[i].op) {
             add(m, node);

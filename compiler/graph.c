@@ -185,9 +185,9 @@ Graph *graph_clone(const Graph *g)
     c->outputs = malloc(sizeof(int) * (size_t)(g->noutputs + 1));
     c->weights = malloc(sizeof(int) * (size_t)(g->nweights + 1));
     if (!c->inputs || !c->outputs || !c->weights) goto fail;
-    memcpy(c->inputs, g->inputs, sizeof(int) * (size_t)g->ninputs);
-    memcpy(c->outputs, g->outputs, sizeof(int) * (size_t)g->noutputs);
-    memcpy(c->weights, g->weights, sizeof(int) * (size_t)g->nweights);
+    if (g->ninputs) memcpy(c->inputs, g->inputs, sizeof(int) * (size_t)g->ninputs);
+    if (g->noutputs) memcpy(c->outputs, g->outputs, sizeof(int) * (size_t)g->noutputs);
+    if (g->nweights) memcpy(c->weights, g->weights, sizeof(int) * (size_t)g->nweights);
     c->nparts = g->nparts;
     c->arena_bytes = g->arena_bytes;
     c->naive_bytes = g->naive_bytes;

@@ -174,6 +174,7 @@ static Status dispatch(ShapeCtx *c)
     case OP_ASSERT_META:
         return shape_assert_meta(c);
     case OP_IDENTITY:
+    case OP_DEPAD:
     case OP_DROPOUT:
     case OP_TO_DTYPE:
         return shape_same(c);
@@ -479,6 +480,7 @@ static OutType out_type(const Graph *g, const Node *n)
     case OP_ONES:
         return dt != DT_INVALID ? exact(dt) : of_cls(CL_FLOAT);
     case OP_IDENTITY:
+    case OP_DEPAD:
     case OP_DROPOUT:
     case OP_CONV2D:
     case OP_BATCH_NORM:

@@ -40,6 +40,10 @@ Status bind_inputs_random(const Graph *g, uint64_t seed, Binding *b);
  * with none of them is not an error (nref stays 0). A present tensor of the wrong shape is. */
 Status bind_reference_file(const Graph *g, const char *path, const char *prefix, Binding *b,
                            DiagList *d);
+/* Grows the binding to a graph with more tensors (a compiled snapshot). */
+Status bind_extend(const Graph *g, Binding *b);
+/* Computes recipe outputs (batch-norm folds) from the bound source weights. */
+Status bind_apply_recipes(const Graph *g, Binding *b, DiagList *d);
 /* Constants carried by the IR. */
 Status bind_constants(const Graph *g, Binding *b);
 

@@ -62,6 +62,7 @@ static const Case good[] = {
     {"aten._assert_tensor_metadata.default", "{'dtype':'torch.int64','size':[2,3]}", 1, {L(2, 2, 3)}, 0, NONE},
     {"aten.contiguous.default", NULL, 1, {F(3, 2, 3, 4)}, 1, F(3, 2, 3, 4)},
     {"aten.clone.default", NULL, 1, {L0}, 1, L0},
+    {"npu.depad", NULL, 1, {F(3, 2, 3, 4)}, 1, F(3, 2, 3, 4)},
     {"aten.dropout.default", "{'p':0.1,'train':false}", 1, {F(2, 5, 6)}, 1, F(2, 5, 6)},
     {"<built-in function getitem>", "{'index':1}", 2, {F(2, 2, 3), L(1, 7)}, 1, L(1, 7)},
     {"aten.to.dtype", "{'dtype':'torch.float16'}", 1, {F(2, 2, 3)}, 1, H(2, 2, 3)},

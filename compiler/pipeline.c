@@ -1,0 +1,180 @@
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "ir_json.h"
+#include "lower.h"
+#include "pass.h"
+#include "shape.h"
+
+/* The pipeline, in order (DESIGN.md "Compiler passes"). */
+const Pass pass_table[] = {
+    {"import", "IR JSON to graph; producers and consumers resolved; shapes checked", false, NULL},
+    {"canonicalize", "drop assertions; in-place to out-of-place; identities and dead nodes removed",
+     false, pass_canonicalize},
+    {"fold-batchnorm", "conv followed by batch_norm folds into the conv's weights and bias", true,
+     pass_fold_batchnorm},
+    {"partition", "each node marked NPU or CPU by op, attributes and shapes", false,
+     pass_partition},
+    {"fuse", "fusion patterns in priority order; each match an instance that can be switched off",
+     true, pass_fuse},
+    {"layout", "NPU conv-family tensors padded to the channel tile; explicit depad conversions",
+     true, pass_layout},
+    {"views", "reshape-like ops and size-1 transposes become aliases of their input", true,
+     pass_views},
+    {"plan-memory", "liveness-based reuse of one device arena", false, pass_plan_memory},
+    {"lower", "kernels with shader, bindings, dispatch size, provenance, fusion id, levels", false,
+     NULL},
+};
+const int pass_count = (int)(sizeof pass_table / sizeof pass_table[0]);
+
+int pass_find(const char *name)
+{
+    for (int i = 0; i < pass_count; i++)
+        if (strcmp(pass_table[i].name, name) == 0) return i;
+    char *end;
+    long v = strtol(name, &end, 10);
+    if (*name && !*end && v >= 0 && v < pass_count) return (int)v;
+    return -1;
+}
+
+void compile_defaults(CompileOptions *o)
+{
+    memset(o, 0, sizeof *o);
+    o->channel_tile = 32;
+    o->compute = DT_F16;
+    o->arena_align = 256;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static bool same_ints(const int *a, int na, const int *b, int nb)
+{
+    return na == nb && (na == 0 || memcmp(a, b, sizeof(int) * (size_t)na) == 0);
+}
+
+/* The change list of a pass: node-by-node difference between two snapshots. */
+static Status diff(const Graph *before, Snapshot *s)
+{
+    const Graph *after = s->g;
+    int cap = after->nnodes + 1;
+    s->changes = calloc((size_t)cap, sizeof *s->changes);
+    if (!s->changes) return ST_NOMEM;
+    for (int i = 0; i < after->nnodes; i++) {
+        const Node *a = &after->nodes[i];
+        int bi = graph_find_node(before, a->name);
+        const Node *b = bi >= 0 ? &before->nodes[bi] : NULL;
+        Change ch = {CH_REWRITTEN, i, NULL};
+        if (!b) {
+            if (a->dead) continue;
+            ch.kind = CH_ADDED;
+            ch.what = "added";
+            s->added++;
+        } else if (!b->dead && a->dead) {
+            ch.kind = CH_REMOVED;
+            ch.what = "removed";
+            s->removed++;
+        } else if (a->dead) {
+            continue;
+        } else if (b->dead) {
+            continue;
+        } else if (!same_ints(a->in, a->nin, b->in, b->nin) ||
+                   !same_ints(a->out, a->nout, b->out, b->nout)) {
+            ch.what = "inputs or outputs rewired";
+        } else if (a->fusion != b->fusion) {
+            ch.what = a->fusion >= 0 ? after->fusions[a->fusion].id : "unfused";
+        } else if (a->place != b->place || a->part != b->part) {
+            ch.what = a->place == PLACE_CPU ? "placed on the CPU" : "placed on the NPU";
+            if (before->nparts == 0 && a->place == PLACE_NPU) continue; /* default placement */
+        } else if (strcmp(a->aten, b->aten) != 0) {
+            ch.what = "made out-of-place";
+        } else {
+            continue;
+        }
+        if (ch.kind == CH_REWRITTEN) s->rewritten++;
+        s->changes[s->nchanges++] = ch;
+    }
+    return ST_OK;
+}
+
+static bool disabled(const CompileOptions *o, const Pass *p)
+{
+    for (int i = 0; i < o->n_disable; i++)
+        if (strcmp(o->disable[i], p->name) == 0) return p->can_disable;
+    return false;
+}
+
+Status pipeline_run_graph(Graph *g, const CompileOptions *o, Pipeline *p, DiagList *d)
+{
+    memset(p, 0, sizeof *p);
+    CompileOptions def;
+    if (!o) {
+        compile_defaults(&def);
+        o = &def;
+    }
+    p->snaps = calloc((size_t)pass_count, sizeof *p->snaps);
+    if (!p->snaps) {
+        graph_free(g);
+        return ST_NOMEM;
+    }
+    Arena scratch;
+    arena_init(&scratch, 64 * 1024);
+    PassCtx ctx = {o, d, &scratch};
+    double t0 = now_ms();
+    Status st = shape_check_graph(g, d);
+    p->snaps[0] = (Snapshot){.pass = pass_table[0].name, .g = g, .ms = now_ms() - t0};
+    p->nsnaps = 1;
+    p->g = g;
+    for (int i = 1; i < pass_count && st == ST_OK; i++) {
+        const Pass *ps = &pass_table[i];
+        Graph *next = graph_clone(p->g);
+        if (!next) {
+            st = ST_NOMEM;
+            break;
+        }
+        double a = now_ms();
+        bool skip = disabled(o, ps);
+        if (!skip && ps->fn) st = ps->fn(next, &ctx);
+        else if (!ps->fn) st = plan_build(next, o, &p->plan, d);
+        if (st == ST_OK) st = graph_verify(next, d);
+        Snapshot *s = &p->snaps[p->nsnaps];
+        *s = (Snapshot){.pass = ps->name, .g = next, .ms = now_ms() - a, .skipped = skip};
+        p->nsnaps++;
+        if (st == ST_OK) st = diff(p->g, s);
+        p->g = next;
+        arena_reset(&scratch);
+    }
+    arena_free(&scratch);
+    p->total_ms = now_ms() - t0;
+    return st;
+}
+
+Status pipeline_run(const char *path, const CompileOptions *o, Pipeline *p, DiagList *d)
+{
+    Graph *g = NULL;
+    memset(p, 0, sizeof *p);
+    double t0 = now_ms();
+    Status st = ir_read_file(path, &g, d);
+    if (st != ST_OK) return st;
+    double read_ms = now_ms() - t0;
+    st = pipeline_run_graph(g, o, p, d);
+    if (p->nsnaps > 0) p->snaps[0].ms += read_ms;
+    p->total_ms += read_ms;
+    return st;
+}
+
+void pipeline_free(Pipeline *p)
+{
+    for (int i = 0; i < p->nsnaps; i++) {
+        graph_free(p->snaps[i].g);
+        free(p->snaps[i].changes);
+    }
+    free(p->snaps);
+    plan_free(p->plan);
+    memset(p, 0, sizeof *p);
+}

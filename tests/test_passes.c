@@ -1,0 +1,264 @@
+/* Compiler passes on the real fixtures: fold and fusion counts, pattern matches and near misses
+ * on hand-made graphs, graph invariants after every pass, and the .dump text. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "compiler/dump.h"
+#include "compiler/ir_json.h"
+#include "compiler/pass.h"
+#include "compiler/plan.h"
+
+static int count_pattern(const Graph *g, const char *prefix)
+{
+    int n = 0;
+    for (int i = 0; i < g->nfusions; i++)
+        n += strncmp(g->fusions[i].pattern, prefix, strlen(prefix)) == 0;
+    return n;
+}
+
+static Pipeline compile(const char *path, const CompileOptions *o)
+{
+    Pipeline p;
+    DiagList d = {0};
+    Status st = pipeline_run(path, o, &p, &d);
+    if (st != ST_OK) diag_print(&d, stderr);
+    assert_int_equal(st, ST_OK);
+    diag_free(&d);
+    return p;
+}
+
+static void test_resnet18_counts(void **state)
+{
+    (void)state;
+    Pipeline p = compile("tests/models/resnet18/model.json", NULL);
+    const Graph *g = p.g;
+    assert_int_equal(g->nrecipes, 20); /* every conv has a batch_norm */
+    int live_bn = 0;
+    for (int i = 0; i < g->nnodes; i++) live_bn += !g->nodes[i].dead && g->nodes[i].op == OP_BATCH_NORM;
+    assert_int_equal(live_bn, 0);
+    /* 8 basic blocks: conv1+relu in each, conv2+add+relu in each; the stem conv+relu */
+    assert_int_equal(count_pattern(g, "conv_add_relu"), 8);
+    assert_int_equal(count_pattern(g, "conv_relu"), 9);
+    assert_true(p.plan != NULL);
+    assert_true(p.plan->arena_bytes > 0 && p.plan->arena_bytes < p.plan->naive_bytes);
+    pipeline_free(&p);
+}
+
+static void test_qwen_counts(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *path;
+        int rms, silu, attn, rope;
+    } cases[] = {
+        {"tests/models/qwen2_tiny/decode.json", 5, 2, 2, 4},
+        {"tests/models/qwen2_5_1_5b/decode.json", 57, 28, 28, 56},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        Pipeline p = compile(cases[i].path, NULL);
+        assert_int_equal(count_pattern(p.g, "rmsnorm"), cases[i].rms);
+        assert_int_equal(count_pattern(p.g, "silu_mul"), cases[i].silu);
+        assert_int_equal(count_pattern(p.g, "decode_attention"), cases[i].attn);
+        assert_int_equal(count_pattern(p.g, "rope"), cases[i].rope);
+        pipeline_free(&p);
+    }
+}
+
+static void test_no_fuse_switches(void **state)
+{
+    (void)state;
+    CompileOptions o;
+    compile_defaults(&o);
+    o.no_fuse[o.n_no_fuse++] = "rmsnorm";
+    o.no_fuse[o.n_no_fuse++] = "F1";
+    Pipeline p = compile("tests/models/qwen2_tiny/decode.json", &o);
+    Pipeline q = compile("tests/models/qwen2_tiny/decode.json", NULL);
+    assert_int_equal(p.g->nfusions, q.g->nfusions); /* ids stay stable */
+    for (int i = 0; i < p.g->nfusions; i++) {
+        const Fusion *f = &p.g->fusions[i];
+        assert_string_equal(f->id, q.g->fusions[i].id);
+        bool off = strcmp(f->pattern, "rmsnorm") == 0 || strcmp(f->id, "F1") == 0;
+        assert_int_equal(f->enabled, !off);
+    }
+    /* switched-off instances leave their nodes as separate kernels */
+    assert_true(p.plan->nkernels > q.plan->nkernels);
+    pipeline_free(&p);
+    pipeline_free(&q);
+}
+
+/* A one-block graph in the exporter's format, for pattern unit tests. */
+static Graph *read_json(const char *json)
+{
+    Graph *g = NULL;
+    DiagList d = {0};
+    Status st = ir_read_buffer("t.json", json, strlen(json), &g, &d);
+    if (st != ST_OK) diag_print(&d, stderr);
+    diag_free(&d);
+    assert_non_null(g);
+    return g;
+}
+
+#define T(n, s) "{\"name\":\"" n "\",\"shape\":" s "}"
+#define NODE(name, op, ins, outs, attrs)                                                         \
+    "{\"name\":\"" name "\",\"op_type\":\"" op "\",\"inputs\":[" ins "],\"outputs\":[" outs     \
+    "],\"attrs\":{" attrs "}}"
+
+static Pipeline compile_json(const char *json)
+{
+    Pipeline p;
+    DiagList d = {0};
+    Status st = pipeline_run_graph(read_json(json), NULL, &p, &d);
+    if (st != ST_OK) diag_print(&d, stderr);
+    assert_int_equal(st, ST_OK);
+    diag_free(&d);
+    return p;
+}
+
+static void test_add_relu_rules(void **state)
+{
+    (void)state;
+    /* fused: add's only consumer is relu */
+    Pipeline p = compile_json("{\"graph_inputs\":[" T("a", "[2,3]") "," T("b", "[2,3]") "],"
+                              "\"graph_outputs\":[" T("r", "[2,3]") "],\"nodes\":["
+                              NODE("add", "aten.add.Tensor", T("a", "[2,3]") "," T("b", "[2,3]"), T("s", "[2,3]"), "")
+                              "," NODE("relu", "aten.relu.default", T("s", "[2,3]"), T("r", "[2,3]"), "") "]}");
+    assert_int_equal(p.g->nfusions, 1);
+    assert_string_equal(p.g->fusions[0].pattern, "add_relu");
+    assert_string_equal(p.g->fusions[0].id, "F1");
+    pipeline_free(&p);
+    /* not fused: the add's output is also a graph output; the near miss says why */
+    p = compile_json("{\"graph_inputs\":[" T("a", "[2,3]") "," T("b", "[2,3]") "],"
+                     "\"graph_outputs\":[" T("r", "[2,3]") "," T("s", "[2,3]") "],\"nodes\":["
+                     NODE("add", "aten.add.Tensor", T("a", "[2,3]") "," T("b", "[2,3]"), T("s", "[2,3]"), "")
+                     "," NODE("relu", "aten.relu.default", T("s", "[2,3]"), T("r", "[2,3]"), "") "]}");
+    assert_int_equal(p.g->nfusions, 0);
+    pipeline_free(&p);
+    /* not fused: two consumers */
+    p = compile_json("{\"graph_inputs\":[" T("a", "[2,3]") "," T("b", "[2,3]") "],"
+                     "\"graph_outputs\":[" T("r", "[2,3]") "," T("n", "[2,3]") "],\"nodes\":["
+                     NODE("add", "aten.add.Tensor", T("a", "[2,3]") "," T("b", "[2,3]"), T("s", "[2,3]"), "")
+                     "," NODE("relu", "aten.relu.default", T("s", "[2,3]"), T("r", "[2,3]"), "")
+                     "," NODE("neg", "aten.neg.default", T("s", "[2,3]"), T("n", "[2,3]"), "") "]}");
+    assert_int_equal(p.g->nfusions, 0);
+    assert_true(p.g->nmisses >= 1);
+    assert_non_null(strstr(p.g->misses[0].reason, "several consumers"));
+    pipeline_free(&p);
+}
+
+static void test_silu_mul_either_order(void **state)
+{
+    (void)state;
+    /* up is computed after silu (the order Hugging Face exports): still fused */
+    Pipeline p = compile_json("{\"graph_inputs\":[" T("x", "[1,4]") "],"
+                              "\"graph_outputs\":[" T("m", "[1,4]") "],\"nodes\":["
+                              NODE("silu", "aten.silu.default", T("x", "[1,4]"), T("s", "[1,4]"), "")
+                              "," NODE("up", "aten.neg.default", T("x", "[1,4]"), T("u", "[1,4]"), "")
+                              "," NODE("mul", "aten.mul.Tensor", T("s", "[1,4]") "," T("u", "[1,4]"), T("m", "[1,4]"), "") "]}");
+    assert_int_equal(p.g->nfusions, 1);
+    assert_string_equal(p.g->fusions[0].pattern, "silu_mul");
+    assert_int_equal(p.g->fusions[0].anchor, graph_find_node(p.g, "mul"));
+    pipeline_free(&p);
+    /* a broadcast multiplier is a near miss */
+    p = compile_json("{\"graph_inputs\":[" T("x", "[2,4]") "," T("y", "[1,4]") "],"
+                     "\"graph_outputs\":[" T("m", "[2,4]") "],\"nodes\":["
+                     NODE("silu", "aten.silu.default", T("x", "[2,4]"), T("s", "[2,4]"), "")
+                     "," NODE("mul", "aten.mul.Tensor", T("s", "[2,4]") "," T("y", "[1,4]"), T("m", "[2,4]"), "") "]}");
+    assert_int_equal(p.g->nfusions, 0);
+    assert_int_equal(p.g->nmisses, 1);
+    assert_non_null(strstr(p.g->misses[0].reason, "broadcast"));
+    pipeline_free(&p);
+}
+
+static void test_partition_by_attrs(void **state)
+{
+    (void)state;
+    /* softmax over a non-last dim and a 5-way cat go to the CPU; relu stays on the NPU */
+    Pipeline p = compile_json(
+        "{\"graph_inputs\":[" T("x", "[2,3]") "],\"graph_outputs\":[" T("c", "[10,3]") "],\"nodes\":["
+        NODE("sm", "aten.softmax.int", T("x", "[2,3]"), T("s", "[2,3]"), "\"dim\":0")
+        "," NODE("r", "aten.relu.default", T("s", "[2,3]"), T("y", "[2,3]"), "")
+        "," NODE("cat", "aten.cat.default", T("y", "[2,3]") "," T("y", "[2,3]") "," T("y", "[2,3]") "," T("y", "[2,3]") "," T("y", "[2,3]"), T("c", "[10,3]"), "\"dim\":0")
+        "]}");
+    const Graph *g = p.g;
+    assert_int_equal(g->nodes[graph_find_node(g, "sm")].place, PLACE_CPU);
+    assert_non_null(strstr(g->nodes[graph_find_node(g, "sm")].why_cpu, "last dim"));
+    assert_int_equal(g->nodes[graph_find_node(g, "r")].place, PLACE_NPU);
+    assert_int_equal(g->nodes[graph_find_node(g, "cat")].place, PLACE_CPU);
+    assert_int_equal(g->nparts, 3);
+    assert_int_equal(p.plan->nparts, 3);
+    pipeline_free(&p);
+}
+
+static void test_every_snapshot_verifies(void **state)
+{
+    (void)state;
+    const char *models[] = {"tests/models/mlp/model.json", "tests/models/convnet/model.json",
+                            "tests/models/resnet18/model.json", "tests/models/qwen2_tiny/prefill.json",
+                            "tests/models/qwen2_tiny/decode.json"};
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        Pipeline p = compile(models[i], NULL);
+        assert_int_equal(p.nsnaps, pass_count);
+        for (int s = 0; s < p.nsnaps; s++) {
+            DiagList d = {0};
+            assert_int_equal(graph_verify(p.snaps[s].g, &d), ST_OK);
+            diag_free(&d);
+        }
+        pipeline_free(&p);
+    }
+}
+
+static void test_convnet_layout_batch2(void **state)
+{
+    (void)state;
+    /* the convnet fixture is batch 2 with channel counts below the tile: padded tensors are
+     * [N, Cpad, H, W] and the flatten reads a depadded copy */
+    Pipeline p = compile("tests/models/convnet/model.json", NULL);
+    int padded = 0;
+    for (int t = 0; t < p.g->ntensors; t++) padded += p.g->tensors[t].padded;
+    assert_true(padded > 0);
+    for (int t = 0; t < p.g->ntensors; t++) {
+        const GTensor *x = &p.g->tensors[t];
+        if (!x->padded) continue;
+        assert_int_equal(x->pshape[0], x->shape[0]);
+        assert_int_equal(x->pshape[1] % 32, 0);
+    }
+    pipeline_free(&p);
+}
+
+static void test_layout_inserts_depad(void **state)
+{
+    (void)state;
+    /* conv 3->16 channels (padded to 32) read by a flatten: a depad conversion is inserted */
+    Pipeline p = compile_json(
+        "{\"graph_inputs\":[" T("x", "[2,3,4,4]") "],\"graph_outputs\":[" T("f", "[2,256]") "],"
+        "\"weights\":[" T("w", "[16,3,1,1]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
+        NODE("conv", "aten.conv2d.default", T("x", "[2,3,4,4]") "," T("p_w", "[16,3,1,1]"), T("c", "[2,16,4,4]"), "")
+        "," NODE("flat", "aten.flatten.using_ints", T("c", "[2,16,4,4]"), T("f", "[2,256]"), "\"start_dim\":1")
+        "]}");
+    const Graph *g = p.g;
+    int c = graph_find_tensor(g, "c");
+    assert_true(g->tensors[c].padded);
+    assert_int_equal(g->tensors[c].pshape[1], 32);
+    const Node *flat = &g->nodes[graph_find_node(g, "flat")];
+    const GTensor *in = node_input(g, flat, 0);
+    assert_false(in->padded);
+    assert_int_equal(g->nodes[in->producer].op, OP_DEPAD);
+    pipeline_free(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_resnet18_counts),      cmocka_unit_test(test_qwen_counts),
+        cmocka_unit_test(test_no_fuse_switches),     cmocka_unit_test(test_add_relu_rules),
+        cmocka_unit_test(test_silu_mul_either_order), cmocka_unit_test(test_partition_by_attrs),
+        cmocka_unit_test(test_every_snapshot_verifies), cmocka_unit_test(test_convnet_layout_batch2),
+        cmocka_unit_test(test_layout_inserts_depad),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
