@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "commands.h"
 #include "../compiler/ops.h"
 #include "../runtime/cpu_kernels.h"
 
@@ -12,7 +13,7 @@ static const char usage[] =
     "       npu-explore ops [--markdown]\n"
     "       npu-explore --help | --version\n";
 
-static int cmd_ops(int argc, char **argv)
+int cmd_ops(int argc, char **argv)
 {
     int md = 0;
     for (int i = 0; i < argc; i++) {
@@ -66,6 +67,7 @@ int cli_main(int argc, char **argv)
         return 0;
     }
     if (strcmp(cmd, "ops") == 0) return cmd_ops(argc - 2, argv + 2);
+    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
     fprintf(stderr, "error: unknown command '%s'\n%s", cmd, usage);
     return 2;
 }

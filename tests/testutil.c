@@ -77,7 +77,8 @@ Status tu_run(const Graph *g, HTensor *in, HTensor *out, DiagList *d)
     CpuCall c = {g, n, ip, n->nin, op, n->nout, d, "<test>"};
     Status st = cpu_kernel_table[n->op](&c);
     for (int i = 0; i < n->nin; i++) htensor_free(&conv[i]);
-    if (st != ST_OK) diag_print(d, stderr);
+    if (st != ST_OK)
+        for (int i = 0; i < n->nout; i++) htensor_free(&out[i]);
     return st;
 }
 

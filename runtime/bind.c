@@ -1,0 +1,333 @@
+#include "bind.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../common/hash.h"
+#include "safetensors.h"
+
+Status bind_init(const Graph *g, Binding *b)
+{
+    memset(b, 0, sizeof *b);
+    b->ntensors = g->ntensors;
+    b->noutputs = g->noutputs;
+    b->vals = calloc((size_t)g->ntensors + 1, sizeof *b->vals);
+    b->ref = calloc((size_t)g->noutputs + 1, sizeof *b->ref);
+    if (!b->vals || !b->ref) {
+        bind_free(b);
+        return ST_NOMEM;
+    }
+    return ST_OK;
+}
+
+void bind_free(Binding *b)
+{
+    if (b->vals)
+        for (int i = 0; i < b->ntensors; i++) htensor_free(&b->vals[i]);
+    if (b->ref)
+        for (int i = 0; i < b->noutputs; i++) htensor_free(&b->ref[i]);
+    free(b->vals);
+    free(b->ref);
+    free(b->weights_from);
+    free(b->inputs_from);
+    free(b->ref_from);
+    memset(b, 0, sizeof *b);
+}
+
+static char *dupstr(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    if (p) memcpy(p, s, n);
+    return p;
+}
+
+static int same_shape(const StTensor *s, const GTensor *t)
+{
+    if (s->rank != t->rank) return 0;
+    for (int i = 0; i < t->rank; i++)
+        if (s->shape[i] != t->shape[i]) return 0;
+    return 1;
+}
+
+/* Loads stored tensor s into the slot for tensor t, checking the shape. */
+static Status load_into(const char *path, const StTensor *s, const GTensor *t, HTensor *slot,
+                        const char *what, DiagList *d)
+{
+    if (!same_shape(s, t)) {
+        char a[160], b2[160];
+        return diag_error(d, path, NULL, t->name, "%s '%s' is stored as %s%s but the IR needs %s",
+                          what, s->name, dtype_short(s->dtype),
+                          shape_str(s->shape, s->rank, a, sizeof a),
+                          shape_str(t->shape, t->rank, b2, sizeof b2));
+    }
+    if (dtype_is_float(t->dtype) != dtype_is_float(s->dtype) && t->dtype != DT_BOOL)
+        return diag_error(d, path, NULL, t->name, "%s '%s' is stored as %s but the IR declares %s",
+                          what, s->name, dtype_name(s->dtype), dtype_name(t->dtype));
+    htensor_free(slot);
+    Status st = st_to_htensor(s, htensor_ref_dtype(t->dtype), slot);
+    if (st != ST_OK)
+        return diag_add(d, DIAG_ERROR, st, path, NULL, t->name, "cannot load %s '%s'", what,
+                        s->name);
+    return ST_OK;
+}
+
+Status bind_weights_file(const Graph *g, const char *path, Binding *b, DiagList *d)
+{
+    SafeTensors st;
+    memset(&st, 0, sizeof st);
+    Status rc = st_open(&st, path, d);
+    if (rc != ST_OK) {
+        st_close(&st);
+        return rc;
+    }
+    for (int i = 0; i < g->nweights && rc == ST_OK; i++) {
+        const GTensor *t = &g->tensors[g->weights[i]];
+        const char *key = t->weight_key ? t->weight_key : t->name;
+        const StTensor *s = st_find(&st, key);
+        if (!s) s = st_find(&st, t->name);
+        if (!s) {
+            if (strncmp(key, "lifted_tensor", 13) == 0 || strncmp(t->name, "c_lifted", 8) == 0)
+                rc = diag_error(d, path, NULL, t->name,
+                                "the IR names buffer '%s', which torch.export lifted from a "
+                                "constant and no weights file holds (register it as a buffer "
+                                "and re-export, or pass --random-weights)",
+                                key);
+            else
+                rc = diag_error(d, path, NULL, t->name,
+                                "weight '%s' (placeholder '%s' in %s) is not in the weights file",
+                                key, t->name, g->path);
+            break;
+        }
+        if (s->dtype == DT_BF16) b->stored_bf16 = 1;
+        if (s->dtype == DT_F16) b->stored_f16 = 1;
+        rc = load_into(path, s, t, &b->vals[g->weights[i]], "weight", d);
+    }
+    st_close(&st);
+    if (rc == ST_OK) {
+        free(b->weights_from);
+        b->weights_from = dupstr(path);
+    }
+    return rc;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static double rng_unit(uint64_t *s) /* [0, 1) */
+{
+    return (double)(rng_next(s) >> 11) / 9007199254740992.0;
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+Status bind_weights_random(const Graph *g, uint64_t seed, Binding *b)
+{
+    for (int i = 0; i < g->nweights; i++) {
+        const GTensor *t = &g->tensors[g->weights[i]];
+        HTensor *v = &b->vals[g->weights[i]];
+        htensor_free(v);
+        Status st = htensor_alloc(v, htensor_ref_dtype(t->dtype), t->rank, t->shape);
+        if (st != ST_OK) return st;
+        const char *key = t->weight_key ? t->weight_key : t->name;
+        uint64_t s = hash64(key, strlen(key)) ^ (seed * 0x2545F4914F6CDD1DULL);
+        int64_t fan_in = t->rank >= 2 ? v->numel / t->shape[0] : v->numel;
+        double bound = 1.0 / sqrt((double)(fan_in > 0 ? fan_in : 1));
+        for (int64_t k = 0; k < v->numel; k++) {
+            double u = rng_unit(&s), x;
+            if (ends_with(key, "inv_freq")) /* rotary frequencies: 1/base^(2k/dim) */
+                x = pow(10000.0, -(double)k / (double)v->numel);
+            else if (ends_with(key, "running_var"))
+                x = 0.5 + u;
+            else if (ends_with(key, "running_mean"))
+                x = 0.2 * (u - 0.5);
+            else if (t->rank == 1 && ends_with(key, "weight"))
+                x = 0.8 + 0.4 * u; /* norm scales */
+            else if (t->rank == 1)
+                x = 0.1 * (u - 0.5); /* biases */
+            else
+                x = bound * (2 * u - 1);
+            if (v->dtype == DT_F32) ((float *)v->data)[k] = (float)x;
+            else if (v->dtype == DT_I64) ((int64_t *)v->data)[k] = (int64_t)(u * 8);
+            else ((uint8_t *)v->data)[k] = u < 0.5;
+        }
+    }
+    free(b->weights_from);
+    char buf[64];
+    snprintf(buf, sizeof buf, "random (seed %llu)", (unsigned long long)seed);
+    b->weights_from = dupstr(buf);
+    return ST_OK;
+}
+
+static const char *prefixed(char *buf, size_t n, const char *prefix, const char *name)
+{
+    if (!prefix || !*prefix) return name;
+    snprintf(buf, n, "%s.%s", prefix, name);
+    return buf;
+}
+
+Status bind_inputs_file(const Graph *g, const char *path, const char *prefix, Binding *b,
+                        DiagList *d)
+{
+    SafeTensors st;
+    memset(&st, 0, sizeof st);
+    Status rc = st_open(&st, path, d);
+    for (int i = 0; i < g->ninputs && rc == ST_OK; i++) {
+        const GTensor *t = &g->tensors[g->inputs[i]];
+        char buf[512];
+        const char *key = prefixed(buf, sizeof buf, prefix, t->name);
+        const StTensor *s = st_find(&st, key);
+        if (!s) {
+            rc = diag_error(d, path, NULL, t->name, "graph input '%s' is not in the inputs file",
+                            key);
+            break;
+        }
+        rc = load_into(path, s, t, &b->vals[g->inputs[i]], "input", d);
+    }
+    st_close(&st);
+    if (rc == ST_OK) {
+        free(b->inputs_from);
+        b->inputs_from = dupstr(path);
+    }
+    return rc;
+}
+
+/* Upper bound (exclusive) for random integers fed to tensor t. */
+static int64_t int_range(const Graph *g, const GTensor *t, int id)
+{
+    int64_t hi = 8;
+    for (int c = 0; c < t->nconsumers; c++) {
+        const Node *n = &g->nodes[t->consumers[c]];
+        if (n->op == OP_EMBEDDING && n->nin == 2 && n->in[1] == id)
+            hi = node_input(g, n, 0)->shape[0];
+        if (n->op == OP_INDEX_COPY && n->nin == 3 && n->in[1] == id) {
+            const GTensor *self = node_input(g, n, 0);
+            int dim = norm_dim(attr_int(n, "dim", 0), self->rank);
+            if (dim >= 0) hi = self->shape[dim];
+        }
+    }
+    return hi > 0 ? hi : 1;
+}
+
+Status bind_inputs_random(const Graph *g, uint64_t seed, Binding *b)
+{
+    for (int i = 0; i < g->ninputs; i++) {
+        int id = g->inputs[i];
+        const GTensor *t = &g->tensors[id];
+        HTensor *v = &b->vals[id];
+        htensor_free(v);
+        Status st = htensor_alloc(v, htensor_ref_dtype(t->dtype), t->rank, t->shape);
+        if (st != ST_OK) return st;
+        uint64_t s = hash64(t->name, strlen(t->name)) ^ (seed * 0x2545F4914F6CDD1DULL);
+        int64_t hi = v->dtype == DT_I64 ? int_range(g, t, id) : 2;
+        for (int64_t k = 0; k < v->numel; k++) {
+            if (v->dtype == DT_F32) ((float *)v->data)[k] = (float)(2 * rng_unit(&s) - 1);
+            else if (v->dtype == DT_I64) ((int64_t *)v->data)[k] = (int64_t)(rng_next(&s) % (uint64_t)hi);
+            else ((uint8_t *)v->data)[k] = rng_next(&s) & 1;
+        }
+    }
+    free(b->inputs_from);
+    char buf[64];
+    snprintf(buf, sizeof buf, "random (seed %llu)", (unsigned long long)seed);
+    b->inputs_from = dupstr(buf);
+    return ST_OK;
+}
+
+Status bind_reference_file(const Graph *g, const char *path, const char *prefix, Binding *b,
+                           DiagList *d)
+{
+    SafeTensors st;
+    memset(&st, 0, sizeof st);
+    Status rc = st_open(&st, path, d);
+    for (int i = 0; i < g->noutputs && rc == ST_OK; i++) {
+        const GTensor *t = &g->tensors[g->outputs[i]];
+        char buf[512];
+        const StTensor *s = st_find(&st, prefixed(buf, sizeof buf, prefix, t->name));
+        if (!s) continue;
+        rc = load_into(path, s, t, &b->ref[i], "reference", d);
+        if (rc == ST_OK) b->nref++;
+    }
+    st_close(&st);
+    if (rc == ST_OK && b->nref) {
+        free(b->ref_from);
+        b->ref_from = dupstr(path);
+    }
+    return rc;
+}
+
+Status bind_constants(const Graph *g, Binding *b)
+{
+    for (int id = 0; id < g->ntensors; id++) {
+        const GTensor *t = &g->tensors[id];
+        if (t->kind != TK_CONST || !t->const_data) continue;
+        HTensor *v = &b->vals[id];
+        htensor_free(v);
+        Status st = htensor_alloc(v, htensor_ref_dtype(t->dtype), t->rank, t->shape);
+        if (st != ST_OK) return st;
+        HTensor src = {.dtype = DT_F64, .data = (void *)t->const_data};
+        htensor_convert(v->data, v->dtype, src.data, DT_F64, v->numel);
+    }
+    return ST_OK;
+}
+
+Status bind_extend(const Graph *g, Binding *b)
+{
+    if (g->ntensors <= b->ntensors) return ST_OK;
+    HTensor *v = realloc(b->vals, sizeof(HTensor) * (size_t)g->ntensors);
+    if (!v) return ST_NOMEM;
+    memset(v + b->ntensors, 0, sizeof(HTensor) * (size_t)(g->ntensors - b->ntensors));
+    b->vals = v;
+    b->ntensors = g->ntensors;
+    return ST_OK;
+}
+
+Status bind_apply_recipes(const Graph *g, Binding *b, DiagList *d)
+{
+    Status st = bind_extend(g, b);
+    if (st != ST_OK) return st;
+    for (int i = 0; i < g->nrecipes; i++) {
+        const Recipe *r = &g->recipes[i];
+        const HTensor *w = &b->vals[r->conv_w];
+        const HTensor *cb = r->conv_b >= 0 ? &b->vals[r->conv_b] : NULL;
+        const HTensor *ga = r->gamma >= 0 ? &b->vals[r->gamma] : NULL;
+        const HTensor *be = r->beta >= 0 ? &b->vals[r->beta] : NULL;
+        const HTensor *mu = &b->vals[r->mean], *va = &b->vals[r->var];
+        if (!w->data || !mu->data || !va->data || (cb && !cb->data) || (ga && !ga->data) ||
+            (be && !be->data))
+            return diag_error(d, g->path, NULL, g->tensors[r->out_w].name,
+                              "batch-norm fold: a source weight is not bound");
+        int64_t cout = w->shape[0], per = w->numel / (cout ? cout : 1);
+        if (mu->numel != cout || va->numel != cout || (cb && cb->numel != cout) ||
+            (ga && ga->numel != cout) || (be && be->numel != cout))
+            return diag_error(d, g->path, NULL, g->tensors[r->out_w].name,
+                              "batch-norm fold: parameter sizes do not match %lld output channels",
+                              (long long)cout);
+        HTensor *ow = &b->vals[r->out_w], *ob = &b->vals[r->out_b];
+        htensor_free(ow);
+        htensor_free(ob);
+        if ((st = htensor_alloc(ow, DT_F32, w->rank, w->shape)) != ST_OK) return st;
+        if ((st = htensor_alloc(ob, DT_F32, 1, &cout)) != ST_OK) return st;
+        const float *W = w->data;
+        float *OW = ow->data, *OB = ob->data;
+        for (int64_t c = 0; c < cout; c++) {
+            double gam = ga ? ((const float *)ga->data)[c] : 1.0;
+            double bet = be ? ((const float *)be->data)[c] : 0.0;
+            double mean = ((const float *)mu->data)[c], var = ((const float *)va->data)[c];
+            double scale = gam / sqrt(var + r->eps);
+            double bias = cb ? ((const float *)cb->data)[c] : 0.0;
+            for (int64_t k = 0; k < per; k++) OW[c * per + k] = (float)(W[c * per + k] * scale);
+            OB[c] = (float)((bias - mean) * scale + bet);
+        }
+    }
+    return ST_OK;
+}
