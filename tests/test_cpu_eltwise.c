@@ -507,6 +507,8 @@ static void test_where_masked_fill(void **state)
     const double *x = D(1, 2, 3, 4, 5, 6), *m = D(0, 1, 1);
     expect("aten.masked_fill.Scalar", 2, mf, V(x, m), y, "{\"value\":-1e9}",
            D(1, -1e9, -1e9, 4, -1e9, -1e9), 0);
+    expect("aten.masked_fill.Scalar", 2, mf, V(x, m), y, "{\"value\":-Infinity}",
+           D(1, -INFINITY, -INFINITY, 4, -INFINITY, -INFINITY), 0);
     expect("aten.masked_fill_.Scalar", 2, mf, V(x, m), y, "{\"value\":\"-inf\"}",
            D(1, -INFINITY, -INFINITY, 4, -INFINITY, -INFINITY), 0);
     expect("aten.masked_fill.Scalar", 2, S(I64(2, {2, 3}), BOOL(1, {1})), V(x, D(1)),
