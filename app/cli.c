@@ -9,6 +9,8 @@
 
 static const char usage[] =
     "usage: npu-explore [MODEL.json | FILE.npubin] [options]   interactive explorer\n"
+    "       npu-explore compile MODEL.json -o FILE.npubin [options]\n"
+    "       npu-explore describe FILE.npubin | MODEL.json [--json]\n"
     "       npu-explore run MODEL [options] [--check] [-o OUT.safetensors]\n"
     "       npu-explore ops [--markdown]\n"
     "       npu-explore --help | --version\n";
@@ -68,6 +70,8 @@ int cli_main(int argc, char **argv)
     }
     if (strcmp(cmd, "ops") == 0) return cmd_ops(argc - 2, argv + 2);
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
+    if (strcmp(cmd, "compile") == 0) return cmd_compile(argc - 2, argv + 2);
+    if (strcmp(cmd, "describe") == 0) return cmd_describe(argc - 2, argv + 2);
     fprintf(stderr, "error: unknown command '%s'\n%s", cmd, usage);
     return 2;
 }

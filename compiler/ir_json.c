@@ -97,7 +97,7 @@ Status ir_parse_attrs(Graph *g, Node *n, struct json_object *attrs, DiagList *d)
         case json_type_double:
             a->kind = ATTR_FLOAT;
             a->f = json_object_get_double(val);
-            a->i = (int64_t)a->f;
+            a->i = (a->f > -9.2e18 && a->f < 9.2e18) ? (int64_t)a->f : 0; /* +-inf, nan */
             break;
         case json_type_string:
             a->kind = ATTR_STR;
@@ -126,8 +126,10 @@ Status ir_parse_attrs(Graph *g, Node *n, struct json_object *attrs, DiagList *d)
             for (int i = 0; i < len; i++) {
                 struct json_object *e = json_object_array_get_idx(val, i);
                 a->floats[i] = json_object_get_double(e);
-                a->ints[i] = json_object_is_type(e, json_type_double) ? (int64_t)a->floats[i]
-                                                                      : json_object_get_int64(e);
+                double fv = a->floats[i];
+                a->ints[i] = !json_object_is_type(e, json_type_double) ? json_object_get_int64(e)
+                             : (fv > -9.2e18 && fv < 9.2e18)          ? (int64_t)fv
+                                                                      : 0;
             }
             break;
         }

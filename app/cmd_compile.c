@@ -1,0 +1,90 @@
+/* `compile`, `describe` and the shared compile step: IR JSON through the pass pipeline into a
+ * Plan, --dump-after, and reading .npubin files. */
+#include <stdio.h>
+#include <string.h>
+#include "../compiler/describe.h"
+#include "../compiler/dump.h"
+#include "../compiler/lower.h"
+#include "../compiler/npubin.h"
+#include "commands.h"
+#include "compile.h"
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+void compile_options_from(const Options *o, CompileOptions *co)
+{
+    compile_defaults(co);
+    for (int i = 0; i < o->n_no_fuse && i < COMPILE_MAX_LIST; i++) co->no_fuse[co->n_no_fuse++] = o->no_fuse[i];
+    for (int i = 0; i < o->n_cpu_ops && i < COMPILE_MAX_LIST; i++) co->cpu_ops[co->n_cpu_ops++] = o->cpu_ops[i];
+    if (strcmp(o->dtype, "bf16") == 0) co->compute = DT_BF16;
+    else if (strcmp(o->dtype, "fp32") == 0) co->compute = DT_F32;
+}
+
+Status compile_model(const Options *o, Pipeline *p, DiagList *d)
+{
+    CompileOptions co;
+    compile_options_from(o, &co);
+    if (o->dump_after && strcmp(o->dump_after, "all") != 0 && pass_find(o->dump_after) < 0)
+        return diag_error(d, NULL, NULL, NULL, "--dump-after: unknown pass '%s' (passes: import, "
+                                               "canonicalize, fold-batchnorm, partition, fuse, "
+                                               "layout, views, plan-memory, lower)",
+                          o->dump_after);
+    Status st = pipeline_run(o->model, &co, p, d);
+    if (o->dump_after) {
+        for (int i = 0; i < p->nsnaps; i++) {
+            if (strcmp(o->dump_after, "all") != 0 && pass_find(o->dump_after) != i) continue;
+            Snapshot *s = &p->snaps[i];
+            fprintf(stderr, "=== after %s (%d added, %d removed, %d rewritten, %.2f ms)\n", s->pass,
+                    s->added, s->removed, s->rewritten, s->ms);
+            graph_dump(stderr, s->g);
+        }
+    }
+    return st;
+}
+
+int cmd_compile(int argc, char **argv)
+{
+    Options o;
+    DiagList d = {0};
+    opt_defaults(&o);
+    Status st = opt_parse(&o, argc, argv, 1, &d);
+    if (st == ST_OK && !o.out) st = diag_error(&d, NULL, NULL, NULL, "compile needs -o FILE.npubin");
+    Pipeline p = {0};
+    if (st == ST_OK) st = compile_model(&o, &p, &d);
+    if (st == ST_OK) st = npubin_write(p.plan, o.out, &d);
+    if (st == ST_OK && !o.json)
+        printf("wrote %s: %d kernels, %d fusions, arena %lld bytes (%.1f ms)\n", o.out,
+               p.plan->nkernels, p.plan->nfusions, (long long)p.plan->arena_bytes, p.total_ms);
+    diag_print(&d, stderr);
+    pipeline_free(&p);
+    diag_free(&d);
+    return status_exit_code(st);
+}
+
+int cmd_describe(int argc, char **argv)
+{
+    Options o;
+    DiagList d = {0};
+    opt_defaults(&o);
+    Status st = opt_parse(&o, argc, argv, 1, &d);
+    Pipeline p = {0};
+    Plan *plan = NULL;
+    if (st == ST_OK) {
+        if (ends_with(o.model, ".npubin")) {
+            st = npubin_read(o.model, &plan, &d);
+        } else {
+            st = compile_model(&o, &p, &d);
+            plan = p.plan;
+        }
+    }
+    if (st == ST_OK) o.json ? describe_json(stdout, plan) : describe_text(stdout, plan);
+    diag_print(&d, stderr);
+    if (plan != p.plan) plan_free(plan);
+    pipeline_free(&p);
+    diag_free(&d);
+    return status_exit_code(st);
+}
