@@ -1,0 +1,10 @@
+#!/bin/bash
+# Generated docs stay in sync with the code: docs/ops.md is `npu-explore ops --markdown`.
+B=${NPU_EXPLORE:-build/asan/npu-explore}
+if diff -u docs/ops.md <("$B" ops --markdown) >/dev/null; then
+    echo "ok 1 docs/ops.md matches the op table"
+else
+    echo "not ok 1 docs/ops.md is stale: run '$B ops --markdown > docs/ops.md'"
+fi
+n=$("$B" ops | tail -n +2 | wc -l)
+[ "$n" -ge 70 ] && echo "ok 2 ops lists $n ops" || echo "not ok 2 ops lists only $n ops"
