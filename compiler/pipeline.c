@@ -93,6 +93,12 @@ static Status diff(const Graph *before, Snapshot *s)
             if (before->nparts == 0 && a->place == PLACE_NPU) continue; /* default placement */
         } else if (strcmp(a->aten, b->aten) != 0) {
             ch.what = "made out-of-place";
+        } else if (a->nout && b->nout && a->out[0] < before->ntensors) {
+            const GTensor *ta = &after->tensors[a->out[0]], *tb = &before->tensors[b->out[0]];
+            if (ta->padded != tb->padded) ch.what = "output channel-padded";
+            else if (ta->alias_of != tb->alias_of) ch.what = "output became a view";
+            else if (ta->offset != tb->offset) ch.what = "output placed in the arena";
+            else continue;
         } else {
             continue;
         }
