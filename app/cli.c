@@ -11,6 +11,7 @@ static const char usage[] =
     "usage: npu-explore [MODEL.json | FILE.npubin] [options]   interactive explorer\n"
     "       npu-explore compile MODEL.json -o FILE.npubin [options]\n"
     "       npu-explore describe FILE.npubin | MODEL.json [--json]\n"
+    "       npu-explore dot MODEL.json [--after PASS] [--color kind|partition] -o FILE.dot|svg|png\n"
     "       npu-explore run MODEL [options] [--check] [-o OUT.safetensors]\n"
     "       npu-explore ops [--markdown]\n"
     "       npu-explore --help | --version\n";
@@ -72,6 +73,7 @@ int cli_main(int argc, char **argv)
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "compile") == 0) return cmd_compile(argc - 2, argv + 2);
     if (strcmp(cmd, "describe") == 0) return cmd_describe(argc - 2, argv + 2);
+    if (strcmp(cmd, "dot") == 0) return cmd_dot(argc - 2, argv + 2);
     fprintf(stderr, "error: unknown command '%s'\n%s", cmd, usage);
     return 2;
 }

@@ -4,6 +4,7 @@
 build=${1:-build/asan}
 export NPU_EXPLORE="$PWD/$build/npu-explore"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 pass=0; fail=0; failed_names=()
 logdir="$build/test-logs"; mkdir -p "$logdir"

@@ -1,0 +1,17 @@
+#!/bin/bash
+# dot: DOT text with fusion clusters, SVG and PNG through libgvc, --after, --color partition.
+B=${NPU_EXPLORE:-build/asan/npu-explore}
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+n=0
+ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+"$B" dot tests/models/qwen2_tiny/decode.json -o "$T/q.dot" >/dev/null
+ok "fusion instances are clusters" "grep -q 'cluster_f' '$T/q.dot' && grep -q 'F4 decode_attention' '$T/q.dot'"
+ok "edges carry shapes" "grep -q 'label=\"\[1,1,64\]\"' '$T/q.dot'"
+"$B" dot tests/models/qwen2_tiny/decode.json --after import -o "$T/i.dot" >/dev/null
+ok "--after import has no fusions" "! grep -q cluster_f '$T/i.dot'"
+"$B" dot tests/models/resnet18/model.json -o "$T/r.svg" >/dev/null
+ok "svg rendered" "grep -q '<svg' '$T/r.svg'"
+"$B" dot tests/models/convnet/model.json --color partition -o "$T/c.png" >/dev/null
+ok "png rendered" "head -c 4 '$T/c.png' | grep -q PNG"
+"$B" dot tests/models/mlp/model.json -o "$T/x.gif" >/dev/null 2>&1; rc=$?
+ok "unknown extension is exit 2" "[ $rc = 2 ]"

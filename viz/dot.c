@@ -1,0 +1,212 @@
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gvc.h>
+
+#include "../common/fileio.h"
+#include "viz.h"
+
+typedef struct Buf {
+    char *p;
+    size_t n, cap;
+    int oom;
+} Buf;
+
+static void put(Buf *b, const char *fmt, ...) NPU_PRINTF(2, 3);
+static void put(Buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        int w = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (w < 0) return;
+        if (b->p && b->n + (size_t)w < b->cap) {
+            b->n += (size_t)w;
+            return;
+        }
+        size_t cap = (b->cap + (size_t)w + 1) * 2;
+        char *q = realloc(b->p, cap);
+        if (!q) {
+            b->oom = 1;
+            return;
+        }
+        b->p = q;
+        b->cap = cap;
+    }
+}
+
+/* DOT-quoted string. */
+static void quoted(Buf *b, const char *s)
+{
+    put(b, "\"");
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') put(b, "\\%c", *s);
+        else if (*s == '\n') put(b, "\\n");
+        else put(b, "%c", *s);
+    }
+    put(b, "\"");
+}
+
+static const char *kind_color(OpId op)
+{
+    switch (op) {
+    case OP_CONV2D: case OP_LINEAR: case OP_ADDMM: case OP_MATMUL: case OP_BMM: case OP_MM:
+        return "#f4a582";
+    case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_MEAN: case OP_SUM: case OP_AMAX:
+    case OP_LAYER_NORM: case OP_BATCH_NORM: case OP_MAX_POOL2D: case OP_AVG_POOL2D:
+    case OP_ADAPTIVE_AVG_POOL2D: case OP_CUMSUM:
+        return "#92c5de";
+    case OP_DEPAD: return "#ffff99";
+    default: break;
+    }
+    if (op_has(op, OPF_VIEW)) return "#e0e0e0";
+    if (op_has(op, OPF_SOURCE)) return "#c2a5cf";
+    return "#a6dba0"; /* elementwise */
+}
+
+Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d)
+{
+    Buf b = {0};
+    VizOptions def = {VIZ_COLOR_KIND, false};
+    if (!o) o = &def;
+    char sh[160];
+    put(&b, "digraph ");
+    quoted(&b, g->model_name ? g->model_name : "model");
+    int live = 0;
+    for (int i = 0; i < g->nnodes; i++) live += !g->nodes[i].dead;
+    bool big = live > 300;
+    put(&b, " {\n");
+    if (big) /* keep Graphviz's crossing minimisation and spline routing bounded */
+        put(&b, "  nslimit=1; nslimit1=1; mclimit=0.1; searchsize=5; remincross=false; "
+                "splines=line;\n");
+    put(&b, "  rankdir=TB; node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", "
+            "fontsize=10]; edge [fontsize=8, color=\"#555555\"];\n");
+    for (int i = 0; i < g->ninputs; i++) {
+        const GTensor *t = &g->tensors[g->inputs[i]];
+        put(&b, "  t%d [shape=ellipse, fillcolor=\"#ffffff\", label=", g->inputs[i]);
+        char lbl[512];
+        snprintf(lbl, sizeof lbl, "%s\n%s", t->name, tensor_describe(t, sh, sizeof sh));
+        quoted(&b, lbl);
+        put(&b, "];\n");
+    }
+    /* clusters: one per fusion instance */
+    for (int f = 0; f < g->nfusions; f++) {
+        const Fusion *fu = &g->fusions[f];
+        char title[128];
+        snprintf(title, sizeof title, "%s %s%s", fu->id, fu->pattern, fu->enabled ? "" : " (off)");
+        if (o->collapse_fusions && fu->enabled) {
+            put(&b, "  f%d [shape=box3d, fillcolor=\"#fdb863\", label=", f);
+            char lbl[256];
+            snprintf(lbl, sizeof lbl, "%s\n(%d nodes)\n%s", title, fu->nnodes,
+                     tensor_describe(&g->tensors[fu->out], sh, sizeof sh));
+            quoted(&b, lbl);
+            put(&b, "];\n");
+            continue;
+        }
+        put(&b, "  subgraph cluster_f%d {\n    label=", f);
+        quoted(&b, title);
+        put(&b, "; style=%s; color=\"#b35806\";\n", fu->enabled ? "rounded" : "dashed");
+        for (int k = 0; k < fu->nnodes; k++) put(&b, "    n%d;\n", fu->nodes[k]);
+        put(&b, "  }\n");
+    }
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = &g->nodes[i];
+        if (n->dead) continue;
+        if (o->collapse_fusions && n->fusion >= 0 && g->fusions[n->fusion].enabled) continue;
+        const char *fill = o->color == VIZ_COLOR_PARTITION
+                               ? (n->place == PLACE_CPU ? "#fbb4ae" : "#b3cde3")
+                               : kind_color(n->op);
+        int nw = 0;
+        for (int k = 0; k < n->nin; k++) nw += g->tensors[n->in[k]].kind == TK_WEIGHT;
+        char lbl[512], wl[32] = "";
+        if (nw) snprintf(wl, sizeof wl, "\n+%d weight%s", nw, nw > 1 ? "s" : "");
+        snprintf(lbl, sizeof lbl, "%s\n%s\n%s%s", n->name, op_short_name(n->op),
+                 n->nout ? tensor_describe(node_output(g, n, 0), sh, sizeof sh) : "", wl);
+        put(&b, "  n%d [fillcolor=\"%s\"%s, label=", i, fill,
+            n->place == PLACE_CPU && g->nparts ? ", peripheries=2" : "");
+        quoted(&b, lbl);
+        put(&b, "];\n");
+    }
+    /* edges from producers (or graph inputs) to consumers; edges inside a collapsed fusion
+     * vanish, edges into or out of it attach to its box */
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = &g->nodes[i];
+        if (n->dead) continue;
+        bool nc = o->collapse_fusions && n->fusion >= 0 && g->fusions[n->fusion].enabled;
+        for (int k = 0; k < n->nin; k++) {
+            const GTensor *t = &g->tensors[n->in[k]];
+            if (t->kind == TK_WEIGHT || t->kind == TK_CONST) continue;
+            char from[32], to[32];
+            if (t->kind == TK_INPUT) {
+                snprintf(from, sizeof from, "t%d", n->in[k]);
+            } else {
+                int p = t->producer;
+                if (p < 0) continue;
+                const Node *pn = &g->nodes[p];
+                bool pc = o->collapse_fusions && pn->fusion >= 0 && g->fusions[pn->fusion].enabled;
+                if (pc && nc && pn->fusion == n->fusion) continue;
+                if (pc) snprintf(from, sizeof from, "f%d", pn->fusion);
+                else snprintf(from, sizeof from, "n%d", p);
+            }
+            if (nc) snprintf(to, sizeof to, "f%d", n->fusion);
+            else snprintf(to, sizeof to, "n%d", i);
+            if (big) {
+                put(&b, "  %s -> %s;\n", from, to);
+                continue;
+            }
+            put(&b, "  %s -> %s [label=", from, to);
+            quoted(&b, shape_str(t->shape, t->rank, sh, sizeof sh));
+            put(&b, "];\n");
+        }
+    }
+    put(&b, "}\n");
+    if (b.oom) {
+        free(b.p);
+        return diag_add(d, DIAG_ERROR, ST_NOMEM, g->path, NULL, NULL, "out of memory drawing");
+    }
+    *out = b.p;
+    return ST_OK;
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), c = strlen(suf);
+    return a >= c && strcmp(s + a - c, suf) == 0;
+}
+
+Status viz_write(const Graph *g, const VizOptions *o, const char *file, DiagList *d)
+{
+    const char *fmt = ends_with(file, ".svg") ? "svg" : ends_with(file, ".png") ? "png"
+                      : ends_with(file, ".dot")                                ? "dot"
+                                                                               : NULL;
+    if (!fmt) return diag_error(d, file, NULL, NULL, "output must end in .dot, .svg or .png");
+    char *text;
+    Status st = viz_dot(g, o, &text, d);
+    if (st != ST_OK) return st;
+    if (strcmp(fmt, "dot") == 0) {
+        st = file_write_atomic(file, text, strlen(text), d);
+        free(text);
+        return st;
+    }
+    GVC_t *gvc = gvContext();
+    Agraph_t *ag = gvc ? agmemread(text) : NULL;
+    free(text);
+    if (!ag) {
+        if (gvc) gvFreeContext(gvc);
+        return diag_add(d, DIAG_ERROR, ST_INTERNAL, file, NULL, NULL, "Graphviz could not read the graph");
+    }
+    char *data = NULL;
+    unsigned int len = 0;
+    if (gvLayout(gvc, ag, "dot") != 0 || gvRenderData(gvc, ag, fmt, &data, &len) != 0) {
+        st = diag_add(d, DIAG_ERROR, ST_INTERNAL, file, NULL, NULL, "Graphviz layout/render failed");
+    } else {
+        st = file_write_atomic(file, data, len, d);
+    }
+    if (data) gvFreeRenderData(data);
+    gvFreeLayout(gvc, ag);
+    agclose(ag);
+    gvFreeContext(gvc);
+    return st;
+}
