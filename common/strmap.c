@@ -66,6 +66,23 @@ bool strmap_has(const StrMap *m, const char *key)
     return m->keys[slot(m, key)] != NULL;
 }
 
+bool strmap_copy(StrMap *dst, const StrMap *src)
+{
+    strmap_init(dst);
+    if (!src->cap) return true;
+    dst->keys = malloc(sizeof *dst->keys * src->cap);
+    dst->vals = malloc(sizeof *dst->vals * src->cap);
+    if (!dst->keys || !dst->vals) {
+        strmap_free(dst);
+        return false;
+    }
+    memcpy(dst->keys, src->keys, sizeof *dst->keys * src->cap);
+    memcpy(dst->vals, src->vals, sizeof *dst->vals * src->cap);
+    dst->cap = src->cap;
+    dst->count = src->count;
+    return true;
+}
+
 void strmap_free(StrMap *m)
 {
     free(m->keys);

@@ -17,6 +17,8 @@ void strmap_init(StrMap *m);
 bool strmap_put(StrMap *m, const char *key, void *val);
 void *strmap_get(const StrMap *m, const char *key);
 bool strmap_has(const StrMap *m, const char *key);
+/* A copy sharing the keys (and values) of src. */
+bool strmap_copy(StrMap *dst, const StrMap *src);
 void strmap_free(StrMap *m);
 
 #endif

@@ -37,6 +37,9 @@ int graph_add_tensor(Graph *g, const char *name, DType dt, int rank, const int64
                      TensorKind kind)
 {
     if (rank < 0 || rank > NPU_MAX_RANK) return -1;
+    int64_t sh[NPU_MAX_RANK]; /* `shape` may point into g->tensors, which may move below */
+    for (int i = 0; i < rank; i++) sh[i] = shape[i];
+    shape = sh;
     if (g->ntensors == g->cap_tensors) {
         int cap = g->cap_tensors ? g->cap_tensors * 2 : 256;
         GTensor *p = realloc(g->tensors, (size_t)cap * sizeof *p);
@@ -135,56 +138,38 @@ Status graph_link(Graph *g)
 
 Graph *graph_clone(const Graph *g)
 {
-    Graph *c = graph_new(g->path);
+    Graph *c = calloc(1, sizeof *c);
     if (!c) return NULL;
-    c->model_name = arena_strdup(&c->arena, g->model_name);
-    for (int t = 0; t < g->ntensors; t++) {
-        const GTensor *s = &g->tensors[t];
-        if (graph_add_tensor(c, s->name, s->dtype, s->rank, s->shape, s->kind) < 0) goto fail;
-        GTensor *d = &c->tensors[t];
-        d->weight_key = arena_strdup(&c->arena, s->weight_key);
-        d->const_data = s->const_data ? arena_dup(&c->arena, s->const_data,
-                                                  sizeof(double) * (size_t)tensor_numel(s))
-                                      : NULL;
-        d->alias_of = s->alias_of;
-        d->padded = s->padded;
-        d->offset = s->offset;
-        d->bytes = s->bytes;
-        memcpy(d->pshape, s->pshape, sizeof d->pshape);
-    }
-    for (int i = 0; i < g->nnodes; i++) {
-        const Node *s = &g->nodes[i];
-        int k = graph_add_node(c, s->name, s->op, s->aten, s->in, s->nin, s->out, s->nout);
-        if (k < 0) goto fail;
-        Node *d = &c->nodes[k];
-        d->dead = s->dead;
-        d->place = s->place;
-        d->part = s->part;
-        d->fusion = s->fusion;
-        d->why_cpu = arena_strdup(&c->arena, s->why_cpu);
-        d->nattrs = s->nattrs;
-        d->attrs = s->nattrs ? arena_dup(&c->arena, s->attrs, sizeof(Attr) * (size_t)s->nattrs)
-                             : NULL;
-        for (int a = 0; a < s->nattrs; a++) {
-            Attr *x = &d->attrs[a];
-            x->key = arena_strdup(&c->arena, x->key);
-            x->s = arena_strdup(&c->arena, x->s);
-            if (x->n) {
-                x->ints = x->ints ? arena_dup(&c->arena, x->ints, sizeof(int64_t) * (size_t)x->n)
-                                  : NULL;
-                x->floats = x->floats
-                                ? arena_dup(&c->arena, x->floats, sizeof(double) * (size_t)x->n)
-                                : NULL;
-            }
-        }
+    arena_init(&c->arena, 64 * 1024);
+    c->path = g->path;
+    c->model_name = g->model_name;
+    c->ntensors = c->cap_tensors = g->ntensors;
+    c->nnodes = c->cap_nodes = g->nnodes;
+    c->tensors = malloc(sizeof(GTensor) * (size_t)(g->ntensors + 1));
+    c->nodes = malloc(sizeof(Node) * (size_t)(g->nnodes + 1));
+    c->inputs = malloc(sizeof(int) * (size_t)(g->ninputs + 1));
+    c->outputs = malloc(sizeof(int) * (size_t)(g->noutputs + 1));
+    c->weights = malloc(sizeof(int) * (size_t)(g->nweights + 1));
+    int nops = 0;
+    for (int i = 0; i < g->nnodes; i++) nops += g->nodes[i].nin + g->nodes[i].nout + 2;
+    int *ops = arena_alloc(&c->arena, sizeof(int) * (size_t)(nops + 1));
+    if (!c->tensors || !c->nodes || !c->inputs || !c->outputs || !c->weights || !ops ||
+        !strmap_copy(&c->by_name, &g->by_name) || !strmap_copy(&c->node_by_name, &g->node_by_name))
+        goto fail;
+    if (g->ntensors) memcpy(c->tensors, g->tensors, sizeof(GTensor) * (size_t)g->ntensors);
+    if (g->nnodes) memcpy(c->nodes, g->nodes, sizeof(Node) * (size_t)g->nnodes);
+    for (int i = 0; i < g->nnodes; i++) { /* operand lists are edited in place by passes */
+        Node *n = &c->nodes[i];
+        memcpy(ops, n->in, sizeof(int) * (size_t)n->nin);
+        n->in = ops;
+        ops += n->nin + 1;
+        memcpy(ops, n->out, sizeof(int) * (size_t)n->nout);
+        n->out = ops;
+        ops += n->nout + 1;
     }
     c->ninputs = g->ninputs;
     c->noutputs = g->noutputs;
     c->nweights = g->nweights;
-    c->inputs = malloc(sizeof(int) * (size_t)(g->ninputs + 1));
-    c->outputs = malloc(sizeof(int) * (size_t)(g->noutputs + 1));
-    c->weights = malloc(sizeof(int) * (size_t)(g->nweights + 1));
-    if (!c->inputs || !c->outputs || !c->weights) goto fail;
     if (g->ninputs) memcpy(c->inputs, g->inputs, sizeof(int) * (size_t)g->ninputs);
     if (g->noutputs) memcpy(c->outputs, g->outputs, sizeof(int) * (size_t)g->noutputs);
     if (g->nweights) memcpy(c->weights, g->weights, sizeof(int) * (size_t)g->nweights);
@@ -202,9 +187,8 @@ Graph *graph_clone(const Graph *g)
         if (!c->fusions) goto fail;
         for (int i = 0; i < g->nfusions; i++) {
             Fusion f = g->fusions[i];
-            f.id = arena_strdup(&c->arena, f.id);
-            f.pattern = arena_strdup(&c->arena, f.pattern);
             f.nodes = arena_dup(&c->arena, f.nodes, sizeof(int) * (size_t)f.nnodes);
+            if (!f.nodes) goto fail;
             c->fusions[i] = f;
         }
         c->nfusions = g->nfusions;
@@ -212,12 +196,7 @@ Graph *graph_clone(const Graph *g)
     if (g->nmisses) {
         c->misses = malloc(sizeof(NearMiss) * (size_t)g->nmisses);
         if (!c->misses) goto fail;
-        for (int i = 0; i < g->nmisses; i++) {
-            NearMiss m = g->misses[i];
-            m.pattern = arena_strdup(&c->arena, m.pattern);
-            m.reason = arena_strdup(&c->arena, m.reason);
-            c->misses[i] = m;
-        }
+        memcpy(c->misses, g->misses, sizeof(NearMiss) * (size_t)g->nmisses);
         c->nmisses = g->nmisses;
     }
     if (graph_link(c) != ST_OK) goto fail;

@@ -145,7 +145,9 @@ int graph_find_tensor(const Graph *g, const char *name); /* -1 if absent */
 int graph_find_node(const Graph *g, const char *name);   /* -1 if absent */
 /* Recomputes producer/consumer links from the live nodes. */
 Status graph_link(Graph *g);
-/* Deep copy (for pass snapshots). NULL on allocation failure. */
+/* Copy for pass snapshots. The copy borrows g's immutable data (names, op strings, attributes,
+ * constant values) and copies what passes mutate (node operand lists, tensors, fusions), so g
+ * must outlive it. NULL on allocation failure. */
 Graph *graph_clone(const Graph *g);
 /* Checks invariants: every live node's inputs are produced earlier or are inputs/weights/consts,
  * ids in range, no tensor produced twice. Errors name the node. */
