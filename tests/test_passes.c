@@ -119,6 +119,56 @@ static Pipeline compile_json(const char *json)
     return p;
 }
 
+static void test_prefill_patterns(void **state)
+{
+    (void)state;
+    /* 8 query rows: the decode kernel does not apply (a near miss says why); the masked
+     * softmax with its broadcast [1,1,8,64] mask fuses instead */
+    Pipeline p = compile("tests/models/qwen2_tiny/prefill.json", NULL);
+    assert_int_equal(count_pattern(p.g, "decode_attention"), 0);
+    assert_int_equal(count_pattern(p.g, "masked_softmax"), 2);
+    assert_int_equal(count_pattern(p.g, "rmsnorm"), 5);
+    assert_int_equal(count_pattern(p.g, "rope"), 4);
+    int why = 0;
+    for (int i = 0; i < p.g->nmisses; i++)
+        why += strcmp(p.g->misses[i].pattern, "decode_attention") == 0 &&
+               strstr(p.g->misses[i].reason, "query row") != NULL;
+    assert_int_equal(why, 2);
+    pipeline_free(&p);
+}
+
+static void test_rmsnorm_rules(void **state)
+{
+    (void)state;
+    /* exponent 3 is not a norm; the normalised tensor must be the pow's input */
+    const char *g3 =
+        "{\"graph_inputs\":[" T("x", "[1,4]") "," T("w", "[4]") "],\"graph_outputs\":[" T("o", "[1,4]") "],\"nodes\":["
+        NODE("pow", "aten.pow.Tensor_Scalar", T("x", "[1,4]"), T("p", "[1,4]"), "\"exponent\":2")
+        "," NODE("mean", "aten.mean.dim", T("p", "[1,4]"), T("m", "[1,1]"), "\"dim\":[-1],\"keepdim\":true")
+        "," NODE("eps", "aten.add.Tensor", T("m", "[1,1]"), T("e", "[1,1]"), "\"other\":1e-6")
+        "," NODE("rs", "aten.rsqrt.default", T("e", "[1,1]"), T("r", "[1,1]"), "")
+        "," NODE("mx", "aten.mul.Tensor", T("x", "[1,4]") "," T("r", "[1,1]"), T("y", "[1,4]"), "")
+        "," NODE("mw", "aten.mul.Tensor", T("w", "[4]") "," T("y", "[1,4]"), T("o", "[1,4]"), "") "]}";
+    Pipeline p = compile_json(g3);
+    assert_int_equal(count_pattern(p.g, "rmsnorm"), 1);
+    assert_int_equal(p.g->fusions[0].nnodes, 6);
+    pipeline_free(&p);
+    /* the normalised tensor is not the pow's input: a near miss, no instance */
+    p = compile_json(
+        "{\"graph_inputs\":[" T("x", "[1,4]") "," T("z", "[1,4]") "," T("w", "[4]") "],\"graph_outputs\":[" T("o", "[1,4]") "],\"nodes\":["
+        NODE("pow", "aten.pow.Tensor_Scalar", T("x", "[1,4]"), T("p", "[1,4]"), "\"exponent\":2")
+        "," NODE("mean", "aten.mean.dim", T("p", "[1,4]"), T("m", "[1,1]"), "\"dim\":[-1],\"keepdim\":true")
+        "," NODE("eps", "aten.add.Tensor", T("m", "[1,1]"), T("e", "[1,1]"), "\"other\":1e-6")
+        "," NODE("rs", "aten.rsqrt.default", T("e", "[1,1]"), T("r", "[1,1]"), "")
+        "," NODE("mx", "aten.mul.Tensor", T("z", "[1,4]") "," T("r", "[1,1]"), T("y", "[1,4]"), "")
+        "," NODE("mw", "aten.mul.Tensor", T("w", "[4]") "," T("y", "[1,4]"), T("o", "[1,4]"), "") "]}");
+    assert_int_equal(count_pattern(p.g, "rmsnorm"), 0);
+    assert_int_equal(p.g->nmisses, 1);
+    assert_non_null(strstr(p.g->misses[0].reason, "not the pow's input"));
+    pipeline_free(&p);
+}
+
+
 static void test_add_relu_rules(void **state)
 {
     (void)state;
@@ -255,7 +305,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resnet18_counts),      cmocka_unit_test(test_qwen_counts),
-        cmocka_unit_test(test_no_fuse_switches),     cmocka_unit_test(test_add_relu_rules),
+        cmocka_unit_test(test_no_fuse_switches),
+        cmocka_unit_test(test_prefill_patterns), cmocka_unit_test(test_rmsnorm_rules),     cmocka_unit_test(test_add_relu_rules),
         cmocka_unit_test(test_silu_mul_either_order), cmocka_unit_test(test_partition_by_attrs),
         cmocka_unit_test(test_every_snapshot_verifies), cmocka_unit_test(test_convnet_layout_batch2),
         cmocka_unit_test(test_layout_inserts_depad),
