@@ -6,7 +6,7 @@ CC ?= cc
 
 DEB_PKGS := pkg-config libncursesw5-dev libjson-c-dev libmsgpack-dev libvulkan-dev glslc \
             libgraphviz-dev libcmocka-dev mesa-vulkan-drivers glslang-dev spirv-tools \
-            vulkan-validationlayers tmux
+            vulkan-validationlayers tmux clang libclang-rt-14-dev
 PKGS := json-c msgpack vulkan ncursesw libgvc
 
 WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -34,7 +34,7 @@ TEST_HELP := $(filter-out $(TEST_SRCS),$(wildcard tests/*.c))
 TEST_HELP_OBJS := $(TEST_HELP:%.c=$(BUILD)/%.o)
 BIN := $(BUILD)/npu-explore
 
-.PHONY: all deps build run test check unit clean deps-check format bench
+.PHONY: all deps build run test check unit clean deps-check format bench fuzz
 all: $(BIN)
 
 deps:
@@ -67,6 +67,12 @@ check: $(BIN) $(TEST_BINS)
 run: deps
 	@$(MAKE) --no-print-directory MODE=release all
 	@tools/run_explorer.sh build/release/npu-explore
+
+# libFuzzer targets for the IR, safetensors and .npubin readers (FUZZ_SECONDS each).
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@$(MAKE) --no-print-directory MODE=asan all
+	@tools/fuzz.sh $(FUZZ_SECONDS)
 
 deps-check:
 	@tools/deps_check.sh
