@@ -11,7 +11,7 @@ static const char usage[] =
     "usage: npu-explore [MODEL.json | FILE.npubin] [options]   interactive explorer\n"
     "       npu-explore compile MODEL.json -o FILE.npubin [options]\n"
     "       npu-explore describe FILE.npubin | MODEL.json [--json]\n"
-    "       npu-explore dot MODEL.json [--after PASS] [--color kind|partition] -o FILE.dot|svg|png\n"
+    "       npu-explore dot MODEL.json [--after PASS] [--color kind|partition] [--expand] -o FILE.dot|svg|png\n"
     "       npu-explore run MODEL [options] [--check] [-o OUT.safetensors]\n"
     "       npu-explore ops [--markdown]\n"
     "       npu-explore --help | --version\n";

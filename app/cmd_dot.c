@@ -26,7 +26,7 @@ int cmd_dot(int argc, char **argv)
         const Graph *g = at >= 0 && at < p.nsnaps ? p.snaps[at].g : p.g;
         int live = 0;
         for (int i = 0; i < g->nnodes; i++) live += !g->nodes[i].dead;
-        vo.collapse_fusions = live > 400; /* large graphs stay readable */
+        vo.collapse_fusions = live > 400 && !o.expand; /* large graphs stay readable */
         st = viz_write(g, &vo, o.out, &d);
         if (st == ST_OK)
             printf("wrote %s (%d nodes%s)\n", o.out, live, vo.collapse_fusions ? ", fusions collapsed" : "");

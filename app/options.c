@@ -106,6 +106,8 @@ Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d)
             if (num(a, v, &o->tol_abs, d) != ST_OK) return ST_BAD_INPUT;
         } else if (strcmp(a, "--json") == 0) {
             o->json = true;
+        } else if (strcmp(a, "--expand") == 0) {
+            o->expand = true;
         } else if (strcmp(a, "--check") == 0) {
             o->check = true;
         } else if (strcmp(a, "-o") == 0) {

@@ -40,6 +40,7 @@ typedef struct Options {
     const char *save, *baseline; /* profile --save/--baseline */
     const char *prompt_ids; /* generate --prompt-ids */
     int max_new;            /* generate --max-new */
+    bool expand;            /* dot --expand: draw fusion members even on large graphs */
     int verbose;
 } Options;
 

@@ -169,6 +169,58 @@ static void test_rmsnorm_rules(void **state)
 }
 
 
+static void test_conv_rope_linear_rules(void **state)
+{
+    (void)state;
+    /* conv whose output feeds two nodes: no conv instance, a near miss names the reason */
+    Pipeline p = compile_json(
+        "{\"graph_inputs\":[" T("x", "[1,3,4,4]") "],\"graph_outputs\":[" T("r", "[1,8,4,4]") "," T("n", "[1,8,4,4]") "],"
+        "\"weights\":[" T("w", "[8,3,1,1]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
+        NODE("conv", "aten.conv2d.default", T("x", "[1,3,4,4]") "," T("p_w", "[8,3,1,1]"), T("c", "[1,8,4,4]"), "")
+        "," NODE("relu", "aten.relu.default", T("c", "[1,8,4,4]"), T("r", "[1,8,4,4]"), "")
+        "," NODE("neg", "aten.neg.default", T("c", "[1,8,4,4]"), T("n", "[1,8,4,4]"), "") "]}");
+    assert_int_equal(count_pattern(p.g, "conv"), 0);
+    assert_true(p.g->nmisses >= 1);
+    assert_non_null(strstr(p.g->misses[0].reason, "several consumers"));
+    pipeline_free(&p);
+    /* conv + relu fuses; the same graph with a broadcast residual add stops before the add */
+    p = compile_json(
+        "{\"graph_inputs\":[" T("x", "[1,3,4,4]") "," T("b", "[1,8,1,1]") "],\"graph_outputs\":[" T("r", "[1,8,4,4]") "],"
+        "\"weights\":[" T("w", "[8,3,1,1]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
+        NODE("conv", "aten.conv2d.default", T("x", "[1,3,4,4]") "," T("p_w", "[8,3,1,1]"), T("c", "[1,8,4,4]"), "")
+        "," NODE("add", "aten.add.Tensor", T("c", "[1,8,4,4]") "," T("b", "[1,8,1,1]"), T("a", "[1,8,4,4]"), "")
+        "," NODE("relu", "aten.relu.default", T("a", "[1,8,4,4]"), T("r", "[1,8,4,4]"), "") "]}");
+    assert_int_equal(count_pattern(p.g, "conv"), 0);      /* the add is not a residual */
+    assert_int_equal(count_pattern(p.g, "add_relu"), 1);  /* the add and relu still fuse */
+    pipeline_free(&p);
+    /* linear + gelu fuses as linear_gelu; linear + neg does not fuse */
+    p = compile_json(
+        "{\"graph_inputs\":[" T("x", "[2,4]") "],\"graph_outputs\":[" T("g", "[2,3]") "," T("n", "[2,3]") "],"
+        "\"weights\":[" T("w", "[3,4]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
+        NODE("l1", "aten.linear.default", T("x", "[2,4]") "," T("p_w", "[3,4]"), T("y", "[2,3]"), "")
+        "," NODE("gelu", "aten.gelu.default", T("y", "[2,3]"), T("g", "[2,3]"), "")
+        "," NODE("l2", "aten.linear.default", T("x", "[2,4]") "," T("p_w", "[3,4]"), T("z", "[2,3]"), "")
+        "," NODE("neg", "aten.neg.default", T("z", "[2,3]"), T("n", "[2,3]"), "") "]}");
+    assert_int_equal(p.g->nfusions, 1);
+    assert_string_equal(p.g->fusions[0].pattern, "linear_gelu");
+    pipeline_free(&p);
+    /* rope: the two slices must be the halves of the last dim; here the first takes [0:3] of 8 */
+    p = compile_json(
+        "{\"graph_inputs\":[" T("x", "[1,2,1,8]") "," T("c", "[1,1,1,8]") "," T("s", "[1,1,1,8]") "],\"graph_outputs\":[" T("o", "[1,2,1,8]") "],\"nodes\":["
+        NODE("m1", "aten.mul.Tensor", T("x", "[1,2,1,8]") "," T("c", "[1,1,1,8]"), T("a", "[1,2,1,8]"), "")
+        "," NODE("s1", "aten.slice.Tensor", T("x", "[1,2,1,8]"), T("h1", "[1,2,1,5]"), "\"dim\":3,\"start\":3,\"end\":9223372036854775807")
+        "," NODE("ng", "aten.neg.default", T("h1", "[1,2,1,5]"), T("nh", "[1,2,1,5]"), "")
+        "," NODE("s2", "aten.slice.Tensor", T("x", "[1,2,1,8]"), T("h2", "[1,2,1,3]"), "\"dim\":3,\"start\":0,\"end\":3")
+        "," NODE("ct", "aten.cat.default", T("nh", "[1,2,1,5]") "," T("h2", "[1,2,1,3]"), T("rt", "[1,2,1,8]"), "\"dim\":-1")
+        "," NODE("m2", "aten.mul.Tensor", T("rt", "[1,2,1,8]") "," T("s", "[1,1,1,8]"), T("b", "[1,2,1,8]"), "")
+        "," NODE("ad", "aten.add.Tensor", T("a", "[1,2,1,8]") "," T("b", "[1,2,1,8]"), T("o", "[1,2,1,8]"), "") "]}");
+    assert_int_equal(count_pattern(p.g, "rope"), 0);
+    int why = 0;
+    for (int i = 0; i < p.g->nmisses; i++) why += strstr(p.g->misses[i].reason, "halves") != NULL;
+    assert_int_equal(why, 1);
+    pipeline_free(&p);
+}
+
 static void test_add_relu_rules(void **state)
 {
     (void)state;
@@ -306,7 +358,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resnet18_counts),      cmocka_unit_test(test_qwen_counts),
         cmocka_unit_test(test_no_fuse_switches),
-        cmocka_unit_test(test_prefill_patterns), cmocka_unit_test(test_rmsnorm_rules),     cmocka_unit_test(test_add_relu_rules),
+        cmocka_unit_test(test_prefill_patterns),
+        cmocka_unit_test(test_conv_rope_linear_rules), cmocka_unit_test(test_rmsnorm_rules),     cmocka_unit_test(test_add_relu_rules),
         cmocka_unit_test(test_silu_mul_either_order), cmocka_unit_test(test_partition_by_attrs),
         cmocka_unit_test(test_every_snapshot_verifies), cmocka_unit_test(test_convnet_layout_batch2),
         cmocka_unit_test(test_layout_inserts_depad),
