@@ -9,6 +9,8 @@
 
 static const char usage[] =
     "usage: npu-explore [MODEL.json | FILE.npubin] [options]   interactive explorer\n"
+    "       npu-explore --batch MODEL [options] [-x SCRIPT | -]   scripted session (try: echo help |\n"
+    "                                        npu-explore --batch MODEL -x -)\n"
     "       npu-explore compile MODEL.json -o FILE.npubin [options]\n"
     "       npu-explore describe FILE.npubin | MODEL.json [--json]\n"
     "       npu-explore dot MODEL.json [--after PASS] [--color kind|partition] [--expand] -o FILE.dot|svg|png\n"
@@ -69,6 +71,7 @@ int cli_main(int argc, char **argv)
         printf("npu-explore %s\n", NPU_VERSION);
         return 0;
     }
+    if (strcmp(cmd, "--batch") == 0) return cmd_batch(argc - 2, argv + 2);
     if (strcmp(cmd, "ops") == 0) return cmd_ops(argc - 2, argv + 2);
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "compile") == 0) return cmd_compile(argc - 2, argv + 2);

@@ -8,5 +8,6 @@ int cmd_ops(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_describe(int argc, char **argv);
 int cmd_dot(int argc, char **argv);
+int cmd_batch(int argc, char **argv);
 
 #endif

@@ -1,0 +1,62 @@
+/* `npu-explore --batch MODEL [options] [-x SCRIPT | -]`: session commands from a script or
+ * stdin, one per line; with no script: describe and check. A failing command prints its error and
+ * stops the script with its exit code unless `set on-error continue`. */
+#include <stdio.h>
+#include <string.h>
+#include "commands.h"
+#include "session.h"
+
+int cmd_batch(int argc, char **argv)
+{
+    Options o;
+    DiagList d = {0};
+    opt_defaults(&o);
+    Status st = opt_parse(&o, argc, argv, 1, &d);
+    Session s;
+    memset(&s, 0, sizeof s);
+    int rc = 0;
+    if (st == ST_OK) st = session_open(&s, &o, stdout, &d);
+    if (st != ST_OK) {
+        diag_print(&d, stderr);
+        rc = status_exit_code(st);
+        goto out;
+    }
+    FILE *in = NULL;
+    if (o.script && strcmp(o.script, "-") != 0) {
+        in = fopen(o.script, "r");
+        if (!in) {
+            diag_error(&d, o.script, NULL, NULL, "cannot open script");
+            diag_print(&d, stderr);
+            rc = 2;
+            goto out;
+        }
+    } else if (o.script) {
+        in = stdin;
+    }
+    static const char *dflt[] = {"describe", "check"};
+    char line[4096];
+    for (int n = 0;; n++) {
+        const char *cmd;
+        if (in) {
+            if (!fgets(line, sizeof line, in)) break;
+            line[strcspn(line, "\n")] = 0;
+            cmd = line;
+        } else {
+            if (n >= 2) break;
+            cmd = dflt[n];
+        }
+        diag_clear(&d);
+        Status cs = session_exec(&s, cmd, &d);
+        fflush(stdout);
+        if (cs != ST_OK) {
+            diag_print(&d, stderr);
+            if (rc == 0) rc = status_exit_code(cs);
+            if (!s.keep_going) break;
+        }
+    }
+    if (in && in != stdin) fclose(in);
+out:
+    session_close(&s);
+    diag_free(&d);
+    return rc;
+}

@@ -1,0 +1,100 @@
+#include "session.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include "compile.h"
+
+static char *dupstr(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    if (p) memcpy(p, s, n);
+    return p;
+}
+
+Status session_compile(Session *s, DiagList *d)
+{
+    pipeline_free(&s->pipe);
+    if (s->have_run) ref_free(&s->last);
+    s->have_run = false;
+    CompileOptions co;
+    compile_options_from(&s->opt, &co);
+    for (int i = 0; i < s->noff && co.n_no_fuse < COMPILE_MAX_LIST; i++)
+        co.no_fuse[co.n_no_fuse++] = s->off[i];
+    Graph *g = graph_clone(s->model.g);
+    if (!g) return ST_NOMEM;
+    Status st = pipeline_run_graph(g, &co, &s->pipe, d);
+    if (s->cursor >= s->pipe.nsnaps) s->cursor = s->pipe.nsnaps - 1;
+    return st;
+}
+
+Status session_open(Session *s, const Options *o, FILE *out, DiagList *d)
+{
+    memset(s, 0, sizeof *s);
+    s->opt = *o;
+    s->out = out;
+    s->json = o->json;
+    Status st = model_load_graph(&s->model, o->model, d);
+    if (st == ST_OK) st = model_bind(&s->model, o, d);
+    if (st == ST_OK) st = session_compile(s, d);
+    s->cursor = s->pipe.nsnaps > 0 ? s->pipe.nsnaps - 1 : 0;
+    return st;
+}
+
+void session_close(Session *s)
+{
+    if (s->have_run) ref_free(&s->last);
+    pipeline_free(&s->pipe);
+    model_free(&s->model);
+    for (int i = 0; i < s->noff; i++) free(s->off[i]);
+    memset(s, 0, sizeof *s);
+}
+
+/* Splits line into words in place; returns the count. */
+static int split(char *line, char **argv, int max)
+{
+    int n = 0;
+    for (char *p = line; *p && n < max;) {
+        while (*p && isspace((unsigned char)*p)) p++;
+        if (!*p || *p == '#') break;
+        argv[n++] = p;
+        while (*p && !isspace((unsigned char)*p)) p++;
+        if (*p) *p++ = 0;
+    }
+    return n;
+}
+
+Status session_exec(Session *s, const char *line, DiagList *d)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", line);
+    char *argv[64];
+    int argc = split(buf, argv, 64);
+    if (argc == 0) return ST_OK;
+    /* the longest command name that matches the leading words */
+    const Command *best = NULL;
+    int used = 0;
+    for (int i = 0; i < session_command_count; i++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "%s", session_commands[i].name);
+        char *w[4];
+        int nw = split(nm, w, 4);
+        if (nw > argc || nw <= used) continue;
+        bool ok = true;
+        for (int k = 0; k < nw && ok; k++) ok = strcmp(w[k], argv[k]) == 0;
+        if (ok) {
+            best = &session_commands[i];
+            used = nw;
+        }
+    }
+    if (!best) return diag_error(d, NULL, NULL, NULL, "unknown command '%s' (try 'help')", argv[0]);
+    return best->fn(s, argc - used, argv + used, d);
+}
+
+/* For commands.c */
+char *session_dup(const char *s);
+char *session_dup(const char *s)
+{
+    return dupstr(s);
+}

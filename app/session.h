@@ -1,0 +1,48 @@
+/* The explorer session: the loaded model, its pass snapshots, the fusion switches, the pass
+ * cursor and the last run. Every user action is one row of the command table (commands.c), which
+ * drives --batch scripts now and the TUI's keys, `:` prompt and help screen later. The session
+ * prints results to `out` as text, or as JSON lines with a `schema` and `kind` field. */
+#ifndef NPU_SESSION_H
+#define NPU_SESSION_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "../compiler/pass.h"
+#include "../runtime/cpu_ref.h"
+#include "model.h"
+#include "options.h"
+
+#define SESSION_MAX_OFF 256
+
+typedef struct Session {
+    Options opt;
+    Model model;        /* imported graph + bound weights, inputs, reference */
+    Pipeline pipe;      /* snapshots of the current compile */
+    int cursor;         /* pass index shown (pass goto/next/prev) */
+    char *off[SESSION_MAX_OFF]; /* fusion switches: ids or pattern names turned off */
+    int noff;
+    RefRun last;        /* last run (CPU reference of the compiled graph) */
+    bool have_run;
+    FILE *out;
+    bool json;
+    bool keep_going;    /* set on-error continue */
+} Session;
+
+typedef struct Command {
+    const char *name; /* "pass list", "fusion off" */
+    const char *args; /* "ID|PATTERN|all" */
+    const char *help;
+    Status (*fn)(Session *s, int argc, char **argv, DiagList *d);
+} Command;
+
+extern const Command session_commands[];
+extern const int session_command_count;
+
+Status session_open(Session *s, const Options *o, FILE *out, DiagList *d);
+void session_close(Session *s);
+/* Runs one command line (words split on blanks; '#' starts a comment). */
+Status session_exec(Session *s, const char *line, DiagList *d);
+/* Recompiles with the current switches. */
+Status session_compile(Session *s, DiagList *d);
+
+#endif

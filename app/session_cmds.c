@@ -1,0 +1,315 @@
+/* The command table: one row per user action (name, arguments, help, function). --batch runs
+ * these lines; the TUI will bind its keys and `:` prompt to the same rows, and its help screen is
+ * generated from this table. */
+#include <stdlib.h>
+#include <string.h>
+#include "../compiler/describe.h"
+#include "../compiler/dump.h"
+#include "../compiler/npubin.h"
+#include "../viz/viz.h"
+#include "report.h"
+#include "session.h"
+
+char *session_dup(const char *s);
+
+static void jstr(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        if (*s == '"' || *s == '\\') fputc('\\', f);
+        if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
+        else fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static Status need(int argc, int n, const char *usage, DiagList *d)
+{
+    if (argc < n) return diag_error(d, NULL, NULL, NULL, "usage: %s", usage);
+    return ST_OK;
+}
+
+static Status c_help(Session *s, int argc, char **argv, DiagList *d)
+{
+    (void)argc, (void)argv, (void)d;
+    for (int i = 0; i < session_command_count; i++) {
+        const Command *c = &session_commands[i];
+        if (s->json) {
+            fprintf(s->out, "{\"schema\":\"npu-explore/command/1\",\"kind\":\"command\",\"name\":");
+            jstr(s->out, c->name);
+            fprintf(s->out, ",\"args\":");
+            jstr(s->out, c->args);
+            fprintf(s->out, ",\"help\":");
+            jstr(s->out, c->help);
+            fprintf(s->out, "}\n");
+        } else {
+            char nm[64];
+            snprintf(nm, sizeof nm, "%s %s", c->name, c->args);
+            fprintf(s->out, "  %-34s %s\n", nm, c->help);
+        }
+    }
+    return ST_OK;
+}
+
+static Status c_echo(Session *s, int argc, char **argv, DiagList *d)
+{
+    (void)d;
+    if (s->json) {
+        char buf[2048];
+        size_t k = 0;
+        for (int i = 0; i < argc && k < sizeof buf; i++)
+            k += (size_t)snprintf(buf + k, sizeof buf - k, i ? " %s" : "%s", argv[i]);
+        if (k >= sizeof buf) k = sizeof buf - 1;
+        buf[k] = 0;
+        fprintf(s->out, "{\"schema\":\"npu-explore/echo/1\",\"kind\":\"echo\",\"text\":");
+        jstr(s->out, buf);
+        fprintf(s->out, "}\n");
+        return ST_OK;
+    }
+    for (int i = 0; i < argc; i++) fprintf(s->out, i ? " %s" : "%s", argv[i]);
+    fprintf(s->out, "\n");
+    return ST_OK;
+}
+
+static Status c_set(Session *s, int argc, char **argv, DiagList *d)
+{
+    Status st = need(argc, 2, "set KEY VALUE (on-error stop|continue)", d);
+    if (st != ST_OK) return st;
+    if (strcmp(argv[0], "on-error") == 0 && strcmp(argv[1], "continue") == 0) s->keep_going = true;
+    else if (strcmp(argv[0], "on-error") == 0 && strcmp(argv[1], "stop") == 0) s->keep_going = false;
+    else return diag_error(d, NULL, NULL, NULL, "set: unknown setting '%s %s'", argv[0], argv[1]);
+    return ST_OK;
+}
+
+static void pass_line(Session *s, int i)
+{
+    const Snapshot *sn = &s->pipe.snaps[i];
+    if (s->json) {
+        fprintf(s->out,
+                "{\"schema\":\"npu-explore/pass/1\",\"kind\":\"pass\",\"index\":%d,\"name\":\"%s\","
+                "\"added\":%d,\"removed\":%d,\"rewritten\":%d,\"ms\":%.3f,\"current\":%s}\n",
+                i, sn->pass, sn->added, sn->removed, sn->rewritten, sn->ms,
+                i == s->cursor ? "true" : "false");
+    } else {
+        fprintf(s->out, "%s %2d %-15s +%-4d -%-4d ~%-5d %8.2f ms%s\n", i == s->cursor ? ">" : " ", i,
+                sn->pass, sn->added, sn->removed, sn->rewritten, sn->ms,
+                sn->added + sn->removed + sn->rewritten ? "" : "   (no change)");
+    }
+}
+
+static Status c_pass_list(Session *s, int argc, char **argv, DiagList *d)
+{
+    (void)argc, (void)argv, (void)d;
+    for (int i = 0; i < s->pipe.nsnaps; i++) pass_line(s, i);
+    return ST_OK;
+}
+
+static Status c_pass_goto(Session *s, int argc, char **argv, DiagList *d)
+{
+    Status st = need(argc, 1, "pass goto NAME|N", d);
+    if (st != ST_OK) return st;
+    int k = pass_find(argv[0]);
+    if (k < 0 || k >= s->pipe.nsnaps) return diag_error(d, NULL, NULL, NULL, "no pass '%s'", argv[0]);
+    s->cursor = k;
+    pass_line(s, k);
+    return ST_OK;
+}
+
+static Status c_pass_next(Session *s, int argc, char **argv, DiagList *d)
+{
+    (void)argc, (void)argv, (void)d;
+    if (s->cursor + 1 < s->pipe.nsnaps) s->cursor++;
+    pass_line(s, s->cursor);
+    return ST_OK;
+}
+
+static Status c_pass_prev(Session *s, int argc, char **argv, DiagList *d)
+{
+    (void)argc, (void)argv, (void)d;
+    if (s->cursor > 0) s->cursor--;
+    pass_line(s, s->cursor);
+    return ST_OK;
+}
+
+static Status c_pass_show(Session *s, int argc, char **argv, DiagList *d)
+{
+    (void)argc, (void)argv, (void)d;
+    const Snapshot *sn = &s->pipe.snaps[s->cursor];
+    char buf[4096];
+    for (int i = 0; i < sn->nchanges; i++) {
+        const Change *c = &sn->changes[i];
+        const char *k = c->kind == CH_ADDED ? "+" : c->kind == CH_REMOVED ? "-" : "~";
+        fprintf(s->out, "%s %s   # %s\n", k, node_line(sn->g, c->node, buf, sizeof buf), c->what);
+    }
+    if (!sn->nchanges) fprintf(s->out, "(%s changed nothing)\n", sn->pass);
+    return ST_OK;
+}
+
+static const Graph *final_graph(Session *s)
+{
+    return s->pipe.g;
+}
+
+static Status c_fusion_list(Session *s, int argc, char **argv, DiagList *d)
+{
+    (void)argc, (void)argv, (void)d;
+    const Graph *g = final_graph(s);
+    for (int i = 0; i < g->nfusions; i++) {
+        const Fusion *f = &g->fusions[i];
+        if (s->json) {
+            fprintf(s->out, "{\"schema\":\"npu-explore/fusion/1\",\"kind\":\"fusion\",\"id\":\"%s\","
+                            "\"pattern\":\"%s\",\"nodes\":[", f->id, f->pattern);
+            for (int k = 0; k < f->nnodes; k++) {
+                if (k) fputc(',', s->out);
+                jstr(s->out, g->nodes[f->nodes[k]].name);
+            }
+            fprintf(s->out, "],\"enabled\":%s}\n", f->enabled ? "true" : "false");
+        } else {
+            fprintf(s->out, "%-5s %-4s %-17s [", f->id, f->enabled ? "on" : "off", f->pattern);
+            for (int k = 0; k < f->nnodes; k++)
+                fprintf(s->out, "%s%s", k ? ", " : "", g->nodes[f->nodes[k]].name);
+            fprintf(s->out, "]\n");
+        }
+    }
+    return ST_OK;
+}
+
+static Status set_fusion(Session *s, int argc, char **argv, bool on, DiagList *d)
+{
+    Status st = need(argc, 1, on ? "fusion on ID|PATTERN|all" : "fusion off ID|PATTERN|all", d);
+    if (st != ST_OK) return st;
+    const Graph *g = final_graph(s);
+    for (int a = 0; a < argc; a++) {
+        bool known = strcmp(argv[a], "all") == 0;
+        for (int i = 0; i < g->nfusions && !known; i++)
+            known = strcmp(g->fusions[i].id, argv[a]) == 0 ||
+                    strncmp(g->fusions[i].pattern, argv[a], strlen(argv[a])) == 0;
+        if (!known) return diag_error(d, NULL, NULL, NULL, "no fusion instance or pattern '%s'", argv[a]);
+        if (on) {
+            if (strcmp(argv[a], "all") == 0) {
+                for (int i = 0; i < s->noff; i++) free(s->off[i]);
+                s->noff = 0;
+            }
+            for (int i = 0; i < s->noff; i++)
+                if (strcmp(s->off[i], argv[a]) == 0) {
+                    free(s->off[i]);
+                    s->off[i--] = s->off[--s->noff];
+                }
+        } else if (s->noff < SESSION_MAX_OFF) {
+            s->off[s->noff] = session_dup(argv[a]);
+            if (!s->off[s->noff]) return ST_NOMEM;
+            s->noff++;
+        }
+    }
+    st = session_compile(s, d);
+    if (st == ST_OK && !s->json) {
+        int en = 0;
+        for (int i = 0; i < s->pipe.g->nfusions; i++) en += s->pipe.g->fusions[i].enabled;
+        fprintf(s->out, "fusions: %d of %d on, %d kernels\n", en, s->pipe.g->nfusions,
+                s->pipe.plan ? s->pipe.plan->nkernels : 0);
+    }
+    return st;
+}
+
+static Status c_fusion_off(Session *s, int argc, char **argv, DiagList *d)
+{
+    return set_fusion(s, argc, argv, false, d);
+}
+
+static Status c_fusion_on(Session *s, int argc, char **argv, DiagList *d)
+{
+    return set_fusion(s, argc, argv, true, d);
+}
+
+static Status do_run(Session *s, DiagList *d)
+{
+    if (s->have_run) ref_free(&s->last);
+    s->have_run = false;
+    Status st = bind_apply_recipes(s->pipe.g, &s->model.b, d);
+    RefOptions ro = {.keep_all = true};
+    if (st == ST_OK) st = ref_run(s->pipe.g, s->model.b.vals, &ro, &s->last, d);
+    s->have_run = st == ST_OK;
+    return st;
+}
+
+static Status c_run(Session *s, int argc, char **argv, DiagList *d)
+{
+    (void)argc, (void)argv;
+    Status st = do_run(s, d);
+    if (st != ST_OK) return st;
+    if (s->json)
+        fprintf(s->out, "{\"schema\":\"npu-explore/run/1\",\"kind\":\"run\",\"backend\":\"cpu\","
+                        "\"ms\":%.3f}\n", s->last.total_us / 1e3);
+    else
+        fprintf(s->out, "ran %s on the CPU reference in %.2f ms\n", s->model.g->model_name,
+                s->last.total_us / 1e3);
+    return ST_OK;
+}
+
+static Status c_check(Session *s, int argc, char **argv, DiagList *d)
+{
+    (void)argc, (void)argv;
+    Status st = s->have_run ? ST_OK : do_run(s, d);
+    if (st != ST_OK) return st;
+    if (s->model.b.nref == 0)
+        return diag_error(d, s->model.path, NULL, NULL, "no reference outputs to check against");
+    Tolerance tol = report_tolerance(&s->opt, "fp32");
+    int rc = report_check(s->out, s->pipe.g, &s->model.b, s->last.vals, &tol, "cpu", s->json);
+    return rc == 0 ? ST_OK : rc == 1 ? ST_MISMATCH : ST_BAD_INPUT;
+}
+
+static Status c_describe(Session *s, int argc, char **argv, DiagList *d)
+{
+    (void)argc, (void)argv, (void)d;
+    s->json ? describe_json(s->out, s->pipe.plan) : describe_text(s->out, s->pipe.plan);
+    return ST_OK;
+}
+
+static Status c_dump(Session *s, int argc, char **argv, DiagList *d)
+{
+    (void)argc, (void)argv, (void)d;
+    graph_dump(s->out, s->pipe.snaps[s->cursor].g);
+    return ST_OK;
+}
+
+static Status c_dot(Session *s, int argc, char **argv, DiagList *d)
+{
+    Status st = need(argc, 1, "dot FILE [--after PASS]", d);
+    if (st != ST_OK) return st;
+    int at = s->cursor;
+    if (argc >= 3 && strcmp(argv[1], "--after") == 0 && (at = pass_find(argv[2])) < 0)
+        return diag_error(d, NULL, NULL, NULL, "dot: unknown pass '%s'", argv[2]);
+    VizOptions vo = {VIZ_COLOR_KIND, false};
+    st = viz_write(s->pipe.snaps[at].g, &vo, argv[0], d);
+    if (st == ST_OK && !s->json) fprintf(s->out, "wrote %s\n", argv[0]);
+    return st;
+}
+
+static Status c_save(Session *s, int argc, char **argv, DiagList *d)
+{
+    Status st = need(argc, 1, "save FILE.npubin", d);
+    if (st == ST_OK) st = npubin_write(s->pipe.plan, argv[0], d);
+    if (st == ST_OK && !s->json) fprintf(s->out, "wrote %s\n", argv[0]);
+    return st;
+}
+
+const Command session_commands[] = {
+    {"help", "", "list the commands", c_help},
+    {"pass list", "", "every pass with its changes and time; > marks the current one", c_pass_list},
+    {"pass goto", "NAME|N", "make a pass current", c_pass_goto},
+    {"pass next", "", "the next pass", c_pass_next},
+    {"pass prev", "", "the previous pass", c_pass_prev},
+    {"pass show", "", "what the current pass changed (+ added, - removed, ~ rewritten)", c_pass_show},
+    {"dump", "", "the graph after the current pass", c_dump},
+    {"fusion list", "", "every fusion instance with its state", c_fusion_list},
+    {"fusion off", "ID|PATTERN|all", "switch fusions off and recompile", c_fusion_off},
+    {"fusion on", "ID|PATTERN|all", "switch fusions back on and recompile", c_fusion_on},
+    {"run", "", "run the compiled graph (CPU reference)", c_run},
+    {"check", "", "compare the outputs with the reference", c_check},
+    {"describe", "", "the compiled program", c_describe},
+    {"dot", "FILE [--after PASS]", "draw the graph (.dot, .svg, .png)", c_dot},
+    {"save", "FILE.npubin", "write the compiled program", c_save},
+    {"set", "KEY VALUE", "on-error stop|continue", c_set},
+    {"echo", "TEXT", "print text", c_echo},
+};
+const int session_command_count = (int)(sizeof session_commands / sizeof session_commands[0]);
