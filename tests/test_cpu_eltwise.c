@@ -13,106 +13,7 @@
 #include "runtime/cpu_kernels.h"
 #include "testutil.h"
 
-#define S(...) ((const TuSpec[]){__VA_ARGS__})
-#define V(...) ((const double *const[]){__VA_ARGS__})
-#define D(...) ((const double[]){__VA_ARGS__})
-#define F32(...) ((TuSpec){"float32", __VA_ARGS__})
-#define I64(...) ((TuSpec){"int64", __VA_ARGS__})
-#define BOOL(...) ((TuSpec){"bool", __VA_ARGS__})
-
-static void set_v(HTensor *t, int64_t i, double v)
-{
-    switch (t->dtype) {
-    case DT_F32:
-        ((float *)t->data)[i] = (float)v;
-        break;
-    case DT_I64:
-        ((int64_t *)t->data)[i] = (int64_t)v;
-        break;
-    case DT_BOOL:
-        ((uint8_t *)t->data)[i] = v != 0;
-        break;
-    default:
-        break;
-    }
-}
-
-/* Runs `aten` on inputs built from value lists (vals NULL: random inputs already in `ins`). */
-static Status run_node(const char *aten, int nin, const TuSpec *in, const double *const *vals,
-                       TuSpec out, const char *attrs, HTensor *ins, HTensor *res, DiagList *d)
-{
-    Graph *g = tu_node_graph(aten, nin, in, 1, &out, attrs);
-    assert_non_null(g);
-    HTensor local[3];
-    if (vals) {
-        ins = local;
-        for (int k = 0; k < nin; k++) {
-            tu_alloc(&ins[k], in[k].dtype, in[k].rank, in[k].shape);
-            for (int64_t i = 0; i < ins[k].numel; i++)
-                set_v(&ins[k], i, vals[k][i]);
-        }
-    }
-    Status st = tu_run(g, ins, res, d);
-    if (vals)
-        for (int k = 0; k < nin; k++)
-            htensor_free(&ins[k]);
-    graph_free(g);
-    return st;
-}
-
-static bool close_to(double got, double want, double tol)
-{
-    if (isnan(want)) return isnan(got);
-    if (isinf(want)) return got == want;
-    return fabs(got - want) <= tol * (1 + fabs(want));
-}
-
-static void check(const HTensor *r, const double *want, double tol, const char *what)
-{
-    for (int64_t i = 0; i < r->numel; i++)
-        if (!close_to(htensor_get_f(r, i), want[i], tol))
-            fail_msg("%s: [%lld] got %.9g, want %.9g", what, (long long)i, htensor_get_f(r, i),
-                     want[i]);
-}
-
-/* One hand-computed case; tol 0 means exact. The output dtype is checked too. */
-static void expect(const char *aten, int nin, const TuSpec *in, const double *const *vals,
-                   TuSpec out, const char *attrs, const double *want, double tol)
-{
-    HTensor r;
-    DiagList d = {0};
-    assert_int_equal(run_node(aten, nin, in, vals, out, attrs, NULL, &r, &d), ST_OK);
-    assert_int_equal(r.dtype, htensor_ref_dtype(dtype_parse(out.dtype)));
-    char what[256];
-    snprintf(what, sizeof what, "%s %s", aten, attrs ? attrs : "");
-    check(&r, want, tol, what);
-    htensor_free(&r);
-    diag_free(&d);
-}
-
-/* A case that must fail with ST_BAD_INPUT and a message naming node n0 (random inputs when
- * vals is NULL). */
-static void expect_err(const char *aten, int nin, const TuSpec *in, const double *const *vals,
-                       TuSpec out, const char *attrs, const char *msg)
-{
-    HTensor ins[3], r;
-    DiagList d = {0};
-    for (int k = 0; k < nin; k++) {
-        tu_alloc(&ins[k], in[k].dtype, in[k].rank, in[k].shape);
-        tu_rand(&ins[k], 7 + (uint64_t)k, 1, 3);
-        for (int64_t i = 0; vals && i < ins[k].numel; i++)
-            set_v(&ins[k], i, vals[k][i]);
-    }
-    Status st = run_node(aten, nin, in, NULL, out, attrs, ins, &r, &d);
-    assert_int_equal(st, ST_BAD_INPUT);
-    char buf[512];
-    diag_format(&d.items[0], buf, sizeof buf);
-    if (!strstr(buf, "'n0'") || !strstr(buf, msg)) fail_msg("got '%s', want '%s'", buf, msg);
-    for (int k = 0; k < nin; k++)
-        htensor_free(&ins[k]);
-    htensor_free(&r);
-    diag_free(&d);
-}
+#include "kernel_check.h"
 
 static const double XS[8] = {-4, -1.5, -0.5, 0, 0.5, 1, 2, 7};
 
@@ -121,43 +22,43 @@ static void test_unary_hand(void **state)
     (void)state;
     const TuSpec *x = S(F32(1, {8}));
     TuSpec y = F32(1, {8});
-    expect("aten.relu.default", 1, x, V(XS), y, NULL, D(0, 0, 0, 0, 0.5, 1, 2, 7), 0);
-    expect("aten.relu_.default", 1, x, V(XS), y, NULL, D(0, 0, 0, 0, 0.5, 1, 2, 7), 0);
-    expect("aten.relu6.default", 1, x, V(XS), y, NULL, D(0, 0, 0, 0, 0.5, 1, 2, 6), 0);
-    expect("aten.hardtanh.default", 1, x, V(XS), y, NULL, D(-1, -1, -0.5, 0, 0.5, 1, 1, 1), 0);
-    expect("aten.hardtanh_.default", 1, x, V(XS), y, "{\"min_val\":-2,\"max_val\":0.5}",
+    kc_expect("aten.relu.default", 1, x, V(XS), y, NULL, D(0, 0, 0, 0, 0.5, 1, 2, 7), 0);
+    kc_expect("aten.relu_.default", 1, x, V(XS), y, NULL, D(0, 0, 0, 0, 0.5, 1, 2, 7), 0);
+    kc_expect("aten.relu6.default", 1, x, V(XS), y, NULL, D(0, 0, 0, 0, 0.5, 1, 2, 6), 0);
+    kc_expect("aten.hardtanh.default", 1, x, V(XS), y, NULL, D(-1, -1, -0.5, 0, 0.5, 1, 1, 1), 0);
+    kc_expect("aten.hardtanh_.default", 1, x, V(XS), y, "{\"min_val\":-2,\"max_val\":0.5}",
            D(-2, -1.5, -0.5, 0, 0.5, 0.5, 0.5, 0.5), 0);
-    expect("aten.hardswish.default", 1, x, V(XS), y, NULL,
+    kc_expect("aten.hardswish.default", 1, x, V(XS), y, NULL,
            D(0, -1.5 * 1.5 / 6, -0.5 * 2.5 / 6, 0, 0.5 * 3.5 / 6, 4.0 / 6, 2 * 5.0 / 6, 7), 1e-7);
-    expect("aten.hardsigmoid.default", 1, x, V(XS), y, NULL,
+    kc_expect("aten.hardsigmoid.default", 1, x, V(XS), y, NULL,
            D(0, 1.5 / 6, 2.5 / 6, 0.5, 3.5 / 6, 4.0 / 6, 5.0 / 6, 1), 1e-7);
-    expect("aten.neg.default", 1, x, V(XS), y, NULL, D(4, 1.5, 0.5, 0, -0.5, -1, -2, -7), 0);
-    expect("aten.abs.default", 1, x, V(XS), y, NULL, D(4, 1.5, 0.5, 0, 0.5, 1, 2, 7), 0);
+    kc_expect("aten.neg.default", 1, x, V(XS), y, NULL, D(4, 1.5, 0.5, 0, -0.5, -1, -2, -7), 0);
+    kc_expect("aten.abs.default", 1, x, V(XS), y, NULL, D(4, 1.5, 0.5, 0, 0.5, 1, 2, 7), 0);
     const TuSpec *p = S(F32(1, {4}));
     TuSpec q = F32(1, {4});
-    expect("aten.sqrt.default", 1, p, V(D(0, 0.25, 4, 9)), q, NULL, D(0, 0.5, 2, 3), 0);
-    expect("aten.rsqrt.default", 1, p, V(D(0, 0.25, 4, -1)), q, NULL, D(INFINITY, 2, 0.5, NAN), 0);
-    expect("aten.log.default", 1, p, V(D(0, 1, M_E, -1)), q, NULL, D(-INFINITY, 0, 1, NAN), 1e-7);
-    expect("aten.exp.default", 1, p, V(D(0, 1, -INFINITY, 2)), q, NULL,
+    kc_expect("aten.sqrt.default", 1, p, V(D(0, 0.25, 4, 9)), q, NULL, D(0, 0.5, 2, 3), 0);
+    kc_expect("aten.rsqrt.default", 1, p, V(D(0, 0.25, 4, -1)), q, NULL, D(INFINITY, 2, 0.5, NAN), 0);
+    kc_expect("aten.log.default", 1, p, V(D(0, 1, M_E, -1)), q, NULL, D(-INFINITY, 0, 1, NAN), 1e-7);
+    kc_expect("aten.exp.default", 1, p, V(D(0, 1, -INFINITY, 2)), q, NULL,
            D(1, M_E, 0, 7.38905609893065), 1e-7);
-    expect("aten.sigmoid.default", 1, p, V(D(0, 100, -100, 1)), q, NULL,
+    kc_expect("aten.sigmoid.default", 1, p, V(D(0, 100, -100, 1)), q, NULL,
            D(0.5, 1, 3.720075976020836e-44, 0.7310585786300049), 1e-7);
-    expect("aten.silu.default", 1, p, V(D(0, 1, -1, 20)), q, NULL,
+    kc_expect("aten.silu.default", 1, p, V(D(0, 1, -1, 20)), q, NULL,
            D(0, 0.7310585786300049, -0.2689414213699951, 19.999999958776925), 1e-7);
-    expect("aten.tanh.default", 1, p, V(D(0, 1, -1, 30)), q, NULL,
+    kc_expect("aten.tanh.default", 1, p, V(D(0, 1, -1, 30)), q, NULL,
            D(0, 0.7615941559557649, -0.7615941559557649, 1), 1e-7);
-    expect("aten.gelu.default", 1, p, V(D(0, 1, -1, 3)), q, NULL,
+    kc_expect("aten.gelu.default", 1, p, V(D(0, 1, -1, 3)), q, NULL,
            D(0, 0.8413447460685429, -0.15865525393145707, 2.9959502039260507), 1e-7);
-    expect("aten.gelu.default", 1, p, V(D(0, 1, -1, 3)), q, "{\"approximate\":\"tanh\"}",
+    kc_expect("aten.gelu.default", 1, p, V(D(0, 1, -1, 3)), q, "{\"approximate\":\"tanh\"}",
            D(0, 0.8411919906082768, -0.15880800939172324, 2.996362607918227), 1e-7);
-    expect("aten.cos.default", 1, p, V(D(0, M_PI, M_PI / 2, 1)), q, NULL,
+    kc_expect("aten.cos.default", 1, p, V(D(0, M_PI, M_PI / 2, 1)), q, NULL,
            D(1, -1, 0, 0.5403023058681398), 1e-7);
-    expect("aten.sin.default", 1, p, V(D(0, M_PI, M_PI / 2, 1)), q, NULL,
+    kc_expect("aten.sin.default", 1, p, V(D(0, M_PI, M_PI / 2, 1)), q, NULL,
            D(0, 0, 1, 0.8414709848078965), 1e-7);
     /* NaN propagates through relu and clamp, as in torch. */
-    expect("aten.relu.default", 1, p, V(D(NAN, -1, 1, 0)), q, NULL, D(NAN, 0, 1, 0), 0);
-    expect("aten.clamp.default", 1, p, V(D(NAN, -1, 1, 0)), q, "{\"min\":0}", D(NAN, 0, 1, 0), 0);
-    expect_err("aten.gelu.default", 1, p, NULL, q, "{\"approximate\":\"fast\"}", "approximate");
+    kc_expect("aten.relu.default", 1, p, V(D(NAN, -1, 1, 0)), q, NULL, D(NAN, 0, 1, 0), 0);
+    kc_expect("aten.clamp.default", 1, p, V(D(NAN, -1, 1, 0)), q, "{\"min\":0}", D(NAN, 0, 1, 0), 0);
+    kc_expect_err("aten.gelu.default", 1, p, NULL, q, "{\"approximate\":\"fast\"}", "approximate");
 }
 
 static void test_clamp_cast_not(void **state)
@@ -165,45 +66,45 @@ static void test_clamp_cast_not(void **state)
     (void)state;
     const TuSpec *x = S(F32(1, {8}));
     TuSpec y = F32(1, {8});
-    expect("aten.clamp.default", 1, x, V(XS), y, "{\"min\":-1,\"max\":1.5}",
+    kc_expect("aten.clamp.default", 1, x, V(XS), y, "{\"min\":-1,\"max\":1.5}",
            D(-1, -1, -0.5, 0, 0.5, 1, 1.5, 1.5), 0);
-    expect("aten.clamp.default", 1, x, V(XS), y, "{\"min\":null,\"max\":1}",
+    kc_expect("aten.clamp.default", 1, x, V(XS), y, "{\"min\":null,\"max\":1}",
            D(-4, -1.5, -0.5, 0, 0.5, 1, 1, 1), 0);
-    expect("aten.clamp.default", 1, x, V(XS), y, "{\"min\":0.5}",
+    kc_expect("aten.clamp.default", 1, x, V(XS), y, "{\"min\":0.5}",
            D(0.5, 0.5, 0.5, 0.5, 0.5, 1, 2, 7), 0);
-    expect("aten.clamp_min.default", 1, x, V(XS), y, "{\"min\":-1}",
+    kc_expect("aten.clamp_min.default", 1, x, V(XS), y, "{\"min\":-1}",
            D(-1, -1, -0.5, 0, 0.5, 1, 2, 7), 0);
-    expect("aten.clamp_max.default", 1, x, V(XS), y, "{\"max\":0}",
+    kc_expect("aten.clamp_max.default", 1, x, V(XS), y, "{\"max\":0}",
            D(-4, -1.5, -0.5, 0, 0, 0, 0, 0), 0);
     /* min > max: every element becomes max, as torch.clamp does */
-    expect("aten.clamp_.default", 1, x, V(XS), y, "{\"min\":3,\"max\":2}",
+    kc_expect("aten.clamp_.default", 1, x, V(XS), y, "{\"min\":3,\"max\":2}",
            D(2, 2, 2, 2, 2, 2, 2, 2), 0);
     const TuSpec *xi = S(I64(1, {5}));
     TuSpec yi = I64(1, {5});
     const double *iv = D(-7, -1, 0, 3, 9);
-    expect("aten.neg.default", 1, xi, V(iv), yi, NULL, D(7, 1, 0, -3, -9), 0);
-    expect("aten.abs.default", 1, xi, V(iv), yi, NULL, D(7, 1, 0, 3, 9), 0);
-    expect("aten.clamp.default", 1, xi, V(iv), yi, "{\"min\":-2,\"max\":4}", D(-2, -1, 0, 3, 4), 0);
-    expect("aten.bitwise_not.default", 1, xi, V(iv), yi, NULL, D(6, 0, -1, -4, -10), 0);
-    expect("aten.logical_not.default", 1, xi, V(iv), BOOL(1, {5}), NULL, D(0, 0, 1, 0, 0), 0);
-    expect("aten.logical_not.default", 1, S(BOOL(1, {3})), V(D(1, 0, 1)), BOOL(1, {3}), NULL,
+    kc_expect("aten.neg.default", 1, xi, V(iv), yi, NULL, D(7, 1, 0, -3, -9), 0);
+    kc_expect("aten.abs.default", 1, xi, V(iv), yi, NULL, D(7, 1, 0, 3, 9), 0);
+    kc_expect("aten.clamp.default", 1, xi, V(iv), yi, "{\"min\":-2,\"max\":4}", D(-2, -1, 0, 3, 4), 0);
+    kc_expect("aten.bitwise_not.default", 1, xi, V(iv), yi, NULL, D(6, 0, -1, -4, -10), 0);
+    kc_expect("aten.logical_not.default", 1, xi, V(iv), BOOL(1, {5}), NULL, D(0, 0, 1, 0, 0), 0);
+    kc_expect("aten.logical_not.default", 1, S(BOOL(1, {3})), V(D(1, 0, 1)), BOOL(1, {3}), NULL,
            D(0, 1, 0), 0);
-    expect("aten.bitwise_not.default", 1, S(BOOL(1, {3})), V(D(1, 0, 1)), BOOL(1, {3}), NULL,
+    kc_expect("aten.bitwise_not.default", 1, S(BOOL(1, {3})), V(D(1, 0, 1)), BOOL(1, {3}), NULL,
            D(0, 1, 0), 0);
-    expect("aten.logical_not.default", 1, S(F32(1, {3})), V(D(0.5, 0, -2)), BOOL(1, {3}), NULL,
+    kc_expect("aten.logical_not.default", 1, S(F32(1, {3})), V(D(0.5, 0, -2)), BOOL(1, {3}), NULL,
            D(0, 1, 0), 0);
     /* casts: float -> int truncates toward zero, -> bool is x != 0 */
     const TuSpec *c = S(F32(1, {6}));
     const double *cv = D(-2.7, -0.5, 0, 0.9, 2.5, 1e3);
-    expect("aten.to.dtype", 1, c, V(cv), I64(1, {6}), "{\"dtype\":\"torch.int64\"}",
+    kc_expect("aten.to.dtype", 1, c, V(cv), I64(1, {6}), "{\"dtype\":\"torch.int64\"}",
            D(-2, 0, 0, 0, 2, 1000), 0);
-    expect("aten._to_copy.default", 1, c, V(cv), BOOL(1, {6}), "{\"dtype\":\"torch.bool\"}",
+    kc_expect("aten._to_copy.default", 1, c, V(cv), BOOL(1, {6}), "{\"dtype\":\"torch.bool\"}",
            D(1, 1, 0, 1, 1, 1), 0);
-    expect("aten.to.dtype", 1, xi, V(iv), F32(1, {5}), "{\"dtype\":\"torch.float32\"}", iv, 0);
-    expect("aten.type_as.default", 2, S(I64(1, {5}), F32(1, {2})), V(iv, D(0, 0)), F32(1, {5}),
+    kc_expect("aten.to.dtype", 1, xi, V(iv), F32(1, {5}), "{\"dtype\":\"torch.float32\"}", iv, 0);
+    kc_expect("aten.type_as.default", 2, S(I64(1, {5}), F32(1, {2})), V(iv, D(0, 0)), F32(1, {5}),
            NULL, iv, 0);
-    expect("aten.to.dtype", 1, S(BOOL(1, {2})), V(D(1, 0)), F32(1, {2}), NULL, D(1, 0), 0);
-    expect_err("aten.neg.default", 1, S(F32(1, {4})), NULL, F32(1, {3}), NULL, "elements");
+    kc_expect("aten.to.dtype", 1, S(BOOL(1, {2})), V(D(1, 0)), F32(1, {2}), NULL, D(1, 0), 0);
+    kc_expect_err("aten.neg.default", 1, S(F32(1, {4})), NULL, F32(1, {3}), NULL, "elements");
 }
 
 /* Every float unary op on random data against its double-precision definition. */
@@ -279,8 +180,8 @@ static void test_unary_random(void **state)
         char aten[64];
         snprintf(aten, sizeof aten, "aten.%s.default", ops[k]);
         DiagList d = {0};
-        assert_int_equal(run_node(aten, 1, &s, NULL, s, NULL, &x, &r, &d), ST_OK);
-        check(&r, want, 2e-6, aten);
+        assert_int_equal(kc_run_node(aten, 1, &s, NULL, s, NULL, &x, &r, &d), ST_OK);
+        kc_check(&r, want, 2e-6, aten);
         htensor_free(&r);
     }
     free(want);
@@ -293,46 +194,46 @@ static void test_binary_hand(void **state)
     const TuSpec *two = S(F32(1, {4}), F32(1, {4}));
     TuSpec y = F32(1, {4});
     const double *a = D(1, -2, 3.5, 8), *b = D(2, 4, -0.5, 3);
-    expect("aten.add.Tensor", 2, two, V(a, b), y, NULL, D(3, 2, 3, 11), 0);
-    expect("aten.add_.Tensor", 2, two, V(a, b), y, NULL, D(3, 2, 3, 11), 0);
-    expect("aten.add.Tensor", 2, two, V(a, b), y, "{\"alpha\":2}", D(5, 6, 2.5, 14), 0);
-    expect("aten.sub.Tensor", 2, two, V(a, b), y, "{\"alpha\":0.5}", D(0, -4, 3.75, 6.5), 0);
-    expect("aten.rsub.Tensor", 2, two, V(a, b), y, NULL, D(1, 6, -4, -5), 0);
-    expect("aten.rsub.Scalar", 1, two, V(a), y, "{\"other\":1,\"alpha\":2}", D(-1, 5, -6, -15), 0);
-    expect("aten.mul.Tensor", 2, two, V(a, b), y, NULL, D(2, -8, -1.75, 24), 0);
-    expect("aten.div.Tensor", 2, two, V(a, b), y, NULL, D(0.5, -0.5, -7, 8.0 / 3), 1e-7);
-    expect("aten.div.Tensor_mode", 2, two, V(a, b), y, "{\"rounding_mode\":\"trunc\"}",
+    kc_expect("aten.add.Tensor", 2, two, V(a, b), y, NULL, D(3, 2, 3, 11), 0);
+    kc_expect("aten.add_.Tensor", 2, two, V(a, b), y, NULL, D(3, 2, 3, 11), 0);
+    kc_expect("aten.add.Tensor", 2, two, V(a, b), y, "{\"alpha\":2}", D(5, 6, 2.5, 14), 0);
+    kc_expect("aten.sub.Tensor", 2, two, V(a, b), y, "{\"alpha\":0.5}", D(0, -4, 3.75, 6.5), 0);
+    kc_expect("aten.rsub.Tensor", 2, two, V(a, b), y, NULL, D(1, 6, -4, -5), 0);
+    kc_expect("aten.rsub.Scalar", 1, two, V(a), y, "{\"other\":1,\"alpha\":2}", D(-1, 5, -6, -15), 0);
+    kc_expect("aten.mul.Tensor", 2, two, V(a, b), y, NULL, D(2, -8, -1.75, 24), 0);
+    kc_expect("aten.div.Tensor", 2, two, V(a, b), y, NULL, D(0.5, -0.5, -7, 8.0 / 3), 1e-7);
+    kc_expect("aten.div.Tensor_mode", 2, two, V(a, b), y, "{\"rounding_mode\":\"trunc\"}",
            D(0, 0, -7, 2), 0);
-    expect("aten.div.Tensor_mode", 2, two, V(D(-7, 7, -7.5, 1), D(2, -2, 2, 0)), y,
+    kc_expect("aten.div.Tensor_mode", 2, two, V(D(-7, 7, -7.5, 1), D(2, -2, 2, 0)), y,
            "{\"rounding_mode\":\"floor\"}", D(-4, -4, -4, INFINITY), 0);
-    expect("aten.div.Tensor", 2, two, V(a, b), y, "{\"rounding_mode\":null}",
+    kc_expect("aten.div.Tensor", 2, two, V(a, b), y, "{\"rounding_mode\":null}",
            D(0.5, -0.5, -7, 8.0 / 3), 1e-7);
     /* fixture patterns: 1-input scalar forms */
     float eps_sum = (float)3.5 + (float)1e-06;
-    expect("aten.add.Tensor", 1, two, V(a), y, "{\"other\":1e-06}",
+    kc_expect("aten.add.Tensor", 1, two, V(a), y, "{\"other\":1e-06}",
            D((float)1 + (float)1e-06, (float)-2 + (float)1e-06, eps_sum, (float)8 + (float)1e-06),
            0);
-    expect("aten.mul.Tensor", 1, two, V(a), y, "{\"other\":0.25}", D(0.25, -0.5, 0.875, 2), 0);
+    kc_expect("aten.mul.Tensor", 1, two, V(a), y, "{\"other\":0.25}", D(0.25, -0.5, 0.875, 2), 0);
     /* the scalar is rounded to float32 before the multiply, as torch does: x * 0.1f */
-    expect("aten.mul.Tensor", 1, two, V(D(2.59, 4.07, 5.18, 8.14)), y, "{\"other\":0.1}",
+    kc_expect("aten.mul.Tensor", 1, two, V(D(2.59, 4.07, 5.18, 8.14)), y, "{\"other\":0.1}",
            D(2.59f * 0.1f, 4.07f * 0.1f, 5.18f * 0.1f, 8.14f * 0.1f), 0);
-    expect("aten.div.Scalar", 1, two, V(a), y, "{\"other\":4}", D(0.25, -0.5, 0.875, 2), 0);
-    expect("aten.sub.Tensor", 1, two, V(a), y, "{\"other\":1}", D(0, -3, 2.5, 7), 0);
-    expect("aten.pow.Tensor_Scalar", 1, two, V(a), y, "{\"exponent\":2}", D(1, 4, 12.25, 64), 0);
-    expect("aten.pow.Tensor_Scalar", 1, two, V(D(-2, 2, -3, 4)), y, "{\"exponent\":3}",
+    kc_expect("aten.div.Scalar", 1, two, V(a), y, "{\"other\":4}", D(0.25, -0.5, 0.875, 2), 0);
+    kc_expect("aten.sub.Tensor", 1, two, V(a), y, "{\"other\":1}", D(0, -3, 2.5, 7), 0);
+    kc_expect("aten.pow.Tensor_Scalar", 1, two, V(a), y, "{\"exponent\":2}", D(1, 4, 12.25, 64), 0);
+    kc_expect("aten.pow.Tensor_Scalar", 1, two, V(D(-2, 2, -3, 4)), y, "{\"exponent\":3}",
            D(-8, 8, -27, 64), 0);
-    expect("aten.pow.Tensor_Scalar", 1, two, V(D(4, 9, 0, 2)), y, "{\"exponent\":0.5}",
+    kc_expect("aten.pow.Tensor_Scalar", 1, two, V(D(4, 9, 0, 2)), y, "{\"exponent\":0.5}",
            D(2, 3, 0, M_SQRT2), 1e-7);
-    expect("aten.pow.Tensor_Tensor", 2, two, V(D(-2, 2, -3, 4), D(3, -1, 2, 0.5)), y, NULL,
+    kc_expect("aten.pow.Tensor_Tensor", 2, two, V(D(-2, 2, -3, 4), D(3, -1, 2, 0.5)), y, NULL,
            D(-8, 0.5, 9, 2), 0);
-    expect("aten.pow_.Scalar", 1, two, V(D(-2, 2, -3, 4)), y, "{\"exponent\":-2}",
+    kc_expect("aten.pow_.Scalar", 1, two, V(D(-2, 2, -3, 4)), y, "{\"exponent\":-2}",
            D(0.25, 0.25, 1.0 / 9, 0.0625), 1e-7);
     /* pow 2 is x*x rounded once to float32, bit for bit */
     const double *odd = D(1.1, -3.3000002, 12345.678, 1e-20);
     double sq[4];
     for (int i = 0; i < 4; i++)
         sq[i] = (float)((float)odd[i] * (float)odd[i]);
-    expect("aten.pow.Tensor_Scalar", 1, two, V(odd), y, "{\"exponent\":2}", sq, 0);
+    kc_expect("aten.pow.Tensor_Scalar", 1, two, V(odd), y, "{\"exponent\":2}", sq, 0);
     /* torch's float32 special cases: x*x*x and 1/sqrtf(x) round twice */
     const float *fx = (const float[]){0.1211f, 0.1557f, 0.0519f, 0.1038f};
     const double *fxd = D(0.1211f, 0.1557f, 0.0519f, 0.1038f);
@@ -341,37 +242,37 @@ static void test_binary_hand(void **state)
         cube[i] = fx[i] * fx[i] * fx[i];
         rs[i] = 1.0f / sqrtf(fx[i]);
     }
-    expect("aten.pow.Tensor_Scalar", 1, two, V(fxd), y, "{\"exponent\":3}", cube, 0);
-    expect("aten.pow.Tensor_Scalar", 1, two, V(fxd), y, "{\"exponent\":-0.5}", rs, 0);
-    expect("aten.rsqrt.default", 1, two, V(fxd), y, NULL, rs, 0);
+    kc_expect("aten.pow.Tensor_Scalar", 1, two, V(fxd), y, "{\"exponent\":3}", cube, 0);
+    kc_expect("aten.pow.Tensor_Scalar", 1, two, V(fxd), y, "{\"exponent\":-0.5}", rs, 0);
+    kc_expect("aten.rsqrt.default", 1, two, V(fxd), y, NULL, rs, 0);
     /* integers stay integers */
     const TuSpec *ii = S(I64(1, {4}), I64(1, {4}));
     TuSpec yi = I64(1, {4});
     const double *ia = D(-7, 7, 9, -8), *ib = D(2, -2, 3, -3);
-    expect("aten.add.Tensor", 2, ii, V(ia, ib), yi, "{\"alpha\":3}", D(-1, 1, 18, -17), 0);
-    expect("aten.sub.Tensor", 2, ii, V(ia, ib), yi, NULL, D(-9, 9, 6, -5), 0);
-    expect("aten.mul.Tensor", 2, ii, V(ia, ib), yi, NULL, D(-14, -14, 27, 24), 0);
-    expect("aten.div.Tensor_mode", 2, ii, V(ia, ib), yi, "{\"rounding_mode\":\"floor\"}",
+    kc_expect("aten.add.Tensor", 2, ii, V(ia, ib), yi, "{\"alpha\":3}", D(-1, 1, 18, -17), 0);
+    kc_expect("aten.sub.Tensor", 2, ii, V(ia, ib), yi, NULL, D(-9, 9, 6, -5), 0);
+    kc_expect("aten.mul.Tensor", 2, ii, V(ia, ib), yi, NULL, D(-14, -14, 27, 24), 0);
+    kc_expect("aten.div.Tensor_mode", 2, ii, V(ia, ib), yi, "{\"rounding_mode\":\"floor\"}",
            D(-4, -4, 3, 2), 0);
-    expect("aten.div.Tensor_mode", 2, ii, V(ia, ib), yi, "{\"rounding_mode\":\"trunc\"}",
+    kc_expect("aten.div.Tensor_mode", 2, ii, V(ia, ib), yi, "{\"rounding_mode\":\"trunc\"}",
            D(-3, -3, 3, 2), 0);
-    expect("aten.div.Tensor", 2, ii, V(ia, ib), F32(1, {4}), NULL, D(-3.5, -3.5, 3, 8.0 / 3), 1e-7);
-    expect("aten.add.Tensor", 1, ii, V(ia), yi, "{\"other\":5}", D(-2, 12, 14, -3), 0);
-    expect("aten.mul.Tensor", 1, ii, V(ia), F32(1, {4}), "{\"other\":0.5}", D(-3.5, 3.5, 4.5, -4),
+    kc_expect("aten.div.Tensor", 2, ii, V(ia, ib), F32(1, {4}), NULL, D(-3.5, -3.5, 3, 8.0 / 3), 1e-7);
+    kc_expect("aten.add.Tensor", 1, ii, V(ia), yi, "{\"other\":5}", D(-2, 12, 14, -3), 0);
+    kc_expect("aten.mul.Tensor", 1, ii, V(ia), F32(1, {4}), "{\"other\":0.5}", D(-3.5, 3.5, 4.5, -4),
            0);
-    expect("aten.pow.Tensor_Scalar", 1, ii, V(ia), yi, "{\"exponent\":3}", D(-343, 343, 729, -512),
+    kc_expect("aten.pow.Tensor_Scalar", 1, ii, V(ia), yi, "{\"exponent\":3}", D(-343, 343, 729, -512),
            0);
-    expect("aten.add.Tensor", 2, S(I64(1, {4}), F32(1, {4})), V(ia, b), y, NULL, D(-5, 11, 8.5, -5),
+    kc_expect("aten.add.Tensor", 2, S(I64(1, {4}), F32(1, {4})), V(ia, b), y, NULL, D(-5, 11, 8.5, -5),
            0);
-    expect_err("aten.div.Tensor_mode", 2, ii, V(ia, D(1, 0, 1, 1)), yi,
+    kc_expect_err("aten.div.Tensor_mode", 2, ii, V(ia, D(1, 0, 1, 1)), yi,
                "{\"rounding_mode\":\"floor\"}", "division by zero");
-    expect_err("aten.div.Tensor_mode", 2, two, NULL, y, "{\"rounding_mode\":\"round\"}",
+    kc_expect_err("aten.div.Tensor_mode", 2, two, NULL, y, "{\"rounding_mode\":\"round\"}",
                "rounding_mode");
-    expect_err("aten.add.Tensor", 1, two, NULL, y, NULL, "`other`");
-    expect_err("aten.pow.Tensor_Scalar", 1, two, NULL, y, "{\"other\":2}", "`exponent`");
-    expect_err("aten.add.Tensor", 2, S(F32(1, {3}), F32(1, {4})), NULL, y, NULL,
+    kc_expect_err("aten.add.Tensor", 1, two, NULL, y, NULL, "`other`");
+    kc_expect_err("aten.pow.Tensor_Scalar", 1, two, NULL, y, "{\"other\":2}", "`exponent`");
+    kc_expect_err("aten.add.Tensor", 2, S(F32(1, {3}), F32(1, {4})), NULL, y, NULL,
                "does not broadcast");
-    expect_err("aten.mul.Tensor", 2, S(F32(2, {2, 4}), F32(1, {4})), NULL, y, NULL,
+    kc_expect_err("aten.mul.Tensor", 2, S(F32(2, {2, 4}), F32(1, {4})), NULL, y, NULL,
                "does not broadcast");
 }
 
@@ -381,36 +282,36 @@ static void test_compare_logical(void **state)
     const TuSpec *ff = S(F32(1, {5}), F32(1, {5}));
     TuSpec yb = BOOL(1, {5});
     const double *a = D(1, 2, NAN, -1, 0.1), *b = D(1, 3, NAN, -2, 0.1);
-    expect("aten.eq.Tensor", 2, ff, V(a, b), yb, NULL, D(1, 0, 0, 0, 1), 0);
-    expect("aten.ne.Tensor", 2, ff, V(a, b), yb, NULL, D(0, 1, 1, 1, 0), 0);
-    expect("aten.lt.Tensor", 2, ff, V(a, b), yb, NULL, D(0, 1, 0, 0, 0), 0);
-    expect("aten.le.Tensor", 2, ff, V(a, b), yb, NULL, D(1, 1, 0, 0, 1), 0);
-    expect("aten.gt.Tensor", 2, ff, V(a, b), yb, NULL, D(0, 0, 0, 1, 0), 0);
-    expect("aten.ge.Tensor", 2, ff, V(a, b), yb, NULL, D(1, 0, 0, 1, 1), 0);
+    kc_expect("aten.eq.Tensor", 2, ff, V(a, b), yb, NULL, D(1, 0, 0, 0, 1), 0);
+    kc_expect("aten.ne.Tensor", 2, ff, V(a, b), yb, NULL, D(0, 1, 1, 1, 0), 0);
+    kc_expect("aten.lt.Tensor", 2, ff, V(a, b), yb, NULL, D(0, 1, 0, 0, 0), 0);
+    kc_expect("aten.le.Tensor", 2, ff, V(a, b), yb, NULL, D(1, 1, 0, 0, 1), 0);
+    kc_expect("aten.gt.Tensor", 2, ff, V(a, b), yb, NULL, D(0, 0, 0, 1, 0), 0);
+    kc_expect("aten.ge.Tensor", 2, ff, V(a, b), yb, NULL, D(1, 0, 0, 1, 1), 0);
     /* a float32 tensor against a double scalar compares in float32: 0.1f == 0.1 */
-    expect("aten.eq.Scalar", 1, ff, V(a), yb, "{\"other\":0.1}", D(0, 0, 0, 0, 1), 0);
-    expect("aten.gt.Scalar", 1, ff, V(a), yb, "{\"other\":1}", D(0, 1, 0, 0, 0), 0);
+    kc_expect("aten.eq.Scalar", 1, ff, V(a), yb, "{\"other\":0.1}", D(0, 0, 0, 0, 1), 0);
+    kc_expect("aten.gt.Scalar", 1, ff, V(a), yb, "{\"other\":1}", D(0, 1, 0, 0, 0), 0);
     const TuSpec *ii = S(I64(1, {5}), I64(1, {5}));
     const double *ia = D(5, 2, 3, -5, 0), *ib = D(4, 2, 4, -6, 0);
-    expect("aten.ne.Tensor", 2, ii, V(ia, ib), yb, NULL, D(1, 0, 1, 1, 0), 0);
-    expect("aten.lt.Scalar", 1, ii, V(D(1, 2, 3, -5, 0)), yb, "{\"other\":2.5}", D(1, 1, 0, 1, 1),
+    kc_expect("aten.ne.Tensor", 2, ii, V(ia, ib), yb, NULL, D(1, 0, 1, 1, 0), 0);
+    kc_expect("aten.lt.Scalar", 1, ii, V(D(1, 2, 3, -5, 0)), yb, "{\"other\":2.5}", D(1, 1, 0, 1, 1),
            0);
-    expect("aten.eq.Tensor", 2, S(BOOL(1, {3}), BOOL(1, {3})), V(D(1, 0, 1), D(1, 1, 0)),
+    kc_expect("aten.eq.Tensor", 2, S(BOOL(1, {3}), BOOL(1, {3})), V(D(1, 0, 1), D(1, 1, 0)),
            BOOL(1, {3}), NULL, D(1, 0, 0), 0);
     const TuSpec *bb = S(BOOL(1, {4}), BOOL(1, {4}));
     const double *p = D(0, 0, 1, 1), *q = D(0, 1, 0, 1);
-    expect("aten.logical_and.default", 2, bb, V(p, q), BOOL(1, {4}), NULL, D(0, 0, 0, 1), 0);
-    expect("aten.logical_or.default", 2, bb, V(p, q), BOOL(1, {4}), NULL, D(0, 1, 1, 1), 0);
-    expect("aten.bitwise_and.Tensor", 2, bb, V(p, q), BOOL(1, {4}), NULL, D(0, 0, 0, 1), 0);
-    expect("aten.bitwise_or.Tensor", 2, bb, V(p, q), BOOL(1, {4}), NULL, D(0, 1, 1, 1), 0);
+    kc_expect("aten.logical_and.default", 2, bb, V(p, q), BOOL(1, {4}), NULL, D(0, 0, 0, 1), 0);
+    kc_expect("aten.logical_or.default", 2, bb, V(p, q), BOOL(1, {4}), NULL, D(0, 1, 1, 1), 0);
+    kc_expect("aten.bitwise_and.Tensor", 2, bb, V(p, q), BOOL(1, {4}), NULL, D(0, 0, 0, 1), 0);
+    kc_expect("aten.bitwise_or.Tensor", 2, bb, V(p, q), BOOL(1, {4}), NULL, D(0, 1, 1, 1), 0);
     const TuSpec *i4 = S(I64(1, {4}), I64(1, {4}));
-    expect("aten.bitwise_and.Tensor", 2, i4, V(D(12, 5, -1, 7), D(10, 3, 6, 0)), I64(1, {4}), NULL,
+    kc_expect("aten.bitwise_and.Tensor", 2, i4, V(D(12, 5, -1, 7), D(10, 3, 6, 0)), I64(1, {4}), NULL,
            D(8, 1, 6, 0), 0);
-    expect("aten.bitwise_or.Tensor", 2, i4, V(D(12, 5, -1, 7), D(10, 3, 6, 0)), I64(1, {4}), NULL,
+    kc_expect("aten.bitwise_or.Tensor", 2, i4, V(D(12, 5, -1, 7), D(10, 3, 6, 0)), I64(1, {4}), NULL,
            D(14, 7, -1, 7), 0);
-    expect("aten.logical_and.default", 2, S(F32(1, {4}), F32(1, {4})),
+    kc_expect("aten.logical_and.default", 2, S(F32(1, {4}), F32(1, {4})),
            V(D(0, 0.5, -2, 0), D(1, 0, 3, 0)), BOOL(1, {4}), NULL, D(0, 0, 1, 0), 0);
-    expect("aten.logical_or.default", 2, S(F32(1, {4}), I64(1, {4})),
+    kc_expect("aten.logical_or.default", 2, S(F32(1, {4}), I64(1, {4})),
            V(D(0, 0.5, -2, 0), D(1, 0, 3, 0)), BOOL(1, {4}), NULL, D(1, 1, 1, 0), 0);
 }
 
@@ -473,8 +374,8 @@ static void test_binary_bcast_random(void **state)
             }
             const char *attrs = k == 0 || k == 1 || k == 4 ? "{\"alpha\":2}" : NULL;
             DiagList d = {0};
-            assert_int_equal(run_node(ops[k], 2, in, NULL, ys, attrs, x, &r, &d), ST_OK);
-            check(&r, want, cmp ? 0 : 1e-6, ops[k]);
+            assert_int_equal(kc_run_node(ops[k], 2, in, NULL, ys, attrs, x, &r, &d), ST_OK);
+            kc_check(&r, want, cmp ? 0 : 1e-6, ops[k]);
             htensor_free(&r);
         }
         free(want);
@@ -490,32 +391,32 @@ static void test_where_masked_fill(void **state)
     const TuSpec *w3 = S(BOOL(2, {2, 1}), F32(2, {1, 3}), F32(1, {3}));
     TuSpec y = F32(2, {2, 3});
     const double *cnd = D(1, 0), *a = D(1, 2, 3), *b = D(-1, -2, -3);
-    expect("aten.where.self", 3, w3, V(cnd, a, b), y, NULL, D(1, 2, 3, -1, -2, -3), 0);
-    expect("aten.where.ScalarOther", 2, w3, V(cnd, a), y, "{\"other\":0.5}",
+    kc_expect("aten.where.self", 3, w3, V(cnd, a, b), y, NULL, D(1, 2, 3, -1, -2, -3), 0);
+    kc_expect("aten.where.ScalarOther", 2, w3, V(cnd, a), y, "{\"other\":0.5}",
            D(1, 2, 3, 0.5, 0.5, 0.5), 0);
-    expect("aten.where.ScalarSelf", 2, S(BOOL(2, {2, 1}), F32(1, {3})), V(cnd, b), y,
+    kc_expect("aten.where.ScalarSelf", 2, S(BOOL(2, {2, 1}), F32(1, {3})), V(cnd, b), y,
            "{\"self\":9}", D(9, 9, 9, -1, -2, -3), 0);
-    expect("aten.where.Scalar", 1, w3, V(cnd), y, "{\"self\":1,\"other\":-1}",
+    kc_expect("aten.where.Scalar", 1, w3, V(cnd), y, "{\"self\":1,\"other\":-1}",
            D(1, 1, 1, -1, -1, -1), 0);
-    expect("aten.where.self", 3, S(BOOL(1, {3}), I64(1, {3}), I64(1, {1})),
+    kc_expect("aten.where.self", 3, S(BOOL(1, {3}), I64(1, {3}), I64(1, {1})),
            V(D(0, 1, 0), D(4, 5, 6), D(-9)), I64(1, {3}), NULL, D(-9, 5, -9), 0);
-    expect_err("aten.where.self", 2, w3, NULL, y, NULL, "`self`/`other`");
-    expect_err("aten.where.self", 3, S(BOOL(1, {2}), F32(1, {3}), F32(1, {3})), NULL, F32(1, {3}),
+    kc_expect_err("aten.where.self", 2, w3, NULL, y, NULL, "`self`/`other`");
+    kc_expect_err("aten.where.self", 3, S(BOOL(1, {2}), F32(1, {3}), F32(1, {3})), NULL, F32(1, {3}),
                NULL, "does not broadcast");
     /* masked_fill: mask [1,3] broadcast over x [2,3]; -inf as a float or a string */
     const TuSpec *mf = S(F32(2, {2, 3}), BOOL(2, {1, 3}));
     const double *x = D(1, 2, 3, 4, 5, 6), *m = D(0, 1, 1);
-    expect("aten.masked_fill.Scalar", 2, mf, V(x, m), y, "{\"value\":-1e9}",
+    kc_expect("aten.masked_fill.Scalar", 2, mf, V(x, m), y, "{\"value\":-1e9}",
            D(1, -1e9, -1e9, 4, -1e9, -1e9), 0);
-    expect("aten.masked_fill.Scalar", 2, mf, V(x, m), y, "{\"value\":-Infinity}",
+    kc_expect("aten.masked_fill.Scalar", 2, mf, V(x, m), y, "{\"value\":-Infinity}",
            D(1, -INFINITY, -INFINITY, 4, -INFINITY, -INFINITY), 0);
-    expect("aten.masked_fill_.Scalar", 2, mf, V(x, m), y, "{\"value\":\"-inf\"}",
+    kc_expect("aten.masked_fill_.Scalar", 2, mf, V(x, m), y, "{\"value\":\"-inf\"}",
            D(1, -INFINITY, -INFINITY, 4, -INFINITY, -INFINITY), 0);
-    expect("aten.masked_fill.Scalar", 2, S(I64(2, {2, 3}), BOOL(1, {1})), V(x, D(1)),
+    kc_expect("aten.masked_fill.Scalar", 2, S(I64(2, {2, 3}), BOOL(1, {1})), V(x, D(1)),
            I64(2, {2, 3}), "{\"value\":7}", D(7, 7, 7, 7, 7, 7), 0);
-    expect("aten.masked_fill.Scalar", 2, S(BOOL(1, {3}), BOOL(1, {3})), V(D(1, 0, 0), D(1, 1, 0)),
+    kc_expect("aten.masked_fill.Scalar", 2, S(BOOL(1, {3}), BOOL(1, {3})), V(D(1, 0, 0), D(1, 1, 0)),
            BOOL(1, {3}), "{\"value\":true}", D(1, 1, 0), 0);
-    expect_err("aten.masked_fill.Scalar", 2, mf, NULL, y, NULL, "`value`");
+    kc_expect_err("aten.masked_fill.Scalar", 2, mf, NULL, y, NULL, "`value`");
 }
 
 int main(void)

@@ -14,106 +14,7 @@
 #include "runtime/cpu_kernels.h"
 #include "testutil.h"
 
-#define S(...) ((const TuSpec[]){__VA_ARGS__})
-#define V(...) ((const double *const[]){__VA_ARGS__})
-#define D(...) ((const double[]){__VA_ARGS__})
-#define F32(...) ((TuSpec){"float32", __VA_ARGS__})
-#define I64(...) ((TuSpec){"int64", __VA_ARGS__})
-#define BOOL(...) ((TuSpec){"bool", __VA_ARGS__})
-
-static void set_v(HTensor *t, int64_t i, double v)
-{
-    switch (t->dtype) {
-    case DT_F32:
-        ((float *)t->data)[i] = (float)v;
-        break;
-    case DT_I64:
-        ((int64_t *)t->data)[i] = (int64_t)v;
-        break;
-    case DT_BOOL:
-        ((uint8_t *)t->data)[i] = v != 0;
-        break;
-    default:
-        break;
-    }
-}
-
-/* Runs `aten` on inputs built from value lists (vals NULL: random inputs already in `ins`). */
-static Status run_node(const char *aten, int nin, const TuSpec *in, const double *const *vals,
-                       TuSpec out, const char *attrs, HTensor *ins, HTensor *res, DiagList *d)
-{
-    Graph *g = tu_node_graph(aten, nin, in, 1, &out, attrs);
-    assert_non_null(g);
-    HTensor local[5];
-    if (vals) {
-        ins = local;
-        for (int k = 0; k < nin; k++) {
-            tu_alloc(&ins[k], in[k].dtype, in[k].rank, in[k].shape);
-            for (int64_t i = 0; i < ins[k].numel; i++)
-                set_v(&ins[k], i, vals[k][i]);
-        }
-    }
-    Status st = tu_run(g, ins, res, d);
-    if (vals)
-        for (int k = 0; k < nin; k++)
-            htensor_free(&ins[k]);
-    graph_free(g);
-    return st;
-}
-
-static bool close_to(double got, double want, double tol)
-{
-    if (isnan(want)) return isnan(got);
-    if (isinf(want)) return got == want;
-    return fabs(got - want) <= tol * (1 + fabs(want));
-}
-
-static void check(const HTensor *r, const double *want, double tol, const char *what)
-{
-    for (int64_t i = 0; i < r->numel; i++)
-        if (!close_to(htensor_get_f(r, i), want[i], tol))
-            fail_msg("%s: [%lld] got %.9g, want %.9g", what, (long long)i, htensor_get_f(r, i),
-                     want[i]);
-}
-
-/* One hand-computed case; tol 0 means exact. The output dtype is checked too. */
-static void expect(const char *aten, int nin, const TuSpec *in, const double *const *vals,
-                   TuSpec out, const char *attrs, const double *want, double tol)
-{
-    HTensor r;
-    DiagList d = {0};
-    assert_int_equal(run_node(aten, nin, in, vals, out, attrs, NULL, &r, &d), ST_OK);
-    assert_int_equal(r.dtype, htensor_ref_dtype(dtype_parse(out.dtype)));
-    char what[256];
-    snprintf(what, sizeof what, "%s %s", aten, attrs ? attrs : "");
-    check(&r, want, tol, what);
-    htensor_free(&r);
-    diag_free(&d);
-}
-
-/* A case that must fail with ST_BAD_INPUT and a message naming node n0 (random inputs when
- * vals is NULL). */
-static void expect_err(const char *aten, int nin, const TuSpec *in, const double *const *vals,
-                       TuSpec out, const char *attrs, const char *msg)
-{
-    HTensor ins[5], r;
-    DiagList d = {0};
-    for (int k = 0; k < nin; k++) {
-        tu_alloc(&ins[k], in[k].dtype, in[k].rank, in[k].shape);
-        tu_rand(&ins[k], 7 + (uint64_t)k, 1, 3);
-        for (int64_t i = 0; vals && i < ins[k].numel; i++)
-            set_v(&ins[k], i, vals[k][i]);
-    }
-    Status st = run_node(aten, nin, in, NULL, out, attrs, ins, &r, &d);
-    assert_int_equal(st, ST_BAD_INPUT);
-    char buf[512];
-    diag_format(&d.items[0], buf, sizeof buf);
-    if (!strstr(buf, "'n0'") || !strstr(buf, msg)) fail_msg("got '%s', want '%s'", buf, msg);
-    for (int k = 0; k < nin; k++)
-        htensor_free(&ins[k]);
-    htensor_free(&r);
-    diag_free(&d);
-}
+#include "kernel_check.h"
 
 /* Random tensor of `s` with values in [lo, hi]. */
 static void rnd(HTensor *t, TuSpec s, uint64_t seed, double lo, double hi)
@@ -132,27 +33,27 @@ static void test_reduce_hand(void **state)
     (void)state;
     const TuSpec *x = S(F32(2, {2, 3}));
     const double *xv = D(1, 2, 3, 4, 5, 6);
-    expect("aten.mean.dim", 1, x, V(xv), F32(1, {2}), "{\"dim\":[1]}", D(2, 5), 0);
-    expect("aten.mean.dim", 1, x, V(xv), F32(2, {2, 1}), "{\"dim\":[-1],\"keepdim\":true}", D(2, 5),
+    kc_expect("aten.mean.dim", 1, x, V(xv), F32(1, {2}), "{\"dim\":[1]}", D(2, 5), 0);
+    kc_expect("aten.mean.dim", 1, x, V(xv), F32(2, {2, 1}), "{\"dim\":[-1],\"keepdim\":true}", D(2, 5),
            0);
-    expect("aten.mean.dim", 1, x, V(xv), F32(1, {3}), "{\"dim\":[-2]}", D(2.5, 3.5, 4.5), 0);
-    expect("aten.mean.dim", 1, x, V(xv), F32(1, {3}), "{\"dim\":0,\"keepdim\":false}",
+    kc_expect("aten.mean.dim", 1, x, V(xv), F32(1, {3}), "{\"dim\":[-2]}", D(2.5, 3.5, 4.5), 0);
+    kc_expect("aten.mean.dim", 1, x, V(xv), F32(1, {3}), "{\"dim\":0,\"keepdim\":false}",
            D(2.5, 3.5, 4.5), 0);
-    expect("aten.mean.dim", 1, x, V(xv), F32(0, {0}), NULL, D(3.5), 0);
-    expect("aten.mean.dim", 1, x, V(xv), F32(0, {0}), "{\"dim\":null}", D(3.5), 0);
-    expect("aten.mean.dim", 1, x, V(xv), F32(2, {1, 1}), "{\"dim\":[],\"keepdim\":true}", D(3.5),
+    kc_expect("aten.mean.dim", 1, x, V(xv), F32(0, {0}), NULL, D(3.5), 0);
+    kc_expect("aten.mean.dim", 1, x, V(xv), F32(0, {0}), "{\"dim\":null}", D(3.5), 0);
+    kc_expect("aten.mean.dim", 1, x, V(xv), F32(2, {1, 1}), "{\"dim\":[],\"keepdim\":true}", D(3.5),
            0);
-    expect("aten.mean.default", 1, x, V(xv), F32(0, {0}), NULL, D(3.5), 0);
-    expect("aten.sum.dim_IntList", 1, x, V(xv), F32(0, {0}), "{\"dim\":[0,1]}", D(21), 0);
-    expect("aten.sum.dim_IntList", 1, x, V(xv), F32(2, {2, 1}), "{\"dim\":[-1],\"keepdim\":true}",
+    kc_expect("aten.mean.default", 1, x, V(xv), F32(0, {0}), NULL, D(3.5), 0);
+    kc_expect("aten.sum.dim_IntList", 1, x, V(xv), F32(0, {0}), "{\"dim\":[0,1]}", D(21), 0);
+    kc_expect("aten.sum.dim_IntList", 1, x, V(xv), F32(2, {2, 1}), "{\"dim\":[-1],\"keepdim\":true}",
            D(6, 15), 0);
-    expect("aten.sum.default", 1, x, V(xv), F32(0, {0}), NULL, D(21), 0);
-    expect("aten.amax.default", 1, x, V(xv), F32(1, {2}), "{\"dim\":[1]}", D(3, 6), 0);
-    expect("aten.amax.default", 1, x, V(D(1, -7, 3, -4, 5, 6)), F32(2, {1, 3}),
+    kc_expect("aten.sum.default", 1, x, V(xv), F32(0, {0}), NULL, D(21), 0);
+    kc_expect("aten.amax.default", 1, x, V(xv), F32(1, {2}), "{\"dim\":[1]}", D(3, 6), 0);
+    kc_expect("aten.amax.default", 1, x, V(D(1, -7, 3, -4, 5, 6)), F32(2, {1, 3}),
            "{\"dim\":[0],\"keepdim\":true}", D(1, 5, 6), 0);
-    expect("aten.amax.default", 1, x, V(D(1, NAN, 3, -4, -5, -6)), F32(1, {2}), "{\"dim\":[1]}",
+    kc_expect("aten.amax.default", 1, x, V(D(1, NAN, 3, -4, -5, -6)), F32(1, {2}), "{\"dim\":[1]}",
            D(NAN, -4), 0);
-    expect("aten.amax.default", 1, S(F32(1, {3})), V(D(-INFINITY, -INFINITY, -INFINITY)),
+    kc_expect("aten.amax.default", 1, S(F32(1, {3})), V(D(-INFINITY, -INFINITY, -INFINITY)),
            F32(0, {0}), NULL, D(-INFINITY), 0);
     /* integers sum in int64 (2^52 + 2^52 + 1 is not a double), bools count, amax stays int */
     const TuSpec *xi = S(I64(1, {3}));
@@ -162,27 +63,27 @@ static void test_reduce_hand(void **state)
     int64_t *iv = in.data;
     iv[0] = iv[1] = INT64_C(1) << 52;
     iv[2] = 1;
-    assert_int_equal(run_node("aten.sum.default", 1, xi, NULL, I64(0, {0}), NULL, &in, &r, &d),
+    assert_int_equal(kc_run_node("aten.sum.default", 1, xi, NULL, I64(0, {0}), NULL, &in, &r, &d),
                      ST_OK);
     assert_int_equal(r.dtype, DT_I64);
     assert_true(((int64_t *)r.data)[0] == (INT64_C(1) << 53) + 1);
     htensor_free(&r);
     htensor_free(&in);
-    expect("aten.amax.default", 1, S(I64(2, {2, 2})), V(D(-3, -9, 4, 2)), I64(1, {2}),
+    kc_expect("aten.amax.default", 1, S(I64(2, {2, 2})), V(D(-3, -9, 4, 2)), I64(1, {2}),
            "{\"dim\":[-1]}", D(-3, 4), 0);
-    expect("aten.sum.dim_IntList", 1, S(BOOL(2, {2, 3})), V(D(1, 1, 0, 1, 1, 1)), I64(1, {2}),
+    kc_expect("aten.sum.dim_IntList", 1, S(BOOL(2, {2, 3})), V(D(1, 1, 0, 1, 1, 1)), I64(1, {2}),
            "{\"dim\":[1]}", D(2, 3), 0);
-    expect("aten.amax.default", 1, S(BOOL(2, {2, 2})), V(D(0, 0, 0, 1)), BOOL(1, {2}),
+    kc_expect("aten.amax.default", 1, S(BOOL(2, {2, 2})), V(D(0, 0, 0, 1)), BOOL(1, {2}),
            "{\"dim\":1}", D(0, 1), 0);
-    expect("aten.mean.dim", 1, S(I64(1, {4})), V(D(1, 2, 3, 5)), F32(0, {0}),
+    kc_expect("aten.mean.dim", 1, S(I64(1, {4})), V(D(1, 2, 3, 5)), F32(0, {0}),
            "{\"dtype\":\"torch.float32\"}", D(2.75), 0);
     /* bad attributes */
-    expect_err("aten.mean.dim", 1, x, NULL, F32(1, {2}), "{\"dim\":[2]}", "out of range");
-    expect_err("aten.sum.dim_IntList", 1, x, NULL, F32(1, {2}), "{\"dim\":[-3]}", "out of range");
-    expect_err("aten.sum.dim_IntList", 1, x, NULL, F32(0, {0}), "{\"dim\":[1,-1]}", "listed twice");
-    expect_err("aten.amax.default", 1, x, NULL, F32(1, {3}), "{\"dim\":[1]}", "output has 3");
-    expect_err("aten.mean.dim", 1, x, NULL, F32(1, {3}), "{\"dim\":\"x\"}", "not an int list");
-    expect_err("aten.amax.default", 1, S(F32(2, {0, 3})), NULL, F32(1, {3}), "{\"dim\":[1]}",
+    kc_expect_err("aten.mean.dim", 1, x, NULL, F32(1, {2}), "{\"dim\":[2]}", "out of range");
+    kc_expect_err("aten.sum.dim_IntList", 1, x, NULL, F32(1, {2}), "{\"dim\":[-3]}", "out of range");
+    kc_expect_err("aten.sum.dim_IntList", 1, x, NULL, F32(0, {0}), "{\"dim\":[1,-1]}", "listed twice");
+    kc_expect_err("aten.amax.default", 1, x, NULL, F32(1, {3}), "{\"dim\":[1]}", "output has 3");
+    kc_expect_err("aten.mean.dim", 1, x, NULL, F32(1, {3}), "{\"dim\":\"x\"}", "not an int list");
+    kc_expect_err("aten.amax.default", 1, S(F32(2, {0, 3})), NULL, F32(1, {3}), "{\"dim\":[1]}",
                "output has 3");
 }
 
@@ -232,9 +133,9 @@ static void test_reduce_random(void **state)
                 snprintf(attrs, sizeof attrs, "{\"dim\":%s,\"keepdim\":%s}", cases[ci].dims,
                          keep ? "true" : "false");
                 DiagList d = {0};
-                assert_int_equal(run_node(ops[k], 1, &xs, NULL, ys, attrs, &x, &r, &d), ST_OK);
+                assert_int_equal(kc_run_node(ops[k], 1, &xs, NULL, ys, attrs, &x, &r, &d), ST_OK);
                 assert_int_equal(r.numel, on);
-                check(&r, want, 1e-6, attrs);
+                kc_check(&r, want, 1e-6, attrs);
                 htensor_free(&r);
             }
         }
@@ -263,28 +164,28 @@ static void test_softmax(void **state)
     (void)state;
     const TuSpec *x3 = S(F32(1, {3}));
     TuSpec y3 = F32(1, {3});
-    expect("aten.softmax.int", 1, x3, V(D(1, 2, 3)), y3, "{\"dim\":0}",
+    kc_expect("aten.softmax.int", 1, x3, V(D(1, 2, 3)), y3, "{\"dim\":0}",
            D(0.09003057317038046, 0.24472847105479764, 0.6652409557748219), 1e-7);
-    expect("aten._softmax.default", 1, x3, V(D(1001, 1002, 1003)), y3,
+    kc_expect("aten._softmax.default", 1, x3, V(D(1001, 1002, 1003)), y3,
            "{\"dim\":-1,\"half_to_float\":false}",
            D(0.09003057317038046, 0.24472847105479764, 0.6652409557748219), 1e-7);
-    expect("aten.log_softmax.int", 1, x3, V(D(1, 2, 3)), y3, NULL,
+    kc_expect("aten.log_softmax.int", 1, x3, V(D(1, 2, 3)), y3, NULL,
            D(-2.4076059644443806, -1.4076059644443806, -0.4076059644443806), 1e-7);
     /* an all -inf row is NaN in PyTorch; a partly masked row gives exact zeros */
     const TuSpec *m = S(F32(2, {2, 3}));
     const double *mv = D(-INFINITY, -INFINITY, -INFINITY, -INFINITY, 0, 0);
-    expect("aten.softmax.int", 1, m, V(mv), F32(2, {2, 3}), "{\"dim\":-1}",
+    kc_expect("aten.softmax.int", 1, m, V(mv), F32(2, {2, 3}), "{\"dim\":-1}",
            D(NAN, NAN, NAN, 0, 0.5, 0.5), 0);
-    expect("aten.log_softmax.int", 1, m, V(mv), F32(2, {2, 3}), "{\"dim\":1}",
+    kc_expect("aten.log_softmax.int", 1, m, V(mv), F32(2, {2, 3}), "{\"dim\":1}",
            D(NAN, NAN, NAN, -INFINITY, -M_LN2, -M_LN2), 1e-7);
-    expect("aten.softmax.int", 1, m, V(D(1, NAN, 2, 0, 1, 2)), F32(2, {2, 3}), "{\"dim\":-1}",
+    kc_expect("aten.softmax.int", 1, m, V(D(1, NAN, 2, 0, 1, 2)), F32(2, {2, 3}), "{\"dim\":-1}",
            D(NAN, NAN, NAN, 0.09003057317038046, 0.24472847105479764, 0.6652409557748219), 1e-7);
     /* a rank-0 tensor is one row of one element */
-    expect("aten.softmax.int", 1, S(F32(0, {0})), V(D(-3)), F32(0, {0}), "{\"dim\":0}", D(1), 0);
-    expect("aten.log_softmax.int", 1, S(F32(0, {0})), V(D(-3)), F32(0, {0}), "{\"dim\":-1}", D(0),
+    kc_expect("aten.softmax.int", 1, S(F32(0, {0})), V(D(-3)), F32(0, {0}), "{\"dim\":0}", D(1), 0);
+    kc_expect("aten.log_softmax.int", 1, S(F32(0, {0})), V(D(-3)), F32(0, {0}), "{\"dim\":-1}", D(0),
            0);
-    expect_err("aten.softmax.int", 1, m, NULL, F32(2, {2, 3}), "{\"dim\":2}", "out of range");
-    expect_err("aten.softmax.int", 1, m, NULL, F32(2, {2, 3}), "{\"dim\":-3}", "out of range");
+    kc_expect_err("aten.softmax.int", 1, m, NULL, F32(2, {2, 3}), "{\"dim\":2}", "out of range");
+    kc_expect_err("aten.softmax.int", 1, m, NULL, F32(2, {2, 3}), "{\"dim\":-3}", "out of range");
     /* the fixture's attention softmax, then every dim of a rank-3 tensor */
     static const struct {
         TuSpec s;
@@ -308,8 +209,8 @@ static void test_softmax(void **state)
         snprintf(attrs, sizeof attrs, "{\"dim\":%d,\"dtype\":\"torch.float32\"}", cases[i].ndim);
         DiagList d = {0};
         assert_int_equal(
-            run_node(cases[i].aten, 1, &cases[i].s, NULL, cases[i].s, attrs, &x, &r, &d), ST_OK);
-        check(&r, want, 1e-6, cases[i].aten);
+            kc_run_node(cases[i].aten, 1, &cases[i].s, NULL, cases[i].s, attrs, &x, &r, &d), ST_OK);
+        kc_check(&r, want, 1e-6, cases[i].aten);
         htensor_free(&r);
         htensor_free(&x);
         free(want);
@@ -323,26 +224,26 @@ static void test_layer_norm(void **state)
     TuSpec y = F32(2, {2, 4});
     const double *x = D(1, 2, 3, 4, -1, -1, 1, 1), *w = D(1, 2, 1, 2), *b = D(0, 0, 1, 1);
     double k = 1 / sqrt(1.25);
-    expect("aten.layer_norm.default", 1, s, V(x), y, "{\"normalized_shape\":[4],\"eps\":0}",
+    kc_expect("aten.layer_norm.default", 1, s, V(x), y, "{\"normalized_shape\":[4],\"eps\":0}",
            D(-1.5 * k, -0.5 * k, 0.5 * k, 1.5 * k, -1, -1, 1, 1), 1e-7);
-    expect("aten.layer_norm.default", 3, s, V(x, w, b), y, "{\"normalized_shape\":[4],\"eps\":0}",
+    kc_expect("aten.layer_norm.default", 3, s, V(x, w, b), y, "{\"normalized_shape\":[4],\"eps\":0}",
            D(-1.5 * k, -k, 1 + 0.5 * k, 1 + 3 * k, -1, -2, 2, 3), 1e-7);
-    expect("aten.layer_norm.default", 2, s, V(x, w), y, "{\"normalized_shape\":4,\"eps\":0}",
+    kc_expect("aten.layer_norm.default", 2, s, V(x, w), y, "{\"normalized_shape\":4,\"eps\":0}",
            D(-1.5 * k, -k, 0.5 * k, 3 * k, -1, -2, 1, 2), 1e-7);
-    expect("aten.layer_norm.default", 3, s, V(x, w, b), y, "{\"eps\":0}",
+    kc_expect("aten.layer_norm.default", 3, s, V(x, w, b), y, "{\"eps\":0}",
            D(-1.5 * k, -k, 1 + 0.5 * k, 1 + 3 * k, -1, -2, 2, 3), 1e-7);
     /* eps default 1e-5 on a constant row: (x - mean) = 0 exactly */
-    expect("aten.layer_norm.default", 1, s, V(D(3, 3, 3, 3, 0, 0, 0, 2)), y,
+    kc_expect("aten.layer_norm.default", 1, s, V(D(3, 3, 3, 3, 0, 0, 0, 2)), y,
            "{\"normalized_shape\":[4]}",
            D(0, 0, 0, 0, -0.5 / sqrt(0.75 + 1e-5), -0.5 / sqrt(0.75 + 1e-5),
              -0.5 / sqrt(0.75 + 1e-5), 1.5 / sqrt(0.75 + 1e-5)),
            1e-7);
-    expect_err("aten.layer_norm.default", 1, s, NULL, y, "{\"normalized_shape\":[3]}", "trailing");
-    expect_err("aten.layer_norm.default", 1, s, NULL, y, "{\"normalized_shape\":[2,2,4]}",
+    kc_expect_err("aten.layer_norm.default", 1, s, NULL, y, "{\"normalized_shape\":[3]}", "trailing");
+    kc_expect_err("aten.layer_norm.default", 1, s, NULL, y, "{\"normalized_shape\":[2,2,4]}",
                "trailing");
-    expect_err("aten.layer_norm.default", 2, S(F32(2, {2, 4}), F32(1, {3})), NULL, y,
+    kc_expect_err("aten.layer_norm.default", 2, S(F32(2, {2, 4}), F32(1, {3})), NULL, y,
                "{\"normalized_shape\":[4]}", "weight/bias");
-    expect_err("aten.layer_norm.default", 1, s, NULL, y, NULL, "normalized_shape");
+    kc_expect_err("aten.layer_norm.default", 1, s, NULL, y, NULL, "normalized_shape");
     /* random [2,3,8] over the last one and the last two dims */
     for (int nd = 1; nd <= 2; nd++) {
         TuSpec xs = F32(3, {2, 3, 8});
@@ -365,10 +266,10 @@ static void test_layer_norm(void **state)
         }
         const char *attrs = nd == 1 ? "{\"normalized_shape\":[8]}" : "{\"normalized_shape\":[3,8]}";
         DiagList d = {0};
-        assert_int_equal(run_node("aten.layer_norm.default", 3, (TuSpec[]){xs, ws, ws}, NULL, xs,
+        assert_int_equal(kc_run_node("aten.layer_norm.default", 3, (TuSpec[]){xs, ws, ws}, NULL, xs,
                                   attrs, in, &r, &d),
                          ST_OK);
-        check(&r, want, 1e-6, attrs);
+        kc_check(&r, want, 1e-6, attrs);
         htensor_free(&r);
         for (int i = 0; i < 3; i++)
             htensor_free(&in[i]);
@@ -381,17 +282,17 @@ static void test_batch_norm(void **state)
     const TuSpec *s = S(F32(3, {1, 2, 2}), F32(1, {2}), F32(1, {2}), F32(1, {2}), F32(1, {2}));
     TuSpec y = F32(3, {1, 2, 2});
     const double *x = D(1, 3, 2, 6), *w = D(2, 1), *b = D(0.5, -1), *rm = D(1, 2), *rv = D(4, 16);
-    expect("aten.batch_norm.default", 5, s, V(x, w, b, rm, rv), y, "{\"training\":false,\"eps\":0}",
+    kc_expect("aten.batch_norm.default", 5, s, V(x, w, b, rm, rv), y, "{\"training\":false,\"eps\":0}",
            D(0.5, 2.5, -1, 0), 0);
-    expect("aten.batch_norm.default", 3, S(F32(3, {1, 2, 2}), F32(1, {2}), F32(1, {2})),
+    kc_expect("aten.batch_norm.default", 3, S(F32(3, {1, 2, 2}), F32(1, {2}), F32(1, {2})),
            V(x, rm, rv), y, "{\"eps\":0}", D(0, 1, 0, 1), 0);
-    expect_err("aten.batch_norm.default", 5, s, NULL, y, "{\"training\":true}",
+    kc_expect_err("aten.batch_norm.default", 5, s, NULL, y, "{\"training\":true}",
                "training-mode batch_norm is not supported");
-    expect_err("aten.batch_norm.default", 4, s, NULL, y, NULL, "takes 5 inputs");
-    expect_err("aten.batch_norm.default", 5,
+    kc_expect_err("aten.batch_norm.default", 4, s, NULL, y, NULL, "takes 5 inputs");
+    kc_expect_err("aten.batch_norm.default", 5,
                S(F32(3, {1, 2, 2}), F32(1, {3}), F32(1, {2}), F32(1, {2}), F32(1, {2})), NULL, y,
                NULL, "channels");
-    expect_err("aten.batch_norm.default", 3, S(F32(1, {2}), F32(1, {2}), F32(1, {2})), NULL,
+    kc_expect_err("aten.batch_norm.default", 3, S(F32(1, {2}), F32(1, {2}), F32(1, {2})), NULL,
                F32(1, {2}), NULL, "rank 1");
     /* the fixture's attributes, non-trivial running statistics; rank 4 and rank 2 */
     static const TuSpec xs[] = {{"float32", 4, {2, 3, 4, 5}}, {"float32", 2, {6, 3}}};
@@ -414,10 +315,10 @@ static void test_batch_norm(void **state)
         DiagList d = {0};
         const char *attrs =
             "{\"training\":false,\"momentum\":0.1,\"eps\":1e-05,\"cudnn_enabled\":false}";
-        assert_int_equal(run_node("aten.batch_norm.default", 5, (TuSpec[]){xs[t], c, c, c, c}, NULL,
+        assert_int_equal(kc_run_node("aten.batch_norm.default", 5, (TuSpec[]){xs[t], c, c, c, c}, NULL,
                                   xs[t], attrs, in, &r, &d),
                          ST_OK);
-        check(&r, want, 1e-6, "batch_norm");
+        kc_check(&r, want, 1e-6, "batch_norm");
         htensor_free(&r);
         for (int i = 0; i < 5; i++)
             htensor_free(&in[i]);
@@ -431,17 +332,17 @@ static void test_cumsum(void **state)
     const TuSpec *x = S(F32(2, {2, 3}));
     TuSpec y = F32(2, {2, 3});
     const double *xv = D(1, 2, 3, 4, 5, 6);
-    expect("aten.cumsum.default", 1, x, V(xv), y, "{\"dim\":1}", D(1, 3, 6, 4, 9, 15), 0);
-    expect("aten.cumsum.default", 1, x, V(xv), y, "{\"dim\":-1}", D(1, 3, 6, 4, 9, 15), 0);
-    expect("aten.cumsum.default", 1, x, V(xv), y, "{\"dim\":0}", D(1, 2, 3, 5, 7, 9), 0);
-    expect("aten.cumsum.default", 1, S(I64(2, {2, 3})), V(D(-1, 5, 7, 2, 2, -9)), I64(2, {2, 3}),
+    kc_expect("aten.cumsum.default", 1, x, V(xv), y, "{\"dim\":1}", D(1, 3, 6, 4, 9, 15), 0);
+    kc_expect("aten.cumsum.default", 1, x, V(xv), y, "{\"dim\":-1}", D(1, 3, 6, 4, 9, 15), 0);
+    kc_expect("aten.cumsum.default", 1, x, V(xv), y, "{\"dim\":0}", D(1, 2, 3, 5, 7, 9), 0);
+    kc_expect("aten.cumsum.default", 1, S(I64(2, {2, 3})), V(D(-1, 5, 7, 2, 2, -9)), I64(2, {2, 3}),
            "{\"dim\":1}", D(-1, 4, 11, 2, 4, -5), 0);
-    expect("aten.cumsum.default", 1, S(BOOL(1, {4})), V(D(1, 0, 1, 1)), I64(1, {4}), "{\"dim\":0}",
+    kc_expect("aten.cumsum.default", 1, S(BOOL(1, {4})), V(D(1, 0, 1, 1)), I64(1, {4}), "{\"dim\":0}",
            D(1, 1, 2, 3), 0);
-    expect("aten.cumsum.default", 1, S(F32(0, {0})), V(D(2.5)), F32(0, {0}), "{\"dim\":0}", D(2.5),
+    kc_expect("aten.cumsum.default", 1, S(F32(0, {0})), V(D(2.5)), F32(0, {0}), "{\"dim\":0}", D(2.5),
            0);
-    expect_err("aten.cumsum.default", 1, x, NULL, y, NULL, "no `dim`");
-    expect_err("aten.cumsum.default", 1, x, NULL, y, "{\"dim\":2}", "out of range");
+    kc_expect_err("aten.cumsum.default", 1, x, NULL, y, NULL, "no `dim`");
+    kc_expect_err("aten.cumsum.default", 1, x, NULL, y, "{\"dim\":2}", "out of range");
     TuSpec rs = F32(3, {3, 4, 5});
     HTensor in, r;
     rnd(&in, rs, 60, -2, 2);
@@ -455,9 +356,9 @@ static void test_cumsum(void **state)
             }
         }
     DiagList d = {0};
-    assert_int_equal(run_node("aten.cumsum.default", 1, &rs, NULL, rs, "{\"dim\":-2}", &in, &r, &d),
+    assert_int_equal(kc_run_node("aten.cumsum.default", 1, &rs, NULL, rs, "{\"dim\":-2}", &in, &r, &d),
                      ST_OK);
-    check(&r, want, 1e-6, "cumsum");
+    kc_check(&r, want, 1e-6, "cumsum");
     htensor_free(&r);
     htensor_free(&in);
 }
