@@ -106,8 +106,13 @@ Status sh_ints_n(const ShapeCtx *c, const char *key, int cnt, int64_t dflt, int6
     if (st != ST_OK) return st;
     if (k != -1 && k != 1 && k != cnt)
         return sh_err(c, NULL, "attribute '%s' must have 1 or %d entries, it has %d", key, cnt, k);
-    for (int i = 0; i < cnt; i++)
+    for (int i = 0; i < cnt; i++) {
         out[i] = k == -1 ? dflt : k == 1 ? v[0] : v[i];
+        /* sizes, strides, paddings and dilations feed shape arithmetic: keep it overflow-free */
+        if (out[i] > ((int64_t)1 << 40) || out[i] < -((int64_t)1 << 40))
+            return sh_err(c, NULL, "attribute '%s' value %lld is out of range", key,
+                          (long long)out[i]);
+    }
     return ST_OK;
 }
 

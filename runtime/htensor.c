@@ -51,17 +51,32 @@ DType htensor_ref_dtype(DType declared)
     return DT_F32;
 }
 
+/* Loads through memcpy: stored data (a mapped safetensors file) need not be aligned. */
+#define DEFINE_LOAD(T, name)                                                                     \
+    static T name(const void *p, int64_t i)                                                      \
+    {                                                                                            \
+        T v;                                                                                     \
+        memcpy(&v, (const char *)p + (size_t)i * sizeof(T), sizeof(T));                         \
+        return v;                                                                                \
+    }
+DEFINE_LOAD(float, ld_f32)
+DEFINE_LOAD(double, ld_f64)
+DEFINE_LOAD(int64_t, ld_i64)
+DEFINE_LOAD(int32_t, ld_i32)
+DEFINE_LOAD(int16_t, ld_i16)
+DEFINE_LOAD(uint16_t, ld_u16)
+
 double htensor_get_f(const HTensor *t, int64_t i)
 {
     const void *p = t->data;
     switch (t->dtype) {
-    case DT_F32: return ((const float *)p)[i];
-    case DT_F16: return f16_to_f32(((const uint16_t *)p)[i]);
-    case DT_BF16: return bf16_to_f32(((const uint16_t *)p)[i]);
-    case DT_F64: return ((const double *)p)[i];
-    case DT_I64: return (double)((const int64_t *)p)[i];
-    case DT_I32: return ((const int32_t *)p)[i];
-    case DT_I16: return ((const int16_t *)p)[i];
+    case DT_F32: return ld_f32(p, i);
+    case DT_F16: return f16_to_f32(ld_u16(p, i));
+    case DT_BF16: return bf16_to_f32(ld_u16(p, i));
+    case DT_F64: return ld_f64(p, i);
+    case DT_I64: return (double)ld_i64(p, i);
+    case DT_I32: return ld_i32(p, i);
+    case DT_I16: return ld_i16(p, i);
     case DT_I8: return ((const int8_t *)p)[i];
     case DT_U8: return ((const uint8_t *)p)[i];
     case DT_BOOL: return ((const uint8_t *)p)[i] != 0;
@@ -75,9 +90,9 @@ int64_t htensor_get_i(const HTensor *t, int64_t i)
 {
     const void *p = t->data;
     switch (t->dtype) {
-    case DT_I64: return ((const int64_t *)p)[i];
-    case DT_I32: return ((const int32_t *)p)[i];
-    case DT_I16: return ((const int16_t *)p)[i];
+    case DT_I64: return ld_i64(p, i);
+    case DT_I32: return ld_i32(p, i);
+    case DT_I16: return ld_i16(p, i);
     case DT_I8: return ((const int8_t *)p)[i];
     case DT_U8: return ((const uint8_t *)p)[i];
     case DT_BOOL: return ((const uint8_t *)p)[i] != 0;
