@@ -157,8 +157,8 @@ static Status check_desc(const VkCtx *ctx, const VkPipeDesc *pd, const uint32_t 
 Status vk_pipe_create(VkCtx *ctx, const VkPipeDesc *desc, VkPipe **out, DiagList *d)
 {
     *out = NULL;
-    const uint32_t *code;
-    size_t size;
+    const uint32_t *code = NULL;
+    size_t size = 0;
     Status st = check_desc(ctx, desc, &code, &size, d);
     if (st != ST_OK) return st;
     VkPipe *p = calloc(1, sizeof *p);

@@ -225,7 +225,7 @@ Status vk_cmd_dispatch(VkCmd *c, const VkPipe *p, const VkBinding *b, uint32_t n
     VkDescriptorBufferInfo bi[VK_MAX_BINDINGS];
     VkWriteDescriptorSet w[VK_MAX_BINDINGS];
     for (uint32_t i = 0; i < nb; i++) {
-        uint64_t range;
+        uint64_t range = 0;
         if ((st = check_binding(c, p, i, &b[i], &range, d)) != ST_OK) return st;
         bi[i] = (VkDescriptorBufferInfo){b[i].buf->buffer, b[i].offset, range};
         w[i] = (VkWriteDescriptorSet){
