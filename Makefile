@@ -28,6 +28,31 @@ LIBS := $(PKG_LIBS) -lm -lpthread
 LIB_DIRS := common compiler runtime viz app tui
 LIB_SRCS := $(filter-out app/main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+
+# Shaders: every shaders/*.comp is compiled by glslc into $(BUILD)/spv/NAME.VARIANT.spv, one
+# variant per storage dtype (f32, f16, bf16; -DSTORAGE_F32/F16/BF16, see shaders/common.glsl).
+# A first line "// variants: f32 f16" narrows the list; "// variants: none" gives one NAME.spv
+# compiled with no STORAGE_ macro. All modules are embedded into ONE generated C file whose table
+# runtime/vk_shaders.h declares; its object joins LIB_OBJS. `make GLSLC_OPT=` skips spirv-opt.
+GLSLC ?= glslc
+GLSLC_OPT ?= -O
+GLSLC_FLAGS := $(GLSLC_OPT) --target-env=vulkan1.2 -fshader-stage=compute -Ishaders
+SPV_VARIANTS := f32 f16 bf16
+SHADER_SRCS := $(wildcard shaders/*.comp)
+# One awk pass over all first lines: prints NAME.VARIANT (or NAME for "none") per module.
+SPV_NAMES := $(if $(SHADER_SRCS),$(shell awk 'FNR == 1 { n = FILENAME; sub(/.*\//, "", n); \
+    sub(/\.comp$$/, "", n); v = "$(SPV_VARIANTS)"; l = $$0; \
+    if (sub(/^\/\/ *variants: */, "", l)) v = l; k = split(v, a, /[ ,]+/); \
+    for (i = 1; i <= k; i++) if (a[i] == "none") print n; else if (a[i] != "") print n "." a[i] }' \
+    $(SHADER_SRCS)))
+SPVS := $(SPV_NAMES:%=$(BUILD)/spv/%.spv)
+SPV_GEN := $(BUILD)/gen/shaders_spv.c
+# The module list is a prerequisite too, so removing a shader or a variant regenerates the table.
+SPV_LIST := $(BUILD)/gen/shaders_spv.list
+$(shell mkdir -p $(BUILD)/gen && (echo '$(SPV_NAMES)' | cmp -s - $(SPV_LIST) || \
+    echo '$(SPV_NAMES)' >$(SPV_LIST)))
+LIB_OBJS += $(BUILD)/gen/shaders_spv.o
+# (the shader rules are below `clean`, so `all` stays the default goal)
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 TEST_HELP := $(filter-out $(TEST_SRCS),$(wildcard tests/*.c))
@@ -82,6 +107,31 @@ format:
 
 clean:
 	rm -rf build
+
+# Shader rules (variables at the top, next to LIB_OBJS).
+define SPV_VARIANT_RULE
+$(BUILD)/spv/%.$(1).spv: shaders/%.comp
+	@mkdir -p $$(dir $$@)
+	@echo "  GLSLC $$@"
+	@$$(GLSLC) $$(GLSLC_FLAGS) -DSTORAGE_$(shell echo $(1) | tr a-z A-Z) -MD -MF $$@.d -MT $$@ -o $$@ $$<
+endef
+$(foreach v,$(SPV_VARIANTS),$(eval $(call SPV_VARIANT_RULE,$(v))))
+$(BUILD)/spv/%.spv: shaders/%.comp
+	@mkdir -p $(dir $@)
+	@echo "  GLSLC $@"
+	@$(GLSLC) $(GLSLC_FLAGS) -MD -MF $@.d -MT $@ -o $@ $<
+
+$(SPV_GEN): $(SPVS) $(SPV_LIST) tools/embed_spv.sh
+	@echo "  EMBED $@ ($(words $(SPVS)) modules)"
+	@tools/embed_spv.sh $@ $(SPVS)
+
+$(BUILD)/gen/shaders_spv.o: $(SPV_GEN)
+	@echo "  CC $<"
+	@$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+# Vulkan objects may include generated files: generate before compiling them (order-only).
+$(filter $(BUILD)/runtime/vk_%.o,$(LIB_OBJS)): | $(SPV_GEN)
+-include $(SPVS:=.d)
 
 -include $(LIB_OBJS:.o=.d) $(BUILD)/app/main.d $(TEST_BINS:=.d) $(TEST_HELP_OBJS:.o=.d)
 .SECONDARY:

@@ -1,0 +1,25 @@
+/* Embedded SPIR-V: the build compiles every shaders/NAME.comp with glslc into one module per
+ * storage variant ("axpy.f32", "axpy.f16", "axpy.bf16"; or just "NAME" for a shader that opts out
+ * with a first line "// variants: none") and tools/embed_spv.sh writes them all into the generated
+ * $(BUILD)/gen/shaders_spv.c, which defines the table below, sorted by name. Read-only data; any
+ * module may call these. */
+#ifndef NPU_VK_SHADERS_H
+#define NPU_VK_SHADERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct VkSpv {
+    const char *name;     /* "axpy.f16" */
+    const uint32_t *code; /* SPIR-V words, host byte order */
+    size_t size;          /* bytes (a multiple of 4) */
+} VkSpv;
+
+/* Defined by the generated file: vk_spv_count rows sorted by strcmp, then a {0} sentinel. */
+extern const VkSpv vk_spv_table[];
+extern const size_t vk_spv_count;
+
+/* The module called `name` ("fill.f32"), or NULL. The returned row is static data. */
+const VkSpv *vk_spv_find(const char *name);
+
+#endif

@@ -1,0 +1,41 @@
+// Shared include for every kernel: the storage element type of one build variant and the macros
+// that convert it to and from float. Arithmetic is always float32; only storage changes.
+//   -DSTORAGE_F32   STORAGE_T = float
+//   -DSTORAGE_F16   STORAGE_T = float16_t. The float -> float16_t conversion rounds as the driver
+//                   likes (RTE or RTZ): tests use an fp16 tolerance of a few ulp.
+//   -DSTORAGE_BF16  STORAGE_T = uint16_t holding bf16 bits: our glslc lacks GL_EXT_bfloat16, so
+//                   S_LOAD widens by a 16-bit shift (exact) and S_STORE rounds to nearest even.
+// Macros rather than functions: a 16-bit type may then appear only in buffer blocks, so the SPIR-V
+// needs the StorageBuffer16BitAccess capability alone (no Int16/Float16 arithmetic).
+// The build compiles one SPIR-V per variant (NAME.f32.spv, NAME.f16.spv, NAME.bf16.spv) unless
+// the shader's first line says otherwise ("// variants: f32" or "// variants: none").
+#ifndef NPU_COMMON_GLSL
+#define NPU_COMMON_GLSL
+
+#if defined(STORAGE_F16) || defined(STORAGE_BF16)
+#extension GL_EXT_shader_16bit_storage : require
+#endif
+
+#if defined(STORAGE_F16)
+#define STORAGE_T float16_t
+#define S_LOAD(v) float(v)
+#define S_STORE(x) float16_t(x)
+#elif defined(STORAGE_BF16)
+#define STORAGE_T uint16_t
+#define S_LOAD(v) uintBitsToFloat(uint(v) << 16)
+#define S_STORE(x) uint16_t(npu_bf16_bits(x))
+uint npu_bf16_bits(float x)
+{
+    uint u = floatBitsToUint(x);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (u >> 16) | 0x40u; // NaN stays a (quiet) NaN
+    return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;                  // round to nearest even
+}
+#elif defined(STORAGE_F32)
+#define STORAGE_T float
+#define S_LOAD(v) (v)
+#define S_STORE(x) (x)
+#else
+#error "compile with -DSTORAGE_F32, -DSTORAGE_F16 or -DSTORAGE_BF16"
+#endif
+
+#endif
