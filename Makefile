@@ -115,7 +115,7 @@ $(BUILD)/spv/%.$(1).spv: shaders/%.comp
 	@echo "  GLSLC $$@"
 	@$$(GLSLC) $$(GLSLC_FLAGS) -DSTORAGE_$(shell echo $(1) | tr a-z A-Z) -MD -MF $$@.d -MT $$@ -o $$@ $$<
 endef
-$(foreach v,$(SPV_VARIANTS),$(eval $(call SPV_VARIANT_RULE,$(v))))
+$(foreach v,$(SPV_VARIANTS) i32,$(eval $(call SPV_VARIANT_RULE,$(v))))
 $(BUILD)/spv/%.spv: shaders/%.comp
 	@mkdir -p $(dir $@)
 	@echo "  GLSLC $@"

@@ -1,15 +1,49 @@
-/* `npu-explore run`: execute a model on a backend, compare with the reference (--check), write
- * the outputs (-o). */
+/* `npu-explore run`: execute a model on a backend (the compiled plan on Vulkan with CPU
+ * partitions on the reference, or everything on the CPU reference), compare with the reference
+ * (--check), write the outputs (-o). */
 #include "commands.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../runtime/backend.h"
 #include "../runtime/compare.h"
 #include "../runtime/cpu_ref.h"
+#include "../runtime/exec.h"
 #include "../runtime/safetensors.h"
+#include "compile.h"
 #include "model.h"
 #include "report.h"
+
+/* --dtype auto: bf16 when a weight is stored bf16, else fp16. */
+static const char *resolve_dtype(const Options *o, const Binding *b)
+{
+    if (strcmp(o->dtype, "auto") != 0) return o->dtype;
+    return b->stored_bf16 ? "bf16" : "fp16";
+}
+
+/* Runs the compiled plan; outs[i] receives graph output i. */
+static Status run_plan(const Options *o, Model *m, HTensor *outs, char *dev, size_t ndev,
+                       DiagList *d)
+{
+    Pipeline pipe = {0};
+    Backend *be = NULL;
+    Exec x = {0};
+    Status st = compile_model(o, &pipe, d);
+    if (st == ST_OK) st = bind_apply_recipes(pipe.g, &m->b, d);
+    VkBackendOptions vo = vk_backend_options_default();
+    vo.device = o->device;
+    if (st == ST_OK) st = vk_backend_create(&vo, &be, d);
+    if (st == ST_OK) snprintf(dev, ndev, "%s", be->ops->device(be));
+    if (st == ST_OK) st = exec_open(&x, pipe.plan, pipe.g, &m->b, be, d);
+    if (st == ST_OK) st = exec_run(&x, false, d);
+    for (int i = 0; st == ST_OK && i < pipe.plan->noutputs; i++)
+        st = exec_read(&x, pipe.plan->outputs[i], &outs[i], d);
+    exec_close(&x);
+    if (be) be->ops->destroy(be);
+    pipeline_free(&pipe);
+    return st;
+}
 
 int cmd_run(int argc, char **argv)
 {
@@ -19,14 +53,25 @@ int cmd_run(int argc, char **argv)
     Status st = opt_parse(&o, argc, argv, 1, &d);
     Model m = {0};
     RefRun r = {0};
+    HTensor *vals = NULL; /* by graph tensor id: the outputs of this run */
+    HTensor *outs = NULL;
+    char dev[600] = "";
     if (st == ST_OK) st = model_load_graph(&m, o.model, &d);
     if (st == ST_OK) st = model_bind(&m, &o, &d);
-    if (st == ST_OK && strcmp(o.backend, "cpu") != 0)
-        st = diag_add(&d, DIAG_ERROR, ST_NO_DEVICE, o.model, NULL, NULL,
-                      "the Vulkan backend is not built yet: use --backend cpu");
-    if (st == ST_OK) {
+    const char *dtype = st == ST_OK ? resolve_dtype(&o, &m.b) : "fp32";
+    bool cpu = strcmp(o.backend, "cpu") == 0;
+    if (st == ST_OK && cpu) {
         RefOptions ro = {.keep_all = false};
         st = ref_run(m.g, m.b.vals, &ro, &r, &d);
+        vals = r.vals;
+        dtype = "fp32";
+    } else if (st == ST_OK) {
+        o.dtype = dtype;
+        vals = calloc((size_t)m.g->ntensors + 1, sizeof *vals);
+        outs = calloc((size_t)m.g->noutputs + 1, sizeof *outs);
+        if (!vals || !outs) st = ST_NOMEM;
+        if (st == ST_OK) st = run_plan(&o, &m, outs, dev, sizeof dev, &d);
+        for (int i = 0; st == ST_OK && i < m.g->noutputs; i++) vals[m.g->outputs[i]] = outs[i];
     }
     if (st == ST_OK && o.out) {
         const Graph *g = m.g;
@@ -35,7 +80,7 @@ int cmd_run(int argc, char **argv)
         if (!names || !ts) st = ST_NOMEM;
         for (int i = 0; st == ST_OK && i < g->noutputs; i++) {
             names[i] = g->tensors[g->outputs[i]].name;
-            ts[i] = &r.vals[g->outputs[i]];
+            ts[i] = &vals[g->outputs[i]];
         }
         if (st == ST_OK) st = st_write(o.out, g->noutputs, names, ts, &d);
         free(names);
@@ -43,10 +88,15 @@ int cmd_run(int argc, char **argv)
     }
     int rc = status_exit_code(st);
     if (st == ST_OK && o.check) {
-        Tolerance tol = report_tolerance(&o, "fp32");
-        rc = report_check(stdout, m.g, &m.b, r.vals, &tol, o.backend, o.json);
+        Tolerance tol = report_tolerance(&o, dtype);
+        if (!cpu && !o.json) printf("device: %s, compute %s\n", dev, dtype);
+        rc = report_check(stdout, m.g, &m.b, vals, &tol, o.backend, o.json);
     }
     diag_print(&d, stderr);
+    if (outs)
+        for (int i = 0; i < m.g->noutputs; i++) htensor_free(&outs[i]);
+    free(outs);
+    if (!cpu) free(vals);
     ref_free(&r);
     model_free(&m);
     diag_free(&d);

@@ -1,5 +1,7 @@
 #include "lower.h"
 
+#include "kernels.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,7 +141,14 @@ static Status build_tensors(Lowering *L, const CompileOptions *o)
     return ST_OK;
 }
 
-static Status build_kernels(Lowering *L)
+/* Parameters of the kernel just added (kernels.h). */
+static Status lower_last(Lowering *L, const Node *anchor, const Fusion *fu, DiagList *d)
+{
+    KernelCtx c = {L->g, L->p, anchor, fu, d};
+    return kernel_lower(&c, &L->p->kernels[L->p->nkernels - 1]);
+}
+
+static Status build_kernels(Lowering *L, DiagList *d)
 {
     const Graph *g = L->g;
     Plan *p = L->p;
@@ -174,11 +183,13 @@ static Status build_kernels(Lowering *L)
             p->fusions[n->fusion].kernel = p->nkernels;
             st = add_kernel(L, n, i, n->fusion, ins, nin, fu->out, KT_NPU,
                             fusion_shader(fu->pattern), fu->nodes, fu->nnodes);
+            if (st == ST_OK) st = lower_last(L, n, fu, d);
         } else {
             if (n->nout == 1 && g->tensors[n->out[0]].alias_of >= 0) continue; /* a view */
             if (!op_info[n->op].shader) continue;
             int out = n->nout ? n->out[0] : -1;
             st = add_kernel(L, n, i, -1, n->in, n->nin, out, KT_NPU, op_info[n->op].shader, &i, 1);
+            if (st == ST_OK) st = lower_last(L, n, NULL, d);
         }
         if (st != ST_OK) return st;
     }
@@ -254,7 +265,6 @@ static Status build_levels_parts(Lowering *L)
 
 Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList *d)
 {
-    (void)d;
     *out = NULL;
     Plan *p = plan_new();
     int *pt = calloc((size_t)g->ntensors + 1, sizeof(int));
@@ -271,7 +281,7 @@ Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList 
     p->arena_bytes = g->arena_bytes;
     p->naive_bytes = g->naive_bytes;
     Status st = build_tensors(&L, o);
-    if (st == ST_OK) st = build_kernels(&L);
+    if (st == ST_OK) st = build_kernels(&L, d);
     if (st == ST_OK) st = build_levels_parts(&L);
     if (st == ST_OK) {
         p->recipes = arena_alloc(&p->arena, sizeof(PlanRecipe) * (size_t)(g->nrecipes + 1));

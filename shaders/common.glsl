@@ -3,6 +3,8 @@
 //   -DSTORAGE_F32   STORAGE_T = float
 //   -DSTORAGE_F16   STORAGE_T = float16_t. The float -> float16_t conversion rounds as the driver
 //                   likes (RTE or RTZ): tests use an fp16 tolerance of a few ulp.
+//   -DSTORAGE_I32   STORAGE_T = int (integer tensors; only data-movement kernels build it:
+//                   first line "// variants: f32 f16 bf16 i32")
 //   -DSTORAGE_BF16  STORAGE_T = uint16_t holding bf16 bits: our glslc lacks GL_EXT_bfloat16, so
 //                   S_LOAD widens by a 16-bit shift (exact) and S_STORE rounds to nearest even.
 // Macros rather than functions: a 16-bit type may then appear only in buffer blocks, so the SPIR-V
@@ -34,8 +36,13 @@ uint npu_bf16_bits(float x)
 #define STORAGE_T float
 #define S_LOAD(v) (v)
 #define S_STORE(x) (x)
+#elif defined(STORAGE_I32)
+// Integer tensors (int64 in the IR, int32 on the device): data-movement kernels copy them raw.
+#define STORAGE_T int
+#define S_LOAD(v) float(v)
+#define S_STORE(x) int(x)
 #else
-#error "compile with -DSTORAGE_F32, -DSTORAGE_F16 or -DSTORAGE_BF16"
+#error "compile with -DSTORAGE_F32, -DSTORAGE_F16, -DSTORAGE_BF16 or -DSTORAGE_I32"
 #endif
 
 #endif

@@ -1,0 +1,133 @@
+/* The kernel-family registry and the helpers family functions share. */
+#include "kernels.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* One row per shader stem that lowering may emit. */
+static const struct {
+    const char *stem;
+    KernelLowerFn fn;
+} families[] = {
+    {"unary", lower_unary},
+};
+
+static KernelLowerFn family_of(const char *stem)
+{
+    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+        if (strcmp(families[i].stem, stem) == 0) return families[i].fn;
+    return NULL;
+}
+
+bool kernel_has_family(const char *stem)
+{
+    return family_of(stem) != NULL;
+}
+
+Status kernel_lower(const KernelCtx *c, PlanKernel *k)
+{
+    KernelLowerFn fn = family_of(k->shader);
+    if (!fn) return ST_OK; /* the backend's supports() refuses a stem it has no module for */
+    k->npush = 0;
+    k->nspec = 0;
+    return fn(c, k);
+}
+
+const PlanTensor *kc_arg(const PlanKernel *k, const Plan *p, int i)
+{
+    return &p->tensors[k->args[i]];
+}
+
+const PlanTensor *kc_out(const PlanKernel *k, const Plan *p)
+{
+    return &p->tensors[k->args[k->nargs - 1]];
+}
+
+const Node *kc_member(const KernelCtx *c, OpId op)
+{
+    if (!c->fusion) return c->anchor->op == op ? c->anchor : NULL;
+    for (int i = 0; i < c->fusion->nnodes; i++) {
+        const Node *n = &c->g->nodes[c->fusion->nodes[i]];
+        if (n->op == op) return n;
+    }
+    return NULL;
+}
+
+void kc_strides(const PlanTensor *t, int64_t *strides)
+{
+    int64_t s = 1;
+    for (int i = t->rank - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= t->pshape[i];
+    }
+}
+
+int64_t kc_numel(const PlanTensor *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) n *= t->shape[i];
+    return n;
+}
+
+Status kc_error(const KernelCtx *c, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return diag_add(c->d, DIAG_ERROR, ST_BAD_INPUT, c->g->path, c->anchor->name, NULL, "%s", msg);
+}
+
+Status kc_push_u(const KernelCtx *c, PlanKernel *k, uint32_t v)
+{
+    if (k->npush >= PLAN_MAX_PUSH)
+        return kc_error(c, "kernel %s needs more than %d push-constant words", k->shader,
+                        PLAN_MAX_PUSH);
+    k->push[k->npush++] = v;
+    return ST_OK;
+}
+
+Status kc_push_i(const KernelCtx *c, PlanKernel *k, int64_t v)
+{
+    if (v < INT32_MIN || v > INT32_MAX)
+        return kc_error(c, "value %lld does not fit the %s kernel's 32-bit parameters",
+                        (long long)v, k->shader);
+    return kc_push_u(c, k, (uint32_t)(int32_t)v);
+}
+
+Status kc_push_f(const KernelCtx *c, PlanKernel *k, double v)
+{
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return kc_push_u(c, k, u);
+}
+
+Status kc_spec(const KernelCtx *c, PlanKernel *k, uint32_t v)
+{
+    if (k->nspec >= PLAN_MAX_SPEC)
+        return kc_error(c, "kernel %s needs more than %d specialization constants", k->shader,
+                        PLAN_MAX_SPEC);
+    k->spec[k->nspec++] = v;
+    return ST_OK;
+}
+
+void kc_grid(PlanKernel *k, int64_t n, int64_t per_group)
+{
+    int64_t g = per_group > 0 ? (n + per_group - 1) / per_group : 1;
+    if (g < 1) g = 1;
+    int64_t x = g, y = 1, z = 1;
+    if (x > 65535) {
+        y = (x + 65534) / 65535;
+        x = 65535;
+        if (y > 65535) {
+            z = (y + 65534) / 65535;
+            y = 65535;
+        }
+    }
+    k->groups[0] = (uint32_t)x;
+    k->groups[1] = (uint32_t)y;
+    k->groups[2] = (uint32_t)z;
+}

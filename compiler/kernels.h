@@ -1,0 +1,77 @@
+/* Kernel lowering: how one plan kernel's parameters are computed from the graph. The `lower`
+ * step creates a PlanKernel per fused instance or NPU node (shader stem, bindings = plan tensor
+ * ids: inputs then the output) and then calls the family function registered here for its
+ * stem, which fills the push-constant words, the specialization constants and the dispatch grid
+ * (and may reorder the inputs or pick another stem). The matching shader in shaders/STEM.comp
+ * reads exactly those words: docs/kernels.md is the contract between the two sides.
+ *
+ * A .npubin keeps the words, so the runtime runs a plan without the graph and computes nothing
+ * about semantics itself. Called only by lower.c and by the family files lower_*.c. */
+#ifndef NPU_KERNELS_H
+#define NPU_KERNELS_H
+
+#include "../common/diag.h"
+#include "graph.h"
+#include "plan.h"
+
+/* What a family function may look at. */
+typedef struct KernelCtx {
+    const Graph *g;       /* the final (laid-out, planned) graph */
+    const Plan *p;        /* its tensors are built; p->tensors[k->args[i]] */
+    const Node *anchor;   /* the node that defines the kernel (a fusion's last member) */
+    const Fusion *fusion; /* the fused instance, NULL for a single node */
+    DiagList *d;
+} KernelCtx;
+
+typedef Status (*KernelLowerFn)(const KernelCtx *c, PlanKernel *k);
+
+/* Fills k from the family registered for k->shader. A stem with no family keeps the generic
+ * one-invocation-per-output-element grid and no parameters (the Vulkan backend then refuses it
+ * by name). Errors name the node. */
+Status kernel_lower(const KernelCtx *c, PlanKernel *k);
+/* Is a family registered for this stem? */
+bool kernel_has_family(const char *stem);
+
+/* ---- helpers for family functions (kernels.c) -------------------------------------------- */
+
+/* The plan tensor bound at argument i (inputs first, then the output). */
+const PlanTensor *kc_arg(const PlanKernel *k, const Plan *p, int i);
+/* The plan tensor of the kernel's output (the last argument). */
+const PlanTensor *kc_out(const PlanKernel *k, const Plan *p);
+/* The member of the fused group with op `op` (the first in member order), or NULL. For a single
+ * node: the anchor if its op matches. */
+const Node *kc_member(const KernelCtx *c, OpId op);
+/* Physical row-major strides in elements (from pshape: padded channels count). */
+void kc_strides(const PlanTensor *t, int64_t *strides);
+/* Logical element count. */
+int64_t kc_numel(const PlanTensor *t);
+/* Appends one push-constant word; ST_INTERNAL (with a message naming the node) past
+ * PLAN_MAX_PUSH words. */
+Status kc_push_u(const KernelCtx *c, PlanKernel *k, uint32_t v);
+Status kc_push_i(const KernelCtx *c, PlanKernel *k, int64_t v); /* range-checked to int32 */
+Status kc_push_f(const KernelCtx *c, PlanKernel *k, double v);  /* float32 bits */
+/* Appends a specialization constant (constant_id = its position; id 0 is the workgroup size). */
+Status kc_spec(const KernelCtx *c, PlanKernel *k, uint32_t v);
+/* Sets a grid of ceil(n / per_group) workgroups, folded into y (and z) past 65535 in x: shaders
+ * linearise with npu_group_index() (shaders/index.glsl). */
+void kc_grid(PlanKernel *k, int64_t n, int64_t per_group);
+/* An error naming the kernel's anchor node. */
+Status kc_error(const KernelCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- the families (one file each: lower_FAMILY.c) ---------------------------------------- */
+Status lower_copy(const KernelCtx *c, PlanKernel *k);       /* copy, transpose, expand, slice, depad, cast */
+Status lower_cat(const KernelCtx *c, PlanKernel *k);
+Status lower_embedding(const KernelCtx *c, PlanKernel *k);
+Status lower_index_copy(const KernelCtx *c, PlanKernel *k);
+Status lower_unary(const KernelCtx *c, PlanKernel *k);
+Status lower_binary(const KernelCtx *c, PlanKernel *k);     /* binary, add_relu, silu_mul */
+Status lower_reduce(const KernelCtx *c, PlanKernel *k);
+Status lower_softmax(const KernelCtx *c, PlanKernel *k);    /* softmax, log_softmax, masked_softmax */
+Status lower_norm(const KernelCtx *c, PlanKernel *k);       /* rmsnorm, layernorm, batchnorm */
+Status lower_conv2d(const KernelCtx *c, PlanKernel *k);
+Status lower_pool2d(const KernelCtx *c, PlanKernel *k);
+Status lower_matmul(const KernelCtx *c, PlanKernel *k);
+Status lower_rope(const KernelCtx *c, PlanKernel *k);
+Status lower_attention(const KernelCtx *c, PlanKernel *k);  /* decode_attention */
+
+#endif

@@ -1,0 +1,58 @@
+/* The backend interface: what runs a compiled Plan's NPU kernels. A backend is a struct of
+ * function pointers (ggml's shape): the Vulkan backend (vk_backend.c) runs them on a GPU or on
+ * lavapipe; the CPU reference backend (cpu_backend.c) runs the same plan on the reference
+ * kernels, node by node. Values cross the interface as host tensors in the CPU reference's
+ * dtypes (f32, i64, bool) and logical shapes; each backend applies the plan's host<->device
+ * transforms (cast, channel padding, and back) itself. The caller owns the Backend and frees it
+ * with ->destroy. Nothing here prints. */
+#ifndef NPU_BACKEND_H
+#define NPU_BACKEND_H
+
+#include <stdbool.h>
+#include "../common/diag.h"
+#include "../compiler/plan.h"
+#include "htensor.h"
+
+typedef struct Backend Backend;
+
+typedef struct BackendOps {
+    const char *name; /* "vulkan", "cpu" */
+    /* Can this backend run kernel k? When not, *why (static storage) says why. */
+    bool (*supports)(Backend *b, const Plan *p, const PlanKernel *k, const char **why);
+    /* Loads plan p (kept by pointer: it must outlive the backend): device memory, the weights
+     * and constants from vals[plan tensor id] (NULL for other tensors), pipelines, and the
+     * recording of every kernel of partitions whose target is KT_NPU. */
+    Status (*prepare)(Backend *b, const Plan *p, const HTensor *const *vals, DiagList *d);
+    /* Sets a graph input (or any tensor living outside the arena) for the next run. */
+    Status (*set_input)(Backend *b, int tensor, const HTensor *v, DiagList *d);
+    /* Runs the recorded kernels [first, first + n) (a whole NPU partition, or every kernel with
+     * first 0 and n = p->nkernels); timed: with a timestamp around every kernel. */
+    Status (*run)(Backend *b, int first, int n, bool timed, DiagList *d);
+    /* Reads tensor `tensor` after a run into a new host tensor (logical shape, reference dtype). */
+    Status (*read)(Backend *b, int tensor, HTensor *out, DiagList *d);
+    /* GPU microseconds of each kernel in the last timed run (us[kernel index], -1 when not
+     * timed); returns false when no timed run happened. */
+    bool (*kernel_us)(Backend *b, double *us, int n);
+    /* Human description of the device ("NVIDIA H100 80GB HBM3 (NVIDIA 580.159.04)"). */
+    const char *(*device)(Backend *b);
+    void (*destroy)(Backend *b);
+} BackendOps;
+
+struct Backend {
+    const BackendOps *ops;
+};
+
+typedef struct VkBackendOptions {
+    int device;      /* -1: first discrete GPU, else the first device; else that index */
+    int validate;    /* -1: from NPU_VK_VALIDATE; 0 off; 1 Khronos validation layer */
+    bool poison;     /* fill device memory with NaN before the first run (tests) */
+    bool no_cache;   /* no on-disk pipeline cache */
+} VkBackendOptions;
+
+VkBackendOptions vk_backend_options_default(void);
+/* Creates the Vulkan backend: ST_NO_DEVICE (exit 3) with a message when no device is usable. */
+Status vk_backend_create(const VkBackendOptions *o, Backend **out, DiagList *d);
+/* Validation errors seen so far (0 without the layer); for tests. */
+int vk_backend_validation_errors(Backend *b);
+
+#endif

@@ -1,0 +1,138 @@
+#include "exec.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cpu_ref.h"
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+Status exec_open(Exec *x, const Plan *p, const Graph *g, const Binding *b, Backend *be,
+                 DiagList *d)
+{
+    memset(x, 0, sizeof *x);
+    x->p = p;
+    x->g = g;
+    x->be = be;
+    x->vals = calloc((size_t)p->ntensors + 1, sizeof *x->vals);
+    x->host = calloc((size_t)p->ntensors + 1, sizeof *x->host);
+    x->gt = malloc(sizeof(int) * ((size_t)p->ntensors + 1));
+    x->cpu_us = calloc((size_t)p->nkernels + 1, sizeof(double));
+    if (!x->vals || !x->host || !x->gt || !x->cpu_us) return ST_NOMEM;
+    for (int t = 0; t < p->ntensors; t++) {
+        const PlanTensor *pt = &p->tensors[t];
+        int id = graph_find_tensor(g, pt->name);
+        x->gt[t] = id;
+        if (id < 0) {
+            if (pt->kind != PT_ACT && pt->kind != PT_OUTPUT)
+                return diag_error(d, p->source, NULL, pt->name,
+                                  "the plan names a tensor the graph lacks");
+            continue;
+        }
+        if (pt->kind == PT_WEIGHT || pt->kind == PT_CONST || pt->kind == PT_INPUT) {
+            if (id >= b->ntensors || !b->vals[id].data)
+                return diag_error(d, p->source, NULL, pt->name, "no value is bound");
+            x->vals[t] = &b->vals[id];
+        }
+    }
+    return be->ops->prepare(be, p, x->vals, d);
+}
+
+/* Runs CPU kernel k: its node's inputs from the host or the backend. */
+static Status run_cpu_kernel(Exec *x, int k, DiagList *d)
+{
+    const Plan *p = x->p;
+    const PlanKernel *kn = &p->kernels[k];
+    const Node *n = &x->g->nodes[kn->node];
+    const HTensor *in[64];
+    HTensor tmp[64];
+    memset(tmp, 0, sizeof tmp);
+    Status st = ST_OK;
+    if (n->nin > 64) return diag_error(d, p->source, n->name, NULL, "too many inputs");
+    for (int i = 0; i < n->nin && st == ST_OK; i++) {
+        int t = -1;
+        for (int a = 0; a < kn->nin; a++)
+            if (kn->args[a] >= 0 && x->gt[kn->args[a]] == n->in[i]) t = kn->args[a];
+        if (t < 0) {
+            st = diag_error(d, p->source, n->name, x->g->tensors[n->in[i]].name,
+                            "input missing from the plan");
+        } else if (x->vals[t] && p->tensors[t].kind != PT_INPUT) {
+            in[i] = x->vals[t];
+        } else if (x->host[t].data) {
+            in[i] = &x->host[t];
+        } else if (p->tensors[t].kind == PT_INPUT) {
+            in[i] = x->vals[t];
+        } else {
+            st = x->be->ops->read(x->be, t, &tmp[i], d);
+            in[i] = &tmp[i];
+        }
+    }
+    int out = kn->nargs > kn->nin ? kn->args[kn->nin] : -1;
+    HTensor res[8];
+    memset(res, 0, sizeof res);
+    double t0 = now_us();
+    if (st == ST_OK) st = ref_run_node(x->g, kn->node, in, res, d);
+    x->cpu_us[k] = now_us() - t0;
+    for (int i = 0; i < n->nin; i++) htensor_free(&tmp[i]);
+    if (st != ST_OK) return st;
+    for (int i = 1; i < n->nout && i < 8; i++) htensor_free(&res[i]);
+    if (out < 0) {
+        htensor_free(&res[0]);
+        return ST_OK;
+    }
+    htensor_free(&x->host[out]);
+    x->host[out] = res[0];
+    /* a later NPU kernel reads it from the device */
+    for (int j = k + 1; j < p->nkernels; j++) {
+        const PlanKernel *c = &p->kernels[j];
+        if (c->target != KT_NPU) continue;
+        for (int a = 0; a < c->nin; a++)
+            if (c->args[a] == out) return x->be->ops->set_input(x->be, out, &x->host[out], d);
+    }
+    return ST_OK;
+}
+
+Status exec_run(Exec *x, bool timed, DiagList *d)
+{
+    const Plan *p = x->p;
+    double t0 = now_us();
+    Status st = ST_OK;
+    for (int i = 0; i < p->ninputs && st == ST_OK; i++) {
+        int t = p->inputs[i];
+        if (t >= 0 && x->vals[t]) st = x->be->ops->set_input(x->be, t, x->vals[t], d);
+    }
+    for (int t = 0; t < p->ntensors; t++) htensor_free(&x->host[t]);
+    for (int pi = 0; pi < p->nparts && st == ST_OK; pi++) {
+        const PlanPart *pp = &p->parts[pi];
+        if (pp->target == KT_NPU)
+            st = x->be->ops->run(x->be, pp->first_kernel, pp->nkernels, timed, d);
+        else
+            for (int k = pp->first_kernel; k < pp->first_kernel + pp->nkernels && st == ST_OK; k++)
+                st = run_cpu_kernel(x, k, d);
+    }
+    x->wall_us = now_us() - t0;
+    return st;
+}
+
+Status exec_read(Exec *x, int t, HTensor *out, DiagList *d)
+{
+    if (x->host[t].data) return htensor_convert_new(out, &x->host[t], x->host[t].dtype);
+    return x->be->ops->read(x->be, t, out, d);
+}
+
+void exec_close(Exec *x)
+{
+    if (x->host && x->p)
+        for (int t = 0; t < x->p->ntensors; t++) htensor_free(&x->host[t]);
+    free(x->vals);
+    free(x->host);
+    free(x->gt);
+    free(x->cpu_us);
+    memset(x, 0, sizeof *x);
+}

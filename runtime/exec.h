@@ -1,0 +1,34 @@
+/* Executing a plan: NPU partitions on a backend, CPU partitions on the CPU reference, with the
+ * tensors that cross a boundary moved through the host (read from the backend, computed, set
+ * back). Weights are uploaded once, at exec_open; graph inputs at each exec_run. One submit per
+ * NPU partition per run. Used by `run`, the session, the profiler and the tests. */
+#ifndef NPU_EXEC_H
+#define NPU_EXEC_H
+
+#include "../compiler/graph.h"
+#include "../compiler/plan.h"
+#include "backend.h"
+#include "bind.h"
+
+typedef struct Exec {
+    const Plan *p;
+    const Graph *g;       /* the compiled graph the plan came from (CPU kernels run its nodes) */
+    Backend *be;          /* not owned */
+    const HTensor **vals; /* [ntensors] bound values (weights, constants, inputs), borrowed */
+    HTensor *host;        /* [ntensors] values computed on the CPU this run (owned) */
+    int *gt;              /* [ntensors] plan tensor -> graph tensor id */
+    double *cpu_us;       /* [nkernels] wall time of CPU kernels in the last run */
+    double wall_us;       /* last run, end to end */
+} Exec;
+
+/* Maps plan tensors to the values bound on the compiled graph g (by name), prepares the
+ * backend with the weights. `b` must outlive the Exec. */
+Status exec_open(Exec *x, const Plan *p, const Graph *g, const Binding *b, Backend *be,
+                 DiagList *d);
+/* Uploads the graph inputs and runs every partition in order. timed: per-kernel timestamps. */
+Status exec_run(Exec *x, bool timed, DiagList *d);
+/* Reads plan tensor t after a run (from the host when a CPU kernel made it). */
+Status exec_read(Exec *x, int t, HTensor *out, DiagList *d);
+void exec_close(Exec *x);
+
+#endif

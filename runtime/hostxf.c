@@ -1,0 +1,108 @@
+#include "hostxf.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include "../common/half.h"
+
+int hostxf_elem_size(DType s)
+{
+    switch (s) {
+    case DT_F16:
+    case DT_BF16: return 2;
+    case DT_U8:
+    case DT_BOOL:
+    case DT_I8: return 1;
+    case DT_I16: return 2;
+    case DT_F64:
+    case DT_I64: return 8;
+    case DT_F32:
+    case DT_I32:
+    case DT_COUNT:
+    case DT_INVALID: break;
+    }
+    return 4;
+}
+
+static int64_t phys_numel(const PlanTensor *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) n *= t->pshape[i];
+    return n;
+}
+
+uint64_t hostxf_device_bytes(const PlanTensor *t)
+{
+    uint64_t b = (uint64_t)phys_numel(t) * (uint64_t)hostxf_elem_size(t->storage);
+    return b < 4 ? 4 : (b + 3) / 4 * 4;
+}
+
+/* Physical index of logical element i (only dim 1 may differ between shape and pshape). */
+static int64_t phys_index(const PlanTensor *t, int64_t i)
+{
+    if (!t->padded) return i;
+    int64_t off = 0, stride = 1;
+    for (int d = t->rank - 1; d >= 0; d--) {
+        int64_t c = i % t->shape[d];
+        i /= t->shape[d];
+        off += c * stride;
+        stride *= t->pshape[d];
+    }
+    return off;
+}
+
+Status hostxf_pack(const PlanTensor *t, const HTensor *v, void *dst, const char *file,
+                   DiagList *d)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) n *= t->shape[i];
+    if (v->numel != n)
+        return diag_error(d, file, NULL, t->name, "has %lld elements, the plan expects %lld",
+                          (long long)v->numel, (long long)n);
+    memset(dst, 0, hostxf_device_bytes(t));
+    for (int64_t i = 0; i < n; i++) {
+        int64_t j = phys_index(t, i);
+        switch (t->storage) {
+        case DT_F16: ((uint16_t *)dst)[j] = f32_to_f16((float)htensor_get_f(v, i)); break;
+        case DT_BF16: ((uint16_t *)dst)[j] = f32_to_bf16((float)htensor_get_f(v, i)); break;
+        case DT_I32: {
+            int64_t x = htensor_get_i(v, i);
+            if (x < INT32_MIN || x > INT32_MAX)
+                return diag_error(d, file, NULL, t->name,
+                                  "value %lld at element %lld does not fit the device's 32-bit "
+                                  "integers", (long long)x, (long long)i);
+            ((int32_t *)dst)[j] = (int32_t)x;
+            break;
+        }
+        case DT_U8:
+        case DT_BOOL: ((uint8_t *)dst)[j] = htensor_get_i(v, i) != 0; break;
+        default: ((float *)dst)[j] = (float)htensor_get_f(v, i); break;
+        }
+    }
+    return ST_OK;
+}
+
+Status hostxf_unpack(const PlanTensor *t, const void *src, HTensor *out)
+{
+    Status st = htensor_alloc(out, htensor_ref_dtype(t->dtype), t->rank, t->shape);
+    if (st != ST_OK) return st;
+    for (int64_t i = 0; i < out->numel; i++) {
+        int64_t j = phys_index(t, i);
+        double f = 0;
+        int64_t k = 0;
+        bool isint = false;
+        switch (t->storage) {
+        case DT_F16: f = f16_to_f32(((const uint16_t *)src)[j]); break;
+        case DT_BF16: f = bf16_to_f32(((const uint16_t *)src)[j]); break;
+        case DT_I32: k = ((const int32_t *)src)[j], isint = true; break;
+        case DT_U8:
+        case DT_BOOL: k = ((const uint8_t *)src)[j], isint = true; break;
+        default: f = ((const float *)src)[j]; break;
+        }
+        switch (out->dtype) {
+        case DT_I64: ((int64_t *)out->data)[i] = isint ? k : (int64_t)f; break;
+        case DT_BOOL: ((uint8_t *)out->data)[i] = isint ? k != 0 : f != 0; break;
+        default: ((float *)out->data)[i] = isint ? (float)k : (float)f; break;
+        }
+    }
+    return ST_OK;
+}

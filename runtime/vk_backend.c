@@ -1,0 +1,451 @@
+/* The Vulkan backend: runs a plan's NPU kernels on one device. At prepare: one device-local arena
+ * from the memory plan, one buffer per tensor living outside it (inputs, weights, constants,
+ * tensors a CPU partition hands over), weights packed (cast, padded) and uploaded once, one
+ * pipeline per distinct (module, specialization constants), shared by kernels. A range of
+ * kernels is recorded once into a reusable command buffer on its first run and resubmitted
+ * after; barriers go only where a kernel touches bytes an earlier kernel since the last barrier
+ * wrote (or writes bytes it read): the arena reuses memory, so write-after-read counts too. The
+ * timed recording puts a barrier and a timestamp after every kernel. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "hostxf.h"
+#include "vk_core.h"
+#include "vk_shaders.h"
+
+#define MAX_RECORDINGS 16
+
+typedef struct PipeEntry {
+    char module[96];
+    uint32_t spec[PLAN_MAX_SPEC];
+    int nspec, npush, nargs;
+    VkPipe *pipe;
+} PipeEntry;
+
+typedef struct Recording {
+    int first, n;
+    bool timed;
+    VkCmd *cmd;
+} Recording;
+
+typedef struct VkBackend {
+    Backend base;
+    VkBackendOptions opt;
+    VkCtx *ctx;
+    const Plan *p;
+    VkBuf *arena;
+    VkBuf **own;      /* [ntensors]: buffers of tensors outside the arena (base tensors only) */
+    int *kpipe;       /* [nkernels]: index into pipes, -1 for kernels not run here */
+    PipeEntry *pipes;
+    int npipes;
+    Recording rec[MAX_RECORDINGS];
+    int nrec;
+    double *kus; /* [nkernels] */
+    bool have_times;
+    char desc[600];
+} VkBackend;
+
+VkBackendOptions vk_backend_options_default(void)
+{
+    return (VkBackendOptions){.device = -1, .validate = -1, .poison = false, .no_cache = false};
+}
+
+static const char *variant_of(DType storage)
+{
+    switch (storage) {
+    case DT_F16: return "f16";
+    case DT_BF16: return "bf16";
+    case DT_I32: return "i32";
+    default: return "f32";
+    }
+}
+
+/* The embedded module for kernel k, or NULL. */
+static const VkSpv *module_of(const Plan *p, const PlanKernel *k, char *name, size_t n)
+{
+    const PlanTensor *out = &p->tensors[k->args[k->nargs - 1]];
+    snprintf(name, n, "%s.%s", k->shader, variant_of(out->storage));
+    const VkSpv *m = vk_spv_find(name);
+    if (!m) {
+        snprintf(name, n, "%s", k->shader);
+        m = vk_spv_find(name);
+    }
+    return m;
+}
+
+static bool vkb_supports(Backend *b, const Plan *p, const PlanKernel *k, const char **why)
+{
+    (void)b;
+    char name[96];
+    if (k->target != KT_NPU) {
+        *why = "a CPU kernel";
+        return false;
+    }
+    if (k->nargs < 1 || !module_of(p, k, name, sizeof name)) {
+        *why = "no Vulkan shader is built for this kernel family and dtype";
+        return false;
+    }
+    if (k->nspec == 0) {
+        *why = "the kernel has no parameters (its family is not lowered)";
+        return false;
+    }
+    return true;
+}
+
+static int base_of(const Plan *p, int t)
+{
+    for (int i = 0; i < 8 && p->tensors[t].alias_of >= 0; i++) t = p->tensors[t].alias_of;
+    return t;
+}
+
+/* Where tensor t lives: buffer, offset and the bytes it spans. */
+static Status locate(VkBackend *b, int t, VkBinding *out, DiagList *d)
+{
+    const Plan *p = b->p;
+    int base = base_of(p, t);
+    const PlanTensor *x = &p->tensors[t], *bx = &p->tensors[base];
+    uint64_t bytes = hostxf_device_bytes(x);
+    if (bx->offset >= 0) {
+        out->buf = b->arena;
+        out->offset = (uint64_t)bx->offset;
+    } else {
+        out->buf = b->own[base];
+        out->offset = 0;
+    }
+    if (!out->buf)
+        return diag_add(d, DIAG_ERROR, ST_INTERNAL, p->source, NULL, x->name,
+                        "has no device storage");
+    if (out->offset + bytes > vk_buf_size(out->buf))
+        return diag_add(d, DIAG_ERROR, ST_INTERNAL, p->source, NULL, x->name,
+                        "spans %llu bytes at offset %llu, past its buffer of %llu",
+                        (unsigned long long)bytes, (unsigned long long)out->offset,
+                        (unsigned long long)vk_buf_size(out->buf));
+    uint64_t maxr = vk_ctx_info(b->ctx)->max_storage_buffer_range;
+    if (bytes > maxr)
+        return diag_add(d, DIAG_ERROR, ST_BAD_INPUT, p->source, NULL, x->name,
+                        "needs %llu bytes in one binding; the device binds at most %llu",
+                        (unsigned long long)bytes, (unsigned long long)maxr);
+    out->range = bytes;
+    return ST_OK;
+}
+
+static Status get_pipe(VkBackend *b, const PlanKernel *k, int *idx, DiagList *d)
+{
+    char name[96];
+    const VkSpv *m = module_of(b->p, k, name, sizeof name);
+    if (!m)
+        return diag_add(d, DIAG_ERROR, ST_INTERNAL, b->p->source, k->nprov ? k->prov[0] : NULL,
+                        NULL, "no Vulkan shader '%s' for kernel family %s", name, k->shader);
+    for (int i = 0; i < b->npipes; i++) {
+        PipeEntry *e = &b->pipes[i];
+        if (strcmp(e->module, name) == 0 && e->nspec == k->nspec && e->npush == k->npush &&
+            e->nargs == k->nargs && memcmp(e->spec, k->spec, sizeof(uint32_t) * (size_t)k->nspec) == 0) {
+            *idx = i;
+            return ST_OK;
+        }
+    }
+    PipeEntry *e = &b->pipes[b->npipes];
+    memset(e, 0, sizeof *e);
+    snprintf(e->module, sizeof e->module, "%s", name);
+    memcpy(e->spec, k->spec, sizeof e->spec);
+    e->nspec = k->nspec;
+    e->npush = k->npush;
+    e->nargs = k->nargs;
+    VkPipeDesc pd = {.shader = name,
+                     .spec = k->spec,
+                     .nspec = (uint32_t)k->nspec,
+                     .push_size = (uint32_t)k->npush * 4,
+                     .nbindings = (uint32_t)k->nargs};
+    Status st = vk_pipe_create(b->ctx, &pd, &e->pipe, d);
+    if (st != ST_OK) return st;
+    *idx = b->npipes++;
+    return ST_OK;
+}
+
+static Status upload_tensor(VkBackend *b, int t, const HTensor *v, DiagList *d)
+{
+    const PlanTensor *x = &b->p->tensors[t];
+    VkBinding loc;
+    Status st = locate(b, t, &loc, d);
+    if (st != ST_OK) return st;
+    void *tmp = malloc(loc.range);
+    if (!tmp) return ST_NOMEM;
+    st = hostxf_pack(x, v, tmp, b->p->source, d);
+    if (st == ST_OK) st = vk_buf_upload(loc.buf, loc.offset, tmp, loc.range, d);
+    free(tmp);
+    return st;
+}
+
+static Status vkb_prepare(Backend *base, const Plan *p, const HTensor *const *vals, DiagList *d)
+{
+    VkBackend *b = (VkBackend *)base;
+    b->p = p;
+    b->own = calloc((size_t)p->ntensors + 1, sizeof *b->own);
+    b->kpipe = malloc(sizeof(int) * ((size_t)p->nkernels + 1));
+    b->pipes = calloc((size_t)p->nkernels + 1, sizeof *b->pipes);
+    b->kus = malloc(sizeof(double) * ((size_t)p->nkernels + 1));
+    if (!b->own || !b->kpipe || !b->pipes || !b->kus) return ST_NOMEM;
+    uint64_t asize = p->arena_bytes > 256 ? (uint64_t)p->arena_bytes : 256;
+    const VkDeviceInfo *info = vk_ctx_info(b->ctx);
+    if (asize > info->max_allocation_size)
+        return diag_add(d, DIAG_ERROR, ST_BAD_INPUT, p->source, NULL, NULL,
+                        "the activation arena needs %llu bytes; the device allocates at most "
+                        "%llu in one buffer", (unsigned long long)asize,
+                        (unsigned long long)info->max_allocation_size);
+    Status st = vk_buf_create(b->ctx, asize, VKBUF_DEVICE, "arena", &b->arena, d);
+    if (st != ST_OK) return st;
+    if (b->opt.poison) {
+        unsigned char *nan = malloc(asize);
+        if (!nan) return ST_NOMEM;
+        memset(nan, 0xff, asize); /* NaN in f32, f16 and bf16; -1 in i32 */
+        st = vk_buf_upload(b->arena, 0, nan, asize, d);
+        free(nan);
+        if (st != ST_OK) return st;
+    }
+    /* own buffers: every base tensor outside the arena that a kernel or the host touches */
+    for (int t = 0; t < p->ntensors && st == ST_OK; t++) {
+        const PlanTensor *x = &p->tensors[t];
+        if (x->alias_of >= 0 || x->offset >= 0) continue;
+        char name[64];
+        snprintf(name, sizeof name, "%s", x->name);
+        uint64_t bytes = hostxf_device_bytes(x);
+        if (bytes > info->max_allocation_size)
+            return diag_add(d, DIAG_ERROR, ST_BAD_INPUT, p->source, NULL, x->name,
+                            "needs %llu bytes; the device allocates at most %llu in one buffer",
+                            (unsigned long long)bytes,
+                            (unsigned long long)info->max_allocation_size);
+        st = vk_buf_create(b->ctx, bytes, VKBUF_DEVICE, name, &b->own[t], d);
+        if (st == ST_OK && (x->kind == PT_WEIGHT || x->kind == PT_CONST)) {
+            if (!vals || !vals[t])
+                return diag_error(d, p->source, NULL, x->name, "no value bound for this %s",
+                                  x->kind == PT_WEIGHT ? "weight" : "constant");
+            st = upload_tensor(b, t, vals[t], d);
+        } else if (st == ST_OK && b->opt.poison) {
+            unsigned char *nan = malloc(bytes);
+            if (!nan) return ST_NOMEM;
+            memset(nan, 0xff, bytes);
+            st = vk_buf_upload(b->own[t], 0, nan, bytes, d);
+            free(nan);
+        }
+    }
+    for (int k = 0; k < p->nkernels && st == ST_OK; k++) {
+        b->kpipe[k] = -1;
+        if (p->kernels[k].target != KT_NPU) continue;
+        const char *why;
+        if (!vkb_supports(base, p, &p->kernels[k], &why))
+            return diag_add(d, DIAG_ERROR, ST_BAD_INPUT, p->source,
+                            p->kernels[k].nprov ? p->kernels[k].prov[0] : NULL, NULL,
+                            "kernel %d (%s) cannot run on Vulkan: %s", k, p->kernels[k].shader,
+                            why);
+        st = get_pipe(b, &p->kernels[k], &b->kpipe[k], d);
+    }
+    return st;
+}
+
+/* Pending byte ranges since the last barrier. */
+typedef struct Range {
+    const VkBuf *buf;
+    uint64_t lo, hi;
+} Range;
+
+static bool overlaps(const Range *set, int n, const VkBinding *x)
+{
+    for (int i = 0; i < n; i++)
+        if (set[i].buf == x->buf && set[i].lo < x->offset + x->range && x->offset < set[i].hi)
+            return true;
+    return false;
+}
+
+static Status record(VkBackend *b, Recording *r, DiagList *d)
+{
+    const Plan *p = b->p;
+    int nts = r->timed ? r->n + 1 : 2;
+    Status st = vk_cmd_create(b->ctx, (uint32_t)nts, &r->cmd, d);
+    if (st == ST_OK) st = vk_cmd_begin(r->cmd, d);
+    if (st == ST_OK) st = vk_cmd_timestamp(r->cmd, NULL, d);
+    int cap = 0;
+    for (int k = r->first; k < r->first + r->n; k++) cap += p->kernels[k].nargs;
+    Range *rd = malloc(sizeof(Range) * ((size_t)cap + 1));
+    Range *wr = malloc(sizeof(Range) * ((size_t)cap + 1));
+    if (!rd || !wr) st = ST_NOMEM;
+    int nrd = 0, nwr = 0;
+    for (int k = r->first; k < r->first + r->n && st == ST_OK; k++) {
+        const PlanKernel *kn = &p->kernels[k];
+        if (kn->target != KT_NPU) {
+            st = diag_add(d, DIAG_ERROR, ST_INTERNAL, p->source, NULL, NULL,
+                          "kernel %d is a CPU kernel inside a Vulkan recording", k);
+            break;
+        }
+        VkBinding bind[16]; /* vk_core's binding limit */
+        if (kn->nargs > 16) {
+            st = diag_add(d, DIAG_ERROR, ST_INTERNAL, p->source, NULL, NULL,
+                          "kernel %d binds %d tensors", k, kn->nargs);
+            break;
+        }
+        bool hazard = false;
+        for (int a = 0; a < kn->nargs && st == ST_OK; a++) {
+            st = locate(b, kn->args[a], &bind[a], d);
+            if (st != ST_OK) break;
+            if (a < kn->nin)
+                hazard |= overlaps(wr, nwr, &bind[a]);
+            else
+                hazard |= overlaps(wr, nwr, &bind[a]) || overlaps(rd, nrd, &bind[a]);
+        }
+        if (st != ST_OK) break;
+        if (hazard && !r->timed) {
+            st = vk_cmd_barrier(r->cmd, d);
+            nrd = nwr = 0;
+        }
+        for (int a = 0; a < kn->nargs; a++) {
+            Range x = {bind[a].buf, bind[a].offset, bind[a].offset + bind[a].range};
+            if (a < kn->nin)
+                rd[nrd++] = x;
+            else
+                wr[nwr++] = x;
+        }
+        const PipeEntry *e = &b->pipes[b->kpipe[k]];
+        if (st == ST_OK)
+            st = vk_cmd_dispatch(r->cmd, e->pipe, bind, (uint32_t)kn->nargs, kn->push,
+                                 (uint32_t)kn->npush * 4, kn->groups[0], kn->groups[1],
+                                 kn->groups[2], d);
+        if (st == ST_OK && r->timed) {
+            st = vk_cmd_barrier(r->cmd, d);
+            if (st == ST_OK) st = vk_cmd_timestamp(r->cmd, NULL, d);
+            nrd = nwr = 0;
+        }
+    }
+    free(rd);
+    free(wr);
+    if (st == ST_OK && !r->timed) st = vk_cmd_timestamp(r->cmd, NULL, d);
+    if (st == ST_OK) st = vk_cmd_end(r->cmd, d);
+    return st;
+}
+
+static Status vkb_run(Backend *base, int first, int n, bool timed, DiagList *d)
+{
+    VkBackend *b = (VkBackend *)base;
+    if (!b->p || first < 0 || n < 0 || first + n > b->p->nkernels)
+        return diag_add(d, DIAG_ERROR, ST_INTERNAL, NULL, NULL, NULL, "bad kernel range");
+    Recording *r = NULL;
+    for (int i = 0; i < b->nrec; i++)
+        if (b->rec[i].first == first && b->rec[i].n == n && b->rec[i].timed == timed)
+            r = &b->rec[i];
+    if (!r) {
+        if (b->nrec == MAX_RECORDINGS)
+            return diag_add(d, DIAG_ERROR, ST_INTERNAL, NULL, NULL, NULL, "too many recordings");
+        r = &b->rec[b->nrec++];
+        *r = (Recording){first, n, timed, NULL};
+        Status st = record(b, r, d);
+        if (st != ST_OK) return st;
+    }
+    Status st = vk_cmd_run(r->cmd, d);
+    if (st != ST_OK || !timed) return st;
+    uint64_t *ts = malloc(sizeof(uint64_t) * ((size_t)n + 1));
+    if (!ts) return ST_NOMEM;
+    st = vk_cmd_timestamps_ns(r->cmd, ts, (uint32_t)n + 1, d);
+    if (st == ST_OK) {
+        if (!b->have_times)
+            for (int k = 0; k < b->p->nkernels; k++) b->kus[k] = -1;
+        for (int k = 0; k < n; k++) b->kus[first + k] = (double)(ts[k + 1] - ts[k]) / 1000.0;
+        b->have_times = true;
+    }
+    free(ts);
+    return st;
+}
+
+static Status vkb_set_input(Backend *base, int t, const HTensor *v, DiagList *d)
+{
+    VkBackend *b = (VkBackend *)base;
+    if (!b->p || t < 0 || t >= b->p->ntensors)
+        return diag_add(d, DIAG_ERROR, ST_INTERNAL, NULL, NULL, NULL, "bad tensor id %d", t);
+    return upload_tensor(b, t, v, d);
+}
+
+static Status vkb_read(Backend *base, int t, HTensor *out, DiagList *d)
+{
+    VkBackend *b = (VkBackend *)base;
+    if (!b->p || t < 0 || t >= b->p->ntensors)
+        return diag_add(d, DIAG_ERROR, ST_INTERNAL, NULL, NULL, NULL, "bad tensor id %d", t);
+    VkBinding loc;
+    Status st = locate(b, t, &loc, d);
+    if (st != ST_OK) return st;
+    void *tmp = malloc(loc.range);
+    if (!tmp) return ST_NOMEM;
+    st = vk_buf_download(loc.buf, loc.offset, tmp, loc.range, d);
+    if (st == ST_OK) st = hostxf_unpack(&b->p->tensors[t], tmp, out);
+    free(tmp);
+    return st;
+}
+
+static bool vkb_kernel_us(Backend *base, double *us, int n)
+{
+    VkBackend *b = (VkBackend *)base;
+    if (!b->have_times || !b->p) return false;
+    for (int k = 0; k < n && k < b->p->nkernels; k++) us[k] = b->kus[k];
+    return true;
+}
+
+static const char *vkb_device(Backend *base)
+{
+    return ((VkBackend *)base)->desc;
+}
+
+static void vkb_destroy(Backend *base)
+{
+    VkBackend *b = (VkBackend *)base;
+    if (!b) return;
+    for (int i = 0; i < b->nrec; i++) vk_cmd_destroy(b->rec[i].cmd);
+    for (int i = 0; i < b->npipes; i++) vk_pipe_destroy(b->pipes[i].pipe);
+    if (b->own && b->p)
+        for (int t = 0; t < b->p->ntensors; t++) vk_buf_destroy(b->own[t]);
+    vk_buf_destroy(b->arena);
+    if (b->ctx) vk_ctx_destroy(b->ctx);
+    free(b->own);
+    free(b->kpipe);
+    free(b->pipes);
+    free(b->kus);
+    free(b);
+}
+
+int vk_backend_validation_errors(Backend *base)
+{
+    VkBackend *b = (VkBackend *)base;
+    return b && b->ctx ? vk_validation_errors(b->ctx) : 0;
+}
+
+static const BackendOps vk_ops = {
+    .name = "vulkan",
+    .supports = vkb_supports,
+    .prepare = vkb_prepare,
+    .set_input = vkb_set_input,
+    .run = vkb_run,
+    .read = vkb_read,
+    .kernel_us = vkb_kernel_us,
+    .device = vkb_device,
+    .destroy = vkb_destroy,
+};
+
+Status vk_backend_create(const VkBackendOptions *o, Backend **out, DiagList *d)
+{
+    *out = NULL;
+    VkBackend *b = calloc(1, sizeof *b);
+    if (!b) return ST_NOMEM;
+    b->base.ops = &vk_ops;
+    b->opt = o ? *o : vk_backend_options_default();
+    VkCtxOptions co = vk_ctx_options_default();
+    co.device_index = b->opt.device;
+    co.validate = b->opt.validate;
+    char cache[512];
+    co.pipeline_cache_path = b->opt.no_cache ? NULL : vk_default_pipeline_cache_path(cache, sizeof cache);
+    Status st = vk_ctx_create(&co, &b->ctx, d);
+    if (st != ST_OK) {
+        free(b);
+        return st;
+    }
+    const VkDeviceInfo *i = vk_ctx_info(b->ctx);
+    snprintf(b->desc, sizeof b->desc, "%s (%s, %s)", i->name, vk_dev_type_name(i->type), i->driver);
+    *out = &b->base;
+    return ST_OK;
+}

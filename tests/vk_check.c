@@ -1,0 +1,140 @@
+#include "vk_check.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "compiler/ir_json.h"
+#include "compiler/pass.h"
+#include "compiler/plan.h"
+#include "runtime/backend.h"
+#include "runtime/bind.h"
+#include "runtime/compare.h"
+#include "runtime/cpu_ref.h"
+#include "runtime/exec.h"
+
+static Graph *read_graph(const char *json)
+{
+    Graph *g = NULL;
+    DiagList d = {0};
+    if (ir_read_buffer("<vk_check>", json, strlen(json), &g, &d) != ST_OK) diag_print(&d, stderr);
+    diag_free(&d);
+    return g;
+}
+
+static DType dtype_arg(const char *s)
+{
+    if (!strcmp(s, "fp16")) return DT_F16;
+    if (!strcmp(s, "bf16")) return DT_BF16;
+    return DT_F32;
+}
+
+static void fail_with(DiagList *d, const char *what)
+{
+    diag_print(d, stderr);
+    fail_msg("%s", what);
+}
+
+double vc_check_json(const char *json, const char *dtype, double tol, const char *expect_shader)
+{
+    DiagList d = {0};
+    Graph *g0 = read_graph(json), *g1 = read_graph(json);
+    if (!g0 || !g1) fail_msg("the test graph does not import");
+    Binding b;
+    assert_int_equal(bind_init(g0, &b), ST_OK);
+    assert_int_equal(bind_weights_random(g0, 11, &b), ST_OK);
+    assert_int_equal(bind_inputs_random(g0, 7, &b), ST_OK);
+    assert_int_equal(bind_constants(g0, &b), ST_OK);
+    RefRun r = {0};
+    RefOptions ro = {.keep_all = false};
+    if (ref_run(g0, b.vals, &ro, &r, &d) != ST_OK) fail_with(&d, "CPU reference failed");
+    CompileOptions o;
+    compile_defaults(&o);
+    o.compute = dtype_arg(dtype);
+    Pipeline pipe;
+    if (pipeline_run_graph(g1, &o, &pipe, &d) != ST_OK) fail_with(&d, "compile failed");
+    if (bind_apply_recipes(pipe.g, &b, &d) != ST_OK) fail_with(&d, "recipes failed");
+    const Plan *p = pipe.plan;
+    bool found = expect_shader == NULL;
+    for (int k = 0; k < p->nkernels; k++)
+        if (p->kernels[k].target == KT_NPU && expect_shader &&
+            strcmp(p->kernels[k].shader, expect_shader) == 0)
+            found = true;
+    if (!found) fail_msg("no NPU kernel of family '%s' in the compiled plan", expect_shader);
+    VkBackendOptions vo = vk_backend_options_default();
+    vo.poison = true;
+    vo.no_cache = true;
+    Backend *be = NULL;
+    if (vk_backend_create(&vo, &be, &d) != ST_OK) fail_with(&d, "no Vulkan device (is lavapipe installed?)");
+    Exec x;
+    if (exec_open(&x, p, pipe.g, &b, be, &d) != ST_OK) fail_with(&d, "prepare failed");
+    if (exec_run(&x, false, &d) != ST_OK) fail_with(&d, "run failed");
+    double worst = 0;
+    for (int i = 0; i < p->noutputs; i++) {
+        HTensor got = {0};
+        if (exec_read(&x, p->outputs[i], &got, &d) != ST_OK) fail_with(&d, "read failed");
+        const HTensor *want = &r.vals[g0->outputs[i]];
+        CmpStats s;
+        if (!cmp_tensors(&got, want, &s)) fail_msg("output %d: element counts differ", i);
+        if (s.rel_l2 > worst || s.nonfinite) worst = s.nonfinite ? 1e30 : s.rel_l2;
+        if (s.nonfinite || !(s.rel_l2 <= tol)) {
+            fprintf(stderr, "output %s (%s): rel_l2 %.3g (tol %.3g) max_abs %.3g nonfinite %lld\n",
+                    p->tensors[p->outputs[i]].name, dtype, s.rel_l2, tol, s.max_abs,
+                    (long long)s.nonfinite);
+            htensor_free(&got);
+            fail_msg("output %s disagrees with the CPU reference", p->tensors[p->outputs[i]].name);
+        }
+        htensor_free(&got);
+    }
+    int verr = vk_backend_validation_errors(be);
+    exec_close(&x);
+    be->ops->destroy(be);
+    pipeline_free(&pipe);
+    ref_free(&r);
+    bind_free(&b);
+    graph_free(g0);
+    diag_free(&d);
+    if (verr) fail_msg("%d Vulkan validation errors", verr);
+    return worst;
+}
+
+static int put_t(char *b, size_t n, const char *name, const TuSpec *s)
+{
+    int k = snprintf(b, n, "{\"name\":\"%s\",\"dtype\":\"%s\",\"shape\":[", name,
+                     s->dtype ? s->dtype : "float32");
+    for (int i = 0; i < s->rank; i++)
+        k += snprintf(b + k, n - (size_t)k, i ? ",%lld" : "%lld", (long long)s->shape[i]);
+    return k + snprintf(b + k, n - (size_t)k, "]}");
+}
+
+double vc_check_node(const char *aten, int nin, const TuSpec *in, TuSpec out, const char *attrs,
+                     const char *dtype, double tol, const char *expect_shader)
+{
+    size_t cap = 16384;
+    char *b = malloc(cap), nm[16];
+    assert_non_null(b);
+    int k = snprintf(b, cap, "{\"model_name\":\"t\",\"graph_inputs\":[");
+    for (int i = 0; i < nin; i++) {
+        snprintf(nm, sizeof nm, "in%d", i);
+        k += snprintf(b + k, cap - (size_t)k, i ? "," : "");
+        k += put_t(b + k, cap - (size_t)k, nm, &in[i]);
+    }
+    k += snprintf(b + k, cap - (size_t)k, "],\"graph_outputs\":[");
+    k += put_t(b + k, cap - (size_t)k, "out0", &out);
+    k += snprintf(b + k, cap - (size_t)k, "],\"nodes\":[{\"name\":\"n0\",\"op_type\":\"%s\",\"inputs\":[", aten);
+    for (int i = 0; i < nin; i++) {
+        snprintf(nm, sizeof nm, "in%d", i);
+        k += snprintf(b + k, cap - (size_t)k, i ? "," : "");
+        k += put_t(b + k, cap - (size_t)k, nm, &in[i]);
+    }
+    k += snprintf(b + k, cap - (size_t)k, "],\"outputs\":[");
+    k += put_t(b + k, cap - (size_t)k, "out0", &out);
+    snprintf(b + k, cap - (size_t)k, "],\"attrs\":{%s}}]}", attrs ? attrs : "");
+    double w = vc_check_json(b, dtype, tol, expect_shader);
+    free(b);
+    return w;
+}

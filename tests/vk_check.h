@@ -1,0 +1,31 @@
+/* Conformance checks of NPU kernels on Vulkan (lavapipe in CI) against the CPU reference, the
+ * way ggml's test-backend-ops does it: a graph in the exporter's JSON format is run on the CPU
+ * reference as imported, and compiled (fusions on, the given compute dtype) and run on Vulkan
+ * with every device buffer poisoned with NaN first, on the same seeded random weights and
+ * inputs (never zeros). Each graph output is compared by relative L2 error; the check fails the
+ * cmocka test, naming the output and the numbers, when it exceeds `tol`, and also when no kernel
+ * of family `expect_shader` ran (so a test cannot pass without exercising its kernel). With
+ * NPU_VK_VALIDATE=1 it also fails on any validation-layer error. */
+#ifndef NPU_VK_CHECK_H
+#define NPU_VK_CHECK_H
+
+#include "testutil.h"
+
+/* dtype: "fp16", "bf16" or "fp32". Returns the worst relative L2 error over the outputs. */
+double vc_check_json(const char *json, const char *dtype, double tol, const char *expect_shader);
+/* One node: inputs "in0".. as graph inputs, output "out0" (as tu_node_graph). */
+double vc_check_node(const char *aten, int nin, const TuSpec *in, TuSpec out, const char *attrs,
+                     const char *dtype, double tol, const char *expect_shader);
+/* Tolerances (relative L2) that fit each storage dtype with fp32 arithmetic. */
+#define VC_TOL_F32 1e-5
+#define VC_TOL_F16 3e-3
+#define VC_TOL_BF16 2e-2
+
+/* JSON building blocks for the exporter's format: a tensor, a node. */
+#define VC_T(n, s) "{\"name\":\"" n "\",\"shape\":" s "}"
+#define VC_TI(n, s) "{\"name\":\"" n "\",\"dtype\":\"int64\",\"shape\":" s "}"
+#define VC_NODE(name, op, ins, outs, attrs)                                                      \
+    "{\"name\":\"" name "\",\"op_type\":\"" op "\",\"inputs\":[" ins "],\"outputs\":[" outs     \
+    "],\"attrs\":{" attrs "}}"
+
+#endif
