@@ -1,4 +1,5 @@
-/* unary kernels on Vulkan against the CPU reference: every op, three storage dtypes, shapes
+/* run_tests: foreign-leaks-ok (lavapipe leaks inside itself; see test_vk_core.c)
+ * unary kernels on Vulkan against the CPU reference: every op, three storage dtypes, shapes
  * that are not multiples of the workgroup, and a padded (conv-family) layout. */
 #include <setjmp.h>
 #include <stdarg.h>
