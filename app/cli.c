@@ -77,6 +77,7 @@ int cli_main(int argc, char **argv)
     if (strcmp(cmd, "compile") == 0) return cmd_compile(argc - 2, argv + 2);
     if (strcmp(cmd, "describe") == 0) return cmd_describe(argc - 2, argv + 2);
     if (strcmp(cmd, "dot") == 0) return cmd_dot(argc - 2, argv + 2);
+    if (strcmp(cmd, "profile") == 0) return cmd_profile(argc - 2, argv + 2);
     fprintf(stderr, "error: unknown command '%s'\n%s", cmd, usage);
     return 2;
 }

@@ -6,42 +6,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../runtime/backend.h"
 #include "../runtime/compare.h"
 #include "../runtime/cpu_ref.h"
-#include "../runtime/exec.h"
 #include "../runtime/safetensors.h"
-#include "compile.h"
+#include "runner.h"
 #include "model.h"
 #include "report.h"
-
-/* --dtype auto: bf16 when a weight is stored bf16, else fp16. */
-static const char *resolve_dtype(const Options *o, const Binding *b)
-{
-    if (strcmp(o->dtype, "auto") != 0) return o->dtype;
-    return b->stored_bf16 ? "bf16" : "fp16";
-}
 
 /* Runs the compiled plan; outs[i] receives graph output i. */
 static Status run_plan(const Options *o, Model *m, HTensor *outs, char *dev, size_t ndev,
                        DiagList *d)
 {
-    Pipeline pipe = {0};
-    Backend *be = NULL;
-    Exec x = {0};
-    Status st = compile_model(o, &pipe, d);
-    if (st == ST_OK) st = bind_apply_recipes(pipe.g, &m->b, d);
-    VkBackendOptions vo = vk_backend_options_default();
-    vo.device = o->device;
-    if (st == ST_OK) st = vk_backend_create(&vo, &be, d);
-    if (st == ST_OK) snprintf(dev, ndev, "%s", be->ops->device(be));
-    if (st == ST_OK) st = exec_open(&x, pipe.plan, pipe.g, &m->b, be, d);
-    if (st == ST_OK) st = exec_run(&x, false, d);
-    for (int i = 0; st == ST_OK && i < pipe.plan->noutputs; i++)
-        st = exec_read(&x, pipe.plan->outputs[i], &outs[i], d);
-    exec_close(&x);
-    if (be) be->ops->destroy(be);
-    pipeline_free(&pipe);
+    Runner r;
+    Status st = runner_open(&r, o, m, false, d);
+    if (st == ST_OK) snprintf(dev, ndev, "%s", r.be->ops->device(r.be));
+    if (st == ST_OK) st = exec_run(&r.x, false, d);
+    for (int i = 0; st == ST_OK && i < r.pipe.plan->noutputs; i++)
+        st = exec_read(&r.x, r.pipe.plan->outputs[i], &outs[i], d);
+    runner_close(&r);
     return st;
 }
 
@@ -58,7 +40,7 @@ int cmd_run(int argc, char **argv)
     char dev[600] = "";
     if (st == ST_OK) st = model_load_graph(&m, o.model, &d);
     if (st == ST_OK) st = model_bind(&m, &o, &d);
-    const char *dtype = st == ST_OK ? resolve_dtype(&o, &m.b) : "fp32";
+    const char *dtype = st == ST_OK ? runner_dtype(&o, &m.b) : "fp32";
     bool cpu = strcmp(o.backend, "cpu") == 0;
     if (st == ST_OK && cpu) {
         RefOptions ro = {.keep_all = false};

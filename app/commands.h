@@ -9,5 +9,7 @@ int cmd_compile(int argc, char **argv);
 int cmd_describe(int argc, char **argv);
 int cmd_dot(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
+int cmd_bisect(int argc, char **argv);
 
 #endif

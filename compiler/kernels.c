@@ -11,6 +11,7 @@ static const struct {
     KernelLowerFn fn;
 } families[] = {
     {"unary", lower_unary},
+    {"corrupt", lower_corrupt},
 };
 
 static KernelLowerFn family_of(const char *stem)

@@ -73,5 +73,6 @@ Status lower_pool2d(const KernelCtx *c, PlanKernel *k);
 Status lower_matmul(const KernelCtx *c, PlanKernel *k);
 Status lower_rope(const KernelCtx *c, PlanKernel *k);
 Status lower_attention(const KernelCtx *c, PlanKernel *k);  /* decode_attention */
+Status lower_corrupt(const KernelCtx *c, PlanKernel *k);    /* --break: lower_debug.c */
 
 #endif

@@ -24,6 +24,8 @@ typedef struct Lowering {
     const Graph *g;
     Plan *p;
     int *pt; /* graph tensor -> plan tensor */
+    const CompileOptions *o;
+    bool broke; /* the --break instance was found */
 } Lowering;
 
 static int plan_tensor(Lowering *L, int t)
@@ -148,11 +150,23 @@ static Status lower_last(Lowering *L, const Node *anchor, const Fusion *fu, Diag
     return kernel_lower(&c, &L->p->kernels[L->p->nkernels - 1]);
 }
 
+/* --break ID: a visible extra kernel right after the instance's fused kernel that corrupts its
+ * output in place, so bisect can be demonstrated and tested on a known culprit. */
+static Status add_corrupt(Lowering *L, const Node *n, int node, int fusion, const Fusion *fu,
+                          DiagList *d)
+{
+    Status st = add_kernel(L, n, node, fusion, NULL, 0, fu->out, KT_NPU, "corrupt", fu->nodes,
+                           fu->nnodes);
+    if (st == ST_OK) st = lower_last(L, n, fu, d);
+    L->broke = true;
+    return st;
+}
+
 static Status build_kernels(Lowering *L, DiagList *d)
 {
     const Graph *g = L->g;
     Plan *p = L->p;
-    p->kernels = arena_alloc(&p->arena, sizeof(PlanKernel) * (size_t)(g->nnodes + 1));
+    p->kernels = arena_alloc(&p->arena, sizeof(PlanKernel) * (size_t)(g->nnodes + 2));
     p->fusions = arena_alloc(&p->arena, sizeof(PlanFusion) * (size_t)(g->nfusions + 1));
     if (!p->kernels || !p->fusions) return ST_NOMEM;
     for (int f = 0; f < g->nfusions; f++) {
@@ -184,6 +198,8 @@ static Status build_kernels(Lowering *L, DiagList *d)
             st = add_kernel(L, n, i, n->fusion, ins, nin, fu->out, KT_NPU,
                             fusion_shader(fu->pattern), fu->nodes, fu->nnodes);
             if (st == ST_OK) st = lower_last(L, n, fu, d);
+            if (st == ST_OK && L->o->break_id && strcmp(L->o->break_id, fu->id) == 0)
+                st = add_corrupt(L, n, i, n->fusion, fu, d);
         } else {
             if (n->nout == 1 && g->tensors[n->out[0]].alias_of >= 0) continue; /* a view */
             if (!op_info[n->op].shader) continue;
@@ -232,6 +248,8 @@ static Status build_levels_parts(Lowering *L)
             if (p->tensors[t].alias_of >= 0) t = p->tensors[t].alias_of;
             if (lvl[t] > level) level = lvl[t];
         }
+        for (int a = kn->nin; a < kn->nargs; a++) /* in-place writers follow the writer */
+            if (kn->args[a] >= 0 && lvl[kn->args[a]] > level) level = lvl[kn->args[a]];
         kn->level = level + 1;
         if (kn->level > p->nlevels) p->nlevels = kn->level;
         for (int a = kn->nin; a < kn->nargs; a++) {
@@ -273,7 +291,7 @@ Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList 
         free(pt);
         return ST_NOMEM;
     }
-    Lowering L = {g, p, pt};
+    Lowering L = {g, p, pt, o, false};
     p->model_name = arena_strdup(&p->arena, g->model_name);
     p->source = arena_strdup(&p->arena, g->path);
     p->compute = o->compute;
@@ -282,6 +300,10 @@ Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList 
     p->naive_bytes = g->naive_bytes;
     Status st = build_tensors(&L, o);
     if (st == ST_OK) st = build_kernels(&L, d);
+    if (st == ST_OK && o->break_id && !L.broke)
+        st = diag_error(d, g->path, NULL, NULL,
+                        "--break %s: no enabled fusion instance has that id (see `fusion list`)",
+                        o->break_id);
     if (st == ST_OK) st = build_levels_parts(&L);
     if (st == ST_OK) {
         p->recipes = arena_alloc(&p->arena, sizeof(PlanRecipe) * (size_t)(g->nrecipes + 1));

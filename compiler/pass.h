@@ -15,6 +15,8 @@ typedef struct CompileOptions {
     int channel_tile;               /* NPU conv-family channel padding (32) */
     DType compute;                  /* storage dtype of float tensors on the NPU (F16, BF16, F32) */
     int arena_align;                /* byte alignment of arena offsets (256) */
+    bool no_reuse;                  /* plan-memory: no liveness reuse (every output readable) */
+    const char *break_id;           /* --break: corrupt this fusion instance's kernel on purpose */
     const char *no_fuse[COMPILE_MAX_LIST]; /* pattern names, instance ids, or "all" */
     int n_no_fuse;
     const char *cpu_ops[COMPILE_MAX_LIST]; /* ATen names forced onto the CPU (debug) */

@@ -2,7 +2,8 @@
  * owns storage lives from the kernel that produces it to its last reader (through aliases);
  * graph inputs from the start, graph outputs to the end. First-fit placement over that order
  * reuses dead tensors' bytes. Reports the arena size against one buffer per tensor. Weights get
- * their own buffers (offset -1). Tensors inside an enabled fused kernel take no memory. */
+ * their own buffers (offset -1). Tensors inside an enabled fused kernel take no memory.
+ * CompileOptions.no_reuse keeps every tensor alive to the end (for per-kernel comparisons). */
 #include <stdlib.h>
 #include "pass.h"
 
@@ -75,6 +76,10 @@ Status pass_plan_memory(Graph *g, PassCtx *c)
         if (g->tensors[t].alias_of >= 0) t = g->tensors[t].alias_of;
         if (idx[t] >= 0) lv[idx[t]].last = g->nnodes;
     }
+    /* no_reuse (profiling, bisect): every tensor keeps its bytes to the end, so each kernel's
+     * output can be read after one run; the kernels themselves are the same */
+    if (c->opt->no_reuse)
+        for (int i = 0; i < n; i++) lv[i].last = g->nnodes;
     qsort(lv, (size_t)n, sizeof *lv, by_def);
     int64_t arena = 0, naive = 0;
     for (int i = 0; i < n; i++) {

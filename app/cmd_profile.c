@@ -1,0 +1,222 @@
+/* `npu-explore profile`: per-kernel GPU time (timestamps; median and spread over --iters after
+ * warm-ups), the CPU reference's time for the same IR nodes, speedup, and the error of each
+ * kernel's output against the reference tensor; totals. Formats: table, json (one object per
+ * line, schema npu-explore/profile/1), csv. --save FILE keeps the JSON lines; --baseline FILE
+ * shows per-kernel deltas against such a file, matched by the kernel's output tensor. */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../runtime/profile.h"
+#include "commands.h"
+#include "report.h"
+#include "runner.h"
+
+static void fused_from(const PlanKernel *k, char *buf, size_t n)
+{
+    buf[0] = 0;
+    size_t used = 0;
+    for (int i = 0; i < k->nprov && used + 1 < n; i++) {
+        int w = snprintf(buf + used, n - used, i ? ",%s" : "%s", k->prov[i]);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    if (used >= n - 1 && n > 4) strcpy(buf + n - 4, "...");
+}
+
+static const char *out_name(const Plan *p, const PlanKernel *k)
+{
+    return k->nargs > k->nin ? p->tensors[k->args[k->nargs - 1]].name : "";
+}
+
+/* A saved profile: GPU medians by the kernel's output tensor name. */
+typedef struct Baseline {
+    int n;
+    char **name;
+    double *us;
+} Baseline;
+
+static void baseline_free(Baseline *b)
+{
+    for (int i = 0; i < b->n; i++) free(b->name[i]);
+    free(b->name);
+    free(b->us);
+    memset(b, 0, sizeof *b);
+}
+
+static const double *baseline_find(const Baseline *b, const char *name)
+{
+    for (int i = 0; i < b->n; i++)
+        if (strcmp(b->name[i], name) == 0) return &b->us[i];
+    return NULL;
+}
+
+static Status load_baseline(const char *path, Baseline *b, DiagList *d)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return diag_error(d, path, NULL, NULL, "cannot open the baseline");
+    char line[8192];
+    int cap = 0;
+    Status st = ST_OK;
+    while (st == ST_OK && fgets(line, sizeof line, f)) {
+        json_object *o = json_tokener_parse(line), *kind, *out, *us;
+        if (o && json_object_object_get_ex(o, "kind", &kind) &&
+            strcmp(json_object_get_string(kind), "kernel") == 0 &&
+            json_object_object_get_ex(o, "output", &out) &&
+            json_object_object_get_ex(o, "gpu_us", &us)) {
+            if (b->n == cap) {
+                cap = cap ? 2 * cap : 64;
+                char **nn = realloc(b->name, sizeof *nn * (size_t)cap);
+                if (nn) b->name = nn;
+                double *nu = realloc(b->us, sizeof *nu * (size_t)cap);
+                if (nu) b->us = nu;
+                if (!nn || !nu) st = ST_NOMEM;
+            }
+            if (st == ST_OK) {
+                b->name[b->n] = strdup(json_object_get_string(out));
+                b->us[b->n] = json_object_get_double(us);
+                if (b->name[b->n]) b->n++;
+            }
+        }
+        json_object_put(o);
+    }
+    fclose(f);
+    if (st == ST_OK && b->n == 0)
+        st = diag_error(d, path, NULL, NULL, "no profile kernel lines in the baseline");
+    return st;
+}
+
+static void print_json(FILE *f, const Plan *p, const Profile *pr, const char *dev,
+                       const char *dtype)
+{
+    char from[512];
+    for (int k = 0; k < p->nkernels; k++) {
+        const PlanKernel *kn = &p->kernels[k];
+        const ProfKernel *pk = &pr->k[k];
+        fused_from(kn, from, sizeof from);
+        fprintf(f,
+                "{\"schema\":\"npu-explore/profile/1\",\"kind\":\"kernel\",\"index\":%d,"
+                "\"kernel\":\"%s\",\"target\":\"%s\",\"fusion\":\"%s\",\"output\":\"%s\","
+                "\"fused_from\":\"%s\",\"gpu_us\":%.3f,\"gpu_min_us\":%.3f,\"gpu_max_us\":%.3f,"
+                "\"cpu_us\":%.3f,\"rel_l2\":%.6g,\"max_abs\":%.6g,\"verdict\":\"%s\"}\n",
+                k, kn->shader, kn->target == KT_NPU ? "npu" : "cpu",
+                kn->fusion >= 0 ? p->fusions[kn->fusion].id : "", out_name(p, kn), from,
+                pk->gpu_med, pk->gpu_min, pk->gpu_max, pk->cpu_us,
+                pk->has_err ? pk->err.rel_l2 : -1, pk->has_err ? pk->err.max_abs : -1,
+                !pk->has_err ? "-" : pk->ok ? "ok" : "MISMATCH");
+    }
+    fprintf(f,
+            "{\"schema\":\"npu-explore/profile/1\",\"kind\":\"summary\",\"model\":\"%s\","
+            "\"device\":\"%s\",\"dtype\":\"%s\",\"iters\":%d,\"kernels\":%d,\"dispatches\":%d,"
+            "\"gpu_sum_us\":%.3f,\"wall_us\":%.3f,\"cpu_ref_us\":%.3f,\"device_bytes\":%lld}\n",
+            p->model_name ? p->model_name : "", dev, dtype, pr->iters, p->nkernels,
+            pr->dispatches, pr->gpu_sum_us, pr->wall_med_us, pr->cpu_ref_us,
+            (long long)pr->device_bytes);
+}
+
+static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *dev,
+                        const char *dtype, const Baseline *base, bool csv)
+{
+    char from[40];
+    if (csv)
+        fprintf(f, "index,kernel,target,fusion,output,gpu_us,gpu_min_us,gpu_max_us,cpu_us,"
+                   "speedup,rel_l2,max_abs,verdict\n");
+    else
+        fprintf(f, "profile %s on %s, %s, %d timed runs (median)\n%-4s %-16s %-24s %9s %9s %9s "
+                   "%8s %9s  %-8s%s\n",
+                p->model_name ? p->model_name : "", dev, dtype, pr->iters, "#", "kernel",
+                "fused from", "gpu_us", "spread", "cpu_us", "speedup", "rel_l2", "verdict",
+                base ? "  vs baseline" : "");
+    for (int k = 0; k < p->nkernels; k++) {
+        const PlanKernel *kn = &p->kernels[k];
+        const ProfKernel *pk = &pr->k[k];
+        fused_from(kn, from, sizeof from);
+        double sp = pk->gpu_med > 0 ? pk->cpu_us / pk->gpu_med : 0;
+        const char *verdict = !pk->has_err ? "-" : pk->ok ? "ok" : "MISMATCH";
+        if (csv) {
+            fprintf(f, "%d,%s,%s,%s,%s,%.3f,%.3f,%.3f,%.3f,%.2f,%.6g,%.6g,%s\n", k, kn->shader,
+                    kn->target == KT_NPU ? "npu" : "cpu",
+                    kn->fusion >= 0 ? p->fusions[kn->fusion].id : "", out_name(p, kn),
+                    pk->gpu_med, pk->gpu_min, pk->gpu_max, pk->cpu_us, sp,
+                    pk->has_err ? pk->err.rel_l2 : -1, pk->has_err ? pk->err.max_abs : -1, verdict);
+            continue;
+        }
+        char delta[48] = "";
+        if (base) {
+            const double *b = baseline_find(base, out_name(p, kn));
+            if (b && *b > 0)
+                snprintf(delta, sizeof delta, "  %+.1f%%", 100.0 * (pk->gpu_med - *b) / *b);
+            else
+                snprintf(delta, sizeof delta, "  new");
+        }
+        char rel[16] = "-";
+        if (pk->has_err) snprintf(rel, sizeof rel, "%.2e", pk->err.rel_l2);
+        fprintf(f, "%-4d %-16s %-24s %9.2f %9.2f %9.2f %7.1fx %9s  %-8s%s\n", k,
+                kn->target == KT_CPU ? "cpu" : kn->shader, from, pk->gpu_med,
+                pk->gpu_max - pk->gpu_min, pk->cpu_us, sp, rel, verdict, delta);
+    }
+    if (csv) return;
+    fprintf(f, "total: %d kernels, %d dispatches, gpu sum %.1f us, wall %.1f us per run (min %.1f), "
+               "cpu reference %.1f us, device memory %.2f MiB\n",
+            p->nkernels, pr->dispatches, pr->gpu_sum_us, pr->wall_med_us, pr->wall_min_us,
+            pr->cpu_ref_us, (double)pr->device_bytes / (1024.0 * 1024.0));
+    if (pr->worst_kernel >= 0)
+        fprintf(f, "worst error: kernel %d (%s) rel_l2 %.3e\n", pr->worst_kernel,
+                p->kernels[pr->worst_kernel].shader, pr->k[pr->worst_kernel].err.rel_l2);
+}
+
+int cmd_profile(int argc, char **argv)
+{
+    Options o;
+    DiagList d = {0};
+    opt_defaults(&o);
+    Status st = opt_parse(&o, argc, argv, 1, &d);
+    Model m = {0};
+    Runner timed = {0}, exact = {0};
+    RefRun ref = {0};
+    Profile pr = {0};
+    Baseline base = {0};
+    if (st == ST_OK && strcmp(o.backend, "vulkan") != 0)
+        st = diag_error(&d, NULL, NULL, NULL, "profile times the Vulkan backend: drop --backend cpu");
+    if (st == ST_OK && o.baseline) st = load_baseline(o.baseline, &base, &d);
+    if (st == ST_OK) st = model_load_graph(&m, o.model, &d);
+    if (st == ST_OK) st = model_bind(&m, &o, &d);
+    if (st == ST_OK) st = runner_open(&timed, &o, &m, false, &d);
+    if (st == ST_OK) st = prof_init(&pr, timed.pipe.plan);
+    if (st == ST_OK) st = prof_time(&timed.x, o.iters, &pr, &d);
+    if (st == ST_OK) st = runner_open(&exact, &o, &m, true, &d);
+    RefOptions ro = {.keep_all = true};
+    if (st == ST_OK) st = ref_run(exact.pipe.g, m.b.vals, &ro, &ref, &d);
+    Tolerance tol = report_tolerance(&o, timed.dtype);
+    if (st == ST_OK) st = prof_errors(&exact.x, &ref, &tol, &pr, &d);
+    if (st == ST_OK) {
+        const char *dev = timed.be->ops->device(timed.be);
+        if (strcmp(o.format, "json") == 0 || o.json)
+            print_json(stdout, timed.pipe.plan, &pr, dev, timed.dtype);
+        else
+            print_table(stdout, timed.pipe.plan, &pr, dev, timed.dtype, base.n ? &base : NULL,
+                        strcmp(o.format, "csv") == 0);
+        if (o.save) {
+            char tmp[4096];
+            snprintf(tmp, sizeof tmp, "%s.tmp", o.save);
+            FILE *f = fopen(tmp, "w");
+            if (!f) st = diag_error(&d, o.save, NULL, NULL, "cannot write");
+            else {
+                print_json(f, timed.pipe.plan, &pr, dev, timed.dtype);
+                if (fclose(f) != 0 || rename(tmp, o.save) != 0)
+                    st = diag_error(&d, o.save, NULL, NULL, "cannot write");
+            }
+        }
+    }
+    int rc = status_exit_code(st);
+    diag_print(&d, stderr);
+    baseline_free(&base);
+    prof_free(&pr);
+    ref_free(&ref);
+    runner_close(&exact);
+    runner_close(&timed);
+    model_free(&m);
+    diag_free(&d);
+    return rc;
+}

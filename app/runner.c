@@ -1,0 +1,38 @@
+#include "runner.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "compile.h"
+
+const char *runner_dtype(const Options *o, const Binding *b)
+{
+    if (strcmp(o->dtype, "auto") != 0) return o->dtype;
+    return b->stored_bf16 ? "bf16" : "fp16";
+}
+
+Status runner_open(Runner *r, const Options *o, Model *m, bool no_reuse, DiagList *d)
+{
+    memset(r, 0, sizeof *r);
+    Options oo = *o;
+    snprintf(r->dtype, sizeof r->dtype, "%s", runner_dtype(o, &m->b));
+    oo.dtype = r->dtype;
+    CompileOptions co;
+    compile_options_from(&oo, &co);
+    co.no_reuse = no_reuse;
+    Status st = pipeline_run(o->model, &co, &r->pipe, d);
+    if (st == ST_OK) st = bind_apply_recipes(r->pipe.g, &m->b, d);
+    VkBackendOptions vo = vk_backend_options_default();
+    vo.device = o->device;
+    if (st == ST_OK) st = vk_backend_create(&vo, &r->be, d);
+    if (st == ST_OK) st = exec_open(&r->x, r->pipe.plan, r->pipe.g, &m->b, r->be, d);
+    return st;
+}
+
+void runner_close(Runner *r)
+{
+    exec_close(&r->x);
+    if (r->be) r->be->ops->destroy(r->be);
+    pipeline_free(&r->pipe);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,118 @@
+#include "profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hostxf.h"
+
+Status prof_init(Profile *pr, const Plan *p)
+{
+    memset(pr, 0, sizeof *pr);
+    pr->nkernels = p->nkernels;
+    pr->k = calloc((size_t)p->nkernels + 1, sizeof *pr->k);
+    if (!pr->k) return ST_NOMEM;
+    for (int i = 0; i < p->nkernels; i++) {
+        pr->k[i].gpu_med = pr->k[i].gpu_min = pr->k[i].gpu_max = -1;
+        pr->k[i].ok = true;
+    }
+    pr->worst_kernel = -1;
+    for (int t = 0; t < p->ntensors; t++)
+        if (p->tensors[t].alias_of < 0 && (p->tensors[t].offset < 0 || p->tensors[t].kind != PT_ACT))
+            pr->device_bytes += (int64_t)hostxf_device_bytes(&p->tensors[t]);
+    pr->device_bytes += p->arena_bytes;
+    return ST_OK;
+}
+
+void prof_free(Profile *pr)
+{
+    free(pr->k);
+    memset(pr, 0, sizeof *pr);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
+{
+    const Plan *p = x->p;
+    if (iters < 1) iters = 1;
+    pr->iters = iters;
+    double *us = malloc(sizeof(double) * ((size_t)p->nkernels + 1));
+    double *samples = malloc(sizeof(double) * ((size_t)p->nkernels * (size_t)iters + 1));
+    double *wall = malloc(sizeof(double) * ((size_t)iters + 1));
+    Status st = us && samples && wall ? ST_OK : ST_NOMEM;
+    for (int i = 0; i < 3 && st == ST_OK; i++) st = exec_run(x, false, d);
+    for (int it = 0; it < iters && st == ST_OK; it++) {
+        st = exec_run(x, true, d);
+        if (st == ST_OK && !x->be->ops->kernel_us(x->be, us, p->nkernels))
+            for (int k = 0; k < p->nkernels; k++) us[k] = -1;
+        for (int k = 0; st == ST_OK && k < p->nkernels; k++)
+            samples[(size_t)k * (size_t)iters + (size_t)it] =
+                p->kernels[k].target == KT_CPU ? x->cpu_us[k] : us[k];
+    }
+    for (int it = 0; it < iters && st == ST_OK; it++) {
+        st = exec_run(x, false, d);
+        wall[it] = x->wall_us;
+    }
+    if (st == ST_OK) {
+        pr->gpu_sum_us = 0;
+        pr->dispatches = 0;
+        for (int k = 0; k < p->nkernels; k++) {
+            double *s = &samples[(size_t)k * (size_t)iters];
+            qsort(s, (size_t)iters, sizeof *s, cmp_double);
+            ProfKernel *pk = &pr->k[k];
+            pk->gpu_min = s[0];
+            pk->gpu_max = s[iters - 1];
+            pk->gpu_med = s[iters / 2];
+            if (p->kernels[k].target == KT_NPU) {
+                pr->gpu_sum_us += pk->gpu_med > 0 ? pk->gpu_med : 0;
+                pr->dispatches++;
+            }
+        }
+        qsort(wall, (size_t)iters, sizeof *wall, cmp_double);
+        pr->wall_med_us = wall[iters / 2];
+        pr->wall_min_us = wall[0];
+    }
+    free(us);
+    free(samples);
+    free(wall);
+    return st;
+}
+
+Status prof_errors(Exec *xe, const RefRun *ref, const Tolerance *tol, Profile *pr, DiagList *d)
+{
+    const Plan *p = xe->p;
+    const Graph *g = xe->g;
+    Status st = exec_run(xe, false, d);
+    pr->cpu_ref_us = ref->total_us;
+    double worst = -1;
+    for (int k = 0; k < p->nkernels && st == ST_OK; k++) {
+        const PlanKernel *kn = &p->kernels[k];
+        ProfKernel *pk = &pr->k[k];
+        pk->cpu_us = 0;
+        for (int i = 0; i < kn->nprov; i++) {
+            int nd = graph_find_node(g, kn->prov[i]);
+            if (nd >= 0 && ref->node_us) pk->cpu_us += ref->node_us[nd];
+        }
+        if (kn->nargs <= kn->nin) continue;
+        int t = kn->args[kn->nargs - 1];
+        int gt = xe->gt[t];
+        if (gt < 0 || gt >= ref->ntensors || !ref->vals[gt].data) continue;
+        HTensor got = {0};
+        st = exec_read(xe, t, &got, d);
+        if (st != ST_OK) break;
+        pk->has_err = cmp_tensors(&got, &ref->vals[gt], &pk->err);
+        htensor_free(&got);
+        if (!pk->has_err) continue;
+        pk->ok = cmp_ok(&pk->err, tol);
+        double e = pk->err.nonfinite ? 1e30 : pk->err.rel_l2;
+        if (e > worst) {
+            worst = e;
+            pr->worst_kernel = k;
+        }
+    }
+    return st;
+}

@@ -1,0 +1,42 @@
+/* The profiler's measurements: per kernel, GPU time from timestamp queries (median and spread
+ * over N timed runs after warm-ups), the CPU reference's time for the same IR nodes, and the
+ * error of the kernel's output against the reference tensor of the same name; totals per run.
+ * Timed runs put a barrier and a timestamp after every kernel; the untimed recording gives the
+ * end-to-end wall time. Both compute the same values (profiling never changes results).
+ * Printing is the caller's (app/cmd_profile.c). */
+#ifndef NPU_PROFILE_H
+#define NPU_PROFILE_H
+
+#include "compare.h"
+#include "cpu_ref.h"
+#include "exec.h"
+
+typedef struct ProfKernel {
+    double gpu_med, gpu_min, gpu_max; /* microseconds; -1 when not timed on the device */
+    double cpu_us;                    /* CPU reference time of the kernel's IR nodes */
+    bool has_err;                     /* a reference tensor exists for its output */
+    CmpStats err;
+    bool ok; /* within tolerance (true when there is nothing to compare) */
+} ProfKernel;
+
+typedef struct Profile {
+    int nkernels;
+    ProfKernel *k; /* [nkernels] */
+    int iters, dispatches;
+    double wall_med_us, wall_min_us; /* untimed end-to-end runs (inputs uploaded, one submit) */
+    double gpu_sum_us;               /* sum of kernel medians */
+    double cpu_ref_us;               /* the CPU reference, whole graph */
+    int64_t device_bytes;            /* arena + weights + inputs on the device */
+    int worst_kernel;                /* largest rel_l2, -1 */
+} Profile;
+
+Status prof_init(Profile *pr, const Plan *p);
+void prof_free(Profile *pr);
+/* Runs x (prepared) 3 times untimed to warm up, then `iters` timed and `iters` untimed runs. */
+Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d);
+/* CPU times and errors. `xe` runs the same kernels as the timed plan (compiled with no_reuse,
+ * so every output survives the run); `ref` is the CPU reference of that compiled graph with
+ * every tensor kept. */
+Status prof_errors(Exec *xe, const RefRun *ref, const Tolerance *tol, Profile *pr, DiagList *d);
+
+#endif

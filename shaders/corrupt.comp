@@ -1,0 +1,16 @@
+// corrupt: y = 0.75 y + 0.25 in place, the deliberate fault of `--break ID` (lower_debug.c).
+// Spec: 0 = workgroup size. Binding 0 = y (read and written). Push {n}.
+#version 450
+#include "common.glsl"
+#include "index.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(std430, set = 0, binding = 0) buffer Y { STORAGE_T y[]; };
+layout(push_constant) uniform Push { uint n; } pc;
+
+void main()
+{
+    uint i = npu_global_index();
+    if (i >= pc.n) return;
+    y[i] = S_STORE(0.75 * S_LOAD(y[i]) + 0.25);
+}
