@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include "../common/diag.h"
 
-#define OPT_MAX_LIST 64
+#define OPT_MAX_LIST 512
 
 typedef struct Options {
     const char *model;      /* positional MODEL */

@@ -9,7 +9,7 @@
 #include "../common/diag.h"
 #include "graph.h"
 
-#define COMPILE_MAX_LIST 64
+#define COMPILE_MAX_LIST 512
 
 typedef struct CompileOptions {
     int channel_tile;               /* NPU conv-family channel padding (32) */
