@@ -1,5 +1,5 @@
 /* `npu-explore --batch MODEL [options] [-x SCRIPT | -]`: session commands from a script or
- * stdin, one per line; with no script: describe and check. A failing command prints its error and
+ * stdin, one per line; with no script: describe, check (or run) and profile. A failing command prints its error and
  * stops the script with its exit code unless `set on-error continue`. */
 #include <stdio.h>
 #include <string.h>
@@ -33,7 +33,10 @@ int cmd_batch(int argc, char **argv)
     } else if (o.script) {
         in = stdin;
     }
-    static const char *dflt[] = {"describe", "check"};
+    /* no script: the report (check only when there is a reference to check against) */
+    const char *dflt[3] = {"describe", "check", "profile"};
+    int ndflt = 3;
+    if (s.model.b.nref == 0) dflt[1] = "run";
     char line[4096];
     for (int n = 0;; n++) {
         const char *cmd;
@@ -42,7 +45,7 @@ int cmd_batch(int argc, char **argv)
             line[strcspn(line, "\n")] = 0;
             cmd = line;
         } else {
-            if (n >= 2) break;
+            if (n >= ndflt) break;
             cmd = dflt[n];
         }
         diag_clear(&d);

@@ -27,6 +27,7 @@ typedef struct Bisect {
     char **nodes;          /* [n] member names, joined */
     int steps;
     bool json;
+    FILE *out;
 } Bisect;
 
 /* Runs with exactly the instances in `on` (a 0/1 mask) enabled; *ok and *worst from the
@@ -82,13 +83,13 @@ static void print_step(Bisect *b, const char *what, const char *on, bool ok, dou
     }
     b->steps++;
     if (b->json)
-        printf("{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"step\",\"step\":%d,\"what\":\"%s\","
+        fprintf(b->out, "{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"step\",\"step\":%d,\"what\":\"%s\","
                "\"enabled\":%d,\"of\":%d,\"verdict\":\"%s\",\"worst_rel_l2\":%.6g}\n",
                b->steps, what, k, b->n, ok ? "ok" : "MISMATCH", worst);
     else
-        printf("step %-3d %-14s %3d of %d on [%s]  %-8s worst rel_l2 %.3e\n", b->steps, what, k,
+        fprintf(b->out, "step %-3d %-14s %3d of %d on [%s]  %-8s worst rel_l2 %.3e\n", b->steps, what, k,
                b->n, list, ok ? "ok" : "MISMATCH", worst);
-    fflush(stdout);
+    fflush(b->out);
 }
 
 static Status check(Bisect *b, const char *what, const char *on, bool *ok, DiagList *d)
@@ -192,12 +193,12 @@ static Status report_culprit(Bisect *b, int c, DiagList *d)
         const char *tensor = first >= 0 ? p->tensors[p->kernels[first].args[p->kernels[first].nargs - 1]].name : "-";
         double e = first >= 0 ? pr.k[first].err.rel_l2 : 0, ma = first >= 0 ? pr.k[first].err.max_abs : 0;
         if (b->json)
-            printf("{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"culprit\",\"fusion\":\"%s\","
+            fprintf(b->out, "{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"culprit\",\"fusion\":\"%s\","
                    "\"pattern\":\"%s\",\"nodes\":\"%s\",\"kernel\":%d,\"first_diverging\":\"%s\","
                    "\"first_kernel\":%d,\"rel_l2\":%.6g,\"max_abs\":%.6g}\n",
                    b->ids[c], b->pattern[c], b->nodes[c], kern, tensor, first, e, ma);
         else
-            printf("culprit: %s %s [%s], kernel %d (%s); first diverging tensor '%s' (kernel %d) "
+            fprintf(b->out, "culprit: %s %s [%s], kernel %d (%s); first diverging tensor '%s' (kernel %d) "
                    "rel_l2 %.3e max_abs %.3e\n",
                    b->ids[c], b->pattern[c], b->nodes[c], kern,
                    kern >= 0 ? p->kernels[kern].shader : "-", tensor, first, e, ma);
@@ -239,34 +240,34 @@ static Status list_instances(Bisect *b, DiagList *d)
     return st;
 }
 
-int cmd_bisect(int argc, char **argv)
+Status app_bisect(const Options *o, FILE *out, int *rcp, DiagList *dl)
 {
     Bisect b;
     memset(&b, 0, sizeof b);
-    DiagList d = {0};
-    opt_defaults(&b.o);
-    Status st = opt_parse(&b.o, argc, argv, 1, &d);
-    b.json = b.o.json;
-    if (st == ST_OK && strcmp(b.o.mode, "first") && strcmp(b.o.mode, "minimal"))
-        st = diag_error(&d, NULL, NULL, NULL, "--mode must be first or minimal, got '%s'", b.o.mode);
+    b.o = *o;
+    b.out = out;
+    b.json = o->json;
+    Status st = ST_OK;
+    if (strcmp(b.o.mode, "first") && strcmp(b.o.mode, "minimal"))
+        st = diag_error(dl, NULL, NULL, NULL, "--mode must be first or minimal, got '%s'", b.o.mode);
     if (st == ST_OK && strcmp(b.o.backend, "vulkan") != 0)
-        st = diag_error(&d, NULL, NULL, NULL, "bisect compares the Vulkan backend with the CPU "
+        st = diag_error(dl, NULL, NULL, NULL, "bisect compares the Vulkan backend with the CPU "
                                               "reference: drop --backend cpu");
-    if (st == ST_OK) st = model_load_graph(&b.m, b.o.model, &d);
-    if (st == ST_OK) st = model_bind(&b.m, &b.o, &d);
+    if (st == ST_OK) st = model_load_graph(&b.m, b.o.model, dl);
+    if (st == ST_OK) st = model_bind(&b.m, &b.o, dl);
     RefOptions ro = {.keep_all = false};
-    if (st == ST_OK) st = ref_run(b.m.g, b.m.b.vals, &ro, &b.ref, &d);
+    if (st == ST_OK) st = ref_run(b.m.g, b.m.b.vals, &ro, &b.ref, dl);
     if (st == ST_OK) b.tol = report_tolerance(&b.o, runner_dtype(&b.o, &b.m.b));
-    if (st == ST_OK) st = list_instances(&b, &d);
+    if (st == ST_OK) st = list_instances(&b, dl);
     int rc = 0;
     char *on = st == ST_OK ? calloc((size_t)b.n + 1, 1) : NULL;
     if (st == ST_OK && !on) st = ST_NOMEM;
     bool ok_off = false, ok_on = true, flaky = false, fl;
     double w;
-    if (st == ST_OK) st = evaluate(&b, on, true, &ok_off, &w, &fl, &d), flaky |= fl;
+    if (st == ST_OK) st = evaluate(&b, on, true, &ok_off, &w, &fl, dl), flaky |= fl;
     if (st == ST_OK) print_step(&b, "all off", on, ok_off, w);
     if (st == ST_OK) memset(on, 1, (size_t)b.n);
-    if (st == ST_OK && ok_off) st = evaluate(&b, on, true, &ok_on, &w, &fl, &d), flaky |= fl;
+    if (st == ST_OK && ok_off) st = evaluate(&b, on, true, &ok_on, &w, &fl, dl), flaky |= fl;
     if (st == ST_OK && ok_off) print_step(&b, "all on", on, ok_on, w);
     if (st == ST_OK) {
         const char *why = flaky    ? "the verdict changed between two identical runs: a flaky oracle cannot be bisected"
@@ -276,14 +277,14 @@ int cmd_bisect(int argc, char **argv)
         if (why) {
             rc = ok_on && !flaky && ok_off ? 0 : 1;
             if (b.json)
-                printf("{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"summary\",\"result\":\"%s\","
+                fprintf(b.out, "{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"summary\",\"result\":\"%s\","
                        "\"steps\":%d}\n", why, b.steps);
             else
-                printf("%s\n", why);
+                fprintf(b.out, "%s\n", why);
         } else if (strcmp(b.o.mode, "first") == 0) {
             int c;
-            st = bisect_first(&b, on, &c, &d);
-            if (st == ST_OK) st = report_culprit(&b, c, &d);
+            st = bisect_first(&b, on, &c, dl);
+            if (st == ST_OK) st = report_culprit(&b, c, dl);
         } else {
             /* peel off minimal failing sets until what remains passes */
             char *rest = malloc((size_t)b.n + 1);
@@ -291,21 +292,21 @@ int cmd_bisect(int argc, char **argv)
             if (rest) memset(rest, 1, (size_t)b.n);
             for (bool failing = true; st == ST_OK && failing;) {
                 memcpy(on, rest, (size_t)b.n);
-                st = ddmin(&b, on, &d);
+                st = ddmin(&b, on, dl);
                 for (int i = 0; st == ST_OK && i < b.n; i++)
                     if (on[i]) {
-                        st = report_culprit(&b, i, &d);
+                        st = report_culprit(&b, i, dl);
                         rest[i] = 0;
                     }
                 bool ok;
-                if (st == ST_OK) st = check(&b, "remaining", rest, &ok, &d);
+                if (st == ST_OK) st = check(&b, "remaining", rest, &ok, dl);
                 failing = !ok;
             }
             free(rest);
         }
     }
     if (st != ST_OK) rc = status_exit_code(st);
-    diag_print(&d, stderr);
+    *rcp = rc;
     free(on);
     for (int i = 0; i < b.n; i++) {
         free(b.ids[i]);
@@ -317,6 +318,19 @@ int cmd_bisect(int argc, char **argv)
     free(b.nodes);
     ref_free(&b.ref);
     model_free(&b.m);
+    return st;
+}
+
+int cmd_bisect(int argc, char **argv)
+{
+    Options o;
+    DiagList d = {0};
+    opt_defaults(&o);
+    int rc = 2;
+    Status st = opt_parse(&o, argc, argv, 1, &d);
+    if (st == ST_OK) app_bisect(&o, stdout, &rc, &d);
+    else rc = status_exit_code(st);
+    diag_print(&d, stderr);
     diag_free(&d);
     return rc;
 }

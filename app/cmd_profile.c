@@ -166,57 +166,63 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
                 p->kernels[pr->worst_kernel].shader, pr->k[pr->worst_kernel].err.rel_l2);
 }
 
-int cmd_profile(int argc, char **argv)
+Status app_profile(const Options *o, FILE *out, DiagList *d)
 {
-    Options o;
-    DiagList d = {0};
-    opt_defaults(&o);
-    Status st = opt_parse(&o, argc, argv, 1, &d);
     Model m = {0};
     Runner timed = {0}, exact = {0};
     RefRun ref = {0};
     Profile pr = {0};
     Baseline base = {0};
-    if (st == ST_OK && strcmp(o.backend, "vulkan") != 0)
-        st = diag_error(&d, NULL, NULL, NULL, "profile times the Vulkan backend: drop --backend cpu");
-    if (st == ST_OK && o.baseline) st = load_baseline(o.baseline, &base, &d);
-    if (st == ST_OK) st = model_load_graph(&m, o.model, &d);
-    if (st == ST_OK) st = model_bind(&m, &o, &d);
-    if (st == ST_OK) st = runner_open(&timed, &o, &m, false, &d);
+    Status st = ST_OK;
+    if (strcmp(o->backend, "vulkan") != 0)
+        st = diag_error(d, NULL, NULL, NULL, "profile times the Vulkan backend: drop --backend cpu");
+    if (st == ST_OK && o->baseline) st = load_baseline(o->baseline, &base, d);
+    if (st == ST_OK) st = model_load_graph(&m, o->model, d);
+    if (st == ST_OK) st = model_bind(&m, o, d);
+    if (st == ST_OK) st = runner_open(&timed, o, &m, false, d);
     if (st == ST_OK) st = prof_init(&pr, timed.pipe.plan);
-    if (st == ST_OK) st = prof_time(&timed.x, o.iters, &pr, &d);
-    if (st == ST_OK) st = runner_open(&exact, &o, &m, true, &d);
+    if (st == ST_OK) st = prof_time(&timed.x, o->iters, &pr, d);
+    if (st == ST_OK) st = runner_open(&exact, o, &m, true, d);
     RefOptions ro = {.keep_all = true};
-    if (st == ST_OK) st = ref_run(exact.pipe.g, m.b.vals, &ro, &ref, &d);
-    Tolerance tol = report_tolerance(&o, timed.dtype);
-    if (st == ST_OK) st = prof_errors(&exact.x, &ref, &tol, &pr, &d);
+    if (st == ST_OK) st = ref_run(exact.pipe.g, m.b.vals, &ro, &ref, d);
+    Tolerance tol = report_tolerance(o, timed.dtype);
+    if (st == ST_OK) st = prof_errors(&exact.x, &ref, &tol, &pr, d);
     if (st == ST_OK) {
         const char *dev = timed.be->ops->device(timed.be);
-        if (strcmp(o.format, "json") == 0 || o.json)
-            print_json(stdout, timed.pipe.plan, &pr, dev, timed.dtype);
+        if (strcmp(o->format, "json") == 0 || o->json)
+            print_json(out, timed.pipe.plan, &pr, dev, timed.dtype);
         else
-            print_table(stdout, timed.pipe.plan, &pr, dev, timed.dtype, base.n ? &base : NULL,
-                        strcmp(o.format, "csv") == 0);
-        if (o.save) {
+            print_table(out, timed.pipe.plan, &pr, dev, timed.dtype, base.n ? &base : NULL,
+                        strcmp(o->format, "csv") == 0);
+        if (o->save) {
             char tmp[4096];
-            snprintf(tmp, sizeof tmp, "%s.tmp", o.save);
+            snprintf(tmp, sizeof tmp, "%s.tmp", o->save);
             FILE *f = fopen(tmp, "w");
-            if (!f) st = diag_error(&d, o.save, NULL, NULL, "cannot write");
+            if (!f) st = diag_error(d, o->save, NULL, NULL, "cannot write");
             else {
                 print_json(f, timed.pipe.plan, &pr, dev, timed.dtype);
-                if (fclose(f) != 0 || rename(tmp, o.save) != 0)
-                    st = diag_error(&d, o.save, NULL, NULL, "cannot write");
+                if (fclose(f) != 0 || rename(tmp, o->save) != 0)
+                    st = diag_error(d, o->save, NULL, NULL, "cannot write");
             }
         }
     }
-    int rc = status_exit_code(st);
-    diag_print(&d, stderr);
     baseline_free(&base);
     prof_free(&pr);
     ref_free(&ref);
     runner_close(&exact);
     runner_close(&timed);
     model_free(&m);
+    return st;
+}
+
+int cmd_profile(int argc, char **argv)
+{
+    Options o;
+    DiagList d = {0};
+    opt_defaults(&o);
+    Status st = opt_parse(&o, argc, argv, 1, &d);
+    if (st == ST_OK) st = app_profile(&o, stdout, &d);
+    diag_print(&d, stderr);
     diag_free(&d);
-    return rc;
+    return status_exit_code(st);
 }

@@ -10,6 +10,13 @@ int cmd_describe(int argc, char **argv);
 int cmd_dot(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
+/* The cores of profile and bisect, shared with the session's commands: they load o->model with
+ * o's options and print to `out` (JSON lines when o->json). bisect sets *rc to the exit code. */
+#include <stdio.h>
+#include "../common/diag.h"
+#include "options.h"
+Status app_profile(const Options *o, FILE *out, DiagList *d);
+Status app_bisect(const Options *o, FILE *out, int *rc, DiagList *d);
 int cmd_bisect(int argc, char **argv);
 
 #endif

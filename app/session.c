@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "compile.h"
+#include "runner.h"
 
 static char *dupstr(const char *s)
 {
@@ -13,11 +14,28 @@ static char *dupstr(const char *s)
     return p;
 }
 
+void session_options(const Session *s, Options *o)
+{
+    *o = s->opt;
+    for (int i = 0; i < s->noff && o->n_no_fuse < OPT_MAX_LIST; i++)
+        o->no_fuse[o->n_no_fuse++] = s->off[i];
+}
+
+/* Drops the last run's values. */
+void session_forget_run(Session *s)
+{
+    if (s->have_run) ref_free(&s->last);
+    if (s->dev && s->pipe.g)
+        for (int t = 0; t < s->pipe.g->ntensors; t++) htensor_free(&s->dev[t]);
+    free(s->dev);
+    s->dev = NULL;
+    s->have_run = false;
+}
+
 Status session_compile(Session *s, DiagList *d)
 {
+    session_forget_run(s);
     pipeline_free(&s->pipe);
-    if (s->have_run) ref_free(&s->last);
-    s->have_run = false;
     CompileOptions co;
     compile_options_from(&s->opt, &co);
     for (int i = 0; i < s->noff && co.n_no_fuse < COMPILE_MAX_LIST; i++)
@@ -37,6 +55,7 @@ Status session_open(Session *s, const Options *o, FILE *out, DiagList *d)
     s->json = o->json;
     Status st = model_load_graph(&s->model, o->model, d);
     if (st == ST_OK) st = model_bind(&s->model, o, d);
+    if (st == ST_OK) s->opt.dtype = runner_dtype(o, &s->model.b);
     if (st == ST_OK) st = session_compile(s, d);
     s->cursor = s->pipe.nsnaps > 0 ? s->pipe.nsnaps - 1 : 0;
     return st;
@@ -44,7 +63,7 @@ Status session_open(Session *s, const Options *o, FILE *out, DiagList *d)
 
 void session_close(Session *s)
 {
-    if (s->have_run) ref_free(&s->last);
+    session_forget_run(s);
     pipeline_free(&s->pipe);
     model_free(&s->model);
     for (int i = 0; i < s->noff; i++) free(s->off[i]);

@@ -21,7 +21,9 @@ typedef struct Session {
     int cursor;         /* pass index shown (pass goto/next/prev) */
     char *off[SESSION_MAX_OFF]; /* fusion switches: ids or pattern names turned off */
     int noff;
-    RefRun last;        /* last run (CPU reference of the compiled graph) */
+    RefRun last;        /* last run on the CPU backend (reference of the compiled graph) */
+    HTensor *dev;       /* last run on Vulkan: [pipe.g->ntensors], graph outputs filled */
+    double run_ms;      /* wall time of the last run */
     bool have_run;
     FILE *out;
     bool json;
@@ -42,6 +44,10 @@ Status session_open(Session *s, const Options *o, FILE *out, DiagList *d);
 void session_close(Session *s);
 /* Runs one command line (words split on blanks; '#' starts a comment). */
 Status session_exec(Session *s, const char *line, DiagList *d);
+/* The session's options with its fusion switches added to no_fuse. */
+void session_options(const Session *s, Options *o);
+/* Drops the last run's values (a recompile makes them stale). */
+void session_forget_run(Session *s);
 /* Recompiles with the current switches. */
 Status session_compile(Session *s, DiagList *d);
 

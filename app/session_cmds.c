@@ -7,7 +7,9 @@
 #include "../compiler/dump.h"
 #include "../compiler/npubin.h"
 #include "../viz/viz.h"
+#include "commands.h"
 #include "report.h"
+#include "runner.h"
 #include "session.h"
 
 char *session_dup(const char *s);
@@ -221,14 +223,63 @@ static Status c_fusion_on(Session *s, int argc, char **argv, DiagList *d)
     return set_fusion(s, argc, argv, true, d);
 }
 
+static bool on_cpu(const Session *s)
+{
+    return strcmp(s->opt.backend, "cpu") == 0;
+}
+
+/* Runs the current compile: on Vulkan (CPU partitions on the reference) or all on the CPU. */
 static Status do_run(Session *s, DiagList *d)
 {
-    if (s->have_run) ref_free(&s->last);
-    s->have_run = false;
-    Status st = bind_apply_recipes(s->pipe.g, &s->model.b, d);
-    RefOptions ro = {.keep_all = true};
-    if (st == ST_OK) st = ref_run(s->pipe.g, s->model.b.vals, &ro, &s->last, d);
+    session_forget_run(s);
+    if (on_cpu(s)) {
+        Status st = bind_apply_recipes(s->pipe.g, &s->model.b, d);
+        RefOptions ro = {.keep_all = true};
+        if (st == ST_OK) st = ref_run(s->pipe.g, s->model.b.vals, &ro, &s->last, d);
+        s->run_ms = s->last.total_us / 1e3;
+        s->have_run = st == ST_OK;
+        return st;
+    }
+    Options o;
+    session_options(s, &o);
+    Runner r;
+    Status st = runner_open(&r, &o, &s->model, false, d);
+    s->dev = calloc((size_t)s->pipe.g->ntensors + 1, sizeof *s->dev);
+    if (st == ST_OK && !s->dev) st = ST_NOMEM;
+    if (st == ST_OK) st = exec_run(&r.x, false, d);
+    for (int i = 0; st == ST_OK && i < s->pipe.g->noutputs; i++)
+        st = exec_read(&r.x, r.pipe.plan->outputs[i], &s->dev[s->pipe.g->outputs[i]], d);
+    s->run_ms = r.x.wall_us / 1e3;
+    runner_close(&r);
     s->have_run = st == ST_OK;
+    return st;
+}
+
+static Status c_profile(Session *s, int argc, char **argv, DiagList *d)
+{
+    Options o;
+    session_options(s, &o);
+    if (argc > 0) {
+        char *end;
+        long n = strtol(argv[0], &end, 10);
+        if (*end || n < 1 || n > 100000)
+            return diag_error(d, NULL, NULL, NULL, "profile: N must be 1..100000, got '%s'", argv[0]);
+        o.iters = (int)n;
+    }
+    o.json = s->json;
+    return app_profile(&o, s->out, d);
+}
+
+static Status c_bisect(Session *s, int argc, char **argv, DiagList *d)
+{
+    Options o;
+    session_options(s, &o);
+    if (argc > 0) o.mode = argv[0];
+    o.json = s->json;
+    int rc = 0;
+    Status st = app_bisect(&o, s->out, &rc, d);
+    if (st == ST_OK && rc == 1) return diag_add(d, DIAG_ERROR, ST_MISMATCH, o.model, NULL, NULL,
+                                                "bisect found nothing consistent");
     return st;
 }
 
@@ -238,11 +289,11 @@ static Status c_run(Session *s, int argc, char **argv, DiagList *d)
     Status st = do_run(s, d);
     if (st != ST_OK) return st;
     if (s->json)
-        fprintf(s->out, "{\"schema\":\"npu-explore/run/1\",\"kind\":\"run\",\"backend\":\"cpu\","
-                        "\"ms\":%.3f}\n", s->last.total_us / 1e3);
+        fprintf(s->out, "{\"schema\":\"npu-explore/run/1\",\"kind\":\"run\",\"backend\":\"%s\","
+                        "\"dtype\":\"%s\",\"ms\":%.3f}\n", s->opt.backend, on_cpu(s) ? "fp32" : s->opt.dtype, s->run_ms);
     else
-        fprintf(s->out, "ran %s on the CPU reference in %.2f ms\n", s->model.g->model_name,
-                s->last.total_us / 1e3);
+        fprintf(s->out, "ran %s on %s (%s) in %.2f ms\n", s->model.g->model_name,
+                on_cpu(s) ? "the CPU reference" : "Vulkan", on_cpu(s) ? "fp32" : s->opt.dtype, s->run_ms);
     return ST_OK;
 }
 
@@ -253,8 +304,9 @@ static Status c_check(Session *s, int argc, char **argv, DiagList *d)
     if (st != ST_OK) return st;
     if (s->model.b.nref == 0)
         return diag_error(d, s->model.path, NULL, NULL, "no reference outputs to check against");
-    Tolerance tol = report_tolerance(&s->opt, "fp32");
-    int rc = report_check(s->out, s->pipe.g, &s->model.b, s->last.vals, &tol, "cpu", s->json);
+    Tolerance tol = report_tolerance(&s->opt, on_cpu(s) ? "fp32" : s->opt.dtype);
+    int rc = report_check(s->out, s->pipe.g, &s->model.b, on_cpu(s) ? s->last.vals : s->dev, &tol,
+                          s->opt.backend, s->json);
     return rc == 0 ? ST_OK : rc == 1 ? ST_MISMATCH : ST_BAD_INPUT;
 }
 
@@ -304,8 +356,10 @@ const Command session_commands[] = {
     {"fusion list", "", "every fusion instance with its state", c_fusion_list},
     {"fusion off", "ID|PATTERN|all", "switch fusions off and recompile", c_fusion_off},
     {"fusion on", "ID|PATTERN|all", "switch fusions back on and recompile", c_fusion_on},
-    {"run", "", "run the compiled graph (CPU reference)", c_run},
+    {"run", "", "run the compiled program (Vulkan; --backend cpu: the CPU reference)", c_run},
     {"check", "", "compare the outputs with the reference", c_check},
+    {"profile", "[N]", "per-kernel GPU time, CPU reference time and error (N timed runs)", c_profile},
+    {"bisect", "[first|minimal]", "find the fusion that breaks the outputs", c_bisect},
     {"describe", "", "the compiled program", c_describe},
     {"dot", "FILE [--after PASS]", "draw the graph (.dot, .svg, .png)", c_dot},
     {"save", "FILE.npubin", "write the compiled program", c_save},

@@ -6,6 +6,4 @@ if [ -t 0 ] && [ -t 1 ] && "$bin" --help 2>/dev/null | grep -q 'interactive expl
     exec "$bin" "$model"
 fi
 echo "npu-explore: no terminal (or no explorer in this build): printing the batch report for $model" >&2
-"$bin" describe "$model" | sed -n '1,10p'
-echo
-exec "$bin" run "$model" --backend cpu --check
+exec "$bin" --batch "$model"
