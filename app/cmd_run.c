@@ -23,6 +23,7 @@ static Status run_plan(const Options *o, Model *m, HTensor *outs, char *dev, siz
     if (st == ST_OK) st = exec_run(&r.x, false, d);
     for (int i = 0; st == ST_OK && i < r.pipe.plan->noutputs; i++)
         st = exec_read(&r.x, r.pipe.plan->outputs[i], &outs[i], d);
+    if (st == ST_OK) st = runner_check_validation(&r, d);
     runner_close(&r);
     return st;
 }

@@ -29,6 +29,15 @@ Status runner_open(Runner *r, const Options *o, Model *m, bool no_reuse, DiagLis
     return st;
 }
 
+Status runner_check_validation(Runner *r, DiagList *d)
+{
+    int n = r->be ? vk_backend_validation_errors(r->be) : 0;
+    if (n == 0) return ST_OK;
+    return diag_add(d, DIAG_ERROR, ST_INTERNAL, r->pipe.plan ? r->pipe.plan->source : NULL, NULL,
+                    NULL, "%d Vulkan validation error%s; the first: %s", n, n == 1 ? "" : "s",
+                    vk_backend_validation_message(r->be, 0));
+}
+
 void runner_close(Runner *r)
 {
     exec_close(&r->x);

@@ -22,6 +22,9 @@ const char *runner_dtype(const Options *o, const Binding *b);
 /* Compiles m's IR with o's switches (no_reuse: every tensor readable after a run), applies the
  * recipes to m's binding, creates the Vulkan backend (--device) and loads the plan. */
 Status runner_open(Runner *r, const Options *o, Model *m, bool no_reuse, DiagList *d);
+/* An error quoting the first message when the validation layer (NPU_VK_VALIDATE=1) reported
+ * errors so far; ST_OK otherwise. */
+Status runner_check_validation(Runner *r, DiagList *d);
 void runner_close(Runner *r);
 
 #endif

@@ -54,5 +54,7 @@ VkBackendOptions vk_backend_options_default(void);
 Status vk_backend_create(const VkBackendOptions *o, Backend **out, DiagList *d);
 /* Validation errors seen so far (0 without the layer); for tests. */
 int vk_backend_validation_errors(Backend *b);
+/* The i-th kept validation message ("" when none). */
+const char *vk_backend_validation_message(Backend *b, int i);
 
 #endif

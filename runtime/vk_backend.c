@@ -415,6 +415,13 @@ int vk_backend_validation_errors(Backend *base)
     return b && b->ctx ? vk_validation_errors(b->ctx) : 0;
 }
 
+const char *vk_backend_validation_message(Backend *base, int i)
+{
+    VkBackend *b = (VkBackend *)base;
+    const char *m = b && b->ctx ? vk_validation_message(b->ctx, i) : NULL;
+    return m ? m : "";
+}
+
 static const BackendOps vk_ops = {
     .name = "vulkan",
     .supports = vkb_supports,
