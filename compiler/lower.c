@@ -25,7 +25,6 @@ typedef struct Lowering {
     Plan *p;
     int *pt; /* graph tensor -> plan tensor */
     const CompileOptions *o;
-    bool broke; /* the --break instance was found */
 } Lowering;
 
 static int plan_tensor(Lowering *L, int t)
@@ -150,7 +149,20 @@ static Status lower_last(Lowering *L, const Node *anchor, const Fusion *fu, Diag
     return kernel_lower(&c, &L->p->kernels[L->p->nkernels - 1]);
 }
 
-/* --break ID: a visible extra kernel right after the instance's fused kernel that corrupts its
+/* Is id one of the comma-separated ids in list? */
+static bool in_list(const char *list, const char *id)
+{
+    size_t n = strlen(id);
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, id, n) == 0) return true;
+        p = e ? e + 1 : NULL;
+    }
+    return false;
+}
+
+/* --break ID[,ID...]: a visible extra kernel right after the instance's fused kernel that corrupts its
  * output in place, so bisect can be demonstrated and tested on a known culprit. */
 static Status add_corrupt(Lowering *L, const Node *n, int node, int fusion, const Fusion *fu,
                           DiagList *d)
@@ -158,7 +170,6 @@ static Status add_corrupt(Lowering *L, const Node *n, int node, int fusion, cons
     Status st = add_kernel(L, n, node, fusion, NULL, 0, fu->out, KT_NPU, "corrupt", fu->nodes,
                            fu->nnodes);
     if (st == ST_OK) st = lower_last(L, n, fu, d);
-    L->broke = true;
     return st;
 }
 
@@ -198,7 +209,7 @@ static Status build_kernels(Lowering *L, DiagList *d)
             st = add_kernel(L, n, i, n->fusion, ins, nin, fu->out, KT_NPU,
                             fusion_shader(fu->pattern), fu->nodes, fu->nnodes);
             if (st == ST_OK) st = lower_last(L, n, fu, d);
-            if (st == ST_OK && L->o->break_id && strcmp(L->o->break_id, fu->id) == 0)
+            if (st == ST_OK && in_list(L->o->break_id, fu->id))
                 st = add_corrupt(L, n, i, n->fusion, fu, d);
         } else {
             if (n->nout == 1 && g->tensors[n->out[0]].alias_of >= 0) continue; /* a view */
@@ -291,7 +302,7 @@ Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList 
         free(pt);
         return ST_NOMEM;
     }
-    Lowering L = {g, p, pt, o, false};
+    Lowering L = {g, p, pt, o};
     p->model_name = arena_strdup(&p->arena, g->model_name);
     p->source = arena_strdup(&p->arena, g->path);
     p->compute = o->compute;
@@ -300,10 +311,14 @@ Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList 
     p->naive_bytes = g->naive_bytes;
     Status st = build_tensors(&L, o);
     if (st == ST_OK) st = build_kernels(&L, d);
-    if (st == ST_OK && o->break_id && !L.broke)
-        st = diag_error(d, g->path, NULL, NULL,
-                        "--break %s: no enabled fusion instance has that id (see `fusion list`)",
-                        o->break_id);
+    /* every --break id must name an instance; a switched-off one has no kernel to corrupt */
+    int nbreak = 0, known = 0;
+    for (const char *c = o->break_id; c && *c; c++) nbreak += *c == ',';
+    for (int f = 0; o->break_id && f < g->nfusions; f++) known += in_list(o->break_id, g->fusions[f].id);
+    if (st == ST_OK && o->break_id && known != nbreak + 1)
+        st = diag_error(d, g->path, NULL, NULL, "--break %s: %s (see `fusion list`)", o->break_id,
+                        nbreak ? "not every id names a fusion instance"
+                               : "no fusion instance has that id");
     if (st == ST_OK) st = build_levels_parts(&L);
     if (st == ST_OK) {
         p->recipes = arena_alloc(&p->arena, sizeof(PlanRecipe) * (size_t)(g->nrecipes + 1));
