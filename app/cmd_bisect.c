@@ -250,14 +250,13 @@ Status app_bisect(const Options *o, FILE *out, int *rcp, DiagList *dl)
     Status st = ST_OK;
     if (strcmp(b.o.mode, "first") && strcmp(b.o.mode, "minimal"))
         st = diag_error(dl, NULL, NULL, NULL, "--mode must be first or minimal, got '%s'", b.o.mode);
-    if (st == ST_OK && strcmp(b.o.backend, "vulkan") != 0)
-        st = diag_error(dl, NULL, NULL, NULL, "bisect compares the Vulkan backend with the CPU "
-                                              "reference: drop --backend cpu");
     if (st == ST_OK) st = model_load_graph(&b.m, b.o.model, dl);
     if (st == ST_OK) st = model_bind(&b.m, &b.o, dl);
     RefOptions ro = {.keep_all = false};
     if (st == ST_OK) st = ref_run(b.m.g, b.m.b.vals, &ro, &b.ref, dl);
-    if (st == ST_OK) b.tol = report_tolerance(&b.o, runner_dtype(&b.o, &b.m.b));
+    if (st == ST_OK)
+        b.tol = report_tolerance(&b.o, strcmp(b.o.backend, "cpu") == 0 ? "fp32"
+                                                                        : runner_dtype(&b.o, &b.m.b));
     if (st == ST_OK) st = list_instances(&b, dl);
     int rc = 0;
     char *on = st == ST_OK ? calloc((size_t)b.n + 1, 1) : NULL;

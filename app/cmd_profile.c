@@ -174,9 +174,7 @@ Status app_profile(const Options *o, FILE *out, DiagList *d)
     Profile pr = {0};
     Baseline base = {0};
     Status st = ST_OK;
-    if (strcmp(o->backend, "vulkan") != 0)
-        st = diag_error(d, NULL, NULL, NULL, "profile times the Vulkan backend: drop --backend cpu");
-    if (st == ST_OK && o->baseline) st = load_baseline(o->baseline, &base, d);
+    if (o->baseline) st = load_baseline(o->baseline, &base, d);
     if (st == ST_OK) st = model_load_graph(&m, o->model, d);
     if (st == ST_OK) st = model_bind(&m, o, d);
     if (st == ST_OK) st = runner_open(&timed, o, &m, false, d);

@@ -15,7 +15,8 @@ Status runner_open(Runner *r, const Options *o, Model *m, bool no_reuse, DiagLis
 {
     memset(r, 0, sizeof *r);
     Options oo = *o;
-    snprintf(r->dtype, sizeof r->dtype, "%s", runner_dtype(o, &m->b));
+    bool cpu = strcmp(o->backend, "cpu") == 0; /* the reference computes in float32 */
+    snprintf(r->dtype, sizeof r->dtype, "%s", cpu ? "fp32" : runner_dtype(o, &m->b));
     oo.dtype = r->dtype;
     CompileOptions co;
     compile_options_from(&oo, &co);
@@ -24,7 +25,8 @@ Status runner_open(Runner *r, const Options *o, Model *m, bool no_reuse, DiagLis
     if (st == ST_OK) st = bind_apply_recipes(r->pipe.g, &m->b, d);
     VkBackendOptions vo = vk_backend_options_default();
     vo.device = o->device;
-    if (st == ST_OK) st = vk_backend_create(&vo, &r->be, d);
+    if (st == ST_OK && cpu) st = cpu_backend_create(r->pipe.g, &r->be);
+    else if (st == ST_OK) st = vk_backend_create(&vo, &r->be, d);
     if (st == ST_OK) st = exec_open(&r->x, r->pipe.plan, r->pipe.g, &m->b, r->be, d);
     return st;
 }

@@ -20,7 +20,8 @@ typedef struct Runner {
 /* --dtype auto resolved against the bound weights: bf16 when one is stored bf16, else fp16. */
 const char *runner_dtype(const Options *o, const Binding *b);
 /* Compiles m's IR with o's switches (no_reuse: every tensor readable after a run), applies the
- * recipes to m's binding, creates the Vulkan backend (--device) and loads the plan. */
+ * recipes to m's binding, creates the backend of --backend (Vulkan on --device, or the CPU
+ * reference running each kernel's IR nodes) and loads the plan. */
 Status runner_open(Runner *r, const Options *o, Model *m, bool no_reuse, DiagList *d);
 /* An error quoting the first message when the validation layer (NPU_VK_VALIDATE=1) reported
  * errors so far; ST_OK otherwise. */

@@ -42,6 +42,10 @@ struct Backend {
     const BackendOps *ops;
 };
 
+/* The CPU reference backend over compiled graph g (which must outlive it): kernels run their
+ * IR nodes. */
+Status cpu_backend_create(const Graph *g, Backend **out);
+
 typedef struct VkBackendOptions {
     int device;      /* -1: first discrete GPU, else the first device; else that index */
     int validate;    /* -1: from NPU_VK_VALIDATE; 0 off; 1 Khronos validation layer */

@@ -1,0 +1,195 @@
+/* The CPU reference behind the backend interface: each plan kernel runs the IR nodes it was
+ * made from (a fused kernel its member nodes, in order) on the reference kernels, with values
+ * kept by graph tensor. It gives `profile` and `bisect` a device-free mode and keeps the
+ * interface honest: anything the Vulkan backend is asked to do, this one does too, including the
+ * deliberate fault of `--break` (corrupt kernels rewrite their tensor the same way). */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend.h"
+#include "cpu_ref.h"
+
+typedef struct CpuBackend {
+    Backend base;
+    const Graph *g;
+    const Plan *p;
+    HTensor *vals;    /* [g->ntensors] computed or set values (owned) */
+    const HTensor **bound; /* [g->ntensors] weights (borrowed) */
+    int *gt;          /* plan tensor -> graph tensor */
+    double *kus;
+    bool timed;
+} CpuBackend;
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static bool cb_supports(Backend *b, const Plan *p, const PlanKernel *k, const char **why)
+{
+    (void)b, (void)p, (void)k, (void)why;
+    return true;
+}
+
+static Status cb_prepare(Backend *base, const Plan *p, const HTensor *const *vals, DiagList *d)
+{
+    CpuBackend *b = (CpuBackend *)base;
+    const Graph *g = b->g;
+    b->p = p;
+    b->vals = calloc((size_t)g->ntensors + 1, sizeof *b->vals);
+    b->bound = calloc((size_t)g->ntensors + 1, sizeof *b->bound);
+    b->gt = malloc(sizeof(int) * ((size_t)p->ntensors + 1));
+    b->kus = malloc(sizeof(double) * ((size_t)p->nkernels + 1));
+    if (!b->vals || !b->bound || !b->gt || !b->kus) return ST_NOMEM;
+    for (int t = 0; t < p->ntensors; t++) {
+        b->gt[t] = graph_find_tensor(g, p->tensors[t].name);
+        if (b->gt[t] < 0 && p->tensors[t].kind != PT_ACT && p->tensors[t].kind != PT_OUTPUT)
+            return diag_error(d, p->source, NULL, p->tensors[t].name, "not in the graph");
+        if (b->gt[t] >= 0 && vals && vals[t] && p->tensors[t].kind != PT_INPUT)
+            b->bound[b->gt[t]] = vals[t];
+    }
+    return ST_OK;
+}
+
+/* The value of graph tensor gt; a view (an alias without a kernel) borrows its base's data
+ * through *view, which the caller keeps only while the base lives. */
+static const HTensor *value(CpuBackend *b, int gt, HTensor *view)
+{
+    if (b->vals[gt].data) return &b->vals[gt];
+    if (b->bound[gt]) return b->bound[gt];
+    int base = b->g->tensors[gt].alias_of;
+    const HTensor *bv = base >= 0 && base != gt ? value(b, base, view) : NULL;
+    if (!bv) return NULL;
+    const GTensor *x = &b->g->tensors[gt];
+    *view = *bv;
+    view->rank = x->rank;
+    memcpy(view->shape, x->shape, sizeof view->shape);
+    view->borrowed = true;
+    return view;
+}
+
+static Status cb_set_input(Backend *base, int t, const HTensor *v, DiagList *d)
+{
+    CpuBackend *b = (CpuBackend *)base;
+    int gt = b->gt[t];
+    if (gt < 0) return diag_error(d, b->p->source, NULL, b->p->tensors[t].name, "not in the graph");
+    htensor_free(&b->vals[gt]);
+    return htensor_convert_new(&b->vals[gt], v, v->dtype);
+}
+
+static Status run_node(CpuBackend *b, int node, DiagList *d)
+{
+    const Node *n = &b->g->nodes[node];
+    const HTensor *in[64];
+    HTensor views[64];
+    if (n->nin > 64 || n->nout > 8) return diag_error(d, b->p->source, n->name, NULL, "too many operands");
+    for (int i = 0; i < n->nin; i++) {
+        in[i] = value(b, n->in[i], &views[i]);
+        if (!in[i])
+            return diag_add(d, DIAG_ERROR, ST_INTERNAL, b->p->source, n->name,
+                            b->g->tensors[n->in[i]].name, "input not computed");
+    }
+    HTensor out[8];
+    memset(out, 0, sizeof out);
+    Status st = ref_run_node(b->g, node, in, out, d);
+    for (int i = 0; i < n->nout; i++) {
+        if (st == ST_OK) {
+            htensor_free(&b->vals[n->out[i]]);
+            b->vals[n->out[i]] = out[i];
+        } else {
+            htensor_free(&out[i]);
+        }
+    }
+    return st;
+}
+
+static Status cb_run(Backend *base, int first, int n, bool timed, DiagList *d)
+{
+    CpuBackend *b = (CpuBackend *)base;
+    Status st = ST_OK;
+    for (int k = first; k < first + n && st == ST_OK; k++) {
+        const PlanKernel *kn = &b->p->kernels[k];
+        double t0 = now_us();
+        if (strcmp(kn->shader, "corrupt") == 0) {
+            int gt = b->gt[kn->args[kn->nargs - 1]];
+            HTensor *y = gt >= 0 ? &b->vals[gt] : NULL;
+            if (y && y->data && y->dtype == DT_F32)
+                for (int64_t i = 0; i < y->numel; i++)
+                    ((float *)y->data)[i] = 0.75f * ((float *)y->data)[i] + 0.25f;
+        } else {
+            for (int i = 0; i < kn->nprov && st == ST_OK; i++) {
+                int node = graph_find_node(b->g, kn->prov[i]);
+                st = node < 0 ? diag_error(d, b->p->source, kn->prov[i], NULL, "not in the graph")
+                              : run_node(b, node, d);
+            }
+        }
+        b->kus[k] = now_us() - t0;
+    }
+    if (timed) b->timed = true;
+    return st;
+}
+
+static Status cb_read(Backend *base, int t, HTensor *out, DiagList *d)
+{
+    CpuBackend *b = (CpuBackend *)base;
+    int gt = b->gt[t];
+    HTensor view;
+    const HTensor *v = gt >= 0 ? value(b, gt, &view) : NULL;
+    if (!v)
+        return diag_add(d, DIAG_ERROR, ST_INTERNAL, b->p->source, NULL, b->p->tensors[t].name,
+                        "has no value yet");
+    return htensor_convert_new(out, v, v->dtype);
+}
+
+static bool cb_kernel_us(Backend *base, double *us, int n)
+{
+    CpuBackend *b = (CpuBackend *)base;
+    if (!b->timed) return false;
+    for (int k = 0; k < n && k < b->p->nkernels; k++) us[k] = b->kus[k];
+    return true;
+}
+
+static const char *cb_device(Backend *b)
+{
+    (void)b;
+    return "CPU reference (float32)";
+}
+
+static void cb_destroy(Backend *base)
+{
+    CpuBackend *b = (CpuBackend *)base;
+    if (!b) return;
+    if (b->vals)
+        for (int t = 0; t < b->g->ntensors; t++) htensor_free(&b->vals[t]);
+    free(b->vals);
+    free(b->bound);
+    free(b->gt);
+    free(b->kus);
+    free(b);
+}
+
+static const BackendOps cpu_ops = {
+    .name = "cpu",
+    .supports = cb_supports,
+    .prepare = cb_prepare,
+    .set_input = cb_set_input,
+    .run = cb_run,
+    .read = cb_read,
+    .kernel_us = cb_kernel_us,
+    .device = cb_device,
+    .destroy = cb_destroy,
+};
+
+Status cpu_backend_create(const Graph *g, Backend **out)
+{
+    *out = NULL;
+    CpuBackend *b = calloc(1, sizeof *b);
+    if (!b) return ST_NOMEM;
+    b->base.ops = &cpu_ops;
+    b->g = g;
+    *out = &b->base;
+    return ST_OK;
+}
