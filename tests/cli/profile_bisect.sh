@@ -1,0 +1,52 @@
+#!/bin/bash
+# profile and bisect: formats, JSON schema of every line, exit codes, --save/--baseline, and
+# bisect naming exactly the instance broken with --break (each instance in turn, both modes,
+# two broken instances found by minimal), on the CPU backend here and on Vulkan in vulkan.sh.
+B=${NPU_EXPLORE:-build/asan/npu-explore}
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+n=0
+ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+schema() { python3 -c '
+import json,sys
+want=sys.argv[2]
+for l in open(sys.argv[1]):
+    o=json.loads(l); assert o["schema"]==want and "kind" in o, l
+' "$1" "$2"; }
+M=tests/models/convnet/model.json
+
+"$B" profile $M --backend cpu --iters 3 --format json > "$T/p.jsonl"; rc=$?
+ok "profile json exit 0" "[ $rc = 0 ]"
+ok "profile json lines carry the schema" "schema $T/p.jsonl npu-explore/profile/1"
+ok "one kernel line per kernel and a summary" "[ \$(grep -c '\"kind\":\"kernel\"' $T/p.jsonl) = 6 ] && grep -q '\"kind\":\"summary\".*\"kernels\":6' $T/p.jsonl"
+ok "every kernel compared ok" "! grep -q MISMATCH $T/p.jsonl && [ \$(grep -c '\"verdict\":\"ok\"' $T/p.jsonl) = 6 ]"
+"$B" profile $M --backend cpu --iters 2 --format csv > "$T/p.csv"
+ok "csv has a header and 6 rows" "head -1 $T/p.csv | grep -q '^index,kernel,' && [ \$(wc -l < $T/p.csv) = 7 ]"
+"$B" profile $M --backend cpu --iters 2 --save "$T/base.jsonl" > /dev/null
+"$B" profile $M --backend cpu --iters 2 --no-fuse F3 --baseline "$T/base.jsonl" > "$T/cmp.txt"; rc=$?
+ok "baseline comparison shows deltas and new kernels" "[ $rc = 0 ] && grep -q 'vs baseline' $T/cmp.txt && grep -q ' new' $T/cmp.txt && grep -qE '[+-][0-9.]+%' $T/cmp.txt"
+"$B" profile $M --backend cpu --baseline "$T/nonexistent" > /dev/null 2>"$T/e"; rc=$?
+ok "missing baseline: exit 2 naming the file" "[ $rc = 2 ] && grep -q nonexistent $T/e"
+"$B" profile $M --backend cpu --iters 2 --break F2 > "$T/pb.txt"
+ok "a broken kernel shows as MISMATCH in the profile" "grep -q 'corrupt' $T/pb.txt && grep -q MISMATCH $T/pb.txt"
+
+"$B" bisect $M --backend cpu > "$T/b0.txt"; rc=$?
+ok "nothing to bisect: exit 0" "[ $rc = 0 ] && grep -q 'nothing to bisect' $T/b0.txt"
+for f in F1 F2 F3; do
+    for mode in first minimal; do
+        "$B" bisect $M --backend cpu --break $f --mode $mode > "$T/b.txt"; rc=$?
+        ok "bisect $mode names $f exactly" "[ $rc = 0 ] && [ \$(grep -c '^culprit' $T/b.txt) = 1 ] && grep -q '^culprit: $f ' $T/b.txt"
+    done
+done
+"$B" bisect $M --backend cpu --break F1,F3 --mode minimal > "$T/b2.txt"; rc=$?
+ok "minimal finds both broken instances" "[ $rc = 0 ] && grep -q '^culprit: F1 ' $T/b2.txt && grep -q '^culprit: F3 ' $T/b2.txt && [ \$(grep -c '^culprit' $T/b2.txt) = 2 ]"
+"$B" bisect $M --backend cpu --break F2 --json > "$T/b.jsonl"
+ok "bisect JSON lines carry the schema and the culprit" "schema $T/b.jsonl npu-explore/bisect/1 && grep -q '\"kind\":\"culprit\",\"fusion\":\"F2\",\"pattern\":\"conv_relu\"' $T/b.jsonl"
+ok "the culprit names its first diverging tensor" "grep -q '\"first_diverging\":\"relu_1\"' $T/b.jsonl"
+"$B" bisect $M --backend cpu --no-fuse all > "$T/b3.txt" 2>&1; rc=$?
+ok "no instances switched on: nothing to bisect, exit 0" "[ $rc = 0 ] && grep -q '0 of 0 on' $T/b3.txt && grep -q 'nothing to bisect' $T/b3.txt"
+"$B" bisect $M --backend cpu --mode sideways > /dev/null 2>"$T/e"; rc=$?
+ok "bad --mode: exit 2" "[ $rc = 2 ] && grep -q 'first or minimal' $T/e"
+"$B" bisect $M --backend cpu --break F9 > /dev/null 2>"$T/e"; rc=$?
+ok "--break of an unknown instance: exit 2" "[ $rc = 2 ] && grep -q 'F9' $T/e"
+printf 'profile 2\nbisect first\n' | "$B" --batch $M --backend cpu --break F3 --json -x - > "$T/s.jsonl"; rc=$?
+ok "session profile and bisect commands" "[ $rc = 0 ] && grep -q '\"kind\":\"culprit\",\"fusion\":\"F3\"' $T/s.jsonl && grep -q 'npu-explore/profile/1' $T/s.jsonl"
