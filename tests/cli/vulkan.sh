@@ -1,0 +1,36 @@
+#!/bin/bash
+# The Vulkan backend end to end on lavapipe: every fixture compiled and run with --check against
+# the PyTorch references with the fair tolerances of the fixtures' README, the Khronos validation
+# layer (synchronization validation included) clean on a whole model, and bisect naming exactly
+# the instance broken with --break for each fusion pattern of resnet18 and qwen2_tiny.
+B=${NPU_EXPLORE:-build/asan/npu-explore}
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+n=0
+ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+# check FILE MAXREL [TOP]: every output ok with rel_l2 <= MAXREL; TOP: top-1/top-5 all agree
+# and Pearson r > 0.999
+check() { python3 -c '
+import json,sys
+rows=[json.loads(l) for l in open(sys.argv[1])]
+outs=[r for r in rows if r["kind"]=="output"]
+assert outs and all(r["verdict"]=="ok" and r["rel_l2"] <= float(sys.argv[2]) for r in outs), outs
+if len(sys.argv) > 3:
+    for r in outs:
+        a,b=r["top1"].split("/"); c,d=r["top5"].split("/")
+        assert a==b and c==d and r["pearson"] > 0.999, r
+' "$@"; }
+for m in mlp/model:2e-2 convnet/model:2e-2 resnet18/model:2e-2:top qwen2_tiny/prefill:3e-2 qwen2_tiny/decode:3e-2; do
+    IFS=: read -r f tol top <<<"$m"
+    "$B" run tests/models/$f.json --check --json > "$T/c.jsonl" 2>"$T/e"; rc=$?
+    ok "$f on Vulkan matches PyTorch (rel_l2 <= $tol${top:+, top-1/top-5, r > 0.999})" "[ $rc = 0 ] && check $T/c.jsonl $tol $top || { head -5 $T/e; cat $T/c.jsonl; false; }"
+done
+"$B" run tests/models/mlp/model.json --check --dtype bf16 --json > "$T/c.jsonl"; rc=$?
+ok "mlp in bf16 storage" "[ $rc = 0 ] && check $T/c.jsonl 3e-2"
+"$B" run tests/models/convnet/model.json --check --dtype fp32 --json > "$T/c.jsonl"; rc=$?
+ok "convnet in fp32 storage matches to 1e-4" "[ $rc = 0 ] && check $T/c.jsonl 1e-4"
+NPU_VK_VALIDATE=1 "$B" run tests/models/qwen2_tiny/decode.json --check > "$T/v.txt" 2>&1; rc=$?
+ok "validation layer (with synchronization validation) clean on qwen2_tiny decode" "[ $rc = 0 ] && ! grep -qi 'validation error' $T/v.txt"
+NPU_VK_VALIDATE=1 "$B" run tests/models/convnet/model.json --check > "$T/v.txt" 2>&1; rc=$?
+ok "validation layer clean on convnet" "[ $rc = 0 ] && ! grep -qi 'validation error' $T/v.txt"
+"$B" run tests/models/mlp/model.json --device 7 > /dev/null 2>"$T/e"; rc=$?
+ok "--device out of range: exit 3 with a message" "[ $rc = 3 ] && [ -s $T/e ]"

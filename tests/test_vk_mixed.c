@@ -1,0 +1,80 @@
+/* run_tests: foreign-leaks-ok (lavapipe leaks inside itself; see test_vk_core.c)
+ * Mixed execution: NPU partitions on Vulkan, the rest on the CPU reference, transfers at the
+ * boundaries (integers and bools stay exact, floats cast to and from the storage dtype), against
+ * the CPU-only run of the same graph. Ops the NPU lacks (cumsum, comparisons, where), ops it
+ * lacks for these attributes (softmax over a non-last dim, a five-way cat), and chains that
+ * cross the boundary several times. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "vk_check.h"
+
+#define T VC_T
+#define NODE VC_NODE
+
+static void test_npu_cpu_npu(void **state)
+{
+    (void)state;
+    /* relu (npu) -> cumsum (cpu) -> sigmoid (npu) -> cumsum (cpu) -> tanh (npu) */
+    const char *g =
+        "{\"graph_inputs\":[" T("x", "[3,37]") "],\"graph_outputs\":[" T("o", "[3,37]") "],\"nodes\":["
+        NODE("r", "aten.relu.default", T("x", "[3,37]"), T("a", "[3,37]"), "")
+        "," NODE("c", "aten.cumsum.default", T("a", "[3,37]"), T("b", "[3,37]"), "\"dim\":1")
+        "," NODE("s", "aten.sigmoid.default", T("b", "[3,37]"), T("e", "[3,37]"), "")
+        "," NODE("c2", "aten.cumsum.default", T("e", "[3,37]"), T("f", "[3,37]"), "\"dim\":0")
+        "," NODE("t", "aten.tanh.default", T("f", "[3,37]"), T("o", "[3,37]"), "") "]}";
+    vc_check_json(g, "fp32", VC_TOL_F32, "unary");
+    vc_check_json(g, "fp16", VC_TOL_F16, "unary");
+    vc_check_json(g, "bf16", VC_TOL_BF16, "unary");
+}
+
+static void test_bool_where(void **state)
+{
+    (void)state;
+    /* a comparison (cpu, bool) feeding a where (cpu) whose operands come from the NPU */
+    const char *g =
+        "{\"graph_inputs\":[" T("x", "[4,50]") "],\"graph_outputs\":[" T("o", "[4,50]") "],\"nodes\":["
+        NODE("n", "aten.neg.default", T("x", "[4,50]"), T("nx", "[4,50]"), "")
+        "," NODE("s", "aten.sin.default", T("x", "[4,50]"), T("sx", "[4,50]"), "")
+        "," NODE("g", "aten.gt.Scalar", T("x", "[4,50]"), "{\"name\":\"m\",\"dtype\":\"bool\",\"shape\":[4,50]}", "\"other\":0.1")
+        "," NODE("w", "aten.where.self", "{\"name\":\"m\",\"dtype\":\"bool\",\"shape\":[4,50]}," T("sx", "[4,50]") "," T("nx", "[4,50]"), T("y", "[4,50]"), "")
+        "," NODE("e", "aten.exp.default", T("y", "[4,50]"), T("o", "[4,50]"), "") "]}";
+    vc_check_json(g, "fp16", VC_TOL_F16, "unary");
+}
+
+static void test_softmax_non_last_dim(void **state)
+{
+    (void)state;
+    /* softmax over dim 0 is decided to stay on the CPU (attributes, not the op name) */
+    const char *g =
+        "{\"graph_inputs\":[" T("x", "[5,9]") "],\"graph_outputs\":[" T("o", "[5,9]") "],\"nodes\":["
+        NODE("a", "aten.abs.default", T("x", "[5,9]"), T("a", "[5,9]"), "")
+        "," NODE("s", "aten.softmax.int", T("a", "[5,9]"), T("b", "[5,9]"), "\"dim\":0")
+        "," NODE("c", "aten.cos.default", T("b", "[5,9]"), T("o", "[5,9]"), "") "]}";
+    vc_check_json(g, "fp32", VC_TOL_F32, "unary");
+}
+
+static void test_five_way_cat(void **state)
+{
+    (void)state;
+    const char *g =
+        "{\"graph_inputs\":[" T("x", "[2,3]") "],\"graph_outputs\":[" T("o", "[10,3]") "],\"nodes\":["
+        NODE("a", "aten.relu.default", T("x", "[2,3]"), T("a", "[2,3]"), "")
+        "," NODE("b", "aten.sin.default", T("x", "[2,3]"), T("b", "[2,3]"), "")
+        "," NODE("cat", "aten.cat.default", T("a", "[2,3]") "," T("b", "[2,3]") "," T("x", "[2,3]") "," T("a", "[2,3]") "," T("b", "[2,3]"), T("c", "[10,3]"), "\"dim\":0")
+        "," NODE("t", "aten.tanh.default", T("c", "[10,3]"), T("o", "[10,3]"), "") "]}";
+    vc_check_json(g, "fp16", VC_TOL_F16, "unary");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_npu_cpu_npu),
+        cmocka_unit_test(test_bool_where),
+        cmocka_unit_test(test_softmax_non_last_dim),
+        cmocka_unit_test(test_five_way_cat),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
