@@ -79,6 +79,7 @@ int cli_main(int argc, char **argv)
     if (strcmp(cmd, "dot") == 0) return cmd_dot(argc - 2, argv + 2);
     if (strcmp(cmd, "profile") == 0) return cmd_profile(argc - 2, argv + 2);
     if (strcmp(cmd, "bisect") == 0) return cmd_bisect(argc - 2, argv + 2);
+    if (strcmp(cmd, "generate") == 0) return cmd_generate(argc - 2, argv + 2);
     fprintf(stderr, "error: unknown command '%s'\n%s", cmd, usage);
     return 2;
 }

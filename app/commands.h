@@ -18,5 +18,6 @@ int cmd_profile(int argc, char **argv);
 Status app_profile(const Options *o, FILE *out, DiagList *d);
 Status app_bisect(const Options *o, FILE *out, int *rc, DiagList *d);
 int cmd_bisect(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
 
 #endif

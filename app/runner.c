@@ -13,6 +13,12 @@ const char *runner_dtype(const Options *o, const Binding *b)
 
 Status runner_open(Runner *r, const Options *o, Model *m, bool no_reuse, DiagList *d)
 {
+    return runner_open_with(r, o, m, no_reuse, NULL, d);
+}
+
+Status runner_open_with(Runner *r, const Options *o, Model *m, bool no_reuse, Backend *with,
+                        DiagList *d)
+{
     memset(r, 0, sizeof *r);
     Options oo = *o;
     bool cpu = strcmp(o->backend, "cpu") == 0; /* the reference computes in float32 */
@@ -26,6 +32,7 @@ Status runner_open(Runner *r, const Options *o, Model *m, bool no_reuse, DiagLis
     VkBackendOptions vo = vk_backend_options_default();
     vo.device = o->device;
     if (st == ST_OK && cpu) st = cpu_backend_create(r->pipe.g, &r->be);
+    else if (st == ST_OK && with) st = vk_backend_create_shared(with, &r->be, d);
     else if (st == ST_OK) st = vk_backend_create(&vo, &r->be, d);
     if (st == ST_OK) st = exec_open(&r->x, r->pipe.plan, r->pipe.g, &m->b, r->be, d);
     return st;

@@ -23,6 +23,9 @@ const char *runner_dtype(const Options *o, const Binding *b);
  * recipes to m's binding, creates the backend of --backend (Vulkan on --device, or the CPU
  * reference running each kernel's IR nodes) and loads the plan. */
 Status runner_open(Runner *r, const Options *o, Model *m, bool no_reuse, DiagList *d);
+/* The same on the device of an open runner's backend `with` (so the two can share storage). */
+Status runner_open_with(Runner *r, const Options *o, Model *m, bool no_reuse, Backend *with,
+                        DiagList *d);
 /* An error quoting the first message when the validation layer (NPU_VK_VALIDATE=1) reported
  * errors so far; ST_OK otherwise. */
 Status runner_check_validation(Runner *r, DiagList *d);

@@ -33,6 +33,11 @@ typedef struct BackendOps {
     /* GPU microseconds of each kernel in the last timed run (us[kernel index], -1 when not
      * timed); returns false when no timed run happened. */
     bool (*kernel_us)(Backend *b, double *us, int n);
+    /* Makes tensor `t` (outside or inside the arena) use the storage of tensor `src_t` of the
+     * backend `src` (same device), e.g. a decode step's KV-cache input living in the prefill
+     * program's cache buffer: state carried with no copy. Call after prepare, before the first
+     * run. NULL when the backend cannot share (the caller then moves values through the host). */
+    Status (*share)(Backend *b, int t, Backend *src, int src_t, DiagList *d);
     /* Human description of the device ("NVIDIA H100 80GB HBM3 (NVIDIA 580.159.04)"). */
     const char *(*device)(Backend *b);
     void (*destroy)(Backend *b);
@@ -56,6 +61,8 @@ typedef struct VkBackendOptions {
 VkBackendOptions vk_backend_options_default(void);
 /* Creates the Vulkan backend: ST_NO_DEVICE (exit 3) with a message when no device is usable. */
 Status vk_backend_create(const VkBackendOptions *o, Backend **out, DiagList *d);
+/* A second Vulkan backend on the device of `with` (one VkCtx, so the two can share()). */
+Status vk_backend_create_shared(Backend *with, Backend **out, DiagList *d);
 /* Validation errors seen so far (0 without the layer); for tests. */
 int vk_backend_validation_errors(Backend *b);
 /* The i-th kept validation message ("" when none). */

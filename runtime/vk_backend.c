@@ -30,6 +30,11 @@ typedef struct Recording {
     VkCmd *cmd;
 } Recording;
 
+typedef struct SharedCtx {
+    VkCtx *ctx;
+    int refs;
+} SharedCtx;
+
 typedef struct VkBackend {
     Backend base;
     VkBackendOptions opt;
@@ -43,6 +48,8 @@ typedef struct VkBackend {
     Recording rec[MAX_RECORDINGS];
     int nrec;
     double *kus; /* [nkernels] */
+    VkBinding *over; /* [ntensors]: storage borrowed from another program (share), buf NULL if none */
+    struct SharedCtx *sc; /* the device, shared by backends made with vk_backend_create_shared */
     bool have_times;
     char desc[600];
 } VkBackend;
@@ -107,7 +114,10 @@ static Status locate(VkBackend *b, int t, VkBinding *out, DiagList *d)
     int base = base_of(p, t);
     const PlanTensor *x = &p->tensors[t], *bx = &p->tensors[base];
     uint64_t bytes = hostxf_device_bytes(x);
-    if (bx->offset >= 0) {
+    if (b->over && b->over[base].buf) {
+        out->buf = b->over[base].buf;
+        out->offset = b->over[base].offset;
+    } else if (bx->offset >= 0) {
         out->buf = b->arena;
         out->offset = (uint64_t)bx->offset;
     } else {
@@ -379,6 +389,29 @@ static Status vkb_read(Backend *base, int t, HTensor *out, DiagList *d)
     return st;
 }
 
+static Status vkb_share(Backend *base, int t, Backend *src, int src_t, DiagList *d)
+{
+    VkBackend *b = (VkBackend *)base, *o = (VkBackend *)src;
+    if (!b->p || !o->p || src->ops != base->ops || o->ctx != b->ctx)
+        return diag_add(d, DIAG_ERROR, ST_INTERNAL, NULL, NULL, NULL,
+                        "share: both programs must be prepared on one Vulkan device");
+    if (b->nrec)
+        return diag_add(d, DIAG_ERROR, ST_INTERNAL, NULL, NULL, NULL,
+                        "share: the program was already recorded");
+    const PlanTensor *x = &b->p->tensors[t], *y = &o->p->tensors[src_t];
+    if (hostxf_device_bytes(x) != hostxf_device_bytes(y) || x->storage != y->storage)
+        return diag_error(d, b->p->source, NULL, x->name,
+                          "cannot share the storage of '%s': sizes or dtypes differ", y->name);
+    if (!b->over) {
+        b->over = calloc((size_t)b->p->ntensors + 1, sizeof *b->over);
+        if (!b->over) return ST_NOMEM;
+    }
+    VkBinding loc;
+    Status st = locate(o, src_t, &loc, d);
+    if (st == ST_OK) b->over[base_of(b->p, t)] = loc;
+    return st;
+}
+
 static bool vkb_kernel_us(Backend *base, double *us, int n)
 {
     VkBackend *b = (VkBackend *)base;
@@ -401,12 +434,35 @@ static void vkb_destroy(Backend *base)
     if (b->own && b->p)
         for (int t = 0; t < b->p->ntensors; t++) vk_buf_destroy(b->own[t]);
     vk_buf_destroy(b->arena);
-    if (b->ctx) vk_ctx_destroy(b->ctx);
+    if (b->sc && --b->sc->refs == 0) { /* the device goes with its last user */
+        vk_ctx_destroy(b->sc->ctx);
+        free(b->sc);
+    }
+    free(b->over);
     free(b->own);
     free(b->kpipe);
     free(b->pipes);
     free(b->kus);
     free(b);
+}
+
+Status vk_backend_create_shared(Backend *with, Backend **out, DiagList *d)
+{
+    *out = NULL;
+    VkBackend *w = (VkBackend *)with;
+    if (!w || with->ops->destroy != vkb_destroy || !w->sc)
+        return diag_add(d, DIAG_ERROR, ST_INTERNAL, NULL, NULL, NULL,
+                        "a shared backend needs a Vulkan backend to share with");
+    VkBackend *b = calloc(1, sizeof *b);
+    if (!b) return ST_NOMEM;
+    b->base.ops = with->ops;
+    b->opt = w->opt;
+    b->sc = w->sc;
+    b->sc->refs++;
+    b->ctx = w->ctx;
+    memcpy(b->desc, w->desc, sizeof b->desc);
+    *out = &b->base;
+    return ST_OK;
 }
 
 int vk_backend_validation_errors(Backend *base)
@@ -430,6 +486,7 @@ static const BackendOps vk_ops = {
     .run = vkb_run,
     .read = vkb_read,
     .kernel_us = vkb_kernel_us,
+    .share = vkb_share,
     .device = vkb_device,
     .destroy = vkb_destroy,
 };
@@ -446,11 +503,15 @@ Status vk_backend_create(const VkBackendOptions *o, Backend **out, DiagList *d)
     co.validate = b->opt.validate;
     char cache[512];
     co.pipeline_cache_path = b->opt.no_cache ? NULL : vk_default_pipeline_cache_path(cache, sizeof cache);
-    Status st = vk_ctx_create(&co, &b->ctx, d);
+    b->sc = calloc(1, sizeof *b->sc);
+    Status st = b->sc ? vk_ctx_create(&co, &b->ctx, d) : ST_NOMEM;
     if (st != ST_OK) {
+        free(b->sc);
         free(b);
         return st;
     }
+    b->sc->ctx = b->ctx;
+    b->sc->refs = 1;
     const VkDeviceInfo *i = vk_ctx_info(b->ctx);
     snprintf(b->desc, sizeof b->desc, "%s (%s, %s)", i->name, vk_dev_type_name(i->type), i->driver);
     *out = &b->base;

@@ -1,0 +1,384 @@
+/* `npu-explore generate DIR`: greedy decoding with an exported LLM folder (prefill.json,
+ * decode.json, generation.json). Prefill and decode are compiled once into two programs on one
+ * device; decode's KV-cache inputs are bound to the storage of prefill's cache outputs
+ * (generation.json's state_carry), and decode updates its caches in place (index_copy writes the
+ * new row only), so the caches never leave the device. Per step only the token, its position,
+ * the cache position and the additive mask are uploaded; one submit per step; the logits are
+ * read back for the argmax. A prompt longer than the prefill length continues through decode
+ * steps; a shorter one runs through decode steps alone. With reference.safetensors in the folder
+ * the greedy tokens are compared with its `greedy_tokens`. */
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../common/fileio.h"
+#include "../runtime/compare.h"
+#include "../runtime/safetensors.h"
+#include "commands.h"
+#include "runner.h"
+
+#define GEN_MAX_STATE 128
+#define GEN_MAX_TOKENS 4096
+
+typedef struct Step {
+    int ids, mask, pos, cpos; /* plan tensor ids of the per-step inputs */
+    int logits;               /* plan tensor id of the logits output */
+    HTensor t_ids, t_mask, t_pos, t_cpos;
+} Step;
+
+typedef struct Gen {
+    const char *dir;
+    int prefill_len, max_cache, vocab;
+    int nstate;
+    char *st_out[GEN_MAX_STATE], *st_in[GEN_MAX_STATE]; /* decode: output -> next input */
+    Model mp, md;
+    Runner rp, rd;
+    Step sp, sd;
+    bool host_carry; /* decode's caches are not updated in place: carry through the host */
+    int64_t tokens[GEN_MAX_TOKENS];
+    int ntok;
+} Gen;
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int plan_find(const Plan *p, const char *name)
+{
+    for (int t = 0; t < p->ntensors; t++)
+        if (strcmp(p->tensors[t].name, name) == 0) return t;
+    return -1;
+}
+
+static Status read_config(Gen *g, DiagList *d)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/generation.json", g->dir);
+    json_object *root = json_object_from_file(path), *v, *cfg, *carry;
+    if (!root) return diag_error(d, path, NULL, NULL, "cannot read or parse generation.json");
+    Status st = ST_OK;
+    if (!json_object_object_get_ex(root, "prefill_len", &v) || !json_object_is_type(v, json_type_int))
+        st = diag_error(d, path, NULL, NULL, "'prefill_len' is missing or not an integer");
+    else
+        g->prefill_len = json_object_get_int(v);
+    if (st == ST_OK && (!json_object_object_get_ex(root, "config", &cfg) ||
+                        !json_object_object_get_ex(cfg, "max_cache", &v)))
+        st = diag_error(d, path, NULL, NULL, "'config.max_cache' is missing");
+    else if (st == ST_OK)
+        g->max_cache = json_object_get_int(v);
+    if (st == ST_OK && json_object_object_get_ex(cfg, "vocab", &v)) g->vocab = json_object_get_int(v);
+    if (st == ST_OK && (g->prefill_len < 1 || g->max_cache < 1 || g->max_cache > 1 << 20))
+        st = diag_error(d, path, NULL, NULL, "prefill_len %d / max_cache %d out of range",
+                        g->prefill_len, g->max_cache);
+    if (st == ST_OK && !json_object_object_get_ex(root, "state_carry", &carry))
+        st = diag_error(d, path, NULL, NULL, "'state_carry' is missing");
+    for (size_t i = 0; st == ST_OK && i < json_object_array_length(carry); i++) {
+        json_object *e = json_object_array_get_idx(carry, i), *ir, *state;
+        if (!json_object_object_get_ex(e, "ir", &ir) || strcmp(json_object_get_string(ir), "decode.json") != 0)
+            continue;
+        if (!json_object_object_get_ex(e, "state", &state)) continue;
+        for (size_t k = 0; k < json_object_array_length(state) && g->nstate < GEN_MAX_STATE; k++) {
+            json_object *pair = json_object_array_get_idx(state, k), *o, *in;
+            if (!json_object_object_get_ex(pair, "output", &o) || !json_object_object_get_ex(pair, "input", &in)) {
+                st = diag_error(d, path, NULL, NULL, "state_carry entry %zu lacks output/input", k);
+                break;
+            }
+            g->st_out[g->nstate] = strdup(json_object_get_string(o));
+            g->st_in[g->nstate] = strdup(json_object_get_string(in));
+            g->nstate++;
+        }
+    }
+    if (st == ST_OK && g->nstate == 0)
+        st = diag_error(d, path, NULL, NULL, "no state_carry entry for decode.json");
+    json_object_put(root);
+    return st;
+}
+
+/* The per-step inputs and the logits output of one program. */
+static Status find_step(const Plan *p, const Gen *g, Step *s, DiagList *d)
+{
+    s->ids = plan_find(p, "input_ids");
+    s->mask = plan_find(p, "attention_mask");
+    s->pos = plan_find(p, "position_ids");
+    s->cpos = plan_find(p, "cache_position");
+    s->logits = -1;
+    for (int i = 0; i < p->noutputs && s->logits < 0; i++) {
+        bool state = false;
+        for (int k = 0; k < g->nstate; k++) state |= strcmp(p->tensors[p->outputs[i]].name, g->st_out[k]) == 0;
+        if (!state) s->logits = p->outputs[i];
+    }
+    if (s->ids < 0 || s->mask < 0 || s->pos < 0 || s->cpos < 0 || s->logits < 0)
+        return diag_error(d, p->source, NULL, NULL, "an LLM step needs inputs input_ids, "
+                          "attention_mask, position_ids, cache_position and a logits output");
+    return ST_OK;
+}
+
+/* Fills the step inputs for tokens tok[0..n) at positions start.. and points the executor at
+ * them. */
+static Status set_step(Gen *g, Runner *r, Step *s, const int64_t *tok, int n, int start)
+{
+    const Plan *p = r->pipe.plan;
+    HTensor *ts[4] = {&s->t_ids, &s->t_mask, &s->t_pos, &s->t_cpos};
+    int ids[4] = {s->ids, s->mask, s->pos, s->cpos};
+    for (int i = 0; i < 4; i++) {
+        if (!ts[i]->data) {
+            const PlanTensor *x = &p->tensors[ids[i]];
+            Status st = htensor_alloc(ts[i], htensor_ref_dtype(x->dtype), x->rank, x->shape);
+            if (st != ST_OK) return st;
+        }
+        r->x.vals[ids[i]] = ts[i];
+    }
+    if (s->t_ids.numel != n || s->t_cpos.numel != n || s->t_mask.numel != (int64_t)n * g->max_cache)
+        return ST_INTERNAL;
+    for (int i = 0; i < n; i++) {
+        ((int64_t *)s->t_ids.data)[i] = tok[i];
+        ((int64_t *)s->t_pos.data)[i] = start + i;
+        ((int64_t *)s->t_cpos.data)[i] = start + i;
+        for (int j = 0; j < g->max_cache; j++)
+            ((float *)s->t_mask.data)[(int64_t)i * g->max_cache + j] = j <= start + i ? 0.0f : -INFINITY;
+    }
+    return ST_OK;
+}
+
+/* Runs one step and returns the argmax of the last row of the logits. */
+static Status run_step(Runner *r, Step *s, int64_t *token, HTensor *logits, DiagList *d)
+{
+    Status st = exec_run(&r->x, false, d);
+    HTensor out = {0};
+    if (st == ST_OK) st = exec_read(&r->x, s->logits, &out, d);
+    if (st != ST_OK) return st;
+    int64_t v = out.shape[out.rank - 1], rows = out.numel / (v ? v : 1);
+    const float *row = (const float *)out.data + (rows - 1) * v;
+    int64_t best = -1;
+    for (int64_t i = 0; i < v; i++)
+        if (row[i] == row[i] && (best < 0 || row[i] > row[best])) best = i;
+    *token = best;
+    if (logits) *logits = out;
+    else htensor_free(&out);
+    if (best < 0)
+        return diag_error(d, r->pipe.plan->source, NULL, r->pipe.plan->tensors[s->logits].name,
+                          "the logits are all NaN");
+    return ST_OK;
+}
+
+/* Binds decode's cache inputs to prefill's cache outputs and zeroes them. */
+static Status wire_state(Gen *g, DiagList *d)
+{
+    const Plan *pp = g->rp.pipe.plan, *pd = g->rd.pipe.plan;
+    Backend *bd = g->rd.be;
+    for (int k = 0; k < g->nstate; k++) {
+        int din = plan_find(pd, g->st_in[k]), dout = plan_find(pd, g->st_out[k]);
+        int pout = plan_find(pp, g->st_out[k]), pin = plan_find(pp, g->st_in[k]);
+        if (din < 0 || dout < 0 || pout < 0 || pin < 0)
+            return diag_error(d, pd->source, NULL, g->st_in[k], "state_carry names a tensor (%s -> %s) "
+                              "the programs lack", g->st_out[k], g->st_in[k]);
+        int base = dout;
+        while (pd->tensors[base].alias_of >= 0) base = pd->tensors[base].alias_of;
+        if (base != din) g->host_carry = true;
+        Status st = bd->ops->share ? bd->ops->share(bd, din, g->rp.be, pout, d) : ST_OK;
+        if (st != ST_OK) return st;
+        if (!bd->ops->share) g->host_carry = true;
+        /* empty caches: prefill reads zeros, and so does a prompt that starts in decode */
+        HTensor zero = {0};
+        st = htensor_alloc(&zero, htensor_ref_dtype(pp->tensors[pin].dtype), pp->tensors[pin].rank,
+                           pp->tensors[pin].shape);
+        if (st == ST_OK) st = g->rp.be->ops->set_input(g->rp.be, pin, &zero, d);
+        if (st == ST_OK) st = bd->ops->set_input(bd, din, &zero, d);
+        htensor_free(&zero);
+        if (st != ST_OK) return st;
+        g->rp.x.vals[pin] = NULL; /* uploaded once, not per run */
+        g->rd.x.vals[din] = NULL;
+    }
+    return ST_OK;
+}
+
+/* After a decode step whose caches were not updated in place: move them to the inputs. */
+static Status carry_through_host(Gen *g, DiagList *d)
+{
+    const Plan *pd = g->rd.pipe.plan;
+    for (int k = 0; k < g->nstate; k++) {
+        HTensor v = {0};
+        Status st = exec_read(&g->rd.x, plan_find(pd, g->st_out[k]), &v, d);
+        if (st == ST_OK) st = g->rd.be->ops->set_input(g->rd.be, plan_find(pd, g->st_in[k]), &v, d);
+        htensor_free(&v);
+        if (st != ST_OK) return st;
+    }
+    return ST_OK;
+}
+
+static Status parse_prompt(const char *s, int64_t *out, int *n, DiagList *d)
+{
+    *n = 0;
+    for (const char *p = s; *p;) {
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || v < 0 || *n == GEN_MAX_TOKENS)
+            return diag_error(d, NULL, NULL, NULL, "--prompt-ids: expected token ids like 1,2,3, got '%s'", s);
+        out[(*n)++] = v;
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',') return diag_error(d, NULL, NULL, NULL, "--prompt-ids: bad '%s'", s);
+    }
+    return *n ? ST_OK : diag_error(d, NULL, NULL, NULL, "--prompt-ids is empty");
+}
+
+static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d)
+{
+    char pp[4096], pd[4096], ref[4096];
+    snprintf(pp, sizeof pp, "%s/prefill.json", g->dir);
+    snprintf(pd, sizeof pd, "%s/decode.json", g->dir);
+    snprintf(ref, sizeof ref, "%s/reference.safetensors", g->dir);
+    Options op = *o, od = *o;
+    op.model = pp;
+    od.model = pd;
+    op.inputs = od.inputs = NULL;
+    Status st = read_config(g, d);
+    if (st == ST_OK) st = model_load_graph(&g->mp, pp, d);
+    if (st == ST_OK) st = model_bind(&g->mp, &op, d);
+    if (st == ST_OK) st = model_load_graph(&g->md, pd, d);
+    if (st == ST_OK) st = model_bind(&g->md, &od, d);
+    if (st == ST_OK) st = runner_open(&g->rp, &op, &g->mp, false, d);
+    if (st == ST_OK) st = runner_open_with(&g->rd, &od, &g->md, false, g->rp.be, d);
+    if (st == ST_OK) st = find_step(g->rp.pipe.plan, g, &g->sp, d);
+    if (st == ST_OK) st = find_step(g->rd.pipe.plan, g, &g->sd, d);
+    if (st == ST_OK) st = wire_state(g, d);
+    if (st != ST_OK) return st;
+
+    /* the prompt: --prompt-ids, else the reference's prefill prompt */
+    int64_t prompt[GEN_MAX_TOKENS];
+    int np = 0;
+    SafeTensors rs = {0};
+    DiagList quiet = {0};
+    bool have_ref = file_exists(ref) && st_open(&rs, ref, &quiet) == ST_OK;
+    diag_free(&quiet);
+    if (o->prompt_ids) st = parse_prompt(o->prompt_ids, prompt, &np, d);
+    else if (have_ref && st_find(&rs, "prefill.input_ids")) {
+        HTensor t = {0};
+        st = st_to_htensor(st_find(&rs, "prefill.input_ids"), DT_I64, &t);
+        for (int64_t i = 0; st == ST_OK && i < t.numel && np < GEN_MAX_TOKENS; i++) prompt[np++] = ((int64_t *)t.data)[i];
+        htensor_free(&t);
+    } else
+        st = diag_error(d, g->dir, NULL, NULL, "no --prompt-ids and no reference prompt in the folder");
+    if (st == ST_OK && np + o->max_new > g->max_cache)
+        st = diag_error(d, g->dir, NULL, NULL, "prompt (%d) + --max-new (%d) exceeds the cache (%d)",
+                        np, o->max_new, g->max_cache);
+    for (int i = 0; st == ST_OK && i < np; i++)
+        if (g->vocab > 0 && prompt[i] >= g->vocab)
+            st = diag_error(d, g->dir, NULL, "input_ids", "token id %lld is outside the vocabulary (%d)",
+                            (long long)prompt[i], g->vocab);
+
+    double t0 = now_ms(), ttft = 0, tdec = 0;
+    int64_t next = -1;
+    int pos = 0, ndec = 0;
+    double prefill_rel = -1;
+    if (st == ST_OK && np >= g->prefill_len) {
+        HTensor logits = {0};
+        st = set_step(g, &g->rp, &g->sp, prompt, g->prefill_len, 0);
+        if (st == ST_OK) st = run_step(&g->rp, &g->sp, &next, &logits, d);
+        const StTensor *rl = have_ref ? st_find(&rs, "prefill.logits") : NULL;
+        bool same_prompt = !o->prompt_ids;
+        if (st == ST_OK && rl && same_prompt) {
+            HTensor want = {0};
+            CmpStats cs;
+            if (st_to_htensor(rl, DT_F32, &want) == ST_OK && cmp_tensors(&logits, &want, &cs))
+                prefill_rel = cs.rel_l2;
+            htensor_free(&want);
+        }
+        htensor_free(&logits);
+        pos = g->prefill_len;
+    }
+    /* the rest of the prompt through decode steps */
+    for (; st == ST_OK && pos < np; pos++) {
+        st = set_step(g, &g->rd, &g->sd, &prompt[pos], 1, pos);
+        if (st == ST_OK) st = run_step(&g->rd, &g->sd, &next, NULL, d);
+        if (st == ST_OK && g->host_carry) st = carry_through_host(g, d);
+    }
+    ttft = now_ms() - t0;
+    if (st == ST_OK) g->tokens[g->ntok++] = next;
+    double td0 = now_ms();
+    while (st == ST_OK && g->ntok < o->max_new) {
+        st = set_step(g, &g->rd, &g->sd, &next, 1, pos);
+        if (st == ST_OK) st = run_step(&g->rd, &g->sd, &next, NULL, d);
+        if (st == ST_OK && g->host_carry) st = carry_through_host(g, d);
+        if (st == ST_OK) g->tokens[g->ntok++] = next;
+        pos++;
+        ndec++;
+    }
+    tdec = now_ms() - td0;
+
+    /* the reference's greedy tokens, when the prompt is the reference's */
+    int match = -1, compared = 0;
+    const StTensor *gt = have_ref && !o->prompt_ids ? st_find(&rs, "greedy_tokens") : NULL;
+    if (st == ST_OK && gt) {
+        HTensor want = {0};
+        if (st_to_htensor(gt, DT_I64, &want) == ST_OK) {
+            match = 1;
+            for (int i = 0; i < g->ntok && i < want.numel; i++, compared++)
+                if (g->tokens[i] != ((int64_t *)want.data)[i]) match = 0;
+        }
+        htensor_free(&want);
+    }
+    if (st == ST_OK) {
+        double tps = ndec > 0 && tdec > 0 ? ndec / (tdec / 1e3) : 0;
+        if (o->json) {
+            fprintf(out, "{\"schema\":\"npu-explore/generate/1\",\"kind\":\"summary\",\"tokens\":[");
+            for (int i = 0; i < g->ntok; i++) fprintf(out, i ? ",%lld" : "%lld", (long long)g->tokens[i]);
+            fprintf(out, "],\"prompt_len\":%d,\"ttft_ms\":%.3f,\"decode_steps\":%d,\"decode_ms\":%.3f,"
+                         "\"decode_tokens_per_s\":%.2f,\"prefill_rel_l2\":%.6g,\"reference\":\"%s\","
+                         "\"state\":\"%s\",\"device\":\"%s\",\"dtype\":\"%s\"}\n",
+                    np, ttft, ndec, tdec, tps, prefill_rel,
+                    match < 0 ? "none" : match ? "match" : "mismatch",
+                    g->host_carry ? "host" : "device", g->rp.be->ops->device(g->rp.be), g->rd.dtype);
+        } else {
+            fprintf(out, "device %s, %s; caches carried on the %s\ntokens:", g->rp.be->ops->device(g->rp.be),
+                    g->rd.dtype, g->host_carry ? "host (index_copy not in place)" : "device");
+            for (int i = 0; i < g->ntok; i++) fprintf(out, " %lld", (long long)g->tokens[i]);
+            fprintf(out, "\ntime to first token %.2f ms (prompt %d tokens); decode %d steps in %.2f ms = %.1f tokens/s\n",
+                    ttft, np, ndec, tdec, tps);
+            if (prefill_rel >= 0) fprintf(out, "prefill logits vs reference: rel_l2 %.3e\n", prefill_rel);
+            if (match >= 0)
+                fprintf(out, "greedy tokens vs reference: %s (%d compared)\n", match ? "match" : "MISMATCH", compared);
+        }
+        if (match == 0) *rc = 1;
+    }
+    st_close(&rs);
+    return st;
+}
+
+int cmd_generate(int argc, char **argv)
+{
+    Options o;
+    DiagList d = {0};
+    opt_defaults(&o);
+    Status st = opt_parse(&o, argc, argv, 1, &d);
+    Gen g;
+    memset(&g, 0, sizeof g);
+    g.dir = o.model;
+    int rc = 0;
+    if (st == ST_OK && o.max_new < 1) st = diag_error(&d, NULL, NULL, NULL, "--max-new must be at least 1");
+    if (st == ST_OK) st = generate(&g, &o, stdout, &rc, &d);
+    if (st != ST_OK) rc = status_exit_code(st);
+    diag_print(&d, stderr);
+    Step *steps[2] = {&g.sp, &g.sd};
+    for (int i = 0; i < 2; i++) {
+        htensor_free(&steps[i]->t_ids);
+        htensor_free(&steps[i]->t_mask);
+        htensor_free(&steps[i]->t_pos);
+        htensor_free(&steps[i]->t_cpos);
+    }
+    runner_close(&g.rd);
+    runner_close(&g.rp);
+    model_free(&g.md);
+    model_free(&g.mp);
+    for (int i = 0; i < g.nstate; i++) {
+        free(g.st_out[i]);
+        free(g.st_in[i]);
+    }
+    diag_free(&d);
+    return rc;
+}
