@@ -37,7 +37,8 @@ typedef struct Gen {
     Model mp, md;
     Runner rp, rd;
     Step sp, sd;
-    bool host_carry; /* decode's caches are not updated in place: carry through the host */
+    bool host_carry;   /* decode's caches are not updated in place: carry through the host */
+    bool host_prefill; /* decode cannot use prefill's storage: copy prefill's caches over */
     int64_t tokens[GEN_MAX_TOKENS];
     int ntok;
 } Gen;
@@ -183,7 +184,7 @@ static Status wire_state(Gen *g, DiagList *d)
         if (base != din) g->host_carry = true;
         Status st = bd->ops->share ? bd->ops->share(bd, din, g->rp.be, pout, d) : ST_OK;
         if (st != ST_OK) return st;
-        if (!bd->ops->share) g->host_carry = true;
+        if (!bd->ops->share) g->host_carry = g->host_prefill = true;
         /* empty caches: prefill reads zeros, and so does a prompt that starts in decode */
         HTensor zero = {0};
         st = htensor_alloc(&zero, htensor_ref_dtype(pp->tensors[pin].dtype), pp->tensors[pin].rank,
@@ -198,13 +199,13 @@ static Status wire_state(Gen *g, DiagList *d)
     return ST_OK;
 }
 
-/* After a decode step whose caches were not updated in place: move them to the inputs. */
-static Status carry_through_host(Gen *g, DiagList *d)
+/* Without in-place caches or shared storage: move the caches `from` wrote to decode's inputs. */
+static Status carry_through_host(Gen *g, Runner *from, DiagList *d)
 {
     const Plan *pd = g->rd.pipe.plan;
     for (int k = 0; k < g->nstate; k++) {
         HTensor v = {0};
-        Status st = exec_read(&g->rd.x, plan_find(pd, g->st_out[k]), &v, d);
+        Status st = exec_read(&from->x, plan_find(from->pipe.plan, g->st_out[k]), &v, d);
         if (st == ST_OK) st = g->rd.be->ops->set_input(g->rd.be, plan_find(pd, g->st_in[k]), &v, d);
         htensor_free(&v);
         if (st != ST_OK) return st;
@@ -264,9 +265,14 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
         htensor_free(&t);
     } else
         st = diag_error(d, g->dir, NULL, NULL, "no --prompt-ids and no reference prompt in the folder");
-    if (st == ST_OK && np + o->max_new > g->max_cache)
+    int max_new = o->max_new;
+    if (max_new == 0) {
+        const StTensor *gt = have_ref && !o->prompt_ids ? st_find(&rs, "greedy_tokens") : NULL;
+        max_new = gt && gt->rank == 1 ? (int)gt->shape[0] : 16;
+    }
+    if (st == ST_OK && np + max_new > g->max_cache)
         st = diag_error(d, g->dir, NULL, NULL, "prompt (%d) + --max-new (%d) exceeds the cache (%d)",
-                        np, o->max_new, g->max_cache);
+                        np, max_new, g->max_cache);
     for (int i = 0; st == ST_OK && i < np; i++)
         if (g->vocab > 0 && prompt[i] >= g->vocab)
             st = diag_error(d, g->dir, NULL, "input_ids", "token id %lld is outside the vocabulary (%d)",
@@ -291,20 +297,21 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
         }
         htensor_free(&logits);
         pos = g->prefill_len;
+        if (st == ST_OK && g->host_prefill) st = carry_through_host(g, &g->rp, d);
     }
     /* the rest of the prompt through decode steps */
     for (; st == ST_OK && pos < np; pos++) {
         st = set_step(g, &g->rd, &g->sd, &prompt[pos], 1, pos);
         if (st == ST_OK) st = run_step(&g->rd, &g->sd, &next, NULL, d);
-        if (st == ST_OK && g->host_carry) st = carry_through_host(g, d);
+        if (st == ST_OK && g->host_carry) st = carry_through_host(g, &g->rd, d);
     }
     ttft = now_ms() - t0;
     if (st == ST_OK) g->tokens[g->ntok++] = next;
     double td0 = now_ms();
-    while (st == ST_OK && g->ntok < o->max_new) {
+    while (st == ST_OK && g->ntok < max_new && g->ntok < GEN_MAX_TOKENS) {
         st = set_step(g, &g->rd, &g->sd, &next, 1, pos);
         if (st == ST_OK) st = run_step(&g->rd, &g->sd, &next, NULL, d);
-        if (st == ST_OK && g->host_carry) st = carry_through_host(g, d);
+        if (st == ST_OK && g->host_carry) st = carry_through_host(g, &g->rd, d);
         if (st == ST_OK) g->tokens[g->ntok++] = next;
         pos++;
         ndec++;
@@ -360,7 +367,6 @@ int cmd_generate(int argc, char **argv)
     memset(&g, 0, sizeof g);
     g.dir = o.model;
     int rc = 0;
-    if (st == ST_OK && o.max_new < 1) st = diag_error(&d, NULL, NULL, NULL, "--max-new must be at least 1");
     if (st == ST_OK) st = generate(&g, &o, stdout, &rc, &d);
     if (st != ST_OK) rc = status_exit_code(st);
     diag_print(&d, stderr);

@@ -15,7 +15,7 @@ void opt_defaults(Options *o)
     o->iters = 20;
     o->format = "table";
     o->mode = "first";
-    o->max_new = 8;
+    o->max_new = 0; /* generate: the reference's token count, else 16 */
     o->color = "kind";
 }
 
