@@ -151,7 +151,7 @@ Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d)
             o->prompt_ids = v;
         } else if (strcmp(a, "--max-new") == 0) {
             NEED();
-            if (num(a, v, &x, d) != ST_OK || x < 0 || x > 100000) return ST_BAD_INPUT;
+            if (num(a, v, &x, d) != ST_OK || x < 1 || x > 100000) return ST_BAD_INPUT;
             o->max_new = (int)x;
         } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             o->verbose++;
