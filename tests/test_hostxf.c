@@ -1,0 +1,122 @@
+/* Host<->device transforms: channel padding (pads zero, logical values back exactly), storage
+ * casts (fp16/bf16 round to nearest, i32 exact, bool), and the errors (element count, an int64
+ * that does not fit the device's int32) naming the file and the tensor. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "common/half.h"
+#include "runtime/hostxf.h"
+#include "testutil.h"
+
+static PlanTensor tensor(DType dt, DType storage, int rank, const int64_t *shape, int64_t pad1)
+{
+    PlanTensor t;
+    memset(&t, 0, sizeof t);
+    t.name = "t";
+    t.dtype = dt;
+    t.storage = storage;
+    t.rank = rank;
+    for (int i = 0; i < rank; i++) t.shape[i] = t.pshape[i] = shape[i];
+    if (pad1) {
+        t.pshape[1] = pad1;
+        t.padded = 1;
+    }
+    t.alias_of = -1;
+    return t;
+}
+
+static void test_padded_roundtrip(void **state)
+{
+    (void)state;
+    int64_t shape[4] = {2, 3, 2, 5};
+    PlanTensor t = tensor(DT_F32, DT_F16, 4, shape, 32);
+    assert_int_equal(hostxf_device_bytes(&t), 2 * 32 * 2 * 5 * 2);
+    HTensor v;
+    tu_alloc(&v, "float32", 4, shape);
+    tu_rand(&v, 3, -2, 2);
+    uint16_t dev[2 * 32 * 2 * 5];
+    DiagList d = {0};
+    assert_int_equal(hostxf_pack(&t, &v, dev, "m.json", &d), ST_OK);
+    /* element [1,2,1,4] sits at physical ((1*32+2)*2+1)*5+4; channel 3..31 are zero */
+    int64_t li = ((1 * 3 + 2) * 2 + 1) * 5 + 4, pi = ((1 * 32 + 2) * 2 + 1) * 5 + 4;
+    assert_int_equal(dev[pi], f32_to_f16(((float *)v.data)[li]));
+    for (int c = 3; c < 32; c++) assert_int_equal(dev[((0 * 32 + c) * 2 + 1) * 5 + 2], 0);
+    HTensor back = {0};
+    assert_int_equal(hostxf_unpack(&t, dev, &back), ST_OK);
+    assert_int_equal(back.numel, v.numel);
+    for (int64_t i = 0; i < v.numel; i++)
+        assert_true(((float *)back.data)[i] == f16_to_f32(f32_to_f16(((float *)v.data)[i])));
+    htensor_free(&v);
+    htensor_free(&back);
+    diag_free(&d);
+}
+
+static void test_casts(void **state)
+{
+    (void)state;
+    int64_t shape[1] = {4};
+    HTensor v;
+    tu_alloc(&v, "float32", 1, shape);
+    float vals[4] = {1.0f, 1.00390625f /* bf16 tie: rounds to even */, -3.14159f, 65504.0f};
+    memcpy(v.data, vals, sizeof vals);
+    PlanTensor b = tensor(DT_F32, DT_BF16, 1, shape, 0);
+    uint16_t dev[4];
+    DiagList d = {0};
+    assert_int_equal(hostxf_pack(&b, &v, dev, NULL, &d), ST_OK);
+    for (int i = 0; i < 4; i++) assert_int_equal(dev[i], f32_to_bf16(vals[i]));
+    assert_int_equal(dev[1], 0x3f80); /* 1.00390625 = 0x3f808000: the tie goes to even */
+    htensor_free(&v);
+    /* integers stay exact in i32, above fp16's range too */
+    HTensor iv;
+    tu_alloc(&iv, "int64", 1, shape);
+    int64_t ids[4] = {0, 65505, 151935, -7};
+    memcpy(iv.data, ids, sizeof ids);
+    PlanTensor it = tensor(DT_I64, DT_I32, 1, shape, 0);
+    int32_t idev[4];
+    assert_int_equal(hostxf_pack(&it, &iv, idev, NULL, &d), ST_OK);
+    for (int i = 0; i < 4; i++) assert_int_equal(idev[i], ids[i]);
+    HTensor back = {0};
+    assert_int_equal(hostxf_unpack(&it, idev, &back), ST_OK);
+    assert_int_equal(back.dtype, DT_I64);
+    assert_memory_equal(back.data, ids, sizeof ids);
+    htensor_free(&back);
+    /* an int64 beyond int32 is refused, naming the file and the tensor */
+    ((int64_t *)iv.data)[2] = (int64_t)1 << 40;
+    assert_int_equal(hostxf_pack(&it, &iv, idev, "m.json", &d), ST_BAD_INPUT);
+    char buf[512];
+    diag_format(&d.items[d.count - 1], buf, sizeof buf);
+    assert_non_null(strstr(buf, "m.json"));
+    assert_non_null(strstr(buf, "'t'"));
+    assert_non_null(strstr(buf, "32-bit"));
+    htensor_free(&iv);
+    diag_free(&d);
+}
+
+static void test_count_mismatch(void **state)
+{
+    (void)state;
+    int64_t s5[1] = {5}, s4[1] = {4};
+    HTensor v;
+    tu_alloc(&v, "float32", 1, s5);
+    PlanTensor t = tensor(DT_F32, DT_F32, 1, s4, 0);
+    float dev[5];
+    DiagList d = {0};
+    assert_int_equal(hostxf_pack(&t, &v, dev, "m.json", &d), ST_BAD_INPUT);
+    assert_int_equal(d.errors, 1);
+    htensor_free(&v);
+    diag_free(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_padded_roundtrip),
+        cmocka_unit_test(test_casts),
+        cmocka_unit_test(test_count_mismatch),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
