@@ -3,7 +3,7 @@
  * of the Qwen2 decode step (tests/models/qwen2_tiny/decode.json, from the K/V caches through
  * repeat_kv's unsqueeze/expand/reshape, transpose, matmul, mul scale, add mask, softmax, matmul)
  * with grouped-query heads Hq/Hkv in {2/2, 4/2, 12/2}, head dims {16, 64, 128}, cache lengths
- * {1, 17, 64, 300} (not multiples of the workgroup), batch 2, random additive masks and
+ * {1, 17, 64, 300} (not multiples of the workgroup), odd head dims 48/200/256, batch 2, random additive masks and
  * constant masks that are -inf past a position (the kernel then skips the masked tail), in f32,
  * f16 and bf16. */
 #include <setjmp.h>
@@ -146,10 +146,9 @@ static void check_case(const Case *c)
     static const double tols[] = {VC_TOL_F32, VC_TOL_F16, VC_TOL_BF16};
     char *g = attn_graph(c);
     for (int t = 0; t < 3; t++) {
-        fprintf(stderr, "  B%d Hq%d Hkv%d D%d T%d valid%d %s\n", c->B, c->Hq, c->Hkv, c->D, c->T,
-                c->valid, dts[t]);
         double e = vc_check_json(g, dts[t], tols[t], "decode_attention");
-        fprintf(stderr, "    rel_l2 %.3g\n", e);
+        fprintf(stderr, "  B%d Hq%d Hkv%d D%d T%d valid%d %s: rel_l2 %.3g\n", c->B, c->Hq, c->Hkv,
+                c->D, c->T, c->valid, dts[t], e);
     }
     free(g);
 }
@@ -163,6 +162,14 @@ static void test_attn_gqa_shapes(void **state)
         {1, 4, 2, 128, 1, 0},   {1, 12, 2, 64, 64, 0}, {1, 2, 2, 128, 300, 0},
         {1, 12, 2, 16, 17, 0},
     };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
+}
+
+/* head dims that are not powers of two or exceed the workgroup (two dims per invocation) */
+static void test_attn_odd_head_dims(void **state)
+{
+    (void)state;
+    static const Case cases[] = {{1, 4, 2, 256, 17, 0}, {1, 4, 2, 200, 64, 0}, {1, 6, 2, 48, 33, 0}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
 }
 
@@ -189,6 +196,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_attn_gqa_shapes),
+        cmocka_unit_test(test_attn_odd_head_dims),
         cmocka_unit_test(test_attn_batch),
         cmocka_unit_test(test_attn_inf_mask),
     };
