@@ -82,8 +82,10 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     /* the two matmuls in member order: scores (reads the transposed K) and probs @ V */
     const Node *mm[2] = {NULL, NULL};
     int nmm = 0;
-    for (int i = 0; i < c->fusion->nnodes && nmm < 2; i++)
-        if (g->nodes[c->fusion->nodes[i]].op == OP_MATMUL) mm[nmm++] = &g->nodes[c->fusion->nodes[i]];
+    for (int i = 0; i < c->fusion->nnodes && nmm < 2; i++) {
+        const Node *n = &g->nodes[c->fusion->nodes[i]];
+        if (n->op == OP_MATMUL) mm[nmm++] = n;
+    }
     if (nmm != 2 || mm[0]->in[1] != tr->out[0])
         return kc_error(c, "decode_attention: no scores matmul reading the transposed K");
     int64_t rep_k, rep_v;

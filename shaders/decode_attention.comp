@@ -1,4 +1,5 @@
-// decode_attention: out[b,h,0,:] = softmax_t((q[b,h] . K[b,h/rep_k,t]) * scale + mask[b,h,t]) V[b,h/rep_v,t]
+// decode_attention: out[b,h,0,:] = sum_t softmax_t(s_t) V[b,h/rep_v,t,:] with
+// s_t = (q[b,h] . K[b,h/rep_k,t]) * scale + mask[b,h,t]
 // for one query row, reading the KV caches [B, Hkv, T, D] directly (grouped-query heads, no
 // repeat copy). Roles, pushes and the design choice: compiler/lower_attention.c.
 // One workgroup per (batch, query head) walks the cache in chunks of NPU_WG positions:

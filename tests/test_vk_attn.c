@@ -3,9 +3,9 @@
  * of the Qwen2 decode step (tests/models/qwen2_tiny/decode.json, from the K/V caches through
  * repeat_kv's unsqueeze/expand/reshape, transpose, matmul, mul scale, add mask, softmax, matmul)
  * with grouped-query heads Hq/Hkv in {2/2, 4/2, 12/2}, head dims {16, 64, 128}, cache lengths
- * {1, 17, 64, 300} (not multiples of the workgroup), odd head dims 48/200/256, batch 2, random additive masks and
- * constant masks that are -inf past a position (the kernel then skips the masked tail), in f32,
- * f16 and bf16. */
+ * {1, 17, 64, 300} (not multiples of the workgroup), odd head dims 48/200/256, batch 2, random
+ * additive masks and constant masks that are -inf past a position (the kernel then skips the
+ * masked tail), in f32, f16 and bf16. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -169,7 +169,9 @@ static void test_attn_gqa_shapes(void **state)
 static void test_attn_odd_head_dims(void **state)
 {
     (void)state;
-    static const Case cases[] = {{1, 4, 2, 256, 17, 0}, {1, 4, 2, 200, 64, 0}, {1, 6, 2, 48, 33, 0}};
+    static const Case cases[] = {
+        {1, 4, 2, 256, 17, 0}, {1, 4, 2, 200, 64, 0}, {1, 6, 2, 48, 33, 0},
+    };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
 }
 
