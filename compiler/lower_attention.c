@@ -13,7 +13,7 @@
  * walks the cache in chunks of NPU_WG positions with an online (flash) softmax across chunks.
  * A split-K flash-decoding version (chunks of one head on different workgroups, then a combine of
  * the partial max / sum / weighted V) would need a plan scratch buffer for the partials and an
- * atomic counter (or a second dispatch) and is not done here; see docs/kernels.md.
+ * atomic counter (or a second dispatch) and is not done here.
  *
  * Push: {T, D, Hq, rep_k, rep_v, scale, k_sb, k_sh, k_st, v_sb, v_sh, v_st, q_sb, q_sh,
  *        m_sb, m_sh, m_st, o_sb, o_sh} (strides in elements, 0 for a broadcast mask dim).
