@@ -11,6 +11,7 @@ static const struct {
     KernelLowerFn fn;
 } families[] = {
     {"unary", lower_unary},
+    {"decode_attention", lower_attention},
     {"corrupt", lower_corrupt},
 };
 
