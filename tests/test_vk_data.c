@@ -3,9 +3,8 @@
  * dims), expand (-1), slice (negative start, end 2^63-1, step > 1) and select, cat of 2/3/4
  * inputs along the first and last dim, getitem and float->float cast (copy), int64 data through
  * slice/cat/transpose (i32 modules, ids up to 200000), int->float cast above 65504, embedding
- * with vocab 70000,
- * index_copy in place (out aliases self) and not in place, with repeated indices; f32/f16/bf16
- * with shapes that are not multiples of the workgroup. */
+ * with vocab 70000, index_copy in place (out aliases self) and not in place, with repeated
+ * indices; f32/f16/bf16 with shapes that are not multiples of the workgroup. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
