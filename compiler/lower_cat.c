@@ -29,11 +29,13 @@ Status lower_cat(const KernelCtx *c, PlanKernel *k)
     if (nin < 1 || nin > NPU_MAX_CAT_INPUTS)
         return kc_error(c, "cat of %d inputs (the kernels take 1..%d)", nin, NPU_MAX_CAT_INPUTS);
     int64_t end[NPU_MAX_CAT_INPUTS] = {0}, at = 0, inner = 1;
-    for (int i = dim + 1; i < r; i++) inner *= out->shape[i];
+    for (int i = dim + 1; i < r; i++)
+        inner *= out->shape[i];
     for (int i = 0; i < nin; i++) {
         const PlanTensor *x = kc_arg(k, c->p, i);
         if (x->rank != r || x->padded || x->storage != out->storage)
-            return kc_error(c, "cat input %d differs from the output in rank, layout or storage", i);
+            return kc_error(c, "cat input %d differs from the output in rank, layout or storage",
+                            i);
         for (int d = 0; d < r; d++)
             if (d != dim && x->shape[d] != out->shape[d])
                 return kc_error(c, "cat input %d: dim %d is %lld, the output's %lld", i, d,
@@ -51,7 +53,8 @@ Status lower_cat(const KernelCtx *c, PlanKernel *k)
     Status st = kc_push_i(c, k, n);
     if (st == ST_OK) st = kc_push_i(c, k, out->shape[dim]);
     if (st == ST_OK) st = kc_push_i(c, k, inner);
-    for (int i = 0; i < 3 && st == ST_OK; i++) st = kc_push_i(c, k, end[i]);
+    for (int i = 0; i < 3 && st == ST_OK; i++)
+        st = kc_push_i(c, k, end[i]);
     if (st == ST_OK) st = kc_spec(c, k, CAT_WG);
     kc_grid(k, n, CAT_WG);
     return st;

@@ -46,10 +46,14 @@ static Status push_walk(const KernelCtx *c, PlanKernel *k, int64_t in_off, const
     int64_t n = kc_numel(out);
     if (st == ST_OK) st = kc_push_i(c, k, n);
     if (st == ST_OK) st = kc_push_i(c, k, in_off);
-    for (int i = 0; i < WALK_RANK && st == ST_OK; i++) st = kc_push_i(c, k, ow.shape[i]);
-    for (int i = 0; i < WALK_RANK && st == ST_OK; i++) st = kc_push_i(c, k, ow.stride[i]);
-    for (int i = 0; i < WALK_RANK && st == ST_OK; i++) st = kc_push_i(c, k, in->shape[i]);
-    for (int i = 0; i < WALK_RANK && st == ST_OK; i++) st = kc_push_i(c, k, in->stride[i]);
+    for (int i = 0; i < WALK_RANK && st == ST_OK; i++)
+        st = kc_push_i(c, k, ow.shape[i]);
+    for (int i = 0; i < WALK_RANK && st == ST_OK; i++)
+        st = kc_push_i(c, k, ow.stride[i]);
+    for (int i = 0; i < WALK_RANK && st == ST_OK; i++)
+        st = kc_push_i(c, k, in->shape[i]);
+    for (int i = 0; i < WALK_RANK && st == ST_OK; i++)
+        st = kc_push_i(c, k, in->stride[i]);
     if (st == ST_OK) st = kc_spec(c, k, COPY_WG);
     kc_grid(k, n, COPY_WG);
     return st;
@@ -67,8 +71,8 @@ static Status walk_input(const KernelCtx *c, const PlanTensor *in, const PlanTen
 }
 
 /* The out shape with per-out-dim input strides: transpose, expand, slice/select. */
-static Status walk_strided(const KernelCtx *c, const PlanTensor *in, const PlanTensor *out,
-                           Walk *w, int64_t *in_off)
+static Status walk_strided(const KernelCtx *c, const PlanTensor *in, const PlanTensor *out, Walk *w,
+                           int64_t *in_off)
 {
     const Node *n = c->anchor;
     int r = in->rank, ro = out->rank;
@@ -80,7 +84,8 @@ static Status walk_strided(const KernelCtx *c, const PlanTensor *in, const PlanT
     case OP_TRANSPOSE:
     case OP_PERMUTE: {
         int perm[NPU_MAX_RANK];
-        for (int i = 0; i < r; i++) perm[i] = i;
+        for (int i = 0; i < r; i++)
+            perm[i] = i;
         if (n->op == OP_TRANSPOSE && r > 0) {
             int a = norm_dim(attr_int(n, "dim0", 0), r), b = norm_dim(attr_int(n, "dim1", 1), r);
             if (a < 0 || b < 0) return kc_error(c, "transpose dims out of range for rank %d", r);
@@ -152,7 +157,8 @@ static Status walk_strided(const KernelCtx *c, const PlanTensor *in, const PlanT
         if (kc_numel(out) > 0) *in_off = start * ist[dim];
         break;
     }
-    default: return kc_error(c, "%s is not a strided data-movement op", op_short_name(n->op));
+    default:
+        return kc_error(c, "%s is not a strided data-movement op", op_short_name(n->op));
     }
     return walk_set(c, w, ro, out->shape, os);
 }
@@ -164,8 +170,8 @@ static Status pick_getitem(const KernelCtx *c, PlanKernel *k)
     int64_t i = attr_int(c->anchor, "index", 0);
     if (i < 0) i += k->nin;
     if (i < 0 || i >= k->nin)
-        return kc_error(c, "getitem index %lld of %d inputs", (long long)attr_int(c->anchor, "index", 0),
-                        k->nin);
+        return kc_error(c, "getitem index %lld of %d inputs",
+                        (long long)attr_int(c->anchor, "index", 0), k->nin);
     int out = k->args[k->nargs - 1];
     k->args[0] = k->args[i];
     k->args[1] = out;
@@ -187,8 +193,10 @@ Status lower_copy(const KernelCtx *c, PlanKernel *k)
     switch (c->anchor->op) {
     case OP_TO_DTYPE:
         /* float to float: one storage dtype on the device, so a raw copy */
-        if (raw) k->shader = "copy";
-        else if (in->storage == DT_I32 && dtype_is_float(out->storage)) k->shader = "cast";
+        if (raw)
+            k->shader = "copy";
+        else if (in->storage == DT_I32 && dtype_is_float(out->storage))
+            k->shader = "cast";
         else
             return kc_error(c, "cast from %s to %s storage has no NPU kernel",
                             dtype_name(in->storage), dtype_name(out->storage));
@@ -203,8 +211,12 @@ Status lower_copy(const KernelCtx *c, PlanKernel *k)
     case OP_FLATTEN:
     case OP_UNSQUEEZE:
     case OP_SQUEEZE:
-    case OP_DEPAD: st = walk_input(c, in, out, &w); break;
-    default: st = walk_strided(c, in, out, &w, &off); break;
+    case OP_DEPAD:
+        st = walk_input(c, in, out, &w);
+        break;
+    default:
+        st = walk_strided(c, in, out, &w, &off);
+        break;
     }
     if (st == ST_OK && !raw)
         st = kc_error(c, "%s moves %s storage into %s storage", k->shader, dtype_name(in->storage),

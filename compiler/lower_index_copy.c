@@ -10,7 +10,8 @@
 
 static int base_of(const Plan *p, int t)
 {
-    for (int i = 0; i < 8 && p->tensors[t].alias_of >= 0; i++) t = p->tensors[t].alias_of;
+    for (int i = 0; i < 8 && p->tensors[t].alias_of >= 0; i++)
+        t = p->tensors[t].alias_of;
     return t;
 }
 
@@ -26,7 +27,8 @@ Status lower_index_copy(const KernelCtx *c, PlanKernel *k)
         src->storage != out->storage || self->storage != out->storage)
         return kc_error(c, "index_copy needs dense tensors of one storage and int indices");
     int64_t m = kc_numel(idx), size = self->shape[dim], inner = 1;
-    for (int i = dim + 1; i < r; i++) inner *= self->shape[i];
+    for (int i = dim + 1; i < r; i++)
+        inner *= self->shape[i];
     if (src->rank != r || out->rank != r || src->shape[dim] != m)
         return kc_error(c, "index_copy source has %lld slices for %lld indices",
                         (long long)(src->rank == r ? src->shape[dim] : -1), (long long)m);
@@ -34,8 +36,8 @@ Status lower_index_copy(const KernelCtx *c, PlanKernel *k)
         if (out->shape[i] != self->shape[i] || (i != dim && src->shape[i] != self->shape[i]))
             return kc_error(c, "index_copy: self, source and output shapes do not match");
     int outk = k->args[k->nargs - 1];
-    bool in_place = c->p->tensors[outk].alias_of >= 0 &&
-                    base_of(c->p, outk) == base_of(c->p, k->args[0]);
+    bool in_place =
+        c->p->tensors[outk].alias_of >= 0 && base_of(c->p, outk) == base_of(c->p, k->args[0]);
     int64_t n = in_place ? kc_numel(src) : kc_numel(out);
     Status st = kc_push_i(c, k, n);
     if (st == ST_OK) st = kc_push_u(c, k, in_place ? 1 : 0);
