@@ -12,6 +12,18 @@ static const struct {
 } families[] = {
     {"unary", lower_unary},
     {"decode_attention", lower_attention},
+    {"copy", lower_copy},
+    {"transpose", lower_copy},
+    {"expand", lower_copy},
+    {"slice", lower_copy},
+    {"depad", lower_copy},
+    {"cast", lower_copy},
+    {"cat", lower_cat},
+    {"cat2", lower_cat},
+    {"cat3", lower_cat},
+    {"cat4", lower_cat},
+    {"embedding", lower_embedding},
+    {"index_copy", lower_index_copy},
     {"corrupt", lower_corrupt},
 };
 

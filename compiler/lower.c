@@ -212,7 +212,10 @@ static Status build_kernels(Lowering *L, DiagList *d)
             if (st == ST_OK && in_list(L->o->break_id, fu->id))
                 st = add_corrupt(L, n, i, n->fusion, fu, d);
         } else {
-            if (n->nout == 1 && g->tensors[n->out[0]].alias_of >= 0) continue; /* a view */
+            /* a view: no kernel (an in-place writer such as index_copy aliases too, and runs) */
+            if (n->nout == 1 && g->tensors[n->out[0]].alias_of >= 0 &&
+                (op_info[n->op].flags & OPF_VIEW))
+                continue;
             if (!op_info[n->op].shader) continue;
             int out = n->nout ? n->out[0] : -1;
             st = add_kernel(L, n, i, -1, n->in, n->nin, out, KT_NPU, op_info[n->op].shader, &i, 1);
@@ -228,9 +231,11 @@ static Status build_levels_parts(Lowering *L)
 {
     Plan *p = L->p;
     int *lvl = calloc((size_t)p->ntensors + 1, sizeof(int));
+    int *rlvl = calloc((size_t)p->ntensors + 1, sizeof(int)); /* last level reading a storage */
     int *part_of = calloc((size_t)p->ntensors + 1, sizeof(int));
-    if (!lvl || !part_of) {
+    if (!lvl || !rlvl || !part_of) {
         free(lvl);
+        free(rlvl);
         free(part_of);
         return ST_NOMEM;
     }
@@ -238,6 +243,7 @@ static Status build_levels_parts(Lowering *L)
     p->parts = arena_alloc(&p->arena, sizeof(PlanPart) * (size_t)(p->nkernels + 1));
     if (!p->parts) {
         free(lvl);
+        free(rlvl);
         free(part_of);
         return ST_NOMEM;
     }
@@ -252,6 +258,9 @@ static Status build_levels_parts(Lowering *L)
         }
         kn->part = p->nparts - 1;
         p->parts[kn->part].nkernels++;
+        /* levels by storage (an alias counts as its base): a kernel follows the writers of what
+         * it reads; an in-place writer (index_copy into its self, --break's corrupt) also
+         * follows the earlier writers and readers of the storage it writes */
         int level = 0;
         for (int a = 0; a < kn->nin; a++) {
             int t = kn->args[a];
@@ -259,16 +268,30 @@ static Status build_levels_parts(Lowering *L)
             if (p->tensors[t].alias_of >= 0) t = p->tensors[t].alias_of;
             if (lvl[t] > level) level = lvl[t];
         }
-        for (int a = kn->nin; a < kn->nargs; a++) /* in-place writers follow the writer */
-            if (kn->args[a] >= 0 && lvl[kn->args[a]] > level) level = lvl[kn->args[a]];
+        for (int a = kn->nin; a < kn->nargs; a++) {
+            int t = kn->args[a];
+            if (t < 0) continue;
+            if (p->tensors[t].alias_of >= 0) t = p->tensors[t].alias_of;
+            if (lvl[t] > level) level = lvl[t];
+            if (rlvl[t] > level) level = rlvl[t];
+        }
         kn->level = level + 1;
         if (kn->level > p->nlevels) p->nlevels = kn->level;
+        for (int a = 0; a < kn->nin; a++) {
+            int t = kn->args[a];
+            if (t < 0) continue;
+            if (p->tensors[t].alias_of >= 0) t = p->tensors[t].alias_of;
+            if (rlvl[t] < kn->level) rlvl[t] = kn->level;
+        }
         for (int a = kn->nin; a < kn->nargs; a++) {
             int t = kn->args[a];
             if (t < 0) continue;
             lvl[t] = kn->level;
             part_of[t] = kn->part;
-            if (p->tensors[t].alias_of >= 0) part_of[p->tensors[t].alias_of] = kn->part;
+            if (p->tensors[t].alias_of >= 0) {
+                lvl[p->tensors[t].alias_of] = kn->level;
+                part_of[p->tensors[t].alias_of] = kn->part;
+            }
         }
     }
     /* transfers: inputs produced by another partition (graph inputs and weights excluded) */
@@ -288,6 +311,7 @@ static Status build_levels_parts(Lowering *L)
         }
     }
     free(lvl);
+    free(rlvl);
     free(part_of);
     return ST_OK;
 }

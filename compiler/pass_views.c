@@ -2,7 +2,11 @@
  * and transposes/permutes that only move size-1 dims keep the memory order, so their output
  * becomes an alias of their input: no kernel, no memory. Everything else that moves data
  * (a real transpose, slice, expand, cat) stays a kernel (materialised). Padded inputs are never
- * aliased: their memory order differs from the logical one. */
+ * aliased: their memory order differs from the logical one.
+ * index_copy(self, index, source) is done in place where that is safe: its output becomes an
+ * alias of self's storage and the kernel writes only the source rows (a KV cache update costs
+ * the new row, not a copy of the cache). plan-memory then keeps self's storage alive for the
+ * output's readers, and the backends order kernels by the bytes they touch. */
 #include "pass.h"
 
 static bool order_preserving_permute(const Graph *g, const Node *n)
@@ -40,6 +44,45 @@ static bool order_preserving_permute(const Graph *g, const Node *n)
     return true;
 }
 
+static int base_of(const Graph *g, int t)
+{
+    return g->tensors[t].alias_of >= 0 ? g->tensors[t].alias_of : t;
+}
+
+/* Where node i runs in kernel order: a fused member runs at its instance's anchor. */
+static int run_pos(const Graph *g, int i)
+{
+    const Node *n = &g->nodes[i];
+    return n->fusion >= 0 && g->fusions[n->fusion].enabled ? g->fusions[n->fusion].anchor : i;
+}
+
+/* May index_copy node i write into self's storage? Only when nothing reads that storage after
+ * it (through any alias), the storage is not a graph output of its own, it is not a weight or a
+ * constant (their buffers are shared and uploaded once; a graph input is uploaded before every
+ * run), and index and source do not live in it. The CPU neither produces nor reads it, so no
+ * partition transfer has to see the write. */
+static bool index_copy_in_place(const Graph *g, int i)
+{
+    const Node *n = &g->nodes[i];
+    if (n->nin != 3) return false;
+    int base = base_of(g, n->in[0]);
+    const GTensor *b = &g->tensors[base], *self = node_input(g, n, 0), *o = node_output(g, n, 0);
+    if (b->kind == TK_WEIGHT || b->kind == TK_CONST) return false;
+    if (b->padded || o->padded || self->dtype != o->dtype) return false;
+    if (base_of(g, n->in[1]) == base || base_of(g, n->in[2]) == base) return false;
+    if (b->producer >= 0 && g->nodes[b->producer].place != PLACE_NPU) return false;
+    for (int t = 0; t < g->ntensors; t++)
+        if (base_of(g, t) == base && g->tensors[t].is_output) return false;
+    for (int j = 0; j < g->nnodes; j++) {
+        const Node *m = &g->nodes[j];
+        if (j == i || m->dead) continue;
+        bool late = run_pos(g, j) > i || m->place != PLACE_NPU;
+        for (int k = 0; k < m->nin && late; k++)
+            if (base_of(g, m->in[k]) == base) return false;
+    }
+    return true;
+}
+
 Status pass_views(Graph *g, PassCtx *c)
 {
     (void)c;
@@ -58,12 +101,13 @@ Status pass_views(Graph *g, PassCtx *c)
         case OP_TRANSPOSE:
         case OP_PERMUTE:
         case OP_T: alias = order_preserving_permute(g, n); break;
+        case OP_INDEX_COPY: alias = index_copy_in_place(g, i); break;
         default: break;
         }
         const GTensor *in = node_input(g, n, 0);
         if (!alias || in->padded) continue;
         GTensor *o = &g->tensors[n->out[0]];
-        o->alias_of = in->alias_of >= 0 ? in->alias_of : n->in[0];
+        o->alias_of = base_of(g, n->in[0]);
     }
     return ST_OK;
 }

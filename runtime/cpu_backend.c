@@ -96,9 +96,19 @@ static Status run_node(CpuBackend *b, int node, DiagList *d)
     memset(out, 0, sizeof out);
     Status st = ref_run_node(b->g, node, in, out, d);
     for (int i = 0; i < n->nout; i++) {
-        if (st == ST_OK) {
-            htensor_free(&b->vals[n->out[i]]);
-            b->vals[n->out[i]] = out[i];
+        int o = n->out[i], base = b->g->tensors[o].alias_of;
+        if (st == ST_OK && base >= 0 && base != o && out[i].numel == b->vals[base].numel) {
+            /* an in-place writer (index_copy into its self, compiler/pass_views.c): the result
+             * is the base's storage now, which every view of the base borrows */
+            const GTensor *bx = &b->g->tensors[base];
+            htensor_free(&b->vals[base]);
+            htensor_free(&b->vals[o]);
+            b->vals[base] = out[i];
+            b->vals[base].rank = bx->rank;
+            memcpy(b->vals[base].shape, bx->shape, sizeof bx->shape);
+        } else if (st == ST_OK) {
+            htensor_free(&b->vals[o]);
+            b->vals[o] = out[i];
         } else {
             htensor_free(&out[i]);
         }
