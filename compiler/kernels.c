@@ -11,6 +11,13 @@ static const struct {
     KernelLowerFn fn;
 } families[] = {
     {"unary", lower_unary},
+    {"binary", lower_binary},
+    {"binary_s", lower_binary},
+    {"add_relu", lower_binary},
+    {"silu_mul", lower_binary},
+    {"reduce", lower_reduce},
+    {"softmax", lower_softmax},
+    {"masked_softmax", lower_softmax},
     {"corrupt", lower_corrupt},
 };
 
