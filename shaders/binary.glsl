@@ -69,6 +69,7 @@ bool is_odd_int(float e)
 // infinities. GLSL's pow is undefined for x < 0, so it is built from exp2/log2 of |x|.
 float npu_pow(float x, float e)
 {
+    if (e == 1.0) return x;
     if (e == 2.0) return x * x;
     if (e == 3.0) return x * x * x;
     if (e == 0.5) return sqrt(x);
