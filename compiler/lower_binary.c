@@ -42,8 +42,12 @@ static bool scalar_attr(const Node *n, const char *key, double *v)
     if (!a) return false;
     switch (a->kind) {
     case ATTR_INT:
-    case ATTR_BOOL: *v = (double)a->i; return true;
-    case ATTR_FLOAT: *v = a->f; return true;
+    case ATTR_BOOL:
+        *v = (double)a->i;
+        return true;
+    case ATTR_FLOAT:
+        *v = a->f;
+        return true;
     case ATTR_STR: {
         char *end;
         *v = strtod(a->s, &end);
@@ -52,7 +56,8 @@ static bool scalar_attr(const Node *n, const char *key, double *v)
     case ATTR_NONE:
     case ATTR_INTS:
     case ATTR_FLOATS:
-    case ATTR_OTHER: break;
+    case ATTR_OTHER:
+        break;
     }
     return false;
 }
@@ -64,7 +69,8 @@ static bool bcast_strides6(const PlanTensor *t, const PlanTensor *out, int64_t s
     int64_t phys[NPU_MAX_RANK];
     kc_strides(t, phys);
     if (t->rank > out->rank) return false;
-    for (int d = 0; d < BIN_DIMS; d++) st[d] = 0;
+    for (int d = 0; d < BIN_DIMS; d++)
+        st[d] = 0;
     for (int d = 0; d < out->rank; d++) {
         int td = d - (out->rank - t->rank);
         if (td < 0) continue;
@@ -89,11 +95,16 @@ static bool dense_like(const int64_t st[BIN_DIMS], const PlanTensor *out)
 static uint32_t op_code(const KernelCtx *c, const Node *n, Status *st)
 {
     switch (n->op) {
-    case OP_ADD: return BN_ADD;
-    case OP_SUB: return BN_SUB;
-    case OP_RSUB: return BN_RSUB;
-    case OP_MUL: return BN_MUL;
-    case OP_POW: return BN_POW;
+    case OP_ADD:
+        return BN_ADD;
+    case OP_SUB:
+        return BN_SUB;
+    case OP_RSUB:
+        return BN_RSUB;
+    case OP_MUL:
+        return BN_MUL;
+    case OP_POW:
+        return BN_POW;
     case OP_DIV: {
         if (!attr_present(n, "rounding_mode")) return BN_DIV;
         const char *rm = attr_str(n, "rounding_mode", "");
@@ -102,7 +113,9 @@ static uint32_t op_code(const KernelCtx *c, const Node *n, Status *st)
         *st = kc_error(c, "rounding_mode '%s' is not 'trunc' or 'floor'", rm);
         return 0;
     }
-    default: *st = kc_error(c, "%s is not a binary kernel op", op_short_name(n->op)); return 0;
+    default:
+        *st = kc_error(c, "%s is not a binary kernel op", op_short_name(n->op));
+        return 0;
     }
 }
 
@@ -182,10 +195,14 @@ Status lower_binary(const KernelCtx *c, PlanKernel *k)
     if (st == ST_OK) st = kc_push_u(c, k, code | flags);
     if (st == ST_OK) st = kc_push_f(c, k, alpha);
     if (st == ST_OK) st = kc_push_f(c, k, scalar);
-    for (int d = 0; d < BIN_DIMS && st == ST_OK; d++) st = kc_push_i(c, k, shape[d]);
-    for (int d = 0; d < BIN_DIMS && st == ST_OK; d++) st = kc_push_i(c, k, sa[d]);
-    for (int d = 0; d < BIN_DIMS && st == ST_OK; d++) st = kc_push_i(c, k, sb[d]);
-    for (int d = 0; d < BIN_DIMS && st == ST_OK; d++) st = kc_push_i(c, k, so[d]);
+    for (int d = 0; d < BIN_DIMS && st == ST_OK; d++)
+        st = kc_push_i(c, k, shape[d]);
+    for (int d = 0; d < BIN_DIMS && st == ST_OK; d++)
+        st = kc_push_i(c, k, sa[d]);
+    for (int d = 0; d < BIN_DIMS && st == ST_OK; d++)
+        st = kc_push_i(c, k, sb[d]);
+    for (int d = 0; d < BIN_DIMS && st == ST_OK; d++)
+        st = kc_push_i(c, k, so[d]);
     if (st == ST_OK) st = kc_spec(c, k, BIN_WG);
     kc_grid(k, total, BIN_WG);
     return st;

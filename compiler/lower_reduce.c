@@ -15,14 +15,18 @@ enum { RD_SUM = 1, RD_MEAN = 2, RD_AMAX = 3 }; /* codes of shaders/reduce.comp *
 static uint32_t lanes_for(int64_t len, uint32_t wg)
 {
     uint32_t t = 1;
-    while (t < wg && t < len) t <<= 1;
+    while (t < wg && t < len)
+        t <<= 1;
     return t;
 }
 
 Status lower_reduce(const KernelCtx *c, PlanKernel *k)
 {
     const Node *n = c->anchor;
-    uint32_t code = n->op == OP_SUM ? RD_SUM : n->op == OP_MEAN ? RD_MEAN : n->op == OP_AMAX ? RD_AMAX : 0;
+    uint32_t code = n->op == OP_SUM    ? RD_SUM
+                    : n->op == OP_MEAN ? RD_MEAN
+                    : n->op == OP_AMAX ? RD_AMAX
+                                       : 0;
     if (!code) return kc_error(c, "%s is not a reduce kernel op", op_short_name(n->op));
     if (k->nin != 1) return kc_error(c, "reduce kernel needs one input");
     const PlanTensor *x = kc_arg(k, c->p, 0), *y = kc_out(k, c->p);
@@ -53,9 +57,12 @@ Status lower_reduce(const KernelCtx *c, PlanKernel *k)
     if (st == ST_OK) st = kc_push_i(c, k, len);
     if (st == ST_OK) st = kc_push_u(c, k, code);
     if (st == ST_OK) st = kc_push_i(c, k, r ? xs[r - 1] : 1);
-    for (int d = 0; d < RD_OUTER && st == ST_OK; d++) st = kc_push_i(c, k, oshape[d]);
-    for (int d = 0; d < RD_OUTER && st == ST_OK; d++) st = kc_push_i(c, k, oxs[d]);
-    for (int d = 0; d < RD_OUTER && st == ST_OK; d++) st = kc_push_i(c, k, oys[d]);
+    for (int d = 0; d < RD_OUTER && st == ST_OK; d++)
+        st = kc_push_i(c, k, oshape[d]);
+    for (int d = 0; d < RD_OUTER && st == ST_OK; d++)
+        st = kc_push_i(c, k, oxs[d]);
+    for (int d = 0; d < RD_OUTER && st == ST_OK; d++)
+        st = kc_push_i(c, k, oys[d]);
     if (st == ST_OK) st = kc_spec(c, k, RD_WG);
     if (st == ST_OK) st = kc_spec(c, k, tpr);
     kc_grid(k, rows, RD_WG / tpr);

@@ -34,7 +34,8 @@ static bool bstrides(const PlanTensor *t, const PlanTensor *y, int64_t *st)
 static uint32_t lanes_for(int64_t len, uint32_t wg)
 {
     uint32_t t = 1;
-    while (t < wg && t < len) t <<= 1;
+    while (t < wg && t < len)
+        t <<= 1;
     return t;
 }
 
@@ -56,7 +57,6 @@ Status lower_softmax(const KernelCtx *c, PlanKernel *k)
         if (k->nin == 1) {
             code |= SM_DOUBLE;
             k->shader = "softmax";
-            masked = false;
         } else if (k->nin == 2) {
             m = kc_arg(k, c->p, 1);
         } else {
@@ -96,10 +96,10 @@ Status lower_softmax(const KernelCtx *c, PlanKernel *k)
     if (st == ST_OK) st = kc_push_i(c, k, r ? ys[r - 1] : 0);
     const int64_t *vecs[] = {oshape, oxs, oms, oys};
     for (int v = 0; v < 4; v++)
-        for (int d = 0; d < SM_OUTER && st == ST_OK; d++) st = kc_push_i(c, k, vecs[v][d]);
+        for (int d = 0; d < SM_OUTER && st == ST_OK; d++)
+            st = kc_push_i(c, k, vecs[v][d]);
     if (st == ST_OK) st = kc_spec(c, k, SM_WG);
     if (st == ST_OK) st = kc_spec(c, k, tpr);
     kc_grid(k, rows, SM_WG / tpr);
-    (void)masked;
     return st;
 }
