@@ -24,6 +24,13 @@ static const struct {
     {"cat4", lower_cat},
     {"embedding", lower_embedding},
     {"index_copy", lower_index_copy},
+    {"binary", lower_binary},
+    {"binary_s", lower_binary},
+    {"add_relu", lower_binary},
+    {"silu_mul", lower_binary},
+    {"reduce", lower_reduce},
+    {"softmax", lower_softmax},
+    {"masked_softmax", lower_softmax},
     {"corrupt", lower_corrupt},
 };
 

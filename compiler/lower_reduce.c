@@ -1,0 +1,70 @@
+/* reduce: sum, mean or amax over the last dim (the partition sends only last-dim reductions to
+ * the NPU), keepdim or not. A row is the last dim of one outer index; rows are addressed with the
+ * input's and output's physical strides over the logical outer shape. A workgroup of 256 holds
+ * 256 / TPR rows with TPR lanes each (TPR: the row length rounded up to a power of two, at most
+ * 256), so short rows do not leave most lanes idle. Push (19 words, shaders/reduce.comp):
+ * {rows, len, code, lstride, oshape[5], xs[5], ys[5]}; spec {256, TPR}. */
+#include "kernels.h"
+
+enum { RD_SUM = 1, RD_MEAN = 2, RD_AMAX = 3 }; /* codes of shaders/reduce.comp */
+
+#define RD_WG 256
+#define RD_OUTER 5
+
+/* Lanes per row: the power of two at or above len, in 1..wg. */
+static uint32_t lanes_for(int64_t len, uint32_t wg)
+{
+    uint32_t t = 1;
+    while (t < wg && t < len)
+        t <<= 1;
+    return t;
+}
+
+Status lower_reduce(const KernelCtx *c, PlanKernel *k)
+{
+    const Node *n = c->anchor;
+    uint32_t code = n->op == OP_SUM    ? RD_SUM
+                    : n->op == OP_MEAN ? RD_MEAN
+                    : n->op == OP_AMAX ? RD_AMAX
+                                       : 0;
+    if (!code) return kc_error(c, "%s is not a reduce kernel op", op_short_name(n->op));
+    if (k->nin != 1) return kc_error(c, "reduce kernel needs one input");
+    const PlanTensor *x = kc_arg(k, c->p, 0), *y = kc_out(k, c->p);
+    if (!dtype_is_float(x->dtype) || !dtype_is_float(y->dtype))
+        return kc_error(c, "reduce kernel: integer tensors stay on the CPU");
+    int r = x->rank;
+    int64_t dims[NPU_MAX_RANK];
+    if (r > 0 && (attr_ints(n, "dim", dims, NPU_MAX_RANK) != 1 || norm_dim(dims[0], r) != r - 1))
+        return kc_error(c, "reduce kernel reduces the last dim only");
+    if (r - 1 > RD_OUTER) return kc_error(c, "reduce kernel: rank %d above 6", r);
+    if (y->rank != r && y->rank != r - 1 && !(r == 0 && y->rank == 0))
+        return kc_error(c, "reduce kernel: output rank %d for input rank %d", y->rank, r);
+    int64_t xs[NPU_MAX_RANK], ys[NPU_MAX_RANK];
+    kc_strides(x, xs);
+    kc_strides(y, ys);
+    int64_t len = r ? x->shape[r - 1] : 1, rows = 1;
+    int64_t oshape[RD_OUTER], oxs[RD_OUTER], oys[RD_OUTER];
+    for (int d = 0; d < RD_OUTER; d++) {
+        int od = d - (RD_OUTER - (r - 1)); /* outer dims right-aligned, leading dims of 1 */
+        bool in = r > 0 && od >= 0;
+        oshape[d] = in ? x->shape[od] : 1;
+        oxs[d] = in ? xs[od] : 0;
+        oys[d] = in ? ys[od] : 0;
+        rows *= oshape[d];
+    }
+    uint32_t tpr = lanes_for(len, RD_WG);
+    Status st = kc_push_i(c, k, rows);
+    if (st == ST_OK) st = kc_push_i(c, k, len);
+    if (st == ST_OK) st = kc_push_u(c, k, code);
+    if (st == ST_OK) st = kc_push_i(c, k, r ? xs[r - 1] : 1);
+    for (int d = 0; d < RD_OUTER && st == ST_OK; d++)
+        st = kc_push_i(c, k, oshape[d]);
+    for (int d = 0; d < RD_OUTER && st == ST_OK; d++)
+        st = kc_push_i(c, k, oxs[d]);
+    for (int d = 0; d < RD_OUTER && st == ST_OK; d++)
+        st = kc_push_i(c, k, oys[d]);
+    if (st == ST_OK) st = kc_spec(c, k, RD_WG);
+    if (st == ST_OK) st = kc_spec(c, k, tpr);
+    kc_grid(k, rows, RD_WG / tpr);
+    return st;
+}

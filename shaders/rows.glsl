@@ -1,0 +1,69 @@
+// Row helpers for the last-dim reductions (reduce.comp, softmax.glsl): a workgroup of NPU_WG
+// invocations holds NPU_WG / NPU_TPR rows, NPU_TPR invocations per row (spec constant 1, a power
+// of two). Each invocation folds a strided slice of its row, then the row's lanes combine their
+// partials in shared memory in a fixed tree order (deterministic, no subgroup-size assumption).
+#ifndef NPU_ROWS_GLSL
+#define NPU_ROWS_GLSL
+#include "index.glsl"
+
+layout(constant_id = 1) const uint NPU_TPR = 64;
+
+shared float npu_sh[NPU_WG];
+
+uint row_lane()
+{
+    return gl_LocalInvocationID.x % NPU_TPR;
+}
+
+// The row this invocation works on (may be past the last row: then it only joins the barriers).
+uint row_index()
+{
+    return npu_group_index() * (NPU_WG / NPU_TPR) + gl_LocalInvocationID.x / NPU_TPR;
+}
+
+// Offset of row r's first element over an outer shape of 5 dims with strides st.
+int row_offset(uint r, uint shape[5], int st[5])
+{
+    int off = 0;
+    for (int d = 4; d >= 0; d--) {
+        uint c = r % shape[d];
+        r /= shape[d];
+        off += int(c) * st[d];
+    }
+    return off;
+}
+
+// max that lets NaN win, as torch.amax / the softmax reference do.
+float nan_max(float a, float b)
+{
+    return (b > a || isnan(b)) ? b : a;
+}
+
+// Every invocation of the workgroup calls these (barriers): returns the row's combined value.
+float row_sum(float v)
+{
+    uint t = gl_LocalInvocationID.x, lane = row_lane();
+    barrier(); // a previous reduction may still read npu_sh
+    npu_sh[t] = v;
+    barrier();
+    for (uint s = NPU_TPR / 2u; s > 0u; s >>= 1) {
+        if (lane < s) npu_sh[t] += npu_sh[t + s];
+        barrier();
+    }
+    return npu_sh[t - lane];
+}
+
+float row_max(float v)
+{
+    uint t = gl_LocalInvocationID.x, lane = row_lane();
+    barrier();
+    npu_sh[t] = v;
+    barrier();
+    for (uint s = NPU_TPR / 2u; s > 0u; s >>= 1) {
+        if (lane < s) npu_sh[t] = nan_max(npu_sh[t], npu_sh[t + s]);
+        barrier();
+    }
+    return npu_sh[t - lane];
+}
+
+#endif

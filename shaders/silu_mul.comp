@@ -1,0 +1,3 @@
+// silu_mul: see binary.glsl (bindings {a, b, y}); lowering in compiler/lower_binary.c.
+#version 450
+#include "binary.glsl"

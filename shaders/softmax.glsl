@@ -1,0 +1,67 @@
+// softmax core, included by softmax.comp and masked_softmax.comp: softmax (code bit 0 clear) or
+// log_softmax (set) over the last dim of v, v = x (+ x again with code bit 1: a mask add whose
+// two operands are one tensor) or, with SM_MASKED, v = x + mask with the mask broadcast by
+// strides. Statistics in fp32: the row max, then the sum of exp(v - max), then the outputs; an
+// all -inf row gives NaN as the reference does. Rows as in rows.glsl. Lowering:
+// compiler/lower_softmax.c. Spec: 0 = workgroup size, 1 = lanes per row.
+// Push {rows, len, code, xls, mls, yls, oshape[5], xs[5], ms[5], ys[5]} (ls: last-dim strides).
+#include "common.glsl"
+#include "rows.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(std430, set = 0, binding = 0) readonly buffer X { STORAGE_T x[]; };
+#ifdef SM_MASKED
+layout(std430, set = 0, binding = 1) readonly buffer M { STORAGE_T m[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer Y { STORAGE_T y[]; };
+#else
+layout(std430, set = 0, binding = 1) writeonly buffer Y { STORAGE_T y[]; };
+#endif
+layout(push_constant) uniform Push {
+    uint rows;
+    uint len;
+    uint code;
+    int xls;
+    int mls;
+    int yls;
+    uint oshape[5];
+    int xs[5];
+    int ms[5];
+    int ys[5];
+} pc;
+
+int xb, mb;
+
+float val(uint j)
+{
+    float v = S_LOAD(x[xb + int(j) * pc.xls]);
+#ifdef SM_MASKED
+    v += S_LOAD(m[mb + int(j) * pc.mls]);
+#else
+    if ((pc.code & 2u) != 0u) v += v;
+#endif
+    return v;
+}
+
+void main()
+{
+    uint r = row_index(), lane = row_lane();
+    bool live = r < pc.rows;
+    xb = live ? row_offset(r, pc.oshape, pc.xs) : 0;
+    mb = live ? row_offset(r, pc.oshape, pc.ms) : 0;
+    float mx = uintBitsToFloat(0xff800000u);
+    if (live)
+        for (uint j = lane; j < pc.len; j += NPU_TPR) mx = nan_max(mx, val(j));
+    mx = row_max(mx);
+    float s = 0.0;
+    if (live)
+        for (uint j = lane; j < pc.len; j += NPU_TPR) s += exp(val(j) - mx);
+    s = row_sum(s);
+    if (!live) return;
+    int yb = row_offset(r, pc.oshape, pc.ys);
+    bool logsm = (pc.code & 1u) != 0u;
+    float lse = log(s);
+    for (uint j = lane; j < pc.len; j += NPU_TPR) {
+        float d = val(j) - mx;
+        y[yb + int(j) * pc.yls] = S_STORE(logsm ? d - lse : exp(d) / s);
+    }
+}

@@ -1,0 +1,267 @@
+/* run_tests: foreign-leaks-ok (lavapipe leaks inside itself; see test_vk_core.c)
+ * Elementwise and row-reduction kernels on Vulkan against the CPU reference, in f32, f16 and
+ * bf16: binary ops with tensor and scalar operands and broadcasting in every position (ranks 1
+ * to 6, dims of 1 on either side), div rounding modes on quotients that straddle integers, pow
+ * with special, integer (negative bases) and fractional exponents and tensor exponents, the fused
+ * add_relu and silu_mul (both operand orders), sum/mean/amax and (log_)softmax over rows of 1, 7,
+ * 257, 3000 (5000) elements, and masked_softmax with broadcast masks holding -inf, fully masked
+ * rows included. Padded (conv-family) operands are not covered here: they need the conv2d
+ * family to produce them. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kernel_check.h"
+#include "vk_check.h"
+
+#define T VC_T
+#define NODE VC_NODE
+
+static const char *dts[] = {"fp32", "fp16", "bf16"};
+static const double tols[] = {VC_TOL_F32, VC_TOL_F16, VC_TOL_BF16};
+/* div with rounding modes in 16-bit storage: see test_binary_scalar */
+static const double mode_tols[] = {VC_TOL_F32, 0.03, 0.1};
+
+/* Operand shapes and the broadcast output: same shape, dims of 1 on both sides, rank 1 against
+ * rank 4 both ways, a per-channel bias, a one-element operand, rank 6. */
+static const struct {
+    TuSpec a, b, out;
+} shapes[] = {
+    {F32(3, {3, 5, 67}), F32(3, {3, 5, 67}), F32(3, {3, 5, 67})},
+    {F32(5, {2, 1, 5, 1, 7}), F32(4, {3, 1, 6, 1}), F32(5, {2, 3, 5, 6, 7})},
+    {F32(1, {67}), F32(4, {2, 3, 4, 67}), F32(4, {2, 3, 4, 67})},
+    {F32(4, {2, 3, 4, 67}), F32(1, {67}), F32(4, {2, 3, 4, 67})},
+    {F32(4, {2, 8, 5, 5}), F32(4, {1, 8, 1, 1}), F32(4, {2, 8, 5, 5})},
+    {F32(4, {1, 8, 1, 1}), F32(4, {2, 8, 5, 5}), F32(4, {2, 8, 5, 5})},
+    {F32(3, {4, 1, 9}), F32(3, {1, 3, 1}), F32(3, {4, 3, 9})},
+    {F32(1, {1}), F32(2, {3, 7}), F32(2, {3, 7})},
+    {F32(6, {2, 1, 3, 1, 2, 5}), F32(6, {1, 2, 1, 4, 1, 5}), F32(6, {2, 2, 3, 4, 2, 5})},
+};
+
+static void test_binary_tensor_tensor(void **state)
+{
+    (void)state;
+    static const char *ops[][2] = {
+        {"aten.add.Tensor", ""},
+        {"aten.add.Tensor", "\"alpha\":0.5"},
+        {"aten.sub.Tensor", "\"alpha\":2"},
+        {"aten.rsub.Tensor", "\"alpha\":0.75"},
+        {"aten.mul.Tensor", ""},
+    };
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int t = 0; t < 3; t++)
+                vc_check_node(ops[o][0], 2, S(shapes[s].a, shapes[s].b), shapes[s].out, ops[o][1],
+                              dts[t], tols[t], "binary");
+}
+
+static void test_binary_scalar(void **state)
+{
+    (void)state;
+    static const char *ops[][2] = {
+        {"aten.add.Tensor", "\"other\":0.5"},
+        {"aten.add.Scalar", "\"other\":3,\"alpha\":-2"},
+        {"aten.sub.Tensor", "\"other\":0.25,\"alpha\":3"},
+        {"aten.rsub.Scalar", "\"other\":1.5"},
+        {"aten.rsub.Scalar", "\"other\":1.5,\"alpha\":2"},
+        {"aten.mul.Tensor", "\"other\":-2"},
+        {"aten.mul.Scalar", "\"other\":0.125"},
+        {"aten.div.Tensor", "\"other\":0.3"},
+        {"aten.div.Tensor_mode", "\"other\":-0.7,\"rounding_mode\":\"trunc\""},
+        {"aten.div.Scalar_mode", "\"other\":0.3,\"rounding_mode\":\"floor\""},
+        {"aten.pow.Tensor_Scalar", "\"exponent\":2"},
+        {"aten.pow.Tensor_Scalar", "\"exponent\":3"},
+        {"aten.pow.Tensor_Scalar", "\"exponent\":4"},
+        {"aten.pow.Tensor_Scalar", "\"exponent\":5"},
+        {"aten.pow.Tensor_Scalar", "\"exponent\":1"},
+        {"aten.pow.Tensor_Scalar", "\"exponent\":0"},
+        {"aten.pow.Tensor_Scalar", "\"exponent\":2.5"}, /* NaN on negatives, both sides */
+        {"aten.pow.Tensor_Scalar", "\"exponent\":0.5"},
+    };
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+        for (int t = 0; t < 3; t++) {
+            /* rounding modes are discontinuous: inputs rounded to 16 bits move a few quotients
+             * across an integer, each off by 1 (measured: 0.01 in fp16, 0.06 in bf16; a wrong
+             * mode is off by 1 on a third of the elements: 0.2 to 0.35) */
+            double tol = strstr(ops[o][1], "rounding_mode") ? mode_tols[t] : tols[t];
+            vc_check_node(ops[o][0], 1, S(F32(3, {3, 5, 67})), F32(3, {3, 5, 67}), ops[o][1],
+                          dts[t], tol, "binary_s");
+        }
+}
+
+/* pow with exponents that blow up near 0 (negative, fractional), and div with every rounding
+ * mode by a tensor, on operands kept away from 0: p = |x| + 0.5, d = |y| + 0.25. */
+static void test_div_pow_positive(void **state)
+{
+    (void)state;
+    static const char *pows[] = {"-0.5", "-1", "-2", "-3", "1.7", "-2.25", "0.5"};
+    for (size_t e = 0; e < sizeof pows / sizeof pows[0]; e++) {
+        char g[4096];
+        snprintf(g, sizeof g,
+                 "{\"graph_inputs\":[" T("x", "[3,111]") "],\"graph_outputs\":[" T("o", "[3,111]") "],\"nodes\":["
+                 NODE("a", "aten.abs.default", T("x", "[3,111]"), T("ax", "[3,111]"), "")
+                 "," NODE("p", "aten.add.Tensor", T("ax", "[3,111]"), T("y", "[3,111]"), "\"other\":0.5")
+                 "," NODE("w", "aten.pow.Tensor_Scalar", T("y", "[3,111]"), T("o", "[3,111]"), "\"exponent\":%s") "]}",
+                 pows[e]);
+        for (int t = 0; t < 3; t++) vc_check_json(g, dts[t], tols[t], "binary_s");
+    }
+    /* tensor ** tensor: base in [0.5, 1.5], exponent in [-3, 3]; and a broadcast exponent row */
+    const char *pt =
+        "{\"graph_inputs\":[" T("x", "[4,1,33]") "," T("e", "[5,33]") "],\"graph_outputs\":[" T("o", "[4,5,33]") "],\"nodes\":["
+        NODE("a", "aten.abs.default", T("x", "[4,1,33]"), T("ax", "[4,1,33]"), "")
+        "," NODE("p", "aten.add.Tensor", T("ax", "[4,1,33]"), T("b", "[4,1,33]"), "\"other\":0.5")
+        "," NODE("m", "aten.mul.Tensor", T("e", "[5,33]"), T("e3", "[5,33]"), "\"other\":3")
+        "," NODE("w", "aten.pow.Tensor_Tensor", T("b", "[4,1,33]") "," T("e3", "[5,33]"), T("o", "[4,5,33]"), "") "]}";
+    for (int t = 0; t < 3; t++) vc_check_json(pt, dts[t], tols[t], "binary");
+    /* x * 3 / (|y| + 0.25): quotients in [-12, 12] straddle integers */
+    static const char *modes[] = {"", ",\"rounding_mode\":\"trunc\"", ",\"rounding_mode\":\"floor\""};
+    for (int m = 0; m < 3; m++) {
+        char g[4096];
+        snprintf(g, sizeof g,
+                 "{\"graph_inputs\":[" T("x", "[6,1,40]") "," T("y", "[5,40]") "],\"graph_outputs\":[" T("o", "[6,5,40]") "],\"nodes\":["
+                 NODE("a", "aten.abs.default", T("y", "[5,40]"), T("ay", "[5,40]"), "")
+                 "," NODE("p", "aten.add.Tensor", T("ay", "[5,40]"), T("d", "[5,40]"), "\"other\":0.25")
+                 "," NODE("m", "aten.mul.Tensor", T("x", "[6,1,40]"), T("x3", "[6,1,40]"), "\"other\":3")
+                 "," NODE("q", "aten.div.Tensor_mode", T("x3", "[6,1,40]") "," T("d", "[5,40]"), T("o", "[6,5,40]"), "%s") "]}",
+                 modes[m] + (m ? 1 : 0));
+        for (int t = 0; t < 3; t++) vc_check_json(g, dts[t], m ? mode_tols[t] : tols[t], "binary");
+    }
+}
+
+static void test_add_relu(void **state)
+{
+    (void)state;
+    const char *g =
+        "{\"graph_inputs\":[" T("x", "[2,8,5,5]") "," T("b", "[1,8,1,1]") "],\"graph_outputs\":[" T("o", "[2,8,5,5]") "],\"nodes\":["
+        NODE("a", "aten.add.Tensor", T("x", "[2,8,5,5]") "," T("b", "[1,8,1,1]"), T("s", "[2,8,5,5]"), "")
+        "," NODE("r", "aten.relu.default", T("s", "[2,8,5,5]"), T("o", "[2,8,5,5]"), "") "]}";
+    /* the same tensor on both sides: the fused group lists it once */
+    const char *self =
+        "{\"graph_inputs\":[" T("x", "[3,77]") "],\"graph_outputs\":[" T("o", "[3,77]") "],\"nodes\":["
+        NODE("a", "aten.add.Tensor", T("x", "[3,77]") "," T("x", "[3,77]"), T("s", "[3,77]"), "")
+        "," NODE("r", "aten.relu.default", T("s", "[3,77]"), T("o", "[3,77]"), "") "]}";
+    for (int t = 0; t < 3; t++) {
+        vc_check_json(g, dts[t], tols[t], "add_relu");
+        vc_check_json(self, dts[t], tols[t], "binary_s");
+    }
+}
+
+static void test_silu_mul(void **state)
+{
+    (void)state;
+    /* silu(g) * u, u * silu(g), and the multiplier produced after the silu */
+    const char *g1 =
+        "{\"graph_inputs\":[" T("g", "[3,177]") "," T("u", "[3,177]") "],\"graph_outputs\":[" T("o", "[3,177]") "],\"nodes\":["
+        NODE("s", "aten.silu.default", T("g", "[3,177]"), T("sg", "[3,177]"), "")
+        "," NODE("m", "aten.mul.Tensor", T("sg", "[3,177]") "," T("u", "[3,177]"), T("o", "[3,177]"), "") "]}";
+    const char *g2 =
+        "{\"graph_inputs\":[" T("u", "[3,177]") "," T("g", "[3,177]") "],\"graph_outputs\":[" T("o", "[3,177]") "],\"nodes\":["
+        NODE("s", "aten.silu.default", T("g", "[3,177]"), T("sg", "[3,177]"), "")
+        "," NODE("m", "aten.mul.Tensor", T("u", "[3,177]") "," T("sg", "[3,177]"), T("o", "[3,177]"), "") "]}";
+    const char *g3 =
+        "{\"graph_inputs\":[" T("g", "[3,177]") "," T("v", "[3,177]") "],\"graph_outputs\":[" T("o", "[3,177]") "],\"nodes\":["
+        NODE("s", "aten.silu.default", T("g", "[3,177]"), T("sg", "[3,177]"), "")
+        "," NODE("n", "aten.sin.default", T("v", "[3,177]"), T("u", "[3,177]"), "")
+        "," NODE("m", "aten.mul.Tensor", T("u", "[3,177]") "," T("sg", "[3,177]"), T("o", "[3,177]"), "") "]}";
+    for (int t = 0; t < 3; t++) {
+        vc_check_json(g1, dts[t], tols[t], "silu_mul");
+        vc_check_json(g2, dts[t], tols[t], "silu_mul");
+        vc_check_json(g3, dts[t], tols[t], "silu_mul");
+    }
+}
+
+static const int64_t lens[] = {1, 7, 257, 3000};
+
+static void test_reduce(void **state)
+{
+    (void)state;
+    static const char *ops[] = {"aten.sum.dim_IntList", "aten.mean.dim", "aten.amax.default"};
+    for (size_t o = 0; o < 3; o++)
+        for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)
+            for (int keep = 0; keep < 2; keep++)
+                for (int t = 0; t < 3; t++) {
+                    int64_t n = lens[l];
+                    TuSpec in = F32(3, {2, 3, n});
+                    TuSpec out = keep ? F32(3, {2, 3, 1}) : F32(2, {2, 3});
+                    vc_check_node(ops[o], 1, &in, out,
+                                  keep ? "\"dim\":[-1],\"keepdim\":true" : "\"dim\":[2]", dts[t],
+                                  tols[t], "reduce");
+                }
+    /* rank 1 (one row) and many short rows (several rows per workgroup, a partial last one) */
+    for (int t = 0; t < 3; t++) {
+        vc_check_node("aten.sum.dim_IntList", 1, S(F32(1, {257})), F32(0, {0}), "\"dim\":[0]",
+                      dts[t], tols[t], "reduce");
+        vc_check_node("aten.mean.dim", 1, S(F32(4, {3, 5, 7, 3})), F32(4, {3, 5, 7, 1}),
+                      "\"dim\":[-1],\"keepdim\":true", dts[t], tols[t], "reduce");
+    }
+}
+
+static void test_softmax(void **state)
+{
+    (void)state;
+    static const char *ops[] = {"aten.softmax.int", "aten._log_softmax.default"};
+    static const int64_t sl[] = {1, 7, 257, 3000, 5000};
+    for (size_t o = 0; o < 2; o++)
+        for (size_t l = 0; l < sizeof sl / sizeof sl[0]; l++)
+            for (int t = 0; t < 3; t++) {
+                TuSpec x = sl[l] > 1000 ? F32(2, {3, sl[l]}) : F32(3, {2, 5, sl[l]});
+                vc_check_node(ops[o], 1, &x, x, "\"dim\":-1", dts[t], tols[t], "softmax");
+            }
+    for (int t = 0; t < 3; t++)
+        vc_check_node("aten.softmax.int", 1, S(F32(1, {33})), F32(1, {33}), "\"dim\":0", dts[t],
+                      tols[t], "softmax");
+}
+
+/* scores [1,H,S,T] + mask -> softmax. The mask is log(relu(m)): -inf where m <= 0. With
+ * mr [1,1,S,1] and mc [1,1,1,T] the mask log(relu(mr)) + log(relu(mc)) has fully masked rows
+ * (NaN in the reference, as in PyTorch; outputs the reference has non-finite are not compared)
+ * and masked columns. */
+static void test_masked_softmax(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *x, *m;
+    } cases[] = {
+        {"[1,3,5,7]", "[1,1,5,7]"},
+        {"[1,2,4,257]", "[1,1,4,257]"},
+        {"[2,2,3,1000]", "[1,1,1,1000]"},
+        {"[1,4,8,64]", "[64]"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char g[4096];
+        const char *x = cases[c].x, *m = cases[c].m;
+        snprintf(g, sizeof g,
+                 "{\"graph_inputs\":[{\"name\":\"x\",\"shape\":%s},{\"name\":\"mm\",\"shape\":%s}],"
+                 "\"graph_outputs\":[{\"name\":\"o\",\"shape\":%s}],\"nodes\":["
+                 NODE("r", "aten.relu.default", "{\"name\":\"mm\",\"shape\":%s}", "{\"name\":\"rm\",\"shape\":%s}", "")
+                 "," NODE("l", "aten.log.default", "{\"name\":\"rm\",\"shape\":%s}", "{\"name\":\"mask\",\"shape\":%s}", "")
+                 "," NODE("a", "aten.add.Tensor", "{\"name\":\"x\",\"shape\":%s},{\"name\":\"mask\",\"shape\":%s}", "{\"name\":\"s\",\"shape\":%s}", "")
+                 "," NODE("sm", "aten.softmax.int", "{\"name\":\"s\",\"shape\":%s}", "{\"name\":\"o\",\"shape\":%s}", "\"dim\":-1") "]}",
+                 x, m, x, m, m, m, m, x, m, x, x, x);
+        for (int t = 0; t < 3; t++) vc_check_json(g, dts[t], tols[t], "masked_softmax");
+    }
+    const char *full =
+        "{\"graph_inputs\":[" T("x", "[1,3,16,40]") "," T("mr", "[1,1,16,1]") "," T("mc", "[1,1,1,40]") "],\"graph_outputs\":[" T("o", "[1,3,16,40]") "],\"nodes\":["
+        NODE("r1", "aten.relu.default", T("mr", "[1,1,16,1]"), T("r1", "[1,1,16,1]"), "")
+        "," NODE("l1", "aten.log.default", T("r1", "[1,1,16,1]"), T("l1", "[1,1,16,1]"), "")
+        "," NODE("r2", "aten.relu.default", T("mc", "[1,1,1,40]"), T("r2", "[1,1,1,40]"), "")
+        "," NODE("l2", "aten.log.default", T("r2", "[1,1,1,40]"), T("l2", "[1,1,1,40]"), "")
+        "," NODE("mk", "aten.add.Tensor", T("l1", "[1,1,16,1]") "," T("l2", "[1,1,1,40]"), T("mask", "[1,1,16,40]"), "")
+        "," NODE("a", "aten.add.Tensor", T("x", "[1,3,16,40]") "," T("mask", "[1,1,16,40]"), T("s", "[1,3,16,40]"), "")
+        "," NODE("sm", "aten.softmax.int", T("s", "[1,3,16,40]"), T("o", "[1,3,16,40]"), "\"dim\":-1") "]}";
+    for (int t = 0; t < 3; t++) vc_check_json(full, dts[t], tols[t], "masked_softmax");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_binary_tensor_tensor), cmocka_unit_test(test_binary_scalar),
+        cmocka_unit_test(test_div_pow_positive),     cmocka_unit_test(test_add_relu),
+        cmocka_unit_test(test_silu_mul),             cmocka_unit_test(test_reduce),
+        cmocka_unit_test(test_softmax),              cmocka_unit_test(test_masked_softmax),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
