@@ -11,6 +11,13 @@ static const struct {
     KernelLowerFn fn;
 } families[] = {
     {"unary", lower_unary},
+    {"rmsnorm", lower_norm},
+    {"layernorm", lower_norm},
+    {"layernorm_w", lower_norm},
+    {"layernorm_plain", lower_norm},
+    {"batchnorm", lower_norm},
+    {"batchnorm_plain", lower_norm},
+    {"rope", lower_rope},
     {"corrupt", lower_corrupt},
 };
 
