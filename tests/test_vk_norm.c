@@ -252,7 +252,7 @@ static void test_rope(void **state)
     (void)state;
     static const struct {
         int H, S, D;
-    } cases[] = {{4, 1, 16}, {2, 1, 64}, {4, 7, 16}, {3, 5, 64}, {1, 33, 64}};
+    } cases[] = {{4, 1, 16}, {2, 1, 64}, {4, 7, 16}, {3, 5, 64}, {1, 33, 64}, {12, 1, 128}};
     char b[8192], cs[64];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(cs, sizeof cs, "[1,1,%d,%d]", cases[i].S, cases[i].D);
