@@ -39,7 +39,8 @@ static Status reorder_inputs(const KernelCtx *c, PlanKernel *k, const int *order
         ids[i] = k->args[order[i]];
     }
     int out = k->args[k->nargs - 1];
-    for (int i = 0; i < n; i++) k->args[i] = ids[i];
+    for (int i = 0; i < n; i++)
+        k->args[i] = ids[i];
     k->args[n] = out;
     k->nin = n;
     k->nargs = n + 1;
@@ -48,8 +49,8 @@ static Status reorder_inputs(const KernelCtx *c, PlanKernel *k, const int *order
 
 /* Row geometry of x and y over their first `outer` dims (the rest is the row, length n):
  * pushes {n, rows, eps, od1, od2, xs0, xs1, xs2, ys0, ys1, ys2}. */
-static Status push_rows(const KernelCtx *c, PlanKernel *k, const PlanTensor *x,
-                        const PlanTensor *y, int outer, double eps)
+static Status push_rows(const KernelCtx *c, PlanKernel *k, const PlanTensor *x, const PlanTensor *y,
+                        int outer, double eps)
 {
     if (x->rank != y->rank) return kc_error(c, "%s: input and output ranks differ", k->shader);
     int64_t xs[NPU_MAX_RANK], ys[NPU_MAX_RANK], n = 1, rows = 1;
@@ -58,8 +59,10 @@ static Status push_rows(const KernelCtx *c, PlanKernel *k, const PlanTensor *x,
     for (int d = 0; d < x->rank; d++) {
         if (x->shape[d] != y->shape[d])
             return kc_error(c, "%s: input and output shapes differ", k->shader);
-        if (d >= outer) n *= x->shape[d];
-        else rows *= x->shape[d];
+        if (d >= outer)
+            n *= x->shape[d];
+        else
+            rows *= x->shape[d];
         /* the row must be contiguous: only its first dim may be padded (padding then lies after
          * the logical elements) */
         if (d > outer && (x->pshape[d] != x->shape[d] || y->pshape[d] != y->shape[d]))
@@ -93,11 +96,14 @@ static Status push_rows(const KernelCtx *c, PlanKernel *k, const PlanTensor *x,
     if (st == ST_OK) st = kc_push_f(c, k, eps);
     if (st == ST_OK) st = kc_push_i(c, k, od[1]);
     if (st == ST_OK) st = kc_push_i(c, k, od[2]);
-    for (int i = 0; i < 3 && st == ST_OK; i++) st = kc_push_i(c, k, ox[i]);
-    for (int i = 0; i < 3 && st == ST_OK; i++) st = kc_push_i(c, k, oy[i]);
+    for (int i = 0; i < 3 && st == ST_OK; i++)
+        st = kc_push_i(c, k, ox[i]);
+    for (int i = 0; i < 3 && st == ST_OK; i++)
+        st = kc_push_i(c, k, oy[i]);
     /* a power of two (the shader's tree reduction): short rows do not idle 256 lanes */
     uint32_t wg = 32;
-    while (wg < NORM_WG && wg < n) wg *= 2;
+    while (wg < NORM_WG && wg < n)
+        wg *= 2;
     if (st == ST_OK) st = kc_spec(c, k, wg);
     kc_grid(k, rows, 1);
     return st;
@@ -126,7 +132,8 @@ static Status lower_rmsnorm(const KernelCtx *c, PlanKernel *k)
     for (int s = 0; s < 2; s++) {
         int p = c->g->tensors[mw->in[s]].producer;
         bool inside = false;
-        for (int i = 0; i < c->fusion->nnodes && p >= 0; i++) inside |= c->fusion->nodes[i] == p;
+        for (int i = 0; i < c->fusion->nnodes && p >= 0; i++)
+            inside |= c->fusion->nodes[i] == p;
         if (!inside) w = mw->in[s];
     }
     if (w < 0) return kc_error(c, "rmsnorm: the weight multiply has no outside operand");

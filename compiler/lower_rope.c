@@ -79,8 +79,10 @@ Status lower_rope(const KernelCtx *c, PlanKernel *k)
     int64_t st[4][NPU_MAX_RANK];
     for (int i = 0; i < 4; i++) {
         if (t[i]->rank > r) return kc_error(c, "rope: an input has a higher rank than the output");
-        if (i < 3) bcast_strides(t[i], o, st[i]);
-        else kc_strides(o, st[i]);
+        if (i < 3)
+            bcast_strides(t[i], o, st[i]);
+        else
+            kc_strides(o, st[i]);
         for (int d = 0; d < r; d++) {
             int e = d - (r - t[i]->rank);
             if (e >= 0 && t[i]->shape[e] != 1 && t[i]->shape[e] != o->shape[d])
@@ -96,21 +98,25 @@ Status lower_rope(const KernelCtx *c, PlanKernel *k)
     for (int d = 0; d < r - 1; d++) {
         if (o->shape[d] == 1) continue;
         bool merge = m > 0;
-        for (int i = 0; i < 4 && merge; i++) merge = cs[i][m - 1] == st[i][d] * o->shape[d];
+        for (int i = 0; i < 4 && merge; i++)
+            merge = cs[i][m - 1] == st[i][d] * o->shape[d];
         if (merge) {
             sh[m - 1] *= o->shape[d];
-            for (int i = 0; i < 4; i++) cs[i][m - 1] = st[i][d];
+            for (int i = 0; i < 4; i++)
+                cs[i][m - 1] = st[i][d];
             continue;
         }
         sh[m] = o->shape[d];
-        for (int i = 0; i < 4; i++) cs[i][m] = st[i][d];
+        for (int i = 0; i < 4; i++)
+            cs[i][m] = st[i][d];
         m++;
     }
     if (m > 3) return kc_error(c, "rope: more than 3 non-contiguous outer dims");
     int64_t od[3] = {1, 1, 1}, os[4][3] = {{0}};
     for (int j = 0; j < m; j++) {
         od[3 - m + j] = sh[j];
-        for (int i = 0; i < 4; i++) os[i][3 - m + j] = cs[i][j];
+        for (int i = 0; i < 4; i++)
+            os[i][3 - m + j] = cs[i][j];
     }
     int64_t total = kc_numel(o) / 2;
     Status s = kc_push_i(c, k, total);
@@ -118,7 +124,8 @@ Status lower_rope(const KernelCtx *c, PlanKernel *k)
     if (s == ST_OK) s = kc_push_i(c, k, od[1]);
     if (s == ST_OK) s = kc_push_i(c, k, od[2]);
     for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 3 && s == ST_OK; j++) s = kc_push_i(c, k, os[i][j]);
+        for (int j = 0; j < 3 && s == ST_OK; j++)
+            s = kc_push_i(c, k, os[i][j]);
     if (s == ST_OK) s = kc_push_i(c, k, st[1][r - 1]);
     if (s == ST_OK) s = kc_push_i(c, k, st[2][r - 1]);
     if (s == ST_OK) s = kc_spec(c, k, ROPE_WG);

@@ -1,5 +1,5 @@
-// batchnorm_plain: eval-mode batch_norm with inputs x, mean, var (compiler/lower_norm.c); the body and its push
-// layout are in shaders/batchnorm.glsl. Bindings: the inputs in that order, then y.
+// batchnorm_plain: eval-mode batch_norm with inputs x, mean, var.
+// Body and push: shaders/batchnorm.glsl (compiler/lower_norm.c). Bindings: those inputs, then y.
 #version 450
 #define BN_AFFINE 0
 #include "batchnorm.glsl"

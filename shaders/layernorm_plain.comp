@@ -1,5 +1,5 @@
-// layernorm_plain: layer_norm over the trailing dims with inputs x (compiler/lower_norm.c); the body and
-// its push layout are in shaders/layernorm.glsl. Bindings: the inputs in that order, then y.
+// layernorm_plain: layer_norm over the trailing dims with inputs x.
+// Body and push: shaders/layernorm.glsl (compiler/lower_norm.c). Bindings: those inputs, then y.
 #version 450
 #define LN_WEIGHT 0
 #define LN_BIAS 0

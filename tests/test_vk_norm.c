@@ -25,7 +25,8 @@ static const double tols[] = {VC_TOL_F32, VC_TOL_F16, VC_TOL_BF16};
 
 static void check_all_dtypes(const char *json, const char *stem)
 {
-    for (int t = 0; t < 3; t++) vc_check_json(json, dts[t], tols[t], stem);
+    for (int t = 0; t < 3; t++)
+        vc_check_json(json, dts[t], tols[t], stem);
 }
 
 /* ---- rmsnorm ---------------------------------------------------------------------------- */
@@ -37,8 +38,9 @@ static void rms_graph(char *b, size_t cap, const char *shp, const char *rshp, in
 {
     char w[64], mul2[256];
     snprintf(w, sizeof w, "{\"name\":\"p_norm_weight\",\"shape\":[%d]}", n);
-    snprintf(mul2, sizeof mul2, weight_first ? "%s,{\"name\":\"mul_1\",\"shape\":%s}"
-                                             : "{\"name\":\"mul_1\",\"shape\":%2$s},%1$s",
+    snprintf(mul2, sizeof mul2,
+             weight_first ? "%s,{\"name\":\"mul_1\",\"shape\":%s}"
+                          : "{\"name\":\"mul_1\",\"shape\":%2$s},%1$s",
              w, shp);
     snprintf(b, cap,
              "{\"model_name\":\"rms\",\"graph_inputs\":[{\"name\":\"x\",\"shape\":%1$s}],"
@@ -72,9 +74,8 @@ static void test_rmsnorm(void **state)
         const char *shp, *rshp;
         int n;
     } cases[] = {
-        {"[3,1]", "[3,1]", 1},           {"[5,33]", "[5,1]", 33},
-        {"[2,3,1000]", "[2,3,1]", 1000}, {"[1,1,64]", "[1,1,1]", 64},
-        {"[1,7,257]", "[1,7,1]", 257},
+        {"[3,1]", "[3,1]", 1},       {"[5,33]", "[5,1]", 33},       {"[2,3,1000]", "[2,3,1]", 1000},
+        {"[1,1,64]", "[1,1,1]", 64}, {"[1,7,257]", "[1,7,1]", 257},
     };
     char b[4096];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -91,27 +92,24 @@ static void test_layernorm(void **state)
     (void)state;
     const char *a1 = "\"normalized_shape\":[33],\"eps\":1e-05";
     for (int t = 0; t < 3; t++) {
-        vc_check_node("aten.layer_norm.default", 3,
-                      S(F32(2, {7, 33}), F32(1, {33}), F32(1, {33})), F32(2, {7, 33}), a1, dts[t],
-                      tols[t], "layernorm");
+        vc_check_node("aten.layer_norm.default", 3, S(F32(2, {7, 33}), F32(1, {33}), F32(1, {33})),
+                      F32(2, {7, 33}), a1, dts[t], tols[t], "layernorm");
         vc_check_node("aten.layer_norm.default", 2, S(F32(2, {7, 33}), F32(1, {33})),
                       F32(2, {7, 33}), a1, dts[t], tols[t], "layernorm_w");
-        vc_check_node("aten.layer_norm.default", 1, S(F32(2, {7, 33})), F32(2, {7, 33}), a1,
-                      dts[t], tols[t], "layernorm_plain");
+        vc_check_node("aten.layer_norm.default", 1, S(F32(2, {7, 33})), F32(2, {7, 33}), a1, dts[t],
+                      tols[t], "layernorm_plain");
         /* long rows, more rows than a workgroup has lanes, default eps */
-        vc_check_node("aten.layer_norm.default", 3,
-                      S(F32(3, {2, 40, 1000}), F32(1, {1000}), F32(1, {1000})),
-                      F32(3, {2, 40, 1000}), "\"normalized_shape\":[1000]", dts[t], tols[t],
-                      "layernorm");
+        vc_check_node(
+            "aten.layer_norm.default", 3, S(F32(3, {2, 40, 1000}), F32(1, {1000}), F32(1, {1000})),
+            F32(3, {2, 40, 1000}), "\"normalized_shape\":[1000]", dts[t], tols[t], "layernorm");
         /* a row of one element: (x - x) * rstd = 0, plus the bias */
         vc_check_node("aten.layer_norm.default", 3, S(F32(2, {5, 1}), F32(1, {1}), F32(1, {1})),
                       F32(2, {5, 1}), "\"normalized_shape\":[1],\"eps\":0.001", dts[t], tols[t],
                       "layernorm");
         /* a 4-D input (support.c keeps layer norms over more than the last dim on the CPU) */
         vc_check_node("aten.layer_norm.default", 3,
-                      S(F32(4, {2, 3, 4, 25}), F32(1, {25}), F32(1, {25})),
-                      F32(4, {2, 3, 4, 25}), "\"normalized_shape\":[25],\"eps\":1e-06", dts[t],
-                      tols[t], "layernorm");
+                      S(F32(4, {2, 3, 4, 25}), F32(1, {25}), F32(1, {25})), F32(4, {2, 3, 4, 25}),
+                      "\"normalized_shape\":[25],\"eps\":1e-06", dts[t], tols[t], "layernorm");
     }
 }
 
@@ -268,8 +266,10 @@ static void test_rope(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rmsnorm),         cmocka_unit_test(test_layernorm),
-        cmocka_unit_test(test_batchnorm_dense), cmocka_unit_test(test_batchnorm_padded),
+        cmocka_unit_test(test_rmsnorm),
+        cmocka_unit_test(test_layernorm),
+        cmocka_unit_test(test_batchnorm_dense),
+        cmocka_unit_test(test_batchnorm_padded),
         cmocka_unit_test(test_rope),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
