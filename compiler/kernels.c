@@ -31,6 +31,13 @@ static const struct {
     {"reduce", lower_reduce},
     {"softmax", lower_softmax},
     {"masked_softmax", lower_softmax},
+    {"rmsnorm", lower_norm},
+    {"layernorm", lower_norm},
+    {"layernorm_w", lower_norm},
+    {"layernorm_plain", lower_norm},
+    {"batchnorm", lower_norm},
+    {"batchnorm_plain", lower_norm},
+    {"rope", lower_rope},
     {"corrupt", lower_corrupt},
 };
 

@@ -1,0 +1,276 @@
+/* run_tests: foreign-leaks-ok (lavapipe leaks inside itself; see test_vk_core.c)
+ * norm and rope kernels on Vulkan against the CPU reference, in f32, f16 and bf16:
+ * - rmsnorm: the fused pow/mean/add-eps/rsqrt/mul/mul chain as the qwen2 exporter writes it
+ *   (weight multiply in both operand orders), row lengths 1, 33, 1000 and several rows;
+ * - layernorm with and without weight and bias, rows of 1, 33 and 1000, default eps;
+ * - batchnorm (eval) with and without affine parameters on 4-D inputs whose channels are a
+ *   multiple of the channel tile (no padding), on a 3-D input, at the input with 3 channels
+ *   (dense in, padded out) and after a max_pool2d (padded [N, Cpad, H, W] in and out); the
+ *   padded cases need the depad (and pool2d) families and are skipped without them;
+ * - rope: the fused 7-op chain with decode [1,H,1,D] and prefill [1,H,S,D] shapes, D = 16 and
+ *   64, cos/sin broadcast over heads ([1,1,S,D] and [S,D]), operands in either order. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "compiler/kernels.h"
+#include "kernel_check.h"
+#include "vk_check.h"
+
+static const char *dts[] = {"fp32", "fp16", "bf16"};
+static const double tols[] = {VC_TOL_F32, VC_TOL_F16, VC_TOL_BF16};
+
+static void check_all_dtypes(const char *json, const char *stem)
+{
+    for (int t = 0; t < 3; t++)
+        vc_check_json(json, dts[t], tols[t], stem);
+}
+
+/* ---- rmsnorm ---------------------------------------------------------------------------- */
+
+/* The exporter's node sequence (tests/models/qwen2_tiny/decode.json): x of shape `shp`, last dim
+ * n, weight "norm.weight" [n]; weight_first: mul(w, xn) as in qwen2, else mul(xn, w). */
+static void rms_graph(char *b, size_t cap, const char *shp, const char *rshp, int n,
+                      bool weight_first)
+{
+    char w[64], mul2[256];
+    snprintf(w, sizeof w, "{\"name\":\"p_norm_weight\",\"shape\":[%d]}", n);
+    snprintf(mul2, sizeof mul2,
+             weight_first ? "%s,{\"name\":\"mul_1\",\"shape\":%s}"
+                          : "{\"name\":\"mul_1\",\"shape\":%2$s},%1$s",
+             w, shp);
+    snprintf(b, cap,
+             "{\"model_name\":\"rms\",\"graph_inputs\":[{\"name\":\"x\",\"shape\":%1$s}],"
+             "\"graph_outputs\":[{\"name\":\"mul_2\",\"shape\":%1$s}],"
+             "\"weights\":[{\"name\":\"norm.weight\",\"shape\":[%3$d]}],"
+             "\"weight_name_mapping\":{\"p_norm_weight\":\"norm.weight\"},\"nodes\":["
+             "{\"name\":\"pow_1\",\"op_type\":\"aten.pow.Tensor_Scalar\",\"inputs\":[{\"name\":"
+             "\"x\",\"shape\":%1$s}],\"outputs\":[{\"name\":\"pow_1\",\"shape\":%1$s}],"
+             "\"attrs\":{\"exponent\":2}},"
+             "{\"name\":\"mean\",\"op_type\":\"aten.mean.dim\",\"inputs\":[{\"name\":\"pow_1\","
+             "\"shape\":%1$s}],\"outputs\":[{\"name\":\"mean\",\"shape\":%2$s}],"
+             "\"attrs\":{\"dim\":[-1],\"keepdim\":true}},"
+             "{\"name\":\"add\",\"op_type\":\"aten.add.Tensor\",\"inputs\":[{\"name\":\"mean\","
+             "\"shape\":%2$s}],\"outputs\":[{\"name\":\"add\",\"shape\":%2$s}],"
+             "\"attrs\":{\"other\":1e-06}},"
+             "{\"name\":\"rsqrt\",\"op_type\":\"aten.rsqrt.default\",\"inputs\":[{\"name\":"
+             "\"add\",\"shape\":%2$s}],\"outputs\":[{\"name\":\"rsqrt\",\"shape\":%2$s}],"
+             "\"attrs\":{}},"
+             "{\"name\":\"mul_1\",\"op_type\":\"aten.mul.Tensor\",\"inputs\":[{\"name\":\"x\","
+             "\"shape\":%1$s},{\"name\":\"rsqrt\",\"shape\":%2$s}],\"outputs\":[{\"name\":"
+             "\"mul_1\",\"shape\":%1$s}],\"attrs\":{}},"
+             "{\"name\":\"mul_2\",\"op_type\":\"aten.mul.Tensor\",\"inputs\":[%4$s],"
+             "\"outputs\":[{\"name\":\"mul_2\",\"shape\":%1$s}],\"attrs\":{}}]}",
+             shp, rshp, n, mul2);
+}
+
+static void test_rmsnorm(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *shp, *rshp;
+        int n;
+    } cases[] = {
+        {"[3,1]", "[3,1]", 1},       {"[5,33]", "[5,1]", 33},       {"[2,3,1000]", "[2,3,1]", 1000},
+        {"[1,1,64]", "[1,1,1]", 64}, {"[1,7,257]", "[1,7,1]", 257},
+    };
+    char b[4096];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int wf = 0; wf < 2; wf++) {
+            rms_graph(b, sizeof b, cases[i].shp, cases[i].rshp, cases[i].n, wf);
+            check_all_dtypes(b, "rmsnorm");
+        }
+}
+
+/* ---- layernorm -------------------------------------------------------------------------- */
+
+static void test_layernorm(void **state)
+{
+    (void)state;
+    const char *a1 = "\"normalized_shape\":[33],\"eps\":1e-05";
+    for (int t = 0; t < 3; t++) {
+        vc_check_node("aten.layer_norm.default", 3, S(F32(2, {7, 33}), F32(1, {33}), F32(1, {33})),
+                      F32(2, {7, 33}), a1, dts[t], tols[t], "layernorm");
+        vc_check_node("aten.layer_norm.default", 2, S(F32(2, {7, 33}), F32(1, {33})),
+                      F32(2, {7, 33}), a1, dts[t], tols[t], "layernorm_w");
+        vc_check_node("aten.layer_norm.default", 1, S(F32(2, {7, 33})), F32(2, {7, 33}), a1, dts[t],
+                      tols[t], "layernorm_plain");
+        /* long rows, more rows than a workgroup has lanes, default eps */
+        vc_check_node(
+            "aten.layer_norm.default", 3, S(F32(3, {2, 40, 1000}), F32(1, {1000}), F32(1, {1000})),
+            F32(3, {2, 40, 1000}), "\"normalized_shape\":[1000]", dts[t], tols[t], "layernorm");
+        /* a row of one element: (x - x) * rstd = 0, plus the bias */
+        vc_check_node("aten.layer_norm.default", 3, S(F32(2, {5, 1}), F32(1, {1}), F32(1, {1})),
+                      F32(2, {5, 1}), "\"normalized_shape\":[1],\"eps\":0.001", dts[t], tols[t],
+                      "layernorm");
+        /* a 4-D input (support.c keeps layer norms over more than the last dim on the CPU) */
+        vc_check_node("aten.layer_norm.default", 3,
+                      S(F32(4, {2, 3, 4, 25}), F32(1, {25}), F32(1, {25})), F32(4, {2, 3, 4, 25}),
+                      "\"normalized_shape\":[25],\"eps\":1e-06", dts[t], tols[t], "layernorm");
+    }
+}
+
+/* ---- batchnorm -------------------------------------------------------------------------- */
+
+/* batch_norm of x (shape xs, C channels) with running statistics as weights (the binder fills
+ * running_var with positive values), affine or not; `pre`: an optional max_pool2d before it
+ * (its output shape bs), so the batch norm reads and writes padded tensors. */
+static void bn_graph(char *b, size_t cap, const char *xs, const char *bs, int C, bool affine,
+                     bool pool)
+{
+    char ws[512], map[256], ins[512], pre[512];
+    const char *src = pool ? "pool" : "x";
+    if (affine) {
+        snprintf(ws, sizeof ws,
+                 "{\"name\":\"bn.weight\",\"shape\":[%d]},{\"name\":\"bn.bias\",\"shape\":[%d]},",
+                 C, C);
+        snprintf(ins, sizeof ins,
+                 "{\"name\":\"%s\",\"shape\":%s},{\"name\":\"p_bn_weight\",\"shape\":[%d]},"
+                 "{\"name\":\"p_bn_bias\",\"shape\":[%d]},",
+                 src, bs, C, C);
+    } else {
+        ws[0] = 0;
+        snprintf(ins, sizeof ins, "{\"name\":\"%s\",\"shape\":%s},", src, bs);
+    }
+    snprintf(ws + strlen(ws), sizeof ws - strlen(ws),
+             "{\"name\":\"bn.running_mean\",\"shape\":[%d]},{\"name\":\"bn.running_var\","
+             "\"shape\":[%d]}",
+             C, C);
+    snprintf(ins + strlen(ins), sizeof ins - strlen(ins),
+             "{\"name\":\"b_bn_running_mean\",\"shape\":[%d]},"
+             "{\"name\":\"b_bn_running_var\",\"shape\":[%d]}",
+             C, C);
+    snprintf(map, sizeof map,
+             "%s\"b_bn_running_mean\":\"bn.running_mean\",\"b_bn_running_var\":\"bn.running_var\"",
+             affine ? "\"p_bn_weight\":\"bn.weight\",\"p_bn_bias\":\"bn.bias\"," : "");
+    pre[0] = 0;
+    if (pool)
+        snprintf(pre, sizeof pre,
+                 "{\"name\":\"pool\",\"op_type\":\"aten.max_pool2d.default\",\"inputs\":[{"
+                 "\"name\":\"x\",\"shape\":%s}],\"outputs\":[{\"name\":\"pool\",\"shape\":%s}],"
+                 "\"attrs\":{\"kernel_size\":[2,2],\"stride\":[2,2]}},",
+                 xs, bs);
+    snprintf(b, cap,
+             "{\"model_name\":\"bn\",\"graph_inputs\":[{\"name\":\"x\",\"shape\":%s}],"
+             "\"graph_outputs\":[{\"name\":\"y\",\"shape\":%s}],\"weights\":[%s],"
+             "\"weight_name_mapping\":{%s},\"nodes\":[%s"
+             "{\"name\":\"y\",\"op_type\":\"aten.batch_norm.default\",\"inputs\":[%s],"
+             "\"outputs\":[{\"name\":\"y\",\"shape\":%s}],\"attrs\":{\"training\":false,"
+             "\"momentum\":0.1,\"eps\":1e-05}}]}",
+             xs, bs, ws, map, pre, ins, bs);
+}
+
+static void test_batchnorm_dense(void **state)
+{
+    (void)state;
+    char b[4096];
+    /* 32 and 64 channels: a multiple of the channel tile, so nothing is padded */
+    bn_graph(b, sizeof b, "[2,32,5,7]", "[2,32,5,7]", 32, true, false);
+    check_all_dtypes(b, "batchnorm");
+    bn_graph(b, sizeof b, "[1,64,3,11]", "[1,64,3,11]", 64, false, false);
+    check_all_dtypes(b, "batchnorm_plain");
+    /* 3-D [N, C, L] (never padded), odd sizes */
+    bn_graph(b, sizeof b, "[3,5,37]", "[3,5,37]", 5, true, false);
+    check_all_dtypes(b, "batchnorm");
+}
+
+static void test_batchnorm_padded(void **state)
+{
+    (void)state;
+    /* every padded graph output gets a depad (copy family), the pool cases need pool2d too */
+    if (!kernel_has_family("depad")) {
+        fprintf(stderr, "padded batchnorm: no depad family in this build\n");
+        skip();
+    }
+    char b[4096];
+    /* at the input: dense [2, 3, 5, 7] in, [2, 32, 5, 7] out */
+    bn_graph(b, sizeof b, "[2,3,5,7]", "[2,3,5,7]", 3, true, false);
+    check_all_dtypes(b, "batchnorm");
+    if (!kernel_has_family("pool2d")) {
+        fprintf(stderr, "batchnorm after max_pool2d: no pool2d family in this build\n");
+        skip();
+    }
+    /* 3 and 40 channels padded to 32 and 64: [N, Cpad, H, W] in and out */
+    bn_graph(b, sizeof b, "[2,3,10,14]", "[2,3,5,7]", 3, true, true);
+    check_all_dtypes(b, "batchnorm");
+    bn_graph(b, sizeof b, "[1,40,6,6]", "[1,40,3,3]", 40, false, true);
+    check_all_dtypes(b, "batchnorm_plain");
+}
+
+/* ---- rope ------------------------------------------------------------------------------- */
+
+/* The exporter's chain (qwen2_tiny decode/prefill): x [1,H,S,D], cos/sin of shape cshp;
+ * swapped: cos*x, sin*cat and add(mul_4, mul_3) instead. */
+static void rope_graph(char *b, size_t cap, int H, int S, int D, const char *cshp, bool swapped)
+{
+    char xs[64], hs[64], t1[128], t2[128], a1[512], a2[512], add[256];
+    snprintf(xs, sizeof xs, "[1,%d,%d,%d]", H, S, D);
+    snprintf(hs, sizeof hs, "[1,%d,%d,%d]", H, S, D / 2);
+    snprintf(t1, sizeof t1, "{\"name\":\"x\",\"shape\":%s}", xs);
+    snprintf(t2, sizeof t2, "{\"name\":\"cat_1\",\"shape\":%s}", xs);
+    char c[96], s[96];
+    snprintf(c, sizeof c, "{\"name\":\"cos\",\"shape\":%s}", cshp);
+    snprintf(s, sizeof s, "{\"name\":\"sin\",\"shape\":%s}", cshp);
+    snprintf(a1, sizeof a1, "%s,%s", swapped ? c : t1, swapped ? t1 : c);
+    snprintf(a2, sizeof a2, "%s,%s", swapped ? s : t2, swapped ? t2 : s);
+    snprintf(add, sizeof add,
+             swapped ? "{\"name\":\"mul_4\",\"shape\":%1$s},{\"name\":\"mul_3\",\"shape\":%1$s}"
+                     : "{\"name\":\"mul_3\",\"shape\":%1$s},{\"name\":\"mul_4\",\"shape\":%1$s}",
+             xs);
+    snprintf(b, cap,
+             "{\"model_name\":\"rope\",\"graph_inputs\":[%1$s,%2$s,%3$s],"
+             "\"graph_outputs\":[{\"name\":\"add_1\",\"shape\":%4$s}],\"nodes\":["
+             "{\"name\":\"mul_3\",\"op_type\":\"aten.mul.Tensor\",\"inputs\":[%6$s],"
+             "\"outputs\":[{\"name\":\"mul_3\",\"shape\":%4$s}],\"attrs\":{}},"
+             "{\"name\":\"slice_1\",\"op_type\":\"aten.slice.Tensor\",\"inputs\":[%1$s],"
+             "\"outputs\":[{\"name\":\"slice_1\",\"shape\":%5$s}],\"attrs\":{\"dim\":3,"
+             "\"start\":%9$d,\"end\":9223372036854775807}},"
+             "{\"name\":\"neg\",\"op_type\":\"aten.neg.default\",\"inputs\":[{\"name\":"
+             "\"slice_1\",\"shape\":%5$s}],\"outputs\":[{\"name\":\"neg\",\"shape\":%5$s}],"
+             "\"attrs\":{}},"
+             "{\"name\":\"slice_2\",\"op_type\":\"aten.slice.Tensor\",\"inputs\":[%1$s],"
+             "\"outputs\":[{\"name\":\"slice_2\",\"shape\":%5$s}],\"attrs\":{\"dim\":3,"
+             "\"start\":0,\"end\":%9$d}},"
+             "{\"name\":\"cat_1\",\"op_type\":\"aten.cat.default\",\"inputs\":[{\"name\":"
+             "\"neg\",\"shape\":%5$s},{\"name\":\"slice_2\",\"shape\":%5$s}],\"outputs\":["
+             "{\"name\":\"cat_1\",\"shape\":%4$s}],\"attrs\":{\"_tensor_list_sizes\":[2],"
+             "\"dim\":-1}},"
+             "{\"name\":\"mul_4\",\"op_type\":\"aten.mul.Tensor\",\"inputs\":[%7$s],"
+             "\"outputs\":[{\"name\":\"mul_4\",\"shape\":%4$s}],\"attrs\":{}},"
+             "{\"name\":\"add_1\",\"op_type\":\"aten.add.Tensor\",\"inputs\":[%8$s],"
+             "\"outputs\":[{\"name\":\"add_1\",\"shape\":%4$s}],\"attrs\":{}}]}",
+             t1, c, s, xs, hs, a1, a2, add, D / 2);
+}
+
+static void test_rope(void **state)
+{
+    (void)state;
+    static const struct {
+        int H, S, D;
+    } cases[] = {{4, 1, 16}, {2, 1, 64}, {4, 7, 16}, {3, 5, 64}, {1, 33, 64}, {12, 1, 128}};
+    char b[8192], cs[64];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(cs, sizeof cs, "[1,1,%d,%d]", cases[i].S, cases[i].D);
+        rope_graph(b, sizeof b, cases[i].H, cases[i].S, cases[i].D, cs, false);
+        check_all_dtypes(b, "rope");
+    }
+    /* cos/sin of rank 2 [S, D] and the operands in the other order */
+    snprintf(cs, sizeof cs, "[5,16]");
+    rope_graph(b, sizeof b, 3, 5, 16, cs, true);
+    check_all_dtypes(b, "rope");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rmsnorm),
+        cmocka_unit_test(test_layernorm),
+        cmocka_unit_test(test_batchnorm_dense),
+        cmocka_unit_test(test_batchnorm_padded),
+        cmocka_unit_test(test_rope),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
