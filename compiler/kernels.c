@@ -11,6 +11,11 @@ static const struct {
     KernelLowerFn fn;
 } families[] = {
     {"unary", lower_unary},
+    {"conv2d", lower_conv2d},
+    {"conv2d_b", lower_conv2d},
+    {"conv2d_r", lower_conv2d},
+    {"conv2d_br", lower_conv2d},
+    {"pool2d", lower_pool2d},
     {"corrupt", lower_corrupt},
 };
 
