@@ -8,19 +8,22 @@
 // x, y and res are [N, Cp, H, W] with their own physical channel counts (padding never read);
 // w is dense [Cout, Cin_g, KH, KW]. Parameters: compiler/lower_conv2d.c (docs/kernels.md).
 //
-// Spec 0 = workgroup size, spec 1 = mode:
-//   0: implicit GEMM. Per group, M = Cout_g output channels x P = N*OH*OW output pixels over
-//      K = Cin_g*KH*KW. A workgroup of 256 computes a 64 x 64 tile, staging 16-deep slices of
-//      the weights and of the (virtual) im2col matrix in shared memory; each invocation keeps a
-//      4 x 4 register tile. The k -> (channel offset, dy, dx) decomposition of each slice is a
-//      16-entry shared table (double-buffered) so the im2col loads do no divisions.
-//   1: direct, one invocation per output element (depthwise and other few-channel groups, where
-//      a 64-row tile would be mostly empty).
+// Spec 0 = workgroup size, spec 1 = TM output channels per invocation, spec 2 = TP output
+// pixels per invocation (at a stride of the workgroup size).
+//
+// A workgroup computes TM output channels of one group for NPU_WG * TP consecutive output pixels
+// (of the flattened N*OH*OW). The weight index depends only on the workgroup and the loop
+// counters, so it is uniform: a GPU broadcasts it, and lavapipe (which runs invocations as SIMD
+// lanes and turns per-lane loads into gathers) loads it once for all lanes; only the input
+// values are per-lane loads, each used TM times from registers. No shared memory and no
+// barriers: lavapipe's barriers are expensive and its "shared memory" is ordinary memory.
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "index.glsl"
 
 layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const uint MODE = 0;
+layout(constant_id = 1) const uint TM = 8;
+layout(constant_id = 2) const uint TP = 1;
 
 layout(std430, set = 0, binding = 0) readonly buffer X { STORAGE_T x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Wt { STORAGE_T w[]; };
@@ -47,7 +50,7 @@ layout(push_constant) uniform Push {
     int ph, pw;
     uint dh, dw;
     uint xcp, ycp, rcp, rsrc;
-    uint relu, mtiles, ptiles, total;
+    uint relu, mtiles, ptiles, pad_;
 } pc;
 
 // Bias, residual and relu of output element (n, co, q = oy*OW + ox); then the store.
@@ -66,129 +69,57 @@ void epilogue(uint n, uint co, uint q, float v)
     y[(n * pc.ycp + co) * ohw + q] = S_STORE(v);
 }
 
-void conv_direct()
-{
-    uint i = npu_global_index();
-    if (i >= pc.total) return;
-    uint ohw = pc.oh * pc.ow;
-    uint q = i % ohw, co = (i / ohw) % pc.cout, n = i / (ohw * pc.cout);
-    uint oy = q / pc.ow, ox = q % pc.ow;
-    uint cing = pc.c / pc.groups, coutg = pc.cout / pc.groups;
-    uint g = co / coutg;
-    int iy0 = int(oy * pc.sh) - pc.ph, ix0 = int(ox * pc.sw) - pc.pw;
-    uint xb = (n * pc.xcp + g * cing) * pc.h * pc.w;
-    uint wb = co * cing * pc.kh * pc.kw;
-    float acc = 0.0;
-    for (uint ci = 0; ci < cing; ci++) {
-        for (uint r = 0; r < pc.kh; r++) {
-            int iy = iy0 + int(r * pc.dh);
-            if (iy < 0 || iy >= int(pc.h)) continue;
-            for (uint s = 0; s < pc.kw; s++) {
-                int ix = ix0 + int(s * pc.dw);
-                if (ix < 0 || ix >= int(pc.w)) continue;
-                acc += S_LOAD(w[wb + (ci * pc.kh + r) * pc.kw + s]) *
-                       S_LOAD(x[xb + (ci * pc.h + uint(iy)) * pc.w + uint(ix)]);
-            }
-        }
-    }
-    epilogue(n, co, q, acc);
-}
-
-const uint BM = 64, BN = 64, BK = 16;
-shared float As[BK][BM];
-shared float Bs[BK][BN];
-shared int Toff[2][BK], Tdy[2][BK], Tdx[2][BK];
-
-// Slice table entry t of buffer b for reduction index k: channel offset and window offsets.
-void table(uint b, uint t, uint k, uint kdim)
-{
-    if (k >= kdim) {
-        Toff[b][t] = -1;
-        return;
-    }
-    uint khw = pc.kh * pc.kw, rs = k % khw;
-    Toff[b][t] = int((k / khw) * pc.h * pc.w);
-    Tdy[b][t] = int((rs / pc.kw) * pc.dh);
-    Tdx[b][t] = int((rs % pc.kw) * pc.dw);
-}
-
-void conv_gemm()
+void main()
 {
     uint gid = npu_group_index();
     uint pt = gid % pc.ptiles, rest = gid / pc.ptiles;
     uint mt = rest % pc.mtiles, g = rest / pc.mtiles;
-    if (g >= pc.groups) return; // whole workgroup: the grid was folded past 65535
-    uint tid = gl_LocalInvocationID.x;
+    if (g >= pc.groups) return; // the grid was folded past 65535
     uint cing = pc.c / pc.groups, coutg = pc.cout / pc.groups;
-    uint kdim = cing * pc.kh * pc.kw;
+    uint khw = pc.kh * pc.kw, hw = pc.h * pc.w, kdim = cing * khw;
     uint ohw = pc.oh * pc.ow, npix = pc.n * ohw;
+    uint m0 = mt * TM;
+    uint mlast = min(TM, coutg - m0) - 1; // rows past the group's end reread the last one
 
-    // the im2col column this invocation loads: one output pixel, rows bk, bk + 4, ...
-    uint bj = tid % BN, bk = tid / BN;
-    uint p = pt * BN + bj;
-    bool pv = p < npix;
-    uint pn = pv ? p / ohw : 0, pq = pv ? p % ohw : 0;
-    int iy0 = int((pq / pc.ow) * pc.sh) - pc.ph, ix0 = int((pq % pc.ow) * pc.sw) - pc.pw;
-    uint xb = (pn * pc.xcp + g * cing) * pc.h * pc.w;
-    // the weight rows it loads: am, am + 16, ... at column ak
-    uint ak = tid % BK, am = tid / BK;
-    uint m0 = mt * BM;
+    int iy0[TP], ix0[TP];
+    uint xb[TP];
+    bool pv[TP];
+    [[unroll]] for (uint t = 0; t < TP; t++) {
+        uint p = (pt * TP + t) * NPU_WG + gl_LocalInvocationID.x;
+        pv[t] = p < npix;
+        uint pn = pv[t] ? p / ohw : 0, pq = pv[t] ? p % ohw : 0;
+        iy0[t] = int((pq / pc.ow) * pc.sh) - pc.ph;
+        ix0[t] = int((pq % pc.ow) * pc.sw) - pc.pw;
+        xb[t] = (pn * pc.xcp + g * cing) * hw;
+    }
+    float acc[TM][TP];
+    [[unroll]] for (uint i = 0; i < TM; i++)
+        [[unroll]] for (uint t = 0; t < TP; t++) acc[i][t] = 0.0;
+
     uint wb = (g * coutg + m0) * kdim;
-    // its output tile: channels tm + 16 i, pixels tn + 16 j
-    uint tn = tid % 16, tm = tid / 16;
-
-    float acc[4][4];
-    for (uint i = 0; i < 4; i++)
-        for (uint j = 0; j < 4; j++) acc[i][j] = 0.0;
-
-    if (tid < BK) table(0, tid, tid, kdim);
-    barrier();
-    uint cur = 0;
-    for (uint k0 = 0; k0 < kdim; k0 += BK) {
-        uint k = k0 + ak;
-        for (uint i = 0; i < 4; i++) {
-            uint m = am + 16 * i;
-            As[ak][m] = (m0 + m < coutg && k < kdim) ? S_LOAD(w[wb + m * kdim + k]) : 0.0;
-        }
-        for (uint i = 0; i < 4; i++) {
-            uint kk = bk + 4 * i;
-            int off = Toff[cur][kk];
-            float v = 0.0;
-            if (pv && off >= 0) {
-                int iy = iy0 + Tdy[cur][kk], ix = ix0 + Tdx[cur][kk];
-                if (iy >= 0 && iy < int(pc.h) && ix >= 0 && ix < int(pc.w))
-                    v = S_LOAD(x[xb + uint(off) + uint(iy) * pc.w + uint(ix)]);
+    for (uint ci = 0; ci < cing; ci++) {
+        for (uint r = 0; r < pc.kh; r++) {
+            for (uint s = 0; s < pc.kw; s++) {
+                float xv[TP];
+                [[unroll]] for (uint t = 0; t < TP; t++) {
+                    int iy = iy0[t] + int(r * pc.dh), ix = ix0[t] + int(s * pc.dw);
+                    bool ok = pv[t] && iy >= 0 && iy < int(pc.h) && ix >= 0 && ix < int(pc.w);
+                    xv[t] = ok ? S_LOAD(x[xb[t] + ci * hw + uint(iy) * pc.w + uint(ix)]) : 0.0;
+                }
+                uint wk = wb + ci * khw + r * pc.kw + s;
+                [[unroll]] for (uint i = 0; i < TM; i++) {
+                    float wv = S_LOAD(w[wk + min(i, mlast) * kdim]);
+                    [[unroll]] for (uint t = 0; t < TP; t++) acc[i][t] += wv * xv[t];
+                }
             }
-            Bs[kk][bj] = v;
-        }
-        if (tid < BK) table(cur ^ 1, tid, k0 + BK + tid, kdim);
-        barrier();
-        for (uint kk = 0; kk < BK; kk++) {
-            float a[4], b[4];
-            for (uint i = 0; i < 4; i++) a[i] = As[kk][tm + 16 * i];
-            for (uint j = 0; j < 4; j++) b[j] = Bs[kk][tn + 16 * j];
-            for (uint i = 0; i < 4; i++)
-                for (uint j = 0; j < 4; j++) acc[i][j] += a[i] * b[j];
-        }
-        barrier();
-        cur ^= 1;
-    }
-
-    for (uint i = 0; i < 4; i++) {
-        uint m = m0 + tm + 16 * i;
-        if (m >= coutg) continue;
-        for (uint j = 0; j < 4; j++) {
-            uint pp = pt * BN + tn + 16 * j;
-            if (pp >= npix) continue;
-            epilogue(pp / ohw, g * coutg + m, pp % ohw, acc[i][j]);
         }
     }
-}
 
-void main()
-{
-    if (MODE == 1)
-        conv_direct();
-    else
-        conv_gemm();
+    [[unroll]] for (uint t = 0; t < TP; t++) {
+        if (!pv[t]) continue;
+        uint p = (pt * TP + t) * NPU_WG + gl_LocalInvocationID.x;
+        uint pn = p / ohw, pq = p % ohw;
+        [[unroll]] for (uint i = 0; i < TM; i++)
+            if (i <= mlast) epilogue(pn, g * coutg + m0 + i, pq, acc[i][t]);
+    }
 }
