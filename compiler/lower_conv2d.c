@@ -24,6 +24,7 @@ static int input_of(const KernelCtx *c, const PlanKernel *k, int t)
 typedef struct ConvGeom {
     int64_t n, c, h, w, cout, oh, ow, groups;
     int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+    bool same; /* padding='same': output = input size, the odd extra pad on the right */
 } ConvGeom;
 
 /* Stride, dilation, groups and padding (ints, "valid" or "same") as cpu_conv2d reads them. */
@@ -43,6 +44,7 @@ static Status conv_attrs(const KernelCtx *c, const Node *conv, ConvGeom *g)
             g->ph = g->pw = 0;
         } else if (strcmp(a->s, "same") == 0) {
             g->ph = g->dh * (g->kh - 1) / 2; /* PyTorch puts the odd extra pad on the right */
+            g->same = true;
             g->pw = g->dw * (g->kw - 1) / 2;
         } else {
             return kc_error(c, "conv2d: padding must be ints, 'same' or 'valid'");
@@ -110,7 +112,8 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     if (wt->shape[1] != g.c / g.groups || y->shape[o] != g.cout || (o && y->shape[0] != g.n))
         return kc_error(c, "conv2d kernel: weight or output shape does not fit the input");
     int64_t eh = g.h + 2 * g.ph - g.dh * (g.kh - 1) - 1, ew = g.w + 2 * g.pw - g.dw * (g.kw - 1) - 1;
-    if (eh < 0 || ew < 0 || g.oh != eh / g.sh + 1 || g.ow != ew / g.sw + 1)
+    if (g.same ? g.oh != g.h || g.ow != g.w
+               : eh < 0 || ew < 0 || g.oh != eh / g.sh + 1 || g.ow != ew / g.sw + 1)
         return kc_error(c, "conv2d kernel: the attributes do not give the declared output size");
     if (has_r)
         for (int i = 0; i < y->rank; i++)
