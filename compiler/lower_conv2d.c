@@ -129,9 +129,15 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     int64_t mtiles = (coutg + TM_MAX - 1) / TM_MAX;
     int64_t tm = (coutg + mtiles - 1) / mtiles;
     int64_t npix = g.n * g.oh * g.ow;
-    int64_t tp = (npix + CONV_WG - 1) / CONV_WG;
-    if (tp > TP_MAX) tp = TP_MAX;
-    int64_t ptiles = (npix + CONV_WG * tp - 1) / (CONV_WG * tp);
+    /* TP_MAX pixels per invocation; a small image (resnet's 7x7 stage) shrinks the workgroup to
+     * a multiple of 8 (lavapipe's SIMD width) rather than the pixels per invocation, which keep
+     * the FMAs per load up */
+    int64_t tp = TP_MAX, wg = CONV_WG;
+    if (npix < CONV_WG * TP_MAX) {
+        wg = ((npix + TP_MAX - 1) / TP_MAX + 7) / 8 * 8;
+        tp = (npix + wg - 1) / wg;
+    }
+    int64_t ptiles = (npix + wg * tp - 1) / (wg * tp);
     int64_t words[] = {
         g.n, g.c, g.h, g.w, g.cout, g.oh, g.ow, g.groups,
         g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw,
@@ -140,7 +146,7 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     };
     for (size_t i = 0; i < sizeof words / sizeof words[0] && st == ST_OK; i++)
         st = kc_push_i(c, k, words[i]);
-    if (st == ST_OK) st = kc_spec(c, k, CONV_WG);
+    if (st == ST_OK) st = kc_spec(c, k, (uint32_t)wg);
     if (st == ST_OK) st = kc_spec(c, k, (uint32_t)tm);
     if (st == ST_OK) st = kc_spec(c, k, (uint32_t)tp);
     kc_grid(k, ptiles * mtiles * g.groups, 1);
