@@ -8,8 +8,8 @@
 
 /* Each workgroup computes TM output channels x WG * TP output pixels (shaders/conv2d_body.glsl).
  * On lavapipe a larger register tile wins (each per-lane input load feeds TM FMAs, each uniform
- * weight load TP): 16 x 4 measured best on resnet18, 8 x 2 ran at half its speed and 16 x 8 or
- * 32 x 4 slower again. Small images get fewer pixels per invocation so lanes are not idle. */
+ * weight load, about 60% of the time, feeds TP): 8 x 1 and 8 x 2 ran 2-3x slower than 16 x 4 on
+ * resnet18; 8 x 8 and 16 x 8 were within the (large, shared-machine) noise of 16 x 4. */
 enum { CONV_WG = 64, TM_MAX = 16, TP_MAX = 4 };
 
 /* Index among the kernel's inputs of graph tensor t (plan tensors keep the graph's names). */
