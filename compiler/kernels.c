@@ -38,6 +38,11 @@ static const struct {
     {"batchnorm", lower_norm},
     {"batchnorm_plain", lower_norm},
     {"rope", lower_rope},
+    {"conv2d", lower_conv2d},
+    {"conv2d_b", lower_conv2d},
+    {"conv2d_r", lower_conv2d},
+    {"conv2d_br", lower_conv2d},
+    {"pool2d", lower_pool2d},
     {"corrupt", lower_corrupt},
 };
 

@@ -1,0 +1,154 @@
+/* conv2d family: a CONV2D node or a fused conv_relu / conv_add / conv_add_relu instance. Picks
+ * the stem by which of bias and residual are bound (conv2d, conv2d_b, conv2d_r, conv2d_br: the
+ * runtime binds exactly the kernel's tensors) and the register tile, and fills the push words that
+ * shaders/conv2d_body.glsl reads. Attribute semantics follow runtime/cpu_conv.c (ATen). */
+#include "kernels.h"
+
+#include <string.h>
+
+/* Each workgroup computes TM output channels x WG * TP output pixels (shaders/conv2d_body.glsl).
+ * On lavapipe a larger register tile wins (each per-lane input load feeds TM FMAs, each uniform
+ * weight load, about 60% of the time, feeds TP): 8 x 1 and 8 x 2 ran 2-3x slower than 16 x 4 on
+ * resnet18; 8 x 8 and 16 x 8 were within the (large, shared-machine) noise of 16 x 4. */
+enum { CONV_WG = 64, TM_MAX = 16, TP_MAX = 4 };
+
+/* Index among the kernel's inputs of graph tensor t (plan tensors keep the graph's names). */
+static int input_of(const KernelCtx *c, const PlanKernel *k, int t)
+{
+    const char *name = c->g->tensors[t].name;
+    for (int i = 0; i < k->nin; i++)
+        if (strcmp(kc_arg(k, c->p, i)->name, name) == 0) return i;
+    return -1;
+}
+
+typedef struct ConvGeom {
+    int64_t n, c, h, w, cout, oh, ow, groups;
+    int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+    bool same; /* padding='same': output = input size, the odd extra pad on the right */
+} ConvGeom;
+
+/* Stride, dilation, groups and padding (ints, "valid" or "same") as cpu_conv2d reads them. */
+static Status conv_attrs(const KernelCtx *c, const Node *conv, ConvGeom *g)
+{
+    int64_t v[2];
+    g->groups = attr_int(conv, "groups", 1);
+    if (!attr_ints_n(conv, "stride", v, 2, 1) || v[0] < 1 || v[1] < 1)
+        return kc_error(c, "conv2d: stride must be one or two positive ints");
+    g->sh = v[0], g->sw = v[1];
+    if (!attr_ints_n(conv, "dilation", v, 2, 1) || v[0] < 1 || v[1] < 1)
+        return kc_error(c, "conv2d: dilation must be one or two positive ints");
+    g->dh = v[0], g->dw = v[1];
+    const Attr *a = node_attr(conv, "padding");
+    if (a && a->kind == ATTR_STR) {
+        if (strcmp(a->s, "valid") == 0) {
+            g->ph = g->pw = 0;
+        } else if (strcmp(a->s, "same") == 0) {
+            g->ph = g->dh * (g->kh - 1) / 2; /* PyTorch puts the odd extra pad on the right */
+            g->same = true;
+            g->pw = g->dw * (g->kw - 1) / 2;
+        } else {
+            return kc_error(c, "conv2d: padding must be ints, 'same' or 'valid'");
+        }
+    } else {
+        if (!attr_ints_n(conv, "padding", v, 2, 0) || v[0] < 0 || v[1] < 0)
+            return kc_error(c, "conv2d: padding must be one or two non-negative ints");
+        g->ph = v[0], g->pw = v[1];
+    }
+    if (g->groups < 1 || g->c % g->groups || g->cout % g->groups)
+        return kc_error(c, "conv2d: groups=%lld must divide C=%lld and Cout=%lld",
+                        (long long)g->groups, (long long)g->c, (long long)g->cout);
+    return ST_OK;
+}
+
+Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
+{
+    const Node *conv = kc_member(c, OP_CONV2D);
+    if (!conv) return kc_error(c, "conv2d kernel without a conv2d node");
+    const Node *add = kc_member(c, OP_ADD);
+    bool relu = kc_member(c, OP_RELU) != NULL;
+    int xi = input_of(c, k, conv->in[0]), wi = input_of(c, k, conv->in[1]);
+    int bi = conv->nin > 2 ? input_of(c, k, conv->in[2]) : -1;
+    if (xi != 0 || wi != 1 || (conv->nin > 2 && bi != 2))
+        return kc_error(c, "conv2d kernel: inputs are not x, weight(, bias)");
+    /* the residual: the add's input that is not the conv output */
+    int ri = -1, rsrc = 0;
+    if (add) {
+        int co = conv->out[0];
+        int rt = add->in[0] == co ? add->in[1] : add->in[0];
+        if (add->nin != 2 || (add->in[0] != co && add->in[1] != co))
+            return kc_error(c, "conv2d kernel: the fused add does not read the conv output");
+        if (rt == co) {
+            rsrc = 3; /* conv(x) + conv(x) */
+        } else if (rt == conv->in[0]) {
+            rsrc = 2; /* conv(x) + x: x is bound once */
+        } else {
+            ri = input_of(c, k, rt);
+            if (ri < 0) return kc_error(c, "conv2d kernel: residual tensor is not bound");
+            rsrc = 1;
+        }
+    }
+    bool has_b = bi >= 0, has_r = ri >= 0;
+    if (k->nin != 2 + has_b + has_r || (has_r && ri != 2 + has_b))
+        return kc_error(c, "conv2d kernel: unexpected inputs (%d bound)", k->nin);
+
+    const PlanTensor *x = kc_arg(k, c->p, 0), *wt = kc_arg(k, c->p, 1), *y = kc_out(k, c->p);
+    const PlanTensor *r = has_r ? kc_arg(k, c->p, ri) : NULL;
+    if ((x->rank != 3 && x->rank != 4) || y->rank != x->rank || wt->rank != 4)
+        return kc_error(c, "conv2d kernel: x and y must be 3-D or 4-D, weight 4-D");
+    int o = x->rank - 3;
+    ConvGeom g = {
+        .n = o ? x->shape[0] : 1,
+        .c = x->shape[o],
+        .h = x->shape[o + 1],
+        .w = x->shape[o + 2],
+        .cout = wt->shape[0],
+        .kh = wt->shape[2],
+        .kw = wt->shape[3],
+        .oh = y->shape[o + 1],
+        .ow = y->shape[o + 2],
+    };
+    Status st = conv_attrs(c, conv, &g);
+    if (st != ST_OK) return st;
+    if (wt->shape[1] != g.c / g.groups || y->shape[o] != g.cout || (o && y->shape[0] != g.n))
+        return kc_error(c, "conv2d kernel: weight or output shape does not fit the input");
+    int64_t eh = g.h + 2 * g.ph - g.dh * (g.kh - 1) - 1, ew = g.w + 2 * g.pw - g.dw * (g.kw - 1) - 1;
+    if (g.same ? g.oh != g.h || g.ow != g.w
+               : eh < 0 || ew < 0 || g.oh != eh / g.sh + 1 || g.ow != ew / g.sw + 1)
+        return kc_error(c, "conv2d kernel: the attributes do not give the declared output size");
+    if (has_r)
+        for (int i = 0; i < y->rank; i++)
+            if (r->shape[i] != y->shape[i])
+                return kc_error(c, "conv2d kernel: residual shape differs from the output");
+    if (rsrc == 2 && (x->shape[o] != g.cout || g.h != g.oh || g.w != g.ow))
+        return kc_error(c, "conv2d kernel: residual x differs from the output shape");
+
+    static const char *stems[2][2] = {{"conv2d", "conv2d_r"}, {"conv2d_b", "conv2d_br"}};
+    k->shader = stems[has_b][has_r];
+    int64_t coutg = g.cout / g.groups;
+    /* channel tiles of at most TM_MAX, balanced (33 -> 3 x 11): a depthwise conv gets TM = 1 */
+    int64_t mtiles = (coutg + TM_MAX - 1) / TM_MAX;
+    int64_t tm = (coutg + mtiles - 1) / mtiles;
+    int64_t npix = g.n * g.oh * g.ow;
+    /* TP_MAX pixels per invocation; a small image (resnet's 7x7 stage) shrinks the workgroup to
+     * a multiple of 8 (lavapipe's SIMD width) rather than the pixels per invocation, which keep
+     * the FMAs per load up */
+    int64_t tp = TP_MAX, wg = CONV_WG;
+    if (npix < CONV_WG * TP_MAX) {
+        wg = ((npix + TP_MAX - 1) / TP_MAX + 7) / 8 * 8;
+        tp = (npix + wg - 1) / wg;
+    }
+    int64_t ptiles = (npix + wg * tp - 1) / (wg * tp);
+    int64_t words[] = {
+        g.n, g.c, g.h, g.w, g.cout, g.oh, g.ow, g.groups,
+        g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw,
+        x->pshape[o], y->pshape[o], has_r ? r->pshape[o] : 0, rsrc,
+        relu, mtiles, ptiles, 0,
+    };
+    for (size_t i = 0; i < sizeof words / sizeof words[0] && st == ST_OK; i++)
+        st = kc_push_i(c, k, words[i]);
+    if (st == ST_OK) st = kc_spec(c, k, (uint32_t)wg);
+    if (st == ST_OK) st = kc_spec(c, k, (uint32_t)tm);
+    if (st == ST_OK) st = kc_spec(c, k, (uint32_t)tp);
+    kc_grid(k, ptiles * mtiles * g.groups, 1);
+    return st;
+}

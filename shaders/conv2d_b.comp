@@ -1,0 +1,5 @@
+// conv2d_b: conv2d with bias 1, residual 0 (bindings and parameters: conv2d_body.glsl).
+#version 450
+#define CONV_BIAS 1
+#define CONV_RES 0
+#include "conv2d_body.glsl"

@@ -1,0 +1,351 @@
+/* run_tests: foreign-leaks-ok (lavapipe leaks inside itself; see test_vk_core.c)
+ * conv2d and pool2d kernels on Vulkan against the CPU reference: groups 1 / 2 / depthwise,
+ * stride, padding (ints, 'same', 'valid'), dilation, 1x1 / 3x3 / 7x7 and rectangular kernels,
+ * bias or none, channel counts that are not multiples of the channel tile or the register tile,
+ * N = 2 and odd spatial sizes; the fused conv_relu, conv_add, conv_add_relu (a residual from
+ * another conv, the conv's own input, the conv output itself); conv -> conv chains so padded
+ * inputs are read; pools with every attribute variant (ceil_mode windows, count_include_pad,
+ * divisor_override, dilation, adaptive sizes); f32 and f16, bf16 for coverage. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "compiler/kernels.h"
+#include "vk_check.h"
+
+/* ---- a small builder for graphs in the exporter's format ---------------------------------- */
+
+typedef struct Gb {
+    char in[2048], out[1024], w[2048], map[2048], nodes[12288];
+} Gb;
+
+static void cat(char *dst, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void cat(char *dst, size_t cap, const char *fmt, ...)
+{
+    size_t n = strlen(dst);
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(dst + n, cap - n, fmt, ap);
+    va_end(ap);
+    assert_true(k >= 0 && (size_t)k < cap - n);
+}
+
+/* Tensor text {"name":..,"shape":[..]} in one of a few rotating buffers. */
+static const char *tt(const char *name, const int64_t *s)
+{
+    static char bufs[8][160];
+    static int next;
+    char *b = bufs[next++ % 8];
+    snprintf(b, 160, "{\"name\":\"%s\",\"shape\":[%lld,%lld,%lld,%lld]}", name, (long long)s[0],
+             (long long)s[1], (long long)s[2], (long long)s[3]);
+    return b;
+}
+
+static void gb_input(Gb *g, const char *name, const int64_t *s)
+{
+    cat(g->in, sizeof g->in, "%s%s", g->in[0] ? "," : "", tt(name, s));
+}
+
+static void gb_output(Gb *g, const char *name, const int64_t *s)
+{
+    cat(g->out, sizeof g->out, "%s%s", g->out[0] ? "," : "", tt(name, s));
+}
+
+/* A node with up to three inputs (NULL names end the list) and one output. */
+static void gb_node(Gb *g, const char *name, const char *op, const char *const *ins,
+                    const int64_t *const *ishapes, const char *out, const int64_t *oshape,
+                    const char *attrs)
+{
+    cat(g->nodes, sizeof g->nodes, "%s{\"name\":\"%s\",\"op_type\":\"%s\",\"inputs\":[",
+        g->nodes[0] ? "," : "", name, op);
+    for (int i = 0; i < 3 && ins[i]; i++)
+        cat(g->nodes, sizeof g->nodes, "%s%s", i ? "," : "", tt(ins[i], ishapes[i]));
+    cat(g->nodes, sizeof g->nodes, "],\"outputs\":[%s],\"attrs\":{%s}}", tt(out, oshape),
+        attrs ? attrs : "");
+}
+
+/* conv2d node `name`: weights "NAME_w" [cout, cin/groups, kh, kw] (and "NAME_b" [cout] when
+ * bias) declared and mapped as the exporter does (parameter p_NAME_w -> state_dict NAME_w). */
+static void gb_conv(Gb *g, const char *name, const char *x, const int64_t *xs, int64_t cout,
+                    int64_t groups, int64_t kh, int64_t kw, bool bias, const char *out,
+                    const int64_t *os, const char *attrs)
+{
+    char wn[64], pw[64], bn[64], pb[64];
+    snprintf(wn, sizeof wn, "%s_w", name);
+    snprintf(pw, sizeof pw, "p_%s_w", name);
+    snprintf(bn, sizeof bn, "%s_b", name);
+    snprintf(pb, sizeof pb, "p_%s_b", name);
+    int64_t ws[4] = {cout, xs[1] / groups, kh, kw};
+    cat(g->w, sizeof g->w, "%s%s", g->w[0] ? "," : "", tt(wn, ws));
+    cat(g->map, sizeof g->map, "%s\"%s\":\"%s\"", g->map[0] ? "," : "", pw, wn);
+    if (bias) {
+        cat(g->w, sizeof g->w, ",{\"name\":\"%s\",\"shape\":[%lld]}", bn, (long long)cout);
+        cat(g->map, sizeof g->map, ",\"%s\":\"%s\"", pb, bn);
+    }
+    char a[256];
+    snprintf(a, sizeof a, "%s%s\"groups\":%lld", attrs ? attrs : "", attrs && *attrs ? "," : "",
+             (long long)groups);
+    /* the bias shape is printed by hand: tt() is 4-D */
+    cat(g->nodes, sizeof g->nodes,
+        "%s{\"name\":\"%s\",\"op_type\":\"aten.conv2d.default\",\"inputs\":[%s,%s", g->nodes[0] ? "," : "",
+        name, tt(x, xs), tt(pw, ws));
+    if (bias) cat(g->nodes, sizeof g->nodes, ",{\"name\":\"%s\",\"shape\":[%lld]}", pb, (long long)cout);
+    cat(g->nodes, sizeof g->nodes, "],\"outputs\":[%s],\"attrs\":{%s}}", tt(out, os), a);
+}
+
+/* Checks the graph whose result is tensor `res` of shape rs. A conv-family result whose channels
+ * are not a multiple of the channel tile is padded, and a padded graph output goes through the
+ * copy family's depad kernel: until that family is in the build, such a result is checked
+ * through a bias-free 1x1 conv to 32 channels (dense, no depad), which reads every logical
+ * channel of it, so a wrong element still changes the output. */
+static double gb_check(const Gb *g0, const char *res, const int64_t *rs, const char *dtype,
+                       double tol, const char *expect)
+{
+    static Gb gc;
+    static char json[81920];
+    Gb *g = &gc;
+    *g = *g0;
+    if (rs[1] % 32 != 0 && !kernel_has_family("depad")) {
+        int64_t hs[4] = {rs[0], 32, rs[2], rs[3]};
+        gb_conv(g, "head", res, rs, 32, 1, 1, 1, false, "yh", hs, NULL);
+        gb_output(g, "yh", hs);
+    } else {
+        gb_output(g, res, rs);
+    }
+    snprintf(json, sizeof json,
+             "{\"model_name\":\"t\",\"graph_inputs\":[%s],\"graph_outputs\":[%s],\"weights\":[%s],"
+             "\"weight_name_mapping\":{%s},\"nodes\":[%s]}",
+             g->in, g->out, g->w, g->map, g->nodes);
+    return vc_check_json(json, dtype, tol, expect);
+}
+
+static const char *dts[] = {"fp32", "fp16", "bf16"};
+static const double tols[] = {VC_TOL_F32, VC_TOL_F16, VC_TOL_BF16};
+
+/* ---- conv2d ------------------------------------------------------------------------------- */
+
+typedef struct ConvCase {
+    int64_t n, c, h, w, cout, groups, kh, kw, sh, sw, ph, pw, dh, dw;
+    bool bias;
+    const char *pad_str; /* "same" / "valid" instead of ints */
+    const char *expect;
+} ConvCase;
+
+static void conv_case(const ConvCase *cc, int ndt)
+{
+    int64_t oh, ow, ph = cc->ph, pw = cc->pw;
+    char attrs[200];
+    if (cc->pad_str && strcmp(cc->pad_str, "same") == 0) {
+        oh = cc->h, ow = cc->w;
+    } else {
+        if (cc->pad_str) ph = pw = 0;
+        oh = (cc->h + 2 * ph - cc->dh * (cc->kh - 1) - 1) / cc->sh + 1;
+        ow = (cc->w + 2 * pw - cc->dw * (cc->kw - 1) - 1) / cc->sw + 1;
+    }
+    if (cc->pad_str)
+        snprintf(attrs, sizeof attrs, "\"stride\":[%lld,%lld],\"padding\":\"%s\",\"dilation\":[%lld,%lld]",
+                 (long long)cc->sh, (long long)cc->sw, cc->pad_str, (long long)cc->dh,
+                 (long long)cc->dw);
+    else
+        snprintf(attrs, sizeof attrs,
+                 "\"stride\":[%lld,%lld],\"padding\":[%lld,%lld],\"dilation\":[%lld,%lld]",
+                 (long long)cc->sh, (long long)cc->sw, (long long)ph, (long long)pw,
+                 (long long)cc->dh, (long long)cc->dw);
+    int64_t xs[4] = {cc->n, cc->c, cc->h, cc->w}, ys[4] = {cc->n, cc->cout, oh, ow};
+    Gb g = {0};
+    gb_input(&g, "x", xs);
+    gb_conv(&g, "conv", "x", xs, cc->cout, cc->groups, cc->kh, cc->kw, cc->bias, "y", ys, attrs);
+    for (int t = 0; t < ndt; t++) gb_check(&g, "y", ys, dts[t], tols[t], cc->expect);
+}
+
+static void test_conv_shapes(void **state)
+{
+    (void)state;
+    static const ConvCase cases[] = {
+        /* n  c  h   w  cout g  kh kw sh sw ph pw dh dw bias */
+        {2, 3, 13, 11, 5, 1, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b"},
+        {2, 20, 13, 11, 33, 1, 3, 3, 2, 2, 1, 1, 1, 1, false, NULL, "conv2d"},
+        {2, 20, 9, 7, 40, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, NULL, "conv2d_b"},
+        {1, 3, 23, 21, 16, 1, 7, 7, 2, 2, 3, 3, 1, 1, true, NULL, "conv2d_b"},
+        {2, 5, 13, 11, 7, 1, 3, 3, 1, 1, 2, 2, 2, 2, false, NULL, "conv2d"},
+        {2, 6, 12, 10, 8, 1, 3, 2, 1, 2, 0, 1, 2, 1, true, NULL, "conv2d_b"},
+        {1, 300, 5, 3, 70, 1, 1, 1, 1, 1, 0, 0, 1, 1, false, NULL, "conv2d"}, /* long K, 2 tiles */
+        {1, 4, 9, 8, 6, 1, 4, 4, 1, 1, 0, 0, 1, 1, true, "same", "conv2d_b"},
+        {1, 4, 9, 8, 6, 1, 3, 3, 2, 1, 0, 0, 1, 1, false, "valid", "conv2d"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) conv_case(&cases[i], 2);
+    conv_case(&cases[0], 3);
+    conv_case(&cases[1], 3);
+}
+
+static void test_conv_groups(void **state)
+{
+    (void)state;
+    static const ConvCase cases[] = {
+        {2, 8, 13, 11, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b"},     /* groups 2 */
+        {2, 12, 13, 11, 12, 12, 3, 3, 2, 2, 1, 1, 1, 1, false, NULL, "conv2d"},   /* depthwise */
+        {2, 6, 13, 11, 12, 6, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b"},    /* mult. 2 */
+        {1, 40, 9, 7, 40, 40, 5, 5, 1, 1, 4, 4, 2, 2, true, NULL, "conv2d_b"},    /* dw dilated */
+        {1, 64, 7, 5, 96, 2, 3, 3, 1, 1, 1, 1, 1, 1, false, NULL, "conv2d"},      /* 48 per group */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) conv_case(&cases[i], 2);
+    conv_case(&cases[1], 3);
+}
+
+/* ---- fused conv patterns and padded inputs ------------------------------------------------ */
+
+/* x -> conv1 -> relu (conv_relu, padded output of 20 channels) -> conv2 reads it padded ->
+ * + conv1's output (the conv's own input) -> relu: conv_add_relu whose residual is x. */
+static void test_conv_relu_chain(void **state)
+{
+    (void)state;
+    int64_t xs[4] = {2, 3, 13, 11}, a[4] = {2, 20, 13, 11};
+    Gb g = {0};
+    gb_input(&g, "x", xs);
+    gb_conv(&g, "c1", "x", xs, 20, 1, 3, 3, true, "c1o", a, "\"padding\":[1,1]");
+    gb_node(&g, "r1", "aten.relu.default", (const char *[]){"c1o", NULL}, (const int64_t *[]){a},
+            "r1o", a, NULL);
+    gb_conv(&g, "c2", "r1o", a, 20, 1, 3, 3, true, "c2o", a, "\"padding\":[1,1]");
+    gb_node(&g, "add", "aten.add.Tensor", (const char *[]){"c2o", "r1o", NULL},
+            (const int64_t *[]){a, a}, "s", a, NULL);
+    gb_node(&g, "r2", "aten.relu.default", (const char *[]){"s", NULL}, (const int64_t *[]){a},
+            "y", a, NULL);
+    for (int t = 0; t < 3; t++) gb_check(&g, "y", a, dts[t], tols[t], "conv2d_b");
+}
+
+/* A residual from another conv (bias on one, none on the other), with and without the relu,
+ * and a stride-2 downsample branch as in resnet's first block of a stage. */
+static void test_conv_add_residual(void **state)
+{
+    (void)state;
+    int64_t xs[4] = {2, 10, 13, 11}, a[4] = {2, 33, 7, 6};
+    for (int relu = 0; relu < 2; relu++) {
+        Gb g = {0};
+        gb_input(&g, "x", xs);
+        gb_conv(&g, "down", "x", xs, 33, 1, 1, 1, false, "d", a, "\"stride\":[2,2]");
+        gb_conv(&g, "main", "x", xs, 33, 1, 3, 3, true, "m", a, "\"stride\":2,\"padding\":1");
+        gb_node(&g, "add", "aten.add.Tensor", (const char *[]){"d", "m", NULL},
+                (const int64_t *[]){a, a}, relu ? "s" : "y", a, NULL);
+        if (relu)
+            gb_node(&g, "r", "aten.relu.default", (const char *[]){"s", NULL},
+                    (const int64_t *[]){a}, "y", a, NULL);
+        for (int t = 0; t < 2; t++) gb_check(&g, "y", a, dts[t], tols[t], "conv2d_r");
+    }
+}
+
+/* add(c, c): the fused add reads the conv output twice. */
+static void test_conv_add_self(void **state)
+{
+    (void)state;
+    int64_t xs[4] = {1, 4, 9, 7}, a[4] = {1, 6, 9, 7};
+    Gb g = {0};
+    gb_input(&g, "x", xs);
+    gb_conv(&g, "c", "x", xs, 6, 1, 3, 3, true, "co", a, "\"padding\":[1,1]");
+    gb_node(&g, "add", "aten.add.Tensor", (const char *[]){"co", "co", NULL},
+            (const int64_t *[]){a, a}, "y", a, NULL);
+    gb_check(&g, "y", a, "fp32", VC_TOL_F32, "conv2d_b");
+}
+
+/* ---- pools -------------------------------------------------------------------------------- */
+
+/* ATen's pool output size (as runtime/cpu_conv.c). */
+static int64_t pout(int64_t in, int64_t k, int64_t p, int64_t s, int64_t d, bool ceil)
+{
+    int64_t num = in + 2 * p - d * (k - 1) - 1 + (ceil ? s - 1 : 0);
+    int64_t o = num / s + 1;
+    if (ceil && (o - 1) * s >= in + p) o--;
+    return o;
+}
+
+typedef struct PoolCase {
+    const char *op;
+    int64_t kh, kw, sh, sw, ph, pw, dh, dw; /* sh = 0: no stride attribute */
+    bool ceil;
+    const char *extra; /* further attributes */
+} PoolCase;
+
+/* The pool on a dense graph input and on a padded conv output (20 channels). */
+static void pool_case(const PoolCase *pc, int ndt)
+{
+    int64_t xs[4] = {2, 20, 13, 11}, in3[4] = {2, 3, 13, 11};
+    int64_t sh = pc->sh ? pc->sh : pc->kh, sw = pc->sw ? pc->sw : pc->kw;
+    int64_t ys[4] = {2, 20, pout(13, pc->kh, pc->ph, sh, pc->dh, pc->ceil),
+                     pout(11, pc->kw, pc->pw, sw, pc->dw, pc->ceil)};
+    char attrs[256] = "";
+    snprintf(attrs, sizeof attrs, "\"kernel_size\":[%lld,%lld],\"padding\":[%lld,%lld],\"ceil_mode\":%s",
+             (long long)pc->kh, (long long)pc->kw, (long long)pc->ph, (long long)pc->pw,
+             pc->ceil ? "true" : "false");
+    if (pc->sh) cat(attrs, sizeof attrs, ",\"stride\":[%lld,%lld]", (long long)sh, (long long)sw);
+    if (strstr(pc->op, "max"))
+        cat(attrs, sizeof attrs, ",\"dilation\":[%lld,%lld]", (long long)pc->dh, (long long)pc->dw);
+    if (pc->extra) cat(attrs, sizeof attrs, ",%s", pc->extra);
+    for (int padded = 0; padded < 2; padded++) {
+        Gb g = {0};
+        gb_input(&g, "x", padded ? in3 : xs);
+        if (padded) gb_conv(&g, "c", "x", in3, 20, 1, 3, 3, false, "xc", xs, "\"padding\":1");
+        gb_node(&g, "pool", pc->op, (const char *[]){padded ? "xc" : "x", NULL},
+                (const int64_t *[]){xs}, "y", ys, attrs);
+        for (int t = 0; t < ndt; t++) gb_check(&g, "y", ys, dts[t], tols[t], "pool2d");
+    }
+}
+
+static void test_max_pool(void **state)
+{
+    (void)state;
+    static const PoolCase cases[] = {
+        {"aten.max_pool2d.default", 3, 3, 2, 2, 1, 1, 1, 1, false, NULL},
+        {"aten.max_pool2d.default", 3, 3, 2, 2, 0, 0, 1, 1, true, NULL},
+        {"aten.max_pool2d.default", 2, 2, 2, 2, 1, 1, 1, 1, true, NULL}, /* last window dropped */
+        {"aten.max_pool2d.default", 3, 2, 2, 3, 1, 1, 1, 1, true, NULL}, /* rectangular */
+        {"aten.max_pool2d.default", 2, 2, 0, 0, 0, 0, 1, 1, false, NULL}, /* stride = kernel */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) pool_case(&cases[i], 2);
+    pool_case(&cases[0], 3);
+}
+
+static void test_avg_pool(void **state)
+{
+    (void)state;
+    static const PoolCase cases[] = {
+        {"aten.avg_pool2d.default", 3, 3, 2, 2, 1, 1, 1, 1, false, NULL},
+        {"aten.avg_pool2d.default", 3, 3, 2, 2, 1, 1, 1, 1, true, "\"count_include_pad\":false"},
+        {"aten.avg_pool2d.default", 3, 3, 2, 2, 1, 1, 1, 1, true, "\"count_include_pad\":true"},
+        {"aten.avg_pool2d.default", 2, 3, 2, 2, 1, 0, 1, 1, true, "\"divisor_override\":5"},
+        {"aten.avg_pool2d.default", 2, 2, 0, 0, 0, 0, 1, 1, true, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) pool_case(&cases[i], 2);
+    pool_case(&cases[1], 3);
+}
+
+static void test_adaptive_pool(void **state)
+{
+    (void)state;
+    static const int64_t outs[][2] = {{1, 1}, {3, 2}, {5, 4}, {13, 11}, {16, 14}};
+    int64_t xs[4] = {2, 20, 13, 11};
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+        int64_t ys[4] = {2, 20, outs[i][0], outs[i][1]};
+        char attrs[64];
+        snprintf(attrs, sizeof attrs, "\"output_size\":[%lld,%lld]", (long long)outs[i][0],
+                 (long long)outs[i][1]);
+        Gb g = {0};
+        gb_input(&g, "x", xs);
+        gb_node(&g, "pool", "aten.adaptive_avg_pool2d.default", (const char *[]){"x", NULL},
+                (const int64_t *[]){xs}, "y", ys, attrs);
+        for (int t = 0; t < (i == 1 ? 3 : 2); t++) gb_check(&g, "y", ys, dts[t], tols[t], "pool2d");
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conv_shapes),       cmocka_unit_test(test_conv_groups),
+        cmocka_unit_test(test_conv_relu_chain),
+        cmocka_unit_test(test_conv_add_residual), cmocka_unit_test(test_conv_add_self),
+        cmocka_unit_test(test_max_pool),          cmocka_unit_test(test_avg_pool),
+        cmocka_unit_test(test_adaptive_pool),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
