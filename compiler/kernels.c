@@ -11,6 +11,7 @@ static const struct {
     KernelLowerFn fn;
 } families[] = {
     {"unary", lower_unary},
+    {"matmul", lower_matmul},
     {"corrupt", lower_corrupt},
 };
 
