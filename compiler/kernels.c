@@ -12,6 +12,7 @@ static const struct {
 } families[] = {
     {"unary", lower_unary},
     {"matmul", lower_matmul},
+    {"matmul_nb", lower_matmul},
     {"corrupt", lower_corrupt},
 };
 

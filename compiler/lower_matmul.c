@@ -3,9 +3,10 @@
  * of M x N products over K with broadcast batch strides, an optional bias with its own strides,
  * alpha, beta and an activation code; shaders/matmul.comp computes it on one of two paths chosen
  * here: a vector path when M == 1 (decode GEMV: K split across a workgroup) and a tiled path
- * otherwise. Bindings: A, B, [bias], Y (addmm's inputs are reordered to that).
+ * otherwise. Two stems that differ only in their bindings: `matmul` (A, B, bias, Y; addmm's inputs
+ * are reordered to that) and `matmul_nb` when there is no bias term (A, B, Y).
  * Push: {M, N, K, b_ks, b_ns, nbatch, bdim[4], sa[4], sb[4], bias_ms, bias_ns, act, alpha, beta}.
- * Spec: {WG, vector, has_bias, TM, TN, TK}. */
+ * Spec: {WG, vector, TM, TN, TK}. */
 #include "kernels.h"
 
 #include <string.h>
@@ -236,6 +237,8 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
     MmDesc d;
     Status st = describe_product(c, k, p, &d);
     if (st != ST_OK) return st;
+    /* a module's bindings are fixed: the bias-less product is its own stem (3 bindings) */
+    if (d.bias_arg < 0) k->shader = "matmul_nb";
     if (act) {
         d.act = act_code(act);
         if (d.act == ACT_NONE)
@@ -275,8 +278,8 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
         wg = (tm / 4) * (tn / 4);
         kc_grid(k, d.nbatch * ((d.m + tm - 1) / tm) * ((d.n + tn - 1) / tn), 1);
     }
-    uint32_t spec[] = {(uint32_t)wg,  vec ? 1u : 0u,     d.bias_arg >= 0 ? 1u : 0u,
-                       (uint32_t)(tm ? tm : 64), (uint32_t)tn, (uint32_t)tk};
+    uint32_t spec[] = {(uint32_t)wg, vec ? 1u : 0u, (uint32_t)(tm ? tm : 64), (uint32_t)tn,
+                       (uint32_t)tk};
     for (size_t i = 0; st == ST_OK && i < sizeof spec / sizeof spec[0]; i++)
         st = kc_spec(c, k, spec[i]);
     return st;
