@@ -28,11 +28,13 @@ typedef struct MmDesc {
     uint32_t act;
 } MmDesc;
 
-/* The kernel argument bound to graph tensor t (fused kernels bind their outside inputs in member
- * order without duplicates, so positions are looked up, not assumed). */
-static int arg_of(const KernelCtx *c, const PlanKernel *k, int t)
+/* The kernel argument bound to input j of product node p. A single node binds its inputs as they
+ * are (an operand given twice is bound twice); a fused kernel binds the group's outside inputs in
+ * member order without duplicates, so positions are looked up by tensor. */
+static int arg_of(const KernelCtx *c, const PlanKernel *k, const Node *p, int j)
 {
-    const char *name = c->g->tensors[t].name;
+    if (!c->fusion) return j < k->nin ? j : -1;
+    const char *name = c->g->tensors[p->in[j]].name;
     for (int i = 0; i < k->nin; i++)
         if (strcmp(kc_arg(k, c->p, i)->name, name) == 0) return i;
     return -1;
@@ -152,18 +154,17 @@ static Status describe_product(const KernelCtx *c, PlanKernel *k, const Node *p,
     d->bias_arg = -1;
     int ia, ib, ibias = -1;
     if (p->op == OP_ADDMM) {
-        ibias = arg_of(c, k, p->in[0]), ia = arg_of(c, k, p->in[1]), ib = arg_of(c, k, p->in[2]);
+        ibias = arg_of(c, k, p, 0), ia = arg_of(c, k, p, 1), ib = arg_of(c, k, p, 2);
         d->alpha = attr_float(p, "alpha", 1.0);
         d->beta = attr_float(p, "beta", 1.0);
     } else {
-        ia = arg_of(c, k, p->in[0]), ib = arg_of(c, k, p->in[1]);
-        if (p->op == OP_LINEAR && p->nin > 2) ibias = arg_of(c, k, p->in[2]);
+        ia = arg_of(c, k, p, 0), ib = arg_of(c, k, p, 1);
+        if (p->op == OP_LINEAR && p->nin > 2) ibias = arg_of(c, k, p, 2);
     }
-    int want = p->op == OP_ADDMM || (p->op == OP_LINEAR && p->nin > 2) ? 3 : 2;
-    if (ia < 0 || ib < 0 || (want == 3 && ibias < 0) || k->nin != want || ia == ib ||
-        (ibias >= 0 && (ibias == ia || ibias == ib)))
-        return kc_error(c, "matmul kernel: expected distinct operands A, B%s, got %d inputs",
-                        want > 2 ? ", bias" : "", k->nin);
+    bool has_bias = p->op == OP_ADDMM || (p->op == OP_LINEAR && p->nin > 2);
+    if (ia < 0 || ib < 0 || (has_bias && ibias < 0))
+        return kc_error(c, "matmul kernel: an operand of %s is not among its %d inputs",
+                        op_short_name(p->op), k->nin);
     const PlanTensor *a = kc_arg(k, c->p, ia), *b = kc_arg(k, c->p, ib);
     const PlanTensor *bias = ibias >= 0 ? kc_arg(k, c->p, ibias) : NULL;
     if (!dense(a) || !dense(b) || (bias && !dense(bias)) || !dense(kc_out(k, c->p)))
@@ -201,11 +202,14 @@ static Status describe_product(const KernelCtx *c, PlanKernel *k, const Node *p,
     if (kc_numel(kc_out(k, c->p)) != d->nbatch * d->m * d->n)
         return kc_error(c, "matmul kernel: output has %lld elements, the product %lld",
                         (long long)kc_numel(kc_out(k, c->p)), (long long)(d->nbatch * d->m * d->n));
-    /* bindings A, B, [bias], Y */
+    /* bindings A, B, [bias], Y; the same tensor may be bound twice (read-only) */
     int args[4], na = 0, out = k->args[k->nargs - 1];
     args[na++] = k->args[ia];
     args[na++] = k->args[ib];
     if (d->bias_arg >= 0) args[na++] = k->args[ibias];
+    if (na > k->nin) /* a fused group that deduplicated an operand: no room for the binding */
+        return kc_error(c, "matmul kernel: a fused %s takes the same tensor twice",
+                        op_short_name(p->op));
     k->nin = na;
     k->nargs = na + 1;
     for (int i = 0; i < na; i++) k->args[i] = args[i];

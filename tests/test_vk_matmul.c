@@ -34,7 +34,8 @@ static void test_linear_shapes_f32(void **state)
     const int64_t ms[] = {1, 5, 33, 70}, ks[] = {1, 7, 64, 300}, ns[] = {1, 10, 129};
     for (int a = 0; a < 4; a++)
         for (int b = 0; b < 4; b++)
-            for (int c = 0; c < 3; c++) linear(ms[a], ks[b], ns[c], true, 0);
+            for (int c = 0; c < 3; c++)
+                linear(ms[a], ks[b], ns[c], true, 0);
 }
 
 static void test_linear_dtypes(void **state)
@@ -53,8 +54,9 @@ static void test_linear_leading_dims(void **state)
 {
     (void)state;
     for (int t = 0; t < 3; t++) {
-        vc_check_node("aten.linear.default", 3, S(F32(3, {2, 3, 37}), F32(2, {19, 37}), F32(1, {19})),
-                      F32(3, {2, 3, 19}), "", dts[t], tols[t], "matmul");
+        vc_check_node("aten.linear.default", 3,
+                      S(F32(3, {2, 3, 37}), F32(2, {19, 37}), F32(1, {19})), F32(3, {2, 3, 19}), "",
+                      dts[t], tols[t], "matmul");
         vc_check_node("aten.linear.default", 2, S(F32(3, {1, 1, 37}), F32(2, {19, 37})),
                       F32(3, {1, 1, 19}), "", dts[t], tols[t], "matmul_nb");
         vc_check_node("aten.linear.default", 3, S(F32(1, {37}), F32(2, {19, 37}), F32(1, {19})),
@@ -71,10 +73,12 @@ static void test_addmm(void **state)
     for (int t = 0; t < 3; t++)
         for (int i = 0; i < 4; i++) {
             const char *stem = i == 2 ? "matmul_nb" : "matmul";
-            vc_check_node("aten.addmm.default", 3, S(F32(1, {11}), F32(2, {9, 13}), F32(2, {13, 11})),
-                          F32(2, {9, 11}), attrs[i], dts[t], tols[t], stem);
-            vc_check_node("aten.addmm.default", 3, S(F32(2, {9, 11}), F32(2, {9, 13}), F32(2, {13, 11})),
-                          F32(2, {9, 11}), attrs[i], dts[t], tols[t], stem);
+            vc_check_node("aten.addmm.default", 3,
+                          S(F32(1, {11}), F32(2, {9, 13}), F32(2, {13, 11})), F32(2, {9, 11}),
+                          attrs[i], dts[t], tols[t], stem);
+            vc_check_node("aten.addmm.default", 3,
+                          S(F32(2, {9, 11}), F32(2, {9, 13}), F32(2, {13, 11})), F32(2, {9, 11}),
+                          attrs[i], dts[t], tols[t], stem);
         }
     for (int t = 0; t < 3; t++) {
         /* M = 1 (vector path over a [K, N] operand); bias broadcasts [M, 1] and [] */
@@ -90,7 +94,8 @@ static void test_addmm(void **state)
 static void matmul(const char *op, TuSpec a, TuSpec b, TuSpec y)
 {
     TuSpec in[2] = {a, b};
-    for (int t = 0; t < 3; t++) vc_check_node(op, 2, in, y, "", dts[t], tols[t], "matmul_nb");
+    for (int t = 0; t < 3; t++)
+        vc_check_node(op, 2, in, y, "", dts[t], tols[t], "matmul_nb");
 }
 
 static void test_matmul(void **state)
@@ -120,6 +125,25 @@ static void test_bmm_mm(void **state)
     matmul("aten.bmm.default", F32(3, {2, 70, 20}), F32(3, {2, 20, 66}), F32(3, {2, 70, 66}));
     matmul("aten.mm.default", F32(2, {33, 70}), F32(2, {70, 20}), F32(2, {33, 20}));
     matmul("aten.mm.default", F32(2, {1, 70}), F32(2, {70, 129}), F32(2, {1, 129}));
+}
+
+/* one tensor as both operands (and as the bias): bound twice */
+static void test_same_operand(void **state)
+{
+    (void)state;
+    const char *mm = "{\"graph_inputs\":[" VC_T("x", "[9,9]") "],\"graph_outputs\":[" VC_T(
+        "y", "[9,9]") "],\"nodes\":[" VC_NODE("n", "aten.matmul.default",
+                                              VC_T("x", "[9,9]") "," VC_T("x", "[9,9]"),
+                                              VC_T("y", "[9,9]"), "") "]}";
+    const char *am = "{\"graph_inputs\":[" VC_T("x", "[9,9]") "],\"graph_outputs\":[" VC_T(
+        "y", "[9,9]") "],\"nodes\":[" VC_NODE("n", "aten.addmm.default",
+                                              VC_T("x", "[9,9]") "," VC_T("x", "[9,9]") "," VC_T(
+                                                  "x", "[9,9]"),
+                                              VC_T("y", "[9,9]"), "\"beta\":0.5") "]}";
+    for (int t = 0; t < 3; t++) {
+        vc_check_json(mm, dts[t], tols[t], "matmul_nb");
+        vc_check_json(am, dts[t], tols[t], "matmul");
+    }
 }
 
 /* linear + activation as one graph; the fusion must form: one kernel, fused, stem matmul. */
@@ -179,9 +203,13 @@ static void test_linear_act(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_linear_shapes_f32), cmocka_unit_test(test_linear_dtypes),
-        cmocka_unit_test(test_linear_leading_dims), cmocka_unit_test(test_addmm),
-        cmocka_unit_test(test_matmul),           cmocka_unit_test(test_bmm_mm),
+        cmocka_unit_test(test_linear_shapes_f32),
+        cmocka_unit_test(test_linear_dtypes),
+        cmocka_unit_test(test_linear_leading_dims),
+        cmocka_unit_test(test_addmm),
+        cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_bmm_mm),
+        cmocka_unit_test(test_same_operand),
         cmocka_unit_test(test_linear_act),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
