@@ -43,6 +43,8 @@ static const struct {
     {"conv2d_r", lower_conv2d},
     {"conv2d_br", lower_conv2d},
     {"pool2d", lower_pool2d},
+    {"matmul", lower_matmul},
+    {"matmul_nb", lower_matmul},
     {"corrupt", lower_corrupt},
 };
 
