@@ -28,6 +28,17 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* The next key of an interactive run: first those typed while busy. */
+int tui_next_key(Tui *t)
+{
+    if (t->npending) {
+        int k = t->pending[0];
+        memmove(t->pending, t->pending + 1, sizeof t->pending[0] * (size_t)--t->npending);
+        return k;
+    }
+    return tui_term_key(-1);
+}
+
 void tui_logf(Tui *t, int attr, const char *fmt, ...)
 {
     char buf[2048];
@@ -69,6 +80,8 @@ Status tui_exec(Tui *t, const char *line, bool json, char **out)
         while (!atomic_load(&j.done)) {
             tui_render_busy(t, line);
             int k = tui_term_key(80);
+            if (k != TK_ESC && k != TK_NONE && k != TK_RESIZE && t->npending < 64)
+                t->pending[t->npending++] = k;
             if (k == TK_ESC)
                 snprintf(t->status, sizeof t->status,
                          "'%s' cannot be cancelled (the session has no cancel hook yet)", line);

@@ -87,6 +87,7 @@ typedef struct Tui {
     char sel_node[256];
     int sel_kernel; /* plan kernel index, -1 */
     int spin, help_top;
+    int pending[64], npending; /* keys typed while the session was busy */
     char dot_file[256];
 } Tui;
 
@@ -121,6 +122,7 @@ void tui_verify(Tui *t);
 void tui_toggle_fusion(Tui *t, int fusion);
 void tui_undo(Tui *t);
 void tui_render_busy(Tui *t, const char *line);
+int tui_next_key(Tui *t);
 
 /* keys.c */
 void tui_key(Tui *t, int key);

@@ -35,8 +35,11 @@ static void draw_list(Tui *t, int p, int x, int y, int w, int h, int ind_y)
         tui_put(&t->grid, x, y + r, 1, a, sel ? ">" : " ");
         tui_put(&t->grid, x + 1, y + r, w - 1, a, ln->text);
     }
-    if (l->n > h && w > 12) /* where we are */
-        tui_putf(&t->grid, x + w - 11, ind_y, 10, TA_DIM, "%d/%d", pn->sel + 1, l->n);
+    if (l->n > h && w > 12) { /* where we are, at the right end of the title row */
+        char pos[32];
+        int n = snprintf(pos, sizeof pos, " %d/%d ", pn->sel + 1, l->n);
+        tui_put(&t->grid, x + w - n - 1, ind_y, n, TA_DIM, pos);
+    }
 }
 
 static void pane(Tui *t, int p, int x, int y, int w, int h, const char *title)
@@ -54,7 +57,7 @@ static void header(Tui *t)
     int en = 0, nf = s->pipe.g ? s->pipe.g->nfusions : 0;
     for (int i = 0; i < nf; i++) en += s->pipe.g->fusions[i].enabled;
     const char *pass = s->pipe.nsnaps ? s->pipe.snaps[s->cursor].pass : "-";
-    tui_putf(g, 0, 0, g->w, TA_REV | TA_BOLD, " npu-explore %s | pass %d/%d %s | fusions %d/%d on | %s",
+    tui_putf(g, 0, 0, g->w, TA_REV | TA_BOLD, "%s%s | pass %d/%d %s | fusions %d/%d | %s", g->w >= 100 ? " npu-explore " : " ",
              s->model.g && s->model.g->model_name ? s->model.g->model_name : "?", s->cursor,
              s->pipe.nsnaps - 1, pass, en, nf, t->verdict[0] ? t->verdict : "not verified");
 }
@@ -160,7 +163,7 @@ void tui_render(Tui *t)
     snprintf(title, sizeof title, "%s", t->main_pane == P_IR ? (t->full_ir ? "graph text (d: diff)" : "changes (d: full)")
                                           : t->main_pane == P_GRAPH ? "node list with edges"
                                           : t->main_pane == P_KERNELS ? (t->nprof ? "kernels, profiled (s: sort)" : "kernels (p: profile)")
-                                          : t->main_pane == P_FUSIONS ? "fusions (Space: toggle, z: undo)"
+                                          : t->main_pane == P_FUSIONS ? "fusions (Space, z undo)"
                                           : "bisect");
     tui_box(g, lw, 1, g->w - lw, top, title, t->focus == t->main_pane);
     tabs(t, lw + 1, 2, g->w - lw - 2);

@@ -139,7 +139,7 @@ int tui_main(int argc, char **argv)
             if (tw != t->grid.w || th != t->grid.h) tui_grid_resize(&t->grid, tw, th);
             tui_render(t);
             tui_term_flush(&t->grid, t->no_color);
-            tui_key(t, tui_term_key(-1));
+            tui_key(t, tui_next_key(t));
         }
         tui_term_close();
     }
