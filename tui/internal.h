@@ -124,6 +124,9 @@ void tui_undo(Tui *t);
 void tui_render_busy(Tui *t, const char *line);
 int tui_next_key(Tui *t);
 
+/* main.c: frees everything of a Tui but its session */
+void tui_free_views(Tui *t);
+
 /* keys.c */
 void tui_key(Tui *t, int key);
 int tui_script_key(const char **p, int *w, int *h);

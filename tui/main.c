@@ -37,15 +37,21 @@ static void dump(Tui *t, FILE *f, int *nscreen)
     tui_grid_dump(&t->grid, f);
 }
 
-static void close_tui(Tui *t)
+void tui_free_views(Tui *t)
 {
-    session_close(&t->s);
     for (int p = 0; p < P_COUNT; p++)
         if (p != P_LOG && p != P_BISECT) tui_lines_reset(&t->lines[p]);
     tui_lines_reset(&t->log);
     tui_lines_reset(&t->bisect);
     tui_grid_free(&t->grid);
     free(t->prof);
+    t->prof = NULL;
+}
+
+static void close_tui(Tui *t)
+{
+    session_close(&t->s);
+    tui_free_views(t);
 }
 
 int tui_main(int argc, char **argv)
