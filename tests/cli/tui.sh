@@ -1,0 +1,66 @@
+#!/bin/bash
+# The explorer TUI: golden screens from headless key scripts (resnet18 and qwen2_tiny prefill at
+# 80x24 and 160x48; --tui-stable shows times as '-'), then the real binary inside tmux: open,
+# step passes, toggle a fusion, profile, bisect with --break, quit. A missing tmux fails.
+# Refresh the goldens after an intended change with: UPDATE_GOLDEN=1 bash tests/cli/tui.sh
+B=${NPU_EXPLORE:-build/asan/npu-explore}
+T=$(mktemp -d); trap 'rm -rf "$T"; [ -n "$sess" ] && tmux kill-session -t "$sess" 2>/dev/null' EXIT
+n=0
+ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+
+ok "--has-tui exits 0" "'$B' --has-tui"
+for m in resnet18:resnet18/model qwen2_tiny:qwen2_tiny/prefill; do
+    name=${m%%:*}; model=tests/models/${m#*:}.json
+    for size in 80x24 160x48; do
+        n=$((n + 1))
+        gold=tests/golden/tui/$name.$size.txt
+        "$B" "$model" --tui-script tests/golden/tui/$name.keys --tui-size $size --tui-stable \
+            --tui-dump "$T/screen.txt" 2>"$T/err"; rc=$?
+        if [ -n "$UPDATE_GOLDEN" ] && [ $rc = 0 ]; then cp "$T/screen.txt" "$gold"; fi
+        if [ $rc = 0 ] && diff -u "$gold" "$T/screen.txt" > "$T/diff" 2>&1; then
+            echo "ok $n golden $gold"
+        else
+            echo "not ok $n golden $gold (exit $rc)"; head -30 "$T/diff" "$T/err" | sed 's/^/#   /'
+        fi
+    done
+done
+
+# headless: the footer names the focused pane's keys, the help lists every session command
+"$B" tests/models/mlp/model.json --tui-keys '?' --tui-size 120x60 --tui-stable > "$T/help.txt" 2>&1
+ok "help overlay lists the session commands" \
+    "grep -q 'fusion off ID|PATTERN|all' $T/help.txt && grep -q 'save FILE.npubin' $T/help.txt"
+"$B" tests/models/convnet/model.json --backend cpu --break F2 --tui-keys 'b' --tui-size 120x30 \
+    --tui-stable > "$T/bisect.txt" 2>&1
+ok "headless bisect names the culprit" "grep -q 'bisect: culprit F2' $T/bisect.txt"
+"$B" tests/models/convnet/model.json --tui-keys ':frobnicate<Enter>' --tui-stable > "$T/bad.txt" 2>&1
+ok "a bad : command is reported, not fatal" "grep -q \"unknown command 'frobnicate'\" $T/bad.txt"
+"$B" tests/models/convnet/model.json --backend cpu < /dev/null > "$T/nontty.txt" 2>&1; rc=$?
+ok "without a terminal: the batch report" "[ $rc = 0 ] && grep -q 'no terminal' $T/nontty.txt && grep -q '^program' $T/nontty.txt"
+
+# the real binary in tmux
+if ! command -v tmux > /dev/null; then
+    n=$((n + 1)); echo "not ok $n tmux is not installed: cannot drive the real binary (apt-get install tmux)"
+    exit 1
+fi
+sess=npu-tui-test-$$
+cap() { tmux capture-pane -p -t "$sess" > "$T/cap.txt"; }
+# waits until the screen shows $1 (up to $2 seconds)
+wait_for() {
+    for _ in $(seq 1 $(( ${2:-20} * 10 ))); do cap; grep -q -- "$1" "$T/cap.txt" && return 0; sleep 0.1; done
+    return 1
+}
+tmux new-session -d -s "$sess" -x 120 -y 40 \
+    "env TERM=xterm-256color '$B' tests/models/convnet/model.json --backend cpu --break F2; echo EXITED \$?; sleep 30"
+ok "tmux: opens on the last pass" "wait_for 'pass 8/8 lower' 30"
+tmux send-keys -t "$sess" Left Left Left Left
+ok "tmux: Left steps back to the fuse pass" "wait_for 'pass 4/8 fuse'"
+tmux send-keys -t "$sess" 5 Down Space
+ok "tmux: Space toggles F2 through the session" "wait_for 'fusions 2/3 |' && grep -q '> fusion off F2' $T/cap.txt"
+tmux send-keys -t "$sess" z
+ok "tmux: z undoes the toggle" "wait_for 'fusions 3/3 |' && grep -q '> fusion on F2' $T/cap.txt"
+tmux send-keys -t "$sess" p
+ok "tmux: p profiles (kernels table with verdicts)" "wait_for 'kernels, profiled' 60 && grep -q 'MISMATCH' $T/cap.txt"
+tmux send-keys -t "$sess" b
+ok "tmux: b bisects to the culprit" "wait_for 'bisect: culprit F2' 60"
+tmux send-keys -t "$sess" q
+ok "tmux: q quits with exit 0" "wait_for 'EXITED 0' 20"

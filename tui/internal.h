@@ -1,0 +1,151 @@
+/* Shared by the files of tui/ only: the explorer state (views over one Session), the character
+ * grid every view draws into (flushed to ncurses by term.c or dumped as text when headless), the
+ * line lists the list views build each frame, and the prototypes between the tui files. */
+#ifndef NPU_TUI_INTERNAL_H
+#define NPU_TUI_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "../app/session.h"
+#include "../compiler/plan.h"
+
+/* cell attributes: low bits are styles, bits 3..5 a colour */
+enum { TA_DIM = 1, TA_BOLD = 2, TA_REV = 4 };
+#define TA_COLOR(c) ((c) << 3)
+enum { TC_RED = 1, TC_GREEN, TC_YELLOW, TC_BLUE, TC_MAGENTA, TC_CYAN };
+#define TA_GETCOLOR(a) (((a) >> 3) & 7)
+
+typedef struct TuiCell {
+    char ch;
+    unsigned char attr;
+} TuiCell;
+
+typedef struct TuiGrid {
+    int w, h;
+    TuiCell *c; /* [w*h], owned */
+} TuiGrid;
+
+typedef struct TuiLine {
+    char *text; /* owned */
+    int attr;
+    int id; /* the entity the row stands for (pass, node, kernel, fusion), -1 none */
+} TuiLine;
+
+typedef struct TuiLines {
+    TuiLine *v;
+    int n, cap;
+} TuiLines;
+
+/* keys: printable ASCII as themselves, the rest from here */
+enum {
+    TK_NONE = -1,
+    TK_ESC = 27,
+    TK_ENTER = '\n',
+    TK_TAB = '\t',
+    TK_LEFT = 0x100, TK_RIGHT, TK_UP, TK_DOWN, TK_PGUP, TK_PGDN, TK_HOME, TK_END,
+    TK_BS, TK_F1, TK_RESIZE, TK_BTAB,
+    TK_DUMP, /* headless script only: write the screen */
+};
+
+typedef enum TuiPaneId {
+    P_PASSES, P_IR, P_GRAPH, P_KERNELS, P_FUSIONS, P_BISECT, P_LOG, P_DETAILS, P_COUNT
+} TuiPaneId;
+
+typedef struct TuiPane {
+    int sel, top;
+} TuiPane;
+
+typedef struct TuiProfRow {
+    int index;
+    char kernel[32], target[8], fusion[16], output[96], from[160], verdict[16];
+    double gpu_us, cpu_us, rel_l2, speedup;
+} TuiProfRow;
+
+#define TUI_MAX_UNDO 128
+
+typedef struct Tui {
+    Session s;
+    TuiGrid grid;
+    TuiPane pane[P_COUNT];
+    TuiLines lines[P_COUNT]; /* rebuilt every frame */
+    int focus, main_pane;
+    bool hide_unchanged, full_ir, help, stable, no_color, quit, headless;
+    bool prompting, searching;
+    char input[512];
+    int input_len;
+    char search[512];
+    char status[600];
+    char verdict[64];
+    char undo_id[TUI_MAX_UNDO][32];
+    bool undo_was_on[TUI_MAX_UNDO];
+    int nundo;
+    TuiProfRow *prof;
+    int nprof, sort_col;
+    char prof_summary[256];
+    TuiLines bisect; /* the last bisect's output */
+    TuiLines log;    /* each action as its batch command, then its output */
+    char sel_node[256];
+    int sel_kernel; /* plan kernel index, -1 */
+    int spin, help_top;
+    int pending[64], npending; /* keys typed while the session was busy */
+    char dot_file[256];
+} Tui;
+
+/* grid.c */
+void tui_grid_resize(TuiGrid *g, int w, int h);
+void tui_grid_free(TuiGrid *g);
+void tui_grid_clear(TuiGrid *g);
+int tui_put(TuiGrid *g, int x, int y, int maxw, int attr, const char *s);
+int tui_putf(TuiGrid *g, int x, int y, int maxw, int attr, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+void tui_fill(TuiGrid *g, int x, int y, int w, int h, char ch, int attr);
+void tui_box(TuiGrid *g, int x, int y, int w, int h, const char *title, bool focused);
+void tui_grid_dump(const TuiGrid *g, FILE *f);
+void tui_lines_add(TuiLines *l, int attr, int id, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void tui_lines_text(TuiLines *l, int attr, const char *text); /* one row per text line */
+void tui_lines_reset(TuiLines *l);
+
+/* term.c: the only file that includes ncurses */
+int tui_term_open(bool *no_color);
+void tui_term_close(void);
+void tui_term_size(int *w, int *h);
+void tui_term_flush(const TuiGrid *g, bool no_color);
+int tui_term_key(int timeout_ms);
+
+/* exec.c */
+Status tui_exec(Tui *t, const char *line, bool json, char **out);
+void tui_logf(Tui *t, int attr, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void tui_profile(Tui *t);
+void tui_bisect(Tui *t);
+void tui_verify(Tui *t);
+void tui_toggle_fusion(Tui *t, int fusion);
+void tui_undo(Tui *t);
+void tui_render_busy(Tui *t, const char *line);
+int tui_next_key(Tui *t);
+
+/* main.c: frees everything of a Tui but its session */
+void tui_free_views(Tui *t);
+
+/* keys.c */
+void tui_key(Tui *t, int key);
+int tui_script_key(const char **p, int *w, int *h);
+void tui_help_lines(TuiLines *out);
+const char *tui_footer(const Tui *t);
+
+/* layout.c */
+void tui_render(Tui *t);
+const char *tui_pane_name(int p);
+
+/* views: each fills lines for its pane */
+void tui_view_passes(Tui *t, TuiLines *out);
+void tui_view_ir(Tui *t, TuiLines *out);
+void tui_view_graph(Tui *t, TuiLines *out);
+void tui_view_kernels(Tui *t, TuiLines *out);
+void tui_view_fusions(Tui *t, TuiLines *out);
+void tui_view_details(Tui *t, TuiLines *out);
+void tui_kernel_of_node(const Tui *t, const char *node, int *kernel);
+const TuiProfRow *tui_prof_row(const Tui *t, int kernel);
+const char *tui_ms(const Tui *t, double ms, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,187 @@
+/* The frame: header (model, pass i/n, fusions on/total, last verdict), the panes placed for the
+ * terminal's size (passes and details on the left, the main pane with its tabs on the right, the
+ * log below), the footer of keys for the focused pane, the help overlay and the prompt line. Lists
+ * are drawn by one function that keeps the selection visible. */
+#include <string.h>
+#include "internal.h"
+
+static const char *names[P_COUNT] = {
+    [P_PASSES] = "passes", [P_IR] = "ir", [P_GRAPH] = "graph", [P_KERNELS] = "kernels",
+    [P_FUSIONS] = "fusions", [P_BISECT] = "bisect", [P_LOG] = "log", [P_DETAILS] = "details",
+};
+
+const char *tui_pane_name(int p)
+{
+    return p >= 0 && p < P_COUNT ? names[p] : "?";
+}
+
+static void draw_list(Tui *t, int p, int x, int y, int w, int h, int ind_y)
+{
+    TuiLines *l = &t->lines[p];
+    TuiPane *pn = &t->pane[p];
+    bool focused = t->focus == p;
+    if (pn->sel >= l->n) pn->sel = l->n - 1;
+    if (pn->sel < 0) pn->sel = 0;
+    if (pn->top > pn->sel) pn->top = pn->sel;
+    if (pn->sel >= pn->top + h) pn->top = pn->sel - h + 1;
+    if (pn->top > l->n - h) pn->top = l->n - h;
+    if (pn->top < 0) pn->top = 0;
+    for (int r = 0; r < h && pn->top + r < l->n; r++) {
+        const TuiLine *ln = &l->v[pn->top + r];
+        bool sel = pn->top + r == pn->sel && p != P_LOG;
+        int a = ln->attr;
+        if (sel && focused) a = (a & ~TA_DIM) | TA_REV;
+        if (sel && focused) tui_fill(&t->grid, x, y + r, w, 1, ' ', a);
+        tui_put(&t->grid, x, y + r, 1, a, sel ? ">" : " ");
+        tui_put(&t->grid, x + 1, y + r, w - 1, a, ln->text);
+    }
+    if (l->n > h && w > 12) { /* where we are, at the right end of the title row */
+        char pos[32];
+        int n = snprintf(pos, sizeof pos, " %d/%d ", pn->sel + 1, l->n);
+        tui_put(&t->grid, x + w - n - 1, ind_y, n, TA_DIM, pos);
+    }
+}
+
+static void pane(Tui *t, int p, int x, int y, int w, int h, const char *title)
+{
+    if (w < 4 || h < 3) return;
+    tui_box(&t->grid, x, y, w, h, title, t->focus == p);
+    draw_list(t, p, x + 1, y + 1, w - 2, h - 2, y);
+}
+
+static void header(Tui *t)
+{
+    TuiGrid *g = &t->grid;
+    const Session *s = &t->s;
+    tui_fill(g, 0, 0, g->w, 1, ' ', TA_REV);
+    int en = 0, nf = s->pipe.g ? s->pipe.g->nfusions : 0;
+    for (int i = 0; i < nf; i++) en += s->pipe.g->fusions[i].enabled;
+    const char *pass = s->pipe.nsnaps ? s->pipe.snaps[s->cursor].pass : "-";
+    tui_putf(g, 0, 0, g->w, TA_REV | TA_BOLD, "%s%s | pass %d/%d %s | fusions %d/%d | %s", g->w >= 100 ? " npu-explore " : " ",
+             s->model.g && s->model.g->model_name ? s->model.g->model_name : "?", s->cursor,
+             s->pipe.nsnaps - 1, pass, en, nf, t->verdict[0] ? t->verdict : "not verified");
+}
+
+static void footer(Tui *t)
+{
+    TuiGrid *g = &t->grid;
+    int y = g->h - 1;
+    tui_fill(g, 0, y, g->w, 1, ' ', TA_REV);
+    if (t->prompting || t->searching) {
+        tui_putf(g, 0, y, g->w, TA_REV | TA_BOLD, "%c%s_", t->prompting ? ':' : '/', t->input);
+    } else if (t->status[0]) {
+        tui_put(g, 0, y, g->w, TA_REV | TA_COLOR(TC_YELLOW), t->status);
+    } else {
+        tui_put(g, 0, y, g->w, TA_REV, tui_footer(t));
+    }
+}
+
+static void tabs(Tui *t, int x, int y, int w)
+{
+    static const int order[] = {P_IR, P_GRAPH, P_KERNELS, P_FUSIONS, P_BISECT};
+    int cx = x;
+    for (int i = 0; i < 5; i++) {
+        int p = order[i];
+        int a = p == t->main_pane ? TA_BOLD | TA_REV : TA_DIM;
+        cx += tui_putf(&t->grid, cx, y, x + w - cx, a, "%d %s", p + 1, names[p]);
+        cx += tui_put(&t->grid, cx, y, x + w - cx, 0, " ");
+    }
+}
+
+static void help(Tui *t)
+{
+    TuiGrid *g = &t->grid;
+    TuiLines l = {0};
+    tui_help_lines(&l);
+    int w = g->w - 4 < 100 ? g->w - 4 : 100, h = g->h - 2;
+    int x = (g->w - w) / 2, y = 1;
+    tui_fill(g, x, y, w, h, ' ', 0);
+    tui_box(g, x, y, w, h, "help: keys and commands (Esc closes)", true);
+    if (t->help_top > l.n - (h - 2)) t->help_top = l.n - (h - 2);
+    if (t->help_top < 0) t->help_top = 0;
+    for (int r = 0; r < h - 2 && t->help_top + r < l.n; r++)
+        tui_put(g, x + 2, y + 1 + r, w - 4, l.v[t->help_top + r].attr, l.v[t->help_top + r].text);
+    tui_lines_reset(&l);
+}
+
+static void build(Tui *t)
+{
+    for (int p = 0; p < P_COUNT; p++)
+        if (p != P_LOG && p != P_BISECT) tui_lines_reset(&t->lines[p]);
+    tui_view_passes(t, &t->lines[P_PASSES]);
+    if (t->main_pane == P_IR) tui_view_ir(t, &t->lines[P_IR]);
+    if (t->main_pane == P_GRAPH) tui_view_graph(t, &t->lines[P_GRAPH]);
+    if (t->main_pane == P_KERNELS) tui_view_kernels(t, &t->lines[P_KERNELS]);
+    if (t->main_pane == P_FUSIONS) tui_view_fusions(t, &t->lines[P_FUSIONS]);
+    /* the log and bisect panes show lists kept elsewhere: borrow them */
+    t->lines[P_LOG] = t->log;
+    t->lines[P_BISECT] = t->bisect;
+    if (t->bisect.n == 0) {
+        static char none[] = "(b runs the session's bisect; try --break F3)";
+        static TuiLine one = {none, TA_DIM, -1};
+        t->lines[P_BISECT] = (TuiLines){&one, 1, 1};
+    }
+    /* follow the selection of the focused list into the details */
+    int p = t->focus == P_DETAILS || t->focus == P_LOG || t->focus == P_PASSES ? -1 : t->focus;
+    if (p >= 0 && t->lines[p].n) {
+        int sel = t->pane[p].sel < t->lines[p].n ? t->pane[p].sel : t->lines[p].n - 1;
+        if (sel < 0) sel = 0;
+        int id = t->lines[p].v[sel].id;
+        const Graph *g = t->s.pipe.nsnaps ? t->s.pipe.snaps[t->s.cursor].g : NULL;
+        if ((p == P_IR || p == P_GRAPH) && g && id >= 0 && id < g->nnodes) {
+            snprintf(t->sel_node, sizeof t->sel_node, "%s", g->nodes[id].name);
+            t->sel_kernel = -1;
+        } else if (p == P_KERNELS && id >= 0) {
+            t->sel_kernel = id;
+            t->sel_node[0] = 0;
+        } else if (p == P_FUSIONS && t->s.pipe.g && id >= 0 && id < t->s.pipe.g->nfusions) {
+            const Fusion *f = &t->s.pipe.g->fusions[id];
+            snprintf(t->sel_node, sizeof t->sel_node, "%s", t->s.pipe.g->nodes[f->anchor].name);
+            t->sel_kernel = -1;
+        }
+    }
+    tui_view_details(t, &t->lines[P_DETAILS]);
+}
+
+void tui_render(Tui *t)
+{
+    TuiGrid *g = &t->grid;
+    tui_grid_clear(g);
+    build(t);
+    header(t);
+    int body = g->h - 2;
+    int logh = g->h <= 30 ? 6 : g->h / 5;
+    int top = body - logh;
+    int lw = g->w < 100 ? 34 : g->w < 140 ? 40 : 46;
+    int ph = t->lines[P_PASSES].n + 2;
+    if (ph > top / 2 + 2 && top > 16) ph = top / 2 + 2;
+    if (t->focus == P_DETAILS && top < 30) ph = 3; /* small screens: room for the details */
+    if (ph > top) ph = top;
+    pane(t, P_PASSES, 0, 1, lw, ph, "1 passes");
+    pane(t, P_DETAILS, 0, 1 + ph, lw, top - ph, "8 details");
+    char title[128];
+    snprintf(title, sizeof title, "%s", t->main_pane == P_IR ? (t->full_ir ? "graph text (d: diff)" : "changes (d: full)")
+                                          : t->main_pane == P_GRAPH ? "node list with edges"
+                                          : t->main_pane == P_KERNELS ? (t->nprof ? "kernels, profiled (s: sort)" : "kernels (p: profile)")
+                                          : t->main_pane == P_FUSIONS ? "fusions (Space, z undo)"
+                                          : "bisect");
+    tui_box(g, lw, 1, g->w - lw, top, title, t->focus == t->main_pane);
+    tabs(t, lw + 1, 2, g->w - lw - 2);
+    draw_list(t, t->main_pane, lw + 1, 3, g->w - lw - 2, top - 3, 1);
+    pane(t, P_LOG, 0, 1 + top, g->w, logh, "7 log (each action as its --batch command)");
+    footer(t);
+    if (t->help) help(t);
+    t->lines[P_LOG] = (TuiLines){0};
+    t->lines[P_BISECT] = (TuiLines){0};
+}
+
+void tui_render_busy(Tui *t, const char *line)
+{
+    static const char spin[] = "|/-\\";
+    TuiGrid *g = &t->grid;
+    int y = g->h - 1;
+    tui_fill(g, 0, y, g->w, 1, ' ', TA_REV);
+    tui_putf(g, 0, y, g->w, TA_REV | TA_BOLD, " %c working: %s   (%s)", spin[t->spin++ % 4], line,
+             t->status[0] ? t->status : "Esc: cancel is not available yet");
+    tui_term_flush(g, t->no_color);
+}

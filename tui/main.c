@@ -1,0 +1,157 @@
+/* tui_main: `npu-explore MODEL [options]` opens the explorer over one Session. Without a
+ * terminal (and no key script) it falls back to the --batch report. Headless options:
+ *   --tui-script FILE   keys from FILE (see tui_script_key), no terminal needed
+ *   --tui-keys KEYS     the same, inline
+ *   --tui-size WxH      screen size of a headless run (80x24)
+ *   --tui-dump FILE     where <Dump> and the final screen are written (stdout)
+ *   --tui-stable        times shown as '-' (for golden screens) */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "../app/commands.h"
+#include "internal.h"
+#include "tui.h"
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    for (size_t r; buf && (r = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
+        n += r;
+        if (n + 1 == cap) {
+            char *b = realloc(buf, cap *= 2);
+            if (!b) free(buf);
+            buf = b;
+        }
+    }
+    fclose(f);
+    if (buf) buf[n] = 0;
+    return buf;
+}
+
+static void dump(Tui *t, FILE *f, int *nscreen)
+{
+    fprintf(f, "=== screen %d (%dx%d) ===\n", ++*nscreen, t->grid.w, t->grid.h);
+    tui_grid_dump(&t->grid, f);
+}
+
+void tui_free_views(Tui *t)
+{
+    for (int p = 0; p < P_COUNT; p++)
+        if (p != P_LOG && p != P_BISECT) tui_lines_reset(&t->lines[p]);
+    tui_lines_reset(&t->log);
+    tui_lines_reset(&t->bisect);
+    tui_grid_free(&t->grid);
+    free(t->prof);
+    t->prof = NULL;
+}
+
+static void close_tui(Tui *t)
+{
+    session_close(&t->s);
+    tui_free_views(t);
+}
+
+int tui_main(int argc, char **argv)
+{
+    const char *script = NULL, *keys = NULL, *dump_path = NULL;
+    int w = 80, h = 24;
+    bool stable = false;
+    char **rest = calloc((size_t)argc + 1, sizeof *rest);
+    int nrest = 0;
+    if (!rest) return 2;
+    for (int i = 0; i < argc; i++) {
+        bool has = i + 1 < argc;
+        if (strcmp(argv[i], "--tui-script") == 0 && has) script = argv[++i];
+        else if (strcmp(argv[i], "--tui-keys") == 0 && has) keys = argv[++i];
+        else if (strcmp(argv[i], "--tui-dump") == 0 && has) dump_path = argv[++i];
+        else if (strcmp(argv[i], "--tui-stable") == 0) stable = true;
+        else if (strcmp(argv[i], "--tui-size") == 0 && has) {
+            if (sscanf(argv[++i], "%dx%d", &w, &h) != 2 || w < 40 || h < 12 || w > 1000 || h > 500) {
+                fprintf(stderr, "error: --tui-size wants WxH, at least 40x12\n");
+                free(rest);
+                return 2;
+            }
+        } else rest[nrest++] = argv[i];
+    }
+    bool headless = script || keys;
+    if (!headless && (!isatty(0) || !isatty(1))) {
+        fprintf(stderr, "npu-explore: no terminal: printing the batch report instead\n");
+        int rc = cmd_batch(nrest, rest);
+        free(rest);
+        return rc;
+    }
+    char *text = script ? slurp(script) : NULL;
+    if (script && !text) {
+        fprintf(stderr, "error: %s: cannot read the key script\n", script);
+        free(rest);
+        return 2;
+    }
+    Options o;
+    DiagList d = {0};
+    opt_defaults(&o);
+    Status st = opt_parse(&o, nrest, rest, 1, &d);
+    Tui *t = calloc(1, sizeof *t);
+    if (!t) st = ST_NOMEM;
+    if (st == ST_OK) st = session_open(&t->s, &o, stderr, &d);
+    if (st != ST_OK) {
+        diag_print(&d, stderr);
+        diag_free(&d);
+        if (t) close_tui(t);
+        free(t);
+        free(text);
+        free(rest);
+        return status_exit_code(st);
+    }
+    diag_free(&d);
+    t->headless = headless;
+    t->stable = stable;
+    t->sel_kernel = -1;
+    t->main_pane = P_IR;
+    t->focus = P_PASSES;
+    tui_logf(t, TA_DIM, "opened %s: %d passes, %d kernels (keys: ? help)", o.model, t->s.pipe.nsnaps,
+             t->s.pipe.plan ? t->s.pipe.plan->nkernels : 0);
+    int rc = 0;
+    if (headless) {
+        FILE *out = dump_path ? fopen(dump_path, "w") : stdout;
+        if (!out) {
+            fprintf(stderr, "error: %s: cannot write\n", dump_path);
+            rc = 2;
+        } else {
+            const char *p = text ? text : keys;
+            int nscreen = 0, nw = w, nh = h;
+            tui_grid_resize(&t->grid, w, h);
+            for (;;) {
+                tui_render(t);
+                if (t->quit) break;
+                int k = tui_script_key(&p, &nw, &nh);
+                if (k == TK_NONE) break;
+                if (k == TK_DUMP) dump(t, out, &nscreen);
+                else if (k == TK_RESIZE) tui_grid_resize(&t->grid, nw, nh);
+                else tui_key(t, k);
+            }
+            dump(t, out, &nscreen);
+            if (out != stdout) fclose(out);
+        }
+    } else if (tui_term_open(&t->no_color) != 0) {
+        fprintf(stderr, "error: cannot open the terminal\n");
+        rc = 2;
+    } else {
+        while (!t->quit) {
+            int tw, th;
+            tui_term_size(&tw, &th);
+            if (tw != t->grid.w || th != t->grid.h) tui_grid_resize(&t->grid, tw, th);
+            tui_render(t);
+            tui_term_flush(&t->grid, t->no_color);
+            tui_key(t, tui_next_key(t));
+        }
+        tui_term_close();
+    }
+    close_tui(t);
+    free(t);
+    free(text);
+    free(rest);
+    return rc;
+}

@@ -1,0 +1,128 @@
+/* The details pane: the selected node (op, ATen name, attributes, input/output shapes, dtypes,
+ * physical layout, placement and why, fusion instance, near misses = why not fused, the kernel
+ * that computes it) or the selected kernel (shader, target, fusion, dispatch, provenance,
+ * profile numbers and error). */
+#include <string.h>
+#include "internal.h"
+
+static void attr_text(const Attr *a, char *buf, size_t n)
+{
+    size_t u = 0;
+    switch (a->kind) {
+    case ATTR_NONE: snprintf(buf, n, "None"); return;
+    case ATTR_INT: snprintf(buf, n, "%lld", (long long)a->i); return;
+    case ATTR_FLOAT: snprintf(buf, n, "%g", a->f); return;
+    case ATTR_BOOL: snprintf(buf, n, "%s", a->i ? "True" : "False"); return;
+    case ATTR_STR:
+    case ATTR_OTHER: snprintf(buf, n, "%s", a->s ? a->s : ""); return;
+    case ATTR_INTS:
+    case ATTR_FLOATS:
+        buf[u++] = '[';
+        for (int i = 0; i < a->n && u + 24 < n; i++) {
+            int w = a->kind == ATTR_INTS ? snprintf(buf + u, n - u, "%s%lld", i ? "," : "", (long long)a->ints[i])
+                                         : snprintf(buf + u, n - u, "%s%g", i ? "," : "", a->floats[i]);
+            if (w > 0) u += (size_t)w;
+        }
+        snprintf(buf + u, n - u, "]");
+        return;
+    }
+}
+
+void tui_kernel_of_node(const Tui *t, const char *node, int *kernel)
+{
+    *kernel = -1;
+    const Plan *p = t->s.pipe.plan;
+    for (int k = 0; p && k < p->nkernels && *kernel < 0; k++)
+        for (int i = 0; i < p->kernels[k].nprov; i++)
+            if (strcmp(p->kernels[k].prov[i], node) == 0) *kernel = k;
+}
+
+static void tensor_rows(const Graph *g, TuiLines *out, const char *what, const int *ids, int n)
+{
+    char d[128], ps[128];
+    for (int i = 0; i < n; i++) {
+        const GTensor *ten = &g->tensors[ids[i]];
+        tensor_describe(ten, d, sizeof d);
+        ps[0] = 0;
+        if (ten->padded) shape_str(ten->pshape, ten->rank, ps, sizeof ps);
+        tui_lines_add(out, 0, -1, "%s %s %s%s%s", what, ten->name, d, ps[0] ? " phys " : "", ps);
+    }
+}
+
+static void node_details(const Tui *t, TuiLines *out)
+{
+    const Graph *g = t->s.pipe.snaps[t->s.cursor].g;
+    int ni = graph_find_node(g, t->sel_node);
+    if (ni < 0) {
+        tui_lines_add(out, TA_DIM, -1, "node %s: not in this pass's graph", t->sel_node);
+        return;
+    }
+    const Node *n = &g->nodes[ni];
+    tui_lines_add(out, TA_BOLD, -1, "node %s%s", n->name, n->dead ? " (removed)" : "");
+    tui_lines_add(out, 0, -1, "op %s (%s)", op_short_name(n->op), n->aten ? n->aten : "");
+    tensor_rows(g, out, "in ", n->in, n->nin);
+    tensor_rows(g, out, "out", n->out, n->nout);
+    char buf[512];
+    for (int i = 0; i < n->nattrs; i++) {
+        attr_text(&n->attrs[i], buf, sizeof buf);
+        tui_lines_add(out, TA_DIM, -1, "  %s = %s", n->attrs[i].key, buf);
+    }
+    tui_lines_add(out, n->place == PLACE_CPU ? TA_COLOR(TC_YELLOW) : 0, -1, "placed on %s (partition %d)%s%s",
+                  n->place == PLACE_CPU ? "cpu" : "npu", n->part, n->why_cpu ? ": " : "", n->why_cpu ? n->why_cpu : "");
+    if (n->fusion >= 0 && n->fusion < g->nfusions)
+        tui_lines_add(out, TA_COLOR(TC_CYAN), -1, "fusion %s %s (%s)", g->fusions[n->fusion].id,
+                      g->fusions[n->fusion].pattern, g->fusions[n->fusion].enabled ? "on" : "off");
+    else
+        tui_lines_add(out, TA_DIM, -1, "not fused");
+    for (int i = 0; i < g->nmisses; i++)
+        if (g->misses[i].node == ni)
+            tui_lines_add(out, TA_COLOR(TC_YELLOW), -1, "why not %s: %s", g->misses[i].pattern, g->misses[i].reason);
+    int k;
+    tui_kernel_of_node(t, n->name, &k);
+    if (k >= 0) {
+        const PlanKernel *kn = &t->s.pipe.plan->kernels[k];
+        tui_lines_add(out, TA_COLOR(TC_MAGENTA), -1, "computed by kernel %d (%s)", k, kn->shader);
+        const TuiProfRow *r = tui_prof_row(t, k);
+        if (r) tui_lines_add(out, 0, -1, "gpu %.1f us, cpu %.1f us, rel_l2 %.2e %s", r->gpu_us, r->cpu_us,
+                             r->rel_l2, r->verdict);
+    } else {
+        tui_lines_add(out, TA_DIM, -1, "no kernel computes it (view, folded or removed)");
+    }
+}
+
+static void kernel_details(const Tui *t, TuiLines *out)
+{
+    const Plan *p = t->s.pipe.plan;
+    const PlanKernel *k = &p->kernels[t->sel_kernel];
+    tui_lines_add(out, TA_BOLD, -1, "kernel %d %s on %s", t->sel_kernel, k->shader, k->target == KT_NPU ? "npu" : "cpu");
+    if (k->fusion >= 0)
+        tui_lines_add(out, TA_COLOR(TC_CYAN), -1, "fusion %s %s", p->fusions[k->fusion].id, p->fusions[k->fusion].pattern);
+    tui_lines_add(out, 0, -1, "dispatch %ux%ux%u, level %d, partition %d", k->groups[0], k->groups[1],
+                  k->groups[2], k->level, k->part);
+    for (int i = 0; i < k->nargs; i++) {
+        const PlanTensor *pt = &p->tensors[k->args[i]];
+        char sh[128];
+        shape_str(pt->shape, pt->rank, sh, sizeof sh);
+        tui_lines_add(out, 0, -1, "%s %s %s%s %s", i < k->nin ? "in " : "out", pt->name, dtype_short(pt->storage),
+                      sh, pt->padded ? "(padded)" : "");
+    }
+    for (int i = 0; i < k->nprov; i++) tui_lines_add(out, TA_COLOR(TC_MAGENTA), -1, "from IR node %s", k->prov[i]);
+    const TuiProfRow *r = tui_prof_row(t, t->sel_kernel);
+    if (r) {
+        tui_lines_add(out, 0, -1, "gpu %.1f us  cpu %.1f us  speedup %.1fx", r->gpu_us, r->cpu_us, r->speedup);
+        tui_lines_add(out, strcmp(r->verdict, "MISMATCH") == 0 ? TA_BOLD | TA_COLOR(TC_RED) : 0, -1,
+                      "rel_l2 %.3e  verdict %s", r->rel_l2, r->verdict);
+    } else {
+        tui_lines_add(out, TA_DIM, -1, "(p profiles: times and error)");
+    }
+}
+
+void tui_view_details(Tui *t, TuiLines *out)
+{
+    if (t->s.pipe.plan && t->sel_kernel >= 0 && t->sel_kernel < t->s.pipe.plan->nkernels)
+        kernel_details(t, out);
+    else if (t->sel_node[0] && t->s.pipe.nsnaps)
+        node_details(t, out);
+    else
+        tui_lines_add(out, TA_DIM, -1, "(select a node in 2/3, a kernel in 4 or a fusion in 5)");
+}

@@ -1,0 +1,80 @@
+/* The kernels/profiler pane: one row per kernel of the compiled program; after `p` (the
+ * session's profile, read as its JSON lines) with GPU time, CPU-reference time, speedup, error
+ * and verdict, sortable by column with `s`. Selecting a kernel highlights its IR nodes and the
+ * pass that made it. */
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+static const char *sort_names[] = {"#", "gpu", "cpu", "speedup", "error"};
+
+const TuiProfRow *tui_prof_row(const Tui *t, int kernel)
+{
+    for (int i = 0; i < t->nprof; i++)
+        if (t->prof[i].index == kernel) return &t->prof[i];
+    return NULL;
+}
+
+static double key(const TuiProfRow *r, int col)
+{
+    switch (col) {
+    case 1: return -r->gpu_us;
+    case 2: return -r->cpu_us;
+    case 3: return r->speedup;
+    case 4: return -r->rel_l2;
+    default: return r->index;
+    }
+}
+
+static int g_col;
+static int cmp(const void *a, const void *b)
+{
+    double x = key(a, g_col), y = key(b, g_col);
+    if (x != y) return x < y ? -1 : 1;
+    return ((const TuiProfRow *)a)->index - ((const TuiProfRow *)b)->index;
+}
+
+void tui_view_kernels(Tui *t, TuiLines *out)
+{
+    const Plan *p = t->s.pipe.plan;
+    if (!p) {
+        tui_lines_add(out, TA_DIM, -1, "(no compiled program)");
+        return;
+    }
+    if (!t->nprof) {
+        tui_lines_add(out, TA_BOLD, -1, "%3s %-12s %-3s %-5s %s", "#", "kernel", "on", "fus", "IR nodes");
+        for (int k = 0; k < p->nkernels; k++) {
+            const PlanKernel *kn = &p->kernels[k];
+            char prov[256] = "";
+            size_t u = 0;
+            for (int i = 0; i < kn->nprov && u + 4 < sizeof prov; i++) {
+                int w = snprintf(prov + u, sizeof prov - u, "%s%s", i ? "," : "", kn->prov[i]);
+                if (w > 0) u += (size_t)w;
+            }
+            tui_lines_add(out, kn->target == KT_CPU ? TA_COLOR(TC_YELLOW) : 0, k, "%3d %-12s %-3s %-5s %s", k,
+                          kn->shader, kn->target == KT_NPU ? "npu" : "cpu",
+                          kn->fusion >= 0 ? p->fusions[kn->fusion].id : "", prov);
+        }
+        return;
+    }
+    /* sorted by the chosen column (a copy, so the table stays keyed by kernel index) */
+    TuiProfRow *rows = malloc(sizeof *rows * (size_t)t->nprof);
+    if (!rows) return;
+    memcpy(rows, t->prof, sizeof *rows * (size_t)t->nprof);
+    g_col = t->sort_col;
+    qsort(rows, (size_t)t->nprof, sizeof *rows, cmp);
+    tui_lines_add(out, TA_BOLD, -1, "%3s %-10s %-8s %9s %9s %7s %8s %s   sorted by %s", "#", "kernel",
+                  "verdict", "gpu_us", "cpu_us", "speedup", "rel_l2", "fusion/IR", sort_names[t->sort_col]);
+    for (int i = 0; i < t->nprof; i++) {
+        const TuiProfRow *r = &rows[i];
+        int a = strcmp(r->verdict, "MISMATCH") == 0 ? TA_BOLD | TA_COLOR(TC_RED)
+                : strcmp(r->target, "cpu") == 0     ? TA_COLOR(TC_YELLOW)
+                                                    : 0;
+        char rel[16] = "-";
+        if (r->rel_l2 >= 0) snprintf(rel, sizeof rel, "%.1e", r->rel_l2);
+        tui_lines_add(out, a, r->index, "%3d %-10.10s %-8s %9.1f %9.1f %6.1fx %8s %s %s", r->index,
+                      r->kernel, r->verdict, r->gpu_us, r->cpu_us, r->speedup, rel, r->fusion, r->from);
+    }
+    tui_lines_add(out, TA_DIM, -1, "%s", t->prof_summary);
+    free(rows);
+}
