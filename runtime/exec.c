@@ -44,6 +44,28 @@ Status exec_open(Exec *x, const Plan *p, const Graph *g, const Binding *b, Backe
     return be->ops->prepare(be, p, x->vals, d);
 }
 
+/* The tensor whose storage t shares (itself when t is no view). */
+static int base_of(const Plan *p, int t)
+{
+    for (int i = 0; i < 8 && p->tensors[t].alias_of >= 0; i++) t = p->tensors[t].alias_of;
+    return t;
+}
+
+/* The host value of t when a CPU kernel made it or its base (a view borrows the base's data
+ * with its own shape through *view), else NULL. */
+static const HTensor *host_value(Exec *x, int t, HTensor *view)
+{
+    if (x->host[t].data) return &x->host[t];
+    int b = base_of(x->p, t);
+    if (b == t || !x->host[b].data) return NULL;
+    const PlanTensor *pt = &x->p->tensors[t];
+    *view = x->host[b];
+    view->rank = pt->rank;
+    memcpy(view->shape, pt->shape, sizeof view->shape);
+    view->borrowed = true;
+    return view;
+}
+
 /* Runs CPU kernel k: its node's inputs from the host or the backend. */
 static Status run_cpu_kernel(Exec *x, int k, DiagList *d)
 {
@@ -51,7 +73,7 @@ static Status run_cpu_kernel(Exec *x, int k, DiagList *d)
     const PlanKernel *kn = &p->kernels[k];
     const Node *n = &x->g->nodes[kn->node];
     const HTensor *in[64];
-    HTensor tmp[64];
+    HTensor tmp[64], views[64];
     memset(tmp, 0, sizeof tmp);
     Status st = ST_OK;
     if (n->nin > 64) return diag_error(d, p->source, n->name, NULL, "too many inputs");
@@ -64,8 +86,8 @@ static Status run_cpu_kernel(Exec *x, int k, DiagList *d)
                             "input missing from the plan");
         } else if (x->vals[t] && p->tensors[t].kind != PT_INPUT) {
             in[i] = x->vals[t];
-        } else if (x->host[t].data) {
-            in[i] = &x->host[t];
+        } else if (host_value(x, t, &views[i])) {
+            in[i] = host_value(x, t, &views[i]);
         } else if (p->tensors[t].kind == PT_INPUT) {
             in[i] = x->vals[t];
         } else {
@@ -88,12 +110,13 @@ static Status run_cpu_kernel(Exec *x, int k, DiagList *d)
     }
     htensor_free(&x->host[out]);
     x->host[out] = res[0];
-    /* a later NPU kernel reads it from the device */
+    /* a later NPU kernel reads it (or a view of it) from the device */
     for (int j = k + 1; j < p->nkernels; j++) {
         const PlanKernel *c = &p->kernels[j];
         if (c->target != KT_NPU) continue;
         for (int a = 0; a < c->nin; a++)
-            if (c->args[a] == out) return x->be->ops->set_input(x->be, out, &x->host[out], d);
+            if (c->args[a] >= 0 && base_of(p, c->args[a]) == base_of(p, out))
+                return x->be->ops->set_input(x->be, out, &x->host[out], d);
     }
     return ST_OK;
 }
@@ -122,7 +145,9 @@ Status exec_run(Exec *x, bool timed, DiagList *d)
 
 Status exec_read(Exec *x, int t, HTensor *out, DiagList *d)
 {
-    if (x->host[t].data) return htensor_convert_new(out, &x->host[t], x->host[t].dtype);
+    HTensor view;
+    const HTensor *h = host_value(x, t, &view);
+    if (h) return htensor_convert_new(out, h, h->dtype);
     return x->be->ops->read(x->be, t, out, d);
 }
 

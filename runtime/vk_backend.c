@@ -15,7 +15,6 @@
 #include "vk_core.h"
 #include "vk_shaders.h"
 
-#define MAX_RECORDINGS 16
 
 typedef struct PipeEntry {
     char module[96];
@@ -45,8 +44,8 @@ typedef struct VkBackend {
     int *kpipe;       /* [nkernels]: index into pipes, -1 for kernels not run here */
     PipeEntry *pipes;
     int npipes;
-    Recording rec[MAX_RECORDINGS];
-    int nrec;
+    Recording *rec; /* one per (kernel range, timed) run so far: each NPU partition twice */
+    int nrec, caprec;
     double *kus; /* [nkernels] */
     VkBinding *over; /* [ntensors]: storage borrowed from another program (share), buf NULL if none */
     struct SharedCtx *sc; /* the device, shared by backends made with vk_backend_create_shared */
@@ -343,8 +342,13 @@ static Status vkb_run(Backend *base, int first, int n, bool timed, DiagList *d)
         if (b->rec[i].first == first && b->rec[i].n == n && b->rec[i].timed == timed)
             r = &b->rec[i];
     if (!r) {
-        if (b->nrec == MAX_RECORDINGS)
-            return diag_add(d, DIAG_ERROR, ST_INTERNAL, NULL, NULL, NULL, "too many recordings");
+        if (b->nrec == b->caprec) {
+            int cap = b->caprec ? 2 * b->caprec : 8;
+            Recording *nr = realloc(b->rec, sizeof *nr * (size_t)cap);
+            if (!nr) return ST_NOMEM;
+            b->rec = nr;
+            b->caprec = cap;
+        }
         r = &b->rec[b->nrec++];
         *r = (Recording){first, n, timed, NULL};
         Status st = record(b, r, d);
@@ -430,6 +434,7 @@ static void vkb_destroy(Backend *base)
     VkBackend *b = (VkBackend *)base;
     if (!b) return;
     for (int i = 0; i < b->nrec; i++) vk_cmd_destroy(b->rec[i].cmd);
+    free(b->rec);
     for (int i = 0; i < b->npipes; i++) vk_pipe_destroy(b->pipes[i].pipe);
     if (b->own && b->p)
         for (int t = 0; t < b->p->ntensors; t++) vk_buf_destroy(b->own[t]);

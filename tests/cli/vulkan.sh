@@ -34,3 +34,28 @@ NPU_VK_VALIDATE=1 "$B" run tests/models/convnet/model.json --check > "$T/v.txt" 
 ok "validation layer clean on convnet" "[ $rc = 0 ] && ! grep -qi 'validation error' $T/v.txt"
 "$B" run tests/models/mlp/model.json --device 7 > /dev/null 2>"$T/e"; rc=$?
 ok "--device out of range: exit 3 with a message" "[ $rc = 3 ] && [ -s $T/e ]"
+# mixed execution: one NPU op family at a time forced onto the CPU reference (--cpu-op); the
+# boundary tensors move through the host with their casts, layouts and views
+for m in "resnet18/model:aten.max_pool2d.default:2e-2" "convnet/model:aten.conv2d.default:2e-2" \
+         "convnet/model:aten.adaptive_avg_pool2d.default:2e-2" \
+         "qwen2_tiny/prefill:aten.linear.default:3e-2" "qwen2_tiny/prefill:aten.mul.Tensor:3e-2" \
+         "qwen2_tiny/prefill:aten.embedding.default:3e-2" "qwen2_tiny/prefill:aten.softmax.int:3e-2" \
+         "qwen2_tiny/decode:aten.index_copy.default:3e-2" "qwen2_tiny/decode:aten.transpose.int:3e-2"; do
+    IFS=: read -r f op tol <<<"$m"
+    "$B" run tests/models/$f.json --check --json --cpu-op $op > "$T/c.jsonl" 2>"$T/e"; rc=$?
+    ok "$f with $op on the CPU still matches PyTorch" "[ $rc = 0 ] && check $T/c.jsonl $tol || { head -3 $T/e; false; }"
+done
+"$B" run tests/models/qwen2_tiny/prefill.json --check --json --cpu-op aten.linear.default \
+    --cpu-op aten.mul.Tensor --cpu-op aten.add.Tensor --cpu-op aten.embedding.default \
+    --cpu-op aten.rsqrt.default --cpu-op aten.pow.Tensor_Scalar --cpu-op aten.mean.dim \
+    --cpu-op aten.silu.default --cpu-op aten.softmax.int --cpu-op aten.matmul.default \
+    --cpu-op aten.cat.default --cpu-op aten.neg.default > "$T/c.jsonl" 2>"$T/e"; rc=$?
+ok "qwen2_tiny prefill with most ops on the CPU (many partitions) still matches" "[ $rc = 0 ] && check $T/c.jsonl 3e-2 || { head -3 $T/e; false; }"
+"$B" generate tests/models/qwen2_tiny --json > "$T/g.jsonl" 2>"$T/e"; rc=$?
+ok "generate on Vulkan: the 9 greedy tokens of the reference, caches kept on the device" "[ $rc = 0 ] && grep -q '\"reference\":\"match\"' $T/g.jsonl && grep -q '\"state\":\"device\"' $T/g.jsonl && python3 -c 'import json,sys; o=json.loads(open(sys.argv[1]).readline()); assert len(o[\"tokens\"])==9 and o[\"prefill_rel_l2\"] < 3e-2, o' $T/g.jsonl"
+"$B" generate tests/models/qwen2_tiny --prompt-ids 1,2,3 --max-new 4 --json > "$T/g.jsonl" 2>"$T/e"; rc=$?
+ok "generate with a prompt shorter than the prefill length" "[ $rc = 0 ] && python3 -c 'import json,sys; o=json.loads(open(sys.argv[1]).readline()); assert len(o[\"tokens\"])==4 and o[\"reference\"]==\"none\"' $T/g.jsonl"
+"$B" generate tests/models/qwen2_tiny --prompt-ids 1,2,3 --max-new 4 --backend cpu --json > "$T/gc.jsonl"
+ok "the same tokens on the CPU reference" "python3 -c 'import json,sys; a=json.loads(open(sys.argv[1]).readline()); b=json.loads(open(sys.argv[2]).readline()); assert a[\"tokens\"]==b[\"tokens\"], (a,b)' $T/g.jsonl $T/gc.jsonl"
+"$B" generate tests/models/qwen2_tiny --prompt-ids 1,99999 > /dev/null 2>"$T/e"; rc=$?
+ok "a token id outside the vocabulary: exit 2 naming it" "[ $rc = 2 ] && grep -q 99999 $T/e"
