@@ -198,8 +198,8 @@ static Status report_culprit(Bisect *b, int c, DiagList *d)
                    "\"first_kernel\":%d,\"rel_l2\":%.6g,\"max_abs\":%.6g}\n",
                    b->ids[c], b->pattern[c], b->nodes[c], kern, tensor, first, e, ma);
         else
-            fprintf(b->out, "culprit: %s %s [%s], kernel %d (%s); first diverging tensor '%s' (kernel %d) "
-                   "rel_l2 %.3e max_abs %.3e\n",
+            fprintf(b->out, "culprit: %s %s [%s], kernel %d (%s) of the plan with only it on; first "
+                   "diverging tensor '%s' (kernel %d) rel_l2 %.3e max_abs %.3e\n",
                    b->ids[c], b->pattern[c], b->nodes[c], kern,
                    kern >= 0 ? p->kernels[kern].shader : "-", tensor, first, e, ma);
     }

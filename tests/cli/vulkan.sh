@@ -59,3 +59,24 @@ ok "generate with a prompt shorter than the prefill length" "[ $rc = 0 ] && pyth
 ok "the same tokens on the CPU reference" "python3 -c 'import json,sys; a=json.loads(open(sys.argv[1]).readline()); b=json.loads(open(sys.argv[2]).readline()); assert a[\"tokens\"]==b[\"tokens\"], (a,b)' $T/g.jsonl $T/gc.jsonl"
 "$B" generate tests/models/qwen2_tiny --prompt-ids 1,99999 > /dev/null 2>"$T/e"; rc=$?
 ok "a token id outside the vocabulary: exit 2 naming it" "[ $rc = 2 ] && grep -q 99999 $T/e"
+# bisect on lavapipe: each fusion pattern of resnet18 and qwen2_tiny broken in turn (--break) is
+# named exactly, in both modes; two broken instances are both found by minimal
+for c in resnet18/model:F4:conv_relu resnet18/model:F5:conv_add_relu qwen2_tiny/decode:F1:rmsnorm \
+         qwen2_tiny/decode:F2:rope qwen2_tiny/decode:F4:decode_attention qwen2_tiny/decode:F6:silu_mul; do
+    IFS=: read -r f id pat <<<"$c"
+    for mode in first minimal; do
+        "$B" bisect tests/models/$f.json --break $id --mode $mode --json > "$T/b.jsonl" 2>"$T/e"; rc=$?
+        ok "bisect $mode on $f names $id ($pat)" "[ $rc = 0 ] && [ \$(grep -c '\"kind\":\"culprit\"' $T/b.jsonl) = 1 ] && grep -q '\"kind\":\"culprit\",\"fusion\":\"$id\",\"pattern\":\"$pat\"' $T/b.jsonl"
+    done
+done
+"$B" bisect tests/models/qwen2_tiny/decode.json --break F2,F10 --mode minimal > "$T/b.txt" 2>"$T/e"; rc=$?
+ok "minimal finds both of two broken instances" "[ $rc = 0 ] && grep -q '^culprit: F2 ' $T/b.txt && grep -q '^culprit: F10 ' $T/b.txt && [ \$(grep -c '^culprit' $T/b.txt) = 2 ]"
+"$B" bisect tests/models/qwen2_tiny/decode.json > "$T/b.txt"; rc=$?
+ok "nothing broken: nothing to bisect" "[ $rc = 0 ] && grep -q 'nothing to bisect' $T/b.txt"
+"$B" profile tests/models/qwen2_tiny/decode.json --iters 3 --format json > "$T/p.jsonl"; rc=$?
+ok "profile on Vulkan: a GPU time and an ok verdict for every NPU kernel" "[ $rc = 0 ] && python3 -c '
+import json,sys
+k=[json.loads(l) for l in open(sys.argv[1])]; ks=[o for o in k if o[\"kind\"]==\"kernel\"]
+assert ks and all(o[\"gpu_us\"] > 0 and o[\"verdict\"] in (\"ok\", \"-\") for o in ks), ks
+assert sum(o[\"verdict\"]==\"ok\" for o in ks) > 30
+' $T/p.jsonl"
