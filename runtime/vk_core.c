@@ -251,6 +251,7 @@ static Status create_instance(VkCtx *ctx, bool validate, DiagList *d)
         return vk_fail(d, ST_NO_DEVICE, r, "vkCreateInstance failed");
     }
     ctx->validating = validate;
+    vk_pin_driver_libraries();
     if (debug_utils) {
         PFN_vkCreateDebugUtilsMessengerEXT create =
             (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(

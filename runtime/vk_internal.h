@@ -57,6 +57,9 @@ struct VkPipe {
     char name[64];
 };
 
+/* Sanitizer builds: keep the loaded driver and layers mapped to exit (vk_pin.c). */
+void vk_pin_driver_libraries(void);
+
 /* A "VkResult: what" diagnostic; returns st. */
 Status vk_fail(DiagList *d, Status st, VkResult r, const char *fmt, ...) NPU_PRINTF(4, 5);
 const char *vk_result_name(VkResult r);
