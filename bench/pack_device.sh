@@ -9,6 +9,12 @@ cd "$(dirname "$0")/.."
 make -s MODE=release all
 rm -rf .dev && mkdir -p .dev/lib
 cp build/release/npu-explore .dev/npu-explore.bin
+# the Vulkan conformance tests too, when built (make MODE=release build/release/tests/test_vk_*)
+mkdir -p .dev/tests
+for t in build/release/tests/test_vk_*; do
+    [ -x "$t" ] && case "$t" in *.o|*.d) ;; *) cp "$t" .dev/tests/ ;; esac
+done
+[ -e /usr/lib/x86_64-linux-gnu/libcmocka.so.0 ] && cp -L /usr/lib/x86_64-linux-gnu/libcmocka.so.0 .dev/lib/
 for lib in $(ldd build/release/npu-explore | awk '/=>/ {print $3}'); do
     case "$(basename "$lib")" in libc.so.*|libm.so.*|libvulkan.so.*) ;; *) cp -L "$lib" .dev/lib/ ;; esac
 done
