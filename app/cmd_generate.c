@@ -41,6 +41,9 @@ typedef struct Gen {
     bool host_prefill; /* decode cannot use prefill's storage: copy prefill's caches over */
     int64_t tokens[GEN_MAX_TOKENS];
     int ntok;
+    float step_ms[GEN_MAX_TOKENS]; /* wall time of each decode step, by position */
+    int step_pos[GEN_MAX_TOKENS];
+    int nsteps;
 } Gen;
 
 static double now_ms(void)
@@ -145,6 +148,14 @@ static Status set_step(Gen *g, Runner *r, Step *s, const int64_t *tok, int n, in
             ((float *)s->t_mask.data)[(int64_t)i * g->max_cache + j] = j <= start + i ? 0.0f : -INFINITY;
     }
     return ST_OK;
+}
+
+static void note_step(Gen *g, int pos, double ms)
+{
+    if (g->nsteps < GEN_MAX_TOKENS) {
+        g->step_pos[g->nsteps] = pos;
+        g->step_ms[g->nsteps++] = (float)ms;
+    }
 }
 
 /* Runs one step and returns the argmax of the last row of the logits. */
@@ -301,17 +312,21 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
     }
     /* the rest of the prompt through decode steps */
     for (; st == ST_OK && pos < np; pos++) {
+        double s0 = now_ms();
         st = set_step(g, &g->rd, &g->sd, &prompt[pos], 1, pos);
         if (st == ST_OK) st = run_step(&g->rd, &g->sd, &next, NULL, d);
         if (st == ST_OK && g->host_carry) st = carry_through_host(g, &g->rd, d);
+        note_step(g, pos, now_ms() - s0);
     }
     ttft = now_ms() - t0;
     if (st == ST_OK) g->tokens[g->ntok++] = next;
     double td0 = now_ms();
     while (st == ST_OK && g->ntok < max_new && g->ntok < GEN_MAX_TOKENS) {
+        double s0 = now_ms();
         st = set_step(g, &g->rd, &g->sd, &next, 1, pos);
         if (st == ST_OK) st = run_step(&g->rd, &g->sd, &next, NULL, d);
         if (st == ST_OK && g->host_carry) st = carry_through_host(g, &g->rd, d);
+        note_step(g, pos, now_ms() - s0);
         if (st == ST_OK) g->tokens[g->ntok++] = next;
         pos++;
         ndec++;
@@ -341,6 +356,12 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
                     np, ttft, ndec, tdec, tps, prefill_rel,
                     match < 0 ? "none" : match ? "match" : "mismatch",
                     g->host_carry ? "host" : "device", g->rp.be->ops->device(g->rp.be), g->rd.dtype);
+            /* every decode step's wall time by cache position (one line, for benchmarks) */
+            fprintf(out, "{\"schema\":\"npu-explore/generate/1\",\"kind\":\"steps\",\"pos\":[");
+            for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%d" : "%d", g->step_pos[i]);
+            fprintf(out, "],\"ms\":[");
+            for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_ms[i]);
+            fprintf(out, "]}\n");
         } else {
             fprintf(out, "device %s, %s; caches carried on the %s\ntokens:", g->rp.be->ops->device(g->rp.be),
                     g->rd.dtype, g->host_carry ? "host (index_copy not in place)" : "device");
