@@ -105,6 +105,13 @@ int64_t kc_numel(const PlanTensor *t)
     return n;
 }
 
+uint32_t kc_lanes_for(int64_t len, uint32_t wg)
+{
+    uint32_t t = 1;
+    while (t < wg && t < len) t <<= 1;
+    return t;
+}
+
 Status kc_error(const KernelCtx *c, const char *fmt, ...)
 {
     char msg[512];

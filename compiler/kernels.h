@@ -55,6 +55,8 @@ Status kc_spec(const KernelCtx *c, PlanKernel *k, uint32_t v);
 /* Sets a grid of ceil(n / per_group) workgroups, folded into y (and z) past 65535 in x: shaders
  * linearise with npu_group_index() (shaders/index.glsl). */
 void kc_grid(PlanKernel *k, int64_t n, int64_t per_group);
+/* Lanes per row for row kernels: the power of two at or above len, in 1..wg. */
+uint32_t kc_lanes_for(int64_t len, uint32_t wg);
 /* An error naming the kernel's anchor node. */
 Status kc_error(const KernelCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

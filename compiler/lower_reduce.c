@@ -11,14 +11,6 @@ enum { RD_SUM = 1, RD_MEAN = 2, RD_AMAX = 3 }; /* codes of shaders/reduce.comp *
 #define RD_WG 256
 #define RD_OUTER 5
 
-/* Lanes per row: the power of two at or above len, in 1..wg. */
-static uint32_t lanes_for(int64_t len, uint32_t wg)
-{
-    uint32_t t = 1;
-    while (t < wg && t < len)
-        t <<= 1;
-    return t;
-}
 
 Status lower_reduce(const KernelCtx *c, PlanKernel *k)
 {
@@ -52,7 +44,7 @@ Status lower_reduce(const KernelCtx *c, PlanKernel *k)
         oys[d] = in ? ys[od] : 0;
         rows *= oshape[d];
     }
-    uint32_t tpr = lanes_for(len, RD_WG);
+    uint32_t tpr = kc_lanes_for(len, RD_WG);
     Status st = kc_push_i(c, k, rows);
     if (st == ST_OK) st = kc_push_i(c, k, len);
     if (st == ST_OK) st = kc_push_u(c, k, code);

@@ -31,13 +31,6 @@ static bool bstrides(const PlanTensor *t, const PlanTensor *y, int64_t *st)
     return true;
 }
 
-static uint32_t lanes_for(int64_t len, uint32_t wg)
-{
-    uint32_t t = 1;
-    while (t < wg && t < len)
-        t <<= 1;
-    return t;
-}
 
 Status lower_softmax(const KernelCtx *c, PlanKernel *k)
 {
@@ -87,7 +80,7 @@ Status lower_softmax(const KernelCtx *c, PlanKernel *k)
         oys[d] = in ? ys[od] : 0;
         rows *= oshape[d];
     }
-    uint32_t tpr = lanes_for(len, SM_WG);
+    uint32_t tpr = kc_lanes_for(len, SM_WG);
     Status st = kc_push_i(c, k, rows);
     if (st == ST_OK) st = kc_push_i(c, k, len);
     if (st == ST_OK) st = kc_push_u(c, k, code);

@@ -91,3 +91,9 @@ int plan_equal(const Plan *a, const Plan *b)
     }
     return 1;
 }
+
+int plan_base(const Plan *p, int t)
+{
+    for (int i = 0; i < 8 && t >= 0 && p->tensors[t].alias_of >= 0; i++) t = p->tensors[t].alias_of;
+    return t;
+}

@@ -105,6 +105,8 @@ typedef struct Plan {
 
 Plan *plan_new(void);
 void plan_free(Plan *p);
+/* The tensor whose storage plan tensor t shares (t itself when it is no view). */
+int plan_base(const Plan *p, int t);
 /* Structural equality (used by the .npubin round-trip test). */
 int plan_equal(const Plan *a, const Plan *b);
 

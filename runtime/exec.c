@@ -44,19 +44,12 @@ Status exec_open(Exec *x, const Plan *p, const Graph *g, const Binding *b, Backe
     return be->ops->prepare(be, p, x->vals, d);
 }
 
-/* The tensor whose storage t shares (itself when t is no view). */
-static int base_of(const Plan *p, int t)
-{
-    for (int i = 0; i < 8 && p->tensors[t].alias_of >= 0; i++) t = p->tensors[t].alias_of;
-    return t;
-}
-
 /* The host value of t when a CPU kernel made it or its base (a view borrows the base's data
  * with its own shape through *view), else NULL. */
 static const HTensor *host_value(Exec *x, int t, HTensor *view)
 {
     if (x->host[t].data) return &x->host[t];
-    int b = base_of(x->p, t);
+    int b = plan_base(x->p, t);
     if (b == t || !x->host[b].data) return NULL;
     const PlanTensor *pt = &x->p->tensors[t];
     *view = x->host[b];
@@ -115,7 +108,7 @@ static Status run_cpu_kernel(Exec *x, int k, DiagList *d)
         const PlanKernel *c = &p->kernels[j];
         if (c->target != KT_NPU) continue;
         for (int a = 0; a < c->nin; a++)
-            if (c->args[a] >= 0 && base_of(p, c->args[a]) == base_of(p, out))
+            if (c->args[a] >= 0 && plan_base(p, c->args[a]) == plan_base(p, out))
                 return x->be->ops->set_input(x->be, out, &x->host[out], d);
     }
     return ST_OK;

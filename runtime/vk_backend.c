@@ -100,17 +100,11 @@ static bool vkb_supports(Backend *b, const Plan *p, const PlanKernel *k, const c
     return true;
 }
 
-static int base_of(const Plan *p, int t)
-{
-    for (int i = 0; i < 8 && p->tensors[t].alias_of >= 0; i++) t = p->tensors[t].alias_of;
-    return t;
-}
-
 /* Where tensor t lives: buffer, offset and the bytes it spans. */
 static Status locate(VkBackend *b, int t, VkBinding *out, DiagList *d)
 {
     const Plan *p = b->p;
-    int base = base_of(p, t);
+    int base = plan_base(p, t);
     const PlanTensor *x = &p->tensors[t], *bx = &p->tensors[base];
     uint64_t bytes = hostxf_device_bytes(x);
     if (b->over && b->over[base].buf) {
@@ -412,7 +406,7 @@ static Status vkb_share(Backend *base, int t, Backend *src, int src_t, DiagList 
     }
     VkBinding loc;
     Status st = locate(o, src_t, &loc, d);
-    if (st == ST_OK) b->over[base_of(b->p, t)] = loc;
+    if (st == ST_OK) b->over[plan_base(b->p, t)] = loc;
     return st;
 }
 

@@ -17,8 +17,8 @@ static int put_spec(char *b, size_t n, const char *name, const TuSpec *s)
     return k;
 }
 
-Graph *tu_node_graph(const char *aten, int nin, const TuSpec *in, int nout, const TuSpec *out,
-                     const char *attrs_json)
+char *tu_node_json(const char *aten, int nin, const TuSpec *in, int nout, const TuSpec *out,
+                   const char *attrs_json, size_t *len)
 {
     size_t cap = 65536;
     char *b = malloc(cap);
@@ -50,9 +50,18 @@ Graph *tu_node_graph(const char *aten, int nin, const TuSpec *in, int nout, cons
         k += put_spec(b + k, cap - (size_t)k, nm, &out[i]);
     }
     k += snprintf(b + k, cap - (size_t)k, "],\"attrs\":%s}]}", attrs_json ? attrs_json : "{}");
+    *len = (size_t)k;
+    return b;
+}
+
+Graph *tu_node_graph(const char *aten, int nin, const TuSpec *in, int nout, const TuSpec *out,
+                     const char *attrs_json)
+{
+    size_t k;
+    char *b = tu_node_json(aten, nin, in, nout, out, attrs_json, &k);
     Graph *g = NULL;
     DiagList d = {0};
-    if (ir_read_buffer("<test>", b, (size_t)k, &g, &d) != ST_OK) diag_print(&d, stderr);
+    if (!b || ir_read_buffer("<test>", b, k, &g, &d) != ST_OK) diag_print(&d, stderr);
     diag_free(&d);
     free(b);
     return g;

@@ -17,6 +17,10 @@ typedef struct TuSpec {
  * diagnostics are printed to stderr). */
 Graph *tu_node_graph(const char *aten, int nin, const TuSpec *in, int nout, const TuSpec *out,
                      const char *attrs_json);
+/* The JSON text tu_node_graph reads (malloc'd, *len bytes): a one-node graph in the exporter's
+ * format. */
+char *tu_node_json(const char *aten, int nin, const TuSpec *in, int nout, const TuSpec *out,
+                   const char *attrs_json, size_t *len);
 /* Runs node 0's CPU kernel. `in` are the inputs (any dtype; converted to the reference dtype),
  * `out` receives newly allocated outputs (caller frees with htensor_free). */
 Status tu_run(const Graph *g, HTensor *in, HTensor *out, DiagList *d);

@@ -102,39 +102,15 @@ double vc_check_json(const char *json, const char *dtype, double tol, const char
     return worst;
 }
 
-static int put_t(char *b, size_t n, const char *name, const TuSpec *s)
-{
-    int k = snprintf(b, n, "{\"name\":\"%s\",\"dtype\":\"%s\",\"shape\":[", name,
-                     s->dtype ? s->dtype : "float32");
-    for (int i = 0; i < s->rank; i++)
-        k += snprintf(b + k, n - (size_t)k, i ? ",%lld" : "%lld", (long long)s->shape[i]);
-    return k + snprintf(b + k, n - (size_t)k, "]}");
-}
-
 double vc_check_node(const char *aten, int nin, const TuSpec *in, TuSpec out, const char *attrs,
                      const char *dtype, double tol, const char *expect_shader)
 {
-    size_t cap = 16384;
-    char *b = malloc(cap), nm[16];
-    assert_non_null(b);
-    int k = snprintf(b, cap, "{\"model_name\":\"t\",\"graph_inputs\":[");
-    for (int i = 0; i < nin; i++) {
-        snprintf(nm, sizeof nm, "in%d", i);
-        k += snprintf(b + k, cap - (size_t)k, i ? "," : "");
-        k += put_t(b + k, cap - (size_t)k, nm, &in[i]);
-    }
-    k += snprintf(b + k, cap - (size_t)k, "],\"graph_outputs\":[");
-    k += put_t(b + k, cap - (size_t)k, "out0", &out);
-    k += snprintf(b + k, cap - (size_t)k, "],\"nodes\":[{\"name\":\"n0\",\"op_type\":\"%s\",\"inputs\":[", aten);
-    for (int i = 0; i < nin; i++) {
-        snprintf(nm, sizeof nm, "in%d", i);
-        k += snprintf(b + k, cap - (size_t)k, i ? "," : "");
-        k += put_t(b + k, cap - (size_t)k, nm, &in[i]);
-    }
-    k += snprintf(b + k, cap - (size_t)k, "],\"outputs\":[");
-    k += put_t(b + k, cap - (size_t)k, "out0", &out);
-    snprintf(b + k, cap - (size_t)k, "],\"attrs\":{%s}}]}", attrs ? attrs : "");
-    double w = vc_check_json(b, dtype, tol, expect_shader);
-    free(b);
+    char obj[8192];
+    snprintf(obj, sizeof obj, "{%s}", attrs ? attrs : "");
+    size_t n;
+    char *json = tu_node_json(aten, nin, in, 1, &out, obj, &n);
+    assert_non_null(json);
+    double w = vc_check_json(json, dtype, tol, expect_shader);
+    free(json);
     return w;
 }
