@@ -5,7 +5,7 @@
 # valid prefix (index_copy writes one row, attention skips the masked tail), not the cache size.
 out=${OUT:-out}; mkdir -p "$out"
 B=${NPU_EXPLORE:-.dev/npu-explore}
-"$B" generate tests/models/qwen2_5_1_5b --random-weights 1 --prompt-ids 1 --max-new 1001 --json \
+"$B" generate tests/models/qwen2_5_1_5b --random-weights 1 --dtype bf16 --prompt-ids 1 --max-new 1001 --json \
     > "$out/decode_positions.jsonl" 2>"$out/decode_positions.err" || { cat "$out/decode_positions.err"; exit 1; }
 python3 - "$out/decode_positions.jsonl" <<'P'
 import json, sys
