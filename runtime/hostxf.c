@@ -59,6 +59,20 @@ Status hostxf_pack(const PlanTensor *t, const HTensor *v, void *dst, const char 
         return diag_error(d, file, NULL, t->name, "has %lld elements, the plan expects %lld",
                           (long long)v->numel, (long long)n);
     memset(dst, 0, hostxf_device_bytes(t));
+    /* the common case, dense float32 values: tight loops (inputs are packed on every run) */
+    if (!t->padded && v->dtype == DT_F32) {
+        const float *f = v->data;
+        switch (t->storage) {
+        case DT_F16:
+            for (int64_t i = 0; i < n; i++) ((uint16_t *)dst)[i] = f32_to_f16(f[i]);
+            return ST_OK;
+        case DT_BF16:
+            for (int64_t i = 0; i < n; i++) ((uint16_t *)dst)[i] = f32_to_bf16(f[i]);
+            return ST_OK;
+        case DT_F32: memcpy(dst, f, (size_t)n * sizeof(float)); return ST_OK;
+        default: break;
+        }
+    }
     for (int64_t i = 0; i < n; i++) {
         int64_t j = phys_index(t, i);
         switch (t->storage) {
@@ -85,6 +99,19 @@ Status hostxf_unpack(const PlanTensor *t, const void *src, HTensor *out)
 {
     Status st = htensor_alloc(out, htensor_ref_dtype(t->dtype), t->rank, t->shape);
     if (st != ST_OK) return st;
+    if (!t->padded && out->dtype == DT_F32) {
+        float *f = out->data;
+        switch (t->storage) {
+        case DT_F16:
+            for (int64_t i = 0; i < out->numel; i++) f[i] = f16_to_f32(((const uint16_t *)src)[i]);
+            return ST_OK;
+        case DT_BF16:
+            for (int64_t i = 0; i < out->numel; i++) f[i] = bf16_to_f32(((const uint16_t *)src)[i]);
+            return ST_OK;
+        case DT_F32: memcpy(f, src, (size_t)out->numel * sizeof(float)); return ST_OK;
+        default: break;
+        }
+    }
     for (int64_t i = 0; i < out->numel; i++) {
         int64_t j = phys_index(t, i);
         double f = 0;
