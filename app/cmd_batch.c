@@ -34,7 +34,7 @@ int cmd_batch(int argc, char **argv)
         in = stdin;
     }
     /* no script: the report (check only when there is a reference to check against) */
-    const char *dflt[3] = {"describe", "check", "profile"};
+    const char *dflt[3] = {"describe", "check", "profile 5"};
     int ndflt = 3;
     if (s.model.b.nref == 0) dflt[1] = "run";
     char line[4096];
