@@ -65,4 +65,29 @@ check "unwritable -o"           2 "cannot write"                 "$B" compile $M
 check "run --check mlp"         0 "1 ok, 0 mismatch"             "$B" run $M --backend cpu --check
 check "run --check mismatch"    1 "MISMATCH"                     "$B" run $M --backend cpu --check --random-weights 1
 check "describe npubin"         0 "linear_relu x2"               "$B" describe "$T/ok.npubin"
+# the Vulkan path, profile, bisect and generate take the same bad input the same way
+check "vulkan: missing weight"  2 "weight 'fc9.weight'"          "$B" run "$T/missingw.json"
+check "vulkan: wrong-shape inputs" 2 "tensor 'x'"                "$B" run $M --inputs tests/models/convnet/reference.safetensors
+check "vulkan: mismatch exits 1" 1 "MISMATCH"                    "$B" run $M --check --random-weights 1
+check "profile: nonexistent"    2 "nope.json: cannot open"       "$B" profile "$T/nope.json"
+check "profile: bad --iters"    2 "--iters"                      "$B" profile $M --iters 0
+check "profile: bad --format"   2 "--format must be"             "$B" profile $M --format xml
+check "profile: corrupt weights" 2 "trunc.safetensors"           "$B" profile $M --weights "$T/trunc.safetensors"
+check "bisect: unknown op"      2 "unknown op"                   "$B" bisect "$T/unknownop.json"
+check "bisect: bad --break"     2 "--break F99"                  "$B" bisect tests/models/convnet/model.json --break F99
+check "generate: not a folder"  2 "generation.json"              "$B" generate "$T"
+check "generate: bad prompt"    2 "--prompt-ids"                 "$B" generate tests/models/qwen2_tiny --prompt-ids 1,x
+check "generate: past the cache" 2 "exceeds the cache"           "$B" generate tests/models/qwen2_tiny --max-new 100
+check "--device out of range"   3 "device"                       "$B" run $M --device 9
+# resource limits: a weight larger than the device binds in one descriptor (lavapipe: 128 MiB)
+python3 - "$T" <<'PY'
+import json, sys
+t = sys.argv[1]; V, D = 70000, 512
+d = {"model_name": "big", "graph_inputs": [{"name": "x", "shape": [1, D]}], "graph_outputs": [{"name": "y", "shape": [1, V]}],
+     "weights": [{"name": "w", "shape": [V, D]}], "weight_name_mapping": {"p_w": "w"},
+     "nodes": [{"name": "lin", "op_type": "aten.linear.default", "inputs": [{"name": "x", "shape": [1, D]}, {"name": "p_w", "shape": [V, D]}],
+                "outputs": [{"name": "y", "shape": [1, V]}], "attrs": {}}]}
+json.dump(d, open(t + "/big.json", "w"))
+PY
+check "a binding past the device's range is refused" 2 "the device binds at most" "$B" run "$T/big.json" --random-weights 1 --dtype fp32
 ls "$T"/*.tmp* >/dev/null 2>&1 && echo "not ok $((n+1)) partial files left behind" || echo "ok $((n+1)) no partial output files"
