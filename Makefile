@@ -6,7 +6,7 @@ CC ?= cc
 
 DEB_PKGS := pkg-config libncursesw5-dev libjson-c-dev libmsgpack-dev libvulkan-dev glslc \
             libgraphviz-dev libcmocka-dev mesa-vulkan-drivers glslang-dev spirv-tools \
-            vulkan-validationlayers tmux clang libclang-rt-14-dev
+            vulkan-validationlayers tmux clang libclang-rt-14-dev valgrind
 PKGS := json-c msgpack vulkan ncursesw libgvc
 
 WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
