@@ -81,6 +81,9 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_HELP_OBJS) $(LIB_OBJS)
 	@echo "  LD $@"
 	@$(CC) $(OPT) -o $@ $^ $(LDOPT) $(LIBS) -lcmocka
 
+# Allocation-failure injection wraps our allocator calls in that one test binary.
+$(BUILD)/tests/test_nomem: LDOPT += -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
+
 # `make test`: install, build under ASan+UBSan, run every test. The closing line is
 # "N passed, N failed".
 test: deps

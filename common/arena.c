@@ -17,6 +17,7 @@ void arena_init(Arena *a, size_t block_size)
     a->head = NULL;
     a->block_size = block_size ? block_size : 64 * 1024;
     a->used_total = 0;
+    a->failed = 0;
 }
 
 void *arena_alloc(Arena *a, size_t n)
@@ -27,7 +28,10 @@ void *arena_alloc(Arena *a, size_t n)
     if (!b || b->size - b->used < n) {
         size_t sz = n > a->block_size ? n : a->block_size;
         b = malloc(sizeof *b + sz);
-        if (!b) return NULL;
+        if (!b) {
+            a->failed = 1;
+            return NULL;
+        }
         b->size = sz;
         b->used = 0;
         b->next = a->head;
@@ -71,6 +75,7 @@ char *arena_printf(Arena *a, const char *fmt, ...)
 void arena_reset(Arena *a)
 {
     ArenaBlock *b = a->head;
+    a->failed = 0;
     if (!b) return;
     while (b->next) {
         ArenaBlock *n = b->next;
@@ -79,6 +84,7 @@ void arena_reset(Arena *a)
     }
     b->used = 0;
     a->used_total = 0;
+    a->failed = 0;
 }
 
 void arena_free(Arena *a)

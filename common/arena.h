@@ -11,6 +11,7 @@ typedef struct Arena {
     ArenaBlock *head;
     size_t block_size;
     size_t used_total;
+    int failed; /* an allocation returned NULL since init/reset: builders check it once at the end */
 } Arena;
 
 void arena_init(Arena *a, size_t block_size);

@@ -13,6 +13,10 @@ Graph *graph_new(const char *path)
     g->path = arena_strdup(&g->arena, path ? path : "<memory>");
     strmap_init(&g->by_name);
     strmap_init(&g->node_by_name);
+    if (!g->path) { /* every diagnostic names the file: no graph without it */
+        graph_free(g);
+        return NULL;
+    }
     return g;
 }
 

@@ -358,6 +358,7 @@ Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList 
         }
     }
     free(pt);
+    if (st == ST_OK && p->arena.failed) st = ST_NOMEM; /* a name or list the builders did not check */
     if (st != ST_OK) {
         plan_free(p);
         return st;
