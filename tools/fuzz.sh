@@ -12,9 +12,11 @@ flags="-std=c11 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize
 libs="$(pkg-config --libs json-c msgpack) -lm -lpthread"
 srcs="$(ls common/*.c compiler/*.c) runtime/safetensors.c runtime/htensor.c"
 objs=()
+# a changed header (a struct's layout) rebuilds everything: objects must agree on it
+newest_h=$(ls -t common/*.h compiler/*.h compiler/*.def runtime/*.h | head -1)
 for s in $srcs; do
     o="$out/$(echo "$s" | tr '/' '_').o"
-    if [ ! -f "$o" ] || [ "$s" -nt "$o" ]; then $CC $flags -c "$s" -o "$o" || exit 1; fi
+    if [ ! -f "$o" ] || [ "$s" -nt "$o" ] || [ "$newest_h" -nt "$o" ]; then $CC $flags -c "$s" -o "$o" || exit 1; fi
     objs+=("$o")
 done
 n=0; fail=0
