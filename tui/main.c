@@ -44,6 +44,7 @@ void tui_free_views(Tui *t)
     tui_lines_reset(&t->log);
     tui_lines_reset(&t->bisect);
     tui_grid_free(&t->grid);
+    tui_graph_free(t);
     free(t->prof);
     t->prof = NULL;
 }
