@@ -183,6 +183,6 @@ void tui_render_busy(Tui *t, const char *line)
     int y = g->h - 1;
     tui_fill(g, 0, y, g->w, 1, ' ', TA_REV);
     tui_putf(g, 0, y, g->w, TA_REV | TA_BOLD, " %c working: %s   (%s)", spin[t->spin++ % 4], line,
-             t->status[0] ? t->status : "Esc: cancel is not available yet");
+             t->status[0] ? t->status : "Esc: cancel");
     tui_term_flush(g, t->no_color);
 }
