@@ -13,7 +13,7 @@ static const KeyRow bindings[] = {
     {"?  F1", "help", "this help (keys, then every session command)"},
     {"q  Esc", NULL, "quit (Esc closes help, prompt or search first)"},
     {"Tab  1..8", NULL, "focus a pane: 1 passes 2 ir 3 graph 4 kernels 5 fusions 6 bisect 7 log 8 details"},
-    {"Left Right  [ ]", "pass prev / pass next", "previous / next pass (in the drawn graph: [ ] only)"},
+    {"Left Right  [ ]", "pass prev / pass next", "previous / next pass ([ ] also in the drawn graph)"},
     {"Up Down PgUp PgDn Home End", NULL, "move (in passes: pass goto N)"},
     {"Enter", "pass goto N", "drill in: a pass opens its changes, a row its details"},
     {"Space", "fusion off|on ID", "toggle the selected fusion instance (pane 5)"},
