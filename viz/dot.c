@@ -6,7 +6,25 @@
 #include <gvc.h>
 
 #include "../common/fileio.h"
+#include "internal.h"
 #include "viz.h"
+
+static GVC_t *the_gvc;
+
+static void free_gvc(void)
+{
+    if (the_gvc) gvFreeContext(the_gvc);
+    the_gvc = NULL;
+}
+
+GVC_t *viz_gvc(void)
+{
+    if (!the_gvc) {
+        the_gvc = gvContext();
+        if (the_gvc) atexit(free_gvc);
+    }
+    return the_gvc;
+}
 
 typedef struct Buf {
     char *p;
@@ -198,11 +216,10 @@ Status viz_write(const Graph *g, const VizOptions *o, const char *file, DiagList
         free(text);
         return st;
     }
-    GVC_t *gvc = gvContext();
+    GVC_t *gvc = viz_gvc();
     Agraph_t *ag = gvc ? agmemread(text) : NULL;
     free(text);
     if (!ag) {
-        if (gvc) gvFreeContext(gvc);
         return diag_add(d, DIAG_ERROR, ST_INTERNAL, file, NULL, NULL, "Graphviz could not read the graph");
     }
     char *data = NULL;
@@ -215,6 +232,5 @@ Status viz_write(const Graph *g, const VizOptions *o, const char *file, DiagList
     if (data) gvFreeRenderData(data);
     gvFreeLayout(gvc, ag);
     agclose(ag);
-    gvFreeContext(gvc);
     return st;
 }

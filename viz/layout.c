@@ -6,6 +6,7 @@
 #include <string.h>
 #include <gvc.h>
 
+#include "internal.h"
 #include "viz.h"
 
 static char *dup(const char *s)
@@ -112,11 +113,10 @@ Status viz_layout(const Graph *g, VizLayout *out, DiagList *d)
     char *text;
     Status st = viz_dot(g, &o, &text, d);
     if (st != ST_OK) return st;
-    GVC_t *gvc = gvContext();
+    GVC_t *gvc = viz_gvc();
     Agraph_t *ag = gvc ? agmemread(text) : NULL;
     free(text);
     if (!ag) {
-        if (gvc) gvFreeContext(gvc);
         return diag_add(d, DIAG_ERROR, ST_INTERNAL, g->path, NULL, NULL, "Graphviz could not read the graph");
     }
     if (gvLayout(gvc, ag, "dot") != 0) {
@@ -128,6 +128,5 @@ Status viz_layout(const Graph *g, VizLayout *out, DiagList *d)
     }
     if (st != ST_OK) viz_layout_free(out);
     agclose(ag);
-    gvFreeContext(gvc);
     return st;
 }
