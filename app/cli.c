@@ -17,7 +17,16 @@ static const char usage[] =
     "       npu-explore dot MODEL.json [--after PASS] [--color kind|partition] [--expand] -o FILE.dot|svg|png\n"
     "       npu-explore run MODEL [options] [--check] [-o OUT.safetensors]\n"
     "       npu-explore ops [--markdown]\n"
-    "       npu-explore --help | --version\n";
+    "       npu-explore --help | --version\n"
+    "explorer, headless (no terminal needed; golden screens and scripted tests):\n"
+    "       --tui-script FILE   keys from FILE: a character is its key, <Left> <Right> <Up> <Down>\n"
+    "                           <PgUp> <PgDn> <Home> <End> <Enter> <Tab> <BTab> <Esc> <Space> <BS>\n"
+    "                           <F1> <lt> name keys, <Dump> writes the screen, <Size WxH> resizes\n"
+    "       --tui-keys KEYS     the same keys inline (e.g. --tui-keys '3<Dump>j+')\n"
+    "       --tui-size WxH      screen size of a headless run (default 80x24, at least 40x12)\n"
+    "       --tui-dump FILE     where <Dump> and the final screen go (default stdout)\n"
+    "       --tui-stable        times shown as '-', so screens compare exactly\n"
+    "       An <Esc> right after the key that starts a profile or bisect cancels it.\n";
 
 int cmd_ops(int argc, char **argv)
 {

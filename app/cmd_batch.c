@@ -49,6 +49,7 @@ int cmd_batch(int argc, char **argv)
             cmd = dflt[n];
         }
         diag_clear(&d);
+        if (cancel_requested(&s.cancel)) break; /* never set by the CLI; between commands */
         Status cs = session_exec(&s, cmd, &d);
         fflush(stdout);
         if (cs != ST_OK) {

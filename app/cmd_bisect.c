@@ -35,6 +35,8 @@ typedef struct Bisect {
 static Status evaluate(Bisect *b, const char *on, bool repeat, bool *ok, double *worst,
                        bool *flaky, DiagList *d)
 {
+    if (cancel_requested(b->o.cancel))
+        return diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL, "bisect cancelled after %d steps", b->steps);
     Options o = b->o;
     o.n_no_fuse = 0;
     for (int i = 0; i < b->o.n_no_fuse; i++) o.no_fuse[o.n_no_fuse++] = b->o.no_fuse[i];
@@ -303,6 +305,13 @@ Status app_bisect(const Options *o, FILE *out, int *rcp, DiagList *dl)
             }
             free(rest);
         }
+    }
+    if (st == ST_CANCELLED) {
+        if (b.json)
+            fprintf(b.out, "{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"summary\",\"result\":\"cancelled\","
+                           "\"steps\":%d}\n", b.steps);
+        else
+            fprintf(b.out, "cancelled after %d steps\n", b.steps);
     }
     if (st != ST_OK) rc = status_exit_code(st);
     *rcp = rc;

@@ -21,6 +21,7 @@ void compile_options_from(const Options *o, CompileOptions *co)
     for (int i = 0; i < o->n_no_fuse && i < COMPILE_MAX_LIST; i++) co->no_fuse[co->n_no_fuse++] = o->no_fuse[i];
     for (int i = 0; i < o->n_cpu_ops && i < COMPILE_MAX_LIST; i++) co->cpu_ops[co->n_cpu_ops++] = o->cpu_ops[i];
     co->break_id = o->break_id;
+    co->cancel = o->cancel;
     if (strcmp(o->dtype, "bf16") == 0) co->compute = DT_BF16;
     else if (strcmp(o->dtype, "fp32") == 0) co->compute = DT_F32;
 }

@@ -12,7 +12,7 @@ int cmd_dot(int argc, char **argv)
     opt_defaults(&o);
     Status st = opt_parse(&o, argc, argv, 1, &d);
     if (st == ST_OK && !o.out) st = diag_error(&d, NULL, NULL, NULL, "dot needs -o FILE.dot|svg|png");
-    VizOptions vo = {VIZ_COLOR_KIND, false};
+    VizOptions vo = {VIZ_COLOR_KIND, false, false};
     if (st == ST_OK && strcmp(o.color, "partition") == 0) vo.color = VIZ_COLOR_PARTITION;
     else if (st == ST_OK && strcmp(o.color, "kind") != 0)
         st = diag_error(&d, NULL, NULL, NULL, "--color must be kind or partition (time and error "

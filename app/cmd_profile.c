@@ -179,7 +179,10 @@ Status app_profile(const Options *o, FILE *out, DiagList *d)
     if (st == ST_OK) st = model_bind(&m, o, d);
     if (st == ST_OK) st = runner_open(&timed, o, &m, false, d);
     if (st == ST_OK) st = prof_init(&pr, timed.pipe.plan);
+    pr.cancel = o->cancel;
     if (st == ST_OK) st = prof_time(&timed.x, o->iters, &pr, d);
+    if (st == ST_OK && cancel_requested(o->cancel))
+        st = diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL, "profile cancelled before the error runs");
     if (st == ST_OK) st = runner_open(&exact, o, &m, true, d);
     RefOptions ro = {.keep_all = true};
     if (st == ST_OK) st = ref_run(exact.pipe.g, m.b.vals, &ro, &ref, d);

@@ -42,6 +42,7 @@ typedef struct Options {
     int max_new;            /* generate --max-new */
     bool expand;            /* dot --expand: draw fusion members even on large graphs */
     int verbose;
+    const atomic_bool *cancel; /* set by the TUI's Esc (the session's flag); NULL in the CLI */
 } Options;
 
 void opt_defaults(Options *o);

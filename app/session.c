@@ -17,6 +17,7 @@ static char *dupstr(const char *s)
 void session_options(const Session *s, Options *o)
 {
     *o = s->opt;
+    o->cancel = &s->cancel;
     for (int i = 0; i < s->noff && o->n_no_fuse < OPT_MAX_LIST; i++)
         o->no_fuse[o->n_no_fuse++] = s->off[i];
 }

@@ -28,6 +28,8 @@ typedef struct Session {
     FILE *out;
     bool json;
     bool keep_going;    /* set on-error continue */
+    atomic_bool cancel; /* set from another thread (the TUI's Esc): long commands stop with
+                         * ST_CANCELLED at their next step; the caller clears it */
 } Session;
 
 typedef struct Command {

@@ -9,6 +9,7 @@ int status_exit_code(Status st)
     case ST_NO_DEVICE: return 3;
     case ST_NOMEM: return 2;
     case ST_INTERNAL: return 2;
+    case ST_CANCELLED: return 130;
     }
     return 2;
 }
@@ -22,6 +23,7 @@ const char *status_name(Status st)
     case ST_NO_DEVICE: return "no device";
     case ST_NOMEM: return "out of memory";
     case ST_INTERNAL: return "internal error";
+    case ST_CANCELLED: return "cancelled";
     }
     return "?";
 }

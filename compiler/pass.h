@@ -23,6 +23,7 @@ typedef struct CompileOptions {
     int n_cpu_ops;
     const char *disable[COMPILE_MAX_LIST]; /* passes switched off (can_disable only) */
     int n_disable;
+    const atomic_bool *cancel;      /* polled between passes (NULL: never) */
 } CompileOptions;
 
 typedef struct PassCtx {

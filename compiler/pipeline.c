@@ -138,6 +138,10 @@ Status pipeline_run_graph(Graph *g, const CompileOptions *o, Pipeline *p, DiagLi
     p->g = g;
     for (int i = 1; i < pass_count && st == ST_OK; i++) {
         const Pass *ps = &pass_table[i];
+        if (cancel_requested(o->cancel)) {
+            st = diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL, "cancelled before pass %s", ps->name);
+            break;
+        }
         Graph *next = graph_clone(p->g);
         if (!next) {
             st = ST_NOMEM;

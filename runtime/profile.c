@@ -46,6 +46,10 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
     Status st = us && samples && wall ? ST_OK : ST_NOMEM;
     for (int i = 0; i < 3 && st == ST_OK; i++) st = exec_run(x, false, d);
     for (int it = 0; it < iters && st == ST_OK; it++) {
+        if (cancel_requested(pr->cancel)) {
+            st = diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL, "profile cancelled after %d of %d runs", it, iters);
+            break;
+        }
         st = exec_run(x, true, d);
         if (st == ST_OK && !x->be->ops->kernel_us(x->be, us, p->nkernels))
             for (int k = 0; k < p->nkernels; k++) us[k] = -1;
@@ -54,6 +58,10 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
                 p->kernels[k].target == KT_CPU ? x->cpu_us[k] : us[k];
     }
     for (int it = 0; it < iters && st == ST_OK; it++) {
+        if (cancel_requested(pr->cancel)) {
+            st = diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL, "profile cancelled during the untimed runs");
+            break;
+        }
         st = exec_run(x, false, d);
         wall[it] = x->wall_us;
     }

@@ -28,6 +28,7 @@ typedef struct Profile {
     double cpu_ref_us;               /* the CPU reference, whole graph */
     int64_t device_bytes;            /* arena + weights + inputs on the device */
     int worst_kernel;                /* largest rel_l2, -1 */
+    const atomic_bool *cancel;       /* polled between runs: ST_CANCELLED (NULL: never) */
 } Profile;
 
 Status prof_init(Profile *pr, const Plan *p);

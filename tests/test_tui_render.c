@@ -1,6 +1,7 @@
 /* The explorer's redraw cost: a frame of the graph pane (node list with edges), the full IR view
  * and the changes view over the 1725-node qwen2.5-1.5B prefill graph stays under 30 ms (the
- * session's pipeline is compiled here without weights, which drawing never needs). Also: the
+ * session's pipeline is compiled here without weights, which drawing never needs); the graph
+ * pane keeps its node list for a graph that large and says so in its title. Also: the
  * headless key-script reader and the grid dump. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -56,6 +57,12 @@ static void test_redraw_1725_nodes(void **state)
         assert_true(per < 30.0);
     }
     assert_true(t->lines[P_FUSIONS].n > 0);
+    /* over TUI_GRAPH_MAX_DRAW live nodes the graph pane keeps the node list and says so */
+    t->main_pane = t->focus = P_GRAPH;
+    tui_render(t);
+    char title[160];
+    assert_non_null(strstr(tui_graph_title(t, title, sizeof title), "too many to draw"));
+    assert_false(tui_graph_key_hint(t));
     pipeline_free(&t->s.pipe);
     tui_free_views(t);
     diag_free(&d);

@@ -1,7 +1,10 @@
 /* Runs session commands for the TUI: every action becomes one command line of the session's
  * table, logged as its --batch twin with its output. Interactive runs execute on a worker thread
  * while the main thread only redraws the last frame with a spinner (the views are not rebuilt
- * while the session is busy, so nothing reads it concurrently). Also parses the profile's JSON
+ * while the session is busy, so nothing reads it concurrently); Esc sets the session's cancel
+ * flag and the command stops at its next step with ST_CANCELLED, logged as "cancelled". A
+ * headless script cancels with an Esc right after the key that started the work (typed ahead:
+ * the flag is set before the work starts, so the result does not depend on timing). Also parses the profile's JSON
  * lines into the kernels table and keeps bisect's output for its pane. */
 #include <json-c/json.h>
 #include <pthread.h>
@@ -71,6 +74,15 @@ Status tui_exec(Tui *t, const char *line, bool json, char **out)
     t->s.json = json;
     Job j = {.s = &t->s, .line = line};
     atomic_init(&j.done, 0);
+    atomic_store(&t->s.cancel, false);
+    if (t->headless && t->keys_at) { /* Esc typed ahead of the work cancels it */
+        const char *q = t->keys_at;
+        int w = 0, h = 0;
+        if (tui_script_key(&q, &w, &h) == TK_ESC) {
+            t->keys_at = q;
+            atomic_store(&t->s.cancel, true);
+        }
+    }
     pthread_t th;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -82,9 +94,10 @@ Status tui_exec(Tui *t, const char *line, bool json, char **out)
             int k = tui_term_key(80);
             if (k != TK_ESC && k != TK_NONE && k != TK_RESIZE && t->npending < 64)
                 t->pending[t->npending++] = k;
-            if (k == TK_ESC)
-                snprintf(t->status, sizeof t->status,
-                         "'%s' cannot be cancelled (the session has no cancel hook yet)", line);
+            if (k == TK_ESC) {
+                atomic_store(&t->s.cancel, true);
+                snprintf(t->status, sizeof t->status, "cancelling '%s' at its next step...", line);
+            }
         }
         pthread_join(th, NULL);
     }
@@ -102,9 +115,13 @@ Status tui_exec(Tui *t, const char *line, bool json, char **out)
         diag_format(&j.d.items[i], m, sizeof m);
         tui_logf(t, TA_COLOR(TC_RED), "%s", m);
     }
-    if (j.st != ST_OK)
+    if (j.st == ST_CANCELLED) {
+        tui_logf(t, TA_BOLD | TA_COLOR(TC_YELLOW), "cancelled: %s", line);
+        snprintf(t->status, sizeof t->status, "cancelled: %s", line);
+    } else if (j.st != ST_OK)
         snprintf(t->status, sizeof t->status, "%s: %s", line, j.d.count ? j.d.items[0].msg : status_name(j.st));
     diag_free(&j.d);
+    atomic_store(&t->s.cancel, false);
     if (out) *out = buf;
     else free(buf);
     return j.st;
@@ -173,6 +190,8 @@ void tui_profile(Tui *t)
         tui_logf(t, 0, "%d kernels profiled, %d mismatching; %s", t->nprof, bad, t->prof_summary);
         snprintf(t->verdict, sizeof t->verdict, "profile: %d/%d ok", t->nprof - bad, t->nprof);
         t->main_pane = t->focus = P_KERNELS;
+    } else if (st == ST_CANCELLED) {
+        snprintf(t->verdict, sizeof t->verdict, "profile: cancelled");
     }
 }
 
@@ -194,7 +213,8 @@ void tui_bisect(Tui *t)
         sscanf(c + 9, "%31s", id);
         snprintf(t->verdict, sizeof t->verdict, "bisect: culprit %s", id);
     } else {
-        snprintf(t->verdict, sizeof t->verdict, "bisect: %s", st == ST_OK ? "no culprit" : "failed");
+        snprintf(t->verdict, sizeof t->verdict, "bisect: %s",
+                 st == ST_OK ? "no culprit" : st == ST_CANCELLED ? "cancelled" : "failed");
     }
     free(out);
     t->main_pane = t->focus = P_BISECT;

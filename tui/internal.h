@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include "../app/session.h"
 #include "../compiler/plan.h"
+#include "../viz/viz.h"
 
 /* cell attributes: low bits are styles, bits 3..5 a colour */
 enum { TA_DIM = 1, TA_BOLD = 2, TA_REV = 4 };
@@ -62,6 +63,9 @@ typedef struct TuiProfRow {
 } TuiProfRow;
 
 #define TUI_MAX_UNDO 128
+#define TUI_GRAPH_MAX_DRAW 300 /* live nodes: larger graphs keep the node list */
+
+typedef struct TuiGraphView TuiGraphView; /* view_graph.c: layout cache, zoom, pan, colours */
 
 typedef struct Tui {
     Session s;
@@ -89,6 +93,9 @@ typedef struct Tui {
     int spin, help_top;
     int pending[64], npending; /* keys typed while the session was busy */
     char dot_file[256];
+    TuiGraphView *gv; /* owned; NULL until the graph pane is first shown */
+    bool graph_sync;  /* focus just moved to the graph: select the IR/kernel selection's node */
+    const char *keys_at; /* headless: the key script's cursor (Esc typed ahead cancels work) */
 } Tui;
 
 /* grid.c */
@@ -141,6 +148,22 @@ const char *tui_pane_name(int p);
 void tui_view_passes(Tui *t, TuiLines *out);
 void tui_view_ir(Tui *t, TuiLines *out);
 void tui_view_graph(Tui *t, TuiLines *out);
+/* view_graph.c: the drawing of the graph pane (false: show the node list instead) */
+bool tui_graph_draw(Tui *t, int x, int y, int w, int h);
+const char *tui_graph_title(const Tui *t, char *buf, size_t n);
+bool tui_graph_key(Tui *t, int key); /* true when the graph pane used the key */
+bool tui_graph_key_hint(const Tui *t); /* the drawing is shown: arrows pan */
+void tui_graph_free(Tui *t);
+/* graph_draw.c: paints a laid-out graph into the grid (view in points: scale, origin) */
+typedef struct TuiGraphPaint {
+    const VizLayout *l;
+    int x, y, w, h;       /* the pane's cells */
+    double sx, sy;        /* points per cell */
+    double ox, oy;        /* the point at the pane's top-left cell */
+    int sel_box;          /* box drawn reversed, -1 */
+    const int *box_attr;  /* [nbox] colours */
+} TuiGraphPaint;
+void tui_graph_paint(Tui *t, const TuiGraphPaint *p);
 void tui_view_kernels(Tui *t, TuiLines *out);
 void tui_view_fusions(Tui *t, TuiLines *out);
 void tui_view_details(Tui *t, TuiLines *out);

@@ -13,7 +13,7 @@ static const KeyRow bindings[] = {
     {"?  F1", "help", "this help (keys, then every session command)"},
     {"q  Esc", NULL, "quit (Esc closes help, prompt or search first)"},
     {"Tab  1..8", NULL, "focus a pane: 1 passes 2 ir 3 graph 4 kernels 5 fusions 6 bisect 7 log 8 details"},
-    {"Left Right", "pass prev / pass next", "previous / next pass"},
+    {"Left Right  [ ]", "pass prev / pass next", "previous / next pass ([ ] also in the drawn graph)"},
     {"Up Down PgUp PgDn Home End", NULL, "move (in passes: pass goto N)"},
     {"Enter", "pass goto N", "drill in: a pass opens its changes, a row its details"},
     {"Space", "fusion off|on ID", "toggle the selected fusion instance (pane 5)"},
@@ -25,6 +25,9 @@ static const KeyRow bindings[] = {
     {"p", "profile 5", "profile every kernel (GPU, CPU reference, error)"},
     {"b", "bisect", "find the fusion that breaks the outputs"},
     {"g", "dot npu-explore-PASS.svg", "render the current pass's graph with Graphviz"},
+    {"arrows  + -", NULL, "graph pane (3): pan the drawing, zoom in / out (j k move the selection)"},
+    {"f  c", NULL, "graph pane: follow the selection on/off, colour by partition / GPU time / error"},
+    {"Esc (busy)", NULL, "cancel a running profile, bisect or command script"},
     {":", "any command below", "command prompt: the --batch language"},
     {"/  n  N", NULL, "search the focused pane, next, previous"},
 };
@@ -49,7 +52,9 @@ const char *tui_footer(const Tui *t)
     switch (t->focus) {
     case P_PASSES: return " Up/Dn/Left/Right pass  Enter changes  h hide  Tab pane  : cmd  ? help  q quit";
     case P_IR: return " d diff/full  Left/Right pass  / search  Enter details  g svg  ? help  q quit";
-    case P_GRAPH: return " Up/Dn node  Enter details  Left/Right pass  / search  g svg  ? help  q quit";
+    case P_GRAPH:
+        return tui_graph_key_hint(t) ? " arrows pan  +/- zoom  f follow  c colour  j/k node  [ ] pass  Enter details  ? help"
+                                              : " Up/Dn node  Enter details  Left/Right pass  / search  g svg  ? help  q quit";
     case P_KERNELS: return " p profile  s sort  v verify  Enter details  / search  ? help  q quit";
     case P_FUSIONS: return " Space toggle  z undo  b bisect  v verify  Enter details  ? help  q quit";
     case P_BISECT: return " b bisect  Space/z in 5 fusions  ? help  q quit";
@@ -64,6 +69,7 @@ static TuiLines *lines(Tui *t, int p)
 
 static void focus(Tui *t, int p)
 {
+    if (p == P_GRAPH && t->focus != P_GRAPH) t->graph_sync = true;
     t->focus = p;
     if (p >= P_IR && p <= P_BISECT) t->main_pane = p;
 }
@@ -150,6 +156,7 @@ static void edit(Tui *t, int key)
 static void main_keys(Tui *t, int key)
 {
     int page = t->grid.h / 2;
+    if (t->focus == P_GRAPH && tui_graph_key(t, key)) return;
     switch (key) {
     case 'q': case TK_ESC: t->quit = true; break;
     case '?': case TK_F1: t->help = true; t->help_top = 0; break;
@@ -162,8 +169,8 @@ static void main_keys(Tui *t, int key)
         break;
     }
     case '1': case '2': case '3': case '4': case '5': case '6': case '7': case '8': focus(t, key - '1'); break;
-    case TK_LEFT: tui_exec(t, "pass prev", false, NULL); break;
-    case TK_RIGHT: tui_exec(t, "pass next", false, NULL); break;
+    case TK_LEFT: case '[': tui_exec(t, "pass prev", false, NULL); break;
+    case TK_RIGHT: case ']': tui_exec(t, "pass next", false, NULL); break;
     case TK_UP: case 'k': move(t, -1, false); break;
     case TK_DOWN: case 'j': move(t, 1, false); break;
     case TK_PGUP: move(t, -page, false); break;

@@ -159,15 +159,16 @@ void tui_render(Tui *t)
     if (ph > top) ph = top;
     pane(t, P_PASSES, 0, 1, lw, ph, "1 passes");
     pane(t, P_DETAILS, 0, 1 + ph, lw, top - ph, "8 details");
-    char title[128];
+    char title[160], gt[128];
+    bool drawn = t->main_pane == P_GRAPH && tui_graph_draw(t, lw + 1, 3, g->w - lw - 2, top - 3);
     snprintf(title, sizeof title, "%s", t->main_pane == P_IR ? (t->full_ir ? "graph text (d: diff)" : "changes (d: full)")
-                                          : t->main_pane == P_GRAPH ? "node list with edges"
+                                          : t->main_pane == P_GRAPH ? tui_graph_title(t, gt, sizeof gt)
                                           : t->main_pane == P_KERNELS ? (t->nprof ? "kernels, profiled (s: sort)" : "kernels (p: profile)")
                                           : t->main_pane == P_FUSIONS ? "fusions (Space, z undo)"
                                           : "bisect");
     tui_box(g, lw, 1, g->w - lw, top, title, t->focus == t->main_pane);
     tabs(t, lw + 1, 2, g->w - lw - 2);
-    draw_list(t, t->main_pane, lw + 1, 3, g->w - lw - 2, top - 3, 1);
+    if (!drawn) draw_list(t, t->main_pane, lw + 1, 3, g->w - lw - 2, top - 3, 1);
     pane(t, P_LOG, 0, 1 + top, g->w, logh, "7 log (each action as its --batch command)");
     footer(t);
     if (t->help) help(t);
@@ -182,6 +183,6 @@ void tui_render_busy(Tui *t, const char *line)
     int y = g->h - 1;
     tui_fill(g, 0, y, g->w, 1, ' ', TA_REV);
     tui_putf(g, 0, y, g->w, TA_REV | TA_BOLD, " %c working: %s   (%s)", spin[t->spin++ % 4], line,
-             t->status[0] ? t->status : "Esc: cancel is not available yet");
+             t->status[0] ? t->status : "Esc: cancel");
     tui_term_flush(g, t->no_color);
 }

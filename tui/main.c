@@ -44,6 +44,7 @@ void tui_free_views(Tui *t)
     tui_lines_reset(&t->log);
     tui_lines_reset(&t->bisect);
     tui_grid_free(&t->grid);
+    tui_graph_free(t);
     free(t->prof);
     t->prof = NULL;
 }
@@ -120,13 +121,13 @@ int tui_main(int argc, char **argv)
             fprintf(stderr, "error: %s: cannot write\n", dump_path);
             rc = 2;
         } else {
-            const char *p = text ? text : keys;
+            t->keys_at = text ? text : keys;
             int nscreen = 0, nw = w, nh = h;
             tui_grid_resize(&t->grid, w, h);
             for (;;) {
                 tui_render(t);
                 if (t->quit) break;
-                int k = tui_script_key(&p, &nw, &nh);
+                int k = tui_script_key(&t->keys_at, &nw, &nh);
                 if (k == TK_NONE) break;
                 if (k == TK_DUMP) dump(t, out, &nscreen);
                 else if (k == TK_RESIZE) tui_grid_resize(&t->grid, nw, nh);

@@ -1,7 +1,12 @@
-/* The graph pane: the fallback drawing that scales to any graph size, one row per live node of
- * the current pass with its fusion frame, placement (colour by partition) and its edges (the
- * producers it reads, the nodes that read it). `g` renders the real drawing through Graphviz to
- * an SVG file (the session's `dot` command). */
+/* The graph pane. Graphs of up to TUI_GRAPH_MAX_DRAW live nodes are drawn in the terminal from
+ * Graphviz's layout (viz_layout, cached per pass and fusion-switch state; painted by
+ * graph_draw.c): colour by partition or, after profiling, by GPU time or error; arrows pan, +/-
+ * zoom, f follows the selection, c cycles the colours. The node list (one row per live node with
+ * its fusion, placement and edges) is built for every graph: it holds the selection (j/k move
+ * it, / searches it) and is what larger graphs show instead of the drawing. `g` renders the
+ * real drawing through Graphviz to an SVG file (the session's `dot` command). */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "internal.h"
 
@@ -34,10 +39,99 @@ static void edges_out(const Graph *g, const Node *n, char *buf, size_t cap)
     }
 }
 
+#define NCACHE 6
+static const double zooms[] = {0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0};
+#define ZOOM_1 4
+enum { COL_PART, COL_GPU, COL_ERR, COL_N };
+
+typedef struct Entry {
+    char *key; /* pass and switch state; NULL: empty */
+    VizLayout l;
+    bool failed;
+    unsigned used;
+} Entry;
+
+struct TuiGraphView {
+    Entry e[NCACHE];
+    unsigned tick;
+    int zoom, color;
+    bool follow, drawn, panned;
+    double cx, cy; /* the view's centre, in points */
+    int live;      /* live nodes of the graph shown */
+    const char *why; /* why the list is shown instead of the drawing */
+};
+
+static TuiGraphView *view(Tui *t)
+{
+    if (!t->gv) {
+        t->gv = calloc(1, sizeof *t->gv);
+        if (t->gv) {
+            t->gv->zoom = ZOOM_1;
+            t->gv->follow = true;
+        }
+    }
+    return t->gv;
+}
+
+void tui_graph_free(Tui *t)
+{
+    if (!t->gv) return;
+    for (int i = 0; i < NCACHE; i++) {
+        free(t->gv->e[i].key);
+        viz_layout_free(&t->gv->e[i].l);
+    }
+    free(t->gv);
+    t->gv = NULL;
+}
+
+/* The cached layout of the current pass under the current switches (laid out on a miss). */
+static Entry *layout(Tui *t, TuiGraphView *v, const Graph *g)
+{
+    char key[2048];
+    size_t u = (size_t)snprintf(key, sizeof key, "%d:%s:%d:%d", t->s.cursor, t->s.pipe.snaps[t->s.cursor].pass,
+                                g->nnodes, g->nfusions);
+    for (int i = 0; i < g->nfusions && u + 2 < sizeof key; i++) key[u++] = g->fusions[i].enabled ? '1' : '0';
+    for (int i = 0; i < t->s.noff && u + 2 < sizeof key; i++)
+        u += (size_t)snprintf(key + u, sizeof key - u, ",%s", t->s.off[i]);
+    key[u < sizeof key ? u : sizeof key - 1] = 0;
+    Entry *lru = &v->e[0];
+    for (int i = 0; i < NCACHE; i++) {
+        if (v->e[i].key && strcmp(v->e[i].key, key) == 0) {
+            v->e[i].used = ++v->tick;
+            return &v->e[i];
+        }
+        if (v->e[i].used < lru->used) lru = &v->e[i];
+    }
+    free(lru->key);
+    viz_layout_free(&lru->l);
+    lru->key = strdup(key);
+    lru->used = ++v->tick;
+    DiagList d = {0};
+    lru->failed = viz_layout(g, &lru->l, &d) != ST_OK;
+    if (lru->failed && d.count) tui_logf(t, TA_COLOR(TC_RED), "graph layout: %s", d.items[0].msg);
+    diag_free(&d);
+    return lru;
+}
+
+/* The graph's node that the IR or kernel selection names, -1. */
+static int synced_node(const Tui *t, const Graph *g)
+{
+    if (t->sel_node[0]) return graph_find_node(g, t->sel_node);
+    const Plan *p = t->s.pipe.plan;
+    if (p && t->sel_kernel >= 0 && t->sel_kernel < p->nkernels)
+        for (int i = 0; i < p->kernels[t->sel_kernel].nprov; i++) {
+            int n = graph_find_node(g, p->kernels[t->sel_kernel].prov[i]);
+            if (n >= 0 && !g->nodes[n].dead) return n;
+        }
+    return -1;
+}
+
 void tui_view_graph(Tui *t, TuiLines *out)
 {
     if (!t->s.pipe.nsnaps) return;
     const Graph *g = t->s.pipe.snaps[t->s.cursor].g;
+    int want = t->graph_sync ? synced_node(t, g) : -1;
+    t->graph_sync = false;
     char in[256], outs[256];
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = &g->nodes[i];
@@ -46,7 +140,141 @@ void tui_view_graph(Tui *t, TuiLines *out)
         edges_out(g, n, outs, sizeof outs);
         const char *fid = n->fusion >= 0 && n->fusion < g->nfusions ? g->fusions[n->fusion].id : "";
         int a = n->place == PLACE_CPU ? TA_COLOR(TC_YELLOW) : 0;
+        if (i == want) t->pane[P_GRAPH].sel = out->n;
         tui_lines_add(out, a, i, "%-4s %-3s %-18s %-12s <- %s -> %s", fid[0] ? fid : "",
                       n->place == PLACE_CPU ? "cpu" : "npu", n->name, op_short_name(n->op), in, outs);
     }
+}
+
+/* Colours of the boxes: placement, or the kernel's share of the slowest GPU time, or its error. */
+static void colours(const Tui *t, const Graph *g, const VizLayout *l, int mode, int *attr)
+{
+    double worst = 0;
+    for (int i = 0; i < t->nprof; i++)
+        if (t->prof[i].gpu_us > worst) worst = t->prof[i].gpu_us;
+    for (int i = 0; i < l->nbox; i++) {
+        const VizBox *b = &l->box[i];
+        attr[i] = 0;
+        if (b->node < 0) continue;
+        const Node *n = &g->nodes[b->node];
+        if (mode == COL_PART) {
+            attr[i] = TA_COLOR(n->place == PLACE_CPU ? TC_YELLOW : TC_CYAN);
+            continue;
+        }
+        int k;
+        tui_kernel_of_node(t, n->name, &k);
+        const TuiProfRow *r = k >= 0 ? tui_prof_row(t, k) : NULL;
+        if (!r) attr[i] = TA_DIM;
+        else if (mode == COL_GPU)
+            attr[i] = TA_COLOR(r->gpu_us >= 0.5 * worst ? TC_RED : r->gpu_us >= 0.15 * worst ? TC_YELLOW : TC_GREEN);
+        else
+            attr[i] = TA_COLOR(strcmp(r->verdict, "MISMATCH") == 0 ? TC_RED : r->rel_l2 > 1e-3 ? TC_YELLOW : TC_GREEN);
+    }
+}
+
+bool tui_graph_draw(Tui *t, int x, int y, int w, int h)
+{
+    TuiGraphView *v = view(t);
+    if (!v || !t->s.pipe.nsnaps) return false;
+    v->drawn = false;
+    const Graph *g = t->s.pipe.snaps[t->s.cursor].g;
+    v->live = 0;
+    for (int i = 0; i < g->nnodes; i++) v->live += !g->nodes[i].dead;
+    v->why = NULL;
+    if (v->live > TUI_GRAPH_MAX_DRAW) {
+        v->why = "too many to draw";
+        return false;
+    }
+    Entry *e = layout(t, v, g);
+    if (e->failed) {
+        v->why = "layout failed";
+        return false;
+    }
+    const VizLayout *l = &e->l;
+    int *attr = calloc((size_t)l->nbox + 1, sizeof *attr);
+    if (!attr) return false;
+    if (v->color != COL_PART && !t->nprof) v->color = COL_PART;
+    colours(t, g, l, v->color, attr);
+    TuiGraphPaint p = {.l = l, .x = x, .y = y, .w = w, .h = h, .sel_box = -1, .box_attr = attr};
+    p.sx = 6.0 / zooms[v->zoom];
+    p.sy = 12.0 / zooms[v->zoom];
+    const TuiLines *rows = &t->lines[P_GRAPH];
+    int sel = t->pane[P_GRAPH].sel, node = sel >= 0 && sel < rows->n ? rows->v[sel].id : -1;
+    for (int i = 0; i < l->nbox && node >= 0; i++)
+        if (l->box[i].node == node) p.sel_box = i;
+    if (v->follow && p.sel_box >= 0) {
+        v->cx = l->box[p.sel_box].x;
+        v->cy = l->box[p.sel_box].y;
+    } else if (!v->panned) {
+        v->cx = l->w / 2;
+        v->cy = h * p.sy / 2;
+    }
+    /* keep some of the drawing in view */
+    if (v->cx < 0) v->cx = 0;
+    if (v->cx > l->w) v->cx = l->w;
+    if (v->cy < 0) v->cy = 0;
+    if (v->cy > l->h) v->cy = l->h;
+    p.ox = v->cx - w * p.sx / 2;
+    p.oy = v->cy - h * p.sy / 2;
+    if (l->w <= w * p.sx) p.ox = (l->w - w * p.sx) / 2; /* fits across: centred */
+    if (l->h <= h * p.sy) p.oy = -p.sy;                 /* fits down: from the top */
+    tui_graph_paint(t, &p);
+    free(attr);
+    v->drawn = true;
+    return true;
+}
+
+const char *tui_graph_title(const Tui *t, char *buf, size_t n)
+{
+    static const char *cols[COL_N] = {"partition: cyan npu, yellow cpu", "gpu time: red slowest",
+                                      "error: red mismatch"};
+    const TuiGraphView *v = t->gv;
+    if (!v || !v->drawn) {
+        if (v && v->why)
+            snprintf(buf, n, "node list with edges: %d nodes, %s (over %d; g: svg)", v->live, v->why,
+                     TUI_GRAPH_MAX_DRAW);
+        else
+            snprintf(buf, n, "node list with edges");
+        return buf;
+    }
+    snprintf(buf, n, "graph %d nodes, zoom %.0f%%%s, %s", v->live, zooms[v->zoom] * 100,
+             v->follow ? ", follow" : "", cols[v->color]);
+    return buf;
+}
+
+bool tui_graph_key_hint(const Tui *t)
+{
+    return t->gv && t->gv->drawn;
+}
+
+bool tui_graph_key(Tui *t, int key)
+{
+    TuiGraphView *v = t->gv;
+    if (!v || !v->drawn) return false;
+    double sx = 6.0 / zooms[v->zoom], sy = 12.0 / zooms[v->zoom];
+    int pw = t->grid.w / 3, ph = t->grid.h / 4;
+    switch (key) {
+    case TK_LEFT: v->cx -= pw * sx; break;
+    case TK_RIGHT: v->cx += pw * sx; break;
+    case TK_UP: v->cy -= ph * sy; break;
+    case TK_DOWN: v->cy += ph * sy; break;
+    case '+': case '=': if (v->zoom + 1 < (int)(sizeof zooms / sizeof zooms[0])) v->zoom++; return true;
+    case '-': if (v->zoom > 0) v->zoom--; return true;
+    case 'f':
+        v->follow = !v->follow;
+        v->panned = false;
+        snprintf(t->status, sizeof t->status, "graph: follow the selection %s", v->follow ? "on" : "off");
+        return true;
+    case 'c':
+        v->color = (v->color + 1) % COL_N;
+        if (v->color != COL_PART && !t->nprof) {
+            v->color = COL_PART;
+            snprintf(t->status, sizeof t->status, "graph: colour by GPU time or error after p (profile)");
+        }
+        return true;
+    default: return false;
+    }
+    v->follow = false; /* an arrow pans: stop following the selection */
+    v->panned = true;
+    return true;
 }

@@ -1,3 +1,4 @@
+/* viz_dot and viz_write: DOT text of a graph snapshot, rendered through libgvc. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -5,7 +6,25 @@
 #include <gvc.h>
 
 #include "../common/fileio.h"
+#include "internal.h"
 #include "viz.h"
+
+static GVC_t *the_gvc;
+
+static void free_gvc(void)
+{
+    if (the_gvc) gvFreeContext(the_gvc);
+    the_gvc = NULL;
+}
+
+GVC_t *viz_gvc(void)
+{
+    if (!the_gvc) {
+        the_gvc = gvContext();
+        if (the_gvc) atexit(free_gvc);
+    }
+    return the_gvc;
+}
 
 typedef struct Buf {
     char *p;
@@ -69,7 +88,7 @@ static const char *kind_color(OpId op)
 Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d)
 {
     Buf b = {0};
-    VizOptions def = {VIZ_COLOR_KIND, false};
+    VizOptions def = {VIZ_COLOR_KIND, false, false};
     if (!o) o = &def;
     char sh[160];
     put(&b, "digraph ");
@@ -81,13 +100,17 @@ Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d)
     if (big) /* keep Graphviz's crossing minimisation and spline routing bounded */
         put(&b, "  nslimit=1; nslimit1=1; mclimit=0.1; searchsize=5; remincross=false; "
                 "splines=line;\n");
+    if (o->compact)
+        put(&b, "  nodesep=0.2; ranksep=0.3; node [fontname=\"Courier\", width=0.3, height=0.5, "
+                "margin=\"0.08,0.02\"];\n");
     put(&b, "  rankdir=TB; node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", "
             "fontsize=10]; edge [fontsize=8, color=\"#555555\"];\n");
     for (int i = 0; i < g->ninputs; i++) {
         const GTensor *t = &g->tensors[g->inputs[i]];
         put(&b, "  t%d [shape=ellipse, fillcolor=\"#ffffff\", label=", g->inputs[i]);
         char lbl[512];
-        snprintf(lbl, sizeof lbl, "%s\n%s", t->name, tensor_describe(t, sh, sizeof sh));
+        if (o->compact) snprintf(lbl, sizeof lbl, "%s", t->name);
+        else snprintf(lbl, sizeof lbl, "%s\n%s", t->name, tensor_describe(t, sh, sizeof sh));
         quoted(&b, lbl);
         put(&b, "];\n");
     }
@@ -122,8 +145,11 @@ Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d)
         for (int k = 0; k < n->nin; k++) nw += g->tensors[n->in[k]].kind == TK_WEIGHT;
         char lbl[512], wl[32] = "";
         if (nw) snprintf(wl, sizeof wl, "\n+%d weight%s", nw, nw > 1 ? "s" : "");
-        snprintf(lbl, sizeof lbl, "%s\n%s\n%s%s", n->name, op_short_name(n->op),
-                 n->nout ? tensor_describe(node_output(g, n, 0), sh, sizeof sh) : "", wl);
+        if (o->compact)
+            snprintf(lbl, sizeof lbl, "%s", op_short_name(n->op));
+        else
+            snprintf(lbl, sizeof lbl, "%s\n%s\n%s%s", n->name, op_short_name(n->op),
+                     n->nout ? tensor_describe(node_output(g, n, 0), sh, sizeof sh) : "", wl);
         put(&b, "  n%d [fillcolor=\"%s\"%s, label=", i, fill,
             n->place == PLACE_CPU && g->nparts ? ", peripheries=2" : "");
         quoted(&b, lbl);
@@ -152,7 +178,7 @@ Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d)
             }
             if (nc) snprintf(to, sizeof to, "f%d", n->fusion);
             else snprintf(to, sizeof to, "n%d", i);
-            if (big) {
+            if (big || o->compact) {
                 put(&b, "  %s -> %s;\n", from, to);
                 continue;
             }
@@ -190,11 +216,10 @@ Status viz_write(const Graph *g, const VizOptions *o, const char *file, DiagList
         free(text);
         return st;
     }
-    GVC_t *gvc = gvContext();
+    GVC_t *gvc = viz_gvc();
     Agraph_t *ag = gvc ? agmemread(text) : NULL;
     free(text);
     if (!ag) {
-        if (gvc) gvFreeContext(gvc);
         return diag_add(d, DIAG_ERROR, ST_INTERNAL, file, NULL, NULL, "Graphviz could not read the graph");
     }
     char *data = NULL;
@@ -207,6 +232,5 @@ Status viz_write(const Graph *g, const VizOptions *o, const char *file, DiagList
     if (data) gvFreeRenderData(data);
     gvFreeLayout(gvc, ag);
     agclose(ag);
-    gvFreeContext(gvc);
     return st;
 }

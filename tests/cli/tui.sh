@@ -1,7 +1,8 @@
 #!/bin/bash
 # The explorer TUI: golden screens from headless key scripts (resnet18 and qwen2_tiny prefill at
 # 80x24 and 160x48; --tui-stable shows times as '-'), then the real binary inside tmux: open,
-# step passes, toggle a fusion, profile, bisect with --break, quit. A missing tmux fails.
+# step passes, toggle a fusion, profile, bisect with --break, quit; Esc cancelling a running
+# bisect. Headless: the graph pane's drawing of convnet, Esc cancelling. A missing tmux fails.
 # Refresh the goldens after an intended change with: UPDATE_GOLDEN=1 bash tests/cli/tui.sh
 B=${NPU_EXPLORE:-build/asan/npu-explore}
 T=$(mktemp -d); trap 'rm -rf "$T"; [ -n "$sess" ] && tmux kill-session -t "$sess" 2>/dev/null' EXIT
@@ -32,6 +33,23 @@ ok "help overlay lists the session commands" \
 "$B" tests/models/convnet/model.json --backend cpu --break F2 --tui-keys 'b' --tui-size 120x30 \
     --tui-stable > "$T/bisect.txt" 2>&1
 ok "headless bisect names the culprit" "grep -q 'bisect: culprit F2' $T/bisect.txt"
+# the graph pane drawn from Graphviz's layout: op boxes, edges, fusion frames; j moves the selection
+"$B" tests/models/convnet/model.json --backend cpu --tui-keys '3<Dump>j+' --tui-size 120x40 --tui-stable \
+    > "$T/graph.txt" 2>&1
+ok "graph pane draws convnet's op boxes" "grep -Eq '[|#]conv2d[|#]' $T/graph.txt && grep -q '|relu|' $T/graph.txt \
+    && grep -q '|max_pool2d|' $T/graph.txt && grep -q '(x)' $T/graph.txt && grep -q 'graph 11 nodes, zoom 100%' $T/graph.txt"
+ok "graph pane draws fusion frames and edges" "grep -q '[.]F1 conv_relu[.]' $T/graph.txt && grep -Eq '^[|].*[|] +v +' $T/graph.txt"
+ok "graph pane: the selection is drawn with # and follows j; + zooms" \
+    "grep -q '#conv2d#' $T/graph.txt && grep -q '#relu' $T/graph.txt && grep -q '>node relu' $T/graph.txt \
+     && grep -q 'zoom 140%' $T/graph.txt"
+"$B" tests/models/convnet/model.json --backend cpu --tui-keys 'd<End>3' --tui-size 120x40 --tui-stable > "$T/gsync.txt" 2>&1
+ok "graph pane selects the IR pane's node" "grep -q '>node linear' $T/gsync.txt && grep -q '#linear#' $T/gsync.txt"
+# Esc right after the key that starts long work cancels it (typed ahead: no race)
+"$B" tests/models/convnet/model.json --backend cpu --break F2 --tui-keys 'b<Esc>' --tui-size 120x30 \
+    --tui-stable > "$T/cancel.txt" 2>&1
+ok "headless: Esc cancels a bisect" "grep -q 'bisect: cancelled' $T/cancel.txt && grep -q '| cancelled: bisect' $T/cancel.txt"
+"$B" tests/models/convnet/model.json --backend cpu --tui-keys 'p<Esc>' --tui-size 120x30 --tui-stable > "$T/pcancel.txt" 2>&1
+ok "headless: Esc cancels a profile" "grep -q 'profile: cancelled' $T/pcancel.txt && grep -q 'cancelled: profile 5' $T/pcancel.txt"
 "$B" tests/models/convnet/model.json --tui-keys ':frobnicate<Enter>' --tui-stable > "$T/bad.txt" 2>&1
 ok "a bad : command is reported, not fatal" "grep -q \"unknown command 'frobnicate'\" $T/bad.txt"
 "$B" tests/models/convnet/model.json --backend cpu < /dev/null > "$T/nontty.txt" 2>&1; rc=$?
@@ -64,3 +82,15 @@ tmux send-keys -t "$sess" b
 ok "tmux: b bisects to the culprit" "wait_for 'bisect: culprit F2' 60"
 tmux send-keys -t "$sess" q
 ok "tmux: q quits with exit 0" "wait_for 'EXITED 0' 20"
+tmux kill-session -t "$sess" 2>/dev/null
+# Esc while a bisect runs (resnet18 takes seconds): the worker stops at its next step
+sess=npu-tui-cancel-$$
+tmux new-session -d -s "$sess" -x 120 -y 40 \
+    "env TERM=xterm-256color '$B' tests/models/resnet18/model.json --backend cpu --break F3; echo EXITED \$?; sleep 30"
+ok "tmux: resnet18 opens" "wait_for 'pass 8/8 lower' 60"
+tmux send-keys -t "$sess" b
+wait_for 'working: bisect' 20
+tmux send-keys -t "$sess" Escape
+ok "tmux: Esc cancels the running bisect" "wait_for 'bisect: cancelled' 60 && grep -q 'cancelled: bisect' $T/cap.txt"
+tmux send-keys -t "$sess" q
+ok "tmux: q quits after the cancel" "wait_for 'EXITED 0' 20"
