@@ -31,9 +31,22 @@ static bool layout_agnostic(const Graph *g, const Node *n)
     return true;
 }
 
+/* Is t an intermediate of an enabled fusion that c belongs to? The fused kernel never writes
+ * such a tensor to memory, so c does not read it from memory in any layout. */
+static bool fused_internal(const Graph *g, const Node *c, int t)
+{
+    int p = g->tensors[t].producer;
+    if (c->fusion < 0 || p < 0 || g->nodes[p].fusion != c->fusion) return false;
+    return g->fusions[c->fusion].enabled;
+}
+
 /* Does consumer node c read input tensor t in t's padded layout? */
 static bool reads_padded(const Graph *g, const Node *c, int t)
 {
+    /* A depad between two members of one fused kernel would read a tensor that kernel never
+     * writes: conv_add whose residual is dense (it came from the CPU) hit this. The fused
+     * kernel takes each outside operand's own layout, so the member needs no conversion. */
+    if (fused_internal(g, c, t)) return true;
     if (c->place != PLACE_NPU) return false;
     if (conv_family(c->op)) return c->in[0] == t; /* data input, not weights */
     if (layout_agnostic(g, c)) {

@@ -1,0 +1,94 @@
+#!/bin/bash
+# Models nobody here tuned for (issue #5; tests/models/gen_untuned.py writes them): mobilenet_block
+# (depthwise conv, hard activations, squeeze-excite broadcast mul, ceil_mode pools) and gpt_block
+# (layer_norm, addmm, in-graph causal mask from arange/le/where/masked_fill, cumsum positions,
+# tanh gelu, tied lm_head). No PyTorch reference exists for them, so Vulkan is compared with the
+# CPU reference on the same seeded random weights and inputs (--random-weights 1), by relative L2
+# of every output, in fp16/bf16/fp32 storage, fusions on and off, and with op families forced
+# onto the CPU; describe must show where the partitioner put things.
+B=${NPU_EXPLORE:-build/asan/npu-explore}
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+n=0
+ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+# rel A.safetensors B.safetensors MAXREL: every tensor of A within MAXREL (relative L2) of B's;
+# prints the worst. With MAXREL prefixed by '>' it must exceed it instead (a broken run).
+rel() { python3 -c '
+import json,math,struct,sys
+def load(p):
+    b=open(p,"rb").read(); n=struct.unpack("<Q",b[:8])[0]; h=json.loads(b[8:8+n]); d=b[8+n:]; o={}
+    for k,v in h.items():
+        if k=="__metadata__": continue
+        s,e=v["data_offsets"]; f={"F32":"f","F16":"e","BF16":None,"I64":"q"}[v["dtype"]]
+        assert f, v
+        o[k]=struct.unpack("<%d%s"%((e-s)//struct.calcsize(f),f),d[s:e])
+    return o
+a,b=load(sys.argv[1]),load(sys.argv[2]); lim=sys.argv[3]
+assert a and set(a)==set(b), (list(a),list(b))
+worst=0
+for k in a:
+    x,y=a[k],b[k]; assert len(x)==len(y) and all(map(math.isfinite,x)), k
+    den=math.sqrt(sum(q*q for q in y)); assert den>0, k
+    worst=max(worst,math.sqrt(sum((p-q)**2 for p,q in zip(x,y)))/den)
+print("rel_l2 %.3g" % worst, file=sys.stderr)
+assert worst>float(lim[1:]) if lim[0]==">" else worst<=float(lim), worst
+' "$@"; }
+M=tests/models
+for m in mobilenet_block gpt_block; do
+    "$B" run $M/$m/model.json --random-weights 1 --backend cpu -o "$T/$m.cpu.st" 2>"$T/e"; rc=$?
+    ok "$m runs on the CPU reference" "[ $rc = 0 ] || { head -3 $T/e; false; }"
+    for c in fp16:3e-3 bf16:2e-2 fp32:1e-5; do
+        IFS=: read -r dt tol <<<"$c"
+        for fuse in on off; do
+            nf=(); [ $fuse = off ] && nf=(--no-fuse all)
+            "$B" run $M/$m/model.json --random-weights 1 --dtype $dt "${nf[@]}" -o "$T/v.st" 2>"$T/e"; rc=$?
+            ok "$m on Vulkan, $dt, fusions $fuse, matches the CPU reference (rel_l2 <= $tol)" \
+               "[ $rc = 0 ] && rel $T/v.st $T/$m.cpu.st $tol 2>&1 | sed 's/^/# /' && [ \${PIPESTATUS[0]} = 0 ] || { head -3 $T/e; false; }"
+        done
+    done
+done
+# placement: what describe says the partitioner did
+"$B" describe $M/gpt_block/model.json --json > "$T/g.json"; rc=$?
+ok "gpt_block: mask and position building on the CPU, the math on the NPU, 4 partitions" "[ $rc = 0 ] && python3 -c '
+import json,sys
+p=json.load(open(sys.argv[1])); ks=p[\"kernels\"]
+on=lambda t: {k[\"shader\"] for k in ks if k[\"target\"]==t}
+assert {\"ones\",\"cumsum\",\"arange\",\"le\",\"full\",\"where\",\"logical_not\",\"masked_fill\"} <= on(\"cpu\"), on(\"cpu\")
+assert {\"embedding\",\"layernorm\",\"matmul\",\"matmul_nb\",\"softmax\",\"unary\"} <= on(\"npu\"), on(\"npu\")
+assert not on(\"cpu\") & {\"layernorm\",\"matmul\",\"matmul_nb\",\"softmax\",\"embedding\"}
+assert [q[\"target\"] for q in p[\"partitions\"]]==[\"cpu\",\"npu\",\"cpu\",\"npu\"], p[\"partitions\"]
+' $T/g.json"
+"$B" describe $M/mobilenet_block/model.json --json > "$T/m.json"; rc=$?
+ok "mobilenet_block: everything on the NPU (4 pools, depthwise and SE convs), conv_add fused" "[ $rc = 0 ] && python3 -c '
+import json,sys
+p=json.load(open(sys.argv[1])); ks=p[\"kernels\"]
+assert ks and all(k[\"target\"]==\"npu\" for k in ks), [k[\"shader\"] for k in ks if k[\"target\"]!=\"npu\"]
+assert sum(k[\"shader\"]==\"pool2d\" for k in ks)==4 and sum(k[\"shader\"].startswith(\"conv2d\") for k in ks)==7
+assert any(f[\"pattern\"]==\"conv_add\" for f in p[\"fusions\"]), p[\"fusions\"]
+' $T/m.json"
+# op families forced onto the CPU: boundaries inside SE, at the residual, around the pools, the
+# norms and the matmuls. hardswish on the CPU makes the fused conv_add's residual dense (it
+# failed to compile before pass_layout stopped depadding fusion intermediates).
+"$B" describe $M/mobilenet_block/model.json --cpu-op aten.hardswish.default --json > "$T/h.json"; rc=$?
+ok "mobilenet_block with hardswish on the CPU keeps conv_add fused" "[ $rc = 0 ] && python3 -c '
+import json,sys
+p=json.load(open(sys.argv[1]))
+assert any(f[\"pattern\"]==\"conv_add\" for f in p[\"fusions\"]) and any(k[\"target\"]==\"cpu\" for k in p[\"kernels\"])
+' $T/h.json"
+for c in "mobilenet_block:aten.hardswish.default" \
+         "mobilenet_block:aten.hardsigmoid.default,aten.max_pool2d.default,aten.avg_pool2d.default" \
+         "mobilenet_block:aten.conv2d.default" "mobilenet_block:aten.mul.Tensor,aten.adaptive_avg_pool2d.default" \
+         "gpt_block:aten.layer_norm.default,aten.addmm.default" "gpt_block:aten.gelu.default,aten.softmax.int" \
+         "gpt_block:aten.embedding.default,aten.permute.default,aten.matmul.default"; do
+    IFS=: read -r m ops <<<"$c"
+    args=(); for o in ${ops//,/ }; do args+=(--cpu-op "$o"); done
+    for dt in fp16:3e-3 bf16:2e-2; do
+        IFS=: read -r d tol <<<"$dt"
+        "$B" run $M/$m/model.json --random-weights 1 --dtype $d "${args[@]}" -o "$T/v.st" 2>"$T/e"; rc=$?
+        ok "$m, $d, with $ops on the CPU, matches the CPU reference" \
+           "[ $rc = 0 ] && rel $T/v.st $T/$m.cpu.st $tol 2>&1 | sed 's/^/# /' && [ \${PIPESTATUS[0]} = 0 ] || { head -3 $T/e; false; }"
+    done
+done
+# the comparison can fail: a broken fused kernel (--break) must be caught
+"$B" run $M/mobilenet_block/model.json --random-weights 1 --break F2 -o "$T/v.st" 2>"$T/e"; rc=$?
+ok "mobilenet_block with conv_add broken (--break F2) disagrees with the CPU reference" \
+   "[ $rc = 0 ] && rel $T/v.st $T/mobilenet_block.cpu.st '>3e-3' 2>/dev/null"
