@@ -24,7 +24,8 @@
  * Push (decode_attention): {T, D, Hq, rep_k, rep_v, scale, k_sb, k_sh, k_st, v_sb, v_sh, v_st,
  *        q_sb, q_sh, m_sb, m_sh, m_st, o_sb, o_sh} (strides in elements, 0 for a broadcast mask
  *        dim); decode_attention_split: the same then {nsplit, chunk}.
- * Spec: 0 = workgroup size (a power of two), 1 = lanes per key row in the score phase.
+ * Spec: 0 = workgroup size (a power of two: 128, or 64 for the split kernel when chunks are
+ *       64 positions and D <= 128), 1 = lanes per key row in the score phase.
  * decode_attention_combine: push {nsplit, D, Hq, o_sb, o_sh}, spec 0 = workgroup size. */
 #include "kernels.h"
 
@@ -178,6 +179,9 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     st = kc_set_args(c, k, sargs, 4, 6);
     if (st != ST_OK) return st;
     k->shader = "decode_attention_split";
+    /* a workgroup as wide as a chunk of 64 (one pass of the chunk loop, half the barriers of a
+     * half-used 128-wide pass) where the shader's two dims per invocation still cover D */
+    if (chunk <= 64 && D <= 128) k->spec[0] = 64;
     kc_grid(k, B * Hq * nsplit, 1);
     int cargs[2] = {part, out};
     PlanKernel *cb = kc_append(c, k, "decode_attention_combine", cargs, 1, 2);
