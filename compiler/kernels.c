@@ -12,6 +12,8 @@ static const struct {
 } families[] = {
     {"unary", lower_unary},
     {"decode_attention", lower_attention},
+    {"decode_attention_split", lower_attention},
+    {"decode_attention_combine", lower_attention},
     {"copy", lower_copy},
     {"transpose", lower_copy},
     {"expand", lower_copy},
@@ -110,6 +112,78 @@ uint32_t kc_lanes_for(int64_t len, uint32_t wg)
     uint32_t t = 1;
     while (t < wg && t < len) t <<= 1;
     return t;
+int kc_scratch(const KernelCtx *c, const PlanKernel *k, const char *suffix, int rank,
+               const int64_t *shape, DType storage)
+{
+    Plan *p = c->grow;
+    if (!p || p->ntensors >= c->max_tensors || rank < 1 || rank > NPU_MAX_RANK) {
+        kc_error(c, "kernel %s: no room for a scratch tensor in the plan", k->shader);
+        return -1;
+    }
+    char name[256];
+    snprintf(name, sizeof name, "%s%s", kc_out(k, p)->name, suffix);
+    PlanTensor *t = &p->tensors[p->ntensors];
+    memset(t, 0, sizeof *t);
+    t->name = arena_strdup(&p->arena, name);
+    t->kind = PT_ACT;
+    t->dtype = t->storage = storage;
+    t->rank = rank;
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        t->shape[i] = t->pshape[i] = shape[i];
+        n *= shape[i];
+    }
+    t->alias_of = -1;
+    t->offset = -1;
+    t->bytes = n * (int64_t)dtype_size(storage);
+    t->weight_key = NULL;
+    if (!t->name) {
+        kc_error(c, "out of memory");
+        return -1;
+    }
+    return p->ntensors++;
+}
+
+Status kc_set_args(const KernelCtx *c, PlanKernel *k, const int *args, int nin, int nargs)
+{
+    int *a = c->grow ? arena_alloc(&c->grow->arena, sizeof(int) * (size_t)(nargs + 1)) : NULL;
+    if (!a || nin < 0 || nin > nargs) return kc_error(c, "kernel %s: cannot rebind", k->shader);
+    memcpy(a, args, sizeof(int) * (size_t)nargs);
+    k->args = a;
+    k->nin = nin;
+    k->nargs = nargs;
+    return ST_OK;
+}
+
+PlanKernel *kc_append(const KernelCtx *c, const PlanKernel *k, const char *shader,
+                      const int *args, int nin, int nargs)
+{
+    Plan *p = c->grow;
+    if (!p || p->nkernels >= c->max_kernels || k != &p->kernels[p->nkernels - 1] || nin < 0 ||
+        nin > nargs) {
+        kc_error(c, "kernel %s: no room for a second kernel in the plan", k->shader);
+        return NULL;
+    }
+    PlanKernel *e = &p->kernels[p->nkernels];
+    memset(e, 0, sizeof *e);
+    e->shader = arena_strdup(&p->arena, shader);
+    e->target = k->target;
+    e->op = k->op;
+    e->node = k->node;
+    e->fusion = k->fusion;
+    e->nin = nin;
+    e->nargs = nargs;
+    e->args = arena_alloc(&p->arena, sizeof(int) * (size_t)(nargs + 1));
+    e->nprov = k->nprov;
+    e->prov = k->prov; /* arena strings of the same plan */
+    if (!e->shader || !e->args) {
+        kc_error(c, "out of memory");
+        return NULL;
+    }
+    memcpy(e->args, args, sizeof(int) * (size_t)nargs);
+    kc_grid(e, 1, 1);
+    p->nkernels++;
+    return e;
 }
 
 Status kc_error(const KernelCtx *c, const char *fmt, ...)

@@ -21,6 +21,10 @@ typedef struct KernelCtx {
     const Node *anchor;   /* the node that defines the kernel (a fusion's last member) */
     const Fusion *fusion; /* the fused instance, NULL for a single node */
     DiagList *d;
+    /* The same plan, writable, and the capacity of its tensor and kernel arrays: only for
+     * kc_scratch and kc_append (a family that needs more than one dispatch). */
+    Plan *grow;
+    int max_tensors, max_kernels;
 } KernelCtx;
 
 typedef Status (*KernelLowerFn)(const KernelCtx *c, PlanKernel *k);
@@ -57,6 +61,22 @@ Status kc_spec(const KernelCtx *c, PlanKernel *k, uint32_t v);
 void kc_grid(PlanKernel *k, int64_t n, int64_t per_group);
 /* Lanes per row for row kernels: the power of two at or above len, in 1..wg. */
 uint32_t kc_lanes_for(int64_t len, uint32_t wg);
+/* A scratch tensor private to the kernels of this instance: dense, kind PT_ACT, offset -1 (so
+ * the backend gives it its own device buffer, outside the arena and never seen by the host),
+ * dtype and storage `storage` (a shader declares its binding with that type explicitly). The
+ * name is the output's with `suffix` appended. Returns its plan tensor id, or -1 after reporting
+ * an error. */
+int kc_scratch(const KernelCtx *c, const PlanKernel *k, const char *suffix, int rank,
+               const int64_t *shape, DType storage);
+/* Appends one more kernel right after k (the plan's last kernel) for the same instance: same
+ * target, anchor, fusion and provenance (so profile, bisect and describe name the instance),
+ * shader stem `shader`, bindings args[0..nargs) of which the first nin are inputs. The caller
+ * fills its push words, spec constants and grid. Returns NULL after reporting an error. */
+PlanKernel *kc_append(const KernelCtx *c, const PlanKernel *k, const char *shader,
+                      const int *args, int nin, int nargs);
+/* Replaces k's bindings by args[0..nargs) (the first nin inputs), in the plan's arena: for a
+ * family that binds more tensors than the graph gives it (a scratch tensor). */
+Status kc_set_args(const KernelCtx *c, PlanKernel *k, const int *args, int nin, int nargs);
 /* An error naming the kernel's anchor node. */
 Status kc_error(const KernelCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -86,11 +86,25 @@ static int group_inputs(const Graph *g, const Fusion *f, int *ins, int max)
     return n;
 }
 
+/* Capacity of the plan's arrays: the graph's tensors and nodes, one scratch tensor and one
+ * appended kernel per fusion instance (kc_scratch, kc_append), --break's corrupt kernels (one
+ * per instance, fitting in the slots a fused group of two or more nodes frees). */
+static int tensor_cap(const Graph *g)
+{
+    return g->ntensors + g->nfusions + 1;
+}
+
+static int kernel_cap(const Graph *g)
+{
+    return g->nnodes + g->nfusions + 2;
+}
+
 static Status build_tensors(Lowering *L, const CompileOptions *o)
 {
     const Graph *g = L->g;
     Plan *p = L->p;
-    p->tensors = arena_alloc(&p->arena, sizeof(PlanTensor) * (size_t)(g->ntensors + 1));
+    /* room for one scratch tensor per fusion instance (kc_scratch) */
+    p->tensors = arena_alloc(&p->arena, sizeof(PlanTensor) * (size_t)tensor_cap(g));
     p->inputs = arena_alloc(&p->arena, sizeof(int) * (size_t)(g->ninputs + 1));
     p->outputs = arena_alloc(&p->arena, sizeof(int) * (size_t)(g->noutputs + 1));
     p->weights = arena_alloc(&p->arena, sizeof(int) * (size_t)(g->nweights + 1));
@@ -145,7 +159,7 @@ static Status build_tensors(Lowering *L, const CompileOptions *o)
 /* Parameters of the kernel just added (kernels.h). */
 static Status lower_last(Lowering *L, const Node *anchor, const Fusion *fu, DiagList *d)
 {
-    KernelCtx c = {L->g, L->p, anchor, fu, d};
+    KernelCtx c = {L->g, L->p, anchor, fu, d, L->p, tensor_cap(L->g), kernel_cap(L->g)};
     return kernel_lower(&c, &L->p->kernels[L->p->nkernels - 1]);
 }
 
@@ -177,7 +191,7 @@ static Status build_kernels(Lowering *L, DiagList *d)
 {
     const Graph *g = L->g;
     Plan *p = L->p;
-    p->kernels = arena_alloc(&p->arena, sizeof(PlanKernel) * (size_t)(g->nnodes + 2));
+    p->kernels = arena_alloc(&p->arena, sizeof(PlanKernel) * (size_t)kernel_cap(g));
     p->fusions = arena_alloc(&p->arena, sizeof(PlanFusion) * (size_t)(g->nfusions + 1));
     if (!p->kernels || !p->fusions) return ST_NOMEM;
     for (int f = 0; f < g->nfusions; f++) {

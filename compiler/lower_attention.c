@@ -9,21 +9,46 @@
  * matmul, the mask the add's operand that is not the scaled scores. The inputs are reordered to
  * {K, V, q, mask}, then the output [B, Hq, 1, D].
  *
- * Design (one dispatch, no scratch buffer in the plan): one workgroup per (batch, query head)
- * walks the cache in chunks of NPU_WG positions with an online (flash) softmax across chunks.
- * A split-K flash-decoding version (chunks of one head on different workgroups, then a combine of
- * the partial max / sum / weighted V) would need a plan scratch buffer for the partials and an
- * atomic counter (or a second dispatch) and is not done here.
+ * Design (flash-decoding): the cache is cut into nsplit chunks of about equal length
+ * (attn_nsplit: enough workgroups over (batch, query head, chunk) to fill a big GPU, chunks of at
+ * least ATTN_CHUNK_MIN positions). With one chunk, one workgroup per (batch, query head) walks the
+ * cache with an online (flash) softmax and writes the output (stem decode_attention). With more,
+ * two dispatches: decode_attention_split, one workgroup per (batch, query head, chunk), writes the
+ * chunk's unnormalised (max, sum, weighted V) in fp32 to a scratch tensor of the plan
+ * ("<out>.partials", [B*Hq, nsplit, D+2], kc_scratch: its own device buffer), then
+ * decode_attention_combine (kc_append, same instance and provenance) rescales and sums them in a
+ * fixed order; the backend's hazard tracking puts the barrier between the two. The split kernel
+ * also binds the output (last) so its module variant follows the compute dtype and the combine
+ * is ordered after it. Positions past the last non -inf mask entry are skipped in every chunk.
  *
- * Push: {T, D, Hq, rep_k, rep_v, scale, k_sb, k_sh, k_st, v_sb, v_sh, v_st, q_sb, q_sh,
- *        m_sb, m_sh, m_st, o_sb, o_sh} (strides in elements, 0 for a broadcast mask dim).
- * Spec: 0 = workgroup size (a power of two), 1 = lanes per key row in the score phase. */
+ * Push (decode_attention): {T, D, Hq, rep_k, rep_v, scale, k_sb, k_sh, k_st, v_sb, v_sh, v_st,
+ *        q_sb, q_sh, m_sb, m_sh, m_st, o_sb, o_sh} (strides in elements, 0 for a broadcast mask
+ *        dim); decode_attention_split: the same then {nsplit, chunk}.
+ * Spec: 0 = workgroup size (a power of two: 128, or 64 for the split kernel when chunks are
+ *       64 positions and D <= 128), 1 = lanes per key row in the score phase.
+ * decode_attention_combine: push {nsplit, D, Hq, o_sb, o_sh}, spec 0 = workgroup size. */
 #include "kernels.h"
 
 #include <string.h>
 
 #define ATTN_WG 128
-#define ATTN_MAX_D 256 /* shaders/decode_attention.comp MAXD */
+#define ATTN_MAX_D 256 /* shaders/decode_attention.glsl MAXD */
+#define ATTN_CHUNK_MIN 64       /* positions: a shorter cache is walked by one workgroup */
+#define ATTN_TARGET_GROUPS 256  /* workgroups over (batch, head, chunk) to aim for */
+#define ATTN_COMBINE_WG 128
+
+/* Splits of a cache of T positions for bh (batch, query head) pairs: about ATTN_TARGET_GROUPS
+ * workgroups (the H100 has 132 SMs), chunks of at least ATTN_CHUNK_MIN positions, no empty
+ * chunk. *chunk gets the positions per split. The plan is device independent, so this is one
+ * choice for every device; a small GPU or lavapipe only pays the combine pass. */
+static int64_t attn_nsplit(int64_t bh, int64_t T, int64_t *chunk)
+{
+    int64_t n = ATTN_TARGET_GROUPS / (bh > 0 ? bh : 1), nmax = T / ATTN_CHUNK_MIN;
+    if (n > nmax) n = nmax;
+    if (n < 1) n = 1;
+    *chunk = (T + n - 1) / n;
+    return (T + *chunk - 1) / *chunk;
+}
 
 static bool member_node(const KernelCtx *c, int node)
 {
@@ -130,6 +155,7 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     /* lanes per key row in the score phase: about 4 dims per lane, a power of two <= 32 */
     uint32_t lanes = 1;
     while (lanes < 32 && lanes * 4 < (uint32_t)D) lanes *= 2;
+    int64_t chunk, nsplit = attn_nsplit(B * Hq, T, &chunk);
     int64_t w[] = {T, D, Hq, rep_k, rep_v};
     Status st = ST_OK;
     for (int i = 0; i < 5 && st == ST_OK; i++) st = kc_push_i(c, k, w[i]);
@@ -140,5 +166,29 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     if (st == ST_OK) st = kc_spec(c, k, ATTN_WG);
     if (st == ST_OK) st = kc_spec(c, k, lanes);
     kc_grid(k, B * Hq, 1);
+    if (st != ST_OK || nsplit == 1) return st;
+
+    /* flash-decoding: partials of every (batch, head, chunk), then the combine */
+    if (st == ST_OK) st = kc_push_i(c, k, nsplit);
+    if (st == ST_OK) st = kc_push_i(c, k, chunk);
+    int64_t pshape[3] = {B * Hq, nsplit, D + 2};
+    int part = st == ST_OK ? kc_scratch(c, k, ".partials", 3, pshape, DT_F32) : -1;
+    if (part < 0) return st == ST_OK ? ST_BAD_INPUT : st;
+    int out = k->args[4];
+    int sargs[6] = {k->args[0], k->args[1], k->args[2], k->args[3], part, out};
+    st = kc_set_args(c, k, sargs, 4, 6);
+    if (st != ST_OK) return st;
+    k->shader = "decode_attention_split";
+    /* a workgroup as wide as a chunk of 64 (one pass of the chunk loop, half the barriers of a
+     * half-used 128-wide pass) where the shader's two dims per invocation still cover D */
+    if (chunk <= 64 && D <= 128) k->spec[0] = 64;
+    kc_grid(k, B * Hq * nsplit, 1);
+    int cargs[2] = {part, out};
+    PlanKernel *cb = kc_append(c, k, "decode_attention_combine", cargs, 1, 2);
+    if (!cb) return ST_BAD_INPUT;
+    int64_t cw[] = {nsplit, D, Hq, os[0], os[1]};
+    for (int i = 0; i < 5 && st == ST_OK; i++) st = kc_push_i(c, cb, cw[i]);
+    if (st == ST_OK) st = kc_spec(c, cb, ATTN_COMBINE_WG);
+    kc_grid(cb, B * Hq, 1);
     return st;
 }

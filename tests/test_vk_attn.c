@@ -2,10 +2,13 @@
  * decode_attention on Vulkan against the CPU reference: graphs that reproduce the node sequence
  * of the Qwen2 decode step (tests/models/qwen2_tiny/decode.json, from the K/V caches through
  * repeat_kv's unsqueeze/expand/reshape, transpose, matmul, mul scale, add mask, softmax, matmul)
- * with grouped-query heads Hq/Hkv in {2/2, 4/2, 12/2}, head dims {16, 64, 128}, cache lengths
- * {1, 17, 64, 300} (not multiples of the workgroup), odd head dims 48/200/256, batch 2, random
- * additive masks and constant masks that are -inf past a position (the kernel then skips the
- * masked tail), in f32, f16 and bf16. */
+ * with grouped-query heads Hq/Hkv in {2/2, 4/2, 12/2, 4/1}, head dims {16, 64, 128}, cache
+ * lengths {1, 17, 64, 300, 1024, 2000} (not multiples of the workgroup), odd head dims
+ * 48/200/256, batch 2, random additive masks and constant masks that are -inf past a position
+ * (the kernel then skips the masked tail), in f32, f16 and bf16. Caches of 128 positions or more
+ * take the flash-decoding path (decode_attention_split + decode_attention_combine, chunks of the
+ * cache on separate workgroups; lower_attention.c attn_nsplit), including chunks that are
+ * entirely masked and chunks cut by the end of the valid prefix. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -140,15 +143,24 @@ static char *attn_graph(const Case *c)
     return b;
 }
 
+/* The stem that must run: the combine exists only when the cache is split, which
+ * lower_attention.c's attn_nsplit does from 2 chunks of 64 positions on while (batch, head)
+ * pairs leave room for 2 splits among 256 workgroups. */
+static const char *expected_stem(const Case *c)
+{
+    bool split = c->T / 64 >= 2 && 256 / (c->B * c->Hq) >= 2;
+    return split ? "decode_attention_combine" : "decode_attention";
+}
+
 static void check_case(const Case *c)
 {
     static const char *dts[] = {"fp32", "fp16", "bf16"};
     static const double tols[] = {VC_TOL_F32, VC_TOL_F16, VC_TOL_BF16};
     char *g = attn_graph(c);
     for (int t = 0; t < 3; t++) {
-        double e = vc_check_json(g, dts[t], tols[t], "decode_attention");
-        fprintf(stderr, "  B%d Hq%d Hkv%d D%d T%d valid%d %s: rel_l2 %.3g\n", c->B, c->Hq, c->Hkv,
-                c->D, c->T, c->valid, dts[t], e);
+        double e = vc_check_json(g, dts[t], tols[t], expected_stem(c));
+        fprintf(stderr, "  B%d Hq%d Hkv%d D%d T%d valid%d %s (%s): rel_l2 %.3g\n", c->B, c->Hq,
+                c->Hkv, c->D, c->T, c->valid, dts[t], expected_stem(c), e);
     }
     free(g);
 }
@@ -194,6 +206,21 @@ static void test_attn_inf_mask(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
 }
 
+/* flash-decoding: long caches split over workgroups (the Qwen2.5-1.5B shape Hq 12, Hkv 2, D 128,
+ * T 1024 among them), random masks, and -inf tails that leave whole chunks masked (chunks of 64
+ * at T 1024 with 12 heads, of 65 at T 2000 with 4 heads) or end inside a chunk */
+static void test_attn_split(void **state)
+{
+    (void)state;
+    static const Case cases[] = {
+        {1, 12, 2, 128, 1024, 0}, {1, 4, 1, 64, 2000, 0},  {1, 12, 2, 128, 1024, 65},
+        {1, 4, 1, 64, 2000, 1},   {1, 4, 1, 64, 2000, 1999}, {1, 2, 2, 16, 128, 0},
+        {2, 4, 2, 32, 1024, 300}, {1, 12, 2, 64, 300, 0},   {1, 4, 1, 32, 1024, 1024},
+        {1, 4, 2, 256, 300, 0},   {1, 4, 2, 200, 300, 150},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -201,6 +228,7 @@ int main(void)
         cmocka_unit_test(test_attn_odd_head_dims),
         cmocka_unit_test(test_attn_batch),
         cmocka_unit_test(test_attn_inf_mask),
+        cmocka_unit_test(test_attn_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
