@@ -112,6 +112,8 @@ uint32_t kc_lanes_for(int64_t len, uint32_t wg)
     uint32_t t = 1;
     while (t < wg && t < len) t <<= 1;
     return t;
+}
+
 int kc_scratch(const KernelCtx *c, const PlanKernel *k, const char *suffix, int rank,
                const int64_t *shape, DType storage)
 {
