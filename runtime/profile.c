@@ -17,7 +17,7 @@ Status prof_init(Profile *pr, const Plan *p)
     }
     pr->worst_kernel = -1;
     for (int t = 0; t < p->ntensors; t++)
-        if (p->tensors[t].alias_of < 0 && (p->tensors[t].offset < 0 || p->tensors[t].kind != PT_ACT))
+        if (p->tensors[t].alias_of < 0 && p->tensors[t].offset < 0) /* own buffers, as the backend makes */
             pr->device_bytes += (int64_t)hostxf_device_bytes(&p->tensors[t]);
     pr->device_bytes += p->arena_bytes;
     return ST_OK;
