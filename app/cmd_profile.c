@@ -109,9 +109,10 @@ static void print_json(FILE *f, const Plan *p, const Profile *pr, const char *de
     fprintf(f,
             "{\"schema\":\"npu-explore/profile/1\",\"kind\":\"summary\",\"model\":\"%s\","
             "\"device\":\"%s\",\"dtype\":\"%s\",\"iters\":%d,\"kernels\":%d,\"dispatches\":%d,"
-            "\"gpu_sum_us\":%.3f,\"wall_us\":%.3f,\"cpu_ref_us\":%.3f,\"device_bytes\":%lld}\n",
+            "\"gpu_sum_us\":%.3f,\"gpu_step_us\":%.3f,\"wall_us\":%.3f,\"cpu_ref_us\":%.3f,"
+            "\"device_bytes\":%lld}\n",
             p->model_name ? p->model_name : "", dev, dtype, pr->iters, p->nkernels,
-            pr->dispatches, pr->gpu_sum_us, pr->wall_med_us, pr->cpu_ref_us,
+            pr->dispatches, pr->gpu_sum_us, pr->gpu_step_us, pr->wall_med_us, pr->cpu_ref_us,
             (long long)pr->device_bytes);
 }
 
@@ -157,9 +158,11 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
                 pk->gpu_max - pk->gpu_min, pk->cpu_us, sp, rel, verdict, delta);
     }
     if (csv) return;
-    fprintf(f, "total: %d kernels, %d dispatches, gpu sum %.1f us, wall %.1f us per run (min %.1f), "
+    char step[48] = "";
+    if (pr->gpu_step_us >= 0) snprintf(step, sizeof step, "gpu step %.1f us, ", pr->gpu_step_us);
+    fprintf(f, "total: %d kernels, %d dispatches, gpu sum %.1f us, %swall %.1f us per run (min %.1f), "
                "cpu reference %.1f us, device memory %.2f MiB\n",
-            p->nkernels, pr->dispatches, pr->gpu_sum_us, pr->wall_med_us, pr->wall_min_us,
+            p->nkernels, pr->dispatches, pr->gpu_sum_us, step, pr->wall_med_us, pr->wall_min_us,
             pr->cpu_ref_us, (double)pr->device_bytes / (1024.0 * 1024.0));
     if (pr->worst_kernel >= 0)
         fprintf(f, "worst error: kernel %d (%s) rel_l2 %.3e\n", pr->worst_kernel,

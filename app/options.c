@@ -149,6 +149,10 @@ Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d)
         } else if (strcmp(a, "--prompt-ids") == 0) {
             NEED();
             o->prompt_ids = v;
+        } else if (strcmp(a, "--prefill-runs") == 0) {
+            NEED();
+            if (num(a, v, &x, d) != ST_OK || x < 0 || x > 10000) return ST_BAD_INPUT;
+            o->prefill_runs = (int)x;
         } else if (strcmp(a, "--max-new") == 0) {
             NEED();
             if (num(a, v, &x, d) != ST_OK || x < 1 || x > 100000) return ST_BAD_INPUT;

@@ -40,6 +40,7 @@ typedef struct Options {
     const char *save, *baseline; /* profile --save/--baseline */
     const char *prompt_ids; /* generate --prompt-ids */
     int max_new;            /* generate --max-new */
+    int prefill_runs;       /* generate --prefill-runs: extra warm prefill runs, timed (0: none) */
     bool expand;            /* dot --expand: draw fusion members even on large graphs */
     int verbose;
     const atomic_bool *cancel; /* set by the TUI's Esc (the session's flag); NULL in the CLI */

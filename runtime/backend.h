@@ -33,6 +33,10 @@ typedef struct BackendOps {
     /* GPU microseconds of each kernel in the last timed run (us[kernel index], -1 when not
      * timed); returns false when no timed run happened. */
     bool (*kernel_us)(Backend *b, double *us, int n);
+    /* GPU microseconds of the last run() call, from the device's own clock (an untimed run:
+     * between the timestamps at its start and end, so submit and wait are not counted);
+     * -1 when the backend has no such clock. */
+    double (*run_gpu_us)(Backend *b);
     /* Makes tensor `t` (outside or inside the arena) use the storage of tensor `src_t` of the
      * backend `src` (same device), e.g. a decode step's KV-cache input living in the prefill
      * program's cache buffer: state carried with no copy. Call after prepare, before the first

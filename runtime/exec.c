@@ -124,15 +124,19 @@ Status exec_run(Exec *x, bool timed, DiagList *d)
         if (t >= 0 && x->vals[t]) st = x->be->ops->set_input(x->be, t, x->vals[t], d);
     }
     for (int t = 0; t < p->ntensors; t++) htensor_free(&x->host[t]);
+    double gpu = 0;
     for (int pi = 0; pi < p->nparts && st == ST_OK; pi++) {
         const PlanPart *pp = &p->parts[pi];
-        if (pp->target == KT_NPU)
+        if (pp->target == KT_NPU) {
             st = x->be->ops->run(x->be, pp->first_kernel, pp->nkernels, timed, d);
-        else
+            double g = x->be->ops->run_gpu_us ? x->be->ops->run_gpu_us(x->be) : -1;
+            gpu = g < 0 || gpu < 0 ? -1 : gpu + g;
+        } else
             for (int k = pp->first_kernel; k < pp->first_kernel + pp->nkernels && st == ST_OK; k++)
                 st = run_cpu_kernel(x, k, d);
     }
     x->wall_us = now_us() - t0;
+    x->gpu_us = gpu;
     return st;
 }
 

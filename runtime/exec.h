@@ -19,6 +19,7 @@ typedef struct Exec {
     int *gt;              /* [ntensors] plan tensor -> graph tensor id */
     double *cpu_us;       /* [nkernels] wall time of CPU kernels in the last run */
     double wall_us;       /* last run, end to end */
+    double gpu_us;        /* last run, the NPU partitions' GPU time by the device clock (-1: none) */
 } Exec;
 
 /* Maps plan tensors to the values bound on the compiled graph g (by name), prepares the

@@ -43,7 +43,8 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
     double *us = malloc(sizeof(double) * ((size_t)p->nkernels + 1));
     double *samples = malloc(sizeof(double) * ((size_t)p->nkernels * (size_t)iters + 1));
     double *wall = malloc(sizeof(double) * ((size_t)iters + 1));
-    Status st = us && samples && wall ? ST_OK : ST_NOMEM;
+    double *gpu = malloc(sizeof(double) * ((size_t)iters + 1));
+    Status st = us && samples && wall && gpu ? ST_OK : ST_NOMEM;
     for (int i = 0; i < 3 && st == ST_OK; i++) st = exec_run(x, false, d);
     for (int it = 0; it < iters && st == ST_OK; it++) {
         if (cancel_requested(pr->cancel)) {
@@ -64,6 +65,7 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
         }
         st = exec_run(x, false, d);
         wall[it] = x->wall_us;
+        gpu[it] = x->gpu_us;
     }
     if (st == ST_OK) {
         pr->gpu_sum_us = 0;
@@ -83,10 +85,13 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
         qsort(wall, (size_t)iters, sizeof *wall, cmp_double);
         pr->wall_med_us = wall[iters / 2];
         pr->wall_min_us = wall[0];
+        qsort(gpu, (size_t)iters, sizeof *gpu, cmp_double);
+        pr->gpu_step_us = gpu[0] < 0 ? -1 : gpu[iters / 2];
     }
     free(us);
     free(samples);
     free(wall);
+    free(gpu);
     return st;
 }
 

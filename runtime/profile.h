@@ -25,6 +25,8 @@ typedef struct Profile {
     int iters, dispatches;
     double wall_med_us, wall_min_us; /* untimed end-to-end runs (inputs uploaded, one submit) */
     double gpu_sum_us;               /* sum of kernel medians */
+    double gpu_step_us;              /* untimed runs by the device clock, median (-1: none): the
+                                      * step without the timed recording's barrier per kernel */
     double cpu_ref_us;               /* the CPU reference, whole graph */
     int64_t device_bytes;            /* arena + weights + inputs on the device */
     int worst_kernel;                /* largest rel_l2, -1 */

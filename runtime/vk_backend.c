@@ -50,6 +50,7 @@ typedef struct VkBackend {
     VkBinding *over; /* [ntensors]: storage borrowed from another program (share), buf NULL if none */
     struct SharedCtx *sc; /* the device, shared by backends made with vk_backend_create_shared */
     bool have_times;
+    double last_gpu_us; /* the last run()'s GPU time, -1 when unknown */
     char desc[600];
 } VkBackend;
 
@@ -349,7 +350,13 @@ static Status vkb_run(Backend *base, int first, int n, bool timed, DiagList *d)
         if (st != ST_OK) return st;
     }
     Status st = vk_cmd_run(r->cmd, d);
-    if (st != ST_OK || !timed) return st;
+    b->last_gpu_us = -1;
+    if (st != ST_OK) return st;
+    if (!timed) {
+        uint64_t se[2];
+        if (vk_cmd_timestamps_ns(r->cmd, se, 2, d) == ST_OK) b->last_gpu_us = (double)(se[1] - se[0]) / 1000.0;
+        return st;
+    }
     uint64_t *ts = malloc(sizeof(uint64_t) * ((size_t)n + 1));
     if (!ts) return ST_NOMEM;
     st = vk_cmd_timestamps_ns(r->cmd, ts, (uint32_t)n + 1, d);
@@ -357,6 +364,7 @@ static Status vkb_run(Backend *base, int first, int n, bool timed, DiagList *d)
         if (!b->have_times)
             for (int k = 0; k < b->p->nkernels; k++) b->kus[k] = -1;
         for (int k = 0; k < n; k++) b->kus[first + k] = (double)(ts[k + 1] - ts[k]) / 1000.0;
+        b->last_gpu_us = (double)(ts[n] - ts[0]) / 1000.0;
         b->have_times = true;
     }
     free(ts);
@@ -408,6 +416,11 @@ static Status vkb_share(Backend *base, int t, Backend *src, int src_t, DiagList 
     Status st = locate(o, src_t, &loc, d);
     if (st == ST_OK) b->over[plan_base(b->p, t)] = loc;
     return st;
+}
+
+static double vkb_run_gpu_us(Backend *base)
+{
+    return ((VkBackend *)base)->last_gpu_us;
 }
 
 static bool vkb_kernel_us(Backend *base, double *us, int n)
@@ -485,6 +498,7 @@ static const BackendOps vk_ops = {
     .run = vkb_run,
     .read = vkb_read,
     .kernel_us = vkb_kernel_us,
+    .run_gpu_us = vkb_run_gpu_us,
     .share = vkb_share,
     .device = vkb_device,
     .destroy = vkb_destroy,
