@@ -64,7 +64,9 @@ Status model_bind(Model *m, const Options *o, DiagList *d)
     else st = bind_inputs_random(g, o->inputs_seed, &m->b);
     if (st != ST_OK) return st;
 
-    const char *ref = o->reference ? o->reference : inputs;
+    /* a reference file beside the model was computed with the real weights: with generated
+     * weights only an explicit --reference counts (run --check then uses the CPU reference) */
+    const char *ref = o->reference ? o->reference : o->random_weights ? NULL : inputs;
     if (ref) st = bind_reference_file(g, ref, NULL, &m->b, d);
     return st;
 }

@@ -53,6 +53,10 @@ done
 ok "qwen2_tiny prefill with most ops on the CPU (many partitions) still matches" "[ $rc = 0 ] && check $T/c.jsonl 3e-2 || { head -3 $T/e; false; }"
 "$B" generate tests/models/qwen2_tiny --json > "$T/g.jsonl" 2>"$T/e"; rc=$?
 ok "generate on Vulkan: the 9 greedy tokens of the reference, caches kept on the device" "[ $rc = 0 ] && grep -q '\"reference\":\"match\"' $T/g.jsonl && grep -q '\"state\":\"device\"' $T/g.jsonl && python3 -c 'import json,sys; o=json.loads(open(sys.argv[1]).readline()); assert len(o[\"tokens\"])==9 and o[\"prefill_rel_l2\"] < 3e-2, o' $T/g.jsonl"
+"$B" run tests/models/mlp/model.json --random-weights 1 --check > "$T/rw" 2>&1; rc=$?
+ok "run --check with generated weights compares with the CPU reference, not the file made with the real weights" "[ $rc = 0 ] && grep -q 'reference: the CPU reference' $T/rw && grep -q '1 ok, 0 mismatch' $T/rw"
+"$B" run tests/models/mlp/model.json --random-weights 1 --break F1 --check > "$T/rw" 2>&1; rc=$?
+ok "... and that comparison can fail (--break F1)" "[ $rc = 1 ] && grep -q MISMATCH $T/rw"
 "$B" generate tests/models/qwen2_tiny --prefill-runs 3 --json > "$T/g.jsonl" 2>"$T/e"; rc=$?
 ok "generate --prefill-runs: warm prefill timed by wall and device clock, tokens unchanged, every step's GPU time" "[ $rc = 0 ] && grep -q '\"reference\":\"match\"' $T/g.jsonl && python3 -c 'import json,sys; l=[json.loads(x) for x in open(sys.argv[1])]; o=l[0]; s=l[1]; assert o[\"prefill_runs\"]==3 and 0 < o[\"prefill_gpu_ms\"] <= o[\"prefill_wall_ms\"], o; assert len(s[\"gpu_ms\"])==len(s[\"ms\"])==8 and all(0 < g <= w for g, w in zip(s[\"gpu_ms\"], s[\"ms\"])), s' $T/g.jsonl"
 "$B" generate tests/models/qwen2_tiny --prompt-ids 1,2,3 --max-new 4 --json > "$T/g.jsonl" 2>"$T/e"; rc=$?

@@ -1,0 +1,99 @@
+#!/bin/bash
+# Issue #9's benchmark: our Vulkan path next to PyTorch (eager and CUDA graph) on the same GPU, in
+# one run, for ResNet-18, ResNet-50 (fp16, bs1) and Qwen2.5-1.5B (bf16: decode at cache positions
+# 128 and 1000, prefill-128), from the fixtures' IR (tests/models). Prints a markdown table of
+# medians and the ratio ours / CUDA graph; files under $OUT (default out/).
+#
+# Building: the GPU image has neither our Debian build dependencies nor a network, so the binary
+# is built here beforehand and packed with its libraries: `bash bench/pack_device.sh` (fills
+# .dev/), with the Vulkan loader debs in .gl/ (see bench/README.md). On a machine that has the
+# dependencies, this script builds and packs itself when .dev/ is missing.
+#   on the GPU machine:  bash bench/h100.sh      (ours: .dev/npu-explore; torch: python3)
+# Ours runs with --random-weights 1 (ResNet-18 too, as ResNet-50 and Qwen have no weights here);
+# PyTorch runs the same IR through torch.ops.aten with random weights (bench/torch_ir.py).
+set -u
+cd "$(dirname "$0")/.."
+out=${OUT:-out}; mkdir -p "$out"
+B=${NPU_EXPLORE:-.dev/npu-explore}
+if [ ! -x "$B" ]; then
+    bash bench/pack_device.sh || { echo "bench/h100.sh: no $B and cannot build it here" >&2; exit 2; }
+fi
+if [ -d .gl ] && ! ldconfig -p | grep -q libvulkan.so.1; then
+    for f in .gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+fi
+export GLIBC_TUNABLES=glibc.rtld.optional_static_tls=4000000
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
+echo "date $(date -u +%F), GPU: ${gpu:-unknown}"
+T=tests/models
+Q=$T/qwen2_5_1_5b
+ITERS=${ITERS:-50}
+
+# --- correctness first: the same kernels against the PyTorch references and the CPU reference
+"$B" run $T/resnet18/model.json --check > "$out/check_resnet18.txt" 2>&1; echo "check resnet18 (real weights, vs PyTorch): rc=$? $(tail -1 "$out/check_resnet18.txt")"
+"$B" generate $T/qwen2_tiny > "$out/check_qwen2_tiny.txt" 2>&1; echo "check qwen2_tiny generate: rc=$? $(grep greedy "$out/check_qwen2_tiny.txt")"
+"$B" run $T/resnet50/model.json --random-weights 1 --dtype fp16 --check > "$out/check_resnet50.txt" 2>&1
+echo "check resnet50 (random weights, vs the CPU reference): rc=$? $(tail -1 "$out/check_resnet50.txt")"
+
+# --- ours
+for m in resnet18 resnet50; do
+    "$B" profile $T/$m/model.json --random-weights 1 --dtype fp16 --iters "$ITERS" --format json \
+        > "$out/ours_$m.jsonl" 2> "$out/ours_$m.err" || { echo "ours $m failed:"; tail -3 "$out/ours_$m.err"; }
+done
+# one generate: a 128-token prompt (prefill), decode to position 1000, then 20 warm prefill runs
+ids=$(python3 -c 'print(",".join(str(1 + (i * 7919) % 150000) for i in range(128)))')
+"$B" generate $Q --random-weights 1 --dtype bf16 --prompt-ids "$ids" --max-new 874 --prefill-runs 20 --json \
+    > "$out/ours_qwen.jsonl" 2> "$out/ours_qwen.err" || { echo "ours qwen failed:"; tail -3 "$out/ours_qwen.err"; }
+"$B" profile $Q/decode.json --random-weights 1 --dtype bf16 --iters 10 > "$out/ours_qwen_decode_profile.txt" 2>&1
+
+# --- PyTorch on the same GPU, same IR
+py() { python3 bench/torch_ir.py "$@" --iters "$ITERS" >> "$out/torch.jsonl" 2>> "$out/torch.err" || { echo "torch $*: failed"; tail -3 "$out/torch.err"; }; }
+: > "$out/torch.jsonl"
+py $T/resnet18/model.json --dtype fp16 --label resnet18
+py $T/resnet50/model.json --dtype fp16 --label resnet50
+py $Q/decode.json --dtype bf16 --pos 128 --label decode128
+py $Q/decode.json --dtype bf16 --pos 1000 --label decode1000
+py $Q/prefill.json --dtype bf16 --pos 0 --label prefill128
+
+python3 - "$out" "${gpu:-unknown}" <<'P' | tee "$out/results.md"
+import json, os, statistics, sys
+out, gpu = sys.argv[1], sys.argv[2]
+def lines(f):
+    p = os.path.join(out, f)
+    return [json.loads(l) for l in open(p) if l.startswith("{")] if os.path.exists(p) else []
+torch = {o["label"]: o for o in lines("torch.jsonl")}
+rows = []
+for m in ("resnet18", "resnet50"):
+    s = [o for o in lines("ours_%s.jsonl" % m) if o.get("kind") == "summary"]
+    s = s[0] if s else {}
+    rows.append((m + " fp16 bs1", s.get("wall_us", -1e3) / 1e3, s.get("gpu_step_us", -1e3) / 1e3,
+                 s.get("kernels", 0), torch.get(m, {})))
+g = lines("ours_qwen.jsonl")
+summ = next((o for o in g if o.get("kind") == "summary"), {})
+steps = next((o for o in g if o.get("kind") == "steps"), {"pos": [], "ms": [], "gpu_ms": []})
+def at(key, p):
+    v = [x for q, x in zip(steps["pos"], steps[key]) if abs(q - p) <= 4]
+    return statistics.median(v) if v else -1
+for p in (128, 1000):
+    rows.append(("qwen2.5-1.5B decode @%d bf16" % p, at("ms", p), at("gpu_ms", p), 0, torch.get("decode%d" % p, {})))
+rows.append(("qwen2.5-1.5B prefill-128 bf16", summ.get("prefill_wall_ms", -1), summ.get("prefill_gpu_ms", -1), 0,
+             torch.get("prefill128", {})))
+print("%s, GPU %s, torch %s" % (os.popen("date -u +%F").read().strip(), gpu,
+                                 next(iter(torch.values()), {}).get("torch", "?")))
+print()
+print("| workload | ours wall ms | ours gpu ms | torch eager ms | torch CUDA graph ms | ours / CUDA graph (wall) |")
+print("|---|---|---|---|---|---|")
+for name, w, gms, k, t in rows:
+    ge = t.get("graph_ms", -1)
+    ratio = "%.2f" % (w / ge) if w > 0 and ge > 0 else "-"
+    print("| %s | %.3f | %.3f | %.3f | %.3f | %s |" % (name, w, gms, t.get("eager_ms", -1), ge, ratio))
+if summ:
+    print()
+    print("decode: %d steps, %.1f tokens/s; prefill logits finite in torch: %s" % (
+        summ.get("decode_steps", 0), summ.get("decode_tokens_per_s", 0),
+        torch.get("prefill128", {}).get("outputs_finite")))
+P
+# where the time goes (per kernel family) on the Qwen decode step
+awk 'NR>2 && $1 ~ /^[0-9]+$/ {t[$2]+=$4; n[$2]++} END {for (k in t) printf "%-26s %4d kernels %10.1f us\n", k, n[k], t[k]}' \
+    "$out/ours_qwen_decode_profile.txt" | sort -k4 -n -r | head -12
+grep '^total' "$out/ours_qwen_decode_profile.txt"
