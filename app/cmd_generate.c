@@ -43,6 +43,7 @@ typedef struct Gen {
     int ntok;
     float step_ms[GEN_MAX_TOKENS]; /* wall time of each decode step, by position */
     float step_gpu[GEN_MAX_TOKENS]; /* its GPU time by the device clock (-1: none) */
+    float step_up[GEN_MAX_TOKENS], step_sub[GEN_MAX_TOKENS]; /* input upload, submit + wait */
     int step_pos[GEN_MAX_TOKENS];
     int nsteps;
 } Gen;
@@ -162,6 +163,8 @@ static void note_step(Gen *g, int pos, double ms)
     if (g->nsteps < GEN_MAX_TOKENS) {
         g->step_pos[g->nsteps] = pos;
         g->step_gpu[g->nsteps] = (float)(g->rd.x.gpu_us < 0 ? -1 : g->rd.x.gpu_us / 1e3);
+        g->step_up[g->nsteps] = (float)(g->rd.x.upload_us / 1e3);
+        g->step_sub[g->nsteps] = (float)(g->rd.x.submit_us / 1e3);
         g->step_ms[g->nsteps++] = (float)ms;
     }
 }
@@ -398,6 +401,10 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
             for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_ms[i]);
             fprintf(out, "],\"gpu_ms\":[");
             for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_gpu[i]);
+            fprintf(out, "],\"upload_ms\":[");
+            for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_up[i]);
+            fprintf(out, "],\"submit_ms\":[");
+            for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_sub[i]);
             fprintf(out, "]}\n");
         } else {
             fprintf(out, "device %s, %s; caches carried on the %s\ntokens:", g->rp.be->ops->device(g->rp.be),

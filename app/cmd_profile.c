@@ -109,10 +109,11 @@ static void print_json(FILE *f, const Plan *p, const Profile *pr, const char *de
     fprintf(f,
             "{\"schema\":\"npu-explore/profile/1\",\"kind\":\"summary\",\"model\":\"%s\","
             "\"device\":\"%s\",\"dtype\":\"%s\",\"iters\":%d,\"kernels\":%d,\"dispatches\":%d,"
-            "\"gpu_sum_us\":%.3f,\"gpu_step_us\":%.3f,\"wall_us\":%.3f,\"cpu_ref_us\":%.3f,"
-            "\"device_bytes\":%lld}\n",
+            "\"gpu_sum_us\":%.3f,\"gpu_step_us\":%.3f,\"wall_us\":%.3f,\"upload_us\":%.3f,"
+            "\"submit_us\":%.3f,\"cpu_ref_us\":%.3f,\"device_bytes\":%lld}\n",
             p->model_name ? p->model_name : "", dev, dtype, pr->iters, p->nkernels,
-            pr->dispatches, pr->gpu_sum_us, pr->gpu_step_us, pr->wall_med_us, pr->cpu_ref_us,
+            pr->dispatches, pr->gpu_sum_us, pr->gpu_step_us, pr->wall_med_us, pr->upload_us,
+            pr->submit_us, pr->cpu_ref_us,
             (long long)pr->device_bytes);
 }
 
@@ -164,6 +165,9 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
                "cpu reference %.1f us, device memory %.2f MiB\n",
             p->nkernels, pr->dispatches, pr->gpu_sum_us, step, pr->wall_med_us, pr->wall_min_us,
             pr->cpu_ref_us, (double)pr->device_bytes / (1024.0 * 1024.0));
+    if (pr->gpu_step_us >= 0)
+        fprintf(f, "per run: inputs upload %.1f us, submit + wait %.1f us (gpu step %.1f us)\n",
+                pr->upload_us, pr->submit_us, pr->gpu_step_us);
     if (pr->worst_kernel >= 0)
         fprintf(f, "worst error: kernel %d (%s) rel_l2 %.3e\n", pr->worst_kernel,
                 p->kernels[pr->worst_kernel].shader, pr->k[pr->worst_kernel].err.rel_l2);

@@ -49,6 +49,10 @@ ids=$(python3 -c 'print(",".join(str(1 + (i * 7919) % 150000) for i in range(128
 # --- PyTorch on the same GPU, same IR
 py() { python3 bench/torch_ir.py "$@" --iters "$ITERS" >> "$out/torch.jsonl" 2>> "$out/torch.err" || { echo "torch $*: failed"; tail -3 "$out/torch.err"; }; }
 : > "$out/torch.jsonl"
+# the interpreter itself against the fixtures' PyTorch references (real weights, fp32)
+for f in $T/resnet18/model.json $T/qwen2_tiny/prefill.json $T/qwen2_tiny/decode.json; do
+    python3 bench/torch_ir.py "$f" --verify 2>> "$out/torch.err" | tail -1
+done
 py $T/resnet18/model.json --dtype fp16 --label resnet18
 py $T/resnet50/model.json --dtype fp16 --label resnet50
 py $Q/decode.json --dtype bf16 --pos 128 --label decode128

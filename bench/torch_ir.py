@@ -167,6 +167,34 @@ def timed(fn, iters):
     return statistics.median(ms)
 
 
+def verify(path):
+    """The interpreter against the fixture's PyTorch reference: real weights, fp32."""
+    import os
+    from safetensors.torch import load_file
+    dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    ir = json.load(open(path))
+    d = os.path.dirname(path)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    io = os.path.join(d, stem + "_io.safetensors")
+    io = io if os.path.exists(io) else os.path.join(d, "reference.safetensors")
+    w = load_file(os.path.join(d, "weights.safetensors"), device=str(dev))
+    ref = load_file(io, device=str(dev))
+    env = {iname: w[wname].float() for iname, wname in ir["weight_name_mapping"].items()}
+    for i in ir["graph_inputs"]:
+        env[i["name"]] = ref[i["name"]]
+    with torch.inference_mode():
+        outs = Program(ir, torch.float32, dev).run(env)
+    worst = 0.0
+    for o, v in zip(ir["graph_outputs"], outs):
+        if o["name"] in ref:
+            r = ref[o["name"]].float()
+            e = ((v.float() - r).norm() / r.norm().clamp_min(1e-30)).item()
+            worst = max(worst, e)
+            print("verify %s %s: rel_l2 %.3e" % (path, o["name"], e))
+    print(json.dumps({"verify": path, "worst_rel_l2": worst}))
+    return 0 if worst < 1e-4 else 1
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("model")
@@ -174,7 +202,12 @@ def main():
     ap.add_argument("--pos", type=int, default=0)
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--label", default="")
+    ap.add_argument("--verify", action="store_true",
+                    help="run once in fp32 with the real weights and inputs beside the model and "
+                         "print the rel L2 error against the reference outputs (checks this script)")
     a = ap.parse_args()
+    if a.verify:
+        return verify(a.model)
     compute = torch.float16 if a.dtype == "fp16" else torch.bfloat16
     dev = torch.device("cuda")
     ir = json.load(open(a.model))

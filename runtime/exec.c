@@ -123,12 +123,16 @@ Status exec_run(Exec *x, bool timed, DiagList *d)
         int t = p->inputs[i];
         if (t >= 0 && x->vals[t]) st = x->be->ops->set_input(x->be, t, x->vals[t], d);
     }
+    x->upload_us = now_us() - t0;
+    x->submit_us = 0;
     for (int t = 0; t < p->ntensors; t++) htensor_free(&x->host[t]);
     double gpu = 0;
     for (int pi = 0; pi < p->nparts && st == ST_OK; pi++) {
         const PlanPart *pp = &p->parts[pi];
         if (pp->target == KT_NPU) {
+            double s0 = now_us();
             st = x->be->ops->run(x->be, pp->first_kernel, pp->nkernels, timed, d);
+            x->submit_us += now_us() - s0;
             double g = x->be->ops->run_gpu_us ? x->be->ops->run_gpu_us(x->be) : -1;
             gpu = g < 0 || gpu < 0 ? -1 : gpu + g;
         } else

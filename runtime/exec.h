@@ -20,6 +20,8 @@ typedef struct Exec {
     double *cpu_us;       /* [nkernels] wall time of CPU kernels in the last run */
     double wall_us;       /* last run, end to end */
     double gpu_us;        /* last run, the NPU partitions' GPU time by the device clock (-1: none) */
+    double upload_us;     /* last run, wall time spent uploading graph inputs */
+    double submit_us;     /* last run, wall time inside the backend's run calls (submit + wait) */
 } Exec;
 
 /* Maps plan tensors to the values bound on the compiled graph g (by name), prepares the

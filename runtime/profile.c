@@ -44,7 +44,9 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
     double *samples = malloc(sizeof(double) * ((size_t)p->nkernels * (size_t)iters + 1));
     double *wall = malloc(sizeof(double) * ((size_t)iters + 1));
     double *gpu = malloc(sizeof(double) * ((size_t)iters + 1));
-    Status st = us && samples && wall && gpu ? ST_OK : ST_NOMEM;
+    double *up = malloc(sizeof(double) * ((size_t)iters + 1));
+    double *sub = malloc(sizeof(double) * ((size_t)iters + 1));
+    Status st = us && samples && wall && gpu && up && sub ? ST_OK : ST_NOMEM;
     for (int i = 0; i < 3 && st == ST_OK; i++) st = exec_run(x, false, d);
     for (int it = 0; it < iters && st == ST_OK; it++) {
         if (cancel_requested(pr->cancel)) {
@@ -66,6 +68,8 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
         st = exec_run(x, false, d);
         wall[it] = x->wall_us;
         gpu[it] = x->gpu_us;
+        up[it] = x->upload_us;
+        sub[it] = x->submit_us;
     }
     if (st == ST_OK) {
         pr->gpu_sum_us = 0;
@@ -87,11 +91,17 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
         pr->wall_min_us = wall[0];
         qsort(gpu, (size_t)iters, sizeof *gpu, cmp_double);
         pr->gpu_step_us = gpu[0] < 0 ? -1 : gpu[iters / 2];
+        qsort(up, (size_t)iters, sizeof *up, cmp_double);
+        qsort(sub, (size_t)iters, sizeof *sub, cmp_double);
+        pr->upload_us = up[iters / 2];
+        pr->submit_us = sub[iters / 2];
     }
     free(us);
     free(samples);
     free(wall);
     free(gpu);
+    free(up);
+    free(sub);
     return st;
 }
 

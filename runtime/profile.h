@@ -27,6 +27,7 @@ typedef struct Profile {
     double gpu_sum_us;               /* sum of kernel medians */
     double gpu_step_us;              /* untimed runs by the device clock, median (-1: none): the
                                       * step without the timed recording's barrier per kernel */
+    double upload_us, submit_us;     /* untimed runs, medians: inputs upload; submit + wait */
     double cpu_ref_us;               /* the CPU reference, whole graph */
     int64_t device_bytes;            /* arena + weights + inputs on the device */
     int worst_kernel;                /* largest rel_l2, -1 */

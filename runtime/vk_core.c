@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define VALIDATION_LAYER "VK_LAYER_KHRONOS_validation"
 
@@ -579,6 +580,20 @@ static Status create_device(VkCtx *ctx, const VkCtxOptions *opt, DiagList *d)
     return ST_OK;
 }
 
+VkResult vk_wait_fence(VkCtx *ctx, VkFence f, uint64_t timeout_ns)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (uint64_t ns = 0; ns < ctx->spin_ns && ns < timeout_ns;) {
+        VkResult r = vkGetFenceStatus(ctx->device, f);
+        if (r != VK_NOT_READY) return r;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        ns = (uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t.tv_nsec -
+             (uint64_t)t0.tv_nsec;
+    }
+    return vkWaitForFences(ctx->device, 1, &f, VK_TRUE, timeout_ns);
+}
+
 Status vk_ctx_create(const VkCtxOptions *opt, VkCtx **out, DiagList *d)
 {
     *out = NULL;
@@ -596,6 +611,10 @@ Status vk_ctx_create(const VkCtxOptions *opt, VkCtx **out, DiagList *d)
         return st;
     }
     if (ctx->force_staging) ctx->info.device_local_host_visible = false;
+    const char *w = getenv("NPU_VK_WAIT");
+    bool gpu = ctx->info.type == VKDEV_DISCRETE || ctx->info.type == VKDEV_INTEGRATED;
+    ctx->spin_ns = w && strcmp(w, "block") == 0 ? 0
+                   : (w && strcmp(w, "spin") == 0) || gpu ? 20000000ull : 0;
     ctx->info.validation = ctx->validating;
     *out = ctx;
     return ST_OK;

@@ -27,6 +27,11 @@ struct VkCtx {
     char *cache_path;
     bool force_staging;
     bool validating; /* the validation layer is enabled on the instance */
+    /* Fence waits poll for up to spin_ns before sleeping in the driver: the sleep's wake-up
+     * cost ~0.1-0.4 ms per decode step on the H100 (bench/NOTES.md). GPUs only (on lavapipe
+     * the polling thread would take a core from the device's own threads); NPU_VK_WAIT=block
+     * or spin overrides. */
+    uint64_t spin_ns;
     /* Staged copies (device memory not host-visible): grown on demand, reused. */
     VkCommandPool copy_pool;
     VkCommandBuffer copy_cb;
@@ -44,6 +49,10 @@ struct VkBuf {
     uint64_t size;
     VkBufKind kind;
     void *map; /* NULL when not host-visible (or force_staging) */
+    /* mapped but not host-cached: the CPU reads it uncached, over PCIe on a discrete GPU with
+     * a ReBAR heap (the H100's decode step spent ~12 ms outside the GPU reading 300 KB of
+     * logits that way), so downloads go through a GPU copy into cached staging memory */
+    bool uncached;
     char name[64];
 };
 
@@ -63,6 +72,8 @@ void vk_pin_driver_libraries(void);
 /* A "VkResult: what" diagnostic; returns st. */
 Status vk_fail(DiagList *d, Status st, VkResult r, const char *fmt, ...) NPU_PRINTF(4, 5);
 const char *vk_result_name(VkResult r);
+/* Waits for a fence: polling vkGetFenceStatus for up to ctx->spin_ns, then vkWaitForFences. */
+VkResult vk_wait_fence(VkCtx *ctx, VkFence f, uint64_t timeout_ns);
 
 /* Pipeline cache: load at context creation (tolerates missing or corrupt files), save at destroy.
  */

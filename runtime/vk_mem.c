@@ -102,6 +102,7 @@ Status vk_buf_create(VkCtx *ctx, uint64_t size, VkBufKind kind, const char *name
         goto fail;
     }
     b->memory = memory;
+    b->uncached = !(ctx->mem.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
     r = vkBindBufferMemory(ctx->device, b->buffer, b->memory, 0);
     if (r == VK_SUCCESS && mapped)
         r = vkMapMemory(ctx->device, b->memory, 0, VK_WHOLE_SIZE, 0, &b->map);
@@ -217,7 +218,7 @@ static Status copy_and_wait(VkCtx *ctx, VkBuf *src, uint64_t so, VkBuf *dst, uin
     r = vkResetFences(ctx->device, 1, &ctx->copy_fence);
     if (r == VK_SUCCESS) r = vkQueueSubmit(ctx->queue, 1, &si, ctx->copy_fence);
     if (r == VK_SUCCESS)
-        r = vkWaitForFences(ctx->device, 1, &ctx->copy_fence, VK_TRUE, COPY_TIMEOUT_NS);
+        r = vk_wait_fence(ctx, ctx->copy_fence, COPY_TIMEOUT_NS);
     if (r != VK_SUCCESS) return vk_fail(d, ST_INTERNAL, r, "staging: buffer copy");
     return ST_OK;
 }
@@ -256,7 +257,7 @@ Status vk_buf_download(VkBuf *b, uint64_t offset, void *dst, uint64_t n, DiagLis
 {
     Status st = check_range(b, offset, n, "download", d);
     if (st != ST_OK || n == 0) return st;
-    if (b->map) {
+    if (b->map && !b->uncached) {
         memcpy(dst, (const char *)b->map + offset, n);
         return ST_OK;
     }

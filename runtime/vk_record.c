@@ -331,7 +331,7 @@ Status vk_cmd_submit(VkCmd *c, DiagList *d)
 Status vk_cmd_wait(VkCmd *c, DiagList *d)
 {
     if (c->state != CMD_PENDING) return ST_OK;
-    VkResult r = vkWaitForFences(c->ctx->device, 1, &c->fence, VK_TRUE, WAIT_TIMEOUT_NS);
+    VkResult r = vk_wait_fence(c->ctx, c->fence, WAIT_TIMEOUT_NS);
     if (r != VK_SUCCESS) return vk_fail(d, ST_INTERNAL, r, "waiting for the command buffer failed");
     c->state = CMD_EXECUTABLE;
     c->runs++;
