@@ -59,6 +59,13 @@ py $Q/decode.json --dtype bf16 --pos 128 --label decode128
 py $Q/decode.json --dtype bf16 --pos 1000 --label decode1000
 py $Q/prefill.json --dtype bf16 --pos 0 --label prefill128
 
+# accuracy of a deep bf16 model: ours against the fp32 CPU reference, next to PyTorch's own
+# bf16-vs-fp32 drift on the same IR (the fair yardstick; the weights differ, both random)
+"$B" run $Q/decode.json --random-weights 1 --dtype bf16 --check > "$out/check_qwen_decode.txt" 2>&1
+echo "ours qwen2.5-1.5B decode bf16 vs the fp32 CPU reference: $(grep linear_196 "$out/check_qwen_decode.txt")"
+python3 bench/torch_ir.py $Q/decode.json --dtype bf16 --pos 128 --drift --label decode128 2>> "$out/torch.err"
+python3 bench/torch_ir.py $Q/prefill.json --dtype bf16 --pos 0 --drift --label prefill128 2>> "$out/torch.err"
+
 python3 - "$out" "${gpu:-unknown}" <<'P' | tee "$out/results.md"
 import json, os, statistics, sys
 out, gpu = sys.argv[1], sys.argv[2]

@@ -195,6 +195,32 @@ def verify(path):
     return 0 if worst < 1e-4 else 1
 
 
+def drift(a):
+    """PyTorch's own error from running in fp16/bf16 instead of fp32: the same weights and
+    inputs (made in fp32, then cast), the fair yardstick for our error against the fp32 CPU
+    reference."""
+    low = torch.float16 if a.dtype == "fp16" else torch.bfloat16
+    dev = torch.device("cuda")
+    ir = json.load(open(a.model))
+    outs = {}
+    for dt in (torch.float32, low):
+        gen = torch.Generator(device=dev)
+        gen.manual_seed(1)
+        w = make_weights(ir, torch.float32, dev, gen)
+        x = make_inputs(ir, torch.float32, dev, gen, a.pos)
+        env = {k: (v.to(dt) if v.is_floating_point() else v) for k, v in list(w.items()) + list(x.items())}
+        with torch.inference_mode():
+            outs[dt] = Program(ir, dt, dev).run(env)
+    res = {}
+    for o, hi, lo in zip(ir["graph_outputs"], outs[torch.float32], outs[low]):
+        e = ((lo.float() - hi.float()).norm() / hi.float().norm().clamp_min(1e-30)).item()
+        res[o["name"]] = e
+    first = ir["graph_outputs"][0]["name"]
+    print(json.dumps({"drift": a.label or a.model, "dtype": a.dtype, "pos": a.pos,
+                      "first_output": first, "rel_l2": res[first], "worst_rel_l2": max(res.values())}))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("model")
@@ -205,9 +231,14 @@ def main():
     ap.add_argument("--verify", action="store_true",
                     help="run once in fp32 with the real weights and inputs beside the model and "
                          "print the rel L2 error against the reference outputs (checks this script)")
+    ap.add_argument("--drift", action="store_true",
+                    help="run the same random weights and inputs in fp32 and in --dtype, and print "
+                         "the rel L2 of each output: PyTorch's own low-precision drift")
     a = ap.parse_args()
     if a.verify:
         return verify(a.model)
+    if a.drift:
+        return drift(a)
     compute = torch.float16 if a.dtype == "fp16" else torch.bfloat16
     dev = torch.device("cuda")
     ir = json.load(open(a.model))
