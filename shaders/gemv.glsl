@@ -13,7 +13,7 @@
 // Reduction: subgroupAdd per output, then one shared-memory step across gl_NumSubgroups in a
 // fixed order: nothing assumes a subgroup size (lavapipe 8, the H100 32) or a relation between
 // gl_SubgroupInvocationID and gl_LocalInvocationID.
-// Spec: 0 = workgroup size (<= 128), 1 = R (1..4), 2 = MR (= M, 1..4). The grid is
+// Spec: 0 = workgroup size (>= R * MR), 1 = R (1..4), 2 = MR (= M, 1..4). The grid is
 // nbatch * ceil(N / R) workgroups, folded past 65535 (npu_group_index).
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -37,8 +37,8 @@ layout(std430, set = 0, binding = 0) readonly buffer A_ { VEC_T a4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B_ { VEC_T b4[]; };
 #include "matmul_epi.glsl"
 
-// one partial sum per (subgroup, output): NPU_WG <= 128 lanes, R * MR <= 16 outputs
-shared float red[2048];
+// one partial sum per (output, subgroup): at most NPU_WG subgroups whatever their size
+shared float red[MR][R][NPU_WG];
 
 // The 8 (16-bit storage) or 4 (f32) elements of a vector as float32: even elements in e, odd
 // ones in o (f32: all in e). A and B are split the same way, so dot(e) + dot(o) is the chunk's
@@ -104,19 +104,18 @@ void main()
     }
     if (c < nv) accumulate(c);
 
-    const uint NO = MR * R;
     [[unroll]] for (uint m = 0; m < MR; m++)
         [[unroll]] for (uint r = 0; r < R; r++) {
             float s = subgroupAdd(acc[m][r]);
-            if (subgroupElect()) red[gl_SubgroupID * NO + m * R + r] = s;
+            if (subgroupElect()) red[m][r][gl_SubgroupID] = s;
         }
     barrier();
     uint o = gl_LocalInvocationID.x;
-    if (o < NO) {
-        uint m = o / R, n = n0 + o % R;
+    if (o < MR * R) {
+        uint m = o / R, r = o % R, n = n0 + r;
         if (n < pc.N) {
             float t = 0.0;
-            for (uint s = 0; s < gl_NumSubgroups; s++) t += red[s * NO + o];
+            for (uint s = 0; s < gl_NumSubgroups; s++) t += red[m][r][s];
             store(bi * pc.M * pc.N, m, n, t);
         }
     }

@@ -17,6 +17,7 @@
 #include "compiler/pass.h"
 #include "compiler/plan.h"
 #include "kernel_check.h"
+#include "runtime/vk_shaders.h"
 #include "vk_check.h"
 
 static const char *dts[] = {"fp32", "fp16", "bf16"};
@@ -390,6 +391,21 @@ static void test_gemv_alignment(void **state)
     }
 }
 
+/* The backend refuses a module whose subgroup operations the device lacks: the gemv modules
+ * declare basic + arithmetic, the scalar matmul modules none. */
+static void test_gemv_module_needs(void **state)
+{
+    (void)state;
+    static const char *v[] = {"f32", "f16", "bf16"};
+    for (int t = 0; t < 3; t++) {
+        char name[32];
+        snprintf(name, sizeof name, "gemv_br.%s", v[t]);
+        assert_int_equal(vk_spv_subgroup_ops(vk_spv_find(name)), 0x1 | 0x4);
+        snprintf(name, sizeof name, "matmul_br.%s", v[t]);
+        assert_int_equal(vk_spv_subgroup_ops(vk_spv_find(name)), 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -407,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_gemv_act_residual),
         cmocka_unit_test(test_gemv_addmm_batch),
         cmocka_unit_test(test_gemv_alignment),
+        cmocka_unit_test(test_gemv_module_needs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
