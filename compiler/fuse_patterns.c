@@ -326,6 +326,43 @@ static bool match_linear_act(const Graph *g, int node, const bool *taken, FuseMa
     return false;
 }
 
+/* matrix product (+ residual add) (+ relu): the add's other operand has the product's shape and
+ * dtype (o_proj and down_proj + the residual stream). A relu after the add joins the kernel. */
+static bool match_linear_add(const Graph *g, int node, const bool *taken, FuseMatch *m,
+                             const char **why)
+{
+    int out = g->nodes[node].out[0];
+    const GTensor *o = &g->tensors[out];
+    int a = next_op(g, out, OP_ADD, taken);
+    if (a < 0) {
+        if (o->nconsumers > 1)
+            for (int k = 0; k < o->nconsumers; k++)
+                if (g->nodes[o->consumers[k]].op == OP_ADD)
+                    *why = "product output has several consumers";
+        return false;
+    }
+    const Node *an = &g->nodes[a];
+    if (an->nin != 2) return false; /* a scalar add: not a residual */
+    if (!is_plain_binary(an)) return (*why = "the add scales its second operand (alpha)"), false;
+    if (an->in[0] == an->in[1]) return (*why = "the add reads the product twice"), false;
+    const GTensor *r = &g->tensors[an->in[0] == out ? an->in[1] : an->in[0]];
+    const GTensor *y = &g->tensors[an->out[0]];
+    if (!same_shape(r, o) || !same_shape(y, o))
+        return (*why = "the residual is broadcast (it must have the product's shape)"), false;
+    if (r->dtype != o->dtype || y->dtype != o->dtype)
+        return (*why = "the residual has another dtype"), false;
+    /* masked_softmax has priority: an add feeding a softmax is a mask */
+    int sm = only_consumer(g, an->out[0]);
+    if (sm >= 0 && g->nodes[sm].op == OP_SOFTMAX)
+        return (*why = "the add feeds a softmax (masked_softmax takes it)"), false;
+    add(m, node);
+    add(m, a);
+    int relu = next_op(g, an->out[0], OP_RELU, taken);
+    if (relu >= 0) add(m, relu);
+    m->variant = relu >= 0 ? "linear_add_relu" : "linear_add";
+    return true;
+}
+
 const FusePattern fuse_patterns[] = {
     {"conv", OP_CONV2D, match_conv, "conv2d(+bias)(+residual add)(+relu)"},
     {"add_relu", OP_ADD, match_add_relu, "add then relu"},
@@ -336,17 +373,18 @@ const FusePattern fuse_patterns[] = {
     {"decode_attention", OP_TRANSPOSE, match_decode_attention,
      "one-query attention reading the KV cache directly, grouped-query heads, no repeat copy"},
     {"linear_act", OP_LINEAR, match_linear_act, "linear (with bias) then an activation"},
+    {"linear_add", OP_LINEAR, match_linear_add, "linear then a residual add (same shape), relu"},
+    {"linear_add", OP_ADDMM, match_linear_add, "addmm then a residual add (same shape), relu"},
+    {"linear_add", OP_MATMUL, match_linear_add, "matmul then a residual add (same shape), relu"},
+    {"linear_add", OP_BMM, match_linear_add, "bmm then a residual add (same shape), relu"},
+    {"linear_add", OP_MM, match_linear_add, "mm then a residual add (same shape), relu"},
 };
 const int fuse_pattern_count = (int)(sizeof fuse_patterns / sizeof fuse_patterns[0]);
 
 bool fuse_selected(const char *spec, const Fusion *f)
 {
-    if (strcmp(spec, "all") == 0 || strcmp(spec, f->id) == 0 || strcmp(spec, f->pattern) == 0)
-        return true;
-    /* registry names select their variants: "conv" selects conv_relu and conv_add_relu */
-    for (int i = 0; i < fuse_pattern_count; i++)
-        if (strcmp(spec, fuse_patterns[i].name) == 0 &&
-            strncmp(f->pattern, spec, strlen(spec)) == 0)
-            return true;
-    return false;
+    /* a registry name selects its variants: "conv" selects conv_relu and conv_add_relu,
+     * "linear_act" linear_relu ... linear_hardswish */
+    return strcmp(spec, "all") == 0 || strcmp(spec, f->id) == 0 || strcmp(spec, f->pattern) == 0 ||
+           (f->family && strcmp(spec, f->family) == 0);
 }

@@ -57,7 +57,8 @@ typedef struct Recipe {
 /* One fusion instance: a match of a pattern that can be switched on or off by id. */
 typedef struct Fusion {
     const char *id;      /* "F3" */
-    const char *pattern; /* "add_relu" */
+    const char *pattern; /* "add_relu" (the variant) */
+    const char *family;  /* the registry name that matched: "conv", "linear_act" (static) */
     int *nodes, nnodes;  /* member node indices, in graph order */
     int anchor;          /* node index where the fused kernel runs */
     int out;             /* the fused kernel's output tensor */

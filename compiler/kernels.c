@@ -47,6 +47,12 @@ static const struct {
     {"pool2d", lower_pool2d},
     {"matmul", lower_matmul},
     {"matmul_nb", lower_matmul},
+    {"matmul_r", lower_matmul},
+    {"matmul_br", lower_matmul},
+    {"gemv", lower_matmul},
+    {"gemv_nb", lower_matmul},
+    {"gemv_r", lower_matmul},
+    {"gemv_br", lower_matmul},
     {"corrupt", lower_corrupt},
 };
 

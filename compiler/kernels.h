@@ -92,7 +92,7 @@ Status lower_softmax(const KernelCtx *c, PlanKernel *k);    /* softmax, log_soft
 Status lower_norm(const KernelCtx *c, PlanKernel *k);       /* rmsnorm, layernorm, batchnorm */
 Status lower_conv2d(const KernelCtx *c, PlanKernel *k);
 Status lower_pool2d(const KernelCtx *c, PlanKernel *k);
-Status lower_matmul(const KernelCtx *c, PlanKernel *k);
+Status lower_matmul(const KernelCtx *c, PlanKernel *k);     /* matmul*, gemv* */
 Status lower_rope(const KernelCtx *c, PlanKernel *k);
 Status lower_attention(const KernelCtx *c, PlanKernel *k);  /* decode_attention */
 Status lower_corrupt(const KernelCtx *c, PlanKernel *k);    /* --break: lower_debug.c */

@@ -1,17 +1,23 @@
-/* matmul: the matrix-product family (linear, addmm, matmul, bmm, mm, and the linear_act fusions
- * linear_relu ... linear_hardswish). Every op is reduced, as runtime/cpu_matmul.c does, to a batch
- * of M x N products over K with broadcast batch strides, an optional bias with its own strides,
- * alpha, beta and an activation code; shaders/matmul.comp computes it on one of two paths chosen
- * here: a vector path when M == 1 (decode GEMV: K split across a workgroup) and a tiled path
- * otherwise. Two stems that differ only in their bindings: `matmul` (A, B, bias, Y; addmm's inputs
- * are reordered to that) and `matmul_nb` when there is no bias term (A, B, Y).
- * Push: {M, N, K, b_ks, b_ns, nbatch, bdim[4], sa[4], sb[4], bias_ms, bias_ns, act, alpha, beta}.
- * Spec: {WG, vector, TM, TN, TK}. */
+/* matmul: the matrix-product family (linear, addmm, matmul, bmm, mm, the linear_act fusions
+ * linear_relu ... linear_hardswish and the residual fusions linear_add, linear_add_relu). Every
+ * op is reduced, as runtime/cpu_matmul.c does, to a batch of M x N products over K with broadcast
+ * batch strides, an optional bias with its own strides, alpha, beta, an activation code, an
+ * optional residual tensor (dense, Y's shape) and a relu after it. Three paths:
+ *  - gemv (shaders/gemv.glsl) when M <= 4, B is contiguous along K (b_ks = 1), K is a multiple
+ *    of the 16-byte vector (8 f16/bf16, 4 f32) and every row start of A and B is provably
+ *    16-byte aligned (binding offsets: arena offsets, pass_memory.c, or 0 for own buffers);
+ *  - the scalar vector path of shaders/matmul.glsl when M == 1 otherwise;
+ *  - the tiled path of shaders/matmul.glsl for everything else.
+ * The stem says which of bias and residual are bound (the runtime binds exactly the kernel's
+ * tensors): matmul / gemv (bias), matmul_nb / gemv_nb (neither), matmul_r / gemv_r (residual),
+ * matmul_br / gemv_br (both). Bindings A, B, [bias], [residual], Y (addmm's reordered).
+ * Push: {M, N, K, b_ks, b_ns, nbatch, bdim[4], sa[4], sb[4], bias_ms, bias_ns, act, alpha, beta,
+ * post}. Spec: matmul {WG, vector, TM, TN, TK}; gemv {WG, R, MR}. */
 #include "kernels.h"
 
 #include <string.h>
 
-/* Activation codes the shader switches on (shaders/matmul.comp activate()): explicit numbers,
+/* Activation codes the shaders switch on (shaders/matmul_epi.glsl activate()): explicit numbers,
  * so a .npubin does not depend on the order of ops.def. */
 enum { ACT_NONE = 0, ACT_RELU, ACT_GELU_ERF, ACT_GELU_TANH, ACT_SILU, ACT_SIGMOID, ACT_TANH,
        ACT_HARDSWISH };
@@ -22,11 +28,21 @@ enum { ACT_NONE = 0, ACT_RELU, ACT_GELU_ERF, ACT_GELU_TANH, ACT_SILU, ACT_SIGMOI
 typedef struct MmDesc {
     int64_t m, n, k, b_ks, b_ns, nbatch;
     int64_t bdim[MM_BATCH_DIMS], sa[MM_BATCH_DIMS], sb[MM_BATCH_DIMS];
-    int bias_arg; /* kernel argument of the bias, -1 for none */
+    int a_arg, b_arg, bias_arg; /* kernel arguments of A, B and the bias (-1 for none) */
+    int res_arg;                /* kernel argument of the residual, -1 for none */
     int64_t bias_ms, bias_ns;
     double alpha, beta;
-    uint32_t act;
+    uint32_t act, post; /* activation before the residual, after it (ACT_NONE or ACT_RELU) */
 } MmDesc;
+
+/* The kernel argument bound to graph tensor t, or -1. */
+static int arg_of_tensor(const KernelCtx *c, const PlanKernel *k, int t)
+{
+    const char *name = c->g->tensors[t].name;
+    for (int i = 0; i < k->nin; i++)
+        if (strcmp(kc_arg(k, c->p, i)->name, name) == 0) return i;
+    return -1;
+}
 
 /* The kernel argument bound to input j of product node p. A single node binds its inputs as they
  * are (an operand given twice is bound twice); a fused kernel binds the group's outside inputs in
@@ -34,10 +50,7 @@ typedef struct MmDesc {
 static int arg_of(const KernelCtx *c, const PlanKernel *k, const Node *p, int j)
 {
     if (!c->fusion) return j < k->nin ? j : -1;
-    const char *name = c->g->tensors[p->in[j]].name;
-    for (int i = 0; i < k->nin; i++)
-        if (strcmp(kc_arg(k, c->p, i)->name, name) == 0) return i;
-    return -1;
+    return arg_of_tensor(c, k, p->in[j]);
 }
 
 static bool dense(const PlanTensor *t)
@@ -144,14 +157,13 @@ static bool is_product(OpId op)
     return op == OP_LINEAR || op == OP_ADDMM || op == OP_MATMUL || op == OP_BMM || op == OP_MM;
 }
 
-/* Fills d from the product node p (and the fused activation), reordering k's inputs to
- * A, B, [bias]. */
+/* Fills d from the product node p: the reduced problem and the arguments of A, B and the bias. */
 static Status describe_product(const KernelCtx *c, PlanKernel *k, const Node *p, MmDesc *d)
 {
     memset(d, 0, sizeof *d);
     d->alpha = 1.0;
     d->beta = 1.0;
-    d->bias_arg = -1;
+    d->bias_arg = d->res_arg = -1;
     int ia, ib, ibias = -1;
     if (p->op == OP_ADDMM) {
         ibias = arg_of(c, k, p, 0), ia = arg_of(c, k, p, 1), ib = arg_of(c, k, p, 2);
@@ -202,19 +214,79 @@ static Status describe_product(const KernelCtx *c, PlanKernel *k, const Node *p,
     if (kc_numel(kc_out(k, c->p)) != d->nbatch * d->m * d->n)
         return kc_error(c, "matmul kernel: output has %lld elements, the product %lld",
                         (long long)kc_numel(kc_out(k, c->p)), (long long)(d->nbatch * d->m * d->n));
-    /* bindings A, B, [bias], Y; the same tensor may be bound twice (read-only) */
-    int args[4], na = 0, out = k->args[k->nargs - 1];
-    args[na++] = k->args[ia];
-    args[na++] = k->args[ib];
-    if (d->bias_arg >= 0) args[na++] = k->args[ibias];
-    if (na > k->nin) /* a fused group that deduplicated an operand: no room for the binding */
-        return kc_error(c, "matmul kernel: a fused %s takes the same tensor twice",
-                        op_short_name(p->op));
+    d->a_arg = ia;
+    d->b_arg = ib;
+    return ST_OK;
+}
+
+/* The fused residual add (linear_add): its operand that is not the product's output must be a
+ * dense tensor of Y's shape and storage. */
+static Status describe_residual(const KernelCtx *c, const PlanKernel *k, const Node *p,
+                                const Node *add, MmDesc *d)
+{
+    int po = p->out[0];
+    if (add->nin != 2 || (add->in[0] != po && add->in[1] != po) || add->in[0] == add->in[1])
+        return kc_error(c, "matmul kernel: the fused add does not read the product and another tensor");
+    int ri = arg_of_tensor(c, k, add->in[0] == po ? add->in[1] : add->in[0]);
+    if (ri < 0) return kc_error(c, "matmul kernel: the residual tensor is not bound");
+    const PlanTensor *r = kc_arg(k, c->p, ri), *y = kc_out(k, c->p);
+    bool same = r->rank == y->rank && dense(r) && r->storage == y->storage;
+    for (int i = 0; same && i < r->rank; i++) same = r->shape[i] == y->shape[i];
+    if (!same)
+        return kc_error(c, "matmul kernel: the residual is not a dense tensor of the output's "
+                           "shape and dtype");
+    d->res_arg = ri;
+    return ST_OK;
+}
+
+/* Rebinds k to A, B, [bias], [residual], Y; the same tensor may be bound twice (read-only). */
+static Status bind_operands(const KernelCtx *c, PlanKernel *k, const MmDesc *d)
+{
+    int args[5], na = 0;
+    args[na++] = k->args[d->a_arg];
+    args[na++] = k->args[d->b_arg];
+    if (d->bias_arg >= 0) args[na++] = k->args[d->bias_arg];
+    if (d->res_arg >= 0) args[na++] = k->args[d->res_arg];
+    args[na] = k->args[k->nargs - 1];
+    /* a fused group binds each outside tensor once: an operand taken twice needs more room */
+    if (na + 1 > k->nargs) return kc_set_args(c, k, args, na, na + 1);
     k->nin = na;
     k->nargs = na + 1;
-    for (int i = 0; i < na; i++) k->args[i] = args[i];
-    k->args[na] = out;
+    for (int i = 0; i <= na; i++) k->args[i] = args[i];
     return ST_OK;
+}
+
+/* Byte offset of t's storage within its binding's buffer: the arena offset of its base tensor,
+ * 0 for a tensor with its own buffer (the runtime binds exactly there, runtime/vk_backend.c). */
+static int64_t binding_offset(const Plan *p, const PlanTensor *t)
+{
+    while (t->alias_of >= 0) t = &p->tensors[t->alias_of];
+    return t->offset < 0 ? 0 : t->offset;
+}
+
+/* Can the 16-byte-load GEMV (shaders/gemv.glsl) take this product? Elements per vector in *vn. */
+static bool gemv_fits(const KernelCtx *c, const PlanKernel *k, const MmDesc *d, int64_t *vn)
+{
+    const PlanTensor *a = kc_arg(k, c->p, d->a_arg), *b = kc_arg(k, c->p, d->b_arg);
+    const PlanTensor *y = kc_out(k, c->p);
+    if (d->m < 1 || d->m > 4 || d->b_ks != 1 || !dtype_is_float(y->storage) ||
+        a->storage != y->storage || b->storage != y->storage)
+        return false;
+    int64_t v = 16 / (int64_t)dtype_size(y->storage);
+    /* every vector index A[b, m, k..k+v), B[b, n, k..k+v) starts on a 16-byte boundary */
+    bool ok = d->k % v == 0 && (d->n == 1 || d->b_ns % v == 0) &&
+              binding_offset(c->p, a) % 16 == 0 && binding_offset(c->p, b) % 16 == 0;
+    for (int i = 0; ok && i < MM_BATCH_DIMS; i++) ok = d->sa[i] % v == 0 && d->sb[i] % v == 0;
+    *vn = v;
+    return ok;
+}
+
+/* Largest power of two <= v (v >= 1). */
+static int64_t pow2_floor(int64_t v)
+{
+    int64_t p = 1;
+    while (p * 2 <= v) p *= 2;
+    return p;
 }
 
 /* Smallest of 16, 32, 64 covering v. */
@@ -225,12 +297,16 @@ static int64_t tile_for(int64_t v)
 
 Status lower_matmul(const KernelCtx *c, PlanKernel *k)
 {
-    const Node *p = NULL, *act = NULL;
+    const Node *p = NULL, *act = NULL, *add = NULL, *post = NULL;
     if (c->fusion) {
         for (int i = 0; i < c->fusion->nnodes; i++) {
             const Node *n = &c->g->nodes[c->fusion->nodes[i]];
             if (is_product(n->op))
                 p = n;
+            else if (n->op == OP_ADD)
+                add = n;
+            else if (add)
+                post = n; /* members are in graph order: a relu after the residual add */
             else
                 act = n;
         }
@@ -240,15 +316,28 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
     if (!p) return kc_error(c, "matmul kernel without a matrix-product node");
     MmDesc d;
     Status st = describe_product(c, k, p, &d);
+    if (st == ST_OK && add) st = describe_residual(c, k, p, add, &d);
     if (st != ST_OK) return st;
-    /* a module's bindings are fixed: the bias-less product is its own stem (3 bindings) */
-    if (d.bias_arg < 0) k->shader = "matmul_nb";
     if (act) {
         d.act = act_code(act);
         if (d.act == ACT_NONE)
             return kc_error(c, "matmul kernel: %s is not a fusable activation",
                             op_short_name(act->op));
     }
+    if (post) {
+        d.post = act_code(post);
+        if (d.post != ACT_RELU)
+            return kc_error(c, "matmul kernel: only a relu may follow the residual add, not %s",
+                            op_short_name(post->op));
+    }
+    int64_t vn = 0;
+    bool fast = gemv_fits(c, k, &d, &vn);
+    st = bind_operands(c, k, &d);
+    if (st != ST_OK) return st;
+    /* a module's bindings are fixed: one stem per (bias, residual) */
+    static const char *stems[2][2][2] = {{{"matmul_nb", "matmul_r"}, {"matmul", "matmul_br"}},
+                                         {{"gemv_nb", "gemv_r"}, {"gemv", "gemv_br"}}};
+    k->shader = stems[fast][d.bias_arg >= 0][d.res_arg >= 0];
     int64_t words[] = {d.m, d.n, d.k, d.b_ks, d.b_ns, d.nbatch};
     for (size_t i = 0; st == ST_OK && i < sizeof words / sizeof words[0]; i++)
         st = kc_push_i(c, k, words[i]);
@@ -260,12 +349,27 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
     if (st == ST_OK) st = kc_push_u(c, k, d.act);
     if (st == ST_OK) st = kc_push_f(c, k, d.alpha);
     if (st == ST_OK) st = kc_push_f(c, k, d.beta);
+    if (st == ST_OK) st = kc_push_u(c, k, d.post);
     if (st != ST_OK) return st;
     /* offsets are 32-bit in the shader */
     int64_t ea = d.nbatch * d.m * d.k, eb = d.k * d.n, ey = d.nbatch * d.m * d.n;
     if (ea > UINT32_MAX || eb > UINT32_MAX || ey > UINT32_MAX)
         return kc_error(c, "matmul kernel: operands past 2^32 elements");
 
+    if (fast) {
+        /* lanes split K in 16-byte chunks, about two or more chunks each, 32..128 lanes; R weight
+         * rows per workgroup, 4 for large N (fewer workgroups, more loads in flight per lane),
+         * at most 8 outputs per lane (R * M) */
+        int64_t chunks = d.k / vn, wg = pow2_floor(chunks / 2 > 0 ? chunks / 2 : 1);
+        wg = wg < 32 ? 32 : wg > 128 ? 128 : wg;
+        int64_t r = d.n >= 8192 && d.m <= 2 ? 4 : 2;
+        if (r > d.n) r = d.n;
+        kc_grid(k, d.nbatch * ((d.n + r - 1) / r), 1);
+        uint32_t spec[] = {(uint32_t)wg, (uint32_t)r, (uint32_t)d.m};
+        for (size_t i = 0; st == ST_OK && i < sizeof spec / sizeof spec[0]; i++)
+            st = kc_spec(c, k, spec[i]);
+        return st;
+    }
     bool vec = d.m == 1;
     int64_t wg, tm = 0, tn, tk = 16;
     if (vec) {

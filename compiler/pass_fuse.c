@@ -79,6 +79,7 @@ Status pass_fuse(Graph *g, PassCtx *c)
             Fusion *f = &g->fusions[g->nfusions];
             f->id = arena_printf(&g->arena, "F%d", g->nfusions + 1);
             f->pattern = m.variant ? m.variant : fp->name;
+            f->family = fp->name;
             f->nnodes = m.n;
             f->nodes = arena_dup(&g->arena, m.nodes, sizeof(int) * (size_t)m.n);
             f->anchor = m.nodes[m.n - 1];

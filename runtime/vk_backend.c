@@ -82,16 +82,22 @@ static const VkSpv *module_of(const Plan *p, const PlanKernel *k, char *name, si
     return m;
 }
 
-static bool vkb_supports(Backend *b, const Plan *p, const PlanKernel *k, const char **why)
+static bool vkb_supports(Backend *base, const Plan *p, const PlanKernel *k, const char **why)
 {
-    (void)b;
+    VkBackend *b = (VkBackend *)base;
     char name[96];
     if (k->target != KT_NPU) {
         *why = "a CPU kernel";
         return false;
     }
-    if (k->nargs < 1 || !module_of(p, k, name, sizeof name)) {
+    const VkSpv *m = k->nargs < 1 ? NULL : module_of(p, k, name, sizeof name);
+    if (!m) {
         *why = "no Vulkan shader is built for this kernel family and dtype";
+        return false;
+    }
+    uint32_t need = vk_spv_subgroup_ops(m);
+    if (b->ctx && (need & ~vk_ctx_info(b->ctx)->subgroup_ops)) {
+        *why = "the device lacks a subgroup operation the shader uses in compute shaders";
         return false;
     }
     if (k->nspec == 0) {

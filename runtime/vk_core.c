@@ -362,6 +362,7 @@ static uint32_t describe(VkPhysicalDevice pd, int index, VkDeviceInfo *o,
     o->device_id = base.deviceID;
     o->api_version = base.apiVersion;
     o->subgroup_size = sg.subgroupSize;
+    o->subgroup_ops = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ? sg.supportedOperations : 0;
     o->max_shared_memory = L->maxComputeSharedMemorySize;
     o->max_workgroup_invocations = L->maxComputeWorkGroupInvocations;
     for (int i = 0; i < 3; i++)

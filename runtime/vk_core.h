@@ -51,6 +51,7 @@ typedef struct VkDeviceInfo {
     VkDevType type;
     uint32_t vendor_id, device_id, api_version; /* api_version: VK_MAKE_API_VERSION packing */
     uint32_t subgroup_size;
+    uint32_t subgroup_ops;      /* VkSubgroupFeatureFlags usable in compute shaders (0: none) */
     uint32_t max_shared_memory; /* maxComputeSharedMemorySize, bytes */
     uint32_t max_workgroup_invocations;
     uint32_t max_workgroup_count[3];

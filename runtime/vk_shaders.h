@@ -21,5 +21,9 @@ extern const size_t vk_spv_count;
 
 /* The module called `name` ("fill.f32"), or NULL. The returned row is static data. */
 const VkSpv *vk_spv_find(const char *name);
+/* The subgroup operations module m declares (its OpCapability GroupNonUniform* instructions) as
+ * VkSubgroupFeatureFlags bits (BASIC 0x1, VOTE 0x2, ARITHMETIC 0x4, BALLOT 0x8, SHUFFLE 0x10,
+ * SHUFFLE_RELATIVE 0x20, CLUSTERED 0x40, QUAD 0x80): a device must support them all. */
+uint32_t vk_spv_subgroup_ops(const VkSpv *m);
 
 #endif

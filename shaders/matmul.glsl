@@ -1,23 +1,21 @@
-// matmul: Y[b, m, n] = act(alpha * sum_k A[b, m, k] * B[b, k, n] + beta * bias[m, n]) for linear,
-// addmm, matmul, bmm, mm and linear_act (compiler/lower_matmul.c), fp32 accumulation.
-// The body of two stems that differ only in their bindings (a pipeline layout must have every
-// binding its module declares): shaders/matmul.comp (MM_BIAS 1: 0 = A, 1 = B, 2 = bias, 3 = Y)
-// and shaders/matmul_nb.comp (MM_BIAS 0: 0 = A, 1 = B, 2 = Y). A is dense [.., M, K]; B[k, n] is
-// at k*b_ks + n*b_ns (linear weights [N, K] have b_ks = 1); Y is dense [batch, M, N].
+// matmul: Y[b, m, n] = act(alpha * sum_k A[b, m, k] * B[b, k, n] + beta * bias[m, n]) (+ res)
+// for linear, addmm, matmul, bmm, mm, linear_act and linear_add (compiler/lower_matmul.c), fp32
+// accumulation. The body of four stems that differ only in their bindings (shaders/matmul.comp,
+// matmul_nb.comp, matmul_r.comp, matmul_br.comp: MM_BIAS, MM_RES; the bindings after B, the push
+// constants and the epilogue are shaders/matmul_epi.glsl). A is dense [.., M, K]; B[k, n] is at
+// k*b_ks + n*b_ns (linear weights [N, K] have b_ks = 1); Y is dense [batch, M, N].
 // Spec: 0 = workgroup size, 1 = path (0 tiled, 1 vector), 2 = TM (tiled rows per workgroup),
 // 3 = TN (tiled columns per workgroup; vector: columns per workgroup), 4 = TK.
 // Tiled: a workgroup computes a TM x TN tile, staging TM x TK of A and TK x TN of B in shared
 // memory per K step; each invocation owns a 4 x 4 register tile (rows tm + r*TM/4, columns
 // tn + c*TN/4, so neighbouring invocations store neighbouring columns).
-// Vector (M == 1, the LLM decode GEMV): a workgroup computes TN columns; KS = NPU_WG / TN
-// invocations split K per column and reduce in shared memory in a fixed order. Lanes of one
-// column are adjacent when B is contiguous along k (weight rows), else lanes of one k-slice are
-// adjacent along n: either way neighbouring lanes load neighbouring elements.
+// Vector (M == 1 when the 16-byte path, shaders/gemv.glsl, cannot be proven safe): a workgroup
+// computes TN columns; KS = NPU_WG / TN invocations split K per column and reduce in shared
+// memory in a fixed order. Lanes of one column are adjacent when B is contiguous along k (weight
+// rows), else lanes of one k-slice are adjacent along n: either way neighbouring lanes load
+// neighbouring elements.
 // Batch: index b unravels over bdim (4 dims, innermost last); A and B offsets are its
 // coordinates times sa / sb (0 broadcasts).
-#ifndef MM_BIAS
-#error "include from matmul.comp or matmul_nb.comp, which define MM_BIAS"
-#endif
 #include "common.glsl"
 #include "index.glsl"
 
@@ -29,72 +27,10 @@ layout(constant_id = 4) const uint TK = 16;
 
 layout(std430, set = 0, binding = 0) readonly buffer A_ { STORAGE_T a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B_ { STORAGE_T b[]; };
-#if MM_BIAS
-layout(std430, set = 0, binding = 2) readonly buffer Bias_ { STORAGE_T bias[]; };
-layout(std430, set = 0, binding = 3) writeonly buffer Y_ { STORAGE_T y[]; };
-#else
-layout(std430, set = 0, binding = 2) writeonly buffer Y_ { STORAGE_T y[]; };
-#endif
-
-layout(push_constant) uniform Push {
-    uint M; uint N; uint K; uint b_ks; uint b_ns; uint nbatch;
-    uint bdim[4]; uint sa[4]; uint sb[4];
-    uint bias_ms; uint bias_ns; uint act; float alpha; float beta;
-} pc;
+#include "matmul_epi.glsl"
 
 // tiled: TK * (TM + TN) <= 2048; vector: NPU_WG <= 2048 (lower_matmul.c keeps both)
 shared float sh[2048];
-
-float erf_as(float z)
-{
-    // Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7) for z >= 0: GLSL has no erf
-    float t = 1.0 / (1.0 + 0.3275911 * z);
-    return 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t +
-                  0.254829592) * t * exp(-z * z);
-}
-
-float activate(float v)
-{
-    switch (pc.act) {
-    case 1: return (v > 0.0 || isnan(v)) ? v : 0.0;
-    case 2: return 0.5 * v * (1.0 + sign(v) * erf_as(abs(v) * 0.70710678));
-    case 3: {
-        float u = 0.7978845608 * (v + 0.044715 * v * v * v);
-        return 0.5 * v * (1.0 + tanh(clamp(u, -15.0, 15.0)));
-    }
-    case 4: return v / (1.0 + exp(-v));
-    case 5: return 1.0 / (1.0 + exp(-v));
-    case 6: return tanh(clamp(v, -15.0, 15.0));
-    case 7: {
-        float t = v + 3.0;
-        t = isnan(t) ? t : clamp(t, 0.0, 6.0);
-        return v * t / 6.0;
-    }
-    }
-    return v;
-}
-
-void store(uint yoff, uint m, uint n, float acc)
-{
-    float v = pc.alpha * acc;
-#if MM_BIAS
-    v += pc.beta * S_LOAD(bias[m * pc.bias_ms + n * pc.bias_ns]);
-#endif
-    y[yoff + m * pc.N + n] = S_STORE(activate(v));
-}
-
-// Offsets of batch matrix bi in A and B.
-void batch_offsets(uint bi, out uint oa, out uint ob)
-{
-    oa = 0;
-    ob = 0;
-    for (int d = 3; d >= 0; d--) {
-        uint c = bi % pc.bdim[d];
-        bi /= pc.bdim[d];
-        oa += c * pc.sa[d];
-        ob += c * pc.sb[d];
-    }
-}
 
 void gemm_tiled()
 {

@@ -54,10 +54,10 @@ static void test_qwen_counts(void **state)
     (void)state;
     static const struct {
         const char *path;
-        int rms, silu, attn, rope;
+        int rms, silu, attn, rope, linadd;
     } cases[] = {
-        {"tests/models/qwen2_tiny/decode.json", 5, 2, 2, 4},
-        {"tests/models/qwen2_5_1_5b/decode.json", 57, 28, 28, 56},
+        {"tests/models/qwen2_tiny/decode.json", 5, 2, 2, 4, 4},
+        {"tests/models/qwen2_5_1_5b/decode.json", 57, 28, 28, 56, 56},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         Pipeline p = compile(cases[i].path, NULL);
@@ -65,6 +65,8 @@ static void test_qwen_counts(void **state)
         assert_int_equal(count_pattern(p.g, "silu_mul"), cases[i].silu);
         assert_int_equal(count_pattern(p.g, "decode_attention"), cases[i].attn);
         assert_int_equal(count_pattern(p.g, "rope"), cases[i].rope);
+        /* o_proj and down_proj + the residual stream */
+        assert_int_equal(count_pattern(p.g, "linear_add"), cases[i].linadd);
         pipeline_free(&p);
     }
 }
@@ -108,15 +110,20 @@ static Graph *read_json(const char *json)
     "{\"name\":\"" name "\",\"op_type\":\"" op "\",\"inputs\":[" ins "],\"outputs\":[" outs     \
     "],\"attrs\":{" attrs "}}"
 
-static Pipeline compile_json(const char *json)
+static Pipeline compile_json_opts(const char *json, const CompileOptions *o)
 {
     Pipeline p;
     DiagList d = {0};
-    Status st = pipeline_run_graph(read_json(json), NULL, &p, &d);
+    Status st = pipeline_run_graph(read_json(json), o, &p, &d);
     if (st != ST_OK) diag_print(&d, stderr);
     assert_int_equal(st, ST_OK);
     diag_free(&d);
     return p;
+}
+
+static Pipeline compile_json(const char *json)
+{
+    return compile_json_opts(json, NULL);
 }
 
 static void test_prefill_patterns(void **state)
@@ -218,6 +225,93 @@ static void test_conv_rope_linear_rules(void **state)
     int why = 0;
     for (int i = 0; i < p.g->nmisses; i++) why += strstr(p.g->misses[i].reason, "halves") != NULL;
     assert_int_equal(why, 1);
+    pipeline_free(&p);
+}
+
+/* x[2,4] @ w[3,4]^T then add(y, r) (or add(r, y)) with r of shape RS, optionally a relu. */
+#define LIN_ADD(RS, ADD_INS, TAIL, OUTS)                                                            \
+    "{\"graph_inputs\":[" T("x", "[2,4]") "," T("r", RS) "],\"graph_outputs\":[" OUTS "],"     \
+    "\"weights\":[" T("w", "[3,4]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["  \
+    NODE("lin", "aten.linear.default", T("x", "[2,4]") "," T("p_w", "[3,4]"), T("y", "[2,3]"), "")  \
+    "," NODE("add", "aten.add.Tensor", ADD_INS, T("s", "[2,3]"), "") TAIL "]}"
+
+static bool has_miss(const Graph *g, const char *pattern, const char *why)
+{
+    for (int i = 0; i < g->nmisses; i++)
+        if (strcmp(g->misses[i].pattern, pattern) == 0 && strstr(g->misses[i].reason, why)) return true;
+    return false;
+}
+
+static void test_linear_add_rules(void **state)
+{
+    (void)state;
+    /* either operand order; a relu after the add joins the instance */
+    const char *fused[] = {
+        LIN_ADD("[2,3]", T("y", "[2,3]") "," T("r", "[2,3]"), "", T("s", "[2,3]")),
+        LIN_ADD("[2,3]", T("r", "[2,3]") "," T("y", "[2,3]"), "", T("s", "[2,3]")),
+        LIN_ADD("[2,3]", T("r", "[2,3]") "," T("y", "[2,3]"),
+                "," NODE("relu", "aten.relu.default", T("s", "[2,3]"), T("o", "[2,3]"), ""),
+                T("o", "[2,3]")),
+    };
+    for (int i = 0; i < 3; i++) {
+        Pipeline p = compile_json(fused[i]);
+        assert_int_equal(p.g->nfusions, 1);
+        assert_string_equal(p.g->fusions[0].pattern, i == 2 ? "linear_add_relu" : "linear_add");
+        assert_int_equal(p.g->fusions[0].nnodes, i == 2 ? 3 : 2);
+        assert_int_equal(p.plan->nkernels, 1);
+        assert_string_equal(p.plan->kernels[0].shader, "matmul_r");
+        pipeline_free(&p);
+    }
+    /* near misses: a broadcast residual (the add stays a binary kernel), the linear's output
+     * read twice, an add with alpha */
+    Pipeline p = compile_json(LIN_ADD("[1,3]", T("y", "[2,3]") "," T("r", "[1,3]"), "", T("s", "[2,3]")));
+    assert_int_equal(p.g->nfusions, 0);
+    assert_true(has_miss(p.g, "linear_add", "broadcast"));
+    pipeline_free(&p);
+    p = compile_json(LIN_ADD("[2,3]", T("y", "[2,3]") "," T("r", "[2,3]"),
+                             "," NODE("neg", "aten.neg.default", T("y", "[2,3]"), T("n", "[2,3]"), ""),
+                             T("s", "[2,3]") "," T("n", "[2,3]")));
+    assert_int_equal(p.g->nfusions, 0);
+    assert_true(has_miss(p.g, "linear_add", "several consumers"));
+    pipeline_free(&p);
+    p = compile_json(
+        "{\"graph_inputs\":[" T("x", "[2,4]") "," T("r", "[2,3]") "],\"graph_outputs\":[" T("s", "[2,3]") "],"
+        "\"weights\":[" T("w", "[3,4]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
+        NODE("lin", "aten.linear.default", T("x", "[2,4]") "," T("p_w", "[3,4]"), T("y", "[2,3]"), "")
+        "," NODE("add", "aten.add.Tensor", T("y", "[2,3]") "," T("r", "[2,3]"), T("s", "[2,3]"), "\"alpha\":2") "]}");
+    assert_int_equal(p.g->nfusions, 0);
+    assert_true(has_miss(p.g, "linear_add", "alpha"));
+    pipeline_free(&p);
+    /* matmul + add of a same-shape mask + softmax: masked_softmax keeps the add */
+    p = compile_json(
+        "{\"graph_inputs\":[" T("q", "[1,2,4,8]") "," T("k", "[1,2,8,4]") "," T("m", "[1,2,4,4]") "],"
+        "\"graph_outputs\":[" T("o", "[1,2,4,4]") "],\"nodes\":["
+        NODE("mm", "aten.matmul.default", T("q", "[1,2,4,8]") "," T("k", "[1,2,8,4]"), T("s", "[1,2,4,4]"), "")
+        "," NODE("add", "aten.add.Tensor", T("s", "[1,2,4,4]") "," T("m", "[1,2,4,4]"), T("a", "[1,2,4,4]"), "")
+        "," NODE("sm", "aten.softmax.int", T("a", "[1,2,4,4]"), T("o", "[1,2,4,4]"), "\"dim\":-1") "]}");
+    assert_int_equal(count_pattern(p.g, "masked_softmax"), 1);
+    assert_int_equal(count_pattern(p.g, "linear_add"), 0);
+    assert_true(has_miss(p.g, "linear_add", "softmax"));
+    pipeline_free(&p);
+    /* --no-fuse by registry name: linear_add, and linear_act for its variants (linear_gelu) */
+    CompileOptions o;
+    compile_defaults(&o);
+    o.no_fuse[o.n_no_fuse++] = "linear_add";
+    p = compile_json_opts(fused[0], &o);
+    assert_int_equal(p.g->nfusions, 1);
+    assert_false(p.g->fusions[0].enabled);
+    assert_int_equal(p.plan->nkernels, 2);
+    pipeline_free(&p);
+    compile_defaults(&o);
+    o.no_fuse[o.n_no_fuse++] = "linear_act";
+    p = compile_json_opts(
+        "{\"graph_inputs\":[" T("x", "[2,4]") "],\"graph_outputs\":[" T("g", "[2,3]") "],"
+        "\"weights\":[" T("w", "[3,4]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
+        NODE("l1", "aten.linear.default", T("x", "[2,4]") "," T("p_w", "[3,4]"), T("y", "[2,3]"), "")
+        "," NODE("gelu", "aten.gelu.default", T("y", "[2,3]"), T("g", "[2,3]"), "") "]}", &o);
+    assert_int_equal(p.g->nfusions, 1);
+    assert_string_equal(p.g->fusions[0].pattern, "linear_gelu");
+    assert_false(p.g->fusions[0].enabled);
     pipeline_free(&p);
 }
 
@@ -360,6 +454,7 @@ int main(void)
         cmocka_unit_test(test_no_fuse_switches),
         cmocka_unit_test(test_prefill_patterns),
         cmocka_unit_test(test_conv_rope_linear_rules), cmocka_unit_test(test_rmsnorm_rules),     cmocka_unit_test(test_add_relu_rules),
+        cmocka_unit_test(test_linear_add_rules),
         cmocka_unit_test(test_silu_mul_either_order), cmocka_unit_test(test_partition_by_attrs),
         cmocka_unit_test(test_every_snapshot_verifies), cmocka_unit_test(test_convnet_layout_batch2),
         cmocka_unit_test(test_layout_inserts_depad),

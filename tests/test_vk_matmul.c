@@ -1,9 +1,11 @@
 /* run_tests: foreign-leaks-ok (lavapipe leaks inside itself; see test_vk_core.c)
  * matmul kernels on Vulkan against the CPU reference: linear (with and without bias, leading
  * dims), addmm (alpha, beta, bias broadcasts, beta = 0), matmul (1-D operands, batch
- * broadcasting), bmm, mm, and every linear_act fusion; M = 1 takes the vector path, larger M the
- * tiled one; K and N are not multiples of the tiles; f32, f16 and bf16. A product without a
- * bias term runs as stem matmul_nb (the same kernel with one binding fewer). */
+ * broadcasting), bmm, mm, every linear_act fusion and the residual fusions linear_add(_relu);
+ * M <= 4 with K a multiple of the 16-byte vector takes the gemv path (stems gemv*), other M = 1
+ * products the scalar vector path, larger M the tiled one; K and N are not multiples of the
+ * tiles; f32, f16 and bf16. The stem says which of bias and residual are bound: _nb none,
+ * (plain) bias, _r residual, _br both. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,17 +17,29 @@
 #include "compiler/pass.h"
 #include "compiler/plan.h"
 #include "kernel_check.h"
+#include "runtime/vk_shaders.h"
 #include "vk_check.h"
 
 static const char *dts[] = {"fp32", "fp16", "bf16"};
 static const double tols[] = {VC_TOL_F32, VC_TOL_F16, VC_TOL_BF16};
 
+/* The stem lowering picks for a linear x[m, k] @ w[n, k]^T in dtype t (graph inputs live in the
+ * arena at 256-byte-aligned offsets): gemv when M <= 4 and K is a multiple of 16 bytes. */
+static const char *linear_stem(int64_t m, int64_t k, bool bias, bool res, int t, char *buf)
+{
+    bool fast = m <= 4 && k % (t == 0 ? 4 : 8) == 0;
+    sprintf(buf, "%s%s", fast ? "gemv" : "matmul",
+            bias ? (res ? "_br" : "") : (res ? "_r" : "_nb"));
+    return buf;
+}
+
 /* linear x[m, k] @ w[n, k]^T (+ b[n]) in one dtype */
 static void linear(int64_t m, int64_t k, int64_t n, bool bias, int t)
 {
     TuSpec in[3] = {F32(2, {m, k}), F32(2, {n, k}), F32(1, {n})};
+    char stem[16];
     vc_check_node("aten.linear.default", bias ? 3 : 2, in, F32(2, {m, n}), "", dts[t], tols[t],
-                  bias ? "matmul" : "matmul_nb");
+                  linear_stem(m, k, bias, false, t, stem));
 }
 
 static void test_linear_shapes_f32(void **state)
@@ -200,6 +214,198 @@ static void test_linear_act(void **state)
         }
 }
 
+/* Residual forms for lin_graph: none, add(linear, r), add(r, linear), add(r, linear) then relu. */
+enum { RES_NONE, RES_AFTER, RES_BEFORE, RES_RELU };
+
+/* x[m, k] -> linear(w[n, k] (+ b[n])) (-> act) (-> add with r[m, n]) (-> relu) -> y, in the
+ * exporter's format. */
+static void lin_graph(char *json, size_t cap, int64_t m, int64_t k, int64_t n, bool bias,
+                      const char *act, int res)
+{
+    char xs[48], ws[48], ys[48], nodes[2048], inputs[512];
+    snprintf(xs, sizeof xs, "[%lld,%lld]", (long long)m, (long long)k);
+    snprintf(ws, sizeof ws, "[%lld,%lld]", (long long)n, (long long)k);
+    snprintf(ys, sizeof ys, "[%lld,%lld]", (long long)m, (long long)n);
+    snprintf(inputs, sizeof inputs,
+             "{\"name\":\"x\",\"shape\":%s},{\"name\":\"w\",\"shape\":%s},"
+             "{\"name\":\"b\",\"shape\":[%lld]},{\"name\":\"r\",\"shape\":%s}",
+             xs, ws, (long long)n, ys);
+    char bs[64] = "";
+    if (bias) snprintf(bs, sizeof bs, ",{\"name\":\"b\",\"shape\":[%lld]}", (long long)n);
+    int len = snprintf(nodes, sizeof nodes,
+                       "{\"name\":\"lin\",\"op_type\":\"aten.linear.default\",\"inputs\":["
+                       "{\"name\":\"x\",\"shape\":%s},{\"name\":\"w\",\"shape\":%s}%s],"
+                       "\"outputs\":[{\"name\":\"%s\",\"shape\":%s}],\"attrs\":{}}",
+                       xs, ws, bs, act || res ? "h" : "y", ys);
+    if (act)
+        len += snprintf(nodes + len, sizeof nodes - (size_t)len,
+                        ",{\"name\":\"act\",\"op_type\":\"%s\",\"inputs\":[{\"name\":\"h\",\"shape\":"
+                        "%s}],\"outputs\":[{\"name\":\"y\",\"shape\":%s}],\"attrs\":{}}",
+                        act, ys, ys);
+    if (res) {
+        const char *a = res == RES_AFTER ? "h" : "r", *b = res == RES_AFTER ? "r" : "h";
+        len += snprintf(nodes + len, sizeof nodes - (size_t)len,
+                        ",{\"name\":\"add\",\"op_type\":\"aten.add.Tensor\",\"inputs\":["
+                        "{\"name\":\"%s\",\"shape\":%s},{\"name\":\"%s\",\"shape\":%s}],"
+                        "\"outputs\":[{\"name\":\"%s\",\"shape\":%s}],\"attrs\":{}}",
+                        a, ys, b, ys, res == RES_RELU ? "s" : "y", ys);
+        if (res == RES_RELU)
+            snprintf(nodes + len, sizeof nodes - (size_t)len,
+                     ",{\"name\":\"relu\",\"op_type\":\"aten.relu.default\",\"inputs\":["
+                     "{\"name\":\"s\",\"shape\":%s}],\"outputs\":[{\"name\":\"y\",\"shape\":%s}],"
+                     "\"attrs\":{}}",
+                     ys, ys);
+    }
+    snprintf(json, cap,
+             "{\"model_name\":\"t\",\"graph_inputs\":[%s],\"graph_outputs\":[{\"name\":\"y\","
+             "\"shape\":%s}],\"nodes\":[%s]}",
+             inputs, ys, nodes);
+}
+
+static void lin_check(int64_t m, int64_t k, int64_t n, bool bias, const char *act, int res, int t)
+{
+    char json[4096], stem[16];
+    lin_graph(json, sizeof json, m, k, n, bias, act, res);
+    /* a handful of outputs: one cancelling sum dominates the relative error of 16-bit inputs */
+    double tol = tols[t] * (m * n < 8 ? 2 : 1);
+    vc_check_json(json, dts[t], tol, linear_stem(m, k, bias, res != RES_NONE, t, stem));
+}
+
+/* The gemv path over the decode shapes: K a multiple of 8 (and 1000: not a multiple of 8 for
+ * f16/bf16, the scalar fallback), N from 1 to 2048, with and without bias and residual. */
+static void test_gemv_shapes(void **state)
+{
+    (void)state;
+    const int64_t ks[] = {8, 64, 1536, 1000, 8960}, ns[] = {1, 7, 33, 2048};
+    for (int t = 0; t < 3; t++)
+        for (int a = 0; a < 5; a++)
+            for (int b = 0; b < 4; b++) {
+                if (ks[a] == 8960 && ns[b] == 2048 && t != 2) continue; /* one big case: bf16 */
+                int v = (a + b) % 4;
+                lin_check(1, ks[a], ns[b], v & 1, NULL, RES_NONE, t);
+                lin_check(1, ks[a], ns[b], !(v & 1), NULL, v & 2 ? RES_BEFORE : RES_AFTER, t);
+            }
+}
+
+/* Many rows: 70000 (17500 workgroups of 4 rows) and 270000 (67500 workgroups: the grid folds
+ * into y past 65535). */
+static void test_gemv_large_n(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 3; t++) {
+        lin_check(1, 64, 70000, true, NULL, RES_AFTER, t);
+        lin_check(1, 8, 270000, false, NULL, RES_NONE, t);
+        lin_check(1, 16, 270000, true, NULL, RES_BEFORE, t);
+    }
+}
+
+/* M = 2..4 rows of A on the gemv path (R * M outputs per workgroup), M = 5 on the tiled one. */
+static void test_gemv_rows(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 3; t++)
+        for (int64_t m = 2; m <= 5; m++) {
+            lin_check(m, 64, 33, true, NULL, RES_NONE, t);
+            lin_check(m, 1536, 9000, m % 2, NULL, RES_AFTER, t); /* R = 4 for M <= 2 */
+        }
+}
+
+/* Activations on the gemv path and the residual with a relu after it (linear_add_relu) on all
+ * three paths. */
+static void test_gemv_act_residual(void **state)
+{
+    (void)state;
+    static const char *acts[] = {"aten.relu.default", "aten.gelu.default", "aten.silu.default",
+                                 "aten.sigmoid.default", "aten.tanh.default",
+                                 "aten.hardswish.default"};
+    for (int t = 0; t < 3; t++) {
+        for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
+            lin_check(1, 256, 33, true, acts[i], RES_NONE, t);
+            lin_check(3, 64, 7, false, acts[i], RES_NONE, t);
+        }
+        lin_check(1, 256, 33, true, NULL, RES_RELU, t);  /* gemv_br */
+        lin_check(1, 100, 33, false, NULL, RES_RELU, t); /* scalar vector path, matmul_r */
+        lin_check(37, 64, 45, true, NULL, RES_RELU, t);  /* tiled, matmul_br */
+        lin_check(37, 64, 45, false, NULL, RES_BEFORE, t);
+    }
+}
+
+/* alpha, beta and batch strides on the gemv path: N = 1 makes a [K, N] operand contiguous
+ * along K (b_ks = 1). */
+static void test_gemv_addmm_batch(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 3; t++) {
+        vc_check_node("aten.addmm.default", 3, S(F32(1, {1}), F32(2, {1, 16}), F32(2, {16, 1})),
+                      F32(2, {1, 1}), "\"alpha\":0.5,\"beta\":2.0", dts[t], tols[t], "gemv");
+        vc_check_node("aten.addmm.default", 3, S(F32(2, {3, 1}), F32(2, {3, 64}), F32(2, {64, 1})),
+                      F32(2, {3, 1}), "\"alpha\":-1.5", dts[t], tols[t], "gemv");
+        vc_check_node("aten.matmul.default", 2, S(F32(4, {2, 3, 1, 16}), F32(4, {2, 1, 16, 1})),
+                      F32(4, {2, 3, 1, 1}), "", dts[t], tols[t], "gemv_nb");
+        /* a 1-D B folds the batch into M = 4; K = 20 is 16-byte vectors only in f32 */
+        vc_check_node("aten.matmul.default", 2, S(F32(3, {2, 2, 20}), F32(1, {20})),
+                      F32(2, {2, 2}), "", dts[t], tols[t], t ? "matmul_nb" : "gemv_nb");
+    }
+}
+
+/* Lowering proves 16-byte alignment: with a 4-byte arena alignment the activation lands at byte
+ * 8 (after a 3-element input) and the product falls back to the scalar path. Compile only:
+ * no device binds storage at such an offset. */
+static void test_gemv_alignment(void **state)
+{
+    (void)state;
+    const char *json =
+        "{\"graph_inputs\":[" VC_T("a", "[3]") "," VC_T("x", "[1,64]") "," VC_T(
+            "w", "[16,64]") "],\"graph_outputs\":[" VC_T("y", "[1,16]") "," VC_T("c", "[3]") "],"
+        "\"nodes\":[" VC_NODE("n", "aten.linear.default", VC_T("x", "[1,64]") "," VC_T("w", "[16,64]"),
+                              VC_T("y", "[1,16]"), "") "," VC_NODE("r", "aten.relu.default",
+                              VC_T("a", "[3]"), VC_T("c", "[3]"), "") "]}";
+    for (int align = 4; align <= 256; align *= 64) {
+        Graph *g = NULL;
+        DiagList d = {0};
+        assert_int_equal(ir_read_buffer("<t>", json, strlen(json), &g, &d), ST_OK);
+        CompileOptions o;
+        compile_defaults(&o);
+        o.compute = DT_BF16;
+        o.arena_align = align;
+        Pipeline pipe;
+        assert_int_equal(pipeline_run_graph(g, &o, &pipe, &d), ST_OK);
+        const Plan *p = pipe.plan;
+        int64_t xoff = -1;
+        const char *stem = NULL;
+        for (int i = 0; i < p->ntensors; i++)
+            if (strcmp(p->tensors[i].name, "x") == 0) xoff = p->tensors[i].offset;
+        for (int k = 0; k < p->nkernels; k++)
+            if (strncmp(p->kernels[k].shader, "relu", 4) && strcmp(p->kernels[k].shader, "unary"))
+                stem = p->kernels[k].shader;
+        assert_non_null(stem);
+        if (align == 4) {
+            assert_int_equal(xoff % 16, 8);
+            assert_string_equal(stem, "matmul_nb");
+        } else {
+            assert_int_equal(xoff % 16, 0);
+            assert_string_equal(stem, "gemv_nb");
+        }
+        pipeline_free(&pipe);
+        diag_free(&d);
+    }
+}
+
+/* The backend refuses a module whose subgroup operations the device lacks: the gemv modules
+ * declare basic + arithmetic, the scalar matmul modules none. */
+static void test_gemv_module_needs(void **state)
+{
+    (void)state;
+    static const char *v[] = {"f32", "f16", "bf16"};
+    for (int t = 0; t < 3; t++) {
+        char name[32];
+        snprintf(name, sizeof name, "gemv_br.%s", v[t]);
+        assert_int_equal(vk_spv_subgroup_ops(vk_spv_find(name)), 0x1 | 0x4);
+        snprintf(name, sizeof name, "matmul_br.%s", v[t]);
+        assert_int_equal(vk_spv_subgroup_ops(vk_spv_find(name)), 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -211,6 +417,13 @@ int main(void)
         cmocka_unit_test(test_bmm_mm),
         cmocka_unit_test(test_same_operand),
         cmocka_unit_test(test_linear_act),
+        cmocka_unit_test(test_gemv_shapes),
+        cmocka_unit_test(test_gemv_large_n),
+        cmocka_unit_test(test_gemv_rows),
+        cmocka_unit_test(test_gemv_act_residual),
+        cmocka_unit_test(test_gemv_addmm_batch),
+        cmocka_unit_test(test_gemv_alignment),
+        cmocka_unit_test(test_gemv_module_needs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

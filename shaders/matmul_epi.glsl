@@ -1,0 +1,85 @@
+// The part of the matrix-product kernels (shaders/matmul.glsl: tiled and scalar vector paths;
+// shaders/gemv.glsl: the 16-byte vector path) that follows the dot products: the bindings after
+// A (0) and B (1), the push constants, the activation and the store with its epilogue
+//   Y[b, m, n] = post(act(alpha * acc + beta * bias[m, n]) + res[b, m, n])
+// (compiler/lower_matmul.c). The including .comp defines MM_BIAS and MM_RES (0 or 1): a bias
+// binding, then a residual binding, then Y, each only when present (a pipeline layout must
+// have every binding its module declares), so the stems are matmul (bias), matmul_nb (none),
+// matmul_r (residual), matmul_br (bias and residual), and gemv, gemv_nb, gemv_r, gemv_br.
+// The residual is dense with Y's shape (linear_add: the add's other operand).
+#ifndef MM_BIAS
+#error "define MM_BIAS and MM_RES before including matmul_epi.glsl"
+#endif
+
+#if MM_BIAS
+layout(std430, set = 0, binding = 2) readonly buffer Bias_ { STORAGE_T bias[]; };
+#endif
+#if MM_RES
+layout(std430, set = 0, binding = 2 + MM_BIAS) readonly buffer Res_ { STORAGE_T res[]; };
+#endif
+layout(std430, set = 0, binding = 2 + MM_BIAS + MM_RES) writeonly buffer Y_ { STORAGE_T y[]; };
+
+// post: what follows the residual add (0 nothing, 1 relu: linear_add_relu)
+layout(push_constant) uniform Push {
+    uint M; uint N; uint K; uint b_ks; uint b_ns; uint nbatch;
+    uint bdim[4]; uint sa[4]; uint sb[4];
+    uint bias_ms; uint bias_ns; uint act; float alpha; float beta; uint post;
+} pc;
+
+float erf_as(float z)
+{
+    // Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7) for z >= 0: GLSL has no erf
+    float t = 1.0 / (1.0 + 0.3275911 * z);
+    return 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t +
+                  0.254829592) * t * exp(-z * z);
+}
+
+// Activation codes: explicit numbers shared with compiler/lower_matmul.c.
+float activate(uint code, float v)
+{
+    switch (code) {
+    case 1: return (v > 0.0 || isnan(v)) ? v : 0.0;
+    case 2: return 0.5 * v * (1.0 + sign(v) * erf_as(abs(v) * 0.70710678));
+    case 3: {
+        float u = 0.7978845608 * (v + 0.044715 * v * v * v);
+        return 0.5 * v * (1.0 + tanh(clamp(u, -15.0, 15.0)));
+    }
+    case 4: return v / (1.0 + exp(-v));
+    case 5: return 1.0 / (1.0 + exp(-v));
+    case 6: return tanh(clamp(v, -15.0, 15.0));
+    case 7: {
+        float t = v + 3.0;
+        t = isnan(t) ? t : clamp(t, 0.0, 6.0);
+        return v * t / 6.0;
+    }
+    }
+    return v;
+}
+
+// Element (m, n) of batch matrix yoff (= b * M * N) from its fp32 dot product.
+void store(uint yoff, uint m, uint n, float acc)
+{
+    float v = pc.alpha * acc;
+#if MM_BIAS
+    v += pc.beta * S_LOAD(bias[m * pc.bias_ms + n * pc.bias_ns]);
+#endif
+    v = activate(pc.act, v);
+    uint i = yoff + m * pc.N + n;
+#if MM_RES
+    v += S_LOAD(res[i]);
+#endif
+    y[i] = S_STORE(activate(pc.post, v));
+}
+
+// Offsets of batch matrix bi in A and B (elements).
+void batch_offsets(uint bi, out uint oa, out uint ob)
+{
+    oa = 0;
+    ob = 0;
+    for (int d = 3; d >= 0; d--) {
+        uint c = bi % pc.bdim[d];
+        bi /= pc.bdim[d];
+        oa += c * pc.sa[d];
+        ob += c * pc.sb[d];
+    }
+}
