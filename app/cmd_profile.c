@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../compiler/schedule.h"
 #include "../runtime/profile.h"
 #include "commands.h"
 #include "report.h"
@@ -109,10 +110,11 @@ static void print_json(FILE *f, const Plan *p, const Profile *pr, const char *de
     fprintf(f,
             "{\"schema\":\"npu-explore/profile/1\",\"kind\":\"summary\",\"model\":\"%s\","
             "\"device\":\"%s\",\"dtype\":\"%s\",\"iters\":%d,\"kernels\":%d,\"dispatches\":%d,"
+            "\"levels\":%d,\"barriers\":%d,"
             "\"gpu_sum_us\":%.3f,\"wall_us\":%.3f,\"cpu_ref_us\":%.3f,\"device_bytes\":%lld}\n",
             p->model_name ? p->model_name : "", dev, dtype, pr->iters, p->nkernels,
-            pr->dispatches, pr->gpu_sum_us, pr->wall_med_us, pr->cpu_ref_us,
-            (long long)pr->device_bytes);
+            pr->dispatches, p->nlevels, plan_barriers_total(p), pr->gpu_sum_us, pr->wall_med_us,
+            pr->cpu_ref_us, (long long)pr->device_bytes);
 }
 
 static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *dev,
@@ -157,10 +159,11 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
                 pk->gpu_max - pk->gpu_min, pk->cpu_us, sp, rel, verdict, delta);
     }
     if (csv) return;
-    fprintf(f, "total: %d kernels, %d dispatches, gpu sum %.1f us, wall %.1f us per run (min %.1f), "
-               "cpu reference %.1f us, device memory %.2f MiB\n",
-            p->nkernels, pr->dispatches, pr->gpu_sum_us, pr->wall_med_us, pr->wall_min_us,
-            pr->cpu_ref_us, (double)pr->device_bytes / (1024.0 * 1024.0));
+    fprintf(f, "total: %d kernels, %d dispatches, %d levels, %d barriers, gpu sum %.1f us, wall "
+               "%.1f us per run (min %.1f), cpu reference %.1f us, device memory %.2f MiB\n",
+            p->nkernels, pr->dispatches, p->nlevels, plan_barriers_total(p), pr->gpu_sum_us,
+            pr->wall_med_us, pr->wall_min_us, pr->cpu_ref_us,
+            (double)pr->device_bytes / (1024.0 * 1024.0));
     if (pr->worst_kernel >= 0)
         fprintf(f, "worst error: kernel %d (%s) rel_l2 %.3e\n", pr->worst_kernel,
                 p->kernels[pr->worst_kernel].shader, pr->k[pr->worst_kernel].err.rel_l2);

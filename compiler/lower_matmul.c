@@ -33,7 +33,8 @@ typedef struct MmDesc {
  * member order without duplicates, so positions are looked up by tensor. */
 static int arg_of(const KernelCtx *c, const PlanKernel *k, const Node *p, int j)
 {
-    if (!c->fusion) return j < k->nin ? j : -1;
+    /* linear_concat binds {x, concatenated weight, concatenated bias}: a linear's own order */
+    if (!c->fusion || c->fusion->nkin) return j < k->nin ? j : -1;
     const char *name = c->g->tensors[p->in[j]].name;
     for (int i = 0; i < k->nin; i++)
         if (strcmp(kc_arg(k, c->p, i)->name, name) == 0) return i;

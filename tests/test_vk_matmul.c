@@ -3,17 +3,21 @@
  * dims), addmm (alpha, beta, bias broadcasts, beta = 0), matmul (1-D operands, batch
  * broadcasting), bmm, mm, and every linear_act fusion; M = 1 takes the vector path, larger M the
  * tiled one; K and N are not multiples of the tiles; f32, f16 and bf16. A product without a
- * bias term runs as stem matmul_nb (the same kernel with one binding fewer). */
+ * bias term runs as stem matmul_nb (the same kernel with one binding fewer). linear_concat:
+ * several linears on one input as one matmul over the concatenated weight, its parts read at
+ * their offsets in the combined output by the next kernels. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "compiler/ir_json.h"
 #include "compiler/pass.h"
 #include "compiler/plan.h"
+#include "concat_graph.h"
 #include "kernel_check.h"
 #include "vk_check.h"
 
@@ -200,6 +204,48 @@ static void test_linear_act(void **state)
         }
 }
 
+/* The graph of s must fuse into one linear_concat matmul of stem `stem`, and agree with the
+ * CPU reference on Vulkan in dtype t. */
+static void concat(const ConcatSpec *s, int t, const char *stem)
+{
+    char *json = concat_graph_json(s);
+    assert_non_null(json);
+    Graph *g = NULL;
+    DiagList d = {0};
+    assert_int_equal(ir_read_buffer("<t>", json, strlen(json), &g, &d), ST_OK);
+    CompileOptions o;
+    compile_defaults(&o);
+    Pipeline pipe;
+    assert_int_equal(pipeline_run_graph(g, &o, &pipe, &d), ST_OK);
+    const Plan *p = pipe.plan;
+    int fused = 0;
+    for (int k = 0; k < p->nkernels; k++)
+        fused += p->kernels[k].fusion >= 0 &&
+                 strcmp(p->fusions[p->kernels[k].fusion].pattern, "linear_concat") == 0 &&
+                 strcmp(p->kernels[k].shader, stem) == 0;
+    assert_int_equal(fused, 1);
+    pipeline_free(&pipe);
+    diag_free(&d);
+    vc_check_json(json, dts[t], tols[t], stem);
+    free(json);
+}
+
+static void test_linear_concat(void **state)
+{
+    (void)state;
+    ConcatSpec qkv = {.rows = 1, .k = 70, .n = 3, .cols = {64, 32, 33}, .bias = {1, 1, 1}};
+    ConcatSpec gate_up = {.rows = 1, .k = 96, .n = 2, .cols = {96, 160}};
+    ConcatSpec act = {.rows = 1, .k = 45, .n = 2, .cols = {32, 21}, .bias = {1, 1},
+                      .act = {"aten.gelu.default", "aten.gelu.default"}};
+    ConcatSpec four = {.rows = 1, .k = 300, .n = 4, .cols = {32, 64, 32, 7}};
+    for (int t = 0; t < 3; t++) {
+        concat(&qkv, t, "matmul");
+        concat(&gate_up, t, "matmul_nb");
+        concat(&act, t, "matmul");
+        concat(&four, t, "matmul_nb");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -211,6 +257,7 @@ int main(void)
         cmocka_unit_test(test_bmm_mm),
         cmocka_unit_test(test_same_operand),
         cmocka_unit_test(test_linear_act),
+        cmocka_unit_test(test_linear_concat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
