@@ -1,7 +1,9 @@
 /* The fusion pattern registry (priority order) and its match functions. Every match requires
  * that intermediate tensors have exactly one consumer and are not graph outputs, that all
  * members run on the NPU and are not taken, and that shapes fit the fused kernel. The fused
- * kernel runs at the position of the last member, where every outside input is ready. */
+ * kernel runs at the position of the last member, where every outside input is ready (a
+ * linear_concat instance, whose parts are read right after each member, at the first one:
+ * its inputs are ready there; fuse_concat.c). */
 #include "fusion.h"
 
 #include <stdlib.h>

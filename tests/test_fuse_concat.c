@@ -22,6 +22,31 @@
 #include "runtime/cpu_ref.h"
 #include "runtime/exec.h"
 
+static Pipeline compile_spec(const ConcatSpec *s, const char *no_fuse);
+
+/* The parts are views from the fuse pass on: switching the views pass off keeps them. */
+static void test_parts_without_views_pass(void **state)
+{
+    (void)state;
+    ConcatSpec s = {.rows = 1, .k = 64, .n = 2, .cols = {64, 32}};
+    char *json = concat_graph_json(&s);
+    Graph *g = NULL;
+    DiagList d = {0};
+    assert_int_equal(ir_read_buffer("t.json", json, strlen(json), &g, &d), ST_OK);
+    CompileOptions o;
+    compile_defaults(&o);
+    o.disable[o.n_disable++] = "views";
+    Pipeline p;
+    assert_int_equal(pipeline_run_graph(g, &o, &p, &d), ST_OK);
+    const GTensor *y1 = &p.g->tensors[graph_find_tensor(p.g, "y1")];
+    assert_int_equal(y1->alias_of, p.g->fusions[0].out);
+    assert_int_equal(y1->view_off, 64);
+    assert_int_equal(p.plan->nkernels, 3);
+    pipeline_free(&p);
+    diag_free(&d);
+    free(json);
+}
+
 static Pipeline compile_spec(const ConcatSpec *s, const char *no_fuse)
 {
     char *json = concat_graph_json(s);
@@ -271,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_no_bias_and_activations),
         cmocka_unit_test(test_near_misses),
         cmocka_unit_test(test_cpu_backend),
+        cmocka_unit_test(test_parts_without_views_pass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
