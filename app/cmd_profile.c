@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../compiler/schedule.h"
 #include "../runtime/profile.h"
 #include "commands.h"
 #include "report.h"
@@ -109,11 +110,12 @@ static void print_json(FILE *f, const Plan *p, const Profile *pr, const char *de
     fprintf(f,
             "{\"schema\":\"npu-explore/profile/1\",\"kind\":\"summary\",\"model\":\"%s\","
             "\"device\":\"%s\",\"dtype\":\"%s\",\"iters\":%d,\"kernels\":%d,\"dispatches\":%d,"
+            "\"levels\":%d,\"barriers\":%d,"
             "\"gpu_sum_us\":%.3f,\"gpu_step_us\":%.3f,\"wall_us\":%.3f,\"upload_us\":%.3f,"
             "\"submit_us\":%.3f,\"cpu_ref_us\":%.3f,\"device_bytes\":%lld}\n",
             p->model_name ? p->model_name : "", dev, dtype, pr->iters, p->nkernels,
-            pr->dispatches, pr->gpu_sum_us, pr->gpu_step_us, pr->wall_med_us, pr->upload_us,
-            pr->submit_us, pr->cpu_ref_us,
+            pr->dispatches, p->nlevels, plan_barriers_total(p), pr->gpu_sum_us, pr->gpu_step_us,
+            pr->wall_med_us, pr->upload_us, pr->submit_us, pr->cpu_ref_us,
             (long long)pr->device_bytes);
 }
 
@@ -161,10 +163,11 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
     if (csv) return;
     char step[48] = "";
     if (pr->gpu_step_us >= 0) snprintf(step, sizeof step, "gpu step %.1f us, ", pr->gpu_step_us);
-    fprintf(f, "total: %d kernels, %d dispatches, gpu sum %.1f us, %swall %.1f us per run (min %.1f), "
-               "cpu reference %.1f us, device memory %.2f MiB\n",
-            p->nkernels, pr->dispatches, pr->gpu_sum_us, step, pr->wall_med_us, pr->wall_min_us,
-            pr->cpu_ref_us, (double)pr->device_bytes / (1024.0 * 1024.0));
+    fprintf(f, "total: %d kernels, %d dispatches, %d levels, %d barriers, gpu sum %.1f us, %swall "
+               "%.1f us per run (min %.1f), cpu reference %.1f us, device memory %.2f MiB\n",
+            p->nkernels, pr->dispatches, p->nlevels, plan_barriers_total(p), pr->gpu_sum_us, step,
+            pr->wall_med_us, pr->wall_min_us, pr->cpu_ref_us,
+            (double)pr->device_bytes / (1024.0 * 1024.0));
     if (pr->gpu_step_us >= 0)
         fprintf(f, "per run: inputs upload %.1f us, submit + wait %.1f us (gpu step %.1f us)\n",
                 pr->upload_us, pr->submit_us, pr->gpu_step_us);

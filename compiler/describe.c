@@ -1,5 +1,7 @@
 #include "describe.h"
 
+#include "schedule.h"
+
 #include <string.h>
 
 static void shape(FILE *f, const int64_t *s, int r)
@@ -68,13 +70,19 @@ void describe_text(FILE *f, const Plan *p)
     }
     fprintf(f, p->noutputs > 6 ? " ...\n" : "\n");
     int64_t wbytes = 0;
+    int nwdev = 0, nrec[RECIPE_CONCAT + 1] = {0};
     for (int i = 0; i < p->nweights; i++) {
         const PlanTensor *t = &p->tensors[p->weights[i]];
+        if (!plan_on_device(p, p->weights[i])) continue; /* read by the CPU or a recipe only */
         wbytes += numel(t) * (int64_t)dtype_size(t->storage);
+        nwdev++;
     }
+    for (int i = 0; i < p->nrecipes; i++) nrec[p->recipes[i].kind]++;
     human_bytes(b1, sizeof b1, wbytes);
-    fprintf(f, "weights  %d tensors  %s on the device  (recipes: %d bn_fold)\n", p->nweights, b1,
-            p->nrecipes);
+    fprintf(f, "weights  %d tensors, %d on the device: %s  (recipes: %d bn_fold", p->nweights,
+            nwdev, b1, nrec[RECIPE_BN_FOLD]);
+    if (nrec[RECIPE_CONCAT]) fprintf(f, ", %d concat", nrec[RECIPE_CONCAT]);
+    fprintf(f, ")\n");
     int nbuf = 0, npad = 0, nalias = 0;
     for (int i = 0; i < p->ntensors; i++) {
         const PlanTensor *t = &p->tensors[i];
@@ -98,8 +106,8 @@ void describe_text(FILE *f, const Plan *p)
         on++;
         if (np < 63) np = bump(pats, np, p->fusions[i].pattern);
     }
-    fprintf(f, "kernels  %d (%d npu, %d cpu) in %d levels, %d partitions\n", p->nkernels, nnpu,
-            ncpu, p->nlevels, p->nparts);
+    fprintf(f, "kernels  %d (%d npu, %d cpu) in %d levels, %d barriers, %d partitions\n",
+            p->nkernels, nnpu, ncpu, p->nlevels, plan_barriers_total(p), p->nparts);
     fprintf(f, "  fused: %d of %d instances on", on, p->nfusions);
     for (int i = 0; i < np; i++) fprintf(f, "  %s x%d", pats[i].name, pats[i].n);
     fprintf(f, "\n  by shader:");
@@ -173,9 +181,9 @@ void describe_json(FILE *f, const Plan *p)
     fprintf(f, ",\"source\":");
     jstr(f, p->source);
     fprintf(f, ",\"compute\":\"%s\",\"channel_tile\":%d,\"arena_bytes\":%lld,\"naive_bytes\":%lld,"
-               "\"levels\":%d,\n\"tensors\":[",
+               "\"levels\":%d,\"barriers\":%d,\n\"tensors\":[",
             dtype_short(p->compute), p->channel_tile, (long long)p->arena_bytes,
-            (long long)p->naive_bytes, p->nlevels);
+            (long long)p->naive_bytes, p->nlevels, plan_barriers_total(p));
     for (int i = 0; i < p->ntensors; i++) {
         const PlanTensor *t = &p->tensors[i];
         fprintf(f, "%s\n {\"id\":%d,\"name\":", i ? "," : "", i);
@@ -188,6 +196,7 @@ void describe_json(FILE *f, const Plan *p)
             jshape(f, t->pshape, t->rank);
         }
         if (t->alias_of >= 0) fprintf(f, ",\"alias_of\":%d", t->alias_of);
+        if (t->view_off) fprintf(f, ",\"view_offset\":%lld", (long long)t->view_off);
         if (t->offset >= 0) fprintf(f, ",\"offset\":%lld,\"bytes\":%lld", (long long)t->offset, (long long)t->bytes);
         if (t->weight_key) {
             fprintf(f, ",\"weight_key\":");
@@ -204,6 +213,12 @@ void describe_json(FILE *f, const Plan *p)
     fprintf(f, "],\n\"recipes\":[");
     for (int i = 0; i < p->nrecipes; i++) {
         const PlanRecipe *r = &p->recipes[i];
+        if (r->kind == RECIPE_CONCAT) {
+            fprintf(f, "%s{\"kind\":\"concat\",\"out\":%d,\"src\":[", i ? "," : "", r->out_w);
+            for (int k = 0; k < r->nsrc; k++) fprintf(f, k ? ",%d" : "%d", r->src[k]);
+            fprintf(f, "]}");
+            continue;
+        }
         fprintf(f, "%s{\"kind\":\"bn_fold\",\"out_w\":%d,\"out_b\":%d,\"conv_w\":%d,\"conv_b\":%d,"
                    "\"gamma\":%d,\"beta\":%d,\"mean\":%d,\"var\":%d,\"eps\":%.9g}",
                 i ? "," : "", r->out_w, r->out_b, r->conv_w, r->conv_b, r->gamma, r->beta, r->mean,

@@ -57,6 +57,7 @@ char *node_line(const Graph *g, int i, char *buf, size_t n)
         k = add(buf, n, k, " -> %s", tensor_describe(t, sh, sizeof sh));
         if (t->padded) k = add(buf, n, k, " pad%s", shape_str(t->pshape, t->rank, sh, sizeof sh));
         if (t->alias_of >= 0) k = add(buf, n, k, " alias(%%%s)", g->tensors[t->alias_of].name);
+        if (t->view_off) k = add(buf, n, k, "[+%lld]", (long long)t->view_off);
         if (t->offset >= 0) k = add(buf, n, k, " @%lld+%lld", (long long)t->offset, (long long)t->bytes);
     }
     if (g->nparts) k = add(buf, n, k, "  %s:p%d", nd->place == PLACE_NPU ? "npu" : "cpu", nd->part);
@@ -84,6 +85,12 @@ void graph_dump(FILE *f, const Graph *g)
     }
     for (int i = 0; i < g->nrecipes; i++) {
         const Recipe *r = &g->recipes[i];
+        if (r->kind == RECIPE_CONCAT) {
+            fprintf(f, "  recipe concat $%s <-", g->tensors[r->out_w].name);
+            for (int k = 0; k < r->nsrc; k++) fprintf(f, " $%s", g->tensors[r->src[k]].name);
+            fprintf(f, "\n");
+            continue;
+        }
         fprintf(f, "  recipe bn_fold $%s $%s <- $%s %s%s eps=%g\n", g->tensors[r->out_w].name,
                 g->tensors[r->out_b].name, g->tensors[r->conv_w].name,
                 r->conv_b >= 0 ? "$" : "", r->conv_b >= 0 ? g->tensors[r->conv_b].name : "(no bias)",

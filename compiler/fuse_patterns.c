@@ -1,9 +1,12 @@
 /* The fusion pattern registry (priority order) and its match functions. Every match requires
  * that intermediate tensors have exactly one consumer and are not graph outputs, that all
  * members run on the NPU and are not taken, and that shapes fit the fused kernel. The fused
- * kernel runs at the position of the last member, where every outside input is ready. */
+ * kernel runs at the position of the last member, where every outside input is ready (a
+ * linear_concat instance, whose parts are read right after each member, at the first one:
+ * its inputs are ready there; fuse_concat.c). */
 #include "fusion.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* The unique consumer of tensor t, or -1 (several consumers, or a graph output). */
@@ -298,32 +301,137 @@ static bool match_decode_attention(const Graph *g, int node, const bool *taken, 
     return true;
 }
 
-/* linear (with its bias) + activation */
-static bool match_linear_act(const Graph *g, int node, const bool *taken, FuseMatch *m,
-                             const char **why)
+/* The activation that fuses after linear `node` (its single consumer, one of the table, and not
+ * a silu feeding a single multiply: silu_mul has priority there), or -1; *variant its pattern. */
+static int linear_act_node(const Graph *g, int node, const bool *taken, const char **variant)
 {
-    (void)why;
     int c = only_consumer(g, g->nodes[node].out[0]);
-    if (c < 0 || !usable(g, c, taken)) return false;
+    if (c < 0 || !usable(g, c, taken)) return -1;
     static const struct {
         OpId op;
         const char *variant;
     } acts[] = {{OP_RELU, "linear_relu"},       {OP_GELU, "linear_gelu"},
                 {OP_SILU, "linear_silu"},       {OP_TANH, "linear_tanh"},
                 {OP_SIGMOID, "linear_sigmoid"}, {OP_HARDSWISH, "linear_hardswish"}};
-    /* silu_mul has priority: a silu feeding a single multiply belongs to the gated MLP */
     if (g->nodes[c].op == OP_SILU) {
         int m2 = only_consumer(g, g->nodes[c].out[0]);
-        if (m2 >= 0 && g->nodes[m2].op == OP_MUL) return false;
+        if (m2 >= 0 && g->nodes[m2].op == OP_MUL) return -1;
     }
     for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
         if (g->nodes[c].op == acts[i].op) {
-            add(m, node);
-            add(m, c);
-            m->variant = acts[i].variant;
-            return true;
+            *variant = acts[i].variant;
+            return c;
         }
-    return false;
+    return -1;
+}
+
+/* linear (with its bias) + activation */
+static bool match_linear_act(const Graph *g, int node, const bool *taken, FuseMatch *m,
+                             const char **why)
+{
+    (void)why;
+    const char *variant = NULL;
+    int c = linear_act_node(g, node, taken, &variant);
+    if (c < 0) return false;
+    add(m, node);
+    add(m, c);
+    m->variant = variant;
+    return true;
+}
+
+/* Why the weights of linears a and b cannot be concatenated, or NULL. */
+static const char *weight_mismatch(const Graph *g, int a, int b)
+{
+    const Node *na = &g->nodes[a], *nb = &g->nodes[b];
+    const GTensor *wa = node_input(g, na, 1), *wb = node_input(g, nb, 1);
+    if (wb->kind != TK_WEIGHT || wb->rank != 2) return "a weight is computed, not loaded";
+    if (nb->nin > 2 && (node_input(g, nb, 2)->kind != TK_WEIGHT || node_input(g, nb, 2)->rank != 1))
+        return "a bias is computed, not loaded";
+    if (wb->shape[1] != wa->shape[1]) return "the weights differ in K";
+    if (wb->dtype != wa->dtype) return "the weights differ in dtype";
+    if ((na->nin > 2) != (nb->nin > 2)) return "one has a bias and another has none";
+    return NULL;
+}
+
+/* Why linear c cannot be a part of an instance with linear `node` (c == node: whether node can
+ * be a part at all), or NULL. */
+static const char *concat_mismatch(const Graph *g, int node, int c, const bool *taken)
+{
+    const Node *b = &g->nodes[c];
+    const char *w = weight_mismatch(g, node, c);
+    if (w) return w;
+    const char *va = NULL, *vb = NULL;
+    int xa = linear_act_node(g, node, taken, &va), xb = linear_act_node(g, c, taken, &vb);
+    if ((xa < 0) != (xb < 0) || (xa >= 0 && strcmp(va, vb) != 0) ||
+        (xa >= 0 && strcmp(attr_str(&g->nodes[xa], "approximate", "none"),
+                           attr_str(&g->nodes[xb], "approximate", "none")) != 0))
+        return "the activations after them differ";
+    int out = xb >= 0 ? g->nodes[xb].out[0] : b->out[0];
+    if (g->tensors[out].is_output) return "a part's output is a graph output";
+    return NULL;
+}
+
+static int cmp_int(const void *x, const void *y)
+{
+    return *(const int *)x - *(const int *)y;
+}
+
+/* Linear nodes reading one activation with weights of one K and dtype (all with a bias or none,
+ * the same activation after each or none) become one matmul over the weights concatenated
+ * along N (a load-time recipe); the parts are views of the combined output (fuse_concat.c). */
+static bool match_linear_concat(const Graph *g, int node, const bool *taken, FuseMatch *m,
+                                const char **why)
+{
+    const Node *n = &g->nodes[node];
+    if (n->nin < 2) return false;
+    const GTensor *x = &g->tensors[n->in[0]];
+    int sib[64], ns = 0, fused = -1;
+    for (int k = 0; k < x->nconsumers && ns < 64; k++) {
+        int c = x->consumers[k];
+        const Node *cn = &g->nodes[c];
+        if (c == node || cn->dead || cn->op != OP_LINEAR || cn->nin < 2 || cn->in[0] != n->in[0])
+            continue;
+        bool dup = false;
+        for (int j = 0; j < ns; j++) dup |= sib[j] == c;
+        if (dup) continue;
+        if (c > node && usable(g, c, taken)) sib[ns++] = c;
+        else if (taken[c]) fused = c;
+    }
+    if (ns == 0) {
+        /* left out of an instance of its siblings: say why */
+        if (fused >= 0) *why = weight_mismatch(g, fused, node);
+        if (fused >= 0 && !*why) *why = "the other linears on this input are fused without it";
+        return false;
+    }
+    qsort(sib, (size_t)ns, sizeof(int), cmp_int);
+    int64_t rows = 1;
+    for (int i = 0; i + 1 < x->rank; i++) rows *= x->shape[i];
+    if (rows != 1) return (*why = "more than one row (prefill): the parts would be strided"), false;
+    const char *bad = concat_mismatch(g, node, node, taken);
+    if (bad) return (*why = bad), false;
+    int part[CONCAT_MAX_PARTS], np = 0;
+    part[np++] = node;
+    for (int i = 0; i < ns && np < CONCAT_MAX_PARTS; i++) {
+        const char *r = concat_mismatch(g, node, sib[i], taken);
+        /* the next part starts where the last one ends: aligned only after aligned parts */
+        if (!r && node_input(g, &g->nodes[part[np - 1]], 1)->shape[0] % CONCAT_ALIGN != 0)
+            r = "a part would not start at a multiple of 32 columns";
+        if (r) {
+            bad = r;
+            continue;
+        }
+        part[np++] = sib[i];
+    }
+    if (np < 2) return (*why = bad), false;
+    for (int i = 0; i < np; i++) {
+        const char *variant = NULL;
+        int act = linear_act_node(g, part[i], taken, &variant);
+        add(m, part[i]);
+        if (act >= 0) add(m, act);
+    }
+    m->variant = "linear_concat";
+    m->parts = true;
+    return true;
 }
 
 /* matrix product (+ residual add) (+ relu): the add's other operand has the product's shape and
@@ -372,6 +480,8 @@ const FusePattern fuse_patterns[] = {
     {"rope", OP_ADD, match_rope, "x*cos + rotate_half(x)*sin (the 7-op chain)"},
     {"decode_attention", OP_TRANSPOSE, match_decode_attention,
      "one-query attention reading the KV cache directly, grouped-query heads, no repeat copy"},
+    {"linear_concat", OP_LINEAR, match_linear_concat,
+     "linears on one input (q|k|v, gate|up) as one matmul over concatenated weights"},
     {"linear_act", OP_LINEAR, match_linear_act, "linear (with bias) then an activation"},
     {"linear_add", OP_LINEAR, match_linear_add, "linear then a residual add (same shape), relu"},
     {"linear_add", OP_ADDMM, match_linear_add, "addmm then a residual add (same shape), relu"},

@@ -14,6 +14,9 @@ typedef struct FuseMatch {
     int nodes[FUSE_MAX_NODES];
     int n;
     const char *variant; /* pattern name as reported: "conv_add_relu", "linear_silu", ... */
+    /* Parallel members (linear_concat): each member chain's output leaves the group as a view
+     * of one combined output, and the kernel runs at the first member (fuse_concat.c). */
+    bool parts;
 } FuseMatch;
 
 /* Returns true and fills m on a match rooted at `node`. On a near miss returns false with *why
@@ -34,5 +37,24 @@ extern const int fuse_pattern_count;
 
 /* Does `spec` (a --no-fuse argument) select fusion f? Pattern names, variants, ids and "all". */
 bool fuse_selected(const char *spec, const Fusion *f);
+
+/* linear_concat (fuse_concat.c). Parts start at multiples of this many elements of the combined
+ * output, so every part's binding offset is a multiple of 64 bytes in 16-bit storage (and of
+ * 128 in f32): minStorageBufferOffsetAlignment is at most 64 on the devices we run. */
+#define CONCAT_ALIGN 32
+#define CONCAT_MAX_PARTS RECIPE_MAX_SRC
+/* One part of an instance: its linear node, the tensor its consumers read (the activation's
+ * output when one is fused) and its first column in the combined output. */
+typedef struct ConcatPart {
+    int linear, out;
+    int64_t start, n;
+} ConcatPart;
+/* The parts of linear_concat instance f in column order; returns their count. */
+int fuse_concat_parts(const Graph *g, const Fusion *f, ConcatPart *parts, int max);
+/* Completes instance f (just recorded by the fuse pass): the combined output tensor (f->out),
+ * the anchor (the first member: every input is ready there, and the parts' readers may follow
+ * any member), and when enabled the concatenated weight and bias as recipes and the kernel's
+ * inputs (f->kin). */
+Status fuse_concat_finish(Graph *g, int f);
 
 #endif

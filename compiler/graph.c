@@ -83,6 +83,7 @@ int graph_add_node(Graph *g, const char *name, OpId op, const char *aten, const 
     n->aten = arena_strdup(&g->arena, aten);
     n->op = op;
     n->fusion = -1;
+    n->slot = -1;
     n->nin = nin;
     n->nout = nout;
     n->in = arena_dup(&g->arena, in, sizeof(int) * (size_t)(nin ? nin : 1));

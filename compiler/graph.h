@@ -36,6 +36,8 @@ typedef struct GTensor {
     const double *const_data; /* TK_CONST: numel values (arena-owned), NULL if none */
     /* set by compiler passes */
     int alias_of;     /* views pass: shares the storage of this tensor (-1: own storage) */
+    int64_t view_off; /* views pass: a view's first element inside its base's dense storage
+                       * (a part of a linear_concat output), 0 otherwise */
     int64_t pshape[NPU_MAX_RANK]; /* layout pass: physical shape (channel padded) */
     int padded;       /* layout pass: dim 1 padded to the channel tile */
     int64_t offset;   /* plan-memory: byte offset in the arena (-1: not in the arena) */
@@ -44,14 +46,18 @@ typedef struct GTensor {
 
 typedef enum Placement { PLACE_NPU, PLACE_CPU } Placement;
 
-/* A weight recipe: derived weights computed at load time (recorded in the plan, not as data). */
-typedef enum RecipeKind { RECIPE_BN_FOLD } RecipeKind;
+/* A weight recipe: derived weights computed at load time (recorded in the plan, not as data).
+ * bn_fold: out_w, out_b from the conv's weight and bias and the batch_norm parameters.
+ * concat: out_w = src[0] | src[1] | ... along dim 0 (linear_concat's weight or bias). */
+typedef enum RecipeKind { RECIPE_BN_FOLD, RECIPE_CONCAT } RecipeKind;
+#define RECIPE_MAX_SRC 8
 typedef struct Recipe {
     RecipeKind kind;
-    int out_w, out_b;           /* tensor ids of the derived weight and bias */
+    int out_w, out_b;           /* tensor ids of the derived weight and bias (-1: none) */
     int conv_w, conv_b;         /* conv weight and bias (-1: none) */
     int gamma, beta, mean, var; /* batch_norm parameters (-1: absent = 1 / 0) */
     double eps;
+    int nsrc, src[RECIPE_MAX_SRC]; /* concat: the parts, in order */
 } Recipe;
 
 /* One fusion instance: a match of a pattern that can be switched on or off by id. */
@@ -63,6 +69,9 @@ typedef struct Fusion {
     int anchor;          /* node index where the fused kernel runs */
     int out;             /* the fused kernel's output tensor */
     bool enabled;
+    /* The fused kernel's inputs when they are not the members' outside inputs (linear_concat:
+     * x, the concatenated weight and bias), nkin 0 otherwise. */
+    int kin[4], nkin;
 } Fusion;
 
 /* A near miss: a pattern that almost matched, and why not. */
@@ -107,6 +116,8 @@ typedef struct Node {
     Placement place; /* partition */
     int part;        /* partition index (runs of equal placement) */
     int fusion;      /* index into Graph.fusions, -1 if not fused */
+    int slot;        /* plan-memory: the step of the kernel order this node's kernel runs in
+                      * (compiler/schedule.h), -1 when it runs none */
     const char *why_cpu; /* partition: why this node cannot run on the NPU */
 } Node;
 

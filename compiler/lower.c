@@ -1,6 +1,7 @@
 #include "lower.h"
 
 #include "kernels.h"
+#include "schedule.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -68,24 +69,6 @@ static Status add_kernel(Lowering *L, const Node *anchor, int node, int fusion, 
     return ST_OK;
 }
 
-/* The outside inputs of a fused group, in member order, without duplicates. */
-static int group_inputs(const Graph *g, const Fusion *f, int *ins, int max)
-{
-    int n = 0;
-    for (int i = 0; i < f->nnodes; i++) {
-        const Node *nd = &g->nodes[f->nodes[i]];
-        for (int k = 0; k < nd->nin; k++) {
-            int t = nd->in[k];
-            bool inside = false, dup = false;
-            int pr = g->tensors[t].producer;
-            for (int j = 0; j < f->nnodes && pr >= 0; j++) inside |= f->nodes[j] == pr;
-            for (int j = 0; j < n; j++) dup |= ins[j] == t;
-            if (!inside && !dup && n < max) ins[n++] = t;
-        }
-    }
-    return n;
-}
-
 /* Capacity of the plan's arrays: the graph's tensors and nodes, one scratch tensor and one
  * appended kernel per fusion instance (kc_scratch, kc_append), --break's corrupt kernels (one
  * per instance, fitting in the slots a fused group of two or more nodes frees). */
@@ -109,13 +92,16 @@ static Status build_tensors(Lowering *L, const CompileOptions *o)
     p->outputs = arena_alloc(&p->arena, sizeof(int) * (size_t)(g->noutputs + 1));
     p->weights = arena_alloc(&p->arena, sizeof(int) * (size_t)(g->nweights + 1));
     if (!p->tensors || !p->inputs || !p->outputs || !p->weights) return ST_NOMEM;
+    /* a recipe's sources and outputs stay (a concatenated weight has no reader in the graph:
+     * only the fused kernel reads it) */
     char *recipe_in = calloc((size_t)g->ntensors + 1, 1);
     if (!recipe_in) return ST_NOMEM;
     for (int i = 0; i < g->nrecipes; i++) {
         const Recipe *r = &g->recipes[i];
-        int ids[] = {r->conv_w, r->conv_b, r->gamma, r->beta, r->mean, r->var};
-        for (int k = 0; k < 6; k++)
+        int ids[] = {r->conv_w, r->conv_b, r->gamma, r->beta, r->mean, r->var, r->out_w, r->out_b};
+        for (int k = 0; k < 8; k++)
             if (ids[k] >= 0) recipe_in[ids[k]] = 1;
+        for (int k = 0; k < r->nsrc; k++) recipe_in[r->src[k]] = 1;
     }
     for (int t = 0; t < g->ntensors; t++) {
         const GTensor *x = &g->tensors[t];
@@ -123,7 +109,7 @@ static Status build_tensors(Lowering *L, const CompileOptions *o)
         bool keep = x->kind != TK_ACT || x->offset >= 0 || x->alias_of >= 0 ||
                     (x->producer >= 0 && g->nodes[x->producer].place == PLACE_CPU);
         if (x->kind == TK_ACT && x->producer >= 0 && g->nodes[x->producer].dead) keep = false;
-        if (x->kind == TK_ACT && x->producer < 0) keep = false;
+        if (x->kind == TK_ACT && x->producer < 0 && x->offset < 0) keep = false;
         if (x->kind != TK_ACT && x->nconsumers == 0 && !x->is_output && !recipe_in[t]) keep = false;
         if (!keep) continue;
         PlanTensor *q = &p->tensors[p->ntensors];
@@ -140,6 +126,7 @@ static Status build_tensors(Lowering *L, const CompileOptions *o)
         memcpy(q->pshape, x->pshape, sizeof q->pshape);
         q->padded = x->padded;
         q->alias_of = -1;
+        q->view_off = x->view_off;
         q->offset = x->offset;
         q->bytes = x->bytes;
         q->weight_key = arena_strdup(&p->arena, x->weight_key);
@@ -209,16 +196,15 @@ static Status build_kernels(Lowering *L, DiagList *d)
     }
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = &g->nodes[i];
-        if (n->dead) continue;
+        if (graph_kernel_node(g, i) != i) continue;
         Status st = ST_OK;
         if (n->place == PLACE_CPU) {
             int out = n->nout ? n->out[0] : -1;
             st = add_kernel(L, n, i, -1, n->in, n->nin, out, KT_CPU, op_short_name(n->op), &i, 1);
         } else if (n->fusion >= 0 && g->fusions[n->fusion].enabled) {
             const Fusion *fu = &g->fusions[n->fusion];
-            if (fu->anchor != i) continue;
             int ins[64];
-            int nin = group_inputs(g, fu, ins, 64);
+            int nin = fusion_inputs(g, fu, ins, 64);
             p->fusions[n->fusion].kernel = p->nkernels;
             st = add_kernel(L, n, i, n->fusion, ins, nin, fu->out, KT_NPU,
                             fusion_shader(fu->pattern), fu->nodes, fu->nnodes);
@@ -226,11 +212,6 @@ static Status build_kernels(Lowering *L, DiagList *d)
             if (st == ST_OK && in_list(L->o->break_id, fu->id))
                 st = add_corrupt(L, n, i, n->fusion, fu, d);
         } else {
-            /* a view: no kernel (an in-place writer such as index_copy aliases too, and runs) */
-            if (n->nout == 1 && g->tensors[n->out[0]].alias_of >= 0 &&
-                (op_info[n->op].flags & OPF_VIEW))
-                continue;
-            if (!op_info[n->op].shader) continue;
             int out = n->nout ? n->out[0] : -1;
             st = add_kernel(L, n, i, -1, n->in, n->nin, out, KT_NPU, op_info[n->op].shader, &i, 1);
             if (st == ST_OK) st = lower_last(L, n, NULL, d);
@@ -240,28 +221,17 @@ static Status build_kernels(Lowering *L, DiagList *d)
     return ST_OK;
 }
 
-/* Levels (a barrier between levels, none inside) and partitions with their transfers. */
-static Status build_levels_parts(Lowering *L)
+/* Partitions (runs of kernels on one target) with their transfers. */
+static Status build_parts(Lowering *L)
 {
     Plan *p = L->p;
-    int *lvl = calloc((size_t)p->ntensors + 1, sizeof(int));
-    int *rlvl = calloc((size_t)p->ntensors + 1, sizeof(int)); /* last level reading a storage */
-    int *part_of = calloc((size_t)p->ntensors + 1, sizeof(int));
-    if (!lvl || !rlvl || !part_of) {
-        free(lvl);
-        free(rlvl);
+    int *part_of = malloc(sizeof(int) * ((size_t)p->ntensors + 1));
+    p->parts = arena_alloc(&p->arena, sizeof(PlanPart) * (size_t)(p->nkernels + 1));
+    if (!part_of || !p->parts) {
         free(part_of);
         return ST_NOMEM;
     }
     for (int t = 0; t < p->ntensors; t++) part_of[t] = -1;
-    p->parts = arena_alloc(&p->arena, sizeof(PlanPart) * (size_t)(p->nkernels + 1));
-    if (!p->parts) {
-        free(lvl);
-        free(rlvl);
-        free(part_of);
-        return ST_NOMEM;
-    }
-    p->nlevels = 0;
     for (int k = 0; k < p->nkernels; k++) {
         PlanKernel *kn = &p->kernels[k];
         if (p->nparts == 0 || p->parts[p->nparts - 1].target != kn->target) {
@@ -272,40 +242,11 @@ static Status build_levels_parts(Lowering *L)
         }
         kn->part = p->nparts - 1;
         p->parts[kn->part].nkernels++;
-        /* levels by storage (an alias counts as its base): a kernel follows the writers of what
-         * it reads; an in-place writer (index_copy into its self, --break's corrupt) also
-         * follows the earlier writers and readers of the storage it writes */
-        int level = 0;
-        for (int a = 0; a < kn->nin; a++) {
-            int t = kn->args[a];
-            if (t < 0) continue;
-            if (p->tensors[t].alias_of >= 0) t = p->tensors[t].alias_of;
-            if (lvl[t] > level) level = lvl[t];
-        }
         for (int a = kn->nin; a < kn->nargs; a++) {
             int t = kn->args[a];
             if (t < 0) continue;
-            if (p->tensors[t].alias_of >= 0) t = p->tensors[t].alias_of;
-            if (lvl[t] > level) level = lvl[t];
-            if (rlvl[t] > level) level = rlvl[t];
-        }
-        kn->level = level + 1;
-        if (kn->level > p->nlevels) p->nlevels = kn->level;
-        for (int a = 0; a < kn->nin; a++) {
-            int t = kn->args[a];
-            if (t < 0) continue;
-            if (p->tensors[t].alias_of >= 0) t = p->tensors[t].alias_of;
-            if (rlvl[t] < kn->level) rlvl[t] = kn->level;
-        }
-        for (int a = kn->nin; a < kn->nargs; a++) {
-            int t = kn->args[a];
-            if (t < 0) continue;
-            lvl[t] = kn->level;
             part_of[t] = kn->part;
-            if (p->tensors[t].alias_of >= 0) {
-                lvl[p->tensors[t].alias_of] = kn->level;
-                part_of[p->tensors[t].alias_of] = kn->part;
-            }
+            if (p->tensors[t].alias_of >= 0) part_of[plan_base(p, t)] = kn->part;
         }
     }
     /* transfers: inputs produced by another partition (graph inputs and weights excluded) */
@@ -324,8 +265,6 @@ static Status build_levels_parts(Lowering *L)
             }
         }
     }
-    free(lvl);
-    free(rlvl);
     free(part_of);
     return ST_OK;
 }
@@ -357,17 +296,25 @@ Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList 
         st = diag_error(d, g->path, NULL, NULL, "--break %s: %s (see `fusion list`)", o->break_id,
                         nbreak ? "not every id names a fusion instance"
                                : "no fusion instance has that id");
-    if (st == ST_OK) st = build_levels_parts(&L);
+    if (st == ST_OK) st = build_parts(&L);
+    /* the kernel order plan-memory counted lifetimes in (Node.slot), then levels by the bytes
+     * kernels touch, each NPU partition ordered by level */
+    int *slot = st == ST_OK ? malloc(sizeof(int) * ((size_t)p->nkernels + 1)) : NULL;
+    if (st == ST_OK && !slot) st = ST_NOMEM;
+    for (int k = 0; st == ST_OK && k < p->nkernels; k++) slot[k] = g->nodes[p->kernels[k].node].slot;
+    if (st == ST_OK) st = plan_schedule(p, slot);
+    free(slot);
     if (st == ST_OK) {
         p->recipes = arena_alloc(&p->arena, sizeof(PlanRecipe) * (size_t)(g->nrecipes + 1));
         if (!p->recipes) st = ST_NOMEM;
         for (int i = 0; st == ST_OK && i < g->nrecipes; i++) {
             const Recipe *r = &g->recipes[i];
 #define PT(x) ((x) >= 0 ? pt[x] : -1)
-            p->recipes[p->nrecipes++] = (PlanRecipe){r->kind,      PT(r->out_w), PT(r->out_b),
-                                                     PT(r->conv_w), PT(r->conv_b), PT(r->gamma),
-                                                     PT(r->beta),   PT(r->mean),   PT(r->var),
-                                                     r->eps};
+            PlanRecipe *q = &p->recipes[p->nrecipes++];
+            *q = (PlanRecipe){r->kind,      PT(r->out_w), PT(r->out_b), PT(r->conv_w),
+                              PT(r->conv_b), PT(r->gamma), PT(r->beta),  PT(r->mean),
+                              PT(r->var),    r->eps,       r->nsrc,      {0}};
+            for (int k = 0; k < r->nsrc; k++) q->src[k] = PT(r->src[k]);
 #undef PT
         }
     }

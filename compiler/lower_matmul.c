@@ -49,7 +49,8 @@ static int arg_of_tensor(const KernelCtx *c, const PlanKernel *k, int t)
  * member order without duplicates, so positions are looked up by tensor. */
 static int arg_of(const KernelCtx *c, const PlanKernel *k, const Node *p, int j)
 {
-    if (!c->fusion) return j < k->nin ? j : -1;
+    /* linear_concat binds {x, concatenated weight, concatenated bias}: a linear's own order */
+    if (!c->fusion || c->fusion->nkin) return j < k->nin ? j : -1;
     return arg_of_tensor(c, k, p->in[j]);
 }
 

@@ -19,7 +19,8 @@ static const char *const tkind_names[] = {
     [PT_WEIGHT] = "weight", [PT_CONST] = "const",
 };
 static const char *const target_names[] = {[KT_NPU] = "npu", [KT_CPU] = "cpu"};
-static const char *const recipe_names[] = {[RECIPE_BN_FOLD] = "bn_fold"};
+static const char *const recipe_names[] = {[RECIPE_BN_FOLD] = "bn_fold",
+                                           [RECIPE_CONCAT] = "concat"};
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static const char *tkind_name(int i)
@@ -63,14 +64,14 @@ static uint64_t get_le(const unsigned char *b, int n)
 /* ---- writer ---- */
 
 /* Keys in each record map of this version: the writer writes exactly these, the reader needs at
- * least these. */
+ * least these (a version 1 file lacks a tensor's view_offset and a recipe's src: one fewer). */
 enum {
     PLAN_KEYS = 16,
-    TENSOR_KEYS = 11,
+    TENSOR_KEYS = 12,
     KERNEL_KEYS = 13,
     PART_KEYS = 5,
     FUSION_KEYS = 5,
-    RECIPE_KEYS = 10
+    RECIPE_KEYS = 11
 };
 
 typedef struct Enc {
@@ -144,6 +145,7 @@ static void put_tensor(Enc *e, const PlanTensor *t)
     put_i64s(e, "pshape", t->pshape, t->rank);
     put_int(e, "padded", t->padded);
     put_int(e, "alias_of", t->alias_of);
+    put_int(e, "view_offset", t->view_off);
     put_int(e, "offset", t->offset);
     put_int(e, "bytes", t->bytes);
     put_kstr(e, "weight_key", t->weight_key);
@@ -201,6 +203,7 @@ static void put_recipe(Enc *e, const PlanRecipe *r)
     put_int(e, "var", r->var);
     put_str(e, "eps");
     e->err |= msgpack_pack_double(&e->pk, r->eps);
+    put_ints(e, "src", r->src, r->nsrc);
 }
 
 static void put_plan(Enc *e, const Plan *p)
@@ -390,6 +393,7 @@ typedef struct Dec {
     DiagList *d;
     Arena *a;
     const char *where; /* "tensors[3]", "" at the top */
+    uint32_t version;  /* the file's format version */
 } Dec;
 
 static Status bad(const Dec *x, const char *key, const char *fmt, ...) NPU_PRINTF(3, 4);
@@ -647,6 +651,8 @@ static Status read_tensor(const Dec *x, const msgpack_object *m, PlanTensor *t)
     if (!st && np != t->rank) st = bad(x, "pshape", "%d dimensions but shape has %d", np, t->rank);
     if (!st) st = get_int(x, m, "padded", &t->padded);
     if (!st) st = get_int(x, m, "alias_of", &t->alias_of);
+    t->view_off = 0;
+    if (!st && x->version >= 2) st = get_i64(x, m, "view_offset", &t->view_off);
     if (!st) st = get_i64(x, m, "offset", &t->offset);
     if (!st) st = get_i64(x, m, "bytes", &t->bytes);
     if (!st) st = get_str(x, m, "weight_key", true, &t->weight_key);
@@ -714,6 +720,14 @@ static Status read_recipe(const Dec *x, const msgpack_object *m, PlanRecipe *r)
     if (!st) st = get_int(x, m, "var", &r->var);
     if (!st) st = get_double(x, m, "eps", &r->eps);
     r->kind = (RecipeKind)kind;
+    r->nsrc = 0;
+    if (!st && x->version >= 2) {
+        int *src = NULL;
+        st = get_ints(x, m, "src", &src, &r->nsrc);
+        if (!st && r->nsrc > RECIPE_MAX_SRC)
+            st = bad(x, "src", "%d sources, at most %d", r->nsrc, RECIPE_MAX_SRC);
+        for (int i = 0; !st && i < r->nsrc; i++) r->src[i] = src[i];
+    }
     return st;
 }
 
@@ -749,11 +763,14 @@ static Status read_plan(const Dec *x, const msgpack_object *m, Plan *p)
     if (!st) st = get_i64(x, m, "naive_bytes", &p->naive_bytes);
     if (!st) st = get_int(x, m, "nlevels", &p->nlevels);
     if (st) return st;
-    READ_RECORDS(x, m, "tensors", PlanTensor, TENSOR_KEYS, p->tensors, p->ntensors, read_tensor);
+    uint32_t v1 = x->version < 2; /* version 1: no view_offset, no src */
+    READ_RECORDS(x, m, "tensors", PlanTensor, TENSOR_KEYS - v1, p->tensors, p->ntensors,
+                 read_tensor);
     READ_RECORDS(x, m, "kernels", PlanKernel, KERNEL_KEYS, p->kernels, p->nkernels, read_kernel);
     READ_RECORDS(x, m, "parts", PlanPart, PART_KEYS, p->parts, p->nparts, read_part);
     READ_RECORDS(x, m, "fusions", PlanFusion, FUSION_KEYS, p->fusions, p->nfusions, read_fusion);
-    READ_RECORDS(x, m, "recipes", PlanRecipe, RECIPE_KEYS, p->recipes, p->nrecipes, read_recipe);
+    READ_RECORDS(x, m, "recipes", PlanRecipe, RECIPE_KEYS - v1, p->recipes, p->nrecipes,
+                 read_recipe);
     if (!st) st = get_ints(x, m, "inputs", &p->inputs, &p->ninputs);
     if (!st) st = get_ints(x, m, "outputs", &p->outputs, &p->noutputs);
     if (!st) st = get_ints(x, m, "weights", &p->weights, &p->nweights);
@@ -840,7 +857,7 @@ Status npubin_decode(const char *path, const unsigned char *buf, size_t len, Pla
         msgpack_unpacked_destroy(&u);
         return diag_add(d, DIAG_ERROR, ST_NOMEM, path, NULL, NULL, "out of memory reading plan");
     }
-    Dec x = {path, d, &p->arena, ""};
+    Dec x = {path, d, &p->arena, "", (uint32_t)get_le(buf + 8, 4)};
     if (u.data.type != MSGPACK_OBJECT_MAP)
         st = diag_error(d, path, NULL, NULL, "payload is %s, not a map", type_name(u.data.type));
     else

@@ -62,6 +62,17 @@ static Status check_strs(Check *c, const char *what, const char *const *s, int n
     return ST_OK;
 }
 
+/* Elements of t's physical shape, saturated at 2^62 (the shape is not trusted yet). */
+static uint64_t phys_elems(const PlanTensor *t)
+{
+    uint64_t n = 1;
+    for (int k = 0; k < t->rank && k < NPU_MAX_RANK; k++) {
+        uint64_t d = t->pshape[k] > 0 ? (uint64_t)t->pshape[k] : 0;
+        n = d && n > (1ull << 62) / d ? 1ull << 62 : n * d;
+    }
+    return n;
+}
+
 static Status check_tensor(Check *c, int i)
 {
     const PlanTensor *t = &c->p->tensors[i];
@@ -83,6 +94,11 @@ static Status check_tensor(Check *c, int i)
     if (!tensor_ok(c, t->alias_of, true) || t->alias_of == i)
         return fail(c, "%s ('%s'): alias_of = %d is not another tensor's id", w, t->name,
                     t->alias_of);
+    if (t->view_off < 0 || (t->view_off && t->alias_of < 0) ||
+        (t->view_off && (uint64_t)t->view_off + phys_elems(t) >
+                            phys_elems(&c->p->tensors[t->alias_of])))
+        return fail(c, "%s ('%s'): view offset %lld does not lie inside its base", w, t->name,
+                    (long long)t->view_off);
     if (t->bytes < 0) return fail(c, "%s ('%s'): negative size", w, t->name);
     if (t->offset < -1 || (t->offset >= 0 && t->offset > c->p->arena_bytes - t->bytes))
         return fail(c, "%s ('%s'): %lld bytes at offset %lld lie outside the %lld-byte arena", w,
@@ -161,12 +177,18 @@ static Status check_fusion(Check *c, int i)
 static Status check_recipe(Check *c, int i)
 {
     const PlanRecipe *r = &c->p->recipes[i];
-    if ((int)r->kind < 0 || (int)r->kind >= (RECIPE_BN_FOLD + 1))
+    if ((int)r->kind < 0 || (int)r->kind >= (RECIPE_CONCAT + 1))
         return fail(c, "recipes[%d]: kind %d out of range", i, (int)r->kind);
     int ids[] = {r->out_w, r->out_b, r->conv_w, r->conv_b, r->gamma, r->beta, r->mean, r->var};
     char what[64];
     snprintf(what, sizeof what, "recipes[%d] tensor ids", i);
     Status st = check_ids(c, what, ids, COUNT(ids), true);
+    if (st != ST_OK) return st;
+    if (r->nsrc < 0 || r->nsrc > RECIPE_MAX_SRC ||
+        (r->kind == RECIPE_CONCAT && (r->nsrc < 1 || r->out_w < 0)))
+        return fail(c, "recipes[%d]: %d sources", i, r->nsrc);
+    snprintf(what, sizeof what, "recipes[%d].src", i);
+    st = check_ids(c, what, r->src, r->nsrc, false);
     if (st != ST_OK) return st;
     if (!isfinite(r->eps)) return fail(c, "recipes[%d]: eps is not finite", i);
     return ST_OK;

@@ -100,6 +100,12 @@ void graph_kill(Graph *g, int node);
 /* Appends a weight-like tensor (derived by a recipe). */
 int graph_add_derived_weight(Graph *g, const char *name, const GTensor *like, int rank,
                              const int64_t *shape);
+/* The tensors a fused group reads from outside, in member order without duplicates (at most
+ * max), or the instance's own kernel inputs (Fusion.kin); returns the count. */
+int fusion_inputs(const Graph *g, const Fusion *f, int *ins, int max);
+/* The node whose kernel computes node i: i itself, the anchor of i's enabled fusion, or -1
+ * when i runs no kernel (dead, a view aliasing its input, an op without a shader). */
+int graph_kernel_node(const Graph *g, int i);
 /* Is this ATen name listed in opt->cpu_ops? */
 bool compile_forced_cpu(const CompileOptions *o, const Node *n);
 

@@ -20,7 +20,8 @@ static bool in_group(const FuseMatch *m, int node)
     return false;
 }
 
-/* Generic soundness: only the anchor's output leaves the group. */
+/* Generic soundness: only the anchor's output leaves the group (parallel members: only the
+ * outputs of member chains, each chain's inner tensors staying inside). */
 static const char *check_group(const Graph *g, FuseMatch *m, const bool *taken)
 {
     qsort(m->nodes, (size_t)m->n, sizeof(int), cmp_int);
@@ -32,6 +33,13 @@ static const char *check_group(const Graph *g, FuseMatch *m, const bool *taken)
         if (n->dead || taken[m->nodes[i]] || n->place != PLACE_NPU)
             return "a member is already fused or runs on the CPU";
         if (m->nodes[i] == anchor) continue;
+        if (m->parts) {
+            /* a part's output leaves the group; a tensor read inside it stays inside */
+            bool inner = false;
+            const GTensor *t = &g->tensors[n->out[0]];
+            for (int c = 0; c < t->nconsumers; c++) inner |= in_group(m, t->consumers[c]);
+            if (!inner) continue;
+        }
         for (int k = 0; k < n->nout; k++) {
             const GTensor *t = &g->tensors[n->out[k]];
             if (t->is_output) return "an intermediate is a graph output";
@@ -85,6 +93,7 @@ Status pass_fuse(Graph *g, PassCtx *c)
             f->anchor = m.nodes[m.n - 1];
             f->out = g->nodes[f->anchor].out[0];
             f->enabled = true;
+            f->nkin = 0;
             if (!f->id || !f->nodes) return ST_NOMEM;
             for (int k = 0; k < c->opt->n_no_fuse; k++)
                 if (fuse_selected(c->opt->no_fuse[k], f)) f->enabled = false;
@@ -93,6 +102,7 @@ Status pass_fuse(Graph *g, PassCtx *c)
                 g->nodes[m.nodes[k]].fusion = g->nfusions;
             }
             g->nfusions++;
+            if (m.parts && fuse_concat_finish(g, g->nfusions - 1) != ST_OK) return ST_NOMEM;
             break;
         }
     }

@@ -1,11 +1,14 @@
-/* plan-memory: one device arena for activations, graph inputs and outputs. Each tensor that
- * owns storage lives from the kernel that produces it to its last reader (through aliases);
- * graph inputs from the start, graph outputs to the end. First-fit placement over that order
- * reuses dead tensors' bytes. Reports the arena size against one buffer per tensor. Weights get
+/* plan-memory: one device arena for activations, graph inputs and outputs. The kernel order is
+ * decided first (compiler/schedule.h: each NPU run ordered by level, Node.slot); each tensor
+ * that owns storage lives from the slot of the kernel that produces it to the slot of its last
+ * reader (through aliases); graph inputs from the start, graph outputs to the end. First-fit
+ * placement over that order reuses dead tensors' bytes, and only across slots: a tensor written
+ * in the slot where another is last read never takes its bytes, so reuse adds no barrier. Reports the arena size against one buffer per tensor. Weights get
  * their own buffers (offset -1). Tensors inside an enabled fused kernel take no memory.
  * CompileOptions.no_reuse keeps every tensor alive to the end (for per-kernel comparisons). */
 #include <stdlib.h>
 #include "pass.h"
+#include "schedule.h"
 
 typedef struct Live {
     int t;
@@ -31,16 +34,34 @@ static bool materialised(const Graph *g, int t)
 {
     const GTensor *x = &g->tensors[t];
     if (x->kind != TK_ACT) return x->kind == TK_INPUT;
-    if (x->producer < 0 || x->alias_of >= 0) return false;
+    if (x->alias_of >= 0) return false;
+    if (x->producer < 0) { /* the combined output of a linear_concat instance */
+        for (int f = 0; f < g->nfusions; f++)
+            if (g->fusions[f].enabled && g->fusions[f].out == t) return true;
+        return false;
+    }
     const Node *p = &g->nodes[x->producer];
     if (p->fusion >= 0 && g->fusions[p->fusion].enabled && g->fusions[p->fusion].out != t)
         return false;
     return true;
 }
 
+/* The slot where t is written: its producer's, or its fusion anchor's for the output of an
+ * instance that no member produces (linear_concat). */
+static int def_slot(const Graph *g, int t)
+{
+    const GTensor *x = &g->tensors[t];
+    if (x->producer >= 0) return g->nodes[x->producer].slot;
+    for (int f = 0; f < g->nfusions; f++)
+        if (g->fusions[f].enabled && g->fusions[f].out == t) return g->nodes[g->fusions[f].anchor].slot;
+    return -1;
+}
+
 Status pass_plan_memory(Graph *g, PassCtx *c)
 {
     int align = c->opt->arena_align > 0 ? c->opt->arena_align : 256;
+    Status st = graph_schedule(g);
+    if (st != ST_OK) return st;
     Live *lv = arena_alloc(c->scratch, sizeof(Live) * (size_t)(g->ntensors + 1));
     int *idx = arena_alloc(c->scratch, sizeof(int) * (size_t)(g->ntensors + 1));
     if (!lv || !idx) return ST_NOMEM;
@@ -55,16 +76,19 @@ Status pass_plan_memory(Graph *g, PassCtx *c)
         for (int i = 0; i < x->rank; i++) numel *= x->pshape[i];
         int64_t bytes = (numel * storage_size(c, x) + align - 1) / align * align;
         if (bytes == 0) bytes = align;
-        int def = x->kind == TK_INPUT ? -1 : x->producer;
+        int def = x->kind == TK_INPUT ? -1 : def_slot(g, t);
         idx[t] = n;
         lv[n++] = (Live){t, def, def, bytes, -1};
     }
-    /* last use, through aliases; fused members count at the anchor's position */
+    /* last use, through aliases, in slots (fused members run in their anchor's); a view
+     * reads nothing itself, its readers count for its base */
+    int end = 0;
+    for (int i = 0; i < g->nnodes; i++)
+        if (g->nodes[i].slot >= end) end = g->nodes[i].slot + 1;
     for (int i = 0; i < g->nnodes; i++) {
         const Node *nd = &g->nodes[i];
-        if (nd->dead) continue;
-        int at = i;
-        if (nd->fusion >= 0 && g->fusions[nd->fusion].enabled) at = g->fusions[nd->fusion].anchor;
+        if (nd->dead || nd->slot < 0) continue;
+        int at = nd->slot;
         for (int k = 0; k < nd->nin; k++) {
             int t = nd->in[k];
             if (g->tensors[t].alias_of >= 0) t = g->tensors[t].alias_of;
@@ -74,12 +98,12 @@ Status pass_plan_memory(Graph *g, PassCtx *c)
     for (int i = 0; i < g->noutputs; i++) {
         int t = g->outputs[i];
         if (g->tensors[t].alias_of >= 0) t = g->tensors[t].alias_of;
-        if (idx[t] >= 0) lv[idx[t]].last = g->nnodes;
+        if (idx[t] >= 0) lv[idx[t]].last = end;
     }
     /* no_reuse (profiling, bisect): every tensor keeps its bytes to the end, so each kernel's
      * output can be read after one run; the kernels themselves are the same */
     if (c->opt->no_reuse)
-        for (int i = 0; i < n; i++) lv[i].last = g->nnodes;
+        for (int i = 0; i < n; i++) lv[i].last = end;
     qsort(lv, (size_t)n, sizeof *lv, by_def);
     int64_t arena = 0, naive = 0;
     for (int i = 0; i < n; i++) {

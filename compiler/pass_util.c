@@ -34,6 +34,39 @@ int graph_add_derived_weight(Graph *g, const char *name, const GTensor *like, in
     return t;
 }
 
+int fusion_inputs(const Graph *g, const Fusion *f, int *ins, int max)
+{
+    if (f->nkin > 0) {
+        for (int i = 0; i < f->nkin && i < max; i++) ins[i] = f->kin[i];
+        return f->nkin < max ? f->nkin : max;
+    }
+    int n = 0;
+    for (int i = 0; i < f->nnodes; i++) {
+        const Node *nd = &g->nodes[f->nodes[i]];
+        for (int k = 0; k < nd->nin; k++) {
+            int t = nd->in[k];
+            bool inside = false, dup = false;
+            int pr = g->tensors[t].producer;
+            for (int j = 0; j < f->nnodes && pr >= 0; j++) inside |= f->nodes[j] == pr;
+            for (int j = 0; j < n; j++) dup |= ins[j] == t;
+            if (!inside && !dup && n < max) ins[n++] = t;
+        }
+    }
+    return n;
+}
+
+int graph_kernel_node(const Graph *g, int i)
+{
+    const Node *n = &g->nodes[i];
+    if (n->dead) return -1;
+    if (n->place == PLACE_CPU) return i;
+    if (n->fusion >= 0 && g->fusions[n->fusion].enabled) return g->fusions[n->fusion].anchor;
+    /* a view: no kernel (an in-place writer such as index_copy aliases too, and runs) */
+    if (n->nout == 1 && g->tensors[n->out[0]].alias_of >= 0 && (op_info[n->op].flags & OPF_VIEW))
+        return -1;
+    return op_info[n->op].shader ? i : -1;
+}
+
 bool compile_forced_cpu(const CompileOptions *o, const Node *n)
 {
     for (int i = 0; i < o->n_cpu_ops; i++)

@@ -68,7 +68,7 @@ static bool index_copy_in_place(const Graph *g, int i)
     int base = base_of(g, n->in[0]);
     const GTensor *b = &g->tensors[base], *self = node_input(g, n, 0), *o = node_output(g, n, 0);
     if (b->kind == TK_WEIGHT || b->kind == TK_CONST) return false;
-    if (b->padded || o->padded || self->dtype != o->dtype) return false;
+    if (b->padded || o->padded || self->dtype != o->dtype || self->view_off) return false;
     if (base_of(g, n->in[1]) == base || base_of(g, n->in[2]) == base) return false;
     if (b->producer >= 0 && g->nodes[b->producer].place != PLACE_NPU) return false;
     for (int t = 0; t < g->ntensors; t++)
@@ -108,6 +108,7 @@ Status pass_views(Graph *g, PassCtx *c)
         if (!alias || in->padded) continue;
         GTensor *o = &g->tensors[n->out[0]];
         o->alias_of = base_of(g, n->in[0]);
+        o->view_off = in->view_off; /* a view of a part of a linear_concat output */
     }
     return ST_OK;
 }

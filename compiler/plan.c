@@ -47,7 +47,7 @@ int plan_equal(const Plan *a, const Plan *b)
         const PlanTensor *x = &a->tensors[i], *y = &b->tensors[i];
         if (!streq(x->name, y->name) || x->kind != y->kind || x->dtype != y->dtype ||
             x->storage != y->storage || x->rank != y->rank || x->padded != y->padded ||
-            x->alias_of != y->alias_of || x->offset != y->offset || x->bytes != y->bytes ||
+            x->alias_of != y->alias_of || x->view_off != y->view_off || x->offset != y->offset || x->bytes != y->bytes ||
             !streq(x->weight_key, y->weight_key) ||
             memcmp(x->shape, y->shape, sizeof(int64_t) * (size_t)x->rank) != 0 ||
             memcmp(x->pshape, y->pshape, sizeof(int64_t) * (size_t)x->rank) != 0)
@@ -86,7 +86,8 @@ int plan_equal(const Plan *a, const Plan *b)
         const PlanRecipe *x = &a->recipes[i], *y = &b->recipes[i];
         if (x->kind != y->kind || x->out_w != y->out_w || x->out_b != y->out_b ||
             x->conv_w != y->conv_w || x->conv_b != y->conv_b || x->gamma != y->gamma ||
-            x->beta != y->beta || x->mean != y->mean || x->var != y->var || x->eps != y->eps)
+            x->beta != y->beta || x->mean != y->mean || x->var != y->var || x->eps != y->eps ||
+            x->nsrc != y->nsrc || !ints_eq(x->src, y->src, x->nsrc))
             return 0;
     }
     return 1;
@@ -96,4 +97,32 @@ int plan_base(const Plan *p, int t)
 {
     for (int i = 0; i < 8 && t >= 0 && p->tensors[t].alias_of >= 0; i++) t = p->tensors[t].alias_of;
     return t;
+}
+
+uint64_t plan_device_bytes(const PlanTensor *t)
+{
+    uint64_t n = 1;
+    for (int i = 0; i < t->rank; i++) n *= (uint64_t)t->pshape[i];
+    uint64_t es = dtype_size(t->storage);
+    uint64_t b = n * (es ? es : 4);
+    return b < 4 ? 4 : (b + 3) / 4 * 4;
+}
+
+uint64_t plan_view_bytes(const PlanTensor *t)
+{
+    uint64_t es = dtype_size(t->storage);
+    return (uint64_t)t->view_off * (es ? es : 4);
+}
+
+bool plan_on_device(const Plan *p, int t)
+{
+    int b = plan_base(p, t);
+    if (p->tensors[b].offset >= 0) return true;
+    for (int k = 0; k < p->nkernels; k++) {
+        const PlanKernel *kn = &p->kernels[k];
+        if (kn->target != KT_NPU) continue;
+        for (int a = 0; a < kn->nargs; a++)
+            if (kn->args[a] >= 0 && plan_base(p, kn->args[a]) == b) return true;
+    }
+    return false;
 }

@@ -11,7 +11,7 @@
 #include "dtype.h"
 #include "graph.h"
 
-#define PLAN_FORMAT_VERSION 1
+#define PLAN_FORMAT_VERSION 2 /* 2: views with offsets, concat recipes (1 still reads) */
 #define PLAN_MAX_PUSH 32 /* 32-bit words: 128 bytes, lavapipe's limit */
 #define PLAN_MAX_SPEC 16
 
@@ -33,6 +33,9 @@ typedef struct PlanTensor {
     int64_t pshape[NPU_MAX_RANK]; /* physical shape (dim 1 padded to the channel tile) */
     int padded;
     int alias_of;  /* view of another plan tensor's storage, -1 if none */
+    int64_t view_off; /* a view's first element inside its base's dense storage (a part of a
+                       * linear_concat output: its byte offset is view_off times the storage
+                       * size), 0 otherwise */
     int64_t offset; /* byte offset in the arena, -1 for weights (own buffers) */
     int64_t bytes;
     const char *weight_key; /* PT_WEIGHT: state_dict key or recipe output name */
@@ -78,6 +81,7 @@ typedef struct PlanRecipe {
     RecipeKind kind;
     int out_w, out_b, conv_w, conv_b, gamma, beta, mean, var; /* plan tensor ids, -1 = none */
     double eps;
+    int nsrc, src[RECIPE_MAX_SRC]; /* concat: out_w = src[0] | src[1] | ... along dim 0 */
 } PlanRecipe;
 
 typedef struct Plan {
@@ -107,6 +111,15 @@ Plan *plan_new(void);
 void plan_free(Plan *p);
 /* The tensor whose storage plan tensor t shares (t itself when it is no view). */
 int plan_base(const Plan *p, int t);
+/* Bytes of t on the device: physical element count times the storage size, rounded up to 4. */
+uint64_t plan_device_bytes(const PlanTensor *t);
+/* Where view t starts inside its base's storage, in bytes. */
+uint64_t plan_view_bytes(const PlanTensor *t);
+/* Does the device need tensor t's storage? Everything in the arena, and a tensor outside it
+ * (weights, constants, scratch) only when an NPU kernel binds it or a view of it: a weight
+ * read only by the CPU or only as a recipe's source (a batch-norm fold's, the parts of a
+ * concatenated weight) stays on the host. */
+bool plan_on_device(const Plan *p, int t);
 /* Structural equality (used by the .npubin round-trip test). */
 int plan_equal(const Plan *a, const Plan *b);
 

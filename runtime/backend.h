@@ -67,6 +67,9 @@ VkBackendOptions vk_backend_options_default(void);
 Status vk_backend_create(const VkBackendOptions *o, Backend **out, DiagList *d);
 /* A second Vulkan backend on the device of `with` (one VkCtx, so the two can share()). */
 Status vk_backend_create_shared(Backend *with, Backend **out, DiagList *d);
+/* Barriers between kernels in the untimed recordings made so far (each NPU partition recorded
+ * once): what compiler/schedule.h's plan_barriers predicts; for tests and reports. */
+int vk_backend_barriers(Backend *b);
 /* Validation errors seen so far (0 without the layer); for tests. */
 int vk_backend_validation_errors(Backend *b);
 /* The i-th kept validation message ("" when none). */

@@ -291,12 +291,46 @@ Status bind_extend(const Graph *g, Binding *b)
     return ST_OK;
 }
 
+/* concat: out = src[0] | src[1] | ... along dim 0 (linear_concat's weight or bias). */
+static Status apply_concat(const Graph *g, const Recipe *r, Binding *b, DiagList *d)
+{
+    const GTensor *o = &g->tensors[r->out_w];
+    int64_t rows = 0, inner = 1;
+    for (int k = 1; k < o->rank; k++) inner *= o->shape[k];
+    for (int i = 0; i < r->nsrc; i++) {
+        const HTensor *s = &b->vals[r->src[i]];
+        if (!s->data || s->dtype != DT_F32 || s->rank != o->rank || s->numel != s->shape[0] * inner)
+            return diag_error(d, g->path, NULL, o->name,
+                              "concat: source '%s' is not bound as a [rows, %lld] float tensor",
+                              g->tensors[r->src[i]].name, (long long)inner);
+        rows += s->shape[0];
+    }
+    if (rows != o->shape[0])
+        return diag_error(d, g->path, NULL, o->name, "concat: %lld rows, the sources have %lld",
+                          (long long)o->shape[0], (long long)rows);
+    HTensor *v = &b->vals[r->out_w];
+    htensor_free(v);
+    Status st = htensor_alloc(v, DT_F32, o->rank, o->shape);
+    if (st != ST_OK) return st;
+    float *dst = v->data;
+    for (int i = 0; i < r->nsrc; i++) {
+        const HTensor *s = &b->vals[r->src[i]];
+        memcpy(dst, s->data, sizeof(float) * (size_t)s->numel);
+        dst += s->numel;
+    }
+    return ST_OK;
+}
+
 Status bind_apply_recipes(const Graph *g, Binding *b, DiagList *d)
 {
     Status st = bind_extend(g, b);
     if (st != ST_OK) return st;
     for (int i = 0; i < g->nrecipes; i++) {
         const Recipe *r = &g->recipes[i];
+        if (r->kind == RECIPE_CONCAT) {
+            if ((st = apply_concat(g, r, b, d)) != ST_OK) return st;
+            continue;
+        }
         const HTensor *w = &b->vals[r->conv_w];
         const HTensor *cb = r->conv_b >= 0 ? &b->vals[r->conv_b] : NULL;
         const HTensor *ga = r->gamma >= 0 ? &b->vals[r->gamma] : NULL;

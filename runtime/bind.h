@@ -42,7 +42,8 @@ Status bind_reference_file(const Graph *g, const char *path, const char *prefix,
                            DiagList *d);
 /* Grows the binding to a graph with more tensors (a compiled snapshot). */
 Status bind_extend(const Graph *g, Binding *b);
-/* Computes recipe outputs (batch-norm folds) from the bound source weights. */
+/* Computes recipe outputs (batch-norm folds, linear_concat's concatenated weights) from the
+ * bound source weights. */
 Status bind_apply_recipes(const Graph *g, Binding *b, DiagList *d);
 /* Constants carried by the IR. */
 Status bind_constants(const Graph *g, Binding *b);

@@ -64,11 +64,8 @@ static const HTensor *value(CpuBackend *b, int gt, HTensor *view)
     const HTensor *bv = base >= 0 && base != gt ? value(b, base, view) : NULL;
     if (!bv) return NULL;
     const GTensor *x = &b->g->tensors[gt];
-    *view = *bv;
-    view->rank = x->rank;
-    memcpy(view->shape, x->shape, sizeof view->shape);
-    view->borrowed = true;
-    return view;
+    HTensor whole = *bv;
+    return htensor_view(view, &whole, x->rank, x->shape, x->view_off) ? view : NULL;
 }
 
 static Status cb_set_input(Backend *base, int t, const HTensor *v, DiagList *d)
@@ -134,6 +131,15 @@ static Status cb_run(Backend *base, int first, int n, bool timed, DiagList *d)
                 int node = graph_find_node(b->g, kn->prov[i]);
                 st = node < 0 ? diag_error(d, b->p->source, kn->prov[i], NULL, "not in the graph")
                               : run_node(b, node, d);
+            }
+            int out = kn->nargs > kn->nin ? b->gt[kn->args[kn->nargs - 1]] : -1;
+            if (st == ST_OK && out >= 0 && b->g->tensors[out].producer < 0) {
+                /* a linear_concat output: the parts become views of it again, as on the
+                 * device (so --break's corruption of it reaches their readers) */
+                htensor_free(&b->vals[out]);
+                st = ref_assemble(b->g, out, b->vals, &b->vals[out]);
+                for (int t = 0; st == ST_OK && t < b->g->ntensors; t++)
+                    if (b->g->tensors[t].alias_of == out) htensor_free(&b->vals[t]);
             }
         }
         b->kus[k] = now_us() - t0;

@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cpu_ref.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -116,4 +117,22 @@ Status ref_run(const Graph *g, const HTensor *bound, const RefOptions *opt, RefR
     free(remaining);
     if (st != ST_OK) ref_free(r);
     return st;
+}
+
+Status ref_assemble(const Graph *g, int t, const HTensor *vals, HTensor *out)
+{
+    const GTensor *y = &g->tensors[t];
+    Status st = htensor_alloc(out, htensor_ref_dtype(y->dtype), y->rank, y->shape);
+    if (st != ST_OK) return st;
+    for (int64_t i = 0; i < out->numel && out->dtype == DT_F32; i++) ((float *)out->data)[i] = NAN;
+    size_t es = dtype_size(out->dtype);
+    for (int v = 0; v < g->ntensors; v++) {
+        const HTensor *part = &vals[v];
+        if (g->tensors[v].alias_of != t || !part->data || part->dtype != out->dtype ||
+            g->tensors[v].view_off + part->numel > out->numel)
+            continue;
+        memcpy((char *)out->data + (size_t)g->tensors[v].view_off * es, part->data,
+               (size_t)part->numel * es);
+    }
+    return ST_OK;
 }

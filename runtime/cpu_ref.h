@@ -28,6 +28,10 @@ typedef struct RefOptions {
 Status ref_run(const Graph *g, const HTensor *bound, const RefOptions *opt, RefRun *r,
                DiagList *d);
 void ref_free(RefRun *r);
+/* The value of tensor t that no node produces but other tensors view at offsets (the combined
+ * output of a linear_concat kernel): their values in vals[] copied into a new *out (caller frees;
+ * elements no view covers are NaN). */
+Status ref_assemble(const Graph *g, int t, const HTensor *vals, HTensor *out);
 /* Runs one node given its input values; allocates outputs (caller frees). */
 Status ref_run_node(const Graph *g, int node, const HTensor *const *in, HTensor *out,
                     DiagList *d);

@@ -44,19 +44,21 @@ Status exec_open(Exec *x, const Plan *p, const Graph *g, const Binding *b, Backe
     return be->ops->prepare(be, p, x->vals, d);
 }
 
-/* The host value of t when a CPU kernel made it or its base (a view borrows the base's data
- * with its own shape through *view), else NULL. */
+/* The host value of t when a CPU kernel made it or its base, or when its base is a weight or
+ * constant (bound on the host; the device holds only those an NPU kernel reads), else NULL. A
+ * view borrows the base's data with its own shape through *view. */
 static const HTensor *host_value(Exec *x, int t, HTensor *view)
 {
     if (x->host[t].data) return &x->host[t];
     int b = plan_base(x->p, t);
-    if (b == t || !x->host[b].data) return NULL;
+    PlanTensorKind kind = x->p->tensors[b].kind;
+    const HTensor *bv = x->host[b].data ? &x->host[b] : NULL;
+    if (!bv && (kind == PT_WEIGHT || kind == PT_CONST) && x->vals[b] && x->vals[b]->data)
+        bv = x->vals[b];
+    if (!bv) return NULL;
+    if (b == t) return bv;
     const PlanTensor *pt = &x->p->tensors[t];
-    *view = x->host[b];
-    view->rank = pt->rank;
-    memcpy(view->shape, pt->shape, sizeof view->shape);
-    view->borrowed = true;
-    return view;
+    return htensor_view(view, bv, pt->rank, pt->shape, pt->view_off) ? view : NULL;
 }
 
 /* Runs CPU kernel k: its node's inputs from the host or the backend. */

@@ -23,17 +23,9 @@ int hostxf_elem_size(DType s)
     return 4;
 }
 
-static int64_t phys_numel(const PlanTensor *t)
-{
-    int64_t n = 1;
-    for (int i = 0; i < t->rank; i++) n *= t->pshape[i];
-    return n;
-}
-
 uint64_t hostxf_device_bytes(const PlanTensor *t)
 {
-    uint64_t b = (uint64_t)phys_numel(t) * (uint64_t)hostxf_elem_size(t->storage);
-    return b < 4 ? 4 : (b + 3) / 4 * 4;
+    return plan_device_bytes(t);
 }
 
 /* Physical index of logical element i (only dim 1 may differ between shape and pshape). */

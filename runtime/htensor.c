@@ -147,3 +147,16 @@ Status htensor_convert_new(HTensor *dst, const HTensor *src, DType dt)
     htensor_convert(dst->data, dt, src->data, src->dtype, src->numel);
     return ST_OK;
 }
+
+bool htensor_view(HTensor *view, const HTensor *base, int rank, const int64_t *shape, int64_t off)
+{
+    int64_t n = shape_numel(shape, rank);
+    if (off < 0 || !base->data || off + n > base->numel) return false;
+    *view = *base;
+    view->rank = rank;
+    memcpy(view->shape, shape, sizeof(int64_t) * (size_t)rank);
+    view->numel = n;
+    view->data = (char *)base->data + (size_t)off * dtype_size(base->dtype);
+    view->borrowed = true;
+    return true;
+}

@@ -33,6 +33,10 @@ Status htensor_convert_new(HTensor *dst, const HTensor *src, DType dt);
 /* Reads element i as double / int64 whatever the storage type. */
 double htensor_get_f(const HTensor *t, int64_t i);
 int64_t htensor_get_i(const HTensor *t, int64_t i);
+/* A borrowed view of base's data with its own shape, starting `off` elements in (a reshape, or
+ * a part of a linear_concat output): false when it does not fit inside base. The view lives
+ * only as long as base's data. */
+bool htensor_view(HTensor *view, const HTensor *base, int rank, const int64_t *shape, int64_t off);
 /* Row-major strides (in elements) of a shape. */
 void shape_strides(const int64_t *shape, int rank, int64_t *strides);
 int64_t shape_numel(const int64_t *shape, int rank);

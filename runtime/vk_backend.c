@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/hazard.h"
 #include "backend.h"
 #include "hostxf.h"
 #include "vk_core.h"
@@ -26,6 +27,7 @@ typedef struct PipeEntry {
 typedef struct Recording {
     int first, n;
     bool timed;
+    int barriers; /* between kernels (untimed: where hazards are; timed: after every kernel) */
     VkCmd *cmd;
 } Recording;
 
@@ -127,6 +129,7 @@ static Status locate(VkBackend *b, int t, VkBinding *out, DiagList *d)
     if (!out->buf)
         return diag_add(d, DIAG_ERROR, ST_INTERNAL, p->source, NULL, x->name,
                         "has no device storage");
+    out->offset += plan_view_bytes(x); /* a part of its base (linear_concat) */
     if (out->offset + bytes > vk_buf_size(out->buf))
         return diag_add(d, DIAG_ERROR, ST_INTERNAL, p->source, NULL, x->name,
                         "spans %llu bytes at offset %llu, past its buffer of %llu",
@@ -214,10 +217,11 @@ static Status vkb_prepare(Backend *base, const Plan *p, const HTensor *const *va
         free(nan);
         if (st != ST_OK) return st;
     }
-    /* own buffers: every base tensor outside the arena that a kernel or the host touches */
+    /* own buffers: every base tensor outside the arena that a kernel touches (a weight read
+     * only by the CPU or by a recipe stays on the host) */
     for (int t = 0; t < p->ntensors && st == ST_OK; t++) {
         const PlanTensor *x = &p->tensors[t];
-        if (x->alias_of >= 0 || x->offset >= 0) continue;
+        if (x->alias_of >= 0 || x->offset >= 0 || !plan_on_device(p, t)) continue;
         char name[64];
         snprintf(name, sizeof name, "%s", x->name);
         uint64_t bytes = hostxf_device_bytes(x);
@@ -254,20 +258,9 @@ static Status vkb_prepare(Backend *base, const Plan *p, const HTensor *const *va
     return st;
 }
 
-/* Pending byte ranges since the last barrier. */
-typedef struct Range {
-    const VkBuf *buf;
-    uint64_t lo, hi;
-} Range;
-
-static bool overlaps(const Range *set, int n, const VkBinding *x)
-{
-    for (int i = 0; i < n; i++)
-        if (set[i].buf == x->buf && set[i].lo < x->offset + x->range && x->offset < set[i].hi)
-            return true;
-    return false;
-}
-
+/* Records kernels [r->first, +r->n): a barrier before a kernel only where it touches bytes the
+ * kernels since the last barrier wrote, or writes bytes they read (common/hazard.h; the compiler
+ * models the same rule to order kernels by level, compiler/schedule.h). */
 static Status record(VkBackend *b, Recording *r, DiagList *d)
 {
     const Plan *p = b->p;
@@ -275,12 +268,8 @@ static Status record(VkBackend *b, Recording *r, DiagList *d)
     Status st = vk_cmd_create(b->ctx, (uint32_t)nts, &r->cmd, d);
     if (st == ST_OK) st = vk_cmd_begin(r->cmd, d);
     if (st == ST_OK) st = vk_cmd_timestamp(r->cmd, NULL, d);
-    int cap = 0;
-    for (int k = r->first; k < r->first + r->n; k++) cap += p->kernels[k].nargs;
-    Range *rd = malloc(sizeof(Range) * ((size_t)cap + 1));
-    Range *wr = malloc(sizeof(Range) * ((size_t)cap + 1));
-    if (!rd || !wr) st = ST_NOMEM;
-    int nrd = 0, nwr = 0;
+    HzSet pending = {0};
+    r->barriers = 0;
     for (int k = r->first; k < r->first + r->n && st == ST_OK; k++) {
         const PlanKernel *kn = &p->kernels[k];
         if (kn->target != KT_NPU) {
@@ -295,26 +284,22 @@ static Status record(VkBackend *b, Recording *r, DiagList *d)
             break;
         }
         bool hazard = false;
+        HzSpan span[16];
         for (int a = 0; a < kn->nargs && st == ST_OK; a++) {
             st = locate(b, kn->args[a], &bind[a], d);
             if (st != ST_OK) break;
-            if (a < kn->nin)
-                hazard |= overlaps(wr, nwr, &bind[a]);
-            else
-                hazard |= overlaps(wr, nwr, &bind[a]) || overlaps(rd, nrd, &bind[a]);
+            span[a] = (HzSpan){(uintptr_t)bind[a].buf, bind[a].offset,
+                               bind[a].offset + bind[a].range, 0};
+            hazard |= hz_conflict(&pending, &span[a], a >= kn->nin) >= 0;
         }
         if (st != ST_OK) break;
         if (hazard && !r->timed) {
             st = vk_cmd_barrier(r->cmd, d);
-            nrd = nwr = 0;
+            hz_clear(&pending);
+            r->barriers++;
         }
-        for (int a = 0; a < kn->nargs; a++) {
-            Range x = {bind[a].buf, bind[a].offset, bind[a].offset + bind[a].range};
-            if (a < kn->nin)
-                rd[nrd++] = x;
-            else
-                wr[nwr++] = x;
-        }
+        for (int a = 0; a < kn->nargs && st == ST_OK; a++)
+            st = hz_add(&pending, &span[a], a >= kn->nin);
         const PipeEntry *e = &b->pipes[b->kpipe[k]];
         if (st == ST_OK)
             st = vk_cmd_dispatch(r->cmd, e->pipe, bind, (uint32_t)kn->nargs, kn->push,
@@ -323,11 +308,11 @@ static Status record(VkBackend *b, Recording *r, DiagList *d)
         if (st == ST_OK && r->timed) {
             st = vk_cmd_barrier(r->cmd, d);
             if (st == ST_OK) st = vk_cmd_timestamp(r->cmd, NULL, d);
-            nrd = nwr = 0;
+            hz_clear(&pending);
+            r->barriers++;
         }
     }
-    free(rd);
-    free(wr);
+    hz_free(&pending);
     if (st == ST_OK && !r->timed) st = vk_cmd_timestamp(r->cmd, NULL, d);
     if (st == ST_OK) st = vk_cmd_end(r->cmd, d);
     return st;
@@ -351,7 +336,7 @@ static Status vkb_run(Backend *base, int first, int n, bool timed, DiagList *d)
             b->caprec = cap;
         }
         r = &b->rec[b->nrec++];
-        *r = (Recording){first, n, timed, NULL};
+        *r = (Recording){first, n, timed, 0, NULL};
         Status st = record(b, r, d);
         if (st != ST_OK) return st;
     }
@@ -481,6 +466,15 @@ Status vk_backend_create_shared(Backend *with, Backend **out, DiagList *d)
     memcpy(b->desc, w->desc, sizeof b->desc);
     *out = &b->base;
     return ST_OK;
+}
+
+int vk_backend_barriers(Backend *base)
+{
+    VkBackend *b = (VkBackend *)base;
+    int n = 0;
+    for (int i = 0; b && i < b->nrec; i++)
+        if (!b->rec[i].timed) n += b->rec[i].barriers;
+    return n;
 }
 
 int vk_backend_validation_errors(Backend *base)

@@ -160,7 +160,8 @@ static uint32_t rnd(void)
 static void test_roundtrip(void **state)
 {
     (void)state;
-    int recipes = 0, fusions = 0, cpu = 0, aliases = 0, weights = 0, nullkeys = 0;
+    int recipes = 0, fusions = 0, cpu = 0, aliases = 0, weights = 0, nullkeys = 0, concat = 0,
+        offsets = 0;
     for (int m = 0; m < NMODELS; m++) {
         for (int rich = 0; rich < 2; rich++) {
             Plan *p = build_plan(models[m]);
@@ -170,7 +171,9 @@ static void test_roundtrip(void **state)
             weights += p->nweights;
             for (int i = 0; i < p->nkernels; i++)
                 cpu += p->kernels[i].target == KT_CPU;
+            for (int i = 0; i < p->nrecipes; i++) concat += p->recipes[i].kind == RECIPE_CONCAT;
             for (int i = 0; i < p->ntensors; i++) {
+                offsets += p->tensors[i].view_off > 0;
                 aliases += p->tensors[i].alias_of >= 0;
                 nullkeys += p->tensors[i].weight_key == NULL;
             }
@@ -211,6 +214,8 @@ static void test_roundtrip(void **state)
     }
     /* the plans exercise every part of the format */
     assert_true(recipes > 0);
+    assert_true(concat > 0);
+    assert_true(offsets > 0);
     assert_true(fusions > 0);
     assert_true(weights > 0);
     assert_true(aliases > 0);
@@ -332,13 +337,16 @@ static void test_version(void **state)
     size_t len;
     unsigned char *buf = encode_ok(p, &len);
     put_le(buf + 8, PLAN_FORMAT_VERSION + 1, 4);
-    expect_bad(buf, len, "newer npu-explore (format v2, this build reads v1)");
+    char want[96];
+    snprintf(want, sizeof want, "newer npu-explore (format v%d, this build reads v%d)",
+             PLAN_FORMAT_VERSION + 1, PLAN_FORMAT_VERSION);
+    expect_bad(buf, len, want);
     put_le(buf + 8, 0x7fffffff, 4);
     expect_bad(buf, len, "format v2147483647");
     put_le(buf + 8, 0, 4);
     expect_bad(buf, len, "version 0");
     /* a newer version is reported even when the rest of the header is not what we know */
-    expect_bad((const unsigned char *)NPUBIN_MAGIC "\x02\0\0\0", 12, "newer");
+    expect_bad((const unsigned char *)NPUBIN_MAGIC "\x03\0\0\0", 12, "newer");
     free(buf);
     plan_free(p);
 }
@@ -638,6 +646,64 @@ static void m_partout(msgpack_object *r, msgpack_zone *z)
     set_ints(rec(r, "parts", 0, "out"), z, 3, -1);
 }
 
+/* The first tensor that views its base at an offset (qwen2_tiny decode: a linear_concat part). */
+static msgpack_object *offset_view(msgpack_object *r)
+{
+    msgpack_object *t = key(r, "tensors");
+    for (uint32_t i = 0; i < t->via.array.size; i++)
+        if (key(elem(t, i), "view_offset")->via.i64 > 0) return elem(t, i);
+    fail_msg("no tensor with a view offset");
+    return NULL;
+}
+static void m_viewoff(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_int(key(offset_view(r), "view_offset"), (int64_t)1 << 40);
+}
+static void m_viewoff_base(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_int(key(offset_view(r), "alias_of"), -1); /* an offset without a base */
+}
+static msgpack_object *concat_recipe(msgpack_object *r)
+{
+    msgpack_object *t = key(r, "recipes");
+    assert_true(t->via.array.size > 0);
+    return elem(t, 0);
+}
+static void m_src(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_int(elem(key(concat_recipe(r), "src"), 0), -1);
+}
+static void m_nsrc(msgpack_object *r, msgpack_zone *z)
+{
+    set_ints(key(concat_recipe(r), "src"), z, RECIPE_MAX_SRC + 1, 0);
+}
+
+/* Removes a key from every record of an array (a version 1 file had no such key). */
+static void drop_key(msgpack_object *r, const char *array, const char *name)
+{
+    msgpack_object *a = key(r, array);
+    size_t n = strlen(name);
+    for (uint32_t i = 0; i < a->via.array.size; i++) {
+        msgpack_object *m = elem(a, i);
+        for (uint32_t k = 0; k < m->via.map.size; k++)
+            if (m->via.map.ptr[k].key.via.str.size == n &&
+                !memcmp(m->via.map.ptr[k].key.via.str.ptr, name, n)) {
+                m->via.map.ptr[k] = m->via.map.ptr[m->via.map.size - 1];
+                m->via.map.size--;
+                break;
+            }
+    }
+}
+static void m_version1(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    drop_key(r, "tensors", "view_offset");
+    drop_key(r, "recipes", "src");
+}
+
 /* Adds keys this version does not know (a later version's additions): they are ignored. */
 static void m_unknown(msgpack_object *r, msgpack_zone *z)
 {
@@ -658,8 +724,15 @@ static void m_unknown(msgpack_object *r, msgpack_zone *z)
 
 typedef void (*Mutate)(msgpack_object *root, msgpack_zone *z);
 
+static unsigned char *mutated_as(const Plan *p, Mutate fn, uint32_t version, size_t *len);
+
 /* Encodes p, applies fn to the payload's object tree and re-wraps it with a valid checksum. */
 static unsigned char *mutated(const Plan *p, Mutate fn, size_t *len)
+{
+    return mutated_as(p, fn, PLAN_FORMAT_VERSION, len);
+}
+
+static unsigned char *mutated_as(const Plan *p, Mutate fn, uint32_t version, size_t *len)
 {
     size_t n;
     unsigned char *buf = encode_ok(p, &n);
@@ -675,7 +748,7 @@ static unsigned char *mutated(const Plan *p, Mutate fn, size_t *len)
     msgpack_packer pk;
     msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
     assert_int_equal(msgpack_pack_object(&pk, u.data), 0);
-    unsigned char *w = wrap(sb.data, sb.size, PLAN_FORMAT_VERSION, len);
+    unsigned char *w = wrap(sb.data, sb.size, version, len);
     msgpack_sbuffer_destroy(&sb);
     msgpack_unpacked_destroy(&u);
     free(buf);
@@ -722,10 +795,14 @@ static void test_invalid_fields(void **state)
         {m_fkernel, "kernel -5"},
         {m_compute, "compute dtype"},
         {m_irjson, "key 'ir_json': expected binary data or nil"},
-        {m_tiny, "element 0 has 0 keys, fewer than the 11"},
+        {m_tiny, "element 0 has 0 keys, fewer than the 12"},
+        {m_viewoff, "view offset"},
+        {m_viewoff_base, "view offset"},
+        {m_src, "recipes[0].src[0] = -1"},
+        {m_nsrc, "src': 9 sources"},
         {m_partout, "parts[0].out[0] = -1"},
     };
-    Plan *p = build_plan(models[0]);
+    Plan *p = build_plan(models[2]); /* qwen2_tiny decode: views at offsets, concat recipes */
     enrich(p);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         size_t len;
@@ -741,6 +818,30 @@ static void test_invalid_fields(void **state)
     assert_int_equal(npubin_decode(PATH, w, len, &q, &d), ST_OK);
     assert_int_equal(plan_equal(p, q), 1);
     plan_free(q);
+    free(w);
+    diag_free(&d);
+    plan_free(p);
+}
+
+/* A version 1 file (no view offsets, no recipe sources) still reads: as the same plan when it
+ * has neither. */
+static void test_version1_reads(void **state)
+{
+    (void)state;
+    Plan *p = build_plan(models[1]); /* convnet: bn_fold recipes, no concat */
+    size_t len;
+    unsigned char *w = mutated_as(p, m_version1, 1, &len);
+    Plan *q = NULL;
+    DiagList d = {0};
+    Status st = npubin_decode(PATH, w, len, &q, &d);
+    if (st != ST_OK) diag_print(&d, stderr);
+    assert_int_equal(st, ST_OK);
+    assert_int_equal(plan_equal(p, q), 1);
+    plan_free(q);
+    free(w);
+    /* the same keys missing in a version 2 file are an error */
+    w = mutated(p, m_version1, &len);
+    expect_bad(w, len, "fewer than the");
     free(w);
     diag_free(&d);
     plan_free(p);
@@ -780,6 +881,7 @@ int main(void)
         cmocka_unit_test(test_hostile_payloads),
         cmocka_unit_test(test_invalid_fields),
         cmocka_unit_test(test_encode_refuses_invalid),
+        cmocka_unit_test(test_version1_reads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

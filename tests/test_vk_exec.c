@@ -1,7 +1,8 @@
 /* run_tests: foreign-leaks-ok (lavapipe leaks inside itself; see test_vk_core.c)
  * The executor on Vulkan: profiling never changes results (the timed recording, with a barrier
  * and a timestamp after every kernel, gives bit-identical outputs to the untimed one), repeated
- * runs are deterministic, and every NPU kernel gets a GPU time in the timed run. */
+ * runs are deterministic, every NPU kernel gets a GPU time in the timed run, and the recorder
+ * puts exactly the barriers the compiler predicts: one between consecutive levels. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 
 #include "app/model.h"
 #include "app/runner.h"
+#include "compiler/schedule.h"
 
 static void outputs(Runner *r, bool timed, HTensor *out)
 {
@@ -57,6 +59,48 @@ static void check_model(const char *path)
     diag_free(&d);
 }
 
+/* One untimed run: the recorder's barriers are the plan's prediction, levels - 1 when the plan
+ * is one NPU partition. */
+static void check_barriers(const char *path)
+{
+    Options o;
+    opt_defaults(&o);
+    o.model = path;
+    o.random_weights = true; /* the architecture is what counts */
+    o.weights_seed = 1;
+    Model m = {0};
+    DiagList d = {0};
+    assert_int_equal(model_load_graph(&m, path, &d), ST_OK);
+    Status st = model_bind(&m, &o, &d);
+    Runner r;
+    if (st == ST_OK) st = runner_open(&r, &o, &m, false, &d);
+    if (st == ST_OK) st = exec_run(&r.x, false, &d);
+    if (st != ST_OK) diag_print(&d, stderr);
+    assert_int_equal(st, ST_OK);
+    const Plan *p = r.pipe.plan;
+    int got = vk_backend_barriers(r.be);
+    fprintf(stderr, "# %s: %d kernels, %d levels, %d barriers recorded\n", path, p->nkernels,
+            p->nlevels, got);
+    assert_int_equal(got, plan_barriers_total(p));
+    if (p->nparts == 1) assert_int_equal(got, p->nlevels - 1);
+    runner_close(&r);
+    model_free(&m);
+    diag_free(&d);
+}
+
+static void test_recorder_barriers_are_levels(void **state)
+{
+    (void)state;
+    const char *models[] = {"tests/models/mlp/model.json",
+                            "tests/models/convnet/model.json",
+                            "tests/models/mobilenet_block/model.json",
+                            "tests/models/gpt_block/model.json",
+                            "tests/models/resnet18/model.json",
+                            "tests/models/qwen2_tiny/prefill.json",
+                            "tests/models/qwen2_tiny/decode.json"};
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) check_barriers(models[i]);
+}
+
 static void test_timed_equals_untimed_qwen(void **state)
 {
     (void)state;
@@ -74,6 +118,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timed_equals_untimed_qwen),
         cmocka_unit_test(test_timed_equals_untimed_convnet),
+        cmocka_unit_test(test_recorder_barriers_are_levels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,17 +5,21 @@
  * M <= 4 with K a multiple of the 16-byte vector takes the gemv path (stems gemv*), other M = 1
  * products the scalar vector path, larger M the tiled one; K and N are not multiples of the
  * tiles; f32, f16 and bf16. The stem says which of bias and residual are bound: _nb none,
- * (plain) bias, _r residual, _br both. */
+ * (plain) bias, _r residual, _br both. linear_concat: several linears on one input as one
+ * matmul over the concatenated weight, its parts read at their offsets in the combined output
+ * by the next kernels. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "compiler/ir_json.h"
 #include "compiler/pass.h"
 #include "compiler/plan.h"
+#include "concat_graph.h"
 #include "kernel_check.h"
 #include "runtime/vk_shaders.h"
 #include "vk_check.h"
@@ -406,6 +410,50 @@ static void test_gemv_module_needs(void **state)
     }
 }
 
+/* The graph of s must fuse into one linear_concat matmul of stem `stem`, and agree with the
+ * CPU reference on Vulkan in dtype t. */
+static void concat(const ConcatSpec *s, int t, const char *stem)
+{
+    char *json = concat_graph_json(s);
+    assert_non_null(json);
+    Graph *g = NULL;
+    DiagList d = {0};
+    assert_int_equal(ir_read_buffer("<t>", json, strlen(json), &g, &d), ST_OK);
+    CompileOptions o;
+    compile_defaults(&o);
+    Pipeline pipe;
+    assert_int_equal(pipeline_run_graph(g, &o, &pipe, &d), ST_OK);
+    const Plan *p = pipe.plan;
+    int fused = 0;
+    for (int k = 0; k < p->nkernels; k++)
+        fused += p->kernels[k].fusion >= 0 &&
+                 strcmp(p->fusions[p->kernels[k].fusion].pattern, "linear_concat") == 0 &&
+                 strcmp(p->kernels[k].shader, stem) == 0;
+    assert_int_equal(fused, 1);
+    pipeline_free(&pipe);
+    diag_free(&d);
+    vc_check_json(json, dts[t], tols[t], stem);
+    free(json);
+}
+
+static void test_linear_concat(void **state)
+{
+    (void)state;
+    ConcatSpec qkv = {.rows = 1, .k = 70, .n = 3, .cols = {64, 32, 33}, .bias = {1, 1, 1}};
+    ConcatSpec gate_up = {.rows = 1, .k = 96, .n = 2, .cols = {96, 160}};
+    ConcatSpec act = {.rows = 1, .k = 45, .n = 2, .cols = {32, 21}, .bias = {1, 1},
+                      .act = {"aten.gelu.default", "aten.gelu.default"}};
+    ConcatSpec four = {.rows = 1, .k = 302, .n = 4, .cols = {32, 64, 32, 7}};
+    ConcatSpec qkv8 = {.rows = 1, .k = 64, .n = 3, .cols = {64, 32, 33}, .bias = {1, 1, 1}};
+    for (int t = 0; t < 3; t++) {
+        concat(&qkv, t, "matmul");      /* K = 70: the scalar vector path */
+        concat(&qkv8, t, "gemv");       /* K a multiple of 8: the 16-byte-load path */
+        concat(&gate_up, t, "gemv_nb");
+        concat(&act, t, "matmul");
+        concat(&four, t, "matmul_nb");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -424,6 +472,7 @@ int main(void)
         cmocka_unit_test(test_gemv_addmm_batch),
         cmocka_unit_test(test_gemv_alignment),
         cmocka_unit_test(test_gemv_module_needs),
+        cmocka_unit_test(test_linear_concat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -68,16 +68,17 @@ ok "a token id outside the vocabulary: exit 2 naming it" "[ $rc = 2 ] && grep -q
 # bisect on lavapipe: each fusion pattern of resnet18 and qwen2_tiny broken in turn (--break) is
 # named exactly, in both modes; two broken instances are both found by minimal
 for c in resnet18/model:F4:conv_relu resnet18/model:F5:conv_add_relu qwen2_tiny/decode:F1:rmsnorm \
-         qwen2_tiny/decode:F2:rope qwen2_tiny/decode:F4:decode_attention \
-         qwen2_tiny/decode:F5:linear_add qwen2_tiny/decode:F7:silu_mul; do
+         qwen2_tiny/decode:F2:linear_concat qwen2_tiny/decode:F3:rope \
+         qwen2_tiny/decode:F5:decode_attention qwen2_tiny/decode:F6:linear_add \
+         qwen2_tiny/decode:F8:silu_mul; do
     IFS=: read -r f id pat <<<"$c"
     for mode in first minimal; do
         "$B" bisect tests/models/$f.json --break $id --mode $mode --json > "$T/b.jsonl" 2>"$T/e"; rc=$?
         ok "bisect $mode on $f names $id ($pat)" "[ $rc = 0 ] && [ \$(grep -c '\"kind\":\"culprit\"' $T/b.jsonl) = 1 ] && grep -q '\"kind\":\"culprit\",\"fusion\":\"$id\",\"pattern\":\"$pat\"' $T/b.jsonl"
     done
 done
-"$B" bisect tests/models/qwen2_tiny/decode.json --break F2,F12 --mode minimal > "$T/b.txt" 2>"$T/e"; rc=$?
-ok "minimal finds both of two broken instances" "[ $rc = 0 ] && grep -q '^culprit: F2 ' $T/b.txt && grep -q '^culprit: F12 ' $T/b.txt && [ \$(grep -c '^culprit' $T/b.txt) = 2 ]"
+"$B" bisect tests/models/qwen2_tiny/decode.json --break F2,F17 --mode minimal > "$T/b.txt" 2>"$T/e"; rc=$?
+ok "minimal finds both of two broken instances" "[ $rc = 0 ] && grep -q '^culprit: F2 ' $T/b.txt && grep -q '^culprit: F17 ' $T/b.txt && [ \$(grep -c '^culprit' $T/b.txt) = 2 ]"
 "$B" bisect tests/models/qwen2_tiny/decode.json > "$T/b.txt"; rc=$?
 ok "nothing broken: nothing to bisect" "[ $rc = 0 ] && grep -q 'nothing to bisect' $T/b.txt"
 "$B" profile tests/models/qwen2_tiny/decode.json --iters 3 --format json > "$T/p.jsonl"; rc=$?

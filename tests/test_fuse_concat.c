@@ -1,0 +1,302 @@
+/* linear_concat on hand-made graphs: what fuses (linears on one input, weights of one K and
+ * dtype, all with a bias or none, the same activation or none), what does not and why (the
+ * near misses), the graph it leaves (a combined output, the parts as views at their columns,
+ * concatenation recipes), the plan (one matmul over the recipe's weight; switched off: the
+ * linears as they were) and the CPU backend running it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "compiler/ir_json.h"
+#include "compiler/pass.h"
+#include "compiler/plan.h"
+#include "concat_graph.h"
+#include "runtime/backend.h"
+#include "runtime/bind.h"
+#include "runtime/compare.h"
+#include "runtime/cpu_ref.h"
+#include "runtime/exec.h"
+
+static Pipeline compile_spec(const ConcatSpec *s, const char *no_fuse);
+
+/* The parts are views from the fuse pass on: switching the views pass off keeps them. */
+static void test_parts_without_views_pass(void **state)
+{
+    (void)state;
+    ConcatSpec s = {.rows = 1, .k = 64, .n = 2, .cols = {64, 32}};
+    char *json = concat_graph_json(&s);
+    Graph *g = NULL;
+    DiagList d = {0};
+    assert_int_equal(ir_read_buffer("t.json", json, strlen(json), &g, &d), ST_OK);
+    CompileOptions o;
+    compile_defaults(&o);
+    o.disable[o.n_disable++] = "views";
+    Pipeline p;
+    assert_int_equal(pipeline_run_graph(g, &o, &p, &d), ST_OK);
+    const GTensor *y1 = &p.g->tensors[graph_find_tensor(p.g, "y1")];
+    assert_int_equal(y1->alias_of, p.g->fusions[0].out);
+    assert_int_equal(y1->view_off, 64);
+    assert_int_equal(p.plan->nkernels, 3);
+    pipeline_free(&p);
+    diag_free(&d);
+    free(json);
+}
+
+static Pipeline compile_spec(const ConcatSpec *s, const char *no_fuse)
+{
+    char *json = concat_graph_json(s);
+    assert_non_null(json);
+    Graph *g = NULL;
+    DiagList d = {0};
+    Status st = ir_read_buffer("t.json", json, strlen(json), &g, &d);
+    if (st == ST_OK) {
+        CompileOptions o;
+        compile_defaults(&o);
+        if (no_fuse) o.no_fuse[o.n_no_fuse++] = no_fuse;
+        Pipeline p;
+        st = pipeline_run_graph(g, &o, &p, &d);
+        if (st != ST_OK) diag_print(&d, stderr);
+        assert_int_equal(st, ST_OK);
+        diag_free(&d);
+        free(json);
+        return p;
+    }
+    diag_print(&d, stderr);
+    fail_msg("the test graph does not import");
+    return (Pipeline){0};
+}
+
+static int count(const Graph *g, const char *pattern)
+{
+    int n = 0;
+    for (int i = 0; i < g->nfusions; i++) n += strcmp(g->fusions[i].pattern, pattern) == 0;
+    return n;
+}
+
+/* The reason of the first linear_concat near miss, or NULL. */
+static const char *miss(const Graph *g)
+{
+    for (int i = 0; i < g->nmisses; i++)
+        if (strcmp(g->misses[i].pattern, "linear_concat") == 0) return g->misses[i].reason;
+    return NULL;
+}
+
+static ConcatSpec qkv(void)
+{
+    return (ConcatSpec){.rows = 1, .k = 64, .n = 3, .cols = {64, 32, 32},
+                        .bias = {true, true, true}};
+}
+
+static void test_qkv_fuses(void **state)
+{
+    (void)state;
+    ConcatSpec s = qkv();
+    Pipeline p = compile_spec(&s, NULL);
+    const Graph *g = p.g;
+    assert_int_equal(count(g, "linear_concat"), 1);
+    const Fusion *f = &g->fusions[0];
+    assert_int_equal(f->nnodes, 3);
+    assert_int_equal(f->anchor, f->nodes[0]); /* runs where the first linear was */
+    const GTensor *y = &g->tensors[f->out];
+    assert_string_equal(y->name, "y0|y1|y2");
+    assert_int_equal(y->shape[2], 128);
+    assert_true(y->offset >= 0);
+    /* the parts view it at their first column */
+    static const char *parts[] = {"y0", "y1", "y2"};
+    static const int64_t at[] = {0, 64, 96};
+    for (int i = 0; i < 3; i++) {
+        const GTensor *t = &g->tensors[graph_find_tensor(g, parts[i])];
+        assert_int_equal(t->alias_of, f->out);
+        assert_int_equal(t->view_off, at[i]);
+    }
+    /* two recipes: weight [128, 64] and bias [128], parts in order */
+    assert_int_equal(g->nrecipes, 2);
+    for (int r = 0; r < 2; r++) {
+        const Recipe *rc = &g->recipes[r];
+        assert_int_equal(rc->kind, RECIPE_CONCAT);
+        assert_int_equal(rc->nsrc, 3);
+        assert_int_equal(g->tensors[rc->out_w].shape[0], 128);
+        assert_int_equal(rc->src[1], graph_find_tensor(g, r ? "p_b1" : "p_w1"));
+    }
+    assert_int_equal(g->tensors[g->recipes[0].out_w].shape[1], 64);
+    /* the plan: one matmul {x, weight, bias} -> combined, then the three negs */
+    const Plan *pl = p.plan;
+    assert_int_equal(pl->nkernels, 4);
+    const PlanKernel *k = &pl->kernels[0];
+    assert_string_equal(k->shader, "gemv"); /* K 64: the 16-byte-load GEMV */
+    assert_int_equal(k->nin, 3);
+    assert_string_equal(pl->tensors[k->args[0]].name, "x");
+    assert_string_equal(pl->tensors[k->args[1]].name, g->tensors[g->recipes[0].out_w].name);
+    assert_string_equal(pl->tensors[k->args[3]].name, "y0|y1|y2");
+    assert_int_equal(k->push[1], 128); /* N */
+    /* the separate weights stay on the host, the concatenated ones go to the device */
+    int w1 = -1;
+    for (int t = 0; t < pl->ntensors; t++)
+        if (strcmp(pl->tensors[t].name, "p_w1") == 0) w1 = t;
+    assert_true(w1 >= 0);
+    assert_false(plan_on_device(pl, w1));
+    assert_true(plan_on_device(pl, k->args[1]));
+    pipeline_free(&p);
+
+    /* switched off (by pattern or id): the linears run as they were, no recipe, no views */
+    for (int v = 0; v < 2; v++) {
+        p = compile_spec(&s, v ? "F1" : "linear_concat");
+        assert_int_equal(count(p.g, "linear_concat"), 1);
+        assert_false(p.g->fusions[0].enabled);
+        assert_int_equal(p.g->nrecipes, 0);
+        assert_int_equal(p.plan->nkernels, 6);
+        assert_int_equal(p.g->tensors[graph_find_tensor(p.g, "y1")].alias_of, -1);
+        pipeline_free(&p);
+    }
+}
+
+/* gate|up: no bias (stem gemv_nb), an activation after each joins its part */
+static void test_no_bias_and_activations(void **state)
+{
+    (void)state;
+    ConcatSpec s = {.rows = 1, .k = 48, .n = 2, .cols = {64, 40},
+                    .act = {"aten.relu.default", "aten.relu.default"}};
+    Pipeline p = compile_spec(&s, NULL);
+    assert_int_equal(count(p.g, "linear_concat"), 1);
+    assert_int_equal(p.g->fusions[0].nnodes, 4);
+    assert_int_equal(p.g->nrecipes, 1);
+    const GTensor *a1 = &p.g->tensors[graph_find_tensor(p.g, "a1")];
+    assert_int_equal(a1->alias_of, p.g->fusions[0].out);
+    assert_int_equal(a1->view_off, 64);
+    assert_string_equal(p.plan->kernels[0].shader, "gemv_nb");
+    assert_int_equal(p.plan->nkernels, 3);
+    pipeline_free(&p);
+}
+
+/* Near misses: each says why, and nothing fuses. */
+static void test_near_misses(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *what, *why;
+    } want[] = {
+        {"one with a bias, one without", "bias"},
+        {"different activations", "activations"},
+        {"one row per token", "more than one row"},
+        {"a part output is a graph output", "graph output"},
+        {"unaligned first part", "multiple of 32"},
+    };
+    for (int c = 0; c < 5; c++) {
+        ConcatSpec s = qkv();
+        s.n = 2;
+        if (c == 0) s.bias[1] = false;
+        if (c == 1) s.act[0] = "aten.relu.default";
+        if (c == 2) s.rows = 3;
+        if (c == 3) s.part_is_output = true;
+        if (c == 4) s.cols[0] = 40;
+        Pipeline p = compile_spec(&s, NULL);
+        assert_int_equal(count(p.g, "linear_concat"), 0);
+        const char *why = miss(p.g);
+        if (!why || !strstr(why, want[c].why))
+            fail_msg("%s: near miss '%s', expected '%s'", want[c].what, why ? why : "(none)",
+                     want[c].why);
+        pipeline_free(&p);
+    }
+    /* different inputs (and a different K): not siblings at all, no near miss */
+    ConcatSpec s = qkv();
+    s.n = 2;
+    s.input[1] = 1;
+    s.k2 = 80;
+    Pipeline p = compile_spec(&s, NULL);
+    assert_int_equal(count(p.g, "linear_concat"), 0);
+    assert_null(miss(p.g));
+    pipeline_free(&p);
+    /* an unaligned part fuses when it comes last */
+    s = qkv();
+    s.cols[2] = 33;
+    p = compile_spec(&s, NULL);
+    assert_int_equal(count(p.g, "linear_concat"), 1);
+    assert_int_equal(p.g->tensors[p.g->fusions[0].out].shape[2], 129);
+    pipeline_free(&p);
+    /* the odd one out: q and v fuse, k (no bias) stays and says why */
+    s = qkv();
+    s.bias[1] = false;
+    p = compile_spec(&s, NULL);
+    assert_int_equal(count(p.g, "linear_concat"), 1);
+    assert_int_equal(p.g->fusions[0].nnodes, 2);
+    assert_non_null(miss(p.g));
+    assert_non_null(strstr(miss(p.g), "bias"));
+    pipeline_free(&p);
+}
+
+/* The CPU backend runs the member linears and still reads the combined output (profile and
+ * bisect compare it) and the parts through it, with --break corrupting what the parts' readers
+ * see; the outputs match the CPU reference of the imported graph. */
+static void test_cpu_backend(void **state)
+{
+    (void)state;
+    ConcatSpec s = qkv();
+    char *json = concat_graph_json(&s);
+    DiagList d = {0};
+    Graph *g0 = NULL;
+    assert_int_equal(ir_read_buffer("t.json", json, strlen(json), &g0, &d), ST_OK);
+    Binding b;
+    assert_int_equal(bind_init(g0, &b), ST_OK);
+    assert_int_equal(bind_weights_random(g0, 3, &b), ST_OK);
+    assert_int_equal(bind_inputs_random(g0, 4, &b), ST_OK);
+    RefRun r = {0};
+    RefOptions ro = {.keep_all = true};
+    assert_int_equal(ref_run(g0, b.vals, &ro, &r, &d), ST_OK);
+    for (int broken = 0; broken < 2; broken++) {
+        Graph *g1 = NULL;
+        assert_int_equal(ir_read_buffer("t.json", json, strlen(json), &g1, &d), ST_OK);
+        CompileOptions o;
+        compile_defaults(&o);
+        if (broken) o.break_id = "F1";
+        Pipeline pipe;
+        assert_int_equal(pipeline_run_graph(g1, &o, &pipe, &d), ST_OK);
+        assert_int_equal(bind_apply_recipes(pipe.g, &b, &d), ST_OK);
+        Backend *be = NULL;
+        assert_int_equal(cpu_backend_create(pipe.g, &be), ST_OK);
+        Exec x;
+        assert_int_equal(exec_open(&x, pipe.plan, pipe.g, &b, be, &d), ST_OK);
+        assert_int_equal(exec_run(&x, false, &d), ST_OK);
+        const Plan *p = pipe.plan;
+        for (int i = 0; i < p->noutputs; i++) {
+            HTensor got = {0};
+            assert_int_equal(exec_read(&x, p->outputs[i], &got, &d), ST_OK);
+            CmpStats st;
+            assert_true(cmp_tensors(&got, &r.vals[g0->outputs[i]], &st));
+            if (broken) assert_true(st.rel_l2 > 1e-2);
+            else assert_true(st.rel_l2 < 1e-6);
+            htensor_free(&got);
+        }
+        /* the combined output is the three parts side by side */
+        HTensor y = {0};
+        assert_int_equal(exec_read(&x, p->kernels[0].args[3], &y, &d), ST_OK);
+        assert_int_equal(y.numel, 128);
+        const HTensor *y2 = &r.vals[graph_find_tensor(g0, "y2")];
+        if (!broken) assert_memory_equal((float *)y.data + 96, y2->data, 32 * sizeof(float));
+        htensor_free(&y);
+        exec_close(&x);
+        be->ops->destroy(be);
+        pipeline_free(&pipe);
+    }
+    ref_free(&r);
+    bind_free(&b);
+    graph_free(g0);
+    free(json);
+    diag_free(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_qkv_fuses),
+        cmocka_unit_test(test_no_bias_and_activations),
+        cmocka_unit_test(test_near_misses),
+        cmocka_unit_test(test_cpu_backend),
+        cmocka_unit_test(test_parts_without_views_pass),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
