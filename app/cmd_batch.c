@@ -33,10 +33,11 @@ int cmd_batch(int argc, char **argv)
     } else if (o.script) {
         in = stdin;
     }
-    /* no script: the report (check only when there is a reference to check against) */
+    /* no script: the report (on the CPU backend, check only against references from files;
+     * on Vulkan the CPU reference stands in for missing ones) */
     const char *dflt[3] = {"describe", "check", "profile 5"};
     int ndflt = 3;
-    if (s.model.b.nref == 0) dflt[1] = "run";
+    if (s.model.b.nref == 0 && strcmp(s.opt.backend, "cpu") == 0) dflt[1] = "run";
     char line[4096];
     for (int n = 0;; n++) {
         const char *cmd;

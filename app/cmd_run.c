@@ -72,17 +72,7 @@ int cmd_run(int argc, char **argv)
     /* outputs without a reference (architecture-only models, generated weights): the CPU
      * reference run is the right answer */
     bool cpu_ref = false;
-    if (st == ST_OK && o.check && !cpu && m.b.nref < m.g->noutputs) {
-        RefOptions ro = {.keep_all = false};
-        st = ref_run(m.g, m.b.vals, &ro, &r, &d);
-        for (int i = 0; st == ST_OK && i < m.g->noutputs; i++)
-            if (!m.b.ref[i].data) {
-                m.b.ref[i] = r.vals[m.g->outputs[i]];
-                r.vals[m.g->outputs[i]] = (HTensor){0};
-                m.b.nref++;
-                cpu_ref = true;
-            }
-    }
+    if (st == ST_OK && o.check && !cpu) st = model_cpu_reference(&m, &cpu_ref, &d);
     int rc = status_exit_code(st);
     if (st == ST_OK && o.check) {
         Tolerance tol = report_tolerance(&o, dtype);

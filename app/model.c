@@ -5,6 +5,7 @@
 #include "../common/fileio.h"
 #include "../compiler/ir_json.h"
 #include "../compiler/shape.h"
+#include "../runtime/cpu_ref.h"
 
 Status model_load_graph(Model *m, const char *path, DiagList *d)
 {
@@ -68,6 +69,24 @@ Status model_bind(Model *m, const Options *o, DiagList *d)
      * weights only an explicit --reference counts (run --check then uses the CPU reference) */
     const char *ref = o->reference ? o->reference : o->random_weights ? NULL : inputs;
     if (ref) st = bind_reference_file(g, ref, NULL, &m->b, d);
+    return st;
+}
+
+Status model_cpu_reference(Model *m, bool *added, DiagList *d)
+{
+    *added = false;
+    if (m->b.nref >= m->g->noutputs) return ST_OK;
+    RefRun r = {0};
+    RefOptions ro = {.keep_all = false};
+    Status st = ref_run(m->g, m->b.vals, &ro, &r, d);
+    for (int i = 0; st == ST_OK && i < m->g->noutputs; i++)
+        if (!m->b.ref[i].data) {
+            m->b.ref[i] = r.vals[m->g->outputs[i]];
+            r.vals[m->g->outputs[i]] = (HTensor){0};
+            m->b.nref++;
+            *added = true;
+        }
+    ref_free(&r);
     return st;
 }
 

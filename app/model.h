@@ -18,6 +18,9 @@ typedef struct Model {
 Status model_load_graph(Model *m, const char *path, DiagList *d);
 /* Binds weights, inputs and reference for m->g according to the options. */
 Status model_bind(Model *m, const Options *o, DiagList *d);
+/* Outputs with no reference from the files (architecture-only models, generated weights) get
+ * the CPU reference's run as their reference; *added says whether any did. */
+Status model_cpu_reference(Model *m, bool *added, DiagList *d);
 void model_free(Model *m);
 
 #endif

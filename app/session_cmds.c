@@ -302,8 +302,12 @@ static Status c_check(Session *s, int argc, char **argv, DiagList *d)
     (void)argc, (void)argv;
     Status st = s->have_run ? ST_OK : do_run(s, d);
     if (st != ST_OK) return st;
+    bool added = false;
+    if (!on_cpu(s)) st = model_cpu_reference(&s->model, &added, d);
+    if (st != ST_OK) return st;
     if (s->model.b.nref == 0)
         return diag_error(d, s->model.path, NULL, NULL, "no reference outputs to check against");
+    if (added && !s->json) fprintf(s->out, "reference: the CPU reference (fp32) for outputs the files lack\n");
     Tolerance tol = report_tolerance(&s->opt, on_cpu(s) ? "fp32" : s->opt.dtype);
     int rc = report_check(s->out, s->pipe.g, &s->model.b, on_cpu(s) ? s->last.vals : s->dev, &tol,
                           s->opt.backend, s->json);
