@@ -8,6 +8,7 @@
 #include "../compiler/npubin.h"
 #include "commands.h"
 #include "compile.h"
+#include "kernel_source.h"
 
 static int ends_with(const char *s, const char *suf)
 {
@@ -83,7 +84,17 @@ int cmd_describe(int argc, char **argv)
             plan = p.plan;
         }
     }
-    if (st == ST_OK) o.json ? describe_json(stdout, plan) : describe_text(stdout, plan);
+    if (st == ST_OK && o.source) {
+        int k = kernel_source_find(plan, o.source, &d);
+        KernelSource ks;
+        st = k < 0 ? ST_BAD_INPUT : kernel_source_get(plan, k, &ks, &d);
+        if (st == ST_OK) {
+            kernel_source_print(stdout, &ks);
+            kernel_source_free(&ks);
+        }
+    } else if (st == ST_OK) {
+        o.json ? describe_json(stdout, plan) : describe_text(stdout, plan);
+    }
     diag_print(&d, stderr);
     if (plan != p.plan) plan_free(plan);
     pipeline_free(&p);

@@ -343,6 +343,9 @@ bool fuse_selected(const char *spec, const Fusion *f)
 {
     if (strcmp(spec, "all") == 0 || strcmp(spec, f->id) == 0 || strcmp(spec, f->pattern) == 0)
         return true;
+    /* the pass's name selects its instances (and turns the pass off: pass_fuse_elt.c) */
+    if (strcmp(spec, "fuse-elementwise") == 0 && strcmp(f->pattern, FUSE_ELEMENTWISE) == 0)
+        return true;
     /* registry names select their variants: "conv" selects conv_relu and conv_add_relu */
     for (int i = 0; i < fuse_pattern_count; i++)
         if (strcmp(spec, fuse_patterns[i].name) == 0 &&

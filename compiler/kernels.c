@@ -48,6 +48,7 @@ static const struct {
     {"matmul", lower_matmul},
     {"matmul_nb", lower_matmul},
     {"corrupt", lower_corrupt},
+    {"elementwise", lower_generated},
 };
 
 static KernelLowerFn family_of(const char *stem)

@@ -159,7 +159,7 @@ static Status build_tensors(Lowering *L, const CompileOptions *o)
 /* Parameters of the kernel just added (kernels.h). */
 static Status lower_last(Lowering *L, const Node *anchor, const Fusion *fu, DiagList *d)
 {
-    KernelCtx c = {L->g, L->p, anchor, fu, d, L->p, tensor_cap(L->g), kernel_cap(L->g)};
+    KernelCtx c = {L->g, L->p, anchor, fu, d, L->p, tensor_cap(L->g), kernel_cap(L->g), L->o};
     return kernel_lower(&c, &L->p->kernels[L->p->nkernels - 1]);
 }
 

@@ -68,9 +68,17 @@ static const char *variant_of(DType storage)
     }
 }
 
-/* The embedded module for kernel k, or NULL. */
-static const VkSpv *module_of(const Plan *p, const PlanKernel *k, char *name, size_t n)
+/* The module for kernel k: one the plan carries (a generated kernel, compiler/codegen.h), else
+ * the embedded build of its stem for the output's storage variant; NULL when there is none. */
+static const VkSpv *module_of(const Plan *p, const PlanKernel *k, char *name, size_t n,
+                              VkSpv *gen)
 {
+    const PlanModule *pm = plan_find_module(p, k->shader);
+    if (pm) {
+        snprintf(name, n, "%s", pm->name);
+        *gen = (VkSpv){pm->name, pm->spirv, (size_t)pm->nwords * 4};
+        return gen;
+    }
     const PlanTensor *out = &p->tensors[k->args[k->nargs - 1]];
     snprintf(name, n, "%s.%s", k->shader, variant_of(out->storage));
     const VkSpv *m = vk_spv_find(name);
@@ -85,11 +93,12 @@ static bool vkb_supports(Backend *b, const Plan *p, const PlanKernel *k, const c
 {
     (void)b;
     char name[96];
+    VkSpv gen;
     if (k->target != KT_NPU) {
         *why = "a CPU kernel";
         return false;
     }
-    if (k->nargs < 1 || !module_of(p, k, name, sizeof name)) {
+    if (k->nargs < 1 || !module_of(p, k, name, sizeof name, &gen)) {
         *why = "no Vulkan shader is built for this kernel family and dtype";
         return false;
     }
@@ -137,7 +146,8 @@ static Status locate(VkBackend *b, int t, VkBinding *out, DiagList *d)
 static Status get_pipe(VkBackend *b, const PlanKernel *k, int *idx, DiagList *d)
 {
     char name[96];
-    const VkSpv *m = module_of(b->p, k, name, sizeof name);
+    VkSpv gen;
+    const VkSpv *m = module_of(b->p, k, name, sizeof name, &gen);
     if (!m)
         return diag_add(d, DIAG_ERROR, ST_INTERNAL, b->p->source, k->nprov ? k->prov[0] : NULL,
                         NULL, "no Vulkan shader '%s' for kernel family %s", name, k->shader);
@@ -157,6 +167,8 @@ static Status get_pipe(VkBackend *b, const PlanKernel *k, int *idx, DiagList *d)
     e->npush = k->npush;
     e->nargs = k->nargs;
     VkPipeDesc pd = {.shader = name,
+                     .code = m == &gen ? gen.code : NULL,
+                     .code_size = m == &gen ? gen.size : 0,
                      .spec = k->spec,
                      .nspec = (uint32_t)k->nspec,
                      .push_size = (uint32_t)k->npush * 4,
