@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "../compiler/shader_src.h"
-#include "../compiler/spv_disasm.h"
+#include "../compiler/spv_tools.h"
 #include "../runtime/vk_shaders.h"
 
 int kernel_source_find(const Plan *p, const char *spec, DiagList *d)

@@ -105,6 +105,7 @@ typedef struct CgKernel {
     int nbind;  /* inputs, then the output */
     CgBinding bind[CG_MAX_BINDINGS + 1];
     DType storage;     /* float storage of the program: F32, F16 or BF16 */
+    bool pack_bytes;   /* a bool output (dense bytes): each invocation writes one uint of four */
     const char *title; /* first comment line: the group's members */
 } CgKernel;
 

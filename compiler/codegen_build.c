@@ -61,6 +61,13 @@ static bool scalar_attr(const Node *n, const char *key, double *v, bool *is_int)
     return false;
 }
 
+static double fattr0(const Node *n, const char *key, double dflt)
+{
+    double v;
+    bool isint;
+    return scalar_attr(n, key, &v, &isint) ? v : dflt;
+}
+
 static bool is_reshape(OpId op)
 {
     return op == OP_VIEW || op == OP_FLATTEN || op == OP_UNSQUEEZE || op == OP_SQUEEZE;
@@ -140,6 +147,15 @@ bool cg_node_supported(const Graph *g, const Node *n, const char **why)
         if ((n->op == OP_T || n->op == OP_TRANSPOSE || n->op == OP_PERMUTE) &&
             (!perm_of(n, in->rank, perm) || in->rank != o->rank))
             return (*why = "not a permutation"), false;
+        return true;
+    }
+    if (n->op == OP_FULL || n->op == OP_ZEROS || n->op == OP_ONES || n->op == OP_ARANGE) {
+        if (n->nin != 0) return (*why = "a source with inputs"), false;
+        if (n->op != OP_ARANGE) return true;
+        double start = fattr0(n, "start", 0), step = fattr0(n, "step", 1);
+        if (o->rank != 1 || step == 0) return (*why = "arange shape or step"), false;
+        if (!fl && (start != (double)(int32_t)start || step != (double)(int32_t)step))
+            return (*why = "integer arange with a fractional start or step"), false;
         return true;
     }
     if (!(op_info[n->op].flags & OPF_ELTWISE)) return (*why = "not elementwise"), false;
@@ -438,6 +454,21 @@ static int member_val(Build *b, const Node *n, const int *oc)
     int r = -1;
     if (cg_is_view(n->op)) return view_of(b, n, oc);
     switch (n->op) {
+    case OP_FULL: case OP_ZEROS: case OP_ONES: {
+        double fill = n->op == OP_ONES ? 1 : n->op == OP_FULL ? fattr(n, "fill_value", 0) : 0;
+        r = ot == CGT_F32 ? cg_fconst(g, fill) : ot == CGT_BOOL ? cg_bconst(g, fill != 0)
+                                                              : cg_iconst(g, (int64_t)fill);
+        break;
+    }
+    case OP_ARANGE: {
+        double start = fattr(n, "start", 0), step = fattr(n, "step", 1);
+        if (ot == CGT_I32)
+            r = cg_iadd(g, cg_imul(g, oc[0], (int64_t)step), cg_iconst(g, (int64_t)start));
+        else
+            r = cg_binary(g, CG_ADD, cg_fconst(g, start),
+                          cg_binary(g, CG_MUL, cg_cast(g, CGT_F32, oc[0]), cg_fconst(g, step)));
+        break;
+    }
     case OP_RELU6: r = cg_clamp(g, operand(b, n, 0, oc), 0, 6); break;
     case OP_HARDTANH:
         r = cg_clamp(g, operand(b, n, 0, oc), fattr(n, "min_val", -1), fattr(n, "max_val", 1));
@@ -536,8 +567,7 @@ Status cg_build(const KernelCtx *c, const PlanKernel *k, CgKernel *out)
         const PlanTensor *t = kc_arg(k, c->p, i);
         out->bind[i] = (CgBinding){t->name, type_of(t->storage)};
     }
-    if (out->bind[k->nin].type == CGT_BOOL)
-        return kc_error(c, "a generated kernel cannot write bool tensor %s", o->name);
+    out->pack_bytes = out->bind[k->nin].type == CGT_BOOL;
     Build *b = calloc(1, sizeof *b);
     if (!b) return ST_NOMEM;
     b->c = c;
@@ -557,5 +587,7 @@ Status cg_build(const KernelCtx *c, const PlanKernel *k, CgKernel *out)
     free(b);
     if (g->err || out->value < 0 || out->offset < 0)
         return kc_error(c, "generated kernel: %s", g->err ? g->err : "no value");
+    if (out->pack_bytes && out->offset != gid)
+        return kc_error(c, "generated kernel: bool output %s is not dense", o->name);
     return ST_OK;
 }

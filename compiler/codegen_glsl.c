@@ -227,15 +227,25 @@ char *cg_render_glsl(const CgKernel *k)
             k->bind[b].type == CGT_BOOL ? " (bool bytes)" : "");
     }
     put(&o, "\nvoid main()\n{\n");
-    put(&o, "    uint u = npu_global_index();\n    if (u >= %lluu) return;\n    int gid = int(u);\n",
-        (unsigned long long)g->numel);
-    for (int i = 0; i < g->count; i++)
-        if (live[i] && g->n[i].op != CG_CONST && g->n[i].op != CG_GID) emit_node(&o, k, i);
     char v[64], off[64];
     ref(g, k->value, v, sizeof v);
     ref(g, k->offset, off, sizeof off);
     int ob = k->nbind - 1;
-    if (k->bind[ob].type == CGT_F32)
+    if (k->pack_bytes) {
+        /* bool bytes: four elements per invocation, packed into one uint (no 8-bit stores) */
+        put(&o, "    uint u = npu_global_index();\n    if (u >= %lluu) return;\n    uint word = 0u;\n",
+            (unsigned long long)(g->numel + 3) / 4);
+        put(&o, "    for (int j = 0; j < 4; j++) {\n    int gid = int(u) * 4 + j;\n    if (gid >= %lld) break;\n",
+            (long long)g->numel);
+    } else {
+        put(&o, "    uint u = npu_global_index();\n    if (u >= %lluu) return;\n    int gid = int(u);\n",
+            (unsigned long long)g->numel);
+    }
+    for (int i = 0; i < g->count; i++)
+        if (live[i] && g->n[i].op != CG_CONST && g->n[i].op != CG_GID) emit_node(&o, k, i);
+    if (k->pack_bytes)
+        put(&o, "    word |= uint(%s) << (8 * j);\n    }\n    t%d[u] = word;\n}\n", v, ob);
+    else if (k->bind[ob].type == CGT_F32)
         put(&o, "    t%d[%s] = S_STORE(%s);\n}\n", ob, off, v);
     else
         put(&o, "    t%d[%s] = %s;\n}\n", ob, off, v);

@@ -230,9 +230,14 @@ static Status build_kernels(Lowering *L, DiagList *d)
             if (n->nout == 1 && g->tensors[n->out[0]].alias_of >= 0 &&
                 (op_info[n->op].flags & OPF_VIEW))
                 continue;
-            if (!op_info[n->op].shader) continue;
+            const char *stem = op_info[n->op].shader;
+            /* a member of a switched-off generated group without a hand-written kernel (where,
+             * a comparison, a source the group took from the CPU) runs as its own generated one */
+            if (!stem && n->fusion >= 0 && strcmp(g->fusions[n->fusion].pattern, "elementwise") == 0)
+                stem = "elementwise";
+            if (!stem) continue;
             int out = n->nout ? n->out[0] : -1;
-            st = add_kernel(L, n, i, -1, n->in, n->nin, out, KT_NPU, op_info[n->op].shader, &i, 1);
+            st = add_kernel(L, n, i, -1, n->in, n->nin, out, KT_NPU, stem, &i, 1);
             if (st == ST_OK) st = lower_last(L, n, NULL, d);
         }
         if (st != ST_OK) return st;

@@ -2,7 +2,8 @@
  * rendered to GLSL (codegen_glsl.c) and compiled to SPIR-V (codegen_spv.c, cached); the module
  * joins the plan under the name gen_HASH, which becomes the kernel's shader, so the runtime finds
  * it in the plan (and a .npubin carries it). Shapes are constants in the source: no push words.
- * Spec 0 = workgroup size; one invocation per logical output element. */
+ * Spec 0 = workgroup size; one invocation per logical output element (per four for a bool
+ * output: bytes are written as whole uints). */
 #include "kernels.h"
 
 #include <stdio.h>
@@ -42,6 +43,7 @@ Status lower_generated(const KernelCtx *c, PlanKernel *k)
     ck.title = title;
     Status st = cg_build(c, k, &ck);
     char *src = st == ST_OK ? cg_render_glsl(&ck) : NULL;
+    int64_t n = kc_numel(kc_out(k, c->p)), invocations = ck.pack_bytes ? (n + 3) / 4 : n;
     cg_free(&ck.g);
     if (st != ST_OK) return st;
     if (!src) return ST_NOMEM;
@@ -59,6 +61,6 @@ Status lower_generated(const KernelCtx *c, PlanKernel *k)
     k->shader = arena_strdup(&c->grow->arena, name);
     if (!k->shader) return ST_NOMEM;
     st = kc_spec(c, k, GEN_WG);
-    kc_grid(k, kc_numel(kc_out(k, c->p)), GEN_WG);
+    kc_grid(k, invocations, GEN_WG);
     return st;
 }

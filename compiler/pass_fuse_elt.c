@@ -23,12 +23,47 @@ typedef struct Group {
     int *nodes; /* sorted, in the pass's scratch arena */
 } Group;
 
-static bool eligible(const Graph *g, int i, const int *owner)
+/* A node the partition left on the CPU only because no hand-written kernel exists for its op
+ * (where, masked_fill, comparisons, logical ops, full/zeros/ones/arange): a generated kernel
+ * computes it, inside a group or alone (lower.c), so the group may take it onto the NPU. */
+static bool adoptable(const Node *n, const CompileOptions *o)
+{
+    return n->place == PLACE_CPU && !(op_info[n->op].flags & OPF_NPU) && !compile_forced_cpu(o, n);
+}
+
+static bool eligible(const Graph *g, int i, const int *owner, const CompileOptions *o)
 {
     const Node *n = &g->nodes[i];
     const char *why;
-    return !n->dead && n->place == PLACE_NPU && n->fusion < 0 && owner[i] < 0 && n->nout == 1 &&
-           cg_node_supported(g, n, &why);
+    return !n->dead && (n->place == PLACE_NPU || adoptable(n, o)) && n->fusion < 0 &&
+           owner[i] < 0 && n->nout == 1 && cg_node_supported(g, n, &why);
+}
+
+/* Does the group touch the NPU already (a member placed there, or the root read there)? A
+ * group of adopted nodes feeding only the CPU would add transfers, not remove dispatches. */
+static bool touches_npu(const Graph *g, const int *m, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (g->nodes[m[i]].place == PLACE_NPU) return true;
+    const GTensor *t = &g->tensors[g->nodes[m[0]].out[0]];
+    for (int c = 0; c < t->nconsumers; c++)
+        if (g->nodes[t->consumers[c]].place == PLACE_NPU) return true;
+    return false;
+}
+
+/* Partition indices again after adoption (runs of one placement, as pass_partition.c). */
+static void renumber_parts(Graph *g)
+{
+    int part = -1;
+    Placement prev = PLACE_CPU;
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = &g->nodes[i];
+        if (n->dead) continue;
+        if (part < 0 || n->place != prev) part++;
+        prev = n->place;
+        n->part = part;
+    }
+    g->nparts = part + 1;
 }
 
 static bool in_list(const int *v, int n, int x)
@@ -64,12 +99,14 @@ static bool only_members_read(const Graph *g, int p, const int *members, int n)
     return true;
 }
 
-/* Dispatches a member would cost on its own: reshape-likes become aliases, the rest a kernel. */
+/* Dispatches a member would cost on its own: reshape-likes on the NPU become aliases, the rest a
+ * kernel (a CPU node always runs). */
 static int own_kernels(const Graph *g, int i)
 {
     OpId op = g->nodes[i].op;
-    if (op == OP_VIEW || op == OP_FLATTEN || op == OP_UNSQUEEZE || op == OP_SQUEEZE ||
-        op == OP_IDENTITY || op == OP_DROPOUT)
+    if (g->nodes[i].place == PLACE_NPU &&
+        (op == OP_VIEW || op == OP_FLATTEN || op == OP_UNSQUEEZE || op == OP_SQUEEZE ||
+         op == OP_IDENTITY || op == OP_DROPOUT))
         return 0;
     return 1;
 }
@@ -80,7 +117,7 @@ static int cmp_int(const void *a, const void *b)
 }
 
 /* Grows the group rooted at `root`; returns its size (members in m). */
-static int grow(const Graph *g, int root, const int *owner, int *m)
+static int grow(const Graph *g, int root, const int *owner, const CompileOptions *o, int *m)
 {
     int n = 0;
     m[n++] = root;
@@ -88,7 +125,7 @@ static int grow(const Graph *g, int root, const int *owner, int *m)
         const Node *x = &g->nodes[m[at]];
         for (int k = 0; k < x->nin && n < GROUP_MAX; k++) {
             int p = g->tensors[x->in[k]].producer;
-            if (p < 0 || in_list(m, n, p) || !eligible(g, p, owner)) continue;
+            if (p < 0 || in_list(m, n, p) || !eligible(g, p, owner, o)) continue;
             m[n] = p;
             if (!only_members_read(g, p, m, n + 1) || outside_inputs(g, m, n + 1) > CG_MAX_BINDINGS)
                 continue;
@@ -114,12 +151,11 @@ Status pass_fuse_elementwise(Graph *g, PassCtx *c)
     for (int i = 0; i < g->nnodes; i++) owner[i] = -1;
     int ngroups = 0, m[GROUP_MAX];
     for (int root = g->nnodes - 1; root >= 0; root--) {
-        if (!eligible(g, root, owner)) continue;
-        if (g->tensors[g->nodes[root].out[0]].dtype == DT_BOOL) continue; /* no bool stores */
-        int n = grow(g, root, owner, m);
+        if (!eligible(g, root, owner, c->opt)) continue;
+        int n = grow(g, root, owner, c->opt, m);
         int kernels = 0;
         for (int i = 0; i < n; i++) kernels += own_kernels(g, m[i]);
-        if (kernels < 2) continue;
+        if (kernels < 2 || !touches_npu(g, m, n)) continue;
         qsort(m, (size_t)n, sizeof(int), cmp_int);
         Group *gr = &groups[ngroups];
         gr->anchor = root;
@@ -146,8 +182,14 @@ Status pass_fuse_elementwise(Graph *g, PassCtx *c)
         if (!f->id || !f->nodes) return ST_NOMEM;
         for (int i = 0; i < c->opt->n_no_fuse; i++)
             if (fuse_selected(c->opt->no_fuse[i], f)) f->enabled = false;
-        for (int i = 0; i < gr->n; i++) g->nodes[gr->nodes[i]].fusion = g->nfusions;
+        for (int i = 0; i < gr->n; i++) {
+            Node *nd = &g->nodes[gr->nodes[i]];
+            nd->fusion = g->nfusions;
+            nd->place = PLACE_NPU; /* adopted from the CPU, if it was there */
+            nd->why_cpu = NULL;
+        }
         g->nfusions++;
     }
+    if (ngroups) renumber_parts(g);
     return ST_OK;
 }

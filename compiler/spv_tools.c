@@ -1,4 +1,4 @@
-#include "spv_disasm.h"
+#include "spv_tools.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,4 +33,25 @@ char *spv_disassemble(const uint32_t *words, size_t n)
     spvDiagnosticDestroy(diag);
     spvContextDestroy(ctx);
     return out;
+}
+
+bool spv_validate(const uint32_t *words, size_t n, char *why, size_t nwhy)
+{
+    if (n < 5 || words[0] != 0x07230203u) {
+        snprintf(why, nwhy, "not a SPIR-V module (%zu words)", n);
+        return false;
+    }
+    spv_context ctx = spvContextCreate(SPV_ENV_VULKAN_1_2);
+    if (!ctx) {
+        snprintf(why, nwhy, "out of memory");
+        return false;
+    }
+    spv_const_binary_t bin = {words, n};
+    spv_diagnostic diag = NULL;
+    spv_result_t r = spvValidate(ctx, &bin, &diag);
+    if (r != SPV_SUCCESS)
+        snprintf(why, nwhy, "%s", diag && diag->error ? diag->error : "invalid SPIR-V");
+    spvDiagnosticDestroy(diag);
+    spvContextDestroy(ctx);
+    return r == SPV_SUCCESS;
 }
