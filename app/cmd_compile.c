@@ -22,6 +22,8 @@ void compile_options_from(const Options *o, CompileOptions *co)
     for (int i = 0; i < o->n_no_fuse && i < COMPILE_MAX_LIST; i++) co->no_fuse[co->n_no_fuse++] = o->no_fuse[i];
     for (int i = 0; i < o->n_cpu_ops && i < COMPILE_MAX_LIST; i++) co->cpu_ops[co->n_cpu_ops++] = o->cpu_ops[i];
     co->break_id = o->break_id;
+    co->kernel_cache = o->kernel_cache;
+    for (int i = 0; i < o->n_disable && i < COMPILE_MAX_LIST; i++) co->disable[co->n_disable++] = o->disable[i];
     co->cancel = o->cancel;
     if (strcmp(o->dtype, "bf16") == 0) co->compute = DT_BF16;
     else if (strcmp(o->dtype, "fp32") == 0) co->compute = DT_F32;
@@ -34,7 +36,8 @@ Status compile_model(const Options *o, Pipeline *p, DiagList *d)
     if (o->dump_after && strcmp(o->dump_after, "all") != 0 && pass_find(o->dump_after) < 0)
         return diag_error(d, NULL, NULL, NULL, "--dump-after: unknown pass '%s' (passes: import, "
                                                "canonicalize, fold-batchnorm, partition, fuse, "
-                                               "layout, views, plan-memory, lower)",
+                                               "fuse-elementwise, layout, views, plan-memory, "
+                                               "lower)",
                           o->dump_after);
     Status st = pipeline_run(o->model, &co, p, d);
     if (o->dump_after) {
