@@ -100,6 +100,9 @@ static int intern(Cg *g, CgNode nn)
     if (g->err) return -1;
     for (int i = nn.na; i < 3; i++) nn.a[i] = -1;
     if (nn.type != CGT_I32) nn.lo = nn.hi = 0;
+    /* an int whose range is one value is that constant (gid of a one-element output, x % 1) */
+    if (nn.type == CGT_I32 && nn.op != CG_CONST && nn.op != CG_LOAD && nn.lo == nn.hi)
+        return cg_iconst(g, nn.lo);
     if (g->nslot == 0 && !rehash(g, 256)) return fail(g, "out of memory");
     size_t mask = (size_t)(g->nslot - 1), h = (size_t)node_hash(&nn) & mask;
     while (g->slot[h]) {

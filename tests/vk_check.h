@@ -12,6 +12,9 @@
 
 #include "testutil.h"
 
+/* A --no-fuse spec for the checks that follow (NULL: none), e.g. "fuse-elementwise" for the plans
+ * of before generated kernels, "elementwise" for their members as lone kernels. */
+void vc_set_no_fuse(const char *spec);
 /* dtype: "fp16", "bf16" or "fp32". Returns the worst relative L2 error over the outputs. */
 double vc_check_json(const char *json, const char *dtype, double tol, const char *expect_shader);
 /* One node: inputs "in0".. as graph inputs, output "out0" (as tu_node_graph). */
