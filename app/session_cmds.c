@@ -94,7 +94,7 @@ static void pass_line(Session *s, int i)
                 i, sn->pass, sn->added, sn->removed, sn->rewritten, sn->ms,
                 i == s->cursor ? "true" : "false");
     } else {
-        fprintf(s->out, "%s %2d %-15s +%-4d -%-4d ~%-5d %8.2f ms%s\n", i == s->cursor ? ">" : " ", i,
+        fprintf(s->out, "%s %2d %-16s +%-4d -%-4d ~%-5d %8.2f ms%s\n", i == s->cursor ? ">" : " ", i,
                 sn->pass, sn->added, sn->removed, sn->rewritten, sn->ms,
                 sn->added + sn->removed + sn->rewritten ? "" : "   (no change)");
     }

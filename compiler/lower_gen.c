@@ -1,7 +1,7 @@
 /* elementwise: the generated kernels (codegen.h). The group's DAG is built (codegen_build.c),
  * rendered to GLSL (codegen_glsl.c) and compiled to SPIR-V (codegen_spv.c, cached); the module
  * joins the plan under the name gen_HASH, which becomes the kernel's shader, so the runtime finds
- * it in the plan (and a .npubin carries it). Shapes are constants in the source: no push words.
+ * it in the plan (and a .npubin carries it): HASH is of the GLSL source. Shapes are constants in the source: no push words.
  * Spec 0 = workgroup size; one invocation per logical output element (per four for a bool
  * output: bytes are written as whole uints). */
 #include "kernels.h"
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/hash.h"
 #include "codegen_build.h"
 #include "pass.h"
 
@@ -52,8 +53,10 @@ Status lower_generated(const KernelCtx *c, PlanKernel *k)
     uint64_t key = 0;
     const char *cache = c->opt && c->opt->kernel_cache ? c->opt->kernel_cache : "";
     st = cg_compile(src, cache, c->anchor->name, &words, &nw, &key, c->d);
+    /* the module's name hashes the generated source alone (stable when a shared include
+     * changes); the caches key on the expanded text (codegen_spv.c) */
     char name[32];
-    snprintf(name, sizeof name, "gen_%012llx", (unsigned long long)(key >> 16));
+    snprintf(name, sizeof name, "gen_%012llx", (unsigned long long)(hash64(src, strlen(src)) >> 16));
     if (st == ST_OK) st = plan_add_module(c->grow, name, src, words, (int64_t)nw);
     free(src);
     free(words);

@@ -7,11 +7,13 @@
  * a group (permute, transpose, slice with a step, select, expand, reshape, cat), sources folded
  * into constants and index arithmetic (a causal mask from two aranges), bool outputs written
  * four bytes at a time, and the same groups switched off (their where and comparison members
- * then run as lone generated kernels). Each check fails when no generated kernel ran. */
+ * then run as lone generated kernels), and the whole fixtures with the pass on and off. Each check
+ * fails when no generated kernel ran where one should. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -300,6 +302,55 @@ static void test_groups_off(void **state)
     vc_set_no_fuse(NULL);
 }
 
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s) s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+/* The fixtures with the pass on and off: both against the CPU reference on the same random
+ * weights and inputs (so within twice the tolerance of each other). */
+static void test_fixtures_on_off(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *path, *dtype;
+        double tol;
+        bool gen; /* has generated kernels */
+    } fx[] = {
+        {"tests/models/mlp/model.json", "fp16", VC_TOL_F16, false},
+        {"tests/models/convnet/model.json", "fp16", VC_TOL_F16, false},
+        {"tests/models/resnet18/model.json", "fp16", 2e-2, false},
+        {"tests/models/qwen2_tiny/prefill.json", "bf16", 3e-2, true},
+        {"tests/models/qwen2_tiny/decode.json", "bf16", 3e-2, true},
+        {"tests/models/qwen2_tiny/decode.json", "fp32", VC_TOL_F32, true},
+        {"tests/models/gpt_block/model.json", "fp16", VC_TOL_F16, true},
+        {"tests/models/mobilenet_block/model.json", "bf16", VC_TOL_BF16, true},
+    };
+    for (size_t i = 0; i < sizeof fx / sizeof fx[0]; i++) {
+        char *json = read_file(fx[i].path);
+        if (!json) fail_msg("cannot read %s", fx[i].path);
+        double on = vc_check_json(json, fx[i].dtype, fx[i].tol, fx[i].gen ? "gen" : NULL);
+        vc_set_no_fuse("fuse-elementwise");
+        double off = vc_check_json(json, fx[i].dtype, fx[i].tol, NULL);
+        vc_set_no_fuse(NULL);
+        fprintf(stderr, "%s %s: rel_l2 %.3g with generated kernels, %.3g without\n", fx[i].path,
+                fx[i].dtype, on, off);
+        free(json);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -307,7 +358,7 @@ int main(void)
         cmocka_unit_test(test_scalar_operands),  cmocka_unit_test(test_where_comparisons),
         cmocka_unit_test(test_bool_output),      cmocka_unit_test(test_casts),
         cmocka_unit_test(test_views),            cmocka_unit_test(test_sources_and_mask),
-        cmocka_unit_test(test_groups_off),
+        cmocka_unit_test(test_groups_off),       cmocka_unit_test(test_fixtures_on_off),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
