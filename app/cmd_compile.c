@@ -2,6 +2,7 @@
  * Plan, --dump-after, and reading .npubin files. */
 #include <stdio.h>
 #include <string.h>
+#include "../compiler/codegen.h"
 #include "../compiler/describe.h"
 #include "../compiler/dump.h"
 #include "../compiler/lower.h"
@@ -62,9 +63,17 @@ int cmd_compile(int argc, char **argv)
     Pipeline p = {0};
     if (st == ST_OK) st = compile_model(&o, &p, &d);
     if (st == ST_OK) st = npubin_write(p.plan, o.out, &d);
-    if (st == ST_OK && !o.json)
+    if (st == ST_OK && !o.json) {
         printf("wrote %s: %d kernels, %d fusions, arena %lld bytes (%.1f ms)\n", o.out,
                p.plan->nkernels, p.plan->nfusions, (long long)p.plan->arena_bytes, p.total_ms);
+        int ngen = 0;
+        for (int k = 0; k < p.plan->nkernels; k++) ngen += plan_find_module(p.plan, p.plan->kernels[k].shader) != NULL;
+        CgStats cs = cg_stats();
+        if (ngen)
+            printf("generated kernels: %d, %d modules: %d compiled by glslang (%.1f ms), %d from "
+                   "memory, %d from the disk cache\n",
+                   ngen, p.plan->nmodules, cs.compiled, cs.compile_ms, cs.memory_hits, cs.disk_hits);
+    }
     diag_print(&d, stderr);
     pipeline_free(&p);
     diag_free(&d);

@@ -114,7 +114,28 @@ Status kernel_source_get(const Plan *p, int k, KernelSource *out, DiagList *d)
         snprintf(title, sizeof title, "kernel %d: %s (generated%s%s%s%s), %lld SPIR-V words", k,
                  kn->shader, fus ? ", " : "", fus ? fus : "", pat ? " " : "", pat ? pat : "",
                  (long long)m->nwords);
-        out->source = dupstr(m->source);
+        /* the module is shared by equal kernels: this one's members and tensors first */
+        Text t = {0};
+        char line[512];
+        snprintf(line, sizeof line, "// kernel %d%s%s%s%s%s computes:", k, fus ? " (" : "", fus ? fus : "",
+                 pat ? " " : "", pat ? pat : "", fus ? ")" : "");
+        add(&t, line);
+        for (int i = 0; i < kn->nprov; i++) {
+            add(&t, i ? ", " : " ");
+            add(&t, kn->prov[i]);
+        }
+        add(&t, "\n");
+        for (int i = 0; i < kn->nargs; i++) {
+            const PlanTensor *pt = &p->tensors[kn->args[i]];
+            char sh[128];
+            shape_str(pt->shape, pt->rank, sh, sizeof sh);
+            snprintf(line, sizeof line, "//   t%d = %s %s%s%s\n", i, pt->name, dtype_short(pt->storage), sh,
+                     i >= kn->nin ? " (output)" : "");
+            add(&t, line);
+        }
+        add(&t, m->source);
+        out->source = t.failed ? NULL : t.s;
+        if (t.failed) free(t.s);
         words = m->spirv;
         nw = (size_t)m->nwords;
     } else {

@@ -94,7 +94,7 @@ int cg_cast(Cg *g, CgType t, int x);
 #define CG_MAX_BINDINGS 12
 
 typedef struct CgBinding {
-    const char *name; /* the plan tensor, for a comment */
+    const char *name; /* the plan tensor (diagnostics; not rendered) */
     CgType type;      /* what a load yields: float storage, int32, or bool bytes */
 } CgBinding;
 
@@ -106,11 +106,12 @@ typedef struct CgKernel {
     CgBinding bind[CG_MAX_BINDINGS + 1];
     DType storage;     /* float storage of the program: F32, F16 or BF16 */
     bool pack_bytes;   /* a bool output (dense bytes): each invocation writes one uint of four */
-    const char *title; /* first comment line: the group's members */
+    const char *title; /* first comment line; NULL: "generated elementwise kernel" */
 } CgKernel;
 
 /* The GLSL compute shader of k: a malloc'd string (NULL on allocation failure). Bindings are
- * k->bind in order, spec constant 0 is the workgroup size (NPU_WG), no push constants. */
+ * k->bind in order, spec constant 0 is the workgroup size (NPU_WG), no push constants. The text
+ * names no tensor or node, so equal computations share one source (and module). */
 char *cg_render_glsl(const CgKernel *k);
 
 /* ---- compiling (codegen_spv.c) ----------------------------------------------------------- */

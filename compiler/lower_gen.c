@@ -3,7 +3,8 @@
  * joins the plan under the name gen_HASH, which becomes the kernel's shader, so the runtime finds
  * it in the plan (and a .npubin carries it): HASH is of the GLSL source. Shapes are constants in the source: no push words.
  * Spec 0 = workgroup size; one invocation per logical output element (per four for a bool
- * output: bytes are written as whole uints). */
+ * output: bytes are written as whole uints). The source names no tensor, so a model's layers
+ * share modules; describe --source adds which tensors a kernel binds (app/kernel_source.c). */
 #include "kernels.h"
 
 #include <stdio.h>
@@ -16,32 +17,10 @@
 
 #define GEN_WG 256
 
-/* "F12 elementwise: to, mul, cat" (members in order, shortened past 160 characters). */
-static void title_of(const KernelCtx *c, char *buf, size_t n)
-{
-    size_t at = 0;
-    if (c->fusion)
-        at = (size_t)snprintf(buf, n, "%s %s:", c->fusion->id, c->fusion->pattern);
-    else
-        at = (size_t)snprintf(buf, n, "%s:", c->anchor->name);
-    int nn = c->fusion ? c->fusion->nnodes : 1;
-    for (int i = 0; i < nn && at < n; i++) {
-        const Node *m = c->fusion ? &c->g->nodes[c->fusion->nodes[i]] : c->anchor;
-        if (at > 160) {
-            snprintf(buf + at, n - at, " ...");
-            return;
-        }
-        at += (size_t)snprintf(buf + at, n - at, "%s %s", i ? "," : "", m->name);
-    }
-}
-
 Status lower_generated(const KernelCtx *c, PlanKernel *k)
 {
     CgKernel ck;
     memset(&ck, 0, sizeof ck);
-    char title[256];
-    title_of(c, title, sizeof title);
-    ck.title = title;
     Status st = cg_build(c, k, &ck);
     char *src = st == ST_OK ? cg_render_glsl(&ck) : NULL;
     int64_t n = kc_numel(kc_out(k, c->p)), invocations = ck.pack_bytes ? (n + 3) / 4 : n;
