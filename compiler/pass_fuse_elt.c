@@ -5,7 +5,11 @@
  * goes only to members (never a graph output), and the group keeps at most CG_MAX_BINDINGS
  * outside inputs. Every member precedes the root, and every outside input is ready before its
  * member, so the kernel can run at the root (its anchor). A group is kept when it saves at least
- * one dispatch (views that alias their input cost none). Instances get ids after the pattern
+ * one dispatch (views that alias their input cost none) and touches the NPU. Nodes of pattern
+ * instances, on or off, are never taken: switching a pattern instance off gives its nodes their
+ * own kernels, which is what bisect compares. Ops without a hand-written kernel (where,
+ * comparisons, sources) are taken from the CPU into a group and placed on the NPU; when their
+ * instance is off they run as lone generated kernels. Instances get ids after the pattern
  * fusions' (F<n>, in graph order) and pattern name `elementwise`; --no-fuse switches them like
  * the others, and `--no-fuse fuse-elementwise` turns the whole pass off. */
 #include <stdlib.h>
