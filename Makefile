@@ -23,7 +23,12 @@ endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS_ALL := $(WARN) $(OPT) -D_DEFAULT_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS) $(CFLAGS)
-LIBS := $(PKG_LIBS) -lm -lpthread
+# glslang's C interface compiles generated kernels in-process (compiler/codegen_spv.c); SPIRV-Tools
+# disassembles (compiler/spv_disasm.c). Static libraries of glslang-dev and spirv-tools.
+GLSLANG_LIBS := -lglslang -lSPIRV -lMachineIndependent -lGenericCodeGen -lOSDependent \
+                -lOGLCompiler -lglslang-default-resource-limits -lSPIRV-Tools-opt -lSPIRV-Tools \
+                -lstdc++
+LIBS := $(PKG_LIBS) $(GLSLANG_LIBS) -lm -lpthread
 
 LIB_DIRS := common compiler runtime viz app tui
 LIB_SRCS := $(filter-out app/main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
@@ -52,6 +57,14 @@ SPV_LIST := $(BUILD)/gen/shaders_spv.list
 $(shell mkdir -p $(BUILD)/gen && (echo '$(SPV_NAMES)' | cmp -s - $(SPV_LIST) || \
     echo '$(SPV_NAMES)' >$(SPV_LIST)))
 LIB_OBJS += $(BUILD)/gen/shaders_spv.o
+# The sources themselves (*.comp, *.glsl) are embedded too (tools/embed_src.sh, compiler/shader_src.h):
+# describe --source shows them and generated kernels' #include lines resolve to them.
+SHADER_TEXTS := $(wildcard shaders/*.comp shaders/*.glsl)
+SRC_GEN := $(BUILD)/gen/shaders_src.c
+SRC_LIST := $(BUILD)/gen/shaders_src.list
+$(shell mkdir -p $(BUILD)/gen && (echo '$(SHADER_TEXTS)' | cmp -s - $(SRC_LIST) || \
+    echo '$(SHADER_TEXTS)' >$(SRC_LIST)))
+LIB_OBJS += $(BUILD)/gen/shaders_src.o
 # (the shader rules are below `clean`, so `all` stays the default goal)
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
@@ -129,6 +142,14 @@ $(SPV_GEN): $(SPVS) $(SPV_LIST) tools/embed_spv.sh
 	@tools/embed_spv.sh $@ $(SPVS)
 
 $(BUILD)/gen/shaders_spv.o: $(SPV_GEN)
+	@echo "  CC $<"
+	@$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(SRC_GEN): $(SHADER_TEXTS) $(SRC_LIST) tools/embed_src.sh
+	@echo "  EMBED $@ ($(words $(SHADER_TEXTS)) sources)"
+	@tools/embed_src.sh $@ $(SHADER_TEXTS)
+
+$(BUILD)/gen/shaders_src.o: $(SRC_GEN)
 	@echo "  CC $<"
 	@$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 

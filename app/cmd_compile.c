@@ -2,12 +2,14 @@
  * Plan, --dump-after, and reading .npubin files. */
 #include <stdio.h>
 #include <string.h>
+#include "../compiler/codegen.h"
 #include "../compiler/describe.h"
 #include "../compiler/dump.h"
 #include "../compiler/lower.h"
 #include "../compiler/npubin.h"
 #include "commands.h"
 #include "compile.h"
+#include "kernel_source.h"
 
 static int ends_with(const char *s, const char *suf)
 {
@@ -21,6 +23,8 @@ void compile_options_from(const Options *o, CompileOptions *co)
     for (int i = 0; i < o->n_no_fuse && i < COMPILE_MAX_LIST; i++) co->no_fuse[co->n_no_fuse++] = o->no_fuse[i];
     for (int i = 0; i < o->n_cpu_ops && i < COMPILE_MAX_LIST; i++) co->cpu_ops[co->n_cpu_ops++] = o->cpu_ops[i];
     co->break_id = o->break_id;
+    co->kernel_cache = o->kernel_cache;
+    for (int i = 0; i < o->n_disable && i < COMPILE_MAX_LIST; i++) co->disable[co->n_disable++] = o->disable[i];
     co->cancel = o->cancel;
     if (strcmp(o->dtype, "bf16") == 0) co->compute = DT_BF16;
     else if (strcmp(o->dtype, "fp32") == 0) co->compute = DT_F32;
@@ -33,7 +37,8 @@ Status compile_model(const Options *o, Pipeline *p, DiagList *d)
     if (o->dump_after && strcmp(o->dump_after, "all") != 0 && pass_find(o->dump_after) < 0)
         return diag_error(d, NULL, NULL, NULL, "--dump-after: unknown pass '%s' (passes: import, "
                                                "canonicalize, fold-batchnorm, partition, fuse, "
-                                               "layout, views, plan-memory, lower)",
+                                               "fuse-elementwise, layout, views, plan-memory, "
+                                               "lower)",
                           o->dump_after);
     Status st = pipeline_run(o->model, &co, p, d);
     if (o->dump_after) {
@@ -58,9 +63,17 @@ int cmd_compile(int argc, char **argv)
     Pipeline p = {0};
     if (st == ST_OK) st = compile_model(&o, &p, &d);
     if (st == ST_OK) st = npubin_write(p.plan, o.out, &d);
-    if (st == ST_OK && !o.json)
+    if (st == ST_OK && !o.json) {
         printf("wrote %s: %d kernels, %d fusions, arena %lld bytes (%.1f ms)\n", o.out,
                p.plan->nkernels, p.plan->nfusions, (long long)p.plan->arena_bytes, p.total_ms);
+        int ngen = 0;
+        for (int k = 0; k < p.plan->nkernels; k++) ngen += plan_find_module(p.plan, p.plan->kernels[k].shader) != NULL;
+        CgStats cs = cg_stats();
+        if (ngen)
+            printf("generated kernels: %d, %d modules: %d compiled by glslang (%.1f ms), %d from "
+                   "memory, %d from the disk cache\n",
+                   ngen, p.plan->nmodules, cs.compiled, cs.compile_ms, cs.memory_hits, cs.disk_hits);
+    }
     diag_print(&d, stderr);
     pipeline_free(&p);
     diag_free(&d);
@@ -83,7 +96,17 @@ int cmd_describe(int argc, char **argv)
             plan = p.plan;
         }
     }
-    if (st == ST_OK) o.json ? describe_json(stdout, plan) : describe_text(stdout, plan);
+    if (st == ST_OK && o.source) {
+        int k = kernel_source_find(plan, o.source, &d);
+        KernelSource ks;
+        st = k < 0 ? ST_BAD_INPUT : kernel_source_get(plan, k, &ks, &d);
+        if (st == ST_OK) {
+            kernel_source_print(stdout, &ks);
+            kernel_source_free(&ks);
+        }
+    } else if (st == ST_OK) {
+        o.json ? describe_json(stdout, plan) : describe_text(stdout, plan);
+    }
     diag_print(&d, stderr);
     if (plan != p.plan) plan_free(plan);
     pipeline_free(&p);

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../compiler/pass.h"
+
 void opt_defaults(Options *o)
 {
     memset(o, 0, sizeof *o);
@@ -140,6 +142,18 @@ Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d)
         } else if (strcmp(a, "--source") == 0) {
             NEED();
             o->source = v;
+        } else if (strcmp(a, "--kernel-cache") == 0) {
+            NEED();
+            o->kernel_cache = v;
+        } else if (strcmp(a, "--disable") == 0) {
+            NEED();
+            int k = pass_find(v);
+            if (k < 0 || !pass_table[k].can_disable)
+                return diag_error(d, NULL, NULL, NULL, "--disable: '%s' is not a pass that can be "
+                                  "switched off (fold-batchnorm, fuse, fuse-elementwise, layout, views)", v);
+            if (o->n_disable == OPT_MAX_LIST)
+                return diag_error(d, NULL, NULL, NULL, "too many --disable");
+            o->disable[o->n_disable++] = pass_table[k].name;
         } else if (strcmp(a, "--save") == 0) {
             NEED();
             o->save = v;

@@ -37,6 +37,9 @@ typedef struct Options {
     const char *mode;       /* bisect --mode */
     const char *script;     /* --batch -x SCRIPT */
     const char *source;     /* describe --source K */
+    const char *kernel_cache; /* --kernel-cache DIR|none: generated kernels' SPIR-V cache */
+    const char *disable[OPT_MAX_LIST]; /* --disable PASS: passes switched off (can_disable) */
+    int n_disable;
     const char *save, *baseline; /* profile --save/--baseline */
     const char *prompt_ids; /* generate --prompt-ids */
     int max_new;            /* generate --max-new */

@@ -8,6 +8,7 @@
 #include "../compiler/npubin.h"
 #include "../viz/viz.h"
 #include "commands.h"
+#include "kernel_source.h"
 #include "report.h"
 #include "runner.h"
 #include "session.h"
@@ -93,7 +94,7 @@ static void pass_line(Session *s, int i)
                 i, sn->pass, sn->added, sn->removed, sn->rewritten, sn->ms,
                 i == s->cursor ? "true" : "false");
     } else {
-        fprintf(s->out, "%s %2d %-15s +%-4d -%-4d ~%-5d %8.2f ms%s\n", i == s->cursor ? ">" : " ", i,
+        fprintf(s->out, "%s %2d %-16s +%-4d -%-4d ~%-5d %8.2f ms%s\n", i == s->cursor ? ">" : " ", i,
                 sn->pass, sn->added, sn->removed, sn->rewritten, sn->ms,
                 sn->added + sn->removed + sn->rewritten ? "" : "   (no change)");
     }
@@ -321,6 +322,33 @@ static Status c_describe(Session *s, int argc, char **argv, DiagList *d)
     return ST_OK;
 }
 
+/* source K|ID: a kernel's source and SPIR-V disassembly (app/kernel_source.h). */
+static Status c_source(Session *s, int argc, char **argv, DiagList *d)
+{
+    Status st = need(argc, 1, "source K|ID (a kernel index or a fusion id)", d);
+    if (st != ST_OK) return st;
+    if (!s->pipe.plan) return diag_error(d, NULL, NULL, NULL, "source: nothing compiled");
+    int k = kernel_source_find(s->pipe.plan, argv[0], d);
+    if (k < 0) return ST_BAD_INPUT;
+    KernelSource ks;
+    st = kernel_source_get(s->pipe.plan, k, &ks, d);
+    if (st != ST_OK) return st;
+    if (s->json) {
+        fprintf(s->out, "{\"schema\":\"npu-explore/source/1\",\"kind\":\"source\",\"kernel\":%d,"
+                        "\"title\":", k);
+        jstr(s->out, ks.title);
+        fprintf(s->out, ",\"source\":");
+        jstr(s->out, ks.source);
+        fprintf(s->out, ",\"spirv_words\":%d,\"disassembly\":", ks.nwords);
+        jstr(s->out, ks.disasm);
+        fprintf(s->out, "}\n");
+    } else {
+        kernel_source_print(s->out, &ks);
+    }
+    kernel_source_free(&ks);
+    return ST_OK;
+}
+
 static Status c_dump(Session *s, int argc, char **argv, DiagList *d)
 {
     (void)argc, (void)argv, (void)d;
@@ -365,6 +393,7 @@ const Command session_commands[] = {
     {"profile", "[N]", "per-kernel GPU time, CPU reference time and error (N timed runs)", c_profile},
     {"bisect", "[first|minimal]", "find the fusion that breaks the outputs", c_bisect},
     {"describe", "", "the compiled program", c_describe},
+    {"source", "K|ID", "a kernel's source (generated or hand-written) and SPIR-V disassembly", c_source},
     {"dot", "FILE [--after PASS]", "draw the graph (.dot, .svg, .png)", c_dot},
     {"save", "FILE.npubin", "write the compiled program", c_save},
     {"set", "KEY VALUE", "on-error stop|continue", c_set},

@@ -113,6 +113,12 @@ void describe_text(FILE *f, const Plan *p)
     fprintf(f, "\n  by shader:");
     for (int i = 0; i < ns; i++) fprintf(f, "  %s x%d", shaders[i].name, shaders[i].n);
     fprintf(f, "\n");
+    if (p->nmodules) {
+        int ngen = 0;
+        for (int k = 0; k < p->nkernels; k++) ngen += strncmp(p->kernels[k].shader, "gen_", 4) == 0;
+        fprintf(f, "  generated: %d kernels in %d modules (describe --source K shows one)\n", ngen,
+                p->nmodules);
+    }
     for (int i = 0; i < p->nparts; i++) {
         const PlanPart *pp = &p->parts[i];
         fprintf(f, "  partition p%d %s: kernels %d..%d", i, target_name(pp->target),
@@ -268,6 +274,14 @@ void describe_json(FILE *f, const Plan *p)
             jstr(f, kn->prov[a]);
         }
         fprintf(f, "]}");
+    }
+    fprintf(f, "],\n\"modules\":[");
+    for (int i = 0; i < p->nmodules; i++) {
+        fprintf(f, i ? ",\n{\"name\":" : "\n{\"name\":");
+        jstr(f, p->modules[i].name);
+        fprintf(f, ",\"spirv_words\":%lld,\"source\":", (long long)p->modules[i].nwords);
+        jstr(f, p->modules[i].source);
+        fprintf(f, "}");
     }
     fprintf(f, "]}\n");
 }

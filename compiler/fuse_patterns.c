@@ -494,7 +494,9 @@ const int fuse_pattern_count = (int)(sizeof fuse_patterns / sizeof fuse_patterns
 bool fuse_selected(const char *spec, const Fusion *f)
 {
     /* a registry name selects its variants: "conv" selects conv_relu and conv_add_relu,
-     * "linear_act" linear_relu ... linear_hardswish */
+     * "linear_act" linear_relu ... linear_hardswish; the pass's name selects its instances (and
+     * turns the pass off: pass_fuse_elt.c) */
     return strcmp(spec, "all") == 0 || strcmp(spec, f->id) == 0 || strcmp(spec, f->pattern) == 0 ||
-           (f->family && strcmp(spec, f->family) == 0);
+           (f->family && strcmp(spec, f->family) == 0) ||
+           (strcmp(spec, "fuse-elementwise") == 0 && strcmp(f->pattern, FUSE_ELEMENTWISE) == 0);
 }

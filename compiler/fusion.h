@@ -9,6 +9,8 @@
 #include "graph.h"
 
 #define FUSE_MAX_NODES 32
+/* The pattern name of the fuse-elementwise pass's instances (generated kernels). */
+#define FUSE_ELEMENTWISE "elementwise"
 
 typedef struct FuseMatch {
     int nodes[FUSE_MAX_NODES];

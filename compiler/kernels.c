@@ -54,6 +54,7 @@ static const struct {
     {"gemv_r", lower_matmul},
     {"gemv_br", lower_matmul},
     {"corrupt", lower_corrupt},
+    {"elementwise", lower_generated},
 };
 
 static KernelLowerFn family_of(const char *stem)

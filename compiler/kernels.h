@@ -25,6 +25,7 @@ typedef struct KernelCtx {
      * kc_scratch and kc_append (a family that needs more than one dispatch). */
     Plan *grow;
     int max_tensors, max_kernels;
+    const struct CompileOptions *opt; /* the generated family's kernel cache; may be NULL */
 } KernelCtx;
 
 typedef Status (*KernelLowerFn)(const KernelCtx *c, PlanKernel *k);
@@ -96,5 +97,6 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k);     /* matmul*, gemv* */
 Status lower_rope(const KernelCtx *c, PlanKernel *k);
 Status lower_attention(const KernelCtx *c, PlanKernel *k);  /* decode_attention */
 Status lower_corrupt(const KernelCtx *c, PlanKernel *k);    /* --break: lower_debug.c */
+Status lower_generated(const KernelCtx *c, PlanKernel *k);  /* elementwise: lower_gen.c */
 
 #endif

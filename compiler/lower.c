@@ -146,7 +146,7 @@ static Status build_tensors(Lowering *L, const CompileOptions *o)
 /* Parameters of the kernel just added (kernels.h). */
 static Status lower_last(Lowering *L, const Node *anchor, const Fusion *fu, DiagList *d)
 {
-    KernelCtx c = {L->g, L->p, anchor, fu, d, L->p, tensor_cap(L->g), kernel_cap(L->g)};
+    KernelCtx c = {L->g, L->p, anchor, fu, d, L->p, tensor_cap(L->g), kernel_cap(L->g), L->o};
     return kernel_lower(&c, &L->p->kernels[L->p->nkernels - 1]);
 }
 
@@ -212,8 +212,12 @@ static Status build_kernels(Lowering *L, DiagList *d)
             if (st == ST_OK && in_list(L->o->break_id, fu->id))
                 st = add_corrupt(L, n, i, n->fusion, fu, d);
         } else {
+            /* no hand-written kernel: a member of a switched-off generated group (where, a
+             * comparison, a source the group took from the CPU) runs as its own generated one
+             * (graph_kernel_node lets only those through) */
+            const char *stem = op_info[n->op].shader ? op_info[n->op].shader : "elementwise";
             int out = n->nout ? n->out[0] : -1;
-            st = add_kernel(L, n, i, -1, n->in, n->nin, out, KT_NPU, op_info[n->op].shader, &i, 1);
+            st = add_kernel(L, n, i, -1, n->in, n->nin, out, KT_NPU, stem, &i, 1);
             if (st == ST_OK) st = lower_last(L, n, NULL, d);
         }
         if (st != ST_OK) return st;

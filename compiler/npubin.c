@@ -66,7 +66,8 @@ static uint64_t get_le(const unsigned char *b, int n)
 /* Keys in each record map of this version: the writer writes exactly these, the reader needs at
  * least these (a version 1 file lacks a tensor's view_offset and a recipe's src: one fewer). */
 enum {
-    PLAN_KEYS = 16,
+    PLAN_KEYS = 17, /* the 16 required ones and modules (optional when reading) */
+    MODULE_KEYS = 3,
     TENSOR_KEYS = 12,
     KERNEL_KEYS = 13,
     PART_KEYS = 5,
@@ -206,6 +207,16 @@ static void put_recipe(Enc *e, const PlanRecipe *r)
     put_ints(e, "src", r->src, r->nsrc);
 }
 
+static void put_module(Enc *e, const PlanModule *m)
+{
+    e->err |= msgpack_pack_map(&e->pk, MODULE_KEYS);
+    put_kstr(e, "name", m->name);
+    put_kstr(e, "source", m->source);
+    put_str(e, "spirv");
+    e->err |= msgpack_pack_bin(&e->pk, (size_t)m->nwords * 4);
+    e->err |= msgpack_pack_bin_body(&e->pk, m->spirv, (size_t)m->nwords * 4);
+}
+
 static void put_plan(Enc *e, const Plan *p)
 {
     e->err |= msgpack_pack_map(&e->pk, PLAN_KEYS);
@@ -246,6 +257,10 @@ static void put_plan(Enc *e, const Plan *p)
         e->err |= msgpack_pack_bin(&e->pk, (size_t)p->ir_json_len);
         e->err |= msgpack_pack_bin_body(&e->pk, p->ir_json, (size_t)p->ir_json_len);
     }
+    put_str(e, "modules");
+    e->err |= msgpack_pack_array(&e->pk, (size_t)p->nmodules);
+    for (int i = 0; i < p->nmodules; i++)
+        put_module(e, &p->modules[i]);
 }
 
 static Status encode(const Plan *p, const char *file, unsigned char **out, size_t *len, DiagList *d)
@@ -731,6 +746,24 @@ static Status read_recipe(const Dec *x, const msgpack_object *m, PlanRecipe *r)
     return st;
 }
 
+/* SPIR-V words, little-endian in the file as on every host we build for (embed_spv.sh too). */
+static Status read_module(const Dec *x, const msgpack_object *m, PlanModule *pm)
+{
+    Status st = get_str(x, m, "name", false, &pm->name);
+    if (!st) st = get_str(x, m, "source", false, &pm->source);
+    const msgpack_object *v = NULL;
+    if (!st) st = lookup(x, m, "spirv", &v);
+    if (st) return st;
+    if (v->type != MSGPACK_OBJECT_BIN || v->via.bin.size % 4 != 0 || v->via.bin.size < 20)
+        return bad(x, "spirv", "expected SPIR-V words (binary data, a multiple of 4 bytes)");
+    uint32_t *w = arena_alloc(x->a, v->via.bin.size);
+    if (!w) return nomem(x);
+    memcpy(w, v->via.bin.ptr, v->via.bin.size);
+    pm->spirv = w;
+    pm->nwords = v->via.bin.size / 4;
+    return ST_OK;
+}
+
 /* Reads an array of records of `size` bytes each, calling rd on each map. */
 #define READ_RECORDS(x, m, key, T, nkeys, arr, count, rd)                                          \
     do {                                                                                           \
@@ -785,6 +818,17 @@ static Status read_plan(const Dec *x, const msgpack_object *m, Plan *p)
         p->ir_json_len = v->via.bin.size;
     } else if (v->type != MSGPACK_OBJECT_NIL) {
         return bad(x, "ir_json", "expected binary data or nil, found %s", type_name(v->type));
+    }
+    /* modules came with generated kernels; a file without them has none */
+    bool have = false;
+    for (uint32_t i = 0; i < m->via.map.size; i++) {
+        const msgpack_object *k = &m->via.map.ptr[i].key;
+        have |= k->type == MSGPACK_OBJECT_STR && k->via.str.size == 7 &&
+                memcmp(k->via.str.ptr, "modules", 7) == 0;
+    }
+    if (have) {
+        READ_RECORDS(x, m, "modules", PlanModule, MODULE_KEYS, p->modules, p->nmodules, read_module);
+        p->cap_modules = p->nmodules;
     }
     return ST_OK;
 }

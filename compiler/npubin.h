@@ -13,7 +13,9 @@
  *       32     -  payload: one msgpack map
  * The payload map has string keys named after the Plan fields (plan.h): model_name, source,
  * compute, channel_tile, arena_bytes, naive_bytes, nlevels, tensors, kernels, parts, fusions,
- * recipes, inputs, outputs, weights, ir_json. tensors/kernels/parts/fusions/recipes are arrays of
+ * recipes, inputs, outputs, weights, ir_json, and modules (generated kernels' {name, source, spirv
+ * bin}; optional when reading: a file from before generated kernels has none; their SPIR-V is
+ * validated by spirv-val before it is accepted). tensors/kernels/parts/fusions/recipes are arrays of
  * maps keyed the same way; counts are the lengths of arrays (nargs = len(args), npush =
  * len(push), rank = len(shape), ...). Enums are written as names, not numbers, so reordering an
  * enum never changes the meaning of old files: dtypes as "F32"/"F16"/..., ops as their ops.def

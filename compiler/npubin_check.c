@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "npubin.h"
+#include "spv_tools.h"
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -194,6 +195,24 @@ static Status check_recipe(Check *c, int i)
     return ST_OK;
 }
 
+/* A generated module: a unique gen_ name, its source, and SPIR-V that spirv-val accepts (no
+ * driver ever sees words from a file unchecked). */
+static Status check_module(Check *c, int i)
+{
+    const PlanModule *m = &c->p->modules[i];
+    if (!m->name || strncmp(m->name, "gen_", 4) != 0 || !m->source)
+        return fail(c, "modules[%d]: no gen_ name or no source", i);
+    for (int j = 0; j < i; j++)
+        if (strcmp(c->p->modules[j].name, m->name) == 0)
+            return fail(c, "modules[%d] ('%.40s'): name appears twice", i, m->name);
+    if (m->nwords < 5 || m->nwords > NPUBIN_MAX_COUNT || !m->spirv)
+        return fail(c, "modules[%d] ('%.40s'): %lld SPIR-V words", i, m->name, (long long)m->nwords);
+    char why[256];
+    if (!spv_validate(m->spirv, (size_t)m->nwords, why, sizeof why))
+        return fail(c, "modules[%d] ('%.40s'): invalid SPIR-V: %s", i, m->name, why);
+    return ST_OK;
+}
+
 Status npubin_check_plan(const Plan *p, const char *file, Status st, DiagList *d)
 {
     Check c = {p, file, st, d};
@@ -229,6 +248,16 @@ Status npubin_check_plan(const Plan *p, const char *file, Status st, DiagList *d
         s = check_fusion(&c, i);
     for (int i = 0; s == ST_OK && i < p->nrecipes; i++)
         s = check_recipe(&c, i);
+    if (s == ST_OK && (!count_ok(p->nmodules) || (p->nmodules && !p->modules)))
+        s = fail(&c, "modules: count %d out of range", p->nmodules);
+    for (int i = 0; s == ST_OK && i < p->nmodules; i++)
+        s = check_module(&c, i);
+    for (int i = 0; s == ST_OK && i < p->nkernels; i++) {
+        const PlanKernel *k = &p->kernels[i];
+        if (k->target == KT_NPU && strncmp(k->shader, "gen_", 4) == 0 && !plan_find_module(p, k->shader))
+            s = fail(&c, "kernels[%d] ('%.40s'): a generated kernel whose module the plan lacks", i,
+                     k->shader);
+    }
     if (s == ST_OK) s = check_ids(&c, "inputs", p->inputs, p->ninputs, true);
     if (s == ST_OK) s = check_ids(&c, "outputs", p->outputs, p->noutputs, true);
     if (s == ST_OK) s = check_ids(&c, "weights", p->weights, p->nweights, false);

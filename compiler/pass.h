@@ -24,6 +24,8 @@ typedef struct CompileOptions {
     const char *disable[COMPILE_MAX_LIST]; /* passes switched off (can_disable only) */
     int n_disable;
     const atomic_bool *cancel;      /* polled between passes (NULL: never) */
+    const char *kernel_cache;       /* generated kernels' SPIR-V cache directory: NULL the
+                                     * default ($XDG_CACHE_HOME/npu-explore/kernels), "none" off */
 } CompileOptions;
 
 typedef struct PassCtx {
@@ -83,6 +85,7 @@ Status pass_canonicalize(Graph *g, PassCtx *c);
 Status pass_fold_batchnorm(Graph *g, PassCtx *c);
 Status pass_partition(Graph *g, PassCtx *c);
 Status pass_fuse(Graph *g, PassCtx *c);
+Status pass_fuse_elementwise(Graph *g, PassCtx *c);
 Status pass_layout(Graph *g, PassCtx *c);
 Status pass_views(Graph *g, PassCtx *c);
 Status pass_plan_memory(Graph *g, PassCtx *c);

@@ -85,6 +85,7 @@ Status pass_fuse(Graph *g, PassCtx *c)
             if (!fs) return ST_NOMEM;
             g->fusions = fs;
             Fusion *f = &g->fusions[g->nfusions];
+            *f = (Fusion){0};
             f->id = arena_printf(&g->arena, "F%d", g->nfusions + 1);
             f->pattern = m.variant ? m.variant : fp->name;
             f->family = fp->name;

@@ -5,6 +5,8 @@
  * size > 1 is correct because the padded shape is [N, Cpad, H, W], not a padded flat buffer. */
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include "fusion.h"
 #include "pass.h"
 
 static bool conv_family(OpId op)
@@ -48,6 +50,11 @@ static bool reads_padded(const Graph *g, const Node *c, int t)
      * kernel takes each outside operand's own layout, so the member needs no conversion. */
     if (fused_internal(g, c, t)) return true;
     if (c->place != PLACE_NPU) return false;
+    /* a generated kernel (fuse-elementwise) addresses each outside operand with its own
+     * physical strides, padding included */
+    if (c->fusion >= 0 && g->fusions[c->fusion].enabled &&
+        strcmp(g->fusions[c->fusion].pattern, FUSE_ELEMENTWISE) == 0)
+        return true;
     if (conv_family(c->op)) return c->in[0] == t; /* data input, not weights */
     if (layout_agnostic(g, c)) {
         for (int k = 0; k < c->nin; k++)

@@ -1,4 +1,5 @@
 #include "pass.h"
+#include "fusion.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -64,7 +65,10 @@ int graph_kernel_node(const Graph *g, int i)
     /* a view: no kernel (an in-place writer such as index_copy aliases too, and runs) */
     if (n->nout == 1 && g->tensors[n->out[0]].alias_of >= 0 && (op_info[n->op].flags & OPF_VIEW))
         return -1;
-    return op_info[n->op].shader ? i : -1;
+    if (op_info[n->op].shader) return i;
+    /* a member of a switched-off generated group without a hand-written kernel (where, a
+     * comparison, a source the group took from the CPU) runs as its own generated kernel */
+    return n->fusion >= 0 && strcmp(g->fusions[n->fusion].pattern, FUSE_ELEMENTWISE) == 0 ? i : -1;
 }
 
 bool compile_forced_cpu(const CompileOptions *o, const Node *n)

@@ -90,7 +90,43 @@ int plan_equal(const Plan *a, const Plan *b)
             x->nsrc != y->nsrc || !ints_eq(x->src, y->src, x->nsrc))
             return 0;
     }
+    if (a->nmodules != b->nmodules) return 0;
+    for (int i = 0; i < a->nmodules; i++) {
+        const PlanModule *x = &a->modules[i], *y = &b->modules[i];
+        if (!streq(x->name, y->name) || !streq(x->source, y->source) || x->nwords != y->nwords ||
+            memcmp(x->spirv, y->spirv, sizeof(uint32_t) * (size_t)x->nwords) != 0)
+            return 0;
+    }
     return 1;
+}
+
+const PlanModule *plan_find_module(const Plan *p, const char *name)
+{
+    for (int i = 0; name && i < p->nmodules; i++)
+        if (strcmp(p->modules[i].name, name) == 0) return &p->modules[i];
+    return NULL;
+}
+
+Status plan_add_module(Plan *p, const char *name, const char *source, const uint32_t *words,
+                       int64_t nwords)
+{
+    if (plan_find_module(p, name)) return ST_OK;
+    if (p->nmodules == p->cap_modules) {
+        int cap = p->cap_modules ? 2 * p->cap_modules : 16;
+        PlanModule *m = arena_alloc(&p->arena, sizeof *m * (size_t)cap);
+        if (!m) return ST_NOMEM;
+        if (p->nmodules) memcpy(m, p->modules, sizeof *m * (size_t)p->nmodules);
+        p->modules = m;
+        p->cap_modules = cap;
+    }
+    PlanModule *m = &p->modules[p->nmodules];
+    m->name = arena_strdup(&p->arena, name);
+    m->source = arena_strdup(&p->arena, source);
+    m->spirv = arena_dup(&p->arena, words, sizeof(uint32_t) * (size_t)nwords);
+    m->nwords = nwords;
+    if (!m->name || !m->source || !m->spirv) return ST_NOMEM;
+    p->nmodules++;
+    return ST_OK;
 }
 
 int plan_base(const Plan *p, int t)

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 #include "../common/arena.h"
+#include "../common/status.h"
 #include "dtype.h"
 #include "graph.h"
 
@@ -77,6 +78,15 @@ typedef struct PlanPart {
     int *in, *out; /* plan tensors crossing into / out of the partition (transfers) */
 } PlanPart;
 
+/* A kernel module generated at compile time (compiler/codegen.h): the kernels whose shader is
+ * `name` run it. The runtime needs no compiler: the SPIR-V travels in the plan (and .npubin). */
+typedef struct PlanModule {
+    const char *name;      /* "gen_3fa9c2e1d4b5": from the hash of the source it compiles */
+    const char *source;    /* the GLSL (describe --source, the explorer) */
+    const uint32_t *spirv; /* SPIR-V words, host byte order */
+    int64_t nwords;
+} PlanModule;
+
 typedef struct PlanRecipe {
     RecipeKind kind;
     int out_w, out_b, conv_w, conv_b, gamma, beta, mean, var; /* plan tensor ids, -1 = none */
@@ -105,6 +115,8 @@ typedef struct Plan {
      * .npubin runs without the original file (NULL when every kernel runs on the NPU). */
     const char *ir_json;
     uint64_t ir_json_len;
+    PlanModule *modules; /* generated kernels' modules, by name */
+    int nmodules, cap_modules;
 } Plan;
 
 Plan *plan_new(void);
@@ -120,6 +132,12 @@ uint64_t plan_view_bytes(const PlanTensor *t);
  * read only by the CPU or only as a recipe's source (a batch-norm fold's, the parts of a
  * concatenated weight) stays on the host. */
 bool plan_on_device(const Plan *p, int t);
+/* The generated module called name, or NULL. */
+const PlanModule *plan_find_module(const Plan *p, const char *name);
+/* Adds a module (name, source and words copied into the plan's arena) unless one of that name
+ * is there; ST_NOMEM on allocation failure. */
+Status plan_add_module(Plan *p, const char *name, const char *source, const uint32_t *words,
+                       int64_t nwords);
 /* Structural equality (used by the .npubin round-trip test). */
 int plan_equal(const Plan *a, const Plan *b);
 

@@ -71,9 +71,17 @@ static const char *variant_of(DType storage)
     }
 }
 
-/* The embedded module for kernel k, or NULL. */
-static const VkSpv *module_of(const Plan *p, const PlanKernel *k, char *name, size_t n)
+/* The module for kernel k: one the plan carries (a generated kernel, compiler/codegen.h), else
+ * the embedded build of its stem for the output's storage variant; NULL when there is none. */
+static const VkSpv *module_of(const Plan *p, const PlanKernel *k, char *name, size_t n,
+                              VkSpv *gen)
 {
+    const PlanModule *pm = plan_find_module(p, k->shader);
+    if (pm) {
+        snprintf(name, n, "%s", pm->name);
+        *gen = (VkSpv){pm->name, pm->spirv, (size_t)pm->nwords * 4};
+        return gen;
+    }
     const PlanTensor *out = &p->tensors[k->args[k->nargs - 1]];
     snprintf(name, n, "%s.%s", k->shader, variant_of(out->storage));
     const VkSpv *m = vk_spv_find(name);
@@ -88,11 +96,12 @@ static bool vkb_supports(Backend *base, const Plan *p, const PlanKernel *k, cons
 {
     VkBackend *b = (VkBackend *)base;
     char name[96];
+    VkSpv gen;
     if (k->target != KT_NPU) {
         *why = "a CPU kernel";
         return false;
     }
-    const VkSpv *m = k->nargs < 1 ? NULL : module_of(p, k, name, sizeof name);
+    const VkSpv *m = k->nargs < 1 ? NULL : module_of(p, k, name, sizeof name, &gen);
     if (!m) {
         *why = "no Vulkan shader is built for this kernel family and dtype";
         return false;
@@ -147,7 +156,8 @@ static Status locate(VkBackend *b, int t, VkBinding *out, DiagList *d)
 static Status get_pipe(VkBackend *b, const PlanKernel *k, int *idx, DiagList *d)
 {
     char name[96];
-    const VkSpv *m = module_of(b->p, k, name, sizeof name);
+    VkSpv gen;
+    const VkSpv *m = module_of(b->p, k, name, sizeof name, &gen);
     if (!m)
         return diag_add(d, DIAG_ERROR, ST_INTERNAL, b->p->source, k->nprov ? k->prov[0] : NULL,
                         NULL, "no Vulkan shader '%s' for kernel family %s", name, k->shader);
@@ -167,6 +177,8 @@ static Status get_pipe(VkBackend *b, const PlanKernel *k, int *idx, DiagList *d)
     e->npush = k->npush;
     e->nargs = k->nargs;
     VkPipeDesc pd = {.shader = name,
+                     .code = m == &gen ? gen.code : NULL,
+                     .code_size = m == &gen ? gen.size : 0,
                      .spec = k->spec,
                      .nspec = (uint32_t)k->nspec,
                      .push_size = (uint32_t)k->npush * 4,

@@ -3,17 +3,12 @@
 #version 450
 #include "common.glsl"
 #include "index.glsl"
+#include "eltwise.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(std430, set = 0, binding = 0) readonly buffer X { STORAGE_T x[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Y { STORAGE_T y[]; };
 layout(push_constant) uniform Push { uint n; uint code; float a; float b; } pc;
-
-float clampn(float v, float lo, float hi)
-{
-    if (isnan(v)) return v;
-    return v < lo ? (lo > hi ? hi : lo) : (v > hi ? hi : v);
-}
 
 void main()
 {
@@ -21,27 +16,16 @@ void main()
     if (i >= pc.n) return;
     float v = S_LOAD(x[i]), r = v;
     switch (pc.code) {
-    case 1: r = (v > 0.0 || isnan(v)) ? v : 0.0; break;
+    case 1: r = npu_relu(v); break;
     case 2: r = clampn(v, 0.0, 6.0); break;
     case 3: r = clampn(v, pc.a, pc.b); break;
-    case 4: r = v * clampn(v + 3.0, 0.0, 6.0) / 6.0; break;
-    case 5: r = clampn(v + 3.0, 0.0, 6.0) / 6.0; break;
-    case 6: r = 1.0 / (1.0 + exp(-v)); break;
-    case 7: r = tanh(clamp(v, -15.0, 15.0)); break;
-    case 8: {
-        // erf by Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7): GLSL has no erf
-        float z = abs(v) * 0.70710678;
-        float t = 1.0 / (1.0 + 0.3275911 * z);
-        float e = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * exp(-z * z);
-        r = 0.5 * v * (1.0 + sign(v) * e);
-        break;
-    }
-    case 9: {
-        float u = 0.7978845608 * (v + 0.044715 * v * v * v);
-        r = 0.5 * v * (1.0 + tanh(clamp(u, -15.0, 15.0)));
-        break;
-    }
-    case 10: r = v / (1.0 + exp(-v)); break;
+    case 4: r = npu_hardswish(v); break;
+    case 5: r = npu_hardsigmoid(v); break;
+    case 6: r = npu_sigmoid(v); break;
+    case 7: r = npu_tanh(v); break;
+    case 8: r = npu_gelu(v); break;
+    case 9: r = npu_gelu_tanh(v); break;
+    case 10: r = npu_silu(v); break;
     case 11: r = -v; break;
     case 12: r = exp(v); break;
     case 13: r = log(v); break;

@@ -70,6 +70,9 @@ static void test_five_way_cat(void **state)
 
 int main(void)
 {
+    /* these graphs are about partition boundaries: generated kernels would take the where, the
+     * comparisons and the chains around them onto the NPU (test_vk_gen.c covers that) */
+    vc_set_no_fuse("fuse-elementwise");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_npu_cpu_npu),
         cmocka_unit_test(test_bool_where),

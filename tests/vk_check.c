@@ -17,6 +17,13 @@
 #include "runtime/cpu_ref.h"
 #include "runtime/exec.h"
 
+static const char *no_fuse_spec;
+
+void vc_set_no_fuse(const char *spec)
+{
+    no_fuse_spec = spec;
+}
+
 static Graph *read_graph(const char *json)
 {
     Graph *g = NULL;
@@ -55,6 +62,8 @@ double vc_check_json(const char *json, const char *dtype, double tol, const char
     CompileOptions o;
     compile_defaults(&o);
     o.compute = dtype_arg(dtype);
+    o.kernel_cache = "none"; /* generated kernels: this process's cache only (hermetic tests) */
+    if (no_fuse_spec) o.no_fuse[o.n_no_fuse++] = no_fuse_spec;
     Pipeline pipe;
     if (pipeline_run_graph(g1, &o, &pipe, &d) != ST_OK) fail_with(&d, "compile failed");
     if (bind_apply_recipes(pipe.g, &b, &d) != ST_OK) fail_with(&d, "recipes failed");
@@ -62,7 +71,8 @@ double vc_check_json(const char *json, const char *dtype, double tol, const char
     bool found = expect_shader == NULL;
     for (int k = 0; k < p->nkernels; k++)
         if (p->kernels[k].target == KT_NPU && expect_shader &&
-            strcmp(p->kernels[k].shader, expect_shader) == 0)
+            (strcmp(p->kernels[k].shader, expect_shader) == 0 ||
+             (strcmp(expect_shader, "gen") == 0 && strncmp(p->kernels[k].shader, "gen_", 4) == 0)))
             found = true;
     if (!found) fail_msg("no NPU kernel of family '%s' in the compiled plan", expect_shader);
     VkBackendOptions vo = vk_backend_options_default();

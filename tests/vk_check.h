@@ -4,13 +4,17 @@
  * with every device buffer poisoned with NaN first, on the same seeded random weights and
  * inputs (never zeros). Each graph output is compared by relative L2 error; the check fails the
  * cmocka test, naming the output and the numbers, when it exceeds `tol`, and also when no kernel
- * of family `expect_shader` ran (so a test cannot pass without exercising its kernel). With
+ * of family `expect_shader` ran (so a test cannot pass without exercising its kernel; "gen" stands
+ * for any generated kernel, compiler/codegen.h). Generated kernels are cached in memory only. With
  * NPU_VK_VALIDATE=1 it also fails on any validation-layer error. */
 #ifndef NPU_VK_CHECK_H
 #define NPU_VK_CHECK_H
 
 #include "testutil.h"
 
+/* A --no-fuse spec for the checks that follow (NULL: none), e.g. "fuse-elementwise" for the plans
+ * of before generated kernels, "elementwise" for their members as lone kernels. */
+void vc_set_no_fuse(const char *spec);
 /* dtype: "fp16", "bf16" or "fp32". Returns the worst relative L2 error over the outputs. */
 double vc_check_json(const char *json, const char *dtype, double tol, const char *expect_shader);
 /* One node: inputs "in0".. as graph inputs, output "out0" (as tu_node_graph). */

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include "../app/kernel_source.h"
 #include "../app/session.h"
 #include "../compiler/plan.h"
 #include "../viz/viz.h"
@@ -66,6 +67,7 @@ typedef struct TuiProfRow {
 #define TUI_GRAPH_MAX_DRAW 300 /* live nodes: larger graphs keep the node list */
 
 typedef struct TuiGraphView TuiGraphView; /* view_graph.c: layout cache, zoom, pan, colours */
+typedef struct TuiSource TuiSource;       /* view_source.c: a kernel's source and SPIR-V */
 
 typedef struct Tui {
     Session s;
@@ -96,6 +98,7 @@ typedef struct Tui {
     TuiGraphView *gv; /* owned; NULL until the graph pane is first shown */
     bool graph_sync;  /* focus just moved to the graph: select the IR/kernel selection's node */
     const char *keys_at; /* headless: the key script's cursor (Esc typed ahead cancels work) */
+    TuiSource *src;      /* the source view (o), NULL when closed; owned */
 } Tui;
 
 /* grid.c */
@@ -165,6 +168,11 @@ typedef struct TuiGraphPaint {
 } TuiGraphPaint;
 void tui_graph_paint(Tui *t, const TuiGraphPaint *p);
 void tui_view_kernels(Tui *t, TuiLines *out);
+/* view_source.c: the selected kernel's source and SPIR-V side by side in the main area */
+void tui_source_open(Tui *t);
+void tui_source_close(Tui *t);
+bool tui_source_key(Tui *t, int key); /* true when the open source view used the key */
+bool tui_source_draw(Tui *t, int x, int y, int w, int h);
 void tui_view_fusions(Tui *t, TuiLines *out);
 void tui_view_details(Tui *t, TuiLines *out);
 void tui_kernel_of_node(const Tui *t, const char *node, int *kernel);

@@ -25,6 +25,7 @@ static const KeyRow bindings[] = {
     {"p", "profile 5", "profile every kernel (GPU, CPU reference, error)"},
     {"b", "bisect", "find the fusion that breaks the outputs"},
     {"g", "dot npu-explore-PASS.svg", "render the current pass's graph with Graphviz"},
+    {"o", "source K", "the selected kernel's source and SPIR-V side by side (o/Esc close)"},
     {"arrows  + -", NULL, "graph pane (3): pan the drawing, zoom in / out (j k move the selection)"},
     {"f  c", NULL, "graph pane: follow the selection on/off, colour by partition / GPU time / error"},
     {"Esc (busy)", NULL, "cancel a running profile, bisect or command script"},
@@ -55,7 +56,9 @@ const char *tui_footer(const Tui *t)
     case P_GRAPH:
         return tui_graph_key_hint(t) ? " arrows pan  +/- zoom  f follow  c colour  j/k node  [ ] pass  Enter details  ? help"
                                               : " Up/Dn node  Enter details  Left/Right pass  / search  g svg  ? help  q quit";
-    case P_KERNELS: return " p profile  s sort  v verify  Enter details  / search  ? help  q quit";
+    case P_KERNELS:
+        return t->src ? " Up/Dn/PgUp/PgDn scroll  Left/Right side  o/Esc close  ? help  q quit"
+                      : " o source  p profile  s sort  v verify  Enter details  / search  ? help  q quit";
     case P_FUSIONS: return " Space toggle  z undo  b bisect  v verify  Enter details  ? help  q quit";
     case P_BISECT: return " b bisect  Space/z in 5 fusions  ? help  q quit";
     default: return " Tab pane  : command  ? help  q quit";
@@ -156,6 +159,7 @@ static void edit(Tui *t, int key)
 static void main_keys(Tui *t, int key)
 {
     int page = t->grid.h / 2;
+    if (tui_source_key(t, key)) return;
     if (t->focus == P_GRAPH && tui_graph_key(t, key)) return;
     switch (key) {
     case 'q': case TK_ESC: t->quit = true; break;
@@ -192,6 +196,7 @@ static void main_keys(Tui *t, int key)
     case 'v': tui_verify(t); break;
     case 'p': tui_profile(t); break;
     case 'b': tui_bisect(t); break;
+    case 'o': tui_source_open(t); break;
     case 'g': {
         char line[300];
         snprintf(t->dot_file, sizeof t->dot_file, "npu-explore-%s.svg", t->s.pipe.snaps[t->s.cursor].pass);

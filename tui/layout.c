@@ -161,14 +161,17 @@ void tui_render(Tui *t)
     pane(t, P_DETAILS, 0, 1 + ph, lw, top - ph, "8 details");
     char title[160], gt[128];
     bool drawn = t->main_pane == P_GRAPH && tui_graph_draw(t, lw + 1, 3, g->w - lw - 2, top - 3);
+    bool source = t->src && tui_source_draw(t, lw, 1, g->w - lw, top);
     snprintf(title, sizeof title, "%s", t->main_pane == P_IR ? (t->full_ir ? "graph text (d: diff)" : "changes (d: full)")
                                           : t->main_pane == P_GRAPH ? tui_graph_title(t, gt, sizeof gt)
                                           : t->main_pane == P_KERNELS ? (t->nprof ? "kernels, profiled (s: sort)" : "kernels (p: profile)")
                                           : t->main_pane == P_FUSIONS ? "fusions (Space, z undo)"
                                           : "bisect");
-    tui_box(g, lw, 1, g->w - lw, top, title, t->focus == t->main_pane);
-    tabs(t, lw + 1, 2, g->w - lw - 2);
-    if (!drawn) draw_list(t, t->main_pane, lw + 1, 3, g->w - lw - 2, top - 3, 1);
+    if (!source) {
+        tui_box(g, lw, 1, g->w - lw, top, title, t->focus == t->main_pane);
+        tabs(t, lw + 1, 2, g->w - lw - 2);
+        if (!drawn) draw_list(t, t->main_pane, lw + 1, 3, g->w - lw - 2, top - 3, 1);
+    }
     pane(t, P_LOG, 0, 1 + top, g->w, logh, "7 log (each action as its --batch command)");
     footer(t);
     if (t->help) help(t);

@@ -45,6 +45,7 @@ void tui_free_views(Tui *t)
     tui_lines_reset(&t->bisect);
     tui_grid_free(&t->grid);
     tui_graph_free(t);
+    tui_source_close(t);
     free(t->prof);
     t->prof = NULL;
 }

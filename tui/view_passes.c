@@ -1,6 +1,7 @@
 /* The passes pane: one row per pipeline snapshot with its change counts and wall time; passes
  * that changed nothing are dimmed (and hidden with `h`, the current one excepted). The pass that
- * made the selected kernel is starred (fuse for a fused kernel, lower for the rest). */
+ * made the selected kernel is starred (fuse or fuse-elementwise for a fused kernel, lower for the
+ * rest). */
 #include <string.h>
 #include "internal.h"
 
@@ -15,7 +16,8 @@ static int creator_pass(const Tui *t)
 {
     const Plan *p = t->s.pipe.plan;
     if (!p || t->sel_kernel < 0 || t->sel_kernel >= p->nkernels) return -1;
-    const char *want = p->kernels[t->sel_kernel].fusion >= 0 ? "fuse" : "lower";
+    int f = p->kernels[t->sel_kernel].fusion;
+    const char *want = f < 0 ? "lower" : strcmp(p->fusions[f].pattern, "elementwise") == 0 ? "fuse-elementwise" : "fuse";
     for (int i = 0; i < t->s.pipe.nsnaps; i++)
         if (strcmp(t->s.pipe.snaps[i].pass, want) == 0) return i;
     return -1;
@@ -36,7 +38,7 @@ void tui_view_passes(Tui *t, TuiLines *out)
         if (none) snprintf(ch, sizeof ch, "%s", sn->skipped ? "skipped" : "-");
         int a = none ? TA_DIM : 0;
         if (i == star) a = TA_BOLD | TA_COLOR(TC_MAGENTA);
-        tui_lines_add(out, a, i, "%d %-14s %-9s%6s%s", i, sn->pass, ch, tui_ms(t, sn->ms, ms, sizeof ms),
+        tui_lines_add(out, a, i, "%d %-16s %-8s%6s%s", i, sn->pass, ch, tui_ms(t, sn->ms, ms, sizeof ms),
                       i == star ? "*" : "");
     }
     /* the selection is the session's cursor */

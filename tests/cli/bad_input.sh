@@ -63,12 +63,12 @@ check "future npubin"           2 "newer"                        "$B" describe "
 check "compile without -o"      2 "needs -o"                     "$B" compile $M
 check "unwritable -o"           2 "cannot write"                 "$B" compile $M -o /nonexistent/dir/x.npubin
 check "run --check mlp"         0 "1 ok, 0 mismatch"             "$B" run $M --backend cpu --check
-check "run --check mismatch"    1 "MISMATCH"                     "$B" run $M --backend cpu --check --random-weights 1
+check "run --check mismatch"    1 "MISMATCH"                     "$B" run $M --backend cpu --check --random-weights 1 --reference tests/models/mlp/reference.safetensors
 check "describe npubin"         0 "linear_relu x2"               "$B" describe "$T/ok.npubin"
 # the Vulkan path, profile, bisect and generate take the same bad input the same way
 check "vulkan: missing weight"  2 "weight 'fc9.weight'"          "$B" run "$T/missingw.json"
 check "vulkan: wrong-shape inputs" 2 "tensor 'x'"                "$B" run $M --inputs tests/models/convnet/reference.safetensors
-check "vulkan: mismatch exits 1" 1 "MISMATCH"                    "$B" run $M --check --random-weights 1
+check "vulkan: mismatch exits 1" 1 "MISMATCH"                    "$B" run $M --check --random-weights 1 --reference tests/models/mlp/reference.safetensors
 check "profile: nonexistent"    2 "nope.json: cannot open"       "$B" profile "$T/nope.json"
 check "profile: bad --iters"    2 "--iters"                      "$B" profile $M --iters 0
 check "profile: bad --format"   2 "--format must be"             "$B" profile $M --format xml

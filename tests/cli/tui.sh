@@ -26,6 +26,21 @@ for m in resnet18:resnet18/model qwen2_tiny:qwen2_tiny/prefill; do
     done
 done
 
+# the source view (o): a generated kernel's GLSL beside its SPIR-V disassembly, scrolled on
+# either side, closed, then a hand-written kernel's .comp with its includes
+n=$((n + 1)); gold=tests/golden/tui/source.160x48.txt
+"$B" tests/models/qwen2_tiny/decode.json --backend cpu --tui-script tests/golden/tui/source.keys \
+    --tui-size 160x48 --tui-stable --tui-dump "$T/screen.txt" 2>"$T/err"; rc=$?
+if [ -n "$UPDATE_GOLDEN" ] && [ $rc = 0 ]; then cp "$T/screen.txt" "$gold"; fi
+if [ $rc = 0 ] && diff -u "$gold" "$T/screen.txt" > "$T/diff" 2>&1; then
+    echo "ok $n golden $gold"
+else
+    echo "not ok $n golden $gold (exit $rc)"; head -30 "$T/diff" "$T/err" | sed 's/^/#   /'
+fi
+ok "source view: generated GLSL beside SPIR-V, the session's 'source K' logged" \
+    "grep -Eq 'generated, F[0-9]+ elementwise' $T/screen.txt && grep -q 'OpEntryPoint GLCompute' $T/screen.txt \
+     && grep -q '> source 1' $T/screen.txt && grep -q 'hand-written shaders/unary.comp' $T/screen.txt"
+
 # headless: the footer names the focused pane's keys, the help lists every session command
 "$B" tests/models/mlp/model.json --tui-keys '?' --tui-size 120x60 --tui-stable > "$T/help.txt" 2>&1
 ok "help overlay lists the session commands" \
@@ -69,9 +84,9 @@ wait_for() {
 }
 tmux new-session -d -s "$sess" -x 120 -y 40 \
     "env TERM=xterm-256color '$B' tests/models/convnet/model.json --backend cpu --break F2; echo EXITED \$?; sleep 30"
-ok "tmux: opens on the last pass" "wait_for 'pass 8/8 lower' 30"
-tmux send-keys -t "$sess" Left Left Left Left
-ok "tmux: Left steps back to the fuse pass" "wait_for 'pass 4/8 fuse'"
+ok "tmux: opens on the last pass" "wait_for 'pass 9/9 lower' 30"
+tmux send-keys -t "$sess" Left Left Left Left Left
+ok "tmux: Left steps back to the fuse pass" "wait_for 'pass 4/9 fuse'"
 tmux send-keys -t "$sess" 5 Down Space
 ok "tmux: Space toggles F2 through the session" "wait_for 'fusions 2/3 |' && grep -q '> fusion off F2' $T/cap.txt"
 tmux send-keys -t "$sess" z
@@ -87,7 +102,7 @@ tmux kill-session -t "$sess" 2>/dev/null
 sess=npu-tui-cancel-$$
 tmux new-session -d -s "$sess" -x 120 -y 40 \
     "env TERM=xterm-256color '$B' tests/models/resnet18/model.json --backend cpu --break F3; echo EXITED \$?; sleep 30"
-ok "tmux: resnet18 opens" "wait_for 'pass 8/8 lower' 60"
+ok "tmux: resnet18 opens" "wait_for 'pass 9/9 lower' 60"
 tmux send-keys -t "$sess" b
 wait_for 'working: bisect' 20
 tmux send-keys -t "$sess" Escape

@@ -46,8 +46,9 @@ for m in mobilenet_block gpt_block; do
         done
     done
 done
-# placement: what describe says the partitioner did
-"$B" describe $M/gpt_block/model.json --json > "$T/g.json"; rc=$?
+# placement: what describe says the partitioner did (generated kernels off: they take the mask
+# building onto the NPU, checked after)
+"$B" describe $M/gpt_block/model.json --no-fuse fuse-elementwise --json > "$T/g.json"; rc=$?
 ok "gpt_block: mask and position building on the CPU, the math on the NPU, 4 partitions" "[ $rc = 0 ] && python3 -c '
 import json,sys
 p=json.load(open(sys.argv[1])); ks=p[\"kernels\"]
@@ -57,6 +58,19 @@ assert {\"embedding\",\"layernorm\",\"matmul\",\"matmul_nb\",\"softmax\",\"unary
 assert not on(\"cpu\") & {\"layernorm\",\"matmul\",\"matmul_nb\",\"softmax\",\"embedding\"}
 assert [q[\"target\"] for q in p[\"partitions\"]]==[\"cpu\",\"npu\",\"cpu\",\"npu\"], p[\"partitions\"]
 ' $T/g.json"
+# with generated kernels (fuse-elementwise): the causal mask (arange, le, full, where,
+# logical_not, masked_fill) is one kernel with the score scaling, taken from the CPU; positions
+# (ones, cumsum, sub: integer arithmetic) stay there
+"$B" describe $M/gpt_block/model.json --json > "$T/g2.json"; rc=$?
+ok "gpt_block with generated kernels: the mask in one NPU kernel, 2 partitions" "[ $rc = 0 ] && python3 -c '
+import json,sys
+p=json.load(open(sys.argv[1])); ks=p[\"kernels\"]
+cpu={k[\"shader\"] for k in ks if k[\"target\"]==\"cpu\"}
+assert cpu=={\"ones\",\"cumsum\",\"sub\"}, cpu
+gen=[f for f in p[\"fusions\"] if f[\"pattern\"]==\"elementwise\" and \"masked_fill\" in f[\"nodes\"]]
+assert gen and {\"arange\",\"le\",\"full\",\"where\",\"logical_not\",\"div\"} <= set(gen[0][\"nodes\"]), gen
+assert [q[\"target\"] for q in p[\"partitions\"]]==[\"cpu\",\"npu\"], p[\"partitions\"]
+' $T/g2.json"
 "$B" describe $M/mobilenet_block/model.json --json > "$T/m.json"; rc=$?
 ok "mobilenet_block: everything on the NPU (4 pools, depthwise and SE convs), conv_add fused" "[ $rc = 0 ] && python3 -c '
 import json,sys

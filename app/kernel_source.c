@@ -1,0 +1,196 @@
+#include "kernel_source.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../compiler/shader_src.h"
+#include "../compiler/spv_tools.h"
+#include "../runtime/vk_shaders.h"
+
+int kernel_source_find(const Plan *p, const char *spec, DiagList *d)
+{
+    char *end;
+    long v = strtol(spec, &end, 10);
+    if (*spec && !*end) {
+        if (v >= 0 && v < p->nkernels) return (int)v;
+        diag_error(d, p->source, NULL, NULL, "no kernel %s (the plan has %d: 0..%d)", spec,
+                   p->nkernels, p->nkernels - 1);
+        return -1;
+    }
+    for (int f = 0; f < p->nfusions; f++)
+        if (strcmp(p->fusions[f].id, spec) == 0) {
+            if (p->fusions[f].kernel >= 0) return p->fusions[f].kernel;
+            diag_error(d, p->source, NULL, NULL, "fusion %s is switched off: it has no kernel", spec);
+            return -1;
+        }
+    diag_error(d, p->source, NULL, NULL, "'%s' is neither a kernel index nor a fusion id", spec);
+    return -1;
+}
+
+static char *dupstr(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *r = malloc(n);
+    if (r) memcpy(r, s, n);
+    return r;
+}
+
+typedef struct Text {
+    char *s;
+    size_t n, cap;
+    bool failed;
+} Text;
+
+static void add(Text *t, const char *s)
+{
+    size_t k = strlen(s);
+    if (t->failed) return;
+    if (t->n + k + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 4096;
+        while (cap < t->n + k + 1) cap *= 2;
+        char *p = realloc(t->s, cap);
+        if (!p) {
+            t->failed = true;
+            return;
+        }
+        t->s = p;
+        t->cap = cap;
+    }
+    memcpy(t->s + t->n, s, k + 1);
+    t->n += k;
+}
+
+/* The .comp file, then every file it includes (depth first, once each) under a header line. */
+static void add_file(Text *t, const ShaderSource *s, const char **seen, int *nseen)
+{
+    for (int i = 0; i < *nseen; i++)
+        if (seen[i] == s->name) return;
+    if (*nseen == 32) return;
+    seen[(*nseen)++] = s->name;
+    if (*nseen > 1) {
+        add(t, "\n// ---- ");
+        add(t, s->name);
+        add(t, " (included) ----\n");
+    }
+    add(t, s->text);
+    for (const char *p = strstr(s->text, "#include \""); p; p = strstr(p + 1, "#include \"")) {
+        const char *a = p + 10, *e = strchr(a, '"');
+        char name[128];
+        if (!e || (size_t)(e - a) >= sizeof name) continue;
+        memcpy(name, a, (size_t)(e - a));
+        name[e - a] = 0;
+        const ShaderSource *inc = shader_src_find(name);
+        if (inc) add_file(t, inc, seen, nseen);
+    }
+}
+
+static const char *variant_of(DType storage)
+{
+    switch (storage) {
+    case DT_F16: return "f16";
+    case DT_BF16: return "bf16";
+    case DT_I32: return "i32";
+    default: return "f32";
+    }
+}
+
+Status kernel_source_get(const Plan *p, int k, KernelSource *out, DiagList *d)
+{
+    memset(out, 0, sizeof *out);
+    if (k < 0 || k >= p->nkernels) return diag_error(d, p->source, NULL, NULL, "no kernel %d", k);
+    const PlanKernel *kn = &p->kernels[k];
+    char title[512];
+    const char *fus = kn->fusion >= 0 ? p->fusions[kn->fusion].id : NULL;
+    const char *pat = kn->fusion >= 0 ? p->fusions[kn->fusion].pattern : NULL;
+    const uint32_t *words = NULL;
+    size_t nw = 0;
+    if (kn->target == KT_CPU) {
+        snprintf(title, sizeof title, "kernel %d: %s on the CPU reference", k, kn->shader);
+        out->source = dupstr("// a CPU kernel: it runs its IR node on the CPU reference\n"
+                             "// (runtime/cpu_*.c); there is no shader\n");
+        out->disasm = dupstr("; no SPIR-V: a CPU kernel\n");
+    } else if (plan_find_module(p, kn->shader)) {
+        const PlanModule *m = plan_find_module(p, kn->shader);
+        snprintf(title, sizeof title, "kernel %d: %s (generated%s%s%s%s), %lld SPIR-V words", k,
+                 kn->shader, fus ? ", " : "", fus ? fus : "", pat ? " " : "", pat ? pat : "",
+                 (long long)m->nwords);
+        /* the module is shared by equal kernels: this one's members and tensors first */
+        Text t = {0};
+        char line[512];
+        snprintf(line, sizeof line, "// kernel %d%s%s%s%s%s computes:", k, fus ? " (" : "", fus ? fus : "",
+                 pat ? " " : "", pat ? pat : "", fus ? ")" : "");
+        add(&t, line);
+        for (int i = 0; i < kn->nprov; i++) {
+            add(&t, i ? ", " : " ");
+            add(&t, kn->prov[i]);
+        }
+        add(&t, "\n");
+        for (int i = 0; i < kn->nargs; i++) {
+            const PlanTensor *pt = &p->tensors[kn->args[i]];
+            char sh[128];
+            shape_str(pt->shape, pt->rank, sh, sizeof sh);
+            snprintf(line, sizeof line, "//   t%d = %s %s%s%s\n", i, pt->name, dtype_short(pt->storage), sh,
+                     i >= kn->nin ? " (output)" : "");
+            add(&t, line);
+        }
+        add(&t, m->source);
+        out->source = t.failed ? NULL : t.s;
+        if (t.failed) free(t.s);
+        words = m->spirv;
+        nw = (size_t)m->nwords;
+    } else {
+        char file[128], mod[128];
+        snprintf(file, sizeof file, "%s.comp", kn->shader);
+        const PlanTensor *o = kn->nargs > 0 ? &p->tensors[kn->args[kn->nargs - 1]] : NULL;
+        snprintf(mod, sizeof mod, "%s.%s", kn->shader, o ? variant_of(o->storage) : "f32");
+        const VkSpv *spv = vk_spv_find(mod);
+        if (!spv) {
+            snprintf(mod, sizeof mod, "%s", kn->shader);
+            spv = vk_spv_find(mod);
+        }
+        snprintf(title, sizeof title, "kernel %d: %s (hand-written shaders/%s%s%s), module %s", k,
+                 kn->shader, file, fus ? ", " : "", fus ? fus : "", spv ? mod : "(none built)");
+        const ShaderSource *s = shader_src_find(file);
+        if (s) {
+            Text t = {0};
+            const char *seen[32];
+            int nseen = 0;
+            add_file(&t, s, seen, &nseen);
+            out->source = t.failed ? NULL : t.s;
+            if (t.failed) free(t.s);
+        } else {
+            out->source = dupstr("// no embedded source for this kernel\n");
+        }
+        if (spv) {
+            words = spv->code;
+            nw = spv->size / 4;
+        } else {
+            out->disasm = dupstr("; no SPIR-V module is built for this kernel\n");
+        }
+    }
+    if (words) {
+        out->disasm = spv_disassemble(words, nw);
+        out->nwords = (int)nw;
+    }
+    out->title = dupstr(title);
+    if (!out->title || !out->source || !out->disasm) {
+        kernel_source_free(out);
+        return diag_add(d, DIAG_ERROR, ST_NOMEM, NULL, NULL, NULL, "out of memory");
+    }
+    return ST_OK;
+}
+
+void kernel_source_free(KernelSource *s)
+{
+    free(s->title);
+    free(s->source);
+    free(s->disasm);
+    memset(s, 0, sizeof *s);
+}
+
+void kernel_source_print(FILE *f, const KernelSource *s)
+{
+    fprintf(f, "%s\n==== source ====\n%s", s->title, s->source);
+    if (*s->source && s->source[strlen(s->source) - 1] != '\n') fputc('\n', f);
+    fprintf(f, "==== SPIR-V (%d words, disassembled) ====\n%s", s->nwords, s->disasm);
+}
