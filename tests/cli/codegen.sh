@@ -29,7 +29,7 @@ ok "describe --source 99: exit 2 naming the range" "[ $rc = 2 ] && grep -q 'no k
 ok "describe --source F1 (a pattern instance: rmsnorm.comp)" "[ $rc = 0 ] && grep -q 'shaders/rmsnorm.comp' $T/f1.txt"
 "$B" describe $Q --no-fuse $F --source $F > /dev/null 2>"$T/e"; rc=$?
 ok "describe --source of a switched-off instance: exit 2" "[ $rc = 2 ] && grep -q 'switched off' $T/e"
-printf 'source $F\n' | "$B" --batch $Q --json -x - > "$T/b.jsonl" 2>&1; rc=$?
+printf "source $F\n" | "$B" --batch $Q --json -x - > "$T/b.jsonl" 2>&1; rc=$?
 ok "session 'source $F' as a JSON line" "[ $rc = 0 ] && python3 -c '
 import json,sys
 o=json.loads(open(sys.argv[1]).readline())
