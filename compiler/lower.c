@@ -308,22 +308,37 @@ static Status build_levels_parts(Lowering *L)
             }
         }
     }
-    /* transfers: inputs produced by another partition (graph inputs and weights excluded) */
+    /* transfers: what a kernel reads whose storage a partition of the other target wrote
+     * (graph inputs and weights are bound on both sides), once per direction: a CPU partition
+     * reads the NPU tensor from the device, an NPU partition gets the CPU tensor's storage (the
+     * base a view aliases) uploaded; later partitions of the same target reuse the copy */
+    char *moved = calloc((size_t)p->ntensors + 1, 1);
+    if (!moved) {
+        free(lvl);
+        free(rlvl);
+        free(part_of);
+        return ST_NOMEM;
+    }
     for (int pi = 0; pi < p->nparts; pi++) {
         PlanPart *pp = &p->parts[pi];
         pp->in = arena_alloc(&p->arena, sizeof(int) * (size_t)(p->ntensors + 1));
         if (!pp->in) break;
+        char bit = pp->target == KT_CPU ? 1 : 2;
         for (int k = pp->first_kernel; k < pp->first_kernel + pp->nkernels; k++) {
             const PlanKernel *kn = &p->kernels[k];
             for (int a = 0; a < kn->nin; a++) {
                 int t = kn->args[a];
-                if (t < 0 || part_of[t] < 0 || part_of[t] == pi) continue;
-                bool dup = false;
-                for (int j = 0; j < pp->nin; j++) dup |= pp->in[j] == t;
-                if (!dup) pp->in[pp->nin++] = t;
+                if (t < 0) continue;
+                int b = plan_base(p, t), src = part_of[b];
+                if (src < 0 || p->parts[src].target == pp->target) continue;
+                int x = pp->target == KT_CPU ? t : b;
+                if (moved[x] & bit) continue;
+                moved[x] |= bit;
+                pp->in[pp->nin++] = x;
             }
         }
     }
+    free(moved);
     free(lvl);
     free(rlvl);
     free(part_of);
