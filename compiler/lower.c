@@ -13,10 +13,12 @@ static const char *fusion_shader(const char *pattern)
     return pattern; /* add_relu, rmsnorm, silu_mul, masked_softmax, rope, decode_attention */
 }
 
+/* Device storage: floats in the compute dtype, bools too (0/1, so comparisons, where and masks
+ * read them as floats), other integers as int32. */
 static DType storage_of(const CompileOptions *o, DType dt)
 {
-    if (dtype_is_float(dt)) return o->compute;
-    return dt == DT_BOOL ? DT_U8 : DT_I32;
+    if (dtype_is_float(dt) || dt == DT_BOOL) return o->compute;
+    return DT_I32;
 }
 
 /* Plan tensor id of graph tensor t (-1 for tensors living only inside a fused kernel). */

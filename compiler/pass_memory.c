@@ -15,7 +15,7 @@ typedef struct Live {
 
 static int storage_size(const PassCtx *c, const GTensor *t)
 {
-    if (!dtype_is_float(t->dtype)) return t->dtype == DT_BOOL ? 1 : 4; /* integers as i32 */
+    if (!dtype_is_float(t->dtype) && t->dtype != DT_BOOL) return 4; /* integers as i32 */
     return (int)dtype_size(c->opt->compute);
 }
 
