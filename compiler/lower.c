@@ -98,7 +98,24 @@ static int tensor_cap(const Graph *g)
 
 static int kernel_cap(const Graph *g)
 {
-    return g->nnodes + g->nfusions + 2;
+    int extra = 0; /* an NPU split has a kernel per chunk */
+    for (int i = 0; i < g->nnodes; i++)
+        if (g->nodes[i].op == OP_SPLIT && g->nodes[i].nout > 1) extra += g->nodes[i].nout - 1;
+    return g->nnodes + g->nfusions + extra + 2;
+}
+
+/* A CPU kernel runs its whole node: every output of a multi-output node (split) is bound, in
+ * node order, after the inputs. */
+static Status bind_all_outputs(Lowering *L, PlanKernel *k, const Node *n)
+{
+    if (n->nout <= 1) return ST_OK;
+    int *a = arena_alloc(&L->p->arena, sizeof(int) * (size_t)(k->nin + n->nout + 1));
+    if (!a) return ST_NOMEM;
+    memcpy(a, k->args, sizeof(int) * (size_t)k->nin);
+    for (int i = 0; i < n->nout; i++) a[k->nin + i] = plan_tensor(L, n->out[i]);
+    k->args = a;
+    k->nargs = k->nin + n->nout;
+    return ST_OK;
 }
 
 static Status build_tensors(Lowering *L, const CompileOptions *o)
@@ -216,6 +233,16 @@ static Status build_kernels(Lowering *L, DiagList *d)
         if (n->place == PLACE_CPU) {
             int out = n->nout ? n->out[0] : -1;
             st = add_kernel(L, n, i, -1, n->in, n->nin, out, KT_CPU, op_short_name(n->op), &i, 1);
+            if (st == ST_OK) st = bind_all_outputs(L, &p->kernels[p->nkernels - 1], n);
+        } else if (n->op == OP_SPLIT) {
+            /* one slice-like kernel per chunk that is read (lower_copy.c) */
+            for (int o = 0; o < n->nout && st == ST_OK; o++) {
+                const GTensor *t = &g->tensors[n->out[o]];
+                if (t->nconsumers == 0 && !t->is_output) continue;
+                st = add_kernel(L, n, i, -1, n->in, n->nin, n->out[o], KT_NPU,
+                                op_info[n->op].shader, &i, 1);
+                if (st == ST_OK) st = lower_last(L, n, NULL, d);
+            }
         } else if (n->fusion >= 0 && g->fusions[n->fusion].enabled) {
             const Fusion *fu = &g->fusions[n->fusion];
             if (fu->anchor != i) continue;

@@ -89,21 +89,24 @@ static Status run_cpu_kernel(Exec *x, int k, DiagList *d)
             in[i] = &tmp[i];
         }
     }
-    int out = kn->nargs > kn->nin ? kn->args[kn->nin] : -1;
-    HTensor res[8];
+    HTensor res[64];
     memset(res, 0, sizeof res);
+    if (n->nout > 64) return diag_error(d, p->source, n->name, NULL, "too many outputs");
     double t0 = now_us();
     if (st == ST_OK) st = ref_run_node(x->g, kn->node, in, res, d);
     x->cpu_us[k] = now_us() - t0;
     for (int i = 0; i < n->nin; i++) htensor_free(&tmp[i]);
     if (st != ST_OK) return st;
-    for (int i = 1; i < n->nout && i < 8; i++) htensor_free(&res[i]);
-    if (out < 0) {
-        htensor_free(&res[0]);
-        return ST_OK;
+    /* the kernel binds the node's outputs in order (a split binds every chunk) */
+    for (int i = 0; i < n->nout; i++) {
+        int a = kn->nin + i, out = a < kn->nargs ? kn->args[a] : -1;
+        if (out < 0) {
+            htensor_free(&res[i]);
+            continue;
+        }
+        htensor_free(&x->host[out]);
+        x->host[out] = res[i];
     }
-    htensor_free(&x->host[out]);
-    x->host[out] = res[0];
     return ST_OK;
 }
 

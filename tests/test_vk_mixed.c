@@ -1,7 +1,7 @@
 /* run_tests: foreign-leaks-ok (lavapipe leaks inside itself; see test_vk_core.c)
  * Mixed execution: NPU partitions on Vulkan, the rest on the CPU reference, transfers at the
  * boundaries (integers and bools stay exact, floats cast to and from the storage dtype), against
- * the CPU-only run of the same graph. Ops the NPU lacks (cumsum, comparisons, where), ops it
+ * the CPU-only run of the same graph. Ops the NPU lacks (cumsum, integer comparisons), ops it
  * lacks for these attributes (softmax over a non-last dim, a five-way cat), and chains that
  * cross the boundary several times. */
 #include <setjmp.h>
@@ -44,6 +44,24 @@ static void test_bool_where(void **state)
     vc_check_json(g, "fp16", VC_TOL_F16, "unary");
 }
 
+static void test_int_compare_where(void **state)
+{
+    (void)state;
+    /* an integer comparison (cpu) makes a bool mask that crosses to the NPU for a where and a
+     * masked_fill broadcasting it (GPT-2's causal mask: arange-built, compared, then where) */
+    const char *g =
+        "{\"graph_inputs\":[" VC_TI("i", "[1,9]") "," VC_TI("j", "[9,1]") "," T("x", "[2,3,9,9]") "],"
+        "\"graph_outputs\":[" T("o", "[2,3,9,9]") "],\"nodes\":["
+        NODE("le", "aten.le.Tensor", VC_TI("i", "[1,9]") "," VC_TI("j", "[9,1]"), "{\"name\":\"m\",\"dtype\":\"bool\",\"shape\":[9,9]}", "")
+        "," NODE("w", "aten.where.ScalarOther", "{\"name\":\"m\",\"dtype\":\"bool\",\"shape\":[9,9]}," T("x", "[2,3,9,9]"), T("y", "[2,3,9,9]"), "\"other\":-1e4")
+        "," NODE("n", "aten.logical_not.default", "{\"name\":\"m\",\"dtype\":\"bool\",\"shape\":[9,9]}", "{\"name\":\"nm\",\"dtype\":\"bool\",\"shape\":[9,9]}", "")
+        "," NODE("f", "aten.masked_fill.Scalar", T("y", "[2,3,9,9]") ",{\"name\":\"nm\",\"dtype\":\"bool\",\"shape\":[9,9]}", T("z", "[2,3,9,9]"), "\"value\":-2e4")
+        "," NODE("s", "aten.softmax.int", T("z", "[2,3,9,9]"), T("o", "[2,3,9,9]"), "\"dim\":-1") "]}";
+    vc_check_json(g, "fp32", VC_TOL_F32, "where_s");
+    vc_check_json(g, "fp16", VC_TOL_F16, "where_s");
+    vc_check_json(g, "bf16", VC_TOL_BF16, "where_s");
+}
+
 static void test_softmax_non_last_dim(void **state)
 {
     (void)state;
@@ -73,6 +91,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_npu_cpu_npu),
         cmocka_unit_test(test_bool_where),
+        cmocka_unit_test(test_int_compare_where),
         cmocka_unit_test(test_softmax_non_last_dim),
         cmocka_unit_test(test_five_way_cat),
     };

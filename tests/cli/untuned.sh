@@ -1,7 +1,7 @@
 #!/bin/bash
 # Models nobody here tuned for (issue #5; tests/models/gen_untuned.py writes them): mobilenet_block
 # (depthwise conv, hard activations, squeeze-excite broadcast mul, ceil_mode pools) and gpt_block
-# (layer_norm, addmm, in-graph causal mask from arange/le/where/masked_fill, cumsum positions,
+# (layer_norm, addmm, q/k/v by split, in-graph causal mask from arange/le/where/masked_fill, cumsum positions,
 # tanh gelu, tied lm_head). No PyTorch reference exists for them, so Vulkan is compared with the
 # CPU reference on the same seeded random weights and inputs (--random-weights 1), by relative L2
 # of every output, in fp16/bf16/fp32 storage, fusions on and off, and with op families forced
@@ -54,6 +54,8 @@ p=json.load(open(sys.argv[1])); ks=p[\"kernels\"]
 on=lambda t: {k[\"shader\"] for k in ks if k[\"target\"]==t}
 assert on(\"cpu\")=={\"ones\",\"cumsum\",\"sub\",\"arange\",\"le\",\"full\"}, on(\"cpu\")
 assert {\"embedding\",\"layernorm\",\"matmul\",\"matmul_nb\",\"softmax\",\"unary\",\"where\",\"where_s\",\"binary_s\"} <= on(\"npu\"), on(\"npu\")
+sp=[k for k in ks if \"split\" in k[\"provenance\"]]
+assert [k[\"shader\"] for k in sp]==[\"slice\"]*3 and all(k[\"target\"]==\"npu\" for k in sp), sp
 xs=[x for q in p[\"partitions\"] for x in q[\"transfers\"]]
 assert xs and all(x[\"direction\"]==\"cpu->npu\" for x in xs), xs
 ' $T/g.json"
@@ -78,7 +80,8 @@ for c in "mobilenet_block:aten.hardswish.default" \
          "mobilenet_block:aten.hardsigmoid.default,aten.max_pool2d.default,aten.avg_pool2d.default" \
          "mobilenet_block:aten.conv2d.default" "mobilenet_block:aten.mul.Tensor,aten.adaptive_avg_pool2d.default" \
          "gpt_block:aten.layer_norm.default,aten.addmm.default" "gpt_block:aten.gelu.default,aten.softmax.int" \
-         "gpt_block:aten.embedding.default,aten.permute.default,aten.matmul.default"; do
+         "gpt_block:aten.embedding.default,aten.permute.default,aten.matmul.default" \
+         "gpt_block:aten.split.Tensor" "gpt_block:aten.where.self,aten.masked_fill.Scalar"; do
     IFS=: read -r m ops <<<"$c"
     args=(); for o in ${ops//,/ }; do args+=(--cpu-op "$o"); done
     for dt in fp16:3e-3 bf16:2e-2; do
