@@ -45,4 +45,12 @@ uint npu_bf16_bits(float x)
 #error "compile with -DSTORAGE_F32, -DSTORAGE_F16, -DSTORAGE_BF16 or -DSTORAGE_I32"
 #endif
 
+// clamp(v, lo, hi) as the CPU reference computes it: NaN stays NaN (GLSL's clamp leaves it
+// undefined), lo > hi gives hi.
+float npu_clamp(float v, float lo, float hi)
+{
+    if (isnan(v)) return v;
+    return v < lo ? (lo > hi ? hi : lo) : (v > hi ? hi : v);
+}
+
 #endif

@@ -9,12 +9,6 @@ layout(std430, set = 0, binding = 0) readonly buffer X { STORAGE_T x[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Y { STORAGE_T y[]; };
 layout(push_constant) uniform Push { uint n; uint code; float a; float b; } pc;
 
-float clampn(float v, float lo, float hi)
-{
-    if (isnan(v)) return v;
-    return v < lo ? (lo > hi ? hi : lo) : (v > hi ? hi : v);
-}
-
 void main()
 {
     uint i = npu_global_index();
@@ -22,10 +16,10 @@ void main()
     float v = S_LOAD(x[i]), r = v;
     switch (pc.code) {
     case 1: r = (v > 0.0 || isnan(v)) ? v : 0.0; break;
-    case 2: r = clampn(v, 0.0, 6.0); break;
-    case 3: r = clampn(v, pc.a, pc.b); break;
-    case 4: r = v * clampn(v + 3.0, 0.0, 6.0) / 6.0; break;
-    case 5: r = clampn(v + 3.0, 0.0, 6.0) / 6.0; break;
+    case 2: r = npu_clamp(v, 0.0, 6.0); break;
+    case 3: r = npu_clamp(v, pc.a, pc.b); break;
+    case 4: r = v * npu_clamp(v + 3.0, 0.0, 6.0) / 6.0; break;
+    case 5: r = npu_clamp(v + 3.0, 0.0, 6.0) / 6.0; break;
     case 6: r = 1.0 / (1.0 + exp(-v)); break;
     case 7: r = tanh(clamp(v, -15.0, 15.0)); break;
     case 8: {
@@ -50,7 +44,7 @@ void main()
     case 16: r = inversesqrt(v); break;
     case 17: r = cos(v); break;
     case 18: r = sin(v); break;
-    case 19: r = clampn(v, pc.a, pc.b); break;
+    case 19: r = npu_clamp(v, pc.a, pc.b); break;
     }
     y[i] = S_STORE(r);
 }

@@ -221,6 +221,57 @@ static void test_conv_rope_linear_rules(void **state)
     pipeline_free(&p);
 }
 
+/* The conv epilogue's activations fuse: relu6 (op and hardtanh(0, 6)), hardtanh with half-exact
+ * bounds, hardswish, hardsigmoid, after an add too; hardtanh bounds half precision cannot hold
+ * stay unfused with the reason recorded; mobilenet_block fuses every conv with its activation. */
+static void test_conv_activation_patterns(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *op, *attrs, *variant, *add_variant;
+    } cases[] = {
+        {"aten.relu6.default", "", "conv_relu6", "conv_add_relu6"},
+        {"aten.hardtanh.default", "\"min_val\":0.0,\"max_val\":6.0", "conv_relu6", "conv_add_relu6"},
+        {"aten.hardtanh.default", "\"min_val\":-1.5,\"max_val\":2.25", "conv_hardtanh", "conv_add_hardtanh"},
+        {"aten.hardswish.default", "", "conv_hardswish", "conv_add_hardswish"},
+        {"aten.hardsigmoid.default", "", "conv_hardsigmoid", "conv_add_hardsigmoid"},
+        {"aten.hardtanh.default", "\"min_val\":-0.1,\"max_val\":0.3", NULL, "conv_add"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int add = 0; add < 2; add++) {
+            char g[4096];
+            snprintf(g, sizeof g,
+                     "{\"graph_inputs\":[" T("x", "[1,3,4,4]") "," T("r", "[1,8,4,4]") "],\"graph_outputs\":[" T("y", "[1,8,4,4]") "],"
+                     "\"weights\":[" T("w", "[8,3,1,1]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
+                     NODE("conv", "aten.conv2d.default", T("x", "[1,3,4,4]") "," T("p_w", "[8,3,1,1]"), T("c", "[1,8,4,4]"), "")
+                     "%s," NODE("act", "%s", T("%s", "[1,8,4,4]"), T("y", "[1,8,4,4]"), "%s") "]}",
+                     add ? "," NODE("add", "aten.add.Tensor", T("c", "[1,8,4,4]") "," T("r", "[1,8,4,4]"), T("a", "[1,8,4,4]"), "") : "",
+                     cases[i].op, add ? "a" : "c", cases[i].attrs);
+            Pipeline p = compile_json(g);
+            const char *want = add ? cases[i].add_variant : cases[i].variant;
+            if (!want) {
+                assert_int_equal(p.g->nfusions, 0);
+                assert_true(p.g->nmisses >= 1);
+                assert_non_null(strstr(p.g->misses[0].reason, "half precision"));
+            } else {
+                assert_int_equal(p.g->nfusions, 1);
+                assert_string_equal(p.g->fusions[0].pattern, want);
+                /* the activation runs in the conv's epilogue: no unary kernel (a depad follows,
+                 * the 8 channels being padded) */
+                for (int k = 0; k < p.plan->nkernels && cases[i].variant; k++)
+                    assert_string_not_equal(p.plan->kernels[k].shader, "unary");
+            }
+            pipeline_free(&p);
+        }
+    Pipeline p = compile("tests/models/mobilenet_block/model.json", NULL);
+    assert_int_equal(count_pattern(p.g, "conv_hardswish"), 3);
+    assert_int_equal(count_pattern(p.g, "conv_relu6"), 1);
+    assert_int_equal(count_pattern(p.g, "conv_hardsigmoid"), 1);
+    for (int k = 0; k < p.plan->nkernels; k++)
+        assert_string_not_equal(p.plan->kernels[k].shader, "unary"); /* no activation left alone */
+    pipeline_free(&p);
+}
+
 static void test_add_relu_rules(void **state)
 {
     (void)state;
@@ -363,6 +414,7 @@ int main(void)
         cmocka_unit_test(test_silu_mul_either_order), cmocka_unit_test(test_partition_by_attrs),
         cmocka_unit_test(test_every_snapshot_verifies), cmocka_unit_test(test_convnet_layout_batch2),
         cmocka_unit_test(test_layout_inserts_depad),
+        cmocka_unit_test(test_conv_activation_patterns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
