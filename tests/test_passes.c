@@ -272,6 +272,48 @@ static void test_conv_activation_patterns(void **state)
     pipeline_free(&p);
 }
 
+/* Host-only CPU work (an integer cumsum and comparison of a graph input, a view of it) that the
+ * IR lists between NPU ops is hoisted ahead of them: one CPU then one NPU partition, the NPU
+ * nodes in their order; a CPU node reading an NPU result stays where it is. */
+#define TIB(n, s) "{\"name\":\"" n "\",\"dtype\":\"int64\",\"shape\":" s "}"
+#define TBB(n, s) "{\"name\":\"" n "\",\"dtype\":\"bool\",\"shape\":" s "}"
+static void test_partition_hoists_host_work(void **state)
+{
+    (void)state;
+    Pipeline p = compile_json(
+        "{\"graph_inputs\":[" T("x", "[2,6]") "," TIB("i", "[2,6]") "],\"graph_outputs\":[" T("o", "[2,6]") "],\"nodes\":["
+        NODE("sin", "aten.sin.default", T("x", "[2,6]"), T("s", "[2,6]"), "")
+        "," NODE("cs", "aten.cumsum.default", TIB("i", "[2,6]"), TIB("c", "[2,6]"), "\"dim\":1")
+        "," NODE("gt", "aten.gt.Scalar", TIB("c", "[2,6]"), TBB("m", "[2,6]"), "\"other\":3")
+        "," NODE("v", "aten.view.default", TBB("m", "[2,6]"), TBB("mv", "[12]"), "\"size\":[12]")
+        "," NODE("v2", "aten.view.default", TBB("mv", "[12]"), TBB("m2", "[2,6]"), "\"size\":[2,6]")
+        "," NODE("cos", "aten.cos.default", T("s", "[2,6]"), T("k", "[2,6]"), "")
+        "," NODE("w", "aten.where.ScalarOther", TBB("m2", "[2,6]") "," T("k", "[2,6]"), T("o", "[2,6]"), "\"other\":-1") "]}");
+    const Graph *g = p.g;
+    static const char *want[] = {"cs", "gt", "v", "v2", "sin", "cos", "w"};
+    int live = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        if (g->nodes[i].dead) continue;
+        assert_string_equal(g->nodes[i].name, want[live]);
+        assert_int_equal(g->nodes[i].place, live < 4 ? PLACE_CPU : PLACE_NPU);
+        assert_int_equal(graph_find_node(g, want[live]), i);
+        live++;
+    }
+    assert_int_equal(live, 7);
+    assert_int_equal(p.plan->nparts, 2);
+    assert_int_equal(p.plan->parts[0].target, KT_CPU);
+    pipeline_free(&p);
+    /* the CPU op reads the NPU's sin: nothing moves, three partitions */
+    p = compile_json(
+        "{\"graph_inputs\":[" T("x", "[2,6]") "],\"graph_outputs\":[" T("o", "[2,6]") "],\"nodes\":["
+        NODE("sin", "aten.sin.default", T("x", "[2,6]"), T("s", "[2,6]"), "")
+        "," NODE("cs", "aten.cumsum.default", T("s", "[2,6]"), T("c", "[2,6]"), "\"dim\":1")
+        "," NODE("cos", "aten.cos.default", T("c", "[2,6]"), T("o", "[2,6]"), "") "]}");
+    assert_string_equal(p.g->nodes[0].name, "sin");
+    assert_int_equal(p.plan->nparts, 3);
+    pipeline_free(&p);
+}
+
 static void test_add_relu_rules(void **state)
 {
     (void)state;
@@ -415,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_every_snapshot_verifies), cmocka_unit_test(test_convnet_layout_batch2),
         cmocka_unit_test(test_layout_inserts_depad),
         cmocka_unit_test(test_conv_activation_patterns),
+        cmocka_unit_test(test_partition_hoists_host_work),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -62,6 +62,24 @@ static void test_int_compare_where(void **state)
     vc_check_json(g, "bf16", VC_TOL_BF16, "where_s");
 }
 
+static void test_hoisted_host_work(void **state)
+{
+    (void)state;
+    /* the integer cumsum / comparison / views listed between NPU ops run first on the CPU (one
+     * CPU partition, then one NPU partition); the values must not change */
+    const char *g =
+        "{\"graph_inputs\":[" T("x", "[4,33]") "," VC_TI("i", "[4,33]") "],\"graph_outputs\":[" T("o", "[4,33]") "],\"nodes\":["
+        NODE("sin", "aten.sin.default", T("x", "[4,33]"), T("s", "[4,33]"), "")
+        "," NODE("cs", "aten.cumsum.default", VC_TI("i", "[4,33]"), VC_TI("c", "[4,33]"), "\"dim\":1")
+        "," NODE("gt", "aten.gt.Scalar", VC_TI("c", "[4,33]"), "{\"name\":\"m\",\"dtype\":\"bool\",\"shape\":[4,33]}", "\"other\":30")
+        "," NODE("v", "aten.view.default", "{\"name\":\"m\",\"dtype\":\"bool\",\"shape\":[4,33]}", "{\"name\":\"mv\",\"dtype\":\"bool\",\"shape\":[132]}", "\"size\":[132]")
+        "," NODE("v2", "aten.view.default", "{\"name\":\"mv\",\"dtype\":\"bool\",\"shape\":[132]}", "{\"name\":\"m2\",\"dtype\":\"bool\",\"shape\":[4,33]}", "\"size\":[4,33]")
+        "," NODE("cos", "aten.cos.default", T("s", "[4,33]"), T("k", "[4,33]"), "")
+        "," NODE("w", "aten.where.ScalarOther", "{\"name\":\"m2\",\"dtype\":\"bool\",\"shape\":[4,33]}," T("k", "[4,33]"), T("o", "[4,33]"), "\"other\":-1") "]}";
+    vc_check_json(g, "fp32", VC_TOL_F32, "where_s");
+    vc_check_json(g, "bf16", VC_TOL_BF16, "where_s");
+}
+
 static void test_softmax_non_last_dim(void **state)
 {
     (void)state;
@@ -92,6 +110,7 @@ int main(void)
         cmocka_unit_test(test_npu_cpu_npu),
         cmocka_unit_test(test_bool_where),
         cmocka_unit_test(test_int_compare_where),
+        cmocka_unit_test(test_hoisted_host_work),
         cmocka_unit_test(test_softmax_non_last_dim),
         cmocka_unit_test(test_five_way_cat),
     };

@@ -48,11 +48,12 @@ for m in mobilenet_block gpt_block; do
 done
 # placement: what describe says the partitioner did
 "$B" describe $M/gpt_block/model.json --json > "$T/g.json"; rc=$?
-ok "gpt_block: mask and position building on the CPU, the math (where, masked_fill too) on the NPU; nothing returns to the host" "[ $rc = 0 ] && python3 -c '
+ok "gpt_block: mask and position building hoisted into one CPU partition, the math (where, masked_fill too) in one NPU partition; nothing returns to the host" "[ $rc = 0 ] && python3 -c '
 import json,sys
 p=json.load(open(sys.argv[1])); ks=p[\"kernels\"]
 on=lambda t: {k[\"shader\"] for k in ks if k[\"target\"]==t}
-assert on(\"cpu\")=={\"ones\",\"cumsum\",\"sub\",\"arange\",\"le\",\"full\"}, on(\"cpu\")
+assert on(\"cpu\")=={\"ones\",\"cumsum\",\"sub\",\"arange\",\"unsqueeze\",\"le\",\"view\",\"full\"}, on(\"cpu\")
+assert [q[\"target\"] for q in p[\"partitions\"]]==[\"cpu\",\"npu\"], p[\"partitions\"]
 assert {\"embedding\",\"layernorm\",\"matmul\",\"matmul_nb\",\"softmax\",\"unary\",\"where\",\"where_s\",\"binary_s\"} <= on(\"npu\"), on(\"npu\")
 sp=[k for k in ks if \"split\" in k[\"provenance\"]]
 assert [k[\"shader\"] for k in sp]==[\"slice\"]*3 and all(k[\"target\"]==\"npu\" for k in sp), sp
