@@ -56,7 +56,10 @@ char *node_line(const Graph *g, int i, char *buf, size_t n)
         const GTensor *t = &g->tensors[nd->out[0]];
         k = add(buf, n, k, " -> %s", tensor_describe(t, sh, sizeof sh));
         if (t->padded) k = add(buf, n, k, " pad%s", shape_str(t->pshape, t->rank, sh, sizeof sh));
-        if (t->alias_of >= 0) k = add(buf, n, k, " alias(%%%s)", g->tensors[t->alias_of].name);
+        if (t->alias_of >= 0 && t->alias_elem)
+            k = add(buf, n, k, " alias(%%%s+%lld)", g->tensors[t->alias_of].name, (long long)t->alias_elem);
+        else if (t->alias_of >= 0)
+            k = add(buf, n, k, " alias(%%%s)", g->tensors[t->alias_of].name);
         if (t->offset >= 0) k = add(buf, n, k, " @%lld+%lld", (long long)t->offset, (long long)t->bytes);
     }
     if (g->nparts) k = add(buf, n, k, "  %s:p%d", nd->place == PLACE_NPU ? "npu" : "cpu", nd->part);

@@ -36,6 +36,8 @@ typedef struct GTensor {
     const double *const_data; /* TK_CONST: numel values (arena-owned), NULL if none */
     /* set by compiler passes */
     int alias_of;     /* views pass: shares the storage of this tensor (-1: own storage) */
+    int64_t alias_elem; /* views pass: starts this many storage elements into alias_of's (a
+                         * split chunk; 0 for reshape-likes) */
     int64_t pshape[NPU_MAX_RANK]; /* layout pass: physical shape (channel padded) */
     int padded;       /* layout pass: dim 1 padded to the channel tile */
     int64_t offset;   /* plan-memory: byte offset in the arena (-1: not in the arena) */

@@ -235,10 +235,10 @@ static Status build_kernels(Lowering *L, DiagList *d)
             st = add_kernel(L, n, i, -1, n->in, n->nin, out, KT_CPU, op_short_name(n->op), &i, 1);
             if (st == ST_OK) st = bind_all_outputs(L, &p->kernels[p->nkernels - 1], n);
         } else if (n->op == OP_SPLIT) {
-            /* one slice-like kernel per chunk that is read (lower_copy.c) */
+            /* one slice-like kernel per chunk that is read and not a view (pass_views.c) */
             for (int o = 0; o < n->nout && st == ST_OK; o++) {
                 const GTensor *t = &g->tensors[n->out[o]];
-                if (t->nconsumers == 0 && !t->is_output) continue;
+                if ((t->nconsumers == 0 && !t->is_output) || t->alias_of >= 0) continue;
                 st = add_kernel(L, n, i, -1, n->in, n->nin, n->out[o], KT_NPU,
                                 op_info[n->op].shader, &i, 1);
                 if (st == ST_OK) st = lower_last(L, n, NULL, d);

@@ -103,9 +103,11 @@ Status pass_plan_memory(Graph *g, PassCtx *c)
     }
     for (int t = 0; t < g->ntensors; t++) {
         GTensor *x = &g->tensors[t];
-        if (x->alias_of >= 0) {
-            x->offset = g->tensors[x->alias_of].offset;
-            x->bytes = g->tensors[x->alias_of].bytes;
+        if (x->alias_of >= 0) { /* a split chunk starts inside its base's bytes */
+            const GTensor *b = &g->tensors[x->alias_of];
+            int64_t delta = x->alias_elem * storage_size(c, x);
+            x->offset = b->offset >= 0 ? b->offset + delta : -1;
+            x->bytes = b->bytes - delta;
         }
     }
     g->arena_bytes = arena;

@@ -67,6 +67,9 @@ static const HTensor *value(CpuBackend *b, int gt, HTensor *view)
     *view = *bv;
     view->rank = x->rank;
     memcpy(view->shape, x->shape, sizeof view->shape);
+    view->numel = tensor_numel(x);
+    /* a split chunk's view starts alias_elem elements into the base */
+    view->data = (char *)bv->data + (size_t)x->alias_elem * dtype_size(bv->dtype);
     view->borrowed = true;
     return view;
 }

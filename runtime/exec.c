@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "cpu_ref.h"
+#include "hostxf.h"
 
 static double now_us(void)
 {
@@ -52,10 +53,17 @@ static const HTensor *host_value(Exec *x, int t, HTensor *view)
     if (x->host[t].data) return &x->host[t];
     int b = plan_base(x->p, t);
     if (b == t || !x->host[b].data) return NULL;
-    const PlanTensor *pt = &x->p->tensors[t];
+    const PlanTensor *pt = &x->p->tensors[t], *bt = &x->p->tensors[b];
     *view = x->host[b];
     view->rank = pt->rank;
     memcpy(view->shape, pt->shape, sizeof view->shape);
+    view->numel = 1;
+    for (int i = 0; i < pt->rank; i++) view->numel *= pt->shape[i];
+    /* a split chunk's view starts inside its base (offsets in device bytes) */
+    if (pt->offset >= 0 && bt->offset >= 0 && pt->offset > bt->offset)
+        view->data = (char *)view->data + (size_t)((pt->offset - bt->offset) /
+                                                   hostxf_elem_size(pt->storage)) *
+                                              dtype_size(view->dtype);
     view->borrowed = true;
     return view;
 }

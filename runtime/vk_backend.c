@@ -107,12 +107,14 @@ static Status locate(VkBackend *b, int t, VkBinding *out, DiagList *d)
     int base = plan_base(p, t);
     const PlanTensor *x = &p->tensors[t], *bx = &p->tensors[base];
     uint64_t bytes = hostxf_device_bytes(x);
+    /* a split chunk's view starts inside its base's storage (compiler/pass_views.c) */
+    uint64_t delta = x != bx && x->offset >= 0 && bx->offset >= 0 ? (uint64_t)(x->offset - bx->offset) : 0;
     if (b->over && b->over[base].buf) {
         out->buf = b->over[base].buf;
-        out->offset = b->over[base].offset;
+        out->offset = b->over[base].offset + delta;
     } else if (bx->offset >= 0) {
         out->buf = b->arena;
-        out->offset = (uint64_t)bx->offset;
+        out->offset = (uint64_t)bx->offset + delta;
     } else {
         out->buf = b->own[base];
         out->offset = 0;

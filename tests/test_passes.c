@@ -314,6 +314,54 @@ static void test_partition_hoists_host_work(void **state)
     pipeline_free(&p);
 }
 
+/* split: chunks of one token are views starting inside the input where the start keeps the
+ * arena alignment (f16: 128 elements = 256 bytes), else slice kernels; chunks of several rows
+ * are always slice kernels. */
+static void test_split_views(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *x, *chunk;
+        int size, dim;
+        int64_t elems[3]; /* alias_elem of each chunk, -1: a slice kernel */
+    } cases[] = {
+        {"[1,1,384]", "[1,1,128]", 128, 2, {0, 128, 256}},
+        {"[1,1,300]", "[1,1,100]", 100, 2, {0, -1, -1}},
+        {"[3,2,128]", "[1,2,128]", 1, 0, {0, 256, 512}},
+        {"[2,3,128]", "[2,1,128]", 1, 1, {-1, -1, -1}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char g[4096];
+        snprintf(g, sizeof g,
+                 "{\"graph_inputs\":[" T("x", "%s") "],\"graph_outputs\":[" T("a", "%s") "," T("b", "%s") "," T("c", "%s") "],\"nodes\":["
+                 NODE("split", "aten.split.Tensor", T("x", "%s"), T("split_0", "%s") "," T("split_1", "%s") "," T("split_2", "%s"), "\"split_size\":%d,\"dim\":%d")
+                 "," NODE("s", "aten.sin.default", T("split_0", "%s"), T("a", "%s"), "")
+                 "," NODE("t", "aten.cos.default", T("split_1", "%s"), T("b", "%s"), "")
+                 "," NODE("u", "aten.neg.default", T("split_2", "%s"), T("c", "%s"), "") "]}",
+                 cases[i].x, cases[i].chunk, cases[i].chunk, cases[i].chunk, cases[i].x, cases[i].chunk,
+                 cases[i].chunk, cases[i].chunk, cases[i].size, cases[i].dim, cases[i].chunk,
+                 cases[i].chunk, cases[i].chunk, cases[i].chunk, cases[i].chunk, cases[i].chunk);
+        Pipeline p = compile_json(g);
+        int slices = 0, want = 0;
+        for (int k = 0; k < 3; k++) {
+            char name[16];
+            snprintf(name, sizeof name, "split_%d", k);
+            const GTensor *t = &p.g->tensors[graph_find_tensor(p.g, name)];
+            if (cases[i].elems[k] < 0) {
+                assert_int_equal(t->alias_of, -1);
+                want++;
+            } else {
+                assert_int_equal(t->alias_of, graph_find_tensor(p.g, "x"));
+                assert_int_equal(t->alias_elem, cases[i].elems[k]);
+                assert_int_equal(t->offset, p.g->tensors[t->alias_of].offset + 2 * cases[i].elems[k]);
+            }
+        }
+        for (int k = 0; k < p.plan->nkernels; k++) slices += strcmp(p.plan->kernels[k].shader, "slice") == 0;
+        assert_int_equal(slices, want);
+        pipeline_free(&p);
+    }
+}
+
 static void test_add_relu_rules(void **state)
 {
     (void)state;
@@ -458,6 +506,7 @@ int main(void)
         cmocka_unit_test(test_layout_inserts_depad),
         cmocka_unit_test(test_conv_activation_patterns),
         cmocka_unit_test(test_partition_hoists_host_work),
+        cmocka_unit_test(test_split_views),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -233,6 +233,30 @@ static void test_split(void **state)
     vc_check_json(ints, "fp16", 0, "slice");
 }
 
+/* split chunks that are contiguous, aligned runs of the input (every dim before the split dim of
+ * size 1) are views starting inside it: no kernel; views of them (view, an order-keeping
+ * permute) start there too, as graph outputs included; dim 0 with uneven chunks. On Vulkan and
+ * on the CPU backend (which borrows the base's data at the chunk's start). */
+static void test_split_views(void **state)
+{
+    (void)state;
+    const char *g =
+        "{\"graph_inputs\":[" VC_T("x", "[1,1,384]") "," VC_T("y", "[6,64]") "],\"graph_outputs\":[" VC_T("o", "[1,1,128]") "," VC_T("p", "[1,4,1,32]") "," VC_T("q", "[1,64]") "," VC_T("z", "[2,64]") "],\"nodes\":["
+        VC_NODE("relu", "aten.relu.default", VC_T("x", "[1,1,384]"), VC_T("r", "[1,1,384]"), "")
+        "," VC_NODE("split", "aten.split.Tensor", VC_T("r", "[1,1,384]"), VC_T("split_0", "[1,1,128]") "," VC_T("split_1", "[1,1,128]") "," VC_T("split_2", "[1,1,128]"), "\"split_size\":128,\"dim\":2")
+        "," VC_NODE("mul", "aten.mul.Tensor", VC_T("split_0", "[1,1,128]") "," VC_T("split_1", "[1,1,128]"), VC_T("o", "[1,1,128]"), "")
+        "," VC_NODE("view", "aten.view.default", VC_T("split_2", "[1,1,128]"), VC_T("v", "[1,1,4,32]"), "\"size\":[1,1,4,32]")
+        "," VC_NODE("permute", "aten.permute.default", VC_T("v", "[1,1,4,32]"), VC_T("p", "[1,4,1,32]"), "\"dims\":[0,2,1,3]")
+        "," VC_NODE("neg", "aten.neg.default", VC_T("y", "[6,64]"), VC_T("ny", "[6,64]"), "")
+        "," VC_NODE("split_1", "aten.split.Tensor", VC_T("ny", "[6,64]"), VC_T("split_1_0", "[4,64]") "," VC_T("split_1_1", "[2,64]"), "\"split_size\":4")
+        "," VC_NODE("sum", "aten.sum.dim_IntList", VC_T("split_1_0", "[4,64]"), VC_T("q", "[1,64]"), "\"dim\":[0],\"keepdim\":true")
+        "," VC_NODE("sin", "aten.sin.default", VC_T("split_1_1", "[2,64]"), VC_T("z", "[2,64]"), "") "]}";
+    for (int t = 0; t < 3; t++) {
+        vc_check_json(g, dts[t], tols[t], "unary");
+        vc_check_json_on(g, dts[t], tols[t], "unary", true);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -241,6 +265,7 @@ int main(void)
         cmocka_unit_test(test_copy),       cmocka_unit_test(test_int_data),
         cmocka_unit_test(test_cast_int),   cmocka_unit_test(test_embedding),
         cmocka_unit_test(test_index_copy), cmocka_unit_test(test_split),
+        cmocka_unit_test(test_split_views),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

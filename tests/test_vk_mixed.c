@@ -80,6 +80,25 @@ static void test_hoisted_host_work(void **state)
     vc_check_json(g, "bf16", VC_TOL_BF16, "where_s");
 }
 
+static void test_split_views_of_host_data(void **state)
+{
+    (void)state;
+    /* a CPU-made tensor (from NPU data, so the split stays on the NPU) split into views (one
+     * token: contiguous chunks): the NPU reads chunks 0 and 2 from the uploaded base at their
+     * offsets, the CPU reads chunk 1 from the host copy at its offset */
+    const char *g =
+        "{\"graph_inputs\":[" T("x", "[1,1,384]") "],\"graph_outputs\":[" T("a", "[1,1,128]") "," T("b", "[1,1,128]") "," T("c", "[1,1,128]") "],\"nodes\":["
+        NODE("neg", "aten.neg.default", T("x", "[1,1,384]"), T("nx", "[1,1,384]"), "")
+        "," NODE("cs", "aten.cumsum.default", T("nx", "[1,1,384]"), T("h", "[1,1,384]"), "\"dim\":2")
+        "," NODE("split", "aten.split.Tensor", T("h", "[1,1,384]"), T("split_0", "[1,1,128]") "," T("split_1", "[1,1,128]") "," T("split_2", "[1,1,128]"), "\"split_size\":128,\"dim\":2")
+        "," NODE("sin", "aten.sin.default", T("split_0", "[1,1,128]"), T("a", "[1,1,128]"), "")
+        "," NODE("cs2", "aten.cumsum.default", T("split_1", "[1,1,128]"), T("b", "[1,1,128]"), "\"dim\":2")
+        "," NODE("cos", "aten.cos.default", T("split_2", "[1,1,128]"), T("c", "[1,1,128]"), "") "]}";
+    vc_check_json(g, "fp32", VC_TOL_F32, "unary");
+    vc_check_json(g, "fp16", VC_TOL_F16, "unary");
+    vc_check_json_on(g, "fp16", VC_TOL_F16, "unary", true);
+}
+
 static void test_softmax_non_last_dim(void **state)
 {
     (void)state;
@@ -111,6 +130,7 @@ int main(void)
         cmocka_unit_test(test_bool_where),
         cmocka_unit_test(test_int_compare_where),
         cmocka_unit_test(test_hoisted_host_work),
+        cmocka_unit_test(test_split_views_of_host_data),
         cmocka_unit_test(test_softmax_non_last_dim),
         cmocka_unit_test(test_five_way_cat),
     };

@@ -62,6 +62,12 @@ static void check_transfers(const Plan *p)
 
 double vc_check_json(const char *json, const char *dtype, double tol, const char *expect_shader)
 {
+    return vc_check_json_on(json, dtype, tol, expect_shader, false);
+}
+
+double vc_check_json_on(const char *json, const char *dtype, double tol, const char *expect_shader,
+                        bool cpu_backend)
+{
     DiagList d = {0};
     Graph *g0 = read_graph(json), *g1 = read_graph(json);
     if (!g0 || !g1) fail_msg("the test graph does not import");
@@ -91,7 +97,11 @@ double vc_check_json(const char *json, const char *dtype, double tol, const char
     vo.poison = true;
     vo.no_cache = true;
     Backend *be = NULL;
-    if (vk_backend_create(&vo, &be, &d) != ST_OK) fail_with(&d, "no Vulkan device (is lavapipe installed?)");
+    if (cpu_backend) {
+        if (cpu_backend_create(pipe.g, &be) != ST_OK) fail_msg("no CPU backend");
+    } else if (vk_backend_create(&vo, &be, &d) != ST_OK) {
+        fail_with(&d, "no Vulkan device (is lavapipe installed?)");
+    }
     Exec x;
     if (exec_open(&x, p, pipe.g, &b, be, &d) != ST_OK) fail_with(&d, "prepare failed");
     if (exec_run(&x, false, &d) != ST_OK) fail_with(&d, "run failed");
@@ -112,7 +122,7 @@ double vc_check_json(const char *json, const char *dtype, double tol, const char
         }
         htensor_free(&got);
     }
-    int verr = vk_backend_validation_errors(be);
+    int verr = cpu_backend ? 0 : vk_backend_validation_errors(be);
     exec_close(&x);
     be->ops->destroy(be);
     pipeline_free(&pipe);
