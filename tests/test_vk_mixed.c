@@ -1,9 +1,10 @@
 /* run_tests: foreign-leaks-ok (lavapipe leaks inside itself; see test_vk_core.c)
  * Mixed execution: NPU partitions on Vulkan, the rest on the CPU reference, transfers at the
  * boundaries (integers and bools stay exact, floats cast to and from the storage dtype), against
- * the CPU-only run of the same graph. Ops the NPU lacks (cumsum, integer comparisons), ops it
- * lacks for these attributes (softmax over a non-last dim, a five-way cat), and chains that
- * cross the boundary several times. */
+ * the CPU-only run of the same graph. Ops the NPU lacks (cumsum, integer comparisons feeding a
+ * where), ops it lacks for these attributes (softmax over a non-last dim, a five-way cat, a
+ * dilated max_pool2d), chains that cross the boundary several times, host-only work hoisted
+ * ahead of the NPU work, and split chunks viewed inside a CPU-made tensor. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -111,6 +112,21 @@ static void test_softmax_non_last_dim(void **state)
     vc_check_json(g, "fp32", VC_TOL_F32, "unary");
 }
 
+static void test_dilated_pool(void **state)
+{
+    (void)state;
+    /* max_pool2d with dilation stays on the CPU (attributes, not the op name); a plain one and
+     * the elementwise ops around it run on the NPU */
+    const char *g =
+        "{\"graph_inputs\":[" T("x", "[2,5,13,11]") "],\"graph_outputs\":[" T("o", "[2,5,4,3]") "],\"nodes\":["
+        NODE("a", "aten.abs.default", T("x", "[2,5,13,11]"), T("a", "[2,5,13,11]"), "")
+        "," NODE("p", "aten.max_pool2d.default", T("a", "[2,5,13,11]"), T("p", "[2,5,9,7]"), "\"kernel_size\":[3,3],\"stride\":[1,1],\"dilation\":[2,2]")
+        "," NODE("s", "aten.sigmoid.default", T("p", "[2,5,9,7]"), T("s", "[2,5,9,7]"), "")
+        "," NODE("q", "aten.max_pool2d.default", T("s", "[2,5,9,7]"), T("o", "[2,5,4,3]"), "\"kernel_size\":[2,2],\"stride\":[2,2]") "]}";
+    vc_check_json(g, "fp32", VC_TOL_F32, "pool2d");
+    vc_check_json(g, "fp16", VC_TOL_F16, "pool2d");
+}
+
 static void test_five_way_cat(void **state)
 {
     (void)state;
@@ -133,6 +149,7 @@ int main(void)
         cmocka_unit_test(test_split_views_of_host_data),
         cmocka_unit_test(test_softmax_non_last_dim),
         cmocka_unit_test(test_five_way_cat),
+        cmocka_unit_test(test_dilated_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
