@@ -2,7 +2,11 @@
  * warm-ups), the CPU reference's time for the same IR nodes, speedup, and the error of each
  * kernel's output against the reference tensor; totals. Formats: table, json (one object per
  * line, schema npu-explore/profile/1), csv. --save FILE keeps the JSON lines; --baseline FILE
- * shows per-kernel deltas against such a file, matched by the kernel's output tensor. */
+ * shows per-kernel deltas against such a file, matched by the kernel's output tensor.
+ * A mixed plan's transfers between partitions are rows of their own, before the first kernel of
+ * the partition that needs them: table `xN` rows (direction, tensor, cast/depad, host time,
+ * bytes on the device side), json "kind":"transfer" lines, csv rows with kernel "transfer",
+ * target the direction and fusion the cast; the totals count them apart ("transfers"). */
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +28,13 @@ static void fused_from(const PlanKernel *k, char *buf, size_t n)
         used += (size_t)w;
     }
     if (used >= n - 1 && n > 4) strcpy(buf + n - 4, "...");
+}
+
+/* A name cut to the table's 24-column "fused from" field as fused_from cuts it. */
+static void fused_name(const char *s, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", s);
+    if (strlen(s) >= n && n > 4) strcpy(buf + n - 4, "...");
 }
 
 static const char *out_name(const Plan *p, const PlanKernel *k)
@@ -88,12 +99,39 @@ static Status load_baseline(const char *path, Baseline *b, DiagList *d)
     return st;
 }
 
+/* The transfers that run before kernel k (at the start of its partition): [*lo, *hi) of pr->x. */
+static void xfers_before(const Plan *p, const Profile *pr, int k, int *lo, int *hi)
+{
+    *lo = *hi = 0;
+    for (int i = 0; i < pr->nxfers; i++) {
+        if (p->parts[pr->x[i].part].first_kernel != k) continue;
+        if (*hi == *lo) *lo = i;
+        *hi = i + 1;
+    }
+}
+
+static void print_json_xfer(FILE *f, const Plan *p, const Profile *pr, int i)
+{
+    PlanTransfer x = plan_transfer(p, pr->x[i].part, pr->x[i].j);
+    fprintf(f,
+            "{\"schema\":\"npu-explore/profile/1\",\"kind\":\"transfer\",\"index\":%d,"
+            "\"partition\":%d,\"tensor\":\"%s\",\"direction\":\"%s\",\"from\":\"%s\","
+            "\"to\":\"%s\",\"layout\":\"%s\",\"bytes\":%lld,\"us\":%.3f,\"min_us\":%.3f,"
+            "\"max_us\":%.3f}\n",
+            i, pr->x[i].part, p->tensors[x.tensor].name, x.to_cpu ? "npu->cpu" : "cpu->npu",
+            dtype_short(x.from), dtype_short(x.to), x.relayout ? (x.to_cpu ? "depad" : "pad") : "same",
+            (long long)x.device_bytes, pr->x[i].med, pr->x[i].min, pr->x[i].max);
+}
+
 static void print_json(FILE *f, const Plan *p, const Profile *pr, const char *dev,
                        const char *dtype)
 {
     char from[512];
     for (int k = 0; k < p->nkernels; k++) {
         const PlanKernel *kn = &p->kernels[k];
+        int lo, hi;
+        xfers_before(p, pr, k, &lo, &hi);
+        for (int i = lo; i < hi; i++) print_json_xfer(f, p, pr, i);
         const ProfKernel *pk = &pr->k[k];
         fused_from(kn, from, sizeof from);
         fprintf(f,
@@ -112,11 +150,12 @@ static void print_json(FILE *f, const Plan *p, const Profile *pr, const char *de
             "\"device\":\"%s\",\"dtype\":\"%s\",\"iters\":%d,\"kernels\":%d,\"dispatches\":%d,"
             "\"levels\":%d,\"barriers\":%d,"
             "\"gpu_sum_us\":%.3f,\"gpu_step_us\":%.3f,\"wall_us\":%.3f,\"upload_us\":%.3f,"
-            "\"submit_us\":%.3f,\"cpu_ref_us\":%.3f,\"device_bytes\":%lld}\n",
+            "\"submit_us\":%.3f,\"cpu_ref_us\":%.3f,\"device_bytes\":%lld,"
+            "\"cpu_partition_us\":%.3f,\"transfers\":%d,\"transfer_us\":%.3f}\n",
             p->model_name ? p->model_name : "", dev, dtype, pr->iters, p->nkernels,
             pr->dispatches, p->nlevels, plan_barriers_total(p), pr->gpu_sum_us, pr->gpu_step_us,
             pr->wall_med_us, pr->upload_us, pr->submit_us, pr->cpu_ref_us,
-            (long long)pr->device_bytes);
+            (long long)pr->device_bytes, pr->cpu_part_us, pr->nxfers, pr->xfer_sum_us);
 }
 
 static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *dev,
@@ -135,6 +174,22 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
     for (int k = 0; k < p->nkernels; k++) {
         const PlanKernel *kn = &p->kernels[k];
         const ProfKernel *pk = &pr->k[k];
+        int lo, hi;
+        xfers_before(p, pr, k, &lo, &hi);
+        for (int i = lo; i < hi; i++) {
+            PlanTransfer x = plan_transfer(p, pr->x[i].part, pr->x[i].j);
+            const char *dir = x.to_cpu ? "npu->cpu" : "cpu->npu";
+            char what[96], name[40];
+            plan_transfer_text(p, &x, what, sizeof what);
+            fused_name(p->tensors[x.tensor].name, name, sizeof name);
+            if (csv)
+                fprintf(f, "x%d,transfer,%s,%s,%s,%.3f,%.3f,%.3f,-1,0,-1,-1,-\n", i, dir, what,
+                        p->tensors[x.tensor].name, pr->x[i].med, pr->x[i].min, pr->x[i].max);
+            else
+                fprintf(f, "x%-3d %-16s %-24s %9.2f %9.2f %9s %8s %9s  %-8s  %lld B %s\n", i, dir,
+                        name, pr->x[i].med, pr->x[i].max - pr->x[i].min, "-", "-", "-", "-",
+                        (long long)x.device_bytes, what);
+        }
         fused_from(kn, from, sizeof from);
         double sp = pk->gpu_med > 0 ? pk->cpu_us / pk->gpu_med : 0;
         const char *verdict = !pk->has_err ? "-" : pk->ok ? "ok" : "MISMATCH";
@@ -171,6 +226,9 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
     if (pr->gpu_step_us >= 0)
         fprintf(f, "per run: inputs upload %.1f us, submit + wait %.1f us (gpu step %.1f us)\n",
                 pr->upload_us, pr->submit_us, pr->gpu_step_us);
+    if (p->nkernels > pr->dispatches || pr->nxfers)
+        fprintf(f, "mixed: %d cpu-partition kernels %.1f us, transfers: %d, %.1f us\n",
+                p->nkernels - pr->dispatches, pr->cpu_part_us, pr->nxfers, pr->xfer_sum_us);
     if (pr->worst_kernel >= 0)
         fprintf(f, "worst error: kernel %d (%s) rel_l2 %.3e\n", pr->worst_kernel,
                 p->kernels[pr->worst_kernel].shader, pr->k[pr->worst_kernel].err.rel_l2);

@@ -19,7 +19,7 @@ typedef struct Session {
     Model model;        /* imported graph + bound weights, inputs, reference */
     Pipeline pipe;      /* snapshots of the current compile */
     int cursor;         /* pass index shown (pass goto/next/prev) */
-    char *off[SESSION_MAX_OFF]; /* fusion switches: ids or pattern names turned off */
+    char *off[SESSION_MAX_OFF]; /* fusion switch rules in order: ID/PATTERN/all off, "+ID" on */
     int noff;
     RefRun last;        /* last run on the CPU backend (reference of the compiled graph) */
     HTensor *dev;       /* last run on Vulkan: [pipe.g->ntensors], graph outputs filled */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "../compiler/describe.h"
 #include "../compiler/dump.h"
+#include "../compiler/fusion.h"
 #include "../compiler/npubin.h"
 #include "../viz/viz.h"
 #include "commands.h"
@@ -177,6 +178,46 @@ static Status c_fusion_list(Session *s, int argc, char **argv, DiagList *d)
     return ST_OK;
 }
 
+/* Drops every switch rule equal to sel or "+sel". */
+static void drop_rule(Session *s, const char *sel)
+{
+    for (int i = 0; i < s->noff; i++) {
+        const char *r = s->off[i] + (s->off[i][0] == '+');
+        if (strcmp(r, sel) != 0) continue;
+        free(s->off[i]);
+        memmove(&s->off[i], &s->off[i + 1], sizeof s->off[0] * (size_t)(s->noff - i - 1));
+        s->noff--;
+        i--;
+    }
+}
+
+/* The switches are rules applied in order, the last one selecting an instance deciding
+ * (compiler/pass_fuse.c): `off SEL` appends SEL; `on SEL` appends "+SEL" when an earlier rule
+ * still switches off an instance SEL selects (`off all` then `on F3`); `on all` clears them. */
+static Status add_switch(Session *s, const Graph *g, const char *sel, bool on, DiagList *d)
+{
+    drop_rule(s, sel);
+    if (on && strcmp(sel, "all") == 0) {
+        for (int i = 0; i < s->noff; i++) free(s->off[i]);
+        s->noff = 0;
+        return ST_OK;
+    }
+    bool needed = !on;
+    for (int i = 0; i < g->nfusions && !needed; i++) {
+        if (!fuse_selected(sel, &g->fusions[i])) continue;
+        for (int k = 0; k < s->noff && !needed; k++)
+            needed = s->off[k][0] != '+' && fuse_selected(s->off[k], &g->fusions[i]);
+    }
+    if (!needed) return ST_OK;
+    if (s->noff == SESSION_MAX_OFF) return diag_error(d, NULL, NULL, NULL, "too many fusion switches");
+    char rule[256];
+    snprintf(rule, sizeof rule, "%s%s", on ? "+" : "", sel);
+    s->off[s->noff] = session_dup(rule);
+    if (!s->off[s->noff]) return ST_NOMEM;
+    s->noff++;
+    return ST_OK;
+}
+
 static Status set_fusion(Session *s, int argc, char **argv, bool on, DiagList *d)
 {
     Status st = need(argc, 1, on ? "fusion on ID|PATTERN|all" : "fusion off ID|PATTERN|all", d);
@@ -188,21 +229,8 @@ static Status set_fusion(Session *s, int argc, char **argv, bool on, DiagList *d
             known = strcmp(g->fusions[i].id, argv[a]) == 0 ||
                     strncmp(g->fusions[i].pattern, argv[a], strlen(argv[a])) == 0;
         if (!known) return diag_error(d, NULL, NULL, NULL, "no fusion instance or pattern '%s'", argv[a]);
-        if (on) {
-            if (strcmp(argv[a], "all") == 0) {
-                for (int i = 0; i < s->noff; i++) free(s->off[i]);
-                s->noff = 0;
-            }
-            for (int i = 0; i < s->noff; i++)
-                if (strcmp(s->off[i], argv[a]) == 0) {
-                    free(s->off[i]);
-                    s->off[i--] = s->off[--s->noff];
-                }
-        } else if (s->noff < SESSION_MAX_OFF) {
-            s->off[s->noff] = session_dup(argv[a]);
-            if (!s->off[s->noff]) return ST_NOMEM;
-            s->noff++;
-        }
+        st = add_switch(s, g, argv[a], on, d);
+        if (st != ST_OK) return st;
     }
     st = session_compile(s, d);
     if (st == ST_OK && !s->json) {

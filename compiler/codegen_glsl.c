@@ -115,7 +115,7 @@ static const char *func_of(CgOp op)
     case CG_SILU: return "npu_silu";
     case CG_HARDSWISH: return "npu_hardswish";
     case CG_HARDSIGMOID: return "npu_hardsigmoid";
-    case CG_CLAMP: return "clampn";
+    case CG_CLAMP: return "npu_clamp";
     case CG_POW: return "npu_pow";
     case CG_DIV_FLOOR: return "div_floor";
     case CG_MIN: return "min";

@@ -123,13 +123,21 @@ void describe_text(FILE *f, const Plan *p)
         const PlanPart *pp = &p->parts[i];
         fprintf(f, "  partition p%d %s: kernels %d..%d", i, target_name(pp->target),
                 pp->first_kernel, pp->first_kernel + pp->nkernels - 1);
-        if (pp->nin) {
-            fprintf(f, "  transfers in:");
-            for (int j = 0; j < pp->nin && j < 8; j++)
-                fprintf(f, " %s", p->tensors[pp->in[j]].name);
-            if (pp->nin > 8) fprintf(f, " (+%d)", pp->nin - 8);
-        }
         fprintf(f, "\n");
+        for (int j = 0; j < pp->nin; j++) {
+            PlanTransfer x = plan_transfer(p, i, j);
+            const PlanTensor *t = &p->tensors[x.tensor];
+            char what[96];
+            fprintf(f, "    transfer %s %s %s ", x.to_cpu ? "npu->cpu" : "cpu->npu", t->name,
+                    plan_transfer_text(p, &x, what, sizeof what));
+            shape(f, x.relayout && x.to_cpu ? t->pshape : t->shape, t->rank);
+            if (x.relayout) {
+                fprintf(f, "->");
+                shape(f, x.to_cpu ? t->shape : t->pshape, t->rank);
+            }
+            human_bytes(b1, sizeof b1, x.device_bytes);
+            fprintf(f, " %s\n", b1);
+        }
     }
     fprintf(f, "%-5s %-4s %-16s %-6s %-44s %-14s %s\n", "#", "on", "shader", "level",
             "inputs -> outputs", "grid", "fusion");
@@ -251,6 +259,15 @@ void describe_json(FILE *f, const Plan *p)
         fprintf(f, "%s{\"target\":\"%s\",\"first_kernel\":%d,\"kernels\":%d,\"transfers_in\":[",
                 i ? "," : "", target_name(pp->target), pp->first_kernel, pp->nkernels);
         for (int j = 0; j < pp->nin; j++) fprintf(f, j ? ",%d" : "%d", pp->in[j]);
+        fprintf(f, "],\"transfers\":[");
+        for (int j = 0; j < pp->nin; j++) {
+            PlanTransfer x = plan_transfer(p, i, j);
+            fprintf(f, "%s{\"tensor\":%d,\"direction\":\"%s\",\"from\":\"%s\",\"to\":\"%s\","
+                       "\"layout\":\"%s\",\"bytes\":%lld}",
+                    j ? "," : "", x.tensor, x.to_cpu ? "npu->cpu" : "cpu->npu", dtype_short(x.from),
+                    dtype_short(x.to), x.relayout ? (x.to_cpu ? "depad" : "pad") : "same",
+                    (long long)x.device_bytes);
+        }
         fprintf(f, "]}");
     }
     fprintf(f, "],\n\"kernels\":[");

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/half.h"
+
 /* The unique consumer of tensor t, or -1 (several consumers, or a graph output). */
 static int only_consumer(const Graph *g, int t)
 {
@@ -51,7 +53,39 @@ static bool is_plain_binary(const Node *n)
     return n->nin == 2 && attr_float(n, "alpha", 1.0) == 1.0;
 }
 
-/* conv2d (+ residual add) (+ relu) */
+/* Is v exactly a half-precision value? (hardtanh's bounds travel to the conv epilogue as two
+ * halves of one push word: lower_conv2d.c) */
+static bool half_exact(double v)
+{
+    return (double)f16_to_f32(f32_to_f16((float)v)) == v;
+}
+
+/* The activation the conv epilogue applies after the (conv + add) output t: relu, relu6 (also
+ * hardtanh(0, 6) as exported), hardtanh with half-exact bounds, hardswish, hardsigmoid. Its
+ * variant index (1..5) and node, or 0. */
+static int conv_act(const Graph *g, int t, const bool *taken, int *node, const char **why)
+{
+    int c = only_consumer(g, t);
+    if (c < 0 || !usable(g, c, taken)) return 0;
+    const Node *n = &g->nodes[c];
+    int v = 0;
+    if (n->op == OP_RELU) v = 1;
+    if (n->op == OP_RELU6) v = 2;
+    if (n->op == OP_HARDSWISH) v = 4;
+    if (n->op == OP_HARDSIGMOID) v = 5;
+    if (n->op == OP_HARDTANH) {
+        double lo = attr_float(n, "min_val", -1.0), hi = attr_float(n, "max_val", 1.0);
+        if (!half_exact(lo) || !half_exact(hi)) {
+            *why = "hardtanh bounds are not exact in half precision (the conv epilogue's push word)";
+            return 0;
+        }
+        v = lo == 0.0 && hi == 6.0 ? 2 : 3;
+    }
+    if (v) *node = c;
+    return v;
+}
+
+/* conv2d (+ residual add) (+ relu | relu6 | hardtanh | hardswish | hardsigmoid) */
 static bool match_conv(const Graph *g, int node, const bool *taken, FuseMatch *m,
                        const char **why)
 {
@@ -71,14 +105,22 @@ static bool match_conv(const Graph *g, int node, const bool *taken, FuseMatch *m
     } else {
         a = -1;
     }
-    int r = next_op(g, out, OP_RELU, taken);
-    if (r >= 0) add(m, r);
+    static const char *variants[6][2] = {{NULL, "conv_add"},
+                                         {"conv_relu", "conv_add_relu"},
+                                         {"conv_relu6", "conv_add_relu6"},
+                                         {"conv_hardtanh", "conv_add_hardtanh"},
+                                         {"conv_hardswish", "conv_add_hardswish"},
+                                         {"conv_hardsigmoid", "conv_add_hardsigmoid"}};
+    const char *act_why = NULL;
+    int r = -1, act = conv_act(g, out, taken, &r, &act_why);
+    if (act) add(m, r);
     if (m->n == 1) {
-        *why = g->tensors[conv->out[0]].nconsumers > 1 ? "conv output has several consumers"
-                                                       : NULL;
+        *why = act_why                                            ? act_why
+               : g->tensors[conv->out[0]].nconsumers > 1 ? "conv output has several consumers"
+                                                                  : NULL;
         return false;
     }
-    m->variant = a >= 0 ? (r >= 0 ? "conv_add_relu" : "conv_add") : "conv_relu";
+    m->variant = variants[act][a >= 0];
     return true;
 }
 
@@ -472,7 +514,7 @@ static bool match_linear_add(const Graph *g, int node, const bool *taken, FuseMa
 }
 
 const FusePattern fuse_patterns[] = {
-    {"conv", OP_CONV2D, match_conv, "conv2d(+bias)(+residual add)(+relu)"},
+    {"conv", OP_CONV2D, match_conv, "conv2d(+bias)(+residual add)(+relu|relu6|hardtanh|hardswish|hardsigmoid)"},
     {"add_relu", OP_ADD, match_add_relu, "add then relu"},
     {"rmsnorm", OP_POW, match_rmsnorm, "pow, mean, add eps, rsqrt, mul x, mul weight"},
     {"silu_mul", OP_SILU, match_silu_mul, "silu(gate) * up (gated MLP), either node order"},

@@ -119,6 +119,7 @@ typedef struct Node {
     int slot;        /* plan-memory: the step of the kernel order this node's kernel runs in
                       * (compiler/schedule.h), -1 when it runs none */
     const char *why_cpu; /* partition: why this node cannot run on the NPU */
+    bool adopted;        /* fuse-elementwise took it from the CPU: only generated kernels run it */
 } Node;
 
 typedef struct Graph {

@@ -163,6 +163,19 @@ static Status resolve_input(Reader *r, const char *node, struct json_object *rec
     if (st != ST_OK) return st;
     Graph *g = r->g;
     int t = graph_find_tensor(g, name);
+    /* a multi-output producer's outputs are told apart by name; producer_output_idx, when
+     * given, must agree with the position the name has among the producer's outputs */
+    const char *pn = get_str(rec, "producer_node");
+    struct json_object *pi = get(rec, "producer_output_idx");
+    if (t >= 0 && pn && pi && json_object_is_type(pi, json_type_int) && g->tensors[t].producer >= 0) {
+        const GTensor *x = &g->tensors[t];
+        const Node *p = &g->nodes[x->producer];
+        int64_t idx = json_object_get_int64(pi);
+        if (strcmp(p->name, pn) != 0 || idx != x->producer_out)
+            return diag_error(r->d, r->path, node, name,
+                              "is output %d of node '%s', but the record says output %lld of '%s'",
+                              x->producer_out, p->name, (long long)idx, pn);
+    }
     if (t >= 0) {
         if (!same_shape(&g->tensors[t], rank, shape)) {
             char a[128], b[128];
@@ -223,7 +236,13 @@ static Status resolve_input(Reader *r, const char *node, struct json_object *rec
         return ST_OK;
     }
     const char *prod = get_str(rec, "producer_node");
-    if (prod && graph_find_node(g, prod) < 0 && strcmp(prod, name) != 0)
+    int pk = prod ? graph_find_node(g, prod) : -1;
+    if (pk >= 0 && pi && json_object_is_type(pi, json_type_int))
+        return diag_error(r->d, r->path, node, name,
+                          "names output %lld of node '%s', which has %d output%s and none of "
+                          "this name", (long long)json_object_get_int64(pi), prod,
+                          g->nodes[pk].nout, g->nodes[pk].nout == 1 ? "" : "s");
+    if (prod && pk < 0 && strcmp(prod, name) != 0)
         return diag_error(r->d, r->path, node, name,
                           "consumes a tensor of node '%s', which does not come before it "
                           "(unknown node, or the graph has a cycle or is out of order)",

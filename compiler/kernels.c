@@ -30,6 +30,8 @@ static const struct {
     {"binary_s", lower_binary},
     {"add_relu", lower_binary},
     {"silu_mul", lower_binary},
+    {"where", lower_where},
+    {"where_s", lower_where},
     {"reduce", lower_reduce},
     {"softmax", lower_softmax},
     {"masked_softmax", lower_softmax},

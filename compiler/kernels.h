@@ -78,6 +78,12 @@ PlanKernel *kc_append(const KernelCtx *c, const PlanKernel *k, const char *shade
 /* Replaces k's bindings by args[0..nargs) (the first nin inputs), in the plan's arena: for a
  * family that binds more tensors than the graph gives it (a scratch tensor). */
 Status kc_set_args(const KernelCtx *c, PlanKernel *k, const int *args, int nin, int nargs);
+/* Reads a numeric attribute as the CPU reference does: a number, a bool, or "inf"/"-inf"/"nan"
+ * (lower_binary.c). */
+bool kc_scalar_attr(const Node *n, const char *key, double *v);
+/* Strides of t viewed in out's shape (right-aligned, physical strides, 0 on broadcast dims), as
+ * 6 dims with leading dims of size 1; false if t does not broadcast to out (lower_binary.c). */
+bool kc_bcast_strides6(const PlanTensor *t, const PlanTensor *out, int64_t st[6]);
 /* An error naming the kernel's anchor node. */
 Status kc_error(const KernelCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -88,6 +94,7 @@ Status lower_embedding(const KernelCtx *c, PlanKernel *k);
 Status lower_index_copy(const KernelCtx *c, PlanKernel *k);
 Status lower_unary(const KernelCtx *c, PlanKernel *k);
 Status lower_binary(const KernelCtx *c, PlanKernel *k);     /* binary, add_relu, silu_mul */
+Status lower_where(const KernelCtx *c, PlanKernel *k);      /* where, where_s (masked_fill) */
 Status lower_reduce(const KernelCtx *c, PlanKernel *k);
 Status lower_softmax(const KernelCtx *c, PlanKernel *k);    /* softmax, log_softmax, masked_softmax */
 Status lower_norm(const KernelCtx *c, PlanKernel *k);       /* rmsnorm, layernorm, batchnorm */

@@ -14,10 +14,12 @@ static const char *fusion_shader(const char *pattern)
     return pattern; /* add_relu, rmsnorm, silu_mul, masked_softmax, rope, decode_attention */
 }
 
+/* Device storage: floats in the compute dtype, bools too (0/1, so comparisons, where and masks
+ * read them as floats), other integers as int32. */
 static DType storage_of(const CompileOptions *o, DType dt)
 {
-    if (dtype_is_float(dt)) return o->compute;
-    return dt == DT_BOOL ? DT_U8 : DT_I32;
+    if (dtype_is_float(dt) || dt == DT_BOOL) return o->compute;
+    return DT_I32;
 }
 
 /* Plan tensor id of graph tensor t (-1 for tensors living only inside a fused kernel). */
@@ -79,7 +81,24 @@ static int tensor_cap(const Graph *g)
 
 static int kernel_cap(const Graph *g)
 {
-    return g->nnodes + g->nfusions + 2;
+    int extra = 0; /* an NPU split has a kernel per chunk */
+    for (int i = 0; i < g->nnodes; i++)
+        if (g->nodes[i].op == OP_SPLIT && g->nodes[i].nout > 1) extra += g->nodes[i].nout - 1;
+    return g->nnodes + g->nfusions + extra + 2;
+}
+
+/* A CPU kernel runs its whole node: every output of a multi-output node (split) is bound, in
+ * node order, after the inputs. */
+static Status bind_all_outputs(Lowering *L, PlanKernel *k, const Node *n)
+{
+    if (n->nout <= 1) return ST_OK;
+    int *a = arena_alloc(&L->p->arena, sizeof(int) * (size_t)(k->nin + n->nout + 1));
+    if (!a) return ST_NOMEM;
+    memcpy(a, k->args, sizeof(int) * (size_t)k->nin);
+    for (int i = 0; i < n->nout; i++) a[k->nin + i] = plan_tensor(L, n->out[i]);
+    k->args = a;
+    k->nargs = k->nin + n->nout;
+    return ST_OK;
 }
 
 static Status build_tensors(Lowering *L, const CompileOptions *o)
@@ -201,6 +220,16 @@ static Status build_kernels(Lowering *L, DiagList *d)
         if (n->place == PLACE_CPU) {
             int out = n->nout ? n->out[0] : -1;
             st = add_kernel(L, n, i, -1, n->in, n->nin, out, KT_CPU, op_short_name(n->op), &i, 1);
+            if (st == ST_OK) st = bind_all_outputs(L, &p->kernels[p->nkernels - 1], n);
+        } else if (n->op == OP_SPLIT) {
+            /* one slice-like kernel per chunk that is read and not a view (pass_views.c) */
+            for (int o = 0; o < n->nout && st == ST_OK; o++) {
+                const GTensor *t = &g->tensors[n->out[o]];
+                if ((t->nconsumers == 0 && !t->is_output) || t->alias_of >= 0) continue;
+                st = add_kernel(L, n, i, -1, n->in, n->nin, n->out[o], KT_NPU,
+                                op_info[n->op].shader, &i, 1);
+                if (st == ST_OK) st = lower_last(L, n, NULL, d);
+            }
         } else if (n->fusion >= 0 && g->fusions[n->fusion].enabled) {
             const Fusion *fu = &g->fusions[n->fusion];
             int ins[64];
@@ -215,7 +244,8 @@ static Status build_kernels(Lowering *L, DiagList *d)
             /* no hand-written kernel: a member of a switched-off generated group (where, a
              * comparison, a source the group took from the CPU) runs as its own generated one
              * (graph_kernel_node lets only those through) */
-            const char *stem = op_info[n->op].shader ? op_info[n->op].shader : "elementwise";
+            const char *stem = op_info[n->op].shader && !n->adopted ? op_info[n->op].shader
+                                                                    : "elementwise";
             int out = n->nout ? n->out[0] : -1;
             st = add_kernel(L, n, i, -1, n->in, n->nin, out, KT_NPU, stem, &i, 1);
             if (st == ST_OK) st = lower_last(L, n, NULL, d);
@@ -253,22 +283,35 @@ static Status build_parts(Lowering *L)
             if (p->tensors[t].alias_of >= 0) part_of[plan_base(p, t)] = kn->part;
         }
     }
-    /* transfers: inputs produced by another partition (graph inputs and weights excluded) */
+    /* transfers: what a kernel reads whose storage a partition of the other target wrote
+     * (graph inputs and weights are bound on both sides), once per direction: a CPU partition
+     * reads the NPU tensor from the device, an NPU partition gets the CPU tensor's storage (the
+     * base a view aliases) uploaded; later partitions of the same target reuse the copy */
+    char *moved = calloc((size_t)p->ntensors + 1, 1);
+    if (!moved) {
+        free(part_of);
+        return ST_NOMEM;
+    }
     for (int pi = 0; pi < p->nparts; pi++) {
         PlanPart *pp = &p->parts[pi];
         pp->in = arena_alloc(&p->arena, sizeof(int) * (size_t)(p->ntensors + 1));
         if (!pp->in) break;
+        char bit = pp->target == KT_CPU ? 1 : 2;
         for (int k = pp->first_kernel; k < pp->first_kernel + pp->nkernels; k++) {
             const PlanKernel *kn = &p->kernels[k];
             for (int a = 0; a < kn->nin; a++) {
                 int t = kn->args[a];
-                if (t < 0 || part_of[t] < 0 || part_of[t] == pi) continue;
-                bool dup = false;
-                for (int j = 0; j < pp->nin; j++) dup |= pp->in[j] == t;
-                if (!dup) pp->in[pp->nin++] = t;
+                if (t < 0) continue;
+                int b = plan_base(p, t), src = part_of[b];
+                if (src < 0 || p->parts[src].target == pp->target) continue;
+                int x = pp->target == KT_CPU ? t : b;
+                if (moved[x] & bit) continue;
+                moved[x] |= bit;
+                pp->in[pp->nin++] = x;
             }
         }
     }
+    free(moved);
     free(part_of);
     return ST_OK;
 }

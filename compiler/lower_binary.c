@@ -1,5 +1,6 @@
 /* binary: out = a OP b elementwise with NumPy broadcasting (add, sub, rsub, mul, div with its
- * rounding modes, pow), and the fused add_relu (relu after the add) and silu_mul (silu of one
+ * rounding modes, pow; comparisons eq/ne/lt/le/gt/ge and logical and/or/not with a bool result
+ * stored as 0/1 in the compute dtype, which is how bool tensors live on the NPU), and the fused add_relu (relu after the add) and silu_mul (silu of one
  * operand times the other). Computed over the logical output shape; every operand is addressed
  * with its own physical strides (0 on broadcast dims), so channel-padded operands work too.
  *
@@ -23,6 +24,14 @@ enum {
     BN_DIV_TRUNC = 6,
     BN_DIV_FLOOR = 7,
     BN_POW = 8,
+    BN_EQ = 9, /* comparisons and logical ops: bool out, 0/1 in the compute dtype's storage */
+    BN_NE = 10,
+    BN_LT = 11,
+    BN_LE = 12,
+    BN_GT = 13,
+    BN_GE = 14,
+    BN_AND = 15,
+    BN_OR = 16,
 };
 /* Flag bits on top of the code. */
 enum {
@@ -35,8 +44,7 @@ enum {
 #define BIN_DIMS 6
 #define BIN_WG 256
 
-/* Reads a scalar attribute as cpu_eltwise.c does: a number, a bool, or "inf"/"-inf"/"nan". */
-static bool scalar_attr(const Node *n, const char *key, double *v)
+bool kc_scalar_attr(const Node *n, const char *key, double *v)
 {
     const Attr *a = node_attr(n, key);
     if (!a) return false;
@@ -62,9 +70,7 @@ static bool scalar_attr(const Node *n, const char *key, double *v)
     return false;
 }
 
-/* Strides of t viewed in out's shape (right-aligned, 0 on broadcast dims), as 6 dims with leading
- * dims of size 1. False if t does not broadcast to out. */
-static bool bcast_strides6(const PlanTensor *t, const PlanTensor *out, int64_t st[BIN_DIMS])
+bool kc_bcast_strides6(const PlanTensor *t, const PlanTensor *out, int64_t st[6])
 {
     int64_t phys[NPU_MAX_RANK];
     kc_strides(t, phys);
@@ -105,6 +111,23 @@ static uint32_t op_code(const KernelCtx *c, const Node *n, Status *st)
         return BN_MUL;
     case OP_POW:
         return BN_POW;
+    case OP_EQ:
+    case OP_LOGICAL_NOT: /* x == 0 (the scalar operand is 0) */
+        return BN_EQ;
+    case OP_NE:
+        return BN_NE;
+    case OP_LT:
+        return BN_LT;
+    case OP_LE:
+        return BN_LE;
+    case OP_GT:
+        return BN_GT;
+    case OP_GE:
+        return BN_GE;
+    case OP_LOGICAL_AND:
+        return BN_AND;
+    case OP_LOGICAL_OR:
+        return BN_OR;
     case OP_DIV: {
         if (!attr_present(n, "rounding_mode")) return BN_DIV;
         const char *rm = attr_str(n, "rounding_mode", "");
@@ -155,20 +178,23 @@ Status lower_binary(const KernelCtx *c, PlanKernel *k)
 
     const PlanTensor *out = kc_out(k, c->p);
     if (out->rank > BIN_DIMS) return kc_error(c, "binary kernel: rank %d above 6", out->rank);
+    /* bools live in the compute dtype's storage as 0/1: floats to the kernel */
     for (int i = 0; i < k->nargs; i++)
-        if (!dtype_is_float(kc_arg(k, c->p, i)->dtype))
-            return kc_error(c, "binary kernel: tensor %s is not floating point",
+        if (!dtype_is_float(kc_arg(k, c->p, i)->dtype) && kc_arg(k, c->p, i)->dtype != DT_BOOL)
+            return kc_error(c, "binary kernel: tensor %s is not floating point or bool",
                             kc_arg(k, c->p, i)->name);
 
     double alpha = 1.0, scalar = 0.0;
-    if (attr_present(n, "alpha") && !scalar_attr(n, "alpha", &alpha))
+    if (attr_present(n, "alpha") && !kc_scalar_attr(n, "alpha", &alpha))
         return kc_error(c, "attribute `alpha` is not a number");
     /* One kernel input: a scalar operand (a single node with one input), or an operand shared by
      * both sides (a fused group lists it once). */
     bool one = k->nin == 1;
-    if (one && n->nin == 1) {
+    if (one && n->op == OP_LOGICAL_NOT) {
+        scalar = 0.0;
+    } else if (one && n->nin == 1) {
         const char *key = n->op == OP_POW ? "exponent" : "other";
-        if (!scalar_attr(n, key, &scalar))
+        if (!kc_scalar_attr(n, key, &scalar))
             return kc_error(c, "%s has one tensor input and no numeric attribute `%s`", n->aten,
                             key);
     } else if (one) {
@@ -180,8 +206,8 @@ Status lower_binary(const KernelCtx *c, PlanKernel *k)
 
     int64_t sa[BIN_DIMS], sb[BIN_DIMS] = {0}, so[BIN_DIMS], shape[BIN_DIMS];
     const PlanTensor *a = kc_arg(k, c->p, 0);
-    if (!bcast_strides6(a, out, sa) || !bcast_strides6(out, out, so) ||
-        (!one && !bcast_strides6(kc_arg(k, c->p, 1), out, sb)))
+    if (!kc_bcast_strides6(a, out, sa) || !kc_bcast_strides6(out, out, so) ||
+        (!one && !kc_bcast_strides6(kc_arg(k, c->p, 1), out, sb)))
         return kc_error(c, "binary kernel: an operand does not broadcast to the output shape");
     for (int d = 0; d < BIN_DIMS; d++) {
         int od = d - (BIN_DIMS - out->rank);

@@ -1,8 +1,10 @@
-/* conv2d family: a CONV2D node or a fused conv_relu / conv_add / conv_add_relu instance. Picks
+/* conv2d family: a CONV2D node or a fused conv(_add)(_relu|_relu6|_hardtanh|_hardswish|_hardsigmoid) instance. Picks
  * the stem by which of bias and residual are bound (conv2d, conv2d_b, conv2d_r, conv2d_br: the
  * runtime binds exactly the kernel's tensors) and the register tile, and fills the push words that
  * shaders/conv2d_body.glsl reads. Attribute semantics follow runtime/cpu_conv.c (ATen). */
 #include "kernels.h"
+
+#include "../common/half.h"
 
 #include <string.h>
 
@@ -60,12 +62,42 @@ static Status conv_attrs(const KernelCtx *c, const Node *conv, ConvGeom *g)
     return ST_OK;
 }
 
+/* The epilogue's activation (shaders/conv2d_body.glsl conv_act): code 0 none, 1 relu,
+ * 2 clamp to [lo, hi] (relu6, hardtanh), 3 hardswish, 4 hardsigmoid; lo and hi as the two
+ * halves of one word (the fuse pattern admits only half-exact bounds). */
+enum { CONV_ACT_NONE = 0, CONV_ACT_RELU = 1, CONV_ACT_CLAMP = 2, CONV_ACT_HARDSWISH = 3,
+       CONV_ACT_HARDSIGMOID = 4 };
+
+static Status conv_act(const KernelCtx *c, int64_t *code, int64_t *lim)
+{
+    double lo = 0, hi = 0;
+    const Node *ht = kc_member(c, OP_HARDTANH);
+    *code = CONV_ACT_NONE;
+    if (kc_member(c, OP_RELU)) *code = CONV_ACT_RELU;
+    if (kc_member(c, OP_HARDSWISH)) *code = CONV_ACT_HARDSWISH;
+    if (kc_member(c, OP_HARDSIGMOID)) *code = CONV_ACT_HARDSIGMOID;
+    if (kc_member(c, OP_RELU6)) *code = CONV_ACT_CLAMP, lo = 0, hi = 6;
+    if (ht) {
+        *code = CONV_ACT_CLAMP;
+        lo = attr_float(ht, "min_val", -1.0);
+        hi = attr_float(ht, "max_val", 1.0);
+    }
+    uint16_t l = f32_to_f16((float)lo), h = f32_to_f16((float)hi);
+    if (f16_to_f32(l) != lo || f16_to_f32(h) != hi)
+        return kc_error(c, "conv2d kernel: hardtanh bounds %g, %g are not exact in half precision",
+                        lo, hi);
+    *lim = (int64_t)(int32_t)((uint32_t)h << 16 | l);
+    return ST_OK;
+}
+
 Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
 {
     const Node *conv = kc_member(c, OP_CONV2D);
     if (!conv) return kc_error(c, "conv2d kernel without a conv2d node");
     const Node *add = kc_member(c, OP_ADD);
-    bool relu = kc_member(c, OP_RELU) != NULL;
+    int64_t act = 0, act_lim = 0;
+    Status ast = conv_act(c, &act, &act_lim);
+    if (ast != ST_OK) return ast;
     int xi = input_of(c, k, conv->in[0]), wi = input_of(c, k, conv->in[1]);
     int bi = conv->nin > 2 ? input_of(c, k, conv->in[2]) : -1;
     if (xi != 0 || wi != 1 || (conv->nin > 2 && bi != 2))
@@ -142,7 +174,7 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
         g.n, g.c, g.h, g.w, g.cout, g.oh, g.ow, g.groups,
         g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw,
         x->pshape[o], y->pshape[o], has_r ? r->pshape[o] : 0, rsrc,
-        relu, mtiles, ptiles, 0,
+        act, mtiles, ptiles, act_lim,
     };
     for (size_t i = 0; i < sizeof words / sizeof words[0] && st == ST_OK; i++)
         st = kc_push_i(c, k, words[i]);

@@ -1,6 +1,6 @@
 /* Data movement through one generic strided gather (shaders/gather.glsl): the stems copy
  * (identity, dropout, getitem and reshape-likes the views pass did not alias), transpose
- * (t, permute, transpose), expand, slice (slice, select), depad, and cast (TO_DTYPE; int to float
+ * (t, permute, transpose), expand, slice (slice, select, and each chunk of a split), depad, and cast (TO_DTYPE; int to float
  * runs shaders/cast.comp, float to float is a copy: every float has the compute dtype's storage).
  *
  * Output element i (row-major over the logical out shape) goes to its physical offset (out
@@ -10,6 +10,7 @@
  * with per-out-dim input strides (permuted, 0 where broadcast, times the step; the slice start
  * is the offset). Push {n, in_off, oshape[6], ostride[6], ishape[6], istride[6]}: 26 words. */
 #include "kernels.h"
+#include "shape.h"
 
 #include <string.h>
 
@@ -153,6 +154,30 @@ static Status walk_strided(const KernelCtx *c, const PlanTensor *in, const PlanT
                 return kc_error(c, "slice output dim %d (%lld) does not fit the input", o,
                                 (long long)len);
             os[o++] = i == dim ? ist[i] * step : ist[i];
+        }
+        if (kc_numel(out) > 0) *in_off = start * ist[dim];
+        break;
+    }
+    case OP_SPLIT: {
+        /* the chunk this kernel writes: its output's position among the node's outputs */
+        int dim = norm_dim(attr_int(n, "dim", 0), r);
+        if (dim < 0) return kc_error(c, "dim out of range for rank %d", r);
+        int64_t sizes[64], start = 0;
+        const char *why = NULL;
+        int cnt = shape_split_sizes(n, in->shape[dim], sizes, 64, &why);
+        if (cnt < 0) return kc_error(c, "%s", why);
+        int which = -1;
+        for (int o = 0; o < n->nout && o < cnt && which < 0; o++) {
+            if (strcmp(c->g->tensors[n->out[o]].name, out->name) == 0) which = o;
+            else start += sizes[o];
+        }
+        if (which < 0) return kc_error(c, "split kernel writes %s, no chunk of the node", out->name);
+        if (ro != r) return kc_error(c, "split output has rank %d, expected %d", ro, r);
+        for (int i = 0; i < r; i++) {
+            if (out->shape[i] != (i == dim ? sizes[which] : in->shape[i]))
+                return kc_error(c, "split output dim %d (%lld) does not fit the input", i,
+                                (long long)out->shape[i]);
+            os[i] = ist[i];
         }
         if (kc_numel(out) > 0) *in_off = start * ist[dim];
         break;

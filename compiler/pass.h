@@ -17,7 +17,8 @@ typedef struct CompileOptions {
     int arena_align;                /* byte alignment of arena offsets (256) */
     bool no_reuse;                  /* plan-memory: no liveness reuse (every output readable) */
     const char *break_id;           /* --break: corrupt this fusion instance's kernel on purpose */
-    const char *no_fuse[COMPILE_MAX_LIST]; /* pattern names, instance ids, or "all" */
+    const char *no_fuse[COMPILE_MAX_LIST]; /* pattern names, instance ids, or "all", in order;
+                                            * "+SEL" switches SEL back on */
     int n_no_fuse;
     const char *cpu_ops[COMPILE_MAX_LIST]; /* ATen names forced onto the CPU (debug) */
     int n_cpu_ops;

@@ -2,7 +2,8 @@
  * registry (priority) order; the first match becomes an instance F<n>. Every instance is checked
  * generically (members live, on the NPU, no intermediate escaping the group) so a pattern's
  * match function cannot produce an unsound group. --no-fuse switches instances off; a switched-
- * off instance stays listed, and lowering treats its nodes as unfused. */
+ * off instance stays listed, and lowering treats its nodes as unfused. A no_fuse entry "+SEL"
+ * switches back on what earlier entries switched off (the session's `fusion on`). */
 #include <stdlib.h>
 #include <string.h>
 #include "fusion.h"
@@ -96,8 +97,12 @@ Status pass_fuse(Graph *g, PassCtx *c)
             f->enabled = true;
             f->nkin = 0;
             if (!f->id || !f->nodes) return ST_NOMEM;
-            for (int k = 0; k < c->opt->n_no_fuse; k++)
-                if (fuse_selected(c->opt->no_fuse[k], f)) f->enabled = false;
+            /* rules in order, the last that selects the instance decides ("+ID" turns on) */
+            for (int k = 0; k < c->opt->n_no_fuse; k++) {
+                const char *r = c->opt->no_fuse[k];
+                bool on = r[0] == '+';
+                if (fuse_selected(on ? r + 1 : r, f)) f->enabled = on;
+            }
             for (int k = 0; k < m.n; k++) {
                 taken[m.nodes[k]] = true;
                 g->nodes[m.nodes[k]].fusion = g->nfusions;

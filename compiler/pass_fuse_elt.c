@@ -27,12 +27,14 @@ typedef struct Group {
     int *nodes; /* sorted, in the pass's scratch arena */
 } Group;
 
-/* A node the partition left on the CPU only because no hand-written kernel exists for its op
- * (where, masked_fill, comparisons, logical ops, full/zeros/ones/arange): a generated kernel
- * computes it, inside a group or alone (lower.c), so the group may take it onto the NPU. */
+/* A node the partition left on the CPU because no hand-written kernel runs it (an op without
+ * one: full/zeros/ones/arange, logical ops; or attributes the hand-written one lacks: integer
+ * comparisons): a generated kernel computes it (eligible() asks codegen), inside a group or
+ * alone when the group is switched off (lower.c), so the group may take it onto the NPU.
+ * --cpu-op keeps a node on the CPU. */
 static bool adoptable(const Node *n, const CompileOptions *o)
 {
-    return n->place == PLACE_CPU && !(op_info[n->op].flags & OPF_NPU) && !compile_forced_cpu(o, n);
+    return n->place == PLACE_CPU && !compile_forced_cpu(o, n);
 }
 
 static bool eligible(const Graph *g, int i, const int *owner, const CompileOptions *o)
@@ -190,6 +192,7 @@ Status pass_fuse_elementwise(Graph *g, PassCtx *c)
         for (int i = 0; i < gr->n; i++) {
             Node *nd = &g->nodes[gr->nodes[i]];
             nd->fusion = g->nfusions;
+            if (nd->place == PLACE_CPU) nd->adopted = true;
             nd->place = PLACE_NPU; /* adopted from the CPU, if it was there */
             nd->why_cpu = NULL;
         }

@@ -18,7 +18,7 @@ typedef struct Live {
 
 static int storage_size(const PassCtx *c, const GTensor *t)
 {
-    if (!dtype_is_float(t->dtype)) return t->dtype == DT_BOOL ? 1 : 4; /* integers as i32 */
+    if (!dtype_is_float(t->dtype) && t->dtype != DT_BOOL) return 4; /* integers as i32 */
     return (int)dtype_size(c->opt->compute);
 }
 
@@ -127,7 +127,7 @@ Status pass_plan_memory(Graph *g, PassCtx *c)
     }
     for (int t = 0; t < g->ntensors; t++) {
         GTensor *x = &g->tensors[t];
-        if (x->alias_of >= 0) {
+        if (x->alias_of >= 0) { /* a view: its base's bytes (view_off says where it starts) */
             x->offset = g->tensors[x->alias_of].offset;
             x->bytes = g->tensors[x->alias_of].bytes;
         }

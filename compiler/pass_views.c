@@ -6,8 +6,11 @@
  * index_copy(self, index, source) is done in place where that is safe: its output becomes an
  * alias of self's storage and the kernel writes only the source rows (a KV cache update costs
  * the new row, not a copy of the cache). plan-memory then keeps self's storage alive for the
- * output's readers, and the backends order kernels by the bytes they touch. */
+ * output's readers, and the backends order kernels by the bytes they touch. A split chunk that is
+ * a contiguous, aligned run of its input becomes a view starting inside the input's storage
+ * (view_off, as linear_concat's parts), so GPT-2's q/k/v split of one token costs no copy. */
 #include "pass.h"
+#include "shape.h"
 
 static bool order_preserving_permute(const Graph *g, const Node *n)
 {
@@ -83,13 +86,52 @@ static bool index_copy_in_place(const Graph *g, int i)
     return true;
 }
 
+/* Bytes of one storage element on the device (as plan-memory sizes them). */
+static int64_t elem_bytes(const PassCtx *c, const GTensor *t)
+{
+    return dtype_is_float(t->dtype) || t->dtype == DT_BOOL ? (int64_t)dtype_size(c->opt->compute) : 4;
+}
+
+/* split: a chunk is a contiguous run of its input's memory when every dim before the split dim
+ * has size 1 (GPT-2's q/k/v split at one token); it then becomes a view starting inside the
+ * input's storage, when that start keeps the arena's alignment (device binding offsets must).
+ * Other chunks stay slice kernels. */
+static void split_views(Graph *g, const Node *n, const PassCtx *c)
+{
+    const GTensor *in = node_input(g, n, 0);
+    int base = base_of(g, n->in[0]);
+    const GTensor *b = &g->tensors[base];
+    if (in->padded || b->padded || (b->kind != TK_ACT && b->kind != TK_INPUT)) return;
+    int d = norm_dim(attr_int(n, "dim", 0), in->rank);
+    if (d < 0) return;
+    int64_t outer = 1, inner = 1, sizes[64], start = 0;
+    for (int i = 0; i < d; i++) outer *= in->shape[i];
+    for (int i = d + 1; i < in->rank; i++) inner *= in->shape[i];
+    const char *why = NULL;
+    int cnt = shape_split_sizes(n, in->shape[d], sizes, 64, &why);
+    if (outer != 1 || cnt != n->nout) return;
+    int64_t align = c->opt->arena_align > 0 ? c->opt->arena_align : 256;
+    for (int k = 0; k < cnt; k++) {
+        int64_t elem = in->view_off + start * inner;
+        start += sizes[k];
+        GTensor *o = &g->tensors[n->out[k]];
+        if (o->padded || (elem * elem_bytes(c, o)) % align != 0) continue;
+        o->alias_of = base;
+        o->view_off = elem;
+    }
+}
+
 Status pass_views(Graph *g, PassCtx *c)
 {
-    (void)c;
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = &g->nodes[i];
-        if (n->dead || n->place != PLACE_NPU || n->nout != 1 || n->nin < 1) continue;
+        if (n->dead || n->place != PLACE_NPU || n->nin < 1) continue;
         if (n->fusion >= 0 && g->fusions[n->fusion].enabled) continue; /* inside a fused kernel */
+        if (n->op == OP_SPLIT) {
+            split_views(g, n, c);
+            continue;
+        }
+        if (n->nout != 1) continue;
         bool alias = false;
         switch (n->op) {
         case OP_VIEW:

@@ -1,5 +1,6 @@
 #include "plan.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,52 @@ void plan_free(Plan *p)
     if (!p) return;
     arena_free(&p->arena);
     free(p);
+}
+
+/* The CPU reference's element type for a declared dtype (runtime/htensor.c htensor_ref_dtype). */
+static DType host_dtype(DType declared)
+{
+    if (declared == DT_BOOL) return DT_BOOL;
+    return dtype_is_float(declared) ? DT_F32 : DT_I64;
+}
+
+PlanTransfer plan_transfer(const Plan *p, int part, int j)
+{
+    const PlanPart *pp = &p->parts[part];
+    const PlanTensor *t = &p->tensors[pp->in[j]];
+    PlanTransfer x = {.tensor = pp->in[j], .to_cpu = pp->target == KT_CPU, .relayout = t->padded,
+                      .depad_kernel = -1};
+    int b = plan_base(p, x.tensor);
+    for (int k = 0; k < p->nkernels && x.to_cpu; k++) {
+        const PlanKernel *kn = &p->kernels[k];
+        if (kn->nargs > kn->nin && kn->args[kn->nargs - 1] == b && strcmp(kn->shader, "depad") == 0)
+            x.depad_kernel = k;
+    }
+    DType h = host_dtype(t->dtype);
+    x.from = x.to_cpu ? t->storage : h;
+    x.to = x.to_cpu ? h : t->storage;
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) n *= t->pshape[i];
+    x.device_bytes = n * (int64_t)dtype_size(t->storage);
+    return x;
+}
+
+const char *plan_transfer_text(const Plan *p, const PlanTransfer *x, char *buf, size_t n)
+{
+    (void)p;
+    char cast[32] = "no cast";
+    if (x->from != x->to) snprintf(cast, sizeof cast, "%s->%s", dtype_short(x->from), dtype_short(x->to));
+    char dep[48] = "";
+    if (x->depad_kernel >= 0) snprintf(dep, sizeof dep, " (depadded by kernel %d)", x->depad_kernel);
+    snprintf(buf, n, "%s%s%s", cast, x->relayout ? (x->to_cpu ? " depad" : " pad") : "", dep);
+    return buf;
+}
+
+int plan_ntransfers(const Plan *p)
+{
+    int n = 0;
+    for (int i = 0; i < p->nparts; i++) n += p->parts[i].nin;
+    return n;
 }
 
 static int streq(const char *a, const char *b)

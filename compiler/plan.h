@@ -75,7 +75,11 @@ typedef struct PlanPart {
     KernelTarget target;
     int first_kernel, nkernels;
     int nin, nout;
-    int *in, *out; /* plan tensors crossing into / out of the partition (transfers) */
+    /* in: the transfers into the partition, each tensor once, at the first partition of this
+     * target that reads it: for a CPU partition the NPU tensors its kernels read (device to
+     * host), for an NPU partition the storage (base) of CPU-made tensors its kernels read (host
+     * to device). out: unused (0). */
+    int *in, *out;
 } PlanPart;
 
 /* A kernel module generated at compile time (compiler/codegen.h): the kernels whose shader is
@@ -86,6 +90,16 @@ typedef struct PlanModule {
     const uint32_t *spirv; /* SPIR-V words, host byte order */
     int64_t nwords;
 } PlanModule;
+/* What transfer part->in[j] does to the bytes: a device read casts the storage dtype back to
+ * the reference's (f16 -> f32, i32 -> i64) and depads; an upload the other way round. */
+typedef struct PlanTransfer {
+    int tensor;
+    bool to_cpu;           /* NPU -> CPU (a device read); else CPU -> NPU (an upload) */
+    DType from, to;        /* element types before and after (equal: no cast) */
+    bool relayout;         /* channel padding removed (to_cpu) or added by the host */
+    int depad_kernel;      /* the NPU depad kernel that made the dense copy it moves, -1 */
+    int64_t device_bytes;  /* bytes on the device side (physical shape, storage dtype) */
+} PlanTransfer;
 
 typedef struct PlanRecipe {
     RecipeKind kind;
@@ -138,6 +152,14 @@ const PlanModule *plan_find_module(const Plan *p, const char *name);
  * is there; ST_NOMEM on allocation failure. */
 Status plan_add_module(Plan *p, const char *name, const char *source, const uint32_t *words,
                        int64_t nwords);
+/* Transfer j of partition part (0 <= j < parts[part].nin). */
+PlanTransfer plan_transfer(const Plan *p, int part, int j);
+/* What the transfer does, "f16->f32 depad" ("no cast" when the types agree; "pad"/"depad" when
+ * the channel padding changes), into buf. */
+const char *plan_transfer_text(const Plan *p, const PlanTransfer *x, char *buf, size_t n);
+/* Transfers of the whole plan (the sum of parts[].nin). */
+int plan_ntransfers(const Plan *p);
+
 /* Structural equality (used by the .npubin round-trip test). */
 int plan_equal(const Plan *a, const Plan *b);
 

@@ -261,6 +261,8 @@ static Status dispatch(ShapeCtx *c)
         return shape_slice(c);
     case OP_SELECT:
         return shape_select(c);
+    case OP_SPLIT: /* several outputs: shape_infer calls shape_split itself */
+        break;
     case OP_VIEW:
         return shape_view(c);
     case OP_FLATTEN:
@@ -301,6 +303,7 @@ Status shape_infer(const Graph *g, const Node *n, int *rank, int64_t (*shape)[NP
     if (n->nin < oi->min_in || n->nin > oi->max_in)
         return sh_err(&c, NULL, "takes %d..%d tensor inputs, the node has %d", oi->min_in,
                       oi->max_in, n->nin);
+    if (n->op == OP_SPLIT) return shape_split(&c, rank, shape);
     int want = shape_op_nout(n->op);
     if (n->nout != want)
         return sh_err(&c, NULL, "produces %d output%s, the node declares %d", want,
@@ -519,6 +522,7 @@ static OutType out_type(const Graph *g, const Node *n)
     case OP_EMBEDDING:
     case OP_SLICE:
     case OP_SELECT:
+    case OP_SPLIT:
     case OP_VIEW:
     case OP_FLATTEN:
     case OP_UNSQUEEZE:
@@ -602,6 +606,14 @@ static int check_input_dtypes(const Graph *g, const Node *n, DiagList *d)
 
 static bool check_out_dtype(const Graph *g, const Node *n, DiagList *d)
 {
+    /* split: every chunk has output 0's type */
+    for (int k = 0; k < n->nout && n->op == OP_SPLIT; k++)
+        if (node_output(g, n, k)->dtype != node_input(g, n, 0)->dtype) {
+            diag_error(d, g->path, n->name, node_output(g, n, k)->name,
+                       "declared dtype %s but split gives %s", dtype_name(node_output(g, n, k)->dtype),
+                       dtype_name(node_input(g, n, 0)->dtype));
+            return false;
+        }
     if (n->nout < 1) return true;
     OutType want = out_type(g, n);
     const GTensor *t = node_output(g, n, 0);

@@ -9,8 +9,16 @@
 #include "../common/diag.h"
 #include "graph.h"
 
-/* How many outputs op produces (0 for _assert_tensor_metadata, else 1). */
+/* How many outputs op produces (0 for _assert_tensor_metadata, else 1; split: as many as its
+ * chunks, see shape_split_sizes). */
 int shape_op_nout(OpId op);
+
+/* The chunk sizes of split node n along a dim of `size`: aten.split.Tensor's int `split_size`
+ * gives equal chunks (the last one shorter), split.sizes / split_with_sizes's list
+ * `split_size` / `split_sizes` gives them (they must add up to size). Returns the chunk count
+ * (writing at most max sizes), or -1 with *why saying what is wrong. Shared by the shape check,
+ * the CPU reference and the NPU lowering. */
+int shape_split_sizes(const Node *n, int64_t size, int64_t *sizes, int max, const char **why);
 
 /* Infers the output shapes of node n from its inputs (their declared shapes) and attributes:
  * rank[i] and shape[i] for each of the n->nout outputs (callers size both arrays by n->nout).

@@ -54,6 +54,8 @@ Status shape_embedding(ShapeCtx *c);
 Status shape_cat(ShapeCtx *c);
 Status shape_slice(ShapeCtx *c);
 Status shape_select(ShapeCtx *c);
+/* split: every output's shape into rank[] / shape[] (n->nout of them, checked). */
+Status shape_split(ShapeCtx *c, int *rank, int64_t (*shape)[NPU_MAX_RANK]);
 Status shape_view(ShapeCtx *c);
 Status shape_flatten(ShapeCtx *c);
 Status shape_unsqueeze(ShapeCtx *c);

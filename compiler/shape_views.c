@@ -1,4 +1,4 @@
-/* Shape rules of data movement and tensor sources: views, cat, slice/select, expand, index_copy,
+/* Shape rules of data movement and tensor sources: views, cat, slice/select/split, expand, index_copy,
  * embedding, getitem, arange/full/zeros/ones. */
 #include "shape_int.h"
 
@@ -106,6 +106,71 @@ Status shape_slice(ShapeCtx *c)
     memcpy(s, x->shape, sizeof(int64_t) * (size_t)x->rank);
     s[d] = end > start ? (end - start - 1) / step + 1 : 0;
     return sh_set(c, x->rank, s);
+}
+
+int shape_split_sizes(const Node *n, int64_t size, int64_t *sizes, int max, const char **why)
+{
+    const Attr *a = node_attr(n, "split_sizes");
+    if (!a || a->kind == ATTR_NONE) a = node_attr(n, "split_size");
+    if (!a || a->kind == ATTR_NONE) {
+        *why = "needs `split_size` (an int or a list) or `split_sizes`";
+        return -1;
+    }
+    if (a->kind == ATTR_INT) {
+        int64_t each = a->i;
+        if (each < 0 || (each == 0 && size > 0)) {
+            *why = "split_size must be positive (0 only for an empty dim)";
+            return -1;
+        }
+        int64_t cnt = size == 0 ? 1 : (size + each - 1) / each;
+        if (cnt > 64) {
+            *why = "more than 64 chunks";
+            return -1;
+        }
+        for (int64_t i = 0; i < cnt && i < max; i++)
+            sizes[i] = i < cnt - 1 ? each : size - each * (cnt - 1);
+        return (int)cnt;
+    }
+    if (a->kind != ATTR_INTS || a->n < 1 || a->n > 64) {
+        *why = "the split sizes are not a list of 1 to 64 ints";
+        return -1;
+    }
+    int64_t sum = 0;
+    for (int i = 0; i < a->n; i++) {
+        if (a->ints[i] < 0) {
+            *why = "a split size is negative";
+            return -1;
+        }
+        sum += a->ints[i];
+        if (i < max) sizes[i] = a->ints[i];
+    }
+    if (sum != size) {
+        *why = "the split sizes do not add up to the dim's size";
+        return -1;
+    }
+    return a->n;
+}
+
+Status shape_split(ShapeCtx *c, int *rank, int64_t (*shape)[NPU_MAX_RANK])
+{
+    const GTensor *x = sh_in(c, 0);
+    if (x->rank == 0) return sh_err(c, x->name, "split() cannot be applied to a 0-dim tensor");
+    int d;
+    Status st = sh_dim(c, "dim", false, 0, x->rank, &d);
+    if (st != ST_OK) return st;
+    int64_t sizes[64];
+    const char *why = NULL;
+    int cnt = shape_split_sizes(c->n, x->shape[d], sizes, 64, &why);
+    if (cnt < 0) return sh_err(c, NULL, "%s (dim %d has size %lld)", why, d, (long long)x->shape[d]);
+    if (cnt != c->n->nout)
+        return sh_err(c, NULL, "produces %d outputs (chunks of dim %d, size %lld), the node declares %d",
+                      cnt, d, (long long)x->shape[d], c->n->nout);
+    for (int k = 0; k < cnt; k++) {
+        rank[k] = x->rank;
+        memcpy(shape[k], x->shape, sizeof(int64_t) * (size_t)x->rank);
+        shape[k][d] = sizes[k];
+    }
+    return ST_OK;
 }
 
 Status shape_select(ShapeCtx *c)

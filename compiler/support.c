@@ -2,11 +2,28 @@
 
 #include <stdio.h>
 
-static bool any_int_data(const Graph *g, const Node *n)
+static bool compares(OpId op)
 {
-    for (int k = 0; k < n->nout; k++)
-        if (dtype_is_int(node_output(g, n, k)->dtype)) return true;
-    return false;
+    return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE ||
+           op == OP_LOGICAL_NOT || op == OP_LOGICAL_AND || op == OP_LOGICAL_OR;
+}
+
+/* Integer arithmetic stays on the CPU; integer data may move through NPU data ops (the caller
+ * skips views). Bools live on the device as 0/1 in the compute dtype: comparisons and logical
+ * ops of float or bool tensors make them, and float ops (where, masked_fill, a mul by a mask)
+ * read them. NULL when n's dtypes suit the NPU. */
+static const char *int_reason(const Graph *g, const Node *n)
+{
+    for (int k = 0; k < n->nout; k++) {
+        DType dt = node_output(g, n, k)->dtype;
+        if (dtype_is_int(dt) && (dt != DT_BOOL || !compares(n->op)))
+            return "integer arithmetic runs on the CPU";
+    }
+    for (int k = 0; k < n->nin && compares(n->op); k++) {
+        DType dt = node_input(g, n, k)->dtype;
+        if (dtype_is_int(dt) && dt != DT_BOOL) return "integer comparison runs on the CPU";
+    }
+    return NULL;
 }
 
 bool npu_supports(Graph *g, const Node *n, const char **why)
@@ -27,11 +44,7 @@ bool npu_supports(Graph *g, const Node *n, const char **why)
             *why = "rank above 6";
             return false;
         }
-    /* integer arithmetic stays on the CPU; integer data may move through NPU data ops */
-    if (any_int_data(g, n) && !(oi->flags & OPF_VIEW)) {
-        *why = "integer arithmetic runs on the CPU";
-        return false;
-    }
+    if (!(oi->flags & OPF_VIEW) && (*why = int_reason(g, n)) != NULL) return false;
     switch (n->op) {
     case OP_CONV2D:
         if (node_input(g, n, 0)->rank != 4) {
@@ -102,6 +115,12 @@ bool npu_supports(Graph *g, const Node *n, const char **why)
             return false;
         }
         return true;
+    case OP_WHERE:
+        if (n->nin < 2) {
+            *why = "where of two scalars runs on the CPU";
+            return false;
+        }
+        return true;
     case OP_EMBEDDING:
     case OP_INDEX_COPY:
     case OP_MATMUL:
@@ -115,9 +134,9 @@ bool npu_supports(Graph *g, const Node *n, const char **why)
     case OP_SIGMOID: case OP_TANH: case OP_GELU: case OP_SILU: case OP_NEG: case OP_EXP:
     case OP_LOG: case OP_ABS: case OP_SQRT: case OP_RSQRT: case OP_COS: case OP_SIN: case OP_POW:
     case OP_CLAMP: case OP_ADD: case OP_SUB: case OP_RSUB: case OP_MUL: case OP_DIV:
-    case OP_WHERE: case OP_MASKED_FILL: case OP_EQ: case OP_NE: case OP_LT: case OP_LE:
+    case OP_MASKED_FILL: case OP_EQ: case OP_NE: case OP_LT: case OP_LE:
     case OP_GT: case OP_GE: case OP_LOGICAL_NOT: case OP_LOGICAL_AND: case OP_LOGICAL_OR:
-    case OP_CUMSUM: case OP_SLICE: case OP_SELECT: case OP_VIEW: case OP_FLATTEN:
+    case OP_CUMSUM: case OP_SLICE: case OP_SELECT: case OP_SPLIT: case OP_VIEW: case OP_FLATTEN:
     case OP_UNSQUEEZE: case OP_SQUEEZE: case OP_PERMUTE: case OP_TRANSPOSE: case OP_EXPAND:
     case OP_ARANGE: case OP_FULL: case OP_ZEROS: case OP_ONES: case OP_DEPAD:
         return true;

@@ -82,14 +82,14 @@ static Status run_node(CpuBackend *b, int node, DiagList *d)
     const Node *n = &b->g->nodes[node];
     const HTensor *in[64];
     HTensor views[64];
-    if (n->nin > 64 || n->nout > 8) return diag_error(d, b->p->source, n->name, NULL, "too many operands");
+    if (n->nin > 64 || n->nout > 64) return diag_error(d, b->p->source, n->name, NULL, "too many operands");
     for (int i = 0; i < n->nin; i++) {
         in[i] = value(b, n->in[i], &views[i]);
         if (!in[i])
             return diag_add(d, DIAG_ERROR, ST_INTERNAL, b->p->source, n->name,
                             b->g->tensors[n->in[i]].name, "input not computed");
     }
-    HTensor out[8];
+    HTensor out[64];
     memset(out, 0, sizeof out);
     Status st = ref_run_node(b->g, node, in, out, d);
     for (int i = 0; i < n->nout; i++) {

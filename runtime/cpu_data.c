@@ -1,7 +1,8 @@
-/* CPU reference data movement: views, permutes, expand, cat, slice/select, index_copy,
+/* CPU reference data movement: views, permutes, expand, cat, slice/select/split, index_copy,
  * embedding, getitem and tensor sources. All element types (f32, i64, bool) by element size. */
 #include <stdint.h>
 #include <string.h>
+#include "../compiler/shape.h"
 #include "cpu_kernels.h"
 
 #define err(c, tensor, ...) diag_error((c)->diag, (c)->file, (c)->node->name, tensor, __VA_ARGS__)
@@ -178,6 +179,35 @@ Status cpu_slice(const CpuCall *c)
     view.data = (char *)x->data + (size_t)(start * st[dim]) * esz(x);
     if (o->numel == 0) return ST_OK;
     gather(&view, o, os);
+    return ST_OK;
+}
+
+/* split: output k is the k-th chunk along dim (compiler/shape_views.c shape_split_sizes). */
+Status cpu_split(const CpuCall *c)
+{
+    const HTensor *x = c->in[0];
+    int r = x->rank;
+    int dim = norm_dim(attr_int(c->node, "dim", 0), r);
+    if (dim < 0) return err(c, NULL, "dim out of range for rank %lld", (long long)r);
+    int64_t sizes[64];
+    const char *why = NULL;
+    int cnt = shape_split_sizes(c->node, x->shape[dim], sizes, 64, &why);
+    if (cnt < 0) return err(c, NULL, "%s", why);
+    if (cnt != c->nout) return err(c, NULL, "split makes %d chunks for %d outputs", cnt, c->nout);
+    int64_t st[NPU_MAX_RANK];
+    shape_strides(x->shape, r, st);
+    int64_t start = 0;
+    for (int k = 0; k < cnt; k++) {
+        HTensor *o = c->out[k];
+        if (o->rank != r ||
+            o->shape[dim] != sizes[k])
+            return err(c, node_output(c->g, c->node, k)->name, "chunk %d does not have %lld rows along dim %d", k,
+                       (long long)sizes[k], dim);
+        HTensor view = *x;
+        view.data = (char *)x->data + (size_t)(start * st[dim]) * esz(x);
+        if (o->numel > 0) gather(&view, o, st);
+        start += sizes[k];
+    }
     return ST_OK;
 }
 

@@ -65,6 +65,7 @@ const CpuKernelFn cpu_kernel_table[OP_COUNT] = {
     [OP_CAT] = cpu_cat,
     [OP_SLICE] = cpu_slice,
     [OP_SELECT] = cpu_slice,
+    [OP_SPLIT] = cpu_split,
     [OP_VIEW] = cpu_copy,
     [OP_FLATTEN] = cpu_copy,
     [OP_UNSQUEEZE] = cpu_copy,

@@ -46,6 +46,7 @@ Status cpu_matmul(const CpuCall *c);   /* LINEAR ADDMM MATMUL BMM MM */
 /* cpu_data.c */
 Status cpu_copy(const CpuCall *c);     /* IDENTITY DROPOUT VIEW FLATTEN UNSQUEEZE SQUEEZE, ASSERT */
 Status cpu_getitem(const CpuCall *c);
+Status cpu_split(const CpuCall *c);
 Status cpu_permute(const CpuCall *c);  /* PERMUTE TRANSPOSE T */
 Status cpu_expand(const CpuCall *c);
 Status cpu_cat(const CpuCall *c);

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "cpu_ref.h"
+#include "hostxf.h"
 
 static double now_us(void)
 {
@@ -24,7 +25,8 @@ Status exec_open(Exec *x, const Plan *p, const Graph *g, const Binding *b, Backe
     x->host = calloc((size_t)p->ntensors + 1, sizeof *x->host);
     x->gt = malloc(sizeof(int) * ((size_t)p->ntensors + 1));
     x->cpu_us = calloc((size_t)p->nkernels + 1, sizeof(double));
-    if (!x->vals || !x->host || !x->gt || !x->cpu_us) return ST_NOMEM;
+    x->xfer_us = calloc((size_t)plan_ntransfers(p) + 1, sizeof(double));
+    if (!x->vals || !x->host || !x->gt || !x->cpu_us || !x->xfer_us) return ST_NOMEM;
     for (int t = 0; t < p->ntensors; t++) {
         const PlanTensor *pt = &p->tensors[t];
         int id = graph_find_tensor(g, pt->name);
@@ -90,30 +92,40 @@ static Status run_cpu_kernel(Exec *x, int k, DiagList *d)
             in[i] = &tmp[i];
         }
     }
-    int out = kn->nargs > kn->nin ? kn->args[kn->nin] : -1;
-    HTensor res[8];
+    HTensor res[64];
     memset(res, 0, sizeof res);
+    if (n->nout > 64) return diag_error(d, p->source, n->name, NULL, "too many outputs");
     double t0 = now_us();
     if (st == ST_OK) st = ref_run_node(x->g, kn->node, in, res, d);
     x->cpu_us[k] = now_us() - t0;
     for (int i = 0; i < n->nin; i++) htensor_free(&tmp[i]);
     if (st != ST_OK) return st;
-    for (int i = 1; i < n->nout && i < 8; i++) htensor_free(&res[i]);
-    if (out < 0) {
-        htensor_free(&res[0]);
-        return ST_OK;
-    }
-    htensor_free(&x->host[out]);
-    x->host[out] = res[0];
-    /* a later NPU kernel reads it (or a view of it) from the device */
-    for (int j = k + 1; j < p->nkernels; j++) {
-        const PlanKernel *c = &p->kernels[j];
-        if (c->target != KT_NPU) continue;
-        for (int a = 0; a < c->nin; a++)
-            if (c->args[a] >= 0 && plan_base(p, c->args[a]) == plan_base(p, out))
-                return x->be->ops->set_input(x->be, out, &x->host[out], d);
+    /* the kernel binds the node's outputs in order (a split binds every chunk) */
+    for (int i = 0; i < n->nout; i++) {
+        int a = kn->nin + i, out = a < kn->nargs ? kn->args[a] : -1;
+        if (out < 0) {
+            htensor_free(&res[i]);
+            continue;
+        }
+        htensor_free(&x->host[out]);
+        x->host[out] = res[i];
     }
     return ST_OK;
+}
+
+/* Transfer j of partition pi: a CPU partition reads an NPU tensor into the host (kept for the
+ * rest of the run), an NPU partition gets a CPU-made tensor uploaded. An entry that has nothing
+ * to move (a plan from an older build listed same-target tensors too) costs nothing. */
+static Status run_transfer(Exec *x, int pi, int j, DiagList *d)
+{
+    const PlanPart *pp = &x->p->parts[pi];
+    int t = pp->in[j];
+    if (t < 0 || t >= x->p->ntensors || (x->vals[t] && x->p->tensors[t].kind != PT_INPUT))
+        return ST_OK;
+    HTensor view;
+    const HTensor *h = host_value(x, t, &view);
+    if (pp->target == KT_CPU) return h ? ST_OK : x->be->ops->read(x->be, t, &x->host[t], d);
+    return h ? x->be->ops->set_input(x->be, t, h, d) : ST_OK;
 }
 
 Status exec_run(Exec *x, bool timed, DiagList *d)
@@ -129,8 +141,14 @@ Status exec_run(Exec *x, bool timed, DiagList *d)
     x->submit_us = 0;
     for (int t = 0; t < p->ntensors; t++) htensor_free(&x->host[t]);
     double gpu = 0;
-    for (int pi = 0; pi < p->nparts && st == ST_OK; pi++) {
+    for (int pi = 0, xi = 0; pi < p->nparts && st == ST_OK; pi++) {
         const PlanPart *pp = &p->parts[pi];
+        for (int j = 0; j < pp->nin && st == ST_OK; j++, xi++) {
+            double t1 = now_us();
+            st = run_transfer(x, pi, j, d);
+            x->xfer_us[xi] = now_us() - t1;
+        }
+        if (st != ST_OK) break;
         if (pp->target == KT_NPU) {
             double s0 = now_us();
             st = x->be->ops->run(x->be, pp->first_kernel, pp->nkernels, timed, d);
@@ -162,5 +180,6 @@ void exec_close(Exec *x)
     free(x->host);
     free(x->gt);
     free(x->cpu_us);
+    free(x->xfer_us);
     memset(x, 0, sizeof *x);
 }

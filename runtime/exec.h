@@ -1,7 +1,8 @@
 /* Executing a plan: NPU partitions on a backend, CPU partitions on the CPU reference, with the
  * tensors that cross a boundary moved through the host (read from the backend, computed, set
  * back). Weights are uploaded once, at exec_open; graph inputs at each exec_run. One submit per
- * NPU partition per run. Used by `run`, the session, the profiler and the tests. */
+ * NPU partition per run. The plan's transfers (PlanPart.in) run at the start of the partition
+ * that needs them, each timed. Used by `run`, the session, the profiler and the tests. */
 #ifndef NPU_EXEC_H
 #define NPU_EXEC_H
 
@@ -18,6 +19,8 @@ typedef struct Exec {
     HTensor *host;        /* [ntensors] values computed on the CPU this run (owned) */
     int *gt;              /* [ntensors] plan tensor -> graph tensor id */
     double *cpu_us;       /* [nkernels] wall time of CPU kernels in the last run */
+    double *xfer_us;      /* [plan_ntransfers] wall time of each transfer in the last run, in
+                           * partition order (a device read or an upload with its cast) */
     double wall_us;       /* last run, end to end */
     double gpu_us;        /* last run, the NPU partitions' GPU time by the device clock (-1: none) */
     double upload_us;     /* last run, wall time spent uploading graph inputs */

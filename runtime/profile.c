@@ -16,6 +16,15 @@ Status prof_init(Profile *pr, const Plan *p)
         pr->k[i].ok = true;
     }
     pr->worst_kernel = -1;
+    pr->nxfers = plan_ntransfers(p);
+    pr->x = calloc((size_t)pr->nxfers + 1, sizeof *pr->x);
+    if (!pr->x) {
+        free(pr->k);
+        pr->k = NULL;
+        return ST_NOMEM;
+    }
+    for (int pi = 0, i = 0; pi < p->nparts; pi++)
+        for (int j = 0; j < p->parts[pi].nin; j++, i++) pr->x[i] = (ProfXfer){pi, j, -1, -1, -1};
     for (int t = 0; t < p->ntensors; t++) /* own buffers, as the backend makes */
         if (p->tensors[t].alias_of < 0 && p->tensors[t].offset < 0 && plan_on_device(p, t))
             pr->device_bytes += (int64_t)hostxf_device_bytes(&p->tensors[t]);
@@ -26,6 +35,7 @@ Status prof_init(Profile *pr, const Plan *p)
 void prof_free(Profile *pr)
 {
     free(pr->k);
+    free(pr->x);
     memset(pr, 0, sizeof *pr);
 }
 
@@ -41,7 +51,8 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
     if (iters < 1) iters = 1;
     pr->iters = iters;
     double *us = malloc(sizeof(double) * ((size_t)p->nkernels + 1));
-    double *samples = malloc(sizeof(double) * ((size_t)p->nkernels * (size_t)iters + 1));
+    int nrows = p->nkernels + pr->nxfers; /* kernels, then transfers */
+    double *samples = malloc(sizeof(double) * ((size_t)nrows * (size_t)iters + 1));
     double *wall = malloc(sizeof(double) * ((size_t)iters + 1));
     double *gpu = malloc(sizeof(double) * ((size_t)iters + 1));
     double *up = malloc(sizeof(double) * ((size_t)iters + 1));
@@ -59,6 +70,8 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
         for (int k = 0; st == ST_OK && k < p->nkernels; k++)
             samples[(size_t)k * (size_t)iters + (size_t)it] =
                 p->kernels[k].target == KT_CPU ? x->cpu_us[k] : us[k];
+        for (int i = 0; st == ST_OK && i < pr->nxfers; i++)
+            samples[(size_t)(p->nkernels + i) * (size_t)iters + (size_t)it] = x->xfer_us[i];
     }
     for (int it = 0; it < iters && st == ST_OK; it++) {
         if (cancel_requested(pr->cancel)) {
@@ -73,6 +86,7 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
     }
     if (st == ST_OK) {
         pr->gpu_sum_us = 0;
+        pr->cpu_part_us = 0;
         pr->dispatches = 0;
         for (int k = 0; k < p->nkernels; k++) {
             double *s = &samples[(size_t)k * (size_t)iters];
@@ -84,7 +98,18 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
             if (p->kernels[k].target == KT_NPU) {
                 pr->gpu_sum_us += pk->gpu_med > 0 ? pk->gpu_med : 0;
                 pr->dispatches++;
+            } else {
+                pr->cpu_part_us += pk->gpu_med > 0 ? pk->gpu_med : 0;
             }
+        }
+        pr->xfer_sum_us = 0;
+        for (int i = 0; i < pr->nxfers; i++) {
+            double *s = &samples[(size_t)(p->nkernels + i) * (size_t)iters];
+            qsort(s, (size_t)iters, sizeof *s, cmp_double);
+            pr->x[i].min = s[0];
+            pr->x[i].max = s[iters - 1];
+            pr->x[i].med = s[iters / 2];
+            pr->xfer_sum_us += pr->x[i].med;
         }
         qsort(wall, (size_t)iters, sizeof *wall, cmp_double);
         pr->wall_med_us = wall[iters / 2];

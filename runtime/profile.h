@@ -2,7 +2,9 @@
  * over N timed runs after warm-ups), the CPU reference's time for the same IR nodes, and the
  * error of the kernel's output against the reference tensor of the same name; totals per run.
  * Timed runs put a barrier and a timestamp after every kernel; the untimed recording gives the
- * end-to-end wall time. Both compute the same values (profiling never changes results).
+ * end-to-end wall time. Both compute the same values (profiling never changes results). In a
+ * mixed plan, CPU-partition kernels are timed on the host, and so is every transfer between
+ * partitions (its own rows: device read or upload with the cast and depad it does).
  * Printing is the caller's (app/cmd_profile.c). */
 #ifndef NPU_PROFILE_H
 #define NPU_PROFILE_H
@@ -19,15 +21,25 @@ typedef struct ProfKernel {
     bool ok; /* within tolerance (true when there is nothing to compare) */
 } ProfKernel;
 
+/* One transfer between partitions (compiler/plan.h PlanTransfer), host wall time. */
+typedef struct ProfXfer {
+    int part, j;                      /* plan_transfer(p, part, j) */
+    double med, min, max;             /* microseconds over the timed runs */
+} ProfXfer;
+
 typedef struct Profile {
     int nkernels;
     ProfKernel *k; /* [nkernels] */
+    int nxfers;
+    ProfXfer *x;   /* [nxfers], in partition order */
     int iters, dispatches;
     double wall_med_us, wall_min_us; /* untimed end-to-end runs (inputs uploaded, one submit) */
-    double gpu_sum_us;               /* sum of kernel medians */
+    double gpu_sum_us;               /* sum of NPU kernel medians */
     double gpu_step_us;              /* untimed runs by the device clock, median (-1: none): the
                                       * step without the timed recording's barrier per kernel */
     double upload_us, submit_us;     /* untimed runs, medians: inputs upload; submit + wait */
+    double cpu_part_us;              /* sum of CPU-partition kernel medians (mixed execution) */
+    double xfer_sum_us;              /* sum of transfer medians */
     double cpu_ref_us;               /* the CPU reference, whole graph */
     int64_t device_bytes;            /* arena + weights + inputs on the device */
     int worst_kernel;                /* largest rel_l2, -1 */

@@ -138,7 +138,7 @@ static Status locate(VkBackend *b, int t, VkBinding *out, DiagList *d)
     if (!out->buf)
         return diag_add(d, DIAG_ERROR, ST_INTERNAL, p->source, NULL, x->name,
                         "has no device storage");
-    out->offset += plan_view_bytes(x); /* a part of its base (linear_concat) */
+    out->offset += plan_view_bytes(x); /* a part of its base (linear_concat, a split chunk) */
     if (out->offset + bytes > vk_buf_size(out->buf))
         return diag_add(d, DIAG_ERROR, ST_INTERNAL, p->source, NULL, x->name,
                         "spans %llu bytes at offset %llu, past its buffer of %llu",

@@ -40,6 +40,17 @@ float binop(uint op, float x, float z)
     case 6: return trunc(x / z);
     case 7: return div_floor(x, z);
     case 8: return npu_pow(x, z);
+    // comparisons and logical ops: bool results as 0/1 in the storage of bool tensors (the
+    // compute dtype). Ordered compares are false with a NaN operand, != true (as C and torch);
+    // a nonzero (or NaN) operand is true for and/or.
+    case 9: return x == z ? 1.0 : 0.0;
+    case 10: return x == z ? 0.0 : 1.0;
+    case 11: return x < z ? 1.0 : 0.0;
+    case 12: return x <= z ? 1.0 : 0.0;
+    case 13: return x > z ? 1.0 : 0.0;
+    case 14: return x >= z ? 1.0 : 0.0;
+    case 15: return (x == 0.0 || z == 0.0) ? 0.0 : 1.0;
+    case 16: return (x == 0.0 && z == 0.0) ? 0.0 : 1.0;
     }
     return npu_nan();
 }

@@ -3,7 +3,7 @@
 // binding): conv2d (x, w, y), conv2d_b (x, w, bias, y), conv2d_r (x, w, res, y), conv2d_br (x, w,
 // bias, res, y). The including stem defines CONV_BIAS and CONV_RES (0 or 1).
 //
-// y[n, co, oy, ox] = relu?(sum_{ci, r, s} w[co, ci, r, s] * x[n, g*Cin_g + ci, oy*sh - ph + r*dh,
+// y[n, co, oy, ox] = act(sum_{ci, r, s} w[co, ci, r, s] * x[n, g*Cin_g + ci, oy*sh - ph + r*dh,
 //                    ox*sw - pw + s*dw] + bias[co] + res[n, co, oy, ox]), fp32 accumulation.
 // x, y and res are [N, Cp, H, W] with their own physical channel counts (padding never read);
 // w is dense [Cout, Cin_g, KH, KW]. Parameters: compiler/lower_conv2d.c (docs/kernels.md).
@@ -20,6 +20,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "index.glsl"
+#include "eltwise.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint TM = 8;
@@ -42,7 +43,8 @@ layout(std430, set = 0, binding = RES_BINDING) readonly buffer Res { STORAGE_T r
 layout(std430, set = 0, binding = Y_BINDING) writeonly buffer Y { STORAGE_T y[]; };
 
 // rsrc: 0 no residual, 1 the res binding, 2 the residual is x itself (conv(x) + x), 3 the add
-// adds the conv output to itself. relu: 1 applies relu last.
+// adds the conv output to itself. act (applied last): 0 none, 1 relu, 2 clamp to [lo, hi] (relu6,
+// hardtanh; act_lim holds lo and hi as two halves), 3 hardswish, 4 hardsigmoid.
 layout(push_constant) uniform Push {
     uint n, c, h, w;
     uint cout, oh, ow, groups;
@@ -50,10 +52,23 @@ layout(push_constant) uniform Push {
     int ph, pw;
     uint dh, dw;
     uint xcp, ycp, rcp, rsrc;
-    uint relu, mtiles, ptiles, pad_;
+    uint act, mtiles, ptiles, act_lim;
 } pc;
 
-// Bias, residual and relu of output element (n, co, q = oy*OW + ox); then the store.
+// The fused activation, NaN kept as the CPU reference keeps it.
+float conv_act(float v)
+{
+    if (pc.act == 1u) return npu_relu(v);
+    if (pc.act == 2u) {
+        vec2 lim = unpackHalf2x16(pc.act_lim);
+        return npu_clamp(v, lim.x, lim.y);
+    }
+    if (pc.act == 3u) return npu_hardswish(v);
+    if (pc.act == 4u) return npu_hardsigmoid(v);
+    return v;
+}
+
+// Bias, residual and activation of output element (n, co, q = oy*OW + ox); then the store.
 void epilogue(uint n, uint co, uint q, float v)
 {
     uint ohw = pc.oh * pc.ow;
@@ -65,8 +80,7 @@ void epilogue(uint n, uint co, uint q, float v)
 #endif
     if (pc.rsrc == 2) v += S_LOAD(x[(n * pc.xcp + co) * ohw + q]);
     if (pc.rsrc == 3) v += v;
-    if (pc.relu != 0 && !(v > 0.0 || isnan(v))) v = 0.0;
-    y[(n * pc.ycp + co) * ohw + q] = S_STORE(v);
+    y[(n * pc.ycp + co) * ohw + q] = S_STORE(conv_act(v));
 }
 
 void main()

@@ -20,8 +20,9 @@ float copysign0(float mag, float s)
     return uintBitsToFloat((floatBitsToUint(mag) & 0x7fffffffu) | (floatBitsToUint(s) & 0x80000000u));
 }
 
-// clamp that keeps NaN (torch.clamp); a bound above the other wins as torch's does.
-float clampn(float v, float lo, float hi)
+// clamp as the CPU reference (torch.clamp) computes it: NaN stays NaN (GLSL's clamp leaves it
+// undefined), lo > hi gives hi.
+float npu_clamp(float v, float lo, float hi)
 {
     if (isnan(v)) return v;
     return v < lo ? (lo > hi ? hi : lo) : (v > hi ? hi : v);
@@ -34,12 +35,12 @@ float npu_relu(float v)
 
 float npu_hardswish(float v)
 {
-    return v * clampn(v + 3.0, 0.0, 6.0) / 6.0;
+    return v * npu_clamp(v + 3.0, 0.0, 6.0) / 6.0;
 }
 
 float npu_hardsigmoid(float v)
 {
-    return clampn(v + 3.0, 0.0, 6.0) / 6.0;
+    return npu_clamp(v + 3.0, 0.0, 6.0) / 6.0;
 }
 
 float npu_sigmoid(float v)

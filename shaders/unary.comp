@@ -17,8 +17,8 @@ void main()
     float v = S_LOAD(x[i]), r = v;
     switch (pc.code) {
     case 1: r = npu_relu(v); break;
-    case 2: r = clampn(v, 0.0, 6.0); break;
-    case 3: r = clampn(v, pc.a, pc.b); break;
+    case 2: r = npu_clamp(v, 0.0, 6.0); break;
+    case 3: r = npu_clamp(v, pc.a, pc.b); break;
     case 4: r = npu_hardswish(v); break;
     case 5: r = npu_hardsigmoid(v); break;
     case 6: r = npu_sigmoid(v); break;
@@ -34,7 +34,7 @@ void main()
     case 16: r = inversesqrt(v); break;
     case 17: r = cos(v); break;
     case 18: r = sin(v); break;
-    case 19: r = clampn(v, pc.a, pc.b); break;
+    case 19: r = npu_clamp(v, pc.a, pc.b); break;
     }
     y[i] = S_STORE(r);
 }

@@ -111,12 +111,44 @@ static void test_count_mismatch(void **state)
     diag_free(&d);
 }
 
+/* Bools live on the device as 0/1 in the compute dtype (compiler/lower.c): packed and unpacked
+ * exactly through f32, f16 and bf16 storage, any nonzero byte a one. */
+static void test_bool_in_float_storage(void **state)
+{
+    (void)state;
+    int64_t shape[2] = {3, 7};
+    DType st[3] = {DT_F32, DT_F16, DT_BF16};
+    for (int s = 0; s < 3; s++) {
+        PlanTensor t = tensor(DT_BOOL, st[s], 2, shape, 0);
+        HTensor v, back = {0};
+        tu_alloc(&v, "bool", 2, shape);
+        for (int64_t i = 0; i < v.numel; i++) ((uint8_t *)v.data)[i] = (uint8_t)(i % 3 == 0 ? 0 : i);
+        unsigned char dev[21 * 4];
+        DiagList d = {0};
+        assert_int_equal(hostxf_pack(&t, &v, dev, "f", &d), ST_OK);
+        for (int64_t i = 0; i < v.numel; i++) {
+            float f = st[s] == DT_F32 ? ((float *)dev)[i]
+                      : st[s] == DT_F16 ? f16_to_f32(((uint16_t *)dev)[i])
+                                        : bf16_to_f32(((uint16_t *)dev)[i]);
+            assert_true(f == (i % 3 == 0 ? 0.0f : 1.0f));
+        }
+        assert_int_equal(hostxf_unpack(&t, dev, &back), ST_OK);
+        assert_int_equal(back.dtype, DT_BOOL);
+        for (int64_t i = 0; i < v.numel; i++)
+            assert_int_equal(((uint8_t *)back.data)[i], i % 3 == 0 ? 0 : 1);
+        htensor_free(&v);
+        htensor_free(&back);
+        diag_free(&d);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_padded_roundtrip),
         cmocka_unit_test(test_casts),
         cmocka_unit_test(test_count_mismatch),
+        cmocka_unit_test(test_bool_in_float_storage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

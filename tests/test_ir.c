@@ -1,4 +1,5 @@
-/* IR reader: the fixtures import, malformed input is rejected with the node and tensor named. */
+/* IR reader: the fixtures import, malformed input is rejected with the node and tensor named,
+ * multi-output nodes (split with getitems) import with their outputs told apart. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,8 @@
 #include <cmocka.h>
 
 #include "compiler/ir_json.h"
+#include "compiler/pass.h"
+#include "compiler/shape.h"
 #include "testutil.h"
 
 static void test_fixture_counts(void **state)
@@ -55,6 +58,10 @@ static void test_weights_mapped(void **state)
 
 #define HDR "{\"graph_inputs\":[{\"name\":\"x\",\"shape\":[2,3],\"dtype\":\"float32\"}],"
 #define XIN "{\"name\":\"x\",\"shape\":[2,3],\"dtype\":\"float32\"}"
+/* split(x [2,3], 1, dim 0): two outputs as the exporter writes them (split_0, split_1) */
+#define SPLIT2 "{\"name\":\"split\",\"op_type\":\"aten.split.Tensor\",\"inputs\":[" XIN "]," \
+               "\"outputs\":[{\"name\":\"split_0\",\"shape\":[1,3]},{\"name\":\"split_1\",\"shape\":[1,3]}]," \
+               "\"attrs\":{\"split_size\":1}}"
 static void test_malformed(void **state)
 {
     (void)state;
@@ -93,6 +100,16 @@ static void test_malformed(void **state)
              "{\"name\":\"a\",\"op_type\":\"aten.relu.default\","
              "\"inputs\":[" XIN "],\"outputs\":[{\"name\":\"y\",\"shape\":[2,3]}]}]}",
          "does not come before it", "'b'"},
+        /* multi-output: a chunk the split does not have, a producer_output_idx that disagrees
+         * with the name, and a declared chunk count the split attributes do not give */
+        {HDR "\"graph_outputs\":[],\"nodes\":[" SPLIT2 ",{\"name\":\"g\",\"op_type\":\"aten.relu.default\","
+             "\"inputs\":[{\"name\":\"split_2\",\"shape\":[1,3],\"producer_node\":\"split\",\"producer_output_idx\":2}],"
+             "\"outputs\":[{\"name\":\"y\",\"shape\":[1,3]}]}]}",
+         "output 2 of node 'split', which has 2 outputs", "'split_2'"},
+        {HDR "\"graph_outputs\":[],\"nodes\":[" SPLIT2 ",{\"name\":\"g\",\"op_type\":\"aten.relu.default\","
+             "\"inputs\":[{\"name\":\"split_1\",\"shape\":[1,3],\"producer_node\":\"split\",\"producer_output_idx\":0}],"
+             "\"outputs\":[{\"name\":\"y\",\"shape\":[1,3]}]}]}",
+         "is output 1 of node 'split', but the record says output 0", "'g'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         Graph *g = NULL;
@@ -135,6 +152,68 @@ static void test_attrs(void **state)
     graph_free(g);
 }
 
+/* Multi-output nodes: a split's outputs are tensors of their own (producer, position), each
+ * getitem lists every chunk (producer_output_idx 0..n-1) and picks one by `index`; the shape
+ * check infers every chunk; canonicalize makes consumers read the chunks directly. */
+static void test_multi_output(void **state)
+{
+    (void)state;
+    const char *json =
+        HDR "\"graph_outputs\":[{\"name\":\"y\",\"shape\":[1,3]},{\"name\":\"getitem\",\"shape\":[1,3]}],\"nodes\":[" SPLIT2
+        ",{\"name\":\"getitem\",\"op_type\":\"<built-in function getitem>\",\"inputs\":["
+        "{\"name\":\"split_0\",\"shape\":[1,3],\"producer_node\":\"split\",\"producer_output_idx\":0},"
+        "{\"name\":\"split_1\",\"shape\":[1,3],\"producer_node\":\"split\",\"producer_output_idx\":1}],"
+        "\"outputs\":[{\"name\":\"getitem\",\"shape\":[1,3]}],\"attrs\":{\"index\":0}}"
+        ",{\"name\":\"getitem_1\",\"op_type\":\"<built-in function getitem>\",\"inputs\":["
+        "{\"name\":\"split_0\",\"shape\":[1,3],\"producer_node\":\"split\",\"producer_output_idx\":0},"
+        "{\"name\":\"split_1\",\"shape\":[1,3],\"producer_node\":\"split\",\"producer_output_idx\":1}],"
+        "\"outputs\":[{\"name\":\"getitem_1\",\"shape\":[1,3]}],\"attrs\":{\"index\":1}}"
+        ",{\"name\":\"relu\",\"op_type\":\"aten.relu.default\",\"inputs\":["
+        "{\"name\":\"getitem_1\",\"shape\":[1,3],\"producer_node\":\"getitem_1\",\"producer_output_idx\":0}],"
+        "\"outputs\":[{\"name\":\"y\",\"shape\":[1,3]}]}]}";
+    Graph *g = NULL;
+    DiagList d = {0};
+    Status st = ir_read_buffer("m.json", json, strlen(json), &g, &d);
+    if (st != ST_OK) diag_print(&d, stderr);
+    assert_int_equal(st, ST_OK);
+    int sp = graph_find_node(g, "split");
+    assert_true(sp >= 0);
+    assert_int_equal(g->nodes[sp].nout, 2);
+    int s0 = graph_find_tensor(g, "split_0"), s1 = graph_find_tensor(g, "split_1");
+    assert_int_equal(g->tensors[s0].producer, sp);
+    assert_int_equal(g->tensors[s1].producer, sp);
+    assert_int_equal(g->tensors[s0].producer_out, 0);
+    assert_int_equal(g->tensors[s1].producer_out, 1);
+    const Node *gi = &g->nodes[graph_find_node(g, "getitem_1")];
+    assert_int_equal(gi->nin, 2);
+    assert_int_equal(gi->in[1], s1);
+    assert_int_equal(shape_check_graph(g, &d), ST_OK);
+    assert_int_equal(graph_verify(g, &d), ST_OK);
+    /* canonicalize: relu reads split_1 itself; getitem stays (a graph output keeps its name) */
+    CompileOptions o;
+    compile_defaults(&o);
+    Pipeline pipe;
+    assert_int_equal(pipeline_run_graph(g, &o, &pipe, &d), ST_OK);
+    const Graph *c = pipe.g;
+    const Node *relu = &c->nodes[graph_find_node(c, "relu")];
+    assert_int_equal(relu->in[0], graph_find_tensor(c, "split_1"));
+    assert_true(graph_find_node(c, "getitem_1") < 0 || c->nodes[graph_find_node(c, "getitem_1")].dead);
+    assert_false(c->nodes[graph_find_node(c, "getitem")].dead);
+    pipeline_free(&pipe);
+    diag_free(&d);
+    /* a declared chunk count the attributes do not give */
+    const char *bad = HDR "\"graph_outputs\":[],\"nodes\":[{\"name\":\"split\",\"op_type\":\"aten.split.Tensor\","
+                      "\"inputs\":[" XIN "],\"outputs\":[{\"name\":\"split_0\",\"shape\":[2,2]},{\"name\":\"split_1\",\"shape\":[2,1]}],"
+                      "\"attrs\":{\"split_size\":1,\"dim\":1}}]}";
+    assert_int_equal(ir_read_buffer("m.json", bad, strlen(bad), &g, &d), ST_OK);
+    assert_int_equal(shape_check_graph(g, &d), ST_BAD_INPUT);
+    char buf[2048];
+    diag_format(&d.items[0], buf, sizeof buf);
+    if (!strstr(buf, "produces 3 outputs") || !strstr(buf, "'split'")) fail_msg("got '%s'", buf);
+    graph_free(g);
+    diag_free(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -142,6 +221,7 @@ int main(void)
         cmocka_unit_test(test_weights_mapped),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_attrs),
+        cmocka_unit_test(test_multi_output),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -315,6 +315,147 @@ static void test_linear_add_rules(void **state)
     pipeline_free(&p);
 }
 
+/* The conv epilogue's activations fuse: relu6 (op and hardtanh(0, 6)), hardtanh with half-exact
+ * bounds, hardswish, hardsigmoid, after an add too; hardtanh bounds half precision cannot hold
+ * stay unfused with the reason recorded; mobilenet_block fuses every conv with its activation. */
+static void test_conv_activation_patterns(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *op, *attrs, *variant, *add_variant;
+    } cases[] = {
+        {"aten.relu6.default", "", "conv_relu6", "conv_add_relu6"},
+        {"aten.hardtanh.default", "\"min_val\":0.0,\"max_val\":6.0", "conv_relu6", "conv_add_relu6"},
+        {"aten.hardtanh.default", "\"min_val\":-1.5,\"max_val\":2.25", "conv_hardtanh", "conv_add_hardtanh"},
+        {"aten.hardswish.default", "", "conv_hardswish", "conv_add_hardswish"},
+        {"aten.hardsigmoid.default", "", "conv_hardsigmoid", "conv_add_hardsigmoid"},
+        {"aten.hardtanh.default", "\"min_val\":-0.1,\"max_val\":0.3", NULL, "conv_add"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int add = 0; add < 2; add++) {
+            char g[4096];
+            snprintf(g, sizeof g,
+                     "{\"graph_inputs\":[" T("x", "[1,3,4,4]") "," T("r", "[1,8,4,4]") "],\"graph_outputs\":[" T("y", "[1,8,4,4]") "],"
+                     "\"weights\":[" T("w", "[8,3,1,1]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
+                     NODE("conv", "aten.conv2d.default", T("x", "[1,3,4,4]") "," T("p_w", "[8,3,1,1]"), T("c", "[1,8,4,4]"), "")
+                     "%s," NODE("act", "%s", T("%s", "[1,8,4,4]"), T("y", "[1,8,4,4]"), "%s") "]}",
+                     add ? "," NODE("add", "aten.add.Tensor", T("c", "[1,8,4,4]") "," T("r", "[1,8,4,4]"), T("a", "[1,8,4,4]"), "") : "",
+                     cases[i].op, add ? "a" : "c", cases[i].attrs);
+            Pipeline p = compile_json(g);
+            const char *want = add ? cases[i].add_variant : cases[i].variant;
+            if (!want) {
+                assert_int_equal(p.g->nfusions, 0);
+                assert_true(p.g->nmisses >= 1);
+                assert_non_null(strstr(p.g->misses[0].reason, "half precision"));
+            } else {
+                assert_int_equal(p.g->nfusions, 1);
+                assert_string_equal(p.g->fusions[0].pattern, want);
+                /* the activation runs in the conv's epilogue: no unary kernel (a depad follows,
+                 * the 8 channels being padded) */
+                for (int k = 0; k < p.plan->nkernels && cases[i].variant; k++)
+                    assert_string_not_equal(p.plan->kernels[k].shader, "unary");
+            }
+            pipeline_free(&p);
+        }
+    Pipeline p = compile("tests/models/mobilenet_block/model.json", NULL);
+    assert_int_equal(count_pattern(p.g, "conv_hardswish"), 3);
+    assert_int_equal(count_pattern(p.g, "conv_relu6"), 1);
+    assert_int_equal(count_pattern(p.g, "conv_hardsigmoid"), 1);
+    for (int k = 0; k < p.plan->nkernels; k++)
+        assert_string_not_equal(p.plan->kernels[k].shader, "unary"); /* no activation left alone */
+    pipeline_free(&p);
+}
+
+/* Host-only CPU work (an integer cumsum and comparison of a graph input, a view of it) that the
+ * IR lists between NPU ops is hoisted ahead of them: one CPU then one NPU partition, the NPU
+ * nodes in their order; a CPU node reading an NPU result stays where it is. */
+#define TIB(n, s) "{\"name\":\"" n "\",\"dtype\":\"int64\",\"shape\":" s "}"
+#define TBB(n, s) "{\"name\":\"" n "\",\"dtype\":\"bool\",\"shape\":" s "}"
+static void test_partition_hoists_host_work(void **state)
+{
+    (void)state;
+    Pipeline p = compile_json(
+        "{\"graph_inputs\":[" T("x", "[2,6]") "," TIB("i", "[2,6]") "],\"graph_outputs\":[" T("o", "[2,6]") "],\"nodes\":["
+        NODE("sin", "aten.sin.default", T("x", "[2,6]"), T("s", "[2,6]"), "")
+        "," NODE("cs", "aten.cumsum.default", TIB("i", "[2,6]"), TIB("c", "[2,6]"), "\"dim\":1")
+        "," NODE("gt", "aten.gt.Scalar", TIB("c", "[2,6]"), TBB("m", "[2,6]"), "\"other\":3")
+        "," NODE("v", "aten.view.default", TBB("m", "[2,6]"), TBB("mv", "[12]"), "\"size\":[12]")
+        "," NODE("v2", "aten.view.default", TBB("mv", "[12]"), TBB("m2", "[2,6]"), "\"size\":[2,6]")
+        "," NODE("cos", "aten.cos.default", T("s", "[2,6]"), T("k", "[2,6]"), "")
+        "," NODE("w", "aten.where.ScalarOther", TBB("m2", "[2,6]") "," T("k", "[2,6]"), T("o", "[2,6]"), "\"other\":-1") "]}");
+    const Graph *g = p.g;
+    static const char *want[] = {"cs", "gt", "v", "v2", "sin", "cos", "w"};
+    int live = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        if (g->nodes[i].dead) continue;
+        assert_string_equal(g->nodes[i].name, want[live]);
+        assert_int_equal(g->nodes[i].place, live < 4 ? PLACE_CPU : PLACE_NPU);
+        assert_int_equal(graph_find_node(g, want[live]), i);
+        live++;
+    }
+    assert_int_equal(live, 7);
+    assert_int_equal(p.plan->nparts, 2);
+    assert_int_equal(p.plan->parts[0].target, KT_CPU);
+    pipeline_free(&p);
+    /* the CPU op reads the NPU's sin: nothing moves, three partitions */
+    p = compile_json(
+        "{\"graph_inputs\":[" T("x", "[2,6]") "],\"graph_outputs\":[" T("o", "[2,6]") "],\"nodes\":["
+        NODE("sin", "aten.sin.default", T("x", "[2,6]"), T("s", "[2,6]"), "")
+        "," NODE("cs", "aten.cumsum.default", T("s", "[2,6]"), T("c", "[2,6]"), "\"dim\":1")
+        "," NODE("cos", "aten.cos.default", T("c", "[2,6]"), T("o", "[2,6]"), "") "]}");
+    assert_string_equal(p.g->nodes[0].name, "sin");
+    assert_int_equal(p.plan->nparts, 3);
+    pipeline_free(&p);
+}
+
+/* split: chunks of one token are views starting inside the input where the start keeps the
+ * arena alignment (f16: 128 elements = 256 bytes), else slice kernels; chunks of several rows
+ * are always slice kernels. */
+static void test_split_views(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *x, *chunk;
+        int size, dim;
+        int64_t elems[3]; /* view_off of each chunk, -1: a slice kernel */
+    } cases[] = {
+        {"[1,1,384]", "[1,1,128]", 128, 2, {0, 128, 256}},
+        {"[1,1,300]", "[1,1,100]", 100, 2, {0, -1, -1}},
+        {"[3,2,128]", "[1,2,128]", 1, 0, {0, 256, 512}},
+        {"[2,3,128]", "[2,1,128]", 1, 1, {-1, -1, -1}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char g[4096];
+        snprintf(g, sizeof g,
+                 "{\"graph_inputs\":[" T("x", "%s") "],\"graph_outputs\":[" T("a", "%s") "," T("b", "%s") "," T("c", "%s") "],\"nodes\":["
+                 NODE("split", "aten.split.Tensor", T("x", "%s"), T("split_0", "%s") "," T("split_1", "%s") "," T("split_2", "%s"), "\"split_size\":%d,\"dim\":%d")
+                 "," NODE("s", "aten.sin.default", T("split_0", "%s"), T("a", "%s"), "")
+                 "," NODE("t", "aten.cos.default", T("split_1", "%s"), T("b", "%s"), "")
+                 "," NODE("u", "aten.neg.default", T("split_2", "%s"), T("c", "%s"), "") "]}",
+                 cases[i].x, cases[i].chunk, cases[i].chunk, cases[i].chunk, cases[i].x, cases[i].chunk,
+                 cases[i].chunk, cases[i].chunk, cases[i].size, cases[i].dim, cases[i].chunk,
+                 cases[i].chunk, cases[i].chunk, cases[i].chunk, cases[i].chunk, cases[i].chunk);
+        Pipeline p = compile_json(g);
+        int slices = 0, want = 0;
+        for (int k = 0; k < 3; k++) {
+            char name[16];
+            snprintf(name, sizeof name, "split_%d", k % 10);
+            const GTensor *t = &p.g->tensors[graph_find_tensor(p.g, name)];
+            if (cases[i].elems[k] < 0) {
+                assert_int_equal(t->alias_of, -1);
+                want++;
+            } else {
+                assert_int_equal(t->alias_of, graph_find_tensor(p.g, "x"));
+                assert_int_equal(t->view_off, cases[i].elems[k]);
+                assert_int_equal(t->offset, p.g->tensors[t->alias_of].offset); /* view_off says where */
+            }
+        }
+        for (int k = 0; k < p.plan->nkernels; k++) slices += strcmp(p.plan->kernels[k].shader, "slice") == 0;
+        assert_int_equal(slices, want);
+        pipeline_free(&p);
+    }
+}
+
 static void test_add_relu_rules(void **state)
 {
     (void)state;
@@ -459,6 +600,9 @@ int main(void)
         cmocka_unit_test(test_silu_mul_either_order), cmocka_unit_test(test_partition_by_attrs),
         cmocka_unit_test(test_every_snapshot_verifies), cmocka_unit_test(test_convnet_layout_batch2),
         cmocka_unit_test(test_layout_inserts_depad),
+        cmocka_unit_test(test_conv_activation_patterns),
+        cmocka_unit_test(test_partition_hoists_host_work),
+        cmocka_unit_test(test_split_views),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

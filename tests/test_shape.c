@@ -177,6 +177,7 @@ static const Case good[] = {
     {"aten.slice.Tensor", "{'dim':1,'start':20}", 1, {F(2, 4, 10)}, 1, F(2, 4, 0)},
     {"aten.slice.Tensor", NULL, 1, {F(2, 4, 10)}, 1, F(2, 4, 10)},
     {"aten.select.int", "{'dim':1,'index':-1}", 1, {F(3, 4, 5, 6)}, 1, F(2, 4, 6)},
+    {"aten.split.Tensor", "{'split_size':4,'dim':-1}", 1, {F(2, 3, 4)}, 1, F(2, 3, 4)},
     {"aten.view.default", "{'size':[2,-1]}", 1, {F(3, 2, 3, 4)}, 1, F(2, 2, 12)},
     {"aten.reshape.default", "{'shape':[24]}", 1, {F(3, 2, 3, 4)}, 1, F(1, 24)},
     {"aten._unsafe_view.default", "{'size':[4,6]}", 1, {F(3, 2, 3, 4)}, 1, F(2, 4, 6)},
@@ -370,6 +371,12 @@ static const BadCase bad_attrs[] = {
     {"aten.slice.Tensor", "{'dim':2}", 1, {F(2, 2, 3)}, 1, {F(2, 2, 3)}, "out of range"},
     {"aten.select.int", "{'dim':0,'index':2}", 1, {F(2, 2, 3)}, 1, {F(1, 3)}, "index 2 out of range"},
     {"aten.select.int", "{'dim':0,'index':-3}", 1, {F(2, 2, 3)}, 1, {F(1, 3)}, "out of range"},
+    {"aten.split.Tensor", "{'split_size':2,'dim':1}", 1, {F(2, 2, 5)}, 2, {F(2, 2, 2), F(2, 2, 2)}, "produces 3 outputs"},
+    {"aten.split_with_sizes.default", "{'split_sizes':[2,2],'dim':1}", 1, {F(2, 2, 5)}, 2, {F(2, 2, 2), F(2, 2, 2)}, "do not add up"},
+    {"aten.split.sizes", "{'split_size':[2,-1,4],'dim':1}", 1, {F(2, 2, 5)}, 2, {F(2, 2, 2), F(2, 2, 2)}, "negative"},
+    {"aten.split.Tensor", "{'split_size':0}", 1, {F(2, 2, 5)}, 1, {F(2, 2, 5)}, "must be positive"},
+    {"aten.split.Tensor", "{'dim':1}", 1, {F(2, 2, 5)}, 1, {F(2, 2, 5)}, "needs `split_size`"},
+    {"aten.split.Tensor", "{'split_size':1,'dim':2}", 1, {F(2, 2, 5)}, 2, {F(2, 1, 5), F(2, 1, 5)}, "out of range"},
     {"aten.permute.default", "{'dims':[0,0]}", 1, {F(2, 2, 3)}, 1, {F(2, 2, 3)}, "repeated dim"},
     {"aten.permute.default", "{'dims':[1,0,2]}", 1, {F(2, 2, 3)}, 1, {F(2, 3, 2)}, "number of dims"},
     {"aten.permute.default", "{'dims':'x'}", 1, {F(2, 2, 3)}, 1, {F(2, 3, 2)}, "list of integers"},
@@ -537,13 +544,47 @@ static void test_reports_all(void **state)
     diag_free(&d);
 }
 
+/* split: one output per chunk, equal chunks with a shorter last one, or the listed sizes. */
+static void test_split_chunks(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *aten, *attrs;
+        TuSpec in;
+        int nout;
+        TuSpec out[4];
+    } cases[] = {
+        {"aten.split.Tensor", "{'split_size':2,'dim':1}", F(2, 2, 5), 3, {F(2, 2, 2), F(2, 2, 2), F(2, 2, 1)}},
+        {"aten.split.Tensor", "{'split_size':48,'dim':2}", F(3, 1, 10, 144), 3, {F(3, 1, 10, 48), F(3, 1, 10, 48), F(3, 1, 10, 48)}},
+        {"aten.split_with_sizes.default", "{'split_sizes':[1,0,3,1],'dim':-1}", L(2, 4, 5), 4, {L(2, 4, 1), L(2, 4, 0), L(2, 4, 3), L(2, 4, 1)}},
+        {"aten.split.sizes", "{'split_size':[3,1]}", B(2, 4, 2), 2, {B(2, 3, 2), B(2, 1, 2)}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        Graph *g = build(cases[i].aten, 1, &cases[i].in, cases[i].nout, cases[i].out, cases[i].attrs);
+        DiagList d = {0};
+        int rank[4];
+        int64_t shape[4][NPU_MAX_RANK];
+        if (shape_infer(g, &g->nodes[0], rank, shape, &d) != ST_OK) {
+            print_diags(&d);
+            fail_msg("case %zu: shape_infer failed", i);
+        }
+        for (int k = 0; k < cases[i].nout; k++) {
+            assert_int_equal(rank[k], cases[i].out[k].rank);
+            for (int j = 0; j < rank[k]; j++) assert_int_equal(shape[k][j], cases[i].out[k].shape[j]);
+        }
+        assert_int_equal(shape_check_graph(g, &d), ST_OK);
+        diag_free(&d);
+        graph_free(g);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_op_covered),     cmocka_unit_test(test_good_cases),
         cmocka_unit_test(test_wrong_declared_shape), cmocka_unit_test(test_bad_attrs),
         cmocka_unit_test(test_bad_dtypes),           cmocka_unit_test(test_fixtures_clean),
-        cmocka_unit_test(test_reports_all),
+        cmocka_unit_test(test_reports_all),          cmocka_unit_test(test_split_chunks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,8 @@
  * stride, padding (ints, 'same', 'valid'), dilation, 1x1 / 3x3 / 7x7 and rectangular kernels,
  * bias or none, channel counts that are not multiples of the channel tile or the register tile,
  * N = 2 and odd spatial sizes; the fused conv_relu, conv_add, conv_add_relu (a residual from
- * another conv, the conv's own input, the conv output itself); conv -> conv chains so padded
+ * another conv, the conv's own input, the conv output itself), the epilogue's relu6, hardtanh,
+ * hardswish and hardsigmoid (alone, after an add, on a depthwise conv); conv -> conv chains so padded
  * inputs are read; pools with every attribute variant (ceil_mode windows, count_include_pad,
  * divisor_override, dilation, adaptive sizes); f32 and f16, bf16 for coverage. */
 #include <setjmp.h>
@@ -249,6 +250,49 @@ static void test_conv_add_self(void **state)
     gb_check(&g, "y", a, "fp32", VC_TOL_F32, "conv2d_b");
 }
 
+
+/* The conv epilogue's activations (mobilenet's patterns): relu6 (the op, and hardtanh(0, 6) as
+ * torchvision exports ReLU6), hardtanh with other half-exact bounds, hardswish, hardsigmoid; alone
+ * (conv_ACT, on a depthwise conv too) and after a residual add (conv_add_ACT). Conv outputs of
+ * this size reach past every bound. test_passes.c checks the same graphs fuse. */
+static void test_conv_activations(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *op, *attrs;
+    } acts[] = {
+        {"aten.relu6.default", NULL},
+        {"aten.hardtanh.default", "\"min_val\":0.0,\"max_val\":6.0"},
+        {"aten.hardtanh.default", "\"min_val\":-1.5,\"max_val\":2.25"},
+        {"aten.hardswish.default", NULL},
+        {"aten.hardsigmoid.default", NULL},
+    };
+    int64_t xs[4] = {2, 10, 11, 9}, a[4] = {2, 12, 11, 9};
+    for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
+        for (int add = 0; add < 3; add++) {
+            Gb g = {0};
+            gb_input(&g, "x", xs);
+            /* add 2: a depthwise conv (groups = channels) as in mobilenet's blocks */
+            if (add == 2) {
+                gb_conv(&g, "c", "x", xs, 10, 10, 3, 3, true, "co", xs, "\"padding\":[1,1]");
+            } else {
+                gb_conv(&g, "c", "x", xs, 12, 1, 3, 3, true, "co", a, "\"padding\":[1,1]");
+            }
+            const int64_t *os = add == 2 ? xs : a;
+            const char *pre = "co";
+            if (add == 1) {
+                gb_conv(&g, "r", "x", xs, 12, 1, 1, 1, false, "ro", a, NULL);
+                gb_node(&g, "add", "aten.add.Tensor", (const char *[]){"co", "ro", NULL},
+                        (const int64_t *[]){a, a}, "s", a, NULL);
+                pre = "s";
+            }
+            gb_node(&g, "act", acts[i].op, (const char *[]){pre, NULL}, (const int64_t *[]){os},
+                    "y", os, acts[i].attrs);
+            for (int t = 0; t < 3; t++)
+                gb_check(&g, "y", os, dts[t], tols[t], add == 1 ? "conv2d_br" : "conv2d_b");
+        }
+}
+
 /* ---- pools -------------------------------------------------------------------------------- */
 
 /* ATen's pool output size (as runtime/cpu_conv.c). */
@@ -343,6 +387,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_shapes),       cmocka_unit_test(test_conv_groups),
         cmocka_unit_test(test_conv_relu_chain),
+        cmocka_unit_test(test_conv_activations),
         cmocka_unit_test(test_conv_add_residual), cmocka_unit_test(test_conv_add_self),
         cmocka_unit_test(test_max_pool),          cmocka_unit_test(test_avg_pool),
         cmocka_unit_test(test_adaptive_pool),

@@ -4,7 +4,8 @@
  * inputs along the first and last dim, getitem and float->float cast (copy), int64 data through
  * slice/cat/transpose (i32 modules, ids up to 200000), int->float cast above 65504, embedding
  * with vocab 70000, index_copy in place (out aliases self) and not in place, with repeated
- * indices; f32/f16/bf16 with shapes that are not multiples of the workgroup. */
+ * indices, split (a slice kernel per chunk read; getitems as exported); f32/f16/bf16 with shapes
+ * that are not multiples of the workgroup. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -191,6 +192,71 @@ static void test_index_copy(void **state)
     }
 }
 
+/* split as the exporter writes it: one node with an "outputs" list (split_0, split_1, ...), a
+ * getitem per used chunk listing every chunk as its inputs (producer_output_idx) with `index`.
+ * GPT-2's q/k/v: split(c_attn out [1,S,3C], C, dim=2); uneven chunks along dim 0; split_with_sizes
+ * with an unused (zero-size) chunk; getitem outputs as graph outputs (the getitem stays a copy);
+ * int64 data through the i32 modules. */
+#define SPL(n, i, s) "{\"name\":\"" n "\",\"shape\":" s ",\"producer_node\":\"split\",\"producer_output_idx\":" #i "}"
+static void test_split(void **state)
+{
+    (void)state;
+    const char *qkv =
+        "{\"graph_inputs\":[" VC_T("x", "[1,10,144]") "],\"graph_outputs\":[" VC_T("o", "[1,10,48]") "," VC_T("p", "[1,4,10,12]") "],\"nodes\":["
+        VC_NODE("split", "aten.split.Tensor", VC_T("x", "[1,10,144]"), VC_T("split_0", "[1,10,48]") "," VC_T("split_1", "[1,10,48]") "," VC_T("split_2", "[1,10,48]"), "\"split_size\":48,\"dim\":2")
+        "," VC_NODE("getitem", "<built-in function getitem>", SPL("split_0", 0, "[1,10,48]") "," SPL("split_1", 1, "[1,10,48]") "," SPL("split_2", 2, "[1,10,48]"), VC_T("getitem", "[1,10,48]"), "\"index\":0")
+        "," VC_NODE("getitem_1", "<built-in function getitem>", SPL("split_0", 0, "[1,10,48]") "," SPL("split_1", 1, "[1,10,48]") "," SPL("split_2", 2, "[1,10,48]"), VC_T("getitem_1", "[1,10,48]"), "\"index\":1")
+        "," VC_NODE("getitem_2", "<built-in function getitem>", SPL("split_0", 0, "[1,10,48]") "," SPL("split_1", 1, "[1,10,48]") "," SPL("split_2", 2, "[1,10,48]"), VC_T("getitem_2", "[1,10,48]"), "\"index\":2")
+        "," VC_NODE("mul", "aten.mul.Tensor", VC_T("getitem", "[1,10,48]") "," VC_T("getitem_1", "[1,10,48]"), VC_T("o", "[1,10,48]"), "")
+        "," VC_NODE("view", "aten.view.default", VC_T("getitem_2", "[1,10,48]"), VC_T("view", "[1,10,4,12]"), "\"size\":[1,10,4,12]")
+        "," VC_NODE("permute", "aten.permute.default", VC_T("view", "[1,10,4,12]"), VC_T("p", "[1,4,10,12]"), "\"dims\":[0,2,1,3]") "]}";
+    for (int t = 0; t < 3; t++) vc_check_json(qkv, dts[t], tols[t], "slice");
+    const char *uneven =
+        "{\"graph_inputs\":[" VC_T("x", "[7,10]") "],\"graph_outputs\":[" VC_T("getitem", "[3,10]") "," VC_T("getitem_1", "[1,10]") "],\"nodes\":["
+        VC_NODE("split", "aten.split.Tensor", VC_T("x", "[7,10]"), VC_T("split_0", "[3,10]") "," VC_T("split_1", "[3,10]") "," VC_T("split_2", "[1,10]"), "\"split_size\":3")
+        "," VC_NODE("getitem", "<built-in function getitem>", SPL("split_0", 0, "[3,10]") "," SPL("split_1", 1, "[3,10]") "," SPL("split_2", 2, "[1,10]"), VC_T("getitem", "[3,10]"), "\"index\":0")
+        "," VC_NODE("getitem_1", "<built-in function getitem>", SPL("split_0", 0, "[3,10]") "," SPL("split_1", 1, "[3,10]") "," SPL("split_2", 2, "[1,10]"), VC_T("getitem_1", "[1,10]"), "\"index\":-1") "]}";
+    for (int t = 0; t < 3; t++) vc_check_json(uneven, dts[t], tols[t], "slice");
+    const char *sizes =
+        "{\"graph_inputs\":[" VC_T("x", "[2,5,9]") "],\"graph_outputs\":[" VC_T("o", "[2,5,4]") "],\"nodes\":["
+        VC_NODE("split", "aten.split_with_sizes.default", VC_T("x", "[2,5,9]"), VC_T("split_0", "[2,5,2]") "," VC_T("split_1", "[2,5,0]") "," VC_T("split_2", "[2,5,4]") "," VC_T("split_3", "[2,5,3]"), "\"split_sizes\":[2,0,4,3],\"dim\":-1")
+        "," VC_NODE("getitem", "<built-in function getitem>", SPL("split_0", 0, "[2,5,2]") "," SPL("split_1", 1, "[2,5,0]") "," SPL("split_2", 2, "[2,5,4]") "," SPL("split_3", 3, "[2,5,3]"), VC_T("getitem", "[2,5,4]"), "\"index\":2")
+        "," VC_NODE("getitem_1", "<built-in function getitem>", SPL("split_0", 0, "[2,5,2]") "," SPL("split_1", 1, "[2,5,0]") "," SPL("split_2", 2, "[2,5,4]") "," SPL("split_3", 3, "[2,5,3]"), VC_T("getitem_1", "[2,5,2]"), "\"index\":0")
+        "," VC_NODE("slice", "aten.slice.Tensor", VC_T("getitem_1", "[2,5,2]"), VC_T("s", "[2,5,1]"), "\"dim\":2,\"start\":1")
+        "," VC_NODE("add", "aten.add.Tensor", VC_T("getitem", "[2,5,4]") "," VC_T("s", "[2,5,1]"), VC_T("o", "[2,5,4]"), "") "]}";
+    for (int t = 0; t < 3; t++) vc_check_json(sizes, dts[t], tols[t], "slice");
+    const char *ints =
+        "{\"graph_inputs\":[" VC_TI("x", "[6,8]") "],\"graph_outputs\":[" VC_TI("o", "[4,6]") "],\"nodes\":["
+        VC_NODE("split", "aten.split.sizes", VC_TI("x", "[6,8]"), VC_TI("split_0", "[6,4]") "," VC_TI("split_1", "[6,4]"), "\"split_size\":[4,4],\"dim\":1")
+        "," VC_NODE("getitem", "<built-in function getitem>", "{\"name\":\"split_0\",\"dtype\":\"int64\",\"shape\":[6,4]},{\"name\":\"split_1\",\"dtype\":\"int64\",\"shape\":[6,4]}", VC_TI("getitem", "[6,4]"), "\"index\":1")
+        "," VC_NODE("t", "aten.t.default", VC_TI("getitem", "[6,4]"), VC_TI("o", "[4,6]"), "") "]}";
+    vc_check_json(ints, "fp16", 0, "slice");
+}
+
+/* split chunks that are contiguous, aligned runs of the input (every dim before the split dim of
+ * size 1) are views starting inside it: no kernel; views of them (view, an order-keeping
+ * permute) start there too, as graph outputs included; dim 0 with uneven chunks. On Vulkan and
+ * on the CPU backend (which borrows the base's data at the chunk's start). */
+static void test_split_views(void **state)
+{
+    (void)state;
+    const char *g =
+        "{\"graph_inputs\":[" VC_T("x", "[1,1,384]") "," VC_T("y", "[6,64]") "],\"graph_outputs\":[" VC_T("o", "[1,1,128]") "," VC_T("p", "[1,4,1,32]") "," VC_T("q", "[1,64]") "," VC_T("z", "[2,64]") "],\"nodes\":["
+        VC_NODE("relu", "aten.relu.default", VC_T("x", "[1,1,384]"), VC_T("r", "[1,1,384]"), "")
+        "," VC_NODE("split", "aten.split.Tensor", VC_T("r", "[1,1,384]"), VC_T("split_0", "[1,1,128]") "," VC_T("split_1", "[1,1,128]") "," VC_T("split_2", "[1,1,128]"), "\"split_size\":128,\"dim\":2")
+        "," VC_NODE("mul", "aten.mul.Tensor", VC_T("split_0", "[1,1,128]") "," VC_T("split_1", "[1,1,128]"), VC_T("o", "[1,1,128]"), "")
+        "," VC_NODE("view", "aten.view.default", VC_T("split_2", "[1,1,128]"), VC_T("v", "[1,1,4,32]"), "\"size\":[1,1,4,32]")
+        "," VC_NODE("permute", "aten.permute.default", VC_T("v", "[1,1,4,32]"), VC_T("p", "[1,4,1,32]"), "\"dims\":[0,2,1,3]")
+        "," VC_NODE("neg", "aten.neg.default", VC_T("y", "[6,64]"), VC_T("ny", "[6,64]"), "")
+        "," VC_NODE("split_1", "aten.split.Tensor", VC_T("ny", "[6,64]"), VC_T("split_1_0", "[4,64]") "," VC_T("split_1_1", "[2,64]"), "\"split_size\":4")
+        "," VC_NODE("sum", "aten.sum.dim_IntList", VC_T("split_1_0", "[4,64]"), VC_T("q", "[1,64]"), "\"dim\":[0],\"keepdim\":true")
+        "," VC_NODE("sin", "aten.sin.default", VC_T("split_1_1", "[2,64]"), VC_T("z", "[2,64]"), "") "]}";
+    for (int t = 0; t < 3; t++) {
+        vc_check_json(g, dts[t], tols[t], "unary");
+        vc_check_json_on(g, dts[t], tols[t], "unary", true);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,7 +264,8 @@ int main(void)
         cmocka_unit_test(test_slice_select), cmocka_unit_test(test_cat),
         cmocka_unit_test(test_copy),       cmocka_unit_test(test_int_data),
         cmocka_unit_test(test_cast_int),   cmocka_unit_test(test_embedding),
-        cmocka_unit_test(test_index_copy),
+        cmocka_unit_test(test_index_copy), cmocka_unit_test(test_split),
+        cmocka_unit_test(test_split_views),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

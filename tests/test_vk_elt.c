@@ -5,12 +5,14 @@
  * with special, integer (negative bases) and fractional exponents and tensor exponents, the fused
  * add_relu and silu_mul (both operand orders), sum/mean/amax and (log_)softmax over rows of 1, 7,
  * 257, 3000 (5000) elements, and masked_softmax with broadcast masks holding -inf, fully masked
- * rows included. Padded (conv-family) operands are not covered here: they need the conv2d
- * family to produce them. */
+ * rows included; where (tensor and scalar operands, masked_fill) broadcast in every position,
+ * comparisons and logical ops (bool results as 0/1 in the compute dtype). Padded (conv-family)
+ * operands are not covered here: they need the conv2d family to produce them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -255,6 +257,142 @@ static void test_masked_softmax(void **state)
     for (int t = 0; t < 3; t++) vc_check_json(full, dts[t], tols[t], "masked_softmax");
 }
 
+/* ---- where, masked_fill, comparisons, logical ops ------------------------------------------
+ * Bools live on the device as 0/1 in the compute dtype. Comparisons are checked through a where
+ * choosing between the compared values (where(a OP b, a, b)), so a comparison that flips because
+ * 16-bit storage rounded two close values changes the result by no more than that rounding;
+ * comparisons whose answer cannot flip (x == relu(x), bool operands) are checked bit-exact. */
+#define B8(...) ((TuSpec){"bool", __VA_ARGS__})
+#define TB(n, s) "{\"name\":\"" n "\",\"dtype\":\"bool\",\"shape\":" s "}"
+
+static void test_where(void **state)
+{
+    (void)state;
+    /* cond, a, b broadcast in every position (GPT-2's [1,1,S,S] mask with a 0-d mask value) */
+    static const struct {
+        TuSpec c, a, b, out;
+    } cases[] = {
+        {B8(3, {3, 5, 67}), F32(3, {3, 5, 67}), F32(3, {3, 5, 67}), F32(3, {3, 5, 67})},
+        {B8(4, {1, 1, 10, 10}), F32(4, {1, 4, 10, 10}), F32(0, {0}), F32(4, {1, 4, 10, 10})},
+        {B8(5, {2, 1, 5, 1, 7}), F32(4, {3, 1, 6, 1}), F32(1, {1}), F32(5, {2, 3, 5, 6, 7})},
+        {B8(1, {67}), F32(4, {2, 3, 4, 67}), F32(2, {4, 1}), F32(4, {2, 3, 4, 67})},
+        {B8(4, {2, 8, 5, 5}), F32(4, {1, 8, 1, 1}), F32(4, {2, 1, 5, 5}), F32(4, {2, 8, 5, 5})},
+        {B8(3, {4, 1, 9}), F32(3, {1, 3, 1}), F32(1, {9}), F32(3, {4, 3, 9})},
+        {B8(6, {2, 1, 3, 1, 2, 1}), F32(6, {1, 2, 1, 4, 1, 5}), F32(6, {2, 2, 3, 4, 2, 5}),
+         F32(6, {2, 2, 3, 4, 2, 5})},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int t = 0; t < 3; t++)
+            vc_check_node("aten.where.self", 3, S(cases[i].c, cases[i].a, cases[i].b), cases[i].out,
+                          "", dts[t], tols[t], "where");
+}
+
+static void test_where_scalar_masked_fill(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *op, *attrs;
+        TuSpec in[2], out;
+    } cases[] = {
+        {"aten.where.ScalarOther", "\"other\":-0.25", {B8(3, {3, 5, 67}), F32(3, {3, 5, 67})}, F32(3, {3, 5, 67})},
+        {"aten.where.ScalarOther", "\"other\":\"-inf\"", {B8(4, {1, 1, 7, 7}), F32(4, {2, 3, 7, 7})}, F32(4, {2, 3, 7, 7})},
+        {"aten.where.ScalarSelf", "\"self\":2.5", {B8(2, {5, 1}), F32(2, {1, 33})}, F32(2, {5, 33})},
+        {"aten.masked_fill.Scalar", "\"value\":\"-inf\"", {F32(4, {1, 4, 10, 10}), B8(4, {1, 1, 10, 10})}, F32(4, {1, 4, 10, 10})},
+        {"aten.masked_fill.Scalar", "\"value\":0.5", {F32(3, {2, 9, 13}), B8(3, {2, 9, 13})}, F32(3, {2, 9, 13})},
+        {"aten.masked_fill.Scalar", "\"value\":-3", {F32(2, {1, 31}), B8(3, {4, 6, 31})}, F32(3, {4, 6, 31})},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int t = 0; t < 3; t++)
+            vc_check_node(cases[i].op, 2, cases[i].in, cases[i].out, cases[i].attrs, dts[t], tols[t],
+                          "where_s");
+}
+
+/* where(a OP b, a, b) for tensor comparisons, broadcast both ways; the comparison alone (a bool
+ * graph output) in fp32, where rounding cannot flip it. */
+static void test_compare(void **state)
+{
+    (void)state;
+    static const char *ops[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+    static const struct {
+        const char *a, *b, *out;
+        TuSpec ta, tb, tout;
+    } sh[] = {
+        {"[3,5,67]", "[3,5,67]", "[3,5,67]", F32(3, {3, 5, 67}), F32(3, {3, 5, 67}), B8(3, {3, 5, 67})},
+        {"[4,1,9]", "[1,3,1]", "[4,3,9]", F32(3, {4, 1, 9}), F32(3, {1, 3, 1}), B8(3, {4, 3, 9})},
+        {"[2,1,5,1,7]", "[3,1,6,1]", "[2,3,5,6,7]", F32(5, {2, 1, 5, 1, 7}), F32(4, {3, 1, 6, 1}),
+         B8(5, {2, 3, 5, 6, 7})},
+    };
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+        for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+            char g[4096], aten[32];
+            snprintf(g, sizeof g,
+                     "{\"graph_inputs\":[" T("a", "%s") "," T("b", "%s") "],\"graph_outputs\":["
+                     T("o", "%s") "],\"nodes\":["
+                     NODE("c", "aten.%s.Tensor", T("a", "%s") "," T("b", "%s"), TB("m", "%s"), "")
+                     "," NODE("w", "aten.where.self", TB("m", "%s") "," T("a", "%s") "," T("b", "%s"),
+                              T("o", "%s"), "") "]}",
+                     sh[i].a, sh[i].b, sh[i].out, ops[o], sh[i].a, sh[i].b, sh[i].out, sh[i].out,
+                     sh[i].a, sh[i].b, sh[i].out);
+            for (int t = 0; t < 3; t++) vc_check_json(g, dts[t], tols[t], "binary");
+            snprintf(aten, sizeof aten, "aten.%s.Tensor", ops[o]);
+            vc_check_node(aten, 2, S(sh[i].ta, sh[i].tb), sh[i].tout, "", "fp32", 0, "binary");
+        }
+}
+
+/* Scalar comparisons (thresholds exactly representable), through where(x OP s, x, s). */
+static void test_compare_scalar(void **state)
+{
+    (void)state;
+    static const char *cases[][2] = {{"eq.Scalar", "0.5"}, {"ne.Scalar", "0"},  {"lt.Scalar", "0.25"},
+                                     {"le.Scalar", "-0.5"}, {"gt.Tensor", "0"}, {"ge.Scalar", "0.75"}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char g[4096];
+        snprintf(g, sizeof g,
+                 "{\"graph_inputs\":[" T("x", "[6,7,37]") "],\"graph_outputs\":[" T("o", "[6,7,37]")
+                 "],\"nodes\":["
+                 NODE("c", "aten.%s", T("x", "[6,7,37]"), TB("m", "[6,7,37]"), "\"other\":%s")
+                 "," NODE("w", "aten.where.ScalarOther", TB("m", "[6,7,37]") "," T("x", "[6,7,37]"),
+                          T("o", "[6,7,37]"), "\"other\":%s") "]}",
+                 cases[c][0], cases[c][1], cases[c][1]);
+        for (int t = 0; t < 3; t++) vc_check_json(g, dts[t], tols[t], "binary_s");
+        char aten[32], attrs[32];
+        snprintf(aten, sizeof aten, "aten.%s", cases[c][0]);
+        snprintf(attrs, sizeof attrs, "\"other\":%s", cases[c][1]);
+        vc_check_node(aten, 1, S(F32(3, {6, 7, 37})), B8(3, {6, 7, 37}), attrs, "fp32", 0,
+                      "binary_s");
+    }
+}
+
+/* Comparisons that cannot flip in any storage: x == relu(x) (true exactly where x >= 0), and
+ * logical and/or/not of bool tensors, broadcast; bool graph outputs compared bit for bit. */
+static void test_compare_exact(void **state)
+{
+    (void)state;
+    const char *g2 =
+        "{\"graph_inputs\":[" T("x", "[5,4,33]") "],\"graph_outputs\":["
+        TB("e", "[5,4,33]") "," TB("n", "[5,4,33]") "],\"nodes\":["
+        NODE("r", "aten.relu.default", T("x", "[5,4,33]"), T("rx", "[5,4,33]"), "")
+        "," NODE("eq", "aten.eq.Tensor", T("x", "[5,4,33]") "," T("rx", "[5,4,33]"), TB("e", "[5,4,33]"), "")
+        "," NODE("ne", "aten.ne.Tensor", T("rx", "[5,4,33]") "," T("x", "[5,4,33]"), TB("n", "[5,4,33]"), "") "]}";
+    for (int t = 0; t < 3; t++) vc_check_json(g2, dts[t], 0, "binary");
+    static const struct {
+        const char *op;
+        int nin;
+        TuSpec in[2], out;
+        const char *stem;
+    } cases[] = {
+        {"aten.logical_and.default", 2, {B8(3, {4, 1, 9}), B8(3, {1, 3, 9})}, B8(3, {4, 3, 9}), "binary"},
+        {"aten.logical_or.default", 2, {B8(2, {7, 41}), B8(1, {41})}, B8(2, {7, 41}), "binary"},
+        {"aten.bitwise_and.Tensor", 2, {B8(2, {7, 41}), B8(2, {7, 41})}, B8(2, {7, 41}), "binary"},
+        {"aten.logical_not.default", 1, {B8(4, {2, 3, 5, 7})}, B8(4, {2, 3, 5, 7}), "binary_s"},
+        {"aten.eq.Tensor", 2, {B8(2, {6, 9}), B8(2, {1, 9})}, B8(2, {6, 9}), "binary"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int t = 0; t < 3; t++)
+            vc_check_node(cases[i].op, cases[i].nin, cases[i].in, cases[i].out, "", dts[t], 0,
+                          cases[i].stem);
+}
+
 int main(void)
 {
     /* the hand-written families themselves: chains like abs -> add -> pow would otherwise become
@@ -265,6 +403,9 @@ int main(void)
         cmocka_unit_test(test_div_pow_positive),     cmocka_unit_test(test_add_relu),
         cmocka_unit_test(test_silu_mul),             cmocka_unit_test(test_reduce),
         cmocka_unit_test(test_softmax),              cmocka_unit_test(test_masked_softmax),
+        cmocka_unit_test(test_where),                cmocka_unit_test(test_where_scalar_masked_fill),
+        cmocka_unit_test(test_compare),              cmocka_unit_test(test_compare_scalar),
+        cmocka_unit_test(test_compare_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

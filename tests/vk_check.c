@@ -46,7 +46,34 @@ static void fail_with(DiagList *d, const char *what)
     fail_msg("%s", what);
 }
 
+/* The plan's transfers (PlanPart.in) move exactly what crosses targets: each entry's storage
+ * was written by a kernel of the other target, and no tensor moves twice in one direction. */
+static void check_transfers(const Plan *p)
+{
+    for (int pi = 0; pi < p->nparts; pi++)
+        for (int j = 0; j < p->parts[pi].nin; j++) {
+            int t = p->parts[pi].in[j], b = plan_base(p, t);
+            bool other = false;
+            for (int k = 0; k < p->nkernels; k++)
+                for (int a = p->kernels[k].nin; a < p->kernels[k].nargs; a++)
+                    if (plan_base(p, p->kernels[k].args[a]) == b)
+                        other |= p->kernels[k].target != p->parts[pi].target;
+            if (!other) fail_msg("partition %d lists transfer %s, made on its own side", pi, p->tensors[t].name);
+            for (int qi = 0; qi < p->nparts; qi++)
+                for (int i = 0; i < p->parts[qi].nin; i++)
+                    if ((qi != pi || i != j) && p->parts[qi].in[i] == t &&
+                        p->parts[qi].target == p->parts[pi].target)
+                        fail_msg("transfer %s listed twice", p->tensors[t].name);
+        }
+}
+
 double vc_check_json(const char *json, const char *dtype, double tol, const char *expect_shader)
+{
+    return vc_check_json_on(json, dtype, tol, expect_shader, false);
+}
+
+double vc_check_json_on(const char *json, const char *dtype, double tol, const char *expect_shader,
+                        bool cpu_backend)
 {
     DiagList d = {0};
     Graph *g0 = read_graph(json), *g1 = read_graph(json);
@@ -75,11 +102,16 @@ double vc_check_json(const char *json, const char *dtype, double tol, const char
              (strcmp(expect_shader, "gen") == 0 && strncmp(p->kernels[k].shader, "gen_", 4) == 0)))
             found = true;
     if (!found) fail_msg("no NPU kernel of family '%s' in the compiled plan", expect_shader);
+    check_transfers(p);
     VkBackendOptions vo = vk_backend_options_default();
     vo.poison = true;
     vo.no_cache = true;
     Backend *be = NULL;
-    if (vk_backend_create(&vo, &be, &d) != ST_OK) fail_with(&d, "no Vulkan device (is lavapipe installed?)");
+    if (cpu_backend) {
+        if (cpu_backend_create(pipe.g, &be) != ST_OK) fail_msg("no CPU backend");
+    } else if (vk_backend_create(&vo, &be, &d) != ST_OK) {
+        fail_with(&d, "no Vulkan device (is lavapipe installed?)");
+    }
     Exec x;
     if (exec_open(&x, p, pipe.g, &b, be, &d) != ST_OK) fail_with(&d, "prepare failed");
     if (exec_run(&x, false, &d) != ST_OK) fail_with(&d, "run failed");
@@ -100,7 +132,7 @@ double vc_check_json(const char *json, const char *dtype, double tol, const char
         }
         htensor_free(&got);
     }
-    int verr = vk_backend_validation_errors(be);
+    int verr = cpu_backend ? 0 : vk_backend_validation_errors(be);
     exec_close(&x);
     be->ops->destroy(be);
     pipeline_free(&pipe);

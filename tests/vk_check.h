@@ -17,6 +17,10 @@
 void vc_set_no_fuse(const char *spec);
 /* dtype: "fp16", "bf16" or "fp32". Returns the worst relative L2 error over the outputs. */
 double vc_check_json(const char *json, const char *dtype, double tol, const char *expect_shader);
+/* The same with the compiled plan run by the CPU reference backend instead (cpu_backend true):
+ * what `--backend cpu` runs, views and partitions included. */
+double vc_check_json_on(const char *json, const char *dtype, double tol, const char *expect_shader,
+                        bool cpu_backend);
 /* One node: inputs "in0".. as graph inputs, output "out0" (as tu_node_graph). */
 double vc_check_node(const char *aten, int nin, const TuSpec *in, TuSpec out, const char *attrs,
                      const char *dtype, double tol, const char *expect_shader);

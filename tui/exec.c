@@ -139,6 +139,21 @@ static void str(json_object *o, const char *k, char *dst, size_t n)
     snprintf(dst, n, "%s", json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : "");
 }
 
+/* A new zeroed row of t->prof (capacity *cap), or NULL when out of memory. */
+static TuiProfRow *prof_add(Tui *t, int *cap)
+{
+    if (t->nprof == *cap) {
+        int c = *cap ? 2 * *cap : 64;
+        TuiProfRow *r = realloc(t->prof, sizeof *r * (size_t)c);
+        if (!r) return NULL;
+        t->prof = r;
+        *cap = c;
+    }
+    TuiProfRow *r = &t->prof[t->nprof++];
+    memset(r, 0, sizeof *r);
+    return r;
+}
+
 void tui_profile(Tui *t)
 {
     char *out = NULL;
@@ -154,13 +169,8 @@ void tui_profile(Tui *t)
         if (o && json_object_object_get_ex(o, "kind", &kind)) {
             const char *k = json_object_get_string(kind);
             if (strcmp(k, "kernel") == 0) {
-                if (t->nprof == cap) {
-                    cap = cap ? 2 * cap : 64;
-                    TuiProfRow *r = realloc(t->prof, sizeof *r * (size_t)cap);
-                    if (!r) break;
-                    t->prof = r;
-                }
-                TuiProfRow *r = &t->prof[t->nprof++];
+                TuiProfRow *r = prof_add(t, &cap);
+                if (!r) break;
                 r->index = (int)num(o, "index");
                 str(o, "kernel", r->kernel, sizeof r->kernel);
                 str(o, "target", r->target, sizeof r->target);
@@ -172,23 +182,53 @@ void tui_profile(Tui *t)
                 r->cpu_us = num(o, "cpu_us");
                 r->rel_l2 = num(o, "rel_l2");
                 r->speedup = r->gpu_us > 0 ? r->cpu_us / r->gpu_us : 0;
+            } else if (strcmp(k, "transfer") == 0) {
+                TuiProfRow *r = prof_add(t, &cap);
+                if (!r) break;
+                const Plan *pl = t->s.pipe.plan;
+                int part = (int)num(o, "partition");
+                r->xfer = true;
+                r->index = (int)num(o, "index");
+                r->first_kernel = pl && part >= 0 && part < pl->nparts ? pl->parts[part].first_kernel : 0;
+                char tensor[96], from[16], to[16], layout[16];
+                str(o, "direction", r->kernel, sizeof r->kernel);
+                str(o, "tensor", tensor, sizeof tensor);
+                str(o, "from", from, sizeof from);
+                str(o, "to", to, sizeof to);
+                str(o, "layout", layout, sizeof layout);
+                snprintf(r->output, sizeof r->output, "%s", tensor);
+                snprintf(r->from, sizeof r->from, "%s %s->%s%s%s", tensor, from, to,
+                         strcmp(layout, "same") ? " " : "", strcmp(layout, "same") ? layout : "");
+                snprintf(r->target, sizeof r->target, "xfer");
+                snprintf(r->verdict, sizeof r->verdict, "-");
+                r->gpu_us = num(o, "us");
+                r->cpu_us = 0;
+                r->rel_l2 = -1;
             } else if (strcmp(k, "summary") == 0) {
                 char dev[64];
                 str(o, "device", dev, sizeof dev);
-                snprintf(t->prof_summary, sizeof t->prof_summary,
-                         "%s: gpu sum %.1f us, wall %.1f us, cpu ref %.1f us", dev,
-                         num(o, "gpu_sum_us"), num(o, "wall_us"), num(o, "cpu_ref_us"));
+                int n = snprintf(t->prof_summary, sizeof t->prof_summary,
+                                 "%s: gpu sum %.1f us, wall %.1f us, cpu ref %.1f us", dev,
+                                 num(o, "gpu_sum_us"), num(o, "wall_us"), num(o, "cpu_ref_us"));
+                if (num(o, "transfers") > 0 && n > 0 && (size_t)n < sizeof t->prof_summary)
+                    snprintf(t->prof_summary + n, sizeof t->prof_summary - (size_t)n,
+                             ", cpu partitions %.1f us, %d transfers %.1f us",
+                             num(o, "cpu_partition_us"), (int)num(o, "transfers"),
+                             num(o, "transfer_us"));
             }
         }
         json_object_put(o);
         p = nl ? nl + 1 : p + strlen(p);
     }
     free(out);
-    int bad = 0;
-    for (int i = 0; i < t->nprof; i++) bad += strcmp(t->prof[i].verdict, "MISMATCH") == 0;
+    int bad = 0, nk = 0;
+    for (int i = 0; i < t->nprof; i++) {
+        bad += strcmp(t->prof[i].verdict, "MISMATCH") == 0;
+        nk += !t->prof[i].xfer;
+    }
     if (st == ST_OK) {
-        tui_logf(t, 0, "%d kernels profiled, %d mismatching; %s", t->nprof, bad, t->prof_summary);
-        snprintf(t->verdict, sizeof t->verdict, "profile: %d/%d ok", t->nprof - bad, t->nprof);
+        tui_logf(t, 0, "%d kernels profiled, %d mismatching; %s", nk, bad, t->prof_summary);
+        snprintf(t->verdict, sizeof t->verdict, "profile: %d/%d ok", nk - bad, nk);
         t->main_pane = t->focus = P_KERNELS;
     } else if (st == ST_CANCELLED) {
         snprintf(t->verdict, sizeof t->verdict, "profile: cancelled");

@@ -58,7 +58,10 @@ typedef struct TuiPane {
 } TuiPane;
 
 typedef struct TuiProfRow {
-    int index;
+    int index;         /* kernel index; for a transfer its index among the transfers */
+    bool xfer;         /* a transfer between partitions (profile's "transfer" lines): `kernel`
+                        * holds the direction, `from` the tensor and cast, gpu_us the time */
+    int first_kernel;  /* transfer: the kernel it runs before (its partition's first) */
     char kernel[32], target[8], fusion[16], output[96], from[160], verdict[16];
     double gpu_us, cpu_us, rel_l2, speedup;
 } TuiProfRow;

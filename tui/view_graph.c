@@ -151,7 +151,7 @@ static void colours(const Tui *t, const Graph *g, const VizLayout *l, int mode, 
 {
     double worst = 0;
     for (int i = 0; i < t->nprof; i++)
-        if (t->prof[i].gpu_us > worst) worst = t->prof[i].gpu_us;
+        if (!t->prof[i].xfer && t->prof[i].gpu_us > worst) worst = t->prof[i].gpu_us;
     for (int i = 0; i < l->nbox; i++) {
         const VizBox *b = &l->box[i];
         attr[i] = 0;

@@ -1,7 +1,8 @@
 /* The kernels/profiler pane: one row per kernel of the compiled program; after `p` (the
  * session's profile, read as its JSON lines) with GPU time, CPU-reference time, speedup, error
- * and verdict, sortable by column with `s`. Selecting a kernel highlights its IR nodes and the
- * pass that made it. */
+ * and verdict, sortable by column with `s`; in a mixed plan also the transfers between
+ * partitions (`xN` rows: direction, tensor, cast, host time), before the partition that needs
+ * them. Selecting a kernel highlights its IR nodes and the pass that made it. */
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
@@ -11,7 +12,7 @@ static const char *sort_names[] = {"#", "gpu", "cpu", "speedup", "error"};
 const TuiProfRow *tui_prof_row(const Tui *t, int kernel)
 {
     for (int i = 0; i < t->nprof; i++)
-        if (t->prof[i].index == kernel) return &t->prof[i];
+        if (!t->prof[i].xfer && t->prof[i].index == kernel) return &t->prof[i];
     return NULL;
 }
 
@@ -22,7 +23,7 @@ static double key(const TuiProfRow *r, int col)
     case 2: return -r->cpu_us;
     case 3: return r->speedup;
     case 4: return -r->rel_l2;
-    default: return r->index;
+    default: return r->xfer ? r->first_kernel - 0.5 : r->index; /* before its partition */
     }
 }
 
@@ -31,7 +32,9 @@ static int cmp(const void *a, const void *b)
 {
     double x = key(a, g_col), y = key(b, g_col);
     if (x != y) return x < y ? -1 : 1;
-    return ((const TuiProfRow *)a)->index - ((const TuiProfRow *)b)->index;
+    const TuiProfRow *p = a, *q = b;
+    if (p->xfer != q->xfer) return p->xfer ? -1 : 1;
+    return p->index - q->index;
 }
 
 void tui_view_kernels(Tui *t, TuiLines *out)
@@ -70,6 +73,13 @@ void tui_view_kernels(Tui *t, TuiLines *out)
         int a = strcmp(r->verdict, "MISMATCH") == 0 ? TA_BOLD | TA_COLOR(TC_RED)
                 : strcmp(r->target, "cpu") == 0     ? TA_COLOR(TC_YELLOW)
                                                     : 0;
+        if (r->xfer) { /* a transfer between partitions: not a kernel, nothing to select */
+            char id[16];
+            snprintf(id, sizeof id, "x%d", r->index);
+            tui_lines_add(out, TA_COLOR(TC_YELLOW), -1, "%3s %-10.10s %-8s %9.1f %9s %7s %8s  %s",
+                          id, r->kernel, "-", r->gpu_us, "-", "-", "-", r->from);
+            continue;
+        }
         char rel[16] = "-";
         if (r->rel_l2 >= 0) snprintf(rel, sizeof rel, "%.1e", r->rel_l2);
         tui_lines_add(out, a, r->index, "%3d %-10.10s %-8s %9.1f %9.1f %6.1fx %8s %s %s", r->index,

@@ -3,7 +3,7 @@
 nobody here tuned for (issue #5): tests/models/mobilenet_block/model.json (MobileNetV3-like:
 depthwise conv, hardswish/hardsigmoid/relu6, squeeze-excite broadcast multiply, ceil_mode pools)
 and tests/models/gpt_block/model.json (GPT-2-like decoder layer: layer_norm, HF Conv1D addmm,
-in-graph causal mask from arange/comparison, positions from a cumsum of ones, tanh gelu, tied
+q/k/v from split(c_attn, C, dim=2) with getitems as torch.export writes them, in-graph causal mask from arange/comparison, positions from a cumsum of ones, tanh gelu, tied
 lm_head). No PyTorch here, so these were written by hand the way the exporter writes them: node
 and tensor names as torch.export names them, attributes equal to ATen defaults omitted, scalar
 operands as attributes, weights by state_dict key with placeholder names p_*/b_*. There are no
@@ -30,7 +30,7 @@ class Graph:
         r = {"name": t["name"], "shape": t["shape"], "dtype": t["dtype"]}
         if t.get("producer"):
             r["producer_node"] = t["producer"]
-            r["producer_output_idx"] = 0
+            r["producer_output_idx"] = t.get("idx", 0)
         return r
 
     def input(self, name, shape, dtype="float32"):
@@ -52,6 +52,27 @@ class Graph:
                            "outputs": [{"name": name, "shape": shape, "dtype": dtype}],
                            "attrs": attrs or {}})
         return {"name": name, "shape": shape, "dtype": dtype, "producer": name}
+
+    def split(self, x, size, dim):
+        """aten.split.Tensor as torch.export writes it: one node whose outputs are the chunks
+        (split_0, split_1, ...), then one getitem per chunk that lists every chunk as its inputs
+        (producer_output_idx) and picks one by `index`."""
+        k = self.counts.get("split", 0)
+        self.counts["split"] = k + 1
+        name = "split" if k == 0 else "split_%d" % k
+        n = -(-x["shape"][dim] // size)
+        chunks = []
+        for i in range(n):
+            shape = list(x["shape"])
+            shape[dim] = min(size, x["shape"][dim] - i * size)
+            chunks.append({"name": "%s_%d" % (name, i), "shape": shape, "dtype": x["dtype"],
+                           "producer": name, "idx": i})
+        self.nodes.append({"name": name, "op_type": "aten.split.Tensor", "inputs": [self.ref(x)],
+                           "outputs": [{"name": c["name"], "shape": c["shape"], "dtype": c["dtype"]}
+                                       for c in chunks],
+                           "attrs": {"split_size": size, "dim": dim}})
+        return [self.node("<built-in function getitem>", chunks, c["shape"], {"index": i},
+                          dtype=c["dtype"], base="getitem") for i, c in enumerate(chunks)]
 
     def output(self, t):
         self.outputs.append({"name": t["name"], "shape": t["shape"], "dtype": t["dtype"]})
@@ -183,12 +204,14 @@ def gpt_block():
     h = ln(x, "transformer.h.0.ln_1")
     qkv = conv1d(h, "transformer.h.0.attn.c_attn", C, 3 * C, [-1, C])
 
-    def head(i):
-        t = g.node("aten.slice.Tensor", [qkv], [1, S, C], {"dim": 2, "start": i * C, "end": (i + 1) * C})
+    # HF GPT-2: query, key, value = self.c_attn(hidden_states).split(self.split_size, dim=2)
+    chunks = g.split(qkv, C, 2)
+
+    def head(t):
         t = g.node("aten.view.default", [t], [1, S, H, D], {"size": [1, S, H, D]})
         return g.node("aten.permute.default", [t], [1, H, S, D], {"dims": [0, 2, 1, 3]})
 
-    q, k, v = head(0), head(1), head(2)
+    q, k, v = (head(t) for t in chunks)
     kt = g.node("aten.transpose.int", [k], [1, H, D, S], {"dim0": -1, "dim1": -2})
     a = g.node("aten.matmul.default", [q, kt], [1, H, S, S])
     a = g.node("aten.div.Tensor", [a], [1, H, S, S], {"other": math.sqrt(D)})

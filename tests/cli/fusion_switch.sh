@@ -1,0 +1,40 @@
+#!/bin/bash
+# The session's fusion switches are rules applied in order (the last one that selects an
+# instance decides): `fusion on F3` after `fusion off all` turns F3 back on and nothing else,
+# `fusion on ID` after `fusion off PATTERN` re-enables that instance, `fusion off` after `on`
+# wins again, and `fusion on all` clears every rule.
+B=${NPU_EXPLORE:-build/asan/npu-explore}
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+n=0
+ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+M=tests/models/convnet/model.json
+# state after a script: "F1=on F2=off ..." from the last `fusion list`
+states() { printf '%s\nfusion list\n' "$1" | "$B" --batch $M --backend cpu -x - 2>"$T/err" |
+           awk '/^F[0-9]+ +(on|off) /{s[$1]=$2} END{for(k in s) printf "%s=%s\n", k, s[k]}' | sort | tr '\n' ' '; }
+want() { printf '%s\n' "$@" | sort | tr '\n' ' '; }
+s=$(states 'fusion off all
+fusion on F3')
+ok "off all, then on F3: only F3 on ($s)" "[ \"$s\" = \"$(want F1=off F2=off F3=on)\" ]"
+s=$(states 'fusion off conv_relu
+fusion on F2')
+ok "off conv_relu, then on F2: F1 off, F2 and F3 on ($s)" "[ \"$s\" = \"$(want F1=off F2=on F3=on)\" ]"
+s=$(states 'fusion off all
+fusion on F3
+fusion off F3')
+ok "off all, on F3, off F3: all off ($s)" "[ \"$s\" = \"$(want F1=off F2=off F3=off)\" ]"
+s=$(states 'fusion off all
+fusion on F3
+fusion off conv
+fusion on F1')
+ok "off all, on F3, off conv, on F1: only F1 on ($s)" "[ \"$s\" = \"$(want F1=on F2=off F3=off)\" ]"
+s=$(states 'fusion off F1
+fusion off F2
+fusion on all')
+ok "on all clears every rule ($s)" "[ \"$s\" = \"$(want F1=on F2=on F3=on)\" ]"
+s=$(states 'fusion on F2')
+ok "on of an instance that is on changes nothing ($s)" "[ \"$s\" = \"$(want F1=on F2=on F3=on)\" ]"
+# the switches reach the compiled program: kernel counts follow (3 fusions: 13 kernels unfused)
+printf 'fusion off all\nfusion on F3\n' | "$B" --batch $M --backend cpu -x - > "$T/o" 2>&1
+ok "the recompile reports 1 of 3 on" "grep -q 'fusions: 1 of 3 on' $T/o"
+printf 'fusion off all\nfusion on F3\ncheck\n' | "$B" --batch $M --backend cpu -x - > "$T/o" 2>&1; rc=$?
+ok "check passes with only F3 fused" "[ $rc = 0 ] && grep -q ' ok' $T/o"
