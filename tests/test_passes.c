@@ -126,6 +126,16 @@ static Pipeline compile_json(const char *json)
     return compile_json_opts(json, NULL);
 }
 
+/* The partition as the partition pass leaves it: fuse-elementwise off (its groups take CPU
+ * nodes they can compute onto the NPU; test_vk_gen and tests/cli/codegen.sh cover that). */
+static Pipeline compile_json_no_gen(const char *json)
+{
+    CompileOptions o;
+    compile_defaults(&o);
+    o.no_fuse[o.n_no_fuse++] = "fuse-elementwise";
+    return compile_json_opts(json, &o);
+}
+
 static void test_prefill_patterns(void **state)
 {
     (void)state;
@@ -374,7 +384,7 @@ static void test_conv_activation_patterns(void **state)
 static void test_partition_hoists_host_work(void **state)
 {
     (void)state;
-    Pipeline p = compile_json(
+    Pipeline p = compile_json_no_gen(
         "{\"graph_inputs\":[" T("x", "[2,6]") "," TIB("i", "[2,6]") "],\"graph_outputs\":[" T("o", "[2,6]") "],\"nodes\":["
         NODE("sin", "aten.sin.default", T("x", "[2,6]"), T("s", "[2,6]"), "")
         "," NODE("cs", "aten.cumsum.default", TIB("i", "[2,6]"), TIB("c", "[2,6]"), "\"dim\":1")
@@ -516,7 +526,7 @@ static void test_partition_by_attrs(void **state)
 {
     (void)state;
     /* softmax over a non-last dim and a 5-way cat go to the CPU; relu stays on the NPU */
-    Pipeline p = compile_json(
+    Pipeline p = compile_json_no_gen(
         "{\"graph_inputs\":[" T("x", "[2,3]") "],\"graph_outputs\":[" T("c", "[10,3]") "],\"nodes\":["
         NODE("sm", "aten.softmax.int", T("x", "[2,3]"), T("s", "[2,3]"), "\"dim\":0")
         "," NODE("r", "aten.relu.default", T("s", "[2,3]"), T("y", "[2,3]"), "")
