@@ -25,6 +25,11 @@ typedef struct KernelCtx {
      * kc_scratch and kc_append (a family that needs more than one dispatch). */
     Plan *grow;
     int max_tensors, max_kernels;
+    /* The tier kernels are chosen for (PlanTier; the plan's, except under cm_emulate), and
+     * whether its tensor-core stems are replaced by their portable emulations (`STEM` ->
+     * the `_cmx` stems: tests only, CompileOptions.cm_emulate). */
+    int tier;
+    bool cm_emulate;
 } KernelCtx;
 
 typedef Status (*KernelLowerFn)(const KernelCtx *c, PlanKernel *k);

@@ -89,14 +89,18 @@ static int group_inputs(const Graph *g, const Fusion *f, int *ins, int max)
 /* Capacity of the plan's arrays: the graph's tensors and nodes, one scratch tensor and one
  * appended kernel per fusion instance (kc_scratch, kc_append), --break's corrupt kernels (one
  * per instance, fitting in the slots a fused group of two or more nodes frees). */
+/* Room for every graph tensor plus one scratch tensor per node (a family with several
+ * dispatches adds one: kc_scratch). */
 static int tensor_cap(const Graph *g)
 {
-    return g->ntensors + g->nfusions + 1;
+    return g->ntensors + g->nnodes + g->nfusions + 1;
 }
 
+/* A kernel per node or instance, a --break kernel per instance, and one appended kernel per
+ * kernel (kc_append). */
 static int kernel_cap(const Graph *g)
 {
-    return g->nnodes + g->nfusions + 2;
+    return 2 * (g->nnodes + g->nfusions) + 2;
 }
 
 static Status build_tensors(Lowering *L, const CompileOptions *o)
@@ -159,7 +163,9 @@ static Status build_tensors(Lowering *L, const CompileOptions *o)
 /* Parameters of the kernel just added (kernels.h). */
 static Status lower_last(Lowering *L, const Node *anchor, const Fusion *fu, DiagList *d)
 {
-    KernelCtx c = {L->g, L->p, anchor, fu, d, L->p, tensor_cap(L->g), kernel_cap(L->g)};
+    int tier = L->o->cm_emulate ? TIER_NV_COOPMAT : L->o->tier;
+    KernelCtx c = {L->g,           L->p, anchor, fu, d, L->p, tensor_cap(L->g), kernel_cap(L->g),
+                   tier,           L->o->cm_emulate};
     return kernel_lower(&c, &L->p->kernels[L->p->nkernels - 1]);
 }
 
@@ -344,6 +350,7 @@ Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList 
     p->model_name = arena_strdup(&p->arena, g->model_name);
     p->source = arena_strdup(&p->arena, g->path);
     p->compute = o->compute;
+    p->tier = o->cm_emulate ? TIER_PORTABLE : o->tier;
     p->channel_tile = o->channel_tile;
     p->arena_bytes = g->arena_bytes;
     p->naive_bytes = g->naive_bytes;

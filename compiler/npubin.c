@@ -34,6 +34,10 @@ static const char *recipe_name(int i)
 {
     return recipe_names[i];
 }
+static const char *tier_key(int i)
+{
+    return plan_tier_name(i);
+}
 static const char *dtype_key(int i)
 {
     return dtype_st_name((DType)i);
@@ -65,7 +69,7 @@ static uint64_t get_le(const unsigned char *b, int n)
 /* Keys in each record map of this version: the writer writes exactly these, the reader needs at
  * least these. */
 enum {
-    PLAN_KEYS = 16,
+    PLAN_KEYS = 17,
     TENSOR_KEYS = 11,
     KERNEL_KEYS = 13,
     PART_KEYS = 5,
@@ -209,6 +213,7 @@ static void put_plan(Enc *e, const Plan *p)
     put_kstr(e, "model_name", p->model_name);
     put_kstr(e, "source", p->source);
     put_kstr(e, "compute", dtype_key(p->compute));
+    put_kstr(e, "tier", plan_tier_name(p->tier));
     put_int(e, "channel_tile", p->channel_tile);
     put_int(e, "arena_bytes", p->arena_bytes);
     put_int(e, "naive_bytes", p->naive_bytes);
@@ -452,6 +457,19 @@ static Status lookup(const Dec *x, const msgpack_object *m, const char *key,
     }
     if (!*v) return bad(x, key, "missing");
     return ST_OK;
+}
+
+/* Is key present in map m (an optional key)? */
+static bool has_key(const msgpack_object *m, const char *key)
+{
+    size_t kl = strlen(key);
+    for (uint32_t i = 0; i < m->via.map.size; i++) {
+        const msgpack_object *k = &m->via.map.ptr[i].key;
+        if (k->type == MSGPACK_OBJECT_STR && k->via.str.size == kl &&
+            memcmp(k->via.str.ptr, key, kl) == 0)
+            return true;
+    }
+    return false;
 }
 
 static Status as_i64(const Dec *x, const char *key, const msgpack_object *v, int64_t lo, int64_t hi,
@@ -744,6 +762,8 @@ static Status read_plan(const Dec *x, const msgpack_object *m, Plan *p)
     if (!st) st = get_str(x, m, "source", true, &p->source);
     if (!st) st = get_enum(x, m, "compute", dtype_key, DT_COUNT, &compute);
     p->compute = (DType)compute;
+    /* "tier" came with the kernel tiers; a plan written before has portable kernels only */
+    if (!st && has_key(m, "tier")) st = get_enum(x, m, "tier", tier_key, TIER_COUNT, &p->tier);
     if (!st) st = get_int(x, m, "channel_tile", &p->channel_tile);
     if (!st) st = get_i64(x, m, "arena_bytes", &p->arena_bytes);
     if (!st) st = get_i64(x, m, "naive_bytes", &p->naive_bytes);

@@ -63,6 +63,11 @@ VkBackendOptions vk_backend_options_default(void);
 Status vk_backend_create(const VkBackendOptions *o, Backend **out, DiagList *d);
 /* A second Vulkan backend on the device of `with` (one VkCtx, so the two can share()). */
 Status vk_backend_create_shared(Backend *with, Backend **out, DiagList *d);
+/* The best kernel tier (PlanTier) the backend's device runs: TIER_NV_COOPMAT when it exposes
+ * VK_NV_cooperative_matrix with an f16 x f16 -> f32 16x16x16 subgroup shape, 16-bit storage,
+ * shaderFloat16, the Vulkan memory model and 32-lane subgroups (the feature is then enabled),
+ * else TIER_PORTABLE. prepare refuses a plan of a tier above it (ST_BAD_INPUT, exit 2). */
+int vk_backend_best_tier(Backend *b);
 /* Validation errors seen so far (0 without the layer); for tests. */
 int vk_backend_validation_errors(Backend *b);
 /* The i-th kept validation message ("" when none). */
