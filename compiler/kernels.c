@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* One row per shader stem that lowering may emit. */
@@ -44,9 +45,32 @@ static const struct {
     {"conv2d_b", lower_conv2d},
     {"conv2d_r", lower_conv2d},
     {"conv2d_br", lower_conv2d},
+    {"conv2d_part", lower_conv2d},
+    {"conv2d_red", lower_conv2d},
+    {"conv2d_red_b", lower_conv2d},
+    {"conv2d_red_r", lower_conv2d},
+    {"conv2d_red_br", lower_conv2d},
+    {"conv2d_cm", lower_conv2d},
+    {"conv2d_cm_b", lower_conv2d},
+    {"conv2d_cm_r", lower_conv2d},
+    {"conv2d_cm_br", lower_conv2d},
+    {"conv2d_cm_part", lower_conv2d},
+    {"conv2d_cmx", lower_conv2d},
+    {"conv2d_cmx_b", lower_conv2d},
+    {"conv2d_cmx_r", lower_conv2d},
+    {"conv2d_cmx_br", lower_conv2d},
+    {"conv2d_cmx_part", lower_conv2d},
     {"pool2d", lower_pool2d},
     {"matmul", lower_matmul},
     {"matmul_nb", lower_matmul},
+    {"matmul_cm", lower_matmul},
+    {"matmul_cm_nb", lower_matmul},
+    {"matmul_cm_part", lower_matmul},
+    {"matmul_cmx", lower_matmul},
+    {"matmul_cmx_nb", lower_matmul},
+    {"matmul_cmx_part", lower_matmul},
+    {"matmul_red", lower_matmul},
+    {"matmul_red_nb", lower_matmul},
     {"corrupt", lower_corrupt},
 };
 
@@ -111,6 +135,30 @@ uint32_t kc_lanes_for(int64_t len, uint32_t wg)
 {
     uint32_t t = 1;
     while (t < wg && t < len) t <<= 1;
+    return t;
+}
+
+KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, bool cm)
+{
+    KcTile t = {.cm = cm, .bk = cm ? 32 : 16, .tr = 4, .tc = 4};
+    const char *e = getenv("NPU_CONV_SIMT");
+    if (e && !cm) sscanf(e, "%lld,%lld,%lld", (long long *)&t.bk, (long long *)&t.tr, (long long *)&t.tc);
+    t.bm = m <= 32 ? 32 : 64;
+    if (!cm && m <= 16) t.bm = 16;
+    t.bn = n <= 32 ? 32 : 64;
+    t.wg = cm ? 128 : t.bm * t.bn / (t.tr * t.tc);
+    t.mtiles = (m + t.bm - 1) / t.bm;
+    t.ntiles = (n + t.bn - 1) / t.bn;
+    t.tiles = batch * t.mtiles * t.ntiles;
+    int64_t steps = (k + t.bk - 1) / t.bk, split = 1;
+    if (t.tiles < KC_GRID_TARGET) {
+        split = (KC_GRID_TARGET + t.tiles - 1) / t.tiles;
+        if (split > steps / KC_MIN_STEPS) split = steps / KC_MIN_STEPS;
+        if (split < 1) split = 1;
+    }
+    int64_t per = (steps + split - 1) / split; /* steps per split; the last split may be short */
+    t.kchunk = per * t.bk;
+    t.nsplit = (steps + per - 1) / per;
     return t;
 }
 

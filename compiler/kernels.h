@@ -82,6 +82,26 @@ PlanKernel *kc_append(const KernelCtx *c, const PlanKernel *k, const char *shade
 /* Replaces k's bindings by args[0..nargs) (the first nin inputs), in the plan's arena: for a
  * family that binds more tensors than the graph gives it (a scratch tensor). */
 Status kc_set_args(const KernelCtx *c, PlanKernel *k, const int *args, int nin, int nargs);
+/* Tiles of the GEMM kernels (shaders/gemm_tile.glsl: implicit-GEMM conv2d, tensor-core matmul)
+ * for `batch` independent M x N x K products. One workgroup per BM x BN tile and K split; a grid
+ * of fewer than KC_GRID_TARGET workgroups splits K (at least KC_MIN_STEPS steps of BK per split)
+ * into fp32 partials that a reduce pass adds up with the epilogue: at batch 1 the 7x7 and 14x14
+ * stages of a ResNet have only 8..50 tiles for K of 1152..4608. The target is two workgroups per
+ * SM of the nv-coopmat tier's reference GPU (an H100); the portable tier uses it too (the H100
+ * is the target; lavapipe gains nothing from splits and loses little: one more dispatch and the
+ * partials' traffic).
+ * Portable (cm false, SIMT): BM 16/32/64 covering small M (a depthwise conv wastes 15 of 16 rows
+ * rather than 63 of 64), BN 32/64, BK 16, BM*BN/(TR*TC) invocations of TR x TC outputs.
+ * nv-coopmat (cm true, tensor cores): BM and BN 32 or 64, BK 32, 128 invocations = 4 subgroups. */
+enum { KC_GRID_TARGET = 2 * TIER_NV_COOPMAT_SMS, KC_MIN_STEPS = 4 };
+typedef struct KcTile {
+    int64_t bm, bn, bk, tr, tc, wg; /* tile, per-invocation tile (SIMT), workgroup size */
+    int64_t mtiles, ntiles, tiles;  /* tiles over M, N, and in all (times batch) */
+    int64_t nsplit, kchunk;         /* K splits of kchunk (a multiple of bk) each */
+    bool cm;
+} KcTile;
+KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, bool cm);
+
 /* An error naming the kernel's anchor node. */
 Status kc_error(const KernelCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -98,6 +118,13 @@ Status lower_norm(const KernelCtx *c, PlanKernel *k);       /* rmsnorm, layernor
 Status lower_conv2d(const KernelCtx *c, PlanKernel *k);
 Status lower_pool2d(const KernelCtx *c, PlanKernel *k);
 Status lower_matmul(const KernelCtx *c, PlanKernel *k);
+/* lower_matmul's M > 1 branch on the nv-coopmat tier (lower_matmul_cm.c): does the tensor-core
+ * kernel take this product (f16 storage, M, N, K >= 16, bindings A, B, [bias], Y)? Then
+ * lower_matmul_cm finishes k after the family's push words (B contiguous along K: kmajor). */
+bool matmul_cm_applies(const KernelCtx *c, const PlanKernel *k, int64_t m, int64_t n,
+                       int64_t kdim, bool bias);
+Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, int64_t m, int64_t n, int64_t kdim,
+                       int64_t nbatch, bool kmajor, bool bias);
 Status lower_rope(const KernelCtx *c, PlanKernel *k);
 Status lower_attention(const KernelCtx *c, PlanKernel *k);  /* decode_attention */
 Status lower_corrupt(const KernelCtx *c, PlanKernel *k);    /* --break: lower_debug.c */

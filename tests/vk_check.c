@@ -39,11 +39,138 @@ static void fail_with(DiagList *d, const char *what)
     fail_msg("%s", what);
 }
 
-double vc_check_json(const char *json, const char *dtype, double tol, const char *expect_shader)
+/* The tiers every check runs (NPU_TEST_TIER): "all" (default) = portable, the emulation of the
+ * nv-coopmat kernels (portable modules, so lavapipe runs them), and nv-coopmat itself where the
+ * device has it (else counted as skipped and reported at exit); "portable" = portable only;
+ * "nv-coopmat" = nv-coopmat only, failing when the device lacks it. */
+typedef enum RunKind { RUN_PORTABLE, RUN_EMULATED, RUN_COOPMAT } RunKind;
+
+static struct {
+    int coopmat_ran, coopmat_skipped, emulated_ran;
+    char device[256];
+    bool registered;
+} tally;
+
+static void report_tiers(void)
+{
+    if (tally.coopmat_skipped)
+        fprintf(stderr,
+                "vk_check: tier nv-coopmat is unavailable on %s: %d case%s of tensor-core kernels "
+                "skipped (their portable run and the emulation of those kernels ran: %d)\n",
+                tally.device, tally.coopmat_skipped, tally.coopmat_skipped == 1 ? "" : "s",
+                tally.emulated_ran);
+    if (tally.coopmat_ran)
+        fprintf(stderr, "vk_check: tier nv-coopmat: %d case%s ran tensor-core kernels on %s\n",
+                tally.coopmat_ran, tally.coopmat_ran == 1 ? "" : "s", tally.device);
+}
+
+/* Does kernel stem s belong to the expected family e? The tier and K-split variants of a stem
+ * count as the stem: conv2d_cm_b, conv2d_cmx_b and the reduce conv2d_red_b are conv2d_b;
+ * matmul_cm and matmul_red are matmul (the split's first pass, *_part, is no family of its own:
+ * its reduce is there). */
+static bool in_family(const char *s, const char *e)
+{
+    if (strcmp(s, e) == 0) return true;
+    char n[64];
+    snprintf(n, sizeof n, "%s", s);
+    static const char *const infix[] = {"_cmx", "_cm", "_red"};
+    for (int i = 0; i < 3; i++) {
+        char *at = strstr(n, infix[i]);
+        if (at) memmove(at, at + strlen(infix[i]), strlen(at + strlen(infix[i])) + 1);
+    }
+    return strcmp(n, e) == 0;
+}
+
+/* Compiles and runs json once for `kind` on Vulkan with poisoned buffers and compares with the
+ * reference r; returns the worst relative L2 error, or -1 when this kind does not apply (no
+ * tensor-core kernel in the plan, or the tier is missing: counted). */
+static double run_kind(const char *json, const Graph *g0, const RefRun *r, const char *dtype,
+                       double tol, const char *expect_shader, RunKind kind)
 {
     DiagList d = {0};
-    Graph *g0 = read_graph(json), *g1 = read_graph(json);
-    if (!g0 || !g1) fail_msg("the test graph does not import");
+    VkBackendOptions vo = vk_backend_options_default();
+    vo.poison = true;
+    vo.no_cache = true;
+    Backend *be = NULL;
+    if (vk_backend_create(&vo, &be, &d) != ST_OK) fail_with(&d, "no Vulkan device (is lavapipe installed?)");
+    snprintf(tally.device, sizeof tally.device, "%s", be->ops->device(be));
+    CompileOptions o;
+    compile_defaults(&o);
+    o.compute = dtype_arg(dtype);
+    o.tier = kind == RUN_PORTABLE ? TIER_PORTABLE : TIER_NV_COOPMAT;
+    o.cm_emulate = kind == RUN_EMULATED;
+    Graph *g1 = read_graph(json);
+    if (!g1) fail_msg("the test graph does not import");
+    Pipeline pipe;
+    if (pipeline_run_graph(g1, &o, &pipe, &d) != ST_OK) fail_with(&d, "compile failed");
+    const Plan *p = pipe.plan;
+    bool found = expect_shader == NULL, tensor_core = false;
+    for (int k = 0; k < p->nkernels; k++) {
+        const char *s = p->kernels[k].shader;
+        if (p->kernels[k].target != KT_NPU) continue;
+        if (expect_shader && in_family(s, expect_shader)) found = true;
+        if (strstr(s, "_cm")) tensor_core = true;
+    }
+    if (!found) fail_msg("no NPU kernel of family '%s' in the compiled plan", expect_shader);
+    double worst = -1;
+    if (kind != RUN_PORTABLE && !tensor_core) goto done; /* the same plan as the portable run */
+    if (kind == RUN_COOPMAT && vk_backend_best_tier(be) < TIER_NV_COOPMAT) {
+        const char *force = getenv("NPU_TEST_TIER");
+        if (force && strcmp(force, "nv-coopmat") == 0)
+            fail_msg("NPU_TEST_TIER=nv-coopmat, but %s lacks the tier", tally.device);
+        tally.coopmat_skipped++;
+        goto done;
+    }
+    Binding b;
+    assert_int_equal(bind_init(g0, &b), ST_OK);
+    assert_int_equal(bind_weights_random(g0, 11, &b), ST_OK);
+    assert_int_equal(bind_inputs_random(g0, 7, &b), ST_OK);
+    assert_int_equal(bind_constants(g0, &b), ST_OK);
+    if (bind_apply_recipes(pipe.g, &b, &d) != ST_OK) fail_with(&d, "recipes failed");
+    Exec x;
+    if (exec_open(&x, p, pipe.g, &b, be, &d) != ST_OK) fail_with(&d, "prepare failed");
+    if (exec_run(&x, false, &d) != ST_OK) fail_with(&d, "run failed");
+    static const char *const kind_name[] = {"portable", "nv-coopmat emulated", "nv-coopmat"};
+    worst = 0;
+    for (int i = 0; i < p->noutputs; i++) {
+        HTensor got = {0};
+        if (exec_read(&x, p->outputs[i], &got, &d) != ST_OK) fail_with(&d, "read failed");
+        const HTensor *want = &r->vals[g0->outputs[i]];
+        CmpStats s;
+        if (!cmp_tensors(&got, want, &s)) fail_msg("output %d: element counts differ", i);
+        if (s.rel_l2 > worst || s.nonfinite) worst = s.nonfinite ? 1e30 : s.rel_l2;
+        if (s.nonfinite || !(s.rel_l2 <= tol)) {
+            fprintf(stderr, "output %s (%s, %s): rel_l2 %.3g (tol %.3g) max_abs %.3g nonfinite %lld\n",
+                    p->tensors[p->outputs[i]].name, dtype, kind_name[kind], s.rel_l2, tol,
+                    s.max_abs, (long long)s.nonfinite);
+            htensor_free(&got);
+            fail_msg("output %s disagrees with the CPU reference (tier %s)",
+                     p->tensors[p->outputs[i]].name, kind_name[kind]);
+        }
+        htensor_free(&got);
+    }
+    if (kind == RUN_COOPMAT) tally.coopmat_ran++;
+    if (kind == RUN_EMULATED) tally.emulated_ran++;
+    exec_close(&x);
+    bind_free(&b);
+done:;
+    int verr = vk_backend_validation_errors(be);
+    be->ops->destroy(be);
+    pipeline_free(&pipe);
+    diag_free(&d);
+    if (verr) fail_msg("%d Vulkan validation errors", verr);
+    return worst;
+}
+
+double vc_check_json(const char *json, const char *dtype, double tol, const char *expect_shader)
+{
+    if (!tally.registered) {
+        tally.registered = true;
+        atexit(report_tiers);
+    }
+    DiagList d = {0};
+    Graph *g0 = read_graph(json);
+    if (!g0) fail_msg("the test graph does not import");
     Binding b;
     assert_int_equal(bind_init(g0, &b), ST_OK);
     assert_int_equal(bind_weights_random(g0, 11, &b), ST_OK);
@@ -52,53 +179,18 @@ double vc_check_json(const char *json, const char *dtype, double tol, const char
     RefRun r = {0};
     RefOptions ro = {.keep_all = false};
     if (ref_run(g0, b.vals, &ro, &r, &d) != ST_OK) fail_with(&d, "CPU reference failed");
-    CompileOptions o;
-    compile_defaults(&o);
-    o.compute = dtype_arg(dtype);
-    Pipeline pipe;
-    if (pipeline_run_graph(g1, &o, &pipe, &d) != ST_OK) fail_with(&d, "compile failed");
-    if (bind_apply_recipes(pipe.g, &b, &d) != ST_OK) fail_with(&d, "recipes failed");
-    const Plan *p = pipe.plan;
-    bool found = expect_shader == NULL;
-    for (int k = 0; k < p->nkernels; k++)
-        if (p->kernels[k].target == KT_NPU && expect_shader &&
-            strcmp(p->kernels[k].shader, expect_shader) == 0)
-            found = true;
-    if (!found) fail_msg("no NPU kernel of family '%s' in the compiled plan", expect_shader);
-    VkBackendOptions vo = vk_backend_options_default();
-    vo.poison = true;
-    vo.no_cache = true;
-    Backend *be = NULL;
-    if (vk_backend_create(&vo, &be, &d) != ST_OK) fail_with(&d, "no Vulkan device (is lavapipe installed?)");
-    Exec x;
-    if (exec_open(&x, p, pipe.g, &b, be, &d) != ST_OK) fail_with(&d, "prepare failed");
-    if (exec_run(&x, false, &d) != ST_OK) fail_with(&d, "run failed");
-    double worst = 0;
-    for (int i = 0; i < p->noutputs; i++) {
-        HTensor got = {0};
-        if (exec_read(&x, p->outputs[i], &got, &d) != ST_OK) fail_with(&d, "read failed");
-        const HTensor *want = &r.vals[g0->outputs[i]];
-        CmpStats s;
-        if (!cmp_tensors(&got, want, &s)) fail_msg("output %d: element counts differ", i);
-        if (s.rel_l2 > worst || s.nonfinite) worst = s.nonfinite ? 1e30 : s.rel_l2;
-        if (s.nonfinite || !(s.rel_l2 <= tol)) {
-            fprintf(stderr, "output %s (%s): rel_l2 %.3g (tol %.3g) max_abs %.3g nonfinite %lld\n",
-                    p->tensors[p->outputs[i]].name, dtype, s.rel_l2, tol, s.max_abs,
-                    (long long)s.nonfinite);
-            htensor_free(&got);
-            fail_msg("output %s disagrees with the CPU reference", p->tensors[p->outputs[i]].name);
-        }
-        htensor_free(&got);
-    }
-    int verr = vk_backend_validation_errors(be);
-    exec_close(&x);
-    be->ops->destroy(be);
-    pipeline_free(&pipe);
+    const char *tiers = getenv("NPU_TEST_TIER");
+    bool all = !tiers || !*tiers || strcmp(tiers, "all") == 0;
+    bool portable = all || strcmp(tiers, "portable") == 0, coopmat = all || strcmp(tiers, "nv-coopmat") == 0;
+    if (!portable && !coopmat) fail_msg("NPU_TEST_TIER must be all, portable or nv-coopmat");
+    double worst = 0, w;
+    if (portable) worst = run_kind(json, g0, &r, dtype, tol, expect_shader, RUN_PORTABLE);
+    if (all && (w = run_kind(json, g0, &r, dtype, tol, expect_shader, RUN_EMULATED)) > worst) worst = w;
+    if (coopmat && (w = run_kind(json, g0, &r, dtype, tol, expect_shader, RUN_COOPMAT)) > worst) worst = w;
     ref_free(&r);
     bind_free(&b);
     graph_free(g0);
     diag_free(&d);
-    if (verr) fail_msg("%d Vulkan validation errors", verr);
     return worst;
 }
 
