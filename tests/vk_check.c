@@ -64,17 +64,20 @@ static void report_tiers(void)
                 tally.coopmat_ran, tally.coopmat_ran == 1 ? "" : "s", tally.device);
 }
 
-/* Does kernel stem s belong to the expected family e? The tier and K-split variants of a stem
- * count as the stem: conv2d_cm_b, conv2d_cmx_b and the reduce conv2d_red_b are conv2d_b;
- * matmul_cm and matmul_red are matmul (the split's first pass, *_part, is no family of its own:
- * its reduce is there). */
+/* Does kernel stem s belong to the expected family e? The tier variants of a stem count as the
+ * stem (conv2d_cm_b and conv2d_cmx_b are conv2d_b, matmul_cm is matmul), and a K split's reduce
+ * pass (conv2d_red*, matmul_red*, which does the instance's epilogue; its first pass *_part is no
+ * family of its own) counts as any stem of its family: a residual that is the conv's own input
+ * is bound to the reduce as a residual. */
 static bool in_family(const char *s, const char *e)
 {
     if (strcmp(s, e) == 0) return true;
     char n[64];
     snprintf(n, sizeof n, "%s", s);
-    static const char *const infix[] = {"_cmx", "_cm", "_red"};
-    for (int i = 0; i < 3; i++) {
+    char *red = strstr(n, "_red");
+    if (red) return strncmp(n, e, (size_t)(red - n)) == 0 && (e[red - n] == 0 || e[red - n] == '_');
+    static const char *const infix[] = {"_cmx", "_cm"};
+    for (int i = 0; i < 2; i++) {
         char *at = strstr(n, infix[i]);
         if (at) memmove(at, at + strlen(infix[i]), strlen(at + strlen(infix[i])) + 1);
     }

@@ -80,3 +80,18 @@ k=[json.loads(l) for l in open(sys.argv[1])]; ks=[o for o in k if o[\"kind\"]==\
 assert ks and all(o[\"gpu_us\"] > 0 and o[\"verdict\"] in (\"ok\", \"-\") for o in ks), ks
 assert sum(o[\"verdict\"]==\"ok\" for o in ks) > 30
 ' $T/p.jsonl"
+# kernel tiers: auto resolves against the device; a plan of a tier the device lacks is refused
+"$B" run tests/models/convnet/model.json --check > "$T/c.txt" 2>"$T/e"; rc=$?
+ok "--tier auto runs and names its tier" "[ $rc = 0 ] && grep -q ', tier \(portable\|nv-coopmat\), compute' $T/c.txt"
+if grep -q ', tier portable, compute' "$T/c.txt"; then
+    "$B" run tests/models/convnet/model.json --tier nv-coopmat > /dev/null 2>"$T/e"; rc=$?
+    ok "--tier nv-coopmat on a device without it: exit 2, naming the tier and the way out" "[ $rc = 2 ] && grep -q 'compiled for kernel tier nv-coopmat' $T/e && grep -q -- '--tier portable' $T/e"
+fi
+"$B" run tests/models/convnet/model.json --check --tier portable --json > "$T/c.jsonl" 2>"$T/e"; rc=$?
+ok "--tier portable matches PyTorch" "[ $rc = 0 ] && check $T/c.jsonl 2e-2"
+"$B" compile tests/models/resnet18/model.json --tier nv-coopmat -o "$T/r.npubin" > /dev/null && "$B" describe "$T/r.npubin" > "$T/d.txt"; rc=$?
+ok "a plan compiled for nv-coopmat without a device: target nv-coopmat, tensor-core convs" "[ $rc = 0 ] && head -1 $T/d.txt | grep -q 'target=nv-coopmat' && grep -q conv2d_cm_b $T/d.txt"
+"$B" describe tests/models/resnet18/model.json --json | grep -q '"tier":"portable"'; rc=$?
+ok "compile and describe default to portable (no device to ask)" "[ $rc = 0 ]"
+"$B" run tests/models/mlp/model.json --tier fast > /dev/null 2>"$T/e"; rc=$?
+ok "an unknown --tier: exit 2" "[ $rc = 2 ] && grep -q 'auto, portable or nv-coopmat' $T/e"
