@@ -147,12 +147,21 @@ KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, bool cm)
     if (!cm && m <= 16) t.bm = 16;
     t.bn = n <= 32 ? 32 : 64;
     t.wg = cm ? 128 : t.bm * t.bn / (t.tr * t.tc);
+    /* the staging loops need a whole row of BK and of BN per pass: smaller register tiles for
+     * small tiles */
+    while (!cm && (t.wg < t.bk || t.wg < t.bn) && t.tr * t.tc > 1) {
+        if (t.tr >= t.tc) t.tr /= 2;
+        else t.tc /= 2;
+        t.wg = t.bm * t.bn / (t.tr * t.tc);
+    }
     t.mtiles = (m + t.bm - 1) / t.bm;
     t.ntiles = (n + t.bn - 1) / t.bn;
     t.tiles = batch * t.mtiles * t.ntiles;
-    int64_t steps = (k + t.bk - 1) / t.bk, split = 1;
-    if (t.tiles < KC_GRID_TARGET) {
-        split = (KC_GRID_TARGET + t.tiles - 1) / t.tiles;
+    int64_t steps = (k + t.bk - 1) / t.bk, split = 1, target = KC_GRID_TARGET;
+    const char *te = getenv("NPU_GEMM_TARGET");
+    if (te) target = atoll(te);
+    if (t.tiles < target) {
+        split = (target + t.tiles - 1) / t.tiles;
         if (split > steps / KC_MIN_STEPS) split = steps / KC_MIN_STEPS;
         if (split < 1) split = 1;
     }

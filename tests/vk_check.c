@@ -91,12 +91,6 @@ static double run_kind(const char *json, const Graph *g0, const RefRun *r, const
                        double tol, const char *expect_shader, RunKind kind)
 {
     DiagList d = {0};
-    VkBackendOptions vo = vk_backend_options_default();
-    vo.poison = true;
-    vo.no_cache = true;
-    Backend *be = NULL;
-    if (vk_backend_create(&vo, &be, &d) != ST_OK) fail_with(&d, "no Vulkan device (is lavapipe installed?)");
-    snprintf(tally.device, sizeof tally.device, "%s", be->ops->device(be));
     CompileOptions o;
     compile_defaults(&o);
     o.compute = dtype_arg(dtype);
@@ -116,7 +110,13 @@ static double run_kind(const char *json, const Graph *g0, const RefRun *r, const
     }
     if (!found) fail_msg("no NPU kernel of family '%s' in the compiled plan", expect_shader);
     double worst = -1;
+    Backend *be = NULL;
     if (kind != RUN_PORTABLE && !tensor_core) goto done; /* the same plan as the portable run */
+    VkBackendOptions vo = vk_backend_options_default();
+    vo.poison = true;
+    vo.no_cache = true;
+    if (vk_backend_create(&vo, &be, &d) != ST_OK) fail_with(&d, "no Vulkan device (is lavapipe installed?)");
+    snprintf(tally.device, sizeof tally.device, "%s", be->ops->device(be));
     if (kind == RUN_COOPMAT && vk_backend_best_tier(be) < TIER_NV_COOPMAT) {
         const char *force = getenv("NPU_TEST_TIER");
         if (force && strcmp(force, "nv-coopmat") == 0)
@@ -157,8 +157,8 @@ static double run_kind(const char *json, const Graph *g0, const RefRun *r, const
     exec_close(&x);
     bind_free(&b);
 done:;
-    int verr = vk_backend_validation_errors(be);
-    be->ops->destroy(be);
+    int verr = be ? vk_backend_validation_errors(be) : 0;
+    if (be) be->ops->destroy(be);
     pipeline_free(&pipe);
     diag_free(&d);
     if (verr) fail_msg("%d Vulkan validation errors", verr);
