@@ -143,9 +143,9 @@ KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, bool cm)
     KcTile t = {.cm = cm, .bk = cm ? 32 : 16, .tr = 4, .tc = 4};
     const char *e = getenv("NPU_CONV_SIMT");
     if (e && !cm) sscanf(e, "%lld,%lld,%lld", (long long *)&t.bk, (long long *)&t.tr, (long long *)&t.tc);
-    t.bm = m <= 32 ? 32 : 64;
-    if (!cm && m <= 16) t.bm = 16;
+    t.bm = m <= 16 ? 16 : m <= 32 ? 32 : 64;
     t.bn = n <= 32 ? 32 : 64;
+    if (cm) t.bm = t.bn = 64; /* the coopmat tile is a compile-time constant (gemm_tile.glsl) */
     t.wg = cm ? 128 : t.bm * t.bn / (t.tr * t.tc);
     /* the staging loops need a whole row of BK and of BN per pass: smaller register tiles for
      * small tiles */

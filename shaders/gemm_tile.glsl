@@ -11,26 +11,33 @@
 // B row-major [BK][BN + B_PAD], or with B_KMAJOR transposed [BN][BK + B_PAD] (operands
 // contiguous along K).
 //
-// GEMM_CM 0 (portable, SIMT): shared float, NPU_WG = BM * BN / 16 invocations, each owning a
-// 4 x 4 register tile (rows tm + r * BM/4, columns tn + c * BN/4, so neighbouring invocations
-// read neighbouring B columns). Rows padded by one float (A_PAD, B_PAD) against bank conflicts.
+// GEMM_CM 0 (portable, SIMT): shared float, NPU_WG = BM * BN / (TR * TC) invocations, each
+// owning a TR x TC register tile (rows tm + r * BM/TR, columns tn + c * BN/TC, so neighbouring
+// invocations read neighbouring B columns). Rows padded by one float (A_PAD, B_PAD) against bank conflicts.
 // GEMM_CM 1 (nv-coopmat, shaders/gemm_cm.glsl; CM_EMULATE 1 for its portable emulation):
-// shared float16_t, NPU_WG = 128 = 4 subgroups in a 2 x 2 grid, each owning (BM/2) x (BN/2) of
-// the tile as 16x16 fragments; rows padded by 8 halves (16 bytes: the extension's alignment,
-// and no bank conflicts for 16-byte row reads); the result goes through SH_C [BM][BN + 4] f32
-// so the epilogue sees plain elements. BM and BN are 32 or 64, BK 32.
+// shared float16_t, 128 invocations = 4 subgroups in a 2 x 2 grid, each owning 32 x 32 of the
+// 64 x 64 tile (BK 32, compile-time constants) as 2 x 2 16x16 fragments; rows padded by 8
+// halves (16 bytes: the extension's alignment, and no bank conflicts for 16-byte row reads);
+// the result goes through SH_C [BM][BN + 4] f32 so the epilogue sees plain elements.
 //
-// Spec constants (ids 1..4; 0 is NPU_WG): BM, BN, BK, B_KMAJOR. The including kernel may use
-// ids from 5 on.
+// Spec constants (0 is NPU_WG): 1..3 = BM, BN, BK (SIMT; the coopmat tile is fixed), 4 =
+// B_KMAJOR, 5, 6 = TR, TC (SIMT). The including kernel may use ids from 7 on.
 #ifndef NPU_GEMM_TILE_GLSL
 #define NPU_GEMM_TILE_GLSL
 
 #extension GL_EXT_control_flow_attributes : require
 #include "index.glsl"
 
+#if GEMM_CM
+// A compile-time tile: constant array sizes and indices keep the fragments in registers (with
+// spec-constant shapes the NVIDIA driver kept them in memory: ~10 us per K step, measured).
+const uint BM = 64, BN = 64, BK = 32, GEMM_WG = 128;
+#else
 layout(constant_id = 1) const uint BM = 64;
 layout(constant_id = 2) const uint BN = 64;
 layout(constant_id = 3) const uint BK = 16;
+const uint GEMM_WG = NPU_WG;
+#endif
 layout(constant_id = 4) const uint B_KMAJOR = 0;
 layout(constant_id = 5) const uint TR = 4; // SIMT: rows and columns of one invocation's tile
 layout(constant_id = 6) const uint TC = 4;
@@ -46,8 +53,8 @@ const uint A_PAD = 1, B_PAD = 1;
 
 // Per invocation and step: AEL elements of A (rows am0 + j * AROWS, column ak) and BEL of B
 // (rows bk0 + j * BROWS, column bn; with B_KMAJOR column bk, rows bn0 + j * BCOLS).
-const uint AROWS = NPU_WG / BK, AEL = BM / AROWS;
-const uint BROWS = NPU_WG / BN, BEL = BK * BN / NPU_WG;
+const uint AROWS = GEMM_WG / BK, AEL = BM / AROWS;
+const uint BROWS = GEMM_WG / BN, BEL = BK * BN / GEMM_WG;
 
 shared SH_T SH_A[BM * (BK + A_PAD)];
 shared SH_T SH_B[(BK + B_PAD) * (BN + B_PAD)];
@@ -114,7 +121,7 @@ void gemm_run(uint kbeg, uint kend)
         [[unroll]] for (uint j = 0; j < FN; j++)
             CM_STORE(acc[i * FN + j], SH_C, (wm + i * 16) * (BN + C_PAD) + wn + j * 16, BN + C_PAD);
     barrier();
-    for (uint e = tid; e < BM * BN; e += NPU_WG) gemm_emit(e / BN, e % BN, SH_C[(e / BN) * (BN + C_PAD) + e % BN]);
+    for (uint e = tid; e < BM * BN; e += GEMM_WG) gemm_emit(e / BN, e % BN, SH_C[(e / BN) * (BN + C_PAD) + e % BN]);
 #else
     [[unroll]] for (uint r = 0; r < TR; r++)
         [[unroll]] for (uint c = 0; c < TC; c++) gemm_emit(tm + r * CM4, tn + c * CN4, acc[r * TC + c]);

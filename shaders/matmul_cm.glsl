@@ -48,9 +48,9 @@ void gemm_load(uint k0)
         ra[j] = (m < pc.M && k < kend) ? S_LOAD(a[oa + m * pc.K + k]) : 0.0;
     }
     if (B_KMAJOR != 0) {
-        uint bk = tid % BK, bn0 = tid / BK, kb = k0 + bk; // NPU_WG / BK columns per pass
+        uint bk = tid % BK, bn0 = tid / BK, kb = k0 + bk; // GEMM_WG / BK columns per pass
         [[unroll]] for (uint j = 0; j < BEL; j++) {
-            uint n = n0 + bn0 + j * (NPU_WG / BK);
+            uint n = n0 + bn0 + j * (GEMM_WG / BK);
             rb[j] = (n < pc.N && kb < kend) ? S_LOAD(b[ob + kb * pc.b_ks + n * pc.b_ns]) : 0.0;
         }
     } else {
@@ -70,7 +70,7 @@ void gemm_stage()
     if (B_KMAJOR != 0) {
         uint bk = tid % BK, bn0 = tid / BK;
         [[unroll]] for (uint j = 0; j < BEL; j++)
-            SH_B[(bn0 + j * (NPU_WG / BK)) * (BK + B_PAD) + bk] = SH_T(rb[j]);
+            SH_B[(bn0 + j * (GEMM_WG / BK)) * (BK + B_PAD) + bk] = SH_T(rb[j]);
     } else {
         uint bn = tid % BN, bk0 = tid / BN;
         [[unroll]] for (uint j = 0; j < BEL; j++) SH_B[(bk0 + j * BROWS) * (BN + B_PAD) + bn] = SH_T(rb[j]);
