@@ -45,19 +45,15 @@ void gemm_load(uint k0)
     uint ak = tid % BK, am0 = tid / BK, k = k0 + ak;
     [[unroll]] for (uint j = 0; j < AEL; j++) {
         uint m = m0 + am0 + j * AROWS;
-        ra[j] = (m < coutg && k < kend) ? S_LOAD(w[(g_wrow + m) * kdim + k]) : 0.0;
+        GEMM_LOAD(ra[j], w, all(bvec2(m < coutg, k < kend)), (g_wrow + m) * kdim + k);
     }
     uint bk0 = tid / BN, hw = pc.h * pc.w;
     [[unroll]] for (uint j = 0; j < BEL; j++) {
         uint kb = k0 + bk0 + j * BROWS;
-        float v = 0.0;
-        if (pv && kb < kend) {
-            uint ci = kb / (KH * KW), rs = kb - ci * (KH * KW), r = rs / KW, s = rs - r * KW;
-            int iy = iy0 + int(r * pc.dh), ix = ix0 + int(s * pc.dw);
-            if (iy >= 0 && iy < int(pc.h) && ix >= 0 && ix < int(pc.w))
-                v = S_LOAD(x[xb + ci * hw + uint(iy) * pc.w + uint(ix)]);
-        }
-        rb[j] = v;
+        uint ci = kb / (KH * KW), rs = kb - ci * (KH * KW), r = rs / KW, s = rs - r * KW;
+        int iy = iy0 + int(r * pc.dh), ix = ix0 + int(s * pc.dw);
+        bool ok = all(bvec4(pv, kb < kend, uint(iy) < pc.h, uint(ix) < pc.w)); // iy < 0: huge
+        GEMM_LOAD(rb[j], x, ok, xb + ci * hw + uint(iy) * pc.w + uint(ix));
     }
 }
 

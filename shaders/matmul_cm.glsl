@@ -45,19 +45,19 @@ void gemm_load(uint k0)
     uint ak = tid % BK, am0 = tid / BK, k = k0 + ak;
     [[unroll]] for (uint j = 0; j < AEL; j++) {
         uint m = m0 + am0 + j * AROWS;
-        ra[j] = (m < pc.M && k < kend) ? S_LOAD(a[oa + m * pc.K + k]) : 0.0;
+        GEMM_LOAD(ra[j], a, all(bvec2(m < pc.M, k < kend)), oa + m * pc.K + k);
     }
     if (B_KMAJOR != 0) {
         uint bk = tid % BK, bn0 = tid / BK, kb = k0 + bk; // GEMM_WG / BK columns per pass
         [[unroll]] for (uint j = 0; j < BEL; j++) {
             uint n = n0 + bn0 + j * (GEMM_WG / BK);
-            rb[j] = (n < pc.N && kb < kend) ? S_LOAD(b[ob + kb * pc.b_ks + n * pc.b_ns]) : 0.0;
+            GEMM_LOAD(rb[j], b, all(bvec2(n < pc.N, kb < kend)), ob + kb * pc.b_ks + n * pc.b_ns);
         }
     } else {
         uint bn = tid % BN, bk0 = tid / BN, n = n0 + bn;
         [[unroll]] for (uint j = 0; j < BEL; j++) {
             uint kb = k0 + bk0 + j * BROWS;
-            rb[j] = (n < pc.N && kb < kend) ? S_LOAD(b[ob + kb * pc.b_ks + n * pc.b_ns]) : 0.0;
+            GEMM_LOAD(rb[j], b, all(bvec2(n < pc.N, kb < kend)), ob + kb * pc.b_ks + n * pc.b_ns);
         }
     }
 }
