@@ -67,13 +67,17 @@ void gemm_stage()
 
 void gemm_emit(uint mm, uint nn, float v)
 {
+    // loads at clamped coordinates, the store only for elements inside the output
     uint m = m0 + mm, p = p0 + nn;
-    if (m >= coutg || p >= npix) return;
+    bool ok = all(bvec2(m < coutg, p < npix));
+    m = min(m, coutg - 1);
+    p = min(p, npix - 1);
 #if CONV_PART
-    part[(split * pc.cout + g_wrow + m) * npix + p] = v;
+    if (ok) part[(split * pc.cout + g_wrow + m) * npix + p] = v;
 #else
-    uint ohw = pc.oh * pc.ow;
-    epilogue(p / ohw, g_wrow + m, p % ohw, v);
+    uint ohw = pc.oh * pc.ow, n = p / ohw, q = p % ohw;
+    v = epilogue_value(n, g_wrow + m, q, v);
+    if (ok) epilogue_store(n, g_wrow + m, q, v);
 #endif
 }
 

@@ -28,33 +28,35 @@
 #endif
 
 #if CONV_REDUCE
-layout(std430, set = 0, binding = 0) readonly buffer Part { float part[]; };
+layout(std430, set = 0, binding = 0) restrict readonly buffer Part { float part[]; };
 #define BIAS_BINDING 1
 #else
-layout(std430, set = 0, binding = 0) readonly buffer X { STORAGE_T x[]; };
-layout(std430, set = 0, binding = 1) readonly buffer Wt { STORAGE_T w[]; };
+layout(std430, set = 0, binding = 0) restrict readonly buffer X { STORAGE_T x[]; };
+layout(std430, set = 0, binding = 1) restrict readonly buffer Wt { STORAGE_T w[]; };
 #define BIAS_BINDING 2
 #endif
 
 #if CONV_PART
-layout(std430, set = 0, binding = 2) writeonly buffer Part { float part[]; };
+layout(std430, set = 0, binding = 2) restrict writeonly buffer Part { float part[]; };
 #else
 #if CONV_BIAS
-layout(std430, set = 0, binding = BIAS_BINDING) readonly buffer Bias { STORAGE_T bias[]; };
+layout(std430, set = 0, binding = BIAS_BINDING) restrict readonly buffer Bias { STORAGE_T bias[]; };
 #define RES_BINDING (BIAS_BINDING + 1)
 #else
 #define RES_BINDING BIAS_BINDING
 #endif
 #if CONV_RES
-layout(std430, set = 0, binding = RES_BINDING) readonly buffer Res { STORAGE_T res[]; };
+layout(std430, set = 0, binding = RES_BINDING) restrict readonly buffer Res { STORAGE_T res[]; };
 #define Y_BINDING (RES_BINDING + 1)
 #else
 #define Y_BINDING RES_BINDING
 #endif
-layout(std430, set = 0, binding = Y_BINDING) writeonly buffer Y { STORAGE_T y[]; };
+layout(std430, set = 0, binding = Y_BINDING) restrict writeonly buffer Y { STORAGE_T y[]; };
 #endif
 
-// rsrc: 0 no residual, 1 the res binding, 2 the residual is x itself (conv(x) + x; the reduce
+// Buffers are restrict: no binding aliases another (a loaded value may then be read ahead of an
+// earlier store).
+// rsrc: 0 no residual, 1 the res binding (bound exactly when rsrc is 1), 2 the residual is x itself (conv(x) + x; the reduce
 // pass binds x as res instead), 3 the add adds the conv output to itself. relu: 1 applies relu
 // last. Tiles: ptiles pixel tiles (BN) x mtiles channel tiles (BM) x groups x nsplit K splits of
 // kchunk (a multiple of BK) each.
@@ -70,22 +72,28 @@ layout(push_constant) uniform Push {
 } pc;
 
 #if !CONV_PART
-// Bias, residual and relu of output element (n, co, q = oy*OW + ox); then the store.
-void epilogue(uint n, uint co, uint q, float v)
+// Bias, residual and relu of output element (n, co, q = oy*OW + ox). Its loads are not under a
+// branch (a res binding means rsrc 1), so a caller's loads for several elements issue together.
+float epilogue_value(uint n, uint co, uint q, float v)
 {
     uint ohw = pc.oh * pc.ow;
 #if CONV_BIAS
     v += S_LOAD(bias[co]);
 #endif
 #if CONV_RES
-    if (pc.rsrc == 1) v += S_LOAD(res[(n * pc.rcp + co) * ohw + q]);
+    v += S_LOAD(res[(n * pc.rcp + co) * ohw + q]);
 #endif
 #if !CONV_REDUCE
     if (pc.rsrc == 2) v += S_LOAD(x[(n * pc.xcp + co) * ohw + q]);
 #endif
     if (pc.rsrc == 3) v += v;
     if (pc.relu != 0 && !(v > 0.0 || isnan(v))) v = 0.0;
-    y[(n * pc.ycp + co) * ohw + q] = S_STORE(v);
+    return v;
+}
+
+void epilogue_store(uint n, uint co, uint q, float v)
+{
+    y[(n * pc.ycp + co) * pc.oh * pc.ow + q] = S_STORE(v);
 }
 #endif
 

@@ -20,5 +20,6 @@ void main()
     uint co = i / npix, p = i % npix;
     float v = 0.0;
     for (uint s = 0; s < pc.nsplit; s++) v += part[(s * pc.cout + co) * npix + p];
-    epilogue(p / ohw, co, p % ohw, v);
+    uint n = p / ohw, q = p % ohw;
+    epilogue_store(n, co, q, epilogue_value(n, co, q, v));
 }

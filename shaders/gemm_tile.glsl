@@ -134,7 +134,10 @@ void gemm_run(uint kbeg, uint kend)
         [[unroll]] for (uint j = 0; j < FN; j++)
             CM_STORE(acc[i * FN + j], SH_C, (wm + i * 16) * (BN + C_PAD) + wn + j * 16, BN + C_PAD);
     barrier();
-    for (uint e = tid; e < BM * BN; e += GEMM_WG) gemm_emit(e / BN, e % BN, SH_C[(e / BN) * (BN + C_PAD) + e % BN]);
+    [[unroll]] for (uint i = 0; i < BM * BN / GEMM_WG; i++) {
+        uint e = tid + i * GEMM_WG;
+        gemm_emit(e / BN, e % BN, SH_C[(e / BN) * (BN + C_PAD) + e % BN]);
+    }
 #else
     [[unroll]] for (uint r = 0; r < TR; r++)
         [[unroll]] for (uint c = 0; c < TC; c++) gemm_emit(tm + r * CM4, tn + c * CN4, acc[r * TC + c]);

@@ -26,15 +26,15 @@ layout(local_size_x_id = 0) in;
 #include "matmul_cm_common.glsl"
 #include "gemm_tile.glsl"
 
-layout(std430, set = 0, binding = 0) readonly buffer A_ { STORAGE_T a[]; };
-layout(std430, set = 0, binding = 1) readonly buffer B_ { STORAGE_T b[]; };
+layout(std430, set = 0, binding = 0) restrict readonly buffer A_ { STORAGE_T a[]; };
+layout(std430, set = 0, binding = 1) restrict readonly buffer B_ { STORAGE_T b[]; };
 #if MM_PART
-layout(std430, set = 0, binding = 2) writeonly buffer Part { float part[]; };
+layout(std430, set = 0, binding = 2) restrict writeonly buffer Part { float part[]; };
 #elif MM_BIAS
-layout(std430, set = 0, binding = 2) readonly buffer Bias_ { STORAGE_T bias[]; };
-layout(std430, set = 0, binding = 3) writeonly buffer Y_ { STORAGE_T y[]; };
+layout(std430, set = 0, binding = 2) restrict readonly buffer Bias_ { STORAGE_T bias[]; };
+layout(std430, set = 0, binding = 3) restrict writeonly buffer Y_ { STORAGE_T y[]; };
 #else
-layout(std430, set = 0, binding = 2) writeonly buffer Y_ { STORAGE_T y[]; };
+layout(std430, set = 0, binding = 2) restrict writeonly buffer Y_ { STORAGE_T y[]; };
 #endif
 
 uint oa, ob, m0, n0, kend, bi, split;
@@ -79,16 +79,20 @@ void gemm_stage()
 
 void gemm_emit(uint mm, uint nn, float v)
 {
+    // the bias load at clamped coordinates, the store only inside the output
     uint m = m0 + mm, n = n0 + nn;
-    if (m >= pc.M || n >= pc.N) return;
+    bool ok = all(bvec2(m < pc.M, n < pc.N));
+    m = min(m, pc.M - 1);
+    n = min(n, pc.N - 1);
 #if MM_PART
-    part[((split * pc.nbatch + bi) * pc.M + m) * pc.N + n] = v;
+    if (ok) part[((split * pc.nbatch + bi) * pc.M + m) * pc.N + n] = v;
 #else
     v *= pc.alpha;
 #if MM_BIAS
     v += pc.beta * S_LOAD(bias[m * pc.bias_ms + n * pc.bias_ns]);
 #endif
-    y[(bi * pc.M + m) * pc.N + n] = S_STORE(npu_activate(v, pc.act));
+    v = npu_activate(v, pc.act);
+    if (ok) y[(bi * pc.M + m) * pc.N + n] = S_STORE(v);
 #endif
 }
 

@@ -9,12 +9,12 @@ layout(local_size_x_id = 0) in;
 
 #include "matmul_cm_common.glsl"
 
-layout(std430, set = 0, binding = 0) readonly buffer Part { float part[]; };
+layout(std430, set = 0, binding = 0) restrict readonly buffer Part { float part[]; };
 #if MM_BIAS
-layout(std430, set = 0, binding = 1) readonly buffer Bias_ { STORAGE_T bias[]; };
-layout(std430, set = 0, binding = 2) writeonly buffer Y_ { STORAGE_T y[]; };
+layout(std430, set = 0, binding = 1) restrict readonly buffer Bias_ { STORAGE_T bias[]; };
+layout(std430, set = 0, binding = 2) restrict writeonly buffer Y_ { STORAGE_T y[]; };
 #else
-layout(std430, set = 0, binding = 1) writeonly buffer Y_ { STORAGE_T y[]; };
+layout(std430, set = 0, binding = 1) restrict writeonly buffer Y_ { STORAGE_T y[]; };
 #endif
 
 void main()
