@@ -4,10 +4,11 @@
 # profiles of resnet18 / resnet50 (random weights) per tier and tile variant, with main's direct
 # conv (.dev, when carried) as the baseline. Runs from the tree root after the .gl unpack, with
 # the branch's packed binary in $D (default .dev-coopmat). Everything lands in one file,
-# $OUT/all.txt (the device returns few files). Tile variants are bench-only knobs read by
-# lowering (compiler/kernels.c kc_gemm_tile): NPU_CONV_SIMT=BK,TR,TC (SIMT tiles) and
-# NPU_GEMM_TARGET=N (the workgroups a grid aims for before it splits K).
-# Usage: bash coopmat_device.sh [run1|run2|...]
+# $OUT/all.txt (the device returns few files). The tile variants of the three runs of
+# 2026-11-23 (bench/NOTES.md) used two env knobs of those builds' lowering (NPU_CONV_SIMT=BK,TR,TC
+# and NPU_GEMM_TARGET=N, commits 05f848d..b291ad6), removed once the defaults were set from them;
+# with this build the variant lines below measure the defaults again.
+# Usage: bash coopmat_device.sh [run2|run3]
 D=${D:-.dev-coopmat}
 O=${OUT:-out}; mkdir -p "$O"
 A=$O/all.txt

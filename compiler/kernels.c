@@ -3,7 +3,6 @@
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* One row per shader stem that lowering may emit. */
@@ -138,11 +137,9 @@ uint32_t kc_lanes_for(int64_t len, uint32_t wg)
     return t;
 }
 
-KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, bool cm)
+KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, bool cm, int64_t target)
 {
     KcTile t = {.cm = cm, .bk = cm ? 32 : 16, .tr = 4, .tc = 4};
-    const char *e = getenv("NPU_CONV_SIMT");
-    if (e && !cm) sscanf(e, "%lld,%lld,%lld", (long long *)&t.bk, (long long *)&t.tr, (long long *)&t.tc);
     t.bm = m <= 16 ? 16 : m <= 32 ? 32 : 64;
     t.bn = n <= 32 ? 32 : 64;
     if (cm) t.bm = t.bn = 64; /* the coopmat tile is a compile-time constant (gemm_tile.glsl) */
@@ -157,9 +154,7 @@ KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, bool cm)
     t.mtiles = (m + t.bm - 1) / t.bm;
     t.ntiles = (n + t.bn - 1) / t.bn;
     t.tiles = batch * t.mtiles * t.ntiles;
-    int64_t steps = (k + t.bk - 1) / t.bk, split = 1, target = KC_GRID_TARGET;
-    const char *te = getenv("NPU_GEMM_TARGET");
-    if (te) target = atoll(te);
+    int64_t steps = (k + t.bk - 1) / t.bk, split = 1;
     if (t.tiles < target) {
         split = (target + t.tiles - 1) / t.tiles;
         if (split > steps / KC_MIN_STEPS) split = steps / KC_MIN_STEPS;

@@ -30,6 +30,7 @@ typedef struct KernelCtx {
      * the `_cmx` stems: tests only, CompileOptions.cm_emulate). */
     int tier;
     bool cm_emulate;
+    bool cm_force; /* tests: tensor cores for every conv the kernel can take (CompileOptions) */
 } KernelCtx;
 
 typedef Status (*KernelLowerFn)(const KernelCtx *c, PlanKernel *k);
@@ -84,23 +85,30 @@ PlanKernel *kc_append(const KernelCtx *c, const PlanKernel *k, const char *shade
 Status kc_set_args(const KernelCtx *c, PlanKernel *k, const int *args, int nin, int nargs);
 /* Tiles of the GEMM kernels (shaders/gemm_tile.glsl: implicit-GEMM conv2d, tensor-core matmul)
  * for `batch` independent M x N x K products. One workgroup per BM x BN tile and K split; a grid
- * of fewer than KC_GRID_TARGET workgroups splits K (at least KC_MIN_STEPS steps of BK per split)
- * into fp32 partials that a reduce pass adds up with the epilogue: at batch 1 the 7x7 and 14x14
- * stages of a ResNet have only 8..50 tiles for K of 1152..4608. The target is two workgroups per
- * SM of the nv-coopmat tier's reference GPU (an H100); the portable tier uses it too (the H100
- * is the target; lavapipe gains nothing from splits and loses little: one more dispatch and the
- * partials' traffic).
+ * of fewer than `target` workgroups splits K (at least KC_MIN_STEPS steps of BK per split) into
+ * fp32 partials that a reduce pass adds up with the epilogue: at batch 1 the 7x7 and 14x14
+ * stages of a ResNet have only 8..50 tiles for K of 1152..4608. Targets, in workgroups per SM
+ * of the nv-coopmat tier's reference GPU (TIER_NV_COOPMAT_SMS, an H100), measured there
+ * (bench/NOTES.md): 2 for conv2d in both tiers (KC_CONV_TARGET: 1 and 4 were slower, 8 no
+ * better), 4 for the tensor-core matmul (KC_MATMUL_TARGET: Qwen-prefill GEMMs 508 -> 378 us).
+ * The portable tier uses them too: the H100 is the target, and lavapipe loses little by splits
+ * (one more dispatch and the partials' traffic).
  * Portable (cm false, SIMT): BM 16/32/64 covering small M (a depthwise conv wastes 15 of 16 rows
- * rather than 63 of 64), BN 32/64, BK 16, BM*BN/(TR*TC) invocations of TR x TC outputs.
- * nv-coopmat (cm true, tensor cores): BM and BN 32 or 64, BK 32, 128 invocations = 4 subgroups. */
-enum { KC_GRID_TARGET = 2 * TIER_NV_COOPMAT_SMS, KC_MIN_STEPS = 4 };
+ * rather than 63 of 64), BN 32/64, BK 16, 4x4 outputs per invocation (fewer for tiles too small
+ * for a row of BK and BN per pass). nv-coopmat (cm true, tensor cores): 64x64x32, 128
+ * invocations = 4 subgroups (compile-time constants in the shader). */
+enum {
+    KC_CONV_TARGET = 2 * TIER_NV_COOPMAT_SMS,
+    KC_MATMUL_TARGET = 4 * TIER_NV_COOPMAT_SMS,
+    KC_MIN_STEPS = 4,
+};
 typedef struct KcTile {
     int64_t bm, bn, bk, tr, tc, wg; /* tile, per-invocation tile (SIMT), workgroup size */
     int64_t mtiles, ntiles, tiles;  /* tiles over M, N, and in all (times batch) */
     int64_t nsplit, kchunk;         /* K splits of kchunk (a multiple of bk) each */
     bool cm;
 } KcTile;
-KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, bool cm);
+KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, bool cm, int64_t target);
 
 /* An error naming the kernel's anchor node. */
 Status kc_error(const KernelCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -119,9 +119,15 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
         return kc_error(c, "conv2d kernel: residual x differs from the output shape");
 
     int64_t coutg = g.cout / g.groups, npix = g.n * g.oh * g.ow, kdim = g.c / g.groups * g.kh * g.kw;
-    /* tensor cores for f16 storage when the tile rows are not mostly empty */
-    bool cm = c->tier == TIER_NV_COOPMAT && y->storage == DT_F16 && coutg >= 16;
-    KcTile t = kc_gemm_tile(coutg, npix, kdim, g.groups, cm);
+    /* Tensor cores (f16 storage, 16+ channels per group) only where they were measured faster
+     * than the SIMT kernel on the H100 at batch 1: 1x1 stride-1 convs with K >= 1024 (resnet50's
+     * layer3/4 reductions, 7-13% faster). Every ResNet conv there is latency-bound (16-25 us
+     * either way); 3x3, strided and unsplit convs ran 20-150% slower on tensor cores
+     * (bench/NOTES.md). cm_force (tests) takes every conv the kernel can. */
+    bool cm = c->tier == TIER_NV_COOPMAT && y->storage == DT_F16 && coutg >= 16 &&
+              (c->cm_force || (g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
+                               g.pw == 0 && kdim >= 1024));
+    KcTile t = kc_gemm_tile(coutg, npix, kdim, g.groups, cm, KC_CONV_TARGET);
     if (t.nsplit * g.cout * npix > UINT32_MAX || g.n * x->pshape[o] * g.h * g.w > UINT32_MAX ||
         g.n * y->pshape[o] * g.oh * g.ow > UINT32_MAX)
         return kc_error(c, "conv2d kernel: a tensor past 2^32 elements");

@@ -25,7 +25,7 @@ bool matmul_cm_applies(const KernelCtx *c, const PlanKernel *k, int64_t m, int64
 Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, int64_t m, int64_t n, int64_t kdim,
                        int64_t nbatch, bool kmajor, bool bias)
 {
-    KcTile t = kc_gemm_tile(m, n, kdim, nbatch, true);
+    KcTile t = kc_gemm_tile(m, n, kdim, nbatch, true, KC_MATMUL_TARGET);
     if (t.nsplit * nbatch * m * n > UINT32_MAX)
         return kc_error(c, "matmul kernel: the K-split partials pass 2^32 elements");
     int64_t words[] = {t.mtiles, t.ntiles, t.nsplit, t.kchunk};

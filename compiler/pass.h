@@ -18,6 +18,8 @@ typedef struct CompileOptions {
     bool cm_emulate;                /* tests: tier nv-coopmat's kernel choice, but its tensor-core
                                      * modules replaced by portable emulations (stems *_cmx); the
                                      * plan is then portable (docs/kernels.md "Tiers") */
+    bool cm_force;                  /* tests: on nv-coopmat, the tensor-core conv2d for every f16
+                                     * conv it can take, not only where it was measured faster */
     int arena_align;                /* byte alignment of arena offsets (256) */
     bool no_reuse;                  /* plan-memory: no liveness reuse (every output readable) */
     const char *break_id;           /* --break: corrupt this fusion instance's kernel on purpose */

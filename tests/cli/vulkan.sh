@@ -89,8 +89,13 @@ if grep -q ', tier portable, compute' "$T/c.txt"; then
 fi
 "$B" run tests/models/convnet/model.json --check --tier portable --json > "$T/c.jsonl" 2>"$T/e"; rc=$?
 ok "--tier portable matches PyTorch" "[ $rc = 0 ] && check $T/c.jsonl 2e-2"
-"$B" compile tests/models/resnet18/model.json --tier nv-coopmat -o "$T/r.npubin" > /dev/null && "$B" describe "$T/r.npubin" > "$T/d.txt"; rc=$?
-ok "a plan compiled for nv-coopmat without a device: target nv-coopmat, tensor-core convs" "[ $rc = 0 ] && head -1 $T/d.txt | grep -q 'target=nv-coopmat' && grep -q conv2d_cm_b $T/d.txt"
+"$B" compile tests/models/resnet50/model.json --tier nv-coopmat -o "$T/r.npubin" > /dev/null && "$B" describe "$T/r.npubin" > "$T/d.txt"; rc=$?
+ok "a plan compiled for nv-coopmat without a device: target nv-coopmat, tensor cores for the 1x1 K >= 1024 convs only" "[ $rc = 0 ] && head -1 $T/d.txt | grep -q 'target=nv-coopmat' && grep -q 'conv2d_cm_part x8 ' $T/d.txt && grep -q 'conv2d_part x40 ' $T/d.txt"
+cat > "$T/lin.json" <<'J'
+{"model_name":"lin","graph_inputs":[{"name":"x","shape":[32,64]},{"name":"w","shape":[48,64]}],"graph_outputs":[{"name":"y","shape":[32,48]}],"nodes":[{"name":"l","op_type":"aten.linear.default","inputs":[{"name":"x","shape":[32,64]},{"name":"w","shape":[48,64]}],"outputs":[{"name":"y","shape":[32,48]}],"attrs":{}}]}
+J
+"$B" describe "$T/lin.json" --tier nv-coopmat > "$T/d.txt" && "$B" describe "$T/lin.json" --tier nv-coopmat --dtype bf16 > "$T/e.txt"; rc=$?
+ok "nv-coopmat: an f16 matmul with M > 1 on tensor cores, the bf16 one on the SIMT kernel" "[ $rc = 0 ] && grep -q 'matmul_cm_nb' $T/d.txt && ! grep -q 'matmul_cm' $T/e.txt"
 "$B" describe tests/models/resnet18/model.json --json | grep -q '"tier":"portable"'; rc=$?
 ok "compile and describe default to portable (no device to ask)" "[ $rc = 0 ]"
 "$B" run tests/models/mlp/model.json --tier fast > /dev/null 2>"$T/e"; rc=$?
