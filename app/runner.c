@@ -30,22 +30,16 @@ Status runner_open_with(Runner *r, const Options *o, Model *m, bool no_reuse, Ba
     VkBackendOptions vo = vk_backend_options_default();
     vo.device = o->device;
     Status st = ST_OK;
-    /* --tier auto: the best tier of the device, so the device comes first */
-    bool early = !cpu && strcmp(o->tier, "auto") == 0;
-    if (early) {
+    /* the device comes first: --tier auto is its best tier, and a CPU device (lavapipe) gets
+     * the direct conv */
+    if (!cpu) {
         st = with ? vk_backend_create_shared(with, &r->be, d) : vk_backend_create(&vo, &r->be, d);
-        if (st == ST_OK) co.tier = vk_backend_best_tier(r->be);
+        if (st == ST_OK && strcmp(o->tier, "auto") == 0) co.tier = vk_backend_best_tier(r->be);
+        if (st == ST_OK) co.cpu_device = vk_backend_cpu_device(r->be);
     }
     if (st == ST_OK) st = pipeline_run(o->model, &co, &r->pipe, d);
     if (st == ST_OK) st = bind_apply_recipes(r->pipe.g, &m->b, d);
-    if (st == ST_OK && !r->be) {
-        if (cpu)
-            st = cpu_backend_create(r->pipe.g, &r->be);
-        else if (with)
-            st = vk_backend_create_shared(with, &r->be, d);
-        else
-            st = vk_backend_create(&vo, &r->be, d);
-    }
+    if (st == ST_OK && cpu) st = cpu_backend_create(r->pipe.g, &r->be);
     if (st == ST_OK) st = exec_open(&r->x, r->pipe.plan, r->pipe.g, &m->b, r->be, d);
     return st;
 }

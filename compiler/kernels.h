@@ -31,6 +31,7 @@ typedef struct KernelCtx {
     int tier;
     bool cm_emulate;
     bool cm_force; /* tests: tensor cores for every conv the kernel can take (CompileOptions) */
+    bool cpu_device; /* the plan is compiled for a CPU device (CompileOptions) */
 } KernelCtx;
 
 typedef Status (*KernelLowerFn)(const KernelCtx *c, PlanKernel *k);

@@ -165,7 +165,7 @@ static Status lower_last(Lowering *L, const Node *anchor, const Fusion *fu, Diag
 {
     int tier = L->o->cm_emulate ? TIER_NV_COOPMAT : L->o->tier;
     KernelCtx c = {L->g,           L->p, anchor, fu, d, L->p, tensor_cap(L->g), kernel_cap(L->g),
-                   tier,           L->o->cm_emulate, L->o->cm_force};
+                   tier,           L->o->cm_emulate, L->o->cm_force, L->o->cpu_device};
     return kernel_lower(&c, &L->p->kernels[L->p->nkernels - 1]);
 }
 

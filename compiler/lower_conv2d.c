@@ -8,6 +8,13 @@
 
 enum { RED_WG = 256 };
 
+/* The direct kernel (shaders/conv2d_direct.glsl), the portable choice on a CPU device: each
+ * workgroup computes TM output channels x WG * TP output pixels. On lavapipe a larger register
+ * tile wins (each per-lane input load feeds TM FMAs, each uniform weight load, about 60% of the
+ * time, feeds TP): 8 x 1 and 8 x 2 ran 2-3x slower than 16 x 4 on resnet18; 8 x 8 and 16 x 8
+ * were within the (large, shared-machine) noise of 16 x 4. */
+enum { DIRECT_WG = 64, TM_MAX = 16, TP_MAX = 4 };
+
 /* Index among the kernel's inputs of graph tensor t (plan tensors keep the graph's names). */
 static int input_of(const KernelCtx *c, const PlanKernel *k, int t)
 {
@@ -119,6 +126,14 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
         return kc_error(c, "conv2d kernel: residual x differs from the output shape");
 
     int64_t coutg = g.cout / g.groups, npix = g.n * g.oh * g.ow, kdim = g.c / g.groups * g.kh * g.kw;
+    if (g.n * x->pshape[o] * g.h * g.w > UINT32_MAX || g.n * y->pshape[o] * g.oh * g.ow > UINT32_MAX)
+        return kc_error(c, "conv2d kernel: a tensor past 2^32 elements");
+    int64_t head[] = {
+        g.n, g.c, g.h, g.w, g.cout, g.oh, g.ow, g.groups,
+        g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw,
+        x->pshape[o], y->pshape[o], has_r ? r->pshape[o] : 0, rsrc, relu,
+    };
+    enum { NHEAD = sizeof head / sizeof head[0] };
     /* Tensor cores (f16 storage, 16+ channels per group) only where they were measured faster
      * than the SIMT kernel on the H100 at batch 1: 1x1 stride-1 convs with K >= 1024 (resnet50's
      * layer3/4 reductions, 7-13% faster). Every ResNet conv there is latency-bound (16-25 us
@@ -127,10 +142,32 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     bool cm = c->tier == TIER_NV_COOPMAT && y->storage == DT_F16 && coutg >= 16 &&
               (c->cm_force || (g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
                                g.pw == 0 && kdim >= 1024));
+    if (c->cpu_device && !cm) {
+        /* direct: channel tiles of at most TM_MAX, balanced (33 -> 3 x 11; depthwise TM 1);
+         * TP_MAX pixels per invocation, a small image shrinking the workgroup to a multiple of 8
+         * (lavapipe's SIMD width) rather than the pixels per invocation */
+        static const char *const direct[4] = {"conv2d_direct", "conv2d_direct_b",
+                                              "conv2d_direct_r", "conv2d_direct_br"};
+        int64_t mtiles = (coutg + TM_MAX - 1) / TM_MAX, tm = (coutg + mtiles - 1) / mtiles;
+        int64_t tp = TP_MAX, wg = DIRECT_WG;
+        if (npix < DIRECT_WG * TP_MAX) {
+            wg = ((npix + TP_MAX - 1) / TP_MAX + 7) / 8 * 8;
+            tp = (npix + wg - 1) / wg;
+        }
+        int64_t ptiles = (npix + wg * tp - 1) / (wg * tp);
+        int64_t tail[] = {mtiles, ptiles, 1, 0};
+        for (int i = 0; i < NHEAD && st == ST_OK; i++) st = kc_push_i(c, k, head[i]);
+        for (int i = 0; i < 4 && st == ST_OK; i++) st = kc_push_i(c, k, tail[i]);
+        if (st == ST_OK) st = kc_spec(c, k, (uint32_t)wg);
+        if (st == ST_OK) st = kc_spec(c, k, (uint32_t)tm);
+        if (st == ST_OK) st = kc_spec(c, k, (uint32_t)tp);
+        kc_grid(k, ptiles * mtiles * g.groups, 1);
+        k->shader = direct[has_b + 2 * has_r];
+        return st;
+    }
     KcTile t = kc_gemm_tile(coutg, npix, kdim, g.groups, cm, KC_CONV_TARGET);
-    if (t.nsplit * g.cout * npix > UINT32_MAX || g.n * x->pshape[o] * g.h * g.w > UINT32_MAX ||
-        g.n * y->pshape[o] * g.oh * g.ow > UINT32_MAX)
-        return kc_error(c, "conv2d kernel: a tensor past 2^32 elements");
+    if (t.nsplit * g.cout * npix > UINT32_MAX)
+        return kc_error(c, "conv2d kernel: the K-split partials pass 2^32 elements");
     /* [tier: portable, nv-coopmat, its emulation][epilogue: -, b, r, br; 4 = K-split partials] */
     static const char *const stems[3][5] = {
         {"conv2d", "conv2d_b", "conv2d_r", "conv2d_br", "conv2d_part"},
@@ -140,14 +177,11 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     static const char *const reduce[4] = {"conv2d_red", "conv2d_red_b", "conv2d_red_r",
                                           "conv2d_red_br"};
     const char *const *tier = stems[!cm ? 0 : c->cm_emulate ? 2 : 1];
-    int64_t words[] = {
-        g.n, g.c, g.h, g.w, g.cout, g.oh, g.ow, g.groups,
-        g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw,
-        x->pshape[o], y->pshape[o], has_r ? r->pshape[o] : 0, rsrc,
-        relu, t.mtiles, t.ntiles, t.nsplit,
-        t.kchunk,
-    };
-    enum { NWORDS = sizeof words / sizeof words[0] };
+    int64_t words[NHEAD + 4];
+    memcpy(words, head, sizeof head);
+    words[NHEAD] = t.mtiles, words[NHEAD + 1] = t.ntiles, words[NHEAD + 2] = t.nsplit;
+    words[NHEAD + 3] = t.kchunk;
+    enum { NWORDS = NHEAD + 4 };
     for (int i = 0; i < NWORDS && st == ST_OK; i++) st = kc_push_i(c, k, words[i]);
     uint32_t spec[] = {(uint32_t)t.wg, (uint32_t)t.bm, (uint32_t)t.bn, (uint32_t)t.bk, 0,
                        (uint32_t)t.tr, (uint32_t)t.tc, (uint32_t)g.kh, (uint32_t)g.kw};

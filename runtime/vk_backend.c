@@ -187,6 +187,11 @@ int vk_backend_best_tier(Backend *base)
     return vk_ctx_info(b->ctx)->coopmat_nv ? TIER_NV_COOPMAT : TIER_PORTABLE;
 }
 
+bool vk_backend_cpu_device(Backend *base)
+{
+    return vk_ctx_info(((VkBackend *)base)->ctx)->type == VKDEV_CPU;
+}
+
 static Status vkb_prepare(Backend *base, const Plan *p, const HTensor *const *vals, DiagList *d)
 {
     VkBackend *b = (VkBackend *)base;

@@ -218,8 +218,8 @@ static void test_conv_gemm_tiles(void **state)
 }
 
 /* The K-split reduce with each residual source on shapes the tensor-core tier takes (64+
- * channels, K 576): a residual from another conv (bias on the main conv), the conv's own input
- * (bound to the reduce as its residual), and relu after. */
+ * channels, K 576): a residual from elsewhere (a relu of a strided 1x1 conv; bias on the main
+ * conv), the conv's own input (bound to the reduce as its residual), and relu after. */
 static void test_conv_split_residual(void **state)
 {
     (void)state;
@@ -227,8 +227,10 @@ static void test_conv_split_residual(void **state)
     Gb g = {0};
     gb_input(&g, "x", xs);
     gb_conv(&g, "down", "x", xs, 96, 1, 1, 1, false, "d", a, "\"stride\":[2,2]");
+    gb_node(&g, "dr", "aten.relu.default", (const char *[]){"d", NULL}, (const int64_t *[]){a},
+            "dd", a, NULL);
     gb_conv(&g, "main", "x", xs, 96, 1, 3, 3, true, "m", a, "\"stride\":2,\"padding\":1");
-    gb_node(&g, "add", "aten.add.Tensor", (const char *[]){"m", "d", NULL},
+    gb_node(&g, "add", "aten.add.Tensor", (const char *[]){"m", "dd", NULL},
             (const int64_t *[]){a, a}, "s", a, NULL);
     gb_node(&g, "r", "aten.relu.default", (const char *[]){"s", NULL}, (const int64_t *[]){a},
             "y", a, NULL);

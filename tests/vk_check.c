@@ -39,11 +39,13 @@ static void fail_with(DiagList *d, const char *what)
     fail_msg("%s", what);
 }
 
-/* The tiers every check runs (NPU_TEST_TIER): "all" (default) = portable, the emulation of the
- * nv-coopmat kernels (portable modules, so lavapipe runs them), and nv-coopmat itself where the
- * device has it (else counted as skipped and reported at exit); "portable" = portable only;
- * "nv-coopmat" = nv-coopmat only, failing when the device lacks it. */
-typedef enum RunKind { RUN_PORTABLE, RUN_EMULATED, RUN_COOPMAT } RunKind;
+/* The plans every check runs (NPU_TEST_TIER): "all" (default) = portable (compiled for a GPU),
+ * portable compiled for a CPU device (the direct conv), the emulation of the nv-coopmat kernels
+ * (portable modules, so lavapipe runs them), and nv-coopmat itself where the device has it
+ * (else counted as skipped and reported at exit); "portable" = the two portable plans;
+ * "nv-coopmat" = nv-coopmat only, failing when the device lacks it. A plan identical to the
+ * first is not run again. */
+typedef enum RunKind { RUN_PORTABLE, RUN_DIRECT, RUN_EMULATED, RUN_COOPMAT } RunKind;
 
 static struct {
     int coopmat_ran, coopmat_skipped, emulated_ran;
@@ -65,23 +67,25 @@ static void report_tiers(void)
 }
 
 /* Does kernel stem s belong to the expected family e? The tier variants of a stem count as the
- * stem (conv2d_cm_b and conv2d_cmx_b are conv2d_b, matmul_cm is matmul), and a K split's reduce
- * pass (conv2d_red*, matmul_red*, which does the instance's epilogue; its first pass *_part is no
- * family of its own) counts as any stem of its family: a residual that is the conv's own input
- * is bound to the reduce as a residual. */
+ * stem (conv2d_cm_b, conv2d_cmx_b and conv2d_direct_b are conv2d_b, matmul_cm is matmul), and so
+ * does a K split's reduce pass, which does the instance's epilogue (conv2d_red_b is conv2d_b;
+ * the first pass, *_part, is no family of its own). A conv whose residual is its own input binds
+ * that input to its reduce as a residual: conv2d_red_r and conv2d_red_br also stand for conv2d
+ * and conv2d_b. */
 static bool in_family(const char *s, const char *e)
 {
-    if (strcmp(s, e) == 0) return true;
     char n[64];
     snprintf(n, sizeof n, "%s", s);
-    char *red = strstr(n, "_red");
-    if (red) return strncmp(n, e, (size_t)(red - n)) == 0 && (e[red - n] == 0 || e[red - n] == '_');
-    static const char *const infix[] = {"_cmx", "_cm"};
-    for (int i = 0; i < 2; i++) {
+    static const char *const infix[] = {"_cmx", "_cm", "_direct", "_red"};
+    bool red = strstr(n, "_red") != NULL;
+    for (int i = 0; i < 4; i++) {
         char *at = strstr(n, infix[i]);
         if (at) memmove(at, at + strlen(infix[i]), strlen(at + strlen(infix[i])) + 1);
     }
-    return strcmp(n, e) == 0;
+    if (strcmp(n, e) == 0) return true;
+    size_t l = strlen(n);
+    return red && l > 2 && strcmp(n + l - 2, "_r") == 0 && strlen(e) == l - 2 &&
+           strncmp(n, e, l - 2) == 0;
 }
 
 /* Compiles and runs json once for `kind` on Vulkan with poisoned buffers and compares with the
@@ -94,7 +98,8 @@ static double run_kind(const char *json, const Graph *g0, const RefRun *r, const
     CompileOptions o;
     compile_defaults(&o);
     o.compute = dtype_arg(dtype);
-    o.tier = kind == RUN_PORTABLE ? TIER_PORTABLE : TIER_NV_COOPMAT;
+    o.tier = kind <= RUN_DIRECT ? TIER_PORTABLE : TIER_NV_COOPMAT;
+    o.cpu_device = kind == RUN_DIRECT;
     o.cm_emulate = kind == RUN_EMULATED;
     o.cm_force = true; /* every conv the tensor-core kernel can take, not only the measured wins */
     Graph *g1 = read_graph(json);
@@ -102,17 +107,20 @@ static double run_kind(const char *json, const Graph *g0, const RefRun *r, const
     Pipeline pipe;
     if (pipeline_run_graph(g1, &o, &pipe, &d) != ST_OK) fail_with(&d, "compile failed");
     const Plan *p = pipe.plan;
-    bool found = expect_shader == NULL, tensor_core = false;
+    bool found = expect_shader == NULL, differs = kind == RUN_PORTABLE;
     for (int k = 0; k < p->nkernels; k++) {
         const char *s = p->kernels[k].shader;
         if (p->kernels[k].target != KT_NPU) continue;
         if (expect_shader && in_family(s, expect_shader)) found = true;
-        if (strstr(s, "_cm")) tensor_core = true;
+        if (strstr(s, kind == RUN_DIRECT ? "_direct" : "_cm")) differs = true;
     }
-    if (!found) fail_msg("no NPU kernel of family '%s' in the compiled plan", expect_shader);
+    if (!found) {
+        for (int k = 0; k < p->nkernels; k++) fprintf(stderr, "  kernel %d: %s\n", k, p->kernels[k].shader);
+        fail_msg("no NPU kernel of family '%s' in the compiled plan", expect_shader);
+    }
     double worst = -1;
     Backend *be = NULL;
-    if (kind != RUN_PORTABLE && !tensor_core) goto done; /* the same plan as the portable run */
+    if (!differs) goto done; /* the same plan as the portable run */
     VkBackendOptions vo = vk_backend_options_default();
     vo.poison = true;
     vo.no_cache = true;
@@ -134,7 +142,8 @@ static double run_kind(const char *json, const Graph *g0, const RefRun *r, const
     Exec x;
     if (exec_open(&x, p, pipe.g, &b, be, &d) != ST_OK) fail_with(&d, "prepare failed");
     if (exec_run(&x, false, &d) != ST_OK) fail_with(&d, "run failed");
-    static const char *const kind_name[] = {"portable", "nv-coopmat emulated", "nv-coopmat"};
+    static const char *const kind_name[] = {"portable", "portable for a CPU device",
+                                            "nv-coopmat emulated", "nv-coopmat"};
     worst = 0;
     for (int i = 0; i < p->noutputs; i++) {
         HTensor got = {0};
@@ -189,6 +198,7 @@ double vc_check_json(const char *json, const char *dtype, double tol, const char
     if (!portable && !coopmat) fail_msg("NPU_TEST_TIER must be all, portable or nv-coopmat");
     double worst = 0, w;
     if (portable) worst = run_kind(json, g0, &r, dtype, tol, expect_shader, RUN_PORTABLE);
+    if (portable && (w = run_kind(json, g0, &r, dtype, tol, expect_shader, RUN_DIRECT)) > worst) worst = w;
     if (all && (w = run_kind(json, g0, &r, dtype, tol, expect_shader, RUN_EMULATED)) > worst) worst = w;
     if (coopmat && (w = run_kind(json, g0, &r, dtype, tol, expect_shader, RUN_COOPMAT)) > worst) worst = w;
     ref_free(&r);
