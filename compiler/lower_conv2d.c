@@ -1,7 +1,9 @@
 /* conv2d family: a CONV2D node or a fused conv_relu / conv_add / conv_add_relu instance. Picks
- * the stem by which of bias and residual are bound (conv2d, conv2d_b, conv2d_r, conv2d_br: the
- * runtime binds exactly the kernel's tensors) and the register tile, and fills the push words that
- * shaders/conv2d_body.glsl reads. Attribute semantics follow runtime/cpu_conv.c (ATen). */
+ * the kernel (the implicit GEMM of shaders/conv2d_body.glsl, its tensor-core version on the
+ * nv-coopmat tier where measured faster, or the direct kernel on a CPU device), its tiles and K
+ * split (kc_gemm_tile; a split appends the reduce pass), the stem by which of bias and residual
+ * are bound (..., _b, _r, _br: the runtime binds exactly the kernel's tensors), and fills the push
+ * words of shaders/conv2d_common.glsl. Attribute semantics follow runtime/cpu_conv.c (ATen). */
 #include "kernels.h"
 
 #include <string.h>
