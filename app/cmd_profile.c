@@ -147,14 +147,14 @@ static void print_json(FILE *f, const Plan *p, const Profile *pr, const char *de
     }
     fprintf(f,
             "{\"schema\":\"npu-explore/profile/1\",\"kind\":\"summary\",\"model\":\"%s\","
-            "\"device\":\"%s\",\"dtype\":\"%s\",\"iters\":%d,\"kernels\":%d,\"dispatches\":%d,"
-            "\"levels\":%d,\"barriers\":%d,"
+            "\"device\":\"%s\",\"dtype\":\"%s\",\"tier\":\"%s\",\"iters\":%d,\"kernels\":%d,"
+            "\"dispatches\":%d,\"levels\":%d,\"barriers\":%d,"
             "\"gpu_sum_us\":%.3f,\"gpu_step_us\":%.3f,\"wall_us\":%.3f,\"upload_us\":%.3f,"
             "\"submit_us\":%.3f,\"cpu_ref_us\":%.3f,\"device_bytes\":%lld,"
             "\"cpu_partition_us\":%.3f,\"transfers\":%d,\"transfer_us\":%.3f}\n",
-            p->model_name ? p->model_name : "", dev, dtype, pr->iters, p->nkernels,
-            pr->dispatches, p->nlevels, plan_barriers_total(p), pr->gpu_sum_us, pr->gpu_step_us,
-            pr->wall_med_us, pr->upload_us, pr->submit_us, pr->cpu_ref_us,
+            p->model_name ? p->model_name : "", dev, dtype, plan_tier_name(p->tier), pr->iters,
+            p->nkernels, pr->dispatches, p->nlevels, plan_barriers_total(p), pr->gpu_sum_us,
+            pr->gpu_step_us, pr->wall_med_us, pr->upload_us, pr->submit_us, pr->cpu_ref_us,
             (long long)pr->device_bytes, pr->cpu_part_us, pr->nxfers, pr->xfer_sum_us);
 }
 
@@ -166,9 +166,10 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
         fprintf(f, "index,kernel,target,fusion,output,gpu_us,gpu_min_us,gpu_max_us,cpu_us,"
                    "speedup,rel_l2,max_abs,verdict\n");
     else
-        fprintf(f, "profile %s on %s, %s, %d timed runs (median)\n%-4s %-16s %-24s %9s %9s %9s "
-                   "%8s %9s  %-8s%s\n",
-                p->model_name ? p->model_name : "", dev, dtype, pr->iters, "#", "kernel",
+        fprintf(f, "profile %s on %s, %s, tier %s, %d timed runs (median)\n%-4s %-16s %-24s %9s "
+                   "%9s %9s %8s %9s  %-8s%s\n",
+                p->model_name ? p->model_name : "", dev, dtype, plan_tier_name(p->tier),
+                pr->iters, "#", "kernel",
                 "fused from", "gpu_us", "spread", "cpu_us", "speedup", "rel_l2", "verdict",
                 base ? "  vs baseline" : "");
     for (int k = 0; k < p->nkernels; k++) {

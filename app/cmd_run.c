@@ -19,7 +19,9 @@ static Status run_plan(const Options *o, Model *m, HTensor *outs, char *dev, siz
 {
     Runner r;
     Status st = runner_open(&r, o, m, false, d);
-    if (st == ST_OK) snprintf(dev, ndev, "%s", r.be->ops->device(r.be));
+    if (st == ST_OK)
+        snprintf(dev, ndev, "%s, tier %s", r.be->ops->device(r.be),
+                 plan_tier_name(r.pipe.plan->tier));
     if (st == ST_OK) st = exec_run(&r.x, false, d);
     for (int i = 0; st == ST_OK && i < r.pipe.plan->noutputs; i++)
         st = exec_read(&r.x, r.pipe.plan->outputs[i], &outs[i], d);

@@ -12,6 +12,7 @@ void opt_defaults(Options *o)
     o->backend = "vulkan";
     o->device = -1;
     o->dtype = "auto";
+    o->tier = "auto";
     o->tol_rel = -1;
     o->tol_abs = -1;
     o->iters = 20;
@@ -84,6 +85,12 @@ Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d)
                 return diag_error(d, NULL, NULL, NULL,
                                   "--dtype must be auto, fp16, bf16 or fp32, got '%s'", v);
             o->dtype = v;
+        } else if (strcmp(a, "--tier") == 0) {
+            NEED();
+            if (strcmp(v, "auto") && strcmp(v, "portable") && strcmp(v, "nv-coopmat"))
+                return diag_error(d, NULL, NULL, NULL,
+                                  "--tier must be auto, portable or nv-coopmat, got '%s'", v);
+            o->tier = v;
         } else if (strcmp(a, "--no-fuse") == 0) {
             NEED();
             if (o->n_no_fuse == OPT_MAX_LIST)

@@ -20,6 +20,7 @@ typedef struct Options {
     const char *backend;    /* --backend vulkan|cpu */
     int device;             /* --device N, -1 = auto */
     const char *dtype;      /* --dtype auto|fp16|bf16|fp32 */
+    const char *tier;       /* --tier auto|portable|nv-coopmat (kernel tier, docs/kernels.md) */
     const char *no_fuse[OPT_MAX_LIST];
     int n_no_fuse;
     const char *cpu_ops[OPT_MAX_LIST]; /* --cpu-op ATEN: force these ops onto the CPU */

@@ -27,13 +27,19 @@ Status runner_open_with(Runner *r, const Options *o, Model *m, bool no_reuse, Ba
     CompileOptions co;
     compile_options_from(&oo, &co);
     co.no_reuse = no_reuse;
-    Status st = pipeline_run(o->model, &co, &r->pipe, d);
-    if (st == ST_OK) st = bind_apply_recipes(r->pipe.g, &m->b, d);
     VkBackendOptions vo = vk_backend_options_default();
     vo.device = o->device;
+    Status st = ST_OK;
+    /* the device comes first: --tier auto is its best tier, and a CPU device (lavapipe) gets
+     * the direct conv */
+    if (!cpu) {
+        st = with ? vk_backend_create_shared(with, &r->be, d) : vk_backend_create(&vo, &r->be, d);
+        if (st == ST_OK && strcmp(o->tier, "auto") == 0) co.tier = vk_backend_best_tier(r->be);
+        if (st == ST_OK) co.cpu_device = vk_backend_cpu_device(r->be);
+    }
+    if (st == ST_OK) st = pipeline_run(o->model, &co, &r->pipe, d);
+    if (st == ST_OK) st = bind_apply_recipes(r->pipe.g, &m->b, d);
     if (st == ST_OK && cpu) st = cpu_backend_create(r->pipe.g, &r->be);
-    else if (st == ST_OK && with) st = vk_backend_create_shared(with, &r->be, d);
-    else if (st == ST_OK) st = vk_backend_create(&vo, &r->be, d);
     if (st == ST_OK) st = exec_open(&r->x, r->pipe.plan, r->pipe.g, &m->b, r->be, d);
     return st;
 }

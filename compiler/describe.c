@@ -52,8 +52,9 @@ static int bump(Count *c, int nc, const char *name)
 void describe_text(FILE *f, const Plan *p)
 {
     char b1[32], b2[32];
-    fprintf(f, "program  %s   compute=%s   target=npu-sim (channel tile %d)   npubin v%d\n",
-            p->model_name, dtype_short(p->compute), p->channel_tile, PLAN_FORMAT_VERSION);
+    fprintf(f, "program  %s   compute=%s   target=%s (channel tile %d)   npubin v%d\n",
+            p->model_name, dtype_short(p->compute), plan_tier_name(p->tier), p->channel_tile,
+            PLAN_FORMAT_VERSION);
     fprintf(f, "source   %s\n", p->source ? p->source : "-");
     fprintf(f, "inputs   %d ", p->ninputs);
     for (int i = 0; i < p->ninputs && i < 6; i++) {
@@ -194,10 +195,11 @@ void describe_json(FILE *f, const Plan *p)
     jstr(f, p->model_name);
     fprintf(f, ",\"source\":");
     jstr(f, p->source);
-    fprintf(f, ",\"compute\":\"%s\",\"channel_tile\":%d,\"arena_bytes\":%lld,\"naive_bytes\":%lld,"
-               "\"levels\":%d,\"barriers\":%d,\n\"tensors\":[",
-            dtype_short(p->compute), p->channel_tile, (long long)p->arena_bytes,
-            (long long)p->naive_bytes, p->nlevels, plan_barriers_total(p));
+    fprintf(f, ",\"compute\":\"%s\",\"tier\":\"%s\",\"channel_tile\":%d,\"arena_bytes\":%lld,"
+               "\"naive_bytes\":%lld,\"levels\":%d,\"barriers\":%d,\n\"tensors\":[",
+            dtype_short(p->compute), plan_tier_name(p->tier), p->channel_tile,
+            (long long)p->arena_bytes, (long long)p->naive_bytes, p->nlevels,
+            plan_barriers_total(p));
     for (int i = 0; i < p->ntensors; i++) {
         const PlanTensor *t = &p->tensors[i];
         fprintf(f, "%s\n {\"id\":%d,\"name\":", i ? "," : "", i);

@@ -46,6 +46,25 @@ static const struct {
     {"conv2d_b", lower_conv2d},
     {"conv2d_r", lower_conv2d},
     {"conv2d_br", lower_conv2d},
+    {"conv2d_part", lower_conv2d},
+    {"conv2d_direct", lower_conv2d},
+    {"conv2d_direct_b", lower_conv2d},
+    {"conv2d_direct_r", lower_conv2d},
+    {"conv2d_direct_br", lower_conv2d},
+    {"conv2d_red", lower_conv2d},
+    {"conv2d_red_b", lower_conv2d},
+    {"conv2d_red_r", lower_conv2d},
+    {"conv2d_red_br", lower_conv2d},
+    {"conv2d_cm", lower_conv2d},
+    {"conv2d_cm_b", lower_conv2d},
+    {"conv2d_cm_r", lower_conv2d},
+    {"conv2d_cm_br", lower_conv2d},
+    {"conv2d_cm_part", lower_conv2d},
+    {"conv2d_cmx", lower_conv2d},
+    {"conv2d_cmx_b", lower_conv2d},
+    {"conv2d_cmx_r", lower_conv2d},
+    {"conv2d_cmx_br", lower_conv2d},
+    {"conv2d_cmx_part", lower_conv2d},
     {"pool2d", lower_pool2d},
     {"matmul", lower_matmul},
     {"matmul_nb", lower_matmul},
@@ -55,6 +74,14 @@ static const struct {
     {"gemv_nb", lower_matmul},
     {"gemv_r", lower_matmul},
     {"gemv_br", lower_matmul},
+    {"matmul_cm", lower_matmul},
+    {"matmul_cm_nb", lower_matmul},
+    {"matmul_cm_part", lower_matmul},
+    {"matmul_cmx", lower_matmul},
+    {"matmul_cmx_nb", lower_matmul},
+    {"matmul_cmx_part", lower_matmul},
+    {"matmul_red", lower_matmul},
+    {"matmul_red_nb", lower_matmul},
     {"corrupt", lower_corrupt},
     {"elementwise", lower_generated},
 };
@@ -120,6 +147,35 @@ uint32_t kc_lanes_for(int64_t len, uint32_t wg)
 {
     uint32_t t = 1;
     while (t < wg && t < len) t <<= 1;
+    return t;
+}
+
+KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, bool cm, int64_t target)
+{
+    KcTile t = {.cm = cm, .bk = cm ? 32 : 16, .tr = 4, .tc = 4};
+    t.bm = m <= 16 ? 16 : m <= 32 ? 32 : 64;
+    t.bn = n <= 32 ? 32 : 64;
+    if (cm) t.bm = t.bn = 64; /* the coopmat tile is a compile-time constant (gemm_tile.glsl) */
+    t.wg = cm ? 128 : t.bm * t.bn / (t.tr * t.tc);
+    /* the staging loops need a whole row of BK and of BN per pass: smaller register tiles for
+     * small tiles */
+    while (!cm && (t.wg < t.bk || t.wg < t.bn) && t.tr * t.tc > 1) {
+        if (t.tr >= t.tc) t.tr /= 2;
+        else t.tc /= 2;
+        t.wg = t.bm * t.bn / (t.tr * t.tc);
+    }
+    t.mtiles = (m + t.bm - 1) / t.bm;
+    t.ntiles = (n + t.bn - 1) / t.bn;
+    t.tiles = batch * t.mtiles * t.ntiles;
+    int64_t steps = (k + t.bk - 1) / t.bk, split = 1;
+    if (t.tiles < target) {
+        split = (target + t.tiles - 1) / t.tiles;
+        if (split > steps / KC_MIN_STEPS) split = steps / KC_MIN_STEPS;
+        if (split < 1) split = 1;
+    }
+    int64_t per = (steps + split - 1) / split; /* steps per split; the last split may be short */
+    t.kchunk = per * t.bk;
+    t.nsplit = (steps + per - 1) / per;
     return t;
 }
 

@@ -26,6 +26,13 @@ typedef struct KernelCtx {
     Plan *grow;
     int max_tensors, max_kernels;
     const struct CompileOptions *opt; /* the generated family's kernel cache; may be NULL */
+    /* The tier kernels are chosen for (PlanTier; the plan's, except under cm_emulate), and
+     * whether its tensor-core stems are replaced by their portable emulations (`STEM` ->
+     * the `_cmx` stems: tests only, CompileOptions.cm_emulate). */
+    int tier;
+    bool cm_emulate;
+    bool cm_force; /* tests: tensor cores for every conv the kernel can take (CompileOptions) */
+    bool cpu_device; /* the plan is compiled for a CPU device (CompileOptions) */
 } KernelCtx;
 
 typedef Status (*KernelLowerFn)(const KernelCtx *c, PlanKernel *k);
@@ -84,6 +91,33 @@ bool kc_scalar_attr(const Node *n, const char *key, double *v);
 /* Strides of t viewed in out's shape (right-aligned, physical strides, 0 on broadcast dims), as
  * 6 dims with leading dims of size 1; false if t does not broadcast to out (lower_binary.c). */
 bool kc_bcast_strides6(const PlanTensor *t, const PlanTensor *out, int64_t st[6]);
+/* Tiles of the GEMM kernels (shaders/gemm_tile.glsl: implicit-GEMM conv2d, tensor-core matmul)
+ * for `batch` independent M x N x K products. One workgroup per BM x BN tile and K split; a grid
+ * of fewer than `target` workgroups splits K (at least KC_MIN_STEPS steps of BK per split) into
+ * fp32 partials that a reduce pass adds up with the epilogue: at batch 1 the 7x7 and 14x14
+ * stages of a ResNet have only 8..50 tiles for K of 1152..4608. Targets, in workgroups per SM
+ * of the nv-coopmat tier's reference GPU (TIER_NV_COOPMAT_SMS, an H100), measured there
+ * (bench/NOTES.md): 2 for conv2d in both tiers (KC_CONV_TARGET: 1 and 4 were slower, 8 no
+ * better), 4 for the tensor-core matmul (KC_MATMUL_TARGET: Qwen-prefill GEMMs 508 -> 378 us).
+ * The portable tier uses them too: the H100 is the target, and lavapipe loses little by splits
+ * (one more dispatch and the partials' traffic).
+ * Portable (cm false, SIMT): BM 16/32/64 covering small M (a depthwise conv wastes 15 of 16 rows
+ * rather than 63 of 64), BN 32/64, BK 16, 4x4 outputs per invocation (fewer for tiles too small
+ * for a row of BK and BN per pass). nv-coopmat (cm true, tensor cores): 64x64x32, 128
+ * invocations = 4 subgroups (compile-time constants in the shader). */
+enum {
+    KC_CONV_TARGET = 2 * TIER_NV_COOPMAT_SMS,
+    KC_MATMUL_TARGET = 4 * TIER_NV_COOPMAT_SMS,
+    KC_MIN_STEPS = 4,
+};
+typedef struct KcTile {
+    int64_t bm, bn, bk, tr, tc, wg; /* tile, per-invocation tile (SIMT), workgroup size */
+    int64_t mtiles, ntiles, tiles;  /* tiles over M, N, and in all (times batch) */
+    int64_t nsplit, kchunk;         /* K splits of kchunk (a multiple of bk) each */
+    bool cm;
+} KcTile;
+KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, bool cm, int64_t target);
+
 /* An error naming the kernel's anchor node. */
 Status kc_error(const KernelCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -100,7 +134,14 @@ Status lower_softmax(const KernelCtx *c, PlanKernel *k);    /* softmax, log_soft
 Status lower_norm(const KernelCtx *c, PlanKernel *k);       /* rmsnorm, layernorm, batchnorm */
 Status lower_conv2d(const KernelCtx *c, PlanKernel *k);
 Status lower_pool2d(const KernelCtx *c, PlanKernel *k);
-Status lower_matmul(const KernelCtx *c, PlanKernel *k);     /* matmul*, gemv* */
+Status lower_matmul(const KernelCtx *c, PlanKernel *k); /* matmul*, gemv* */
+/* lower_matmul's M > 1 branch on the nv-coopmat tier (lower_matmul_cm.c): does the tensor-core
+ * kernel take this product (f16 storage, M, N, K >= 16, bindings A, B, [bias], Y)? Then
+ * lower_matmul_cm finishes k after the family's push words (B contiguous along K: kmajor). */
+bool matmul_cm_applies(const KernelCtx *c, const PlanKernel *k, int64_t m, int64_t n,
+                       int64_t kdim, bool bias);
+Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, int64_t m, int64_t n, int64_t kdim,
+                       int64_t nbatch, bool kmajor, bool bias);
 Status lower_rope(const KernelCtx *c, PlanKernel *k);
 Status lower_attention(const KernelCtx *c, PlanKernel *k);  /* decode_attention */
 Status lower_corrupt(const KernelCtx *c, PlanKernel *k);    /* --break: lower_debug.c */

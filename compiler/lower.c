@@ -74,17 +74,21 @@ static Status add_kernel(Lowering *L, const Node *anchor, int node, int fusion, 
 /* Capacity of the plan's arrays: the graph's tensors and nodes, one scratch tensor and one
  * appended kernel per fusion instance (kc_scratch, kc_append), --break's corrupt kernels (one
  * per instance, fitting in the slots a fused group of two or more nodes frees). */
+/* Room for every graph tensor plus one scratch tensor per node (a family with several
+ * dispatches adds one: kc_scratch). */
 static int tensor_cap(const Graph *g)
 {
-    return g->ntensors + g->nfusions + 1;
+    return g->ntensors + g->nnodes + g->nfusions + 1;
 }
 
+/* A kernel per node or instance, a --break kernel per instance, and one appended kernel per
+ * kernel (kc_append). */
 static int kernel_cap(const Graph *g)
 {
     int extra = 0; /* an NPU split has a kernel per chunk */
     for (int i = 0; i < g->nnodes; i++)
         if (g->nodes[i].op == OP_SPLIT && g->nodes[i].nout > 1) extra += g->nodes[i].nout - 1;
-    return g->nnodes + g->nfusions + extra + 2;
+    return 2 * (g->nnodes + g->nfusions) + extra + 2;
 }
 
 /* A CPU kernel runs its whole node: every output of a multi-output node (split) is bound, in
@@ -165,7 +169,9 @@ static Status build_tensors(Lowering *L, const CompileOptions *o)
 /* Parameters of the kernel just added (kernels.h). */
 static Status lower_last(Lowering *L, const Node *anchor, const Fusion *fu, DiagList *d)
 {
-    KernelCtx c = {L->g, L->p, anchor, fu, d, L->p, tensor_cap(L->g), kernel_cap(L->g), L->o};
+    int tier = L->o->cm_emulate ? TIER_NV_COOPMAT : L->o->tier;
+    KernelCtx c = {L->g,  L->p, anchor, fu, d, L->p, tensor_cap(L->g), kernel_cap(L->g), L->o,
+                   tier, L->o->cm_emulate, L->o->cm_force, L->o->cpu_device};
     return kernel_lower(&c, &L->p->kernels[L->p->nkernels - 1]);
 }
 
@@ -330,6 +336,7 @@ Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList 
     p->model_name = arena_strdup(&p->arena, g->model_name);
     p->source = arena_strdup(&p->arena, g->path);
     p->compute = o->compute;
+    p->tier = o->cm_emulate ? TIER_PORTABLE : o->tier;
     p->channel_tile = o->channel_tile;
     p->arena_bytes = g->arena_bytes;
     p->naive_bytes = g->naive_bytes;

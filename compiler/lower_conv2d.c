@@ -1,18 +1,24 @@
-/* conv2d family: a CONV2D node or a fused conv(_add)(_relu|_relu6|_hardtanh|_hardswish|_hardsigmoid) instance. Picks
- * the stem by which of bias and residual are bound (conv2d, conv2d_b, conv2d_r, conv2d_br: the
- * runtime binds exactly the kernel's tensors) and the register tile, and fills the push words that
- * shaders/conv2d_body.glsl reads. Attribute semantics follow runtime/cpu_conv.c (ATen). */
+/* conv2d family: a CONV2D node or a fused conv(_add)(_relu|_relu6|_hardtanh|_hardswish|
+ * _hardsigmoid) instance. Picks
+ * the kernel (the implicit GEMM of shaders/conv2d_body.glsl, its tensor-core version on the
+ * nv-coopmat tier where measured faster, or the direct kernel on a CPU device), its tiles and K
+ * split (kc_gemm_tile; a split appends the reduce pass), the stem by which of bias and residual
+ * are bound (..., _b, _r, _br: the runtime binds exactly the kernel's tensors), and fills the push
+ * words of shaders/conv2d_common.glsl. Attribute semantics follow runtime/cpu_conv.c (ATen). */
 #include "kernels.h"
 
 #include "../common/half.h"
 
 #include <string.h>
 
-/* Each workgroup computes TM output channels x WG * TP output pixels (shaders/conv2d_body.glsl).
- * On lavapipe a larger register tile wins (each per-lane input load feeds TM FMAs, each uniform
- * weight load, about 60% of the time, feeds TP): 8 x 1 and 8 x 2 ran 2-3x slower than 16 x 4 on
- * resnet18; 8 x 8 and 16 x 8 were within the (large, shared-machine) noise of 16 x 4. */
-enum { CONV_WG = 64, TM_MAX = 16, TP_MAX = 4 };
+enum { RED_WG = 256 };
+
+/* The direct kernel (shaders/conv2d_direct.glsl), the portable choice on a CPU device: each
+ * workgroup computes TM output channels x WG * TP output pixels. On lavapipe a larger register
+ * tile wins (each per-lane input load feeds TM FMAs, each uniform weight load, about 60% of the
+ * time, feeds TP): 8 x 1 and 8 x 2 ran 2-3x slower than 16 x 4 on resnet18; 8 x 8 and 16 x 8
+ * were within the (large, shared-machine) noise of 16 x 4. */
+enum { DIRECT_WG = 64, TM_MAX = 16, TP_MAX = 4 };
 
 /* Index among the kernel's inputs of graph tensor t (plan tensors keep the graph's names). */
 static int input_of(const KernelCtx *c, const PlanKernel *k, int t)
@@ -62,7 +68,7 @@ static Status conv_attrs(const KernelCtx *c, const Node *conv, ConvGeom *g)
     return ST_OK;
 }
 
-/* The epilogue's activation (shaders/conv2d_body.glsl conv_act): code 0 none, 1 relu,
+/* The epilogue's activation (shaders/conv2d_common.glsl conv_act): code 0 none, 1 relu,
  * 2 clamp to [lo, hi] (relu6, hardtanh), 3 hardswish, 4 hardsigmoid; lo and hi as the two
  * halves of one word (the fuse pattern admits only half-exact bounds). */
 enum { CONV_ACT_NONE = 0, CONV_ACT_RELU = 1, CONV_ACT_CLAMP = 2, CONV_ACT_HARDSWISH = 3,
@@ -154,33 +160,99 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     if (rsrc == 2 && (x->shape[o] != g.cout || g.h != g.oh || g.w != g.ow))
         return kc_error(c, "conv2d kernel: residual x differs from the output shape");
 
-    static const char *stems[2][2] = {{"conv2d", "conv2d_r"}, {"conv2d_b", "conv2d_br"}};
-    k->shader = stems[has_b][has_r];
-    int64_t coutg = g.cout / g.groups;
-    /* channel tiles of at most TM_MAX, balanced (33 -> 3 x 11): a depthwise conv gets TM = 1 */
-    int64_t mtiles = (coutg + TM_MAX - 1) / TM_MAX;
-    int64_t tm = (coutg + mtiles - 1) / mtiles;
-    int64_t npix = g.n * g.oh * g.ow;
-    /* TP_MAX pixels per invocation; a small image (resnet's 7x7 stage) shrinks the workgroup to
-     * a multiple of 8 (lavapipe's SIMD width) rather than the pixels per invocation, which keep
-     * the FMAs per load up */
-    int64_t tp = TP_MAX, wg = CONV_WG;
-    if (npix < CONV_WG * TP_MAX) {
-        wg = ((npix + TP_MAX - 1) / TP_MAX + 7) / 8 * 8;
-        tp = (npix + wg - 1) / wg;
-    }
-    int64_t ptiles = (npix + wg * tp - 1) / (wg * tp);
-    int64_t words[] = {
+    int64_t coutg = g.cout / g.groups, npix = g.n * g.oh * g.ow, kdim = g.c / g.groups * g.kh * g.kw;
+    if (g.n * x->pshape[o] * g.h * g.w > UINT32_MAX || g.n * y->pshape[o] * g.oh * g.ow > UINT32_MAX)
+        return kc_error(c, "conv2d kernel: a tensor past 2^32 elements");
+    int64_t head[] = {
         g.n, g.c, g.h, g.w, g.cout, g.oh, g.ow, g.groups,
         g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw,
-        x->pshape[o], y->pshape[o], has_r ? r->pshape[o] : 0, rsrc,
-        act, mtiles, ptiles, act_lim,
+        x->pshape[o], y->pshape[o], has_r ? r->pshape[o] : 0, rsrc, act,
     };
-    for (size_t i = 0; i < sizeof words / sizeof words[0] && st == ST_OK; i++)
-        st = kc_push_i(c, k, words[i]);
-    if (st == ST_OK) st = kc_spec(c, k, (uint32_t)wg);
-    if (st == ST_OK) st = kc_spec(c, k, (uint32_t)tm);
-    if (st == ST_OK) st = kc_spec(c, k, (uint32_t)tp);
-    kc_grid(k, ptiles * mtiles * g.groups, 1);
+    enum { NHEAD = sizeof head / sizeof head[0] };
+    /* Tensor cores (f16 storage, 16+ channels per group) only where they were measured faster
+     * than the SIMT kernel on the H100 at batch 1: 1x1 stride-1 convs with K >= 1024 (resnet50's
+     * layer3/4 reductions, 7-13% faster). Every ResNet conv there is latency-bound (16-25 us
+     * either way); 3x3, strided and unsplit convs ran 20-150% slower on tensor cores
+     * (bench/NOTES.md). cm_force (tests) takes every conv the kernel can. */
+    bool cm = c->tier == TIER_NV_COOPMAT && y->storage == DT_F16 && coutg >= 16 &&
+              (c->cm_force || (g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
+                               g.pw == 0 && kdim >= 1024));
+    if (c->cpu_device && !cm) {
+        /* direct: channel tiles of at most TM_MAX, balanced (33 -> 3 x 11; depthwise TM 1);
+         * TP_MAX pixels per invocation, a small image shrinking the workgroup to a multiple of 8
+         * (lavapipe's SIMD width) rather than the pixels per invocation */
+        static const char *const direct[4] = {"conv2d_direct", "conv2d_direct_b",
+                                              "conv2d_direct_r", "conv2d_direct_br"};
+        int64_t mtiles = (coutg + TM_MAX - 1) / TM_MAX, tm = (coutg + mtiles - 1) / mtiles;
+        int64_t tp = TP_MAX, wg = DIRECT_WG;
+        if (npix < DIRECT_WG * TP_MAX) {
+            wg = ((npix + TP_MAX - 1) / TP_MAX + 7) / 8 * 8;
+            tp = (npix + wg - 1) / wg;
+        }
+        int64_t ptiles = (npix + wg * tp - 1) / (wg * tp);
+        int64_t tail[] = {mtiles, ptiles, 1, 0, act_lim};
+        for (int i = 0; i < NHEAD && st == ST_OK; i++) st = kc_push_i(c, k, head[i]);
+        for (int i = 0; i < 5 && st == ST_OK; i++) st = kc_push_i(c, k, tail[i]);
+        if (st == ST_OK) st = kc_spec(c, k, (uint32_t)wg);
+        if (st == ST_OK) st = kc_spec(c, k, (uint32_t)tm);
+        if (st == ST_OK) st = kc_spec(c, k, (uint32_t)tp);
+        kc_grid(k, ptiles * mtiles * g.groups, 1);
+        k->shader = direct[has_b + 2 * has_r];
+        return st;
+    }
+    KcTile t = kc_gemm_tile(coutg, npix, kdim, g.groups, cm, KC_CONV_TARGET);
+    if (t.nsplit * g.cout * npix > UINT32_MAX)
+        return kc_error(c, "conv2d kernel: the K-split partials pass 2^32 elements");
+    /* [tier: portable, nv-coopmat, its emulation][epilogue: -, b, r, br; 4 = K-split partials] */
+    static const char *const stems[3][5] = {
+        {"conv2d", "conv2d_b", "conv2d_r", "conv2d_br", "conv2d_part"},
+        {"conv2d_cm", "conv2d_cm_b", "conv2d_cm_r", "conv2d_cm_br", "conv2d_cm_part"},
+        {"conv2d_cmx", "conv2d_cmx_b", "conv2d_cmx_r", "conv2d_cmx_br", "conv2d_cmx_part"},
+    };
+    static const char *const reduce[4] = {"conv2d_red", "conv2d_red_b", "conv2d_red_r",
+                                          "conv2d_red_br"};
+    const char *const *tier = stems[!cm ? 0 : c->cm_emulate ? 2 : 1];
+    int64_t words[NHEAD + 5];
+    memcpy(words, head, sizeof head);
+    words[NHEAD] = t.mtiles, words[NHEAD + 1] = t.ntiles, words[NHEAD + 2] = t.nsplit;
+    words[NHEAD + 3] = t.kchunk, words[NHEAD + 4] = act_lim;
+    enum { NWORDS = NHEAD + 5 };
+    for (int i = 0; i < NWORDS && st == ST_OK; i++) st = kc_push_i(c, k, words[i]);
+    uint32_t spec[] = {(uint32_t)t.wg, (uint32_t)t.bm, (uint32_t)t.bn, (uint32_t)t.bk, 0,
+                       (uint32_t)t.tr, (uint32_t)t.tc, (uint32_t)g.kh, (uint32_t)g.kw};
+    for (size_t i = 0; i < sizeof spec / sizeof spec[0] && st == ST_OK; i++)
+        st = kc_spec(c, k, spec[i]);
+    kc_grid(k, t.tiles * t.nsplit, 1);
+    if (st != ST_OK) return st;
+    if (t.nsplit == 1) {
+        k->shader = tier[has_b * 1 + has_r * 2];
+        return ST_OK;
+    }
+    /* K split: this kernel writes the partials {x, w} -> {partials, y}; a reduce pass
+     * {partials, [bias], [res]} -> y adds them up with the epilogue. A residual that is x itself
+     * is bound as the reduce's res. */
+    int64_t pshape[3] = {t.nsplit, g.cout, npix};
+    int part = kc_scratch(c, k, ".partials", 3, pshape, DT_F32);
+    if (part < 0) return ST_BAD_INPUT;
+    int out = k->args[k->nargs - 1], xarg = k->args[0];
+    int rarg = has_r ? k->args[ri] : rsrc == 2 ? xarg : -1, barg = has_b ? k->args[bi] : -1;
+    int pargs[4] = {k->args[0], k->args[1], part, out};
+    st = kc_set_args(c, k, pargs, 2, 4);
+    if (st != ST_OK) return st;
+    k->shader = tier[4];
+    int rargs[4], nr = 0;
+    rargs[nr++] = part;
+    if (barg >= 0) rargs[nr++] = barg;
+    if (rarg >= 0) rargs[nr++] = rarg;
+    rargs[nr] = out;
+    PlanKernel *rk = kc_append(c, k, reduce[(barg >= 0) + 2 * (rarg >= 0)], rargs, nr, nr + 1);
+    if (!rk) return ST_BAD_INPUT;
+    if (rsrc == 2) {
+        words[18] = x->pshape[o]; /* rcp */
+        words[19] = 1;            /* rsrc: the res binding */
+    }
+    for (int i = 0; i < NWORDS && st == ST_OK; i++) st = kc_push_i(c, rk, words[i]);
+    if (st == ST_OK) st = kc_spec(c, rk, RED_WG);
+    kc_grid(rk, g.cout * npix, RED_WG);
     return st;
 }

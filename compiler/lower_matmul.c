@@ -379,6 +379,8 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
         wg = 128;
         tn = d.b_ks == 1 ? 4 : 32;
         kc_grid(k, d.nbatch * ((d.n + tn - 1) / tn), 1);
+    } else if (matmul_cm_applies(c, k, d.m, d.n, d.k, d.bias_arg >= 0)) {
+        return lower_matmul_cm(c, k, d.m, d.n, d.k, d.nbatch, d.b_ks == 1, d.bias_arg >= 0);
     } else {
         /* 4 x 4 per invocation; the smallest tile that covers small M or N (TK * (TM + TN) fits
          * the shader's 2048 shared floats) */

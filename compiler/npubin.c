@@ -35,6 +35,10 @@ static const char *recipe_name(int i)
 {
     return recipe_names[i];
 }
+static const char *tier_key(int i)
+{
+    return plan_tier_name(i);
+}
 static const char *dtype_key(int i)
 {
     return dtype_st_name((DType)i);
@@ -66,7 +70,7 @@ static uint64_t get_le(const unsigned char *b, int n)
 /* Keys in each record map of this version: the writer writes exactly these, the reader needs at
  * least these (a version 1 file lacks a tensor's view_offset and a recipe's src: one fewer). */
 enum {
-    PLAN_KEYS = 17, /* the 16 required ones and modules (optional when reading) */
+    PLAN_KEYS = 18, /* the 16 required ones, modules and tier (both optional when reading) */
     MODULE_KEYS = 3,
     TENSOR_KEYS = 12,
     KERNEL_KEYS = 13,
@@ -223,6 +227,7 @@ static void put_plan(Enc *e, const Plan *p)
     put_kstr(e, "model_name", p->model_name);
     put_kstr(e, "source", p->source);
     put_kstr(e, "compute", dtype_key(p->compute));
+    put_kstr(e, "tier", plan_tier_name(p->tier));
     put_int(e, "channel_tile", p->channel_tile);
     put_int(e, "arena_bytes", p->arena_bytes);
     put_int(e, "naive_bytes", p->naive_bytes);
@@ -471,6 +476,19 @@ static Status lookup(const Dec *x, const msgpack_object *m, const char *key,
     }
     if (!*v) return bad(x, key, "missing");
     return ST_OK;
+}
+
+/* Is key present in map m (an optional key)? */
+static bool has_key(const msgpack_object *m, const char *key)
+{
+    size_t kl = strlen(key);
+    for (uint32_t i = 0; i < m->via.map.size; i++) {
+        const msgpack_object *k = &m->via.map.ptr[i].key;
+        if (k->type == MSGPACK_OBJECT_STR && k->via.str.size == kl &&
+            memcmp(k->via.str.ptr, key, kl) == 0)
+            return true;
+    }
+    return false;
 }
 
 static Status as_i64(const Dec *x, const char *key, const msgpack_object *v, int64_t lo, int64_t hi,
@@ -791,6 +809,8 @@ static Status read_plan(const Dec *x, const msgpack_object *m, Plan *p)
     if (!st) st = get_str(x, m, "source", true, &p->source);
     if (!st) st = get_enum(x, m, "compute", dtype_key, DT_COUNT, &compute);
     p->compute = (DType)compute;
+    /* "tier" came with the kernel tiers; a plan written before has portable kernels only */
+    if (!st && has_key(m, "tier")) st = get_enum(x, m, "tier", tier_key, TIER_COUNT, &p->tier);
     if (!st) st = get_int(x, m, "channel_tile", &p->channel_tile);
     if (!st) st = get_i64(x, m, "arena_bytes", &p->arena_bytes);
     if (!st) st = get_i64(x, m, "naive_bytes", &p->naive_bytes);
@@ -820,13 +840,7 @@ static Status read_plan(const Dec *x, const msgpack_object *m, Plan *p)
         return bad(x, "ir_json", "expected binary data or nil, found %s", type_name(v->type));
     }
     /* modules came with generated kernels; a file without them has none */
-    bool have = false;
-    for (uint32_t i = 0; i < m->via.map.size; i++) {
-        const msgpack_object *k = &m->via.map.ptr[i].key;
-        have |= k->type == MSGPACK_OBJECT_STR && k->via.str.size == 7 &&
-                memcmp(k->via.str.ptr, "modules", 7) == 0;
-    }
-    if (have) {
+    if (has_key(m, "modules")) {
         READ_RECORDS(x, m, "modules", PlanModule, MODULE_KEYS, p->modules, p->nmodules, read_module);
         p->cap_modules = p->nmodules;
     }

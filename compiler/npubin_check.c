@@ -218,6 +218,7 @@ Status npubin_check_plan(const Plan *p, const char *file, Status st, DiagList *d
     Check c = {p, file, st, d};
     if (p->compute != DT_F32 && p->compute != DT_F16 && p->compute != DT_BF16)
         return fail(&c, "compute dtype %d is not F32, F16 or BF16", p->compute);
+    if (!plan_tier_name(p->tier)) return fail(&c, "tier %d is unknown", p->tier);
     if (p->channel_tile < 1) return fail(&c, "channel_tile %d is not positive", p->channel_tile);
     if (p->arena_bytes < 0 || p->naive_bytes < 0 || p->nlevels < 0)
         return fail(&c, "negative arena_bytes, naive_bytes or nlevels");

@@ -14,6 +14,15 @@
 typedef struct CompileOptions {
     int channel_tile;               /* NPU conv-family channel padding (32) */
     DType compute;                  /* storage dtype of float tensors on the NPU (F16, BF16, F32) */
+    int tier;                       /* PlanTier the kernels are chosen for (TIER_PORTABLE) */
+    bool cm_emulate;                /* tests: tier nv-coopmat's kernel choice, but its tensor-core
+                                     * modules replaced by portable emulations (stems *_cmx); the
+                                     * plan is then portable (docs/kernels.md "Tiers") */
+    bool cpu_device;                /* compiled for a CPU Vulkan device (lavapipe; the runner knows):
+                                     * portable convs take the direct kernel, 2.3x faster there and
+                                     * 20x slower on a GPU (docs/kernels.md "Tiers") */
+    bool cm_force;                  /* tests: on nv-coopmat, the tensor-core conv2d for every f16
+                                     * conv it can take, not only where it was measured faster */
     int arena_align;                /* byte alignment of arena offsets (256) */
     bool no_reuse;                  /* plan-memory: no liveness reuse (every output readable) */
     const char *break_id;           /* --break: corrupt this fusion instance's kernel on purpose */

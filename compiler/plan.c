@@ -65,6 +65,22 @@ int plan_ntransfers(const Plan *p)
     return n;
 }
 
+const char *plan_tier_name(int tier)
+{
+    switch (tier) {
+    case TIER_PORTABLE: return "portable";
+    case TIER_NV_COOPMAT: return "nv-coopmat";
+    }
+    return NULL;
+}
+
+int plan_tier_parse(const char *name)
+{
+    for (int t = 0; t < TIER_COUNT; t++)
+        if (name && strcmp(name, plan_tier_name(t)) == 0) return t;
+    return -1;
+}
+
 static int streq(const char *a, const char *b)
 {
     if (!a || !b) return a == b;
@@ -79,7 +95,7 @@ static int ints_eq(const int *a, const int *b, int n)
 int plan_equal(const Plan *a, const Plan *b)
 {
     if (!streq(a->model_name, b->model_name) || !streq(a->source, b->source) ||
-        a->compute != b->compute || a->channel_tile != b->channel_tile ||
+        a->compute != b->compute || a->tier != b->tier || a->channel_tile != b->channel_tile ||
         a->ntensors != b->ntensors || a->nkernels != b->nkernels || a->nparts != b->nparts ||
         a->nfusions != b->nfusions || a->nrecipes != b->nrecipes || a->ninputs != b->ninputs ||
         a->noutputs != b->noutputs || a->nweights != b->nweights ||

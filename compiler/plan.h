@@ -44,6 +44,18 @@ typedef struct PlanTensor {
 
 typedef enum KernelTarget { KT_NPU, KT_CPU } KernelTarget;
 
+/* Kernel tiers: the set of kernels a plan may use, fixed at compile time (docs/kernels.md
+ * "Tiers"). Portable kernels run on every Vulkan device (lavapipe in CI); nv-coopmat adds
+ * tensor-core kernels (GL_NV_cooperative_matrix, f16 storage) and needs a device with
+ * VK_NV_cooperative_matrix (the Vulkan backend refuses the plan elsewhere). */
+typedef enum PlanTier { TIER_PORTABLE = 0, TIER_NV_COOPMAT = 1, TIER_COUNT } PlanTier;
+/* The SM count the nv-coopmat tier sizes its grids for (an H100 has 132). */
+#define TIER_NV_COOPMAT_SMS 132
+/* "portable", "nv-coopmat" (NULL out of range). */
+const char *plan_tier_name(int tier);
+/* The tier of a name, -1 when unknown. */
+int plan_tier_parse(const char *name);
+
 typedef struct PlanKernel {
     const char *shader;  /* shader stem ("conv2d", "binary", ...); for KT_CPU the op name */
     KernelTarget target;
@@ -113,6 +125,7 @@ typedef struct Plan {
     const char *model_name;
     const char *source;   /* the IR file it was compiled from */
     DType compute;        /* F16, BF16 or F32 */
+    int tier;             /* PlanTier: the kernels it may use and the devices it runs on */
     int channel_tile;
     int ntensors, nkernels, nparts, nfusions, nrecipes;
     PlanTensor *tensors;

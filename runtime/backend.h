@@ -70,6 +70,14 @@ Status vk_backend_create_shared(Backend *with, Backend **out, DiagList *d);
 /* Barriers between kernels in the untimed recordings made so far (each NPU partition recorded
  * once): what compiler/schedule.h's plan_barriers predicts; for tests and reports. */
 int vk_backend_barriers(Backend *b);
+/* The best kernel tier (PlanTier) the backend's device runs: TIER_NV_COOPMAT when it exposes
+ * VK_NV_cooperative_matrix with an f16 x f16 -> f32 16x16x16 subgroup shape, 16-bit storage,
+ * shaderFloat16, the Vulkan memory model and 32-lane subgroups (the feature is then enabled),
+ * else TIER_PORTABLE. prepare refuses a plan of a tier above it (ST_BAD_INPUT, exit 2). */
+int vk_backend_best_tier(Backend *b);
+/* Is the backend's device a CPU (lavapipe)? Lowering then takes the direct conv
+ * (CompileOptions.cpu_device). */
+bool vk_backend_cpu_device(Backend *b);
 /* Validation errors seen so far (0 without the layer); for tests. */
 int vk_backend_validation_errors(Backend *b);
 /* The i-th kept validation message ("" when none). */

@@ -203,9 +203,29 @@ static Status upload_tensor(VkBackend *b, int t, const HTensor *v, DiagList *d)
     return st;
 }
 
+int vk_backend_best_tier(Backend *base)
+{
+    VkBackend *b = (VkBackend *)base;
+    return vk_ctx_info(b->ctx)->coopmat_nv ? TIER_NV_COOPMAT : TIER_PORTABLE;
+}
+
+bool vk_backend_cpu_device(Backend *base)
+{
+    return vk_ctx_info(((VkBackend *)base)->ctx)->type == VKDEV_CPU;
+}
+
 static Status vkb_prepare(Backend *base, const Plan *p, const HTensor *const *vals, DiagList *d)
 {
     VkBackend *b = (VkBackend *)base;
+    if (p->tier > vk_backend_best_tier(base)) {
+        const char *t = plan_tier_name(p->tier);
+        return diag_error(d, p->source, NULL, NULL,
+                          "the plan was compiled for kernel tier %s, which %s lacks "
+                          "(VK_NV_cooperative_matrix with f16 16x16x16 shapes, shaderFloat16, "
+                          "the Vulkan memory model, 32-lane subgroups); compile it with --tier "
+                          "portable or --tier auto",
+                          t ? t : "?", vk_ctx_info(b->ctx)->name);
+    }
     b->p = p;
     b->own = calloc((size_t)p->ntensors + 1, sizeof *b->own);
     b->kpipe = malloc(sizeof(int) * ((size_t)p->nkernels + 1));

@@ -327,8 +327,47 @@ static VkDevType dev_type(VkPhysicalDeviceType t)
     }
 }
 
+/* Does the device offer what the nv-coopmat tier's shaders use (VkDeviceInfo.coopmat_nv)? */
+static bool probe_coopmat_nv(VkInstance inst, VkPhysicalDevice pd, const VkDeviceInfo *o)
+{
+    if (!o->f16_arith || !o->storage16 || !o->memory_model || o->subgroup_size != 32 ||
+        !has_device_ext(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME))
+        return false;
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV cf = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                   .pNext = &cf};
+    vkGetPhysicalDeviceFeatures2(pd, &f);
+    VkPhysicalDeviceCooperativeMatrixPropertiesNV cp = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_NV};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                      .pNext = &cp};
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV get =
+        (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)vkGetInstanceProcAddr(
+            inst, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
+    uint32_t n = 0;
+    if (!cf.cooperativeMatrix || !(cp.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
+        !get || get(pd, &n, NULL) != VK_SUCCESS || n == 0)
+        return false;
+    VkCooperativeMatrixPropertiesNV *m = calloc(n, sizeof *m);
+    bool ok = false;
+    if (!m) return false;
+    for (uint32_t i = 0; i < n; i++) m[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+    VkResult r = get(pd, &n, m);
+    if (r == VK_SUCCESS || r == VK_INCOMPLETE)
+        for (uint32_t i = 0; i < n && !ok; i++)
+            ok = m[i].MSize == 16 && m[i].NSize == 16 && m[i].KSize == 16 &&
+                 m[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                 m[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                 m[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                 m[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV && m[i].scope == VK_SCOPE_SUBGROUP_NV;
+    free(m);
+    return ok;
+}
+
 /* Fills the facts of one physical device; returns the queue family (UINT32_MAX: no compute). */
-static uint32_t describe(VkPhysicalDevice pd, int index, VkDeviceInfo *o,
+static uint32_t describe(VkInstance inst, VkPhysicalDevice pd, int index, VkDeviceInfo *o,
                          VkPhysicalDeviceMemoryProperties *mem_out)
 {
     memset(o, 0, sizeof *o);
@@ -405,6 +444,8 @@ static uint32_t describe(VkPhysicalDevice pd, int index, VkDeviceInfo *o,
         o->storage16 = f11.storageBuffer16BitAccess;
         o->int16 = f.features.shaderInt16;
         o->int64 = f.features.shaderInt64;
+        o->memory_model = f12.vulkanMemoryModel;
+        o->coopmat_nv = probe_coopmat_nv(inst, pd, o);
     }
     o->push_descriptors = push; /* what the device offers; the context may decline */
     uint32_t qf = pick_queue_family(pd, &o->timestamp_valid_bits);
@@ -469,7 +510,7 @@ static Status pick_device(VkCtx *ctx, int want, DiagList *d)
     char list[512] = "";
     size_t k = 0;
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t qf = describe(pds[i], (int)i, &info, NULL);
+        uint32_t qf = describe(ctx->instance, pds[i], (int)i, &info, NULL);
         if (k < sizeof list)
             k += (size_t)snprintf(list + k, sizeof list - k, "%s%u = %s (%s)", i ? ", " : "", i,
                                   info.name, vk_dev_type_name(info.type));
@@ -499,7 +540,7 @@ static Status pick_device(VkCtx *ctx, int want, DiagList *d)
     }
     ctx->phys = pds[best];
     ctx->queue_family = best_qf;
-    describe(ctx->phys, best, &ctx->info, &ctx->mem);
+    describe(ctx->instance, ctx->phys, best, &ctx->info, &ctx->mem);
     free(pds);
     return ST_OK;
 }
@@ -516,7 +557,7 @@ Status vk_list_devices(VkDeviceInfo *out, int max, int *count, DiagList *d)
     if (st == ST_OK) {
         for (uint32_t i = 0; i < n; i++)
             if ((int)i < max) {
-                describe(pds[i], (int)i, &out[i], NULL);
+                describe(tmp.instance, pds[i], (int)i, &out[i], NULL);
                 out[i].push_descriptors = false;
             }
         *count = (int)n;
@@ -539,9 +580,17 @@ static Status create_device(VkCtx *ctx, const VkCtxOptions *opt, DiagList *d)
         .pQueuePriorities = &prio,
     };
     /* Enable exactly the wanted features the device reports (describe() read them). */
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV cmf = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+        .cooperativeMatrix = VK_TRUE,
+    };
+    /* the memory model only for the coopmat modules (their SPIR-V declares it) */
+    if (!o->coopmat_nv) o->memory_model = false;
     VkPhysicalDeviceVulkan12Features f12 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .pNext = o->coopmat_nv ? &cmf : NULL,
         .shaderFloat16 = o->f16_arith,
+        .vulkanMemoryModel = o->memory_model,
     };
     VkPhysicalDeviceVulkan11Features f11 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
@@ -555,13 +604,16 @@ static Status create_device(VkCtx *ctx, const VkCtxOptions *opt, DiagList *d)
     };
     o->push_descriptors = o->push_descriptors && !opt->no_push_descriptors;
     if (!o->push_descriptors) o->max_push_descriptors = 0;
-    const char *exts[] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
+    const char *exts[2];
+    uint32_t next = 0;
+    if (o->push_descriptors) exts[next++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+    if (o->coopmat_nv) exts[next++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .pNext = &f,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &q,
-        .enabledExtensionCount = o->push_descriptors ? 1u : 0u,
+        .enabledExtensionCount = next,
         .ppEnabledExtensionNames = exts,
     };
     VkResult r = vkCreateDevice(ctx->phys, &dci, NULL, &ctx->device);

@@ -67,6 +67,11 @@ typedef struct VkDeviceInfo {
     bool device_local_host_visible;          /* device buffers are mapped: uploads are memcpy */
     bool push_descriptors;                   /* VK_KHR_push_descriptor is used */
     bool f16_arith, storage16, int16, int64; /* features enabled on the device */
+    bool memory_model;                       /* vulkanMemoryModel (enabled with coopmat_nv) */
+    /* VK_NV_cooperative_matrix with an f16 x f16 -> f32 16x16x16 subgroup shape for compute,
+     * shaderFloat16, 16-bit storage, the memory model and 32-lane subgroups: what the nv-coopmat
+     * kernel tier needs; the extension and its feature are enabled then (else not). */
+    bool coopmat_nv;
     bool validation;                         /* the validation layer is active */
 } VkDeviceInfo;
 

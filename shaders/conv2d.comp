@@ -1,4 +1,4 @@
-// conv2d: conv2d with bias 0, residual 0 (bindings and parameters: conv2d_body.glsl).
+// conv2d: implicit-GEMM conv2d, portable (SIMT), no bias, no residual (conv2d_body.glsl).
 #version 450
 #define CONV_BIAS 0
 #define CONV_RES 0

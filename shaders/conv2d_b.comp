@@ -1,4 +1,4 @@
-// conv2d_b: conv2d with bias 1, residual 0 (bindings and parameters: conv2d_body.glsl).
+// conv2d_b: implicit-GEMM conv2d, portable (SIMT), with bias (conv2d_body.glsl).
 #version 450
 #define CONV_BIAS 1
 #define CONV_RES 0

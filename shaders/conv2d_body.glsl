@@ -1,139 +1,109 @@
-// conv2d body shared by the four conv2d stems, which differ only in their bindings (the runtime
-// binds exactly the kernel's tensors, so an absent bias or residual needs a module without that
-// binding): conv2d (x, w, y), conv2d_b (x, w, bias, y), conv2d_r (x, w, res, y), conv2d_br (x, w,
-// bias, res, y). The including stem defines CONV_BIAS and CONV_RES (0 or 1).
+// conv2d as an implicit GEMM (compiler/lower_conv2d.c, docs/kernels.md): per group g,
+// C[co, p] = sum_k W[co, k] * X[k, p] with M = Cout/groups rows (output channels), N = N*OH*OW
+// columns (output pixels), K = Cin_g*KH*KW (k = (ci*KH + r)*KW + s); X is gathered from x on
+// the fly (im2col: padding, stride, dilation) while it is staged in shared memory; the tile loop
+// is shaders/gemm_tile.glsl. One workgroup computes a BM x BN tile of one group over one K split.
+// Then the fused epilogue (bias, residual, activation; shaders/conv2d_common.glsl), or, with
+// CONV_PART, the fp32 partial sums of the split, which conv2d_red* adds up in a fixed order.
 //
-// y[n, co, oy, ox] = act(sum_{ci, r, s} w[co, ci, r, s] * x[n, g*Cin_g + ci, oy*sh - ph + r*dh,
-//                    ox*sw - pw + s*dw] + bias[co] + res[n, co, oy, ox]), fp32 accumulation.
-// x, y and res are [N, Cp, H, W] with their own physical channel counts (padding never read);
-// w is dense [Cout, Cin_g, KH, KW]. Parameters: compiler/lower_conv2d.c (docs/kernels.md).
-//
-// Spec 0 = workgroup size, spec 1 = TM output channels per invocation, spec 2 = TP output
-// pixels per invocation (at a stride of the workgroup size).
-//
-// A workgroup computes TM output channels of one group for NPU_WG * TP consecutive output pixels
-// (of the flattened N*OH*OW). The weight index depends only on the workgroup and the loop
-// counters, so it is uniform: a GPU broadcasts it, and lavapipe (which runs invocations as SIMD
-// lanes and turns per-lane loads into gathers) loads it once for all lanes; only the input
-// values are per-lane loads, each used TM times from registers. No shared memory and no
-// barriers: lavapipe's barriers are expensive and its "shared memory" is ordinary memory.
-#extension GL_EXT_control_flow_attributes : require
+// The including stem defines CONV_BIAS, CONV_RES, CONV_PART (conv2d_common.glsl) and GEMM_CM /
+// CM_EMULATE (gemm_tile.glsl): conv2d, conv2d_b, conv2d_r, conv2d_br, conv2d_part are the
+// portable tier's SIMT kernels; conv2d_cm* are the nv-coopmat tier's tensor-core kernels (f16),
+// conv2d_cmx* their portable emulations (tests).
+// Spec: 0 = workgroup size, 1..4 = BM, BN, BK, 0 (gemm_tile.glsl), 5 = KH, 6 = KW (so the
+// im2col index divisions are by constants).
+// Each invocation loads the same A column (ak) and B column (bn: one output pixel, whose
+// coordinates it computes once) in every step, so neighbouring invocations read neighbouring
+// weights along K and neighbouring pixels.
+#ifndef GEMM_CM
+#define GEMM_CM 0
+#endif
+#ifndef CM_EMULATE
+#define CM_EMULATE 0
+#endif
 #include "common.glsl"
 #include "index.glsl"
-#include "eltwise.glsl"
 
 layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const uint TM = 8;
-layout(constant_id = 2) const uint TP = 1;
 
-layout(std430, set = 0, binding = 0) readonly buffer X { STORAGE_T x[]; };
-layout(std430, set = 0, binding = 1) readonly buffer Wt { STORAGE_T w[]; };
-#if CONV_BIAS
-layout(std430, set = 0, binding = 2) readonly buffer Bias { STORAGE_T bias[]; };
-#define RES_BINDING 3
-#else
-#define RES_BINDING 2
-#endif
-#if CONV_RES
-layout(std430, set = 0, binding = RES_BINDING) readonly buffer Res { STORAGE_T res[]; };
-#define Y_BINDING (RES_BINDING + 1)
-#else
-#define Y_BINDING RES_BINDING
-#endif
-layout(std430, set = 0, binding = Y_BINDING) writeonly buffer Y { STORAGE_T y[]; };
+#include "conv2d_common.glsl"
+#include "gemm_tile.glsl"
 
-// rsrc: 0 no residual, 1 the res binding, 2 the residual is x itself (conv(x) + x), 3 the add
-// adds the conv output to itself. act (applied last): 0 none, 1 relu, 2 clamp to [lo, hi] (relu6,
-// hardtanh; act_lim holds lo and hi as two halves), 3 hardswish, 4 hardsigmoid.
-layout(push_constant) uniform Push {
-    uint n, c, h, w;
-    uint cout, oh, ow, groups;
-    uint kh, kw, sh, sw;
-    int ph, pw;
-    uint dh, dw;
-    uint xcp, ycp, rcp, rsrc;
-    uint act, mtiles, ptiles, act_lim;
-} pc;
+layout(constant_id = 7) const uint KH = 1;
+layout(constant_id = 8) const uint KW = 1;
 
-// The fused activation, NaN kept as the CPU reference keeps it.
-float conv_act(float v)
+// What the hooks need: the tile (group g, rows m0.., pixels p0..), the split, and the pixel
+// of this invocation's B column.
+uint g_wrow, m0, p0, coutg, kdim, kend, npix, split;
+int iy0, ix0;
+uint xb;
+bool pv;
+
+void gemm_load(uint k0)
 {
-    if (pc.act == 1u) return npu_relu(v);
-    if (pc.act == 2u) {
-        vec2 lim = unpackHalf2x16(pc.act_lim);
-        return npu_clamp(v, lim.x, lim.y);
+    uint tid = gl_LocalInvocationID.x;
+    uint ak = tid % BK, am0 = tid / BK, k = k0 + ak;
+    [[unroll]] for (uint j = 0; j < AEL; j++) {
+        uint m = m0 + am0 + j * AROWS;
+        GEMM_LOAD(ra[j], w, all(bvec2(m < coutg, k < kend)), (g_wrow + m) * kdim + k);
     }
-    if (pc.act == 3u) return npu_hardswish(v);
-    if (pc.act == 4u) return npu_hardsigmoid(v);
-    return v;
+    uint bk0 = tid / BN, hw = pc.h * pc.w;
+    [[unroll]] for (uint j = 0; j < BEL; j++) {
+        uint kb = k0 + bk0 + j * BROWS;
+        uint ci = kb / (KH * KW), rs = kb - ci * (KH * KW), r = rs / KW, s = rs - r * KW;
+        int iy = iy0 + int(r * pc.dh), ix = ix0 + int(s * pc.dw);
+        bool ok = all(bvec4(pv, kb < kend, uint(iy) < pc.h, uint(ix) < pc.w)); // iy < 0: huge
+        GEMM_LOAD(rb[j], x, ok, xb + ci * hw + uint(iy) * pc.w + uint(ix));
+    }
 }
 
-// Bias, residual and activation of output element (n, co, q = oy*OW + ox); then the store.
-void epilogue(uint n, uint co, uint q, float v)
+void gemm_stage()
 {
-    uint ohw = pc.oh * pc.ow;
-#if CONV_BIAS
-    v += S_LOAD(bias[co]);
+    uint tid = gl_LocalInvocationID.x;
+    uint ak = tid % BK, am0 = tid / BK, bn = tid % BN, bk0 = tid / BN;
+    [[unroll]] for (uint j = 0; j < AEL; j++) SH_A[(am0 + j * AROWS) * (BK + A_PAD) + ak] = SH_T(ra[j]);
+    [[unroll]] for (uint j = 0; j < BEL; j++) SH_B[(bk0 + j * BROWS) * (BN + B_PAD) + bn] = SH_T(rb[j]);
+}
+
+void gemm_emit(uint mm, uint nn, float v)
+{
+    // loads at clamped coordinates, the store only for elements inside the output
+    uint m = m0 + mm, p = p0 + nn;
+    bool ok = all(bvec2(m < coutg, p < npix));
+    m = min(m, coutg - 1);
+    p = min(p, npix - 1);
+#if CONV_PART
+    if (ok) part[(split * pc.cout + g_wrow + m) * npix + p] = v;
+#else
+    uint ohw = pc.oh * pc.ow, n = p / ohw, q = p % ohw;
+    v = epilogue_value(n, g_wrow + m, q, v);
+    if (ok) epilogue_store(n, g_wrow + m, q, v);
 #endif
-#if CONV_RES
-    if (pc.rsrc == 1) v += S_LOAD(res[(n * pc.rcp + co) * ohw + q]);
-#endif
-    if (pc.rsrc == 2) v += S_LOAD(x[(n * pc.xcp + co) * ohw + q]);
-    if (pc.rsrc == 3) v += v;
-    y[(n * pc.ycp + co) * ohw + q] = S_STORE(conv_act(v));
 }
 
 void main()
 {
     uint gid = npu_group_index();
     uint pt = gid % pc.ptiles, rest = gid / pc.ptiles;
-    uint mt = rest % pc.mtiles, g = rest / pc.mtiles;
-    if (g >= pc.groups) return; // the grid was folded past 65535
-    uint cing = pc.c / pc.groups, coutg = pc.cout / pc.groups;
-    uint khw = pc.kh * pc.kw, hw = pc.h * pc.w, kdim = cing * khw;
-    uint ohw = pc.oh * pc.ow, npix = pc.n * ohw;
-    uint m0 = mt * TM;
-    uint mlast = min(TM, coutg - m0) - 1; // rows past the group's end reread the last one
-
-    int iy0[TP], ix0[TP];
-    uint xb[TP];
-    bool pv[TP];
-    [[unroll]] for (uint t = 0; t < TP; t++) {
-        uint p = (pt * TP + t) * NPU_WG + gl_LocalInvocationID.x;
-        pv[t] = p < npix;
-        uint pn = pv[t] ? p / ohw : 0, pq = pv[t] ? p % ohw : 0;
-        iy0[t] = int((pq / pc.ow) * pc.sh) - pc.ph;
-        ix0[t] = int((pq % pc.ow) * pc.sw) - pc.pw;
-        xb[t] = (pn * pc.xcp + g * cing) * hw;
-    }
-    float acc[TM][TP];
-    [[unroll]] for (uint i = 0; i < TM; i++)
-        [[unroll]] for (uint t = 0; t < TP; t++) acc[i][t] = 0.0;
-
-    uint wb = (g * coutg + m0) * kdim;
-    for (uint ci = 0; ci < cing; ci++) {
-        for (uint r = 0; r < pc.kh; r++) {
-            for (uint s = 0; s < pc.kw; s++) {
-                float xv[TP];
-                [[unroll]] for (uint t = 0; t < TP; t++) {
-                    int iy = iy0[t] + int(r * pc.dh), ix = ix0[t] + int(s * pc.dw);
-                    bool ok = pv[t] && iy >= 0 && iy < int(pc.h) && ix >= 0 && ix < int(pc.w);
-                    xv[t] = ok ? S_LOAD(x[xb[t] + ci * hw + uint(iy) * pc.w + uint(ix)]) : 0.0;
-                }
-                uint wk = wb + ci * khw + r * pc.kw + s;
-                [[unroll]] for (uint i = 0; i < TM; i++) {
-                    float wv = S_LOAD(w[wk + min(i, mlast) * kdim]);
-                    [[unroll]] for (uint t = 0; t < TP; t++) acc[i][t] += wv * xv[t];
-                }
-            }
-        }
-    }
-
-    [[unroll]] for (uint t = 0; t < TP; t++) {
-        if (!pv[t]) continue;
-        uint p = (pt * TP + t) * NPU_WG + gl_LocalInvocationID.x;
-        uint pn = p / ohw, pq = p % ohw;
-        [[unroll]] for (uint i = 0; i < TM; i++)
-            if (i <= mlast) epilogue(pn, g * coutg + m0 + i, pq, acc[i][t]);
-    }
+    uint mt = rest % pc.mtiles;
+    rest /= pc.mtiles;
+    uint g = rest % pc.groups;
+    split = rest / pc.groups;
+    if (split >= pc.nsplit) return; // the grid was folded past 65535: the whole workgroup
+    uint cing = pc.c / pc.groups, ohw = pc.oh * pc.ow;
+    coutg = pc.cout / pc.groups;
+    kdim = cing * KH * KW;
+    npix = pc.n * ohw;
+    g_wrow = g * coutg;
+    m0 = mt * BM;
+    p0 = pt * BN;
+    uint p = p0 + gl_LocalInvocationID.x % BN;
+    pv = p < npix;
+    uint pn = pv ? p / ohw : 0, pq = pv ? p % ohw : 0;
+    iy0 = int((pq / pc.ow) * pc.sh) - pc.ph;
+    ix0 = int((pq % pc.ow) * pc.sw) - pc.pw;
+    xb = (pn * pc.xcp + g * cing) * pc.h * pc.w;
+    uint kbeg = split * pc.kchunk;
+    kend = min(kdim, kbeg + pc.kchunk);
+    gemm_run(kbeg, kend);
 }

@@ -26,35 +26,7 @@ layout(push_constant) uniform Push {
     uint bias_ms; uint bias_ns; uint act; float alpha; float beta; uint post;
 } pc;
 
-float erf_as(float z)
-{
-    // Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7) for z >= 0: GLSL has no erf
-    float t = 1.0 / (1.0 + 0.3275911 * z);
-    return 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t +
-                  0.254829592) * t * exp(-z * z);
-}
-
-// Activation codes: explicit numbers shared with compiler/lower_matmul.c.
-float activate(uint code, float v)
-{
-    switch (code) {
-    case 1: return (v > 0.0 || isnan(v)) ? v : 0.0;
-    case 2: return 0.5 * v * (1.0 + sign(v) * erf_as(abs(v) * 0.70710678));
-    case 3: {
-        float u = 0.7978845608 * (v + 0.044715 * v * v * v);
-        return 0.5 * v * (1.0 + tanh(clamp(u, -15.0, 15.0)));
-    }
-    case 4: return v / (1.0 + exp(-v));
-    case 5: return 1.0 / (1.0 + exp(-v));
-    case 6: return tanh(clamp(v, -15.0, 15.0));
-    case 7: {
-        float t = v + 3.0;
-        t = isnan(t) ? t : clamp(t, 0.0, 6.0);
-        return v * t / 6.0;
-    }
-    }
-    return v;
-}
+#include "activation.glsl"
 
 // Element (m, n) of batch matrix yoff (= b * M * N) from its fp32 dot product.
 void store(uint yoff, uint m, uint n, float acc)
@@ -63,12 +35,12 @@ void store(uint yoff, uint m, uint n, float acc)
 #if MM_BIAS
     v += pc.beta * S_LOAD(bias[m * pc.bias_ms + n * pc.bias_ns]);
 #endif
-    v = activate(pc.act, v);
+    v = npu_activate(v, pc.act);
     uint i = yoff + m * pc.N + n;
 #if MM_RES
     v += S_LOAD(res[i]);
 #endif
-    y[i] = S_STORE(activate(pc.post, v));
+    y[i] = S_STORE(npu_activate(v, pc.post));
 }
 
 // Offsets of batch matrix bi in A and B (elements).

@@ -69,6 +69,7 @@ static void enrich(Plan *p)
         for (int w = 0; w < k->nspec; w++)
             k->spec[w] = 0xffffffffu - (uint32_t)w;
     }
+    p->tier = TIER_NV_COOPMAT;
     static const char json[] = "{\"nodes\": [], \"note\": \"embedded IR\"}";
     p->ir_json = arena_strdup(&p->arena, json);
     p->ir_json_len = sizeof json - 1;
@@ -626,6 +627,20 @@ static void m_compute(msgpack_object *r, msgpack_zone *z)
     (void)z;
     set_str(key(r, "compute"), "I64", 3);
 }
+static void m_tier(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_str(key(r, "tier"), "nv-tensor", 9);
+}
+/* A plan written before the kernel tiers: no "tier" key (renamed to an unknown one). */
+static void m_notier(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    for (uint32_t i = 0; i < r->via.map.size; i++)
+        if (r->via.map.ptr[i].key.via.str.size == 4 &&
+            !memcmp(r->via.map.ptr[i].key.via.str.ptr, "tier", 4))
+            set_str(&r->via.map.ptr[i].key, "tiez", 4);
+}
 static void m_irjson(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
@@ -794,6 +809,7 @@ static void test_invalid_fields(void **state)
         {m_level, "level"},
         {m_fkernel, "kernel -5"},
         {m_compute, "compute dtype"},
+        {m_tier, "key 'tier': unknown name 'nv-tensor'"},
         {m_irjson, "key 'ir_json': expected binary data or nil"},
         {m_tiny, "element 0 has 0 keys, fewer than the 12"},
         {m_viewoff, "view offset"},
@@ -817,6 +833,13 @@ static void test_invalid_fields(void **state)
     DiagList d = {0};
     assert_int_equal(npubin_decode(PATH, w, len, &q, &d), ST_OK);
     assert_int_equal(plan_equal(p, q), 1);
+    plan_free(q);
+    free(w);
+    /* a plan from before the tiers reads as portable */
+    assert_int_equal(p->tier, TIER_NV_COOPMAT);
+    w = mutated(p, m_notier, &len);
+    assert_int_equal(npubin_decode(PATH, w, len, &q, &d), ST_OK);
+    assert_int_equal(q->tier, TIER_PORTABLE);
     plan_free(q);
     free(w);
     diag_free(&d);

@@ -6,7 +6,10 @@
  * another conv, the conv's own input, the conv output itself), the epilogue's relu6, hardtanh,
  * hardswish and hardsigmoid (alone, after an add, on a depthwise conv); conv -> conv chains so padded
  * inputs are read; pools with every attribute variant (ceil_mode windows, count_include_pad,
- * divisor_override, dilation, adaptive sizes); f32 and f16, bf16 for coverage. */
+ * divisor_override, dilation, adaptive sizes); f32 and f16, bf16 for coverage. The tiling of the
+ * implicit-GEMM kernels: several tiles each way, K splits and their reduce with every epilogue.
+ * Every case runs per kernel tier (tests/vk_check.c: portable, the emulated tensor-core kernels,
+ * and nv-coopmat where the device has it; NPU_TEST_TIER picks one). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -194,6 +197,52 @@ static void test_conv_groups(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) conv_case(&cases[i], 2);
     conv_case(&cases[1], 3);
+}
+
+/* The tiling of the implicit-GEMM kernels (portable and tensor-core): several channel and
+ * pixel tiles with partial last ones, K splits with a short last split and their reduce pass
+ * with every epilogue, groups with 16+ channels each (tensor cores), stride, dilation, a
+ * ResNet-stem-like 7x7 / 2 and a 7x7-stage-like shape (few tiles, long K). */
+static void test_conv_gemm_tiles(void **state)
+{
+    (void)state;
+    static const ConvCase cases[] = {
+        /* n  c  h   w  cout g  kh kw sh sw ph pw dh dw bias */
+        {1, 64, 7, 7, 130, 1, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b"},   /* M 64+64+2, K 576 */
+        {2, 40, 11, 9, 96, 1, 1, 1, 1, 1, 0, 0, 1, 1, false, NULL, "conv2d"},    /* N 198: 4 tiles */
+        {1, 32, 15, 13, 64, 2, 3, 3, 2, 2, 1, 1, 1, 1, true, NULL, "conv2d_b"},  /* 32 per group */
+        {1, 3, 32, 30, 24, 1, 7, 7, 2, 2, 3, 3, 1, 1, true, NULL, "conv2d_b"},   /* stem, K 147 */
+        {1, 48, 9, 9, 40, 1, 3, 3, 1, 1, 2, 2, 2, 2, false, NULL, "conv2d"},     /* dilation 2 */
+        {1, 100, 5, 6, 17, 1, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b"},   /* K 900 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) conv_case(&cases[i], 3);
+}
+
+/* The K-split reduce with each residual source on shapes the tensor-core tier takes (64+
+ * channels, K 576): a residual from elsewhere (a relu of a strided 1x1 conv; bias on the main
+ * conv), the conv's own input (bound to the reduce as its residual), and relu after. */
+static void test_conv_split_residual(void **state)
+{
+    (void)state;
+    int64_t xs[4] = {1, 64, 9, 9}, a[4] = {1, 96, 5, 5}, c[4] = {1, 64, 9, 9};
+    Gb g = {0};
+    gb_input(&g, "x", xs);
+    gb_conv(&g, "down", "x", xs, 96, 1, 1, 1, false, "d", a, "\"stride\":[2,2]");
+    gb_node(&g, "dr", "aten.relu.default", (const char *[]){"d", NULL}, (const int64_t *[]){a},
+            "dd", a, NULL);
+    gb_conv(&g, "main", "x", xs, 96, 1, 3, 3, true, "m", a, "\"stride\":2,\"padding\":1");
+    gb_node(&g, "add", "aten.add.Tensor", (const char *[]){"m", "dd", NULL},
+            (const int64_t *[]){a, a}, "s", a, NULL);
+    gb_node(&g, "r", "aten.relu.default", (const char *[]){"s", NULL}, (const int64_t *[]){a},
+            "y", a, NULL);
+    for (int t = 0; t < 3; t++) gb_check(&g, "y", a, dts[t], tols[t], "conv2d_br");
+    Gb h = {0};
+    gb_input(&h, "x", xs);
+    gb_conv(&h, "c1", "x", xs, 64, 1, 3, 3, true, "c1o", c, "\"padding\":[1,1]");
+    gb_conv(&h, "c2", "c1o", c, 64, 1, 3, 3, false, "c2o", c, "\"padding\":[1,1]");
+    gb_node(&h, "add", "aten.add.Tensor", (const char *[]){"c2o", "c1o", NULL},
+            (const int64_t *[]){c, c}, "y", c, NULL);
+    for (int t = 0; t < 3; t++) gb_check(&h, "y", c, dts[t], tols[t], "conv2d");
 }
 
 /* ---- fused conv patterns and padded inputs ------------------------------------------------ */
@@ -386,6 +435,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_shapes),       cmocka_unit_test(test_conv_groups),
+        cmocka_unit_test(test_conv_gemm_tiles),   cmocka_unit_test(test_conv_split_residual),
         cmocka_unit_test(test_conv_relu_chain),
         cmocka_unit_test(test_conv_activations),
         cmocka_unit_test(test_conv_add_residual), cmocka_unit_test(test_conv_add_self),

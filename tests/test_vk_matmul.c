@@ -454,6 +454,26 @@ static void test_linear_concat(void **state)
     }
 }
 
+/* The tiling of the tensor-core kernel (and the SIMT one): several tiles each way with partial
+ * last ones, K splits with a short last split and their reduce with and without bias and with
+ * an activation, a batch of products split along K, B contiguous along N (no transpose). */
+static void test_gemm_tiles(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 3; t++) {
+        linear(130, 600, 70, true, t);  /* M 64+64+2, K split */
+        linear(16, 1000, 33, false, t); /* few tiles, long K */
+        linear(40, 17, 100, true, t);   /* K of one step */
+        vc_check_node("aten.mm.default", 2, S(F32(2, {70, 330}), F32(2, {330, 90})),
+                      F32(2, {70, 90}), "", dts[t], tols[t], "matmul_nb");
+        vc_check_node("aten.bmm.default", 2, S(F32(3, {3, 20, 260}), F32(3, {3, 260, 24})),
+                      F32(3, {3, 20, 24}), "", dts[t], tols[t], "matmul_nb");
+        vc_check_node("aten.addmm.default", 3, S(F32(1, {50}), F32(2, {33, 400}), F32(2, {400, 50})),
+                      F32(2, {33, 50}), "\"alpha\":0.5,\"beta\":2.0", dts[t], tols[t], "matmul");
+        linear_act("aten.gelu.default", "", 48, t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -473,6 +493,7 @@ int main(void)
         cmocka_unit_test(test_gemv_alignment),
         cmocka_unit_test(test_gemv_module_needs),
         cmocka_unit_test(test_linear_concat),
+        cmocka_unit_test(test_gemm_tiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

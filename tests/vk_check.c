@@ -67,17 +67,167 @@ static void check_transfers(const Plan *p)
         }
 }
 
+/* The plans every check runs (NPU_TEST_TIER): "all" (default) = portable (compiled for a GPU),
+ * portable compiled for a CPU device (the direct conv), the emulation of the nv-coopmat kernels
+ * (portable modules, so lavapipe runs them), and nv-coopmat itself where the device has it
+ * (else counted as skipped and reported at exit); "portable" = the two portable plans;
+ * "nv-coopmat" = nv-coopmat only, failing when the device lacks it. A plan identical to the
+ * first is not run again. */
+typedef enum RunKind { RUN_PORTABLE, RUN_DIRECT, RUN_EMULATED, RUN_COOPMAT } RunKind;
+
+static struct {
+    int coopmat_ran, coopmat_skipped, emulated_ran;
+    char device[256];
+    bool registered;
+} tally;
+
+static void report_tiers(void)
+{
+    if (tally.coopmat_skipped)
+        fprintf(stderr,
+                "vk_check: tier nv-coopmat is unavailable on %s: %d case%s of tensor-core kernels "
+                "skipped (their portable run and the emulation of those kernels ran: %d)\n",
+                tally.device, tally.coopmat_skipped, tally.coopmat_skipped == 1 ? "" : "s",
+                tally.emulated_ran);
+    if (tally.coopmat_ran)
+        fprintf(stderr, "vk_check: tier nv-coopmat: %d case%s ran tensor-core kernels on %s\n",
+                tally.coopmat_ran, tally.coopmat_ran == 1 ? "" : "s", tally.device);
+}
+
+/* Does kernel stem s belong to the expected family e? The tier variants of a stem count as the
+ * stem (conv2d_cm_b, conv2d_cmx_b and conv2d_direct_b are conv2d_b, matmul_cm is matmul), and so
+ * does a K split's reduce pass, which does the instance's epilogue (conv2d_red_b is conv2d_b;
+ * the first pass, *_part, is no family of its own). A conv whose residual is its own input binds
+ * that input to its reduce as a residual: conv2d_red_r and conv2d_red_br also stand for conv2d
+ * and conv2d_b. */
+static bool in_family(const char *s, const char *e)
+{
+    char n[64];
+    snprintf(n, sizeof n, "%s", s);
+    static const char *const infix[] = {"_cmx", "_cm", "_direct", "_red"};
+    bool red = strstr(n, "_red") != NULL;
+    for (int i = 0; i < 4; i++) {
+        char *at = strstr(n, infix[i]);
+        if (at) memmove(at, at + strlen(infix[i]), strlen(at + strlen(infix[i])) + 1);
+    }
+    if (strcmp(n, e) == 0) return true;
+    size_t l = strlen(n);
+    return red && l > 2 && strcmp(n + l - 2, "_r") == 0 && strlen(e) == l - 2 &&
+           strncmp(n, e, l - 2) == 0;
+}
+
+/* Compiles and runs json once for `kind` on Vulkan with poisoned buffers and compares with the
+ * reference r; returns the worst relative L2 error, or -1 when this kind does not apply (no
+ * tensor-core kernel in the plan, or the tier is missing: counted). */
+static double run_kind(const char *json, const Graph *g0, const RefRun *r, const char *dtype,
+                       double tol, const char *expect_shader, RunKind kind, bool cpu_backend)
+{
+    DiagList d = {0};
+    CompileOptions o;
+    compile_defaults(&o);
+    o.compute = dtype_arg(dtype);
+    o.kernel_cache = "none"; /* generated kernels: this process's cache only (hermetic tests) */
+    if (no_fuse_spec) o.no_fuse[o.n_no_fuse++] = no_fuse_spec;
+    o.tier = kind <= RUN_DIRECT ? TIER_PORTABLE : TIER_NV_COOPMAT;
+    o.cpu_device = kind == RUN_DIRECT;
+    o.cm_emulate = kind == RUN_EMULATED;
+    o.cm_force = true; /* every conv the tensor-core kernel can take, not only the measured wins */
+    Graph *g1 = read_graph(json);
+    if (!g1) fail_msg("the test graph does not import");
+    Pipeline pipe;
+    if (pipeline_run_graph(g1, &o, &pipe, &d) != ST_OK) fail_with(&d, "compile failed");
+    const Plan *p = pipe.plan;
+    bool found = expect_shader == NULL, differs = kind == RUN_PORTABLE;
+    for (int k = 0; k < p->nkernels; k++) {
+        const char *s = p->kernels[k].shader;
+        if (p->kernels[k].target != KT_NPU) continue;
+        if (expect_shader && (in_family(s, expect_shader) ||
+                              (strcmp(expect_shader, "gen") == 0 && strncmp(s, "gen_", 4) == 0)))
+            found = true;
+        if (strstr(s, kind == RUN_DIRECT ? "_direct" : "_cm")) differs = true;
+    }
+    if (!found) {
+        for (int k = 0; k < p->nkernels; k++) fprintf(stderr, "  kernel %d: %s\n", k, p->kernels[k].shader);
+        fail_msg("no NPU kernel of family '%s' in the compiled plan", expect_shader);
+    }
+    check_transfers(p);
+    double worst = -1;
+    Backend *be = NULL;
+    if (!differs) goto done; /* the same plan as the portable run */
+    VkBackendOptions vo = vk_backend_options_default();
+    vo.poison = true;
+    vo.no_cache = true;
+    if (cpu_backend) {
+        if (cpu_backend_create(pipe.g, &be) != ST_OK) fail_msg("no CPU backend");
+    } else if (vk_backend_create(&vo, &be, &d) != ST_OK) {
+        fail_with(&d, "no Vulkan device (is lavapipe installed?)");
+    }
+    snprintf(tally.device, sizeof tally.device, "%s", be->ops->device(be));
+    if (kind == RUN_COOPMAT && vk_backend_best_tier(be) < TIER_NV_COOPMAT) {
+        const char *force = getenv("NPU_TEST_TIER");
+        if (force && strcmp(force, "nv-coopmat") == 0)
+            fail_msg("NPU_TEST_TIER=nv-coopmat, but %s lacks the tier", tally.device);
+        tally.coopmat_skipped++;
+        goto done;
+    }
+    Binding b;
+    assert_int_equal(bind_init(g0, &b), ST_OK);
+    assert_int_equal(bind_weights_random(g0, 11, &b), ST_OK);
+    assert_int_equal(bind_inputs_random(g0, 7, &b), ST_OK);
+    assert_int_equal(bind_constants(g0, &b), ST_OK);
+    if (bind_apply_recipes(pipe.g, &b, &d) != ST_OK) fail_with(&d, "recipes failed");
+    Exec x;
+    if (exec_open(&x, p, pipe.g, &b, be, &d) != ST_OK) fail_with(&d, "prepare failed");
+    if (exec_run(&x, false, &d) != ST_OK) fail_with(&d, "run failed");
+    static const char *const kind_name[] = {"portable", "portable for a CPU device",
+                                            "nv-coopmat emulated", "nv-coopmat"};
+    worst = 0;
+    for (int i = 0; i < p->noutputs; i++) {
+        HTensor got = {0};
+        if (exec_read(&x, p->outputs[i], &got, &d) != ST_OK) fail_with(&d, "read failed");
+        const HTensor *want = &r->vals[g0->outputs[i]];
+        CmpStats s;
+        if (!cmp_tensors(&got, want, &s)) fail_msg("output %d: element counts differ", i);
+        if (s.rel_l2 > worst || s.nonfinite) worst = s.nonfinite ? 1e30 : s.rel_l2;
+        if (s.nonfinite || !(s.rel_l2 <= tol)) {
+            fprintf(stderr, "output %s (%s, %s): rel_l2 %.3g (tol %.3g) max_abs %.3g nonfinite %lld\n",
+                    p->tensors[p->outputs[i]].name, dtype, kind_name[kind], s.rel_l2, tol,
+                    s.max_abs, (long long)s.nonfinite);
+            htensor_free(&got);
+            fail_msg("output %s disagrees with the CPU reference (tier %s)",
+                     p->tensors[p->outputs[i]].name, kind_name[kind]);
+        }
+        htensor_free(&got);
+    }
+    if (kind == RUN_COOPMAT) tally.coopmat_ran++;
+    if (kind == RUN_EMULATED) tally.emulated_ran++;
+    exec_close(&x);
+    bind_free(&b);
+done:;
+    int verr = be && !cpu_backend ? vk_backend_validation_errors(be) : 0;
+    if (be) be->ops->destroy(be);
+    pipeline_free(&pipe);
+    diag_free(&d);
+    if (verr) fail_msg("%d Vulkan validation errors", verr);
+    return worst;
+}
+
 double vc_check_json(const char *json, const char *dtype, double tol, const char *expect_shader)
 {
     return vc_check_json_on(json, dtype, tol, expect_shader, false);
 }
 
+/* cpu_backend: the portable plan once, on the CPU reference backend (tiers are a device's). */
 double vc_check_json_on(const char *json, const char *dtype, double tol, const char *expect_shader,
                         bool cpu_backend)
 {
+    if (!tally.registered) {
+        tally.registered = true;
+        atexit(report_tiers);
+    }
     DiagList d = {0};
-    Graph *g0 = read_graph(json), *g1 = read_graph(json);
-    if (!g0 || !g1) fail_msg("the test graph does not import");
+    Graph *g0 = read_graph(json);
+    if (!g0) fail_msg("the test graph does not import");
     Binding b;
     assert_int_equal(bind_init(g0, &b), ST_OK);
     assert_int_equal(bind_weights_random(g0, 11, &b), ST_OK);
@@ -86,61 +236,21 @@ double vc_check_json_on(const char *json, const char *dtype, double tol, const c
     RefRun r = {0};
     RefOptions ro = {.keep_all = false};
     if (ref_run(g0, b.vals, &ro, &r, &d) != ST_OK) fail_with(&d, "CPU reference failed");
-    CompileOptions o;
-    compile_defaults(&o);
-    o.compute = dtype_arg(dtype);
-    o.kernel_cache = "none"; /* generated kernels: this process's cache only (hermetic tests) */
-    if (no_fuse_spec) o.no_fuse[o.n_no_fuse++] = no_fuse_spec;
-    Pipeline pipe;
-    if (pipeline_run_graph(g1, &o, &pipe, &d) != ST_OK) fail_with(&d, "compile failed");
-    if (bind_apply_recipes(pipe.g, &b, &d) != ST_OK) fail_with(&d, "recipes failed");
-    const Plan *p = pipe.plan;
-    bool found = expect_shader == NULL;
-    for (int k = 0; k < p->nkernels; k++)
-        if (p->kernels[k].target == KT_NPU && expect_shader &&
-            (strcmp(p->kernels[k].shader, expect_shader) == 0 ||
-             (strcmp(expect_shader, "gen") == 0 && strncmp(p->kernels[k].shader, "gen_", 4) == 0)))
-            found = true;
-    if (!found) fail_msg("no NPU kernel of family '%s' in the compiled plan", expect_shader);
-    check_transfers(p);
-    VkBackendOptions vo = vk_backend_options_default();
-    vo.poison = true;
-    vo.no_cache = true;
-    Backend *be = NULL;
-    if (cpu_backend) {
-        if (cpu_backend_create(pipe.g, &be) != ST_OK) fail_msg("no CPU backend");
-    } else if (vk_backend_create(&vo, &be, &d) != ST_OK) {
-        fail_with(&d, "no Vulkan device (is lavapipe installed?)");
-    }
-    Exec x;
-    if (exec_open(&x, p, pipe.g, &b, be, &d) != ST_OK) fail_with(&d, "prepare failed");
-    if (exec_run(&x, false, &d) != ST_OK) fail_with(&d, "run failed");
-    double worst = 0;
-    for (int i = 0; i < p->noutputs; i++) {
-        HTensor got = {0};
-        if (exec_read(&x, p->outputs[i], &got, &d) != ST_OK) fail_with(&d, "read failed");
-        const HTensor *want = &r.vals[g0->outputs[i]];
-        CmpStats s;
-        if (!cmp_tensors(&got, want, &s)) fail_msg("output %d: element counts differ", i);
-        if (s.rel_l2 > worst || s.nonfinite) worst = s.nonfinite ? 1e30 : s.rel_l2;
-        if (s.nonfinite || !(s.rel_l2 <= tol)) {
-            fprintf(stderr, "output %s (%s): rel_l2 %.3g (tol %.3g) max_abs %.3g nonfinite %lld\n",
-                    p->tensors[p->outputs[i]].name, dtype, s.rel_l2, tol, s.max_abs,
-                    (long long)s.nonfinite);
-            htensor_free(&got);
-            fail_msg("output %s disagrees with the CPU reference", p->tensors[p->outputs[i]].name);
-        }
-        htensor_free(&got);
-    }
-    int verr = cpu_backend ? 0 : vk_backend_validation_errors(be);
-    exec_close(&x);
-    be->ops->destroy(be);
-    pipeline_free(&pipe);
+    const char *tiers = getenv("NPU_TEST_TIER");
+    bool all = !tiers || !*tiers || strcmp(tiers, "all") == 0;
+    bool portable = all || strcmp(tiers, "portable") == 0, coopmat = all || strcmp(tiers, "nv-coopmat") == 0;
+    if (!portable && !coopmat) fail_msg("NPU_TEST_TIER must be all, portable or nv-coopmat");
+    double worst = 0, w;
+    bool cb = cpu_backend;
+    if (portable || cb) worst = run_kind(json, g0, &r, dtype, tol, expect_shader, RUN_PORTABLE, cb);
+    if (cb) portable = coopmat = all = false;
+    if (portable && (w = run_kind(json, g0, &r, dtype, tol, expect_shader, RUN_DIRECT, false)) > worst) worst = w;
+    if (all && (w = run_kind(json, g0, &r, dtype, tol, expect_shader, RUN_EMULATED, false)) > worst) worst = w;
+    if (coopmat && (w = run_kind(json, g0, &r, dtype, tol, expect_shader, RUN_COOPMAT, false)) > worst) worst = w;
     ref_free(&r);
     bind_free(&b);
     graph_free(g0);
     diag_free(&d);
-    if (verr) fail_msg("%d Vulkan validation errors", verr);
     return worst;
 }
 

@@ -13,14 +13,15 @@ for l in open(sys.argv[1]):
     o=json.loads(l); assert o["schema"]==want and "kind" in o, l
 ' "$1" "$2"; }
 M=tests/models/convnet/model.json
+# convnet compiles to 8 kernels: 3 convs, two of them K-split into a partials pass and a reduce
 
 "$B" profile $M --backend cpu --iters 3 --format json > "$T/p.jsonl"; rc=$?
 ok "profile json exit 0" "[ $rc = 0 ]"
 ok "profile json lines carry the schema" "schema $T/p.jsonl npu-explore/profile/1"
-ok "one kernel line per kernel and a summary" "[ \$(grep -c '\"kind\":\"kernel\"' $T/p.jsonl) = 6 ] && grep -q '\"kind\":\"summary\".*\"kernels\":6' $T/p.jsonl"
-ok "every kernel compared ok" "! grep -q MISMATCH $T/p.jsonl && [ \$(grep -c '\"verdict\":\"ok\"' $T/p.jsonl) = 6 ]"
+ok "one kernel line per kernel and a summary" "[ \$(grep -c '\"kind\":\"kernel\"' $T/p.jsonl) = 8 ] && grep -q '\"kind\":\"summary\".*\"kernels\":8' $T/p.jsonl"
+ok "every kernel compared ok" "! grep -q MISMATCH $T/p.jsonl && [ \$(grep -c '\"verdict\":\"ok\"' $T/p.jsonl) = 8 ]"
 "$B" profile $M --backend cpu --iters 2 --format csv > "$T/p.csv"
-ok "csv has a header and 6 rows" "head -1 $T/p.csv | grep -q '^index,kernel,' && [ \$(wc -l < $T/p.csv) = 7 ]"
+ok "csv has a header and 8 rows" "head -1 $T/p.csv | grep -q '^index,kernel,' && [ \$(wc -l < $T/p.csv) = 9 ]"
 "$B" profile $M --backend cpu --iters 2 --save "$T/base.jsonl" > /dev/null
 "$B" profile $M --backend cpu --iters 2 --no-fuse F3 --baseline "$T/base.jsonl" > "$T/cmp.txt"; rc=$?
 ok "baseline comparison shows deltas and new kernels" "[ $rc = 0 ] && grep -q 'vs baseline' $T/cmp.txt && grep -q ' new' $T/cmp.txt && grep -qE '[+-][0-9.]+%' $T/cmp.txt"

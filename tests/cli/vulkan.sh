@@ -88,3 +88,23 @@ k=[json.loads(l) for l in open(sys.argv[1])]; ks=[o for o in k if o[\"kind\"]==\
 assert ks and all(o[\"gpu_us\"] > 0 and o[\"verdict\"] in (\"ok\", \"-\") for o in ks), ks
 assert sum(o[\"verdict\"]==\"ok\" for o in ks) > 30
 ' $T/p.jsonl"
+# kernel tiers: auto resolves against the device; a plan of a tier the device lacks is refused
+"$B" run tests/models/convnet/model.json --check > "$T/c.txt" 2>"$T/e"; rc=$?
+ok "--tier auto runs and names its tier" "[ $rc = 0 ] && grep -q ', tier \(portable\|nv-coopmat\), compute' $T/c.txt"
+if grep -q ', tier portable, compute' "$T/c.txt"; then
+    "$B" run tests/models/convnet/model.json --tier nv-coopmat > /dev/null 2>"$T/e"; rc=$?
+    ok "--tier nv-coopmat on a device without it: exit 2, naming the tier and the way out" "[ $rc = 2 ] && grep -q 'compiled for kernel tier nv-coopmat' $T/e && grep -q -- '--tier portable' $T/e"
+fi
+"$B" run tests/models/convnet/model.json --check --tier portable --json > "$T/c.jsonl" 2>"$T/e"; rc=$?
+ok "--tier portable matches PyTorch" "[ $rc = 0 ] && check $T/c.jsonl 2e-2"
+"$B" compile tests/models/resnet50/model.json --tier nv-coopmat -o "$T/r.npubin" > /dev/null && "$B" describe "$T/r.npubin" > "$T/d.txt"; rc=$?
+ok "a plan compiled for nv-coopmat without a device: target nv-coopmat, tensor cores for the 1x1 K >= 1024 convs only" "[ $rc = 0 ] && head -1 $T/d.txt | grep -q 'target=nv-coopmat' && grep -q 'conv2d_cm_part x8 ' $T/d.txt && grep -q 'conv2d_part x40 ' $T/d.txt"
+cat > "$T/lin.json" <<'J'
+{"model_name":"lin","graph_inputs":[{"name":"x","shape":[32,64]},{"name":"w","shape":[48,64]}],"graph_outputs":[{"name":"y","shape":[32,48]}],"nodes":[{"name":"l","op_type":"aten.linear.default","inputs":[{"name":"x","shape":[32,64]},{"name":"w","shape":[48,64]}],"outputs":[{"name":"y","shape":[32,48]}],"attrs":{}}]}
+J
+"$B" describe "$T/lin.json" --tier nv-coopmat > "$T/d.txt" && "$B" describe "$T/lin.json" --tier nv-coopmat --dtype bf16 > "$T/e.txt"; rc=$?
+ok "nv-coopmat: an f16 matmul with M > 1 on tensor cores, the bf16 one on the SIMT kernel" "[ $rc = 0 ] && grep -q 'matmul_cm_nb' $T/d.txt && ! grep -q 'matmul_cm' $T/e.txt"
+"$B" describe tests/models/resnet18/model.json --json | grep -q '"tier":"portable"'; rc=$?
+ok "compile and describe default to portable (no device to ask)" "[ $rc = 0 ]"
+"$B" run tests/models/mlp/model.json --tier fast > /dev/null 2>"$T/e"; rc=$?
+ok "an unknown --tier: exit 2" "[ $rc = 2 ] && grep -q 'auto, portable or nv-coopmat' $T/e"

@@ -1,0 +1,114 @@
+// Declarations shared by the conv2d kernels (compiler/lower_conv2d.c, docs/kernels.md): the
+// push-constant block, the bindings of each stem, and the fused epilogue (bias, residual, activation,
+// store). The including kernel defines CONV_BIAS and CONV_RES (0 or 1: which bindings the stem
+// has), CONV_PART (1: the first pass of a K split, which writes fp32 partial sums instead) and
+// CONV_REDUCE (1: the second pass, which reads them instead of x and w).
+//
+// Bindings: GEMM pass: 0 = x, 1 = w, then [bias], [res], y; with CONV_PART: 0 = x, 1 = w,
+// 2 = partials (float), 3 = y (not accessed: it sets the module variant and orders the reduce
+// after this pass). Reduce pass: 0 = partials, then [bias], [res], y.
+// x, y and res are [N, Cp, H, W] with their own physical channel counts (padding never read);
+// w is dense [Cout, Cin_g, KH, KW]; partials are [nsplit, Cout, N*OH*OW] fp32.
+#ifndef NPU_CONV2D_COMMON_GLSL
+#define NPU_CONV2D_COMMON_GLSL
+
+#include "common.glsl"
+#include "eltwise.glsl"
+
+#ifndef CONV_BIAS
+#define CONV_BIAS 0
+#endif
+#ifndef CONV_RES
+#define CONV_RES 0
+#endif
+#ifndef CONV_PART
+#define CONV_PART 0
+#endif
+#ifndef CONV_REDUCE
+#define CONV_REDUCE 0
+#endif
+
+#if CONV_REDUCE
+layout(std430, set = 0, binding = 0) restrict readonly buffer Part { float part[]; };
+#define BIAS_BINDING 1
+#else
+layout(std430, set = 0, binding = 0) restrict readonly buffer X { STORAGE_T x[]; };
+layout(std430, set = 0, binding = 1) restrict readonly buffer Wt { STORAGE_T w[]; };
+#define BIAS_BINDING 2
+#endif
+
+#if CONV_PART
+layout(std430, set = 0, binding = 2) restrict writeonly buffer Part { float part[]; };
+#else
+#if CONV_BIAS
+layout(std430, set = 0, binding = BIAS_BINDING) restrict readonly buffer Bias { STORAGE_T bias[]; };
+#define RES_BINDING (BIAS_BINDING + 1)
+#else
+#define RES_BINDING BIAS_BINDING
+#endif
+#if CONV_RES
+layout(std430, set = 0, binding = RES_BINDING) restrict readonly buffer Res { STORAGE_T res[]; };
+#define Y_BINDING (RES_BINDING + 1)
+#else
+#define Y_BINDING RES_BINDING
+#endif
+layout(std430, set = 0, binding = Y_BINDING) restrict writeonly buffer Y { STORAGE_T y[]; };
+#endif
+
+// Buffers are restrict: no binding aliases another (a loaded value may then be read ahead of an
+// earlier store).
+// rsrc: 0 no residual, 1 the res binding (bound exactly when rsrc is 1), 2 the residual is x itself (conv(x) + x; the reduce
+// pass binds x as res instead), 3 the add adds the conv output to itself. act (applied last): 0 none,
+// 1 relu, 2 clamp to [lo, hi] (relu6, hardtanh; act_lim holds lo and hi as two halves),
+// 3 hardswish, 4 hardsigmoid. Tiles: ptiles pixel tiles (BN) x mtiles channel tiles (BM) x groups x nsplit K splits of
+// kchunk (a multiple of BK) each.
+layout(push_constant) uniform Push {
+    uint n, c, h, w;
+    uint cout, oh, ow, groups;
+    uint kh, kw, sh, sw;
+    int ph, pw;
+    uint dh, dw;
+    uint xcp, ycp, rcp, rsrc;
+    uint act, mtiles, ptiles, nsplit;
+    uint kchunk, act_lim;
+} pc;
+
+// The fused activation, NaN kept as the CPU reference keeps it.
+float conv_act(float v)
+{
+    if (pc.act == 1u) return npu_relu(v);
+    if (pc.act == 2u) {
+        vec2 lim = unpackHalf2x16(pc.act_lim);
+        return npu_clamp(v, lim.x, lim.y);
+    }
+    if (pc.act == 3u) return npu_hardswish(v);
+    if (pc.act == 4u) return npu_hardsigmoid(v);
+    return v;
+}
+
+#if !CONV_PART
+// Bias, residual and activation of output element (n, co, q = oy*OW + ox). Its loads are not under a
+// branch (a res binding means rsrc 1), so a caller's loads for several elements issue together.
+float epilogue_value(uint n, uint co, uint q, float v)
+{
+    uint ohw = pc.oh * pc.ow;
+#if CONV_BIAS
+    v += S_LOAD(bias[co]);
+#endif
+#if CONV_RES
+    v += S_LOAD(res[(n * pc.rcp + co) * ohw + q]);
+#endif
+#if !CONV_REDUCE
+    if (pc.rsrc == 2) v += S_LOAD(x[(n * pc.xcp + co) * ohw + q]);
+#endif
+    if (pc.rsrc == 3) v += v;
+    return conv_act(v);
+}
+
+void epilogue_store(uint n, uint co, uint q, float v)
+{
+    y[(n * pc.ycp + co) * pc.oh * pc.ow + q] = S_STORE(v);
+}
+#endif
+
+#endif

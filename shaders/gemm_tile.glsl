@@ -1,0 +1,147 @@
+// The tiled GEMM core of the implicit-GEMM conv2d kernels and of the tensor-core matmul: one
+// workgroup computes a BM x BN tile of C = A (M x K) * B (K x N) over a range of K, staging a
+// BM x BK slice of A and a BK x BN slice of B in shared memory per step, with fp32
+// accumulation. The kernel supplies the operands and the output through three hooks:
+//   void gemm_load(uint k0)   global memory -> this invocation's registers ra[AEL], rb[BEL]
+//                             for the K step starting at k0 (zeros outside the operands)
+//   void gemm_stage()         those registers -> SH_A / SH_B
+//   void gemm_emit(uint mm, uint nn, float v)   element (mm, nn) of the tile is v
+// gemm_run(kbeg, kend) loads the next step's registers while it computes the current one from
+// shared memory (one barrier pair per step). Shared layouts: A row-major [BM][BK + A_PAD];
+// B row-major [BK][BN + B_PAD], or with B_KMAJOR transposed [BN][BK + B_PAD] (operands
+// contiguous along K).
+//
+// GEMM_CM 0 (portable, SIMT): shared float, NPU_WG = BM * BN / (TR * TC) invocations, each
+// owning a TR x TC register tile (rows tm + r * BM/TR, columns tn + c * BN/TC, so neighbouring
+// invocations read neighbouring B columns). Rows padded by one float (A_PAD, B_PAD) against bank conflicts.
+// GEMM_CM 1 (nv-coopmat, shaders/gemm_cm.glsl; CM_EMULATE 1 for its portable emulation):
+// shared float16_t, 128 invocations = 4 subgroups in a 2 x 2 grid, each owning 32 x 32 of the
+// 64 x 64 tile (BK 32, compile-time constants) as 2 x 2 16x16 fragments; rows padded by 8
+// halves (16 bytes: the extension's alignment, and no bank conflicts for 16-byte row reads);
+// the result goes through SH_C [BM][BN + 4] f32 so the epilogue sees plain elements.
+//
+// Spec constants (0 is NPU_WG): 1..3 = BM, BN, BK (SIMT; the coopmat tile is fixed), 4 =
+// B_KMAJOR, 5, 6 = TR, TC (SIMT). The including kernel may use ids from 7 on.
+#ifndef NPU_GEMM_TILE_GLSL
+#define NPU_GEMM_TILE_GLSL
+
+#extension GL_EXT_control_flow_attributes : require
+#include "index.glsl"
+
+#if GEMM_CM
+// A compile-time tile: constant array sizes and indices keep the fragments in registers (with
+// spec-constant shapes the NVIDIA driver kept them in memory: ~10 us per K step, measured).
+const uint BM = 64, BN = 64, BK = 32, GEMM_WG = 128;
+#else
+layout(constant_id = 1) const uint BM = 64;
+layout(constant_id = 2) const uint BN = 64;
+layout(constant_id = 3) const uint BK = 16;
+const uint GEMM_WG = NPU_WG;
+#endif
+layout(constant_id = 4) const uint B_KMAJOR = 0;
+layout(constant_id = 5) const uint TR = 4; // SIMT: rows and columns of one invocation's tile
+layout(constant_id = 6) const uint TC = 4;
+
+#if GEMM_CM
+#include "gemm_cm.glsl"
+#define SH_T float16_t
+const uint A_PAD = 8, B_PAD = 8, C_PAD = 4;
+#else
+#define SH_T float
+const uint A_PAD = 1, B_PAD = 1;
+#endif
+
+// Per invocation and step: AEL elements of A (rows am0 + j * AROWS, column ak) and BEL of B
+// (rows bk0 + j * BROWS, column bn; with B_KMAJOR column bk, rows bn0 + j * BCOLS).
+const uint AROWS = GEMM_WG / BK, AEL = BM / AROWS;
+const uint BROWS = GEMM_WG / BN, BEL = BK * BN / GEMM_WG;
+
+shared SH_T SH_A[BM * (BK + A_PAD)];
+shared SH_T SH_B[(BK + B_PAD) * (BN + B_PAD)];
+#if GEMM_CM
+shared float SH_C[BM * (BN + C_PAD)];
+#endif
+
+float ra[AEL], rb[BEL];
+
+// A load for the staging hooks: always issued, at index 0 (the operand's first element, always
+// there) when `ok` is false, and the value zeroed after. The loads of a step are then straight-
+// line code the driver issues back to back; a load under a branch waited for its data before
+// the next one (about 0.3 us per load: 10 us per K step of the first coopmat kernel on the H100).
+// mix() with a bool selector is a select, not a branch (glslang turns ?: and && into branches);
+// callers build `ok` with all(bvecN(...)) for the same reason.
+#define GEMM_LOAD(dst, buf, ok, idx)                                                           \
+    {                                                                                          \
+        bool ok_ = (ok);                                                                       \
+        float t_ = S_LOAD(buf[mix(0u, (idx), ok_)]);                                           \
+        dst = mix(0.0, t_, ok_);                                                               \
+    }
+
+void gemm_load(uint k0);
+void gemm_stage();
+void gemm_emit(uint mm, uint nn, float v);
+
+// The B element (k, n) of the staged step.
+#define GEMM_B_AT(k, n) (B_KMAJOR != 0 ? SH_B[(n) * (BK + B_PAD) + (k)] : SH_B[(k) * (BN + B_PAD) + (n)])
+
+void gemm_run(uint kbeg, uint kend)
+{
+    uint tid = gl_LocalInvocationID.x;
+#if GEMM_CM
+    const uint FM = BM / 32, FN = BN / 32; // fragments per subgroup along M and N
+    uint sg = CM_SUBGROUP, wm = (sg / 2) * (BM / 2), wn = (sg % 2) * (BN / 2);
+    CM_ACC(acc, FM * FN);
+    [[unroll]] for (uint i = 0; i < FM * FN; i++) CM_ZERO(acc[i]);
+#else
+    const uint CM4 = BM / TR, CN4 = BN / TC;
+    uint tm = tid / CN4, tn = tid % CN4;
+    float acc[TR * TC];
+    [[unroll]] for (uint i = 0; i < TR * TC; i++) acc[i] = 0.0;
+#endif
+    if (kbeg < kend) gemm_load(kbeg);
+    for (uint k0 = kbeg; k0 < kend; k0 += BK) {
+        barrier(); // the previous step's reads of SH_A / SH_B are done
+        gemm_stage();
+        barrier();
+        if (k0 + BK < kend) gemm_load(k0 + BK); // in flight while this step computes
+#if GEMM_CM
+        [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
+            CM_FRAG(fa, FM);
+            CM_FRAG(fb, FN);
+            [[unroll]] for (uint i = 0; i < FM; i++)
+                CM_LOAD_A(fa[i], (wm + i * 16) * (BK + A_PAD) + kk, BK + A_PAD, false);
+            [[unroll]] for (uint j = 0; j < FN; j++) {
+                if (B_KMAJOR != 0)
+                    CM_LOAD_B(fb[j], (wn + j * 16) * (BK + B_PAD) + kk, BK + B_PAD, true);
+                else
+                    CM_LOAD_B(fb[j], kk * (BN + B_PAD) + wn + j * 16, BN + B_PAD, false);
+            }
+            [[unroll]] for (uint i = 0; i < FM; i++)
+                [[unroll]] for (uint j = 0; j < FN; j++) CM_MMA(acc[i * FN + j], fa[i], fb[j]);
+        }
+#else
+        for (uint kk = 0; kk < BK; kk++) {
+            float av[TR], bv[TC];
+            [[unroll]] for (uint r = 0; r < TR; r++) av[r] = SH_A[(tm + r * CM4) * (BK + A_PAD) + kk];
+            [[unroll]] for (uint c = 0; c < TC; c++) bv[c] = GEMM_B_AT(kk, tn + c * CN4);
+            [[unroll]] for (uint r = 0; r < TR; r++)
+                [[unroll]] for (uint c = 0; c < TC; c++) acc[r * TC + c] += av[r] * bv[c];
+        }
+#endif
+    }
+#if GEMM_CM
+    [[unroll]] for (uint i = 0; i < FM; i++)
+        [[unroll]] for (uint j = 0; j < FN; j++)
+            CM_STORE(acc[i * FN + j], SH_C, (wm + i * 16) * (BN + C_PAD) + wn + j * 16, BN + C_PAD);
+    barrier();
+    [[unroll]] for (uint i = 0; i < BM * BN / GEMM_WG; i++) {
+        uint e = tid + i * GEMM_WG;
+        gemm_emit(e / BN, e % BN, SH_C[(e / BN) * (BN + C_PAD) + e % BN]);
+    }
+#else
+    [[unroll]] for (uint r = 0; r < TR; r++)
+        [[unroll]] for (uint c = 0; c < TC; c++) gemm_emit(tm + r * CM4, tn + c * CN4, acc[r * TC + c]);
+#endif
+}
+
+#endif
