@@ -1,9 +1,10 @@
 #!/bin/bash
-# GEMV sweep on the GPU machine: reads lines "BIN GRAPH VARIANT" (VARIANT: NPU_GEMV's
-# "WG,R,U,G", or - for the compiler's choice), profiles each (bf16, random weights) and prints
+# GEMV sweep on the GPU machine (bench/gemv/h100.sh): reads lines "BIN GRAPH VARIANT" (VARIANT:
+# NPU_GEMV's "WG,R,U,G", or - for the compiler's choice), profiles each (bf16, random weights),
+# prints
 #   graph variant stem | us per kernel (gpu step / C) GB/s | timed per-kernel median | rel_l2
-# full logs and the pipelines' statistics (NPU_VK_PIPE_STATS) under $OUT. Stops starting new
-# profiles after $BUDGET seconds (default 200).
+# the full logs (one file, $OUT/sweep_logs.txt) and the pipelines' statistics (NPU_VK_PIPE_STATS,
+# $OUT/stats.txt) under $OUT. Stops starting new profiles after $BUDGET seconds (default 200).
 ITERS=${ITERS:-20}
 BUDGET=${BUDGET:-200}
 out=${OUT:-out}; mkdir -p "$out"
@@ -13,7 +14,7 @@ while read -r bin g v; do
     if [ "$SECONDS" -gt "$BUDGET" ]; then echo "skip $g $v (budget)"; continue; fi
     name=$(basename "$g" .json)
     c=${name##*_x}; nk=${name%_x*}; nk=${nk#*_}; n=${nk%x*}; k=${nk#*x}
-    log="$out/$(basename "$(dirname "$bin")")_${name}_${v//,/-}.txt"
+    log="$out/.sweep_one.txt"
     t0=$SECONDS
     if [ "$v" = "-" ]; then
         NPU_VK_PIPE_STATS=1 timeout 40 "$bin" profile "$g" --random-weights 1 --dtype bf16 --iters "$ITERS" > "$log" 2>&1
@@ -33,6 +34,8 @@ while read -r bin g v; do
                    bin, name, v, stem, per, (per > 0 ? 2 * n * k / per / 1e3 : 0), med, worst,
                    (bad ? " MISMATCH" : ""), rc, dt
         }' "$log"
+    { echo "=== $bin $g $v"; cat "$log"; } >> "$out/sweep_logs.txt"
+    rm -f "$log"
 done
 echo "== pipeline statistics (unique)"; touch "$out/stats.txt"
 sort -u "$out/stats.txt" | sed 's/pipe-stats //'
