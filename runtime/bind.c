@@ -154,7 +154,9 @@ Status bind_weights_random(const Graph *g, uint64_t seed, Binding *b)
         for (int64_t k = 0; k < v->numel; k++) {
             double u = rng_unit(&s), x;
             switch (kind) {
-            case R_FREQ: x = pow(10000.0, -(double)k / (double)v->numel); break; /* 1/base^(2k/dim) */
+            case R_FREQ: /* 1/base^(2k/dim) */
+                x = pow(10000.0, -(double)k / (double)v->numel);
+                break;
             case R_VAR: x = 0.5 + u; break;
             case R_MEAN: x = 0.2 * (u - 0.5); break;
             case R_SCALE: x = 0.8 + 0.4 * u; break; /* norm scales */

@@ -558,18 +558,19 @@ static Status create_device(VkCtx *ctx, const VkCtxOptions *opt, DiagList *d)
     const char *exts[2];
     uint32_t next = 0;
     if (o->push_descriptors) exts[next++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
-    /* NPU_VK_PIPE_STATS=1: every pipeline's executable statistics (registers, spills,
-     * instructions) on stderr at creation (vk_pipe.c), where the driver offers them */
+    /* NPU_VK_PIPE_STATS=1: every pipeline's executable statistics (NVIDIA: registers, stack,
+     * shared memory, binary size) on stderr at creation (vk_pipe.c), where the driver has them */
     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pe = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
         .pipelineExecutableInfo = VK_TRUE};
     const char *ps = getenv("NPU_VK_PIPE_STATS");
-    ctx->pipe_stats = ps && *ps && strcmp(ps, "0") != 0 &&
-                      has_device_ext(ctx->phys, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    bool want = ps && *ps && strcmp(ps, "0") != 0;
+    ctx->pipe_stats =
+        want && has_device_ext(ctx->phys, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
     if (ctx->pipe_stats) {
         exts[next++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
         f12.pNext = &pe;
-    } else if (ps && *ps && strcmp(ps, "0") != 0) {
+    } else if (want) {
         fprintf(stderr, "NPU_VK_PIPE_STATS: '%s' lacks VK_KHR_pipeline_executable_properties\n",
                 o->name);
     }

@@ -116,7 +116,7 @@ void vk_cache_destroy(VkCtx *ctx)
 /* ---- pipelines ---------------------------------------------------------------------------- */
 
 /* NPU_VK_PIPE_STATS: the driver's statistics of each executable of pipeline p (NVIDIA: register
- * count, spills, instruction count...) on stderr, one line per executable. */
+ * count, stack, local and shared memory, binary size) on stderr, one line per executable. */
 static void print_stats(const VkPipe *p, const VkPipeDesc *desc)
 {
     VkDevice dev = p->ctx->device;

@@ -123,7 +123,8 @@ void dots(uint i, uint L, uint nv)
 void set_rows(uint oa, uint ob, uint n0)
 {
     [[unroll]] for (uint m = 0; m < MR; m++) arow[m] = (oa + m * pc.K) / VEC_N;
-    [[unroll]] for (uint r = 0; r < R; r++) brow[r] = (ob + min(n0 + r, pc.N - 1) * pc.b_ns) / VEC_N;
+    [[unroll]] for (uint r = 0; r < R; r++)
+        brow[r] = (ob + min(n0 + r, pc.N - 1) * pc.b_ns) / VEC_N;
 }
 
 void main()
