@@ -12,9 +12,11 @@
  * tensors): matmul / gemv (bias), matmul_nb / gemv_nb (neither), matmul_r / gemv_r (residual),
  * matmul_br / gemv_br (both). Bindings A, B, [bias], [residual], Y (addmm's reordered).
  * Push: {M, N, K, b_ks, b_ns, nbatch, bdim[4], sa[4], sb[4], bias_ms, bias_ns, act, alpha, beta,
- * post}. Spec: matmul {WG, vector, TM, TN, TK}; gemv {WG, R, MR}. */
+ * post}. Spec: matmul {WG, vector, TM, TN, TK}; gemv {WG, R, MR, NV, U, G} (gemv_spec). */
 #include "kernels.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Activation codes the shaders switch on (shaders/matmul_epi.glsl activate()): explicit numbers,
@@ -282,18 +284,39 @@ static bool gemv_fits(const KernelCtx *c, const PlanKernel *k, const MmDesc *d, 
     return ok;
 }
 
-/* Largest power of two <= v (v >= 1). */
-static int64_t pow2_floor(int64_t v)
-{
-    int64_t p = 1;
-    while (p * 2 <= v) p *= 2;
-    return p;
-}
-
 /* Smallest of 16, 32, 64 covering v. */
 static int64_t tile_for(int64_t v)
 {
     return v <= 16 ? 16 : v <= 32 ? 32 : 64;
+}
+
+/* The gemv parameters (shaders/gemv.glsl) {WG, R, MR, NV, U, G}, from the H100 measurements of
+ * bench/NOTES.md ("GEMV"). Short rows (K <= 4096 bf16, 512 chunks): subgroup rows, one weight
+ * row per subgroup, G = 4 per workgroup of 128, U about a row's chunks over 32 lanes (K = 1536
+ * bf16: 6, the whole row in one loop trip); long rows (down_proj, K = 8960): 256 lanes split K
+ * over 2 weight rows, 2 chunks per trip. At most 16 vectors loaded per trip, U * (R + MR).
+ * NPU_GEMV="WG,R,U,G" overrides WG, R, U and G (a tuning aid; ignored unless valid). */
+static void gemv_spec(const MmDesc *d, int64_t vn, uint32_t spec[6])
+{
+    int64_t nv = d->k / vn;
+    bool sub = nv <= 512;
+    int64_t wg = sub ? 128 : 256, r = sub || d->m > 2 ? 1 : 2, g = sub ? 4 : 0;
+    int64_t u = sub ? (nv + 31) / 32 : 2;
+    if (u * (r + d->m) > 16) u = 16 / (r + d->m);
+    u = u < 1 ? 1 : u > 8 ? 8 : u;
+    const char *e = getenv("NPU_GEMV");
+    int ew, er, eu, eg;
+    if (e && sscanf(e, "%d,%d,%d,%d", &ew, &er, &eu, &eg) == 4 && ew >= 32 && ew <= 1024 &&
+        (ew & (ew - 1)) == 0 && er >= 1 && er <= 8 && eu >= 1 && eu <= 8 && eg >= 0 &&
+        eg <= 16 && (eg > 0 || (ew >= er * d->m && ew * er * d->m <= 4096)))
+        wg = ew, r = er, u = eu, g = eg;
+    if (r > d->n) r = d->n;
+    spec[0] = (uint32_t)wg;
+    spec[1] = (uint32_t)r;
+    spec[2] = (uint32_t)d->m;
+    spec[3] = (uint32_t)nv;
+    spec[4] = (uint32_t)u;
+    spec[5] = (uint32_t)g;
 }
 
 Status lower_matmul(const KernelCtx *c, PlanKernel *k)
@@ -358,15 +381,10 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
         return kc_error(c, "matmul kernel: operands past 2^32 elements");
 
     if (fast) {
-        /* lanes split K in 16-byte chunks, about two or more chunks each, 32..128 lanes; R weight
-         * rows per workgroup, 4 for large N (fewer workgroups, more loads in flight per lane),
-         * at most 8 outputs per lane (R * M) */
-        int64_t chunks = d.k / vn, wg = pow2_floor(chunks / 2 > 0 ? chunks / 2 : 1);
-        wg = wg < 32 ? 32 : wg > 128 ? 128 : wg;
-        int64_t r = d.n >= 8192 && d.m <= 2 ? 4 : 2;
-        if (r > d.n) r = d.n;
-        kc_grid(k, d.nbatch * ((d.n + r - 1) / r), 1);
-        uint32_t spec[] = {(uint32_t)wg, (uint32_t)r, (uint32_t)d.m};
+        uint32_t spec[6];
+        gemv_spec(&d, vn, spec);
+        uint32_t rows = spec[1] * (spec[5] ? spec[5] : 1);
+        kc_grid(k, d.nbatch * ((d.n + rows - 1) / rows), 1);
         for (size_t i = 0; st == ST_OK && i < sizeof spec / sizeof spec[0]; i++)
             st = kc_spec(c, k, spec[i]);
         return st;

@@ -143,20 +143,26 @@ Status bind_weights_random(const Graph *g, uint64_t seed, Binding *b)
         uint64_t s = hash64(key, strlen(key)) ^ (seed * 0x2545F4914F6CDD1DULL);
         int64_t fan_in = t->rank >= 2 ? v->numel / t->shape[0] : v->numel;
         double bound = 1.0 / sqrt((double)(fan_in > 0 ? fan_in : 1));
+        /* the tensor's kind once, not per element (1.5G elements for Qwen2.5-1.5B) */
+        enum { R_FREQ, R_VAR, R_MEAN, R_SCALE, R_BIAS, R_MAT } kind =
+            ends_with(key, "inv_freq")                   ? R_FREQ /* rotary frequencies */
+            : ends_with(key, "running_var")              ? R_VAR
+            : ends_with(key, "running_mean")             ? R_MEAN
+            : t->rank == 1 && ends_with(key, "weight")   ? R_SCALE
+            : t->rank == 1                               ? R_BIAS
+                                                         : R_MAT;
         for (int64_t k = 0; k < v->numel; k++) {
             double u = rng_unit(&s), x;
-            if (ends_with(key, "inv_freq")) /* rotary frequencies: 1/base^(2k/dim) */
+            switch (kind) {
+            case R_FREQ: /* 1/base^(2k/dim) */
                 x = pow(10000.0, -(double)k / (double)v->numel);
-            else if (ends_with(key, "running_var"))
-                x = 0.5 + u;
-            else if (ends_with(key, "running_mean"))
-                x = 0.2 * (u - 0.5);
-            else if (t->rank == 1 && ends_with(key, "weight"))
-                x = 0.8 + 0.4 * u; /* norm scales */
-            else if (t->rank == 1)
-                x = 0.1 * (u - 0.5); /* biases */
-            else
-                x = bound * (2 * u - 1);
+                break;
+            case R_VAR: x = 0.5 + u; break;
+            case R_MEAN: x = 0.2 * (u - 0.5); break;
+            case R_SCALE: x = 0.8 + 0.4 * u; break; /* norm scales */
+            case R_BIAS: x = 0.1 * (u - 0.5); break;
+            default: x = bound * (2 * u - 1); break;
+            }
             if (v->dtype == DT_F32) ((float *)v->data)[k] = (float)x;
             else if (v->dtype == DT_I64) ((int64_t *)v->data)[k] = (int64_t)(u * 8);
             else ((uint8_t *)v->data)[k] = u < 0.5;

@@ -197,7 +197,7 @@ static Status create_instance(VkCtx *ctx, bool validate, DiagList *d)
     bool debug_utils = validate && has_instance_ext(NULL, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
     bool features =
         validate && has_instance_ext(VALIDATION_LAYER, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
-    const char *exts[2];
+    const char *exts[3];
     uint32_t next = 0;
     if (debug_utils) exts[next++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
     if (features) exts[next++] = VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME;
@@ -604,10 +604,27 @@ static Status create_device(VkCtx *ctx, const VkCtxOptions *opt, DiagList *d)
     };
     o->push_descriptors = o->push_descriptors && !opt->no_push_descriptors;
     if (!o->push_descriptors) o->max_push_descriptors = 0;
-    const char *exts[2];
+    const char *exts[3];
     uint32_t next = 0;
     if (o->push_descriptors) exts[next++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
     if (o->coopmat_nv) exts[next++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    /* NPU_VK_PIPE_STATS=1: every pipeline's executable statistics (NVIDIA: registers, stack,
+     * shared memory, binary size) on stderr at creation (vk_pipe.c), where the driver has them */
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pe = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+        .pipelineExecutableInfo = VK_TRUE};
+    const char *ps = getenv("NPU_VK_PIPE_STATS");
+    bool want = ps && *ps && strcmp(ps, "0") != 0;
+    ctx->pipe_stats =
+        want && has_device_ext(ctx->phys, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    if (ctx->pipe_stats) {
+        exts[next++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+        pe.pNext = f12.pNext;
+        f12.pNext = &pe;
+    } else if (want) {
+        fprintf(stderr, "NPU_VK_PIPE_STATS: '%s' lacks VK_KHR_pipeline_executable_properties\n",
+                o->name);
+    }
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .pNext = &f,
@@ -654,7 +671,10 @@ Status vk_ctx_create(const VkCtxOptions *opt, VkCtx **out, DiagList *d)
     if (!opt) opt = &def;
     VkCtx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return diag_add(d, DIAG_ERROR, ST_NOMEM, NULL, NULL, NULL, "out of memory");
-    ctx->force_staging = opt->force_staging;
+    /* NPU_VK_STAGING=1: device buffers in device-local memory that is not host-visible, as
+     * without ReBAR (a measurement aid, bench/NOTES.md) */
+    const char *stg = getenv("NPU_VK_STAGING");
+    ctx->force_staging = opt->force_staging || (stg && *stg && strcmp(stg, "0") != 0);
     Status st = create_instance(ctx, want_validation(opt), d);
     if (st == ST_OK) st = pick_device(ctx, opt->device_index, d);
     if (st == ST_OK) st = create_device(ctx, opt, d);

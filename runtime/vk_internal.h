@@ -27,6 +27,7 @@ struct VkCtx {
     char *cache_path;
     bool force_staging;
     bool validating; /* the validation layer is enabled on the instance */
+    bool pipe_stats; /* NPU_VK_PIPE_STATS: print each pipeline's executable statistics */
     /* Fence waits poll for up to spin_ns before sleeping in the driver: the sleep's wake-up
      * cost ~0.1-0.4 ms per decode step on the H100 (bench/NOTES.md). GPUs only (on lavapipe
      * the polling thread would take a core from the device's own threads); NPU_VK_WAIT=block

@@ -2,6 +2,7 @@
 #include "vk_internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -113,6 +114,59 @@ void vk_cache_destroy(VkCtx *ctx)
 }
 
 /* ---- pipelines ---------------------------------------------------------------------------- */
+
+/* NPU_VK_PIPE_STATS: the driver's statistics of each executable of pipeline p (NVIDIA: register
+ * count, stack, local and shared memory, binary size) on stderr, one line per executable. */
+static void print_stats(const VkPipe *p, const VkPipeDesc *desc)
+{
+    VkDevice dev = p->ctx->device;
+    PFN_vkGetPipelineExecutablePropertiesKHR props =
+        (PFN_vkGetPipelineExecutablePropertiesKHR)vkGetDeviceProcAddr(
+            dev, "vkGetPipelineExecutablePropertiesKHR");
+    PFN_vkGetPipelineExecutableStatisticsKHR stats =
+        (PFN_vkGetPipelineExecutableStatisticsKHR)vkGetDeviceProcAddr(
+            dev, "vkGetPipelineExecutableStatisticsKHR");
+    if (!props || !stats) return;
+    VkPipelineInfoKHR pi = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, .pipeline = p->pipeline};
+    VkPipelineExecutablePropertiesKHR ex[4];
+    uint32_t nex = 4;
+    for (uint32_t i = 0; i < nex; i++)
+        ex[i] = (VkPipelineExecutablePropertiesKHR){
+            .sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR};
+    if (props(dev, &pi, &nex, ex) < 0) return;
+    for (uint32_t e = 0; e < nex; e++) {
+        fprintf(stderr, "pipe-stats %s spec[", p->name);
+        for (uint32_t i = 0; i < desc->nspec; i++)
+            fprintf(stderr, "%s%u", i ? "," : "", desc->spec[i]);
+        fprintf(stderr, "] %s (subgroup %u):", ex[e].name, ex[e].subgroupSize);
+        VkPipelineExecutableInfoKHR ei = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR,
+                                          .pipeline = p->pipeline, .executableIndex = e};
+        VkPipelineExecutableStatisticKHR st[32];
+        uint32_t n = 32;
+        for (uint32_t i = 0; i < n; i++)
+            st[i] = (VkPipelineExecutableStatisticKHR){
+                .sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
+        if (stats(dev, &ei, &n, st) < 0) n = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            fprintf(stderr, " %s=", st[i].name);
+            switch (st[i].format) {
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+                fprintf(stderr, "%u", st[i].value.b32);
+                break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+                fprintf(stderr, "%lld", (long long)st[i].value.i64);
+                break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+                fprintf(stderr, "%llu", (unsigned long long)st[i].value.u64);
+                break;
+            default:
+                fprintf(stderr, "%g", st[i].value.f64);
+                break;
+            }
+        }
+        fputc('\n', stderr);
+    }
+}
 
 static Status check_desc(const VkCtx *ctx, const VkPipeDesc *pd, const uint32_t **code,
                          size_t *size, DiagList *d)
@@ -226,6 +280,7 @@ Status vk_pipe_create(VkCtx *ctx, const VkPipeDesc *desc, VkPipe **out, DiagList
                     .pSpecializationInfo = desc->nspec ? &spec : NULL,
                 },
             .layout = p->layout,
+            .flags = ctx->pipe_stats ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR : 0,
         };
         VkPipeline pipe = VK_NULL_HANDLE;
         r = vkCreateComputePipelines(ctx->device, ctx->cache, 1, &ci, NULL, &pipe);
@@ -237,6 +292,7 @@ Status vk_pipe_create(VkCtx *ctx, const VkPipeDesc *desc, VkPipe **out, DiagList
         vk_pipe_destroy(p);
         return st;
     }
+    if (ctx->pipe_stats) print_stats(p, desc);
     *out = p;
     return ST_OK;
 }

@@ -6,17 +6,24 @@
 // B are shaders/matmul_epi.glsl (same words as matmul). The body of four stems (gemv, gemv_nb,
 // gemv_r, gemv_br: MM_BIAS, MM_RES).
 // A and B are read as 16-byte vectors (uvec4 = 8 f16/bf16, vec4 = 4 f32): bf16 is widened by a
-// shift (exact), f16 by unpackHalf2x16. A workgroup computes R outputs n (consecutive weight
-// rows) for each of the MR rows of A: its NPU_WG lanes split K in 16-byte chunks (lane t takes
-// chunks t, t + NPU_WG, ...), each chunk of A loaded once into registers and used for the R
-// weight rows (R independent 16-byte loads in flight per chunk, two chunks per loop trip).
-// Reduction: subgroupAdd per output, then one shared-memory step across gl_NumSubgroups in a
-// fixed order: nothing assumes a subgroup size (lavapipe 8, the H100 32) or a relation between
-// gl_SubgroupInvocationID and gl_LocalInvocationID.
-// Spec: 0 = workgroup size (>= R * MR), 1 = R (1..4), 2 = MR (= M, 1..4). The grid is
-// nbatch * ceil(N / R) workgroups, folded past 65535 (npu_group_index).
+// shift (exact), f16 by unpackHalf2x16. A set of lanes computes R consecutive outputs n (weight
+// rows) for each of the MR rows of A: the lanes split K in 16-byte chunks (lane i of L takes
+// chunks i, i + L, ...), U chunks per loop trip with all U * (R + MR) loads issued before any
+// arithmetic (the memory-level parallelism a memory-bound GEMV lives on), each A chunk used for
+// the R weight rows. Two ways to form the sets (spec G):
+//  - G = 0, split-K: the whole workgroup is one set (L = NPU_WG, R rows per workgroup; for long
+//    K, e.g. down_proj's 8960); reduction by subgroupAdd, then one shared-memory step across
+//    gl_NumSubgroups in a fixed order;
+//  - G >= 1, subgroup rows: the workgroup computes G * R rows, subgroup s takes row groups s,
+//    s + gl_NumSubgroups, ... < G, its active lanes splitting K (L and the lane index from a
+//    ballot: no assumption on the subgroup size, lavapipe 8, the H100 32, or on its layout in
+//    the workgroup); reduction by subgroupAdd only: no shared memory, no barrier.
+// Spec: 0 = workgroup size (>= R * MR for G = 0), 1 = R (1..8), 2 = MR (= M, 1..4), 3 = NV: the
+// chunks per row, K / vector (0: from the push constant K), 4 = U (1..8), 5 = G. The grid is
+// nbatch * ceil(N / (R * max(G, 1))) workgroups, folded past 65535 (npu_group_index).
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_ballot : require
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "index.glsl"
@@ -24,6 +31,9 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint R = 2;
 layout(constant_id = 2) const uint MR = 1;
+layout(constant_id = 3) const uint NV = 0;
+layout(constant_id = 4) const uint U = 2;
+layout(constant_id = 5) const uint G = 0;
 
 #if defined(STORAGE_F32)
 #define VEC_T vec4
@@ -37,8 +47,10 @@ layout(std430, set = 0, binding = 0) readonly buffer A_ { VEC_T a4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B_ { VEC_T b4[]; };
 #include "matmul_epi.glsl"
 
-// one partial sum per (output, subgroup): at most NPU_WG subgroups whatever their size
-shared float red[MR][R][NPU_WG];
+// split-K: one partial sum per (output, subgroup), at most NPU_WG subgroups whatever their size
+// (subgroup rows use none: one float)
+const uint RED = G == 0 ? MR * R * NPU_WG : 1;
+shared float red[RED];
 
 // The 8 (16-bit storage) or 4 (f32) elements of a vector as float32: even elements in e, odd
 // ones in o (f32: all in e). A and B are split the same way, so dot(e) + dot(o) is the chunk's
@@ -71,52 +83,97 @@ float chunk_dot(vec4 ae, vec4 ao, vec4 be, vec4 bo)
 uint arow[MR], brow[R]; // row starts in vectors
 float acc[MR][R];
 
-// Chunk c (16 bytes of every row) into the accumulators.
-void accumulate(uint c)
+// U chunks c, c + L, ..., c + (U - 1) L of every row into the accumulators: every load first,
+// then the arithmetic. guard: chunks at or past nv read nothing and add nothing.
+void trip(uint c, uint L, uint nv, bool guard)
 {
-    vec4 ae[MR], ao[MR];
-    [[unroll]] for (uint m = 0; m < MR; m++) widen(a4[arow[m] + c], ae[m], ao[m]);
-    [[unroll]] for (uint r = 0; r < R; r++) {
-        vec4 be, bo;
-        widen(b4[brow[r] + c], be, bo);
-        [[unroll]] for (uint m = 0; m < MR; m++) acc[m][r] += chunk_dot(ae[m], ao[m], be, bo);
+    VEC_T av[U][MR], bv[U][R];
+    [[unroll]] for (uint u = 0; u < U; u++) {
+        uint cu = guard ? min(c + u * L, nv - 1) : c + u * L; // loads stay in the row
+        [[unroll]] for (uint r = 0; r < R; r++) bv[u][r] = b4[brow[r] + cu];
+        [[unroll]] for (uint m = 0; m < MR; m++) av[u][m] = a4[arow[m] + cu];
+        if (guard && c + u * L >= nv) { // zeros, not 0 * the clamped chunk (inf * 0 is NaN)
+            [[unroll]] for (uint r = 0; r < R; r++) bv[u][r] = VEC_T(0);
+            [[unroll]] for (uint m = 0; m < MR; m++) av[u][m] = VEC_T(0);
+        }
     }
+    [[unroll]] for (uint u = 0; u < U; u++) {
+        vec4 ae[MR], ao[MR];
+        [[unroll]] for (uint m = 0; m < MR; m++) widen(av[u][m], ae[m], ao[m]);
+        [[unroll]] for (uint r = 0; r < R; r++) {
+            vec4 be, bo;
+            widen(bv[u][r], be, bo);
+            [[unroll]] for (uint m = 0; m < MR; m++) acc[m][r] += chunk_dot(ae[m], ao[m], be, bo);
+        }
+    }
+}
+
+// The partial dot products of lane i of L over rows brow (the row starts must be set).
+void dots(uint i, uint L, uint nv)
+{
+    [[unroll]] for (uint m = 0; m < MR; m++)
+        [[unroll]] for (uint r = 0; r < R; r++) acc[m][r] = 0.0;
+    uint c = i;
+    for (; c + (U - 1) * L < nv; c += U * L) trip(c, L, nv, false);
+    if (c < nv) trip(c, L, nv, true); // fewer than U chunks left
+}
+
+// Row starts of rows n0 .. n0 + R - 1 of batch matrix ob (rows past N read row N - 1 and are
+// not stored).
+void set_rows(uint oa, uint ob, uint n0)
+{
+    [[unroll]] for (uint m = 0; m < MR; m++) arow[m] = (oa + m * pc.K) / VEC_N;
+    [[unroll]] for (uint r = 0; r < R; r++)
+        brow[r] = (ob + min(n0 + r, pc.N - 1) * pc.b_ns) / VEC_N;
 }
 
 void main()
 {
+    const uint GR = G == 0 ? 1 : G;
     uint g = npu_group_index();
-    uint tiles = (pc.N + R - 1) / R;
+    uint tiles = (pc.N + R * GR - 1) / (R * GR);
     if (g >= pc.nbatch * tiles) return; // the whole workgroup: no barrier is skipped
-    uint bi = g / tiles, n0 = (g % tiles) * R;
-    uint oa, ob;
-    batch_offsets(bi, oa, ob);
-    [[unroll]] for (uint m = 0; m < MR; m++) arow[m] = (oa + m * pc.K) / VEC_N;
-    // rows past N (the last workgroup) read row N - 1 and are not stored
-    [[unroll]] for (uint r = 0; r < R; r++) brow[r] = (ob + min(n0 + r, pc.N - 1) * pc.b_ns) / VEC_N;
-    [[unroll]] for (uint m = 0; m < MR; m++)
-        [[unroll]] for (uint r = 0; r < R; r++) acc[m][r] = 0.0;
-
-    uint nv = pc.K / VEC_N, c = gl_LocalInvocationID.x;
-    for (; c + NPU_WG < nv; c += 2 * NPU_WG) {
-        accumulate(c);
-        accumulate(c + NPU_WG);
+    uint bi = 0, n0 = g * (R * GR), oa = 0, ob = 0;
+    if (pc.nbatch > 1) {
+        bi = g / tiles;
+        n0 = (g % tiles) * (R * GR);
+        batch_offsets(bi, oa, ob);
     }
-    if (c < nv) accumulate(c);
+    uint yoff = bi * pc.M * pc.N;
+    uint nv = NV > 0 ? NV : pc.K / VEC_N;
 
-    [[unroll]] for (uint m = 0; m < MR; m++)
-        [[unroll]] for (uint r = 0; r < R; r++) {
-            float s = subgroupAdd(acc[m][r]);
-            if (subgroupElect()) red[m][r][gl_SubgroupID] = s;
+    if (G == 0) {
+        set_rows(oa, ob, n0);
+        dots(gl_LocalInvocationID.x, NPU_WG, nv);
+        [[unroll]] for (uint m = 0; m < MR; m++)
+            [[unroll]] for (uint r = 0; r < R; r++) {
+                float s = subgroupAdd(acc[m][r]);
+                if (subgroupElect()) red[(m * R + r) * NPU_WG + gl_SubgroupID] = s;
+            }
+        barrier();
+        uint o = gl_LocalInvocationID.x;
+        if (o < MR * R) {
+            uint m = o / R, r = o % R, n = n0 + r;
+            if (n < pc.N) {
+                float t = 0.0;
+                for (uint s = 0; s < gl_NumSubgroups; s++) t += red[o * NPU_WG + s];
+                store(yoff, m, n, t);
+            }
         }
-    barrier();
-    uint o = gl_LocalInvocationID.x;
-    if (o < MR * R) {
-        uint m = o / R, r = o % R, n = n0 + r;
-        if (n < pc.N) {
-            float t = 0.0;
-            for (uint s = 0; s < gl_NumSubgroups; s++) t += red[m][r][s];
-            store(bi * pc.M * pc.N, m, n, t);
-        }
+        return;
+    }
+
+    uvec4 lanes = subgroupBallot(true);
+    uint L = subgroupBallotBitCount(lanes), i = subgroupBallotExclusiveBitCount(lanes);
+    for (uint s = gl_SubgroupID; s < G; s += gl_NumSubgroups) {
+        uint ns = n0 + s * R;
+        if (ns >= pc.N) break; // uniform in the subgroup
+        set_rows(oa, ob, ns);
+        dots(i, L, nv);
+        [[unroll]] for (uint m = 0; m < MR; m++)
+            [[unroll]] for (uint r = 0; r < R; r++) {
+                float t = subgroupAdd(acc[m][r]);
+                if (i == (m * R + r) % L && ns + r < pc.N) store(yoff, m, ns + r, t);
+            }
     }
 }

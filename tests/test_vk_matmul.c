@@ -395,8 +395,31 @@ static void test_gemv_alignment(void **state)
     }
 }
 
+/* Both gemv forms with parameters the heuristic does not pick (NPU_GEMV="WG,R,U,G"): split-K
+ * (G = 0) with R = 3 and a guarded last trip of U = 5; subgroup rows with more row groups than
+ * subgroups (G = 8 over lavapipe's 4 subgroups of 8 in a workgroup of 32: a subgroup takes two),
+ * R = 3 rows past N, M = 3; chunks per lane not a multiple of U, K = 8 (one chunk). */
+static void test_gemv_variants(void **state)
+{
+    (void)state;
+
+    static const char *vs[] = {"64,3,5,0", "32,3,3,8", "32,1,8,16", "128,2,1,1"};
+    const int64_t ks[] = {8, 136, 1536}, ns[] = {3, 7, 50};
+    for (int v = 0; v < 4; v++) {
+        setenv("NPU_GEMV", vs[v], 1);
+        for (int t = 0; t < 3; t++)
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++) {
+                    int w = (a + b + v + t) % 4;
+                    lin_check(w == 3 ? 3 : 1, ks[a], ns[b], w & 1, NULL,
+                              w & 2 ? RES_AFTER : RES_NONE, t);
+                }
+    }
+    unsetenv("NPU_GEMV");
+}
+
 /* The backend refuses a module whose subgroup operations the device lacks: the gemv modules
- * declare basic + arithmetic, the scalar matmul modules none. */
+ * declare basic + arithmetic + ballot, the scalar matmul modules none. */
 static void test_gemv_module_needs(void **state)
 {
     (void)state;
@@ -404,7 +427,7 @@ static void test_gemv_module_needs(void **state)
     for (int t = 0; t < 3; t++) {
         char name[32];
         snprintf(name, sizeof name, "gemv_br.%s", v[t]);
-        assert_int_equal(vk_spv_subgroup_ops(vk_spv_find(name)), 0x1 | 0x4);
+        assert_int_equal(vk_spv_subgroup_ops(vk_spv_find(name)), 0x1 | 0x4 | 0x8);
         snprintf(name, sizeof name, "matmul_br.%s", v[t]);
         assert_int_equal(vk_spv_subgroup_ops(vk_spv_find(name)), 0);
     }
@@ -491,6 +514,7 @@ int main(void)
         cmocka_unit_test(test_gemv_act_residual),
         cmocka_unit_test(test_gemv_addmm_batch),
         cmocka_unit_test(test_gemv_alignment),
+        cmocka_unit_test(test_gemv_variants),
         cmocka_unit_test(test_gemv_module_needs),
         cmocka_unit_test(test_linear_concat),
         cmocka_unit_test(test_gemm_tiles),
