@@ -8,6 +8,7 @@
  * (runtime/cpu_eltwise.c, cpu_data.c): float results in float32, scalar attributes rounded to
  * float32, comparisons in the operands' common type. */
 #include "codegen_build.h"
+#include "kernels.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -36,29 +37,8 @@ typedef struct Build {
 static bool scalar_attr(const Node *n, const char *key, double *v, bool *is_int)
 {
     const Attr *a = node_attr(n, key);
-    if (!a) return false;
-    *is_int = false;
-    switch (a->kind) {
-    case ATTR_INT:
-    case ATTR_BOOL:
-        *v = (double)a->i;
-        *is_int = true;
-        return true;
-    case ATTR_FLOAT:
-        *v = a->f;
-        return true;
-    case ATTR_STR: {
-        char *end;
-        *v = strtod(a->s, &end);
-        return end != a->s && *end == 0;
-    }
-    case ATTR_NONE:
-    case ATTR_INTS:
-    case ATTR_FLOATS:
-    case ATTR_OTHER:
-        break;
-    }
-    return false;
+    *is_int = a && (a->kind == ATTR_INT || a->kind == ATTR_BOOL);
+    return kc_scalar_attr(n, key, v); /* as the hand-written kernels read it (lower_binary.c) */
 }
 
 static double fattr0(const Node *n, const char *key, double dflt)

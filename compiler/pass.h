@@ -119,6 +119,8 @@ int fusion_inputs(const Graph *g, const Fusion *f, int *ins, int max);
 /* The node whose kernel computes node i: i itself, the anchor of i's enabled fusion, or -1
  * when i runs no kernel (dead, a view aliasing its input, an op without a shader). */
 int graph_kernel_node(const Graph *g, int i);
+/* Partition indices: runs of one placement over the live nodes in graph order (g->nparts). */
+void graph_number_parts(Graph *g);
 /* Is this ATen name listed in opt->cpu_ops? */
 bool compile_forced_cpu(const CompileOptions *o, const Node *n);
 

@@ -57,20 +57,6 @@ static bool touches_npu(const Graph *g, const int *m, int n)
     return false;
 }
 
-/* Partition indices again after adoption (runs of one placement, as pass_partition.c). */
-static void renumber_parts(Graph *g)
-{
-    int part = -1;
-    Placement prev = PLACE_CPU;
-    for (int i = 0; i < g->nnodes; i++) {
-        Node *n = &g->nodes[i];
-        if (n->dead) continue;
-        if (part < 0 || n->place != prev) part++;
-        prev = n->place;
-        n->part = part;
-    }
-    g->nparts = part + 1;
-}
 
 static bool in_list(const int *v, int n, int x)
 {
@@ -198,6 +184,6 @@ Status pass_fuse_elementwise(Graph *g, PassCtx *c)
         }
         g->nfusions++;
     }
-    if (ngroups) renumber_parts(g);
+    if (ngroups) graph_number_parts(g);
     return ST_OK;
 }

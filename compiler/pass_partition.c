@@ -75,15 +75,6 @@ Status pass_partition(Graph *g, PassCtx *c)
     }
     Status st = hoist_host_nodes(g, host);
     if (st != ST_OK) return st;
-    int part = -1;
-    Placement prev = PLACE_CPU;
-    for (int i = 0; i < g->nnodes; i++) {
-        Node *n = &g->nodes[i];
-        if (n->dead) continue;
-        if (part < 0 || n->place != prev) part++;
-        prev = n->place;
-        n->part = part;
-    }
-    g->nparts = part + 1;
+    graph_number_parts(g);
     return ST_OK;
 }

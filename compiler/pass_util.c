@@ -56,6 +56,20 @@ int fusion_inputs(const Graph *g, const Fusion *f, int *ins, int max)
     return n;
 }
 
+void graph_number_parts(Graph *g)
+{
+    int part = -1;
+    Placement prev = PLACE_CPU;
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = &g->nodes[i];
+        if (n->dead) continue;
+        if (part < 0 || n->place != prev) part++;
+        prev = n->place;
+        n->part = part;
+    }
+    g->nparts = part + 1;
+}
+
 int graph_kernel_node(const Graph *g, int i)
 {
     const Node *n = &g->nodes[i];

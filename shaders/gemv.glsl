@@ -137,7 +137,7 @@ void main()
     if (pc.nbatch > 1) {
         bi = g / tiles;
         n0 = (g % tiles) * (R * GR);
-        batch_offsets(bi, oa, ob);
+        mm_batch_offsets(bi, oa, ob);
     }
     uint yoff = bi * pc.M * pc.N;
     uint nv = NV > 0 ? NV : pc.K / VEC_N;

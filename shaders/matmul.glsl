@@ -40,7 +40,7 @@ void gemm_tiled()
     uint bi = g / per_batch, t = g % per_batch;
     uint m0 = (t / tiles_n) * TM, n0 = (t % tiles_n) * TN;
     uint oa, ob;
-    batch_offsets(bi, oa, ob);
+    mm_batch_offsets(bi, oa, ob);
     const uint CM = TM / 4, CN = TN / 4;
     uint tid = gl_LocalInvocationID.x, tn = tid % CN, tm = tid / CN;
     float acc[16];
@@ -88,7 +88,7 @@ void gemv()
     if (g >= pc.nbatch * tiles_n) return; // the whole workgroup
     uint bi = g / tiles_n, n0 = (g % tiles_n) * TN;
     uint oa, ob;
-    batch_offsets(bi, oa, ob);
+    mm_batch_offsets(bi, oa, ob);
     const uint KS = NPU_WG / TN;
     uint tid = gl_LocalInvocationID.x, c, s;
     if (pc.b_ks == 1) {

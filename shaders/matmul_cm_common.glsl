@@ -13,17 +13,6 @@ layout(push_constant) uniform Push {
     uint mtiles; uint ntiles; uint nsplit; uint kchunk;
 } pc;
 
-// Offsets of batch matrix bi in A and B (bdim innermost last; stride 0 broadcasts).
-void mm_batch_offsets(uint bi, out uint oa, out uint ob)
-{
-    oa = 0;
-    ob = 0;
-    for (int d = 3; d >= 0; d--) {
-        uint c = bi % pc.bdim[d];
-        bi /= pc.bdim[d];
-        oa += c * pc.sa[d];
-        ob += c * pc.sb[d];
-    }
-}
+#include "matmul_batch.glsl"
 
 #endif

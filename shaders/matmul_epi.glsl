@@ -43,15 +43,4 @@ void store(uint yoff, uint m, uint n, float acc)
     y[i] = S_STORE(npu_activate(v, pc.post));
 }
 
-// Offsets of batch matrix bi in A and B (elements).
-void batch_offsets(uint bi, out uint oa, out uint ob)
-{
-    oa = 0;
-    ob = 0;
-    for (int d = 3; d >= 0; d--) {
-        uint c = bi % pc.bdim[d];
-        bi /= pc.bdim[d];
-        oa += c * pc.sa[d];
-        ob += c * pc.sb[d];
-    }
-}
+#include "matmul_batch.glsl"
