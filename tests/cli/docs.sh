@@ -8,3 +8,15 @@ else
 fi
 n=$("$B" ops | tail -n +2 | wc -l)
 [ "$n" -ge 70 ] && echo "ok 2 ops lists $n ops" || echo "not ok 2 ops lists only $n ops"
+# the README's tour: every `describe` example (compile only, no device) still runs
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+k=2
+while IFS= read -r line; do
+    cmd=${line%%#*}
+    k=$((k + 1))
+    if eval "\"$B\" ${cmd#\$B }" > /dev/null 2> "$T/err"; then
+        echo "ok $k README: ${cmd% }"
+    else
+        echo "not ok $k README: ${cmd% }"; head -3 "$T/err" | sed 's/^/#   /'
+    fi
+done < <(grep -E '^\$B describe ' README.md)
