@@ -14,14 +14,6 @@ static const char *fusion_shader(const char *pattern)
     return pattern; /* add_relu, rmsnorm, silu_mul, masked_softmax, rope, decode_attention */
 }
 
-/* Device storage: floats in the compute dtype, bools too (0/1, so comparisons, where and masks
- * read them as floats), other integers as int32. */
-static DType storage_of(const CompileOptions *o, DType dt)
-{
-    if (dtype_is_float(dt) || dt == DT_BOOL) return o->compute;
-    return DT_I32;
-}
-
 /* Plan tensor id of graph tensor t (-1 for tensors living only inside a fused kernel). */
 typedef struct Lowering {
     const Graph *g;
@@ -143,7 +135,7 @@ static Status build_tensors(Lowering *L, const CompileOptions *o)
                   : x->is_output         ? PT_OUTPUT
                                          : PT_ACT;
         q->dtype = x->dtype;
-        q->storage = storage_of(o, x->dtype);
+        q->storage = compile_storage(o, x->dtype);
         q->rank = x->rank;
         memcpy(q->shape, x->shape, sizeof q->shape);
         memcpy(q->pshape, x->pshape, sizeof q->pshape);

@@ -123,5 +123,8 @@ int graph_kernel_node(const Graph *g, int i);
 void graph_number_parts(Graph *g);
 /* Is this ATen name listed in opt->cpu_ops? */
 bool compile_forced_cpu(const CompileOptions *o, const Node *n);
+/* A tensor's device storage: floats in the compute dtype, bools too (0/1, so comparisons, where
+ * and masks read them as floats), other integers as int32. */
+DType compile_storage(const CompileOptions *o, DType dt);
 
 #endif

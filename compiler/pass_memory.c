@@ -16,12 +16,6 @@ typedef struct Live {
     int64_t bytes, off;
 } Live;
 
-static int storage_size(const PassCtx *c, const GTensor *t)
-{
-    if (!dtype_is_float(t->dtype) && t->dtype != DT_BOOL) return 4; /* integers as i32 */
-    return (int)dtype_size(c->opt->compute);
-}
-
 static int by_def(const void *a, const void *b)
 {
     const Live *x = a, *y = b;
@@ -74,7 +68,7 @@ Status pass_plan_memory(Graph *g, PassCtx *c)
         const GTensor *x = &g->tensors[t];
         int64_t numel = 1;
         for (int i = 0; i < x->rank; i++) numel *= x->pshape[i];
-        int64_t bytes = (numel * storage_size(c, x) + align - 1) / align * align;
+        int64_t bytes = (numel * (int64_t)dtype_size(compile_storage(c->opt, x->dtype)) + align - 1) / align * align;
         if (bytes == 0) bytes = align;
         int def = x->kind == TK_INPUT ? -1 : def_slot(g, t);
         idx[t] = n;

@@ -85,6 +85,12 @@ int graph_kernel_node(const Graph *g, int i)
     return n->fusion >= 0 && strcmp(g->fusions[n->fusion].pattern, FUSE_ELEMENTWISE) == 0 ? i : -1;
 }
 
+DType compile_storage(const CompileOptions *o, DType dt)
+{
+    if (dtype_is_float(dt) || dt == DT_BOOL) return o->compute;
+    return DT_I32;
+}
+
 bool compile_forced_cpu(const CompileOptions *o, const Node *n)
 {
     for (int i = 0; i < o->n_cpu_ops; i++)

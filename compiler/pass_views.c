@@ -86,12 +86,6 @@ static bool index_copy_in_place(const Graph *g, int i)
     return true;
 }
 
-/* Bytes of one storage element on the device (as plan-memory sizes them). */
-static int64_t elem_bytes(const PassCtx *c, const GTensor *t)
-{
-    return dtype_is_float(t->dtype) || t->dtype == DT_BOOL ? (int64_t)dtype_size(c->opt->compute) : 4;
-}
-
 /* split: a chunk is a contiguous run of its input's memory when every dim before the split dim
  * has size 1 (GPT-2's q/k/v split at one token); it then becomes a view starting inside the
  * input's storage, when that start keeps the arena's alignment (device binding offsets must).
@@ -115,7 +109,7 @@ static void split_views(Graph *g, const Node *n, const PassCtx *c)
         int64_t elem = in->view_off + start * inner;
         start += sizes[k];
         GTensor *o = &g->tensors[n->out[k]];
-        if (o->padded || (elem * elem_bytes(c, o)) % align != 0) continue;
+        if (o->padded || (elem * (int64_t)dtype_size(compile_storage(c->opt, o->dtype))) % align != 0) continue;
         o->alias_of = base;
         o->view_off = elem;
     }
