@@ -16,8 +16,9 @@ int cmd_batch(int argc, char **argv)
     memset(&s, 0, sizeof s);
     int rc = 0;
     if (st == ST_OK) st = session_open(&s, &o, stdout, &d);
+    diag_print(&d, stderr); /* notes (a .npubin's IR compiled again), or the error */
+    diag_clear(&d);
     if (st != ST_OK) {
-        diag_print(&d, stderr);
         rc = status_exit_code(st);
         goto out;
     }

@@ -9,6 +9,7 @@
 #include "../compiler/npubin.h"
 #include "commands.h"
 #include "compile.h"
+#include "model.h"
 #include "kernel_source.h"
 
 static int ends_with(const char *s, const char *suf)
@@ -37,7 +38,9 @@ void compile_options_from(const Options *o, CompileOptions *co)
 Status compile_model(const Options *o, Pipeline *p, DiagList *d)
 {
     CompileOptions co;
-    compile_options_from(o, &co);
+    Options oo = *o;
+    oo.dtype = model_auto_dtype(o); /* auto: what `run` would pick */
+    compile_options_from(&oo, &co);
     if (o->dump_after && strcmp(o->dump_after, "all") != 0 && pass_find(o->dump_after) < 0)
         return diag_error(d, NULL, NULL, NULL, "--dump-after: unknown pass '%s' (passes: import, "
                                                "canonicalize, fold-batchnorm, partition, fuse, "

@@ -13,15 +13,17 @@
 #include "model.h"
 #include "report.h"
 
-/* Runs the compiled plan; outs[i] receives graph output i. */
+/* Runs the compiled plan; outs[i] receives graph output i, dtype the compute dtype. */
 static Status run_plan(const Options *o, Model *m, HTensor *outs, char *dev, size_t ndev,
-                       DiagList *d)
+                       char dtype[8], DiagList *d)
 {
     Runner r;
     Status st = runner_open(&r, o, m, false, d);
-    if (st == ST_OK)
+    if (st == ST_OK) {
         snprintf(dev, ndev, "%s, tier %s", r.be->ops->device(r.be),
                  plan_tier_name(r.pipe.plan->tier));
+        memcpy(dtype, r.dtype, 8);
+    }
     if (st == ST_OK) st = exec_run(&r.x, false, d);
     for (int i = 0; st == ST_OK && i < r.pipe.plan->noutputs; i++)
         st = exec_read(&r.x, r.pipe.plan->outputs[i], &outs[i], d);
@@ -43,19 +45,19 @@ int cmd_run(int argc, char **argv)
     char dev[600] = "";
     if (st == ST_OK) st = model_load_graph(&m, o.model, &d);
     if (st == ST_OK) st = model_bind(&m, &o, &d);
-    const char *dtype = st == ST_OK ? runner_dtype(&o, &m.b) : "fp32";
+    char dtype[8] = "fp32";
+    if (st == ST_OK) snprintf(dtype, sizeof dtype, "%s", runner_dtype(&o, &m.b));
     bool cpu = strcmp(o.backend, "cpu") == 0;
     if (st == ST_OK && cpu) {
         RefOptions ro = {.keep_all = false};
         st = ref_run(m.g, m.b.vals, &ro, &r, &d);
         vals = r.vals;
-        dtype = "fp32";
+        snprintf(dtype, sizeof dtype, "fp32");
     } else if (st == ST_OK) {
-        o.dtype = dtype;
         vals = calloc((size_t)m.g->ntensors + 1, sizeof *vals);
         outs = calloc((size_t)m.g->noutputs + 1, sizeof *outs);
         if (!vals || !outs) st = ST_NOMEM;
-        if (st == ST_OK) st = run_plan(&o, &m, outs, dev, sizeof dev, &d);
+        if (st == ST_OK) st = run_plan(&o, &m, outs, dev, sizeof dev, dtype, &d);
         for (int i = 0; st == ST_OK && i < m.g->noutputs; i++) vals[m.g->outputs[i]] = outs[i];
     }
     if (st == ST_OK && o.out) {

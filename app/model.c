@@ -4,8 +4,10 @@
 #include <string.h>
 #include "../common/fileio.h"
 #include "../compiler/ir_json.h"
+#include "../compiler/model_src.h"
 #include "../compiler/shape.h"
 #include "../runtime/cpu_ref.h"
+#include "../runtime/safetensors.h"
 
 Status model_load_graph(Model *m, const char *path, DiagList *d)
 {
@@ -14,21 +16,35 @@ Status model_load_graph(Model *m, const char *path, DiagList *d)
     m->path = malloc(n);
     if (!m->path) return ST_NOMEM;
     memcpy(m->path, path, n);
-    Status st = ir_read_file(path, &m->g, d);
+    Status st = model_src_read(path, &m->ir_text, &m->ir_len, &m->origin, d);
+    if (st == ST_OK) st = ir_read_buffer(path, m->ir_text, m->ir_len, &m->g, d);
     if (st == ST_OK) st = shape_check_graph(m->g, d);
     return st;
 }
 
-/* "dir/prefill.json" -> "dir/prefill_io.safetensors" */
-static void io_sibling(char *buf, size_t n, const char *model)
+/* The first existing file called name beside the model, or beside a .npubin's IR; NULL. */
+static const char *find_sibling(const Model *m, char *buf, size_t n, const char *name)
 {
-    const char *slash = strrchr(model, '/');
-    const char *base = slash ? slash + 1 : model;
-    const char *dot = strrchr(base, '.');
-    int stem = dot ? (int)(dot - base) : (int)strlen(base);
-    char name[512];
-    snprintf(name, sizeof name, "%.*s_io.safetensors", stem, base);
-    path_sibling(buf, n, model, name);
+    if (file_exists(path_sibling(buf, n, m->path, name))) return buf;
+    if (m->origin && file_exists(path_sibling(buf, n, m->origin, name))) return buf;
+    return NULL;
+}
+
+/* "dir/prefill.json" -> "dir/prefill_io.safetensors" (if it exists), and the same for a
+ * .npubin's IR file; else NULL */
+static const char *io_sibling(const Model *m, char *buf, size_t n)
+{
+    const char *paths[2] = {m->path, m->origin};
+    for (int i = 0; i < 2 && paths[i]; i++) {
+        const char *slash = strrchr(paths[i], '/');
+        const char *base = slash ? slash + 1 : paths[i];
+        const char *dot = strrchr(base, '.');
+        int stem = dot ? (int)(dot - base) : (int)strlen(base);
+        char name[512];
+        snprintf(name, sizeof name, "%.*s_io.safetensors", stem, base);
+        if (file_exists(path_sibling(buf, n, paths[i], name))) return buf;
+    }
+    return NULL;
 }
 
 Status model_bind(Model *m, const Options *o, DiagList *d)
@@ -43,7 +59,7 @@ Status model_bind(Model *m, const Options *o, DiagList *d)
         st = bind_weights_random(g, o->weights_seed, &m->b);
     } else if (o->weights) {
         st = bind_weights_file(g, o->weights, &m->b, d);
-    } else if (file_exists(path_sibling(buf, sizeof buf, m->path, "weights.safetensors"))) {
+    } else if (find_sibling(m, buf, sizeof buf, "weights.safetensors")) {
         st = bind_weights_file(g, buf, &m->b, d);
     } else if (g->nweights > 0) {
         st = diag_error(d, m->path, NULL, NULL,
@@ -56,10 +72,8 @@ Status model_bind(Model *m, const Options *o, DiagList *d)
     const char *inputs = o->inputs;
     char ibuf[4096];
     if (!inputs) {
-        io_sibling(ibuf, sizeof ibuf, m->path);
-        if (file_exists(ibuf)) inputs = ibuf;
-        else if (file_exists(path_sibling(ibuf, sizeof ibuf, m->path, "reference.safetensors")))
-            inputs = ibuf;
+        inputs = io_sibling(m, ibuf, sizeof ibuf);
+        if (!inputs) inputs = find_sibling(m, ibuf, sizeof ibuf, "reference.safetensors");
     }
     if (inputs) st = bind_inputs_file(g, inputs, NULL, &m->b, d);
     else st = bind_inputs_random(g, o->inputs_seed, &m->b);
@@ -90,10 +104,36 @@ Status model_cpu_reference(Model *m, bool *added, DiagList *d)
     return st;
 }
 
+const char *model_auto_dtype(const Options *o)
+{
+    if (strcmp(o->dtype, "auto") != 0) return o->dtype;
+    if (o->random_weights) return "fp16";
+    Model m = {.path = (char *)o->model};
+    char buf[4096];
+    DiagList d = {0};
+    char *text = NULL, *origin = NULL;
+    size_t len = 0;
+    if (model_is_npubin(o->model) && model_src_read(o->model, &text, &len, &origin, &d) == ST_OK)
+        m.origin = origin;
+    const char *path = o->weights ? o->weights : find_sibling(&m, buf, sizeof buf, "weights.safetensors");
+    SafeTensors st;
+    bool bf16 = false;
+    if (path && st_open(&st, path, &d) == ST_OK) {
+        for (int i = 0; i < st_count(&st) && !bf16; i++) bf16 = st_at(&st, i)->dtype == DT_BF16;
+        st_close(&st);
+    }
+    free(text);
+    free(origin);
+    diag_free(&d); /* an unreadable file is reported where the weights are bound */
+    return bf16 ? "bf16" : "fp16";
+}
+
 void model_free(Model *m)
 {
     bind_free(&m->b);
     graph_free(m->g);
     free(m->path);
+    free(m->ir_text);
+    free(m->origin);
     memset(m, 0, sizeof *m);
 }

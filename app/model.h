@@ -12,15 +12,24 @@ typedef struct Model {
     Graph *g;
     Binding b;
     char *path;
+    char *ir_text; /* the IR JSON text g was read from (a .npubin's embedded IR for one) */
+    size_t ir_len;
+    char *origin;  /* a .npubin's recorded IR file (files beside it are defaults too), or NULL */
 } Model;
 
-/* Imports o->model and checks it. */
+/* Imports the model at path (an IR JSON, or the IR a .npubin carries) and checks it. */
 Status model_load_graph(Model *m, const char *path, DiagList *d);
-/* Binds weights, inputs and reference for m->g according to the options. */
+/* Binds weights, inputs and reference for m->g according to the options. The default files
+ * are looked for beside the model, and for a .npubin then beside the IR it was compiled from. */
 Status model_bind(Model *m, const Options *o, DiagList *d);
 /* Outputs with no reference from the files (architecture-only models, generated weights) get
  * the CPU reference's run as their reference; *added says whether any did. */
 Status model_cpu_reference(Model *m, bool *added, DiagList *d);
 void model_free(Model *m);
+/* --dtype auto before anything is bound (compile, describe, dot): "bf16" when the weights file
+ * the model would bind (--weights, else weights.safetensors beside it) stores a tensor as bf16,
+ * else "fp16", as runner_dtype decides after binding; only the file's header is read. Other
+ * values of o->dtype are returned as they are. */
+const char *model_auto_dtype(const Options *o);
 
 #endif

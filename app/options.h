@@ -48,6 +48,8 @@ typedef struct Options {
     bool expand;            /* dot --expand: draw fusion members even on large graphs */
     int verbose;
     const atomic_bool *cancel; /* set by the TUI's Esc (the session's flag); NULL in the CLI */
+    bool recompile;         /* the session: a .npubin's IR is compiled again (with the session's
+                             * switches) where the CLI runs the file's own plan */
 } Options;
 
 void opt_defaults(Options *o);

@@ -41,6 +41,8 @@ Status session_compile(Session *s, DiagList *d)
     compile_options_from(&s->opt, &co);
     for (int i = 0; i < s->noff && co.n_no_fuse < COMPILE_MAX_LIST; i++)
         co.no_fuse[co.n_no_fuse++] = s->off[i];
+    co.ir_text = s->model.ir_text; /* `save FILE.npubin` embeds it */
+    co.ir_len = s->model.ir_len;
     Graph *g = graph_clone(s->model.g);
     if (!g) return ST_NOMEM;
     Status st = pipeline_run_graph(g, &co, &s->pipe, d);
@@ -52,9 +54,15 @@ Status session_open(Session *s, const Options *o, FILE *out, DiagList *d)
 {
     memset(s, 0, sizeof *s);
     s->opt = *o;
+    s->opt.recompile = true;
     s->out = out;
     s->json = o->json;
     Status st = model_load_graph(&s->model, o->model, d);
+    if (st == ST_OK && s->model.origin)
+        diag_add(d, DIAG_NOTE, ST_OK, o->model, NULL, NULL,
+                 "the session compiles the IR this file carries (compiled from %s), so passes "
+                 "and fusions can be explored; `run` and `profile` of the file run its own kernels",
+                 s->model.origin);
     if (st == ST_OK) st = model_bind(&s->model, o, d);
     if (st == ST_OK) s->opt.dtype = runner_dtype(o, &s->model.b);
     if (st == ST_OK) st = session_compile(s, d);

@@ -327,6 +327,17 @@ Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList 
     Lowering L = {g, p, pt, o};
     p->model_name = arena_strdup(&p->arena, g->model_name);
     p->source = arena_strdup(&p->arena, g->path);
+    if (o->ir_text && o->ir_len) {
+        char *ir = arena_alloc(&p->arena, o->ir_len);
+        if (!ir) {
+            plan_free(p);
+            free(pt);
+            return ST_NOMEM;
+        }
+        memcpy(ir, o->ir_text, o->ir_len);
+        p->ir_json = ir;
+        p->ir_json_len = o->ir_len;
+    }
     p->compute = o->compute;
     p->tier = o->cm_emulate ? TIER_PORTABLE : o->tier;
     p->channel_tile = o->channel_tile;

@@ -20,7 +20,9 @@
  * len(push), rank = len(shape), ...). Enums are written as names, not numbers, so reordering an
  * enum never changes the meaning of old files: dtypes as "F32"/"F16"/..., ops as their ops.def
  * id ("CONV2D"), kinds as "act"/"input"/"output"/"weight"/"const", targets as "npu"/"cpu",
- * recipes as "bn_fold"/"concat". Absent strings are nil; ir_json is bin (or nil). Every key of
+ * recipes as "bn_fold"/"concat". Absent strings are nil; ir_json is bin: the IR JSON text the
+ * plan was compiled from (the compiler embeds it so the file runs without it; nil in files
+ * written before it did). Every key of
  * this version is required; keys this version does not know are ignored, so a later version may
  * add keys without a version bump (a bump is for changes old readers must refuse). Version 2
  * added a tensor's view_offset (a view starting inside its base) and a recipe's src (the

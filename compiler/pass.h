@@ -36,6 +36,9 @@ typedef struct CompileOptions {
     const atomic_bool *cancel;      /* polled between passes (NULL: never) */
     const char *kernel_cache;       /* generated kernels' SPIR-V cache directory: NULL the
                                      * default ($XDG_CACHE_HOME/npu-explore/kernels), "none" off */
+    const char *ir_text;            /* the IR JSON the graph came from, embedded in the plan so a
+                                     * .npubin runs without it (borrowed; NULL: none embedded) */
+    size_t ir_len;
 } CompileOptions;
 
 typedef struct PassCtx {
@@ -83,8 +86,9 @@ typedef struct Pipeline {
 } Pipeline;
 
 void compile_defaults(CompileOptions *o);
-/* Imports `path` and runs every pass, keeping a snapshot after each. On failure the snapshots
- * made so far stay (the explorer shows where it stopped) and the error is in d. */
+/* Imports `path` (an IR JSON, or the IR a .npubin carries) and runs every pass, keeping a
+ * snapshot after each; the plan embeds the IR text. On failure the snapshots made so far stay
+ * (the explorer shows where it stopped) and the error is in d. */
 Status pipeline_run(const char *path, const CompileOptions *o, Pipeline *p, DiagList *d);
 /* Same from an already imported graph (ownership moves to the pipeline). */
 Status pipeline_run_graph(Graph *g, const CompileOptions *o, Pipeline *p, DiagList *d);

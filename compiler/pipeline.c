@@ -4,6 +4,7 @@
 #include <time.h>
 #include "ir_json.h"
 #include "lower.h"
+#include "model_src.h"
 #include "pass.h"
 #include "shape.h"
 
@@ -172,10 +173,22 @@ Status pipeline_run(const char *path, const CompileOptions *o, Pipeline *p, Diag
     Graph *g = NULL;
     memset(p, 0, sizeof *p);
     double t0 = now_ms();
-    Status st = ir_read_file(path, &g, d);
-    if (st != ST_OK) return st;
+    char *text = NULL;
+    size_t len = 0;
+    Status st = model_src_read(path, &text, &len, NULL, d);
+    if (st == ST_OK) st = ir_read_buffer(path, text, len, &g, d);
+    if (st != ST_OK) {
+        free(text);
+        return st;
+    }
     double read_ms = now_ms() - t0;
-    st = pipeline_run_graph(g, o, p, d);
+    CompileOptions co;
+    if (o) co = *o;
+    else compile_defaults(&co);
+    co.ir_text = text;
+    co.ir_len = len;
+    st = pipeline_run_graph(g, &co, p, d);
+    free(text);
     if (p->nsnaps > 0) p->snaps[0].ms += read_ms;
     p->total_ms += read_ms;
     return st;

@@ -192,6 +192,21 @@ Status plan_add_module(Plan *p, const char *name, const char *source, const uint
     return ST_OK;
 }
 
+void plan_spread_arena(Plan *p, int64_t align)
+{
+    int64_t at = 0;
+    for (int t = 0; t < p->ntensors; t++) {
+        PlanTensor *x = &p->tensors[t];
+        if (x->alias_of >= 0 || x->offset < 0) continue;
+        x->offset = at;
+        at += (x->bytes + align - 1) / align * align;
+    }
+    for (int t = 0; t < p->ntensors; t++)
+        if (p->tensors[t].alias_of >= 0 && p->tensors[t].offset >= 0)
+            p->tensors[t].offset = p->tensors[plan_base(p, t)].offset;
+    p->arena_bytes = at;
+}
+
 int plan_base(const Plan *p, int t)
 {
     for (int i = 0; i < 8 && t >= 0 && p->tensors[t].alias_of >= 0; i++) t = p->tensors[t].alias_of;

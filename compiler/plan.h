@@ -150,6 +150,10 @@ Plan *plan_new(void);
 void plan_free(Plan *p);
 /* The tensor whose storage plan tensor t shares (t itself when it is no view). */
 int plan_base(const Plan *p, int t);
+/* Gives every tensor that owns arena bytes a range of its own, aligned to `align` (no liveness
+ * reuse, as CompileOptions.no_reuse would have planned it): the same kernels, each output
+ * readable after a run (per-kernel errors of a compiled .npubin). Views follow their base. */
+void plan_spread_arena(Plan *p, int64_t align);
 /* Bytes of t on the device: physical element count times the storage size, rounded up to 4. */
 uint64_t plan_device_bytes(const PlanTensor *t);
 /* Where view t starts inside its base's storage, in bytes. */

@@ -26,7 +26,19 @@ Status exec_open(Exec *x, const Plan *p, const Graph *g, const Binding *b, Backe
     x->gt = malloc(sizeof(int) * ((size_t)p->ntensors + 1));
     x->cpu_us = calloc((size_t)p->nkernels + 1, sizeof(double));
     x->xfer_us = calloc((size_t)plan_ntransfers(p) + 1, sizeof(double));
-    if (!x->vals || !x->host || !x->gt || !x->cpu_us || !x->xfer_us) return ST_NOMEM;
+    x->node = malloc(sizeof(int) * ((size_t)p->nkernels + 1));
+    if (!x->vals || !x->host || !x->gt || !x->cpu_us || !x->xfer_us || !x->node) return ST_NOMEM;
+    for (int k = 0; k < p->nkernels; k++) {
+        const PlanKernel *kn = &p->kernels[k];
+        int n = kn->target == KT_CPU ? kn->node : -1;
+        if (kn->target == KT_CPU && kn->nprov > 0 &&
+            (n < 0 || n >= g->nnodes || strcmp(g->nodes[n].name, kn->prov[0]) != 0))
+            n = graph_find_node(g, kn->prov[0]);
+        if (kn->target == KT_CPU && (n < 0 || n >= g->nnodes))
+            return diag_error(d, p->source, kn->nprov ? kn->prov[0] : NULL, NULL,
+                              "CPU kernel %d: its node is not in the graph", k);
+        x->node[k] = n;
+    }
     for (int t = 0; t < p->ntensors; t++) {
         const PlanTensor *pt = &p->tensors[t];
         int id = graph_find_tensor(g, pt->name);
@@ -68,7 +80,7 @@ static Status run_cpu_kernel(Exec *x, int k, DiagList *d)
 {
     const Plan *p = x->p;
     const PlanKernel *kn = &p->kernels[k];
-    const Node *n = &x->g->nodes[kn->node];
+    const Node *n = &x->g->nodes[x->node[k]];
     const HTensor *in[64];
     HTensor tmp[64], views[64];
     memset(tmp, 0, sizeof tmp);
@@ -78,6 +90,9 @@ static Status run_cpu_kernel(Exec *x, int k, DiagList *d)
         int t = -1;
         for (int a = 0; a < kn->nin; a++)
             if (kn->args[a] >= 0 && x->gt[kn->args[a]] == n->in[i]) t = kn->args[a];
+        /* a tensor the compiled graph renamed (a .npubin's kernel on the IR it carries): the
+         * kernel binds the node's inputs in order */
+        if (t < 0 && kn->nin == n->nin) t = kn->args[i];
         if (t < 0) {
             st = diag_error(d, p->source, n->name, x->g->tensors[n->in[i]].name,
                             "input missing from the plan");
@@ -96,7 +111,7 @@ static Status run_cpu_kernel(Exec *x, int k, DiagList *d)
     memset(res, 0, sizeof res);
     if (n->nout > 64) return diag_error(d, p->source, n->name, NULL, "too many outputs");
     double t0 = now_us();
-    if (st == ST_OK) st = ref_run_node(x->g, kn->node, in, res, d);
+    if (st == ST_OK) st = ref_run_node(x->g, x->node[k], in, res, d);
     x->cpu_us[k] = now_us() - t0;
     for (int i = 0; i < n->nin; i++) htensor_free(&tmp[i]);
     if (st != ST_OK) return st;
@@ -179,6 +194,7 @@ void exec_close(Exec *x)
     free(x->vals);
     free(x->host);
     free(x->gt);
+    free(x->node);
     free(x->cpu_us);
     free(x->xfer_us);
     memset(x, 0, sizeof *x);

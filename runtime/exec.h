@@ -18,6 +18,8 @@ typedef struct Exec {
     const HTensor **vals; /* [ntensors] bound values (weights, constants, inputs), borrowed */
     HTensor *host;        /* [ntensors] values computed on the CPU this run (owned) */
     int *gt;              /* [ntensors] plan tensor -> graph tensor id */
+    int *node;            /* [nkernels] a CPU kernel's node in g (by name: g may be the IR a
+                           * .npubin carries rather than the compiled graph), else -1 */
     double *cpu_us;       /* [nkernels] wall time of CPU kernels in the last run */
     double *xfer_us;      /* [plan_ntransfers] wall time of each transfer in the last run, in
                            * partition order (a device read or an upload with its cast) */
@@ -27,7 +29,8 @@ typedef struct Exec {
     double submit_us;     /* last run, wall time inside the backend's run calls (submit + wait) */
 } Exec;
 
-/* Maps plan tensors to the values bound on the compiled graph g (by name), prepares the
+/* Maps plan tensors to the values bound on graph g by name (the compiled graph, or the IR a
+ * .npubin carries, extended with its recipe outputs) and CPU kernels to g's nodes, prepares the
  * backend with the weights. `b` must outlive the Exec. */
 Status exec_open(Exec *x, const Plan *p, const Graph *g, const Binding *b, Backend *be,
                  DiagList *d);

@@ -115,6 +115,9 @@ int tui_main(int argc, char **argv)
     t->focus = P_PASSES;
     tui_logf(t, TA_DIM, "opened %s: %d passes, %d kernels (keys: ? help)", o.model, t->s.pipe.nsnaps,
              t->s.pipe.plan ? t->s.pipe.plan->nkernels : 0);
+    if (t->s.model.origin)
+        tui_logf(t, TA_DIM, "a .npubin: its IR (from %s) compiled again; `npu-explore run` and "
+                 "`profile` run the file's own kernels", t->s.model.origin);
     int rc = 0;
     if (headless) {
         FILE *out = dump_path ? fopen(dump_path, "w") : stdout;

@@ -18,10 +18,10 @@ F=$("$B" describe $Q 2>/dev/null | awk '$3 ~ /^gen_/ {print $NF; exit}')
 "$B" describe $Q --source $F > "$T/s.txt" 2>&1; rc=$?
 ok "describe --source $F: generated GLSL, its tensors, the SPIR-V disassembly" \
    "[ $rc = 0 ] && grep -q 'generated, $F elementwise' $T/s.txt && grep -q 't0 = position_ids' $T/s.txt \
-    && grep -q '#define STORAGE_F16' $T/s.txt && grep -q 'OpEntryPoint GLCompute %main' $T/s.txt"
+    && grep -q '#define STORAGE_BF16' $T/s.txt && grep -q 'OpEntryPoint GLCompute %main' $T/s.txt"
 "$B" describe $Q --source 0 > "$T/h.txt" 2>&1; rc=$?
 ok "describe --source 0: the hand-written embedding.comp with its includes and module" \
-   "[ $rc = 0 ] && grep -q 'hand-written shaders/embedding.comp' $T/h.txt && grep -q 'module embedding.f16' $T/h.txt \
+   "[ $rc = 0 ] && grep -q 'hand-written shaders/embedding.comp' $T/h.txt && grep -q 'module embedding.bf16' $T/h.txt \
     && grep -q -- '---- common.glsl (included)' $T/h.txt && grep -q 'OpCapability Shader' $T/h.txt"
 "$B" describe $Q --source 99 > /dev/null 2>"$T/e"; rc=$?
 ok "describe --source 99: exit 2 naming the range" "[ $rc = 2 ] && grep -q 'no kernel 99' $T/e"

@@ -1,0 +1,62 @@
+#!/bin/bash
+# A compiled .npubin as the MODEL of run, profile, --batch and the explorer (docs/CLI.md): run
+# and profile run the file's own kernels on the IR it carries; the session compiles that IR again.
+B=${NPU_EXPLORE:-build/asan/npu-explore}
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+n=0
+ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+Q=tests/models/qwen2_tiny/decode.json
+C=tests/models/convnet/model.json
+
+"$B" compile $Q -o "$T/q.npubin" > /dev/null 2>&1; rc=$?
+ok "compile: auto picks bf16 for bf16-stored weights, as run does" \
+   "[ $rc = 0 ] && \"$B\" describe $T/q.npubin | head -1 | grep -q 'compute=bf16'"
+mkdir -p "$T/away"; cp "$T/q.npubin" "$T/away/q.npubin"
+"$B" run "$T/away/q.npubin" --check > "$T/r.txt" 2>&1; rc=$?
+ok "run --check of a .npubin moved away from its IR: weights and I/O found beside the IR it names" \
+   "[ $rc = 0 ] && grep -q 'compute bf16' $T/r.txt && grep -q 'summary: 5 outputs, 5 ok' $T/r.txt"
+# the same kernels as a run of the IR compiled the same way (no device: portable choices)
+"$B" run $Q -o "$T/json.safetensors" > /dev/null 2>&1
+"$B" run "$T/q.npubin" --reference "$T/json.safetensors" --check --tol-rel 1e-6 > "$T/same.txt" 2>&1; rc=$?
+ok "its outputs agree with a run of the IR to 1e-6" "[ $rc = 0 ] && grep -q '5 ok, 0 mismatch' $T/same.txt"
+"$B" compile $Q --break F2 -o "$T/broken.npubin" > /dev/null 2>&1
+"$B" run "$T/broken.npubin" --check > /dev/null 2>&1; rc=$?
+ok "a .npubin compiled with a broken kernel fails its check (exit 1)" "[ $rc = 1 ]"
+
+"$B" compile tests/models/qwen2_tiny/prefill.json --cpu-op aten.linear.default -o "$T/mixed.npubin" > /dev/null 2>&1
+"$B" run "$T/mixed.npubin" --check > "$T/m.txt" 2>&1; rc=$?
+ok "CPU partitions run the IR's nodes (mixed .npubin)" "[ $rc = 0 ] && grep -q '0 mismatch' $T/m.txt"
+"$B" compile $C -o "$T/c.npubin" > /dev/null 2>&1
+"$B" run "$T/c.npubin" --check > "$T/c.txt" 2>&1; rc=$?
+ok "batch-norm folds (weight recipes) computed at load from the file's recipes" \
+   "[ $rc = 0 ] && grep -q '0 mismatch' $T/c.txt && \"$B\" describe $T/c.npubin | grep -q 'bn_fold'"
+"$B" profile "$T/c.npubin" --iters 2 --format csv > "$T/p.csv" 2>&1; rc=$?
+nk=$("$B" describe "$T/c.npubin" | awk '/^kernels/ {print $2; exit}')
+ok "profile of a .npubin: a row per kernel, every kernel's error measured and ok" \
+   "[ $rc = 0 ] && [ \$(grep -c ',ok\$' $T/p.csv) = $nk ]"
+
+"$B" run "$T/q.npubin" --no-fuse all > /dev/null 2>"$T/e"; rc=$?
+ok "--no-fuse on a .npubin: exit 2, it applies when compiling" "[ $rc = 2 ] && grep -q -- '--no-fuse applies when compiling' $T/e"
+"$B" run "$T/q.npubin" --dtype fp16 > /dev/null 2>"$T/e"; rc=$?
+ok "--dtype other than the file's: exit 2" "[ $rc = 2 ] && grep -q -- '--dtype applies when compiling' $T/e"
+
+printf 'fusion off all\ncheck\n' | "$B" --batch "$T/q.npubin" -x - > "$T/b.txt" 2>"$T/be"; rc=$?
+ok "--batch on a .npubin compiles the IR it carries again (switches work), and says so" \
+   "[ $rc = 0 ] && grep -q 'compiles the IR this file carries' $T/be && grep -q '0 mismatch' $T/b.txt"
+"$B" "$T/q.npubin" --tui-keys '<Dump>q' --tui-size 120x30 > "$T/tui.txt" 2>&1; rc=$?
+ok "the explorer opens a .npubin" "[ $rc = 0 ] && grep -q 'its IR (from $Q) compiled again' $T/tui.txt"
+
+# the embedded IR is checked like any IR: a broken key is an error naming the file
+python3 - "$T/q.npubin" "$T/badir.npubin" <<'EOF'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+i = b.index(b'"nodes"', 32)
+b[i:i + 7] = b'"nodez"'
+h = 0xcbf29ce484222325
+for c in b[32:]:
+    h = ((h ^ c) * 0x100000001b3) & 0xffffffffffffffff
+b[24:32] = struct.pack("<Q", h)
+open(sys.argv[2], "wb").write(b)
+EOF
+"$B" run "$T/badir.npubin" > /dev/null 2>"$T/e"; rc=$?
+ok "a .npubin whose IR is broken: exit 2 naming the file" "[ $rc = 2 ] && grep -q 'badir.npubin' $T/e"
