@@ -37,6 +37,18 @@ static int cmp(const void *a, const void *b)
     return p->index - q->index;
 }
 
+/* The kernel column's width: the longest shader stem (decode_attention_combine, generated
+ * gen_<hash>), at least the heading's, at most 24. */
+static int kernel_width(const Plan *p)
+{
+    int w = 6;
+    for (int k = 0; k < p->nkernels; k++) {
+        int n = (int)strlen(p->kernels[k].shader);
+        if (n > w) w = n;
+    }
+    return w > 24 ? 24 : w;
+}
+
 void tui_view_kernels(Tui *t, TuiLines *out)
 {
     const Plan *p = t->s.pipe.plan;
@@ -44,8 +56,9 @@ void tui_view_kernels(Tui *t, TuiLines *out)
         tui_lines_add(out, TA_DIM, -1, "(no compiled program)");
         return;
     }
+    int kw = kernel_width(p);
     if (!t->nprof) {
-        tui_lines_add(out, TA_BOLD, -1, "%3s %-12s %-3s %-5s %s", "#", "kernel", "on", "fus", "IR nodes");
+        tui_lines_add(out, TA_BOLD, -1, "%3s %-*s %-3s %-5s %s", "#", kw, "kernel", "on", "fus", "IR nodes");
         for (int k = 0; k < p->nkernels; k++) {
             const PlanKernel *kn = &p->kernels[k];
             char prov[256] = "";
@@ -54,8 +67,8 @@ void tui_view_kernels(Tui *t, TuiLines *out)
                 int w = snprintf(prov + u, sizeof prov - u, "%s%s", i ? "," : "", kn->prov[i]);
                 if (w > 0) u += (size_t)w;
             }
-            tui_lines_add(out, kn->target == KT_CPU ? TA_COLOR(TC_YELLOW) : 0, k, "%3d %-12s %-3s %-5s %s", k,
-                          kn->shader, kn->target == KT_NPU ? "npu" : "cpu",
+            tui_lines_add(out, kn->target == KT_CPU ? TA_COLOR(TC_YELLOW) : 0, k, "%3d %-*.*s %-3s %-5s %s", k,
+                          kw, kw, kn->shader, kn->target == KT_NPU ? "npu" : "cpu",
                           kn->fusion >= 0 ? p->fusions[kn->fusion].id : "", prov);
         }
         return;
@@ -66,7 +79,7 @@ void tui_view_kernels(Tui *t, TuiLines *out)
     memcpy(rows, t->prof, sizeof *rows * (size_t)t->nprof);
     g_col = t->sort_col;
     qsort(rows, (size_t)t->nprof, sizeof *rows, cmp);
-    tui_lines_add(out, TA_BOLD, -1, "%3s %-10s %-8s %9s %9s %7s %8s %s   sorted by %s", "#", "kernel",
+    tui_lines_add(out, TA_BOLD, -1, "%3s %-*s %-8s %9s %9s %7s %8s %s   sorted by %s", "#", kw, "kernel",
                   "verdict", "gpu_us", "cpu_us", "speedup", "rel_l2", "fusion/IR", sort_names[t->sort_col]);
     for (int i = 0; i < t->nprof; i++) {
         const TuiProfRow *r = &rows[i];
@@ -76,14 +89,14 @@ void tui_view_kernels(Tui *t, TuiLines *out)
         if (r->xfer) { /* a transfer between partitions: not a kernel, nothing to select */
             char id[16];
             snprintf(id, sizeof id, "x%d", r->index);
-            tui_lines_add(out, TA_COLOR(TC_YELLOW), -1, "%3s %-10.10s %-8s %9.1f %9s %7s %8s  %s",
-                          id, r->kernel, "-", r->gpu_us, "-", "-", "-", r->from);
+            tui_lines_add(out, TA_COLOR(TC_YELLOW), -1, "%3s %-*.*s %-8s %9.1f %9s %7s %8s  %s",
+                          id, kw, kw, r->kernel, "-", r->gpu_us, "-", "-", "-", r->from);
             continue;
         }
         char rel[16] = "-";
         if (r->rel_l2 >= 0) snprintf(rel, sizeof rel, "%.1e", r->rel_l2);
-        tui_lines_add(out, a, r->index, "%3d %-10.10s %-8s %9.1f %9.1f %6.1fx %8s %s %s", r->index,
-                      r->kernel, r->verdict, r->gpu_us, r->cpu_us, r->speedup, rel, r->fusion, r->from);
+        tui_lines_add(out, a, r->index, "%3d %-*.*s %-8s %9.1f %9.1f %6.1fx %8s %s %s", r->index,
+                      kw, kw, r->kernel, r->verdict, r->gpu_us, r->cpu_us, r->speedup, rel, r->fusion, r->from);
     }
     tui_lines_add(out, TA_DIM, -1, "%s", t->prof_summary);
     free(rows);
