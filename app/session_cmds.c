@@ -224,11 +224,13 @@ static Status set_fusion(Session *s, int argc, char **argv, bool on, DiagList *d
     if (st != ST_OK) return st;
     const Graph *g = final_graph(s);
     for (int a = 0; a < argc; a++) {
+        /* the names --no-fuse takes, exactly (fuse_selected): a prefix selects nothing */
         bool known = strcmp(argv[a], "all") == 0;
-        for (int i = 0; i < g->nfusions && !known; i++)
-            known = strcmp(g->fusions[i].id, argv[a]) == 0 ||
-                    strncmp(g->fusions[i].pattern, argv[a], strlen(argv[a])) == 0;
-        if (!known) return diag_error(d, NULL, NULL, NULL, "no fusion instance or pattern '%s'", argv[a]);
+        for (int i = 0; i < g->nfusions && !known; i++) known = fuse_selected(argv[a], &g->fusions[i]);
+        if (!known)
+            return diag_error(d, NULL, NULL, NULL,
+                              "no fusion instance or pattern '%s' (names are exact: `fusion list`)",
+                              argv[a]);
         st = add_switch(s, g, argv[a], on, d);
         if (st != ST_OK) return st;
     }

@@ -1,6 +1,7 @@
 #include "diag.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,10 +14,25 @@ static char *dup_or_null(const char *s)
     return p;
 }
 
+static bool same(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
 static Status vadd(DiagList *d, DiagLevel lvl, Status st, const char *file, const char *node,
                    const char *tensor, const char *fmt, va_list ap)
 {
     if (!d) return st;
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    /* a warning or note already in the list is not repeated (a model compiled several times:
+     * profile's two runners, bisect's steps) */
+    for (int i = 0; lvl != DIAG_ERROR && i < d->count; i++) {
+        const Diag *o = &d->items[i];
+        if (o->level == lvl && same(o->file, file) && same(o->node, node) &&
+            same(o->tensor, tensor) && same(o->msg, msg))
+            return st;
+    }
     if (d->count == d->cap) {
         int cap = d->cap ? d->cap * 2 : 8;
         Diag *p = realloc(d->items, (size_t)cap * sizeof *p);
@@ -24,8 +40,6 @@ static Status vadd(DiagList *d, DiagLevel lvl, Status st, const char *file, cons
         d->items = p;
         d->cap = cap;
     }
-    char msg[1024];
-    vsnprintf(msg, sizeof msg, fmt, ap);
     Diag *g = &d->items[d->count++];
     g->level = lvl;
     g->file = dup_or_null(file);

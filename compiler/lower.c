@@ -1,4 +1,5 @@
 #include "lower.h"
+#include "fusion.h"
 
 #include "kernels.h"
 #include "schedule.h"
@@ -314,6 +315,32 @@ static Status build_parts(Lowering *L)
     return ST_OK;
 }
 
+/* A --no-fuse rule that selects no instance of this model switches nothing: most likely a typo
+ * or a pattern the model does not have, so say which patterns it has. */
+static void warn_unused_switches(const Graph *g, const CompileOptions *o, DiagList *d)
+{
+    for (int k = 0; k < o->n_no_fuse; k++) {
+        const char *sel = o->no_fuse[k][0] == '+' ? o->no_fuse[k] + 1 : o->no_fuse[k];
+        bool any = strcmp(sel, "fuse-elementwise") == 0;
+        for (int f = 0; f < g->nfusions && !any; f++) any = fuse_selected(sel, &g->fusions[f]);
+        if (any) continue;
+        char have[512] = "";
+        size_t u = 0;
+        for (int f = 0; f < g->nfusions && u + 2 < sizeof have; f++) {
+            bool seen = false;
+            for (int e = 0; e < f && !seen; e++)
+                seen = strcmp(g->fusions[e].pattern, g->fusions[f].pattern) == 0;
+            int w = seen ? 0 : snprintf(have + u, sizeof have - u, "%s%s", u ? ", " : "",
+                                        g->fusions[f].pattern);
+            if (w > 0) u += (size_t)w;
+        }
+        diag_add(d, DIAG_WARNING, ST_OK, g->path, NULL, NULL,
+                 "--no-fuse %s selects no fusion instance of this model (names are exact: an "
+                 "id, a pattern or variant, or all; this model's: %s)",
+                 sel, g->nfusions ? have : "none");
+    }
+}
+
 Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList *d)
 {
     *out = NULL;
@@ -353,6 +380,7 @@ Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList 
         st = diag_error(d, g->path, NULL, NULL, "--break %s: %s (see `fusion list`)", o->break_id,
                         nbreak ? "not every id names a fusion instance"
                                : "no fusion instance has that id");
+    if (st == ST_OK) warn_unused_switches(g, o, d);
     if (st == ST_OK) st = build_parts(&L);
     /* the kernel order plan-memory counted lifetimes in (Node.slot), then levels by the bytes
      * kernels touch, each NPU partition ordered by level */

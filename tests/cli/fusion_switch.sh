@@ -38,3 +38,14 @@ printf 'fusion off all\nfusion on F3\n' | "$B" --batch $M --backend cpu -x - > "
 ok "the recompile reports 1 of 3 on" "grep -q 'fusions: 1 of 3 on' $T/o"
 printf 'fusion off all\nfusion on F3\ncheck\n' | "$B" --batch $M --backend cpu -x - > "$T/o" 2>&1; rc=$?
 ok "check passes with only F3 fused" "[ $rc = 0 ] && grep -q ' ok' $T/o"
+# names are exact, in the session and on the command line: a prefix selects nothing
+printf 'fusion off conv_\n' | "$B" --batch $M --backend cpu -x - > /dev/null 2>"$T/e"; rc=$?
+ok "session: a pattern prefix is no pattern (exit 2, says names are exact)" \
+   "[ $rc = 2 ] && grep -q \"no fusion instance or pattern 'conv_' (names are exact\" $T/e"
+"$B" describe $M --no-fuse conv_ --no-fuse F2 > "$T/o" 2>"$T/e"; rc=$?
+ok "--no-fuse that selects nothing: a warning listing the model's patterns, once; F2 still off" \
+   "[ $rc = 0 ] && [ \$(grep -c 'no-fuse conv_ selects no fusion instance' $T/e) = 1 ] \
+    && grep -q \"this model's: conv_\" $T/e && ! grep -q 'no-fuse F2 selects' $T/e && grep -q 'fused: 2 of 3' $T/o"
+"$B" profile $M --iters 1 --no-fuse conv_ > /dev/null 2>"$T/e"; rc=$?
+ok "... said once although profile compiles twice" \
+   "[ $rc = 0 ] && [ \$(grep -c 'no-fuse conv_ selects no fusion instance' $T/e) = 1 ]"
