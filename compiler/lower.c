@@ -1,5 +1,6 @@
 #include "lower.h"
 
+#include "fusion.h"
 #include "kernels.h"
 #include "schedule.h"
 
@@ -191,6 +192,30 @@ static Status add_corrupt(Lowering *L, const Node *n, int node, int fusion, cons
     return st;
 }
 
+/* The provenance of the NPU kernel anchored at node i: the members of every folded instance
+ * whose output it reads (fuse_fold.c: the CPU backend runs them first), then its own nodes.
+ * Such a fold's plan instance names this kernel (the first one) as its own. */
+static int kernel_prov(Lowering *L, int i, const int *own, int nown, int *prov, int max)
+{
+    const Graph *g = L->g;
+    const Node *n = &g->nodes[i];
+    int np = 0, raw[64], nraw = 0;
+    if (n->fusion >= 0 && g->fusions[n->fusion].enabled)
+        nraw = fusion_inputs(g, &g->fusions[n->fusion], raw, 64);
+    else
+        for (int k = 0; k < n->nin && k < 64; k++) raw[nraw++] = n->in[k];
+    for (int k = 0; k < nraw; k++) {
+        int b = fuse_folded_at(g, raw[k]);
+        if (b < 0) continue;
+        const Fusion *base = &g->fusions[b];
+        for (int j = 0; j < base->nnodes && np < max; j++) prov[np++] = base->nodes[j];
+        int f = fuse_fold_of(g, b);
+        if (f >= 0 && L->p->fusions[f].kernel < 0) L->p->fusions[f].kernel = L->p->nkernels;
+    }
+    for (int j = 0; j < nown && np < max; j++) prov[np++] = own[j];
+    return np;
+}
+
 static Status build_kernels(Lowering *L, DiagList *d)
 {
     const Graph *g = L->g;
@@ -230,11 +255,12 @@ static Status build_kernels(Lowering *L, DiagList *d)
             }
         } else if (n->fusion >= 0 && g->fusions[n->fusion].enabled) {
             const Fusion *fu = &g->fusions[n->fusion];
-            int ins[64];
-            int nin = fusion_inputs(g, fu, ins, 64);
+            int ins[64], prov[FUSE_MAX_NODES * 4];
+            int nin = graph_kernel_inputs(g, i, ins, 64);
+            int nprov = kernel_prov(L, i, fu->nodes, fu->nnodes, prov, FUSE_MAX_NODES * 4);
             p->fusions[n->fusion].kernel = p->nkernels;
             st = add_kernel(L, n, i, n->fusion, ins, nin, fu->out, KT_NPU,
-                            fusion_shader(fu->pattern), fu->nodes, fu->nnodes);
+                            fusion_shader(fu->pattern), prov, nprov);
             if (st == ST_OK) st = lower_last(L, n, fu, d);
             if (st == ST_OK && in_list(L->o->break_id, fu->id))
                 st = add_corrupt(L, n, i, n->fusion, fu, d);
@@ -244,8 +270,14 @@ static Status build_kernels(Lowering *L, DiagList *d)
              * (graph_kernel_node lets only those through) */
             const char *stem = op_info[n->op].shader && !n->adopted ? op_info[n->op].shader
                                                                     : "elementwise";
-            int out = n->nout ? n->out[0] : -1;
-            st = add_kernel(L, n, i, -1, n->in, n->nin, out, KT_NPU, stem, &i, 1);
+            int out = n->nout ? n->out[0] : -1, ins[64], prov[FUSE_MAX_NODES * 4];
+            int nin = n->nin, nprov = kernel_prov(L, i, &i, 1, prov, FUSE_MAX_NODES * 4);
+            const int *in = n->in;
+            if (nprov > 1) { /* it reads a folded output (nodes reading one have few inputs) */
+                nin = graph_kernel_inputs(g, i, ins, 64);
+                in = ins;
+            }
+            st = add_kernel(L, n, i, -1, in, nin, out, KT_NPU, stem, prov, nprov);
             if (st == ST_OK) st = lower_last(L, n, NULL, d);
         }
         if (st != ST_OK) return st;
