@@ -194,7 +194,7 @@ static Status add_corrupt(Lowering *L, const Node *n, int node, int fusion, cons
 
 /* The provenance of the NPU kernel anchored at node i: the members of every folded instance
  * whose output it reads (fuse_fold.c: the CPU backend runs them first), then its own nodes.
- * Such a fold's plan instance names this kernel (the first one) as its own. */
+ * Such a fold's plan instance, and its base's, name this kernel (the first one) as theirs. */
 static int kernel_prov(Lowering *L, int i, const int *own, int nown, int *prov, int max)
 {
     const Graph *g = L->g;
@@ -211,6 +211,7 @@ static int kernel_prov(Lowering *L, int i, const int *own, int nown, int *prov, 
         for (int j = 0; j < base->nnodes && np < max; j++) prov[np++] = base->nodes[j];
         int f = fuse_fold_of(g, b);
         if (f >= 0 && L->p->fusions[f].kernel < 0) L->p->fusions[f].kernel = L->p->nkernels;
+        if (L->p->fusions[b].kernel < 0) L->p->fusions[b].kernel = L->p->nkernels;
     }
     for (int j = 0; j < nown && np < max; j++) prov[np++] = own[j];
     return np;
