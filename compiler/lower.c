@@ -194,7 +194,7 @@ static Status add_corrupt(Lowering *L, const Node *n, int node, int fusion, cons
 
 /* The provenance of the NPU kernel anchored at node i: the members of every folded instance
  * whose output it reads (fuse_fold.c: the CPU backend runs them first), then its own nodes.
- * Such a fold's plan instance, and its base's, name this kernel (the first one) as theirs. */
+ * (A fold and its base name no kernel of their own: PlanFusion.kernel stays -1.) */
 static int kernel_prov(Lowering *L, int i, const int *own, int nown, int *prov, int max)
 {
     const Graph *g = L->g;
@@ -209,9 +209,6 @@ static int kernel_prov(Lowering *L, int i, const int *own, int nown, int *prov, 
         if (b < 0) continue;
         const Fusion *base = &g->fusions[b];
         for (int j = 0; j < base->nnodes && np < max; j++) prov[np++] = base->nodes[j];
-        int f = fuse_fold_of(g, b);
-        if (f >= 0 && L->p->fusions[f].kernel < 0) L->p->fusions[f].kernel = L->p->nkernels;
-        if (L->p->fusions[b].kernel < 0) L->p->fusions[b].kernel = L->p->nkernels;
     }
     for (int j = 0; j < nown && np < max; j++) prov[np++] = own[j];
     return np;
