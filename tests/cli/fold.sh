@@ -36,3 +36,6 @@ for be in vulkan cpu; do
 done
 "$B" run $D --check --dtype bf16 > "$T/c.txt" 2>&1; rc=$?
 ok "decode --check bf16 with the folds" "[ $rc = 0 ] && grep -q ', 0 mismatch' $T/c.txt"
+# --break of a fold corrupts the first GEMV computing it; bisect first names the fold
+"$B" bisect $D --break F20 --mode first --json > "$T/b.jsonl" 2>"$T/e"; rc=$?
+ok "bisect first --break F20 names F20 (rmsnorm_linear)" "[ $rc = 0 ] && grep -q '\"kind\":\"culprit\",\"fusion\":\"F20\",\"pattern\":\"rmsnorm_linear\"' $T/b.jsonl"
