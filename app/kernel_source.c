@@ -19,7 +19,13 @@ int kernel_source_find(const Plan *p, const char *spec, DiagList *d)
     }
     for (int f = 0; f < p->nfusions; f++)
         if (strcmp(p->fusions[f].id, spec) == 0) {
-            if (p->fusions[f].kernel >= 0) return p->fusions[f].kernel;
+            const PlanFusion *pf = &p->fusions[f];
+            if (pf->kernel >= 0) return pf->kernel;
+            /* a prologue fold, or the instance it folds: the first kernel computing its members
+             * (compiler/fuse_fold.c: they join the provenance of the GEMVs reading its output) */
+            for (int k = 0; pf->enabled && pf->nnodes > 0 && k < p->nkernels; k++)
+                for (int i = 0; i < p->kernels[k].nprov; i++)
+                    if (strcmp(p->kernels[k].prov[i], pf->nodes[0]) == 0) return k;
             diag_error(d, p->source, NULL, NULL, "fusion %s is switched off: it has no kernel", spec);
             return -1;
         }

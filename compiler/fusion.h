@@ -59,4 +59,16 @@ int fuse_concat_parts(const Graph *g, const Fusion *f, ConcatPart *parts, int ma
  * inputs (f->kin). */
 Status fuse_concat_finish(Graph *g, int f);
 
+/* Prologue folds (fuse_fold.c): an rmsnorm or silu_mul instance computed inside the GEMVs that
+ * read its output. The fold's pattern ("rmsnorm_linear", "silu_mul_linear") when `base` is an
+ * instance a fold may take, else NULL; *why is NULL on a match, else why not. */
+const char *fuse_fold_match(const Graph *g, const Fusion *base, const char **why);
+/* The two tensors a fold reads for each element of the GEMV's A: rmsnorm x and gamma (with *eps),
+ * silu_mul gate (the silu's input) and up. False when the members do not say. */
+bool fuse_fold_operands(const Graph *g, const Fusion *base, int *a, int *b, double *eps);
+/* The folded instance whose output is tensor t (fold and base enabled), or -1. */
+int fuse_folded_at(const Graph *g, int t);
+/* The fold instance of base instance `base`, or -1. */
+int fuse_fold_of(const Graph *g, int base);
+
 #endif

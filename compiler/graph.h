@@ -72,6 +72,12 @@ typedef struct Fusion {
     /* The fused kernel's inputs when they are not the members' outside inputs (linear_concat:
      * x, the concatenated weight and bias), nkin 0 otherwise. */
     int kin[4], nkin;
+    /* A prologue fold (compiler/fuse_fold.c): `folds` is 1 + the index of the instance (rmsnorm,
+     * silu_mul) that this one computes inside the GEMVs reading its output, 0 for any other
+     * instance. `folded` marks that base instance while the fold applies (both enabled): it runs
+     * no kernel of its own and its output is never written. */
+    int folds;
+    bool folded;
 } Fusion;
 
 /* A near miss: a pattern that almost matched, and why not. */

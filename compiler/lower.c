@@ -1,6 +1,7 @@
 #include "lower.h"
 #include "fusion.h"
 
+#include "fusion.h"
 #include "kernels.h"
 #include "schedule.h"
 
@@ -192,13 +193,66 @@ static Status add_corrupt(Lowering *L, const Node *n, int node, int fusion, cons
     return st;
 }
 
+/* The provenance of the NPU kernel anchored at node i: the members of every folded instance
+ * whose output it reads (fuse_fold.c: the CPU backend runs them first), then its own nodes.
+ * (A fold and its base name no kernel of their own: PlanFusion.kernel stays -1.) */
+static int kernel_prov(Lowering *L, int i, const int *own, int nown, int *prov, int max)
+{
+    const Graph *g = L->g;
+    const Node *n = &g->nodes[i];
+    int np = 0, raw[64], nraw = 0;
+    if (n->fusion >= 0 && g->fusions[n->fusion].enabled)
+        nraw = fusion_inputs(g, &g->fusions[n->fusion], raw, 64);
+    else
+        for (int k = 0; k < n->nin && k < 64; k++) raw[nraw++] = n->in[k];
+    for (int k = 0; k < nraw; k++) {
+        int b = fuse_folded_at(g, raw[k]);
+        if (b < 0) continue;
+        const Fusion *base = &g->fusions[b];
+        for (int j = 0; j < base->nnodes && np < max; j++) prov[np++] = base->nodes[j];
+    }
+    for (int j = 0; j < nown && np < max; j++) prov[np++] = own[j];
+    return np;
+}
+
+/* --break of a fold or of the instance it folds: the first kernel computing it (the NPU kernel
+ * anchored at node i, fusion kf, output out) is corrupted after it. broken[] marks the bases
+ * done. */
+static Status add_fold_breaks(Lowering *L, const Node *n, int i, int kf, int out, bool *broken,
+                              DiagList *d)
+{
+    const Graph *g = L->g;
+    if (!L->o->break_id) return ST_OK;
+    int raw[64], nraw = 0;
+    if (kf >= 0)
+        nraw = fusion_inputs(g, &g->fusions[kf], raw, 64);
+    else
+        for (int k = 0; k < n->nin && k < 64; k++) raw[nraw++] = n->in[k];
+    for (int k = 0; k < nraw; k++) {
+        int b = fuse_folded_at(g, raw[k]), f = b >= 0 ? fuse_fold_of(g, b) : -1;
+        if (b < 0 || broken[b] ||
+            !(in_list(L->o->break_id, g->fusions[b].id) ||
+              (f >= 0 && in_list(L->o->break_id, g->fusions[f].id))))
+            continue;
+        broken[b] = true;
+        const int *prov = kf >= 0 ? g->fusions[kf].nodes : &i;
+        int nprov = kf >= 0 ? g->fusions[kf].nnodes : 1;
+        Status st = add_kernel(L, n, i, kf, NULL, 0, out, KT_NPU, "corrupt", prov, nprov);
+        if (st == ST_OK) st = lower_last(L, n, kf >= 0 ? &g->fusions[kf] : NULL, d);
+        if (st != ST_OK) return st;
+    }
+    return ST_OK;
+}
+
 static Status build_kernels(Lowering *L, DiagList *d)
 {
     const Graph *g = L->g;
     Plan *p = L->p;
     p->kernels = arena_alloc(&p->arena, sizeof(PlanKernel) * (size_t)kernel_cap(g));
     p->fusions = arena_alloc(&p->arena, sizeof(PlanFusion) * (size_t)(g->nfusions + 1));
-    if (!p->kernels || !p->fusions) return ST_NOMEM;
+    bool *broken = arena_alloc(&p->arena, (size_t)g->nfusions + 1); /* add_fold_breaks */
+    if (!p->kernels || !p->fusions || !broken) return ST_NOMEM;
+    memset(broken, 0, (size_t)g->nfusions + 1);
     for (int f = 0; f < g->nfusions; f++) {
         const Fusion *fu = &g->fusions[f];
         PlanFusion *pf = &p->fusions[p->nfusions++];
@@ -231,23 +285,32 @@ static Status build_kernels(Lowering *L, DiagList *d)
             }
         } else if (n->fusion >= 0 && g->fusions[n->fusion].enabled) {
             const Fusion *fu = &g->fusions[n->fusion];
-            int ins[64];
-            int nin = fusion_inputs(g, fu, ins, 64);
+            int ins[64], prov[FUSE_MAX_NODES * 4];
+            int nin = graph_kernel_inputs(g, i, ins, 64);
+            int nprov = kernel_prov(L, i, fu->nodes, fu->nnodes, prov, FUSE_MAX_NODES * 4);
             p->fusions[n->fusion].kernel = p->nkernels;
             st = add_kernel(L, n, i, n->fusion, ins, nin, fu->out, KT_NPU,
-                            fusion_shader(fu->pattern), fu->nodes, fu->nnodes);
+                            fusion_shader(fu->pattern), prov, nprov);
             if (st == ST_OK) st = lower_last(L, n, fu, d);
             if (st == ST_OK && in_list(L->o->break_id, fu->id))
                 st = add_corrupt(L, n, i, n->fusion, fu, d);
+            if (st == ST_OK) st = add_fold_breaks(L, n, i, n->fusion, fu->out, broken, d);
         } else {
             /* no hand-written kernel: a member of a switched-off generated group (where, a
              * comparison, a source the group took from the CPU) runs as its own generated one
              * (graph_kernel_node lets only those through) */
             const char *stem = op_info[n->op].shader && !n->adopted ? op_info[n->op].shader
                                                                     : "elementwise";
-            int out = n->nout ? n->out[0] : -1;
-            st = add_kernel(L, n, i, -1, n->in, n->nin, out, KT_NPU, stem, &i, 1);
+            int out = n->nout ? n->out[0] : -1, ins[64], prov[FUSE_MAX_NODES * 4];
+            int nin = n->nin, nprov = kernel_prov(L, i, &i, 1, prov, FUSE_MAX_NODES * 4);
+            const int *in = n->in;
+            if (nprov > 1) { /* it reads a folded output (nodes reading one have few inputs) */
+                nin = graph_kernel_inputs(g, i, ins, 64);
+                in = ins;
+            }
+            st = add_kernel(L, n, i, -1, in, nin, out, KT_NPU, stem, prov, nprov);
             if (st == ST_OK) st = lower_last(L, n, NULL, d);
+            if (st == ST_OK && nprov > 1) st = add_fold_breaks(L, n, i, -1, out, broken, d);
         }
         if (st != ST_OK) return st;
     }

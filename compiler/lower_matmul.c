@@ -13,6 +13,7 @@
  * matmul_br / gemv_br (both). Bindings A, B, [bias], [residual], Y (addmm's reordered).
  * Push: {M, N, K, b_ks, b_ns, nbatch, bdim[4], sa[4], sb[4], bias_ms, bias_ns, act, alpha, beta,
  * post}. Spec: matmul {WG, vector, TM, TN, TK}; gemv {WG, R, MR, NV, U, G} (gemv_spec). */
+#include "fusion.h"
 #include "kernels.h"
 
 #include <stdio.h>
@@ -32,6 +33,10 @@ typedef struct MmDesc {
     int64_t bdim[MM_BATCH_DIMS], sa[MM_BATCH_DIMS], sb[MM_BATCH_DIMS];
     int a_arg, b_arg, bias_arg; /* kernel arguments of A, B and the bias (-1 for none) */
     int res_arg;                /* kernel argument of the residual, -1 for none */
+    /* a prologue fold (fuse_fold.c): 0 none, 1 rmsnorm_linear, 2 silu_mul_linear; A is then
+     * x or gate and pro_arg the argument of gamma or up */
+    int pro, pro_arg;
+    double eps;
     int64_t bias_ms, bias_ns;
     double alpha, beta;
     uint32_t act, post; /* activation before the residual, after it (ACT_NONE or ACT_RELU) */
@@ -49,11 +54,38 @@ static int arg_of_tensor(const KernelCtx *c, const PlanKernel *k, int t)
 /* The kernel argument bound to input j of product node p. A single node binds its inputs as they
  * are (an operand given twice is bound twice); a fused kernel binds the group's outside inputs in
  * member order without duplicates, so positions are looked up by tensor. */
-static int arg_of(const KernelCtx *c, const PlanKernel *k, const Node *p, int j)
+static int arg_of(const KernelCtx *c, const PlanKernel *k, const Node *p, int j, const MmDesc *d)
 {
     /* linear_concat binds {x, concatenated weight, concatenated bias}: a linear's own order */
-    if (!c->fusion || c->fusion->nkin) return j < k->nin ? j : -1;
-    return arg_of_tensor(c, k, p->in[j]);
+    if (!d->pro) {
+        if (!c->fusion || c->fusion->nkin) return j < k->nin ? j : -1;
+        return arg_of_tensor(c, k, p->in[j]);
+    }
+    /* a prologue's operands replace the folded tensor among the inputs: by tensor */
+    int t = c->fusion && c->fusion->nkin ? (j < c->fusion->nkin ? c->fusion->kin[j] : -1)
+                                         : (j < p->nin ? p->in[j] : -1);
+    if (t < 0) return -1;
+    int base = fuse_folded_at(c->g, t), x, other;
+    double eps;
+    if (base >= 0 && fuse_fold_operands(c->g, &c->g->fusions[base], &x, &other, &eps)) t = x;
+    return arg_of_tensor(c, k, t);
+}
+
+/* Sets d->pro, d->pro_arg and d->eps when product p's A is the output of a folded instance. */
+static Status describe_prologue(const KernelCtx *c, const PlanKernel *k, const Node *p, MmDesc *d)
+{
+    d->pro = 0;
+    d->pro_arg = -1;
+    int base = p->op == OP_LINEAR ? fuse_folded_at(c->g, p->in[0]) : -1;
+    if (base < 0) return ST_OK;
+    const Fusion *b = &c->g->fusions[base];
+    int x, other;
+    if (!fuse_fold_operands(c->g, b, &x, &other, &d->eps))
+        return kc_error(c, "matmul kernel: the folded %s does not name its operands", b->pattern);
+    d->pro = strcmp(b->family, "rmsnorm") == 0 ? 1 : 2;
+    d->pro_arg = arg_of_tensor(c, k, other);
+    if (d->pro_arg < 0) return kc_error(c, "matmul kernel: the prologue's operand is not bound");
+    return ST_OK;
 }
 
 static bool dense(const PlanTensor *t)
@@ -167,14 +199,16 @@ static Status describe_product(const KernelCtx *c, PlanKernel *k, const Node *p,
     d->alpha = 1.0;
     d->beta = 1.0;
     d->bias_arg = d->res_arg = -1;
+    Status pst = describe_prologue(c, k, p, d);
+    if (pst != ST_OK) return pst;
     int ia, ib, ibias = -1;
     if (p->op == OP_ADDMM) {
-        ibias = arg_of(c, k, p, 0), ia = arg_of(c, k, p, 1), ib = arg_of(c, k, p, 2);
+        ibias = arg_of(c, k, p, 0, d), ia = arg_of(c, k, p, 1, d), ib = arg_of(c, k, p, 2, d);
         d->alpha = attr_float(p, "alpha", 1.0);
         d->beta = attr_float(p, "beta", 1.0);
     } else {
-        ia = arg_of(c, k, p, 0), ib = arg_of(c, k, p, 1);
-        if (p->op == OP_LINEAR && p->nin > 2) ibias = arg_of(c, k, p, 2);
+        ia = arg_of(c, k, p, 0, d), ib = arg_of(c, k, p, 1, d);
+        if (p->op == OP_LINEAR && p->nin > 2) ibias = arg_of(c, k, p, 2, d);
     }
     bool has_bias = p->op == OP_ADDMM || (p->op == OP_LINEAR && p->nin > 2);
     if (ia < 0 || ib < 0 || (has_bias && ibias < 0))
@@ -245,9 +279,10 @@ static Status describe_residual(const KernelCtx *c, const PlanKernel *k, const N
 /* Rebinds k to A, B, [bias], [residual], Y; the same tensor may be bound twice (read-only). */
 static Status bind_operands(const KernelCtx *c, PlanKernel *k, const MmDesc *d)
 {
-    int args[5], na = 0;
+    int args[6], na = 0;
     args[na++] = k->args[d->a_arg];
     args[na++] = k->args[d->b_arg];
+    if (d->pro) args[na++] = k->args[d->pro_arg];
     if (d->bias_arg >= 0) args[na++] = k->args[d->bias_arg];
     if (d->res_arg >= 0) args[na++] = k->args[d->res_arg];
     args[na] = k->args[k->nargs - 1];
@@ -276,9 +311,14 @@ static bool gemv_fits(const KernelCtx *c, const PlanKernel *k, const MmDesc *d, 
         a->storage != y->storage || b->storage != y->storage)
         return false;
     int64_t v = 16 / (int64_t)dtype_size(y->storage);
-    /* every vector index A[b, m, k..k+v), B[b, n, k..k+v) starts on a 16-byte boundary */
+    /* every vector index A[b, m, k..k+v), B[b, n, k..k+v) starts on a 16-byte boundary (and
+     * those of a prologue's operand) */
     bool ok = d->k % v == 0 && (d->n == 1 || d->b_ns % v == 0) &&
               binding_offset(c->p, a) % 16 == 0 && binding_offset(c->p, b) % 16 == 0;
+    if (d->pro) {
+        const PlanTensor *o = kc_arg(k, c->p, d->pro_arg);
+        ok = ok && o->storage == y->storage && dense(o) && binding_offset(c->p, o) % 16 == 0;
+    }
     for (int i = 0; ok && i < MM_BATCH_DIMS; i++) ok = d->sa[i] % v == 0 && d->sb[i] % v == 0;
     *vn = v;
     return ok;
@@ -356,12 +396,22 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
     }
     int64_t vn = 0;
     bool fast = gemv_fits(c, k, &d, &vn);
+    /* the fold's match (fuse_fold.c) requires what the gemv path needs but the binding offsets,
+     * which are 16-byte aligned unless a test shrinks the arena alignment */
+    if (d.pro && !fast)
+        return kc_error(c, "the GEMV cannot take this product (an operand's binding offset is "
+                           "not 16-byte aligned), so the %s prologue cannot run: switch it off "
+                           "(--no-fuse %s)",
+                        d.pro == 1 ? "rmsnorm_linear" : "silu_mul_linear",
+                        d.pro == 1 ? "rmsnorm_linear" : "silu_mul_linear");
     st = bind_operands(c, k, &d);
     if (st != ST_OK) return st;
-    /* a module's bindings are fixed: one stem per (bias, residual) */
-    static const char *stems[2][2][2] = {{{"matmul_nb", "matmul_r"}, {"matmul", "matmul_br"}},
-                                         {{"gemv_nb", "gemv_r"}, {"gemv", "gemv_br"}}};
-    k->shader = stems[fast][d.bias_arg >= 0][d.res_arg >= 0];
+    /* a module's bindings are fixed: one stem per (prologue, bias, residual) */
+    static const char *stems[4][2][2] = {{{"matmul_nb", "matmul_r"}, {"matmul", "matmul_br"}},
+                                         {{"gemv_nb", "gemv_r"}, {"gemv", "gemv_br"}},
+                                         {{"gemv_rms_nb", "gemv_rms_r"}, {"gemv_rms", "gemv_rms_br"}},
+                                         {{"gemv_glu_nb", "gemv_glu_r"}, {"gemv_glu", "gemv_glu_br"}}};
+    k->shader = stems[fast ? 1 + d.pro : 0][d.bias_arg >= 0][d.res_arg >= 0];
     int64_t words[] = {d.m, d.n, d.k, d.b_ks, d.b_ns, d.nbatch};
     for (size_t i = 0; st == ST_OK && i < sizeof words / sizeof words[0]; i++)
         st = kc_push_i(c, k, words[i]);
@@ -387,6 +437,12 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
         kc_grid(k, d.nbatch * ((d.n + rows - 1) / rows), 1);
         for (size_t i = 0; st == ST_OK && i < sizeof spec / sizeof spec[0]; i++)
             st = kc_spec(c, k, spec[i]);
+        if (st == ST_OK && d.pro == 1) { /* spec 6: eps, a float constant's bits */
+            float e = (float)d.eps;
+            uint32_t bits;
+            memcpy(&bits, &e, sizeof bits);
+            st = kc_spec(c, k, bits);
+        }
         return st;
     }
     bool vec = d.m == 1;

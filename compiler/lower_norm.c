@@ -11,6 +11,7 @@
  * A binding is one tensor and the output binds last, so optional inputs pick the stem:
  * layernorm (x, w, b), layernorm_w (x, w), layernorm_plain (x); batchnorm (x, w, b, mean, var),
  * batchnorm_plain (x, mean, var). The shaders share shaders/layernorm.glsl, batchnorm.glsl. */
+#include "fusion.h"
 #include "kernels.h"
 
 #include <string.h>
@@ -109,41 +110,20 @@ static Status push_rows(const KernelCtx *c, PlanKernel *k, const PlanTensor *x, 
     return st;
 }
 
-/* The scalar `other` of an add node times its alpha, as ATen adds a Scalar. */
-static double scalar_addend(const Node *n)
-{
-    return attr_float(n, "other", 0.0) * attr_float(n, "alpha", 1.0);
-}
-
 static Status lower_rmsnorm(const KernelCtx *c, PlanKernel *k)
 {
-    const Node *pw = kc_member(c, OP_POW), *add = kc_member(c, OP_ADD);
-    if (!c->fusion || !pw || !add || !attr_present(add, "other"))
+    /* x, the weight and eps from the members (shared with the GEMV prologue: fuse_fold.c) */
+    int x, w;
+    double eps;
+    if (!c->fusion || !fuse_fold_operands(c->g, c->fusion, &x, &w, &eps))
         return kc_error(c, "rmsnorm kernel needs the fused pow/mean/add-eps/rsqrt/mul/mul chain");
-    /* the weight multiply is the member whose output is the fusion's output; the weight is its
-     * operand that is not produced inside the group */
-    const Node *mw = NULL;
-    for (int i = 0; i < c->fusion->nnodes; i++) {
-        const Node *nd = &c->g->nodes[c->fusion->nodes[i]];
-        if (nd->op == OP_MUL && nd->nout == 1 && nd->out[0] == c->fusion->out) mw = nd;
-    }
-    if (!mw || mw->nin != 2) return kc_error(c, "rmsnorm: no weight multiply ends the group");
-    int x = pw->in[0], w = -1;
-    for (int s = 0; s < 2; s++) {
-        int p = c->g->tensors[mw->in[s]].producer;
-        bool inside = false;
-        for (int i = 0; i < c->fusion->nnodes && p >= 0; i++)
-            inside |= c->fusion->nodes[i] == p;
-        if (!inside) w = mw->in[s];
-    }
-    if (w < 0) return kc_error(c, "rmsnorm: the weight multiply has no outside operand");
     int order[2] = {arg_of(c, k, x), arg_of(c, k, w)};
     Status st = reorder_inputs(c, k, order, 2);
     if (st != ST_OK) return st;
     const PlanTensor *xt = kc_arg(k, c->p, 0), *wt = kc_arg(k, c->p, 1), *yt = kc_out(k, c->p);
     if (xt->rank < 1 || wt->rank != 1 || wt->shape[0] != xt->shape[xt->rank - 1])
         return kc_error(c, "rmsnorm: the weight is not a vector over the last dim");
-    return push_rows(c, k, xt, yt, xt->rank - 1, scalar_addend(add));
+    return push_rows(c, k, xt, yt, xt->rank - 1, eps);
 }
 
 static Status lower_layernorm(const KernelCtx *c, PlanKernel *k)

@@ -121,8 +121,12 @@ int graph_add_derived_weight(Graph *g, const char *name, const GTensor *like, in
  * max), or the instance's own kernel inputs (Fusion.kin); returns the count. */
 int fusion_inputs(const Graph *g, const Fusion *f, int *ins, int max);
 /* The node whose kernel computes node i: i itself, the anchor of i's enabled fusion, or -1
- * when i runs no kernel (dead, a view aliasing its input, an op without a shader). */
+ * when i runs no kernel (dead, a view aliasing its input, an op without a shader, a member of a
+ * folded instance: its readers' kernels compute it). */
 int graph_kernel_node(const Graph *g, int i);
+/* The tensors the kernel anchored at node i reads: its fusion's inputs or its node's, with the
+ * output of a folded instance (fuse_fold.c) replaced by that instance's two operands. */
+int graph_kernel_inputs(const Graph *g, int i, int *ins, int max);
 /* Partition indices: runs of one placement over the live nodes in graph order (g->nparts). */
 void graph_number_parts(Graph *g);
 /* Is this ATen name listed in opt->cpu_ops? */

@@ -3,7 +3,8 @@
  * generically (members live, on the NPU, no intermediate escaping the group) so a pattern's
  * match function cannot produce an unsound group. --no-fuse switches instances off; a switched-
  * off instance stays listed, and lowering treats its nodes as unfused. A no_fuse entry "+SEL"
- * switches back on what earlier entries switched off (the session's `fusion on`). */
+ * switches back on what earlier entries switched off (the session's `fusion on`). Prologue folds
+ * (fuse_fold.c) follow the walk: instances over the members of another instance. */
 #include <stdlib.h>
 #include <string.h>
 #include "fusion.h"
@@ -60,6 +61,63 @@ static Status add_miss(Graph *g, const char *pattern, int node, const char *why)
     return ST_OK;
 }
 
+/* Records instance F<n> of `pattern` (family `family`) over the nodes of m and applies the
+ * user's switches. Returns its index, or -1 when out of memory. */
+static int record(Graph *g, PassCtx *c, const FuseMatch *m, const char *pattern, const char *family)
+{
+    Fusion *fs = realloc(g->fusions, sizeof(Fusion) * (size_t)(g->nfusions + 1));
+    if (!fs) return -1;
+    g->fusions = fs;
+    Fusion *f = &g->fusions[g->nfusions];
+    *f = (Fusion){0};
+    f->id = arena_printf(&g->arena, "F%d", g->nfusions + 1);
+    f->pattern = pattern;
+    f->family = family;
+    f->nnodes = m->n;
+    f->nodes = arena_dup(&g->arena, m->nodes, sizeof(int) * (size_t)m->n);
+    f->anchor = m->nodes[m->n - 1];
+    f->out = g->nodes[f->anchor].out[0];
+    f->enabled = true;
+    f->nkin = 0;
+    if (!f->id || !f->nodes) return -1;
+    /* rules in order, the last that selects the instance decides ("+ID" turns on) */
+    for (int k = 0; k < c->opt->n_no_fuse; k++) {
+        const char *r = c->opt->no_fuse[k];
+        bool on = r[0] == '+';
+        if (fuse_selected(on ? r + 1 : r, f)) f->enabled = on;
+    }
+    return g->nfusions++;
+}
+
+/* Prologue folds (fuse_fold.c), after the walk: one instance per rmsnorm / silu_mul instance
+ * whose readers are all GEMV-shaped linears, over the same members; a near miss otherwise. A
+ * fold applies only while its base is enabled too. */
+static Status record_folds(Graph *g, PassCtx *c)
+{
+    int nbase = g->nfusions;
+    for (int b = 0; b < nbase; b++) {
+        const char *why = NULL, *name = fuse_fold_match(g, &g->fusions[b], &why);
+        if (!name) continue;
+        if (why) {
+            if (add_miss(g, name, g->fusions[b].anchor, why) != ST_OK) return ST_NOMEM;
+            continue;
+        }
+        FuseMatch m;
+        memset(&m, 0, sizeof m);
+        m.n = g->fusions[b].nnodes;
+        memcpy(m.nodes, g->fusions[b].nodes, sizeof(int) * (size_t)m.n);
+        int f = record(g, c, &m, name, name);
+        if (f < 0) return ST_NOMEM;
+        Fusion *fo = &g->fusions[f], *base = &g->fusions[b];
+        fo->anchor = base->anchor;
+        fo->out = base->out;
+        fo->folds = b + 1;
+        if (!base->enabled) fo->enabled = false;
+        base->folded = fo->enabled;
+    }
+    return ST_OK;
+}
+
 Status pass_fuse(Graph *g, PassCtx *c)
 {
     bool *taken = arena_alloc(c->scratch, (size_t)g->nnodes + 1);
@@ -82,35 +140,15 @@ Status pass_fuse(Graph *g, PassCtx *c)
                 if (add_miss(g, fp->name, i, bad) != ST_OK) return ST_NOMEM;
                 continue;
             }
-            Fusion *fs = realloc(g->fusions, sizeof(Fusion) * (size_t)(g->nfusions + 1));
-            if (!fs) return ST_NOMEM;
-            g->fusions = fs;
-            Fusion *f = &g->fusions[g->nfusions];
-            *f = (Fusion){0};
-            f->id = arena_printf(&g->arena, "F%d", g->nfusions + 1);
-            f->pattern = m.variant ? m.variant : fp->name;
-            f->family = fp->name;
-            f->nnodes = m.n;
-            f->nodes = arena_dup(&g->arena, m.nodes, sizeof(int) * (size_t)m.n);
-            f->anchor = m.nodes[m.n - 1];
-            f->out = g->nodes[f->anchor].out[0];
-            f->enabled = true;
-            f->nkin = 0;
-            if (!f->id || !f->nodes) return ST_NOMEM;
-            /* rules in order, the last that selects the instance decides ("+ID" turns on) */
-            for (int k = 0; k < c->opt->n_no_fuse; k++) {
-                const char *r = c->opt->no_fuse[k];
-                bool on = r[0] == '+';
-                if (fuse_selected(on ? r + 1 : r, f)) f->enabled = on;
-            }
+            int f = record(g, c, &m, m.variant ? m.variant : fp->name, fp->name);
+            if (f < 0) return ST_NOMEM;
             for (int k = 0; k < m.n; k++) {
                 taken[m.nodes[k]] = true;
-                g->nodes[m.nodes[k]].fusion = g->nfusions;
+                g->nodes[m.nodes[k]].fusion = f;
             }
-            g->nfusions++;
-            if (m.parts && fuse_concat_finish(g, g->nfusions - 1) != ST_OK) return ST_NOMEM;
+            if (m.parts && fuse_concat_finish(g, f) != ST_OK) return ST_NOMEM;
             break;
         }
     }
-    return ST_OK;
+    return record_folds(g, c);
 }

@@ -35,8 +35,9 @@ static bool materialised(const Graph *g, int t)
         return false;
     }
     const Node *p = &g->nodes[x->producer];
-    if (p->fusion >= 0 && g->fusions[p->fusion].enabled && g->fusions[p->fusion].out != t)
-        return false;
+    if (p->fusion >= 0 && g->fusions[p->fusion].enabled &&
+        (g->fusions[p->fusion].out != t || g->fusions[p->fusion].folded))
+        return false; /* inside the kernel, or computed in its readers' (a fold) */
     return true;
 }
 

@@ -75,7 +75,8 @@ int graph_kernel_node(const Graph *g, int i)
     const Node *n = &g->nodes[i];
     if (n->dead) return -1;
     if (n->place == PLACE_CPU) return i;
-    if (n->fusion >= 0 && g->fusions[n->fusion].enabled) return g->fusions[n->fusion].anchor;
+    if (n->fusion >= 0 && g->fusions[n->fusion].enabled)
+        return g->fusions[n->fusion].folded ? -1 : g->fusions[n->fusion].anchor;
     /* a view: no kernel (an in-place writer such as index_copy aliases too, and runs) */
     if (n->nout == 1 && g->tensors[n->out[0]].alias_of >= 0 && (op_info[n->op].flags & OPF_VIEW))
         return -1;

@@ -39,9 +39,12 @@ Status graph_schedule(Graph *g)
         if (graph_kernel_node(g, i) != i) continue;
         const Fusion *f = n->fusion >= 0 && g->fusions[n->fusion].enabled ? &g->fusions[n->fusion]
                                                                            : NULL;
-        int ins[64], nin = f ? fusion_inputs(g, f, ins, 64) : 0, nout = f ? 1 : n->nout;
-        const int *in = f ? ins : n->in, *out = f ? &f->out : n->out;
-        if (!f) nin = n->nin;
+        int buf[64], nin = n->nin, nout = f ? 1 : n->nout;
+        const int *in = n->in, *out = f ? &f->out : n->out;
+        if (f || nin <= 64) { /* (a CPU cat of more inputs reads no folded output) */
+            nin = graph_kernel_inputs(g, i, buf, 64);
+            in = buf;
+        }
         int level = 0;
         for (int a = 0; a < nin; a++) {
             int t = base_of(g, in[a]);
@@ -71,6 +74,17 @@ Status graph_schedule(Graph *g)
     for (int i = 0; i < g->nnodes; i++) {
         int kn = graph_kernel_node(g, i);
         if (kn >= 0) g->nodes[i].slot = g->nodes[kn].slot;
+    }
+    /* the members of a folded instance run in its readers' kernels: the last one's slot (what
+     * they read lives until then) */
+    for (int f = 0; f < g->nfusions; f++) {
+        const Fusion *fu = &g->fusions[f];
+        if (!fu->folded) continue;
+        const GTensor *y = &g->tensors[fu->out];
+        int last = -1;
+        for (int c = 0; c < y->nconsumers; c++)
+            if (g->nodes[y->consumers[c]].slot > last) last = g->nodes[y->consumers[c]].slot;
+        for (int k = 0; k < fu->nnodes; k++) g->nodes[fu->nodes[k]].slot = last;
     }
     free(lvl);
     free(rlvl);

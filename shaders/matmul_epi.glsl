@@ -7,17 +7,22 @@
 // have every binding its module declares), so the stems are matmul (bias), matmul_nb (none),
 // matmul_r (residual), matmul_br (bias and residual), and gemv, gemv_nb, gemv_r, gemv_br.
 // The residual is dense with Y's shape (linear_add: the add's other operand).
+// MM_FIRST (default 2) is the binding after A and B where the bias goes: the GEMV prologues
+// (shaders/gemv.glsl GEMV_PRO) bind one more operand before it.
 #ifndef MM_BIAS
 #error "define MM_BIAS and MM_RES before including matmul_epi.glsl"
 #endif
+#ifndef MM_FIRST
+#define MM_FIRST 2
+#endif
 
 #if MM_BIAS
-layout(std430, set = 0, binding = 2) readonly buffer Bias_ { STORAGE_T bias[]; };
+layout(std430, set = 0, binding = MM_FIRST) readonly buffer Bias_ { STORAGE_T bias[]; };
 #endif
 #if MM_RES
-layout(std430, set = 0, binding = 2 + MM_BIAS) readonly buffer Res_ { STORAGE_T res[]; };
+layout(std430, set = 0, binding = MM_FIRST + MM_BIAS) readonly buffer Res_ { STORAGE_T res[]; };
 #endif
-layout(std430, set = 0, binding = 2 + MM_BIAS + MM_RES) writeonly buffer Y_ { STORAGE_T y[]; };
+layout(std430, set = 0, binding = MM_FIRST + MM_BIAS + MM_RES) writeonly buffer Y_ { STORAGE_T y[]; };
 
 // post: what follows the residual add (0 nothing, 1 relu: linear_add_relu)
 layout(push_constant) uniform Push {

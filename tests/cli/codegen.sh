@@ -25,8 +25,10 @@ ok "describe --source 0: the hand-written embedding.comp with its includes and m
     && grep -q -- '---- common.glsl (included)' $T/h.txt && grep -q 'OpCapability Shader' $T/h.txt"
 "$B" describe $Q --source 99 > /dev/null 2>"$T/e"; rc=$?
 ok "describe --source 99: exit 2 naming the range" "[ $rc = 2 ] && grep -q 'no kernel 99' $T/e"
+"$B" describe $Q --no-fuse rmsnorm_linear --source F1 > "$T/f1.txt" 2>&1; rc=$?
+ok "describe --source F1 (a pattern instance: rmsnorm.comp)" "[ $rc = 0 ] && grep -q 'hand-written shaders/rmsnorm.comp' $T/f1.txt"
 "$B" describe $Q --source F1 > "$T/f1.txt" 2>&1; rc=$?
-ok "describe --source F1 (a pattern instance: rmsnorm.comp)" "[ $rc = 0 ] && grep -q 'shaders/rmsnorm.comp' $T/f1.txt"
+ok "describe --source F1 folded (rmsnorm_linear): the GEMV it runs in" "[ $rc = 0 ] && grep -q 'hand-written shaders/gemv_rms.comp' $T/f1.txt"
 "$B" describe $Q --no-fuse $F --source $F > /dev/null 2>"$T/e"; rc=$?
 ok "describe --source of a switched-off instance: exit 2" "[ $rc = 2 ] && grep -q 'switched off' $T/e"
 printf "source $F\n" | "$B" --batch $Q --json -x - > "$T/b.jsonl" 2>&1; rc=$?

@@ -86,7 +86,7 @@ ok "profile on Vulkan: a GPU time and an ok verdict for every NPU kernel" "[ $rc
 import json,sys
 k=[json.loads(l) for l in open(sys.argv[1])]; ks=[o for o in k if o[\"kind\"]==\"kernel\"]
 assert ks and all(o[\"gpu_us\"] > 0 and o[\"verdict\"] in (\"ok\", \"-\") for o in ks), ks
-assert sum(o[\"verdict\"]==\"ok\" for o in ks) > 30
+assert sum(o[\"verdict\"]==\"ok\" for o in ks) > 20
 ' $T/p.jsonl"
 # kernel tiers: auto resolves against the device; a plan of a tier the device lacks is refused
 "$B" run tests/models/convnet/model.json --check > "$T/c.txt" 2>"$T/e"; rc=$?
