@@ -3,7 +3,10 @@
  * generically (members live, on the NPU, no intermediate escaping the group) so a pattern's
  * match function cannot produce an unsound group. --no-fuse switches instances off; a switched-
  * off instance stays listed, and lowering treats its nodes as unfused. A no_fuse entry "+SEL"
- * switches back on what earlier entries switched off (the session's `fusion on`). */
+ * switches back on what earlier entries switched off (the session's `fusion on`). An instance of
+ * a pattern with a fallback (rope_cache) switched off while the fallback stays selected keeps
+ * its id as an instance of the fallback without its anchor (rope), so the plan is the one the
+ * registry without the extension gives. */
 #include <stdlib.h>
 #include <string.h>
 #include "fusion.h"
@@ -60,6 +63,18 @@ static Status add_miss(Graph *g, const char *pattern, int node, const char *why)
     return ST_OK;
 }
 
+/* The user's rules in order, the last that selects the instance decides ("+ID" turns on). */
+static bool switched_on(const CompileOptions *o, const Fusion *f)
+{
+    bool on = true;
+    for (int k = 0; k < o->n_no_fuse; k++) {
+        const char *r = o->no_fuse[k];
+        bool plus = r[0] == '+';
+        if (fuse_selected(plus ? r + 1 : r, f)) on = plus;
+    }
+    return on;
+}
+
 Status pass_fuse(Graph *g, PassCtx *c)
 {
     bool *taken = arena_alloc(c->scratch, (size_t)g->nnodes + 1);
@@ -90,19 +105,25 @@ Status pass_fuse(Graph *g, PassCtx *c)
             f->id = arena_printf(&g->arena, "F%d", g->nfusions + 1);
             f->pattern = m.variant ? m.variant : fp->name;
             f->family = fp->name;
+            f->base = fp->fallback;
+            f->enabled = switched_on(c->opt, f);
+            if (!f->enabled && fp->fallback) {
+                /* switched off as the extension only: the fallback form without the anchor */
+                Fusion b = *f;
+                b.pattern = b.family = fp->fallback;
+                b.base = NULL;
+                if (switched_on(c->opt, &b)) {
+                    *f = b;
+                    f->enabled = true;
+                    m.n--;
+                }
+            }
             f->nnodes = m.n;
             f->nodes = arena_dup(&g->arena, m.nodes, sizeof(int) * (size_t)m.n);
             f->anchor = m.nodes[m.n - 1];
             f->out = g->nodes[f->anchor].out[0];
-            f->enabled = true;
             f->nkin = 0;
             if (!f->id || !f->nodes) return ST_NOMEM;
-            /* rules in order, the last that selects the instance decides ("+ID" turns on) */
-            for (int k = 0; k < c->opt->n_no_fuse; k++) {
-                const char *r = c->opt->no_fuse[k];
-                bool on = r[0] == '+';
-                if (fuse_selected(on ? r + 1 : r, f)) f->enabled = on;
-            }
             for (int k = 0; k < m.n; k++) {
                 taken[m.nodes[k]] = true;
                 g->nodes[m.nodes[k]].fusion = g->nfusions;
