@@ -227,7 +227,9 @@ static Status set_fusion(Session *s, int argc, char **argv, bool on, DiagList *d
         bool known = strcmp(argv[a], "all") == 0;
         for (int i = 0; i < g->nfusions && !known; i++)
             known = strcmp(g->fusions[i].id, argv[a]) == 0 ||
-                    strncmp(g->fusions[i].pattern, argv[a], strlen(argv[a])) == 0;
+                    strncmp(g->fusions[i].pattern, argv[a], strlen(argv[a])) == 0 ||
+                    (g->fusions[i].fell_back_from &&
+                     strcmp(g->fusions[i].fell_back_from, argv[a]) == 0);
         if (!known) return diag_error(d, NULL, NULL, NULL, "no fusion instance or pattern '%s'", argv[a]);
         st = add_switch(s, g, argv[a], on, d);
         if (st != ST_OK) return st;

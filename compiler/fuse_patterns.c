@@ -585,10 +585,13 @@ bool fuse_selected(const char *spec, const Fusion *f)
 {
     /* a registry name selects its variants: "conv" selects conv_relu and conv_add_relu,
      * "linear_act" linear_relu ... linear_hardswish; a pattern's fallback selects it too ("rope"
-     * selects rope_cache); the pass's name selects its instances (and turns the pass off:
+     * selects rope_cache) and an extension's name its fallback forms (a rope_cache
+     * switched off, now a rope: `fusion on F4` after `fusion off rope_cache` turns it back on);
+     * the pass's name selects its instances (and turns the pass off:
      * pass_fuse_elt.c) */
     return strcmp(spec, "all") == 0 || strcmp(spec, f->id) == 0 || strcmp(spec, f->pattern) == 0 ||
            (f->family && strcmp(spec, f->family) == 0) ||
            (f->base && strcmp(spec, f->base) == 0) ||
+           (f->fell_back_from && strcmp(spec, f->fell_back_from) == 0) ||
            (strcmp(spec, "fuse-elementwise") == 0 && strcmp(f->pattern, FUSE_ELEMENTWISE) == 0);
 }

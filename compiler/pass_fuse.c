@@ -114,6 +114,7 @@ Status pass_fuse(Graph *g, PassCtx *c)
                 b.base = NULL;
                 if (switched_on(c->opt, &b)) {
                     *f = b;
+                    f->fell_back_from = m.variant ? m.variant : fp->name;
                     f->enabled = true;
                     m.n--;
                 }
