@@ -195,7 +195,9 @@ static Status lower_rope_cache(const KernelCtx *c, PlanKernel *k)
     if (s != ST_OK) return s;
     /* mode 1 iterates over the rope output's pairs, mode 0 over out's */
     gm.od[gm.idim] = icg.in_place ? icg.m : icg.size;
-    int64_t total = (icg.in_place ? kc_numel(out) / icg.size * icg.m : kc_numel(out)) / 2;
+    int64_t rope_numel = 1;
+    for (int d = 0; d < r; d++) rope_numel *= ro->shape[d];
+    int64_t total = (icg.in_place ? rope_numel : kc_numel(out)) / 2;
     s = rope_push(c, k, total, &gm);
     if (s == ST_OK) s = kc_push_u(c, k, icg.in_place ? 1 : 0);
     if (s == ST_OK) s = kc_push_i(c, k, gm.idim);
