@@ -239,8 +239,9 @@ static bool last_dim_slice(const Graph *g, int node, int *x, int64_t *start, int
     return true;
 }
 
-/* RoPE: x*cos + cat(-x[..., h:], x[..., :h]) * sin */
-static bool match_rope(const Graph *g, int node, const bool *taken, FuseMatch *m,
+/* The RoPE chain x*cos + cat(-x[..., h:], x[..., :h]) * sin ending at add `node`: its 7 member
+ * nodes in members[] (slice, neg, slice, cat, mul, mul, add). */
+static bool rope_chain(const Graph *g, int node, const bool *taken, int members[7],
                        const char **why)
 {
     const Node *ad = &g->nodes[node];
@@ -272,10 +273,10 @@ static bool match_rope(const Graph *g, int node, const bool *taken, FuseMatch *m
                 *why = "x*cos does not multiply the rotated tensor";
                 continue;
             }
-            int members[] = {ps1, pn, ps2, pc, pb, pa, node};
+            int seq[] = {ps1, pn, ps2, pc, pb, pa, node};
             bool ok = true;
             for (int i = 0; i < 7 && ok; i++) {
-                int nd = members[i];
+                int nd = seq[i];
                 ok = usable(g, nd, taken);
                 if (ok && nd != node) ok = only_consumer(g, g->nodes[nd].out[0]) >= 0;
             }
@@ -283,12 +284,56 @@ static bool match_rope(const Graph *g, int node, const bool *taken, FuseMatch *m
                 *why = "an intermediate of the rotation has other consumers";
                 continue;
             }
-            for (int i = 0; i < 7; i++) add(m, members[i]);
-            m->variant = "rope";
+            memcpy(members, seq, sizeof seq);
             return true;
         }
     }
     return false;
+}
+
+/* RoPE: x*cos + cat(-x[..., h:], x[..., :h]) * sin */
+static bool match_rope(const Graph *g, int node, const bool *taken, FuseMatch *m,
+                       const char **why)
+{
+    int members[7];
+    if (!rope_chain(g, node, taken, members, why)) return false;
+    for (int i = 0; i < 7; i++) add(m, members[i]);
+    m->variant = "rope";
+    return true;
+}
+
+/* RoPE whose output is the source of an index_copy (the new rows of a KV cache): the rotated
+ * rows are written straight into the cache (lower_rope.c). The rope chain's own near misses are
+ * rope's to report. Prefill's many positions fuse too (a repeated index keeps the last row). */
+static bool match_rope_cache(const Graph *g, int node, const bool *taken, FuseMatch *m,
+                             const char **why)
+{
+    int members[7];
+    const char *chain_why = NULL;
+    if (!rope_chain(g, node, taken, members, &chain_why)) return false;
+    const GTensor *r = &g->tensors[g->nodes[node].out[0]];
+    int ic = -1;
+    for (int c = 0; c < r->nconsumers; c++) {
+        const Node *cn = &g->nodes[r->consumers[c]];
+        if (cn->op == OP_INDEX_COPY && cn->nin == 3 && cn->in[2] == g->nodes[node].out[0])
+            ic = r->consumers[c];
+    }
+    if (ic < 0) return false; /* a rope whose output is not stored into a cache (q) */
+    if (r->nconsumers != 1 || r->is_output)
+        return (*why = "the rope output has other readers than the index_copy"), false;
+    const Node *n = &g->nodes[ic];
+    if (!usable(g, ic, taken)) return (*why = "the index_copy runs on the CPU"), false;
+    if (n->in[0] == n->in[2] || n->in[1] == n->in[2])
+        return (*why = "the rope output is also the cache or the index"), false;
+    if (r->rank > 4) return (*why = "more than 3 dims before the rotated dim"), false;
+    int dim = norm_dim(attr_int(n, "dim", 0), r->rank);
+    if (dim < 0 || dim == r->rank - 1)
+        return (*why = "the index_copy is along the rotated (last) dim"), false;
+    if (node_input(g, n, 1)->rank != 1) return (*why = "the index is not a vector"), false;
+    for (int i = 0; i < 7; i++) add(m, members[i]);
+    add(m, ic);
+    m->variant = "rope_cache";
+    return true;
 }
 
 /* K or V for attention: the cache itself, or reshape(expand(unsqueeze(cache))) (grouped-query
@@ -514,31 +559,39 @@ static bool match_linear_add(const Graph *g, int node, const bool *taken, FuseMa
 }
 
 const FusePattern fuse_patterns[] = {
-    {"conv", OP_CONV2D, match_conv, "conv2d(+bias)(+residual add)(+relu|relu6|hardtanh|hardswish|hardsigmoid)"},
-    {"add_relu", OP_ADD, match_add_relu, "add then relu"},
-    {"rmsnorm", OP_POW, match_rmsnorm, "pow, mean, add eps, rsqrt, mul x, mul weight"},
-    {"silu_mul", OP_SILU, match_silu_mul, "silu(gate) * up (gated MLP), either node order"},
-    {"masked_softmax", OP_ADD, match_masked_softmax, "add mask (broadcast) then softmax"},
-    {"rope", OP_ADD, match_rope, "x*cos + rotate_half(x)*sin (the 7-op chain)"},
+    {"conv", OP_CONV2D, match_conv, "conv2d(+bias)(+residual add)(+relu|relu6|hardtanh|hardswish|hardsigmoid)", NULL},
+    {"add_relu", OP_ADD, match_add_relu, "add then relu", NULL},
+    {"rmsnorm", OP_POW, match_rmsnorm, "pow, mean, add eps, rsqrt, mul x, mul weight", NULL},
+    {"silu_mul", OP_SILU, match_silu_mul, "silu(gate) * up (gated MLP), either node order", NULL},
+    {"masked_softmax", OP_ADD, match_masked_softmax, "add mask (broadcast) then softmax", NULL},
+    {"rope_cache", OP_ADD, match_rope_cache,
+     "rope whose output is stored into a KV cache by index_copy: the rotated rows written in place",
+     "rope"},
+    {"rope", OP_ADD, match_rope, "x*cos + rotate_half(x)*sin (the 7-op chain)", NULL},
     {"decode_attention", OP_TRANSPOSE, match_decode_attention,
-     "one-query attention reading the KV cache directly, grouped-query heads, no repeat copy"},
+     "one-query attention reading the KV cache directly, grouped-query heads, no repeat copy", NULL},
     {"linear_concat", OP_LINEAR, match_linear_concat,
-     "linears on one input (q|k|v, gate|up) as one matmul over concatenated weights"},
-    {"linear_act", OP_LINEAR, match_linear_act, "linear (with bias) then an activation"},
-    {"linear_add", OP_LINEAR, match_linear_add, "linear then a residual add (same shape), relu"},
-    {"linear_add", OP_ADDMM, match_linear_add, "addmm then a residual add (same shape), relu"},
-    {"linear_add", OP_MATMUL, match_linear_add, "matmul then a residual add (same shape), relu"},
-    {"linear_add", OP_BMM, match_linear_add, "bmm then a residual add (same shape), relu"},
-    {"linear_add", OP_MM, match_linear_add, "mm then a residual add (same shape), relu"},
+     "linears on one input (q|k|v, gate|up) as one matmul over concatenated weights", NULL},
+    {"linear_act", OP_LINEAR, match_linear_act, "linear (with bias) then an activation", NULL},
+    {"linear_add", OP_LINEAR, match_linear_add, "linear then a residual add (same shape), relu", NULL},
+    {"linear_add", OP_ADDMM, match_linear_add, "addmm then a residual add (same shape), relu", NULL},
+    {"linear_add", OP_MATMUL, match_linear_add, "matmul then a residual add (same shape), relu", NULL},
+    {"linear_add", OP_BMM, match_linear_add, "bmm then a residual add (same shape), relu", NULL},
+    {"linear_add", OP_MM, match_linear_add, "mm then a residual add (same shape), relu", NULL},
 };
 const int fuse_pattern_count = (int)(sizeof fuse_patterns / sizeof fuse_patterns[0]);
 
 bool fuse_selected(const char *spec, const Fusion *f)
 {
     /* a registry name selects its variants: "conv" selects conv_relu and conv_add_relu,
-     * "linear_act" linear_relu ... linear_hardswish; the pass's name selects its instances (and
-     * turns the pass off: pass_fuse_elt.c) */
+     * "linear_act" linear_relu ... linear_hardswish; a pattern's fallback selects it too ("rope"
+     * selects rope_cache) and an extension's name its fallback forms (a rope_cache
+     * switched off, now a rope: `fusion on F4` after `fusion off rope_cache` turns it back on);
+     * the pass's name selects its instances (and turns the pass off:
+     * pass_fuse_elt.c) */
     return strcmp(spec, "all") == 0 || strcmp(spec, f->id) == 0 || strcmp(spec, f->pattern) == 0 ||
            (f->family && strcmp(spec, f->family) == 0) ||
+           (f->base && strcmp(spec, f->base) == 0) ||
+           (f->fell_back_from && strcmp(spec, f->fell_back_from) == 0) ||
            (strcmp(spec, "fuse-elementwise") == 0 && strcmp(f->pattern, FUSE_ELEMENTWISE) == 0);
 }

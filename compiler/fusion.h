@@ -32,6 +32,12 @@ typedef struct FusePattern {
     OpId trigger;
     FuseMatchFn match;
     const char *doc;
+    /* A pattern that extends another by its anchor (rope_cache: rope + the index_copy storing
+     * its output): switched off while that pattern's form stays selected, an instance falls back
+     * to it (the members without the anchor, same id), so switching the extension off gives the
+     * kernels of the plan without it. Its name also selects the extension's instances
+     * (`--no-fuse rope` switches rope_cache off too). NULL: no fallback. */
+    const char *fallback;
 } FusePattern;
 
 extern const FusePattern fuse_patterns[];

@@ -65,6 +65,10 @@ typedef struct Fusion {
     const char *id;      /* "F3" */
     const char *pattern; /* "add_relu" (the variant) */
     const char *family;  /* the registry name that matched: "conv", "linear_act" (static) */
+    const char *base;    /* the pattern it falls back to when switched off (FusePattern.fallback),
+                            which selects it too; NULL */
+    const char *fell_back_from; /* the extension switched off that this instance is the
+                                   fallback form of ("rope_cache"), which selects it too; NULL */
     int *nodes, nnodes;  /* member node indices, in graph order */
     int anchor;          /* node index where the fused kernel runs */
     int out;             /* the fused kernel's output tensor */

@@ -42,6 +42,7 @@ static const struct {
     {"batchnorm", lower_norm},
     {"batchnorm_plain", lower_norm},
     {"rope", lower_rope},
+    {"rope_cache", lower_rope},
     {"conv2d", lower_conv2d},
     {"conv2d_b", lower_conv2d},
     {"conv2d_r", lower_conv2d},

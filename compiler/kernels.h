@@ -118,6 +118,19 @@ typedef struct KcTile {
 } KcTile;
 KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, bool cm, int64_t target);
 
+/* index_copy's geometry (lower_index_copy.c), shared by the kernels that store into a cache:
+ * self and out seen as [outer, size, inner] around dim, the source as [outer, m, inner]. */
+typedef struct IcGeom {
+    int dim;
+    int64_t size, m, inner;
+    bool in_place; /* out aliases self's storage (pass_views.c): write the source rows only */
+} IcGeom;
+/* Checks index_copy node n's tensors (self and the int index at arguments self_arg, idx_arg,
+ * the output last; the source by its shape, which may be computed in the kernel) and fills ic. */
+Status kc_index_copy_geom(const KernelCtx *c, const PlanKernel *k, const Node *n, int self_arg,
+                          int idx_arg, int src_rank, const int64_t *src_shape, bool src_padded,
+                          IcGeom *ic);
+
 /* An error naming the kernel's anchor node. */
 Status kc_error(const KernelCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -142,7 +155,7 @@ bool matmul_cm_applies(const KernelCtx *c, const PlanKernel *k, int64_t m, int64
                        int64_t kdim, bool bias);
 Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, int64_t m, int64_t n, int64_t kdim,
                        int64_t nbatch, bool kmajor, bool bias);
-Status lower_rope(const KernelCtx *c, PlanKernel *k);
+Status lower_rope(const KernelCtx *c, PlanKernel *k);       /* rope, rope_cache */
 Status lower_attention(const KernelCtx *c, PlanKernel *k);  /* decode_attention */
 Status lower_corrupt(const KernelCtx *c, PlanKernel *k);    /* --break: lower_debug.c */
 Status lower_generated(const KernelCtx *c, PlanKernel *k);  /* elementwise: lower_gen.c */

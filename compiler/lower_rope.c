@@ -4,19 +4,30 @@
  * sin multiplies the cat, cos multiplies x. cos and sin (and x) broadcast to the output's shape
  * (typically [B, 1, S, D] over the heads of x [B, H, S, D]).
  *
- * One invocation per pair (j, j + h) of a row, h = D / 2:
+ * One invocation per pair (j, j + h) of a row, h = D / 2 (shaders/rope.glsl):
  *   out[j]     = x[j] * cos[j]         + (-x[j + h]) * sin[j]
  *   out[j + h] = x[j + h] * cos[j + h] + x[j] * sin[j + h]
  * The outer dims (all but the last) are collapsed to at most three over the four tensors, each
  * with its own (broadcast 0 or physical) strides; cos and sin may broadcast the last dim too.
  *   bindings: x, cos, sin, out
  *   push {total, h, od1, od2, xs0, xs1, xs2, cs0, cs1, cs2, ss0, ss1, ss2, ys0, ys1, ys2, cl, sl}
- *   (cl, sl: last-dim strides of cos and sin, 0 or 1) */
+ *   (cl, sl: last-dim strides of cos and sin, 0 or 1)
+ *
+ * rope_cache: the same rotation whose output is the source of index_copy(cache, index, .) along
+ * a dim before the last (match_rope_cache): the rope output is never stored, each pair goes to
+ * the cache row its index names (shaders/rope_cache.comp). The index_copy dim stays an outer dim
+ * of its own (idim of the three); ys are the cache's strides. Mode and geometry as index_copy's
+ * (kc_index_copy_geom): mode 1 writes the rope rows into the cache in place, mode 0 writes every
+ * pair of out from the cache or the rope.
+ *   bindings: x, cos, sin, cache, index, out
+ *   push: rope's words, then {mode, idim, size, m} */
 #include "kernels.h"
 
 #include <string.h>
 
-#define ROPE_WG 128
+/* 64 invocations (pairs) per workgroup: a KV head of D = 128 is one workgroup, so the decode's
+ * few heads spread over several SMs rather than one */
+#define ROPE_WG 64
 
 /* The kernel argument holding graph tensor t (plan tensors keep the graph's names), or -1. */
 static int arg_of(const KernelCtx *c, const PlanKernel *k, int t)
@@ -34,100 +45,186 @@ static bool member(const Fusion *f, int node)
     return false;
 }
 
-/* Strides of t broadcast to the output's rank-r shape (0 where t has size 1 or no dim). */
-static void bcast_strides(const PlanTensor *t, const PlanTensor *o, int64_t *st)
-{
-    int64_t s[NPU_MAX_RANK];
-    kc_strides(t, s);
-    int off = o->rank - t->rank;
-    for (int d = 0; d < o->rank; d++) {
-        int e = d - off;
-        st[d] = (e < 0 || t->shape[e] == 1) ? 0 : s[e];
-    }
-}
-
-Status lower_rope(const KernelCtx *c, PlanKernel *k)
+/* Binds x, cos, sin (read off the members) then extra[0..nextra) as the kernel's inputs, in
+ * that order; *rope_out: the chain's output (the add's). */
+static Status rope_inputs(const KernelCtx *c, PlanKernel *k, const int *extra, int nextra,
+                          int *rope_out)
 {
     const Fusion *f = c->fusion;
     const Node *sl = kc_member(c, OP_SLICE), *cat = kc_member(c, OP_CAT);
     if (!f || !sl || !cat || cat->nout != 1)
         return kc_error(c, "rope kernel needs the fused slice/neg/cat/mul/mul/add chain");
     int x = sl->in[0], cat_out = cat->out[0], cos = -1, sin = -1;
+    *rope_out = -1;
     for (int i = 0; i < f->nnodes; i++) {
         const Node *m = &c->g->nodes[f->nodes[i]];
+        if (m->op == OP_ADD) *rope_out = m->out[0];
         if (m->op != OP_MUL || m->nin != 2) continue;
         if (m->in[0] == cat_out || m->in[1] == cat_out)
             sin = m->in[0] == cat_out ? m->in[1] : m->in[0];
         else
             cos = m->in[0] == x ? m->in[1] : m->in[0];
     }
-    if (cos < 0 || sin < 0) return kc_error(c, "rope: no x*cos and rotate_half(x)*sin multiplies");
-    int order[3] = {arg_of(c, k, x), arg_of(c, k, cos), arg_of(c, k, sin)};
-    if (member(f, c->g->tensors[cos].producer) || member(f, c->g->tensors[sin].producer) ||
-        order[0] < 0 || order[1] < 0 || order[2] < 0 || k->nin != 3 || order[0] == order[1] ||
-        order[0] == order[2] || order[1] == order[2])
-        return kc_error(c, "rope: x, cos and sin must be three distinct outside inputs");
-    int ids[3] = {k->args[order[0]], k->args[order[1]], k->args[order[2]]};
-    memcpy(k->args, ids, sizeof ids);
-
-    const PlanTensor *t[4] = {kc_arg(k, c->p, 0), kc_arg(k, c->p, 1), kc_arg(k, c->p, 2),
-                              kc_out(k, c->p)};
-    const PlanTensor *o = t[3];
-    int r = o->rank;
-    if (r < 1) return kc_error(c, "rope: scalar output");
-    int64_t D = o->shape[r - 1];
-    int64_t st[4][NPU_MAX_RANK];
-    for (int i = 0; i < 4; i++) {
-        if (t[i]->rank > r) return kc_error(c, "rope: an input has a higher rank than the output");
-        if (i < 3)
-            bcast_strides(t[i], o, st[i]);
-        else
-            kc_strides(o, st[i]);
-        for (int d = 0; d < r; d++) {
-            int e = d - (r - t[i]->rank);
-            if (e >= 0 && t[i]->shape[e] != 1 && t[i]->shape[e] != o->shape[d])
-                return kc_error(c, "rope: an input does not broadcast to the output");
-        }
+    if (cos < 0 || sin < 0 || *rope_out < 0)
+        return kc_error(c, "rope: no x*cos and rotate_half(x)*sin multiplies");
+    if (member(f, c->g->tensors[cos].producer) || member(f, c->g->tensors[sin].producer))
+        return kc_error(c, "rope: x, cos and sin must be outside inputs");
+    int want[5] = {x, cos, sin, -1, -1}, n = 3 + nextra, ids[5];
+    for (int i = 0; i < nextra; i++) want[3 + i] = extra[i];
+    bool ok = k->nin == n && n <= 5;
+    for (int i = 0; i < n && ok; i++) {
+        int a = arg_of(c, k, want[i]);
+        ok = a >= 0;
+        for (int j = 0; j < i && ok; j++) ok = want[j] != want[i];
+        if (ok) ids[i] = k->args[a];
     }
+    if (!ok)
+        return kc_error(c, "rope: x, cos and sin%s must be distinct outside inputs",
+                        nextra ? ", the cache and the index" : "");
+    memcpy(k->args, ids, sizeof(int) * (size_t)n);
+    return ST_OK;
+}
+
+/* Strides of t broadcast to the rank-r shape `shape` (0 where t has size 1 or no dim); false
+ * if t does not broadcast to it. */
+static bool bcast_strides(const PlanTensor *t, int r, const int64_t *shape, int64_t *st)
+{
+    int64_t s[NPU_MAX_RANK];
+    kc_strides(t, s);
+    int off = r - t->rank;
+    if (off < 0) return false;
+    for (int d = 0; d < r; d++) {
+        int e = d - off;
+        if (e >= 0 && t->shape[e] != 1 && t->shape[e] != shape[d]) return false;
+        st[d] = (e < 0 || t->shape[e] == 1) ? 0 : s[e];
+    }
+    return true;
+}
+
+/* The pushed geometry: three outer dims (od[0] implicit) with the strides of x, cos, sin and
+ * the destination, the index_copy dim's place among them (idim; 0 for rope). */
+typedef struct RopeGeom {
+    int64_t od[3], os[4][3], h, cl, sl;
+    int idim;
+} RopeGeom;
+
+/* Collapses the rope output's outer dims (shape, rank r; st: the strides of x, cos, sin
+ * broadcast to it and the destination's): size-1 dims dropped, neighbours contiguous in all
+ * four merged, except dim `keep` (-1: none), which stays a dim of its own. */
+static Status rope_geom(const KernelCtx *c, int r, const int64_t *shape,
+                        int64_t st[4][NPU_MAX_RANK], int keep, RopeGeom *gm)
+{
+    if (r < 1) return kc_error(c, "rope: scalar output");
+    int64_t D = shape[r - 1];
     /* x and out are dense along the last dim (x is sliced there), cos/sin dense or broadcast */
     if (D % 2 || st[0][r - 1] != 1 || st[3][r - 1] != 1 || st[1][r - 1] > 1 || st[2][r - 1] > 1)
         return kc_error(c, "rope: the last dim must be even and contiguous in x and the output");
-    /* collapse the outer dims: drop size-1 dims, merge neighbours contiguous in all four */
     int64_t sh[NPU_MAX_RANK], cs[4][NPU_MAX_RANK];
-    int m = 0;
+    int m = 0, kept = -1;
     for (int d = 0; d < r - 1; d++) {
-        if (o->shape[d] == 1) continue;
-        bool merge = m > 0;
+        if (shape[d] == 1 && d != keep) continue;
+        bool merge = m > 0 && d != keep && m - 1 != kept;
         for (int i = 0; i < 4 && merge; i++)
-            merge = cs[i][m - 1] == st[i][d] * o->shape[d];
+            merge = cs[i][m - 1] == st[i][d] * shape[d];
         if (merge) {
-            sh[m - 1] *= o->shape[d];
+            sh[m - 1] *= shape[d];
             for (int i = 0; i < 4; i++)
                 cs[i][m - 1] = st[i][d];
             continue;
         }
-        sh[m] = o->shape[d];
+        if (d == keep) kept = m;
+        sh[m] = shape[d];
         for (int i = 0; i < 4; i++)
             cs[i][m] = st[i][d];
         m++;
     }
     if (m > 3) return kc_error(c, "rope: more than 3 non-contiguous outer dims");
-    int64_t od[3] = {1, 1, 1}, os[4][3] = {{0}};
+    memset(gm, 0, sizeof *gm);
+    for (int j = 0; j < 3; j++) gm->od[j] = 1;
     for (int j = 0; j < m; j++) {
-        od[3 - m + j] = sh[j];
+        gm->od[3 - m + j] = sh[j];
         for (int i = 0; i < 4; i++)
-            os[i][3 - m + j] = cs[i][j];
+            gm->os[i][3 - m + j] = cs[i][j];
     }
-    int64_t total = kc_numel(o) / 2;
+    gm->idim = kept >= 0 ? 3 - m + kept : 0;
+    gm->h = D / 2;
+    gm->cl = st[1][r - 1];
+    gm->sl = st[2][r - 1];
+    return ST_OK;
+}
+
+static Status rope_push(const KernelCtx *c, PlanKernel *k, int64_t total, const RopeGeom *gm)
+{
     Status s = kc_push_i(c, k, total);
-    if (s == ST_OK) s = kc_push_i(c, k, D / 2);
-    if (s == ST_OK) s = kc_push_i(c, k, od[1]);
-    if (s == ST_OK) s = kc_push_i(c, k, od[2]);
+    if (s == ST_OK) s = kc_push_i(c, k, gm->h);
+    if (s == ST_OK) s = kc_push_i(c, k, gm->od[1]);
+    if (s == ST_OK) s = kc_push_i(c, k, gm->od[2]);
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 3 && s == ST_OK; j++)
-            s = kc_push_i(c, k, os[i][j]);
-    if (s == ST_OK) s = kc_push_i(c, k, st[1][r - 1]);
-    if (s == ST_OK) s = kc_push_i(c, k, st[2][r - 1]);
+            s = kc_push_i(c, k, gm->os[i][j]);
+    if (s == ST_OK) s = kc_push_i(c, k, gm->cl);
+    if (s == ST_OK) s = kc_push_i(c, k, gm->sl);
+    return s;
+}
+
+static Status lower_rope_cache(const KernelCtx *c, PlanKernel *k)
+{
+    const Node *ic = c->anchor;
+    if (ic->op != OP_INDEX_COPY || ic->nin != 3)
+        return kc_error(c, "rope_cache kernel needs the rope chain and its index_copy");
+    int rope_out;
+    Status s = rope_inputs(c, k, ic->in, 2, &rope_out);
+    if (s != ST_OK) return s;
+    if (ic->in[2] != rope_out) return kc_error(c, "rope_cache: the index_copy's source is not the rope");
+    const GTensor *ro = &c->g->tensors[rope_out];
+    const PlanTensor *out = kc_out(k, c->p), *self = kc_arg(k, c->p, 3);
+    IcGeom icg;
+    s = kc_index_copy_geom(c, k, ic, 3, 4, ro->rank, ro->shape, false, &icg);
+    if (s != ST_OK) return s;
+    int r = ro->rank;
+    if (icg.dim == r - 1) return kc_error(c, "rope_cache: index_copy along the rotated dim");
+    if (self->storage != out->storage || kc_arg(k, c->p, 0)->storage != out->storage)
+        return kc_error(c, "rope_cache: x, the cache and the output must share one storage");
+    int64_t st[4][NPU_MAX_RANK];
+    for (int i = 0; i < 3; i++)
+        if (!bcast_strides(kc_arg(k, c->p, i), r, ro->shape, st[i]))
+            return kc_error(c, "rope: an input does not broadcast to the output");
+    kc_strides(out, st[3]);
+    RopeGeom gm;
+    s = rope_geom(c, r, ro->shape, st, icg.dim, &gm);
+    if (s != ST_OK) return s;
+    /* mode 1 iterates over the rope output's pairs, mode 0 over out's */
+    gm.od[gm.idim] = icg.in_place ? icg.m : icg.size;
+    int64_t rope_numel = 1;
+    for (int d = 0; d < r; d++) rope_numel *= ro->shape[d];
+    int64_t total = (icg.in_place ? rope_numel : kc_numel(out)) / 2;
+    s = rope_push(c, k, total, &gm);
+    if (s == ST_OK) s = kc_push_u(c, k, icg.in_place ? 1 : 0);
+    if (s == ST_OK) s = kc_push_i(c, k, gm.idim);
+    if (s == ST_OK) s = kc_push_i(c, k, icg.size);
+    if (s == ST_OK) s = kc_push_i(c, k, icg.m);
+    if (s == ST_OK) s = kc_spec(c, k, ROPE_WG);
+    kc_grid(k, total, ROPE_WG);
+    return s;
+}
+
+Status lower_rope(const KernelCtx *c, PlanKernel *k)
+{
+    if (strcmp(k->shader, "rope_cache") == 0) return lower_rope_cache(c, k);
+    int rope_out;
+    Status s = rope_inputs(c, k, NULL, 0, &rope_out);
+    if (s != ST_OK) return s;
+    const PlanTensor *o = kc_out(k, c->p);
+    int r = o->rank;
+    int64_t st[4][NPU_MAX_RANK];
+    for (int i = 0; i < 3; i++)
+        if (!bcast_strides(kc_arg(k, c->p, i), r, o->shape, st[i]))
+            return kc_error(c, "rope: an input does not broadcast to the output");
+    kc_strides(o, st[3]);
+    RopeGeom gm;
+    s = rope_geom(c, r, o->shape, st, -1, &gm);
+    int64_t total = kc_numel(o) / 2;
+    if (s == ST_OK) s = rope_push(c, k, total, &gm);
     if (s == ST_OK) s = kc_spec(c, k, ROPE_WG);
     kc_grid(k, total, ROPE_WG);
     return s;

@@ -3,8 +3,11 @@
  * generically (members live, on the NPU, no intermediate escaping the group) so a pattern's
  * match function cannot produce an unsound group. --no-fuse switches instances off; a switched-
  * off instance stays listed, and lowering treats its nodes as unfused. A no_fuse entry "+SEL"
- * switches back on what earlier entries switched off (the session's `fusion on`). Prologue folds
- * (fuse_fold.c) follow the walk: instances over the members of another instance. */
+ * switches back on what earlier entries switched off (the session's `fusion on`). An instance of
+ * a pattern with a fallback (rope_cache) switched off while the fallback stays selected keeps
+ * its id as an instance of the fallback without its anchor (rope), so the plan is the one the
+ * registry without the extension gives. Prologue folds (fuse_fold.c) follow the walk: instances
+ * over the members of another instance. */
 #include <stdlib.h>
 #include <string.h>
 #include "fusion.h"
@@ -61,9 +64,24 @@ static Status add_miss(Graph *g, const char *pattern, int node, const char *why)
     return ST_OK;
 }
 
-/* Records instance F<n> of `pattern` (family `family`) over the nodes of m and applies the
- * user's switches. Returns its index, or -1 when out of memory. */
-static int record(Graph *g, PassCtx *c, const FuseMatch *m, const char *pattern, const char *family)
+/* The user's rules in order, the last that selects the instance decides ("+ID" turns on). */
+static bool switched_on(const CompileOptions *o, const Fusion *f)
+{
+    bool on = true;
+    for (int k = 0; k < o->n_no_fuse; k++) {
+        const char *r = o->no_fuse[k];
+        bool plus = r[0] == '+';
+        if (fuse_selected(plus ? r + 1 : r, f)) on = plus;
+    }
+    return on;
+}
+
+/* Records instance F<n> of `pattern` (family `family`) over the nodes of m, its anchor the last,
+ * and applies the user's switches. A pattern with a fallback (rope_cache's rope) switched off
+ * while the fallback stays selected becomes an instance of the fallback without its anchor
+ * (m->n shrinks). Returns its index, or -1 when out of memory. */
+static int record(Graph *g, PassCtx *c, FuseMatch *m, const char *pattern, const char *family,
+                  const char *fallback)
 {
     Fusion *fs = realloc(g->fusions, sizeof(Fusion) * (size_t)(g->nfusions + 1));
     if (!fs) return -1;
@@ -73,19 +91,26 @@ static int record(Graph *g, PassCtx *c, const FuseMatch *m, const char *pattern,
     f->id = arena_printf(&g->arena, "F%d", g->nfusions + 1);
     f->pattern = pattern;
     f->family = family;
+    f->base = fallback;
+    f->enabled = switched_on(c->opt, f);
+    if (!f->enabled && fallback) {
+        /* switched off as the extension only: the fallback form without the anchor */
+        Fusion b = *f;
+        b.pattern = b.family = fallback;
+        b.base = NULL;
+        if (switched_on(c->opt, &b)) {
+            *f = b;
+            f->fell_back_from = pattern;
+            f->enabled = true;
+            m->n--;
+        }
+    }
     f->nnodes = m->n;
     f->nodes = arena_dup(&g->arena, m->nodes, sizeof(int) * (size_t)m->n);
     f->anchor = m->nodes[m->n - 1];
     f->out = g->nodes[f->anchor].out[0];
-    f->enabled = true;
     f->nkin = 0;
     if (!f->id || !f->nodes) return -1;
-    /* rules in order, the last that selects the instance decides ("+ID" turns on) */
-    for (int k = 0; k < c->opt->n_no_fuse; k++) {
-        const char *r = c->opt->no_fuse[k];
-        bool on = r[0] == '+';
-        if (fuse_selected(on ? r + 1 : r, f)) f->enabled = on;
-    }
     return g->nfusions++;
 }
 
@@ -106,7 +131,7 @@ static Status record_folds(Graph *g, PassCtx *c)
         memset(&m, 0, sizeof m);
         m.n = g->fusions[b].nnodes;
         memcpy(m.nodes, g->fusions[b].nodes, sizeof(int) * (size_t)m.n);
-        int f = record(g, c, &m, name, name);
+        int f = record(g, c, &m, name, name, NULL);
         if (f < 0) return ST_NOMEM;
         Fusion *fo = &g->fusions[f], *base = &g->fusions[b];
         fo->anchor = base->anchor;
@@ -140,7 +165,7 @@ Status pass_fuse(Graph *g, PassCtx *c)
                 if (add_miss(g, fp->name, i, bad) != ST_OK) return ST_NOMEM;
                 continue;
             }
-            int f = record(g, c, &m, m.variant ? m.variant : fp->name, fp->name);
+            int f = record(g, c, &m, m.variant ? m.variant : fp->name, fp->name, fp->fallback);
             if (f < 0) return ST_NOMEM;
             for (int k = 0; k < m.n; k++) {
                 taken[m.nodes[k]] = true;

@@ -5,7 +5,8 @@
  * aliased: their memory order differs from the logical one.
  * index_copy(self, index, source) is done in place where that is safe: its output becomes an
  * alias of self's storage and the kernel writes only the source rows (a KV cache update costs
- * the new row, not a copy of the cache). plan-memory then keeps self's storage alive for the
+ * the new row, not a copy of the cache; also when a fused kernel ends in the index_copy, as
+ * rope_cache does). plan-memory then keeps self's storage alive for the
  * output's readers, and the backends order kernels by the bytes they touch. A split chunk that is
  * a contiguous, aligned run of its input becomes a view starting inside the input's storage
  * (view_off, as linear_concat's parts), so GPT-2's q/k/v split of one token costs no copy. */
@@ -120,7 +121,11 @@ Status pass_views(Graph *g, PassCtx *c)
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = &g->nodes[i];
         if (n->dead || n->place != PLACE_NPU || n->nin < 1) continue;
-        if (n->fusion >= 0 && g->fusions[n->fusion].enabled) continue; /* inside a fused kernel */
+        /* inside a fused kernel, except an index_copy ending one (rope_cache): the kernel
+         * writes the cache in place as the index_copy kernel would */
+        if (n->fusion >= 0 && g->fusions[n->fusion].enabled &&
+            !(n->op == OP_INDEX_COPY && g->fusions[n->fusion].anchor == i))
+            continue;
         if (n->op == OP_SPLIT) {
             split_views(g, n, c);
             continue;

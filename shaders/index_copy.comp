@@ -1,12 +1,11 @@
-// variants: f32 f16 bf16
+// variants: f32 f16 bf16 i32
 // index_copy(self, index, source) along one dim, the tensors seen as [outer, size, inner]
-// (self, out) and [outer, m, inner] (source) around it. A repeated index keeps the LAST source
-// slice, as the CPU reference's sequential loop does. Lowering: compiler/lower_index_copy.c.
+// (self, out) and [outer, m, inner] (source) around it (index logic: index_copy.glsl).
+// Lowering: compiler/lower_index_copy.c.
 //   mode 1 (in place: out aliases self's storage, compiler/pass_views.c): one invocation per
 //     source element writes its row; self is never read. n = outer * m * inner.
 //   mode 0 (out has its own storage): one invocation per out element copies self or the last
 //     matching source slice. n = outer * size * inner.
-// Indices outside [-size, size) are refused on upload; here they match nothing.
 // Bindings: 0 = self, 1 = index (int), 2 = source, 3 = out. Push {n, mode, size, inner, m}.
 #version 450
 #include "common.glsl"
@@ -19,11 +18,7 @@ layout(std430, set = 0, binding = 2) readonly buffer R { STORAGE_T src[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Y { STORAGE_T y[]; };
 layout(push_constant) uniform Push { uint n; uint mode; uint size; uint inner; uint m; } pc;
 
-int norm_index(uint j)
-{
-    int v = idx[j];
-    return v < 0 ? v + int(pc.size) : v;
-}
+#include "index_copy.glsl"
 
 void main()
 {
@@ -32,18 +27,11 @@ void main()
     uint e = i % pc.inner, t = i / pc.inner;
     if (pc.mode == 1u) {
         uint j = t % pc.m, o = t / pc.m;
-        int at = norm_index(j);
-        if (at < 0 || at >= int(pc.size)) return;
-        for (uint k = j + 1u; k < pc.m; k++)
-            if (norm_index(k) == at) return; // a later slice wins
-        y[(o * pc.size + uint(at)) * pc.inner + e] = src[i];
+        int at = ic_target(j);
+        if (at >= 0) y[(o * pc.size + uint(at)) * pc.inner + e] = src[i];
         return;
     }
     uint at = t % pc.size, o = t / pc.size;
-    for (uint k = pc.m; k > 0u; k--)
-        if (norm_index(k - 1u) == int(at)) {
-            y[i] = src[(o * pc.m + k - 1u) * pc.inner + e];
-            return;
-        }
-    y[i] = self_[i];
+    int k = ic_source(at);
+    y[i] = k >= 0 ? src[(o * pc.m + uint(k)) * pc.inner + e] : self_[i];
 }

@@ -54,10 +54,10 @@ static void test_qwen_counts(void **state)
     (void)state;
     static const struct {
         const char *path;
-        int rms, silu, attn, rope, linadd;
+        int rms, silu, attn, rope, linadd, rope_cache;
     } cases[] = {
-        {"tests/models/qwen2_tiny/decode.json", 5, 2, 2, 4, 4},
-        {"tests/models/qwen2_5_1_5b/decode.json", 57, 28, 28, 56, 56},
+        {"tests/models/qwen2_tiny/decode.json", 5, 2, 2, 4, 4, 2},
+        {"tests/models/qwen2_5_1_5b/decode.json", 57, 28, 28, 56, 56, 28},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         Pipeline p = compile(cases[i].path, NULL);
@@ -67,7 +67,9 @@ static void test_qwen_counts(void **state)
         assert_int_equal(count_pattern(p.g, "silu_mul"), 2 * cases[i].silu);
         assert_int_equal(count_pattern(p.g, "silu_mul_linear"), cases[i].silu);
         assert_int_equal(count_pattern(p.g, "decode_attention"), cases[i].attn);
-        assert_int_equal(count_pattern(p.g, "rope"), cases[i].rope);
+        assert_int_equal(count_pattern(p.g, "rope"), cases[i].rope); /* rope_cache too */
+        /* k's rope is stored into the cache by its index_copy: one kernel */
+        assert_int_equal(count_pattern(p.g, "rope_cache"), cases[i].rope_cache);
         /* o_proj and down_proj + the residual stream */
         assert_int_equal(count_pattern(p.g, "linear_add"), cases[i].linadd);
         pipeline_free(&p);
@@ -94,6 +96,54 @@ static void test_no_fuse_switches(void **state)
     /* switched-off instances leave their nodes as separate kernels */
     assert_true(p.plan->nkernels > q.plan->nkernels);
     pipeline_free(&p);
+    pipeline_free(&q);
+}
+
+/* rope_cache falls back to rope when switched off alone (same ids, the rope instance without
+ * the index_copy); "rope" and its id switch it off entirely. */
+static void test_rope_cache_switches(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *rules[3];
+        int on_cache, on_rope, off_cache, off_rope, kernels; /* kernels: more than fused */
+    } cases[] = {
+        {{NULL}, 2, 2, 0, 0, 0},
+        {{"rope_cache"}, 0, 4, 0, 0, 2},        /* today's rope and index_copy kernels */
+        {{"rope"}, 0, 0, 2, 2, -1},             /* rope selects rope_cache too */
+        {{"rope", "+rope_cache"}, 2, 0, 0, 2, -1},
+        {{"F4"}, 1, 2, 1, 0, -1},               /* the id: off, no fallback */
+        {{"rope_cache", "+F4"}, 1, 3, 0, 0, 1}, /* F13 falls back, F4 on again */
+    };
+    Pipeline q = compile("tests/models/qwen2_tiny/decode.json", NULL);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        CompileOptions o;
+        compile_defaults(&o);
+        for (int r = 0; r < 3 && cases[c].rules[r]; r++) o.no_fuse[o.n_no_fuse++] = cases[c].rules[r];
+        Pipeline p = compile("tests/models/qwen2_tiny/decode.json", &o);
+        assert_int_equal(p.g->nfusions, q.g->nfusions);
+        int n[2][2] = {{0}};
+        for (int i = 0; i < p.g->nfusions; i++) {
+            const Fusion *f = &p.g->fusions[i];
+            assert_string_equal(f->id, q.g->fusions[i].id);
+            bool cache = strcmp(f->pattern, "rope_cache") == 0, rope = strcmp(f->pattern, "rope") == 0;
+            if (cache || rope) n[f->enabled ? 0 : 1][cache ? 0 : 1]++;
+            /* a fallback keeps every member but the index_copy */
+            if (rope && strcmp(q.g->fusions[i].pattern, "rope_cache") == 0)
+                assert_int_equal(f->nnodes, q.g->fusions[i].nnodes - 1);
+        }
+        assert_int_equal(n[0][0], cases[c].on_cache);
+        assert_int_equal(n[0][1], cases[c].on_rope);
+        assert_int_equal(n[1][0], cases[c].off_cache);
+        assert_int_equal(n[1][1], cases[c].off_rope);
+        if (cases[c].kernels >= 0)
+            assert_int_equal(p.plan->nkernels, q.plan->nkernels + cases[c].kernels);
+        /* the caches stay updated in place whichever kernel writes them */
+        for (int t = 0; t < p.plan->ntensors; t++)
+            if (strncmp(p.plan->tensors[t].name, "index_copy", 10) == 0)
+                assert_true(p.plan->tensors[t].alias_of >= 0);
+        pipeline_free(&p);
+    }
     pipeline_free(&q);
 }
 
@@ -150,6 +200,7 @@ static void test_prefill_patterns(void **state)
     assert_int_equal(count_pattern(p.g, "masked_softmax"), 2);
     assert_int_equal(count_pattern(p.g, "rmsnorm"), 5);
     assert_int_equal(count_pattern(p.g, "rope"), 4);
+    assert_int_equal(count_pattern(p.g, "rope_cache"), 2); /* 8 positions stored at once */
     int why = 0;
     for (int i = 0; i < p.g->nmisses; i++)
         why += strcmp(p.g->misses[i].pattern, "decode_attention") == 0 &&
@@ -240,6 +291,38 @@ static void test_conv_rope_linear_rules(void **state)
     for (int i = 0; i < p.g->nmisses; i++) why += strstr(p.g->misses[i].reason, "halves") != NULL;
     assert_int_equal(why, 1);
     pipeline_free(&p);
+    /* rope_cache: a rope output that is a graph output as well as the index_copy's source stays
+     * a rope (near miss); stored along the rotated dim it stays one too */
+    static const char *ic_dim[] = {"2", "3"}, *ic_kv[] = {"[1,2,4,8]", "[1,2,1,9]"},
+                      *ic_n[] = {"[1]", "[8]"};
+    static const char *ic_why[] = {"other readers", "rotated"};
+    for (int k = 0; k < 2; k++) {
+        char json[4096], kv[64], ix[64];
+        snprintf(kv, sizeof kv, "{\"name\":\"kv\",\"shape\":%s}", ic_kv[k]);
+        snprintf(ix, sizeof ix, "{\"name\":\"i\",\"dtype\":\"int64\",\"shape\":%s}", ic_n[k]);
+        snprintf(json, sizeof json,
+            "{\"graph_inputs\":[" T("x", "[1,2,1,8]") "," T("c", "[1,1,1,8]") "," T("s", "[1,1,1,8]") ",%1$s,%2$s],"
+            "\"graph_outputs\":[%3$s{\"name\":\"ic\",\"shape\":%4$s}],\"nodes\":["
+            NODE("m1", "aten.mul.Tensor", T("x", "[1,2,1,8]") "," T("c", "[1,1,1,8]"), T("a", "[1,2,1,8]"), "")
+            "," NODE("s1", "aten.slice.Tensor", T("x", "[1,2,1,8]"), T("h1", "[1,2,1,4]"), "\"dim\":3,\"start\":4,\"end\":9223372036854775807")
+            "," NODE("ng", "aten.neg.default", T("h1", "[1,2,1,4]"), T("nh", "[1,2,1,4]"), "")
+            "," NODE("s2", "aten.slice.Tensor", T("x", "[1,2,1,8]"), T("h2", "[1,2,1,4]"), "\"dim\":3,\"start\":0,\"end\":4")
+            "," NODE("ct", "aten.cat.default", T("nh", "[1,2,1,4]") "," T("h2", "[1,2,1,4]"), T("rt", "[1,2,1,8]"), "\"dim\":-1")
+            "," NODE("m2", "aten.mul.Tensor", T("rt", "[1,2,1,8]") "," T("s", "[1,1,1,8]"), T("b", "[1,2,1,8]"), "")
+            "," NODE("ad", "aten.add.Tensor", T("a", "[1,2,1,8]") "," T("b", "[1,2,1,8]"), T("o", "[1,2,1,8]"), "")
+            ",{\"name\":\"icp\",\"op_type\":\"aten.index_copy.default\",\"inputs\":[%1$s,%2$s," T("o", "[1,2,1,8]") "],"
+            "\"outputs\":[{\"name\":\"ic\",\"shape\":%4$s}],\"attrs\":{\"dim\":%5$s}}]}",
+            kv, ix, k == 0 ? T("o", "[1,2,1,8]") "," : "", ic_kv[k], ic_dim[k]);
+        p = compile_json(json);
+        assert_int_equal(count_pattern(p.g, "rope_cache"), 0);
+        assert_int_equal(count_pattern(p.g, "rope"), 1);
+        why = 0;
+        for (int i = 0; i < p.g->nmisses; i++)
+            why += strcmp(p.g->misses[i].pattern, "rope_cache") == 0 &&
+                   strstr(p.g->misses[i].reason, ic_why[k]) != NULL;
+        assert_int_equal(why, 1);
+        pipeline_free(&p);
+    }
 }
 
 /* x[2,4] @ w[3,4]^T then add(y, r) (or add(r, y)) with r of shape RS, optionally a relu. */
@@ -608,6 +691,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resnet18_counts),      cmocka_unit_test(test_qwen_counts),
         cmocka_unit_test(test_no_fuse_switches),
+        cmocka_unit_test(test_rope_cache_switches),
         cmocka_unit_test(test_prefill_patterns),
         cmocka_unit_test(test_conv_rope_linear_rules), cmocka_unit_test(test_rmsnorm_rules),     cmocka_unit_test(test_add_relu_rules),
         cmocka_unit_test(test_linear_add_rules),

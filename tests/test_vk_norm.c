@@ -8,7 +8,11 @@
  *   (dense in, padded out) and after a max_pool2d (padded [N, Cpad, H, W] in and out); the
  *   padded cases need the depad (and pool2d) families and are skipped without them;
  * - rope: the fused 7-op chain with decode [1,H,1,D] and prefill [1,H,S,D] shapes, D = 16 and
- *   64, cos/sin broadcast over heads ([1,1,S,D] and [S,D]), operands in either order. */
+ *   64, cos/sin broadcast over heads ([1,1,S,D] and [S,D]), operands in either order;
+ * - rope_cache: rope stored into a KV cache by index_copy in one kernel: decode and prefill
+ *   positions, D 16..128, caches of 1..64 slots, the last slots (arange positions), repeated
+ *   positions (the last wins), in place (mode 1) and not (mode 0, every element of out), dim -2,
+ *   and switched off (--no-fuse rope_cache: the rope and index_copy kernels). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +20,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "compiler/ir_json.h"
 #include "compiler/kernels.h"
+#include "compiler/pass.h"
 #include "kernel_check.h"
 #include "vk_check.h"
 
@@ -203,8 +209,10 @@ static void test_batchnorm_padded(void **state)
 /* ---- rope ------------------------------------------------------------------------------- */
 
 /* The exporter's chain (qwen2_tiny decode/prefill): x [1,H,S,D], cos/sin of shape cshp;
- * swapped: cos*x, sin*cat and add(mul_4, mul_3) instead. */
-static void rope_graph(char *b, size_t cap, int H, int S, int D, const char *cshp, bool swapped)
+ * swapped: cos*x, sin*cat and add(mul_4, mul_3) instead. ext (NULL: the rope output is the graph
+ * output) adds graph inputs, replaces the outputs and adds nodes: "INPUTS|OUTPUTS|NODES". */
+static void rope_graph_ext(char *b, size_t cap, int H, int S, int D, const char *cshp,
+                           bool swapped, const char *ext)
 {
     char xs[64], hs[64], t1[128], t2[128], a1[512], a2[512], add[256];
     snprintf(xs, sizeof xs, "[1,%d,%d,%d]", H, S, D);
@@ -216,13 +224,23 @@ static void rope_graph(char *b, size_t cap, int H, int S, int D, const char *csh
     snprintf(s, sizeof s, "{\"name\":\"sin\",\"shape\":%s}", cshp);
     snprintf(a1, sizeof a1, "%s,%s", swapped ? c : t1, swapped ? t1 : c);
     snprintf(a2, sizeof a2, "%s,%s", swapped ? s : t2, swapped ? t2 : s);
+    /* ext: ",INPUTS" "OUTPUTS" ",NODES" */
+    char ein[512] = "", eout[512], enodes[2048] = "";
+    snprintf(eout, sizeof eout, "{\"name\":\"add_1\",\"shape\":%s}", xs);
+    if (ext) {
+        const char *p1 = strchr(ext, '|'), *p2 = p1 ? strchr(p1 + 1, '|') : NULL;
+        assert_non_null(p2);
+        snprintf(ein, sizeof ein, ",%.*s", (int)(p1 - ext), ext);
+        snprintf(eout, sizeof eout, "%.*s", (int)(p2 - p1 - 1), p1 + 1);
+        snprintf(enodes, sizeof enodes, ",%s", p2 + 1);
+    }
     snprintf(add, sizeof add,
              swapped ? "{\"name\":\"mul_4\",\"shape\":%1$s},{\"name\":\"mul_3\",\"shape\":%1$s}"
                      : "{\"name\":\"mul_3\",\"shape\":%1$s},{\"name\":\"mul_4\",\"shape\":%1$s}",
              xs);
     snprintf(b, cap,
-             "{\"model_name\":\"rope\",\"graph_inputs\":[%1$s,%2$s,%3$s],"
-             "\"graph_outputs\":[{\"name\":\"add_1\",\"shape\":%4$s}],\"nodes\":["
+             "{\"model_name\":\"rope\",\"graph_inputs\":[%1$s,%2$s,%3$s%10$s],"
+             "\"graph_outputs\":[%11$s],\"nodes\":["
              "{\"name\":\"mul_3\",\"op_type\":\"aten.mul.Tensor\",\"inputs\":[%6$s],"
              "\"outputs\":[{\"name\":\"mul_3\",\"shape\":%4$s}],\"attrs\":{}},"
              "{\"name\":\"slice_1\",\"op_type\":\"aten.slice.Tensor\",\"inputs\":[%1$s],"
@@ -241,8 +259,13 @@ static void rope_graph(char *b, size_t cap, int H, int S, int D, const char *csh
              "{\"name\":\"mul_4\",\"op_type\":\"aten.mul.Tensor\",\"inputs\":[%7$s],"
              "\"outputs\":[{\"name\":\"mul_4\",\"shape\":%4$s}],\"attrs\":{}},"
              "{\"name\":\"add_1\",\"op_type\":\"aten.add.Tensor\",\"inputs\":[%8$s],"
-             "\"outputs\":[{\"name\":\"add_1\",\"shape\":%4$s}],\"attrs\":{}}]}",
-             t1, c, s, xs, hs, a1, a2, add, D / 2);
+             "\"outputs\":[{\"name\":\"add_1\",\"shape\":%4$s}],\"attrs\":{}}%12$s]}",
+             t1, c, s, xs, hs, a1, a2, add, D / 2, ein, eout, enodes);
+}
+
+static void rope_graph(char *b, size_t cap, int H, int S, int D, const char *cshp, bool swapped)
+{
+    rope_graph_ext(b, cap, H, S, D, cshp, swapped, NULL);
 }
 
 static void test_rope(void **state)
@@ -263,6 +286,102 @@ static void test_rope(void **state)
     check_all_dtypes(b, "rope");
 }
 
+/* ---- rope_cache ------------------------------------------------------------------------- */
+
+enum { RC_INPUT, RC_LAST, RC_COPY, RC_NEGDIM };
+
+/* rope (as rope_graph, x [1,H,S,D]) whose output index_copy stores into the cache kv [1,H,T,D]
+ * along dim 2 at pos [S]: RC_INPUT pos a graph input (random in [0, T), repeats when S > T), in
+ * place; RC_LAST pos = arange(T - S, T), the last slots; RC_COPY not in place (kv is read after
+ * the index_copy: a transpose of it is an output too), every out element written; RC_NEGDIM dim
+ * -2. */
+static void rope_cache_graph(char *b, size_t cap, int H, int S, int D, int T, const char *cshp,
+                             int how)
+{
+    char ext[2048], kv[64], xs[64], pos[160], node[1024], tr[512] = "", trout[128] = "";
+    snprintf(kv, sizeof kv, "[1,%d,%d,%d]", H, T, D);
+    snprintf(xs, sizeof xs, "[1,%d,%d,%d]", H, S, D);
+    snprintf(pos, sizeof pos, "{\"name\":\"pos\",\"dtype\":\"int64\",\"shape\":[%d]}", S);
+    snprintf(node, sizeof node,
+             "%s{\"name\":\"ic\",\"op_type\":\"aten.index_copy.default\",\"inputs\":["
+             "{\"name\":\"kv\",\"shape\":%s},%s,{\"name\":\"add_1\",\"shape\":%s}],"
+             "\"outputs\":[{\"name\":\"ic\",\"shape\":%s}],\"attrs\":{\"dim\":%d}}",
+             "", kv, pos, xs, kv, how == RC_NEGDIM ? -2 : 2);
+    if (how == RC_COPY) {
+        snprintf(tr, sizeof tr,
+                 ",{\"name\":\"kvt\",\"op_type\":\"aten.transpose.int\",\"inputs\":["
+                 "{\"name\":\"kv\",\"shape\":%s}],\"outputs\":[{\"name\":\"kvt\","
+                 "\"shape\":[1,%d,%d,%d]}],\"attrs\":{\"dim0\":1,\"dim1\":2}}",
+                 kv, T, H, D);
+        snprintf(trout, sizeof trout, ",{\"name\":\"kvt\",\"shape\":[1,%d,%d,%d]}", T, H, D);
+    }
+    char ar[512] = "";
+    if (how == RC_LAST)
+        snprintf(ar, sizeof ar,
+                 "{\"name\":\"pos\",\"op_type\":\"aten.arange.start\",\"inputs\":[],"
+                 "\"outputs\":[%s],\"attrs\":{\"start\":%d,\"end\":%d}},",
+                 pos, T - S, T);
+    snprintf(ext, sizeof ext, "{\"name\":\"kv\",\"shape\":%s}%s%s|{\"name\":\"ic\",\"shape\":%s}%s|%s%s%s",
+             kv, how == RC_LAST ? "" : ",", how == RC_LAST ? "" : pos, kv, trout, ar, node, tr);
+    rope_graph_ext(b, cap, H, S, D, cshp, false, ext);
+}
+
+/* The compiled plan's rope_cache kernels (fusions on) and the mode word of the first. */
+static int rope_cache_kernels(const char *json, uint32_t *mode)
+{
+    Graph *g = NULL;
+    DiagList d = {0};
+    assert_int_equal(ir_read_buffer("<t>", json, strlen(json), &g, &d), ST_OK);
+    CompileOptions o;
+    compile_defaults(&o);
+    Pipeline pipe;
+    assert_int_equal(pipeline_run_graph(g, &o, &pipe, &d), ST_OK);
+    int n = 0;
+    for (int k = 0; k < pipe.plan->nkernels; k++) {
+        const PlanKernel *kn = &pipe.plan->kernels[k];
+        if (strcmp(kn->shader, "rope_cache") != 0) continue;
+        if (n++ == 0) *mode = kn->push[18];
+    }
+    pipeline_free(&pipe);
+    diag_free(&d);
+    return n;
+}
+
+static void test_rope_cache(void **state)
+{
+    (void)state;
+    static const struct {
+        int H, S, D, T, how;
+    } cases[] = {
+        {2, 1, 16, 64, RC_INPUT},  /* qwen2_tiny decode */
+        {2, 1, 128, 40, RC_INPUT}, /* qwen2.5-1.5B's kv heads */
+        {3, 1, 64, 9, RC_LAST},    /* decode at the last slot */
+        {1, 1, 32, 1, RC_INPUT},   /* a cache of one slot */
+        {2, 8, 16, 64, RC_INPUT},  /* prefill */
+        {3, 7, 16, 5, RC_INPUT},   /* more positions than slots: repeats, the last one wins */
+        {2, 3, 64, 9, RC_LAST},    /* prefill into the last slots */
+        {2, 1, 16, 11, RC_COPY},   /* not in place: every element of out */
+        {3, 6, 32, 4, RC_COPY},    /* not in place with repeats */
+        {2, 5, 16, 12, RC_NEGDIM},
+    };
+    char b[16384], cs[64];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int H = cases[i].H, S = cases[i].S, D = cases[i].D, T = cases[i].T, how = cases[i].how;
+        snprintf(cs, sizeof cs, i % 2 ? "[%d,%d]" : "[1,1,%d,%d]", S, D);
+        rope_cache_graph(b, sizeof b, H, S, D, T, cs, how);
+        uint32_t mode = 99;
+        assert_int_equal(rope_cache_kernels(b, &mode), 1);
+        assert_int_equal(mode, how == RC_COPY ? 0 : 1);
+        check_all_dtypes(b, "rope_cache");
+    }
+    /* switched off: today's rope and index_copy kernels, same results */
+    rope_cache_graph(b, sizeof b, 2, 3, 16, 8, "[1,1,3,16]", RC_INPUT);
+    vc_set_no_fuse("rope_cache");
+    check_all_dtypes(b, "rope");
+    check_all_dtypes(b, "index_copy");
+    vc_set_no_fuse(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -271,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_batchnorm_dense),
         cmocka_unit_test(test_batchnorm_padded),
         cmocka_unit_test(test_rope),
+        cmocka_unit_test(test_rope_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -49,3 +49,23 @@ ok "--no-fuse that selects nothing: a warning listing the model's patterns, once
 "$B" profile $M --iters 1 --no-fuse conv_ > /dev/null 2>"$T/e"; rc=$?
 ok "... said once although profile compiles twice" \
    "[ $rc = 0 ] && [ \$(grep -c 'no-fuse conv_ selects no fusion instance' $T/e) = 1 ]"
+# rope_cache (qwen2_tiny decode: F4 and F13) switched off alone falls back to rope under the same
+# id (today's rope and index_copy kernels); `on rope_cache` or `on F4` brings it back; `off rope`
+# switches rope_cache off too
+Q=tests/models/qwen2_tiny/decode.json
+qstates() { printf '%s\nfusion list\n' "$1" | "$B" --batch $Q --backend cpu -x - 2>"$T/err" |
+            awk '/^F(3|4|12|13) +(on|off) /{s[$1]=$2 ":" $3} END{for(k in s) printf "%s=%s\n", k, s[k]}' | sort | tr '\n' ' '; }
+s=$(qstates 'fusion off rope_cache')
+ok "off rope_cache: F4 and F13 fall back to rope ($s)" "[ \"$s\" = \"$(want F3=on:rope F4=on:rope F12=on:rope F13=on:rope)\" ]"
+s=$(qstates 'fusion off rope_cache
+fusion on F4')
+ok "off rope_cache, on F4: F4 rope_cache again, F13 rope ($s)" "[ \"$s\" = \"$(want F3=on:rope F4=on:rope_cache F12=on:rope F13=on:rope)\" ]"
+s=$(qstates 'fusion off rope_cache
+fusion on rope_cache')
+ok "off then on rope_cache: both back ($s)" "[ \"$s\" = \"$(want F3=on:rope F4=on:rope_cache F12=on:rope F13=on:rope_cache)\" ]"
+s=$(qstates 'fusion off rope')
+ok "off rope: rope_cache off too ($s)" "[ \"$s\" = \"$(want F3=off:rope F4=off:rope_cache F12=off:rope F13=off:rope_cache)\" ]"
+s=$(qstates 'fusion off F4')
+ok "off F4: off, no fallback ($s)" "[ \"$s\" = \"$(want F3=on:rope F4=off:rope_cache F12=on:rope F13=on:rope_cache)\" ]"
+printf 'fusion off rope_cache\n' | "$B" --batch $Q --backend cpu -x - > "$T/o" 2>&1
+ok "off rope_cache: 32 kernels (30 with it)" "grep -q 'fusions: 20 of 20 on, 32 kernels' $T/o"

@@ -24,3 +24,15 @@ for m in mlp/model convnet/model resnet18/model qwen2_tiny/decode; do
         rm -f /tmp/golden.diff.$$
     done
 done
+# rope_cache switched off gives the plan of before the pattern existed: this file was that plan's
+# describe output (qwen2_tiny_decode.describe.txt before rope_cache) when the pattern came
+n=$((n + 1))
+gold=tests/golden/qwen2_tiny_decode.no_rope_cache.describe.txt
+out=$("$B" describe tests/models/qwen2_tiny/decode.json --no-fuse rope_cache 2>&1)
+if [ -n "$UPDATE_GOLDEN" ]; then printf '%s\n' "$out" > "$gold"; fi
+if diff -u "$gold" <(printf '%s\n' "$out") > /tmp/golden.diff.$$ 2>&1; then
+    echo "ok $n $gold"
+else
+    echo "not ok $n $gold differs"; head -20 /tmp/golden.diff.$$ | sed 's/^/#   /'
+fi
+rm -f /tmp/golden.diff.$$
