@@ -115,9 +115,10 @@ static bool vkb_supports(Backend *base, const Plan *p, const PlanKernel *k, cons
         *why = "the kernel has no parameters (its family is not lowered)";
         return false;
     }
-    /* decode_attention's teams of spec[2] lanes live inside one subgroup */
-    if (b->ctx && strcmp(k->shader, "decode_attention") == 0 && k->nspec > 2 &&
-        vk_ctx_info(b->ctx)->subgroup_size < k->spec[2]) {
+    /* decode_attention: teams of up to 8 lanes inside one subgroup, at most 16 subgroups in its
+     * workgroups of <= 128 (shaders/decode_attention.glsl) */
+    if (b->ctx && strcmp(k->shader, "decode_attention") == 0 &&
+        vk_ctx_info(b->ctx)->subgroup_size < 8) {
         *why = "decode_attention needs subgroups of at least 8 lanes";
         return false;
     }

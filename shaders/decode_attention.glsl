@@ -10,8 +10,10 @@
 //    the end of the valid prefix (one past the last position whose mask is not -inf, over the G
 //    heads): positions past it are not read (each would add exp(-inf) = 0; exact for finite
 //    caches), so a split past it reads no row.
-//  - Teams of L lanes (spec, a power of two <= 8: lanes of one subgroup, which the Vulkan backend
-//    checks is at least L wide) take one key row each: lane tl owns vectors tl, tl + L, ... of
+//  - Teams of L lanes (spec, a power of two <= 8: lanes of one subgroup; the Vulkan backend
+//    refuses devices with subgroups under 8 lanes, and the team mapping counts on full subgroups,
+//    as every driver gives a workgroup that is a multiple of its subgroup size) take one key row
+//    each: lane tl owns vectors tl, tl + L, ... of
 //    the row (VPL per lane): 16-byte loads (VEC 1: uvec4 = 8 f16/bf16, vec4 = 4 f32) where the
 //    lowering proved every row start 16-byte aligned, else single elements (VEC 0). Per trip a
 //    team issues the K and V loads of RB rows before any arithmetic; the G dot products are summed
