@@ -184,6 +184,7 @@ static const char *kind_name(PlanTensorKind k)
     case PT_OUTPUT: return "output";
     case PT_WEIGHT: return "weight";
     case PT_CONST: return "const";
+    case PT_SCRATCH: return "scratch";
     }
     return "?";
 }

@@ -9,45 +9,87 @@
  * matmul, the mask the add's operand that is not the scaled scores. The inputs are reordered to
  * {K, V, q, mask}, then the output [B, Hq, 1, D].
  *
- * Design (flash-decoding): the cache is cut into nsplit chunks of about equal length
- * (attn_nsplit: enough workgroups over (batch, query head, chunk) to fill a big GPU, chunks of at
- * least ATTN_CHUNK_MIN positions). With one chunk, one workgroup per (batch, query head) walks the
- * cache with an online (flash) softmax and writes the output (stem decode_attention). With more,
- * two dispatches: decode_attention_split, one workgroup per (batch, query head, chunk), writes the
- * chunk's unnormalised (max, sum, weighted V) in fp32 to a scratch tensor of the plan
- * ("<out>.partials", [B*Hq, nsplit, D+2], kc_scratch: its own device buffer), then
- * decode_attention_combine (kc_append, same instance and provenance) rescales and sums them in a
- * fixed order; the backend's hazard tracking puts the barrier between the two. The split kernel
- * also binds the output (last) so its module variant follows the compute dtype and the combine
- * is ordered after it. Positions past the last non -inf mask entry are skipped in every chunk.
+ * Design (shaders/decode_attention.glsl has the kernel's side): one workgroup per (batch, group
+ * of G query heads sharing one K head and one V head, split of the cache), so each K/V row is read
+ * once for the G heads; one dispatch whatever the split count: the last split of a group to finish
+ * merges the fp32 partials (an atomic ticket per group in the scratch tensor "<out>.partials", kind
+ * PT_SCRATCH: its own device buffer, zero-filled once at load, left zero by every run). The cache
+ * is split (attn_params) to fill a GPU (about ATTN_GPU_TARGET workgroups, chunks of at least one
+ * trip of the workgroup, at most ATTN_GPU_MAX_SPLIT splits: the merging workgroup reads every
+ * partial) and hardly on a CPU device (lavapipe: a few workgroups). Positions past the last
+ * non -inf mask entry are skipped in every split. K/V rows are read with 16-byte loads where every
+ * row start is provably 16-byte aligned (D and the cache strides multiples of the vector, binding
+ * offsets aligned), else element by element.
  *
- * Push (decode_attention): {T, D, Hq, rep_k, rep_v, scale, k_sb, k_sh, k_st, v_sb, v_sh, v_st,
- *        q_sb, q_sh, m_sb, m_sh, m_st, o_sb, o_sh} (strides in elements, 0 for a broadcast mask
- *        dim); decode_attention_split: the same then {nsplit, chunk}.
- * Spec: 0 = workgroup size (a power of two: 128, or 64 for the split kernel when chunks are
- *       64 positions and D <= 128), 1 = lanes per key row in the score phase.
- * decode_attention_combine: push {nsplit, D, Hq, o_sb, o_sh}, spec 0 = workgroup size. */
+ * Push: {T, D, Hq, rep_k, rep_v, scale, k_sb, k_sh, k_st, v_sb, v_sh, v_st, q_sb, q_sh, m_sb,
+ *        m_sh, m_st, o_sb, o_sh, nsplit, chunk, ngroups} (strides in elements, 0 for a broadcast
+ *        mask dim; ngroups = B * Hq / G).
+ * Spec: 0 = workgroup size, 1 = G, 2 = L lanes per key row, 3 = VEC (1: 16-byte loads),
+ *       4 = NV vectors or elements per row, 5 = RB rows per team and trip.
+ * Bindings: {K, V, q, mask, scratch, out}; without a split the output is bound in the scratch's
+ * place (not accessed). */
 #include "kernels.h"
 
 #include <string.h>
 
-#define ATTN_WG 128
 #define ATTN_MAX_D 256 /* shaders/decode_attention.glsl MAXD */
-#define ATTN_CHUNK_MIN 64       /* positions: a shorter cache is walked by one workgroup */
-#define ATTN_TARGET_GROUPS 256  /* workgroups over (batch, head, chunk) to aim for */
-#define ATTN_COMBINE_WG 128
+#define ATTN_MAX_G 8   /* MAXG */
+#define ATTN_MAX_L 8   /* lanes per key row: every subgroup the backend accepts holds a team */
+#define ATTN_MAX_ACC 128 /* fp32 accumulators per lane: G * elements per lane */
+#define ATTN_GPU_WG 128  /* at most 128: MAXSG */
+#define ATTN_CPU_WG 64
+#define ATTN_GPU_TARGET (2 * TIER_NV_COOPMAT_SMS) /* workgroups to aim for on a GPU */
+#define ATTN_GPU_MAX_SPLIT 16
+#define ATTN_CPU_CHUNK 256  /* positions per split at least on a CPU device */
+#define ATTN_CPU_TARGET 4   /* workgroups to aim for on a CPU device */
 
-/* Splits of a cache of T positions for bh (batch, query head) pairs: about ATTN_TARGET_GROUPS
- * workgroups (the H100 has 132 SMs), chunks of at least ATTN_CHUNK_MIN positions, no empty
- * chunk. *chunk gets the positions per split. The plan is device independent, so this is one
- * choice for every device; a small GPU or lavapipe only pays the combine pass. */
-static int64_t attn_nsplit(int64_t bh, int64_t T, int64_t *chunk)
+typedef struct AttnParams {
+    int64_t wg, g, lanes, vec, nv, rb, nsplit, chunk;
+} AttnParams;
+
+static int64_t gcd64(int64_t a, int64_t b)
 {
-    int64_t n = ATTN_TARGET_GROUPS / (bh > 0 ? bh : 1), nmax = T / ATTN_CHUNK_MIN;
-    if (n > nmax) n = nmax;
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* The kernel's shape for B batches, Hq query heads in groups sharing kv heads (rep_k, rep_v), head
+ * dim D, cache T; vec_ok: 16-byte loads are possible, ew elements per vector. */
+static AttnParams attn_params(const KernelCtx *c, int64_t B, int64_t Hq, int64_t rep_k,
+                              int64_t rep_v, int64_t D, int64_t T, bool vec_ok, int64_t ew)
+{
+    AttnParams a = {.wg = c->cpu_device ? ATTN_CPU_WG : ATTN_GPU_WG, .vec = vec_ok};
+    a.nv = vec_ok ? D / ew : D;
+    a.lanes = 1;
+    while (a.lanes < ATTN_MAX_L && a.lanes < a.nv) a.lanes *= 2;
+    int64_t vpl = (a.nv + a.lanes - 1) / a.lanes, epl = vpl * (vec_ok ? ew : 1);
+    /* the largest group of heads sharing both kv heads whose accumulators fit */
+    int64_t r = gcd64(rep_k, rep_v);
+    a.g = 1;
+    for (int64_t g = 2; g <= ATTN_MAX_G && g <= r; g++)
+        if (r % g == 0 && g * epl <= ATTN_MAX_ACC) a.g = g;
+    /* rows per team and trip: at most 8 vectors of K and 8 of V in flight per lane */
+    a.rb = 8 / vpl < 1 ? 1 : 8 / vpl;
+    int64_t groups = B * (Hq / a.g), trip = a.wg / a.lanes * a.rb;
+    int64_t n;
+    if (c->cpu_device) {
+        n = (T + ATTN_CPU_CHUNK - 1) / ATTN_CPU_CHUNK;
+        int64_t want = ATTN_CPU_TARGET / groups;
+        if (n > want) n = want;
+    } else {
+        n = (T + trip - 1) / trip;
+        int64_t want = (ATTN_GPU_TARGET + groups - 1) / groups;
+        if (n > want) n = want;
+        if (n > ATTN_GPU_MAX_SPLIT) n = ATTN_GPU_MAX_SPLIT;
+    }
     if (n < 1) n = 1;
-    *chunk = (T + n - 1) / n;
-    return (T + *chunk - 1) / *chunk;
+    a.chunk = (T + n - 1) / n;
+    a.nsplit = (T + a.chunk - 1) / a.chunk;
+    return a;
 }
 
 static bool member_node(const KernelCtx *c, int node)
@@ -83,6 +125,15 @@ static int arg_of(const KernelCtx *c, const PlanKernel *k, int t)
     for (int i = 0; i < k->nin; i++)
         if (strcmp(kc_arg(k, c->p, i)->name, c->g->tensors[t].name) == 0) return i;
     return -1;
+}
+
+/* The byte offset at which the backend binds t: its base's arena offset (0 for an own buffer)
+ * plus the view's own offset. */
+static int64_t binding_offset(const Plan *p, const PlanTensor *t)
+{
+    int64_t off = (int64_t)plan_view_bytes(t);
+    while (t->alias_of >= 0) t = &p->tensors[t->alias_of];
+    return off + (t->offset < 0 ? 0 : t->offset);
 }
 
 /* Strides of a tensor right-aligned to rank 4, 0 where a dim broadcasts (size 1). */
@@ -152,43 +203,33 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     kc_strides(Q, qs);
     kc_strides(O, os);
     strides4(M, ms);
-    /* lanes per key row in the score phase: about 4 dims per lane, a power of two <= 32 */
-    uint32_t lanes = 1;
-    while (lanes < 32 && lanes * 4 < (uint32_t)D) lanes *= 2;
-    int64_t chunk, nsplit = attn_nsplit(B * Hq, T, &chunk);
+    /* 16-byte loads of K/V rows: every row start a multiple of the vector from an aligned
+     * binding (arena offsets are 256-aligned, own buffers start at 0) */
+    int64_t ew = 16 / (int64_t)dtype_size(K->storage);
+    bool vec_ok = dtype_is_float(K->storage) && K->storage == V->storage && D % ew == 0;
+    for (int i = 0; i < 3 && vec_ok; i++) vec_ok = ks[i] % ew == 0 && vs[i] % ew == 0;
+    vec_ok = vec_ok && binding_offset(c->p, K) % 16 == 0 && binding_offset(c->p, V) % 16 == 0;
+    AttnParams a = attn_params(c, B, Hq, rep_k, rep_v, D, T, vec_ok, ew);
     int64_t w[] = {T, D, Hq, rep_k, rep_v};
     Status st = ST_OK;
     for (int i = 0; i < 5 && st == ST_OK; i++) st = kc_push_i(c, k, w[i]);
     if (st == ST_OK) st = kc_push_f(c, k, scale);
-    int64_t s[] = {ks[0], ks[1], ks[2], vs[0], vs[1], vs[2], qs[0], qs[1],
-                   ms[0], ms[1], ms[3], os[0], os[1]};
-    for (int i = 0; i < 13 && st == ST_OK; i++) st = kc_push_i(c, k, s[i]);
-    if (st == ST_OK) st = kc_spec(c, k, ATTN_WG);
-    if (st == ST_OK) st = kc_spec(c, k, lanes);
-    kc_grid(k, B * Hq, 1);
-    if (st != ST_OK || nsplit == 1) return st;
-
-    /* flash-decoding: partials of every (batch, head, chunk), then the combine */
-    if (st == ST_OK) st = kc_push_i(c, k, nsplit);
-    if (st == ST_OK) st = kc_push_i(c, k, chunk);
-    int64_t pshape[3] = {B * Hq, nsplit, D + 2};
-    int part = st == ST_OK ? kc_scratch(c, k, ".partials", 3, pshape, DT_F32) : -1;
-    if (part < 0) return st == ST_OK ? ST_BAD_INPUT : st;
-    int out = k->args[4];
-    int sargs[6] = {k->args[0], k->args[1], k->args[2], k->args[3], part, out};
-    st = kc_set_args(c, k, sargs, 4, 6);
+    int64_t s[] = {ks[0], ks[1], ks[2], vs[0], vs[1], vs[2], qs[0], qs[1], ms[0], ms[1],
+                   ms[3], os[0], os[1], a.nsplit, a.chunk, B * (Hq / a.g)};
+    for (int i = 0; i < 16 && st == ST_OK; i++) st = kc_push_i(c, k, s[i]);
+    int64_t spec[] = {a.wg, a.g, a.lanes, a.vec, a.nv, a.rb};
+    for (int i = 0; i < 6 && st == ST_OK; i++) st = kc_spec(c, k, (uint32_t)spec[i]);
     if (st != ST_OK) return st;
-    k->shader = "decode_attention_split";
-    /* a workgroup as wide as a chunk of 64 (one pass of the chunk loop, half the barriers of a
-     * half-used 128-wide pass) where the shader's two dims per invocation still cover D */
-    if (chunk <= 64 && D <= 128) k->spec[0] = 64;
-    kc_grid(k, B * Hq * nsplit, 1);
-    int cargs[2] = {part, out};
-    PlanKernel *cb = kc_append(c, k, "decode_attention_combine", cargs, 1, 2);
-    if (!cb) return ST_BAD_INPUT;
-    int64_t cw[] = {nsplit, D, Hq, os[0], os[1]};
-    for (int i = 0; i < 5 && st == ST_OK; i++) st = kc_push_i(c, cb, cw[i]);
-    if (st == ST_OK) st = kc_spec(c, cb, ATTN_COMBINE_WG);
-    kc_grid(cb, B * Hq, 1);
-    return st;
+    kc_grid(k, B * (Hq / a.g) * a.nsplit, 1);
+    int out = k->args[4], scratch = out;
+    if (a.nsplit > 1) {
+        /* tickets (one per group, padded to 4 words), then the partials {m, l, acc[D]} of every
+         * (group, split, head) */
+        int64_t n = (B * (Hq / a.g) + 3) / 4 * 4 + B * Hq * a.nsplit * (D + 2);
+        scratch = kc_scratch(c, k, ".partials", 1, &n, DT_F32);
+        if (scratch < 0) return ST_BAD_INPUT;
+        c->grow->tensors[scratch].kind = PT_SCRATCH;
+    }
+    int bind[6] = {k->args[0], k->args[1], k->args[2], k->args[3], scratch, out};
+    return kc_set_args(c, k, bind, 4, 6);
 }

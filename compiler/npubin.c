@@ -16,7 +16,7 @@
 
 static const char *const tkind_names[] = {
     [PT_ACT] = "act",       [PT_INPUT] = "input", [PT_OUTPUT] = "output",
-    [PT_WEIGHT] = "weight", [PT_CONST] = "const",
+    [PT_WEIGHT] = "weight", [PT_CONST] = "const", [PT_SCRATCH] = "scratch",
 };
 static const char *const target_names[] = {[KT_NPU] = "npu", [KT_CPU] = "cpu"};
 static const char *const recipe_names[] = {[RECIPE_BN_FOLD] = "bn_fold",

@@ -80,7 +80,7 @@ static Status check_tensor(Check *c, int i)
     char w[64];
     snprintf(w, sizeof w, "tensors[%d]", i);
     if (!t->name) return fail(c, "%s: no name", w);
-    if ((int)t->kind < 0 || (int)t->kind >= (PT_CONST + 1))
+    if ((int)t->kind < 0 || (int)t->kind >= (PT_SCRATCH + 1))
         return fail(c, "%s ('%s'): kind %d out of range", w, t->name, (int)t->kind);
     if (t->dtype < 0 || t->dtype >= DT_COUNT || t->storage < 0 || t->storage >= DT_COUNT)
         return fail(c, "%s ('%s'): dtype %d / storage %d out of range", w, t->name, t->dtype,

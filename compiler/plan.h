@@ -22,6 +22,9 @@ typedef enum PlanTensorKind {
     PT_OUTPUT, /* graph output: downloaded after each run (also in the arena) */
     PT_WEIGHT, /* uploaded once at load */
     PT_CONST,
+    PT_SCRATCH, /* a kernel family's private device buffer (kc_scratch) that must start zeroed:
+                 * the backend fills it with zeros once, at load (never poisons it), and the
+                 * kernels leave it zero after every run (decode_attention's tickets) */
 } PlanTensorKind;
 
 typedef struct PlanTensor {

@@ -46,7 +46,8 @@ static Status cb_prepare(Backend *base, const Plan *p, const HTensor *const *val
     if (!b->vals || !b->bound || !b->gt || !b->kus) return ST_NOMEM;
     for (int t = 0; t < p->ntensors; t++) {
         b->gt[t] = graph_find_tensor(g, p->tensors[t].name);
-        if (b->gt[t] < 0 && p->tensors[t].kind != PT_ACT && p->tensors[t].kind != PT_OUTPUT)
+        if (b->gt[t] < 0 && p->tensors[t].kind != PT_ACT && p->tensors[t].kind != PT_OUTPUT &&
+            p->tensors[t].kind != PT_SCRATCH)
             return diag_error(d, p->source, NULL, p->tensors[t].name, "not in the graph");
         if (b->gt[t] >= 0 && vals && vals[t] && p->tensors[t].kind != PT_INPUT)
             b->bound[b->gt[t]] = vals[t];

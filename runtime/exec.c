@@ -44,7 +44,7 @@ Status exec_open(Exec *x, const Plan *p, const Graph *g, const Binding *b, Backe
         int id = graph_find_tensor(g, pt->name);
         x->gt[t] = id;
         if (id < 0) {
-            if (pt->kind != PT_ACT && pt->kind != PT_OUTPUT)
+            if (pt->kind != PT_ACT && pt->kind != PT_OUTPUT && pt->kind != PT_SCRATCH)
                 return diag_error(d, p->source, NULL, pt->name,
                                   "the plan names a tensor the graph lacks");
             continue;

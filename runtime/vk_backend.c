@@ -115,6 +115,13 @@ static bool vkb_supports(Backend *base, const Plan *p, const PlanKernel *k, cons
         *why = "the kernel has no parameters (its family is not lowered)";
         return false;
     }
+    /* decode_attention: teams of up to 8 lanes inside one subgroup, at most 16 subgroups in its
+     * workgroups of <= 128 (shaders/decode_attention.glsl) */
+    if (b->ctx && strcmp(k->shader, "decode_attention") == 0 &&
+        vk_ctx_info(b->ctx)->subgroup_size < 8) {
+        *why = "decode_attention needs subgroups of at least 8 lanes";
+        return false;
+    }
     return true;
 }
 
@@ -268,10 +275,11 @@ static Status vkb_prepare(Backend *base, const Plan *p, const HTensor *const *va
                 return diag_error(d, p->source, NULL, x->name, "no value bound for this %s",
                                   x->kind == PT_WEIGHT ? "weight" : "constant");
             st = upload_tensor(b, t, vals[t], d);
-        } else if (st == ST_OK && b->opt.poison) {
+        } else if (st == ST_OK && (b->opt.poison || x->kind == PT_SCRATCH)) {
+            /* NaN in f32, f16 and bf16; a scratch that must start zeroed gets zeros */
             unsigned char *nan = malloc(bytes);
             if (!nan) return ST_NOMEM;
-            memset(nan, 0xff, bytes);
+            memset(nan, x->kind == PT_SCRATCH ? 0 : 0xff, bytes);
             st = vk_buf_upload(b->own[t], 0, nan, bytes, d);
             free(nan);
         }

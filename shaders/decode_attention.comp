@@ -1,6 +1,7 @@
-// decode_attention: one workgroup per (batch, query head) walks the whole cache and writes the
-// output (shaders/decode_attention.glsl; compiler/lower_attention.c picks it when the cache is
-// short). Bindings 0 = K, 1 = V, 2 = q, 3 = mask, 4 = out.
+// decode_attention: the one-query attention of a KV-cache decode step, one workgroup per
+// (batch, group of G query heads sharing one kv head, split of the cache); the last split of a
+// group to finish merges the splits (shaders/decode_attention.glsl; lowering:
+// compiler/lower_attention.c). Bindings 0 = K, 1 = V, 2 = q, 3 = mask, 4 = scratch (tickets and
+// fp32 partials; the output again when the cache is not split), 5 = out.
 #version 450
-#define ATTN_SPLIT 0
 #include "decode_attention.glsl"

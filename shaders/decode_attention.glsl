@@ -1,170 +1,302 @@
 // decode_attention: out[b,h,0,:] = sum_t softmax_t(s_t) V[b,h/rep_v,t,:] with
 // s_t = (q[b,h] . K[b,h/rep_k,t]) * scale + mask[b,h,t]
 // for one query row, reading the KV caches [B, Hkv, T, D] directly (grouped-query heads, no
-// repeat copy). Roles, pushes and the design choice: compiler/lower_attention.c.
-// One workgroup per (batch, query head) walks the cache in chunks of NPU_WG positions:
-//   scores: LANES invocations share one key row (coalesced reads along D), partial dots meet in
-//           shared memory and are summed in a fixed order;
-//   online softmax across chunks in fp32: running max m, sum l and weighted V, rescaled by
-//           exp(m_old - m_new) when the max grows;
-//   V: invocation (row group rg, dim d) accumulates p_t * V[t, d] for the rows of its group,
-//      row groups are summed at the end.
-// Positions past the last one whose mask is not -inf are not read at all: each of them would add
-// exp(-inf) = 0 to the sum and 0 * V to the output (exact for finite caches).
-// ATTN_SPLIT 1 (decode_attention_split.comp, flash-decoding): workgroup (b, h, s) walks only
-// positions [s * chunk, min((s + 1) * chunk, T)) and writes the unnormalised partial (max m, sum l,
-// weighted V[D]) in fp32 to the scratch binding; decode_attention_combine.comp merges the splits.
-// ATTN_SPLIT 0 (decode_attention.comp): one workgroup per (b, h) writes the output.
-// Bindings: 0 = K, 1 = V, 2 = q, 3 = mask, 4 = out (split: 4 = partials [B*Hq, nsplit, D + 2]
-// float, 5 = out, bound only so the module variant follows the output's dtype; not accessed).
-// Spec: 0 = workgroup size (power of two), 1 = lanes per key row (power of two, <= workgroup
-// size).
+// repeat copy). Roles, pushes and the choice of the parameters: compiler/lower_attention.c.
+//
+// Workgroup (b, group, split): the G query heads h0 .. h0 + G - 1 (h0 = group * G; G divides
+// rep_k and rep_v, so they share one K head and one V head: each K/V row is read once for all of
+// them) over the positions [split * chunk, min(T, (split + 1) * chunk)).
+//  - q[G][D] goes to shared memory in fp32; the mask from the split's start to T is scanned for
+//    the end of the valid prefix (one past the last position whose mask is not -inf, over the G
+//    heads): positions past it are not read (each would add exp(-inf) = 0; exact for finite
+//    caches), so a split past it reads no row.
+//  - Teams of L lanes (spec, a power of two <= 8: lanes of one subgroup; the Vulkan backend
+//    refuses devices with subgroups under 8 lanes, and the team mapping counts on full subgroups,
+//    as every driver gives a workgroup that is a multiple of its subgroup size) take one key row
+//    each: lane tl owns vectors tl, tl + L, ... of
+//    the row (VPL per lane): 16-byte loads (VEC 1: uvec4 = 8 f16/bf16, vec4 = 4 f32) where the
+//    lowering proved every row start 16-byte aligned, else single elements (VEC 0). Per trip a
+//    team issues the K and V loads of RB rows before any arithmetic; the G dot products are summed
+//    across the team by subgroupShuffleXor (a butterfly: every lane of the team gets the same
+//    bits). Each team keeps its own fp32 online softmax (running max m, sum l, weighted V acc per
+//    head), so the trip loop has no barrier and no shared memory.
+//  - Teams merge: inside a subgroup by the butterfly over the other lane bits, across subgroups
+//    through shared memory in subgroup order (one head per round), always with
+//    w = exp(m_part - max m) (0 for a part that saw nothing valid).
+//  - nsplit 1: the workgroup writes out = acc / l (an all -inf row gives 0 / 0 = NaN, as the
+//    reference's softmax does). nsplit > 1: it writes its partial {m, l, acc[D]} per head in fp32
+//    to the scratch binding, then takes a ticket (atomicAdd on the group's counter, after a
+//    device-scope memory barrier; the partials are coherent); the workgroup that draws the last
+//    ticket merges the nsplit partials in split order, writes the output and resets the counter
+//    to 0 for the next run (the backend zero-fills the scratch once, at load). No workgroup waits
+//    for another, so nothing depends on forward progress (the pattern of CUDA's
+//    threadFenceReduction and FidelityFX SPD's last-workgroup counter).
+// Spec: 0 = workgroup size (<= 128: at most 16 subgroups of >= 8 lanes), 1 = G (<= 8),
+// 2 = L, 3 = VEC, 4 = NV: vectors (VEC 1) or elements (VEC 0) per row, 5 = RB.
 #ifndef NPU_DECODE_ATTENTION_GLSL
 #define NPU_DECODE_ATTENTION_GLSL
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "index.glsl"
 
 layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const uint LANES = 16;
+layout(constant_id = 1) const uint G = 1;
+layout(constant_id = 2) const uint L = 8;
+layout(constant_id = 3) const uint VEC = 0;
+layout(constant_id = 4) const uint NV = 1;
+layout(constant_id = 5) const uint RB = 1;
+
+#if defined(STORAGE_F32)
+#define VEC_T vec4
+#define VW 4u
+#else
+#define VEC_T uvec4
+#define VW 8u
+#endif
+const uint VPL = (NV + L - 1) / L;  // vectors (or elements) per lane and row
+const uint EW = VEC == 1 ? VW : 1;  // elements per vector
+const uint EPL = VPL * EW;          // elements per lane and row
+
 layout(std430, set = 0, binding = 0) readonly buffer KB { STORAGE_T kc[]; };
+layout(std430, set = 0, binding = 0) readonly buffer KB4 { VEC_T kc4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer VB { STORAGE_T vc[]; };
+layout(std430, set = 0, binding = 1) readonly buffer VB4 { VEC_T vc4[]; };
 layout(std430, set = 0, binding = 2) readonly buffer QB { STORAGE_T q[]; };
 layout(std430, set = 0, binding = 3) readonly buffer MB { STORAGE_T msk[]; };
-#if ATTN_SPLIT
-layout(std430, set = 0, binding = 4) writeonly buffer PB { float partials[]; };
-#else
-layout(std430, set = 0, binding = 4) writeonly buffer OB { STORAGE_T o[]; };
-#endif
+// [tickets: one uint per (b, group)][pad to 4][partials: (group, split, head) x {m, l, acc[D]}]
+layout(std430, set = 0, binding = 4) coherent buffer SB { uint scr[]; };
+layout(std430, set = 0, binding = 5) writeonly buffer OB { STORAGE_T o[]; };
 layout(push_constant) uniform Push {
     uint T; uint D; uint Hq; uint rep_k; uint rep_v; float scale;
     uint k_sb; uint k_sh; uint k_st; uint v_sb; uint v_sh; uint v_st;
     uint q_sb; uint q_sh; uint m_sb; uint m_sh; uint m_st; uint o_sb; uint o_sh;
-#if ATTN_SPLIT
-    uint nsplit; uint chunk;
-#endif
+    uint nsplit; uint chunk; uint ngroups; // ngroups = B * Hq / G: the tickets
 } pc;
 
-#define MAXD 256   // compiler/lower_attention.c ATTN_MAX_D
-#define MAXWG 256  // the largest workgroup the shared arrays hold
-#define MAXPART 4096
+#define MAXD 256  // compiler/lower_attention.c ATTN_MAX_D
+#define MAXG 8    // ATTN_MAX_G
+#define MAXSG 16  // subgroups in a workgroup: NPU_WG <= 128, subgroups of >= 8 lanes
 #define NINF uintBitsToFloat(0xff800000u)
 
-shared float qs[MAXD];
-shared float part[MAXPART]; // [row][lane] partial dots of one chunk (NPU_WG * LANES <= MAXPART)
-shared float red[MAXWG];    // chunk max, then the final per-thread weighted V and sums
-shared float ps[MAXWG];     // the chunk's exp(s - m)
-shared float vred[2 * MAXWG];
-shared uint tend;
+shared float qs[MAXG * MAXD];
+shared float mrg[MAXSG * MAXD]; // one head's weighted V sums per subgroup; split weights
+shared float sml[MAXSG * MAXG * 2];
+shared uint tend, lastf;
+
+float acc[G][EPL];
+float m[G], l[G];
+
+// element e of vector v as float32 (e a constant after unrolling)
+float vel(VEC_T v, uint e)
+{
+#if defined(STORAGE_F32)
+    return v[e];
+#elif defined(STORAGE_BF16)
+    uint w = v[e / 2];
+    return uintBitsToFloat((e & 1) == 0 ? w << 16 : w & 0xffff0000u);
+#else
+    return unpackHalf2x16(v[e / 2])[e & 1];
+#endif
+}
+
+// merges another part's (m2, l2) of head g into this lane's state; returns the other's weight
+// after scaling acc and l by this part's (w1)
+float merge_ml(uint g, float m2, float l2, out float w1)
+{
+    float mx = max(m[g], m2);
+    w1 = m[g] == NINF ? 0.0 : exp(m[g] - mx);
+    float w2 = m2 == NINF ? 0.0 : exp(m2 - mx);
+    l[g] = l[g] * w1 + l2 * w2;
+    m[g] = mx;
+    return w2;
+}
 
 void main()
 {
     uint lid = gl_LocalInvocationID.x;
     uint grp = npu_group_index();
-    uint D = pc.D, T = pc.T;
-#if ATTN_SPLIT
+    if (grp >= pc.ngroups * pc.nsplit) return; // a folded grid's padding (uniform)
     uint split = grp % pc.nsplit;
     grp /= pc.nsplit;
+    uint ngrp = pc.Hq / G, b = grp / ngrp, h0 = (grp % ngrp) * G, D = pc.D, T = pc.T;
     uint lo = split * pc.chunk, hi = min(T, lo + pc.chunk);
-#else
-    uint lo = 0, hi = T;
-#endif
-    uint b = grp / pc.Hq, h = grp % pc.Hq;
-    uint kbase = b * pc.k_sb + (h / pc.rep_k) * pc.k_sh;
-    uint vbase = b * pc.v_sb + (h / pc.rep_v) * pc.v_sh;
-    uint mbase = b * pc.m_sb + h * pc.m_sh;
+    uint kbase = b * pc.k_sb + (h0 / pc.rep_k) * pc.k_sh;
+    uint vbase = b * pc.v_sb + (h0 / pc.rep_v) * pc.v_sh;
 
-    for (uint d = lid; d < D; d += NPU_WG) qs[d] = S_LOAD(q[b * pc.q_sb + h * pc.q_sh + d]);
-    // the end of the valid prefix: one past the last position whose mask is not -inf (a split
-    // looks from its own start on, so every split skips exactly what the whole walk would)
+    for (uint i = lid; i < G * D; i += NPU_WG)
+        qs[i] = S_LOAD(q[b * pc.q_sb + (h0 + i / D) * pc.q_sh + i % D]);
     if (lid == 0) tend = 0;
     barrier();
+    // the end of the valid prefix over the G heads' masks (one mask when it broadcasts over
+    // heads); a split looks from its own start on, so every split skips exactly what one walk
+    // of the whole cache would
     uint last = 0;
-    for (uint t = lo + lid; t < T; t += NPU_WG)
-        if (S_LOAD(msk[mbase + t * pc.m_st]) != NINF) last = t + 1;
+    for (uint g = 0; g < (pc.m_sh == 0 ? 1 : G); g++) {
+        uint mb = b * pc.m_sb + (h0 + g) * pc.m_sh;
+        for (uint t = lo + lid; t < T; t += NPU_WG)
+            if (S_LOAD(msk[mb + t * pc.m_st]) != NINF) last = max(last, t + 1);
+    }
     atomicMax(tend, last);
     barrier();
     uint tn = min(hi, tend);
 
-    // V phase layout: DW consecutive dims per row group, NJ dims per invocation
-    uint DW = min(D, NPU_WG), NRG = NPU_WG / DW, NJ = (D + DW - 1) / DW;
-    uint d0 = lid % DW, rg = lid / DW;
-    uint lane = lid % LANES, r0 = lid / LANES, RP = NPU_WG / LANES;
-    float m = NINF, l = 0.0;
-    float acc[2] = float[2](0.0, 0.0);
+    // teams of L lanes inside a subgroup (gl_SubgroupSize >= L, a power of two)
+    uint S = gl_SubgroupSize, sl = gl_SubgroupInvocationID, sg = gl_SubgroupID;
+    uint tps = S / L, NT = min(gl_NumSubgroups * tps, NPU_WG / L);
+    uint tm = sg * tps + sl / L, tl = sl % L;
+    [[unroll]] for (uint g = 0; g < G; g++) {
+        m[g] = NINF;
+        l[g] = 0.0;
+        [[unroll]] for (uint e = 0; e < EPL; e++) acc[g][e] = 0.0;
+    }
 
-    for (uint c0 = lo; c0 < tn; c0 += NPU_WG) {
-        uint n = min(NPU_WG, tn - c0);
-        for (uint r = r0; r < n; r += RP) {
-            uint kb = kbase + (c0 + r) * pc.k_st;
-            float s = 0.0;
-            for (uint d = lane; d < D; d += LANES) s += qs[d] * S_LOAD(kc[kb + d]);
-            part[r * LANES + lane] = s;
-        }
-        barrier();
-        float s = NINF;
-        if (lid < n) {
-            float dot = 0.0;
-            for (uint i = 0; i < LANES; i++) dot += part[lid * LANES + i];
-            s = dot * pc.scale + S_LOAD(msk[mbase + (c0 + lid) * pc.m_st]);
-        }
-        red[lid] = s;
-        barrier();
-        for (uint w = NPU_WG / 2; w > 0; w >>= 1) {
-            if (lid < w) red[lid] = max(red[lid], red[lid + w]);
-            barrier();
-        }
-        float mn = max(m, red[0]);
-        // an all -inf prefix keeps m = -inf: nothing has weight yet, so nothing to rescale
-        float alpha = mn == NINF ? 1.0 : exp(m - mn);
-        ps[lid] = (lid < n && mn != NINF) ? exp(s - mn) : 0.0;
-        barrier();
-        if (rg < NRG) {
-            float psum = 0.0;
-            acc[0] *= alpha;
-            acc[1] *= alpha;
-            for (uint r = rg; r < n; r += NRG) {
-                float p = ps[r];
-                psum += p;
-                uint vb = vbase + (c0 + r) * pc.v_st + d0;
-                acc[0] += p * S_LOAD(vc[vb]);
-                if (NJ > 1 && d0 + DW < D) acc[1] += p * S_LOAD(vc[vb + DW]);
+    for (uint c0 = lo; c0 < tn; c0 += NT * RB) { // uniform in the workgroup
+        VEC_T kv[RB][VPL], vv[RB][VPL];
+        float kf[RB][VPL], vf[RB][VPL];
+        uint t[RB];
+        // every load of the trip first: rows past tn and vectors past the row read a valid
+        // place (row tn - 1, the last vector) and are discarded below
+        [[unroll]] for (uint r = 0; r < RB; r++) {
+            t[r] = c0 + tm + NT * r;
+            uint tc = min(t[r], tn - 1);
+            [[unroll]] for (uint i = 0; i < VPL; i++) {
+                uint j = min(tl + L * i, NV - 1);
+                if (VEC == 1) {
+                    kv[r][i] = kc4[(kbase + tc * pc.k_st) / VW + j];
+                    vv[r][i] = vc4[(vbase + tc * pc.v_st) / VW + j];
+                } else {
+                    kf[r][i] = S_LOAD(kc[kbase + tc * pc.k_st + j]);
+                    vf[r][i] = S_LOAD(vc[vbase + tc * pc.v_st + j]);
+                }
             }
-            l = l * alpha + psum;
         }
-        m = mn;
-        barrier(); // part, red and ps are rewritten by the next chunk
+        float s[RB][G];
+        [[unroll]] for (uint r = 0; r < RB; r++) {
+            uint tc = min(t[r], tn - 1);
+            [[unroll]] for (uint g = 0; g < G; g++) {
+                float dot = 0.0;
+                [[unroll]] for (uint i = 0; i < VPL; i++) {
+                    uint j = tl + L * i, jc = min(j, NV - 1);
+                    [[unroll]] for (uint e = 0; e < EW; e++) {
+                        float kx = VEC == 1 ? vel(kv[r][i], e) : kf[r][i];
+                        float x = qs[g * D + jc * EW + e] * kx;
+                        dot += j < NV ? x : 0.0;
+                    }
+                }
+                [[unroll]] for (uint x = 1; x < L; x <<= 1) dot += subgroupShuffleXor(dot, x);
+                float mv = S_LOAD(msk[b * pc.m_sb + (h0 + g) * pc.m_sh + tc * pc.m_st]);
+                s[r][g] = t[r] < tn ? dot * pc.scale + mv : NINF;
+            }
+        }
+        // the team's online softmax: one rescale per trip
+        [[unroll]] for (uint g = 0; g < G; g++) {
+            float mx = m[g];
+            [[unroll]] for (uint r = 0; r < RB; r++) mx = max(mx, s[r][g]);
+            // nothing valid yet keeps m = -inf: nothing has weight, nothing to rescale
+            float alpha = mx == NINF ? 1.0 : exp(m[g] - mx);
+            float p[RB];
+            float ps = 0.0;
+            [[unroll]] for (uint r = 0; r < RB; r++) {
+                p[r] = mx == NINF ? 0.0 : exp(s[r][g] - mx);
+                ps += p[r];
+            }
+            l[g] = l[g] * alpha + ps;
+            m[g] = mx;
+            [[unroll]] for (uint i = 0; i < VPL; i++)
+                [[unroll]] for (uint e = 0; e < EW; e++) {
+                    float a = acc[g][i * EW + e] * alpha;
+                    [[unroll]] for (uint r = 0; r < RB; r++)
+                        a += p[r] * (VEC == 1 ? vel(vv[r][i], e) : vf[r][i]);
+                    acc[g][i * EW + e] = a;
+                }
+        }
     }
 
-    // sum the row groups in a fixed order
-    vred[lid] = acc[0];
-    vred[NPU_WG + lid] = acc[1];
-    red[lid] = l;
-    barrier();
-#if ATTN_SPLIT
-    // partial of split s: {m, l, acc[D]} unnormalised; an empty or all -inf split leaves
-    // {-inf, 0, 0...}, which the combine weighs 0
-    uint pbase = (grp * pc.nsplit + split) * (D + 2);
-    if (lid == 0) {
-        float sl = 0.0;
-        for (uint g = 0; g < NRG; g++) sl += red[g * DW];
-        partials[pbase] = m;
-        partials[pbase + 1] = sl;
-    }
-#endif
-    for (uint d = lid; d < D; d += NPU_WG) {
-        uint j = d / DW, dd = d % DW;
-        float sv = 0.0, sl = 0.0;
-        for (uint g = 0; g < NRG; g++) {
-            sv += vred[j * NPU_WG + g * DW + dd];
-            sl += red[g * DW];
+    // merge the teams of a subgroup (a butterfly: every lane ends with the same sums)
+    for (uint x = L; x < S; x <<= 1) {
+        [[unroll]] for (uint g = 0; g < G; g++) {
+            float w1, w2 = merge_ml(g, subgroupShuffleXor(m[g], x), subgroupShuffleXor(l[g], x), w1);
+            [[unroll]] for (uint e = 0; e < EPL; e++)
+                acc[g][e] = acc[g][e] * w1 + subgroupShuffleXor(acc[g][e], x) * w2;
         }
-#if ATTN_SPLIT
-        partials[pbase + 2 + d] = sv;
-#else
-        // an all -inf row gives 0 / 0 = NaN, as the reference's exp(-inf - -inf) does
-        o[b * pc.o_sb + h * pc.o_sh + d] = S_STORE(sv / sl);
-#endif
     }
+    // merge the subgroups in subgroup order, one head per round
+    uint nsg = gl_NumSubgroups;
+    if (sl == 0)
+        [[unroll]] for (uint g = 0; g < G; g++) {
+            sml[(sg * G + g) * 2] = m[g];
+            sml[(sg * G + g) * 2 + 1] = l[g];
+        }
+    barrier();
+    float wown[G], lt[G], mt[G];
+    [[unroll]] for (uint g = 0; g < G; g++) {
+        float mx = NINF, ls = 0.0;
+        for (uint s2 = 0; s2 < nsg; s2++) mx = max(mx, sml[(s2 * G + g) * 2]);
+        for (uint s2 = 0; s2 < nsg; s2++) {
+            float ms = sml[(s2 * G + g) * 2];
+            ls += (ms == NINF ? 0.0 : exp(ms - mx)) * sml[(s2 * G + g) * 2 + 1];
+        }
+        wown[g] = m[g] == NINF ? 0.0 : exp(m[g] - mx);
+        mt[g] = mx;
+        lt[g] = ls;
+    }
+    uint pbase = (pc.ngroups + 3) / 4 * 4, rstride = D + 2;
+    uint rec0 = pbase + (grp * pc.nsplit + split) * G * rstride;
+    [[unroll]] for (uint g = 0; g < G; g++) {
+        if (sl < L)
+            [[unroll]] for (uint i = 0; i < VPL; i++) {
+                uint j = tl + L * i;
+                if (j < NV)
+                    [[unroll]] for (uint e = 0; e < EW; e++)
+                        mrg[sg * D + j * EW + e] = wown[g] * acc[g][i * EW + e];
+            }
+        barrier();
+        for (uint d = lid; d < D; d += NPU_WG) {
+            float sv = 0.0;
+            for (uint s2 = 0; s2 < nsg; s2++) sv += mrg[s2 * D + d];
+            if (pc.nsplit == 1) o[b * pc.o_sb + (h0 + g) * pc.o_sh + d] = S_STORE(sv / lt[g]);
+            else scr[rec0 + g * rstride + 2 + d] = floatBitsToUint(sv);
+        }
+        if (pc.nsplit > 1 && lid == 0) {
+            scr[rec0 + g * rstride] = floatBitsToUint(mt[g]);
+            scr[rec0 + g * rstride + 1] = floatBitsToUint(lt[g]);
+        }
+        barrier();
+    }
+    if (pc.nsplit == 1) return;
+
+    // the last split of the group to finish merges the partials
+    memoryBarrierBuffer();
+    barrier();
+    if (lid == 0) lastf = atomicAdd(scr[grp], 1u) == pc.nsplit - 1 ? 1u : 0u;
+    barrier();
+    if (lastf == 0) return; // uniform
+    memoryBarrierBuffer();
+    uint grec = pbase + grp * pc.nsplit * G * rstride; // record (s, g) at grec + (s*G + g)*rstride
+    if (lid < G) {
+        float mx = NINF, ls = 0.0;
+        for (uint s2 = 0; s2 < pc.nsplit; s2++)
+            mx = max(mx, uintBitsToFloat(scr[grec + (s2 * G + lid) * rstride]));
+        for (uint s2 = 0; s2 < pc.nsplit; s2++) {
+            uint rb = grec + (s2 * G + lid) * rstride;
+            float ms = uintBitsToFloat(scr[rb]);
+            float w = ms == NINF ? 0.0 : exp(ms - mx);
+            mrg[s2 * G + lid] = w;
+            ls += w * uintBitsToFloat(scr[rb + 1]);
+        }
+        sml[lid] = ls;
+    }
+    barrier();
+    for (uint i = lid; i < G * D; i += NPU_WG) {
+        uint g = i / D, d = i % D;
+        float sv = 0.0;
+        for (uint s2 = 0; s2 < pc.nsplit; s2++)
+            sv += mrg[s2 * G + g] * uintBitsToFloat(scr[grec + (s2 * G + g) * rstride + 2 + d]);
+        o[b * pc.o_sb + (h0 + g) * pc.o_sh + d] = S_STORE(sv / sml[g]);
+    }
+    if (lid == 0) atomicExchange(scr[grp], 0u);
 }
 
 #endif

@@ -15,6 +15,9 @@
 /* A --no-fuse spec for the checks that follow (NULL: none), e.g. "fuse-elementwise" for the plans
  * of before generated kernels, "elementwise" for their members as lone kernels. */
 void vc_set_no_fuse(const char *spec);
+/* Runs of each compiled plan per check (default 1): the first n - 1 on other random inputs, the
+ * last compared, so state a kernel keeps in its buffers from run to run is checked. */
+void vc_set_runs(int n);
 /* dtype: "fp16", "bf16" or "fp32". Returns the worst relative L2 error over the outputs. */
 double vc_check_json(const char *json, const char *dtype, double tol, const char *expect_shader);
 /* The same with the compiled plan run by the CPU reference backend instead (cpu_backend true):
