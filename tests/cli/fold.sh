@@ -1,8 +1,10 @@
 #!/bin/bash
 # The GEMV prologue folds (rmsnorm_linear, silu_mul_linear; compiler/fuse_fold.c) on qwen2_tiny:
 # decode loses the rmsnorm and silu_mul kernels and their levels; `--no-fuse` of both folds gives
-# back exactly the kernels of before the folds (tests/golden/qwen2_tiny_decode.nofold.describe.txt,
-# the describe of then: only the instance count and the elementwise instance's id differ);
+# back the kernels without them (tests/golden/qwen2_tiny_decode.nofold.describe.txt: on the
+# branch that built them it was the describe of before the folds, with the instance count and
+# the elementwise id adjusted; since rope_cache and the one-dispatch attention it is refreshed
+# by UPDATE_GOLDEN=1);
 # prefill keeps them and says why; the session switches a fold by id; decode and generate still
 # match the PyTorch references with the folds on, on Vulkan and on the CPU backend.
 B=${NPU_EXPLORE:-build/asan/npu-explore}
@@ -11,14 +13,13 @@ n=0
 ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
 D=tests/models/qwen2_tiny/decode.json
 "$B" describe $D > "$T/on.txt" 2>&1
-ok "decode: 25 kernels in 16 levels with the folds" "grep -q '^kernels  25 (25 npu, 0 cpu) in 16 levels' $T/on.txt"
+ok "decode: 23 kernels in 14 levels with the folds" "grep -q '^kernels  23 (23 npu, 0 cpu) in 14 levels' $T/on.txt"
 ok "decode: no rmsnorm or silu_mul kernel, gemv_rms and gemv_glu_r instead" \
    "grep 'by shader' $T/on.txt | grep -vEq ' (rmsnorm|silu_mul) x' && grep -q 'gemv_rms x2' $T/on.txt && grep -q 'gemv_rms_nb x5' $T/on.txt && grep -q 'gemv_glu_r x2' $T/on.txt"
 "$B" describe $D --no-fuse rmsnorm_linear --no-fuse silu_mul_linear > "$T/off.txt" 2>&1
-# the old describe with this one's instance count and elementwise id
-sed -e 's/fused: 20 of 20 instances/fused: 20 of 27 instances/' -e 's/1x1x1          F20$/1x1x1          F27/' \
-    tests/golden/qwen2_tiny_decode.nofold.describe.txt > "$T/want.txt"
-ok "--no-fuse of both folds: exactly the kernels of before" "diff -u $T/want.txt $T/off.txt > $T/d.txt || { head -20 $T/d.txt; false; }"
+G=tests/golden/qwen2_tiny_decode.nofold.describe.txt
+[ "${UPDATE_GOLDEN:-0}" = 1 ] && cp "$T/off.txt" $G
+ok "--no-fuse of both folds: the kernels without them (golden)" "diff -u $G $T/off.txt > $T/d.txt || { head -20 $T/d.txt; false; }"
 "$B" describe $D --no-fuse rmsnorm_linear > "$T/r.txt" 2>&1
 ok "--no-fuse rmsnorm_linear alone: the rmsnorm kernels back, silu_mul still folded" \
    "grep -q 'rmsnorm x5' $T/r.txt && grep -q 'gemv_glu_r x2' $T/r.txt && ! grep -q 'gemv_rms' $T/r.txt"
@@ -29,7 +30,7 @@ ok "prefill: why not fused" "grep -q 'not-fused rmsnorm_linear at mul_2: more th
 "$B" describe tests/models/qwen2_tiny/prefill.json > "$T/pd.txt" 2>&1
 ok "prefill: no fold instance, no gemv" "! grep -q 'gemv' $T/pd.txt && grep -q 'rmsnorm x5' $T/pd.txt"
 printf 'fusion off F20\nfusion list\ncheck\n' | "$B" --batch $D -x - > "$T/s.txt" 2>&1; rc=$?
-ok "session: fusion off F20 (a fold), check still passes" "[ $rc = 0 ] && grep -Eq '^F20 +off +rmsnorm_linear' $T/s.txt && grep -q 'fusions: 26 of 27 on, 26 kernels' $T/s.txt"
+ok "session: fusion off F20 (a fold), check still passes" "[ $rc = 0 ] && grep -Eq '^F20 +off +rmsnorm_linear' $T/s.txt && grep -q 'fusions: 26 of 27 on, 24 kernels' $T/s.txt"
 for be in vulkan cpu; do
     "$B" run $D --check --backend $be > "$T/c.txt" 2>&1; rc=$?
     ok "decode --check on $be with the folds" "[ $rc = 0 ] && grep -q ', 0 mismatch' $T/c.txt"
