@@ -68,4 +68,4 @@ ok "off rope: rope_cache off too ($s)" "[ \"$s\" = \"$(want F3=off:rope F4=off:r
 s=$(qstates 'fusion off F4')
 ok "off F4: off, no fallback ($s)" "[ \"$s\" = \"$(want F3=on:rope F4=off:rope_cache F12=on:rope F13=on:rope_cache)\" ]"
 printf 'fusion off rope_cache\n' | "$B" --batch $Q --backend cpu -x - > "$T/o" 2>&1
-ok "off rope_cache: 32 kernels (30 with it)" "grep -q 'fusions: 20 of 20 on, 32 kernels' $T/o"
+ok "off rope_cache: 25 kernels (23 with it)" "grep -q 'fusions: 27 of 27 on, 25 kernels' $T/o"
