@@ -225,7 +225,7 @@ static void rope_graph_ext(char *b, size_t cap, int H, int S, int D, const char 
     snprintf(a1, sizeof a1, "%s,%s", swapped ? c : t1, swapped ? t1 : c);
     snprintf(a2, sizeof a2, "%s,%s", swapped ? s : t2, swapped ? t2 : s);
     /* ext: ",INPUTS" "OUTPUTS" ",NODES" */
-    char ein[512] = "", eout[512], enodes[2048] = "";
+    char ein[4096] = "", eout[4096], enodes[4096] = "";
     snprintf(eout, sizeof eout, "{\"name\":\"add_1\",\"shape\":%s}", xs);
     if (ext) {
         const char *p1 = strchr(ext, '|'), *p2 = p1 ? strchr(p1 + 1, '|') : NULL;
@@ -298,7 +298,7 @@ enum { RC_INPUT, RC_LAST, RC_COPY, RC_NEGDIM };
 static void rope_cache_graph(char *b, size_t cap, int H, int S, int D, int T, const char *cshp,
                              int how)
 {
-    char ext[2048], kv[64], xs[64], pos[160], node[1024], tr[512] = "", trout[128] = "";
+    char ext[4096], kv[64], xs[64], pos[160], node[1024], tr[512] = "", trout[128] = "";
     snprintf(kv, sizeof kv, "[1,%d,%d,%d]", H, T, D);
     snprintf(xs, sizeof xs, "[1,%d,%d,%d]", H, S, D);
     snprintf(pos, sizeof pos, "{\"name\":\"pos\",\"dtype\":\"int64\",\"shape\":[%d]}", S);
