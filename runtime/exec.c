@@ -106,6 +106,13 @@ static Status run_cpu_kernel(Exec *x, int k, DiagList *d)
             st = x->be->ops->read(x->be, t, &tmp[i], d);
             in[i] = &tmp[i];
         }
+        /* the reference kernel trusts the node's shapes: a plan whose tensor disagrees with
+         * the graph (a .npubin with another model's IR) stops here */
+        const GTensor *gi = &x->g->tensors[n->in[i]];
+        if (st == ST_OK && (!in[i] || in[i]->numel != tensor_numel(gi)))
+            st = diag_error(d, p->source, n->name, gi->name,
+                            "the plan's value has %lld elements, the graph's tensor %lld",
+                            in[i] ? (long long)in[i]->numel : -1LL, (long long)tensor_numel(gi));
     }
     HTensor res[64];
     memset(res, 0, sizeof res);
