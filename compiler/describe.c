@@ -147,6 +147,11 @@ void describe_text(FILE *f, const Plan *p)
         char io[512];
         size_t n = 0;
         for (int a = 0; a < kn->nargs && n < sizeof io; a++) {
+            /* an output bound in two slots (decode attention without a split binds it in the
+             * scratch's) is named once */
+            bool again = false;
+            for (int b = kn->nin; a > kn->nin && b < a; b++) again |= kn->args[b] == kn->args[a];
+            if (again) continue;
             const char *nm = kn->args[a] >= 0 ? p->tensors[kn->args[a]].name : "?";
             n += (size_t)snprintf(io + n, sizeof io - n, "%s%s%s", a == kn->nin ? " -> " : (a ? "," : ""),
                                   nm, "");

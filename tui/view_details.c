@@ -100,6 +100,9 @@ static void kernel_details(const Tui *t, TuiLines *out)
     tui_lines_add(out, 0, -1, "dispatch %ux%ux%u, level %d, partition %d", k->groups[0], k->groups[1],
                   k->groups[2], k->level, k->part);
     for (int i = 0; i < k->nargs; i++) {
+        bool again = false; /* an output bound in two slots is listed once (describe.c) */
+        for (int j = k->nin; i > k->nin && j < i; j++) again |= k->args[j] == k->args[i];
+        if (again) continue;
         const PlanTensor *pt = &p->tensors[k->args[i]];
         char sh[128];
         shape_str(pt->shape, pt->rank, sh, sizeof sh);
