@@ -145,6 +145,13 @@ void kc_strides(const PlanTensor *t, int64_t *strides)
     }
 }
 
+int64_t kc_binding_offset(const Plan *p, const PlanTensor *t)
+{
+    int64_t off = (int64_t)plan_view_bytes(t);
+    while (t->alias_of >= 0) t = &p->tensors[t->alias_of];
+    return off + (t->offset < 0 ? 0 : t->offset);
+}
+
 int64_t kc_numel(const PlanTensor *t)
 {
     int64_t n = 1;

@@ -57,6 +57,9 @@ const Node *kc_member(const KernelCtx *c, OpId op);
 void kc_strides(const PlanTensor *t, int64_t *strides);
 /* Logical element count. */
 int64_t kc_numel(const PlanTensor *t);
+/* The byte offset at which the backend binds t (runtime/vk_backend.c): its base's arena offset
+ * (0 for an own buffer) plus a view's own offset (a linear_concat part, a split chunk). */
+int64_t kc_binding_offset(const Plan *p, const PlanTensor *t);
 /* Appends one push-constant word; ST_INTERNAL (with a message naming the node) past
  * PLAN_MAX_PUSH words. */
 Status kc_push_u(const KernelCtx *c, PlanKernel *k, uint32_t v);

@@ -127,15 +127,6 @@ static int arg_of(const KernelCtx *c, const PlanKernel *k, int t)
     return -1;
 }
 
-/* The byte offset at which the backend binds t: its base's arena offset (0 for an own buffer)
- * plus the view's own offset. */
-static int64_t binding_offset(const Plan *p, const PlanTensor *t)
-{
-    int64_t off = (int64_t)plan_view_bytes(t);
-    while (t->alias_of >= 0) t = &p->tensors[t->alias_of];
-    return off + (t->offset < 0 ? 0 : t->offset);
-}
-
 /* Strides of a tensor right-aligned to rank 4, 0 where a dim broadcasts (size 1). */
 static void strides4(const PlanTensor *t, int64_t *st)
 {
@@ -208,7 +199,7 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     int64_t ew = 16 / (int64_t)dtype_size(K->storage);
     bool vec_ok = dtype_is_float(K->storage) && K->storage == V->storage && D % ew == 0;
     for (int i = 0; i < 3 && vec_ok; i++) vec_ok = ks[i] % ew == 0 && vs[i] % ew == 0;
-    vec_ok = vec_ok && binding_offset(c->p, K) % 16 == 0 && binding_offset(c->p, V) % 16 == 0;
+    vec_ok = vec_ok && kc_binding_offset(c->p, K) % 16 == 0 && kc_binding_offset(c->p, V) % 16 == 0;
     AttnParams a = attn_params(c, B, Hq, rep_k, rep_v, D, T, vec_ok, ew);
     int64_t w[] = {T, D, Hq, rep_k, rep_v};
     Status st = ST_OK;

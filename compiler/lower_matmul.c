@@ -294,14 +294,6 @@ static Status bind_operands(const KernelCtx *c, PlanKernel *k, const MmDesc *d)
     return ST_OK;
 }
 
-/* Byte offset of t's storage within its binding's buffer: the arena offset of its base tensor,
- * 0 for a tensor with its own buffer (the runtime binds exactly there, runtime/vk_backend.c). */
-static int64_t binding_offset(const Plan *p, const PlanTensor *t)
-{
-    while (t->alias_of >= 0) t = &p->tensors[t->alias_of];
-    return t->offset < 0 ? 0 : t->offset;
-}
-
 /* Can the 16-byte-load GEMV (shaders/gemv.glsl) take this product? Elements per vector in *vn. */
 static bool gemv_fits(const KernelCtx *c, const PlanKernel *k, const MmDesc *d, int64_t *vn)
 {
@@ -314,10 +306,10 @@ static bool gemv_fits(const KernelCtx *c, const PlanKernel *k, const MmDesc *d, 
     /* every vector index A[b, m, k..k+v), B[b, n, k..k+v) starts on a 16-byte boundary (and
      * those of a prologue's operand) */
     bool ok = d->k % v == 0 && (d->n == 1 || d->b_ns % v == 0) &&
-              binding_offset(c->p, a) % 16 == 0 && binding_offset(c->p, b) % 16 == 0;
+              kc_binding_offset(c->p, a) % 16 == 0 && kc_binding_offset(c->p, b) % 16 == 0;
     if (d->pro) {
         const PlanTensor *o = kc_arg(k, c->p, d->pro_arg);
-        ok = ok && o->storage == y->storage && dense(o) && binding_offset(c->p, o) % 16 == 0;
+        ok = ok && o->storage == y->storage && dense(o) && kc_binding_offset(c->p, o) % 16 == 0;
     }
     for (int i = 0; ok && i < MM_BATCH_DIMS; i++) ok = d->sa[i] % v == 0 && d->sb[i] % v == 0;
     *vn = v;
