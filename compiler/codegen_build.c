@@ -60,32 +60,6 @@ bool cg_is_view(OpId op)
            op == OP_SLICE || op == OP_SELECT || op == OP_CAT;
 }
 
-/* The permutation of a transpose-like node: out dim i is in dim perm[i]. */
-static bool perm_of(const Node *n, int r, int *perm)
-{
-    for (int i = 0; i < r; i++) perm[i] = i;
-    if (n->op == OP_TRANSPOSE && r > 0) {
-        int a = norm_dim(attr_int(n, "dim0", 0), r), b = norm_dim(attr_int(n, "dim1", 1), r);
-        if (a < 0 || b < 0) return false;
-        perm[a] = b;
-        perm[b] = a;
-    } else if (n->op == OP_PERMUTE) {
-        int64_t dims[NPU_MAX_RANK];
-        bool seen[NPU_MAX_RANK] = {0};
-        if (attr_ints(n, "dims", dims, NPU_MAX_RANK) != r) return false;
-        for (int i = 0; i < r; i++) {
-            int d = norm_dim(dims[i], r);
-            if (d < 0 || seen[d]) return false;
-            seen[d] = true;
-            perm[i] = d;
-        }
-    } else if (n->op == OP_T && r == 2) {
-        perm[0] = 1;
-        perm[1] = 0;
-    }
-    return true;
-}
-
 static bool bcasts_to(const GTensor *in, const GTensor *out)
 {
     if (in->rank > out->rank) return false;
@@ -125,7 +99,7 @@ bool cg_node_supported(const Graph *g, const Node *n, const char **why)
         if ((n->op == OP_SLICE || n->op == OP_SELECT) && norm_dim(attr_int(n, "dim", 0), in->rank) < 0)
             return (*why = "dim out of range"), false;
         if ((n->op == OP_T || n->op == OP_TRANSPOSE || n->op == OP_PERMUTE) &&
-            (!perm_of(n, in->rank, perm) || in->rank != o->rank))
+            (!node_perm(n, in->rank, perm) || in->rank != o->rank))
             return (*why = "not a permutation"), false;
         return true;
     }
@@ -388,7 +362,7 @@ static int view_of(Build *b, const Node *n, const int *oc)
             unravel(g, linear(g, o->shape, o->rank, oc), in->shape, r, ic);
     } else if (n->op == OP_T || n->op == OP_TRANSPOSE || n->op == OP_PERMUTE) {
         int perm[NPU_MAX_RANK];
-        if (!perm_of(n, r, perm)) return (g->err = "bad permutation"), -1;
+        if (!node_perm(n, r, perm)) return (g->err = "bad permutation"), -1;
         for (int i = 0; i < r; i++) ic[perm[i]] = oc[i];
     } else if (n->op == OP_EXPAND) {
         for (int j = 0; j < r; j++)

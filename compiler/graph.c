@@ -361,3 +361,28 @@ int norm_dim(int64_t dim, int rank)
     if (dim < -r || dim >= r) return -1;
     return (int)(dim < 0 ? dim + r : dim);
 }
+
+bool node_perm(const Node *n, int r, int *perm)
+{
+    for (int i = 0; i < r; i++) perm[i] = i;
+    if (n->op == OP_TRANSPOSE && r > 0) {
+        int a = norm_dim(attr_int(n, "dim0", 0), r), b = norm_dim(attr_int(n, "dim1", 1), r);
+        if (a < 0 || b < 0) return false;
+        perm[a] = b;
+        perm[b] = a;
+    } else if (n->op == OP_PERMUTE) {
+        int64_t dims[NPU_MAX_RANK];
+        bool seen[NPU_MAX_RANK] = {0};
+        if (attr_ints(n, "dims", dims, NPU_MAX_RANK) != r) return false;
+        for (int i = 0; i < r; i++) {
+            int d = norm_dim(dims[i], r);
+            if (d < 0 || seen[d]) return false;
+            seen[d] = true;
+            perm[i] = d;
+        }
+    } else if (n->op == OP_T && r == 2) {
+        perm[0] = 1;
+        perm[1] = 0;
+    }
+    return true;
+}

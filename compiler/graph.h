@@ -206,5 +206,9 @@ bool attr_ints_n(const Node *n, const char *key, int64_t *out, int cnt, int64_t 
 
 /* Normalises a possibly negative dim against rank; -1 if out of range. */
 int norm_dim(int64_t dim, int rank);
+/* The permutation of a transpose-like node (t, transpose, permute) on a rank-r input: output dim
+ * i is input dim perm[i]; the identity for any other op. False when the node's dims are out of
+ * range or not a permutation. */
+bool node_perm(const Node *n, int r, int *perm);
 
 #endif

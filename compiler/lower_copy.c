@@ -85,27 +85,8 @@ static Status walk_strided(const KernelCtx *c, const PlanTensor *in, const PlanT
     case OP_TRANSPOSE:
     case OP_PERMUTE: {
         int perm[NPU_MAX_RANK];
-        for (int i = 0; i < r; i++)
-            perm[i] = i;
-        if (n->op == OP_TRANSPOSE && r > 0) {
-            int a = norm_dim(attr_int(n, "dim0", 0), r), b = norm_dim(attr_int(n, "dim1", 1), r);
-            if (a < 0 || b < 0) return kc_error(c, "transpose dims out of range for rank %d", r);
-            perm[a] = b;
-            perm[b] = a;
-        } else if (n->op == OP_PERMUTE) {
-            int64_t dims[NPU_MAX_RANK];
-            int seen[NPU_MAX_RANK] = {0};
-            if (attr_ints(n, "dims", dims, NPU_MAX_RANK) != r)
-                return kc_error(c, "permute needs %d dims", r);
-            for (int i = 0; i < r; i++) {
-                int d = norm_dim(dims[i], r);
-                if (d < 0 || seen[d]++) return kc_error(c, "permute dims are not a permutation");
-                perm[i] = d;
-            }
-        } else if (n->op == OP_T && r == 2) {
-            perm[0] = 1;
-            perm[1] = 0;
-        }
+        if (!node_perm(n, r, perm))
+            return kc_error(c, "%s dims are not a permutation of rank %d", op_short_name(n->op), r);
         if (ro != r) return kc_error(c, "transpose changes the rank");
         for (int i = 0; i < r; i++) {
             if (out->shape[i] != in->shape[perm[i]])

@@ -18,26 +18,7 @@ static bool order_preserving_permute(const Graph *g, const Node *n)
     const GTensor *in = node_input(g, n, 0);
     int perm[NPU_MAX_RANK];
     int r = in->rank;
-    for (int i = 0; i < r; i++) perm[i] = i;
-    if (n->op == OP_TRANSPOSE) {
-        int a = norm_dim(attr_int(n, "dim0", 0), r), b = norm_dim(attr_int(n, "dim1", 1), r);
-        if (a < 0 || b < 0) return false;
-        perm[a] = b;
-        perm[b] = a;
-    } else if (n->op == OP_PERMUTE) {
-        int64_t dims[NPU_MAX_RANK];
-        if (attr_ints(n, "dims", dims, NPU_MAX_RANK) != r) return false;
-        for (int i = 0; i < r; i++) {
-            int d = norm_dim(dims[i], r);
-            if (d < 0) return false;
-            perm[i] = d;
-        }
-    } else if (n->op == OP_T) {
-        if (r == 2) {
-            perm[0] = 1;
-            perm[1] = 0;
-        }
-    }
+    if (!node_perm(n, r, perm)) return false;
     /* the non-size-1 dims must keep their relative order */
     int last = -1;
     for (int i = 0; i < r; i++) {

@@ -62,30 +62,10 @@ Status cpu_permute(const CpuCall *c)
     const HTensor *x = c->in[0];
     HTensor *o = c->out[0];
     int r = x->rank, perm[NPU_MAX_RANK];
-    for (int i = 0; i < r; i++) perm[i] = i;
-    if (c->node->op == OP_TRANSPOSE) {
-        int a = norm_dim(attr_int(c->node, "dim0", 0), r), b = norm_dim(attr_int(c->node, "dim1", 1), r);
-        if (a < 0 || b < 0) return err(c, NULL, "transpose dims out of range for rank %lld", (long long)(r));
-        if (r > 0) {
-            perm[a] = b;
-            perm[b] = a;
-        }
-    } else if (c->node->op == OP_PERMUTE) {
-        int64_t dims[NPU_MAX_RANK];
-        if (attr_ints(c->node, "dims", dims, NPU_MAX_RANK) != r)
-            return err(c, NULL, "permute needs %lld dims%lld", (long long)(r), (long long)(0));
-        int seen[NPU_MAX_RANK] = {0};
-        for (int i = 0; i < r; i++) {
-            int dd = norm_dim(dims[i], r);
-            if (dd < 0 || seen[dd]++) return err(c, NULL, "permute dims are not a permutation of %lld", (long long)(r));
-            perm[i] = dd;
-        }
-    } else if (r == 2) { /* t */
-        perm[0] = 1;
-        perm[1] = 0;
-    } else if (r > 2) {
-        return err(c, NULL, "t() needs rank <= 2, got %lld", (long long)(r));
-    }
+    if (!node_perm(c->node, r, perm))
+        return err(c, NULL, "%s dims are not a permutation of rank %lld", op_short_name(c->node->op),
+                   (long long)r);
+    if (c->node->op == OP_T && r > 2) return err(c, NULL, "t() needs rank <= 2, got %lld", (long long)r);
     if (o->numel != x->numel) return err(c, NULL, "permute: %lld vs %lld elements", (long long)(o->numel), (long long)(x->numel));
     int64_t st[NPU_MAX_RANK], os[NPU_MAX_RANK];
     shape_strides(x->shape, r, st);
