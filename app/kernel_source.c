@@ -90,16 +90,6 @@ static void add_file(Text *t, const ShaderSource *s, const char **seen, int *nse
     }
 }
 
-static const char *variant_of(DType storage)
-{
-    switch (storage) {
-    case DT_F16: return "f16";
-    case DT_BF16: return "bf16";
-    case DT_I32: return "i32";
-    default: return "f32";
-    }
-}
-
 Status kernel_source_get(const Plan *p, int k, KernelSource *out, DiagList *d)
 {
     memset(out, 0, sizeof *out);
@@ -148,12 +138,7 @@ Status kernel_source_get(const Plan *p, int k, KernelSource *out, DiagList *d)
         char file[128], mod[128];
         snprintf(file, sizeof file, "%s.comp", kn->shader);
         const PlanTensor *o = kn->nargs > 0 ? &p->tensors[kn->args[kn->nargs - 1]] : NULL;
-        snprintf(mod, sizeof mod, "%s.%s", kn->shader, o ? variant_of(o->storage) : "f32");
-        const VkSpv *spv = vk_spv_find(mod);
-        if (!spv) {
-            snprintf(mod, sizeof mod, "%s", kn->shader);
-            spv = vk_spv_find(mod);
-        }
+        const VkSpv *spv = vk_spv_for(kn->shader, o ? o->storage : DT_F32, mod, sizeof mod);
         snprintf(title, sizeof title, "kernel %d: %s (hand-written shaders/%s%s%s), module %s", k,
                  kn->shader, file, fus ? ", " : "", fus ? fus : "", spv ? mod : "(none built)");
         const ShaderSource *s = shader_src_find(file);

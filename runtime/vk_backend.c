@@ -61,16 +61,6 @@ VkBackendOptions vk_backend_options_default(void)
     return (VkBackendOptions){.device = -1, .validate = -1, .poison = false, .no_cache = false};
 }
 
-static const char *variant_of(DType storage)
-{
-    switch (storage) {
-    case DT_F16: return "f16";
-    case DT_BF16: return "bf16";
-    case DT_I32: return "i32";
-    default: return "f32";
-    }
-}
-
 /* The module for kernel k: one the plan carries (a generated kernel, compiler/codegen.h), else
  * the embedded build of its stem for the output's storage variant; NULL when there is none. */
 static const VkSpv *module_of(const Plan *p, const PlanKernel *k, char *name, size_t n,
@@ -82,14 +72,7 @@ static const VkSpv *module_of(const Plan *p, const PlanKernel *k, char *name, si
         *gen = (VkSpv){pm->name, pm->spirv, (size_t)pm->nwords * 4};
         return gen;
     }
-    const PlanTensor *out = &p->tensors[k->args[k->nargs - 1]];
-    snprintf(name, n, "%s.%s", k->shader, variant_of(out->storage));
-    const VkSpv *m = vk_spv_find(name);
-    if (!m) {
-        snprintf(name, n, "%s", k->shader);
-        m = vk_spv_find(name);
-    }
-    return m;
+    return vk_spv_for(k->shader, p->tensors[k->args[k->nargs - 1]].storage, name, n);
 }
 
 static bool vkb_supports(Backend *base, const Plan *p, const PlanKernel *k, const char **why)

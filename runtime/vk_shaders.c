@@ -1,5 +1,6 @@
 #include "vk_shaders.h"
 
+#include <stdio.h>
 #include <string.h>
 
 const VkSpv *vk_spv_find(const char *name)
@@ -37,4 +38,14 @@ uint32_t vk_spv_subgroup_ops(const VkSpv *m)
         i += wc;
     }
     return ops;
+}
+
+const VkSpv *vk_spv_for(const char *stem, DType storage, char *name, size_t n)
+{
+    const char *v = storage == DT_F16 ? "f16" : storage == DT_BF16 ? "bf16" : storage == DT_I32 ? "i32" : "f32";
+    snprintf(name, n, "%s.%s", stem, v);
+    const VkSpv *m = vk_spv_find(name);
+    if (m) return m;
+    snprintf(name, n, "%s", stem);
+    return vk_spv_find(name);
 }

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "../compiler/dtype.h"
 
 typedef struct VkSpv {
     const char *name;     /* "axpy.f16" */
@@ -21,6 +22,10 @@ extern const size_t vk_spv_count;
 
 /* The module called `name` ("fill.f32"), or NULL. The returned row is static data. */
 const VkSpv *vk_spv_find(const char *name);
+/* The module a hand-written kernel of shader `stem` runs for output storage `storage`:
+ * "stem.f16" / "stem.bf16" / "stem.i32" / "stem.f32", else "stem" (a shader without variants);
+ * its name goes to name[n]; NULL when neither was built. */
+const VkSpv *vk_spv_for(const char *stem, DType storage, char *name, size_t n);
 /* The subgroup operations module m declares (its OpCapability GroupNonUniform* instructions) as
  * VkSubgroupFeatureFlags bits (BASIC 0x1, VOTE 0x2, ARITHMETIC 0x4, BALLOT 0x8, SHUFFLE 0x10,
  * SHUFFLE_RELATIVE 0x20, CLUSTERED 0x40, QUAD 0x80): a device must support them all. */

@@ -32,7 +32,7 @@
 
 #define WG 64
 
-typedef enum { DT_F32, DT_F16, DT_BF16 } Dt;
+typedef DType Dt; /* F32, F16, BF16 come first in DType: they index the tables below */
 static const char *dt_name[] = {"f32", "f16", "bf16"};
 static const size_t dt_size[] = {4, 2, 2};
 
