@@ -1,0 +1,32 @@
+#!/bin/bash
+# The layering rules of docs (DESIGN.md "Layout"): Vulkan headers only in runtime/vk_*, Graphviz
+# only in viz/, ncursesw only in tui/, nothing includes tui/, common/ includes no other folder of
+# ours, compiler/ none of runtime/ app/ viz/ tui/, runtime/ none of app/ viz/ tui/, viz/ none of
+# app/ tui/ (tests may include anything). Prints each violation; exit 1 if there is one.
+# Usage: tools/deps_check.sh [ROOT]   (default: the checkout this script is in)
+root=${1:-$(dirname "$0")/..}
+cd "$root" || exit 2
+bad=0
+v() { echo "deps-check: $1"; bad=1; }
+inc() { grep -Hn '^[[:space:]]*#[[:space:]]*include' "$@" 2>/dev/null; }
+for f in $(ls common/*.[ch] compiler/*.[ch] runtime/*.[ch] viz/*.[ch] app/*.[ch] tui/*.[ch] 2>/dev/null); do
+    dir=${f%%/*}
+    while IFS= read -r line; do
+        case "$line" in
+        *'<vulkan/'*) case "$f" in runtime/vk_*) ;; *) v "$line: Vulkan headers belong in runtime/vk_*" ;; esac ;;
+        *'<gvc'*|*'<graphviz/'*|*'<cgraph'*) [ "$dir" = viz ] || v "$line: Graphviz belongs in viz/" ;;
+        *curses*) [ "$dir" = tui ] || v "$line: ncursesw belongs in tui/" ;;
+        esac
+        case "$line" in
+        *'"../tui/'*) [ "$dir" = tui ] || v "$line: nothing includes tui/" ;;
+        esac
+        case "$dir:$line" in
+        common:*'"../'*) v "$line: common/ includes libc only" ;;
+        compiler:*'"../runtime/'*|compiler:*'"../app/'*|compiler:*'"../viz/'*) v "$line: compiler/ may include only itself and common/" ;;
+        runtime:*'"../app/'*|runtime:*'"../viz/'*) v "$line: runtime/ may include only itself, common/ and compiler/" ;;
+        viz:*'"../app/'*) v "$line: viz/ may not include app/" ;;
+        esac
+    done < <(inc "$f")
+done
+[ $bad = 0 ] && echo "deps-check: ok"
+exit $bad
