@@ -22,11 +22,13 @@ Status model_load_graph(Model *m, const char *path, DiagList *d)
     return st;
 }
 
-/* The first existing file called name beside the model, or beside a .npubin's IR; NULL. */
-static const char *find_sibling(const Model *m, char *buf, size_t n, const char *name)
+/* The first existing file called name beside the model at path, or beside the IR file a
+ * .npubin names (origin, may be NULL); NULL. */
+static const char *find_sibling(const char *path, const char *origin, char *buf, size_t n,
+                                const char *name)
 {
-    if (file_exists(path_sibling(buf, n, m->path, name))) return buf;
-    if (m->origin && file_exists(path_sibling(buf, n, m->origin, name))) return buf;
+    if (file_exists(path_sibling(buf, n, path, name))) return buf;
+    if (origin && file_exists(path_sibling(buf, n, origin, name))) return buf;
     return NULL;
 }
 
@@ -59,7 +61,7 @@ Status model_bind(Model *m, const Options *o, DiagList *d)
         st = bind_weights_random(g, o->weights_seed, &m->b);
     } else if (o->weights) {
         st = bind_weights_file(g, o->weights, &m->b, d);
-    } else if (find_sibling(m, buf, sizeof buf, "weights.safetensors")) {
+    } else if (find_sibling(m->path, m->origin, buf, sizeof buf, "weights.safetensors")) {
         st = bind_weights_file(g, buf, &m->b, d);
     } else if (g->nweights > 0) {
         st = diag_error(d, m->path, NULL, NULL,
@@ -73,7 +75,7 @@ Status model_bind(Model *m, const Options *o, DiagList *d)
     char ibuf[4096];
     if (!inputs) {
         inputs = io_sibling(m, ibuf, sizeof ibuf);
-        if (!inputs) inputs = find_sibling(m, ibuf, sizeof ibuf, "reference.safetensors");
+        if (!inputs) inputs = find_sibling(m->path, m->origin, ibuf, sizeof ibuf, "reference.safetensors");
     }
     if (inputs) st = bind_inputs_file(g, inputs, NULL, &m->b, d);
     else st = bind_inputs_random(g, o->inputs_seed, &m->b);
@@ -108,14 +110,14 @@ const char *model_auto_dtype(const Options *o)
 {
     if (strcmp(o->dtype, "auto") != 0) return o->dtype;
     if (o->random_weights) return "fp16";
-    Model m = {.path = (char *)o->model};
     char buf[4096];
     DiagList d = {0};
     char *text = NULL, *origin = NULL;
     size_t len = 0;
-    if (model_is_npubin(o->model) && model_src_read(o->model, &text, &len, &origin, &d) == ST_OK)
-        m.origin = origin;
-    const char *path = o->weights ? o->weights : find_sibling(&m, buf, sizeof buf, "weights.safetensors");
+    if (model_is_npubin(o->model)) /* for the IR file it names: its weights are defaults too */
+        (void)model_src_read(o->model, &text, &len, &origin, &d);
+    const char *path = o->weights ? o->weights
+                                  : find_sibling(o->model, origin, buf, sizeof buf, "weights.safetensors");
     SafeTensors st;
     bool bf16 = false;
     if (path && st_open(&st, path, &d) == ST_OK) {

@@ -82,8 +82,9 @@ static Status npubin_graph(const Graph *src, const Plan *p, Graph **out, DiagLis
     return st;
 }
 
-/* The pipeline of a .npubin: its own plan (not recompiled) on npubin_graph, as one snapshot. */
-static Status npubin_pipeline(const Options *o, const Model *m, bool no_reuse, Pipeline *pp,
+/* The pipeline of a .npubin: its own plan (not recompiled) on npubin_graph, as one snapshot;
+ * no_reuse_align > 0 spreads its arena (every output readable) at that alignment. */
+static Status npubin_pipeline(const Options *o, const Model *m, int no_reuse_align, Pipeline *pp,
                               DiagList *d)
 {
     Plan *p = NULL;
@@ -100,7 +101,7 @@ static Status npubin_pipeline(const Options *o, const Model *m, bool no_reuse, P
         plan_free(p);
         return st;
     }
-    if (no_reuse) plan_spread_arena(p, 256);
+    if (no_reuse_align > 0) plan_spread_arena(p, no_reuse_align);
     pp->snaps[0] = (Snapshot){.pass = "npubin", .g = g};
     pp->nsnaps = 1;
     pp->g = g;
@@ -130,7 +131,7 @@ Status runner_open_with(Runner *r, const Options *o, Model *m, bool no_reuse, Ba
         if (st == ST_OK) co.cpu_device = vk_backend_cpu_device(r->be);
     }
     bool npubin = model_is_npubin(o->model) && !o->recompile;
-    if (st == ST_OK && npubin) st = npubin_pipeline(o, m, no_reuse, &r->pipe, d);
+    if (st == ST_OK && npubin) st = npubin_pipeline(o, m, no_reuse ? co.arena_align : 0, &r->pipe, d);
     else if (st == ST_OK) st = pipeline_run(o->model, &co, &r->pipe, d);
     if (st == ST_OK && npubin)
         snprintf(r->dtype, sizeof r->dtype, "%s",
