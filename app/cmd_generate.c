@@ -55,13 +55,6 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static int plan_find(const Plan *p, const char *name)
-{
-    for (int t = 0; t < p->ntensors; t++)
-        if (strcmp(p->tensors[t].name, name) == 0) return t;
-    return -1;
-}
-
 static Status read_config(Gen *g, DiagList *d)
 {
     char path[4096];
@@ -109,10 +102,10 @@ static Status read_config(Gen *g, DiagList *d)
 /* The per-step inputs and the logits output of one program. */
 static Status find_step(const Plan *p, const Gen *g, Step *s, DiagList *d)
 {
-    s->ids = plan_find(p, "input_ids");
-    s->mask = plan_find(p, "attention_mask");
-    s->pos = plan_find(p, "position_ids");
-    s->cpos = plan_find(p, "cache_position");
+    s->ids = plan_find_tensor(p, "input_ids");
+    s->mask = plan_find_tensor(p, "attention_mask");
+    s->pos = plan_find_tensor(p, "position_ids");
+    s->cpos = plan_find_tensor(p, "cache_position");
     s->logits = -1;
     for (int i = 0; i < p->noutputs && s->logits < 0; i++) {
         bool state = false;
@@ -196,8 +189,8 @@ static Status wire_state(Gen *g, DiagList *d)
     const Plan *pp = g->rp.pipe.plan, *pd = g->rd.pipe.plan;
     Backend *bd = g->rd.be;
     for (int k = 0; k < g->nstate; k++) {
-        int din = plan_find(pd, g->st_in[k]), dout = plan_find(pd, g->st_out[k]);
-        int pout = plan_find(pp, g->st_out[k]), pin = plan_find(pp, g->st_in[k]);
+        int din = plan_find_tensor(pd, g->st_in[k]), dout = plan_find_tensor(pd, g->st_out[k]);
+        int pout = plan_find_tensor(pp, g->st_out[k]), pin = plan_find_tensor(pp, g->st_in[k]);
         if (din < 0 || dout < 0 || pout < 0 || pin < 0)
             return diag_error(d, pd->source, NULL, g->st_in[k], "state_carry names a tensor (%s -> %s) "
                               "the programs lack", g->st_out[k], g->st_in[k]);
@@ -227,8 +220,8 @@ static Status carry_through_host(Gen *g, Runner *from, DiagList *d)
     const Plan *pd = g->rd.pipe.plan;
     for (int k = 0; k < g->nstate; k++) {
         HTensor v = {0};
-        Status st = exec_read(&from->x, plan_find(from->pipe.plan, g->st_out[k]), &v, d);
-        if (st == ST_OK) st = g->rd.be->ops->set_input(g->rd.be, plan_find(pd, g->st_in[k]), &v, d);
+        Status st = exec_read(&from->x, plan_find_tensor(from->pipe.plan, g->st_out[k]), &v, d);
+        if (st == ST_OK) st = g->rd.be->ops->set_input(g->rd.be, plan_find_tensor(pd, g->st_in[k]), &v, d);
         htensor_free(&v);
         if (st != ST_OK) return st;
     }
@@ -270,6 +263,8 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
     if (st == ST_OK) st = find_step(g->rp.pipe.plan, g, &g->sp, d);
     if (st == ST_OK) st = find_step(g->rd.pipe.plan, g, &g->sd, d);
     if (st == ST_OK) st = wire_state(g, d);
+    /* the decode step's logits come back with the step's own submit */
+    if (st == ST_OK && g->rd.be->ops->watch) st = g->rd.be->ops->watch(g->rd.be, g->sd.logits, d);
     if (st != ST_OK) return st;
 
     /* the prompt: --prompt-ids, else the reference's prefill prompt */

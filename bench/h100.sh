@@ -39,6 +39,11 @@ echo "check resnet50 (random weights, vs the CPU reference): rc=$? $(tail -1 "$o
 for m in resnet18 resnet50; do
     "$B" profile $T/$m/model.json --random-weights 1 --dtype fp16 --iters "$ITERS" --format json \
         > "$out/ours_$m.jsonl" 2> "$out/ours_$m.err" || { echo "ours $m failed:"; tail -3 "$out/ours_$m.err"; }
+    python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if o.get("kind") == "summary":
+        print("ours %s: wall %.1f us = upload %.1f + submit and wait %.1f (gpu step %.1f, gpu sum %.1f), %d kernels in %d levels" % (sys.argv[2], o["wall_us"], o["upload_us"], o["submit_us"], o["gpu_step_us"], o["gpu_sum_us"], o["kernels"], o["levels"]))' "$out/ours_$m.jsonl" $m
 done
 # one generate: a 128-token prompt (prefill), decode to position 1000, then 20 warm prefill runs
 ids=$(python3 -c 'print(",".join(str(1 + (i * 7919) % 150000) for i in range(128)))')
@@ -107,4 +112,13 @@ P
 # where the time goes (per kernel family) on the Qwen decode step
 awk 'NR>2 && $1 ~ /^[0-9]+$/ {t[$2]+=$4; n[$2]++} END {for (k in t) printf "%-26s %4d kernels %10.1f us\n", k, n[k], t[k]}' \
     "$out/ours_qwen_decode_profile.txt" | sort -k4 -n -r | head -12
-grep '^total' "$out/ours_qwen_decode_profile.txt"
+grep -E '^total|^per run' "$out/ours_qwen_decode_profile.txt"
+# where prefill-128's time goes (its CPU reference takes a while: PREFILL_PROFILE=0 skips it)
+if [ "${PREFILL_PROFILE:-1}" = 1 ]; then
+    timeout 240 "$B" profile $Q/prefill.json --random-weights 1 --dtype bf16 --iters 3 > "$out/ours_qwen_prefill_profile.txt" 2>&1
+    awk 'NR>2 && $1 ~ /^[0-9]+$/ {t[$2]+=$4; n[$2]++} END {for (k in t) printf "prefill %-22s %4d kernels %10.1f us\n", k, n[k], t[k]}' \
+        "$out/ours_qwen_prefill_profile.txt" | sort -k5 -n -r | head -10
+    grep -E '^total|^per run' "$out/ours_qwen_prefill_profile.txt"
+fi
+# one file back (the device returns a limited number of files)
+[ -n "${PACK_OUT:-}" ] && tar -C "$out" -czf /tmp/bench_out.tgz . && find "$out" -mindepth 1 -delete && mv /tmp/bench_out.tgz "$out/"

@@ -240,3 +240,10 @@ bool plan_on_device(const Plan *p, int t)
     }
     return false;
 }
+
+int plan_find_tensor(const Plan *p, const char *name)
+{
+    for (int t = 0; t < p->ntensors; t++)
+        if (strcmp(p->tensors[t].name, name) == 0) return t;
+    return -1;
+}

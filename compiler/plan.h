@@ -150,6 +150,8 @@ typedef struct Plan {
 } Plan;
 
 Plan *plan_new(void);
+/* The tensor named `name`, -1 when the plan has none. */
+int plan_find_tensor(const Plan *p, const char *name);
 void plan_free(Plan *p);
 /* The tensor whose storage plan tensor t shares (t itself when it is no view). */
 int plan_base(const Plan *p, int t);

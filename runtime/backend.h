@@ -28,6 +28,10 @@ typedef struct BackendOps {
     /* Runs the recorded kernels [first, first + n) (a whole NPU partition, or every kernel with
      * first 0 and n = p->nkernels); timed: with a timestamp around every kernel. */
     Status (*run)(Backend *b, int first, int n, bool timed, DiagList *d);
+    /* Reads `tensor` back with every run that writes it (a decode step's logits): the recording
+     * copies it to host memory, so read() after the run costs no second submit. Call after
+     * prepare, before the first run. NULL when reading is cheap anyway. */
+    Status (*watch)(Backend *b, int tensor, DiagList *d);
     /* Reads tensor `tensor` after a run into a new host tensor (logical shape, reference dtype). */
     Status (*read)(Backend *b, int tensor, HTensor *out, DiagList *d);
     /* GPU microseconds of each kernel in the last timed run (us[kernel index], -1 when not

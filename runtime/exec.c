@@ -155,7 +155,7 @@ Status exec_run(Exec *x, bool timed, DiagList *d)
     const Plan *p = x->p;
     double t0 = now_us();
     Status st = ST_OK;
-    for (int i = 0; i < p->ninputs && st == ST_OK; i++) {
+    for (int i = 0; i < p->ninputs && st == ST_OK && !x->keep_inputs; i++) {
         int t = p->inputs[i];
         if (t >= 0 && x->vals[t]) st = x->be->ops->set_input(x->be, t, x->vals[t], d);
     }

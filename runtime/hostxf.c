@@ -42,6 +42,31 @@ static int64_t phys_index(const PlanTensor *t, int64_t i)
     return off;
 }
 
+/* A tensor as dense runs of logical elements: the whole tensor when unpadded, else one run per
+ * (dim 0, dim 1) row of the dims after 1 (only dim 1 is padded). */
+static bool dense_runs(const PlanTensor *t, int64_t n, int64_t *run, int64_t *rows)
+{
+    *run = n;
+    *rows = 1;
+    if (!t->padded) return true;
+    if (t->rank < 2) return false;
+    int64_t inner = 1;
+    for (int d = 0; d < t->rank; d++) {
+        if (d != 1 && t->pshape[d] != t->shape[d]) return false;
+        if (d >= 2) inner *= t->shape[d];
+    }
+    *run = inner;
+    *rows = inner ? n / inner : 0;
+    return true;
+}
+
+/* Physical element offset of run r: row r = (i0, c) sits at (i0 * padded C + c) * run. */
+static int64_t run_offset(const PlanTensor *t, int64_t r, int64_t run)
+{
+    if (!t->padded || t->rank < 2) return r * run;
+    return ((r / t->shape[1]) * t->pshape[1] + r % t->shape[1]) * run;
+}
+
 Status hostxf_pack(const PlanTensor *t, const HTensor *v, void *dst, const char *file,
                    DiagList *d)
 {
@@ -50,21 +75,30 @@ Status hostxf_pack(const PlanTensor *t, const HTensor *v, void *dst, const char 
     if (v->numel != n)
         return diag_error(d, file, NULL, t->name, "has %lld elements, the plan expects %lld",
                           (long long)v->numel, (long long)n);
-    memset(dst, 0, hostxf_device_bytes(t));
-    /* the common case, dense float32 values: tight loops (inputs are packed on every run) */
-    if (!t->padded && v->dtype == DT_F32) {
+    /* the common case, float32 values: tight loops over dense runs (inputs are packed on every
+     * run; a channel-padded tensor is one run per (n, c) row, its padding left zero) */
+    if (v->dtype == DT_F32 && (t->storage == DT_F16 || t->storage == DT_BF16 || t->storage == DT_F32)) {
         const float *f = v->data;
-        switch (t->storage) {
-        case DT_F16:
-            for (int64_t i = 0; i < n; i++) ((uint16_t *)dst)[i] = f32_to_f16(f[i]);
-            return ST_OK;
-        case DT_BF16:
-            for (int64_t i = 0; i < n; i++) ((uint16_t *)dst)[i] = f32_to_bf16(f[i]);
-            return ST_OK;
-        case DT_F32: memcpy(dst, f, (size_t)n * sizeof(float)); return ST_OK;
-        default: break;
+        int64_t run, rows;
+        if (!dense_runs(t, n, &run, &rows)) goto general;
+        if (t->padded) memset(dst, 0, hostxf_device_bytes(t)); /* the padding reads zero */
+        for (int64_t r = 0; r < rows; r++) {
+            const float *a = f + r * run;
+            int64_t o = run_offset(t, r, run);
+            switch (t->storage) {
+            case DT_F16:
+                for (int64_t i = 0; i < run; i++) ((uint16_t *)dst)[o + i] = f32_to_f16(a[i]);
+                break;
+            case DT_BF16:
+                for (int64_t i = 0; i < run; i++) ((uint16_t *)dst)[o + i] = f32_to_bf16(a[i]);
+                break;
+            default: memcpy((float *)dst + o, a, (size_t)run * sizeof(float)); break;
+            }
         }
+        return ST_OK;
     }
+general:
+    memset(dst, 0, hostxf_device_bytes(t));
     for (int64_t i = 0; i < n; i++) {
         int64_t j = phys_index(t, i);
         switch (t->storage) {
@@ -91,19 +125,25 @@ Status hostxf_unpack(const PlanTensor *t, const void *src, HTensor *out)
 {
     Status st = htensor_alloc(out, htensor_ref_dtype(t->dtype), t->rank, t->shape);
     if (st != ST_OK) return st;
-    if (!t->padded && out->dtype == DT_F32) {
-        float *f = out->data;
-        switch (t->storage) {
-        case DT_F16:
-            for (int64_t i = 0; i < out->numel; i++) f[i] = f16_to_f32(((const uint16_t *)src)[i]);
-            return ST_OK;
-        case DT_BF16:
-            for (int64_t i = 0; i < out->numel; i++) f[i] = bf16_to_f32(((const uint16_t *)src)[i]);
-            return ST_OK;
-        case DT_F32: memcpy(f, src, (size_t)out->numel * sizeof(float)); return ST_OK;
-        default: break;
+    if (out->dtype == DT_F32 && (t->storage == DT_F16 || t->storage == DT_BF16 || t->storage == DT_F32)) {
+        int64_t run, rows;
+        if (!dense_runs(t, out->numel, &run, &rows)) goto general;
+        for (int64_t r = 0; r < rows; r++) {
+            float *f = (float *)out->data + r * run;
+            int64_t o = run_offset(t, r, run);
+            switch (t->storage) {
+            case DT_F16:
+                for (int64_t i = 0; i < run; i++) f[i] = f16_to_f32(((const uint16_t *)src)[o + i]);
+                break;
+            case DT_BF16:
+                for (int64_t i = 0; i < run; i++) f[i] = bf16_to_f32(((const uint16_t *)src)[o + i]);
+                break;
+            default: memcpy(f, (const float *)src + o, (size_t)run * sizeof(float)); break;
+            }
         }
+        return ST_OK;
     }
+general:
     for (int64_t i = 0; i < out->numel; i++) {
         int64_t j = phys_index(t, i);
         double f = 0;

@@ -36,7 +36,8 @@ typedef struct Profile {
     double wall_med_us, wall_min_us; /* untimed end-to-end runs (inputs uploaded, one submit) */
     double gpu_sum_us;               /* sum of NPU kernel medians */
     double gpu_step_us;              /* untimed runs by the device clock, median (-1: none): the
-                                      * step without the timed recording's barrier per kernel */
+                                      * step without the timed recording's barrier per kernel,
+                                      * back to back with the inputs left in place */
     double upload_us, submit_us;     /* untimed runs, medians: inputs upload; submit + wait */
     double cpu_part_us;              /* sum of CPU-partition kernel medians (mixed execution) */
     double xfer_sum_us;              /* sum of transfer medians */

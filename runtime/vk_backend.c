@@ -31,6 +31,14 @@ typedef struct Recording {
     VkCmd *cmd;
 } Recording;
 
+/* A tensor the recording copies to host memory after the kernel that writes it. */
+enum { MAX_WATCH = 8 };
+typedef struct Watch {
+    int t;
+    uint64_t off;  /* in rb */
+    bool fresh;    /* rb holds what the last run wrote */
+} Watch;
+
 typedef struct SharedCtx {
     VkCtx *ctx;
     int refs;
@@ -53,6 +61,11 @@ typedef struct VkBackend {
     struct SharedCtx *sc; /* the device, shared by backends made with vk_backend_create_shared */
     bool have_times;
     double last_gpu_us; /* the last run()'s GPU time, -1 when unknown */
+    void *pack;         /* host bytes of an upload, reused (inputs are packed on every run) */
+    size_t pack_cap;
+    Watch watch[MAX_WATCH]; /* tensors read back by every run (watch) */
+    int nwatch;
+    VkBuf *rb;              /* their host copies (VKBUF_HOST), made at the first recording */
     char desc[600];
 } VkBackend;
 
@@ -185,11 +198,14 @@ static Status upload_tensor(VkBackend *b, int t, const HTensor *v, DiagList *d)
     VkBinding loc;
     Status st = locate(b, t, &loc, d);
     if (st != ST_OK) return st;
-    void *tmp = malloc(loc.range);
-    if (!tmp) return ST_NOMEM;
-    st = hostxf_pack(x, v, tmp, b->p->source, d);
-    if (st == ST_OK) st = vk_buf_upload(loc.buf, loc.offset, tmp, loc.range, d);
-    free(tmp);
+    if (loc.range > b->pack_cap) {
+        free(b->pack);
+        b->pack_cap = 0;
+        if (!(b->pack = malloc(loc.range))) return ST_NOMEM;
+        b->pack_cap = loc.range;
+    }
+    st = hostxf_pack(x, v, b->pack, b->p->source, d);
+    if (st == ST_OK) st = vk_buf_upload(loc.buf, loc.offset, b->pack, loc.range, d);
     return st;
 }
 
@@ -281,6 +297,40 @@ static Status vkb_prepare(Backend *base, const Plan *p, const HTensor *const *va
     return st;
 }
 
+/* Does a kernel of [first, first + n) write (a view of) tensor t's base? */
+static bool range_writes(const Plan *p, int first, int n, int t)
+{
+    int base = plan_base(p, t);
+    for (int k = first; k < first + n; k++)
+        for (int a = p->kernels[k].nin; a < p->kernels[k].nargs; a++)
+            if (p->kernels[k].args[a] >= 0 && plan_base(p, p->kernels[k].args[a]) == base)
+                return true;
+    return false;
+}
+
+/* After the kernels (and the closing timestamp: the step's GPU time stays the kernels'), a copy
+ * of each watched tensor the range writes into host memory: read() is then a memcpy, where a
+ * staged download would cost a second submit and wait per step. */
+static Status record_readback(VkBackend *b, Recording *r, DiagList *d)
+{
+    Status st = ST_OK;
+    if (b->nwatch && !b->rb) {
+        uint64_t size = 0;
+        for (int i = 0; i < b->nwatch; i++) {
+            b->watch[i].off = size;
+            size = vk_align_offset(b->ctx, size + hostxf_device_bytes(&b->p->tensors[b->watch[i].t]));
+        }
+        st = vk_buf_create(b->ctx, size, VKBUF_HOST, "readback", &b->rb, d);
+    }
+    for (int i = 0; i < b->nwatch && st == ST_OK; i++) {
+        if (!range_writes(b->p, r->first, r->n, b->watch[i].t)) continue;
+        VkBinding loc;
+        st = locate(b, b->watch[i].t, &loc, d);
+        if (st == ST_OK) st = vk_cmd_copy(r->cmd, loc.buf, loc.offset, b->rb, b->watch[i].off, loc.range, d);
+    }
+    return st;
+}
+
 /* Records kernels [r->first, +r->n): a barrier before a kernel only where it touches bytes the
  * kernels since the last barrier wrote, or writes bytes they read (common/hazard.h; the compiler
  * models the same rule to order kernels by level, compiler/schedule.h). */
@@ -337,6 +387,7 @@ static Status record(VkBackend *b, Recording *r, DiagList *d)
     }
     hz_free(&pending);
     if (st == ST_OK && !r->timed) st = vk_cmd_timestamp(r->cmd, NULL, d);
+    if (st == ST_OK) st = record_readback(b, r, d);
     if (st == ST_OK) st = vk_cmd_end(r->cmd, d);
     return st;
 }
@@ -365,6 +416,8 @@ static Status vkb_run(Backend *base, int first, int n, bool timed, DiagList *d)
     }
     Status st = vk_cmd_run(r->cmd, d);
     b->last_gpu_us = -1;
+    for (int i = 0; i < b->nwatch; i++)
+        if (range_writes(b->p, first, n, b->watch[i].t)) b->watch[i].fresh = st == ST_OK;
     if (st != ST_OK) return st;
     if (!timed) {
         uint64_t se[2];
@@ -390,7 +443,24 @@ static Status vkb_set_input(Backend *base, int t, const HTensor *v, DiagList *d)
     VkBackend *b = (VkBackend *)base;
     if (!b->p || t < 0 || t >= b->p->ntensors)
         return diag_add(d, DIAG_ERROR, ST_INTERNAL, NULL, NULL, NULL, "bad tensor id %d", t);
+    for (int i = 0; i < b->nwatch; i++)
+        if (plan_base(b->p, b->watch[i].t) == plan_base(b->p, t)) b->watch[i].fresh = false;
     return upload_tensor(b, t, v, d);
+}
+
+static Status vkb_watch(Backend *base, int t, DiagList *d)
+{
+    VkBackend *b = (VkBackend *)base;
+    if (!b->p || t < 0 || t >= b->p->ntensors)
+        return diag_add(d, DIAG_ERROR, ST_INTERNAL, NULL, NULL, NULL, "bad tensor id %d", t);
+    for (int i = 0; i < b->nwatch; i++)
+        if (b->watch[i].t == t) return ST_OK;
+    if (b->nrec || b->nwatch == MAX_WATCH)
+        return diag_add(d, DIAG_ERROR, ST_INTERNAL, b->p->source, NULL, b->p->tensors[t].name,
+                        "watch: %s", b->nrec ? "the program was already recorded"
+                                             : "too many watched tensors");
+    b->watch[b->nwatch++] = (Watch){t, 0, false};
+    return ST_OK;
 }
 
 static Status vkb_read(Backend *base, int t, HTensor *out, DiagList *d)
@@ -398,6 +468,9 @@ static Status vkb_read(Backend *base, int t, HTensor *out, DiagList *d)
     VkBackend *b = (VkBackend *)base;
     if (!b->p || t < 0 || t >= b->p->ntensors)
         return diag_add(d, DIAG_ERROR, ST_INTERNAL, NULL, NULL, NULL, "bad tensor id %d", t);
+    for (int i = 0; i < b->nwatch; i++)
+        if (b->watch[i].t == t && b->watch[i].fresh)
+            return hostxf_unpack(&b->p->tensors[t], (const char *)vk_buf_map(b->rb) + b->watch[i].off, out);
     VkBinding loc;
     Status st = locate(b, t, &loc, d);
     if (st != ST_OK) return st;
@@ -460,11 +533,13 @@ static void vkb_destroy(Backend *base)
     if (b->own && b->p)
         for (int t = 0; t < b->p->ntensors; t++) vk_buf_destroy(b->own[t]);
     vk_buf_destroy(b->arena);
+    vk_buf_destroy(b->rb);
     if (b->sc && --b->sc->refs == 0) { /* the device goes with its last user */
         vk_ctx_destroy(b->sc->ctx);
         free(b->sc);
     }
     free(b->over);
+    free(b->pack);
     free(b->own);
     free(b->kpipe);
     free(b->pipes);
@@ -518,6 +593,7 @@ static const BackendOps vk_ops = {
     .supports = vkb_supports,
     .prepare = vkb_prepare,
     .set_input = vkb_set_input,
+    .watch = vkb_watch,
     .run = vkb_run,
     .read = vkb_read,
     .kernel_us = vkb_kernel_us,

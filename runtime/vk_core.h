@@ -163,6 +163,10 @@ Status vk_cmd_dispatch(VkCmd *c, const VkPipe *p, const VkBinding *b, uint32_t n
                        uint32_t push_size, uint32_t gx, uint32_t gy, uint32_t gz, DiagList *d);
 /* Global compute->compute memory barrier (shader writes visible to later shader reads/writes). */
 Status vk_cmd_barrier(VkCmd *c, DiagList *d);
+/* Copies n bytes of src (written by earlier dispatches) into dst, visible to the host once the
+ * run's fence signals: a per-run readback into a VKBUF_HOST buffer with no second submit. */
+Status vk_cmd_copy(VkCmd *c, const VkBuf *src, uint64_t so, VkBuf *dst, uint64_t dof, uint64_t n,
+                   DiagList *d);
 /* Writes a timestamp after all previously recorded work completes; *slot (may be NULL) gets its
  * index for vk_cmd_timestamps_ns. */
 Status vk_cmd_timestamp(VkCmd *c, uint32_t *slot, DiagList *d);

@@ -270,6 +270,29 @@ Status vk_cmd_barrier(VkCmd *c, DiagList *d)
     return ST_OK;
 }
 
+Status vk_cmd_copy(VkCmd *c, const VkBuf *src, uint64_t so, VkBuf *dst, uint64_t dof, uint64_t n,
+                   DiagList *d)
+{
+    Status st = check_recording(c, d);
+    if (st != ST_OK) return st;
+    if (so + n > src->size || dof + n > dst->size)
+        return refuse(c, d, NULL, "copy of %llu bytes outside '%s' or '%s'", (unsigned long long)n,
+                      src->name, dst->name);
+    VkMemoryBarrier pre = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                           .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                           .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT};
+    vkCmdPipelineBarrier(c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         0, 1, &pre, 0, NULL, 0, NULL);
+    VkBufferCopy region = {so, dof, n};
+    vkCmdCopyBuffer(c->cb, src->buffer, dst->buffer, 1, &region);
+    VkMemoryBarrier post = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                            .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                            .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+    vkCmdPipelineBarrier(c->cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+                         &post, 0, NULL, 0, NULL);
+    return ST_OK;
+}
+
 Status vk_cmd_timestamp(VkCmd *c, uint32_t *slot, DiagList *d)
 {
     Status st = check_recording(c, d);

@@ -45,11 +45,42 @@ static void test_padded_roundtrip(void **state)
     int64_t li = ((1 * 3 + 2) * 2 + 1) * 5 + 4, pi = ((1 * 32 + 2) * 2 + 1) * 5 + 4;
     assert_int_equal(dev[pi], f32_to_f16(((float *)v.data)[li]));
     for (int c = 3; c < 32; c++) assert_int_equal(dev[((0 * 32 + c) * 2 + 1) * 5 + 2], 0);
+    /* every element at its physical place (the packer copies dense runs per (n, c) row) */
+    for (int64_t n = 0, i = 0; n < 2; n++)
+        for (int64_t c = 0; c < 3; c++)
+            for (int64_t r = 0; r < 10; r++, i++)
+                assert_int_equal(dev[(n * 32 + c) * 10 + r], f32_to_f16(((float *)v.data)[i]));
     HTensor back = {0};
     assert_int_equal(hostxf_unpack(&t, dev, &back), ST_OK);
     assert_int_equal(back.numel, v.numel);
     for (int64_t i = 0; i < v.numel; i++)
         assert_true(((float *)back.data)[i] == f16_to_f32(f32_to_f16(((float *)v.data)[i])));
+    htensor_free(&v);
+    htensor_free(&back);
+    diag_free(&d);
+}
+
+/* bf16 storage, rank 3, pad only dim 1: pack and unpack agree with the element rule */
+static void test_padded_bf16_rank3(void **state)
+{
+    (void)state;
+    int64_t shape[3] = {3, 5, 7};
+    PlanTensor t = tensor(DT_F32, DT_BF16, 3, shape, 8);
+    HTensor v;
+    tu_alloc(&v, "float32", 3, shape);
+    tu_rand(&v, 5, -3, 3);
+    uint16_t dev[3 * 8 * 7];
+    DiagList d = {0};
+    assert_int_equal(hostxf_pack(&t, &v, dev, "m.json", &d), ST_OK);
+    for (int64_t a = 0; a < 3; a++)
+        for (int64_t c = 0; c < 8; c++)
+            for (int64_t k = 0; k < 7; k++)
+                assert_int_equal(dev[(a * 8 + c) * 7 + k],
+                                 c < 5 ? f32_to_bf16(((float *)v.data)[(a * 5 + c) * 7 + k]) : 0);
+    HTensor back = {0};
+    assert_int_equal(hostxf_unpack(&t, dev, &back), ST_OK);
+    for (int64_t i = 0; i < v.numel; i++)
+        assert_true(((float *)back.data)[i] == bf16_to_f32(f32_to_bf16(((float *)v.data)[i])));
     htensor_free(&v);
     htensor_free(&back);
     diag_free(&d);
@@ -146,6 +177,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_padded_roundtrip),
+        cmocka_unit_test(test_padded_bf16_rank3),
         cmocka_unit_test(test_casts),
         cmocka_unit_test(test_count_mismatch),
         cmocka_unit_test(test_bool_in_float_storage),

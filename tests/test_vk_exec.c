@@ -113,12 +113,58 @@ static void test_timed_equals_untimed_convnet(void **state)
     check_model("tests/models/convnet/model.json");
 }
 
+/* A watched output (a decode step's logits) comes back through the recording's own copy: the
+ * same bytes as a staged read of an unwatched twin, fresh after each run, an input change
+ * included; watching after the first recording is refused. */
+static void test_watched_output_reads_back(void **state)
+{
+    (void)state;
+    const char *path = "tests/models/qwen2_tiny/decode.json";
+    Options o;
+    opt_defaults(&o);
+    o.model = path;
+    Model m = {0};
+    DiagList d = {0};
+    assert_int_equal(model_load_graph(&m, path, &d), ST_OK);
+    assert_int_equal(model_bind(&m, &o, &d), ST_OK);
+    Runner w, u;
+    assert_int_equal(runner_open(&w, &o, &m, false, &d), ST_OK);
+    assert_int_equal(runner_open(&u, &o, &m, false, &d), ST_OK);
+    const Plan *p = w.pipe.plan;
+    int logits = p->outputs[0];
+    assert_non_null(w.be->ops->watch);
+    assert_int_equal(w.be->ops->watch(w.be, logits, &d), ST_OK);
+    int ids = plan_find_tensor(p, "input_ids");
+    assert_true(ids >= 0);
+    HTensor *tok = (HTensor *)w.x.vals[ids]; /* the bound value, changed between runs */
+    assert_true(u.x.vals[plan_find_tensor(u.pipe.plan, "input_ids")] == tok);
+    for (int run = 0; run < 2; run++) {
+        ((int64_t *)tok->data)[0] = 17 + 40 * run;
+        HTensor a = {0}, b = {0};
+        assert_int_equal(exec_run(&w.x, false, &d), ST_OK);
+        assert_int_equal(exec_run(&u.x, false, &d), ST_OK);
+        assert_int_equal(exec_read(&w.x, logits, &a, &d), ST_OK);
+        assert_int_equal(exec_read(&u.x, u.pipe.plan->outputs[0], &b, &d), ST_OK);
+        assert_int_equal(a.numel, b.numel);
+        assert_memory_equal(a.data, b.data, (size_t)a.numel * 4);
+        htensor_free(&a), htensor_free(&b);
+    }
+    DiagList late = {0};
+    assert_int_not_equal(w.be->ops->watch(w.be, p->outputs[p->noutputs - 1], &late), ST_OK);
+    diag_free(&late);
+    runner_close(&w);
+    runner_close(&u);
+    model_free(&m);
+    diag_free(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timed_equals_untimed_qwen),
         cmocka_unit_test(test_timed_equals_untimed_convnet),
         cmocka_unit_test(test_recorder_barriers_are_levels),
+        cmocka_unit_test(test_watched_output_reads_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
