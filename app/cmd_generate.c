@@ -44,6 +44,8 @@ typedef struct Gen {
     float step_ms[GEN_MAX_TOKENS]; /* wall time of each decode step, by position */
     float step_gpu[GEN_MAX_TOKENS]; /* its GPU time by the device clock (-1: none) */
     float step_up[GEN_MAX_TOKENS], step_sub[GEN_MAX_TOKENS]; /* input upload, submit + wait */
+    float step_run[GEN_MAX_TOKENS]; /* exec_run end to end: the rest of a step is the read back
+                                     * of the logits and the argmax */
     int step_pos[GEN_MAX_TOKENS];
     int nsteps;
 } Gen;
@@ -158,6 +160,7 @@ static void note_step(Gen *g, int pos, double ms)
         g->step_gpu[g->nsteps] = (float)(g->rd.x.gpu_us < 0 ? -1 : g->rd.x.gpu_us / 1e3);
         g->step_up[g->nsteps] = (float)(g->rd.x.upload_us / 1e3);
         g->step_sub[g->nsteps] = (float)(g->rd.x.submit_us / 1e3);
+        g->step_run[g->nsteps] = (float)(g->rd.x.wall_us / 1e3);
         g->step_ms[g->nsteps++] = (float)ms;
     }
 }
@@ -172,8 +175,9 @@ static Status run_step(Runner *r, Step *s, int64_t *token, HTensor *logits, Diag
     int64_t v = out.shape[out.rank - 1], rows = out.numel / (v ? v : 1);
     const float *row = (const float *)out.data + (rows - 1) * v;
     int64_t best = -1;
+    float bv = 0;
     for (int64_t i = 0; i < v; i++)
-        if (row[i] == row[i] && (best < 0 || row[i] > row[best])) best = i;
+        if (row[i] == row[i] && (best < 0 || row[i] > bv)) best = i, bv = row[i];
     *token = best;
     if (logits) *logits = out;
     else htensor_free(&out);
@@ -400,6 +404,8 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
             for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_up[i]);
             fprintf(out, "],\"submit_ms\":[");
             for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_sub[i]);
+            fprintf(out, "],\"run_ms\":[");
+            for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_run[i]);
             fprintf(out, "]}\n");
         } else {
             fprintf(out, "device %s, %s; caches carried on the %s\ntokens:", g->rp.be->ops->device(g->rp.be),
