@@ -1,6 +1,6 @@
 /* fp16 and bf16 conversion (round to nearest even, NaN and Inf preserved). Inline: the host
- * packs and unpacks whole tensors with them every step (a decode step's 152K logits), and only
- * inlined do those loops vectorize (measured: 167 -> 11 us per 152K bf16 values and argmax). */
+ * unpacks whole tensors with them every step (a decode step's 152K logits), and inlined the loop
+ * runs faster (the 152K bf16 unpack on the 2-core CI VM: 75-86 us out of line, 44 us inline). */
 #ifndef NPU_HALF_H
 #define NPU_HALF_H
 

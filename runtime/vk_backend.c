@@ -29,6 +29,7 @@ typedef struct Recording {
     bool timed;
     int barriers; /* between kernels (untimed: where hazards are; timed: after every kernel) */
     VkCmd *cmd;
+    unsigned copies; /* bit i: the recording copies watch[i] back (a kernel of it writes it) */
 } Recording;
 
 /* A tensor the recording copies to host memory after the kernel that writes it. */
@@ -327,6 +328,7 @@ static Status record_readback(VkBackend *b, Recording *r, DiagList *d)
         VkBinding loc;
         st = locate(b, b->watch[i].t, &loc, d);
         if (st == ST_OK) st = vk_cmd_copy(r->cmd, loc.buf, loc.offset, b->rb, b->watch[i].off, loc.range, d);
+        r->copies |= 1u << i;
     }
     return st;
 }
@@ -410,14 +412,14 @@ static Status vkb_run(Backend *base, int first, int n, bool timed, DiagList *d)
             b->caprec = cap;
         }
         r = &b->rec[b->nrec++];
-        *r = (Recording){first, n, timed, 0, NULL};
+        *r = (Recording){first, n, timed, 0, NULL, 0};
         Status st = record(b, r, d);
         if (st != ST_OK) return st;
     }
     Status st = vk_cmd_run(r->cmd, d);
     b->last_gpu_us = -1;
     for (int i = 0; i < b->nwatch; i++)
-        if (range_writes(b->p, first, n, b->watch[i].t)) b->watch[i].fresh = st == ST_OK;
+        if (r->copies & (1u << i)) b->watch[i].fresh = st == ST_OK;
     if (st != ST_OK) return st;
     if (!timed) {
         uint64_t se[2];
@@ -446,6 +448,14 @@ static Status vkb_set_input(Backend *base, int t, const HTensor *v, DiagList *d)
     for (int i = 0; i < b->nwatch; i++)
         if (plan_base(b->p, b->watch[i].t) == plan_base(b->p, t)) b->watch[i].fresh = false;
     return upload_tensor(b, t, v, d);
+}
+
+bool vk_backend_read_is_copied(Backend *base, int t)
+{
+    VkBackend *b = (VkBackend *)base;
+    for (int i = 0; i < b->nwatch; i++)
+        if (b->watch[i].t == t) return b->watch[i].fresh;
+    return false;
 }
 
 static Status vkb_watch(Backend *base, int t, DiagList *d)

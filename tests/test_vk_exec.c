@@ -22,15 +22,29 @@ static void outputs(Runner *r, bool timed, HTensor *out)
     diag_free(&d);
 }
 
+/* Loads and binds the model at path (random weights when asked: the architecture is what
+ * counts), into *o and *m. */
+static void load(const char *path, bool random, Options *o, Model *m)
+{
+    opt_defaults(o);
+    o->model = path;
+    o->random_weights = random;
+    o->weights_seed = 1;
+    memset(m, 0, sizeof *m);
+    DiagList d = {0};
+    Status st = model_load_graph(m, path, &d);
+    if (st == ST_OK) st = model_bind(m, o, &d);
+    if (st != ST_OK) diag_print(&d, stderr);
+    assert_int_equal(st, ST_OK);
+    diag_free(&d);
+}
+
 static void check_model(const char *path)
 {
     Options o;
-    opt_defaults(&o);
-    o.model = path;
-    Model m = {0};
+    Model m;
+    load(path, false, &o, &m);
     DiagList d = {0};
-    assert_int_equal(model_load_graph(&m, path, &d), ST_OK);
-    assert_int_equal(model_bind(&m, &o, &d), ST_OK);
     Runner r;
     Status st = runner_open(&r, &o, &m, false, &d);
     if (st != ST_OK) diag_print(&d, stderr);
@@ -64,16 +78,11 @@ static void check_model(const char *path)
 static void check_barriers(const char *path)
 {
     Options o;
-    opt_defaults(&o);
-    o.model = path;
-    o.random_weights = true; /* the architecture is what counts */
-    o.weights_seed = 1;
-    Model m = {0};
+    Model m;
+    load(path, true, &o, &m);
     DiagList d = {0};
-    assert_int_equal(model_load_graph(&m, path, &d), ST_OK);
-    Status st = model_bind(&m, &o, &d);
     Runner r;
-    if (st == ST_OK) st = runner_open(&r, &o, &m, false, &d);
+    Status st = runner_open(&r, &o, &m, false, &d);
     if (st == ST_OK) st = exec_run(&r.x, false, &d);
     if (st != ST_OK) diag_print(&d, stderr);
     assert_int_equal(st, ST_OK);
@@ -119,14 +128,10 @@ static void test_timed_equals_untimed_convnet(void **state)
 static void test_watched_output_reads_back(void **state)
 {
     (void)state;
-    const char *path = "tests/models/qwen2_tiny/decode.json";
     Options o;
-    opt_defaults(&o);
-    o.model = path;
-    Model m = {0};
+    Model m;
+    load("tests/models/qwen2_tiny/decode.json", false, &o, &m);
     DiagList d = {0};
-    assert_int_equal(model_load_graph(&m, path, &d), ST_OK);
-    assert_int_equal(model_bind(&m, &o, &d), ST_OK);
     Runner w, u;
     assert_int_equal(runner_open(&w, &o, &m, false, &d), ST_OK);
     assert_int_equal(runner_open(&u, &o, &m, false, &d), ST_OK);
@@ -143,6 +148,8 @@ static void test_watched_output_reads_back(void **state)
         HTensor a = {0}, b = {0};
         assert_int_equal(exec_run(&w.x, false, &d), ST_OK);
         assert_int_equal(exec_run(&u.x, false, &d), ST_OK);
+        assert_true(vk_backend_read_is_copied(w.be, logits)); /* the read below is the copy's */
+        assert_false(vk_backend_read_is_copied(u.be, u.pipe.plan->outputs[0]));
         assert_int_equal(exec_read(&w.x, logits, &a, &d), ST_OK);
         assert_int_equal(exec_read(&u.x, u.pipe.plan->outputs[0], &b, &d), ST_OK);
         assert_int_equal(a.numel, b.numel);
