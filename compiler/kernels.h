@@ -151,13 +151,17 @@ Status lower_norm(const KernelCtx *c, PlanKernel *k);       /* rmsnorm, layernor
 Status lower_conv2d(const KernelCtx *c, PlanKernel *k);
 Status lower_pool2d(const KernelCtx *c, PlanKernel *k);
 Status lower_matmul(const KernelCtx *c, PlanKernel *k); /* matmul*, gemv* */
-/* lower_matmul's M > 1 branch on the nv-coopmat tier (lower_matmul_cm.c): does the tensor-core
- * kernel take this product (f16 storage, M, N, K >= 16, bindings A, B, [bias], Y)? Then
- * lower_matmul_cm finishes k after the family's push words (B contiguous along K: kmajor). */
-bool matmul_cm_applies(const KernelCtx *c, const PlanKernel *k, int64_t m, int64_t n,
-                       int64_t kdim, bool bias);
-Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, int64_t m, int64_t n, int64_t kdim,
-                       int64_t nbatch, bool kmajor, bool bias);
+/* lower_matmul's M > 1 branch on the nv-coopmat tier (lower_matmul_cm.c). The product as it
+ * describes it: B contiguous along K (kmajor), which of bias and residual are bound, and whether
+ * 16-byte staging loads fit (vec: see shaders/matmul_cm.glsl). matmul_cm_applies: does the
+ * tensor-core kernel take it (f16 or bf16 storage, M, N, K >= 16)? lower_matmul_cm finishes k
+ * after the family's push words. */
+typedef struct CmProduct {
+    int64_t m, n, k, nbatch;
+    bool kmajor, bias, res, vec;
+} CmProduct;
+bool matmul_cm_applies(const KernelCtx *c, const PlanKernel *k, const CmProduct *q);
+Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q);
 Status lower_rope(const KernelCtx *c, PlanKernel *k);       /* rope, rope_cache */
 Status lower_attention(const KernelCtx *c, PlanKernel *k);  /* decode_attention */
 Status lower_corrupt(const KernelCtx *c, PlanKernel *k);    /* --break: lower_debug.c */

@@ -294,26 +294,35 @@ static Status bind_operands(const KernelCtx *c, PlanKernel *k, const MmDesc *d)
     return ST_OK;
 }
 
-/* Can the 16-byte-load GEMV (shaders/gemv.glsl) take this product? Elements per vector in *vn. */
-static bool gemv_fits(const KernelCtx *c, const PlanKernel *k, const MmDesc *d, int64_t *vn)
+/* Can 16-byte vectors read this product's operands along K (shaders/gemv.glsl, the staging of
+ * shaders/matmul_cm.glsl)? A, B and Y share a float storage, B is contiguous along K, and every
+ * vector index A[b, m, k..k+v), B[b, n, k..k+v) starts on a 16-byte boundary. Elements per
+ * vector in *vn. */
+static bool vec16_fits(const KernelCtx *c, const PlanKernel *k, const MmDesc *d, int64_t *vn)
 {
     const PlanTensor *a = kc_arg(k, c->p, d->a_arg), *b = kc_arg(k, c->p, d->b_arg);
     const PlanTensor *y = kc_out(k, c->p);
-    if (d->m < 1 || d->m > 4 || d->b_ks != 1 || !dtype_is_float(y->storage) ||
-        a->storage != y->storage || b->storage != y->storage)
+    if (d->b_ks != 1 || !dtype_is_float(y->storage) || a->storage != y->storage ||
+        b->storage != y->storage)
         return false;
     int64_t v = 16 / (int64_t)dtype_size(y->storage);
-    /* every vector index A[b, m, k..k+v), B[b, n, k..k+v) starts on a 16-byte boundary (and
-     * those of a prologue's operand) */
     bool ok = d->k % v == 0 && (d->n == 1 || d->b_ns % v == 0) &&
               kc_binding_offset(c->p, a) % 16 == 0 && kc_binding_offset(c->p, b) % 16 == 0;
-    if (d->pro) {
-        const PlanTensor *o = kc_arg(k, c->p, d->pro_arg);
-        ok = ok && o->storage == y->storage && dense(o) && kc_binding_offset(c->p, o) % 16 == 0;
-    }
     for (int i = 0; ok && i < MM_BATCH_DIMS; i++) ok = d->sa[i] % v == 0 && d->sb[i] % v == 0;
     *vn = v;
     return ok;
+}
+
+/* Can the 16-byte-load GEMV (shaders/gemv.glsl) take this product? (M <= 4, and a prologue's
+ * operand aligned as well.) */
+static bool gemv_fits(const KernelCtx *c, const PlanKernel *k, const MmDesc *d, int64_t *vn)
+{
+    if (d->m < 1 || d->m > 4 || !vec16_fits(c, k, d, vn)) return false;
+    if (d->pro) {
+        const PlanTensor *o = kc_arg(k, c->p, d->pro_arg), *y = kc_out(k, c->p);
+        return o->storage == y->storage && dense(o) && kc_binding_offset(c->p, o) % 16 == 0;
+    }
+    return true;
 }
 
 /* Smallest of 16, 32, 64 covering v. */
@@ -439,14 +448,19 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
     }
     bool vec = d.m == 1;
     int64_t wg, tm = 0, tn, tk = 16;
+    CmProduct cm = {.m = d.m, .n = d.n, .k = d.k, .nbatch = d.nbatch, .kmajor = d.b_ks == 1,
+                    .bias = d.bias_arg >= 0, .res = d.res_arg >= 0};
+    /* NPU_CM_VEC=0 keeps the one-element staging loads (a measuring aid, like NPU_GEMV) */
+    const char *cv = getenv("NPU_CM_VEC");
+    cm.vec = cm.kmajor && vec16_fits(c, k, &d, &vn) && vn == 8 && !(cv && strcmp(cv, "0") == 0);
     if (vec) {
         /* contiguous weight rows: 32 lanes along K for each of 4 columns; a [K, N] operand:
          * 32 adjacent columns, 4 K slices (KS = wg / tn must be a power of two) */
         wg = 128;
         tn = d.b_ks == 1 ? 4 : 32;
         kc_grid(k, d.nbatch * ((d.n + tn - 1) / tn), 1);
-    } else if (matmul_cm_applies(c, k, d.m, d.n, d.k, d.bias_arg >= 0)) {
-        return lower_matmul_cm(c, k, d.m, d.n, d.k, d.nbatch, d.b_ks == 1, d.bias_arg >= 0);
+    } else if (matmul_cm_applies(c, k, &cm)) {
+        return lower_matmul_cm(c, k, &cm);
     } else {
         /* 4 x 4 per invocation; the smallest tile that covers small M or N (TK * (TM + TN) fits
          * the shader's 2048 shared floats) */

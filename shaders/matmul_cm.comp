@@ -1,4 +1,4 @@
-// variants: f16
+// variants: f16 bf16
 // matmul_cm: nv-coopmat tensor-core (GL_NV_cooperative_matrix) matmul with a bias term: A, B, bias, Y (matmul_cm.glsl).
 #version 450
 #define MM_BIAS 1

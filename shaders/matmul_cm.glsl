@@ -1,22 +1,35 @@
 // Tensor-core matmul for M > 1 (compiler/lower_matmul_cm.c, docs/kernels.md): the nv-coopmat
-// tier's kernel for the matmul family with f16 storage, Y[b, m, n] = act(alpha * sum_k A[b, m, k]
-// B[b, k, n] + beta * bias[m, n]) with fp32 accumulation, on the tile loop of
-// shaders/gemm_tile.glsl (GEMM_CM 1; CM_EMULATE 1 builds the portable emulation, stems *_cmx).
-// One workgroup computes a BM x BN tile of one batch matrix over one K split.
-// Stems: matmul_cm (bindings A, B, bias, Y), matmul_cm_nb (A, B, Y), matmul_cm_part (A, B,
-// partials, Y: the fp32 partial sums [nsplit, batch*M*N] of a K split; Y is not accessed), and
-// their emulations; the split's reduce is matmul_red / matmul_red_nb (shaders/matmul_red.glsl).
+// tier's kernel for the matmul family with f16 or bf16 storage, Y[b, m, n] = post(act(alpha *
+// sum_k A[b, m, k] B[b, k, n] + beta * bias[m, n]) + res[b, m, n]) with fp32 accumulation, on the
+// tile loop of shaders/gemm_tile.glsl (GEMM_CM 1; CM_EMULATE 1 builds the portable emulation,
+// stems *_cmx). One workgroup computes a BM x BN tile of one batch matrix over one K split.
+// Stems: matmul_cm (bindings A, B, bias, Y), matmul_cm_nb (A, B, Y), matmul_cm_r (A, B, res, Y),
+// matmul_cm_br (A, B, bias, res, Y), matmul_cm_part (A, B, partials, Y: the fp32 partial sums
+// [nsplit, batch*M*N] of a K split; Y is not accessed), and their emulations; the split's reduce
+// is matmul_red, _nb, _r, _br (shaders/matmul_red.glsl), which does the epilogue.
 // A is dense [.., M, K]; B[k, n] is at k*b_ks + n*b_ns: a linear weight [N, K] (b_ks = 1) is
 // staged transposed (B_KMAJOR, spec 4), so both operands are read along K.
+// Operands reach the tensor cores as float16_t: f16 storage as it is; bf16 converted while it is
+// staged. That conversion is exact for magnitudes in fp16's normal range [2^-14, 65504] (bf16 has
+// 8 significant bits, fp16 11); smaller ones become fp16 subnormals (absolute error below 2^-25,
+// far under an fp32-accumulated dot product's rounding), larger ones overflow to +-inf, which
+// the output then shows (never a silently clamped finite value): see docs/kernels.md "Tiers".
+// Staging loads (spec 7 VEC): 0 = one element per load, any strides; 1 = 16-byte vectors of 8
+// elements (the lowering proves A's rows and B's weight rows contiguous along K, K and every
+// batch and binding offset multiples of 8 elements, B_KMAJOR): 4 loads per invocation and K
+// step of 32 instead of 32.
 // Push: the matmul block {M, N, K, b_ks, b_ns, nbatch, bdim[4], sa[4], sb[4], bias_ms, bias_ns,
-// act, alpha, beta}, then {mtiles, ntiles, nsplit, kchunk}. Spec: 0 = 128, 1..4 = BM, BN, BK,
-// B_KMAJOR.
+// act, alpha, beta, post}, then {mtiles, ntiles, nsplit, kchunk}. Spec: 0 = 128, 1..4 = BM, BN,
+// BK, B_KMAJOR, 7 = VEC.
 #define GEMM_CM 1
 #ifndef CM_EMULATE
 #define CM_EMULATE 0
 #endif
 #ifndef MM_PART
 #define MM_PART 0
+#endif
+#ifndef MM_RES
+#define MM_RES 0
 #endif
 #include "common.glsl"
 #include "index.glsl"
@@ -26,22 +39,75 @@ layout(local_size_x_id = 0) in;
 #include "matmul_cm_common.glsl"
 #include "gemm_tile.glsl"
 
-layout(std430, set = 0, binding = 0) restrict readonly buffer A_ { STORAGE_T a[]; };
-layout(std430, set = 0, binding = 1) restrict readonly buffer B_ { STORAGE_T b[]; };
+layout(constant_id = 7) const uint VEC = 0;
+
+layout(std430, set = 0, binding = 0) readonly buffer A_ { STORAGE_T a[]; };
+layout(std430, set = 0, binding = 1) readonly buffer B_ { STORAGE_T b[]; };
+// the same operands as 16-byte vectors (VEC 1)
+layout(std430, set = 0, binding = 0) readonly buffer A4_ { uvec4 a4[]; };
+layout(std430, set = 0, binding = 1) readonly buffer B4_ { uvec4 b4[]; };
 #if MM_PART
 layout(std430, set = 0, binding = 2) restrict writeonly buffer Part { float part[]; };
-#elif MM_BIAS
-layout(std430, set = 0, binding = 2) restrict readonly buffer Bias_ { STORAGE_T bias[]; };
-layout(std430, set = 0, binding = 3) restrict writeonly buffer Y_ { STORAGE_T y[]; };
 #else
-layout(std430, set = 0, binding = 2) restrict writeonly buffer Y_ { STORAGE_T y[]; };
+#if MM_BIAS
+layout(std430, set = 0, binding = 2) restrict readonly buffer Bias_ { STORAGE_T bias[]; };
+#endif
+#if MM_RES
+layout(std430, set = 0, binding = 2 + MM_BIAS) restrict readonly buffer Res_ { STORAGE_T res[]; };
+#endif
+layout(std430, set = 0, binding = 2 + MM_BIAS + MM_RES) restrict writeonly buffer Y_ { STORAGE_T y[]; };
 #endif
 
 uint oa, ob, m0, n0, kend, bi, split;
 
+// VEC 1: per invocation and step, VA vectors of A (tile rows of KV vectors) and VB of B
+const uint KV = BK / 8u, VA = BM * KV / GEMM_WG, VB = BN * KV / GEMM_WG;
+uvec4 va[VA], vb[VB];
+
+// One 16-byte vector of 8 elements from buffer v4 at element index idx (a multiple of 8), or
+// zeros when !ok (the load is issued at index 0 then: no branch, see GEMM_LOAD)
+#define VEC_LOAD(dst, v4, ok, idx)                                                             \
+    {                                                                                          \
+        bool ok_ = (ok);                                                                       \
+        uvec4 t_ = v4[mix(0u, (idx) / 8u, ok_)];                                               \
+        dst = mix(uvec4(0u), t_, bvec4(ok_));                                                  \
+    }
+
+// The 8 elements of v as float16_t into sh[at .. at + 7] (two per 32-bit word, low half first).
+#if defined(STORAGE_BF16)
+#define VEC_PAIR(sh, at, w)                                                                    \
+    sh[at] = float16_t(uintBitsToFloat((w) << 16));                                            \
+    sh[(at) + 1u] = float16_t(uintBitsToFloat((w) & 0xffff0000u))
+#else
+#define VEC_PAIR(sh, at, w)                                                                    \
+    {                                                                                          \
+        vec2 h_ = unpackHalf2x16(w);                                                           \
+        sh[at] = float16_t(h_.x);                                                              \
+        sh[(at) + 1u] = float16_t(h_.y);                                                       \
+    }
+#endif
+#define VEC_STAGE(sh, at, v)                                                                   \
+    {                                                                                          \
+        VEC_PAIR(sh, at, (v).x);                                                               \
+        VEC_PAIR(sh, (at) + 2u, (v).y);                                                        \
+        VEC_PAIR(sh, (at) + 4u, (v).z);                                                        \
+        VEC_PAIR(sh, (at) + 6u, (v).w);                                                        \
+    }
+
 void gemm_load(uint k0)
 {
     uint tid = gl_LocalInvocationID.x;
+    if (VEC != 0) {
+        [[unroll]] for (uint j = 0; j < VA; j++) {
+            uint v = tid + j * GEMM_WG, m = m0 + v / KV, k = k0 + (v % KV) * 8u;
+            VEC_LOAD(va[j], a4, all(bvec2(m < pc.M, k < kend)), oa + m * pc.K + k);
+        }
+        [[unroll]] for (uint j = 0; j < VB; j++) {
+            uint v = tid + j * GEMM_WG, n = n0 + v / KV, k = k0 + (v % KV) * 8u;
+            VEC_LOAD(vb[j], b4, all(bvec2(n < pc.N, k < kend)), ob + n * pc.b_ns + k);
+        }
+        return;
+    }
     uint ak = tid % BK, am0 = tid / BK, k = k0 + ak;
     [[unroll]] for (uint j = 0; j < AEL; j++) {
         uint m = m0 + am0 + j * AROWS;
@@ -65,6 +131,17 @@ void gemm_load(uint k0)
 void gemm_stage()
 {
     uint tid = gl_LocalInvocationID.x;
+    if (VEC != 0) {
+        [[unroll]] for (uint j = 0; j < VA; j++) {
+            uint v = tid + j * GEMM_WG;
+            VEC_STAGE(SH_A, (v / KV) * (BK + A_PAD) + (v % KV) * 8u, va[j]);
+        }
+        [[unroll]] for (uint j = 0; j < VB; j++) {
+            uint v = tid + j * GEMM_WG;
+            VEC_STAGE(SH_B, (v / KV) * (BK + B_PAD) + (v % KV) * 8u, vb[j]);
+        }
+        return;
+    }
     uint ak = tid % BK, am0 = tid / BK;
     [[unroll]] for (uint j = 0; j < AEL; j++) SH_A[(am0 + j * AROWS) * (BK + A_PAD) + ak] = SH_T(ra[j]);
     if (B_KMAJOR != 0) {
@@ -92,7 +169,11 @@ void gemm_emit(uint mm, uint nn, float v)
     v += pc.beta * S_LOAD(bias[m * pc.bias_ms + n * pc.bias_ns]);
 #endif
     v = npu_activate(v, pc.act);
-    if (ok) y[(bi * pc.M + m) * pc.N + n] = S_STORE(v);
+    uint i = (bi * pc.M + m) * pc.N + n;
+#if MM_RES
+    v = npu_activate(v + S_LOAD(res[i]), pc.post);
+#endif
+    if (ok) y[i] = S_STORE(v);
 #endif
 }
 

@@ -1,4 +1,4 @@
-// variants: f16
+// variants: f16 bf16
 // matmul_cmx_nb: portable emulation of the nv-coopmat tensor-core matmul without a bias term: A, B, Y (matmul_cm.glsl).
 #version 450
 #define MM_BIAS 0

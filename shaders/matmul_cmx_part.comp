@@ -1,4 +1,4 @@
-// variants: f16
+// variants: f16 bf16
 // matmul_cmx_part: portable emulation of the nv-coopmat tensor-core matmul, first pass of a K split: A, B, partials, Y (matmul_cm.glsl).
 #version 450
 #define MM_BIAS 0

@@ -1,7 +1,11 @@
 // matmul K-split second pass (compiler/lower_matmul_cm.c): one invocation per output element of
 // the batch*M*N adds the nsplit fp32 partial sums of matmul_cm_part in split order, then the
-// epilogue act(alpha * sum + beta * bias). Stems matmul_red (bindings partials, bias, Y) and
-// matmul_red_nb (partials, Y). Push: the matmul_cm block; spec 0 = workgroup size.
+// epilogue post(act(alpha * sum + beta * bias) + res). Stems matmul_red (bindings partials,
+// bias, Y), matmul_red_nb (partials, Y), matmul_red_r (partials, res, Y) and matmul_red_br
+// (partials, bias, res, Y). Push: the matmul_cm block; spec 0 = workgroup size.
+#ifndef MM_RES
+#define MM_RES 0
+#endif
 #include "common.glsl"
 #include "index.glsl"
 
@@ -12,10 +16,11 @@ layout(local_size_x_id = 0) in;
 layout(std430, set = 0, binding = 0) restrict readonly buffer Part { float part[]; };
 #if MM_BIAS
 layout(std430, set = 0, binding = 1) restrict readonly buffer Bias_ { STORAGE_T bias[]; };
-layout(std430, set = 0, binding = 2) restrict writeonly buffer Y_ { STORAGE_T y[]; };
-#else
-layout(std430, set = 0, binding = 1) restrict writeonly buffer Y_ { STORAGE_T y[]; };
 #endif
+#if MM_RES
+layout(std430, set = 0, binding = 1 + MM_BIAS) restrict readonly buffer Res_ { STORAGE_T res[]; };
+#endif
+layout(std430, set = 0, binding = 1 + MM_BIAS + MM_RES) restrict writeonly buffer Y_ { STORAGE_T y[]; };
 
 void main()
 {
@@ -28,5 +33,9 @@ void main()
     uint m = (i / pc.N) % pc.M, n = i % pc.N;
     v += pc.beta * S_LOAD(bias[m * pc.bias_ms + n * pc.bias_ns]);
 #endif
-    y[i] = S_STORE(npu_activate(v, pc.act));
+    v = npu_activate(v, pc.act);
+#if MM_RES
+    v = npu_activate(v + S_LOAD(res[i]), pc.post);
+#endif
+    y[i] = S_STORE(v);
 }

@@ -1,4 +1,4 @@
-// variants: f16
+// variants: f16 bf16
 // matmul_red_nb: matmul K-split reduce + epilogue without a bias term: partials, Y (matmul_red.glsl).
 #version 450
 #define MM_BIAS 0

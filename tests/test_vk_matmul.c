@@ -478,8 +478,10 @@ static void test_linear_concat(void **state)
 }
 
 /* The tiling of the tensor-core kernel (and the SIMT one): several tiles each way with partial
- * last ones, K splits with a short last split and their reduce with and without bias and with
- * an activation, a batch of products split along K, B contiguous along N (no transpose). */
+ * last ones, K splits with a short last split and their reduce with and without bias, with an
+ * activation and with a residual (matmul_red_r, _br), a batch of products split along K, B
+ * contiguous along N (no transpose). K a multiple of 8 with aligned operands takes the 16-byte
+ * staging loads of the tensor-core kernel (VEC), other K the one-element loads. */
 static void test_gemm_tiles(void **state)
 {
     (void)state;
@@ -494,6 +496,9 @@ static void test_gemm_tiles(void **state)
         vc_check_node("aten.addmm.default", 3, S(F32(1, {50}), F32(2, {33, 400}), F32(2, {400, 50})),
                       F32(2, {33, 50}), "\"alpha\":0.5,\"beta\":2.0", dts[t], tols[t], "matmul");
         linear_act("aten.gelu.default", "", 48, t);
+        lin_check(40, 1000, 70, false, NULL, RES_RELU, t); /* split, 16-byte loads, reduce _r */
+        lin_check(40, 1003, 70, true, NULL, RES_BEFORE, t); /* split, element loads, reduce _br */
+        lin_check(70, 48, 129, true, NULL, RES_RELU, t);    /* one split, 16-byte loads, _br */
     }
 }
 
@@ -519,5 +524,7 @@ int main(void)
         cmocka_unit_test(test_linear_concat),
         cmocka_unit_test(test_gemm_tiles),
     };
+    const char *only = getenv("NPU_TEST_FILTER"); /* e.g. "test_gemm_*" on a slow host */
+    if (only && *only) cmocka_set_test_filter(only);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
