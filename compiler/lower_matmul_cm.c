@@ -10,6 +10,8 @@
  * bf16 operands are converted to f16 as they are staged: exact in fp16's normal range, +-inf
  * past 65504 (docs/kernels.md "Tiers"). f32 keeps the SIMT kernel (f16 operands would lose its
  * precision). */
+#include <stdlib.h>
+
 #include "kernels.h"
 
 enum { MM_RED_WG = 256 };
@@ -25,7 +27,11 @@ bool matmul_cm_applies(const KernelCtx *c, const PlanKernel *k, const CmProduct 
 
 Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q)
 {
-    KcTile t = kc_gemm_tile(q->m, q->n, q->k, q->nbatch, true, KC_MATMUL_TARGET);
+    /* NPU_CM_TARGET=N: the grid target of the K split (a measuring aid, like NPU_GEMV) */
+    const char *e = getenv("NPU_CM_TARGET");
+    long target = e ? strtol(e, NULL, 10) : 0;
+    if (target < 1 || target > 65536) target = KC_MATMUL_TARGET;
+    KcTile t = kc_gemm_tile(q->m, q->n, q->k, q->nbatch, true, target);
     int64_t mn = q->nbatch * q->m * q->n;
     if (t.nsplit * mn > UINT32_MAX)
         return kc_error(c, "matmul kernel: the K-split partials pass 2^32 elements");

@@ -48,6 +48,19 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+Status prof_warm_up(Exec *x, DiagList *d)
+{
+    double warm = 0;
+    Status st = ST_OK;
+    for (int i = 0; st == ST_OK && i < PROF_WARM_MAX && (i < 3 || warm < PROF_WARM_US); i++) {
+        x->keep_inputs = i > 0;
+        st = exec_run(x, false, d);
+        warm += x->wall_us;
+    }
+    x->keep_inputs = false;
+    return st;
+}
+
 Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
 {
     const Plan *p = x->p;
@@ -66,12 +79,8 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
      * inputs left in place, as a serving loop would: with 28 MB of KV-cache inputs packed before
      * every run, the H100 sat idle 2/3 of the time and ran every kernel 2-3x slower by its own
      * clock (bench/RESULTS.md runs 3 and 4), so its per-kernel times were not kernel rates */
-    double warm = 0;
-    for (int i = 0; st == ST_OK && i < PROF_WARM_MAX && (i < 3 || warm < PROF_WARM_US); i++) {
-        x->keep_inputs = i > 0;
-        st = exec_run(x, false, d);
-        warm += x->wall_us;
-    }
+    if (st == ST_OK) st = prof_warm_up(x, d);
+    x->keep_inputs = true;
     for (int it = 0; it < iters && st == ST_OK; it++) {
         if (cancel_requested(pr->cancel)) {
             st = diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL, "profile cancelled after %d of %d runs", it, iters);

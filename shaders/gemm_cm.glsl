@@ -35,8 +35,17 @@
 #define CM_FRAG(name, n) uvec3 name[n]
 #define CM_ZERO(a)                                                                             \
     for (uint e_ = 0u; e_ < 8u; e_++) a[e_] = 0.0
-#define CM_LOAD_A(f, off, st, cm) f = uvec3(off, st, (cm) ? 1u : 0u)
-#define CM_LOAD_B(f, off, st, cm) f = uvec3(off, st, (cm) ? 1u : 0u)
+// With GEMM_SH_VEC the shared arrays hold 8 halves per uvec4 and offsets and strides count
+// vectors (as OpCooperativeMatrixLoadNV counts array elements): CM_UNIT halves each.
+#if GEMM_SH_VEC
+#define CM_UNIT 8u
+#define CM_SH(arr, i) unpackHalf2x16(arr[(i) / 8u][((i) % 8u) / 2u])[(i) % 2u]
+#else
+#define CM_UNIT 1u
+#define CM_SH(arr, i) float(arr[i])
+#endif
+#define CM_LOAD_A(f, off, st, cm) f = uvec3((off) * CM_UNIT, (st) * CM_UNIT, (cm) ? 1u : 0u)
+#define CM_LOAD_B(f, off, st, cm) f = uvec3((off) * CM_UNIT, (st) * CM_UNIT, (cm) ? 1u : 0u)
 #define CM_MMA(acc, fa, fb)                                                                    \
     for (uint e_ = 0u; e_ < 8u; e_++) {                                                        \
         uint i_ = (CM_LANE * 8u + e_) / 16u, j_ = (CM_LANE * 8u + e_) % 16u;                   \
@@ -44,7 +53,7 @@
         for (uint k_ = 0u; k_ < 16u; k_++) {                                                   \
             uint ai_ = fa.x + (fa.z != 0u ? k_ * fa.y + i_ : i_ * fa.y + k_);                  \
             uint bi_ = fb.x + (fb.z != 0u ? j_ * fb.y + k_ : k_ * fb.y + j_);                  \
-            s_ += float(SH_A[ai_]) * float(SH_B[bi_]);                                         \
+            s_ += CM_SH(SH_A, ai_) * CM_SH(SH_B, bi_);                                         \
         }                                                                                      \
         acc[e_] = s_;                                                                          \
     }

@@ -20,6 +20,12 @@
 // halves (16 bytes: the extension's alignment, and no bank conflicts for 16-byte row reads);
 // the result goes through SH_C [BM][BN + 4] f32 so the epilogue sees plain elements.
 //
+// GEMM_SH_VEC 1 (coopmat only; the tensor-core matmul): SH_A and SH_B are arrays of uvec4 (8
+// halves each) that the kernel's gemm_stage fills with one 16-byte store per 8 elements (KV =
+// BK / 8 vectors per row of A or K-major B: rows of ROWA, ROWB vectors with one vector of
+// padding), and the fragments load from them with offsets and strides in vectors; the kernel
+// stages 8 consecutive elements of a row per vector slot (SV_A, SV_B slots per invocation).
+//
 // Spec constants (0 is NPU_WG): 1..3 = BM, BN, BK (SIMT; the coopmat tile is fixed), 4 =
 // B_KMAJOR, 5, 6 = TR, TC (SIMT). The including kernel may use ids from 7 on.
 #ifndef NPU_GEMM_TILE_GLSL
@@ -42,6 +48,9 @@ layout(constant_id = 4) const uint B_KMAJOR = 0;
 layout(constant_id = 5) const uint TR = 4; // SIMT: rows and columns of one invocation's tile
 layout(constant_id = 6) const uint TC = 4;
 
+#ifndef GEMM_SH_VEC
+#define GEMM_SH_VEC 0
+#endif
 #if GEMM_CM
 #include "gemm_cm.glsl"
 #define SH_T float16_t
@@ -56,8 +65,16 @@ const uint A_PAD = 1, B_PAD = 1;
 const uint AROWS = GEMM_WG / BK, AEL = BM / AROWS;
 const uint BROWS = GEMM_WG / BN, BEL = BK * BN / GEMM_WG;
 
+#if GEMM_SH_VEC
+// rows of vectors: A [BM][ROWA], K-major B [BN][ROWB], B along N [BK][ROWN]
+const uint KV = BK / 8u, ROWA = KV + 1u, ROWB = KV + 1u, ROWN = BN / 8u + 1u;
+const uint SV_A = BM * KV / GEMM_WG, SV_B = BN * KV / GEMM_WG;
+shared uvec4 SH_A[BM * ROWA];
+shared uvec4 SH_B[BN * ROWB > BK * ROWN ? BN * ROWB : BK * ROWN];
+#else
 shared SH_T SH_A[BM * (BK + A_PAD)];
 shared SH_T SH_B[(BK + B_PAD) * (BN + B_PAD)];
+#endif
 #if GEMM_CM
 shared float SH_C[BM * (BN + C_PAD)];
 #endif
@@ -108,6 +125,16 @@ void gemm_run(uint kbeg, uint kend)
         [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
             CM_FRAG(fa, FM);
             CM_FRAG(fb, FN);
+#if GEMM_SH_VEC
+            [[unroll]] for (uint i = 0; i < FM; i++)
+                CM_LOAD_A(fa[i], (wm + i * 16) * ROWA + kk / 8u, ROWA, false);
+            [[unroll]] for (uint j = 0; j < FN; j++) {
+                if (B_KMAJOR != 0)
+                    CM_LOAD_B(fb[j], (wn + j * 16) * ROWB + kk / 8u, ROWB, true);
+                else
+                    CM_LOAD_B(fb[j], kk * ROWN + (wn + j * 16) / 8u, ROWN, false);
+            }
+#else
             [[unroll]] for (uint i = 0; i < FM; i++)
                 CM_LOAD_A(fa[i], (wm + i * 16) * (BK + A_PAD) + kk, BK + A_PAD, false);
             [[unroll]] for (uint j = 0; j < FN; j++) {
@@ -116,6 +143,7 @@ void gemm_run(uint kbeg, uint kend)
                 else
                     CM_LOAD_B(fb[j], kk * (BN + B_PAD) + wn + j * 16, BN + B_PAD, false);
             }
+#endif
             [[unroll]] for (uint i = 0; i < FM; i++)
                 [[unroll]] for (uint j = 0; j < FN; j++) CM_MMA(acc[i * FN + j], fa[i], fb[j]);
         }

@@ -17,11 +17,13 @@
 // Staging loads (spec 7 VEC): 0 = one element per load, any strides; 1 = 16-byte vectors of 8
 // elements (the lowering proves A's rows and B's weight rows contiguous along K, K and every
 // batch and binding offset multiples of 8 elements, B_KMAJOR): 4 loads per invocation and K
-// step of 32 instead of 32.
+// step of 32 instead of 32. Either way shared memory takes one 16-byte store per 8 elements
+// (GEMM_SH_VEC, shaders/gemm_tile.glsl).
 // Push: the matmul block {M, N, K, b_ks, b_ns, nbatch, bdim[4], sa[4], sb[4], bias_ms, bias_ns,
 // act, alpha, beta, post}, then {mtiles, ntiles, nsplit, kchunk}. Spec: 0 = 128, 1..4 = BM, BN,
 // BK, B_KMAJOR, 7 = VEC.
 #define GEMM_CM 1
+#define GEMM_SH_VEC 1
 #ifndef CM_EMULATE
 #define CM_EMULATE 0
 #endif
@@ -60,9 +62,11 @@ layout(std430, set = 0, binding = 2 + MM_BIAS + MM_RES) restrict writeonly buffe
 
 uint oa, ob, m0, n0, kend, bi, split;
 
-// VEC 1: per invocation and step, VA vectors of A (tile rows of KV vectors) and VB of B
-const uint KV = BK / 8u, VA = BM * KV / GEMM_WG, VB = BN * KV / GEMM_WG;
-uvec4 va[VA], vb[VB];
+// Per invocation and step: SV_A vector slots of A and SV_B of B (gemm_tile.glsl, GEMM_SH_VEC):
+// slot v holds 8 consecutive elements along K of tile row v / KV (A, K-major B), or along N of
+// tile row v / (BN / 8) (B along N). VEC 1: the raw 16-byte loads (bf16 converted in
+// gemm_stage); VEC 0: 8 one-element loads, packed as halves when loaded.
+uvec4 va[SV_A], vb[SV_B];
 
 // One 16-byte vector of 8 elements from buffer v4 at element index idx (a multiple of 8), or
 // zeros when !ok (the load is issued at index 0 then: no branch, see GEMM_LOAD)
@@ -73,57 +77,57 @@ uvec4 va[VA], vb[VB];
         dst = mix(uvec4(0u), t_, bvec4(ok_));                                                  \
     }
 
-// The 8 elements of v as float16_t into sh[at .. at + 7] (two per 32-bit word, low half first).
+// 8 one-element loads of buf at idx + i * step (i < 8, each while i < lim), packed as halves
+uvec4 pack8(float f[8])
+{
+    return uvec4(packHalf2x16(vec2(f[0], f[1])), packHalf2x16(vec2(f[2], f[3])),
+                 packHalf2x16(vec2(f[4], f[5])), packHalf2x16(vec2(f[6], f[7])));
+}
+#define LOAD8(dst, buf, ok, idx, step, lim)                                                    \
+    {                                                                                          \
+        float f_[8];                                                                           \
+        [[unroll]] for (uint i_ = 0; i_ < 8u; i_++)                                            \
+            GEMM_LOAD(f_[i_], buf, all(bvec2(ok, i_ < (lim))), (idx) + i_ * (step));           \
+        dst = pack8(f_);                                                                       \
+    }
+
+// A loaded vector as 8 halves: f16 as it is; bf16 widened (a shift, exact) and converted
+// (exact in fp16's normal range, +-inf past 65504)
+uvec4 to_f16(uvec4 v)
+{
 #if defined(STORAGE_BF16)
-#define VEC_PAIR(sh, at, w)                                                                    \
-    sh[at] = float16_t(uintBitsToFloat((w) << 16));                                            \
-    sh[(at) + 1u] = float16_t(uintBitsToFloat((w) & 0xffff0000u))
+    uvec4 r;
+    [[unroll]] for (uint i = 0; i < 4u; i++)
+        r[i] = packHalf2x16(vec2(uintBitsToFloat(v[i] << 16), uintBitsToFloat(v[i] & 0xffff0000u)));
+    return r;
 #else
-#define VEC_PAIR(sh, at, w)                                                                    \
-    {                                                                                          \
-        vec2 h_ = unpackHalf2x16(w);                                                           \
-        sh[at] = float16_t(h_.x);                                                              \
-        sh[(at) + 1u] = float16_t(h_.y);                                                       \
-    }
+    return v;
 #endif
-#define VEC_STAGE(sh, at, v)                                                                   \
-    {                                                                                          \
-        VEC_PAIR(sh, at, (v).x);                                                               \
-        VEC_PAIR(sh, (at) + 2u, (v).y);                                                        \
-        VEC_PAIR(sh, (at) + 4u, (v).z);                                                        \
-        VEC_PAIR(sh, (at) + 6u, (v).w);                                                        \
-    }
+}
 
 void gemm_load(uint k0)
 {
     uint tid = gl_LocalInvocationID.x;
-    if (VEC != 0) {
-        [[unroll]] for (uint j = 0; j < VA; j++) {
-            uint v = tid + j * GEMM_WG, m = m0 + v / KV, k = k0 + (v % KV) * 8u;
-            VEC_LOAD(va[j], a4, all(bvec2(m < pc.M, k < kend)), oa + m * pc.K + k);
-        }
-        [[unroll]] for (uint j = 0; j < VB; j++) {
-            uint v = tid + j * GEMM_WG, n = n0 + v / KV, k = k0 + (v % KV) * 8u;
-            VEC_LOAD(vb[j], b4, all(bvec2(n < pc.N, k < kend)), ob + n * pc.b_ns + k);
-        }
-        return;
-    }
-    uint ak = tid % BK, am0 = tid / BK, k = k0 + ak;
-    [[unroll]] for (uint j = 0; j < AEL; j++) {
-        uint m = m0 + am0 + j * AROWS;
-        GEMM_LOAD(ra[j], a, all(bvec2(m < pc.M, k < kend)), oa + m * pc.K + k);
+    [[unroll]] for (uint j = 0; j < SV_A; j++) {
+        uint v = tid + j * GEMM_WG, m = m0 + v / KV, k = k0 + (v % KV) * 8u;
+        if (VEC != 0)
+            VEC_LOAD(va[j], a4, all(bvec2(m < pc.M, k < kend)), oa + m * pc.K + k)
+        else
+            LOAD8(va[j], a, m < pc.M, oa + m * pc.K + k, 1u, kend - min(k, kend))
     }
     if (B_KMAJOR != 0) {
-        uint bk = tid % BK, bn0 = tid / BK, kb = k0 + bk; // GEMM_WG / BK columns per pass
-        [[unroll]] for (uint j = 0; j < BEL; j++) {
-            uint n = n0 + bn0 + j * (GEMM_WG / BK);
-            GEMM_LOAD(rb[j], b, all(bvec2(n < pc.N, kb < kend)), ob + kb * pc.b_ks + n * pc.b_ns);
+        [[unroll]] for (uint j = 0; j < SV_B; j++) {
+            uint v = tid + j * GEMM_WG, n = n0 + v / KV, k = k0 + (v % KV) * 8u;
+            if (VEC != 0)
+                VEC_LOAD(vb[j], b4, all(bvec2(n < pc.N, k < kend)), ob + n * pc.b_ns + k)
+            else
+                LOAD8(vb[j], b, n < pc.N, ob + k * pc.b_ks + n * pc.b_ns, pc.b_ks, kend - min(k, kend))
         }
     } else {
-        uint bn = tid % BN, bk0 = tid / BN, n = n0 + bn;
-        [[unroll]] for (uint j = 0; j < BEL; j++) {
-            uint kb = k0 + bk0 + j * BROWS;
-            GEMM_LOAD(rb[j], b, all(bvec2(n < pc.N, kb < kend)), ob + kb * pc.b_ks + n * pc.b_ns);
+        const uint NV8 = BN / 8u;
+        [[unroll]] for (uint j = 0; j < SV_B; j++) {
+            uint v = tid + j * GEMM_WG, k = k0 + v / NV8, n = n0 + (v % NV8) * 8u;
+            LOAD8(vb[j], b, k < kend, ob + k * pc.b_ks + n * pc.b_ns, pc.b_ns, pc.N - min(n, pc.N))
         }
     }
 }
@@ -131,26 +135,16 @@ void gemm_load(uint k0)
 void gemm_stage()
 {
     uint tid = gl_LocalInvocationID.x;
-    if (VEC != 0) {
-        [[unroll]] for (uint j = 0; j < VA; j++) {
-            uint v = tid + j * GEMM_WG;
-            VEC_STAGE(SH_A, (v / KV) * (BK + A_PAD) + (v % KV) * 8u, va[j]);
-        }
-        [[unroll]] for (uint j = 0; j < VB; j++) {
-            uint v = tid + j * GEMM_WG;
-            VEC_STAGE(SH_B, (v / KV) * (BK + B_PAD) + (v % KV) * 8u, vb[j]);
-        }
-        return;
+    [[unroll]] for (uint j = 0; j < SV_A; j++) {
+        uint v = tid + j * GEMM_WG;
+        SH_A[(v / KV) * ROWA + v % KV] = VEC != 0 ? to_f16(va[j]) : va[j];
     }
-    uint ak = tid % BK, am0 = tid / BK;
-    [[unroll]] for (uint j = 0; j < AEL; j++) SH_A[(am0 + j * AROWS) * (BK + A_PAD) + ak] = SH_T(ra[j]);
-    if (B_KMAJOR != 0) {
-        uint bk = tid % BK, bn0 = tid / BK;
-        [[unroll]] for (uint j = 0; j < BEL; j++)
-            SH_B[(bn0 + j * (GEMM_WG / BK)) * (BK + B_PAD) + bk] = SH_T(rb[j]);
-    } else {
-        uint bn = tid % BN, bk0 = tid / BN;
-        [[unroll]] for (uint j = 0; j < BEL; j++) SH_B[(bk0 + j * BROWS) * (BN + B_PAD) + bn] = SH_T(rb[j]);
+    [[unroll]] for (uint j = 0; j < SV_B; j++) {
+        uint v = tid + j * GEMM_WG;
+        if (B_KMAJOR != 0)
+            SH_B[(v / KV) * ROWB + v % KV] = VEC != 0 ? to_f16(vb[j]) : vb[j];
+        else
+            SH_B[(v / (BN / 8u)) * ROWN + v % (BN / 8u)] = vb[j];
     }
 }
 
