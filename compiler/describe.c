@@ -61,6 +61,9 @@ void describe_text(FILE *f, const Plan *p)
         const PlanTensor *t = &p->tensors[p->inputs[i]];
         fprintf(f, " %s %s", t->name, dtype_short(t->dtype));
         shape(f, t->shape, t->rank);
+        /* pack-inputs left it in its host form: uploaded as is, a pack kernel casts it */
+        if (dtype_is_float(t->dtype) && t->storage == DT_F32 && p->compute != DT_F32)
+            fprintf(f, " (uploaded as f32)");
     }
     fprintf(f, p->ninputs > 6 ? " ...\n" : "\n");
     fprintf(f, "outputs  %d ", p->noutputs);

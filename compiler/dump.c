@@ -77,7 +77,8 @@ void graph_dump(FILE *f, const Graph *g)
             g->ninputs, g->noutputs, g->nweights);
     for (int i = 0; i < g->ninputs; i++) {
         const GTensor *t = &g->tensors[g->inputs[i]];
-        fprintf(f, "  input  %%%s %s\n", t->name, tensor_describe(t, sh, sizeof sh));
+        fprintf(f, "  input  %%%s %s%s\n", t->name, tensor_describe(t, sh, sizeof sh),
+                t->host_form ? " host-form" : "");
     }
     for (int i = 0; i < g->noutputs; i++) {
         const GTensor *t = &g->tensors[g->outputs[i]];

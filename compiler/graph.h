@@ -40,6 +40,9 @@ typedef struct GTensor {
                        * (a part of a linear_concat output), 0 otherwise */
     int64_t pshape[NPU_MAX_RANK]; /* layout pass: physical shape (channel padded) */
     int padded;       /* layout pass: dim 1 padded to the channel tile */
+    bool host_form;   /* pack-inputs: a graph input stored on the device as the host holds it
+                       * (f32, dense; a pack kernel makes the device form), not in the compute
+                       * dtype */
     int64_t offset;   /* plan-memory: byte offset in the arena (-1: not in the arena) */
     int64_t bytes;    /* plan-memory: bytes reserved */
 } GTensor;

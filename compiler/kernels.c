@@ -19,6 +19,7 @@ static const struct {
     {"expand", lower_copy},
     {"slice", lower_copy},
     {"depad", lower_copy},
+    {"pack", lower_copy},
     {"cast", lower_copy},
     {"cat", lower_cat},
     {"cat2", lower_cat},

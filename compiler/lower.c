@@ -137,7 +137,7 @@ static Status build_tensors(Lowering *L, const CompileOptions *o)
                   : x->is_output         ? PT_OUTPUT
                                          : PT_ACT;
         q->dtype = x->dtype;
-        q->storage = compile_storage(o, x->dtype);
+        q->storage = compile_tensor_storage(o, x);
         q->rank = x->rank;
         memcpy(q->shape, x->shape, sizeof q->shape);
         memcpy(q->pshape, x->pshape, sizeof q->pshape);

@@ -1,7 +1,9 @@
 /* Data movement through one generic strided gather (shaders/gather.glsl): the stems copy
  * (identity, dropout, getitem and reshape-likes the views pass did not alias), transpose
- * (t, permute, transpose), expand, slice (slice, select, and each chunk of a split), depad, and cast (TO_DTYPE; int to float
- * runs shaders/cast.comp, float to float is a copy: every float has the compute dtype's storage).
+ * (t, permute, transpose), expand, slice (slice, select, and each chunk of a split), depad, cast
+ * (TO_DTYPE; int to float runs shaders/cast.comp, float to float is a copy: every float has the
+ * compute dtype's storage), and pack (a graph input uploaded in its host form, f32 dense, to its
+ * device form: shaders/pack.comp, an f32 input binding).
  *
  * Output element i (row-major over the logical out shape) goes to its physical offset (out
  * strides); its input element is found by unravelling i over a "walk" shape with input strides,
@@ -205,6 +207,15 @@ Status lower_copy(const KernelCtx *c, PlanKernel *k)
             k->shader = "cast";
         else
             return kc_error(c, "cast from %s to %s storage has no NPU kernel",
+                            dtype_name(in->storage), dtype_name(out->storage));
+        raw = true;
+        st = walk_input(c, in, out, &w);
+        break;
+    case OP_PACK:
+        /* a graph input in its host form (pass_pack.c): f32, dense, to the output's storage
+         * and layout (shaders/pack.comp) */
+        if (in->storage != DT_F32 || !dtype_is_float(out->storage))
+            return kc_error(c, "pack: %s storage to %s storage has no NPU kernel",
                             dtype_name(in->storage), dtype_name(out->storage));
         raw = true;
         st = walk_input(c, in, out, &w);

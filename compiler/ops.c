@@ -35,8 +35,10 @@ static void build(void)
             strmap_put(&name_map, k, (void *)(long)(op + 1));
             if (first) {
                 snprintf(canon[op], sizeof canon[op], "%s", k);
-                /* "aten.max_pool2d.default" -> "max_pool2d" */
-                const char *a = strncmp(k, "aten.", 5) == 0 ? k + 5 : k;
+                /* "aten.max_pool2d.default" -> "max_pool2d", "npu.depad" -> "depad" */
+                const char *a = strncmp(k, "aten.", 5) == 0 ? k + 5
+                                : strncmp(k, "npu.", 4) == 0 ? k + 4
+                                                             : k;
                 const char *dot = strchr(a, '.');
                 size_t m = dot ? (size_t)(dot - a) : strlen(a);
                 if (m >= sizeof shortn[op]) m = sizeof shortn[op] - 1;

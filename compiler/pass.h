@@ -10,6 +10,9 @@
 #include "graph.h"
 
 #define COMPILE_MAX_LIST 512
+/* pack-inputs packs a float input on the device from this many elements (pass_pack.c): below
+ * it, the host's cast (~1-2 ns per element) costs less than a dispatch and a barrier level. */
+#define PACK_INPUTS_MIN 16384
 
 typedef struct CompileOptions {
     int channel_tile;               /* NPU conv-family channel padding (32) */
@@ -25,6 +28,8 @@ typedef struct CompileOptions {
                                      * conv it can take, not only where it was measured faster */
     int arena_align;                /* byte alignment of arena offsets (256) */
     bool no_reuse;                  /* plan-memory: no liveness reuse (every output readable) */
+    int64_t pack_min;               /* pack-inputs: the fewest elements of an input it packs on
+                                     * the device (0: PACK_INPUTS_MIN; tests take 1) */
     const char *break_id;           /* --break: corrupt this fusion instance's kernel on purpose */
     const char *no_fuse[COMPILE_MAX_LIST]; /* pattern names, instance ids, or "all", in order;
                                             * "+SEL" switches SEL back on */
@@ -101,6 +106,7 @@ Status pass_partition(Graph *g, PassCtx *c);
 Status pass_fuse(Graph *g, PassCtx *c);
 Status pass_fuse_elementwise(Graph *g, PassCtx *c);
 Status pass_layout(Graph *g, PassCtx *c);
+Status pass_pack_inputs(Graph *g, PassCtx *c);
 Status pass_views(Graph *g, PassCtx *c);
 Status pass_plan_memory(Graph *g, PassCtx *c);
 
@@ -134,5 +140,8 @@ bool compile_forced_cpu(const CompileOptions *o, const Node *n);
 /* A tensor's device storage: floats in the compute dtype, bools too (0/1, so comparisons, where
  * and masks read them as floats), other integers as int32. */
 DType compile_storage(const CompileOptions *o, DType dt);
+/* Tensor t's device storage: compile_storage, or f32 for a graph input that pack-inputs left in
+ * its host form. */
+DType compile_tensor_storage(const CompileOptions *o, const GTensor *t);
 
 #endif

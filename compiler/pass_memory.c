@@ -69,7 +69,7 @@ Status pass_plan_memory(Graph *g, PassCtx *c)
         const GTensor *x = &g->tensors[t];
         int64_t numel = 1;
         for (int i = 0; i < x->rank; i++) numel *= x->pshape[i];
-        int64_t bytes = (numel * (int64_t)dtype_size(compile_storage(c->opt, x->dtype)) + align - 1) / align * align;
+        int64_t bytes = (numel * (int64_t)dtype_size(compile_tensor_storage(c->opt, x)) + align - 1) / align * align;
         if (bytes == 0) bytes = align;
         int def = x->kind == TK_INPUT ? -1 : def_slot(g, t);
         idx[t] = n;

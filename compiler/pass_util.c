@@ -92,6 +92,11 @@ DType compile_storage(const CompileOptions *o, DType dt)
     return DT_I32;
 }
 
+DType compile_tensor_storage(const CompileOptions *o, const GTensor *t)
+{
+    return t->host_form ? DT_F32 : compile_storage(o, t->dtype);
+}
+
 bool compile_forced_cpu(const CompileOptions *o, const Node *n)
 {
     for (int i = 0; i < o->n_cpu_ops; i++)

@@ -91,7 +91,7 @@ static void split_views(Graph *g, const Node *n, const PassCtx *c)
         int64_t elem = in->view_off + start * inner;
         start += sizes[k];
         GTensor *o = &g->tensors[n->out[k]];
-        if (o->padded || (elem * (int64_t)dtype_size(compile_storage(c->opt, o->dtype))) % align != 0) continue;
+        if (o->padded || (elem * (int64_t)dtype_size(compile_tensor_storage(c->opt, o))) % align != 0) continue;
         o->alias_of = base;
         o->view_off = elem;
     }

@@ -180,6 +180,7 @@ static Status dispatch(ShapeCtx *c)
         return shape_assert_meta(c);
     case OP_IDENTITY:
     case OP_DEPAD:
+    case OP_PACK:
     case OP_DROPOUT:
     case OP_TO_DTYPE:
         return shape_same(c);
@@ -489,6 +490,7 @@ static OutType out_type(const Graph *g, const Node *n)
         return dt != DT_INVALID ? exact(dt) : of_cls(CL_FLOAT);
     case OP_IDENTITY:
     case OP_DEPAD:
+    case OP_PACK:
     case OP_DROPOUT:
     case OP_CONV2D:
     case OP_BATCH_NORM:

@@ -264,7 +264,7 @@ static Un un_of(OpId op)
     case OP_MAX_POOL2D: case OP_AVG_POOL2D: case OP_ADAPTIVE_AVG_POOL2D: case OP_EMBEDDING:
     case OP_CAT: case OP_SLICE: case OP_SELECT: case OP_SPLIT: case OP_VIEW: case OP_FLATTEN: case OP_UNSQUEEZE:
     case OP_SQUEEZE: case OP_PERMUTE: case OP_TRANSPOSE: case OP_EXPAND: case OP_INDEX_COPY:
-    case OP_ARANGE: case OP_FULL: case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_COUNT: case OP_INVALID:
+    case OP_ARANGE: case OP_FULL: case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK: case OP_COUNT: case OP_INVALID:
         break;
     }
     return U_NONE;
@@ -489,7 +489,7 @@ static Bn bn_of(OpId op)
     case OP_ADAPTIVE_AVG_POOL2D: case OP_EMBEDDING: case OP_CAT: case OP_SLICE: case OP_SELECT: case OP_SPLIT:
     case OP_VIEW: case OP_FLATTEN: case OP_UNSQUEEZE: case OP_SQUEEZE: case OP_PERMUTE:
     case OP_TRANSPOSE: case OP_EXPAND: case OP_INDEX_COPY: case OP_ARANGE: case OP_FULL:
-    case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_COUNT: case OP_INVALID:
+    case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK: case OP_COUNT: case OP_INVALID:
         break;
     }
     return B_NONE;

@@ -79,4 +79,5 @@ const CpuKernelFn cpu_kernel_table[OP_COUNT] = {
     [OP_ZEROS] = cpu_source,
     [OP_ONES] = cpu_source,
     [OP_DEPAD] = cpu_copy,
+    [OP_PACK] = cpu_copy,
 };

@@ -67,14 +67,30 @@ static int64_t run_offset(const PlanTensor *t, int64_t r, int64_t run)
     return ((r / t->shape[1]) * t->pshape[1] + r % t->shape[1]) * run;
 }
 
-Status hostxf_pack(const PlanTensor *t, const HTensor *v, void *dst, const char *file,
-                   DiagList *d)
+static int64_t logical_numel(const PlanTensor *t)
 {
     int64_t n = 1;
     for (int i = 0; i < t->rank; i++) n *= t->shape[i];
+    return n;
+}
+
+bool hostxf_is_raw(const PlanTensor *t, const HTensor *v)
+{
+    if (t->padded || v->numel != logical_numel(t) || !v->data) return false;
+    return (v->dtype == DT_F32 && t->storage == DT_F32) || (v->dtype == DT_I32 && t->storage == DT_I32);
+}
+
+Status hostxf_pack(const PlanTensor *t, const HTensor *v, void *dst, const char *file,
+                   DiagList *d)
+{
+    int64_t n = logical_numel(t);
     if (v->numel != n)
         return diag_error(d, file, NULL, t->name, "has %lld elements, the plan expects %lld",
                           (long long)v->numel, (long long)n);
+    if (hostxf_is_raw(t, v)) {
+        memcpy(dst, v->data, (size_t)n * 4);
+        return ST_OK;
+    }
     /* the common case, float32 values: tight loops over dense runs (inputs are packed on every
      * run; a channel-padded tensor is one run per (n, c) row, its padding left zero) */
     if (v->dtype == DT_F32 && (t->storage == DT_F16 || t->storage == DT_BF16 || t->storage == DT_F32)) {

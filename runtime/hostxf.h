@@ -17,6 +17,10 @@ int hostxf_elem_size(DType storage);
  * element count differs or an integer does not fit in 32 bits. */
 Status hostxf_pack(const PlanTensor *t, const HTensor *v, void *dst, const char *file,
                    DiagList *d);
+/* Are v's bytes t's device bytes: the element count, f32 (or i32) on both sides, no padding? Then
+ * the upload is one memcpy of v->data, no per-element work (a graph input that pack-inputs left
+ * in its host form; compiler/pass_pack.c). */
+bool hostxf_is_raw(const PlanTensor *t, const HTensor *v);
 /* Unpacks device bytes into a new host tensor of t's logical shape and reference dtype. */
 Status hostxf_unpack(const PlanTensor *t, const void *src, HTensor *out);
 

@@ -173,6 +173,38 @@ static void test_bool_in_float_storage(void **state)
     }
 }
 
+/* An input in its host form (pack-inputs: f32 storage, dense) is the raw path: its device bytes
+ * are the host's, bit for bit (NaN payloads, -0, subnormals); a cast, padding or another count
+ * is not */
+static void test_host_form_raw(void **state)
+{
+    (void)state;
+    int64_t shape[4] = {1, 3, 5, 7};
+    PlanTensor t = tensor(DT_F32, DT_F32, 4, shape, 0);
+    HTensor v;
+    tu_alloc(&v, "float32", 4, shape);
+    tu_rand(&v, 11, -3, 3);
+    uint32_t *bits = v.data;
+    bits[0] = 0x7fc12345u; /* a NaN with a payload */
+    bits[1] = 0x80000000u; /* -0 */
+    bits[2] = 0x00000007u; /* a subnormal */
+    assert_true(hostxf_is_raw(&t, &v));
+    uint32_t dev[105];
+    memset(dev, 0xab, sizeof dev);
+    DiagList d = {0};
+    assert_int_equal(hostxf_pack(&t, &v, dev, "m.json", &d), ST_OK);
+    assert_memory_equal(dev, v.data, sizeof dev);
+    PlanTensor h = tensor(DT_F32, DT_F16, 4, shape, 0), pad = tensor(DT_F32, DT_F32, 4, shape, 32);
+    assert_false(hostxf_is_raw(&h, &v));
+    assert_false(hostxf_is_raw(&pad, &v));
+    int64_t other[4] = {1, 3, 5, 6};
+    PlanTensor small = tensor(DT_F32, DT_F32, 4, other, 0);
+    assert_false(hostxf_is_raw(&small, &v));
+    assert_int_equal(hostxf_pack(&small, &v, dev, "m.json", &d), ST_BAD_INPUT);
+    htensor_free(&v);
+    diag_free(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -181,6 +213,7 @@ int main(void)
         cmocka_unit_test(test_casts),
         cmocka_unit_test(test_count_mismatch),
         cmocka_unit_test(test_bool_in_float_storage),
+        cmocka_unit_test(test_host_form_raw),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

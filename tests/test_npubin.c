@@ -37,11 +37,13 @@ static Plan *build_plan(const char *path)
     o.channel_tile = 32;
     o.compute = DT_F16;
     o.arena_align = 256;
+    o.pack_min = 1; /* every float input in its host form: the round trip carries pack kernels */
     Arena scratch;
     arena_init(&scratch, 64 * 1024);
     PassCtx c = {&o, &d, &scratch};
     PassFn passes[] = {pass_canonicalize, pass_fold_batchnorm, pass_partition,  pass_fuse,
-                       pass_layout,       pass_views,          pass_plan_memory};
+                       pass_layout,       pass_pack_inputs,    pass_views,
+                       pass_plan_memory};
     for (size_t i = 0; st == ST_OK && i < sizeof passes / sizeof passes[0]; i++) {
         st = passes[i](g, &c);
         arena_reset(&scratch);

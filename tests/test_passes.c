@@ -686,6 +686,85 @@ static void test_layout_inserts_depad(void **state)
     pipeline_free(&p);
 }
 
+static int count_shader(const Plan *p, const char *stem)
+{
+    int n = 0;
+    for (int k = 0; k < p->nkernels; k++) n += strcmp(p->kernels[k].shader, stem) == 0;
+    return n;
+}
+
+/* pack-inputs: resnet's input is uploaded as f32 and cast by one pack kernel that the first conv
+ * reads; switched off, or with nothing to pack (a threshold above every input), the plan is the
+ * one of before (plan_equal), and an fp32 plan packs nothing */
+static void test_pack_inputs(void **state)
+{
+    (void)state;
+    const char *path = "tests/models/resnet18/model.json";
+    Pipeline on = compile(path, NULL);
+    const Plan *p = on.plan;
+    int x = plan_find_tensor(p, "x"), xd = plan_find_tensor(p, "x@device");
+    assert_true(x >= 0 && xd >= 0);
+    assert_int_equal(p->tensors[x].storage, DT_F32);
+    assert_int_equal(p->tensors[xd].storage, DT_F16);
+    assert_int_equal(count_shader(p, "pack"), 1);
+    const PlanKernel *k0 = &p->kernels[0];
+    assert_string_equal(k0->shader, "pack");
+    assert_int_equal(k0->args[0], x);
+    assert_int_equal(k0->args[1], xd);
+    for (int k = 1; k < p->nkernels; k++) /* nothing else reads the host form */
+        for (int a = 0; a < p->kernels[k].nin; a++) assert_int_not_equal(p->kernels[k].args[a], x);
+    assert_true(p->kernels[1].args[0] == xd);
+    assert_true(p->kernels[1].level > k0->level);
+
+    CompileOptions o;
+    compile_defaults(&o);
+    o.disable[o.n_disable++] = "pack-inputs";
+    Pipeline off = compile(path, &o);
+    compile_defaults(&o);
+    o.pack_min = INT64_MAX;
+    Pipeline none = compile(path, &o);
+    assert_int_equal(count_shader(off.plan, "pack"), 0);
+    assert_int_equal(off.plan->tensors[plan_find_tensor(off.plan, "x")].storage, DT_F16);
+    assert_int_equal(plan_find_tensor(off.plan, "x@device"), -1);
+    assert_true(plan_equal(off.plan, none.plan));
+    assert_false(plan_equal(off.plan, p));
+    compile_defaults(&o);
+    o.compute = DT_F32;
+    Pipeline f32 = compile(path, &o);
+    assert_int_equal(count_shader(f32.plan, "pack"), 0);
+    pipeline_free(&on);
+    pipeline_free(&off);
+    pipeline_free(&none);
+    pipeline_free(&f32);
+}
+
+/* Below the threshold nothing is packed (decode's mask, ids and caches at their real sizes);
+ * with every size taken, the float mask is packed but not the integer ids, and not the KV caches,
+ * which index_copy updates in place (the output stays an alias of the input: state the runtime
+ * carries) */
+static void test_pack_inputs_choice(void **state)
+{
+    (void)state;
+    const char *path = "tests/models/qwen2_tiny/decode.json";
+    Pipeline def = compile(path, NULL);
+    assert_int_equal(count_shader(def.plan, "pack"), 0);
+    CompileOptions o;
+    compile_defaults(&o);
+    o.pack_min = 1;
+    Pipeline all = compile(path, &o);
+    const Plan *p = all.plan;
+    assert_int_equal(count_shader(p, "pack"), 1);
+    assert_true(plan_find_tensor(p, "attention_mask@device") >= 0);
+    assert_int_equal(p->tensors[plan_find_tensor(p, "attention_mask")].storage, DT_F32);
+    assert_int_equal(plan_find_tensor(p, "kv_0@device"), -1);
+    assert_int_equal(plan_find_tensor(p, "input_ids@device"), -1);
+    int kv = plan_find_tensor(p, "kv_0"), out = plan_find_tensor(p, "index_copy");
+    assert_int_equal(p->tensors[kv].storage, o.compute);
+    assert_int_equal(plan_base(p, out), kv);
+    pipeline_free(&def);
+    pipeline_free(&all);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -701,6 +780,7 @@ int main(void)
         cmocka_unit_test(test_conv_activation_patterns),
         cmocka_unit_test(test_partition_hoists_host_work),
         cmocka_unit_test(test_split_views),
+        cmocka_unit_test(test_pack_inputs),          cmocka_unit_test(test_pack_inputs_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,6 +63,7 @@ static const Case good[] = {
     {"aten.contiguous.default", NULL, 1, {F(3, 2, 3, 4)}, 1, F(3, 2, 3, 4)},
     {"aten.clone.default", NULL, 1, {L0}, 1, L0},
     {"npu.depad", NULL, 1, {F(3, 2, 3, 4)}, 1, F(3, 2, 3, 4)},
+    {"npu.pack", NULL, 1, {F(4, 1, 3, 5, 7)}, 1, F(4, 1, 3, 5, 7)},
     {"aten.dropout.default", "{'p':0.1,'train':false}", 1, {F(2, 5, 6)}, 1, F(2, 5, 6)},
     {"<built-in function getitem>", "{'index':1}", 2, {F(2, 2, 3), L(1, 7)}, 1, L(1, 7)},
     {"aten.to.dtype", "{'dtype':'torch.float16'}", 1, {F(2, 2, 3)}, 1, H(2, 2, 3)},

@@ -9,7 +9,8 @@
  * divisor_override, dilation, adaptive sizes); f32 and f16, bf16 for coverage. The tiling of the
  * implicit-GEMM kernels: several tiles each way, K splits and their reduce with every epilogue.
  * Every case runs per kernel tier (tests/vk_check.c: portable, the emulated tensor-core kernels,
- * and nv-coopmat where the device has it; NPU_TEST_TIER picks one). */
+ * and nv-coopmat where the device has it; NPU_TEST_TIER picks one). A large graph input packed
+ * on the device (pass pack-inputs) for odd channel counts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 #include <cmocka.h>
 
 #include "compiler/kernels.h"
+#include "compiler/pass.h"
 #include "vk_check.h"
 
 /* ---- a small builder for graphs in the exporter's format ---------------------------------- */
@@ -431,6 +433,40 @@ static void test_adaptive_pool(void **state)
     }
 }
 
+/* ---- a graph input packed on the device (pass pack-inputs) ------------------------------- */
+
+/* x [1, C, H, W] of at least PACK_INPUTS_MIN elements, uploaded as f32 and cast by the pack
+ * kernel, read by a conv to 17 channels (its output padded to 32 and depadded for the graph
+ * output) and by a relu (dense): odd channel counts, f16 and bf16, NaN-poisoned buffers (every
+ * vc_check), on Vulkan and on the CPU backend (which runs the pack node as an identity). */
+static void test_packed_input(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][4] = {{1, 1, 130, 131}, {1, 3, 75, 77}, {1, 5, 59, 57}, {1, 17, 33, 31}};
+    static char json[32768];
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const int64_t *xs = shapes[i];
+        assert_true(xs[0] * xs[1] * xs[2] * xs[3] >= PACK_INPUTS_MIN);
+        int64_t ys[4] = {1, 17, xs[2], xs[3]};
+        Gb g = {0};
+        gb_input(&g, "x", xs);
+        gb_conv(&g, "conv", "x", xs, 17, 1, 3, 3, true, "y", ys,
+                "\"stride\":[1,1],\"padding\":[1,1],\"dilation\":[1,1]");
+        gb_node(&g, "act", "aten.relu.default", (const char *[]){"x", NULL},
+                (const int64_t *[]){xs}, "r", xs, NULL);
+        gb_output(&g, "y", ys);
+        gb_output(&g, "r", xs);
+        snprintf(json, sizeof json,
+                 "{\"model_name\":\"t\",\"graph_inputs\":[%s],\"graph_outputs\":[%s],"
+                 "\"weights\":[%s],\"weight_name_mapping\":{%s},\"nodes\":[%s]}",
+                 g.in, g.out, g.w, g.map, g.nodes);
+        for (int t = 1; t < 3; t++) {
+            vc_check_json(json, dts[t], tols[t], "pack");
+            vc_check_json_on(json, dts[t], tols[t], "pack", true);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -440,7 +476,7 @@ int main(void)
         cmocka_unit_test(test_conv_activations),
         cmocka_unit_test(test_conv_add_residual), cmocka_unit_test(test_conv_add_self),
         cmocka_unit_test(test_max_pool),          cmocka_unit_test(test_avg_pool),
-        cmocka_unit_test(test_adaptive_pool),
+        cmocka_unit_test(test_adaptive_pool),     cmocka_unit_test(test_packed_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

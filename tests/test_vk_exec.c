@@ -2,7 +2,8 @@
  * The executor on Vulkan: profiling never changes results (the timed recording, with a barrier
  * and a timestamp after every kernel, gives bit-identical outputs to the untimed one), repeated
  * runs are deterministic, every NPU kernel gets a GPU time in the timed run, and the recorder
- * puts exactly the barriers the compiler predicts: one between consecutive levels. */
+ * puts exactly the barriers the compiler predicts: one between consecutive levels; a graph input
+ * packed on the device is uploaded by the dense path and packed as the host would have. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +12,9 @@
 
 #include "app/model.h"
 #include "app/runner.h"
+#include "common/half.h"
 #include "compiler/schedule.h"
+#include "runtime/hostxf.h"
 
 static void outputs(Runner *r, bool timed, HTensor *out)
 {
@@ -165,6 +168,49 @@ static void test_watched_output_reads_back(void **state)
     diag_free(&d);
 }
 
+/* pack-inputs: resnet18's input is uploaded in its host form (the dense path: hostxf_is_raw,
+ * one copy of the f32 bytes) and the pack kernel alone, run by itself, leaves the input's bytes
+ * as the host gave them and its device form equal, bit for bit, to what the host's packing
+ * gives (f16, round to nearest even) */
+static void test_packed_input_upload(void **state)
+{
+    (void)state;
+    Options o;
+    Model m;
+    load("tests/models/resnet18/model.json", true, &o, &m);
+    DiagList d = {0};
+    Runner r;
+    Status st = runner_open(&r, &o, &m, false, &d);
+    if (st != ST_OK) diag_print(&d, stderr);
+    assert_int_equal(st, ST_OK);
+    const Plan *p = r.pipe.plan;
+    int x = plan_find_tensor(p, "x"), xd = plan_find_tensor(p, "x@device");
+    assert_true(x >= 0 && xd >= 0 && r.x.vals[x]);
+    const HTensor *v = r.x.vals[x];
+    int64_t nonzero = 0;
+    for (int64_t i = 0; i < v->numel; i++) nonzero += ((const float *)v->data)[i] != 0;
+    assert_true(nonzero > v->numel / 2); /* random, not zeros */
+    assert_true(hostxf_is_raw(&p->tensors[x], v));
+    assert_false(hostxf_is_raw(&p->tensors[xd], v));
+    assert_string_equal(p->kernels[0].shader, "pack");
+    assert_int_equal(r.be->ops->set_input(r.be, x, v, &d), ST_OK);
+    assert_int_equal(r.be->ops->run(r.be, 0, 1, false, &d), ST_OK);
+    HTensor hx = {0}, hd = {0};
+    assert_int_equal(r.be->ops->read(r.be, x, &hx, &d), ST_OK);
+    assert_int_equal(r.be->ops->read(r.be, xd, &hd, &d), ST_OK);
+    assert_int_equal(hx.numel, v->numel);
+    assert_memory_equal(hx.data, v->data, (size_t)v->numel * 4);
+    const float *a = v->data, *b = hd.data;
+    int64_t bad = 0;
+    for (int64_t i = 0; i < v->numel; i++) bad += b[i] != f16_to_f32(f32_to_f16(a[i]));
+    assert_int_equal(bad, 0);
+    htensor_free(&hx);
+    htensor_free(&hd);
+    runner_close(&r);
+    model_free(&m);
+    diag_free(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -172,6 +218,7 @@ int main(void)
         cmocka_unit_test(test_timed_equals_untimed_convnet),
         cmocka_unit_test(test_recorder_barriers_are_levels),
         cmocka_unit_test(test_watched_output_reads_back),
+        cmocka_unit_test(test_packed_input_upload),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,6 +27,7 @@ void tui_view_passes(Tui *t, TuiLines *out)
 {
     const Pipeline *pp = &t->s.pipe;
     int star = creator_pass(t);
+    int w = pp->nsnaps > 10 ? 2 : 1; /* numbers right-aligned: " 9 plan-memory", "10 lower" */
     for (int i = 0; i < pp->nsnaps; i++) {
         const Snapshot *sn = &pp->snaps[i];
         bool none = sn->added + sn->removed + sn->rewritten == 0;
@@ -38,7 +39,7 @@ void tui_view_passes(Tui *t, TuiLines *out)
         if (none) snprintf(ch, sizeof ch, "%s", sn->skipped ? "skipped" : "-");
         int a = none ? TA_DIM : 0;
         if (i == star) a = TA_BOLD | TA_COLOR(TC_MAGENTA);
-        tui_lines_add(out, a, i, "%d %-16s %-8s%6s%s", i, sn->pass, ch, tui_ms(t, sn->ms, ms, sizeof ms),
+        tui_lines_add(out, a, i, "%*d %-16s %-8s%6s%s", w, i, sn->pass, ch, tui_ms(t, sn->ms, ms, sizeof ms),
                       i == star ? "*" : "");
     }
     /* the selection is the session's cursor */

@@ -77,7 +77,8 @@ static const char *kind_color(OpId op)
     case OP_LAYER_NORM: case OP_BATCH_NORM: case OP_MAX_POOL2D: case OP_AVG_POOL2D:
     case OP_ADAPTIVE_AVG_POOL2D: case OP_CUMSUM:
         return "#92c5de";
-    case OP_DEPAD: return "#ffff99";
+    case OP_DEPAD:
+    case OP_PACK: return "#ffff99";
     default: break;
     }
     if (op_has(op, OPF_VIEW)) return "#e0e0e0";

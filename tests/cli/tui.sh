@@ -84,9 +84,9 @@ wait_for() {
 }
 tmux new-session -d -s "$sess" -x 120 -y 40 \
     "env TERM=xterm-256color '$B' tests/models/convnet/model.json --backend cpu --break F2; echo EXITED \$?; sleep 30"
-ok "tmux: opens on the last pass" "wait_for 'pass 9/9 lower' 30"
-tmux send-keys -t "$sess" Left Left Left Left Left
-ok "tmux: Left steps back to the fuse pass" "wait_for 'pass 4/9 fuse'"
+ok "tmux: opens on the last pass" "wait_for 'pass 10/10 lower' 30"
+tmux send-keys -t "$sess" Left Left Left Left Left Left
+ok "tmux: Left steps back to the fuse pass" "wait_for 'pass 4/10 fuse'"
 tmux send-keys -t "$sess" 5 Down Space
 ok "tmux: Space toggles F2 through the session" "wait_for 'fusions 2/3 |' && grep -q '> fusion off F2' $T/cap.txt"
 tmux send-keys -t "$sess" z
@@ -102,7 +102,7 @@ tmux kill-session -t "$sess" 2>/dev/null
 sess=npu-tui-cancel-$$
 tmux new-session -d -s "$sess" -x 120 -y 40 \
     "env TERM=xterm-256color '$B' tests/models/resnet18/model.json --backend cpu --break F3; echo EXITED \$?; sleep 30"
-ok "tmux: resnet18 opens" "wait_for 'pass 9/9 lower' 60"
+ok "tmux: resnet18 opens" "wait_for 'pass 10/10 lower' 60"
 tmux send-keys -t "$sess" b
 wait_for 'working: bisect' 20
 tmux send-keys -t "$sess" Escape
