@@ -22,9 +22,12 @@ void main()
     if (live) {
         int base = row_offset(r, pc.oshape, pc.xs);
         uint end = min(pc.len, (s + 1u) * pc.chunk);
+        bool keep_nan = pc.skip_nan == 0u;
+        // a lane's indices increase, so a later element wins only by a larger value, or as the
+        // first NaN (when NaN is not skipped) over numbers: am_better for i > bi
         for (uint j = s * pc.chunk + lane; j < end; j += NPU_TPR) {
             float v = S_LOAD(x[base + int(j) * pc.lstride]);
-            if (!(isnan(v) && pc.skip_nan != 0u) && am_better(v, int(j), bv, bi)) {
+            if (isnan(v) ? keep_nan && (bi < 0 || !isnan(bv)) : bi < 0 || v > bv) {
                 bv = v;
                 bi = int(j);
             }
