@@ -57,6 +57,8 @@ ok "generate on Vulkan: the 9 greedy tokens of the reference, caches kept on the
 ok "generate --host-argmax: the logits read back, the same tokens" "[ $rc = 0 ] && grep -q '\"argmax\":\"host\"' $T/gh.jsonl && grep -q '\"reference\":\"match\"' $T/gh.jsonl && python3 -c 'import json,sys; a=json.loads(open(sys.argv[1]).readline()); b=json.loads(open(sys.argv[2]).readline()); assert a[\"tokens\"]==b[\"tokens\"], (a,b)' $T/g.jsonl $T/gh.jsonl"
 "$B" generate tests/models/qwen2_tiny --json --backend cpu > "$T/gh.jsonl" 2>"$T/e"; rc=$?
 ok "generate --backend cpu: the host's argmax, the reference's tokens" "[ $rc = 0 ] && grep -q '\"argmax\":\"host\"' $T/gh.jsonl && grep -q '\"reference\":\"match\"' $T/gh.jsonl"
+"$B" generate tests/models/qwen2_tiny --json --cpu-op aten.argmax.default > "$T/gh.jsonl" 2>"$T/e"; rc=$?
+ok "generate with the argmax forced onto the CPU: the host's argmax, the reference's tokens" "[ $rc = 0 ] && grep -q '\"argmax\":\"host\"' $T/gh.jsonl && grep -q '\"reference\":\"match\"' $T/gh.jsonl"
 # logits of NaN alone (the final norm's weight NaN): an error naming them, on either path
 mkdir -p "$T/nanq" && cp tests/models/qwen2_tiny/* "$T/nanq/" && python3 - "$T/nanq/weights.safetensors" <<'PY'
 import json, struct, sys
