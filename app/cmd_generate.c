@@ -47,7 +47,6 @@ typedef struct Gen {
     Step sp, sd;
     bool host_carry;   /* decode's caches are not updated in place: carry through the host */
     bool host_prefill; /* decode cannot use prefill's storage: copy prefill's caches over */
-    bool edit;         /* the graphs get the argmax output (not --backend cpu or --host-argmax) */
     int64_t tokens[GEN_MAX_TOKENS];
     int ntok;
     float step_ms[GEN_MAX_TOKENS]; /* wall time of each decode step, by position */
@@ -110,6 +109,14 @@ static Status read_config(Gen *g, DiagList *d)
     return st;
 }
 
+/* Is this output a cache (state_carry names it)? The logits are the first output that is not. */
+static bool is_state(const Gen *g, const char *name)
+{
+    for (int k = 0; k < g->nstate; k++)
+        if (strcmp(name, g->st_out[k]) == 0) return true;
+    return false;
+}
+
 /* The per-step inputs and the logits output of one program. */
 static Status find_step(const Plan *p, const Gen *g, Step *s, DiagList *d)
 {
@@ -124,9 +131,7 @@ static Status find_step(const Plan *p, const Gen *g, Step *s, DiagList *d)
         for (int a = p->kernels[k].nin; a < p->kernels[k].nargs; a++)
             if (p->kernels[k].args[a] == tok && p->kernels[k].target == KT_NPU) s->token = tok;
     for (int i = 0; i < p->noutputs && s->logits < 0; i++) {
-        bool state = p->outputs[i] == tok;
-        for (int k = 0; k < g->nstate; k++) state |= strcmp(p->tensors[p->outputs[i]].name, g->st_out[k]) == 0;
-        if (!state) s->logits = p->outputs[i];
+        if (p->outputs[i] != tok && !is_state(g, p->tensors[p->outputs[i]].name)) s->logits = p->outputs[i];
     }
     if (s->ids < 0 || s->mask < 0 || s->pos < 0 || s->cpos < 0 || s->logits < 0)
         return diag_error(d, p->source, NULL, NULL, "an LLM step needs inputs input_ids, "
@@ -270,17 +275,13 @@ static Status parse_prompt(const char *s, int64_t *out, int *n, DiagList *d)
 }
 
 /* The graph edit before compiling (CompileOptions.edit): GEN_TOKEN = argmax(logits, dim=-1,
- * skip_nan), one more graph output. The logits are the first output that is no cache state, as
- * find_step picks them. */
+ * skip_nan), one more graph output, on the logits find_step will pick. */
 static Status add_argmax(Graph *gr, void *ctx, DiagList *d)
 {
     const Gen *g = ctx;
     int lg = -1;
-    for (int i = 0; i < gr->noutputs && lg < 0; i++) {
-        bool state = false;
-        for (int k = 0; k < g->nstate; k++) state |= strcmp(gr->tensors[gr->outputs[i]].name, g->st_out[k]) == 0;
-        if (!state) lg = gr->outputs[i];
-    }
+    for (int i = 0; i < gr->noutputs && lg < 0; i++)
+        if (!is_state(g, gr->tensors[gr->outputs[i]].name)) lg = gr->outputs[i];
     if (lg < 0) return diag_error(d, gr->path, NULL, NULL, "an LLM step needs a logits output");
     if (graph_find_tensor(gr, GEN_TOKEN) >= 0)
         return diag_error(d, gr->path, NULL, GEN_TOKEN, "the model already has a tensor of this name");
@@ -309,8 +310,9 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
     if (st == ST_OK) st = model_bind(&g->mp, &op, d);
     if (st == ST_OK) st = model_load_graph(&g->md, pd, d);
     if (st == ST_OK) st = model_bind(&g->md, &od, d);
-    g->edit = strcmp(o->backend, "cpu") != 0 && !o->host_argmax;
-    Status (*edit)(Graph *, void *, DiagList *) = g->edit ? add_argmax : NULL;
+    /* the CPU backend has no watch: its graphs stay as exported */
+    bool gpu_argmax = strcmp(o->backend, "cpu") != 0 && !o->host_argmax;
+    Status (*edit)(Graph *, void *, DiagList *) = gpu_argmax ? add_argmax : NULL;
     if (st == ST_OK) st = runner_open_edit(&g->rp, &op, &g->mp, false, NULL, edit, g, d);
     if (st == ST_OK) st = runner_open_edit(&g->rd, &od, &g->md, false, g->rp.be, edit, g, d);
     if (st == ST_OK) st = find_step(g->rp.pipe.plan, g, &g->sp, d);
