@@ -8,7 +8,9 @@
  *   device on f16/bf16 see the same numbers), where equal maxima abound: the first index wins;
  * - NaN-poisoned elements: NaN is the maximum (its first index), as torch, or ignored with
  *   `skip_nan` (generate's pick); a row of NaN alone gives -1 with skip_nan;
- * - -inf elements and a row of -inf alone (index 0). */
+ * - -inf elements and a row of -inf alone (index 0);
+ * - the plans themselves: a 151936-logit row is cut into 75 chunks for a GPU and 10 for a CPU
+ *   device (pass 1 then argmax_red), short rows take one pass. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +19,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "compiler/ir_json.h"
+#include "compiler/pass.h"
+#include "compiler/plan.h"
 #include "vk_check.h"
 
 static const char *dts[] = {"fp32", "fp16", "bf16"};
@@ -134,6 +139,54 @@ static void test_random_f32(void **state)
     }
 }
 
+/* The kernels lowering makes: stems, the chunk count (push word 3) and the grids. */
+static void expect_plan(const char *shape, const char *out, bool cpu_device, int nkernels, int nsplit,
+                        uint32_t groups1, uint32_t groups2)
+{
+    char json[2048];
+    snprintf(json, sizeof json,
+             "{\"model_name\":\"am\",\"graph_inputs\":[" VC_T("x", "%s") "],"
+             "\"graph_outputs\":[" VC_TI("y", "%s") "],\"weights\":[],\"weight_name_mapping\":{},"
+             "\"nodes\":[" VC_NODE("am", "aten.argmax.default", VC_T("x", "%s"), VC_TI("y", "%s"),
+                                   "\"dim\":-1") "]}",
+             shape, out, shape, out);
+    Graph *g = NULL;
+    DiagList d = {0};
+    assert_int_equal(ir_read_buffer("<am>", json, strlen(json), &g, &d), ST_OK);
+    CompileOptions o;
+    compile_defaults(&o);
+    o.compute = DT_BF16;
+    o.cpu_device = cpu_device;
+    Pipeline pipe;
+    if (pipeline_run_graph(g, &o, &pipe, &d) != ST_OK) {
+        diag_print(&d, stderr);
+        fail_msg("compile failed");
+    }
+    const Plan *p = pipe.plan;
+    assert_int_equal(p->nkernels, nkernels);
+    assert_string_equal(p->kernels[0].shader, "argmax_bf16");
+    assert_int_equal(p->kernels[0].push[3], (uint32_t)nsplit);
+    assert_int_equal(p->kernels[0].groups[0], groups1);
+    if (nkernels == 2) {
+        assert_string_equal(p->kernels[1].shader, "argmax_red");
+        assert_int_equal(p->kernels[1].groups[0], groups2);
+        assert_int_equal(p->kernels[0].nargs, 3);
+        assert_int_not_equal(p->kernels[0].args[1], p->kernels[0].args[2]); /* the partials */
+    }
+    pipeline_free(&pipe);
+    diag_free(&d);
+}
+
+static void test_plans(void **state)
+{
+    (void)state;
+    expect_plan("[1,1,151936]", "[1,1]", false, 2, 75, 75, 1);
+    expect_plan("[1,1,151936]", "[1,1]", true, 2, 10, 10, 1);
+    expect_plan("[3,151936]", "[3]", false, 2, 75, 225, 2); /* pass 2: 128 lanes a row */
+    expect_plan("[1,1000]", "[1]", false, 1, 1, 1, 0);
+    expect_plan("[50,7]", "[50]", false, 1, 1, 2, 0); /* 8 lanes a row: 32 rows a workgroup */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -142,6 +195,7 @@ int main(void)
         cmocka_unit_test(test_nan_row),
         cmocka_unit_test(test_neginf),
         cmocka_unit_test(test_random_f32),
+        cmocka_unit_test(test_plans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
