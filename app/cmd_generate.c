@@ -3,10 +3,16 @@
  * device; decode's KV-cache inputs are bound to the storage of prefill's cache outputs
  * (generation.json's state_carry), and decode updates its caches in place (index_copy writes the
  * new row only), so the caches never leave the device. Per step only the token, its position,
- * the cache position and the additive mask are uploaded; one submit per step; the logits are
- * read back for the argmax. A prompt longer than the prefill length continues through decode
- * steps; a shorter one runs through decode steps alone. With reference.safetensors in the folder
- * the greedy tokens are compared with its `greedy_tokens`. */
+ * the cache position and the additive mask are uploaded; one submit per step. The next token is
+ * picked on the GPU: before compiling, both graphs get one more output, an argmax over the last
+ * dim of the logits (`skip_nan`: NaN ignored, -1 for logits of NaN alone), and the decode step's
+ * recording copies that index (4 bytes a row) to host memory instead of the logits (a 152K
+ * vocabulary: 300 KB in bf16). Where the backend cannot watch a tensor (--backend cpu, whose
+ * graphs stay as exported), the argmax does not run on the device, or with --host-argmax, the
+ * logits are read back and the argmax is the host's (the JSON's "argmax": "gpu" or "host"). A
+ * prompt longer than the prefill length continues through decode steps; a shorter one runs
+ * through decode steps alone. With reference.safetensors in the folder the greedy tokens are
+ * compared with its `greedy_tokens` and prefill's logits with its own (read back for that). */
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
@@ -23,10 +29,12 @@
 
 #define GEN_MAX_STATE 128
 #define GEN_MAX_TOKENS 4096
+#define GEN_TOKEN "generate.next_token" /* the argmax output added to both graphs */
 
 typedef struct Step {
     int ids, mask, pos, cpos; /* plan tensor ids of the per-step inputs */
     int logits;               /* plan tensor id of the logits output */
+    int token;                /* of the argmax output when an NPU kernel computes it, else -1 */
     HTensor t_ids, t_mask, t_pos, t_cpos;
 } Step;
 
@@ -102,6 +110,14 @@ static Status read_config(Gen *g, DiagList *d)
     return st;
 }
 
+/* Is this output a cache (state_carry names it)? The logits are the first output that is not. */
+static bool is_state(const Gen *g, const char *name)
+{
+    for (int k = 0; k < g->nstate; k++)
+        if (strcmp(name, g->st_out[k]) == 0) return true;
+    return false;
+}
+
 /* The per-step inputs and the logits output of one program. */
 static Status find_step(const Plan *p, const Gen *g, Step *s, DiagList *d)
 {
@@ -110,10 +126,13 @@ static Status find_step(const Plan *p, const Gen *g, Step *s, DiagList *d)
     s->pos = plan_find_tensor(p, "position_ids");
     s->cpos = plan_find_tensor(p, "cache_position");
     s->logits = -1;
+    s->token = -1;
+    int tok = plan_find_tensor(p, GEN_TOKEN);
+    for (int k = 0; tok >= 0 && k < p->nkernels; k++)
+        for (int a = p->kernels[k].nin; a < p->kernels[k].nargs; a++)
+            if (p->kernels[k].args[a] == tok && p->kernels[k].target == KT_NPU) s->token = tok;
     for (int i = 0; i < p->noutputs && s->logits < 0; i++) {
-        bool state = false;
-        for (int k = 0; k < g->nstate; k++) state |= strcmp(p->tensors[p->outputs[i]].name, g->st_out[k]) == 0;
-        if (!state) s->logits = p->outputs[i];
+        if (p->outputs[i] != tok && !is_state(g, p->tensors[p->outputs[i]].name)) s->logits = p->outputs[i];
     }
     if (s->ids < 0 || s->mask < 0 || s->pos < 0 || s->cpos < 0 || s->logits < 0)
         return diag_error(d, p->source, NULL, NULL, "an LLM step needs inputs input_ids, "
@@ -166,19 +185,27 @@ static void note_step(Gen *g, int pos, double ms)
     }
 }
 
-/* Runs one step and returns the argmax of the last row of the logits. */
+/* Runs one step and returns the argmax of the last row of the logits: the device's (s->token)
+ * or the host's; logits (may be NULL) receives the logits, read back for it. */
 static Status run_step(Runner *r, Step *s, int64_t *token, HTensor *logits, DiagList *d)
 {
     Status st = exec_run(&r->x, false, d);
     HTensor out = {0};
-    if (st == ST_OK) st = exec_read(&r->x, s->logits, &out, d);
-    if (st != ST_OK) return st;
-    int64_t v = out.shape[out.rank - 1], rows = out.numel / (v ? v : 1);
-    const float *row = (const float *)out.data + (rows - 1) * v;
     int64_t best = -1;
-    float bv = 0;
-    for (int64_t i = 0; i < v; i++)
-        if (row[i] == row[i] && (best < 0 || row[i] > bv)) best = i, bv = row[i];
+    if (st == ST_OK && s->token >= 0) {
+        st = exec_read(&r->x, s->token, &out, d);
+        if (st == ST_OK && out.numel > 0) best = ((const int64_t *)out.data)[out.numel - 1];
+        htensor_free(&out);
+    }
+    if (st == ST_OK && (s->token < 0 || logits)) st = exec_read(&r->x, s->logits, &out, d);
+    if (st != ST_OK) return st;
+    if (s->token < 0) {
+        int64_t v = out.shape[out.rank - 1], rows = out.numel / (v ? v : 1);
+        const float *row = (const float *)out.data + (rows - 1) * v;
+        float bv = 0;
+        for (int64_t i = 0; i < v; i++)
+            if (row[i] == row[i] && (best < 0 || row[i] > bv)) best = i, bv = row[i];
+    }
     *token = best;
     if (logits) *logits = out;
     else htensor_free(&out);
@@ -248,6 +275,27 @@ static Status parse_prompt(const char *s, int64_t *out, int *n, DiagList *d)
     return *n ? ST_OK : diag_error(d, NULL, NULL, NULL, "--prompt-ids is empty");
 }
 
+/* The graph edit before compiling (CompileOptions.edit): GEN_TOKEN = argmax(logits, dim=-1,
+ * skip_nan), one more graph output, on the logits find_step will pick. */
+static Status add_argmax(Graph *gr, void *ctx, DiagList *d)
+{
+    const Gen *g = ctx;
+    int lg = -1;
+    for (int i = 0; i < gr->noutputs && lg < 0; i++)
+        if (!is_state(g, gr->tensors[gr->outputs[i]].name)) lg = gr->outputs[i];
+    if (lg < 0) return diag_error(d, gr->path, NULL, NULL, "an LLM step needs a logits output");
+    if (graph_find_tensor(gr, GEN_TOKEN) >= 0)
+        return diag_error(d, gr->path, NULL, GEN_TOKEN, "the model already has a tensor of this name");
+    const GTensor *l = &gr->tensors[lg];
+    if (l->rank < 1) return diag_error(d, gr->path, NULL, l->name, "the logits are a scalar");
+    int t = graph_add_tensor(gr, GEN_TOKEN, DT_I64, l->rank - 1, l->shape, TK_ACT);
+    int n = t < 0 ? -1 : graph_add_node(gr, "generate_argmax", OP_ARGMAX, "aten.argmax.default", &lg, 1, &t, 1);
+    if (n < 0 || !graph_add_attr(gr, n, "dim", ATTR_INT, -1) || !graph_add_attr(gr, n, "keepdim", ATTR_BOOL, 0) ||
+        !graph_add_attr(gr, n, "skip_nan", ATTR_BOOL, 1) || !graph_add_output(gr, t))
+        return ST_NOMEM;
+    return graph_link(gr);
+}
+
 static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d)
 {
     char pp[4096], pd[4096], ref[4096];
@@ -263,13 +311,19 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
     if (st == ST_OK) st = model_bind(&g->mp, &op, d);
     if (st == ST_OK) st = model_load_graph(&g->md, pd, d);
     if (st == ST_OK) st = model_bind(&g->md, &od, d);
-    if (st == ST_OK) st = runner_open(&g->rp, &op, &g->mp, false, d);
-    if (st == ST_OK) st = runner_open_with(&g->rd, &od, &g->md, false, g->rp.be, d);
+    /* the CPU backend has no watch: its graphs stay as exported */
+    bool gpu_argmax = strcmp(o->backend, "cpu") != 0 && !o->host_argmax;
+    Status (*edit)(Graph *, void *, DiagList *) = gpu_argmax ? add_argmax : NULL;
+    if (st == ST_OK) st = runner_open_edit(&g->rp, &op, &g->mp, false, NULL, edit, g, d);
+    if (st == ST_OK) st = runner_open_edit(&g->rd, &od, &g->md, false, g->rp.be, edit, g, d);
     if (st == ST_OK) st = find_step(g->rp.pipe.plan, g, &g->sp, d);
     if (st == ST_OK) st = find_step(g->rd.pipe.plan, g, &g->sd, d);
     if (st == ST_OK) st = wire_state(g, d);
-    /* the decode step's logits come back with the step's own submit */
-    if (st == ST_OK && g->rd.be->ops->watch) st = g->rd.be->ops->watch(g->rd.be, g->sd.logits, d);
+    /* the decode step's token (or logits) comes back with the step's own submit; without a
+     * watch the device's argmax would be read by a second submit: the host's takes the logits */
+    if (st == ST_OK && !g->rd.be->ops->watch) g->sp.token = g->sd.token = -1;
+    int watched = g->sd.token >= 0 ? g->sd.token : g->sd.logits;
+    if (st == ST_OK && g->rd.be->ops->watch) st = g->rd.be->ops->watch(g->rd.be, watched, d);
     if (st != ST_OK) return st;
 
     /* the prompt: --prompt-ids, else the reference's prefill prompt */
@@ -306,11 +360,10 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
     double prefill_rel = -1;
     if (st == ST_OK && np >= g->prefill_len) {
         HTensor logits = {0};
+        const StTensor *rl = have_ref && !o->prompt_ids ? st_find(&rs, "prefill.logits") : NULL;
         st = set_step(g, &g->rp, &g->sp, prompt, g->prefill_len, 0);
-        if (st == ST_OK) st = run_step(&g->rp, &g->sp, &next, &logits, d);
-        const StTensor *rl = have_ref ? st_find(&rs, "prefill.logits") : NULL;
-        bool same_prompt = !o->prompt_ids;
-        if (st == ST_OK && rl && same_prompt) {
+        if (st == ST_OK) st = run_step(&g->rp, &g->sp, &next, rl ? &logits : NULL, d);
+        if (st == ST_OK && rl) {
             HTensor want = {0};
             CmpStats cs;
             if (st_to_htensor(rl, DT_F32, &want) == ST_OK && cmp_tensors(&logits, &want, &cs))
@@ -393,11 +446,11 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
             fprintf(out, "],\"prompt_len\":%d,\"ttft_ms\":%.3f,\"decode_steps\":%d,\"decode_ms\":%.3f,"
                          "\"decode_tokens_per_s\":%.2f,\"prefill_rel_l2\":%.6g,\"reference\":\"%s\","
                          "\"state\":\"%s\",\"device\":\"%s\",\"dtype\":\"%s\",\"prefill_runs\":%d,"
-                         "\"prefill_wall_ms\":%.3f,\"prefill_gpu_ms\":%.3f}\n",
+                         "\"prefill_wall_ms\":%.3f,\"prefill_gpu_ms\":%.3f,\"argmax\":\"%s\"}\n",
                     np, ttft, ndec, tdec, tps, prefill_rel,
                     match < 0 ? "none" : match ? "match" : "mismatch",
                     g->host_carry ? "host" : "device", g->rp.be->ops->device(g->rp.be), g->rd.dtype,
-                    pf_runs, pf_wall, pf_gpu);
+                    pf_runs, pf_wall, pf_gpu, g->sd.token >= 0 ? "gpu" : "host");
             /* every decode step's wall time by cache position (one line, for benchmarks) */
             fprintf(out, "{\"schema\":\"npu-explore/generate/1\",\"kind\":\"steps\",\"pos\":[");
             for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%d" : "%d", g->step_pos[i]);
@@ -413,8 +466,10 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
             for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_run[i]);
             fprintf(out, "]}\n");
         } else {
-            fprintf(out, "device %s, %s; caches carried on the %s\ntokens:", g->rp.be->ops->device(g->rp.be),
-                    g->rd.dtype, g->host_carry ? "host (index_copy not in place)" : "device");
+            fprintf(out, "device %s, %s; caches carried on the %s; next token picked on the %s\ntokens:",
+                    g->rp.be->ops->device(g->rp.be), g->rd.dtype,
+                    g->host_carry ? "host (index_copy not in place)" : "device",
+                    g->sd.token >= 0 ? "GPU (argmax)" : "host (logits read back)");
             for (int i = 0; i < g->ntok; i++) fprintf(out, " %lld", (long long)g->tokens[i]);
             fprintf(out, "\ntime to first token %.2f ms (prompt %d tokens); decode %d steps in %.2f ms = %.1f tokens/s\n",
                     ttft, np, ndec, tdec, tps);

@@ -174,6 +174,8 @@ Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d)
             NEED();
             if (num(a, v, &x, d) != ST_OK || x < 0 || x > 10000) return ST_BAD_INPUT;
             o->prefill_runs = (int)x;
+        } else if (strcmp(a, "--host-argmax") == 0) {
+            o->host_argmax = true;
         } else if (strcmp(a, "--max-new") == 0) {
             NEED();
             if (num(a, v, &x, d) != ST_OK || x < 1 || x > 100000) return ST_BAD_INPUT;

@@ -44,6 +44,7 @@ typedef struct Options {
     const char *save, *baseline; /* profile --save/--baseline */
     const char *prompt_ids; /* generate --prompt-ids */
     int max_new;            /* generate --max-new */
+    bool host_argmax;       /* generate --host-argmax: the next token from read-back logits */
     int prefill_runs;       /* generate --prefill-runs: extra warm prefill runs, timed (0: none) */
     bool expand;            /* dot --expand: draw fusion members even on large graphs */
     int verbose;

@@ -112,6 +112,12 @@ static Status npubin_pipeline(const Options *o, const Model *m, int no_reuse_ali
 Status runner_open_with(Runner *r, const Options *o, Model *m, bool no_reuse, Backend *with,
                         DiagList *d)
 {
+    return runner_open_edit(r, o, m, no_reuse, with, NULL, NULL, d);
+}
+
+Status runner_open_edit(Runner *r, const Options *o, Model *m, bool no_reuse, Backend *with,
+                        Status (*edit)(Graph *g, void *ctx, DiagList *d), void *ctx, DiagList *d)
+{
     memset(r, 0, sizeof *r);
     Options oo = *o;
     bool cpu = strcmp(o->backend, "cpu") == 0; /* the reference computes in float32 */
@@ -120,6 +126,8 @@ Status runner_open_with(Runner *r, const Options *o, Model *m, bool no_reuse, Ba
     CompileOptions co;
     compile_options_from(&oo, &co);
     co.no_reuse = no_reuse;
+    co.edit = edit;
+    co.edit_ctx = ctx;
     VkBackendOptions vo = vk_backend_options_default();
     vo.device = o->device;
     Status st = ST_OK;
@@ -131,6 +139,8 @@ Status runner_open_with(Runner *r, const Options *o, Model *m, bool no_reuse, Ba
         if (st == ST_OK) co.cpu_device = vk_backend_cpu_device(r->be);
     }
     bool npubin = model_is_npubin(o->model) && !o->recompile;
+    if (st == ST_OK && npubin && edit)
+        st = diag_error(d, o->model, NULL, NULL, "a compiled .npubin cannot take a graph edit");
     if (st == ST_OK && npubin) st = npubin_pipeline(o, m, no_reuse ? co.arena_align : 0, &r->pipe, d);
     else if (st == ST_OK) st = pipeline_run(o->model, &co, &r->pipe, d);
     if (st == ST_OK && npubin)

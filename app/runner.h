@@ -26,6 +26,10 @@ Status runner_open(Runner *r, const Options *o, Model *m, bool no_reuse, DiagLis
 /* The same on the device of an open runner's backend `with` (so the two can share storage). */
 Status runner_open_with(Runner *r, const Options *o, Model *m, bool no_reuse, Backend *with,
                         DiagList *d);
+/* The same with edit(g, ctx, d) applied to the imported graph before it compiles
+ * (CompileOptions.edit); an IR model only. */
+Status runner_open_edit(Runner *r, const Options *o, Model *m, bool no_reuse, Backend *with,
+                        Status (*edit)(Graph *g, void *ctx, DiagList *d), void *ctx, DiagList *d);
 /* An error quoting the first message when the validation layer (NPU_VK_VALIDATE=1) reported
  * errors so far; ST_OK otherwise. */
 Status runner_check_validation(Runner *r, DiagList *d);

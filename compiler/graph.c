@@ -93,6 +93,29 @@ int graph_add_node(Graph *g, const char *name, OpId op, const char *aten, const 
     return g->nnodes++;
 }
 
+bool graph_add_attr(Graph *g, int node, const char *key, AttrKind kind, int64_t v)
+{
+    Node *n = &g->nodes[node];
+    Attr *a = arena_alloc(&g->arena, sizeof(Attr) * (size_t)(n->nattrs + 1));
+    const char *k = arena_strdup(&g->arena, key);
+    if (!a || !k) return false;
+    if (n->nattrs) memcpy(a, n->attrs, sizeof(Attr) * (size_t)n->nattrs);
+    a[n->nattrs] = (Attr){.key = k, .kind = kind, .i = v, .f = (double)v};
+    n->attrs = a;
+    n->nattrs++;
+    return true;
+}
+
+bool graph_add_output(Graph *g, int t)
+{
+    int *o = realloc(g->outputs, sizeof(int) * (size_t)(g->noutputs + 1));
+    if (!o) return false;
+    g->outputs = o;
+    g->outputs[g->noutputs++] = t;
+    g->tensors[t].is_output = true;
+    return true;
+}
+
 int graph_find_tensor(const Graph *g, const char *name)
 {
     return (int)(intptr_t)strmap_get(&g->by_name, name) - 1;

@@ -167,6 +167,11 @@ int graph_add_tensor(Graph *g, const char *name, DType dt, int rank, const int64
 /* Adds a node; in/out arrays are copied. Returns its index or -1 on allocation failure. */
 int graph_add_node(Graph *g, const char *name, OpId op, const char *aten, const int *in, int nin,
                    const int *out, int nout);
+/* Appends an int or bool attribute (kind ATTR_INT or ATTR_BOOL) to node `node` (a node built in
+ * code; the IR reader parses its own). False on allocation failure. */
+bool graph_add_attr(Graph *g, int node, const char *key, AttrKind kind, int64_t v);
+/* Makes tensor t one more graph output (last). False on allocation failure. */
+bool graph_add_output(Graph *g, int t);
 int graph_find_tensor(const Graph *g, const char *name); /* -1 if absent */
 int graph_find_node(const Graph *g, const char *name);   /* -1 if absent */
 /* Recomputes producer/consumer links from the live nodes. */

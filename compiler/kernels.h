@@ -148,6 +148,7 @@ Status lower_unary(const KernelCtx *c, PlanKernel *k);
 Status lower_binary(const KernelCtx *c, PlanKernel *k);     /* binary, add_relu, silu_mul */
 Status lower_where(const KernelCtx *c, PlanKernel *k);      /* where, where_s (masked_fill) */
 Status lower_reduce(const KernelCtx *c, PlanKernel *k);
+Status lower_argmax(const KernelCtx *c, PlanKernel *k);     /* argmax_f32|f16|bf16, argmax_red */
 Status lower_softmax(const KernelCtx *c, PlanKernel *k);    /* softmax, log_softmax, masked_softmax */
 Status lower_norm(const KernelCtx *c, PlanKernel *k);       /* rmsnorm, layernorm, batchnorm */
 Status lower_conv2d(const KernelCtx *c, PlanKernel *k);

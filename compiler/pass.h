@@ -44,6 +44,10 @@ typedef struct CompileOptions {
     const char *ir_text;            /* the IR JSON the graph came from, embedded in the plan so a
                                      * .npubin runs without it (borrowed; NULL: none embedded) */
     size_t ir_len;
+    /* An edit of the imported graph before its shape check and the passes (generate appends an
+     * argmax output), NULL: none. The plan's embedded IR text does not have it. */
+    Status (*edit)(Graph *g, void *ctx, DiagList *d);
+    void *edit_ctx;
 } CompileOptions;
 
 typedef struct PassCtx {

@@ -139,7 +139,8 @@ Status pipeline_run_graph(Graph *g, const CompileOptions *o, Pipeline *p, DiagLi
     arena_init(&scratch, 64 * 1024);
     PassCtx ctx = {o, d, &scratch};
     double t0 = now_ms();
-    Status st = shape_check_graph(g, d);
+    Status st = o->edit ? o->edit(g, o->edit_ctx, d) : ST_OK;
+    if (st == ST_OK) st = shape_check_graph(g, d);
     p->snaps[0] = (Snapshot){.pass = pass_table[0].name, .g = g, .ms = now_ms() - t0};
     p->nsnaps = 1;
     p->g = g;

@@ -249,6 +249,8 @@ static Status dispatch(ShapeCtx *c)
     case OP_SUM:
     case OP_AMAX:
         return shape_reduce(c);
+    case OP_ARGMAX:
+        return shape_argmax(c);
     case OP_MAX_POOL2D:
     case OP_AVG_POOL2D:
         return shape_pool2d(c);
@@ -460,6 +462,8 @@ static OutType out_type(const Graph *g, const Node *n)
     case OP_HARDTANH:
         /* Integer inputs with float bounds: promotion rules of clamp vary across versions. */
         return of_cls(c0 == CL_FLOAT ? CL_FLOAT : CL_UNKNOWN);
+    case OP_ARGMAX:
+        return exact(DT_I64);
     case OP_SUM:
     case OP_CUMSUM:
         if (dt != DT_INVALID) return exact(dt);

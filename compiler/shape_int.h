@@ -48,6 +48,7 @@ Status shape_matmul(ShapeCtx *c);
 Status shape_t(ShapeCtx *c);
 Status shape_along_dim(ShapeCtx *c);
 Status shape_reduce(ShapeCtx *c);
+Status shape_argmax(ShapeCtx *c);
 Status shape_pool2d(ShapeCtx *c);
 Status shape_adaptive_pool2d(ShapeCtx *c);
 Status shape_embedding(ShapeCtx *c);

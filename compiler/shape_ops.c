@@ -367,6 +367,30 @@ Status shape_reduce(ShapeCtx *c)
     return sh_set(c, r, s);
 }
 
+/* argmax: one dim (an int, or null / absent for the flattened input), keepdim as a reduction
+ * (with no dim: every dim kept as 1), and the project's `skip_nan` flag. */
+Status shape_argmax(ShapeCtx *c)
+{
+    const GTensor *x = sh_in(c, 0);
+    const Attr *a = node_attr(c->n, "dim");
+    if (a && a->kind != ATTR_INT && a->kind != ATTR_NONE && !(a->kind == ATTR_INTS && a->n == 1))
+        return sh_err(c, NULL, "attribute 'dim' must be one integer or null");
+    const Attr *sk = node_attr(c->n, "skip_nan");
+    if (sk && sk->kind != ATTR_BOOL && sk->kind != ATTR_INT)
+        return sh_err(c, NULL, "attribute 'skip_nan' must be a bool");
+    if (a && a->kind != ATTR_NONE) {
+        int64_t dv = 0;
+        attr_ints(c->n, "dim", &dv, 1);
+        int d = norm_dim(dv, x->rank);
+        if (d < 0 && x->rank > 0) return shape_reduce(c); /* reports the range */
+        if (x->rank > 0 && x->shape[d] == 0)
+            return sh_err(c, NULL, "argmax over dim %d of size 0", d);
+    } else if (tensor_numel(x) == 0) {
+        return sh_err(c, NULL, "argmax of an empty tensor");
+    }
+    return shape_reduce(c);
+}
+
 /* ---- pooling ---- */
 
 static int64_t floor_div(int64_t a, int64_t b)

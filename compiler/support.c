@@ -14,6 +14,8 @@ static bool compares(OpId op)
  * read them. NULL when n's dtypes suit the NPU. */
 static const char *int_reason(const Graph *g, const Node *n)
 {
+    if (n->op == OP_ARGMAX) /* float data in, an int32 index out */
+        return dtype_is_float(node_input(g, n, 0)->dtype) ? NULL : "argmax of integers runs on the CPU";
     for (int k = 0; k < n->nout; k++) {
         DType dt = node_output(g, n, k)->dtype;
         if (dtype_is_int(dt) && (dt != DT_BOOL || !compares(n->op)))
@@ -86,6 +88,16 @@ bool npu_supports(Graph *g, const Node *n, const char **why)
         int nd = attr_ints(n, "dim", dims, NPU_MAX_RANK);
         if (nd == 1 && norm_dim(dims[0], r) == r - 1) return true;
         *why = "reduction over other than the last dim";
+        return false;
+    }
+    case OP_ARGMAX: {
+        int r = node_input(g, n, 0)->rank;
+        int64_t dim;
+        if (r <= 1 || (attr_present(n, "dim") && attr_ints(n, "dim", &dim, 1) == 1 &&
+                       norm_dim(dim, r) == r - 1))
+            return true;
+        *why = attr_present(n, "dim") ? "argmax over other than the last dim"
+                                      : "argmax of a flattened tensor of rank above 1";
         return false;
     }
     case OP_LAYER_NORM: {

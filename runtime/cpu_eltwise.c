@@ -260,7 +260,7 @@ static Un un_of(OpId op)
     case OP_BMM: case OP_MM: case OP_T: case OP_POW: case OP_ADD: case OP_SUB: case OP_RSUB:
     case OP_MUL: case OP_DIV: case OP_WHERE: case OP_MASKED_FILL: case OP_EQ: case OP_NE:
     case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_LOGICAL_AND: case OP_LOGICAL_OR:
-    case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_MEAN: case OP_SUM: case OP_AMAX: case OP_CUMSUM:
+    case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_MEAN: case OP_SUM: case OP_AMAX: case OP_ARGMAX: case OP_CUMSUM:
     case OP_MAX_POOL2D: case OP_AVG_POOL2D: case OP_ADAPTIVE_AVG_POOL2D: case OP_EMBEDDING:
     case OP_CAT: case OP_SLICE: case OP_SELECT: case OP_SPLIT: case OP_VIEW: case OP_FLATTEN: case OP_UNSQUEEZE:
     case OP_SQUEEZE: case OP_PERMUTE: case OP_TRANSPOSE: case OP_EXPAND: case OP_INDEX_COPY:
@@ -485,7 +485,7 @@ static Bn bn_of(OpId op)
     case OP_GELU: case OP_SILU: case OP_NEG: case OP_EXP: case OP_LOG: case OP_ABS: case OP_SQRT:
     case OP_RSQRT: case OP_COS: case OP_SIN: case OP_CLAMP: case OP_WHERE: case OP_MASKED_FILL:
     case OP_LOGICAL_NOT: case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_MEAN: case OP_SUM:
-    case OP_AMAX: case OP_CUMSUM: case OP_MAX_POOL2D: case OP_AVG_POOL2D:
+    case OP_AMAX: case OP_ARGMAX: case OP_CUMSUM: case OP_MAX_POOL2D: case OP_AVG_POOL2D:
     case OP_ADAPTIVE_AVG_POOL2D: case OP_EMBEDDING: case OP_CAT: case OP_SLICE: case OP_SELECT: case OP_SPLIT:
     case OP_VIEW: case OP_FLATTEN: case OP_UNSQUEEZE: case OP_SQUEEZE: case OP_PERMUTE:
     case OP_TRANSPOSE: case OP_EXPAND: case OP_INDEX_COPY: case OP_ARANGE: case OP_FULL:

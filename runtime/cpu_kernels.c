@@ -57,6 +57,7 @@ const CpuKernelFn cpu_kernel_table[OP_COUNT] = {
     [OP_MEAN] = cpu_reduce,
     [OP_SUM] = cpu_reduce,
     [OP_AMAX] = cpu_reduce,
+    [OP_ARGMAX] = cpu_argmax,
     [OP_CUMSUM] = cpu_cumsum,
     [OP_MAX_POOL2D] = cpu_pool2d,
     [OP_AVG_POOL2D] = cpu_pool2d,

@@ -34,6 +34,7 @@ Status cpu_binary(const CpuCall *c);   /* ADD SUB RSUB MUL DIV POW, comparisons,
 Status cpu_where(const CpuCall *c);    /* WHERE, MASKED_FILL */
 /* cpu_reduce.c */
 Status cpu_reduce(const CpuCall *c);   /* MEAN SUM AMAX */
+Status cpu_argmax(const CpuCall *c);
 Status cpu_softmax(const CpuCall *c);  /* SOFTMAX LOG_SOFTMAX */
 Status cpu_layer_norm(const CpuCall *c);
 Status cpu_batch_norm(const CpuCall *c);

@@ -1,4 +1,4 @@
-/* CPU reference for reductions and normalisations: mean/sum/amax over dim lists, softmax and
+/* CPU reference for reductions and normalisations: mean/sum/amax over dim lists, argmax, softmax and
  * log-softmax, layer_norm, eval-mode batch_norm, cumsum. Sums accumulate in double (int64 for
  * integer outputs, wrapping as torch does); results round to float32 once on store. */
 #include <math.h>
@@ -173,6 +173,55 @@ Status cpu_reduce(const CpuCall *c)
     }
     free(accf);
     free(acci);
+    return ST_OK;
+}
+
+/* ---- argmax ---- */
+
+/* The index of the first maximum along `dim` (of the flattened input when absent or null). NaN is
+ * the maximum (its first index wins), as in torch; with `skip_nan` NaN is ignored and a row of
+ * nothing else gives -1 (generate's greedy pick, which reports such logits). */
+Status cpu_argmax(const CpuCall *c)
+{
+    const HTensor *x = c->in[0];
+    HTensor *y = c->out[0];
+    bool skip = attr_bool(c->node, "skip_nan", false), ints = !dtype_is_float(x->dtype);
+    int64_t outer = 1, len = x->numel, inner = 1;
+    if (attr_present(c->node, "dim")) {
+        int dim;
+        Status st = one_dim(c, x, "dim", -1, &dim);
+        if (st != ST_OK) return st;
+        split_at(x, dim, &outer, &len, &inner);
+    }
+    if (outer * inner != y->numel)
+        return diag_error(c->diag, c->file, c->node->name, NULL,
+                          "argmax leaves %lld elements but the output has %lld",
+                          (long long)(outer * inner), (long long)y->numel);
+    if (len == 0 && y->numel > 0)
+        return diag_error(c->diag, c->file, c->node->name, NULL, "argmax over an empty dimension");
+    for (int64_t o = 0; o < outer; o++) {
+        for (int64_t in = 0; in < inner; in++) {
+            int64_t base = o * len * inner + in, best = -1;
+            double bv = 0;
+            int64_t bi = 0;
+            for (int64_t j = 0; j < len; j++) {
+                int64_t p = base + j * inner;
+                if (ints) {
+                    int64_t v = ldi(x, p);
+                    if (best < 0 || v > bi) best = j, bi = v;
+                    continue;
+                }
+                double v = ldf(x, p);
+                if (v != v) {
+                    if (skip) continue;
+                    if (best < 0 || bv == bv) best = j, bv = v; /* the first NaN wins */
+                } else if (best < 0 || v > bv) {
+                    best = j, bv = v;
+                }
+            }
+            sti(y, o * inner + in, best);
+        }
+    }
     return ST_OK;
 }
 

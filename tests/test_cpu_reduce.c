@@ -87,6 +87,31 @@ static void test_reduce_hand(void **state)
                "output has 3");
 }
 
+/* argmax: the first maximum; NaN the maximum (torch) or skipped (skip_nan: -1 for a row of NaN
+ * alone); -inf rows give 0; int inputs; no dim = the flattened input. */
+static void test_argmax_hand(void **state)
+{
+    (void)state;
+    const TuSpec *x = S(F32(2, {2, 4}));
+    kc_expect("aten.argmax.default", 1, x, V(D(1, 3, 3, 2, -1, -2, -1, -3)), I64(1, {2}),
+              "{\"dim\":-1}", D(1, 0), 0);
+    kc_expect("aten.argmax.default", 1, x, V(D(1, 3, 3, 2, -1, -2, 7, -3)), I64(2, {1, 4}),
+              "{\"dim\":0,\"keepdim\":true}", D(0, 0, 1, 0), 0);
+    kc_expect("aten.argmax.default", 1, x, V(D(1, 3, 3, 2, -1, -2, 7, -3)), I64(0, {0}), NULL, D(6), 0);
+    kc_expect("aten.argmax.default", 1, x, V(D(1, 3, 3, 2, -1, -2, 7, -3)), I64(2, {1, 1}),
+              "{\"dim\":null,\"keepdim\":true}", D(6), 0);
+    const double *nan = D(1, NAN, 3, NAN, NAN, NAN, NAN, NAN);
+    kc_expect("aten.argmax.default", 1, x, V(nan), I64(1, {2}), "{\"dim\":1}", D(1, 0), 0);
+    kc_expect("aten.argmax.default", 1, x, V(nan), I64(1, {2}), "{\"dim\":1,\"skip_nan\":true}",
+              D(2, -1), 0);
+    kc_expect("aten.argmax.default", 1, x, V(D(-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, 2, NAN, 2)),
+              I64(1, {2}), "{\"dim\":1,\"skip_nan\":true}", D(0, 1), 0);
+    kc_expect("aten.argmax.default", 1, S(I64(1, {4})), V(D(-3, 9, 4, 9)), I64(0, {0}), "{\"dim\":0}",
+              D(1), 0);
+    kc_expect_err("aten.argmax.default", 1, x, NULL, I64(1, {2}), "{\"dim\":2}", "out of range");
+    kc_expect_err("aten.argmax.default", 1, x, NULL, I64(1, {3}), "{\"dim\":1}", "output has 3");
+}
+
 /* Reductions over random [2,3,4,5] data against a straightforward 4-deep loop. */
 static void test_reduce_random(void **state)
 {
@@ -366,7 +391,8 @@ static void test_cumsum(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reduce_hand), cmocka_unit_test(test_reduce_random),
+        cmocka_unit_test(test_reduce_hand),
+        cmocka_unit_test(test_argmax_hand), cmocka_unit_test(test_reduce_random),
         cmocka_unit_test(test_softmax),     cmocka_unit_test(test_layer_norm),
         cmocka_unit_test(test_batch_norm),  cmocka_unit_test(test_cumsum),
     };

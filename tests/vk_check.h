@@ -18,6 +18,11 @@ void vc_set_no_fuse(const char *spec);
 /* Runs of each compiled plan per check (default 1): the first n - 1 on other random inputs, the
  * last compared, so state a kernel keeps in its buffers from run to run is checked. */
 void vc_set_runs(int n);
+/* A function that rewrites the random value of graph input `input` (its index in the graph's
+ * inputs) before the checks that follow, for the reference and the device alike (NULL: none):
+ * data with ties, NaN or infinities the random fill never makes. */
+typedef void (*VcFill)(HTensor *t, int input, void *ctx);
+void vc_set_fill(VcFill fill, void *ctx);
 /* dtype: "fp16", "bf16" or "fp32". Returns the worst relative L2 error over the outputs. */
 double vc_check_json(const char *json, const char *dtype, double tol, const char *expect_shader);
 /* The same with the compiled plan run by the CPU reference backend instead (cpu_backend true):

@@ -73,7 +73,7 @@ static const char *kind_color(OpId op)
     switch (op) {
     case OP_CONV2D: case OP_LINEAR: case OP_ADDMM: case OP_MATMUL: case OP_BMM: case OP_MM:
         return "#f4a582";
-    case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_MEAN: case OP_SUM: case OP_AMAX:
+    case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_MEAN: case OP_SUM: case OP_AMAX: case OP_ARGMAX:
     case OP_LAYER_NORM: case OP_BATCH_NORM: case OP_MAX_POOL2D: case OP_AVG_POOL2D:
     case OP_ADAPTIVE_AVG_POOL2D: case OP_CUMSUM:
         return "#92c5de";

@@ -33,6 +33,12 @@ d4 = json.loads(json.dumps(d)); d4["weight_name_mapping"]["p_fc1_weight"] = "fc9
 json.dump(d4, open(t + "/missingw.json", "w"))
 d5 = json.loads(json.dumps(d)); d5["nodes"].append(dict(d5["nodes"][0]))
 json.dump(d5, open(t + "/dupnode.json", "w"))
+am = lambda dim: {"model_name": "am", "graph_inputs": [{"name": "x", "shape": [4, 10]}],
+    "graph_outputs": [{"name": "y", "dtype": "int64", "shape": [4]}], "weights": [], "weight_name_mapping": {},
+    "nodes": [{"name": "am", "op_type": "aten.argmax.default", "inputs": [{"name": "x", "shape": [4, 10]}],
+               "outputs": [{"name": "y", "dtype": "int64", "shape": [4]}], "attrs": {"dim": dim}}]}
+json.dump(am(2), open(t + "/argmax_dim.json", "w"))
+json.dump(am(-1), open(t + "/argmax.json", "w"))
 PY
 cp tests/models/mlp/weights.safetensors "$T/"
 head -c 100 tests/models/mlp/weights.safetensors > "$T/trunc.safetensors"
@@ -60,6 +66,9 @@ check "unknown pass"            2 "unknown pass 'nope'"          "$B" describe $
 check "truncated npubin"        2 "trunc.npubin"                 "$B" describe "$T/trunc.npubin"
 check "bit-flipped npubin"      2 "flip.npubin"                  "$B" describe "$T/flip.npubin"
 check "future npubin"           2 "newer"                        "$B" describe "$T/future.npubin"
+check "argmax dim out of range" 2 "node 'am': argmax: dim 2 is out of range" "$B" describe "$T/argmax_dim.json"
+check "argmax dim out of range, run" 2 "node 'am'"                "$B" run "$T/argmax_dim.json" --backend cpu
+check "argmax on the NPU"       0 "argmax_f16"                   "$B" describe "$T/argmax.json"
 check "compile without -o"      2 "needs -o"                     "$B" compile $M
 check "unwritable -o"           2 "cannot write"                 "$B" compile $M -o /nonexistent/dir/x.npubin
 check "run --check mlp"         0 "1 ok, 0 mismatch"             "$B" run $M --backend cpu --check

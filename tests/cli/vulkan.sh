@@ -52,7 +52,24 @@ done
     --cpu-op aten.cat.default --cpu-op aten.neg.default > "$T/c.jsonl" 2>"$T/e"; rc=$?
 ok "qwen2_tiny prefill with most ops on the CPU (many partitions) still matches" "[ $rc = 0 ] && check $T/c.jsonl 3e-2 || { head -3 $T/e; false; }"
 "$B" generate tests/models/qwen2_tiny --json > "$T/g.jsonl" 2>"$T/e"; rc=$?
-ok "generate on Vulkan: the 9 greedy tokens of the reference, caches kept on the device" "[ $rc = 0 ] && grep -q '\"reference\":\"match\"' $T/g.jsonl && grep -q '\"state\":\"device\"' $T/g.jsonl && python3 -c 'import json,sys; o=json.loads(open(sys.argv[1]).readline()); assert len(o[\"tokens\"])==9 and o[\"prefill_rel_l2\"] < 3e-2, o' $T/g.jsonl"
+ok "generate on Vulkan: the 9 greedy tokens of the reference, caches kept on the device, the next token picked by the GPU argmax" "[ $rc = 0 ] && grep -q '\"reference\":\"match\"' $T/g.jsonl && grep -q '\"state\":\"device\"' $T/g.jsonl && grep -q '\"argmax\":\"gpu\"' $T/g.jsonl && python3 -c 'import json,sys; o=json.loads(open(sys.argv[1]).readline()); assert len(o[\"tokens\"])==9 and o[\"prefill_rel_l2\"] < 3e-2, o' $T/g.jsonl"
+"$B" generate tests/models/qwen2_tiny --json --host-argmax > "$T/gh.jsonl" 2>"$T/e"; rc=$?
+ok "generate --host-argmax: the logits read back, the same tokens" "[ $rc = 0 ] && grep -q '\"argmax\":\"host\"' $T/gh.jsonl && grep -q '\"reference\":\"match\"' $T/gh.jsonl && python3 -c 'import json,sys; a=json.loads(open(sys.argv[1]).readline()); b=json.loads(open(sys.argv[2]).readline()); assert a[\"tokens\"]==b[\"tokens\"], (a,b)' $T/g.jsonl $T/gh.jsonl"
+"$B" generate tests/models/qwen2_tiny --json --backend cpu > "$T/gh.jsonl" 2>"$T/e"; rc=$?
+ok "generate --backend cpu: the host's argmax, the reference's tokens" "[ $rc = 0 ] && grep -q '\"argmax\":\"host\"' $T/gh.jsonl && grep -q '\"reference\":\"match\"' $T/gh.jsonl"
+"$B" generate tests/models/qwen2_tiny --json --cpu-op aten.argmax.default > "$T/gh.jsonl" 2>"$T/e"; rc=$?
+ok "generate with the argmax forced onto the CPU: the host's argmax, the reference's tokens" "[ $rc = 0 ] && grep -q '\"argmax\":\"host\"' $T/gh.jsonl && grep -q '\"reference\":\"match\"' $T/gh.jsonl"
+# logits of NaN alone (the final norm's weight NaN): an error naming them, on either path
+mkdir -p "$T/nanq" && cp tests/models/qwen2_tiny/* "$T/nanq/" && python3 - "$T/nanq/weights.safetensors" <<'PY'
+import json, struct, sys
+f = open(sys.argv[1], "r+b"); n = struct.unpack("<Q", f.read(8))[0]; h = json.loads(f.read(n))
+a, b = h["model.norm.weight"]["data_offsets"]; assert h["model.norm.weight"]["dtype"] == "BF16"
+f.seek(8 + n + a); f.write(b"\xc0\x7f" * ((b - a) // 2))
+PY
+for a in "" --host-argmax; do
+    "$B" generate "$T/nanq" $a > /dev/null 2>"$T/e"; rc=$?
+    ok "generate ${a:-(GPU argmax)}: logits of NaN alone are an error, exit 2" "[ $rc = 2 ] && grep -q 'the logits are all NaN' $T/e"
+done
 "$B" run tests/models/mlp/model.json --random-weights 1 --check > "$T/rw" 2>&1; rc=$?
 ok "run --check with generated weights compares with the CPU reference, not the file made with the real weights" "[ $rc = 0 ] && grep -q 'reference: the CPU reference' $T/rw && grep -q '1 ok, 0 mismatch' $T/rw"
 "$B" run tests/models/mlp/model.json --random-weights 1 --break F1 --check > "$T/rw" 2>&1; rc=$?
