@@ -178,10 +178,9 @@ uint32_t kc_lanes_for(int64_t len, uint32_t wg)
     return t;
 }
 
-KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t cm_bk, int64_t target)
+KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, bool cm, int64_t target)
 {
-    bool cm = cm_bk > 0;
-    KcTile t = {.cm = cm, .bk = cm ? cm_bk : 16, .tr = 4, .tc = 4};
+    KcTile t = {.cm = cm, .bk = cm ? 32 : 16, .tr = 4, .tc = 4};
     t.bm = m <= 16 ? 16 : m <= 32 ? 32 : 64;
     t.bn = n <= 32 ? 32 : 64;
     if (cm) t.bm = t.bn = 64; /* the coopmat tile is a compile-time constant (gemm_tile.glsl) */

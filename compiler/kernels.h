@@ -104,11 +104,9 @@ bool kc_bcast_strides6(const PlanTensor *t, const PlanTensor *out, int64_t st[6]
  * better), 4 for the tensor-core matmul (KC_MATMUL_TARGET: Qwen-prefill GEMMs 508 -> 378 us).
  * The portable tier uses them too: the H100 is the target, and lavapipe loses little by splits
  * (one more dispatch and the partials' traffic).
- * cm_bk: 0 for the portable (SIMT) tile, else the tensor-core tile's K step (the shader's
- * compile-time GEMM_CM_BK: 32 for conv2d_cm, 64 for matmul_cm).
- * Portable (SIMT): BM 16/32/64 covering small M (a depthwise conv wastes 15 of 16 rows
+ * Portable (cm false, SIMT): BM 16/32/64 covering small M (a depthwise conv wastes 15 of 16 rows
  * rather than 63 of 64), BN 32/64, BK 16, 4x4 outputs per invocation (fewer for tiles too small
- * for a row of BK and BN per pass). nv-coopmat (tensor cores): 64x64xcm_bk, 128
+ * for a row of BK and BN per pass). nv-coopmat (cm true, tensor cores): 64x64x32, 128
  * invocations = 4 subgroups (compile-time constants in the shader). */
 enum {
     KC_CONV_TARGET = 2 * TIER_NV_COOPMAT_SMS,
@@ -121,7 +119,7 @@ typedef struct KcTile {
     int64_t nsplit, kchunk;         /* K splits of kchunk (a multiple of bk) each */
     bool cm;
 } KcTile;
-KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t cm_bk, int64_t target);
+KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, bool cm, int64_t target);
 
 /* index_copy's geometry (lower_index_copy.c), shared by the kernels that store into a cache:
  * self and out seen as [outer, size, inner] around dim, the source as [outer, m, inner]. */

@@ -14,8 +14,7 @@
 
 #include "kernels.h"
 
-/* the K step of shaders/matmul_cm.glsl (GEMM_CM_BK there) */
-enum { MM_RED_WG = 256, MM_CM_BK = 64 };
+enum { MM_RED_WG = 256 };
 
 bool matmul_cm_applies(const KernelCtx *c, const PlanKernel *k, const CmProduct *q)
 {
@@ -32,7 +31,7 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q)
     const char *e = getenv("NPU_CM_TARGET");
     long target = e ? strtol(e, NULL, 10) : 0;
     if (target < 1 || target > 65536) target = KC_MATMUL_TARGET;
-    KcTile t = kc_gemm_tile(q->m, q->n, q->k, q->nbatch, MM_CM_BK, target);
+    KcTile t = kc_gemm_tile(q->m, q->n, q->k, q->nbatch, true, target);
     int64_t mn = q->nbatch * q->m * q->n;
     if (t.nsplit * mn > UINT32_MAX)
         return kc_error(c, "matmul kernel: the K-split partials pass 2^32 elements");

@@ -16,8 +16,8 @@
 // invocations read neighbouring B columns). Rows padded by one float (A_PAD, B_PAD) against bank conflicts.
 // GEMM_CM 1 (nv-coopmat, shaders/gemm_cm.glsl; CM_EMULATE 1 for its portable emulation):
 // shared float16_t, 128 invocations = 4 subgroups in a 2 x 2 grid, each owning 32 x 32 of the
-// 64 x 64 tile (BK = GEMM_CM_BK, default 32; compile-time constants) as 2 x 2 16x16
-// fragments; rows padded by 8 halves (16 bytes: the extension's alignment, and no bank conflicts for 16-byte row reads);
+// 64 x 64 tile (BK 32, compile-time constants) as 2 x 2 16x16 fragments; rows padded by 8
+// halves (16 bytes: the extension's alignment, and no bank conflicts for 16-byte row reads);
 // the result goes through SH_C [BM][BN + 4] f32 so the epilogue sees plain elements.
 //
 // GEMM_SH_VEC 1 (coopmat only; the tensor-core matmul): SH_A and SH_B are arrays of uvec4 (8
@@ -37,10 +37,7 @@
 #if GEMM_CM
 // A compile-time tile: constant array sizes and indices keep the fragments in registers (with
 // spec-constant shapes the NVIDIA driver kept them in memory: ~10 us per K step, measured).
-#ifndef GEMM_CM_BK
-#define GEMM_CM_BK 32
-#endif
-const uint BM = 64, BN = 64, BK = GEMM_CM_BK, GEMM_WG = 128;
+const uint BM = 64, BN = 64, BK = 32, GEMM_WG = 128;
 #else
 layout(constant_id = 1) const uint BM = 64;
 layout(constant_id = 2) const uint BN = 64;

@@ -16,15 +16,14 @@
 // the output then shows (never a silently clamped finite value): see docs/kernels.md "Tiers".
 // Staging loads (spec 7 VEC): 0 = one element per load, any strides; 1 = 16-byte vectors of 8
 // elements (the lowering proves A's rows and B's weight rows contiguous along K, K and every
-// batch and binding offset multiples of 8 elements, B_KMAJOR): 8 loads per invocation and K
-// step of 64 instead of 64. Either way shared memory takes one 16-byte store per 8 elements
+// batch and binding offset multiples of 8 elements, B_KMAJOR): 4 loads per invocation and K
+// step of 32 instead of 32. Either way shared memory takes one 16-byte store per 8 elements
 // (GEMM_SH_VEC, shaders/gemm_tile.glsl).
 // Push: the matmul block {M, N, K, b_ks, b_ns, nbatch, bdim[4], sa[4], sb[4], bias_ms, bias_ns,
 // act, alpha, beta, post}, then {mtiles, ntiles, nsplit, kchunk}. Spec: 0 = 128, 1..4 = BM, BN,
 // BK, B_KMAJOR, 7 = VEC.
 #define GEMM_CM 1
 #define GEMM_SH_VEC 1
-#define GEMM_CM_BK 64 // compiler/lower_matmul_cm.c MM_CM_BK
 #ifndef CM_EMULATE
 #define CM_EMULATE 0
 #endif
