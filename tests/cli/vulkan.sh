@@ -120,7 +120,8 @@ cat > "$T/lin.json" <<'J'
 {"model_name":"lin","graph_inputs":[{"name":"x","shape":[32,64]},{"name":"w","shape":[48,64]}],"graph_outputs":[{"name":"y","shape":[32,48]}],"nodes":[{"name":"l","op_type":"aten.linear.default","inputs":[{"name":"x","shape":[32,64]},{"name":"w","shape":[48,64]}],"outputs":[{"name":"y","shape":[32,48]}],"attrs":{}}]}
 J
 "$B" describe "$T/lin.json" --tier nv-coopmat > "$T/d.txt" && "$B" describe "$T/lin.json" --tier nv-coopmat --dtype bf16 > "$T/e.txt"; rc=$?
-ok "nv-coopmat: an f16 matmul with M > 1 on tensor cores, the bf16 one on the SIMT kernel" "[ $rc = 0 ] && grep -q 'matmul_cm_nb' $T/d.txt && ! grep -q 'matmul_cm' $T/e.txt"
+"$B" describe "$T/lin.json" --tier nv-coopmat --dtype fp32 > "$T/f.txt" || rc=1
+ok "nv-coopmat: f16 and bf16 matmuls with M > 1 on tensor cores (bf16 staged as f16), fp32 on the SIMT kernel" "[ $rc = 0 ] && grep -q 'matmul_cm_nb' $T/d.txt && grep -q 'matmul_cm_nb' $T/e.txt && ! grep -q 'matmul_cm' $T/f.txt"
 "$B" describe tests/models/resnet18/model.json --json | grep -q '"tier":"portable"'; rc=$?
 ok "compile and describe default to portable (no device to ask)" "[ $rc = 0 ]"
 "$B" run tests/models/mlp/model.json --tier fast > /dev/null 2>"$T/e"; rc=$?
