@@ -342,3 +342,21 @@ void kc_grid(PlanKernel *k, int64_t n, int64_t per_group)
     k->groups[1] = (uint32_t)y;
     k->groups[2] = (uint32_t)z;
 }
+
+KcRows kc_last_dim_rows(const PlanTensor *x, const PlanTensor *y)
+{
+    int64_t xs[NPU_MAX_RANK], ys[NPU_MAX_RANK];
+    kc_strides(x, xs);
+    kc_strides(y, ys);
+    int r = x->rank;
+    KcRows o = {.rows = 1, .len = r ? x->shape[r - 1] : 1, .step = r ? xs[r - 1] : 1};
+    for (int d = 0; d < KC_ROW_OUTER; d++) {
+        int od = d - (KC_ROW_OUTER - (r - 1));
+        bool in = r > 0 && od >= 0;
+        o.shape[d] = in ? x->shape[od] : 1;
+        o.xs[d] = in ? xs[od] : 0;
+        o.ys[d] = in ? ys[od] : 0;
+        o.rows *= o.shape[d];
+    }
+    return o;
+}

@@ -72,6 +72,16 @@ Status kc_spec(const KernelCtx *c, PlanKernel *k, uint32_t v);
 void kc_grid(PlanKernel *k, int64_t n, int64_t per_group);
 /* Lanes per row for row kernels: the power of two at or above len, in 1..wg. */
 uint32_t kc_lanes_for(int64_t len, uint32_t wg);
+/* The rows of a reduction over x's last dim into y (reduce, argmax): the outer dims right-
+ * aligned in KC_ROW_OUTER slots (leading slots of size 1, stride 0), their element strides in x
+ * and y, the row count, the row length and x's stride along it. The caller has checked
+ * x->rank - 1 <= KC_ROW_OUTER. */
+#define KC_ROW_OUTER 5
+typedef struct KcRows {
+    int64_t rows, len, step;
+    int64_t shape[KC_ROW_OUTER], xs[KC_ROW_OUTER], ys[KC_ROW_OUTER];
+} KcRows;
+KcRows kc_last_dim_rows(const PlanTensor *x, const PlanTensor *y);
 /* A scratch tensor private to the kernels of this instance: dense, kind PT_ACT, offset -1 (so
  * the backend gives it its own device buffer, outside the arena and never seen by the host),
  * dtype and storage `storage` (a shader declares its binding with that type explicitly). The

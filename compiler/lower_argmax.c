@@ -17,7 +17,7 @@
 #include "kernels.h"
 
 #define AM_WG 256
-#define AM_OUTER 5
+#define AM_OUTER KC_ROW_OUTER
 /* Splits: on a GPU about 2 workgroups per SM of the reference GPU and at least 2048 elements (8
  * per lane) per chunk: 75 chunks for 151936 logits. On a CPU device (lavapipe) chunks of at
  * least 16384 elements: a workgroup is one thread's loop there. At most AM_WG chunks, so pass 2
@@ -48,20 +48,9 @@ Status lower_argmax(const KernelCtx *c, PlanKernel *k)
     if (r - 1 > AM_OUTER) return kc_error(c, "argmax kernel: rank %d above 6", r);
     if (y->rank != r && y->rank != r - 1 && !(r == 0 && y->rank == 0))
         return kc_error(c, "argmax kernel: output rank %d for input rank %d", y->rank, r);
-    int64_t xs[NPU_MAX_RANK], ys[NPU_MAX_RANK];
-    kc_strides(x, xs);
-    kc_strides(y, ys);
-    int64_t len = r ? x->shape[r - 1] : 1, rows = 1;
+    KcRows w = kc_last_dim_rows(x, y);
+    int64_t len = w.len, rows = w.rows;
     if (len < 1) return kc_error(c, "argmax kernel: empty rows");
-    int64_t oshape[AM_OUTER], oxs[AM_OUTER], oys[AM_OUTER];
-    for (int d = 0; d < AM_OUTER; d++) {
-        int od = d - (AM_OUTER - (r - 1)); /* outer dims right-aligned, leading dims of 1 */
-        bool in = r > 0 && od >= 0;
-        oshape[d] = in ? x->shape[od] : 1;
-        oxs[d] = in ? xs[od] : 0;
-        oys[d] = in ? ys[od] : 0;
-        rows *= oshape[d];
-    }
     int64_t min_chunk = c->cpu_device ? AM_CHUNK_CPU : AM_CHUNK_GPU;
     int64_t nsplit = rows >= AM_TARGET ? 1 : (AM_TARGET + rows - 1) / rows;
     int64_t most = (len + min_chunk - 1) / min_chunk;
@@ -70,12 +59,12 @@ Status lower_argmax(const KernelCtx *c, PlanKernel *k)
     if (nsplit < 1) nsplit = 1;
     int64_t chunk = (len + nsplit - 1) / nsplit;
     nsplit = (len + chunk - 1) / chunk;
-    int64_t words[6 + 3 * AM_OUTER] = {rows, len, r ? xs[r - 1] : 1, nsplit, chunk,
+    int64_t words[6 + 3 * AM_OUTER] = {rows, len, w.step, nsplit, chunk,
                                        attr_bool(n, "skip_nan", false)};
     for (int d = 0; d < AM_OUTER; d++) {
-        words[6 + d] = oshape[d];
-        words[6 + AM_OUTER + d] = oxs[d];
-        words[6 + 2 * AM_OUTER + d] = oys[d];
+        words[6 + d] = w.shape[d];
+        words[6 + AM_OUTER + d] = w.xs[d];
+        words[6 + 2 * AM_OUTER + d] = w.ys[d];
     }
     int out = k->args[k->nargs - 1], part = out;
     if (nsplit > 1) {

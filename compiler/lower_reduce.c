@@ -9,7 +9,7 @@
 enum { RD_SUM = 1, RD_MEAN = 2, RD_AMAX = 3 }; /* codes of shaders/reduce.comp */
 
 #define RD_WG 256
-#define RD_OUTER 5
+#define RD_OUTER KC_ROW_OUTER
 
 
 Status lower_reduce(const KernelCtx *c, PlanKernel *k)
@@ -31,32 +31,20 @@ Status lower_reduce(const KernelCtx *c, PlanKernel *k)
     if (r - 1 > RD_OUTER) return kc_error(c, "reduce kernel: rank %d above 6", r);
     if (y->rank != r && y->rank != r - 1 && !(r == 0 && y->rank == 0))
         return kc_error(c, "reduce kernel: output rank %d for input rank %d", y->rank, r);
-    int64_t xs[NPU_MAX_RANK], ys[NPU_MAX_RANK];
-    kc_strides(x, xs);
-    kc_strides(y, ys);
-    int64_t len = r ? x->shape[r - 1] : 1, rows = 1;
-    int64_t oshape[RD_OUTER], oxs[RD_OUTER], oys[RD_OUTER];
-    for (int d = 0; d < RD_OUTER; d++) {
-        int od = d - (RD_OUTER - (r - 1)); /* outer dims right-aligned, leading dims of 1 */
-        bool in = r > 0 && od >= 0;
-        oshape[d] = in ? x->shape[od] : 1;
-        oxs[d] = in ? xs[od] : 0;
-        oys[d] = in ? ys[od] : 0;
-        rows *= oshape[d];
-    }
-    uint32_t tpr = kc_lanes_for(len, RD_WG);
-    Status st = kc_push_i(c, k, rows);
-    if (st == ST_OK) st = kc_push_i(c, k, len);
+    KcRows w = kc_last_dim_rows(x, y);
+    uint32_t tpr = kc_lanes_for(w.len, RD_WG);
+    Status st = kc_push_i(c, k, w.rows);
+    if (st == ST_OK) st = kc_push_i(c, k, w.len);
     if (st == ST_OK) st = kc_push_u(c, k, code);
-    if (st == ST_OK) st = kc_push_i(c, k, r ? xs[r - 1] : 1);
+    if (st == ST_OK) st = kc_push_i(c, k, w.step);
     for (int d = 0; d < RD_OUTER && st == ST_OK; d++)
-        st = kc_push_i(c, k, oshape[d]);
+        st = kc_push_i(c, k, w.shape[d]);
     for (int d = 0; d < RD_OUTER && st == ST_OK; d++)
-        st = kc_push_i(c, k, oxs[d]);
+        st = kc_push_i(c, k, w.xs[d]);
     for (int d = 0; d < RD_OUTER && st == ST_OK; d++)
-        st = kc_push_i(c, k, oys[d]);
+        st = kc_push_i(c, k, w.ys[d]);
     if (st == ST_OK) st = kc_spec(c, k, RD_WG);
     if (st == ST_OK) st = kc_spec(c, k, tpr);
-    kc_grid(k, rows, RD_WG / tpr);
+    kc_grid(k, w.rows, RD_WG / tpr);
     return st;
 }

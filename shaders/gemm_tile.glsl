@@ -79,7 +79,9 @@ shared SH_T SH_B[(BK + B_PAD) * (BN + B_PAD)];
 shared float SH_C[BM * (BN + C_PAD)];
 #endif
 
-float ra[AEL], rb[BEL];
+#if !GEMM_SH_VEC
+float ra[AEL], rb[BEL]; // the kernel's gemm_load fills them (GEMM_SH_VEC kernels keep vectors)
+#endif
 
 // A load for the staging hooks: always issued, at index 0 (the operand's first element, always
 // there) when `ok` is false, and the value zeroed after. The loads of a step are then straight-

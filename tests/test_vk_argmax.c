@@ -59,16 +59,24 @@ static void fill(HTensor *t, int input, void *ctx)
     }
 }
 
-/* argmax over the last dim of `in` (a JSON shape of rank r, last dim len) to `out`. */
-static void check(const char *in, const char *out, int64_t len, bool keepdim, bool skip, Mode mode)
+/* The graph y = argmax(x) with x's and y's JSON shapes and the node's attributes. */
+static void am_graph(char *json, size_t size, const char *in, const char *out, const char *attrs)
 {
-    char json[2048];
-    snprintf(json, sizeof json,
+    snprintf(json, size,
              "{\"model_name\":\"am\",\"graph_inputs\":[" VC_T("x", "%s") "],"
              "\"graph_outputs\":[" VC_TI("y", "%s") "],\"weights\":[],\"weight_name_mapping\":{},"
              "\"nodes\":[" VC_NODE("am", "aten.argmax.default", VC_T("x", "%s"), VC_TI("y", "%s"),
-                                   "\"dim\":-1,\"keepdim\":%s%s") "]}",
-             in, out, in, out, keepdim ? "true" : "false", skip ? ",\"skip_nan\":true" : "");
+                                   "%s") "]}",
+             in, out, in, out, attrs);
+}
+
+/* argmax over the last dim of `in` (a JSON shape of rank r, last dim len) to `out`. */
+static void check(const char *in, const char *out, int64_t len, bool keepdim, bool skip, Mode mode)
+{
+    char json[2048], attrs[64];
+    snprintf(attrs, sizeof attrs, "\"dim\":-1,\"keepdim\":%s%s", keepdim ? "true" : "false",
+             skip ? ",\"skip_nan\":true" : "");
+    am_graph(json, sizeof json, in, out, attrs);
     Fill f = {mode, len};
     vc_set_fill(fill, &f);
     for (int t = 0; t < 3; t++) vc_check_json(json, dts[t], 0.0, stems[t]);
@@ -144,12 +152,7 @@ static void expect_plan(const char *shape, const char *out, bool cpu_device, int
                         uint32_t groups1, uint32_t groups2)
 {
     char json[2048];
-    snprintf(json, sizeof json,
-             "{\"model_name\":\"am\",\"graph_inputs\":[" VC_T("x", "%s") "],"
-             "\"graph_outputs\":[" VC_TI("y", "%s") "],\"weights\":[],\"weight_name_mapping\":{},"
-             "\"nodes\":[" VC_NODE("am", "aten.argmax.default", VC_T("x", "%s"), VC_TI("y", "%s"),
-                                   "\"dim\":-1") "]}",
-             shape, out, shape, out);
+    am_graph(json, sizeof json, shape, out, "\"dim\":-1");
     Graph *g = NULL;
     DiagList d = {0};
     assert_int_equal(ir_read_buffer("<am>", json, strlen(json), &g, &d), ST_OK);
