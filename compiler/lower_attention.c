@@ -15,7 +15,7 @@
  * merges the fp32 partials (an atomic ticket per group in the scratch tensor "<out>.partials", kind
  * PT_SCRATCH: its own device buffer, zero-filled once at load, left zero by every run). The cache
  * is split (attn_params) to fill a GPU (about ATTN_GPU_TARGET workgroups, chunks of at least one
- * trip of the workgroup, at most ATTN_GPU_MAX_SPLIT splits: the merging workgroup reads every
+ * trip of the workgroup, at most ATTN_MAX_SPLIT splits: the merging workgroup reads every
  * partial) and hardly on a CPU device (lavapipe: a few workgroups). Positions past the last
  * non -inf mask entry are skipped in every split. K/V rows are read with 16-byte loads where every
  * row start is provably 16-byte aligned (D and the cache strides multiples of the vector, binding
@@ -28,9 +28,10 @@
  *       4 = NV vectors or elements per row, 5 = RB rows per team and trip.
  * Bindings: {K, V, q, mask, scratch, out}; without a split the output is bound in the scratch's
  * place (not accessed). */
-#include "kernels.h"
-
+#include <stdlib.h>
 #include <string.h>
+
+#include "kernels.h"
 
 #define ATTN_MAX_D 256 /* shaders/decode_attention.glsl MAXD */
 #define ATTN_MAX_G 8   /* MAXG */
@@ -39,7 +40,7 @@
 #define ATTN_GPU_WG 128  /* at most 128: MAXSG */
 #define ATTN_CPU_WG 64
 #define ATTN_GPU_TARGET (2 * TIER_NV_COOPMAT_SMS) /* workgroups to aim for on a GPU */
-#define ATTN_GPU_MAX_SPLIT 16
+#define ATTN_MAX_SPLIT 16 /* MAXSPLIT: the merging workgroup holds every split's {m, l} per head */
 #define ATTN_CPU_CHUNK 256  /* positions per split at least on a CPU device */
 #define ATTN_CPU_TARGET 4   /* workgroups to aim for on a CPU device */
 
@@ -84,8 +85,12 @@ static AttnParams attn_params(const KernelCtx *c, int64_t B, int64_t Hq, int64_t
         n = (T + trip - 1) / trip;
         int64_t want = (ATTN_GPU_TARGET + groups - 1) / groups;
         if (n > want) n = want;
-        if (n > ATTN_GPU_MAX_SPLIT) n = ATTN_GPU_MAX_SPLIT;
     }
+    /* NPU_ATTN_SPLITS=N: at most N splits (a measuring aid, like NPU_CM_TARGET) */
+    const char *e = getenv("NPU_ATTN_SPLITS");
+    long cap = e ? strtol(e, NULL, 10) : 0;
+    if (cap < 1 || cap > ATTN_MAX_SPLIT) cap = ATTN_MAX_SPLIT;
+    if (n > cap) n = cap;
     if (n < 1) n = 1;
     a.chunk = (T + n - 1) / n;
     a.nsplit = (T + a.chunk - 1) / a.chunk;

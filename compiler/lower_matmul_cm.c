@@ -2,7 +2,7 @@
  * bf16 storage, chosen by lower_matmul.c's M > 1 branch through matmul_cm_applies. lower_matmul
  * has pushed the family's words {M, N, K, b_ks, b_ns, nbatch, bdim[4], sa[4], sb[4], bias_ms,
  * bias_ns, act, alpha, beta, post}; this adds {mtiles, ntiles, nsplit, kchunk}, the spec
- * constants {128, BM, BN, BK, B_KMAJOR, -, -, VEC}, the stem and the grid (kc_gemm_tile picks the
+ * constants {128, BM, BN, BK, B_KMAJOR, -, -, VEC, ABLATE}, the stem and the grid (kc_gemm_tile picks the
  * tiles and the K split). A split writes fp32 partials [nsplit, batch*M*N] (kc_scratch) with
  * matmul_cm_part and a reduce pass (kc_append: matmul_red, _nb, _r, _br) adds them up with the
  * epilogue.
@@ -38,9 +38,13 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q)
     int64_t words[] = {t.mtiles, t.ntiles, t.nsplit, t.kchunk};
     Status st = ST_OK;
     for (int i = 0; i < 4 && st == ST_OK; i++) st = kc_push_i(c, k, words[i]);
+    /* NPU_CM_ABLATE=MASK: parts of the K loop left out (shaders/gemm_tile.glsl CM_ABLATE): a
+     * measuring aid whose results are wrong by design; never set outside bench/ */
+    const char *ab = getenv("NPU_CM_ABLATE");
     uint32_t spec[] = {(uint32_t)t.wg, (uint32_t)t.bm, (uint32_t)t.bn, (uint32_t)t.bk,
-                       q->kmajor ? 1u : 0u, 4, 4, q->vec ? 1u : 0u};
-    for (int i = 0; i < 8 && st == ST_OK; i++) st = kc_spec(c, k, spec[i]);
+                       q->kmajor ? 1u : 0u, 4, 4, q->vec ? 1u : 0u,
+                       ab ? (uint32_t)strtoul(ab, NULL, 0) & 15u : 0u};
+    for (int i = 0; i < 9 && st == ST_OK; i++) st = kc_spec(c, k, spec[i]);
     if (st != ST_OK) return st;
     kc_grid(k, t.tiles * t.nsplit, 1);
     /* stems by [emulation][bias][residual] */

@@ -78,11 +78,12 @@ layout(push_constant) uniform Push {
 #define MAXD 256  // compiler/lower_attention.c ATTN_MAX_D
 #define MAXG 8    // ATTN_MAX_G
 #define MAXSG 16  // subgroups in a workgroup: NPU_WG <= 128, subgroups of >= 8 lanes
+#define MAXSPLIT 16 // ATTN_MAX_SPLIT: splits of a group (sml holds their {m, l} per head)
 #define NINF uintBitsToFloat(0xff800000u)
 
 shared float qs[MAXG * MAXD];
 shared float mrg[MAXSG * MAXD]; // one head's weighted V sums per subgroup; split weights
-shared float sml[MAXSG * MAXG * 2];
+shared float sml[(MAXSG > MAXSPLIT ? MAXSG : MAXSPLIT) * MAXG * 2];
 shared uint tend, lastf;
 
 float acc[G][EPL];
@@ -125,8 +126,15 @@ void main()
     uint kbase = b * pc.k_sb + (h0 / pc.rep_k) * pc.k_sh;
     uint vbase = b * pc.v_sb + (h0 / pc.rep_v) * pc.v_sh;
 
-    for (uint i = lid; i < G * D; i += NPU_WG)
-        qs[i] = S_LOAD(q[b * pc.q_sb + (h0 + i / D) * pc.q_sh + i % D]);
+    // Loads in flight together wherever a loop would wait for each (a load, then its use, then
+    // the next load: ~0.15-0.5 us per round trip on a GPU): q in QI unrolled slots, the mask in
+    // batches of MB per lane, the merger's partials in batches of MS splits.
+    const uint QI = (G * MAXD + NPU_WG - 1) / NPU_WG, MB = 8u, MS = 16u;
+    [[unroll]] for (uint j = 0; j < QI; j++) {
+        uint i = lid + j * NPU_WG, ic = min(i, G * D - 1);
+        float v = S_LOAD(q[b * pc.q_sb + (h0 + ic / D) * pc.q_sh + ic % D]);
+        if (i < G * D) qs[i] = v;
+    }
     if (lid == 0) tend = 0;
     barrier();
     // the end of the valid prefix over the G heads' masks (one mask when it broadcasts over
@@ -135,8 +143,13 @@ void main()
     uint last = 0;
     for (uint g = 0; g < (pc.m_sh == 0 ? 1 : G); g++) {
         uint mb = b * pc.m_sb + (h0 + g) * pc.m_sh;
-        for (uint t = lo + lid; t < T; t += NPU_WG)
-            if (S_LOAD(msk[mb + t * pc.m_st]) != NINF) last = max(last, t + 1);
+        for (uint t0 = lo + lid; t0 < T; t0 += MB * NPU_WG) {
+            float mv[MB];
+            [[unroll]] for (uint j = 0; j < MB; j++)
+                mv[j] = S_LOAD(msk[mb + min(t0 + j * NPU_WG, T - 1) * pc.m_st]);
+            [[unroll]] for (uint j = 0; j < MB; j++)
+                if (t0 + j * NPU_WG < T && mv[j] != NINF) last = max(last, t0 + j * NPU_WG + 1);
+        }
     }
     atomicMax(tend, last);
     barrier();
@@ -154,13 +167,14 @@ void main()
 
     for (uint c0 = lo; c0 < tn; c0 += NT * RB) { // uniform in the workgroup
         VEC_T kv[RB][VPL], vv[RB][VPL];
-        float kf[RB][VPL], vf[RB][VPL];
+        float kf[RB][VPL], vf[RB][VPL], mv0[RB];
         uint t[RB];
         // every load of the trip first: rows past tn and vectors past the row read a valid
         // place (row tn - 1, the last vector) and are discarded below
         [[unroll]] for (uint r = 0; r < RB; r++) {
             t[r] = c0 + tm + NT * r;
             uint tc = min(t[r], tn - 1);
+            mv0[r] = S_LOAD(msk[b * pc.m_sb + h0 * pc.m_sh + tc * pc.m_st]); // head h0's mask
             [[unroll]] for (uint i = 0; i < VPL; i++) {
                 uint j = min(tl + L * i, NV - 1);
                 if (VEC == 1) {
@@ -186,7 +200,7 @@ void main()
                     }
                 }
                 [[unroll]] for (uint x = 1; x < L; x <<= 1) dot += subgroupShuffleXor(dot, x);
-                float mv = S_LOAD(msk[b * pc.m_sb + (h0 + g) * pc.m_sh + tc * pc.m_st]);
+                float mv = g == 0 || pc.m_sh == 0 ? mv0[r] : S_LOAD(msk[b * pc.m_sb + (h0 + g) * pc.m_sh + tc * pc.m_st]);
                 s[r][g] = t[r] < tn ? dot * pc.scale + mv : NINF;
             }
         }
@@ -275,26 +289,37 @@ void main()
     if (lastf == 0) return; // uniform
     memoryBarrierBuffer();
     uint grec = pbase + grp * pc.nsplit * G * rstride; // record (s, g) at grec + (s*G + g)*rstride
+    // {m, l} of every (split, head) record into sml (nsplit * G <= MAXSPLIT * MAXG)
+    for (uint i = lid; i < pc.nsplit * G; i += NPU_WG) {
+        sml[i * 2] = uintBitsToFloat(scr[grec + i * rstride]);
+        sml[i * 2 + 1] = uintBitsToFloat(scr[grec + i * rstride + 1]);
+    }
+    barrier();
+    // per head: the splits' weights w_s = exp(m_s - max m) into mrg[s * G + g], the total l into
+    // mrg[MAXSPLIT * MAXG + g]
     if (lid < G) {
         float mx = NINF, ls = 0.0;
-        for (uint s2 = 0; s2 < pc.nsplit; s2++)
-            mx = max(mx, uintBitsToFloat(scr[grec + (s2 * G + lid) * rstride]));
+        for (uint s2 = 0; s2 < pc.nsplit; s2++) mx = max(mx, sml[(s2 * G + lid) * 2]);
         for (uint s2 = 0; s2 < pc.nsplit; s2++) {
-            uint rb = grec + (s2 * G + lid) * rstride;
-            float ms = uintBitsToFloat(scr[rb]);
+            float ms = sml[(s2 * G + lid) * 2];
             float w = ms == NINF ? 0.0 : exp(ms - mx);
             mrg[s2 * G + lid] = w;
-            ls += w * uintBitsToFloat(scr[rb + 1]);
+            ls += w * sml[(s2 * G + lid) * 2 + 1];
         }
-        sml[lid] = ls;
+        mrg[MAXSPLIT * MAXG + lid] = ls;
     }
     barrier();
     for (uint i = lid; i < G * D; i += NPU_WG) {
         uint g = i / D, d = i % D;
         float sv = 0.0;
-        for (uint s2 = 0; s2 < pc.nsplit; s2++)
-            sv += mrg[s2 * G + g] * uintBitsToFloat(scr[grec + (s2 * G + g) * rstride + 2 + d]);
-        o[b * pc.o_sb + (h0 + g) * pc.o_sh + d] = S_STORE(sv / sml[g]);
+        for (uint s0 = 0; s0 < pc.nsplit; s0 += MS) {
+            float pv[MS];
+            [[unroll]] for (uint j = 0; j < MS; j++)
+                pv[j] = uintBitsToFloat(scr[grec + (min(s0 + j, pc.nsplit - 1) * G + g) * rstride + 2 + d]);
+            [[unroll]] for (uint j = 0; j < MS; j++)
+                sv += s0 + j < pc.nsplit ? mrg[(s0 + j) * G + g] * pv[j] : 0.0;
+        }
+        o[b * pc.o_sb + (h0 + g) * pc.o_sh + d] = S_STORE(sv / mrg[MAXSPLIT * MAXG + g]);
     }
     if (lid == 0) atomicExchange(scr[grp], 0u);
 }

@@ -48,6 +48,15 @@ layout(constant_id = 4) const uint B_KMAJOR = 0;
 layout(constant_id = 5) const uint TR = 4; // SIMT: rows and columns of one invocation's tile
 layout(constant_id = 6) const uint TC = 4;
 
+// CM_ABLATE (spec 8 where the kernel defines GEMM_ABLATE_ID; bench's NPU_CM_ABLATE): parts of the
+// K loop left out to measure what a step costs; the result is wrong by design. Bits: 1 = no
+// global loads, 2 = no fragment loads or MMAs, 4 = no shared-memory staging, 8 = no barriers.
+#ifdef GEMM_ABLATE_ID
+layout(constant_id = GEMM_ABLATE_ID) const uint CM_ABLATE = 0;
+#else
+const uint CM_ABLATE = 0;
+#endif
+
 #ifndef GEMM_SH_VEC
 #define GEMM_SH_VEC 0
 #endif
@@ -117,13 +126,14 @@ void gemm_run(uint kbeg, uint kend)
     float acc[TR * TC];
     [[unroll]] for (uint i = 0; i < TR * TC; i++) acc[i] = 0.0;
 #endif
-    if (kbeg < kend) gemm_load(kbeg);
+    if (kbeg < kend && (CM_ABLATE & 1u) == 0) gemm_load(kbeg);
     for (uint k0 = kbeg; k0 < kend; k0 += BK) {
-        barrier(); // the previous step's reads of SH_A / SH_B are done
-        gemm_stage();
-        barrier();
-        if (k0 + BK < kend) gemm_load(k0 + BK); // in flight while this step computes
+        if ((CM_ABLATE & 8u) == 0) barrier(); // the previous step's reads of SH_A / SH_B are done
+        if ((CM_ABLATE & 4u) == 0) gemm_stage();
+        if ((CM_ABLATE & 8u) == 0) barrier();
+        if (k0 + BK < kend && (CM_ABLATE & 1u) == 0) gemm_load(k0 + BK); // in flight while this step computes
 #if GEMM_CM
+        if ((CM_ABLATE & 2u) == 0)
         [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
             CM_FRAG(fa, FM);
             CM_FRAG(fb, FN);

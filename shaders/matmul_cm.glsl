@@ -21,7 +21,7 @@
 // (GEMM_SH_VEC, shaders/gemm_tile.glsl).
 // Push: the matmul block {M, N, K, b_ks, b_ns, nbatch, bdim[4], sa[4], sb[4], bias_ms, bias_ns,
 // act, alpha, beta, post}, then {mtiles, ntiles, nsplit, kchunk}. Spec: 0 = 128, 1..4 = BM, BN,
-// BK, B_KMAJOR, 7 = VEC.
+// BK, B_KMAJOR, 7 = VEC, 8 = CM_ABLATE (a measuring aid, 0 outside bench/: gemm_tile.glsl).
 #define GEMM_CM 1
 #define GEMM_SH_VEC 1
 #ifndef CM_EMULATE
@@ -39,6 +39,7 @@
 layout(local_size_x_id = 0) in;
 
 #include "matmul_cm_common.glsl"
+#define GEMM_ABLATE_ID 8
 #include "gemm_tile.glsl"
 
 layout(constant_id = 7) const uint VEC = 0;
@@ -185,5 +186,9 @@ void main()
     n0 = nt * BN;
     uint kbeg = split * pc.kchunk;
     kend = min(pc.K, kbeg + pc.kchunk);
+    if ((CM_ABLATE & 1u) != 0) {
+        [[unroll]] for (uint j = 0; j < SV_A; j++) va[j] = uvec4(0u);
+        [[unroll]] for (uint j = 0; j < SV_B; j++) vb[j] = uvec4(0u);
+    }
     gemm_run(kbeg, kend);
 }

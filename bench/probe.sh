@@ -1,0 +1,57 @@
+#!/bin/bash
+# Quick A/B probes on the GPU machine (after bench/pack_device.sh), each a line of medians:
+#   attn    the decode attention alone (bench/attn graphs: T 128 and 1024, 1 and 28 copies), by
+#           split cap (NPU_ATTN_SPLITS: default 16, 4, 1): gpu step us, per attention
+#   ablate  the tensor-core matmul's K loop with parts left out (NPU_CM_ABLATE, wrong results by
+#           design): the gate, down and q GEMMs of prefill-128, bf16, first pass us
+#   decode  Qwen2.5-1.5B greedy decode after a 128-token prompt: steps after the first 16
+# Usage: bash bench/probe.sh [attn] [ablate] [decode]   (default: all)
+set -u
+cd "$(dirname "$0")/.."
+B=${NPU_EXPLORE:-.dev/npu-explore}
+out=${OUT:-out}; mkdir -p "$out"
+export GLIBC_TUNABLES=glibc.rtld.optional_static_tls=4000000
+what=${*:-attn ablate decode}
+summary() { # file label: the profile summary's gpu step and the npu kernels' first-pass times
+    python3 - "$1" "$2" <<'P'
+import json, sys
+ks, s = [], {}
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if o.get("kind") == "kernel" and o.get("target") == "npu":
+        ks.append("%s %.1f" % (o["kernel"], o["gpu_us"]))
+    if o.get("kind") == "summary": s = o
+print("%-28s gpu step %8.1f us | %s" % (sys.argv[2], s.get("gpu_step_us", -1), "; ".join(ks[:6])))
+P
+}
+prof() { # label env model args...
+    local label=$1 ev=$2 m=$3; shift 3
+    env $ev "$B" profile "$m" --random-weights 1 --iters 20 --format json "$@" > "$out/p_$label.jsonl" 2> "$out/p_$label.err" ||
+        { echo "$label failed: $(tail -2 "$out/p_$label.err")"; return; }
+    summary "$out/p_$label.jsonl" "$label"
+}
+case " $what " in *" attn "*)
+    mkdir -p "$out/attn" && python3 bench/attn/make_ir.py "$out/attn" > /dev/null
+    for T in 128 1024; do for x in 1 28; do for s in 16 4 1; do
+        prof "attn_T${T}_x${x}_s$s" "NPU_ATTN_SPLITS=$s" "$out/attn/attn_T${T}_x${x}.json" --dtype bf16
+    done; done; done ;;
+esac
+case " $what " in *" ablate "*)
+    for a in 0 1 2 4 8 5 7 15; do
+        prof "ablate_$a" "NPU_CM_ABLATE=$a" bench/models/qwen_prefill_gemms.json --dtype bf16 --tier nv-coopmat
+    done ;;
+esac
+case " $what " in *" decode "*)
+    ids=$(python3 -c 'print(",".join(str(1 + (i * 7919) % 150000) for i in range(128)))')
+    "$B" generate tests/models/qwen2_5_1_5b --random-weights 1 --dtype bf16 --prompt-ids "$ids" --max-new 60 --json \
+        > "$out/decode.jsonl" 2> "$out/decode.err" || { echo "decode failed: $(tail -2 "$out/decode.err")"; }
+    python3 - "$out/decode.jsonl" <<'P'
+import json, statistics, sys
+g = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+st = next((o for o in g if o.get("kind") == "steps"), None)
+if st:
+    w, gp = st["ms"][16:], st["gpu_ms"][16:]
+    print("decode steps %d-%d: wall %.3f ms, gpu %.3f ms (medians)" % (st["pos"][16], st["pos"][-1], statistics.median(w), statistics.median(gp)))
+P
+    ;;
+esac
