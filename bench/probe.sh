@@ -1,7 +1,7 @@
 #!/bin/bash
 # Quick A/B probes on the GPU machine (after bench/pack_device.sh), each a line of medians:
 #   attn    the decode attention alone (bench/attn graphs: T 128 and 1024, 1 and 28 copies), by
-#           split cap (NPU_ATTN_SPLITS: default 16, 4, 1): gpu step us, per attention
+#           split cap (NPU_ATTN_SPLITS: default 16, 1) and with parts left out (NPU_ATTN_ABLATE)
 #   ablate  the tensor-core matmul's K loop with parts left out (NPU_CM_ABLATE, wrong results by
 #           design): the gate, down and q GEMMs of prefill-128, bf16, first pass us
 #   decode  Qwen2.5-1.5B greedy decode after a 128-token prompt: steps after the first 16
@@ -19,7 +19,7 @@ ks, s = [], {}
 for l in open(sys.argv[1]):
     o = json.loads(l)
     if o.get("kind") == "kernel" and o.get("target") == "npu":
-        ks.append("%s %.1f" % (o["kernel"], o["gpu_us"]))
+        ks.append("%s %.1f%s" % (o["kernel"], o["gpu_us"], " (err %.1e)" % o["rel_l2"] if o.get("rel_l2") is not None and o["kernel"] != "pack" else ""))
     if o.get("kind") == "summary": s = o
 print("%-28s gpu step %8.1f us | %s" % (sys.argv[2], s.get("gpu_step_us", -1), "; ".join(ks[:6])))
 P
@@ -32,9 +32,20 @@ prof() { # label env model args...
 }
 case " $what " in *" attn "*)
     mkdir -p "$out/attn" && python3 bench/attn/make_ir.py "$out/attn" > /dev/null
-    for T in 128 1024; do for x in 1 28; do for s in 16 4 1; do
-        prof "attn_T${T}_x${x}_s$s" "NPU_ATTN_SPLITS=$s" "$out/attn/attn_T${T}_x${x}.json" --dtype bf16
-    done; done; done ;;
+    for T in 128 1024; do
+        for s in 16 1; do
+            prof "attn_T${T}_x1_s$s" "NPU_ATTN_SPLITS=$s" "$out/attn/attn_T${T}_x1.json" --dtype bf16
+        done
+        # NPU_ATTN_ABLATE bits: 1 no mask scan, 2 no trips, 4 no merges, 8 no q load
+        for a in ${ATTN_ABLATE:-1 2 4 8 7 15}; do
+            prof "attn_T${T}_x1_ablate$a" "NPU_ATTN_ABLATE=$a" "$out/attn/attn_T${T}_x1.json" --dtype bf16
+        done
+        prof "attn_T${T}_x28" "NPU_X=1" "$out/attn/attn_T${T}_x28.json" --dtype bf16
+        # NPU_ATTN="WG,RB": workgroup size and rows per team (nv-coopmat tier: WG up to 512)
+        for w in 128,2 128,1 256,4 256,2 256,1 512,4 512,2 512,1; do
+            prof "attn_T${T}_x1_wg$w" "NPU_ATTN=$w" "$out/attn/attn_T${T}_x1.json" --dtype bf16 --tier nv-coopmat
+        done
+    done ;;
 esac
 case " $what " in *" ablate "*)
     for a in 0 1 2 4 8 5 7 15; do

@@ -25,9 +25,10 @@
  *        m_sh, m_st, o_sb, o_sh, nsplit, chunk, ngroups} (strides in elements, 0 for a broadcast
  *        mask dim; ngroups = B * Hq / G).
  * Spec: 0 = workgroup size, 1 = G, 2 = L lanes per key row, 3 = VEC (1: 16-byte loads),
- *       4 = NV vectors or elements per row, 5 = RB rows per team and trip.
+ *       4 = NV vectors or elements per row, 5 = RB rows per team and trip, 6 = ABLATE (0; bench).
  * Bindings: {K, V, q, mask, scratch, out}; without a split the output is bound in the scratch's
  * place (not accessed). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +76,16 @@ static AttnParams attn_params(const KernelCtx *c, int64_t B, int64_t Hq, int64_t
         if (r % g == 0 && g * epl <= ATTN_MAX_ACC) a.g = g;
     /* rows per team and trip: at most 8 vectors of K and 8 of V in flight per lane */
     a.rb = 8 / vpl < 1 ? 1 : 8 / vpl;
+    /* NPU_ATTN="WG,RB": the workgroup size and rows per team on a GPU (a measuring aid, like
+     * NPU_GEMV); WG up to 512 only on the nv-coopmat tier, whose subgroups have 32 lanes (at
+     * most MAXSG = 16 subgroups) */
+    const char *o = getenv("NPU_ATTN");
+    long owg = 0, orb = 0;
+    if (o && !c->cpu_device && sscanf(o, "%ld,%ld", &owg, &orb) == 2 && owg >= 32 && owg % 32 == 0 &&
+        owg <= (c->tier == TIER_NV_COOPMAT ? 512 : 128) && orb >= 1 && orb <= 8) {
+        a.wg = owg;
+        a.rb = orb;
+    }
     int64_t groups = B * (Hq / a.g), trip = a.wg / a.lanes * a.rb;
     int64_t n;
     if (c->cpu_device) {
@@ -213,8 +224,11 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     int64_t s[] = {ks[0], ks[1], ks[2], vs[0], vs[1], vs[2], qs[0], qs[1], ms[0], ms[1],
                    ms[3], os[0], os[1], a.nsplit, a.chunk, B * (Hq / a.g)};
     for (int i = 0; i < 16 && st == ST_OK; i++) st = kc_push_i(c, k, s[i]);
-    int64_t spec[] = {a.wg, a.g, a.lanes, a.vec, a.nv, a.rb};
-    for (int i = 0; i < 6 && st == ST_OK; i++) st = kc_spec(c, k, (uint32_t)spec[i]);
+    /* NPU_ATTN_ABLATE=MASK: parts of the kernel left out (the shader's ABLATE): a measuring aid
+     * whose results are wrong by design; never set outside bench/ */
+    const char *ab = getenv("NPU_ATTN_ABLATE");
+    int64_t spec[] = {a.wg, a.g, a.lanes, a.vec, a.nv, a.rb, ab ? (int64_t)(strtoul(ab, NULL, 0) & 15u) : 0};
+    for (int i = 0; i < 7 && st == ST_OK; i++) st = kc_spec(c, k, (uint32_t)spec[i]);
     if (st != ST_OK) return st;
     kc_grid(k, B * (Hq / a.g) * a.nsplit, 1);
     int out = k->args[4], scratch = out;

@@ -32,7 +32,7 @@
 //    for another, so nothing depends on forward progress (the pattern of CUDA's
 //    threadFenceReduction and FidelityFX SPD's last-workgroup counter).
 // Spec: 0 = workgroup size (<= 128: at most 16 subgroups of >= 8 lanes), 1 = G (<= 8),
-// 2 = L, 3 = VEC, 4 = NV: vectors (VEC 1) or elements (VEC 0) per row, 5 = RB.
+// 2 = L, 3 = VEC, 4 = NV: vectors (VEC 1) or elements (VEC 0) per row, 5 = RB, 6 = ABLATE.
 #ifndef NPU_DECODE_ATTENTION_GLSL
 #define NPU_DECODE_ATTENTION_GLSL
 #extension GL_KHR_shader_subgroup_basic : require
@@ -47,6 +47,10 @@ layout(constant_id = 2) const uint L = 8;
 layout(constant_id = 3) const uint VEC = 0;
 layout(constant_id = 4) const uint NV = 1;
 layout(constant_id = 5) const uint RB = 1;
+// ABLATE (bench's NPU_ATTN_ABLATE, 0 otherwise): parts left out to measure what they cost; the
+// result is wrong by design. Bits: 1 = no mask scan (every position valid), 2 = no trips, 4 = no
+// merge of teams and subgroups, 8 = no q load.
+layout(constant_id = 6) const uint ABLATE = 0;
 
 #if defined(STORAGE_F32)
 #define VEC_T vec4
@@ -130,6 +134,7 @@ void main()
     // the next load: ~0.15-0.5 us per round trip on a GPU): q in QI unrolled slots, the mask in
     // batches of MB per lane, the merger's partials in batches of MS splits.
     const uint QI = (G * MAXD + NPU_WG - 1) / NPU_WG, MB = 8u, MS = 16u;
+    if ((ABLATE & 8u) == 0)
     [[unroll]] for (uint j = 0; j < QI; j++) {
         uint i = lid + j * NPU_WG, ic = min(i, G * D - 1);
         float v = S_LOAD(q[b * pc.q_sb + (h0 + ic / D) * pc.q_sh + ic % D]);
@@ -140,8 +145,8 @@ void main()
     // the end of the valid prefix over the G heads' masks (one mask when it broadcasts over
     // heads); a split looks from its own start on, so every split skips exactly what one walk
     // of the whole cache would
-    uint last = 0;
-    for (uint g = 0; g < (pc.m_sh == 0 ? 1 : G); g++) {
+    uint last = (ABLATE & 1u) != 0 ? T : 0;
+    for (uint g = 0; g < ((ABLATE & 1u) != 0 ? 0 : pc.m_sh == 0 ? 1 : G); g++) {
         uint mb = b * pc.m_sb + (h0 + g) * pc.m_sh;
         for (uint t0 = lo + lid; t0 < T; t0 += MB * NPU_WG) {
             float mv[MB];
@@ -151,7 +156,10 @@ void main()
                 if (t0 + j * NPU_WG < T && mv[j] != NINF) last = max(last, t0 + j * NPU_WG + 1);
         }
     }
-    atomicMax(tend, last);
+    // the subgroup's maximum first (a butterfly), then one shared atomic per subgroup: 128
+    // atomics on one shared word serialize
+    for (uint x = 1; x < gl_SubgroupSize; x <<= 1) last = max(last, subgroupShuffleXor(last, x));
+    if (gl_SubgroupInvocationID == 0) atomicMax(tend, last);
     barrier();
     uint tn = min(hi, tend);
 
@@ -165,7 +173,7 @@ void main()
         [[unroll]] for (uint e = 0; e < EPL; e++) acc[g][e] = 0.0;
     }
 
-    for (uint c0 = lo; c0 < tn; c0 += NT * RB) { // uniform in the workgroup
+    for (uint c0 = lo; c0 < ((ABLATE & 2u) != 0 ? lo : tn); c0 += NT * RB) { // uniform in the workgroup
         VEC_T kv[RB][VPL], vv[RB][VPL];
         float kf[RB][VPL], vf[RB][VPL], mv0[RB];
         uint t[RB];
@@ -229,7 +237,7 @@ void main()
     }
 
     // merge the teams of a subgroup (a butterfly: every lane ends with the same sums)
-    for (uint x = L; x < S; x <<= 1) {
+    for (uint x = L; x < ((ABLATE & 4u) != 0 ? L : S); x <<= 1) {
         [[unroll]] for (uint g = 0; g < G; g++) {
             float w1, w2 = merge_ml(g, subgroupShuffleXor(m[g], x), subgroupShuffleXor(l[g], x), w1);
             [[unroll]] for (uint e = 0; e < EPL; e++)
