@@ -21,7 +21,9 @@ for l in open(sys.argv[1]):
     if o.get("kind") == "kernel" and o.get("target") == "npu":
         ks.append("%s %.1f%s" % (o["kernel"], o["gpu_us"], " (err %.1e)" % o["rel_l2"] if o.get("rel_l2") is not None and o["kernel"] != "pack" else ""))
     if o.get("kind") == "summary": s = o
-print("%-28s gpu step %8.1f us | %s" % (sys.argv[2], s.get("gpu_step_us", -1), "; ".join(ks[:6])))
+att = [float(k.split()[1]) for k in ks if k.startswith("decode_attention")]
+extra = " | %d attentions, mean %.1f us timed" % (len(att), sum(att) / len(att)) if len(att) > 1 else ""
+print("%-28s gpu step %8.1f us | %s%s" % (sys.argv[2], s.get("gpu_step_us", -1), "; ".join(ks[:6]), extra))
 P
 }
 prof() { # label env model args...
@@ -42,7 +44,7 @@ case " $what " in *" attn "*)
         done
         prof "attn_T${T}_x28" "NPU_X=1" "$out/attn/attn_T${T}_x28.json" --dtype bf16
         # NPU_ATTN="WG,RB": workgroup size and rows per team (nv-coopmat tier: WG up to 512)
-        for w in 128,2 128,1 256,4 256,2 256,1 512,4 512,2 512,1; do
+        for w in ${ATTN_WG:-128,2 128,1 256,4 256,2 256,1 512,4 512,2 512,1}; do
             prof "attn_T${T}_x1_wg$w" "NPU_ATTN=$w" "$out/attn/attn_T${T}_x1.json" --dtype bf16 --tier nv-coopmat
         done
     done ;;
