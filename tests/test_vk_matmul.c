@@ -275,12 +275,13 @@ static void lin_check(int64_t m, int64_t k, int64_t n, bool bias, const char *ac
     vc_check_json(json, dts[t], tol, linear_stem(m, k, bias, res != RES_NONE, t, stem));
 }
 
-/* The gemv path over the decode shapes: K a multiple of 8 (and 1000: not a multiple of 8 for
- * f16/bf16, the scalar fallback), N from 1 to 2048, with and without bias and residual. */
+/* The gemv path over the decode shapes: K a multiple of 8 (and 1001: a multiple of neither 8 nor
+ * 4, so every dtype takes the matmul fallback), N from 1 to 2048, with and without bias and
+ * residual. */
 static void test_gemv_shapes(void **state)
 {
     (void)state;
-    const int64_t ks[] = {8, 64, 1536, 1000, 8960}, ns[] = {1, 7, 33, 2048};
+    const int64_t ks[] = {8, 64, 1536, 1001, 8960}, ns[] = {1, 7, 33, 2048};
     for (int t = 0; t < 3; t++)
         for (int a = 0; a < 5; a++)
             for (int b = 0; b < 4; b++) {
