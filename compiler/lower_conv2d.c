@@ -2,15 +2,13 @@
  * _hardsigmoid) instance. Picks
  * the kernel (the implicit GEMM of shaders/conv2d_body.glsl, its tensor-core version on the
  * nv-coopmat tier where measured faster, or the direct kernel on a CPU device), its tiles and K
- * split (kc_gemm_tile; a split reduces in the same dispatch, or with NPU_CONV_FIXUP=0 appends
- * the reduce pass), the stem by which of bias and residual
+ * split (kc_gemm_tile; a split appends the reduce pass), the stem by which of bias and residual
  * are bound (..., _b, _r, _br: the runtime binds exactly the kernel's tensors), and fills the push
  * words of shaders/conv2d_common.glsl. Attribute semantics follow runtime/cpu_conv.c (ATen). */
 #include "kernels.h"
 
 #include "../common/half.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 enum { RED_WG = 256 };
@@ -234,33 +232,9 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
         k->shader = tier[has_b * 1 + has_r * 2];
         return ST_OK;
     }
-    /* K split, reduced in the same dispatch (stems *_split*): {x, w, [bias], [res]} ->
-     * {tickets and partials, y}; the last split of a tile to finish adds the partials and runs
-     * the epilogue (shaders/conv2d_body.glsl conv_fixup). The scratch (one ticket per tile,
-     * padded to 4 words, then the fp32 partials) is zeroed at load and left zero by every run.
-     * NPU_CONV_FIXUP=0 keeps the two-pass form below (a measuring aid). */
-    const char *fx = getenv("NPU_CONV_FIXUP");
-    if (!fx || strcmp(fx, "0") != 0) {
-        static const char *const split[3][4] = {
-            {"conv2d_split", "conv2d_split_b", "conv2d_split_r", "conv2d_split_br"},
-            {"conv2d_cm_split", "conv2d_cm_split_b", "conv2d_cm_split_r", "conv2d_cm_split_br"},
-            {"conv2d_cmx_split", "conv2d_cmx_split_b", "conv2d_cmx_split_r", "conv2d_cmx_split_br"},
-        };
-        int64_t n = (t.tiles + 3) / 4 * 4 + t.nsplit * g.cout * npix;
-        int fix = kc_scratch(c, k, ".partials", 1, &n, DT_F32);
-        if (fix < 0) return ST_BAD_INPUT;
-        c->grow->tensors[fix].kind = PT_SCRATCH;
-        int fargs[6], nf = 0;
-        for (int i = 0; i < k->nin; i++) fargs[nf++] = k->args[i];
-        fargs[nf++] = fix;
-        fargs[nf++] = k->args[k->nargs - 1];
-        st = kc_set_args(c, k, fargs, k->nin, nf);
-        k->shader = split[!cm ? 0 : c->cm_emulate ? 2 : 1][has_b * 1 + has_r * 2];
-        return st;
-    }
-    /* K split in two passes: this kernel writes the partials {x, w} -> {partials, y}; a reduce
-     * pass {partials, [bias], [res]} -> y adds them up with the epilogue. A residual that is x
-     * itself is bound as the reduce's res. */
+    /* K split: this kernel writes the partials {x, w} -> {partials, y}; a reduce pass
+     * {partials, [bias], [res]} -> y adds them up with the epilogue. A residual that is x itself
+     * is bound as the reduce's res. */
     int64_t pshape[3] = {t.nsplit, g.cout, npix};
     int part = kc_scratch(c, k, ".partials", 3, pshape, DT_F32);
     if (part < 0) return ST_BAD_INPUT;

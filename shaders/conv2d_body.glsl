@@ -4,9 +4,7 @@
 // the fly (im2col: padding, stride, dilation) while it is staged in shared memory; the tile loop
 // is shaders/gemm_tile.glsl. One workgroup computes a BM x BN tile of one group over one K split.
 // Then the fused epilogue (bias, residual, activation; shaders/conv2d_common.glsl), or, with
-// CONV_PART, the fp32 partial sums of the split, which conv2d_red* adds up in a fixed order, or,
-// with CONV_FIXUP (stems *_split*), those partials and the reduce in this same dispatch
-// (conv_fixup: the last split of a tile to finish).
+// CONV_PART, the fp32 partial sums of the split, which conv2d_red* adds up in a fixed order.
 //
 // The including stem defines CONV_BIAS, CONV_RES, CONV_PART (conv2d_common.glsl) and GEMM_CM /
 // CM_EMULATE (gemm_tile.glsl): conv2d, conv2d_b, conv2d_r, conv2d_br, conv2d_part are the
@@ -37,52 +35,6 @@ layout(constant_id = 8) const uint KW = 1;
 // What the hooks need: the tile (group g, rows m0.., pixels p0..), the split, and the pixel
 // of this invocation's B column.
 uint g_wrow, m0, p0, coutg, kdim, kend, npix, split;
-#if CONV_FIXUP
-uint fix_base; // the partials' first word: past the tickets
-shared uint fix_last;
-// The fixup of a K split, after this workgroup wrote its partials: it takes a ticket (atomicAdd
-// on the tile's counter after a device-scope memory barrier; the partials are coherent); the
-// workgroup that draws the last one adds the nsplit partials of every tile element in split
-// order (the order, and so the bits, of the conv2d_red pass it replaces), runs the epilogue,
-// and resets the counter to 0 for the next run (the backend zero-fills the scratch once, at
-// load). No workgroup waits for another: the pattern of decode_attention's merge.
-void conv_fixup(uint tile)
-{
-    const uint EPT = (BM * BN + GEMM_WG - 1) / GEMM_WG; // tile elements per invocation
-    uint lid = gl_LocalInvocationID.x;
-    memoryBarrierBuffer();
-    barrier();
-    if (lid == 0) fix_last = atomicAdd(fix[tile], 1u) == pc.nsplit - 1 ? 1u : 0u;
-    barrier();
-    if (fix_last == 0) return; // uniform
-    memoryBarrierBuffer();
-    uint ix[EPT];
-    float v[EPT];
-    [[unroll]] for (uint j = 0; j < EPT; j++) {
-        uint e = min(lid + j * GEMM_WG, BM * BN - 1);
-        uint m = min(m0 + e / BN, coutg - 1), p = min(p0 + e % BN, npix - 1);
-        ix[j] = fix_base + (g_wrow + m) * npix + p;
-        v[j] = 0.0;
-    }
-    // one split at a time, every element's load of it in flight together
-    for (uint s = 0; s < pc.nsplit; s++) {
-        float t[EPT];
-        [[unroll]] for (uint j = 0; j < EPT; j++) t[j] = uintBitsToFloat(fix[ix[j] + s * pc.cout * npix]);
-        [[unroll]] for (uint j = 0; j < EPT; j++) v[j] += t[j];
-    }
-    uint ohw = pc.oh * pc.ow;
-    [[unroll]] for (uint j = 0; j < EPT; j++) {
-        uint e = lid + j * GEMM_WG, m = m0 + e / BN, p = p0 + e % BN;
-        bool ok = all(bvec3(e < BM * BN, m < coutg, p < npix));
-        m = min(m, coutg - 1);
-        p = min(p, npix - 1);
-        uint n = p / ohw, q = p % ohw;
-        float r = epilogue_value(n, g_wrow + m, q, v[j]);
-        if (ok) epilogue_store(n, g_wrow + m, q, r);
-    }
-    if (lid == 0) atomicExchange(fix[tile], 0u);
-}
-#endif
 int iy0, ix0;
 uint xb;
 bool pv;
@@ -122,8 +74,6 @@ void gemm_emit(uint mm, uint nn, float v)
     p = min(p, npix - 1);
 #if CONV_PART
     if (ok) part[(split * pc.cout + g_wrow + m) * npix + p] = v;
-#elif CONV_FIXUP
-    if (ok) fix[fix_base + (split * pc.cout + g_wrow + m) * npix + p] = floatBitsToUint(v);
 #else
     uint ohw = pc.oh * pc.ow, n = p / ohw, q = p % ohw;
     v = epilogue_value(n, g_wrow + m, q, v);
@@ -155,12 +105,5 @@ void main()
     xb = (pn * pc.xcp + g * cing) * pc.h * pc.w;
     uint kbeg = split * pc.kchunk;
     kend = min(kdim, kbeg + pc.kchunk);
-#if CONV_FIXUP
-    uint tiles = pc.ptiles * pc.mtiles * pc.groups;
-    fix_base = (tiles + 3u) / 4u * 4u;
-#endif
     gemm_run(kbeg, kend);
-#if CONV_FIXUP
-    conv_fixup(gid % tiles);
-#endif
 }

@@ -6,9 +6,7 @@
 //
 // Bindings: GEMM pass: 0 = x, 1 = w, then [bias], [res], y; with CONV_PART: 0 = x, 1 = w,
 // 2 = partials (float), 3 = y (not accessed: it sets the module variant and orders the reduce
-// after this pass). Reduce pass: 0 = partials, then [bias], [res], y. CONV_FIXUP (a K split
-// that reduces in the same dispatch: the last split of a tile to finish adds the partials and
-// runs the epilogue): 0 = x, 1 = w, then [bias], [res], the tickets and partials (coherent), y.
+// after this pass). Reduce pass: 0 = partials, then [bias], [res], y.
 // x, y and res are [N, Cp, H, W] with their own physical channel counts (padding never read);
 // w is dense [Cout, Cin_g, KH, KW]; partials are [nsplit, Cout, N*OH*OW] fp32.
 #ifndef NPU_CONV2D_COMMON_GLSL
@@ -28,9 +26,6 @@
 #endif
 #ifndef CONV_REDUCE
 #define CONV_REDUCE 0
-#endif
-#ifndef CONV_FIXUP
-#define CONV_FIXUP 0
 #endif
 
 #if CONV_REDUCE
@@ -53,16 +48,9 @@ layout(std430, set = 0, binding = BIAS_BINDING) restrict readonly buffer Bias { 
 #endif
 #if CONV_RES
 layout(std430, set = 0, binding = RES_BINDING) restrict readonly buffer Res { STORAGE_T res[]; };
-#define FIX_BINDING (RES_BINDING + 1)
+#define Y_BINDING (RES_BINDING + 1)
 #else
-#define FIX_BINDING RES_BINDING
-#endif
-#if CONV_FIXUP
-// [tickets: one uint per tile, padded to 4][partials [nsplit, Cout, N*OH*OW] fp32 as bits]
-layout(std430, set = 0, binding = FIX_BINDING) coherent buffer Part { uint fix[]; };
-#define Y_BINDING (FIX_BINDING + 1)
-#else
-#define Y_BINDING FIX_BINDING
+#define Y_BINDING RES_BINDING
 #endif
 layout(std430, set = 0, binding = Y_BINDING) restrict writeonly buffer Y { STORAGE_T y[]; };
 #endif

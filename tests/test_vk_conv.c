@@ -202,8 +202,8 @@ static void test_conv_groups(void **state)
 }
 
 /* The tiling of the implicit-GEMM kernels (portable and tensor-core): several channel and
- * pixel tiles with partial last ones, K splits with a short last split, reduced in the same
- * dispatch by the tile's last split (run twice: the tickets reset) with every epilogue, groups with 16+ channels each (tensor cores), stride, dilation, a
+ * pixel tiles with partial last ones, K splits with a short last split and their reduce pass
+ * with every epilogue, groups with 16+ channels each (tensor cores), stride, dilation, a
  * ResNet-stem-like 7x7 / 2 and a 7x7-stage-like shape (few tiles, long K). */
 static void test_conv_gemm_tiles(void **state)
 {
@@ -217,9 +217,7 @@ static void test_conv_gemm_tiles(void **state)
         {1, 48, 9, 9, 40, 1, 3, 3, 1, 1, 2, 2, 2, 2, false, NULL, "conv2d"},     /* dilation 2 */
         {1, 100, 5, 6, 17, 1, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b"},   /* K 900 */
     };
-    vc_set_runs(2); /* a split's tickets must be back at 0 after a run */
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) conv_case(&cases[i], 3);
-    vc_set_runs(1);
 }
 
 /* The K-split reduce with each residual source on shapes the tensor-core tier takes (64+
@@ -246,9 +244,7 @@ static void test_conv_split_residual(void **state)
     gb_conv(&h, "c2", "c1o", c, 64, 1, 3, 3, false, "c2o", c, "\"padding\":[1,1]");
     gb_node(&h, "add", "aten.add.Tensor", (const char *[]){"c2o", "c1o", NULL},
             (const int64_t *[]){c, c}, "y", c, NULL);
-    vc_set_runs(2);
     for (int t = 0; t < 3; t++) gb_check(&h, "y", c, dts[t], tols[t], "conv2d");
-    vc_set_runs(1);
 }
 
 /* ---- fused conv patterns and padded inputs ------------------------------------------------ */
