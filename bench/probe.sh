@@ -4,8 +4,8 @@
 #           split cap (NPU_ATTN_SPLITS: default 16, 1) and with parts left out (NPU_ATTN_ABLATE)
 #   ablate  the tensor-core matmul's K loop with parts left out (NPU_CM_ABLATE, wrong results by
 #           design): the gate, down and q GEMMs of prefill-128, bf16, first pass us
-#   resnet  ResNet-18/50 checks, then profile with the conv K split reduced in its own dispatch
-#           (NPU_CONV_FIXUP=1, default) and in two passes (0), by grid target (CONV_TARGETS)
+#   resnet  ResNet-18/50 checks, then profile by the conv K split's grid target (CONV_TARGETS,
+#           NPU_CONV_TARGET)
 #   decode  Qwen2.5-1.5B greedy decode after a 128-token prompt: steps after the first 16
 # Usage: bash bench/probe.sh [attn] [ablate] [decode]   (default: all)
 set -u
@@ -57,18 +57,18 @@ case " $what " in *" ablate "*)
     done ;;
 esac
 case " $what " in *" resnet "*)
-    # the conv K split reduced in its own dispatch (default) vs the two-pass form, by grid target
+    # the conv K split's grid target
     "$B" run tests/models/resnet18/model.json --check > "$out/check_r18.txt" 2>&1; echo "check resnet18 vs PyTorch: rc=$? $(tail -1 "$out/check_r18.txt")"
     "$B" run tests/models/resnet50/model.json --random-weights 1 --dtype fp16 --check > "$out/check_r50.txt" 2>&1; echo "check resnet50 vs the CPU reference: rc=$? $(tail -1 "$out/check_r50.txt")"
-    for m in resnet18 resnet50; do for fx in 1 0; do for tg in ${CONV_TARGETS:-264}; do
-        env NPU_CONV_FIXUP=$fx NPU_CONV_TARGET=$tg "$B" profile tests/models/$m/model.json --random-weights 1 --dtype fp16 --iters 50 --format json \
+    for m in resnet18 resnet50; do for tg in ${CONV_TARGETS:-264}; do
+        env NPU_CONV_TARGET=$tg "$B" profile tests/models/$m/model.json --random-weights 1 --dtype fp16 --iters 50 --format json \
             > "$out/r_$m.jsonl" 2> "$out/r_$m.err" || { echo "$m failed: $(tail -2 "$out/r_$m.err")"; continue; }
         python3 -c 'import json,sys
 for l in open(sys.argv[1]):
     o = json.loads(l)
     if o.get("kind") == "summary":
-        print("%s fixup %s target %s: wall %.1f us, gpu step %.1f us, %d kernels in %d levels" % (sys.argv[2], sys.argv[3], sys.argv[4], o["wall_us"], o["gpu_step_us"], o["kernels"], o["levels"]))' "$out/r_$m.jsonl" $m $fx $tg
-    done; done; done ;;
+        print("%s target %s: wall %.1f us, gpu step %.1f us, %d kernels in %d levels" % (sys.argv[2], sys.argv[3], o["wall_us"], o["gpu_step_us"], o["kernels"], o["levels"]))' "$out/r_$m.jsonl" $m $tg
+    done; done ;;
 esac
 case " $what " in *" decode "*)
     ids=$(python3 -c 'print(",".join(str(1 + (i * 7919) % 150000) for i in range(128)))')
