@@ -38,6 +38,15 @@ Status ref_run_node(const Graph *g, int node, const HTensor *const *in, HTensor 
     return st;
 }
 
+static bool feeds_argmax(const Graph *g, int t)
+{
+    for (int i = 0; i < g->nnodes; i++)
+        if (!g->nodes[i].dead && g->nodes[i].op == OP_ARGMAX && g->nodes[i].nin > 0 &&
+            g->nodes[i].in[0] == t)
+            return true;
+    return false;
+}
+
 void ref_free(RefRun *r)
 {
     if (!r->vals) return;
@@ -108,7 +117,7 @@ Status ref_run(const Graph *g, const HTensor *bound, const RefOptions *opt, RefR
                 for (int j = 0; j < k; j++) seen |= n->in[j] == t;
                 if (seen) continue;
                 if (--remaining[t] <= 0 && g->tensors[t].kind == TK_ACT &&
-                    !g->tensors[t].is_output)
+                    !g->tensors[t].is_output && !(o.keep_argmax_inputs && feeds_argmax(g, t)))
                     htensor_free(&r->vals[t]);
             }
         }
