@@ -189,8 +189,8 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
             plan_transfer_text(p, &x, what, sizeof what);
             fused_name(p->tensors[x.tensor].name, name, sizeof name);
             if (csv)
-                fprintf(f, "x%d,transfer,%s,%s,%s,%.3f,%.3f,%.3f,-1,0,-1,-1,-,-1,-1,-1\n", i, dir, what,
-                        p->tensors[x.tensor].name, pr->x[i].med, pr->x[i].min, pr->x[i].max);
+                fprintf(f, "x%d,transfer,%s,%s,%s,%.3f,%.3f,%.3f,-1,0,-1,-1,-,-1,-1,-1\n", i, dir,
+                        what, p->tensors[x.tensor].name, pr->x[i].med, pr->x[i].min, pr->x[i].max);
             else
                 fprintf(f, "x%-3d %-16s %-24s %9.2f %9.2f %9s %8s %9s  %-8s  %lld B %s\n", i, dir,
                         name, pr->x[i].med, pr->x[i].max - pr->x[i].min, "-", "-", "-", "-",

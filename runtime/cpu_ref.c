@@ -38,15 +38,6 @@ Status ref_run_node(const Graph *g, int node, const HTensor *const *in, HTensor 
     return st;
 }
 
-static bool feeds_argmax(const Graph *g, int t)
-{
-    for (int i = 0; i < g->nnodes; i++)
-        if (!g->nodes[i].dead && g->nodes[i].op == OP_ARGMAX && g->nodes[i].nin > 0 &&
-            g->nodes[i].in[0] == t)
-            return true;
-    return false;
-}
-
 void ref_free(RefRun *r)
 {
     if (!r->vals) return;
@@ -87,6 +78,10 @@ Status ref_run(const Graph *g, const HTensor *bound, const RefOptions *opt, RefR
         r->vals[t] = bound[t];
         r->vals[t].borrowed = true;
     }
+    /* an argmax's input is kept by never running out of consumers */
+    for (int i = 0; o.keep_argmax_inputs && i < g->nnodes; i++)
+        if (!g->nodes[i].dead && g->nodes[i].op == OP_ARGMAX && g->nodes[i].nin > 0)
+            remaining[g->nodes[i].in[0]] = INT32_MAX / 2;
     Status st = ST_OK;
     double t0 = now_us();
     for (int i = o.first_node; i < last && st == ST_OK; i++) {
@@ -117,7 +112,7 @@ Status ref_run(const Graph *g, const HTensor *bound, const RefOptions *opt, RefR
                 for (int j = 0; j < k; j++) seen |= n->in[j] == t;
                 if (seen) continue;
                 if (--remaining[t] <= 0 && g->tensors[t].kind == TK_ACT &&
-                    !g->tensors[t].is_output && !(o.keep_argmax_inputs && feeds_argmax(g, t)))
+                    !g->tensors[t].is_output)
                     htensor_free(&r->vals[t]);
             }
         }

@@ -108,7 +108,8 @@ static const int64_t *idx(const HTensor *t)
 }
 
 /* report_check into a string (freed by the caller); *rc its exit code. */
-static char *check_text(const Model *m, const HTensor *vals, const Tolerance *tol, int json, int *rc)
+static char *check_text(const Model *m, const HTensor *vals, const Tolerance *tol, int json,
+                        int *rc)
 {
     char *buf = NULL;
     size_t len = 0;
