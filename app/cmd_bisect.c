@@ -6,8 +6,8 @@
  * the ordered instances. `minimal`: delta debugging for a smallest failing set, repeated on
  * what is left until the rest passes, so independent culprits are all found. Each culprit is
  * then run alone, compiled with no memory reuse, to name its kernel and the first tensor that
- * diverges from the reference. */
-#include <math.h>
+ * diverges from the reference. An argmax output is judged tie-aware (compare.h cmp_output), its
+ * "worst rel_l2" being the fraction of its rows beyond tolerance (cmp_error). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,8 +52,11 @@ static Status evaluate(Bisect *b, const char *on, bool repeat, bool *ok, double 
             HTensor got = {0};
             st = exec_read(&r.x, r.pipe.plan->outputs[i], &got, d);
             CmpStats s;
-            if (st == ST_OK && cmp_tensors(&got, &b->ref.vals[b->m.g->outputs[i]], &s)) {
-                double e = s.nonfinite ? INFINITY : s.rel_l2;
+            int t = b->m.g->outputs[i];
+            ArgmaxSrc am;
+            bool is_am = cmp_argmax_source(b->m.g, t, b->ref.vals, b->ref.ntensors, &am);
+            if (st == ST_OK && cmp_output(&got, &b->ref.vals[t], is_am ? &am : NULL, &b->tol, &s)) {
+                double e = cmp_error(&s);
                 if (e > w[run]) w[run] = e;
                 verdict[run] &= cmp_ok(&s, &b->tol);
             }
@@ -194,16 +197,22 @@ static Status report_culprit(Bisect *b, int c, DiagList *d)
     if (p) {
         const char *tensor = first >= 0 ? p->tensors[p->kernels[first].args[p->kernels[first].nargs - 1]].name : "-";
         double e = first >= 0 ? pr.k[first].err.rel_l2 : 0, ma = first >= 0 ? pr.k[first].err.max_abs : 0;
+        char note[128] = "", amj[160] = "";
+        if (first >= 0) {
+            report_argmax_note(&pr.k[first].err, note, sizeof note);
+            report_argmax_json(&pr.k[first].err, amj, sizeof amj);
+        }
         if (b->json)
             fprintf(b->out, "{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"culprit\",\"fusion\":\"%s\","
                    "\"pattern\":\"%s\",\"nodes\":\"%s\",\"kernel\":%d,\"first_diverging\":\"%s\","
-                   "\"first_kernel\":%d,\"rel_l2\":%.6g,\"max_abs\":%.6g}\n",
-                   b->ids[c], b->pattern[c], b->nodes[c], kern, tensor, first, e, ma);
+                   "\"first_kernel\":%d,\"rel_l2\":%.6g,\"max_abs\":%.6g%s}\n",
+                   b->ids[c], b->pattern[c], b->nodes[c], kern, tensor, first, e, ma, amj);
         else
             fprintf(b->out, "culprit: %s %s [%s], kernel %d (%s) of the plan with only it on; first "
-                   "diverging tensor '%s' (kernel %d) rel_l2 %.3e max_abs %.3e\n",
+                   "diverging tensor '%s' (kernel %d) rel_l2 %.3e max_abs %.3e%s%s\n",
                    b->ids[c], b->pattern[c], b->nodes[c], kern,
-                   kern >= 0 ? p->kernels[kern].shader : "-", tensor, first, e, ma);
+                   kern >= 0 ? p->kernels[kern].shader : "-", tensor, first, e, ma,
+                   *note ? "; " : "", note);
     }
     prof_free(&pr);
     ref_free(&ref);
@@ -254,7 +263,7 @@ Status app_bisect(const Options *o, FILE *out, int *rcp, DiagList *dl)
         st = diag_error(dl, NULL, NULL, NULL, "--mode must be first or minimal, got '%s'", b.o.mode);
     if (st == ST_OK) st = model_load_graph(&b.m, b.o.model, dl);
     if (st == ST_OK) st = model_bind(&b.m, &b.o, dl);
-    RefOptions ro = {.keep_all = false};
+    RefOptions ro = {.keep_all = false, .keep_argmax_inputs = true};
     if (st == ST_OK) st = ref_run(b.m.g, b.m.b.vals, &ro, &b.ref, dl);
     if (st == ST_OK)
         b.tol = report_tolerance(&b.o, strcmp(b.o.backend, "cpu") == 0 ? "fp32"

@@ -6,7 +6,10 @@
  * A mixed plan's transfers between partitions are rows of their own, before the first kernel of
  * the partition that needs them: table `xN` rows (direction, tensor, cast/depad, host time,
  * bytes on the device side), json "kind":"transfer" lines, csv rows with kernel "transfer",
- * target the direction and fusion the cast; the totals count them apart ("transfers"). */
+ * target the direction and fusion the cast; the totals count them apart ("transfers").
+ * An argmax kernel's error is its rows (compare.h cmp_output): the table shows them after the
+ * verdict (rel_l2 "-"), json adds argmax_* fields to its line, csv fills the argmax_* columns
+ * (-1 for other rows). */
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,15 +137,17 @@ static void print_json(FILE *f, const Plan *p, const Profile *pr, const char *de
         for (int i = lo; i < hi; i++) print_json_xfer(f, p, pr, i);
         const ProfKernel *pk = &pr->k[k];
         fused_from(kn, from, sizeof from);
+        char amj[160] = "";
+        if (pk->has_err) report_argmax_json(&pk->err, amj, sizeof amj);
         fprintf(f,
                 "{\"schema\":\"npu-explore/profile/1\",\"kind\":\"kernel\",\"index\":%d,"
                 "\"kernel\":\"%s\",\"target\":\"%s\",\"fusion\":\"%s\",\"output\":\"%s\","
                 "\"fused_from\":\"%s\",\"gpu_us\":%.3f,\"gpu_min_us\":%.3f,\"gpu_max_us\":%.3f,"
-                "\"cpu_us\":%.3f,\"rel_l2\":%.6g,\"max_abs\":%.6g,\"verdict\":\"%s\"}\n",
+                "\"cpu_us\":%.3f,\"rel_l2\":%.6g,\"max_abs\":%.6g%s,\"verdict\":\"%s\"}\n",
                 k, kn->shader, kn->target == KT_NPU ? "npu" : "cpu",
                 kn->fusion >= 0 ? p->fusions[kn->fusion].id : "", out_name(p, kn), from,
                 pk->gpu_med, pk->gpu_min, pk->gpu_max, pk->cpu_us,
-                pk->has_err ? pk->err.rel_l2 : -1, pk->has_err ? pk->err.max_abs : -1,
+                pk->has_err ? pk->err.rel_l2 : -1, pk->has_err ? pk->err.max_abs : -1, amj,
                 !pk->has_err ? "-" : pk->ok ? "ok" : "MISMATCH");
     }
     fprintf(f,
@@ -164,7 +169,7 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
     char from[40];
     if (csv)
         fprintf(f, "index,kernel,target,fusion,output,gpu_us,gpu_min_us,gpu_max_us,cpu_us,"
-                   "speedup,rel_l2,max_abs,verdict\n");
+                   "speedup,rel_l2,max_abs,verdict,argmax_rows,argmax_differ,argmax_beyond\n");
     else
         fprintf(f, "profile %s on %s, %s, tier %s, %d timed runs (median)\n%-4s %-16s %-24s %9s "
                    "%9s %9s %8s %9s  %-8s%s\n",
@@ -184,8 +189,8 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
             plan_transfer_text(p, &x, what, sizeof what);
             fused_name(p->tensors[x.tensor].name, name, sizeof name);
             if (csv)
-                fprintf(f, "x%d,transfer,%s,%s,%s,%.3f,%.3f,%.3f,-1,0,-1,-1,-\n", i, dir, what,
-                        p->tensors[x.tensor].name, pr->x[i].med, pr->x[i].min, pr->x[i].max);
+                fprintf(f, "x%d,transfer,%s,%s,%s,%.3f,%.3f,%.3f,-1,0,-1,-1,-,-1,-1,-1\n", i, dir,
+                        what, p->tensors[x.tensor].name, pr->x[i].med, pr->x[i].min, pr->x[i].max);
             else
                 fprintf(f, "x%-3d %-16s %-24s %9.2f %9.2f %9s %8s %9s  %-8s  %lld B %s\n", i, dir,
                         name, pr->x[i].med, pr->x[i].max - pr->x[i].min, "-", "-", "-", "-",
@@ -194,12 +199,15 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
         fused_from(kn, from, sizeof from);
         double sp = pk->gpu_med > 0 ? pk->cpu_us / pk->gpu_med : 0;
         const char *verdict = !pk->has_err ? "-" : pk->ok ? "ok" : "MISMATCH";
+        bool am = pk->has_err && pk->err.argmax;
         if (csv) {
-            fprintf(f, "%d,%s,%s,%s,%s,%.3f,%.3f,%.3f,%.3f,%.2f,%.6g,%.6g,%s\n", k, kn->shader,
-                    kn->target == KT_NPU ? "npu" : "cpu",
+            fprintf(f, "%d,%s,%s,%s,%s,%.3f,%.3f,%.3f,%.3f,%.2f,%.6g,%.6g,%s,%lld,%lld,%lld\n", k,
+                    kn->shader, kn->target == KT_NPU ? "npu" : "cpu",
                     kn->fusion >= 0 ? p->fusions[kn->fusion].id : "", out_name(p, kn),
                     pk->gpu_med, pk->gpu_min, pk->gpu_max, pk->cpu_us, sp,
-                    pk->has_err ? pk->err.rel_l2 : -1, pk->has_err ? pk->err.max_abs : -1, verdict);
+                    pk->has_err ? pk->err.rel_l2 : -1, pk->has_err ? pk->err.max_abs : -1, verdict,
+                    am ? (long long)pk->err.am_rows : -1, am ? (long long)pk->err.am_differ : -1,
+                    am ? (long long)pk->err.am_beyond : -1);
             continue;
         }
         char delta[48] = "";
@@ -210,11 +218,16 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
             else
                 snprintf(delta, sizeof delta, "  new");
         }
-        char rel[16] = "-";
+        char rel[16] = "-", note[128] = "";
         if (pk->has_err) snprintf(rel, sizeof rel, "%.2e", pk->err.rel_l2);
-        fprintf(f, "%-4d %-16s %-24s %9.2f %9.2f %9.2f %7.1fx %9s  %-8s%s\n", k,
+        if (am) { /* the indices' rel_l2 means nothing: the rows say it */
+            snprintf(rel, sizeof rel, "-");
+            note[0] = ' ', note[1] = ' ';
+            report_argmax_note(&pk->err, note + 2, sizeof note - 2);
+        }
+        fprintf(f, "%-4d %-16s %-24s %9.2f %9.2f %9.2f %7.1fx %9s  %-8s%s%s\n", k,
                 kn->target == KT_CPU ? "cpu" : kn->shader, from, pk->gpu_med,
-                pk->gpu_max - pk->gpu_min, pk->cpu_us, sp, rel, verdict, delta);
+                pk->gpu_max - pk->gpu_min, pk->cpu_us, sp, rel, verdict, delta, note);
     }
     if (csv) return;
     char step[48] = "";
@@ -230,9 +243,17 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
     if (p->nkernels > pr->dispatches || pr->nxfers)
         fprintf(f, "mixed: %d cpu-partition kernels %.1f us, transfers: %d, %.1f us\n",
                 p->nkernels - pr->dispatches, pr->cpu_part_us, pr->nxfers, pr->xfer_sum_us);
-    if (pr->worst_kernel >= 0)
-        fprintf(f, "worst error: kernel %d (%s) rel_l2 %.3e\n", pr->worst_kernel,
-                p->kernels[pr->worst_kernel].shader, pr->k[pr->worst_kernel].err.rel_l2);
+    if (pr->worst_kernel >= 0) {
+        const CmpStats *w = &pr->k[pr->worst_kernel].err;
+        char note[128];
+        report_argmax_note(w, note, sizeof note);
+        if (w->argmax)
+            fprintf(f, "worst error: kernel %d (%s) %s\n", pr->worst_kernel,
+                    p->kernels[pr->worst_kernel].shader, note);
+        else
+            fprintf(f, "worst error: kernel %d (%s) rel_l2 %.3e\n", pr->worst_kernel,
+                    p->kernels[pr->worst_kernel].shader, w->rel_l2);
+    }
 }
 
 Status app_profile(const Options *o, FILE *out, DiagList *d)

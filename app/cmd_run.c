@@ -49,9 +49,11 @@ int cmd_run(int argc, char **argv)
     if (st == ST_OK) snprintf(dtype, sizeof dtype, "%s", runner_dtype(&o, &m.b));
     bool cpu = strcmp(o.backend, "cpu") == 0;
     if (st == ST_OK && cpu) {
-        RefOptions ro = {.keep_all = false};
+        RefOptions ro = {.keep_all = false, .keep_argmax_inputs = o.check};
         st = ref_run(m.g, m.b.vals, &ro, &r, &d);
         vals = r.vals;
+        /* this run is the reference too: its argmax inputs judge its indices */
+        if (st == ST_OK && o.check) st = bind_argmax_sources(m.g, r.vals, r.ntensors, &m.b, NULL);
         snprintf(dtype, sizeof dtype, "fp32");
     } else if (st == ST_OK) {
         vals = calloc((size_t)m.g->ntensors + 1, sizeof *vals);
@@ -74,7 +76,7 @@ int cmd_run(int argc, char **argv)
         free(ts);
     }
     /* outputs without a reference (architecture-only models, generated weights): the CPU
-     * reference run is the right answer */
+     * reference run is the right answer; argmax outputs get their inputs' reference values */
     bool cpu_ref = false;
     if (st == ST_OK && o.check && !cpu) st = model_cpu_reference(&m, &cpu_ref, &d);
     int rc = status_exit_code(st);

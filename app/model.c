@@ -88,14 +88,19 @@ Status model_bind(Model *m, const Options *o, DiagList *d)
     return st;
 }
 
-Status model_cpu_reference(Model *m, bool *added, DiagList *d)
+/* One run of the CPU reference for what the check lacks: the outputs without a reference
+ * (fill_missing) and the inputs of argmax outputs (Binding.argmax). */
+static Status cpu_reference(Model *m, bool fill_missing, bool *added, DiagList *d)
 {
-    *added = false;
-    if (m->b.nref >= m->g->noutputs) return ST_OK;
+    if (added) *added = false;
+    int lack = 0;
+    Status st = bind_argmax_sources(m->g, NULL, 0, &m->b, &lack);
+    if (st != ST_OK || ((!fill_missing || m->b.nref >= m->g->noutputs) && lack == 0)) return st;
     RefRun r = {0};
-    RefOptions ro = {.keep_all = false};
-    Status st = ref_run(m->g, m->b.vals, &ro, &r, d);
-    for (int i = 0; st == ST_OK && i < m->g->noutputs; i++)
+    RefOptions ro = {.keep_all = false, .keep_argmax_inputs = lack > 0};
+    st = ref_run(m->g, m->b.vals, &ro, &r, d);
+    if (st == ST_OK) st = bind_argmax_sources(m->g, r.vals, r.ntensors, &m->b, NULL);
+    for (int i = 0; st == ST_OK && fill_missing && i < m->g->noutputs; i++)
         if (!m->b.ref[i].data) {
             m->b.ref[i] = r.vals[m->g->outputs[i]];
             r.vals[m->g->outputs[i]] = (HTensor){0};
@@ -104,6 +109,16 @@ Status model_cpu_reference(Model *m, bool *added, DiagList *d)
         }
     ref_free(&r);
     return st;
+}
+
+Status model_cpu_reference(Model *m, bool *added, DiagList *d)
+{
+    return cpu_reference(m, true, added, d);
+}
+
+Status model_argmax_reference(Model *m, DiagList *d)
+{
+    return cpu_reference(m, false, NULL, d);
 }
 
 const char *model_auto_dtype(const Options *o)

@@ -23,8 +23,12 @@ Status model_load_graph(Model *m, const char *path, DiagList *d);
  * are looked for beside the model, and for a .npubin then beside the IR it was compiled from. */
 Status model_bind(Model *m, const Options *o, DiagList *d);
 /* Outputs with no reference from the files (architecture-only models, generated weights) get
- * the CPU reference's run as their reference; *added says whether any did. */
+ * the CPU reference's run as their reference; *added says whether any did. Outputs an argmax
+ * produces also get their input's reference value (Binding.argmax: the tie-aware check). */
 Status model_cpu_reference(Model *m, bool *added, DiagList *d);
+/* Only the argmax part of model_cpu_reference (for a run on the CPU backend, whose outputs
+ * must not become their own reference); runs the CPU reference only when some is lacking. */
+Status model_argmax_reference(Model *m, DiagList *d);
 void model_free(Model *m);
 /* --dtype auto before anything is bound (compile, describe, dot): "bf16" when the weights file
  * the model would bind (--weights, else weights.safetensors beside it) stores a tensor as bf16,

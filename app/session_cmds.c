@@ -334,7 +334,8 @@ static Status c_check(Session *s, int argc, char **argv, DiagList *d)
     Status st = s->have_run ? ST_OK : do_run(s, d);
     if (st != ST_OK) return st;
     bool added = false;
-    if (!on_cpu(s)) st = model_cpu_reference(&s->model, &added, d);
+    st = on_cpu(s) ? model_argmax_reference(&s->model, d)
+                   : model_cpu_reference(&s->model, &added, d);
     if (st != ST_OK) return st;
     if (s->model.b.nref == 0)
         return diag_error(d, s->model.path, NULL, NULL, "no reference outputs to check against");

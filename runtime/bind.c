@@ -27,8 +27,11 @@ void bind_free(Binding *b)
         for (int i = 0; i < b->ntensors; i++) htensor_free(&b->vals[i]);
     if (b->ref)
         for (int i = 0; i < b->noutputs; i++) htensor_free(&b->ref[i]);
+    if (b->argmax)
+        for (int i = 0; i < b->noutputs; i++) htensor_free(&b->argmax[i].x);
     free(b->vals);
     free(b->ref);
+    free(b->argmax);
     free(b->weights_from);
     free(b->inputs_from);
     free(b->ref_from);
@@ -284,6 +287,29 @@ Status bind_constants(const Graph *g, Binding *b)
         htensor_convert(v->data, v->dtype, src.data, DT_F64, v->numel);
     }
     return ST_OK;
+}
+
+Status bind_argmax_sources(const Graph *g, const HTensor *vals, int nvals, Binding *b,
+                           int *missing)
+{
+    int left = 0;
+    Status st = ST_OK;
+    for (int i = 0; i < g->noutputs && i < b->noutputs && st == ST_OK; i++) {
+        ArgmaxSrc a;
+        if (!cmp_argmax_source(g, g->outputs[i], vals, nvals, &a)) continue;
+        if (b->argmax && b->argmax[i].x.data) continue;
+        if (!a.x.data) {
+            left++;
+            continue;
+        }
+        if (!b->argmax) b->argmax = calloc((size_t)b->noutputs + 1, sizeof *b->argmax);
+        if (!b->argmax) return ST_NOMEM;
+        st = htensor_convert_new(&b->argmax[i].x, &a.x, a.x.dtype);
+        b->argmax[i].dim = a.dim;
+        b->argmax[i].skip_nan = a.skip_nan;
+    }
+    if (missing) *missing = left;
+    return st;
 }
 
 Status bind_extend(const Graph *g, Binding *b)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include "../common/diag.h"
 #include "../compiler/graph.h"
+#include "compare.h"
 #include "htensor.h"
 
 typedef struct Binding {
@@ -16,6 +17,9 @@ typedef struct Binding {
     HTensor *ref;   /* [g->noutputs]: expected outputs; data NULL where none */
     int noutputs;
     int nref;       /* how many outputs have a reference */
+    ArgmaxSrc *argmax; /* [noutputs] or NULL: for an output an argmax produces, its input's
+                        * reference value (owned) and the node's dim and NaN rule, for the
+                        * tie-aware check (bind_argmax_sources); x.data NULL elsewhere */
     char *weights_from, *inputs_from, *ref_from; /* file names, or a "random (seed N)" note */
     int stored_bf16; /* some weight was stored as bf16 (picks the compute dtype) */
     int stored_f16;
@@ -40,6 +44,11 @@ Status bind_inputs_random(const Graph *g, uint64_t seed, Binding *b);
  * with none of them is not an error (nref stays 0). A present tensor of the wrong shape is. */
 Status bind_reference_file(const Graph *g, const char *path, const char *prefix, Binding *b,
                            DiagList *d);
+/* Fills b->argmax for every output of g an argmax produces whose input `vals` (a reference run
+ * of g, by tensor id, [nvals]) holds and b->argmax lacks: a copy of that value with the node's
+ * dim and skip_nan. *missing (may be NULL) counts argmax outputs left without one. */
+Status bind_argmax_sources(const Graph *g, const HTensor *vals, int nvals, Binding *b,
+                           int *missing);
 /* Grows the binding to a graph with more tensors (a compiled snapshot). */
 Status bind_extend(const Graph *g, Binding *b);
 /* Computes recipe outputs (batch-norm folds, linear_concat's concatenated weights) from the

@@ -78,6 +78,10 @@ Status ref_run(const Graph *g, const HTensor *bound, const RefOptions *opt, RefR
         r->vals[t] = bound[t];
         r->vals[t].borrowed = true;
     }
+    /* an argmax's input is kept by never running out of consumers */
+    for (int i = 0; o.keep_argmax_inputs && i < g->nnodes; i++)
+        if (!g->nodes[i].dead && g->nodes[i].op == OP_ARGMAX && g->nodes[i].nin > 0)
+            remaining[g->nodes[i].in[0]] = INT32_MAX / 2;
     Status st = ST_OK;
     double t0 = now_us();
     for (int i = o.first_node; i < last && st == ST_OK; i++) {

@@ -18,6 +18,8 @@ typedef struct RefRun {
 
 typedef struct RefOptions {
     bool keep_all;  /* keep every intermediate (else free each after its last use) */
+    bool keep_argmax_inputs; /* with keep_all false, keep argmax nodes' inputs too: the check of
+                              * an argmax output reads them (compare.h cmp_output) */
     int first_node; /* run nodes [first_node, last_node); last_node 0 = all */
     int last_node;
 } RefOptions;

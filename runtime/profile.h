@@ -58,7 +58,8 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d);
 Status prof_warm_up(Exec *x, DiagList *d);
 /* CPU times and errors. `xe` runs the same kernels as the timed plan (compiled with no_reuse,
  * so every output survives the run); `ref` is the CPU reference of that compiled graph with
- * every tensor kept. */
+ * every tensor kept. An argmax kernel's indices are judged tie-aware by that reference's values
+ * of its input (compare.h cmp_output). */
 Status prof_errors(Exec *xe, const RefRun *ref, const Tolerance *tol, Profile *pr, DiagList *d);
 
 #endif

@@ -181,6 +181,10 @@ void tui_profile(Tui *t)
                 r->gpu_us = num(o, "gpu_us");
                 r->cpu_us = num(o, "cpu_us");
                 r->rel_l2 = num(o, "rel_l2");
+                r->am_rows = (long long)num(o, "argmax_rows");
+                r->am_differ = (long long)num(o, "argmax_differ");
+                r->am_beyond = (long long)num(o, "argmax_beyond");
+                if (r->am_rows > 0) r->rel_l2 = -1; /* the indices' rel_l2 means nothing */
                 r->speedup = r->gpu_us > 0 ? r->cpu_us / r->gpu_us : 0;
             } else if (strcmp(k, "transfer") == 0) {
                 TuiProfRow *r = prof_add(t, &cap);

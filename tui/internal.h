@@ -63,7 +63,8 @@ typedef struct TuiProfRow {
                         * holds the direction, `from` the tensor and cast, gpu_us the time */
     int first_kernel;  /* transfer: the kernel it runs before (its partition's first) */
     char kernel[32], target[8], fusion[16], output[96], from[160], verdict[16];
-    double gpu_us, cpu_us, rel_l2, speedup;
+    double gpu_us, cpu_us, rel_l2, speedup; /* rel_l2 -1: none (an argmax's: its rows say it) */
+    long long am_rows, am_differ, am_beyond; /* an argmax kernel's rows (am_rows 0: not one) */
 } TuiProfRow;
 
 #define TUI_MAX_UNDO 128

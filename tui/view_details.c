@@ -3,6 +3,7 @@
  * that computes it) or the selected kernel (shader, target, fusion, dispatch, provenance,
  * profile numbers and error). */
 #include <string.h>
+#include "../app/report.h"
 #include "internal.h"
 
 static void attr_text(const Attr *a, char *buf, size_t n)
@@ -49,6 +50,17 @@ static void tensor_rows(const Graph *g, TuiLines *out, const char *what, const i
     }
 }
 
+/* A profile row's error: "rel_l2 X" (prec digits), or an argmax kernel's rows. */
+static void error_text(const TuiProfRow *r, int prec, char *buf, size_t n)
+{
+    if (r->am_rows > 0)
+        report_argmax_note(&(CmpStats){.argmax = true, .am_rows = r->am_rows,
+                                       .am_differ = r->am_differ, .am_beyond = r->am_beyond},
+                           buf, n);
+    else
+        snprintf(buf, n, "rel_l2 %.*e", prec, r->rel_l2);
+}
+
 static void node_details(const Tui *t, TuiLines *out)
 {
     const Graph *g = t->s.pipe.snaps[t->s.cursor].g;
@@ -83,8 +95,10 @@ static void node_details(const Tui *t, TuiLines *out)
         const PlanKernel *kn = &t->s.pipe.plan->kernels[k];
         tui_lines_add(out, TA_COLOR(TC_MAGENTA), -1, "computed by kernel %d (%s)", k, kn->shader);
         const TuiProfRow *r = tui_prof_row(t, k);
-        if (r) tui_lines_add(out, 0, -1, "gpu %.1f us, cpu %.1f us, rel_l2 %.2e %s", r->gpu_us, r->cpu_us,
-                             r->rel_l2, r->verdict);
+        char err[96];
+        if (r) error_text(r, 2, err, sizeof err);
+        if (r) tui_lines_add(out, 0, -1, "gpu %.1f us, cpu %.1f us, %s %s", r->gpu_us, r->cpu_us, err,
+                             r->verdict);
     } else {
         tui_lines_add(out, TA_DIM, -1, "no kernel computes it (view, folded or removed)");
     }
@@ -113,8 +127,10 @@ static void kernel_details(const Tui *t, TuiLines *out)
     const TuiProfRow *r = tui_prof_row(t, t->sel_kernel);
     if (r) {
         tui_lines_add(out, 0, -1, "gpu %.1f us  cpu %.1f us  speedup %.1fx", r->gpu_us, r->cpu_us, r->speedup);
+        char err[96];
+        error_text(r, 3, err, sizeof err);
         tui_lines_add(out, strcmp(r->verdict, "MISMATCH") == 0 ? TA_BOLD | TA_COLOR(TC_RED) : 0, -1,
-                      "rel_l2 %.3e  verdict %s", r->rel_l2, r->verdict);
+                      "%s  verdict %s", err, r->verdict);
     } else {
         tui_lines_add(out, TA_DIM, -1, "(p profiles: times and error)");
     }
