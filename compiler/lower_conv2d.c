@@ -9,6 +9,7 @@
 
 #include "../common/half.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 enum { RED_WG = 256 };
