@@ -4,14 +4,17 @@
 #           split cap (NPU_ATTN_SPLITS: default 16, 4, 1): gpu step us, per attention
 #   ablate  the tensor-core matmul's K loop with parts left out (NPU_CM_ABLATE, wrong results by
 #           design): the gate, down and q GEMMs of prefill-128, bf16, first pass us
+#   tile    the tensor-core matmul's tiles on the same GEMMs (NPU_CM_TILE 64 and 128; the large
+#           tile by K-split target, NPU_CM_TARGET 132 / 528 around its default 264; and with
+#           its global loads (ablate 1) or MMAs (ablate 2) left out)
 #   decode  Qwen2.5-1.5B greedy decode after a 128-token prompt: steps after the first 16
-# Usage: bash bench/probe.sh [attn] [ablate] [decode]   (default: all)
+# Usage: bash bench/probe.sh [attn] [ablate] [tile] [decode]   (default: all)
 set -u
 cd "$(dirname "$0")/.."
 B=${NPU_EXPLORE:-.dev/npu-explore}
 out=${OUT:-out}; mkdir -p "$out"
 export GLIBC_TUNABLES=glibc.rtld.optional_static_tls=4000000
-what=${*:-attn ablate decode}
+what=${*:-attn ablate tile decode}
 summary() { # file label: the profile summary's gpu step and the npu kernels' first-pass times
     python3 - "$1" "$2" <<'P'
 import json, sys
@@ -21,7 +24,7 @@ for l in open(sys.argv[1]):
     if o.get("kind") == "kernel" and o.get("target") == "npu":
         ks.append("%s %.1f" % (o["kernel"], o["gpu_us"]))
     if o.get("kind") == "summary": s = o
-print("%-28s gpu step %8.1f us | %s" % (sys.argv[2], s.get("gpu_step_us", -1), "; ".join(ks[:6])))
+print("%-28s gpu step %8.1f us | %s" % (sys.argv[2], s.get("gpu_step_us", -1), "; ".join(ks[:8])))
 P
 }
 prof() { # label env model args...
@@ -39,6 +42,12 @@ esac
 case " $what " in *" ablate "*)
     for a in 0 1 2 4 8 5 7 15; do
         prof "ablate_$a" "NPU_CM_ABLATE=$a" bench/models/qwen_prefill_gemms.json --dtype bf16 --tier nv-coopmat
+    done ;;
+esac
+case " $what " in *" tile "*)
+    for e in NPU_CM_TILE=64 NPU_CM_TILE=128 "NPU_CM_TILE=128 NPU_CM_TARGET=132" "NPU_CM_TILE=128 NPU_CM_TARGET=528" \
+             "NPU_CM_TILE=128 NPU_CM_ABLATE=1" "NPU_CM_TILE=128 NPU_CM_ABLATE=2"; do
+        prof "$(echo "$e" | sed 's/NPU_CM_//g; s/[= ]/_/g')" "$e" bench/models/qwen_prefill_gemms.json --dtype bf16 --tier nv-coopmat
     done ;;
 esac
 case " $what " in *" decode "*)

@@ -200,7 +200,7 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
         k->shader = direct[has_b + 2 * has_r];
         return st;
     }
-    KcTile t = kc_gemm_tile(coutg, npix, kdim, g.groups, cm, KC_CONV_TARGET);
+    KcTile t = kc_gemm_tile(coutg, npix, kdim, g.groups, cm ? KC_CM_TILE : 0, KC_CONV_TARGET);
     if (t.nsplit * g.cout * npix > UINT32_MAX)
         return kc_error(c, "conv2d kernel: the K-split partials pass 2^32 elements");
     /* [tier: portable, nv-coopmat, its emulation][epilogue: -, b, r, br; 4 = K-split partials] */
