@@ -6,14 +6,17 @@
 #           design): the gate, down and q GEMMs of prefill-128, bf16, first pass us
 #   resnet  ResNet-18/50 checks, then profile by the conv K split's grid target (CONV_TARGETS,
 #           NPU_CONV_TARGET)
+#   tile    the tensor-core matmul's tiles on the same GEMMs (NPU_CM_TILE 64 and 128; the large
+#           tile by K-split target, NPU_CM_TARGET 132 / 528 around its default 264; and with
+#           its global loads (ablate 1) or MMAs (ablate 2) left out)
 #   decode  Qwen2.5-1.5B greedy decode after a 128-token prompt: steps after the first 16
-# Usage: bash bench/probe.sh [attn] [ablate] [decode]   (default: all)
+# Usage: bash bench/probe.sh [attn] [ablate] [resnet] [tile] [decode]   (default: attn ablate decode)
 set -u
 cd "$(dirname "$0")/.."
 B=${NPU_EXPLORE:-.dev/npu-explore}
 out=${OUT:-out}; mkdir -p "$out"
 export GLIBC_TUNABLES=glibc.rtld.optional_static_tls=4000000
-what=${*:-attn ablate decode}
+what=${*:-attn ablate tile decode}
 summary() { # file label: the profile summary's gpu step and the npu kernels' first-pass times
     python3 - "$1" "$2" <<'P'
 import json, sys
@@ -25,7 +28,7 @@ for l in open(sys.argv[1]):
     if o.get("kind") == "summary": s = o
 att = [float(k.split()[1]) for k in ks if k.startswith("decode_attention")]
 extra = " | %d attentions, mean %.1f us timed" % (len(att), sum(att) / len(att)) if len(att) > 1 else ""
-print("%-28s gpu step %8.1f us | %s%s" % (sys.argv[2], s.get("gpu_step_us", -1), "; ".join(ks[:6]), extra))
+print("%-28s gpu step %8.1f us | %s%s" % (sys.argv[2], s.get("gpu_step_us", -1), "; ".join(ks[:8]), extra))
 P
 }
 prof() { # label env model args...
@@ -69,6 +72,12 @@ for l in open(sys.argv[1]):
     if o.get("kind") == "summary":
         print("%s target %s: wall %.1f us, gpu step %.1f us, %d kernels in %d levels" % (sys.argv[2], sys.argv[3], o["wall_us"], o["gpu_step_us"], o["kernels"], o["levels"]))' "$out/r_$m.jsonl" $m $tg
     done; done ;;
+esac
+case " $what " in *" tile "*)
+    for e in NPU_CM_TILE=64 NPU_CM_TILE=128 "NPU_CM_TILE=128 NPU_CM_TARGET=132" "NPU_CM_TILE=128 NPU_CM_TARGET=528" \
+             "NPU_CM_TILE=128 NPU_CM_ABLATE=1" "NPU_CM_TILE=128 NPU_CM_ABLATE=2"; do
+        prof "$(echo "$e" | sed 's/NPU_CM_//g; s/[= ]/_/g')" "$e" bench/models/qwen_prefill_gemms.json --dtype bf16 --tier nv-coopmat
+    done ;;
 esac
 case " $what " in *" decode "*)
     ids=$(python3 -c 'print(",".join(str(1 + (i * 7919) % 150000) for i in range(128)))')

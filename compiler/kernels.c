@@ -99,6 +99,16 @@ static const struct {
     {"matmul_cmx_r", lower_matmul},
     {"matmul_cmx_br", lower_matmul},
     {"matmul_cmx_part", lower_matmul},
+    {"matmul_cml", lower_matmul},
+    {"matmul_cml_nb", lower_matmul},
+    {"matmul_cml_r", lower_matmul},
+    {"matmul_cml_br", lower_matmul},
+    {"matmul_cml_part", lower_matmul},
+    {"matmul_cmlx", lower_matmul},
+    {"matmul_cmlx_nb", lower_matmul},
+    {"matmul_cmlx_r", lower_matmul},
+    {"matmul_cmlx_br", lower_matmul},
+    {"matmul_cmlx_part", lower_matmul},
     {"matmul_red", lower_matmul},
     {"matmul_red_nb", lower_matmul},
     {"matmul_red_r", lower_matmul},
@@ -178,13 +188,16 @@ uint32_t kc_lanes_for(int64_t len, uint32_t wg)
     return t;
 }
 
-KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, bool cm, int64_t target)
+KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t cm_tile, int64_t target)
 {
+    bool cm = cm_tile > 0;
     KcTile t = {.cm = cm, .bk = cm ? 32 : 16, .tr = 4, .tc = 4};
     t.bm = m <= 16 ? 16 : m <= 32 ? 32 : 64;
     t.bn = n <= 32 ? 32 : 64;
-    if (cm) t.bm = t.bn = 64; /* the coopmat tile is a compile-time constant (gemm_tile.glsl) */
-    t.wg = cm ? 128 : t.bm * t.bn / (t.tr * t.tc);
+    /* the coopmat tiles are compile-time constants (gemm_tile.glsl): 64 x 64 on 4 subgroups,
+     * 128 x 128 on 8 */
+    if (cm) t.bm = t.bn = cm_tile == KC_CM_TILE_LARGE ? KC_CM_TILE_LARGE : KC_CM_TILE;
+    t.wg = cm ? (t.bm == KC_CM_TILE_LARGE ? 256 : 128) : t.bm * t.bn / (t.tr * t.tc);
     /* the staging loops need a whole row of BK and of BN per pass: smaller register tiles for
      * small tiles */
     while (!cm && (t.wg < t.bk || t.wg < t.bn) && t.tr * t.tc > 1) {

@@ -114,14 +114,20 @@ bool kc_bcast_strides6(const PlanTensor *t, const PlanTensor *out, int64_t st[6]
  * better), 4 for the tensor-core matmul (KC_MATMUL_TARGET: Qwen-prefill GEMMs 508 -> 378 us).
  * The portable tier uses them too: the H100 is the target, and lavapipe loses little by splits
  * (one more dispatch and the partials' traffic).
- * Portable (cm false, SIMT): BM 16/32/64 covering small M (a depthwise conv wastes 15 of 16 rows
+ * The tensor-core matmul's large tile (128x128, twice the work per workgroup, and a K split's
+ * fp32 partials cost traffic) aims at 2 per SM (KC_MATMUL_TARGET_LARGE).
+ * Portable (cm_tile 0, SIMT): BM 16/32/64 covering small M (a depthwise conv wastes 15 of 16 rows
  * rather than 63 of 64), BN 32/64, BK 16, 4x4 outputs per invocation (fewer for tiles too small
- * for a row of BK and BN per pass). nv-coopmat (cm true, tensor cores): 64x64x32, 128
- * invocations = 4 subgroups (compile-time constants in the shader). */
+ * for a row of BK and BN per pass). nv-coopmat (tensor cores; compile-time constants in the
+ * shaders): cm_tile 64 = 64x64x32, 128 invocations = 4 subgroups; cm_tile 128 = 128x128x32,
+ * 256 invocations = 8 subgroups (the matmul_cml* stems). */
 enum {
     KC_CONV_TARGET = 2 * TIER_NV_COOPMAT_SMS,
     KC_MATMUL_TARGET = 4 * TIER_NV_COOPMAT_SMS,
+    KC_MATMUL_TARGET_LARGE = 2 * TIER_NV_COOPMAT_SMS,
     KC_MIN_STEPS = 4,
+    KC_CM_TILE = 64,        /* the tensor-core tile of conv2d_cm* and matmul_cm* */
+    KC_CM_TILE_LARGE = 128, /* of matmul_cml* */
 };
 typedef struct KcTile {
     int64_t bm, bn, bk, tr, tc, wg; /* tile, per-invocation tile (SIMT), workgroup size */
@@ -129,7 +135,7 @@ typedef struct KcTile {
     int64_t nsplit, kchunk;         /* K splits of kchunk (a multiple of bk) each */
     bool cm;
 } KcTile;
-KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, bool cm, int64_t target);
+KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t cm_tile, int64_t target);
 
 /* index_copy's geometry (lower_index_copy.c), shared by the kernels that store into a cache:
  * self and out seen as [outer, size, inner] around dim, the source as [outer, m, inner]. */

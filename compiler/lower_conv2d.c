@@ -205,7 +205,7 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     const char *te = getenv("NPU_CONV_TARGET");
     long target = te ? strtol(te, NULL, 10) : 0;
     if (target < 1 || target > 65536) target = KC_CONV_TARGET;
-    KcTile t = kc_gemm_tile(coutg, npix, kdim, g.groups, cm, target);
+    KcTile t = kc_gemm_tile(coutg, npix, kdim, g.groups, cm ? KC_CM_TILE : 0, target);
     if (t.nsplit * g.cout * npix > UINT32_MAX)
         return kc_error(c, "conv2d kernel: the K-split partials pass 2^32 elements");
     /* [tier: portable, nv-coopmat, its emulation][epilogue: -, b, r, br; 4 = K-split partials] */

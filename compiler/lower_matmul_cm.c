@@ -2,15 +2,21 @@
  * bf16 storage, chosen by lower_matmul.c's M > 1 branch through matmul_cm_applies. lower_matmul
  * has pushed the family's words {M, N, K, b_ks, b_ns, nbatch, bdim[4], sa[4], sb[4], bias_ms,
  * bias_ns, act, alpha, beta, post}; this adds {mtiles, ntiles, nsplit, kchunk}, the spec
- * constants {128, BM, BN, BK, B_KMAJOR, -, -, VEC, ABLATE}, the stem and the grid (kc_gemm_tile picks the
- * tiles and the K split). A split writes fp32 partials [nsplit, batch*M*N] (kc_scratch) with
- * matmul_cm_part and a reduce pass (kc_append: matmul_red, _nb, _r, _br) adds them up with the
- * epilogue.
+ * constants {WG, BM, BN, BK, B_KMAJOR, -, -, VEC, ABLATE}, the stem and the grid (kc_gemm_tile
+ * picks the tiles and the K split). A split writes fp32 partials [nsplit, batch*M*N]
+ * (kc_scratch) with matmul_cm_part and a reduce pass (kc_append: matmul_red, _nb, _r, _br) adds
+ * them up with the epilogue.
+ *
+ * Two tiles (cm_tile): 64 x 64 on 128 invocations (matmul_cm*), and where M and N are both at
+ * least 128 (prefill's GEMMs) 128 x 128 on 256 (matmul_cml*): each staged byte feeds twice the
+ * MMAs and the operand traffic halves; its K split aims at 2 workgroups per SM
+ * (KC_MATMUL_TARGET_LARGE) rather than 4.
  *
  * bf16 operands are converted to f16 as they are staged: exact in fp16's normal range, +-inf
  * past 65504 (docs/kernels.md "Tiers"). f32 keeps the SIMT kernel (f16 operands would lose its
  * precision). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "kernels.h"
 
@@ -25,13 +31,25 @@ bool matmul_cm_applies(const KernelCtx *c, const PlanKernel *k, const CmProduct 
            q->n >= 16 && q->k >= 16 && k->nargs == 3 + q->bias + q->res;
 }
 
+/* The tile edge for this product: 128 where M and N both fill it, else 64; NPU_CM_TILE=64|128
+ * forces one (a measuring aid, like NPU_CM_VEC). */
+static int64_t cm_tile(const CmProduct *q)
+{
+    const char *e = getenv("NPU_CM_TILE");
+    if (e && strcmp(e, "64") == 0) return KC_CM_TILE;
+    if (e && strcmp(e, "128") == 0) return KC_CM_TILE_LARGE;
+    return q->m >= KC_CM_TILE_LARGE && q->n >= KC_CM_TILE_LARGE ? KC_CM_TILE_LARGE : KC_CM_TILE;
+}
+
 Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q)
 {
+    int64_t edge = cm_tile(q);
+    bool large = edge == KC_CM_TILE_LARGE;
     /* NPU_CM_TARGET=N: the grid target of the K split (a measuring aid, like NPU_GEMV) */
     const char *e = getenv("NPU_CM_TARGET");
     long target = e ? strtol(e, NULL, 10) : 0;
-    if (target < 1 || target > 65536) target = KC_MATMUL_TARGET;
-    KcTile t = kc_gemm_tile(q->m, q->n, q->k, q->nbatch, true, target);
+    if (target < 1 || target > 65536) target = large ? KC_MATMUL_TARGET_LARGE : KC_MATMUL_TARGET;
+    KcTile t = kc_gemm_tile(q->m, q->n, q->k, q->nbatch, edge, target);
     int64_t mn = q->nbatch * q->m * q->n;
     if (t.nsplit * mn > UINT32_MAX)
         return kc_error(c, "matmul kernel: the K-split partials pass 2^32 elements");
@@ -47,13 +65,19 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q)
     for (int i = 0; i < 9 && st == ST_OK; i++) st = kc_spec(c, k, spec[i]);
     if (st != ST_OK) return st;
     kc_grid(k, t.tiles * t.nsplit, 1);
-    /* stems by [emulation][bias][residual] */
-    static const char *const stems[2][2][2] = {{{"matmul_cm_nb", "matmul_cm_r"}, {"matmul_cm", "matmul_cm_br"}},
-                                               {{"matmul_cmx_nb", "matmul_cmx_r"}, {"matmul_cmx", "matmul_cmx_br"}}};
+    /* stems by [large tile][emulation][bias][residual], the first pass of a split by [large
+     * tile][emulation] */
+    static const char *const stems[2][2][2][2] = {
+        {{{"matmul_cm_nb", "matmul_cm_r"}, {"matmul_cm", "matmul_cm_br"}},
+         {{"matmul_cmx_nb", "matmul_cmx_r"}, {"matmul_cmx", "matmul_cmx_br"}}},
+        {{{"matmul_cml_nb", "matmul_cml_r"}, {"matmul_cml", "matmul_cml_br"}},
+         {{"matmul_cmlx_nb", "matmul_cmlx_r"}, {"matmul_cmlx", "matmul_cmlx_br"}}}};
+    static const char *const parts[2][2] = {{"matmul_cm_part", "matmul_cmx_part"},
+                                            {"matmul_cml_part", "matmul_cmlx_part"}};
     static const char *const reds[2][2] = {{"matmul_red_nb", "matmul_red_r"}, {"matmul_red", "matmul_red_br"}};
     bool emu = c->cm_emulate;
     if (t.nsplit == 1) {
-        k->shader = stems[emu][q->bias][q->res];
+        k->shader = stems[large][emu][q->bias][q->res];
         return ST_OK;
     }
     int64_t pshape[2] = {t.nsplit, mn};
@@ -68,7 +92,7 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q)
     int pargs[4] = {k->args[0], k->args[1], part, out};
     st = kc_set_args(c, k, pargs, 2, 4);
     if (st != ST_OK) return st;
-    k->shader = emu ? "matmul_cmx_part" : "matmul_cm_part";
+    k->shader = parts[large][emu];
     PlanKernel *rk = kc_append(c, k, reds[q->bias][q->res], rargs, nr - 1, nr);
     if (!rk) return ST_BAD_INPUT;
     for (int i = 0; i < k->npush && st == ST_OK; i++) st = kc_push_u(c, rk, k->push[i]);

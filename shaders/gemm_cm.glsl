@@ -17,6 +17,10 @@
 // pad their shared rows by 8 halves (f32 staging rows by 4 floats) and start fragments at
 // multiples of 16 elements along the contiguous dimension.
 //
+// The emulation's MMA keeps its loops rolled ([[dont_unroll]]): unrolled, its 8 x 16 bodies per
+// fragment product made lavapipe's LLVM compile each pipeline for 10-40 s (cold Mesa shader
+// cache; 0.9-3.4 s rolled, measured on the test host), and the tests build dozens of them.
+//
 // Macros (A and B fragments come from shared arrays the kernel names SH_A and SH_B):
 //   CM_ACC(name, n)            declares n accumulators      CM_ZERO(a)     a = 0
 //   CM_FRAG(name, n)           declares n A/B fragments
@@ -47,10 +51,10 @@
 #define CM_LOAD_A(f, off, st, cm) f = uvec3((off) * CM_UNIT, (st) * CM_UNIT, (cm) ? 1u : 0u)
 #define CM_LOAD_B(f, off, st, cm) f = uvec3((off) * CM_UNIT, (st) * CM_UNIT, (cm) ? 1u : 0u)
 #define CM_MMA(acc, fa, fb)                                                                    \
-    for (uint e_ = 0u; e_ < 8u; e_++) {                                                        \
+    [[dont_unroll]] for (uint e_ = 0u; e_ < 8u; e_++) {                                        \
         uint i_ = (CM_LANE * 8u + e_) / 16u, j_ = (CM_LANE * 8u + e_) % 16u;                   \
         float s_ = acc[e_];                                                                    \
-        for (uint k_ = 0u; k_ < 16u; k_++) {                                                   \
+        [[dont_unroll]] for (uint k_ = 0u; k_ < 16u; k_++) {                                   \
             uint ai_ = fa.x + (fa.z != 0u ? k_ * fa.y + i_ : i_ * fa.y + k_);                  \
             uint bi_ = fb.x + (fb.z != 0u ? j_ * fb.y + k_ : k_ * fb.y + j_);                  \
             s_ += CM_SH(SH_A, ai_) * CM_SH(SH_B, bi_);                                         \

@@ -15,10 +15,18 @@
 // owning a TR x TC register tile (rows tm + r * BM/TR, columns tn + c * BN/TC, so neighbouring
 // invocations read neighbouring B columns). Rows padded by one float (A_PAD, B_PAD) against bank conflicts.
 // GEMM_CM 1 (nv-coopmat, shaders/gemm_cm.glsl; CM_EMULATE 1 for its portable emulation):
-// shared float16_t, 128 invocations = 4 subgroups in a 2 x 2 grid, each owning 32 x 32 of the
-// 64 x 64 tile (BK 32, compile-time constants) as 2 x 2 16x16 fragments; rows padded by 8
-// halves (16 bytes: the extension's alignment, and no bank conflicts for 16-byte row reads);
-// the result goes through SH_C [BM][BN + 4] f32 so the epilogue sees plain elements.
+// shared float16_t, BK 32, and a tile of compile-time constants the including kernel may set
+// before the include (defaults in brackets): GEMM_CM_BM x GEMM_CM_BN [64 x 64], a grid of
+// GEMM_CM_SGM x GEMM_CM_SGN subgroups of 32 lanes [2 x 2: 128 invocations], each owning
+// BM / SGM x BN / SGN of the tile as (BM / SGM / 16) x (BN / SGN / 16) 16x16 fragments [2 x 2].
+// Rows padded by 8 halves (16 bytes: the extension's alignment, and no bank conflicts for
+// 16-byte row reads). The result goes through SH_C f32 so the epilogue sees plain elements:
+// the whole tile at once, SH_C [BM][BN + 4] (GEMM_CM_STRIPE 0, the default), or in stripes of
+// GEMM_CM_STRIPE rows, SH_C [STRIPE][BN + 4] (per stripe: the subgroups owning its rows store
+// their fragments, barrier, every invocation emits the stripe's elements, barrier), which keeps
+// a 128 x 128 tile under lavapipe's 32 KB of shared memory. The tensor-core matmul's large tile
+// (matmul_cml*): 128 x 128, 2 x 4 subgroups (256 invocations) of 64 x 32 (4 x 2 fragments),
+// stripes of 16 rows: shared SH_A 10240 + SH_B 10240 + SH_C 8448 bytes (the 64 tile: 27648).
 //
 // GEMM_SH_VEC 1 (coopmat only; the tensor-core matmul): SH_A and SH_B are arrays of uvec4 (8
 // halves each) that the kernel's gemm_stage fills with one 16-byte store per 8 elements (KV =
@@ -26,7 +34,8 @@
 // padding), and the fragments load from them with offsets and strides in vectors; the kernel
 // stages 8 consecutive elements of a row per vector slot (SV_A, SV_B slots per invocation).
 //
-// Spec constants (0 is NPU_WG): 1..3 = BM, BN, BK (SIMT; the coopmat tile is fixed), 4 =
+// Spec constants (0 is NPU_WG, GEMM_WG invocations for the coopmat tile): 1..3 = BM, BN, BK
+// (SIMT; the coopmat tile is fixed at compile time), 4 =
 // B_KMAJOR, 5, 6 = TR, TC (SIMT). The including kernel may use ids from 7 on.
 #ifndef NPU_GEMM_TILE_GLSL
 #define NPU_GEMM_TILE_GLSL
@@ -37,7 +46,31 @@
 #if GEMM_CM
 // A compile-time tile: constant array sizes and indices keep the fragments in registers (with
 // spec-constant shapes the NVIDIA driver kept them in memory: ~10 us per K step, measured).
-const uint BM = 64, BN = 64, BK = 32, GEMM_WG = 128;
+#ifndef GEMM_CM_BM
+#define GEMM_CM_BM 64
+#endif
+#ifndef GEMM_CM_BN
+#define GEMM_CM_BN 64
+#endif
+#ifndef GEMM_CM_SGM
+#define GEMM_CM_SGM 2
+#endif
+#ifndef GEMM_CM_SGN
+#define GEMM_CM_SGN 2
+#endif
+#ifndef GEMM_CM_STRIPE
+#define GEMM_CM_STRIPE 0
+#endif
+#if GEMM_CM_BM % (GEMM_CM_SGM * 16) != 0 || GEMM_CM_BN % (GEMM_CM_SGN * 16) != 0
+#error "gemm_tile.glsl: each subgroup's part of the tile must be whole 16x16 fragments"
+#endif
+#if GEMM_CM_STRIPE != 0
+#if GEMM_CM_STRIPE % 16 != 0 || (GEMM_CM_BM / GEMM_CM_SGM) % GEMM_CM_STRIPE != 0 || \
+    (GEMM_CM_STRIPE * GEMM_CM_BN) % (GEMM_CM_SGM * GEMM_CM_SGN * 32) != 0
+#error "gemm_tile.glsl: a stripe must be whole fragment rows of one subgroup row, whole elements per invocation"
+#endif
+#endif
+const uint BM = GEMM_CM_BM, BN = GEMM_CM_BN, BK = 32, GEMM_WG = GEMM_CM_SGM * GEMM_CM_SGN * 32;
 #else
 layout(constant_id = 1) const uint BM = 64;
 layout(constant_id = 2) const uint BN = 64;
@@ -85,7 +118,7 @@ shared SH_T SH_A[BM * (BK + A_PAD)];
 shared SH_T SH_B[(BK + B_PAD) * (BN + B_PAD)];
 #endif
 #if GEMM_CM
-shared float SH_C[BM * (BN + C_PAD)];
+shared float SH_C[(GEMM_CM_STRIPE != 0 ? GEMM_CM_STRIPE : BM) * (BN + C_PAD)];
 #endif
 
 #if !GEMM_SH_VEC
@@ -116,8 +149,9 @@ void gemm_run(uint kbeg, uint kend)
 {
     uint tid = gl_LocalInvocationID.x;
 #if GEMM_CM
-    const uint FM = BM / 32, FN = BN / 32; // fragments per subgroup along M and N
-    uint sg = CM_SUBGROUP, wm = (sg / 2) * (BM / 2), wn = (sg % 2) * (BN / 2);
+    // fragments per subgroup along M and N; the subgroup's part of the tile starts at (wm, wn)
+    const uint FM = BM / (GEMM_CM_SGM * 16), FN = BN / (GEMM_CM_SGN * 16);
+    uint sg = CM_SUBGROUP, wm = (sg / GEMM_CM_SGN) * (BM / GEMM_CM_SGM), wn = (sg % GEMM_CM_SGN) * (BN / GEMM_CM_SGN);
     CM_ACC(acc, FM * FN);
     [[unroll]] for (uint i = 0; i < FM * FN; i++) CM_ZERO(acc[i]);
 #else
@@ -170,6 +204,7 @@ void gemm_run(uint kbeg, uint kend)
 #endif
     }
 #if GEMM_CM
+#if GEMM_CM_STRIPE == 0
     [[unroll]] for (uint i = 0; i < FM; i++)
         [[unroll]] for (uint j = 0; j < FN; j++)
             CM_STORE(acc[i * FN + j], SH_C, (wm + i * 16) * (BN + C_PAD) + wn + j * 16, BN + C_PAD);
@@ -178,6 +213,28 @@ void gemm_run(uint kbeg, uint kend)
         uint e = tid + i * GEMM_WG;
         gemm_emit(e / BN, e % BN, SH_C[(e / BN) * (BN + C_PAD) + e % BN]);
     }
+#else
+    // Stripe p: tile rows p * ST .. p * ST + ST - 1, in the part of subgroup row p / PS (PS
+    // stripes per part of SR rows). Fragment (i, j) of a subgroup is in it when i * 16 / ST ==
+    // p % PS, a compile-time condition once the loops unroll, and the subgroup is in that row, a
+    // condition uniform in the subgroup (coopMatStoreNV needs that); the barriers stay outside
+    // both (uniform in the workgroup, the emulation's too). The guard sits on each store: an
+    // `if` around a loop kept spirv-opt from unrolling, and the fragments then lost their
+    // constant indices.
+    const uint ST = GEMM_CM_STRIPE, SR = BM / GEMM_CM_SGM, PS = SR / ST;
+    [[unroll]] for (uint p = 0; p < BM / ST; p++) {
+        if (p > 0) barrier(); // the previous stripe's reads of SH_C are done
+        [[unroll]] for (uint i = 0; i < FM; i++)
+            [[unroll]] for (uint j = 0; j < FN; j++)
+                if (i * 16 / ST == p % PS && sg / GEMM_CM_SGN == p / PS)
+                    CM_STORE(acc[i * FN + j], SH_C, (i * 16 - (p % PS) * ST) * (BN + C_PAD) + wn + j * 16, BN + C_PAD);
+        barrier();
+        [[unroll]] for (uint i = 0; i < ST * BN / GEMM_WG; i++) {
+            uint e = tid + i * GEMM_WG;
+            gemm_emit(p * ST + e / BN, e % BN, SH_C[(e / BN) * (BN + C_PAD) + e % BN]);
+        }
+    }
+#endif
 #else
     [[unroll]] for (uint r = 0; r < TR; r++)
         [[unroll]] for (uint c = 0; c < TC; c++) gemm_emit(tm + r * CM4, tn + c * CN4, acc[r * TC + c]);

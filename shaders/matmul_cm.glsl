@@ -7,6 +7,11 @@
 // matmul_cm_br (A, B, bias, res, Y), matmul_cm_part (A, B, partials, Y: the fp32 partial sums
 // [nsplit, batch*M*N] of a K split; Y is not accessed), and their emulations; the split's reduce
 // is matmul_red, _nb, _r, _br (shaders/matmul_red.glsl), which does the epilogue.
+// Two compile-time tiles (gemm_tile.glsl): 64 x 64 x 32 with 128 invocations (2 x 2 subgroups of
+// 32 x 32), and with MM_LARGE 1 (stems matmul_cml, _nb, _r, _br, _part, emulations matmul_cmlx*)
+// 128 x 128 x 32 with 256 invocations (2 x 4 subgroups of 64 x 32, the result through 16-row
+// stripes of shared memory): each staged byte feeds twice the MMAs, and the operands' traffic
+// (A read once per N tile, B once per M tile) halves.
 // A is dense [.., M, K]; B[k, n] is at k*b_ks + n*b_ns: a linear weight [N, K] (b_ks = 1) is
 // staged transposed (B_KMAJOR, spec 4), so both operands are read along K.
 // Operands reach the tensor cores as float16_t: f16 storage as it is; bf16 converted while it is
@@ -20,8 +25,9 @@
 // step of 32 instead of 32. Either way shared memory takes one 16-byte store per 8 elements
 // (GEMM_SH_VEC, shaders/gemm_tile.glsl).
 // Push: the matmul block {M, N, K, b_ks, b_ns, nbatch, bdim[4], sa[4], sb[4], bias_ms, bias_ns,
-// act, alpha, beta, post}, then {mtiles, ntiles, nsplit, kchunk}. Spec: 0 = 128, 1..4 = BM, BN,
-// BK, B_KMAJOR, 7 = VEC, 8 = CM_ABLATE (a measuring aid, 0 outside bench/: gemm_tile.glsl).
+// act, alpha, beta, post}, then {mtiles, ntiles, nsplit, kchunk}. Spec: 0 = 128 (256 with
+// MM_LARGE), 1..4 = BM, BN, BK, B_KMAJOR, 7 = VEC, 8 = CM_ABLATE (a measuring aid, 0 outside
+// bench/: gemm_tile.glsl).
 #define GEMM_CM 1
 #define GEMM_SH_VEC 1
 #ifndef CM_EMULATE
@@ -32,6 +38,16 @@
 #endif
 #ifndef MM_RES
 #define MM_RES 0
+#endif
+#ifndef MM_LARGE
+#define MM_LARGE 0
+#endif
+#if MM_LARGE
+#define GEMM_CM_BM 128
+#define GEMM_CM_BN 128
+#define GEMM_CM_SGM 2
+#define GEMM_CM_SGN 4
+#define GEMM_CM_STRIPE 16
 #endif
 #include "common.glsl"
 #include "index.glsl"

@@ -7,7 +7,9 @@
  * tiles; f32, f16 and bf16. The stem says which of bias and residual are bound: _nb none,
  * (plain) bias, _r residual, _br both. linear_concat: several linears on one input as one
  * matmul over the concatenated weight, its parts read at their offsets in the combined output
- * by the next kernels. */
+ * by the next kernels. On nv-coopmat (and its emulation on lavapipe) the tensor-core kernels'
+ * 64x64 and 128x128 tiles, K splits and staging paths (test_gemm_tiles*), and which tile and
+ * split lowering picks (test_gemm_tile_choice). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -503,6 +505,108 @@ static void test_gemm_tiles(void **state)
     }
 }
 
+/* The large tensor-core tile (128x128 on 8 subgroups, the result through 16-row stripes:
+ * matmul_cml*, emulated as matmul_cmlx* here), which lowering picks when M and N are both at
+ * least 128 (test_gemm_tile_choice): M a whole tile and partial (200), N partial (136, 300),
+ * K in one split and split (the reduce with and without bias and residual), K not a multiple
+ * of 8 (one-element staging loads, VEC 0), B contiguous along N (mm, bmm, addmm: no transpose),
+ * a batch of products with and without a K split. fp32 keeps the SIMT kernel: f16 and bf16. */
+static void test_gemm_tiles_large(void **state)
+{
+    (void)state;
+    for (int t = 1; t < 3; t++) {
+        linear(128, 96, 136, true, t);   /* one split, 16-byte loads, bias */
+        linear(200, 600, 300, false, t); /* 2 x 3 tiles, partial both ways, K split */
+        lin_check(200, 100, 136, true, NULL, RES_RELU, t);   /* K 100: element loads, _br */
+        lin_check(128, 1003, 300, false, NULL, RES_BEFORE, t); /* split, element loads, reduce _r */
+        lin_check(130, 520, 129, true, "aten.silu.default", RES_NONE, t); /* split, act, reduce with bias */
+        vc_check_node("aten.mm.default", 2, S(F32(2, {140, 72}), F32(2, {72, 150})),
+                      F32(2, {140, 150}), "", dts[t], tols[t], "matmul_nb");
+        vc_check_node("aten.bmm.default", 2, S(F32(3, {2, 130, 200}), F32(3, {2, 200, 140})),
+                      F32(3, {2, 130, 140}), "", dts[t], tols[t], "matmul_nb");
+        vc_check_node("aten.bmm.default", 2, S(F32(3, {2, 128, 520}), F32(3, {2, 520, 128})),
+                      F32(3, {2, 128, 128}), "", dts[t], tols[t], "matmul_nb");
+        vc_check_node("aten.addmm.default", 3, S(F32(1, {150}), F32(2, {140, 300}), F32(2, {300, 150})),
+                      F32(2, {140, 150}), "\"alpha\":0.5,\"beta\":2.0", dts[t], tols[t], "matmul");
+    }
+}
+
+/* A linear x[m, k] @ w[n, k]^T compiled for nv-coopmat in bf16 (emu: its emulation), not run. */
+static Pipeline compile_cm(int64_t m, int64_t k, int64_t n, bool emu)
+{
+    char json[4096];
+    lin_graph(json, sizeof json, m, k, n, false, NULL, RES_NONE);
+    Graph *g = NULL;
+    DiagList d = {0};
+    assert_int_equal(ir_read_buffer("<t>", json, strlen(json), &g, &d), ST_OK);
+    CompileOptions o;
+    compile_defaults(&o);
+    o.compute = DT_BF16;
+    o.tier = TIER_NV_COOPMAT;
+    o.cm_emulate = emu;
+    o.kernel_cache = "none";
+    Pipeline pipe;
+    Status st = pipeline_run_graph(g, &o, &pipe, &d);
+    if (st != ST_OK) diag_print(&d, stderr);
+    assert_int_equal(st, ST_OK);
+    diag_free(&d);
+    return pipe;
+}
+
+/* The tile and split lowering picks for x[m, k] @ w[n, k]^T: the first pass's stem, its
+ * workgroup and tile (spec 0, 1, 2), its K splits (push word nsplit), and the reduce's stem
+ * when it splits. */
+static void expect_cm(int64_t m, int64_t k, int64_t n, bool emu, const char *stem, uint32_t wg,
+                      uint32_t tile, uint32_t nsplit)
+{
+    Pipeline pipe = compile_cm(m, k, n, emu);
+    const Plan *p = pipe.plan;
+    const PlanKernel *mk = NULL, *red = NULL;
+    for (int i = 0; i < p->nkernels; i++) {
+        if (strncmp(p->kernels[i].shader, "matmul_c", 8) == 0) mk = &p->kernels[i];
+        if (strcmp(p->kernels[i].shader, "matmul_red_nb") == 0) red = &p->kernels[i];
+    }
+    assert_non_null(mk);
+    assert_string_equal(mk->shader, stem);
+    assert_true(mk->nspec >= 3 && mk->npush >= 4);
+    assert_int_equal(mk->spec[0], wg);
+    assert_int_equal(mk->spec[1], tile);
+    assert_int_equal(mk->spec[2], tile);
+    assert_int_equal(mk->push[mk->npush - 2], nsplit);
+    assert_int_equal(red != NULL, nsplit > 1);
+    /* grid: one workgroup per tile and split */
+    uint32_t tiles = (uint32_t)(((m + tile - 1) / tile) * ((n + tile - 1) / tile));
+    assert_int_equal((uint64_t)mk->groups[0] * mk->groups[1] * mk->groups[2], (uint64_t)tiles * nsplit);
+    pipeline_free(&pipe);
+}
+
+/* Lowering's tile choice on nv-coopmat: Qwen2.5-1.5B's prefill gate (M 128, 1536 -> 8960) and
+ * down (8960 -> 1536) on the 128x128 tile, split to ~2 workgroups per SM (70 tiles x 4 splits,
+ * 12 tiles x 22 splits); a product with M or N under 128 on the 64x64 tile (4 per SM: 2 x 140
+ * tiles x 2 splits); NPU_CM_TILE forces either; NPU_CM_TARGET overrides the split's target. */
+static void test_gemm_tile_choice(void **state)
+{
+    (void)state;
+    unsetenv("NPU_CM_TILE");
+    unsetenv("NPU_CM_TARGET");
+    expect_cm(128, 1536, 8960, false, "matmul_cml_part", 256, 128, 4);
+    expect_cm(128, 1536, 8960, true, "matmul_cmlx_part", 256, 128, 4);
+    expect_cm(128, 8960, 1536, false, "matmul_cml_part", 256, 128, 22);
+    expect_cm(128, 96, 136, false, "matmul_cml_nb", 256, 128, 1);
+    expect_cm(128, 96, 136, true, "matmul_cmlx_nb", 256, 128, 1);
+    expect_cm(127, 1536, 8960, false, "matmul_cm_part", 128, 64, 2);
+    expect_cm(128, 96, 127, false, "matmul_cm_nb", 128, 64, 1);
+    expect_cm(64, 96, 64, true, "matmul_cmx_nb", 128, 64, 1);
+    setenv("NPU_CM_TILE", "64", 1);
+    expect_cm(128, 1536, 8960, false, "matmul_cm_part", 128, 64, 2); /* 280 tiles: target 528 */
+    setenv("NPU_CM_TILE", "128", 1);
+    expect_cm(64, 96, 64, false, "matmul_cml_nb", 256, 128, 1);
+    setenv("NPU_CM_TARGET", "70", 1);
+    expect_cm(128, 1536, 8960, false, "matmul_cml_nb", 256, 128, 1);
+    unsetenv("NPU_CM_TILE");
+    unsetenv("NPU_CM_TARGET");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -524,6 +628,8 @@ int main(void)
         cmocka_unit_test(test_gemv_module_needs),
         cmocka_unit_test(test_linear_concat),
         cmocka_unit_test(test_gemm_tiles),
+        cmocka_unit_test(test_gemm_tiles_large),
+        cmocka_unit_test(test_gemm_tile_choice),
     };
     const char *only = getenv("NPU_TEST_FILTER"); /* e.g. "test_gemm_*" on a slow host */
     if (only && *only) cmocka_set_test_filter(only);

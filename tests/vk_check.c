@@ -117,7 +117,8 @@ static void report_tiers(void)
 }
 
 /* Does kernel stem s belong to the expected family e? The tier variants of a stem count as the
- * stem (conv2d_cm_b, conv2d_cmx_b and conv2d_direct_b are conv2d_b, matmul_cm is matmul), and so
+ * stem (conv2d_cm_b, conv2d_cmx_b and conv2d_direct_b are conv2d_b, matmul_cm and its large
+ * tile matmul_cml, matmul_cmlx are matmul), and so
  * does a K split's reduce pass, which does the instance's epilogue (conv2d_red_b is conv2d_b;
  * the first pass, *_part, is no family of its own). A conv whose residual is its own input binds
  * that input to its reduce as a residual: conv2d_red_r and conv2d_red_br also stand for conv2d
@@ -126,9 +127,9 @@ static bool in_family(const char *s, const char *e)
 {
     char n[64];
     snprintf(n, sizeof n, "%s", s);
-    static const char *const infix[] = {"_cmx", "_cm", "_direct", "_red"};
+    static const char *const infix[] = {"_cmlx", "_cml", "_cmx", "_cm", "_direct", "_red"};
     bool red = strstr(n, "_red") != NULL;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 6; i++) {
         char *at = strstr(n, infix[i]);
         if (at) memmove(at, at + strlen(infix[i]), strlen(at + strlen(infix[i])) + 1);
     }
