@@ -10,7 +10,7 @@
 #           tile by K-split target, NPU_CM_TARGET 132 / 528 around its default 264; and with
 #           its global loads (ablate 1) or MMAs (ablate 2) left out)
 #   decode  Qwen2.5-1.5B greedy decode after a 128-token prompt: steps after the first 16
-# Usage: bash bench/probe.sh [attn] [ablate] [resnet] [tile] [decode]   (default: attn ablate decode)
+# Usage: bash bench/probe.sh [attn] [ablate] [resnet] [tile] [decode]   (default: attn ablate tile decode)
 set -u
 cd "$(dirname "$0")/.."
 B=${NPU_EXPLORE:-.dev/npu-explore}
