@@ -87,14 +87,19 @@ for m in ("resnet18", "resnet50"):
 g = lines("ours_qwen.jsonl")
 summ = next((o for o in g if o.get("kind") == "summary"), {})
 steps = next((o for o in g if o.get("kind") == "steps"), {"pos": [], "ms": [], "gpu_ms": []})
-# the first steps after the model's 3 GB upload run in the GPU's slow state (2-3x slower for ~12
-# steps, bench/NOTES.md): a position's number is the median of the steps within 4 positions of
-# it that come after the first 16 decode steps (for 128: positions 144-152)
+# the first steps after the model's 3 GB upload run in the GPU's slow state (3x slower for 12-26
+# steps, bench/NOTES.md): "settled" is the first position from which every step takes under 1.5x
+# the median step; a position's number is the median of the steps within 4 positions of it, or of
+# the 9 steps from "settled" on when it comes earlier (for 128: positions 154-162 in session 7)
 first = steps["pos"][0] if steps["pos"] else 0
+med = statistics.median(steps["gpu_ms"]) if steps["gpu_ms"] else 0
+settled = first
+for q, x in zip(steps["pos"], steps["gpu_ms"]):
+    if x >= 1.5 * med: settled = q + 1
 def at(key, p):
-    v = [x for q, x in zip(steps["pos"], steps[key]) if abs(q - max(p, first + 16 + 4)) <= 4]
+    v = [x for q, x in zip(steps["pos"], steps[key]) if abs(q - max(p, settled + 4)) <= 4]
     return statistics.median(v) if v else -1
-slow = [x for q, x in zip(steps["pos"], steps["gpu_ms"]) if q < first + 16]
+slow = [x for q, x in zip(steps["pos"], steps["gpu_ms"]) if q < settled]
 for p in (128, 1000):
     rows.append(("qwen2.5-1.5B decode @%d bf16" % p, at("ms", p), at("gpu_ms", p), 0, torch.get("decode%d" % p, {})))
 rows.append(("qwen2.5-1.5B prefill-128 bf16", summ.get("prefill_wall_ms", -1), summ.get("prefill_gpu_ms", -1), 0,
@@ -111,8 +116,8 @@ for name, w, gms, k, t in rows:
 if summ:
     print()
     if slow:
-        print("decode: the first 16 steps (slow state after the upload): gpu ms median %.3f, max %.3f" % (
-            statistics.median(slow), max(slow)))
+        print("decode: the first %d steps (slow state after the upload): gpu ms median %.3f, max %.3f" % (
+            len(slow), statistics.median(slow), max(slow)))
     print("decode: %d steps, %.1f tokens/s; prefill logits finite in torch: %s" % (
         summ.get("decode_steps", 0), summ.get("decode_tokens_per_s", 0),
         torch.get("prefill128", {}).get("outputs_finite")))
