@@ -114,8 +114,9 @@ bool kc_bcast_strides6(const PlanTensor *t, const PlanTensor *out, int64_t st[6]
  * better), 4 for the tensor-core matmul (KC_MATMUL_TARGET: Qwen-prefill GEMMs 508 -> 378 us).
  * The portable tier uses them too: the H100 is the target, and lavapipe loses little by splits
  * (one more dispatch and the partials' traffic).
- * The tensor-core matmul's large tile (128x128, twice the work per workgroup, and a K split's
- * fp32 partials cost traffic) aims at 2 per SM (KC_MATMUL_TARGET_LARGE).
+ * The tensor-core matmul's large tile (128x128 on 256 invocations, 160 registers each on the
+ * H100: one workgroup per SM) aims at 1 per SM (KC_MATMUL_TARGET_LARGE: prefill-128 12.5 ms
+ * against 13.1 at 2 per SM and 15.3 at 1/2, session 7).
  * Portable (cm_tile 0, SIMT): BM 16/32/64 covering small M (a depthwise conv wastes 15 of 16 rows
  * rather than 63 of 64), BN 32/64, BK 16, 4x4 outputs per invocation (fewer for tiles too small
  * for a row of BK and BN per pass). nv-coopmat (tensor cores; compile-time constants in the
@@ -124,7 +125,7 @@ bool kc_bcast_strides6(const PlanTensor *t, const PlanTensor *out, int64_t st[6]
 enum {
     KC_CONV_TARGET = 2 * TIER_NV_COOPMAT_SMS,
     KC_MATMUL_TARGET = 4 * TIER_NV_COOPMAT_SMS,
-    KC_MATMUL_TARGET_LARGE = 2 * TIER_NV_COOPMAT_SMS,
+    KC_MATMUL_TARGET_LARGE = TIER_NV_COOPMAT_SMS,
     KC_MIN_STEPS = 4,
     KC_CM_TILE = 64,        /* the tensor-core tile of conv2d_cm* and matmul_cm* */
     KC_CM_TILE_LARGE = 128, /* of matmul_cml* */

@@ -9,7 +9,7 @@
  *
  * Two tiles (cm_tile): 64 x 64 on 128 invocations (matmul_cm*), and where M and N are both at
  * least 128 (prefill's GEMMs) 128 x 128 on 256 (matmul_cml*): each staged byte feeds twice the
- * MMAs and the operand traffic halves; its K split aims at 2 workgroups per SM
+ * MMAs and the operand traffic halves; its K split aims at 1 workgroup per SM
  * (KC_MATMUL_TARGET_LARGE) rather than 4.
  *
  * bf16 operands are converted to f16 as they are staged: exact in fp16's normal range, +-inf

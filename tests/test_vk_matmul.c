@@ -581,17 +581,17 @@ static void expect_cm(int64_t m, int64_t k, int64_t n, bool emu, const char *ste
 }
 
 /* Lowering's tile choice on nv-coopmat: Qwen2.5-1.5B's prefill gate (M 128, 1536 -> 8960) and
- * down (8960 -> 1536) on the 128x128 tile, split to ~2 workgroups per SM (70 tiles x 4 splits,
- * 12 tiles x 22 splits); a product with M or N under 128 on the 64x64 tile (4 per SM: 2 x 140
+ * down (8960 -> 1536) on the 128x128 tile, split to ~1 workgroup per SM (70 tiles x 2 splits,
+ * 12 tiles x 11 splits); a product with M or N under 128 on the 64x64 tile (4 per SM: 2 x 140
  * tiles x 2 splits); NPU_CM_TILE forces either; NPU_CM_TARGET overrides the split's target. */
 static void test_gemm_tile_choice(void **state)
 {
     (void)state;
     unsetenv("NPU_CM_TILE");
     unsetenv("NPU_CM_TARGET");
-    expect_cm(128, 1536, 8960, false, "matmul_cml_part", 256, 128, 4);
-    expect_cm(128, 1536, 8960, true, "matmul_cmlx_part", 256, 128, 4);
-    expect_cm(128, 8960, 1536, false, "matmul_cml_part", 256, 128, 22);
+    expect_cm(128, 1536, 8960, false, "matmul_cml_part", 256, 128, 2);
+    expect_cm(128, 1536, 8960, true, "matmul_cmlx_part", 256, 128, 2);
+    expect_cm(128, 8960, 1536, false, "matmul_cml_part", 256, 128, 11);
     expect_cm(128, 96, 136, false, "matmul_cml_nb", 256, 128, 1);
     expect_cm(128, 96, 136, true, "matmul_cmlx_nb", 256, 128, 1);
     expect_cm(127, 1536, 8960, false, "matmul_cm_part", 128, 64, 2);
