@@ -2,6 +2,7 @@
 #include "kernels.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -186,6 +187,14 @@ uint32_t kc_lanes_for(int64_t len, uint32_t wg)
     uint32_t t = 1;
     while (t < wg && t < len) t <<= 1;
     return t;
+}
+
+int64_t kc_env_int(const char *name, int64_t lo, int64_t hi, int64_t dflt)
+{
+    const char *e = getenv(name);
+    char *end = NULL;
+    long long v = e && *e ? strtoll(e, &end, 0) : 0;
+    return e && *e && end && *end == '\0' && v >= lo && v <= hi ? (int64_t)v : dflt;
 }
 
 KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t cm_tile, int64_t target)

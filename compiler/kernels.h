@@ -72,6 +72,10 @@ Status kc_spec(const KernelCtx *c, PlanKernel *k, uint32_t v);
 void kc_grid(PlanKernel *k, int64_t n, int64_t per_group);
 /* Lanes per row for row kernels: the power of two at or above len, in 1..wg. */
 uint32_t kc_lanes_for(int64_t len, uint32_t wg);
+/* An integer measuring aid from the environment (NPU_CM_TARGET, NPU_CM_ABLATE, ...; read when
+ * compiling, so a .npubin keeps it): its value (decimal, or 0x hex) when set and within
+ * [lo, hi], else dflt. */
+int64_t kc_env_int(const char *name, int64_t lo, int64_t hi, int64_t dflt);
 /* The rows of a reduction over x's last dim into y (reduce, argmax): the outer dims right-
  * aligned in KC_ROW_OUTER slots (leading slots of size 1, stride 0), their element strides in x
  * and y, the row count, the row length and x's stride along it. The caller has checked

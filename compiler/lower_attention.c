@@ -98,9 +98,7 @@ static AttnParams attn_params(const KernelCtx *c, int64_t B, int64_t Hq, int64_t
         if (n > want) n = want;
     }
     /* NPU_ATTN_SPLITS=N: at most N splits (a measuring aid, like NPU_CM_TARGET) */
-    const char *e = getenv("NPU_ATTN_SPLITS");
-    long cap = e ? strtol(e, NULL, 10) : 0;
-    if (cap < 1 || cap > ATTN_MAX_SPLIT) cap = ATTN_MAX_SPLIT;
+    int64_t cap = kc_env_int("NPU_ATTN_SPLITS", 1, ATTN_MAX_SPLIT, ATTN_MAX_SPLIT);
     if (n > cap) n = cap;
     if (n < 1) n = 1;
     a.chunk = (T + n - 1) / n;
@@ -226,8 +224,7 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     for (int i = 0; i < 16 && st == ST_OK; i++) st = kc_push_i(c, k, s[i]);
     /* NPU_ATTN_ABLATE=MASK: parts of the kernel left out (the shader's ABLATE): a measuring aid
      * whose results are wrong by design; never set outside bench/ */
-    const char *ab = getenv("NPU_ATTN_ABLATE");
-    int64_t spec[] = {a.wg, a.g, a.lanes, a.vec, a.nv, a.rb, ab ? (int64_t)(strtoul(ab, NULL, 0) & 15u) : 0};
+    int64_t spec[] = {a.wg, a.g, a.lanes, a.vec, a.nv, a.rb, kc_env_int("NPU_ATTN_ABLATE", 0, 15, 0)};
     for (int i = 0; i < 7 && st == ST_OK; i++) st = kc_spec(c, k, (uint32_t)spec[i]);
     if (st != ST_OK) return st;
     kc_grid(k, B * (Hq / a.g) * a.nsplit, 1);

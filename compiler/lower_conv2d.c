@@ -9,7 +9,6 @@
 
 #include "../common/half.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 enum { RED_WG = 256 };
@@ -202,9 +201,7 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
         return st;
     }
     /* NPU_CONV_TARGET=N: the grid target of the K split (a measuring aid, like NPU_CM_TARGET) */
-    const char *te = getenv("NPU_CONV_TARGET");
-    long target = te ? strtol(te, NULL, 10) : 0;
-    if (target < 1 || target > 65536) target = KC_CONV_TARGET;
+    int64_t target = kc_env_int("NPU_CONV_TARGET", 1, 65536, KC_CONV_TARGET);
     KcTile t = kc_gemm_tile(coutg, npix, kdim, g.groups, cm ? KC_CM_TILE : 0, target);
     if (t.nsplit * g.cout * npix > UINT32_MAX)
         return kc_error(c, "conv2d kernel: the K-split partials pass 2^32 elements");

@@ -15,9 +15,6 @@
  * bf16 operands are converted to f16 as they are staged: exact in fp16's normal range, +-inf
  * past 65504 (docs/kernels.md "Tiers"). f32 keeps the SIMT kernel (f16 operands would lose its
  * precision). */
-#include <stdlib.h>
-#include <string.h>
-
 #include "kernels.h"
 
 enum { MM_RED_WG = 256 };
@@ -35,9 +32,8 @@ bool matmul_cm_applies(const KernelCtx *c, const PlanKernel *k, const CmProduct 
  * forces one (a measuring aid, like NPU_CM_VEC). */
 static int64_t cm_tile(const CmProduct *q)
 {
-    const char *e = getenv("NPU_CM_TILE");
-    if (e && strcmp(e, "64") == 0) return KC_CM_TILE;
-    if (e && strcmp(e, "128") == 0) return KC_CM_TILE_LARGE;
+    int64_t forced = kc_env_int("NPU_CM_TILE", KC_CM_TILE, KC_CM_TILE_LARGE, 0);
+    if (forced == KC_CM_TILE || forced == KC_CM_TILE_LARGE) return forced;
     return q->m >= KC_CM_TILE_LARGE && q->n >= KC_CM_TILE_LARGE ? KC_CM_TILE_LARGE : KC_CM_TILE;
 }
 
@@ -46,9 +42,8 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q)
     int64_t edge = cm_tile(q);
     bool large = edge == KC_CM_TILE_LARGE;
     /* NPU_CM_TARGET=N: the grid target of the K split (a measuring aid, like NPU_GEMV) */
-    const char *e = getenv("NPU_CM_TARGET");
-    long target = e ? strtol(e, NULL, 10) : 0;
-    if (target < 1 || target > 65536) target = large ? KC_MATMUL_TARGET_LARGE : KC_MATMUL_TARGET;
+    int64_t target = kc_env_int("NPU_CM_TARGET", 1, 65536,
+                                large ? KC_MATMUL_TARGET_LARGE : KC_MATMUL_TARGET);
     KcTile t = kc_gemm_tile(q->m, q->n, q->k, q->nbatch, edge, target);
     int64_t mn = q->nbatch * q->m * q->n;
     if (t.nsplit * mn > UINT32_MAX)
@@ -58,10 +53,10 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q)
     for (int i = 0; i < 4 && st == ST_OK; i++) st = kc_push_i(c, k, words[i]);
     /* NPU_CM_ABLATE=MASK: parts of the K loop left out (shaders/gemm_tile.glsl CM_ABLATE): a
      * measuring aid whose results are wrong by design; never set outside bench/ */
-    const char *ab = getenv("NPU_CM_ABLATE");
+    uint32_t ablate = (uint32_t)kc_env_int("NPU_CM_ABLATE", 0, 15, 0);
     uint32_t spec[] = {(uint32_t)t.wg, (uint32_t)t.bm, (uint32_t)t.bn, (uint32_t)t.bk,
                        q->kmajor ? 1u : 0u, 4, 4, q->vec ? 1u : 0u,
-                       ab ? (uint32_t)strtoul(ab, NULL, 0) & 15u : 0u};
+                       ablate};
     for (int i = 0; i < 9 && st == ST_OK; i++) st = kc_spec(c, k, spec[i]);
     if (st != ST_OK) return st;
     kc_grid(k, t.tiles * t.nsplit, 1);
