@@ -9,8 +9,11 @@
 #   tile    the tensor-core matmul's tiles on the same GEMMs (NPU_CM_TILE 64 and 128; the large
 #           tile by K-split target, NPU_CM_TARGET 132 / 528 around its default 264; and with
 #           its global loads (ablate 1) or MMAs (ablate 2) left out)
-#   decode  Qwen2.5-1.5B greedy decode after a 128-token prompt: steps after the first 16
-# Usage: bash bench/probe.sh [attn] [ablate] [resnet] [tile] [decode]   (default: attn ablate tile decode)
+#   depth   the tensor-core matmul with the loads of 1 or 2 K steps in flight (NPU_CM_DEPTH): the
+#           prefill GEMMs, then prefill-128 (generate --prefill-runs 10) alternating (DEPTHS)
+#   decode  Qwen2.5-1.5B greedy decode after a 128-token prompt, once per environment in
+#           DECODE_ENVS (e.g. "-;NPU_ATTN=128,1"): the steps after the slow state
+# Usage: bash bench/probe.sh [attn] [ablate] [resnet] [tile] [depth] [decode]   (default: attn ablate tile decode)
 set -u
 cd "$(dirname "$0")/.."
 B=${NPU_EXPLORE:-.dev/npu-explore}
@@ -79,17 +82,46 @@ case " $what " in *" tile "*)
         prof "$(echo "$e" | sed 's/NPU_CM_//g; s/[= ]/_/g')" "$e" bench/models/qwen_prefill_gemms.json --dtype bf16 --tier nv-coopmat
     done ;;
 esac
-case " $what " in *" decode "*)
+case " $what " in *" depth "*)
+    # the tensor-core matmul's loads in flight (NPU_CM_DEPTH 1 or 2 K steps): the prefill GEMMs,
+    # then prefill-128 itself, alternating
+    for d in 1 2; do
+        prof "depth$d" "NPU_CM_DEPTH=$d" bench/models/qwen_prefill_gemms.json --dtype bf16 --tier nv-coopmat
+    done
     ids=$(python3 -c 'print(",".join(str(1 + (i * 7919) % 150000) for i in range(128)))')
-    "$B" generate tests/models/qwen2_5_1_5b --random-weights 1 --dtype bf16 --prompt-ids "$ids" --max-new 60 --json \
-        > "$out/decode.jsonl" 2> "$out/decode.err" || { echo "decode failed: $(tail -2 "$out/decode.err")"; }
-    python3 - "$out/decode.jsonl" <<'P'
+    for d in ${DEPTHS:-1 2 1 2}; do
+        NPU_CM_DEPTH=$d "$B" generate tests/models/qwen2_5_1_5b --random-weights 1 --dtype bf16 --prompt-ids "$ids" \
+            --max-new 2 --prefill-runs 10 --json > "$out/pf_$d.jsonl" 2> "$out/pf_$d.err" || { echo "prefill failed: $(tail -2 "$out/pf_$d.err")"; continue; }
+        python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if o.get("kind") == "summary": print("prefill-128 depth %s: wall %.3f ms, gpu %.3f ms" % (sys.argv[2], o["prefill_wall_ms"], o["prefill_gpu_ms"]))' "$out/pf_$d.jsonl" $d
+    done ;;
+esac
+case " $what " in *" decode "*)
+    # one generate per environment in DECODE_ENVS (";"-separated, "-" for none) to position 1000:
+    # medians of the 60 steps after the slow state after the upload (its last step over 1.5x the
+    # median step) and of positions 940-1000
+    ids=$(python3 -c 'print(",".join(str(1 + (i * 7919) % 150000) for i in range(128)))')
+    IFS=';' read -ra envs <<< "${DECODE_ENVS:--}"
+    i=0
+    for e in "${envs[@]}"; do
+        i=$((i + 1))
+        [ "$e" = - ] && e=NPU_X=1
+        env $e "$B" generate tests/models/qwen2_5_1_5b --random-weights 1 --dtype bf16 --prompt-ids "$ids" --max-new 874 --json \
+            > "$out/decode$i.jsonl" 2> "$out/decode$i.err" || { echo "decode $e failed: $(tail -2 "$out/decode$i.err")"; continue; }
+        python3 - "$out/decode$i.jsonl" "$e" <<'P'
 import json, statistics, sys
 g = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 st = next((o for o in g if o.get("kind") == "steps"), None)
 if st:
-    w, gp = st["ms"][16:], st["gpu_ms"][16:]
-    print("decode steps %d-%d: wall %.3f ms, gpu %.3f ms (medians)" % (st["pos"][16], st["pos"][-1], statistics.median(w), statistics.median(gp)))
+    med = statistics.median(st["gpu_ms"])
+    first = max([i + 1 for i, x in enumerate(st["gpu_ms"]) if x >= 1.5 * med] + [0])
+    out = []
+    for lo, hi in ((st["pos"][first], st["pos"][first] + 60), (940, 1000)):
+        k = [i for i, p in enumerate(st["pos"]) if lo <= p <= hi]
+        out.append("@%d-%d wall %.3f gpu %.3f" % (lo, hi, statistics.median([st["ms"][i] for i in k]), statistics.median([st["gpu_ms"][i] for i in k])))
+    print("decode %-34s %s (ms, medians)" % (sys.argv[2], " | ".join(out)))
 P
-    ;;
+    done ;;
 esac

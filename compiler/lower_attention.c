@@ -74,8 +74,12 @@ static AttnParams attn_params(const KernelCtx *c, int64_t B, int64_t Hq, int64_t
     a.g = 1;
     for (int64_t g = 2; g <= ATTN_MAX_G && g <= r; g++)
         if (r % g == 0 && g * epl <= ATTN_MAX_ACC) a.g = g;
-    /* rows per team and trip: at most 8 vectors of K and 8 of V in flight per lane */
-    a.rb = 8 / vpl < 1 ? 1 : 8 / vpl;
+    /* rows per team and trip: on a CPU device at most 8 vectors of K and 8 of V in flight per
+     * lane; on a GPU one row (the trip's code is then a quarter: inside the H100's decode step,
+     * where each layer's attention runs after 90 MB of weights went through the L2, RB 1 took
+     * 0.12-0.18 ms off a 2.5-2.6 ms step against RB 4, though alone, warm, it was no faster:
+     * bench/NOTES.md "Session 8") */
+    a.rb = c->cpu_device ? (8 / vpl < 1 ? 1 : 8 / vpl) : 1;
     /* NPU_ATTN="WG,RB": the workgroup size and rows per team on a GPU (a measuring aid, like
      * NPU_GEMV); WG up to 512 only on the nv-coopmat tier, whose subgroups have 32 lanes (at
      * most MAXSG = 16 subgroups) */

@@ -336,7 +336,9 @@ static int64_t tile_for(int64_t v)
  * row per subgroup, G = 4 per workgroup of 128, U about a row's chunks over 32 lanes (K = 1536
  * bf16: 6, the whole row in one loop trip); long rows (down_proj, K = 8960): 256 lanes split K
  * over 2 weight rows, 2 chunks per trip. At most 16 vectors loaded per trip, U * (R + MR).
- * NPU_GEMV="WG,R,U,G" overrides WG, R, U and G (a tuning aid; ignored unless valid). */
+ * NPU_GEMV="WG,R,U,G" overrides WG, R, U and G of the short rows (at most 512 vectors: every
+ * decode GEMV but down_proj), NPU_GEMV_LONG those of the longer ones (tuning aids; ignored
+ * unless valid). */
 static void gemv_spec(const MmDesc *d, int64_t vn, uint32_t spec[6])
 {
     int64_t nv = d->k / vn;
@@ -345,7 +347,7 @@ static void gemv_spec(const MmDesc *d, int64_t vn, uint32_t spec[6])
     int64_t u = sub ? (nv + 31) / 32 : 2;
     if (u * (r + d->m) > 16) u = 16 / (r + d->m);
     u = u < 1 ? 1 : u > 8 ? 8 : u;
-    const char *e = getenv("NPU_GEMV");
+    const char *e = getenv(sub ? "NPU_GEMV" : "NPU_GEMV_LONG");
     int ew, er, eu, eg;
     if (e && sscanf(e, "%d,%d,%d,%d", &ew, &er, &eu, &eg) == 4 && ew >= 32 && ew <= 1024 &&
         (ew & (ew - 1)) == 0 && er >= 1 && er <= 8 && eu >= 1 && eu <= 8 && eg >= 0 &&

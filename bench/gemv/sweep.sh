@@ -19,7 +19,7 @@ while read -r bin g v; do
     if [ "$v" = "-" ]; then
         NPU_VK_PIPE_STATS=1 timeout 40 "$bin" profile "$g" --random-weights 1 --dtype bf16 --iters "$ITERS" > "$log" 2>&1
     else
-        NPU_GEMV=$v NPU_VK_PIPE_STATS=1 timeout 40 "$bin" profile "$g" --random-weights 1 --dtype bf16 --iters "$ITERS" > "$log" 2>&1
+        NPU_GEMV=$v NPU_GEMV_LONG=$v NPU_VK_PIPE_STATS=1 timeout 40 "$bin" profile "$g" --random-weights 1 --dtype bf16 --iters "$ITERS" > "$log" 2>&1
     fi
     rc=$?
     grep '^pipe-stats' "$log" >> "$out/stats.txt"
