@@ -333,8 +333,9 @@ static int64_t tile_for(int64_t v)
 
 /* The gemv parameters (shaders/gemv.glsl) {WG, R, MR, NV, U, G}, from the H100 measurements of
  * bench/NOTES.md ("GEMV"). Short rows (K <= 4096 bf16, 512 chunks): subgroup rows, one weight
- * row per subgroup, G = 4 per workgroup of 128, U about a row's chunks over 32 lanes (K = 1536
- * bf16: 6, the whole row in one loop trip); long rows (down_proj, K = 8960): 256 lanes split K
+ * row per subgroup, G = 4 per workgroup of 128, U about half a row's chunks over 32 lanes (K =
+ * 1536 bf16: 3, two loop trips; the whole row in one trip, U 6, was 0.03 ms slower on the H100's
+ * decode step in two runs: bench/NOTES.md "Session 8"); long rows (down_proj, K = 8960): 256 lanes split K
  * over 2 weight rows, 2 chunks per trip. At most 16 vectors loaded per trip, U * (R + MR).
  * NPU_GEMV="WG,R,U,G" overrides WG, R, U and G of the short rows (at most 512 vectors: every
  * decode GEMV but down_proj), NPU_GEMV_LONG those of the longer ones (tuning aids; ignored
@@ -344,7 +345,7 @@ static void gemv_spec(const MmDesc *d, int64_t vn, uint32_t spec[6])
     int64_t nv = d->k / vn;
     bool sub = nv <= 512;
     int64_t wg = sub ? 128 : 256, r = sub || d->m > 2 ? 1 : 2, g = sub ? 4 : 0;
-    int64_t u = sub ? (nv + 31) / 32 : 2;
+    int64_t u = sub ? (nv + 63) / 64 : 2;
     if (u * (r + d->m) > 16) u = 16 / (r + d->m);
     u = u < 1 ? 1 : u > 8 ? 8 : u;
     const char *e = getenv(sub ? "NPU_GEMV" : "NPU_GEMV_LONG");

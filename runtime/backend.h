@@ -74,8 +74,6 @@ Status vk_backend_create_shared(Backend *with, Backend **out, DiagList *d);
 /* Barriers between kernels in the untimed recordings made so far (each NPU partition recorded
  * once): what compiler/schedule.h's plan_barriers predicts; for tests and reports. */
 int vk_backend_barriers(Backend *b);
-/* Weight prefetch dispatches in the recordings made so far (NPU_PREFETCH_MB, vk_prefetch.h). */
-int vk_backend_prefetches(Backend *b);
 /* Will read(t) come from the last run's recorded copy (a watched tensor that run wrote)? Tests. */
 bool vk_backend_read_is_copied(Backend *b, int t);
 /* The best kernel tier (PlanTier) the backend's device runs: TIER_NV_COOPMAT when it exposes

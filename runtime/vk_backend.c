@@ -14,7 +14,6 @@
 #include "backend.h"
 #include "hostxf.h"
 #include "vk_core.h"
-#include "vk_prefetch.h"
 #include "vk_shaders.h"
 
 
@@ -29,7 +28,6 @@ typedef struct Recording {
     int first, n;
     bool timed;
     int barriers; /* between kernels (untimed: where hazards are; timed: after every kernel) */
-    int prefetches; /* weight prefetch dispatches (NPU_PREFETCH_MB) */
     VkCmd *cmd;
     unsigned copies; /* bit i: the recording copies watch[i] back (a kernel of it writes it) */
 } Recording;
@@ -69,8 +67,6 @@ typedef struct VkBackend {
     Watch watch[MAX_WATCH]; /* tensors read back by every run (watch) */
     int nwatch;
     VkBuf *rb;              /* their host copies (VKBUF_HOST), made at the first recording */
-    VkPipe *pf_pipe;        /* the weight prefetch (NPU_PREFETCH_MB), made at its first use */
-    VkBuf *pf_sink;
     char desc[600];
 } VkBackend;
 
@@ -341,83 +337,18 @@ static Status record_readback(VkBackend *b, Recording *r, DiagList *d)
     return st;
 }
 
-/* Where the barriers of an untimed recording of kernels [first, first + n) go: bar[i], before
- * kernel first + i, where it touches bytes the kernels since the last barrier wrote, or writes
- * bytes they read (common/hazard.h; the compiler models the same rule to order kernels by level,
- * compiler/schedule.h). bar[0] is true: a level starts there. */
-static Status level_starts(VkBackend *b, int first, int n, bool *bar, DiagList *d)
-{
-    const Plan *p = b->p;
-    HzSet pending = {0};
-    Status st = ST_OK;
-    for (int k = first; k < first + n && st == ST_OK; k++) {
-        const PlanKernel *kn = &p->kernels[k];
-        if (kn->nargs > 16) {
-            st = diag_add(d, DIAG_ERROR, ST_INTERNAL, p->source, NULL, NULL,
-                          "kernel %d binds %d tensors", k, kn->nargs); /* vk_core's limit */
-            break;
-        }
-        bool hazard = false;
-        HzSpan span[16];
-        for (int a = 0; a < kn->nargs && st == ST_OK; a++) {
-            VkBinding bind;
-            st = locate(b, kn->args[a], &bind, d);
-            if (st != ST_OK) break;
-            span[a] = (HzSpan){(uintptr_t)bind.buf, bind.offset, bind.offset + bind.range, 0};
-            hazard |= hz_conflict(&pending, &span[a], a >= kn->nin) >= 0;
-        }
-        bar[k - first] = k == first || hazard;
-        if (hazard) hz_clear(&pending);
-        for (int a = 0; a < kn->nargs && st == ST_OK; a++)
-            st = hz_add(&pending, &span[a], a >= kn->nin);
-    }
-    hz_free(&pending);
-    return st;
-}
-
-/* The prefetch dispatches recorded after kernel k (runtime/vk_prefetch.c): its pipeline and sink
- * buffer are made at the first. */
-static Status record_prefetch(VkBackend *b, Recording *r, const PfItem *it, DiagList *d)
-{
-    Status st = ST_OK;
-    if (!b->pf_pipe) {
-        VkPipeDesc pd = {.shader = "prefetch", .push_size = 4, .nbindings = 2};
-        st = vk_pipe_create(b->ctx, &pd, &b->pf_pipe, d);
-        if (st == ST_OK) st = vk_buf_create(b->ctx, 16, VKBUF_DEVICE, "prefetch sink", &b->pf_sink, d);
-        if (st != ST_OK) return st;
-    }
-    VkBinding bind[2];
-    st = locate(b, it->t, &bind[0], d);
-    if (st != ST_OK) return st;
-    bind[0].offset += it->start;
-    bind[0].range = it->len;
-    bind[1] = (VkBinding){b->pf_sink, 0, 16};
-    uint32_t nvec = (uint32_t)(it->len / 16), groups = (nvec + 1023) / 1024;
-    if (groups > 65535) groups = 65535;
-    return vk_cmd_dispatch(r->cmd, b->pf_pipe, bind, 2, &nvec, 4, groups, 1, 1, d);
-}
-
-/* Records kernels [r->first, +r->n): untimed, a barrier where level_starts puts one (and, with
- * NPU_PREFETCH_MB, weight prefetches at the end of light levels); timed, a barrier and a
- * timestamp after every kernel. */
+/* Records kernels [r->first, +r->n): a barrier before a kernel only where it touches bytes the
+ * kernels since the last barrier wrote, or writes bytes they read (common/hazard.h; the compiler
+ * models the same rule to order kernels by level, compiler/schedule.h). */
 static Status record(VkBackend *b, Recording *r, DiagList *d)
 {
     const Plan *p = b->p;
     int nts = r->timed ? r->n + 1 : 2;
-    bool *bar = calloc((size_t)r->n + 1, sizeof *bar);
-    PfItem *pf = NULL;
-    int npf = 0, ipf = 0;
-    Status st = bar ? ST_OK : ST_NOMEM;
-    if (st == ST_OK) st = level_starts(b, r->first, r->n, bar, d);
-    if (st == ST_OK && !r->timed) {
-        uint64_t budget, light, align = vk_ctx_info(b->ctx)->storage_offset_align;
-        pf_env(&budget, &light);
-        st = pf_plan(p, r->first, r->n, bar, light, budget, align > 256 ? align : 256, &pf, &npf);
-    }
-    if (st == ST_OK) st = vk_cmd_create(b->ctx, (uint32_t)nts, &r->cmd, d);
+    Status st = vk_cmd_create(b->ctx, (uint32_t)nts, &r->cmd, d);
     if (st == ST_OK) st = vk_cmd_begin(r->cmd, d);
     if (st == ST_OK) st = vk_cmd_timestamp(r->cmd, NULL, d);
-    r->barriers = r->prefetches = 0;
+    HzSet pending = {0};
+    r->barriers = 0;
     for (int k = r->first; k < r->first + r->n && st == ST_OK; k++) {
         const PlanKernel *kn = &p->kernels[k];
         if (kn->target != KT_NPU) {
@@ -425,28 +356,42 @@ static Status record(VkBackend *b, Recording *r, DiagList *d)
                           "kernel %d is a CPU kernel inside a Vulkan recording", k);
             break;
         }
-        VkBinding bind[16]; /* level_starts checked the count */
-        for (int a = 0; a < kn->nargs && st == ST_OK; a++) st = locate(b, kn->args[a], &bind[a], d);
+        VkBinding bind[16]; /* vk_core's binding limit */
+        if (kn->nargs > 16) {
+            st = diag_add(d, DIAG_ERROR, ST_INTERNAL, p->source, NULL, NULL,
+                          "kernel %d binds %d tensors", k, kn->nargs);
+            break;
+        }
+        bool hazard = false;
+        HzSpan span[16];
+        for (int a = 0; a < kn->nargs && st == ST_OK; a++) {
+            st = locate(b, kn->args[a], &bind[a], d);
+            if (st != ST_OK) break;
+            span[a] = (HzSpan){(uintptr_t)bind[a].buf, bind[a].offset,
+                               bind[a].offset + bind[a].range, 0};
+            hazard |= hz_conflict(&pending, &span[a], a >= kn->nin) >= 0;
+        }
         if (st != ST_OK) break;
-        if (k > r->first && bar[k - r->first] && !r->timed) {
+        if (hazard && !r->timed) {
             st = vk_cmd_barrier(r->cmd, d);
+            hz_clear(&pending);
             r->barriers++;
         }
+        for (int a = 0; a < kn->nargs && st == ST_OK; a++)
+            st = hz_add(&pending, &span[a], a >= kn->nin);
         const PipeEntry *e = &b->pipes[b->kpipe[k]];
         if (st == ST_OK)
             st = vk_cmd_dispatch(r->cmd, e->pipe, bind, (uint32_t)kn->nargs, kn->push,
                                  (uint32_t)kn->npush * 4, kn->groups[0], kn->groups[1],
                                  kn->groups[2], d);
-        for (; ipf < npf && pf[ipf].after == k && st == ST_OK; ipf++, r->prefetches++)
-            st = record_prefetch(b, r, &pf[ipf], d);
         if (st == ST_OK && r->timed) {
             st = vk_cmd_barrier(r->cmd, d);
             if (st == ST_OK) st = vk_cmd_timestamp(r->cmd, NULL, d);
+            hz_clear(&pending);
             r->barriers++;
         }
     }
-    free(bar);
-    free(pf);
+    hz_free(&pending);
     if (st == ST_OK && !r->timed) st = vk_cmd_timestamp(r->cmd, NULL, d);
     if (st == ST_OK) st = record_readback(b, r, d);
     if (st == ST_OK) st = vk_cmd_end(r->cmd, d);
@@ -471,7 +416,7 @@ static Status vkb_run(Backend *base, int first, int n, bool timed, DiagList *d)
             b->caprec = cap;
         }
         r = &b->rec[b->nrec++];
-        *r = (Recording){first, n, timed, 0, 0, NULL, 0};
+        *r = (Recording){first, n, timed, 0, NULL, 0};
         Status st = record(b, r, d);
         if (st != ST_OK) return st;
     }
@@ -603,8 +548,6 @@ static void vkb_destroy(Backend *base)
         for (int t = 0; t < b->p->ntensors; t++) vk_buf_destroy(b->own[t]);
     vk_buf_destroy(b->arena);
     vk_buf_destroy(b->rb);
-    vk_buf_destroy(b->pf_sink);
-    vk_pipe_destroy(b->pf_pipe);
     if (b->sc && --b->sc->refs == 0) { /* the device goes with its last user */
         vk_ctx_destroy(b->sc->ctx);
         free(b->sc);
@@ -643,14 +586,6 @@ int vk_backend_barriers(Backend *base)
     int n = 0;
     for (int i = 0; b && i < b->nrec; i++)
         if (!b->rec[i].timed) n += b->rec[i].barriers;
-    return n;
-}
-
-int vk_backend_prefetches(Backend *base)
-{
-    VkBackend *b = (VkBackend *)base;
-    int n = 0;
-    for (int i = 0; b && i < b->nrec; i++) n += b->rec[i].prefetches;
     return n;
 }
 

@@ -3,12 +3,10 @@
  * and a timestamp after every kernel, gives bit-identical outputs to the untimed one), repeated
  * runs are deterministic, every NPU kernel gets a GPU time in the timed run, and the recorder
  * puts exactly the barriers the compiler predicts: one between consecutive levels; a graph input
- * packed on the device is uploaded by the dense path and packed as the host would have; weight
- * prefetches change nothing but the timing. */
+ * packed on the device is uploaded by the dense path and packed as the host would have. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -213,55 +211,6 @@ static void test_packed_input_upload(void **state)
     diag_free(&d);
 }
 
-/* One untimed run of the qwen2_tiny decode step (random weights): its outputs, and the barriers
- * and weight prefetches recorded. */
-static void decode_run(HTensor *out, int *n, int *barriers, int *prefetches)
-{
-    Options o;
-    Model m;
-    load("tests/models/qwen2_tiny/decode.json", true, &o, &m);
-    DiagList d = {0};
-    Runner r;
-    Status st = runner_open(&r, &o, &m, false, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
-    *n = r.pipe.plan->noutputs;
-    assert_true(*n <= 8);
-    outputs(&r, false, out);
-    *barriers = vk_backend_barriers(r.be);
-    *prefetches = vk_backend_prefetches(r.be);
-    runner_close(&r);
-    model_free(&m);
-    diag_free(&d);
-}
-
-/* Weight prefetches (NPU_PREFETCH_MB, runtime/vk_prefetch.c) at the end of light levels change
- * neither the results (bit for bit) nor the barriers; off by default. */
-static void test_prefetch_keeps_results(void **state)
-{
-    (void)state;
-    HTensor a[8], b[8];
-    int n, nb, ba, bb, pa, pb;
-    memset(a, 0, sizeof a), memset(b, 0, sizeof b);
-    unsetenv("NPU_PREFETCH_MB");
-    decode_run(a, &n, &ba, &pa);
-    assert_int_equal(pa, 0);
-    setenv("NPU_PREFETCH_MB", "1", 1);
-    setenv("NPU_PREFETCH_LIGHT_MB", "1", 1);
-    decode_run(b, &nb, &bb, &pb);
-    unsetenv("NPU_PREFETCH_MB");
-    unsetenv("NPU_PREFETCH_LIGHT_MB");
-    fprintf(stderr, "# qwen2_tiny decode: %d barriers, %d prefetch dispatches\n", bb, pb);
-    assert_true(pb > 0);
-    assert_int_equal(ba, bb);
-    assert_int_equal(n, nb);
-    for (int i = 0; i < n; i++) {
-        assert_int_equal(a[i].numel, b[i].numel);
-        assert_memory_equal(a[i].data, b[i].data, (size_t)a[i].numel * (a[i].dtype == DT_I64 ? 8 : 4));
-        htensor_free(&a[i]), htensor_free(&b[i]);
-    }
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,7 +219,6 @@ int main(void)
         cmocka_unit_test(test_recorder_barriers_are_levels),
         cmocka_unit_test(test_watched_output_reads_back),
         cmocka_unit_test(test_packed_input_upload),
-        cmocka_unit_test(test_prefetch_keeps_results),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
