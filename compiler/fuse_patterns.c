@@ -239,10 +239,29 @@ static bool last_dim_slice(const Graph *g, int node, int *x, int64_t *start, int
     return true;
 }
 
-/* The RoPE chain x*cos + cat(-x[..., h:], x[..., :h]) * sin ending at add `node`: its 7 member
- * nodes in members[] (slice, neg, slice, cat, mul, mul, add). */
-static bool rope_chain(const Graph *g, int node, const bool *taken, int members[7],
-                       const char **why)
+/* The transpose or permute that makes the rotated tensor x, when the rope kernel can read its
+ * input instead (prefill's [B, T, H, D] -> [B, H, T, D] then costs no copy): the last dim stays,
+ * and x's only readers are the chain's two slices and x*cos (`readers`). Else -1. */
+static int rope_transpose(const Graph *g, int x, const int readers[3], const bool *taken)
+{
+    const GTensor *xt = &g->tensors[x];
+    int tp = xt->producer, perm[NPU_MAX_RANK];
+    if (tp < 0 || (g->nodes[tp].op != OP_TRANSPOSE && g->nodes[tp].op != OP_PERMUTE) ||
+        !usable(g, tp, taken) || xt->is_output || xt->nconsumers != 3 ||
+        node_input(g, &g->nodes[tp], 0)->rank != xt->rank || !node_perm(&g->nodes[tp], xt->rank, perm) ||
+        perm[xt->rank - 1] != xt->rank - 1)
+        return -1;
+    for (int c = 0; c < 3; c++)
+        if (xt->consumers[c] != readers[0] && xt->consumers[c] != readers[1] && xt->consumers[c] != readers[2])
+            return -1;
+    return tp;
+}
+
+/* The RoPE chain x*cos + cat(-x[..., h:], x[..., :h]) * sin ending at add `node`: its member
+ * nodes in members[] (slice, neg, slice, cat, mul, mul, add, and the transpose making x when
+ * rope_transpose finds one); the count, 0 for no match. */
+static int rope_chain(const Graph *g, int node, const bool *taken, int members[8],
+                      const char **why)
 {
     const Node *ad = &g->nodes[node];
     if (!is_plain_binary(ad)) return false;
@@ -285,19 +304,22 @@ static bool rope_chain(const Graph *g, int node, const bool *taken, int members[
                 continue;
             }
             memcpy(members, seq, sizeof seq);
-            return true;
+            int readers[3] = {ps1, ps2, pa}, tp = rope_transpose(g, x1, readers, taken);
+            if (tp < 0) return 7;
+            members[7] = tp;
+            return 8;
         }
     }
-    return false;
+    return 0;
 }
 
 /* RoPE: x*cos + cat(-x[..., h:], x[..., :h]) * sin */
 static bool match_rope(const Graph *g, int node, const bool *taken, FuseMatch *m,
                        const char **why)
 {
-    int members[7];
-    if (!rope_chain(g, node, taken, members, why)) return false;
-    for (int i = 0; i < 7; i++) add(m, members[i]);
+    int members[8], nm = rope_chain(g, node, taken, members, why);
+    if (!nm) return false;
+    for (int i = 0; i < nm; i++) add(m, members[i]);
     m->variant = "rope";
     return true;
 }
@@ -308,9 +330,10 @@ static bool match_rope(const Graph *g, int node, const bool *taken, FuseMatch *m
 static bool match_rope_cache(const Graph *g, int node, const bool *taken, FuseMatch *m,
                              const char **why)
 {
-    int members[7];
+    int members[8];
     const char *chain_why = NULL;
-    if (!rope_chain(g, node, taken, members, &chain_why)) return false;
+    int nm = rope_chain(g, node, taken, members, &chain_why);
+    if (!nm) return false;
     const GTensor *r = &g->tensors[g->nodes[node].out[0]];
     int ic = -1;
     for (int c = 0; c < r->nconsumers; c++) {
@@ -330,7 +353,7 @@ static bool match_rope_cache(const Graph *g, int node, const bool *taken, FuseMa
     if (dim < 0 || dim == r->rank - 1)
         return (*why = "the index_copy is along the rotated (last) dim"), false;
     if (node_input(g, n, 1)->rank != 1) return (*why = "the index is not a vector"), false;
-    for (int i = 0; i < 7; i++) add(m, members[i]);
+    for (int i = 0; i < nm; i++) add(m, members[i]);
     add(m, ic);
     m->variant = "rope_cache";
     return true;
@@ -567,7 +590,7 @@ const FusePattern fuse_patterns[] = {
     {"rope_cache", OP_ADD, match_rope_cache,
      "rope whose output is stored into a KV cache by index_copy: the rotated rows written in place",
      "rope"},
-    {"rope", OP_ADD, match_rope, "x*cos + rotate_half(x)*sin (the 7-op chain)", NULL},
+    {"rope", OP_ADD, match_rope, "x*cos + rotate_half(x)*sin (the 7-op chain; a transpose making x is read through)", NULL},
     {"decode_attention", OP_TRANSPOSE, match_decode_attention,
      "one-query attention reading the KV cache directly, grouped-query heads, no repeat copy", NULL},
     {"linear_concat", OP_LINEAR, match_linear_concat,

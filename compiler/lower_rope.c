@@ -45,8 +45,19 @@ static bool member(const Fusion *f, int node)
     return false;
 }
 
-/* Binds x, cos, sin (read off the members) then extra[0..nextra) as the kernel's inputs, in
- * that order; *rope_out: the chain's output (the add's). */
+/* The member transpose (or permute) whose output is x (fuse_patterns.c rope_transpose), or
+ * NULL: the kernel then binds its input and reads it with permuted strides. */
+static const Node *rope_x_transpose(const KernelCtx *c)
+{
+    const Node *sl = kc_member(c, OP_SLICE);
+    if (!sl) return NULL;
+    int p = c->g->tensors[sl->in[0]].producer;
+    return p >= 0 && member(c->fusion, p) ? &c->g->nodes[p] : NULL;
+}
+
+/* Binds x (or the input of the transpose making it), cos, sin (read off the members) then
+ * extra[0..nextra) as the kernel's inputs, in that order; *rope_out: the chain's output (the
+ * add's). */
 static Status rope_inputs(const KernelCtx *c, PlanKernel *k, const int *extra, int nextra,
                           int *rope_out)
 {
@@ -55,6 +66,7 @@ static Status rope_inputs(const KernelCtx *c, PlanKernel *k, const int *extra, i
     if (!f || !sl || !cat || cat->nout != 1)
         return kc_error(c, "rope kernel needs the fused slice/neg/cat/mul/mul/add chain");
     int x = sl->in[0], cat_out = cat->out[0], cos = -1, sin = -1;
+    const Node *tp = rope_x_transpose(c);
     *rope_out = -1;
     for (int i = 0; i < f->nnodes; i++) {
         const Node *m = &c->g->nodes[f->nodes[i]];
@@ -69,7 +81,7 @@ static Status rope_inputs(const KernelCtx *c, PlanKernel *k, const int *extra, i
         return kc_error(c, "rope: no x*cos and rotate_half(x)*sin multiplies");
     if (member(f, c->g->tensors[cos].producer) || member(f, c->g->tensors[sin].producer))
         return kc_error(c, "rope: x, cos and sin must be outside inputs");
-    int want[5] = {x, cos, sin, -1, -1}, n = 3 + nextra, ids[5];
+    int want[5] = {tp ? tp->in[0] : x, cos, sin, -1, -1}, n = 3 + nextra, ids[5];
     for (int i = 0; i < nextra; i++) want[3 + i] = extra[i];
     bool ok = k->nin == n && n <= 5;
     for (int i = 0; i < n && ok; i++) {
@@ -99,6 +111,30 @@ static bool bcast_strides(const PlanTensor *t, int r, const int64_t *shape, int6
         st[d] = (e < 0 || t->shape[e] == 1) ? 0 : s[e];
     }
     return true;
+}
+
+/* Strides of the kernel's inputs x, cos, sin (args 0..2) over the rope output's shape (rank r)
+ * into st[0..2]: x through the member transpose's permutation when there is one. */
+static Status input_strides(const KernelCtx *c, const PlanKernel *k, int r, const int64_t *shape,
+                            int64_t st[4][NPU_MAX_RANK])
+{
+    for (int i = 0; i < 3; i++)
+        if (!bcast_strides(kc_arg(k, c->p, i), r, shape, st[i]) && !(i == 0 && rope_x_transpose(c)))
+            return kc_error(c, "rope: an input does not broadcast to the output");
+    const Node *tp = rope_x_transpose(c);
+    if (!tp) return ST_OK;
+    const PlanTensor *y = kc_arg(k, c->p, 0);
+    int perm[NPU_MAX_RANK];
+    int64_t sy[NPU_MAX_RANK];
+    if (y->rank != r || !node_perm(tp, r, perm))
+        return kc_error(c, "rope: the transpose making x changes its rank");
+    kc_strides(y, sy);
+    for (int d = 0; d < r; d++) {
+        if (y->shape[perm[d]] != shape[d])
+            return kc_error(c, "rope: the transposed x does not have the output's shape");
+        st[0][d] = sy[perm[d]];
+    }
+    return ST_OK;
 }
 
 /* The pushed geometry: three outer dims (od[0] implicit) with the strides of x, cos, sin and
@@ -186,9 +222,8 @@ static Status lower_rope_cache(const KernelCtx *c, PlanKernel *k)
     if (self->storage != out->storage || kc_arg(k, c->p, 0)->storage != out->storage)
         return kc_error(c, "rope_cache: x, the cache and the output must share one storage");
     int64_t st[4][NPU_MAX_RANK];
-    for (int i = 0; i < 3; i++)
-        if (!bcast_strides(kc_arg(k, c->p, i), r, ro->shape, st[i]))
-            return kc_error(c, "rope: an input does not broadcast to the output");
+    s = input_strides(c, k, r, ro->shape, st);
+    if (s != ST_OK) return s;
     kc_strides(out, st[3]);
     RopeGeom gm;
     s = rope_geom(c, r, ro->shape, st, icg.dim, &gm);
@@ -217,9 +252,8 @@ Status lower_rope(const KernelCtx *c, PlanKernel *k)
     const PlanTensor *o = kc_out(k, c->p);
     int r = o->rank;
     int64_t st[4][NPU_MAX_RANK];
-    for (int i = 0; i < 3; i++)
-        if (!bcast_strides(kc_arg(k, c->p, i), r, o->shape, st[i]))
-            return kc_error(c, "rope: an input does not broadcast to the output");
+    s = input_strides(c, k, r, o->shape, st);
+    if (s != ST_OK) return s;
     kc_strides(o, st[3]);
     RopeGeom gm;
     s = rope_geom(c, r, o->shape, st, -1, &gm);
