@@ -358,8 +358,8 @@ static int kv_source(const Graph *g, int t, const bool *taken, FuseMatch *m)
 }
 
 /* softmax(Q K^T * scale + mask) V: transpose(K) -> matmul(q, .) -> mul(scale) -> add(mask) ->
- * softmax -> matmul(., V), K and V through the grouped-query repeat or not. `rows` selects the
- * query rows the calling pattern takes (1: decode_attention, several: attention); the other
+ * softmax -> matmul(., V), K and V through the grouped-query repeat or not. `one_row` selects the
+ * query rows the calling pattern takes (one: decode_attention, several: attention); the other
  * count is no near miss, so every near miss is reported once, by the pattern of its row count. */
 static bool match_attention_rows(const Graph *g, int node, const bool *taken, FuseMatch *m,
                                  const char **why, bool one_row)

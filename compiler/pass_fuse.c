@@ -195,7 +195,8 @@ Status pass_fuse(Graph *g, PassCtx *c)
                 if (add_miss(g, fp->name, i, bad) != ST_OK) return ST_NOMEM;
                 continue;
             }
-            int f = record(g, c, &m, m.variant ? m.variant : fp->name, fp->name, fp->fallback, taken);
+            int f = record(g, c, &m, m.variant ? m.variant : fp->name, fp->name, fp->fallback,
+                           taken);
             if (f < 0) return ST_NOMEM;
             for (int k = 0; k < m.n; k++) {
                 taken[m.nodes[k]] = true;
