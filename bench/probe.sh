@@ -2,6 +2,9 @@
 # Quick A/B probes on the GPU machine (after bench/pack_device.sh), each a line of medians:
 #   attn    the decode attention alone (bench/attn graphs: T 128 and 1024, 1 and 28 copies), by
 #           split cap (NPU_ATTN_SPLITS: default 16, 1) and with parts left out (NPU_ATTN_ABLATE)
+#   pattn   the prefill's attention alone (bench/attn: 128 rows over a 1024 cache, the causal mask;
+#           1 and 28 copies): the fused kernel (pattern attention), the chain of before
+#           (--no-fuse attention), workgroup sizes (NPU_ATTN) and parts left out (NPU_ATTN_ABLATE)
 #   ablate  the tensor-core matmul's K loop with parts left out (NPU_CM_ABLATE, wrong results by
 #           design): the gate, down and q GEMMs of prefill-128, bf16, first pass us
 #   resnet  ResNet-18/50 checks, then profile by the conv K split's grid target (CONV_TARGETS,
@@ -13,13 +16,14 @@
 #           prefill GEMMs, then prefill-128 (generate --prefill-runs 10) alternating (DEPTHS)
 #   decode  Qwen2.5-1.5B greedy decode after a 128-token prompt, once per environment in
 #           DECODE_ENVS (e.g. "-;NPU_ATTN=128,1"): the steps after the slow state
-# Usage: bash bench/probe.sh [attn] [ablate] [resnet] [tile] [depth] [decode]   (default: attn ablate tile decode)
+# Usage: bash bench/probe.sh [attn] [pattn] [ablate] [resnet] [tile] [depth] [decode]
+#        (default: attn pattn ablate tile decode)
 set -u
 cd "$(dirname "$0")/.."
 B=${NPU_EXPLORE:-.dev/npu-explore}
 out=${OUT:-out}; mkdir -p "$out"
 export GLIBC_TUNABLES=glibc.rtld.optional_static_tls=4000000
-what=${*:-attn ablate tile decode}
+what=${*:-attn pattn ablate tile decode}
 summary() { # file label: the profile summary's gpu step and the npu kernels' first-pass times
     python3 - "$1" "$2" <<'P'
 import json, sys
@@ -55,6 +59,21 @@ case " $what " in *" attn "*)
         for w in ${ATTN_WG:-128,2 128,1 256,4 256,2 256,1 512,4 512,2 512,1}; do
             prof "attn_T${T}_x1_wg$w" "NPU_ATTN=$w" "$out/attn/attn_T${T}_x1.json" --dtype bf16 --tier nv-coopmat
         done
+    done ;;
+esac
+case " $what " in *" pattn "*)
+    mkdir -p "$out/attn" && python3 bench/attn/make_ir.py "$out/attn" > /dev/null
+    for c in 1 28; do
+        m="$out/attn/attn_prefill_T1024_q128_x$c.json"
+        prof "pattn_x$c" "NPU_X=1" "$m" --dtype bf16 --tier nv-coopmat
+        prof "pattn_x${c}_chain" "NPU_X=1" "$m" --dtype bf16 --tier nv-coopmat --no-fuse attention
+    done
+    m="$out/attn/attn_prefill_T1024_q128_x1.json"
+    for a in ${ATTN_ABLATE:-1 2 4 8}; do
+        prof "pattn_x1_ablate$a" "NPU_ATTN_ABLATE=$a" "$m" --dtype bf16 --tier nv-coopmat
+    done
+    for w in ${ATTN_WG:-128,2 128,1 256,4 256,2 64,4}; do
+        prof "pattn_x1_wg$w" "NPU_ATTN=$w" "$m" --dtype bf16 --tier nv-coopmat
     done ;;
 esac
 case " $what " in *" ablate "*)

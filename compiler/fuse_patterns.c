@@ -380,9 +380,12 @@ static int kv_source(const Graph *g, int t, const bool *taken, FuseMatch *m)
     return g->nodes[u].in[0];
 }
 
-/* decode attention: softmax(Q K^T * scale + mask) V with one query row */
-static bool match_decode_attention(const Graph *g, int node, const bool *taken, FuseMatch *m,
-                                   const char **why)
+/* softmax(Q K^T * scale + mask) V: transpose(K) -> matmul(q, .) -> mul(scale) -> add(mask) ->
+ * softmax -> matmul(., V), K and V through the grouped-query repeat or not. `one_row` selects the
+ * query rows the calling pattern takes (one: decode_attention, several: attention); the other
+ * count is no near miss, so every near miss is reported once, by the pattern of its row count. */
+static bool match_attention_rows(const Graph *g, int node, const bool *taken, FuseMatch *m,
+                                 const char **why, bool one_row)
 {
     const Node *tr = &g->nodes[node];
     const GTensor *kt = node_input(g, tr, 0);
@@ -392,8 +395,7 @@ static bool match_decode_attention(const Graph *g, int node, const bool *taken, 
     int mm = next_op(g, tr->out[0], OP_MATMUL, taken);
     if (mm < 0 || g->nodes[mm].in[1] != tr->out[0]) return false;
     const GTensor *q = node_input(g, &g->nodes[mm], 0);
-    if (q->rank != 4 || q->shape[2] != 1)
-        return (*why = "more than one query row (prefill): not the decode kernel"), false;
+    if (q->rank != 4 || (q->shape[2] == 1) != one_row) return false;
     int sc = next_op(g, g->nodes[mm].out[0], OP_MUL, taken);
     if (sc < 0 || g->nodes[sc].nin != 1) return (*why = "no scale multiply after Q K^T"), false;
     int ad = next_op(g, g->nodes[sc].out[0], OP_ADD, taken);
@@ -403,12 +405,40 @@ static bool match_decode_attention(const Graph *g, int node, const bool *taken, 
     int pv = next_op(g, g->nodes[sm].out[0], OP_MATMUL, taken);
     if (pv < 0 || g->nodes[pv].in[0] != g->nodes[sm].out[0])
         return (*why = "softmax does not feed P V"), false;
+    /* what the kernel computes: one softmax per score row over the cache, the mask only
+     * broadcast, q and the caches in the products' batch and head dims (no broadcast) */
+    const GTensor *s = &g->tensors[g->nodes[mm].out[0]];
+    if (norm_dim(attr_int(&g->nodes[sm], "dim", -1), 4) != 3)
+        return (*why = "softmax is not over the cache positions (last dim)"), false;
+    if (!same_shape(&g->tensors[g->nodes[ad].out[0]], s))
+        return (*why = "the mask broadcasts the scores (only the mask may be broadcast)"), false;
+    const GTensor *v = node_input(g, &g->nodes[pv], 1);
+    if (q->shape[3] > ATTN_MAX_D)
+        return (*why = "head dim above 256 (the attention kernel's limit)"), false;
+    for (int i = 0; i < 2; i++)
+        if (kt->shape[i] != q->shape[i] || v->rank != 4 || v->shape[i] != q->shape[i])
+            return (*why = "q, K and V differ in batch or heads (a broadcast product)"), false;
+    if (v->shape[3] != q->shape[3]) return (*why = "V's head dim is not q's"), false;
     kv_source(g, tr->in[0], taken, m);
     kv_source(g, g->nodes[pv].in[1], taken, m);
     int seq[] = {node, mm, sc, ad, sm, pv};
     for (int i = 0; i < 6; i++) add(m, seq[i]);
-    m->variant = "decode_attention";
+    m->variant = one_row ? "decode_attention" : "attention";
     return true;
+}
+
+/* decode attention: one query row */
+static bool match_decode_attention(const Graph *g, int node, const bool *taken, FuseMatch *m,
+                                   const char **why)
+{
+    return match_attention_rows(g, node, taken, m, why, true);
+}
+
+/* attention over several query rows (prefill): the same kernel, one workgroup per row */
+static bool match_attention(const Graph *g, int node, const bool *taken, FuseMatch *m,
+                            const char **why)
+{
+    return match_attention_rows(g, node, taken, m, why, false);
 }
 
 /* The activation that fuses after linear `node` (its single consumer, one of the table, and not
@@ -593,6 +623,10 @@ const FusePattern fuse_patterns[] = {
     {"rope", OP_ADD, match_rope, "x*cos + rotate_half(x)*sin (the 7-op chain; a transpose making x is read through)", NULL},
     {"decode_attention", OP_TRANSPOSE, match_decode_attention,
      "one-query attention reading the KV cache directly, grouped-query heads, no repeat copy", NULL},
+    {"attention", OP_TRANSPOSE, match_attention,
+     "decode_attention's kernel over several query rows (prefill), one workgroup per row, the mask "
+     "per row; switched off: masked_softmax and the chain's own kernels",
+     "masked_softmax"},
     {"linear_concat", OP_LINEAR, match_linear_concat,
      "linears on one input (q|k|v, gate|up) as one matmul over concatenated weights", NULL},
     {"linear_act", OP_LINEAR, match_linear_act, "linear (with bias) then an activation", NULL},

@@ -9,6 +9,9 @@
 #include "graph.h"
 
 #define FUSE_MAX_NODES 32
+/* The largest head dim of the attention patterns (the kernel holds q in shared memory:
+ * shaders/decode_attention.glsl MAXD). */
+#define ATTN_MAX_D 256
 /* The pattern name of the fuse-elementwise pass's instances (generated kernels). */
 #define FUSE_ELEMENTWISE "elementwise"
 
@@ -32,11 +35,12 @@ typedef struct FusePattern {
     OpId trigger;
     FuseMatchFn match;
     const char *doc;
-    /* A pattern that extends another by its anchor (rope_cache: rope + the index_copy storing
-     * its output): switched off while that pattern's form stays selected, an instance falls back
-     * to it (the members without the anchor, same id), so switching the extension off gives the
-     * kernels of the plan without it. Its name also selects the extension's instances
-     * (`--no-fuse rope` switches rope_cache off too). NULL: no fallback. */
+    /* A pattern that extends another (rope_cache: rope + the index_copy storing its output;
+     * attention: masked_softmax inside the whole chain): switched off while that pattern's form
+     * stays selected, an instance falls back to it (the other pattern's match among its members,
+     * same id; the remaining members are left to later patterns and passes), so switching the
+     * extension off gives the kernels of the plan without it. Its name also selects the
+     * extension's instances (`--no-fuse rope` switches rope_cache off too). NULL: no fallback. */
     const char *fallback;
 } FusePattern;
 

@@ -1,29 +1,33 @@
-/* decode_attention: the fused one-query attention of a KV-cache decode step (fuse_patterns.c
- * match_decode_attention): transpose(K) -> matmul(q, K^T) -> mul(scale) -> add(mask) -> softmax
- * -> matmul(probs, V), where K and V may come through the grouped-query repeat
- * unsqueeze(dim 2) -> expand -> view ("repeat_kv"), whose nodes are members of the instance. The
- * kernel reads the caches [B, Hkv, T, D] directly and maps query head h to kv head h / rep.
+/* decode_attention: the fused attention reading the KV caches (fuse_patterns.c
+ * match_attention_rows; patterns decode_attention, one query row, and attention, several):
+ * transpose(K) -> matmul(q, K^T) -> mul(scale) -> add(mask) -> softmax -> matmul(probs, V), where
+ * K and V may come through the grouped-query repeat unsqueeze(dim 2) -> expand -> view
+ * ("repeat_kv"), whose nodes are members of the instance. The kernel reads the caches
+ * [B, Hkv, T, D] directly and maps query head h to kv head h / rep.
  *
  * Roles come from the member nodes, never from the input order: K is the source of the
  * transpose, V the second operand of the probs matmul, q the first operand of the scores
  * matmul, the mask the add's operand that is not the scaled scores. The inputs are reordered to
- * {K, V, q, mask}, then the output [B, Hq, 1, D].
+ * {K, V, q, mask}, then the output [B, Hq, Tq, D] (the graph's layout: its own transpose follows).
  *
  * Design (shaders/decode_attention.glsl has the kernel's side): one workgroup per (batch, group
- * of G query heads sharing one K head and one V head, split of the cache), so each K/V row is read
- * once for the G heads; one dispatch whatever the split count: the last split of a group to finish
- * merges the fp32 partials (an atomic ticket per group in the scratch tensor "<out>.partials", kind
- * PT_SCRATCH: its own device buffer, zero-filled once at load, left zero by every run). The cache
- * is split (attn_params) to fill a GPU (about ATTN_GPU_TARGET workgroups, chunks of at least one
- * trip of the workgroup, at most ATTN_MAX_SPLIT splits: the merging workgroup reads every
- * partial) and hardly on a CPU device (lavapipe: a few workgroups). Positions past the last
- * non -inf mask entry are skipped in every split. K/V rows are read with 16-byte loads where every
- * row start is provably 16-byte aligned (D and the cache strides multiples of the vector, binding
- * offsets aligned), else element by element.
+ * of G query heads sharing one K head and one V head, query row, split of the cache), so each K/V
+ * row is read once for the G heads of a row; one dispatch whatever the split count: the last
+ * split of a (batch, group, row) to finish merges the fp32 partials (an atomic ticket each in
+ * the scratch tensor "<out>.partials", kind PT_SCRATCH: its own device buffer, zero-filled once at
+ * load, left zero by every run). The cache is split (attn_params) to bring the grid near a GPU's
+ * ATTN_GPU_TARGET workgroups counting the query rows (chunks of at least one trip of the
+ * workgroup, at most ATTN_MAX_SPLIT splits: the merging workgroup reads every partial; a
+ * prefill's Tq rows usually fill the GPU unsplit: no partials, no merge) and hardly on a CPU
+ * device (lavapipe: a few workgroups). Each row's positions past its last non -inf mask entry
+ * are skipped in every split (a causal prefill's early rows do less work). K/V rows are read
+ * with 16-byte loads where every row start is provably 16-byte aligned (D and the cache strides
+ * multiples of the vector, binding offsets aligned), else element by element.
  *
  * Push: {T, D, Hq, rep_k, rep_v, scale, k_sb, k_sh, k_st, v_sb, v_sh, v_st, q_sb, q_sh, m_sb,
- *        m_sh, m_st, o_sb, o_sh, nsplit, chunk, ngroups} (strides in elements, 0 for a broadcast
- *        mask dim; ngroups = B * Hq / G).
+ *        m_sh, m_st, o_sb, o_sh, nsplit, chunk, ngroups, Tq, q_st, m_sq, o_st} (strides in
+ *        elements, 0 for a broadcast mask dim; ngroups = B * Hq / G * Tq: the tickets; q_st, m_sq,
+ *        o_st: the query row strides of q, the mask and the output).
  * Spec: 0 = workgroup size, 1 = G, 2 = L lanes per key row, 3 = VEC (1: 16-byte loads),
  *       4 = NV vectors or elements per row, 5 = RB rows per team and trip, 6 = ABLATE (0; bench).
  * Bindings: {K, V, q, mask, scratch, out}; without a split the output is bound in the scratch's
@@ -32,9 +36,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fusion.h"
 #include "kernels.h"
 
-#define ATTN_MAX_D 256 /* shaders/decode_attention.glsl MAXD */
 #define ATTN_MAX_G 8   /* MAXG */
 #define ATTN_MAX_L 8   /* lanes per key row: every subgroup the backend accepts holds a team */
 #define ATTN_MAX_ACC 128 /* fp32 accumulators per lane: G * elements per lane */
@@ -59,10 +63,11 @@ static int64_t gcd64(int64_t a, int64_t b)
     return a;
 }
 
-/* The kernel's shape for B batches, Hq query heads in groups sharing kv heads (rep_k, rep_v), head
- * dim D, cache T; vec_ok: 16-byte loads are possible, ew elements per vector. */
-static AttnParams attn_params(const KernelCtx *c, int64_t B, int64_t Hq, int64_t rep_k,
-                              int64_t rep_v, int64_t D, int64_t T, bool vec_ok, int64_t ew)
+/* The kernel's shape for B batches, Hq query heads in groups sharing kv heads (rep_k, rep_v), Tq
+ * query rows, head dim D, cache T; vec_ok: 16-byte loads are possible, ew elements per vector. */
+static AttnParams attn_params(const KernelCtx *c, int64_t B, int64_t Hq, int64_t Tq,
+                              int64_t rep_k, int64_t rep_v, int64_t D, int64_t T, bool vec_ok,
+                              int64_t ew)
 {
     AttnParams a = {.wg = c->cpu_device ? ATTN_CPU_WG : ATTN_GPU_WG, .vec = vec_ok};
     a.nv = vec_ok ? D / ew : D;
@@ -90,15 +95,18 @@ static AttnParams attn_params(const KernelCtx *c, int64_t B, int64_t Hq, int64_t
         a.wg = owg;
         a.rb = orb;
     }
-    int64_t groups = B * (Hq / a.g), trip = a.wg / a.lanes * a.rb;
+    /* workgroups without a split: one per (batch, head group, query row) */
+    int64_t groups = B * (Hq / a.g) * Tq, trip = a.wg / a.lanes * a.rb;
     int64_t n;
     if (c->cpu_device) {
         n = (T + ATTN_CPU_CHUNK - 1) / ATTN_CPU_CHUNK;
         int64_t want = ATTN_CPU_TARGET / groups;
         if (n > want) n = want;
     } else {
+        /* the split count whose grid is nearest the target (a decode's few groups: the target
+         * divided by them, rounded; Qwen2.5-1.5B prefill's 2 x 128 rows: 1, no split) */
         n = (T + trip - 1) / trip;
-        int64_t want = (ATTN_GPU_TARGET + groups - 1) / groups;
+        int64_t want = (ATTN_GPU_TARGET + groups / 2) / groups;
         if (n > want) n = want;
     }
     /* NPU_ATTN_SPLITS=N: at most N splits (a measuring aid, like NPU_CM_TARGET) */
@@ -188,19 +196,20 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     const PlanTensor *M = kc_arg(k, c->p, 3), *O = kc_out(k, c->p);
     if (K->rank != 4 || V->rank != 4 || Q->rank != 4 || O->rank != 4 || M->rank > 4)
         return kc_error(c, "decode_attention: K, V, q and the output must be 4-d");
-    int64_t B = Q->shape[0], Hq = Q->shape[1], D = Q->shape[3], T = K->shape[2];
-    bool ok = Q->shape[2] == 1 && K->shape[0] == B && V->shape[0] == B && K->shape[3] == D &&
-              V->shape[3] == D && V->shape[2] == T && rep_k >= 1 && rep_v >= 1 &&
-              K->shape[1] * rep_k == Hq && V->shape[1] * rep_v == Hq && O->shape[0] == B &&
-              O->shape[1] == Hq && O->shape[2] == 1 && O->shape[3] == D;
-    int64_t want_m[4] = {B, Hq, 1, T};
+    int64_t B = Q->shape[0], Hq = Q->shape[1], Tq = Q->shape[2], D = Q->shape[3];
+    int64_t T = K->shape[2];
+    bool ok = K->shape[0] == B && V->shape[0] == B && K->shape[3] == D && V->shape[3] == D &&
+              V->shape[2] == T && rep_k >= 1 && rep_v >= 1 && K->shape[1] * rep_k == Hq &&
+              V->shape[1] * rep_v == Hq && O->shape[0] == B && O->shape[1] == Hq &&
+              O->shape[2] == Tq && O->shape[3] == D;
+    int64_t want_m[4] = {B, Hq, Tq, T};
     for (int i = 0; i < M->rank && ok; i++) {
         int64_t s = M->shape[i], w = want_m[i + 4 - M->rank];
         ok = s == w || s == 1;
     }
     if (!ok)
-        return kc_error(c, "decode_attention: shapes do not fit q [B,Hq,1,D], caches [B,Hkv,T,D] "
-                           "with Hq = Hkv * repeat, mask broadcasting to [B,Hq,1,T]");
+        return kc_error(c, "decode_attention: shapes do not fit q [B,Hq,Tq,D], caches [B,Hkv,T,D] "
+                           "with Hq = Hkv * repeat, mask broadcasting to [B,Hq,Tq,T]");
     if (D > ATTN_MAX_D || T < 1)
         return kc_error(c, "decode_attention: head dim %lld above %d (or an empty cache)",
                         (long long)D, ATTN_MAX_D);
@@ -218,25 +227,27 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     bool vec_ok = dtype_is_float(K->storage) && K->storage == V->storage && D % ew == 0;
     for (int i = 0; i < 3 && vec_ok; i++) vec_ok = ks[i] % ew == 0 && vs[i] % ew == 0;
     vec_ok = vec_ok && kc_binding_offset(c->p, K) % 16 == 0 && kc_binding_offset(c->p, V) % 16 == 0;
-    AttnParams a = attn_params(c, B, Hq, rep_k, rep_v, D, T, vec_ok, ew);
+    AttnParams a = attn_params(c, B, Hq, Tq, rep_k, rep_v, D, T, vec_ok, ew);
     int64_t w[] = {T, D, Hq, rep_k, rep_v};
     Status st = ST_OK;
     for (int i = 0; i < 5 && st == ST_OK; i++) st = kc_push_i(c, k, w[i]);
     if (st == ST_OK) st = kc_push_f(c, k, scale);
+    /* the tickets: one per (batch, head group, query row) */
+    int64_t ngroups = B * (Hq / a.g) * Tq;
     int64_t s[] = {ks[0], ks[1], ks[2], vs[0], vs[1], vs[2], qs[0], qs[1], ms[0], ms[1],
-                   ms[3], os[0], os[1], a.nsplit, a.chunk, B * (Hq / a.g)};
-    for (int i = 0; i < 16 && st == ST_OK; i++) st = kc_push_i(c, k, s[i]);
+                   ms[3], os[0], os[1], a.nsplit, a.chunk, ngroups, Tq, qs[2], ms[2], os[2]};
+    for (int i = 0; i < 20 && st == ST_OK; i++) st = kc_push_i(c, k, s[i]);
     /* NPU_ATTN_ABLATE=MASK: parts of the kernel left out (the shader's ABLATE): a measuring aid
      * whose results are wrong by design; never set outside bench/ */
     int64_t spec[] = {a.wg, a.g, a.lanes, a.vec, a.nv, a.rb, kc_env_int("NPU_ATTN_ABLATE", 0, 15, 0)};
     for (int i = 0; i < 7 && st == ST_OK; i++) st = kc_spec(c, k, (uint32_t)spec[i]);
     if (st != ST_OK) return st;
-    kc_grid(k, B * (Hq / a.g) * a.nsplit, 1);
+    kc_grid(k, ngroups * a.nsplit, 1);
     int out = k->args[4], scratch = out;
     if (a.nsplit > 1) {
-        /* tickets (one per group, padded to 4 words), then the partials {m, l, acc[D]} of every
-         * (group, split, head) */
-        int64_t n = (B * (Hq / a.g) + 3) / 4 * 4 + B * Hq * a.nsplit * (D + 2);
+        /* tickets (one per (batch, group, row), padded to 4 words), then the partials
+         * {m, l, acc[D]} of every (batch, group, row, split, head) */
+        int64_t n = (ngroups + 3) / 4 * 4 + ngroups * a.nsplit * a.g * (D + 2);
         scratch = kc_scratch(c, k, ".partials", 1, &n, DT_F32);
         if (scratch < 0) return ST_BAD_INPUT;
         c->grow->tensors[scratch].kind = PT_SCRATCH;

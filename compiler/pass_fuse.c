@@ -4,10 +4,11 @@
  * match function cannot produce an unsound group. --no-fuse switches instances off; a switched-
  * off instance stays listed, and lowering treats its nodes as unfused. A no_fuse entry "+SEL"
  * switches back on what earlier entries switched off (the session's `fusion on`). An instance of
- * a pattern with a fallback (rope_cache) switched off while the fallback stays selected keeps
- * its id as an instance of the fallback without its anchor (rope), so the plan is the one the
- * registry without the extension gives. Prologue folds (fuse_fold.c) follow the walk: instances
- * over the members of another instance. */
+ * a pattern with a fallback (rope_cache, attention) switched off while the fallback stays
+ * selected keeps its id as an instance of the fallback's form among its members (rope without
+ * the index_copy; masked_softmax, the other members left to fuse-elementwise), so the plan is
+ * the one the registry without the extension gives. Prologue folds (fuse_fold.c) follow the
+ * walk: instances over the members of another instance. */
 #include <stdlib.h>
 #include <string.h>
 #include "fusion.h"
@@ -76,12 +77,39 @@ static bool switched_on(const CompileOptions *o, const Fusion *f)
     return on;
 }
 
+/* The fallback form of match m: pattern `fallback` matched at the first member its trigger
+ * starts, every node of it a member (rope at rope_cache's add: every member but the index_copy;
+ * masked_softmax at attention's mask add: the add and the softmax). False when there is none. */
+static bool fallback_match(const Graph *g, const FuseMatch *m, const char *fallback,
+                           const bool *taken, FuseMatch *out)
+{
+    for (int p = 0; p < fuse_pattern_count; p++) {
+        const FusePattern *fp = &fuse_patterns[p];
+        if (strcmp(fp->name, fallback) != 0) continue;
+        for (int i = 0; i < m->n; i++) {
+            if (g->nodes[m->nodes[i]].op != fp->trigger) continue;
+            FuseMatch b;
+            memset(&b, 0, sizeof b);
+            const char *why = NULL;
+            if (!fp->match(g, m->nodes[i], taken, &b, &why)) continue;
+            bool inside = true;
+            for (int k = 0; k < b.n && inside; k++) inside = in_group(m, b.nodes[k]);
+            if (inside && !check_group(g, &b, taken)) {
+                *out = b;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* Records instance F<n> of `pattern` (family `family`) over the nodes of m, its anchor the last,
- * and applies the user's switches. A pattern with a fallback (rope_cache's rope) switched off
- * while the fallback stays selected becomes an instance of the fallback without its anchor
- * (m->n shrinks). Returns its index, or -1 when out of memory. */
+ * and applies the user's switches. A pattern with a fallback (rope_cache's rope, attention's
+ * masked_softmax) switched off while the fallback stays selected becomes an instance of the
+ * fallback's form among its members (m shrinks to it: the other members are left to later
+ * patterns and passes, as without the extension). Returns its index, or -1 when out of memory. */
 static int record(Graph *g, PassCtx *c, FuseMatch *m, const char *pattern, const char *family,
-                  const char *fallback)
+                  const char *fallback, const bool *taken)
 {
     Fusion *fs = realloc(g->fusions, sizeof(Fusion) * (size_t)(g->nfusions + 1));
     if (!fs) return -1;
@@ -93,16 +121,18 @@ static int record(Graph *g, PassCtx *c, FuseMatch *m, const char *pattern, const
     f->family = family;
     f->base = fallback;
     f->enabled = switched_on(c->opt, f);
-    if (!f->enabled && fallback) {
-        /* switched off as the extension only: the fallback form without the anchor */
+    FuseMatch fm;
+    if (!f->enabled && fallback && fallback_match(g, m, fallback, taken, &fm)) {
+        /* switched off as the extension only: the fallback form */
         Fusion b = *f;
-        b.pattern = b.family = fallback;
+        b.pattern = fm.variant ? fm.variant : fallback;
+        b.family = fallback;
         b.base = NULL;
         if (switched_on(c->opt, &b)) {
             *f = b;
             f->fell_back_from = pattern;
             f->enabled = true;
-            m->n--;
+            *m = fm;
         }
     }
     f->nnodes = m->n;
@@ -131,7 +161,7 @@ static Status record_folds(Graph *g, PassCtx *c)
         memset(&m, 0, sizeof m);
         m.n = g->fusions[b].nnodes;
         memcpy(m.nodes, g->fusions[b].nodes, sizeof(int) * (size_t)m.n);
-        int f = record(g, c, &m, name, name, NULL);
+        int f = record(g, c, &m, name, name, NULL, NULL);
         if (f < 0) return ST_NOMEM;
         Fusion *fo = &g->fusions[f], *base = &g->fusions[b];
         fo->anchor = base->anchor;
@@ -165,7 +195,8 @@ Status pass_fuse(Graph *g, PassCtx *c)
                 if (add_miss(g, fp->name, i, bad) != ST_OK) return ST_NOMEM;
                 continue;
             }
-            int f = record(g, c, &m, m.variant ? m.variant : fp->name, fp->name, fp->fallback);
+            int f = record(g, c, &m, m.variant ? m.variant : fp->name, fp->name, fp->fallback,
+                           taken);
             if (f < 0) return ST_NOMEM;
             for (int k = 0; k < m.n; k++) {
                 taken[m.nodes[k]] = true;

@@ -1,15 +1,18 @@
-// decode_attention: out[b,h,0,:] = sum_t softmax_t(s_t) V[b,h/rep_v,t,:] with
-// s_t = (q[b,h] . K[b,h/rep_k,t]) * scale + mask[b,h,t]
-// for one query row, reading the KV caches [B, Hkv, T, D] directly (grouped-query heads, no
-// repeat copy). Roles, pushes and the choice of the parameters: compiler/lower_attention.c.
+// decode_attention: out[b,h,r,:] = sum_t softmax_t(s_t) V[b,h/rep_v,t,:] with
+// s_t = (q[b,h,r] . K[b,h/rep_k,t]) * scale + mask[b,h,r,t]
+// for Tq query rows r (1 in a decode step, the prompt's in a prefill), reading the KV caches
+// [B, Hkv, T, D] directly (grouped-query heads, no repeat copy). Roles, pushes and the choice of
+// the parameters: compiler/lower_attention.c.
 //
-// Workgroup (b, group, split): the G query heads h0 .. h0 + G - 1 (h0 = group * G; G divides
+// Workgroup (b, group, row, split): the G query heads h0 .. h0 + G - 1 (h0 = group * G; G divides
 // rep_k and rep_v, so they share one K head and one V head: each K/V row is read once for all of
-// them) over the positions [split * chunk, min(T, (split + 1) * chunk)).
-//  - q[G][D] goes to shared memory in fp32; the mask from the split's start to T is scanned for
-//    the end of the valid prefix (one past the last position whose mask is not -inf, over the G
-//    heads): positions past it are not read (each would add exp(-inf) = 0; exact for finite
-//    caches), so a split past it reads no row.
+// them) of query row r over the positions [split * chunk, min(T, (split + 1) * chunk)). Rows are
+// independent workgroups (no K/V reuse across rows); the last rows come first in the grid (under
+// a causal mask they see the most positions).
+//  - q[G][D] of row r goes to shared memory in fp32; row r's mask from the split's start to T is
+//    scanned for the end of the valid prefix (one past the last position whose mask is not -inf,
+//    over the G heads): positions past it are not read (each would add exp(-inf) = 0; exact for
+//    finite caches), so a split past it reads no row.
 //  - Teams of L lanes (spec, a power of two <= 8: lanes of one subgroup; the Vulkan backend
 //    refuses devices with subgroups under 8 lanes, and the team mapping counts on full subgroups,
 //    as every driver gives a workgroup that is a multiple of its subgroup size) take one key row
@@ -25,7 +28,7 @@
 //    w = exp(m_part - max m) (0 for a part that saw nothing valid).
 //  - nsplit 1: the workgroup writes out = acc / l (an all -inf row gives 0 / 0 = NaN, as the
 //    reference's softmax does). nsplit > 1: it writes its partial {m, l, acc[D]} per head in fp32
-//    to the scratch binding, then takes a ticket (atomicAdd on the group's counter, after a
+//    to the scratch binding, then takes a ticket (atomicAdd on the (b, group, row)'s counter, after a
 //    device-scope memory barrier; the partials are coherent); the workgroup that draws the last
 //    ticket merges the nsplit partials in split order, writes the output and resets the counter
 //    to 0 for the next run (the backend zero-fills the scratch once, at load). No workgroup waits
@@ -69,14 +72,16 @@ layout(std430, set = 0, binding = 1) readonly buffer VB { STORAGE_T vc[]; };
 layout(std430, set = 0, binding = 1) readonly buffer VB4 { VEC_T vc4[]; };
 layout(std430, set = 0, binding = 2) readonly buffer QB { STORAGE_T q[]; };
 layout(std430, set = 0, binding = 3) readonly buffer MB { STORAGE_T msk[]; };
-// [tickets: one uint per (b, group)][pad to 4][partials: (group, split, head) x {m, l, acc[D]}]
+// [tickets: one uint per (b, group, row)][pad to 4][partials: (b, group, row, split, head) x
+// {m, l, acc[D]}]
 layout(std430, set = 0, binding = 4) coherent buffer SB { uint scr[]; };
 layout(std430, set = 0, binding = 5) writeonly buffer OB { STORAGE_T o[]; };
 layout(push_constant) uniform Push {
     uint T; uint D; uint Hq; uint rep_k; uint rep_v; float scale;
     uint k_sb; uint k_sh; uint k_st; uint v_sb; uint v_sh; uint v_st;
     uint q_sb; uint q_sh; uint m_sb; uint m_sh; uint m_st; uint o_sb; uint o_sh;
-    uint nsplit; uint chunk; uint ngroups; // ngroups = B * Hq / G: the tickets
+    uint nsplit; uint chunk; uint ngroups; // ngroups = B * Hq / G * Tq: the tickets
+    uint Tq; uint q_st; uint m_sq; uint o_st; // query rows; q's, the mask's, out's row strides
 } pc;
 
 #define MAXD 256  // compiler/lower_attention.c ATTN_MAX_D
@@ -124,8 +129,11 @@ void main()
     uint grp = npu_group_index();
     if (grp >= pc.ngroups * pc.nsplit) return; // a folded grid's padding (uniform)
     uint split = grp % pc.nsplit;
-    grp /= pc.nsplit;
-    uint ngrp = pc.Hq / G, b = grp / ngrp, h0 = (grp % ngrp) * G, D = pc.D, T = pc.T;
+    grp /= pc.nsplit; // (b, group, row): the ticket's index
+    uint row = pc.Tq - 1 - grp % pc.Tq, bg = grp / pc.Tq;
+    uint ngrp = pc.Hq / G, b = bg / ngrp, h0 = (bg % ngrp) * G, D = pc.D, T = pc.T;
+    uint qrow = b * pc.q_sb + row * pc.q_st, mrow = b * pc.m_sb + row * pc.m_sq;
+    uint orow = b * pc.o_sb + row * pc.o_st;
     uint lo = split * pc.chunk, hi = min(T, lo + pc.chunk);
     uint kbase = b * pc.k_sb + (h0 / pc.rep_k) * pc.k_sh;
     uint vbase = b * pc.v_sb + (h0 / pc.rep_v) * pc.v_sh;
@@ -137,7 +145,7 @@ void main()
     if ((ABLATE & 8u) == 0)
     [[unroll]] for (uint j = 0; j < QI; j++) {
         uint i = lid + j * NPU_WG, ic = min(i, G * D - 1);
-        float v = S_LOAD(q[b * pc.q_sb + (h0 + ic / D) * pc.q_sh + ic % D]);
+        float v = S_LOAD(q[qrow + (h0 + ic / D) * pc.q_sh + ic % D]);
         if (i < G * D) qs[i] = v;
     }
     if (lid == 0) tend = 0;
@@ -147,7 +155,7 @@ void main()
     // of the whole cache would
     uint last = (ABLATE & 1u) != 0 ? T : 0;
     for (uint g = 0; g < ((ABLATE & 1u) != 0 ? 0 : pc.m_sh == 0 ? 1 : G); g++) {
-        uint mb = b * pc.m_sb + (h0 + g) * pc.m_sh;
+        uint mb = mrow + (h0 + g) * pc.m_sh;
         for (uint t0 = lo + lid; t0 < T; t0 += MB * NPU_WG) {
             float mv[MB];
             [[unroll]] for (uint j = 0; j < MB; j++)
@@ -182,7 +190,7 @@ void main()
         [[unroll]] for (uint r = 0; r < RB; r++) {
             t[r] = c0 + tm + NT * r;
             uint tc = min(t[r], tn - 1);
-            mv0[r] = S_LOAD(msk[b * pc.m_sb + h0 * pc.m_sh + tc * pc.m_st]); // head h0's mask
+            mv0[r] = S_LOAD(msk[mrow + h0 * pc.m_sh + tc * pc.m_st]); // head h0's mask
             [[unroll]] for (uint i = 0; i < VPL; i++) {
                 uint j = min(tl + L * i, NV - 1);
                 if (VEC == 1) {
@@ -208,7 +216,7 @@ void main()
                     }
                 }
                 [[unroll]] for (uint x = 1; x < L; x <<= 1) dot += subgroupShuffleXor(dot, x);
-                float mv = g == 0 || pc.m_sh == 0 ? mv0[r] : S_LOAD(msk[b * pc.m_sb + (h0 + g) * pc.m_sh + tc * pc.m_st]);
+                float mv = g == 0 || pc.m_sh == 0 ? mv0[r] : S_LOAD(msk[mrow + (h0 + g) * pc.m_sh + tc * pc.m_st]);
                 s[r][g] = t[r] < tn ? dot * pc.scale + mv : NINF;
             }
         }
@@ -278,7 +286,7 @@ void main()
         for (uint d = lid; d < D; d += NPU_WG) {
             float sv = 0.0;
             for (uint s2 = 0; s2 < nsg; s2++) sv += mrg[s2 * D + d];
-            if (pc.nsplit == 1) o[b * pc.o_sb + (h0 + g) * pc.o_sh + d] = S_STORE(sv / lt[g]);
+            if (pc.nsplit == 1) o[orow + (h0 + g) * pc.o_sh + d] = S_STORE(sv / lt[g]);
             else scr[rec0 + g * rstride + 2 + d] = floatBitsToUint(sv);
         }
         if (pc.nsplit > 1 && lid == 0) {
@@ -327,7 +335,7 @@ void main()
             [[unroll]] for (uint j = 0; j < MS; j++)
                 sv += s0 + j < pc.nsplit ? mrg[(s0 + j) * G + g] * pv[j] : 0.0;
         }
-        o[b * pc.o_sb + (h0 + g) * pc.o_sh + d] = S_STORE(sv / mrg[MAXSPLIT * MAXG + g]);
+        o[orow + (h0 + g) * pc.o_sh + d] = S_STORE(sv / mrg[MAXSPLIT * MAXG + g]);
     }
     if (lid == 0) atomicExchange(scr[grp], 0u);
 }

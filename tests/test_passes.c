@@ -190,23 +190,90 @@ static Pipeline compile_json_no_gen(const char *json)
     return compile_json_opts(json, &o);
 }
 
+/* The kernels of plan p with stem `stem`. */
+static int count_shader(const Plan *p, const char *stem)
+{
+    int n = 0;
+    for (int k = 0; k < p->nkernels; k++) n += strcmp(p->kernels[k].shader, stem) == 0;
+    return n;
+}
+
 static void test_prefill_patterns(void **state)
 {
     (void)state;
-    /* 8 query rows: the decode kernel does not apply (a near miss says why); the masked
-     * softmax with its broadcast [1,1,8,64] mask fuses instead */
+    /* 8 query rows: the attention pattern takes the whole chain (repeat_kv's views included)
+     * into one decode_attention kernel per layer; no masked_softmax is left */
     Pipeline p = compile("tests/models/qwen2_tiny/prefill.json", NULL);
+    assert_int_equal(count_pattern(p.g, "attention"), 2);
     assert_int_equal(count_pattern(p.g, "decode_attention"), 0);
-    assert_int_equal(count_pattern(p.g, "masked_softmax"), 2);
+    assert_int_equal(count_pattern(p.g, "masked_softmax"), 0);
     assert_int_equal(count_pattern(p.g, "rmsnorm"), 5);
     assert_int_equal(count_pattern(p.g, "rope"), 4);
     assert_int_equal(count_pattern(p.g, "rope_cache"), 2); /* 8 positions stored at once */
-    int why = 0;
+    for (int i = 0; i < p.g->nfusions; i++)
+        if (strcmp(p.g->fusions[i].pattern, "attention") == 0)
+            assert_int_equal(p.g->fusions[i].nnodes, 12);
     for (int i = 0; i < p.g->nmisses; i++)
-        why += strcmp(p.g->misses[i].pattern, "decode_attention") == 0 &&
-               strstr(p.g->misses[i].reason, "query row") != NULL;
-    assert_int_equal(why, 2);
+        assert_true(strstr(p.g->misses[i].pattern, "attention") == NULL);
+    assert_int_equal(count_shader(p.plan, "decode_attention"), 2);
+    assert_int_equal(count_shader(p.plan, "masked_softmax"), 0);
+    assert_int_equal(count_shader(p.plan, "expand"), 0);
+    assert_int_equal(count_shader(p.plan, "binary_s"), 0);
     pipeline_free(&p);
+}
+
+/* attention switched off falls back to masked_softmax under the same id, and the other members
+ * go back to the kernels of the plan without the pattern: per layer the generated K
+ * expand+transpose, V's expand, q K^T, the scale, the masked softmax, probs V (52 kernels in 33
+ * levels, against 42 in 25 with the pattern); its id switches it off with no fallback, and
+ * masked_softmax (its fallback) switches it off too */
+static void test_prefill_attention_switches(void **state)
+{
+    (void)state;
+    Pipeline q = compile("tests/models/qwen2_tiny/prefill.json", NULL);
+    assert_int_equal(q.plan->nkernels, 42);
+    assert_int_equal(q.plan->nlevels, 25);
+    static const struct {
+        const char *rule;
+        int kernels, levels, msm_on, attn_off, msm_kernels, gen;
+    } cases[] = {
+        {"attention", 52, 33, 2, 0, 2, 2},
+        {"F4", 49, 31, 0, 1, 0, 0}, /* layer 0's attention: off, no fallback */
+        {"masked_softmax", 56, 37, 0, 2, 0, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        CompileOptions o;
+        compile_defaults(&o);
+        o.no_fuse[o.n_no_fuse++] = cases[c].rule;
+        Pipeline p = compile("tests/models/qwen2_tiny/prefill.json", &o);
+        int msm = 0, off = 0, gen = 0;
+        for (int i = 0; i < p.g->nfusions; i++) {
+            const Fusion *f = &p.g->fusions[i];
+            msm += f->enabled && strcmp(f->pattern, "masked_softmax") == 0;
+            off += !f->enabled && strcmp(f->pattern, "attention") == 0;
+            if (strcmp(f->pattern, "masked_softmax") == 0) {
+                /* the attention instance's id, its add and softmax */
+                assert_true(i < q.g->nfusions);
+                assert_string_equal(q.g->fusions[i].pattern, "attention");
+                assert_string_equal(f->fell_back_from, "attention");
+                assert_int_equal(f->nnodes, 2);
+            }
+        }
+        for (int k = 0; k < p.plan->nkernels; k++)
+            gen += strncmp(p.plan->kernels[k].shader, "gen_", 4) == 0 &&
+                   p.plan->kernels[k].nin == 1 && p.plan->kernels[k].nprov == 4;
+        fprintf(stderr, "  --no-fuse %s: %d kernels in %d levels\n", cases[c].rule,
+                p.plan->nkernels, p.plan->nlevels);
+        assert_int_equal(p.plan->nkernels, cases[c].kernels);
+        assert_int_equal(p.plan->nlevels, cases[c].levels);
+        assert_int_equal(msm, cases[c].msm_on);
+        assert_int_equal(off, cases[c].attn_off);
+        assert_int_equal(count_shader(p.plan, "masked_softmax"), cases[c].msm_kernels);
+        assert_int_equal(count_shader(p.plan, "decode_attention"), 2 - cases[c].attn_off - msm);
+        assert_int_equal(gen, cases[c].gen); /* K's unsqueeze, expand, view, transpose */
+        pipeline_free(&p);
+    }
+    pipeline_free(&q);
 }
 
 static void test_rmsnorm_rules(void **state)
@@ -686,13 +753,6 @@ static void test_layout_inserts_depad(void **state)
     pipeline_free(&p);
 }
 
-static int count_shader(const Plan *p, const char *stem)
-{
-    int n = 0;
-    for (int k = 0; k < p->nkernels; k++) n += strcmp(p->kernels[k].shader, stem) == 0;
-    return n;
-}
-
 /* pack-inputs: resnet's input is uploaded as f32 and cast by one pack kernel that the first conv
  * reads; switched off, or with nothing to pack (a threshold above every input), the plan is the
  * one of before (plan_equal), and an fp32 plan packs nothing */
@@ -772,6 +832,7 @@ int main(void)
         cmocka_unit_test(test_no_fuse_switches),
         cmocka_unit_test(test_rope_cache_switches),
         cmocka_unit_test(test_prefill_patterns),
+        cmocka_unit_test(test_prefill_attention_switches),
         cmocka_unit_test(test_conv_rope_linear_rules), cmocka_unit_test(test_rmsnorm_rules),     cmocka_unit_test(test_add_relu_rules),
         cmocka_unit_test(test_linear_add_rules),
         cmocka_unit_test(test_silu_mul_either_order), cmocka_unit_test(test_partition_by_attrs),

@@ -1,5 +1,6 @@
 /* run_tests: foreign-leaks-ok (lavapipe leaks inside itself; see test_vk_core.c)
- * decode_attention on Vulkan against the CPU reference: graphs that reproduce the node sequence
+ * decode_attention (patterns decode_attention and attention) on Vulkan against the CPU reference:
+ * graphs that reproduce the node sequence
  * of the Qwen2 decode step (tests/models/qwen2_tiny/decode.json, from the K/V caches through
  * repeat_kv's unsqueeze/expand/reshape, transpose, matmul, mul scale, add mask, softmax, matmul)
  * with grouped-query repeats 1, 2, 3, 4, 6 (one workgroup computes the query heads that share a
@@ -10,7 +11,12 @@
  * or without -inf holes before it (whole splits with no valid position among them), in f32, f16
  * and bf16. Every check runs the plan twice (vc_set_runs): the split kernel's tickets must be
  * back at 0 after a run. The portable plan for a GPU splits long caches over up to 16
- * workgroups per head group (lower_attention.c attn_params), the plan for a CPU device hardly. */
+ * workgroups per head group (lower_attention.c attn_params), the plan for a CPU device hardly.
+ * Several query rows (prefill, pattern attention): Tq 2, 7, 100, 120, 128 with causal masks
+ * (row r sees the positions before valid + r: an empty cache's prompt, or one after a past),
+ * random additive masks per (batch, head, row) with -inf holes and a random -inf tail per row,
+ * and random finite masks broadcast over heads, the splits checked in the plan (several where
+ * the grid is small, none with NPU_ATTN_SPLITS=1 on the same shapes). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,17 +24,29 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <math.h>
 
+#include "compiler/ir_json.h"
+#include "compiler/pass.h"
+#include "compiler/plan.h"
 #include "vk_check.h"
 
-enum { MASK_INPUT, MASK_TAIL, MASK_HOLES, MASK_PER_HEAD };
+enum { MASK_INPUT, MASK_TAIL, MASK_HOLES, MASK_PER_HEAD, MASK_CAUSAL, MASK_RANDOM_INF };
 typedef struct {
     int B, Hq, Hkv, D, T;
-    int valid; /* MASK_TAIL/HOLES: -inf at t >= valid */
-    int mode;  /* MASK_INPUT: a random graph input [1,1,1,T]; MASK_PER_HEAD: one [B,Hq,1,T];
-                * MASK_TAIL: a constant, 0 before valid; MASK_HOLES: also -inf on [T/4, T/2)
-                * and at t % 5 == 2 */
+    int valid; /* MASK_TAIL/HOLES: -inf at t >= valid; MASK_CAUSAL: at t >= valid + row */
+    int mode;  /* MASK_INPUT: a random graph input [1,1,Tq,T]; MASK_PER_HEAD: one [B,Hq,Tq,T];
+                * MASK_TAIL: a constant [1,1,1,T], 0 before valid; MASK_HOLES: also -inf on
+                * [T/4, T/2) and at t % 5 == 2; MASK_CAUSAL: an input [1,1,Tq,T] of 0 and -inf;
+                * MASK_RANDOM_INF: an input [B,Hq,Tq,T], random, -inf past a random end per row
+                * and at about a quarter of the positions before it (never the last) */
+    int Tq;    /* query rows */
 } Case;
+
+static int rows(const Case *c)
+{
+    return c->Tq;
+}
 
 static bool masked(const Case *c, int t)
 {
@@ -79,14 +97,16 @@ static char *attn_graph(const Case *c)
     char *b = malloc(cap);
     assert_non_null(b);
     int k = 0, B = c->B, Hq = c->Hq, Hkv = c->Hkv, D = c->D, T = c->T, rep = Hq / Hkv;
-    bool input = c->mode == MASK_INPUT || c->mode == MASK_PER_HEAD;
-    int cache[] = {B, Hkv, T, D}, q[] = {B, Hq, 1, D}, mask[] = {1, 1, 1, T};
-    if (c->mode == MASK_PER_HEAD) {
+    int Tq = rows(c);
+    bool input = c->mode != MASK_TAIL && c->mode != MASK_HOLES;
+    assert_true(input || Tq == 1);
+    int cache[] = {B, Hkv, T, D}, q[] = {B, Hq, Tq, D}, mask[] = {1, 1, Tq, T};
+    if (c->mode == MASK_PER_HEAD || c->mode == MASK_RANDOM_INF) {
         mask[0] = B;
         mask[1] = Hq;
     }
     int u5[] = {B, Hkv, 1, T, D}, e5[] = {B, Hkv, rep, T, D}, r4[] = {B, Hq, T, D};
-    int kt[] = {B, Hq, D, T}, sc[] = {B, Hq, 1, T};
+    int kt[] = {B, Hq, D, T}, sc[] = {B, Hq, Tq, T};
     PUT("{\"model_name\":\"attn\",\"graph_inputs\":[");
     k += tensor(b + k, cap - (size_t)k, "index_copy", 4, cache);
     PUT(",");
@@ -160,11 +180,70 @@ static char *attn_graph(const Case *c)
     return b;
 }
 
-/* The stem that must run: one kernel, split or not. */
+/* The stem that must run: one kernel, split or not, one query row or several. */
 static const char *expected_stem(const Case *c)
 {
     (void)c;
     return "decode_attention";
+}
+
+static uint64_t lcg(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return *s >> 33;
+}
+
+/* The mask input (graph input 3) of MASK_CAUSAL and MASK_RANDOM_INF, for the reference and the
+ * device alike; the other inputs keep their random values. */
+static void fill_mask(HTensor *t, int input, void *ctx)
+{
+    const Case *c = ctx;
+    if (input != 3 || (c->mode != MASK_CAUSAL && c->mode != MASK_RANDOM_INF)) return;
+    assert_int_equal(t->dtype, DT_F32);
+    float *v = t->data;
+    int T = c->T;
+    uint64_t s = 777 + (uint64_t)t->numel;
+    for (int64_t i0 = 0; i0 < t->numel; i0 += T) {
+        int64_t r = i0 / T % rows(c);
+        int end = c->mode == MASK_CAUSAL ? c->valid + (int)r : 1 + (int)(lcg(&s) % (uint64_t)T);
+        for (int x = 0; x < T; x++) {
+            if (c->mode == MASK_CAUSAL) v[i0 + x] = 0.0f;
+            bool hole = c->mode == MASK_RANDOM_INF && x + 1 < end && lcg(&s) % 4 == 0;
+            if (x >= end || hole) v[i0 + x] = -INFINITY;
+        }
+    }
+}
+
+/* The portable plan for a GPU of graph json (compiled only). */
+static Pipeline compile_attn(const char *json)
+{
+    Graph *g = NULL;
+    DiagList d = {0};
+    assert_int_equal(ir_read_buffer("<attn>", json, strlen(json), &g, &d), ST_OK);
+    CompileOptions o;
+    compile_defaults(&o);
+    o.kernel_cache = "none";
+    Pipeline pipe;
+    Status st = pipeline_run_graph(g, &o, &pipe, &d);
+    if (st != ST_OK) diag_print(&d, stderr);
+    assert_int_equal(st, ST_OK);
+    diag_free(&d);
+    return pipe;
+}
+
+/* The split count of the portable plan for a GPU (push word 19 of the kernel: nsplit). */
+static int plan_splits(const char *json)
+{
+    Pipeline pipe = compile_attn(json);
+    int n = -1;
+    for (int k = 0; k < pipe.plan->nkernels; k++)
+        if (strcmp(pipe.plan->kernels[k].shader, "decode_attention") == 0) {
+            assert_true(pipe.plan->kernels[k].npush > 19);
+            n = (int)pipe.plan->kernels[k].push[19];
+        }
+    assert_true(n >= 1);
+    pipeline_free(&pipe);
+    return n;
 }
 
 static void check_case(const Case *c)
@@ -172,12 +251,36 @@ static void check_case(const Case *c)
     static const char *dts[] = {"fp32", "fp16", "bf16"};
     static const double tols[] = {VC_TOL_F32, VC_TOL_F16, VC_TOL_BF16};
     char *g = attn_graph(c);
+    vc_set_fill(fill_mask, (void *)c);
     for (int t = 0; t < 3; t++) {
         double e = vc_check_json(g, dts[t], tols[t], expected_stem(c));
-        fprintf(stderr, "  B%d Hq%d Hkv%d D%d T%d valid%d mask%d %s: rel_l2 %.3g\n", c->B, c->Hq,
-                c->Hkv, c->D, c->T, c->valid, c->mode, dts[t], e);
+        fprintf(stderr, "  B%d Hq%d Hkv%d D%d T%d Tq%d valid%d mask%d %s: rel_l2 %.3g\n", c->B,
+                c->Hq, c->Hkv, c->D, c->T, rows(c), c->valid, c->mode, dts[t], e);
     }
+    vc_set_fill(NULL, NULL);
     free(g);
+}
+
+/* Checks the cases, each with the split count the plan for a GPU gives (at least `min_split`),
+ * then, when it splits, again with NPU_ATTN_SPLITS=1 (one workgroup per row, no merge). */
+static void check_cases_split(const Case *cases, size_t n, int min_split)
+{
+    vc_set_runs(2);
+    for (size_t i = 0; i < n; i++) {
+        char *g = attn_graph(&cases[i]);
+        int ns = plan_splits(g);
+        fprintf(stderr, "  %d splits\n", ns);
+        assert_true(ns >= min_split);
+        check_case(&cases[i]);
+        if (ns > 1) {
+            setenv("NPU_ATTN_SPLITS", "1", 1);
+            assert_int_equal(plan_splits(g), 1);
+            check_case(&cases[i]);
+            unsetenv("NPU_ATTN_SPLITS");
+        }
+        free(g);
+    }
+    vc_set_runs(1);
 }
 
 static void check_cases(const Case *cases, size_t n)
@@ -193,11 +296,13 @@ static void test_attn_gqa_shapes(void **state)
 {
     (void)state;
     static const Case cases[] = {
-        {1, 2, 2, 16, 1, 0, 0},     {1, 2, 2, 64, 17, 0, 0},    {1, 4, 2, 64, 64, 0, 0},
-        {1, 4, 2, 16, 300, 0, 0},   {1, 12, 2, 128, 7, 0, 0},   {1, 12, 2, 128, 300, 0, 0},
-        {1, 4, 2, 128, 1, 0, 0},    {1, 12, 2, 64, 64, 0, 0},   {1, 2, 2, 128, 1024, 0, 0},
-        {1, 12, 2, 128, 1024, 0, 0}, {1, 12, 2, 128, 128, 0, 0}, {1, 4, 1, 64, 2000, 0, 0},
-        {1, 12, 4, 64, 1000, 0, 0}, {1, 8, 2, 128, 7, 0, 0},
+        {1, 2, 2, 16, 1, 0, 0, 1},     {1, 2, 2, 64, 17, 0, 0, 1},
+        {1, 4, 2, 64, 64, 0, 0, 1},    {1, 4, 2, 16, 300, 0, 0, 1},
+        {1, 12, 2, 128, 7, 0, 0, 1},   {1, 12, 2, 128, 300, 0, 0, 1},
+        {1, 4, 2, 128, 1, 0, 0, 1},    {1, 12, 2, 64, 64, 0, 0, 1},
+        {1, 2, 2, 128, 1024, 0, 0, 1}, {1, 12, 2, 128, 1024, 0, 0, 1},
+        {1, 12, 2, 128, 128, 0, 0, 1}, {1, 4, 1, 64, 2000, 0, 0, 1},
+        {1, 12, 4, 64, 1000, 0, 0, 1}, {1, 8, 2, 128, 7, 0, 0, 1},
     };
     CHECK(cases);
 }
@@ -208,9 +313,9 @@ static void test_attn_odd_head_dims(void **state)
 {
     (void)state;
     static const Case cases[] = {
-        {1, 4, 2, 256, 17, 0, 0},  {1, 4, 2, 200, 64, 0, 0},    {1, 6, 2, 48, 33, 0, 0},
-        {1, 4, 2, 72, 64, 0, 0},   {1, 12, 2, 50, 300, 0, 0},   {1, 6, 2, 36, 1000, 0, 0},
-        {1, 2, 1, 50, 7, 0, 0},    {1, 12, 2, 72, 1024, 0, 0},  {1, 4, 2, 256, 1000, 0, 0},
+        {1, 4, 2, 256, 17, 0, 0, 1}, {1, 4, 2, 200, 64, 0, 0, 1},   {1, 6, 2, 48, 33, 0, 0, 1},
+        {1, 4, 2, 72, 64, 0, 0, 1},  {1, 12, 2, 50, 300, 0, 0, 1},  {1, 6, 2, 36, 1000, 0, 0, 1},
+        {1, 2, 1, 50, 7, 0, 0, 1},   {1, 12, 2, 72, 1024, 0, 0, 1}, {1, 4, 2, 256, 1000, 0, 0, 1},
     };
     CHECK(cases);
 }
@@ -219,7 +324,9 @@ static void test_attn_batch(void **state)
 {
     (void)state;
     static const Case cases[] = {
-        {2, 4, 2, 64, 17, 0, 0}, {2, 12, 2, 16, 300, 0, 0}, {2, 12, 2, 128, 1000, 0, 0},
+        {2, 4, 2, 64, 17, 0, 0, 1},
+        {2, 12, 2, 16, 300, 0, 0, 1},
+        {2, 12, 2, 128, 1000, 0, 0, 1},
     };
     CHECK(cases);
 }
@@ -230,10 +337,12 @@ static void test_attn_inf_mask(void **state)
 {
     (void)state;
     static const Case cases[] = {
-        {1, 4, 2, 64, 300, 130, 1},   {1, 12, 2, 128, 64, 1, 1},   {1, 4, 2, 16, 17, 17, 1},
-        {1, 2, 2, 16, 300, 129, 1},   {1, 12, 2, 64, 300, 300, 1}, {2, 4, 2, 128, 17, 5, 1},
-        {1, 12, 2, 128, 1024, 65, 1}, {1, 4, 1, 64, 2000, 1, 1},   {1, 4, 1, 64, 2000, 1999, 1},
-        {2, 4, 2, 32, 1024, 300, 1},  {1, 4, 1, 32, 1024, 1024, 1}, {1, 4, 2, 200, 300, 150, 1},
+        {1, 4, 2, 64, 300, 130, 1, 1},   {1, 12, 2, 128, 64, 1, 1, 1},
+        {1, 4, 2, 16, 17, 17, 1, 1},     {1, 2, 2, 16, 300, 129, 1, 1},
+        {1, 12, 2, 64, 300, 300, 1, 1},  {2, 4, 2, 128, 17, 5, 1, 1},
+        {1, 12, 2, 128, 1024, 65, 1, 1}, {1, 4, 1, 64, 2000, 1, 1, 1},
+        {1, 4, 1, 64, 2000, 1999, 1, 1}, {2, 4, 2, 32, 1024, 300, 1, 1},
+        {1, 4, 1, 32, 1024, 1024, 1, 1}, {1, 4, 2, 200, 300, 150, 1, 1},
     };
     CHECK(cases);
 }
@@ -244,8 +353,9 @@ static void test_attn_mask_holes(void **state)
 {
     (void)state;
     static const Case cases[] = {
-        {1, 12, 2, 128, 1024, 700, 2}, {1, 4, 4, 64, 300, 250, 2}, {2, 12, 2, 72, 1000, 1000, 2},
-        {1, 2, 1, 128, 7, 7, 2},       {1, 6, 2, 50, 1024, 1000, 2},
+        {1, 12, 2, 128, 1024, 700, 2, 1}, {1, 4, 4, 64, 300, 250, 2, 1},
+        {2, 12, 2, 72, 1000, 1000, 2, 1}, {1, 2, 1, 128, 7, 7, 2, 1},
+        {1, 6, 2, 50, 1024, 1000, 2, 1},
     };
     CHECK(cases);
 }
@@ -255,9 +365,78 @@ static void test_attn_mask_per_head(void **state)
 {
     (void)state;
     static const Case cases[] = {
-        {2, 12, 2, 128, 1024, 0, 3}, {1, 4, 2, 50, 64, 0, 3}, {1, 6, 1, 64, 7, 0, 3},
+        {2, 12, 2, 128, 1024, 0, 3, 1},
+        {1, 4, 2, 50, 64, 0, 3, 1},
+        {1, 6, 1, 64, 7, 0, 3, 1},
     };
     CHECK(cases);
+}
+
+/* several query rows under causal masks: an empty cache's prompt (valid 1: row r sees 0..r, the
+ * Qwen2.5-1.5B prefill's shape over a short cache), prompts after a past, GQA repeats 1, 2, 3, 6,
+ * head dims on both load paths (72: lanes without a vector; 50: the element path) */
+static void test_attn_rows_causal(void **state)
+{
+    (void)state;
+    static const Case cases[] = {
+        {1, 12, 2, 128, 300, 1, MASK_CAUSAL, 128}, {1, 4, 4, 64, 37, 31, MASK_CAUSAL, 7},
+        {2, 6, 2, 72, 301, 202, MASK_CAUSAL, 100}, {1, 4, 2, 50, 19, 1, MASK_CAUSAL, 7},
+        {1, 2, 2, 16, 5, 4, MASK_CAUSAL, 2},
+    };
+    CHECK(cases);
+}
+
+/* random additive masks: per (batch, head, row) with -inf holes and a random tail, or finite and
+ * broadcast over heads, or finite per head */
+static void test_attn_rows_random(void **state)
+{
+    (void)state;
+    static const Case cases[] = {
+        {1, 4, 2, 64, 300, 0, MASK_RANDOM_INF, 7},     {2, 4, 4, 50, 77, 0, MASK_RANDOM_INF, 2},
+        {1, 12, 2, 128, 129, 0, MASK_RANDOM_INF, 128}, {1, 4, 2, 64, 300, 0, MASK_INPUT, 7},
+        {1, 6, 2, 64, 100, 0, MASK_PER_HEAD, 2},       {1, 8, 2, 16, 33, 0, MASK_RANDOM_INF, 1},
+    };
+    CHECK(cases);
+}
+
+/* the cache split over several workgroups per (batch, group, row), merged by the last ticket of
+ * each row: few rows over a long cache (up to 16 splits, causal rows whose later splits see
+ * nothing valid), and 120 rows of one head (2 splits: the grid is still under the GPU target);
+ * every case again unsplit (NPU_ATTN_SPLITS=1) */
+static void test_attn_rows_splits(void **state)
+{
+    (void)state;
+    static const Case cases[] = {
+        {1, 2, 1, 128, 1000, 900, MASK_CAUSAL, 7},  {1, 4, 2, 16, 1000, 1, MASK_CAUSAL, 2},
+        {1, 4, 2, 64, 1000, 0, MASK_RANDOM_INF, 7}, {1, 1, 1, 64, 300, 0, MASK_RANDOM_INF, 120},
+        {2, 6, 3, 64, 517, 400, MASK_CAUSAL, 7},
+    };
+    check_cases_split(cases, sizeof cases / sizeof cases[0], 2);
+}
+
+/* what the kernel cannot take is a near miss of the pattern of its row count, and the chain
+ * compiles to its own kernels: a head dim above 256 */
+static void test_attn_near_misses(void **state)
+{
+    (void)state;
+    static const Case cases[] = {
+        {1, 4, 2, 264, 17, 0, MASK_INPUT, 1},
+        {1, 4, 2, 264, 17, 0, MASK_CAUSAL, 7},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *json = attn_graph(&cases[i]);
+        Pipeline p = compile_attn(json);
+        int why = 0;
+        for (int m = 0; m < p.g->nmisses; m++)
+            why += strcmp(p.g->misses[m].pattern, i ? "attention" : "decode_attention") == 0 &&
+                   strstr(p.g->misses[m].reason, "head dim above 256") != NULL;
+        assert_int_equal(why, 1);
+        assert_int_equal(p.g->nmisses, 1);
+        for (int k = 0; k < p.plan->nkernels; k++)
+            assert_string_not_equal(p.plan->kernels[k].shader, "decode_attention");
+        pipeline_free(&p);
+        free(json);
+    }
 }
 
 int main(void)
@@ -269,6 +448,10 @@ int main(void)
         cmocka_unit_test(test_attn_inf_mask),
         cmocka_unit_test(test_attn_mask_holes),
         cmocka_unit_test(test_attn_mask_per_head),
+        cmocka_unit_test(test_attn_rows_causal),
+        cmocka_unit_test(test_attn_rows_random),
+        cmocka_unit_test(test_attn_rows_splits),
+        cmocka_unit_test(test_attn_near_misses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
 # The session's fusion switches are rules applied in order (the last one that selects an
 # instance decides): `fusion on F3` after `fusion off all` turns F3 back on and nothing else,
 # `fusion on ID` after `fusion off PATTERN` re-enables that instance, `fusion off` after `on`
-# wins again, and `fusion on all` clears every rule.
+# wins again, and `fusion on all` clears every rule. rope_cache and attention fall back to their
+# base patterns (rope, masked_softmax) when switched off alone.
 B=${NPU_EXPLORE:-build/asan/npu-explore}
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 n=0
@@ -69,3 +70,18 @@ s=$(qstates 'fusion off F4')
 ok "off F4: off, no fallback ($s)" "[ \"$s\" = \"$(want F3=on:rope F4=off:rope_cache F12=on:rope F13=on:rope_cache)\" ]"
 printf 'fusion off rope_cache\n' | "$B" --batch $Q --backend cpu -x - > "$T/o" 2>&1
 ok "off rope_cache: 25 kernels (23 with it)" "grep -q 'fusions: 27 of 27 on, 25 kernels' $T/o"
+# attention (qwen2_tiny prefill: F4 and F12) switched off alone falls back to masked_softmax under
+# the same id (the plan of before the pattern: 52 kernels, 42 with it); `on attention` brings it
+# back; `off masked_softmax` switches it off too
+P=tests/models/qwen2_tiny/prefill.json
+pstates() { printf '%s\nfusion list\n' "$1" | "$B" --batch $P --backend cpu -x - 2>"$T/err" |
+            awk '/^F(4|12) +(on|off) /{s[$1]=$2 ":" $3} END{for(k in s) printf "%s=%s\n", k, s[k]}' | sort | tr '\n' ' '; }
+s=$(pstates 'fusion off attention')
+ok "prefill, off attention: F4 and F12 fall back to masked_softmax ($s)" "[ \"$s\" = \"$(want F4=on:masked_softmax F12=on:masked_softmax)\" ]"
+s=$(pstates 'fusion off attention
+fusion on F12')
+ok "off attention, on F12: F12 attention again ($s)" "[ \"$s\" = \"$(want F4=on:masked_softmax F12=on:attention)\" ]"
+s=$(pstates 'fusion off masked_softmax')
+ok "off masked_softmax: attention off too ($s)" "[ \"$s\" = \"$(want F4=off:attention F12=off:attention)\" ]"
+printf 'fusion off attention\n' | "$B" --batch $P --backend cpu -x - > "$T/o" 2>&1
+ok "prefill, off attention: 52 kernels (42 with it)" "grep -q 'fusions: 20 of 20 on, 52 kernels' $T/o"
