@@ -4,10 +4,10 @@
  * match function cannot produce an unsound group. --no-fuse switches instances off; a switched-
  * off instance stays listed, and lowering treats its nodes as unfused. A no_fuse entry "+SEL"
  * switches back on what earlier entries switched off (the session's `fusion on`). An instance of
- * a pattern with a fallback (rope_cache) switched off while the fallback stays selected keeps
- * its id as an instance of the fallback without its anchor (rope), so the plan is the one the
- * registry without the extension gives. Prologue folds (fuse_fold.c) follow the walk: instances
- * over the members of another instance. */
+ * a pattern with a fallback (rope_cache, linear_glu) switched off while the fallback stays
+ * selected keeps its id as an instance of the fallback without the members the extension adds
+ * (rope, silu_mul), so the plan is the one the registry without the extension gives. Prologue
+ * folds (fuse_fold.c) follow the walk: instances over the members of another instance. */
 #include <stdlib.h>
 #include <string.h>
 #include "fusion.h"
@@ -77,9 +77,9 @@ static bool switched_on(const CompileOptions *o, const Fusion *f)
 }
 
 /* Records instance F<n> of `pattern` (family `family`) over the nodes of m, its anchor the last,
- * and applies the user's switches. A pattern with a fallback (rope_cache's rope) switched off
- * while the fallback stays selected becomes an instance of the fallback without its anchor
- * (m->n shrinks). Returns its index, or -1 when out of memory. */
+ * and applies the user's switches. A pattern with a fallback (rope_cache's rope, linear_glu's
+ * silu_mul) switched off while the fallback stays selected becomes an instance of the fallback
+ * without the members m->ext (m shrinks). Returns its index, or -1 when out of memory. */
 static int record(Graph *g, PassCtx *c, FuseMatch *m, const char *pattern, const char *family,
                   const char *fallback)
 {
@@ -102,7 +102,13 @@ static int record(Graph *g, PassCtx *c, FuseMatch *m, const char *pattern, const
             *f = b;
             f->fell_back_from = pattern;
             f->enabled = true;
-            m->n--;
+            int n = 0;
+            for (int i = 0; i < m->n; i++) {
+                bool ext = false;
+                for (int e = 0; e < m->next; e++) ext |= m->ext[e] == m->nodes[i];
+                if (!ext) m->nodes[n++] = m->nodes[i];
+            }
+            m->n = n;
         }
     }
     f->nnodes = m->n;
@@ -171,7 +177,8 @@ Status pass_fuse(Graph *g, PassCtx *c)
                 taken[m.nodes[k]] = true;
                 g->nodes[m.nodes[k]].fusion = f;
             }
-            if (m.parts && fuse_concat_finish(g, f) != ST_OK) return ST_NOMEM;
+            Status st = m.finish && !g->fusions[f].fell_back_from ? m.finish(g, f) : ST_OK;
+            if (st != ST_OK) return st;
             break;
         }
     }

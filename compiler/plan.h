@@ -12,7 +12,8 @@
 #include "dtype.h"
 #include "graph.h"
 
-#define PLAN_FORMAT_VERSION 2 /* 2: views with offsets, concat recipes (1 still reads) */
+#define PLAN_FORMAT_VERSION 3 /* 2: views with offsets, concat recipes; 3: a concat's block
+                                (interleaved runs); 1 and 2 still read */
 #define PLAN_MAX_PUSH 32 /* 32-bit words: 128 bytes, lavapipe's limit */
 #define PLAN_MAX_SPEC 16
 
@@ -121,6 +122,7 @@ typedef struct PlanRecipe {
     int out_w, out_b, conv_w, conv_b, gamma, beta, mean, var; /* plan tensor ids, -1 = none */
     double eps;
     int nsrc, src[RECIPE_MAX_SRC]; /* concat: out_w = src[0] | src[1] | ... along dim 0 */
+    int block; /* concat: interleaved in runs of this many rows per source (0: whole sources) */
 } PlanRecipe;
 
 typedef struct Plan {
