@@ -68,8 +68,9 @@ static uint64_t get_le(const unsigned char *b, int n)
 /* ---- writer ---- */
 
 /* Keys in each record map of this version: the writer writes exactly these, the reader needs at
- * least these (a version 1 file lacks a tensor's view_offset and a recipe's src: one fewer; a
- * version 2 file a recipe's block). */
+ * least these (a version 1 file lacks a tensor's view_offset and a recipe's src: one fewer). A
+ * recipe's "block" (interleaved runs, linear_glu) is written only when not 0 and read when
+ * present: a plan with one also has the GLU kernels, which a build without them refuses. */
 enum {
     PLAN_KEYS = 18, /* the 16 required ones, modules and tier (both optional when reading) */
     MODULE_KEYS = 3,
@@ -77,7 +78,7 @@ enum {
     KERNEL_KEYS = 13,
     PART_KEYS = 5,
     FUSION_KEYS = 5,
-    RECIPE_KEYS = 12
+    RECIPE_KEYS = 11
 };
 
 typedef struct Enc {
@@ -197,7 +198,7 @@ static void put_fusion(Enc *e, const PlanFusion *f)
 
 static void put_recipe(Enc *e, const PlanRecipe *r)
 {
-    e->err |= msgpack_pack_map(&e->pk, RECIPE_KEYS);
+    e->err |= msgpack_pack_map(&e->pk, RECIPE_KEYS + (r->block != 0));
     put_kstr(e, "kind", recipe_name(r->kind));
     put_int(e, "out_w", r->out_w);
     put_int(e, "out_b", r->out_b);
@@ -210,7 +211,7 @@ static void put_recipe(Enc *e, const PlanRecipe *r)
     put_str(e, "eps");
     e->err |= msgpack_pack_double(&e->pk, r->eps);
     put_ints(e, "src", r->src, r->nsrc);
-    put_int(e, "block", r->block);
+    if (r->block) put_int(e, "block", r->block);
 }
 
 static void put_module(Enc *e, const PlanModule *m)
@@ -764,7 +765,7 @@ static Status read_recipe(const Dec *x, const msgpack_object *m, PlanRecipe *r)
         for (int i = 0; !st && i < r->nsrc; i++) r->src[i] = src[i];
     }
     r->block = 0;
-    if (!st && x->version >= 3) st = get_int(x, m, "block", &r->block);
+    if (!st && has_key(m, "block")) st = get_int(x, m, "block", &r->block);
     if (!st && (r->block < 0 || (r->block > 0 && r->kind != RECIPE_CONCAT)))
         st = bad(x, "block", "%d (a concat's rows per run, or 0)", r->block);
     return st;
@@ -823,13 +824,12 @@ static Status read_plan(const Dec *x, const msgpack_object *m, Plan *p)
     if (!st) st = get_int(x, m, "nlevels", &p->nlevels);
     if (st) return st;
     uint32_t v1 = x->version < 2; /* version 1: no view_offset, no src */
-    uint32_t v2 = x->version < 3; /* versions 1 and 2: no block */
     READ_RECORDS(x, m, "tensors", PlanTensor, TENSOR_KEYS - v1, p->tensors, p->ntensors,
                  read_tensor);
     READ_RECORDS(x, m, "kernels", PlanKernel, KERNEL_KEYS, p->kernels, p->nkernels, read_kernel);
     READ_RECORDS(x, m, "parts", PlanPart, PART_KEYS, p->parts, p->nparts, read_part);
     READ_RECORDS(x, m, "fusions", PlanFusion, FUSION_KEYS, p->fusions, p->nfusions, read_fusion);
-    READ_RECORDS(x, m, "recipes", PlanRecipe, RECIPE_KEYS - v1 - v2, p->recipes, p->nrecipes,
+    READ_RECORDS(x, m, "recipes", PlanRecipe, RECIPE_KEYS - v1, p->recipes, p->nrecipes,
                  read_recipe);
     if (!st) st = get_ints(x, m, "inputs", &p->inputs, &p->ninputs);
     if (!st) st = get_ints(x, m, "outputs", &p->outputs, &p->noutputs);

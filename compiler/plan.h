@@ -12,8 +12,7 @@
 #include "dtype.h"
 #include "graph.h"
 
-#define PLAN_FORMAT_VERSION 3 /* 2: views with offsets, concat recipes; 3: a concat's block
-                                (interleaved runs); 1 and 2 still read */
+#define PLAN_FORMAT_VERSION 2 /* 2: views with offsets, concat recipes (1 still reads) */
 #define PLAN_MAX_PUSH 32 /* 32-bit words: 128 bytes, lavapipe's limit */
 #define PLAN_MAX_SPEC 16
 
