@@ -10,7 +10,9 @@
 #           tile by K-split target, NPU_CM_TARGET 132 / 528 around its default 264; and with
 #           its global loads (ablate 1) or MMAs (ablate 2) left out)
 #   decode  Qwen2.5-1.5B greedy decode after a 128-token prompt: steps after the first 16
-# Usage: bash bench/probe.sh [attn] [ablate] [resnet] [tile] [decode]   (default: attn ablate tile decode)
+#   glu     Qwen2.5-1.5B prefill-128 (bf16, nv-coopmat) with linear_glu off, on (no K split), and
+#           on with the GLU kernels' K-split target NPU_CM_GLU_TARGET 264 / 396 / 528 (GLU_TARGETS)
+# Usage: bash bench/probe.sh [attn] [ablate] [resnet] [tile] [decode] [glu]   (default: attn ablate tile decode)
 set -u
 cd "$(dirname "$0")/.."
 B=${NPU_EXPLORE:-.dev/npu-explore}
@@ -77,6 +79,14 @@ case " $what " in *" tile "*)
     for e in NPU_CM_TILE=64 NPU_CM_TILE=128 "NPU_CM_TILE=128 NPU_CM_TARGET=132" "NPU_CM_TILE=128 NPU_CM_TARGET=528" \
              "NPU_CM_TILE=128 NPU_CM_ABLATE=1" "NPU_CM_TILE=128 NPU_CM_ABLATE=2"; do
         prof "$(echo "$e" | sed 's/NPU_CM_//g; s/[= ]/_/g')" "$e" bench/models/qwen_prefill_gemms.json --dtype bf16 --tier nv-coopmat
+    done ;;
+esac
+case " $what " in *" glu "*)
+    Q=tests/models/qwen2_5_1_5b/prefill.json
+    prof glu_off NPU_X=0 $Q --dtype bf16 --tier nv-coopmat --no-fuse linear_glu
+    prof glu_on NPU_X=0 $Q --dtype bf16 --tier nv-coopmat
+    for tg in ${GLU_TARGETS:-264 396 528}; do
+        prof "glu_t$tg" "NPU_CM_GLU_TARGET=$tg" $Q --dtype bf16 --tier nv-coopmat
     done ;;
 esac
 case " $what " in *" decode "*)

@@ -101,8 +101,9 @@ Status fuse_concat_finish(Graph *g, int fi)
     bool bias = l0->nin > 2;
     int x = l0->in[0];
     int w = concat_weight(g, parts, np, 1, arena_printf(&g->arena, "%s.weight@concat", name), 0);
-    int b = bias ? concat_weight(g, parts, np, 2, arena_printf(&g->arena, "%s.bias@concat", name), 0)
-                 : -1;
+    int b = bias
+                ? concat_weight(g, parts, np, 2, arena_printf(&g->arena, "%s.bias@concat", name), 0)
+                : -1;
     if (w < 0 || (bias && b < 0)) return ST_NOMEM;
     f = &g->fusions[fi];
     f->kin[0] = x;
@@ -144,7 +145,8 @@ Status fuse_glu_finish(Graph *g, int fi)
     const char *name = arena_printf(&g->arena, "%s|%s", g->tensors[l0->out[0]].name,
                                     g->tensors[g->nodes[parts[1].linear].out[0]].name);
     if (!name) return ST_NOMEM;
-    int w = concat_weight(g, parts, 2, 1, arena_printf(&g->arena, "%s.weight@glu", name), GLU_BLOCK);
+    int w =
+        concat_weight(g, parts, 2, 1, arena_printf(&g->arena, "%s.weight@glu", name), GLU_BLOCK);
     int b = bias ? concat_weight(g, parts, 2, 2, arena_printf(&g->arena, "%s.bias@glu", name),
                                  GLU_BLOCK)
                  : -1;

@@ -570,7 +570,8 @@ static bool match_linear_glu(const Graph *g, int node, const bool *taken, FuseMa
     if (g->nodes[node].nin < 2 || !glu_nodes(g, node, taken, &gl, &ul, &si, &mu, why))
         return false;
     const Node *a = &g->nodes[gl], *b = &g->nodes[ul];
-    if (a->in[0] != b->in[0]) return (*why = "the gate and up linears read different inputs"), false;
+    if (a->in[0] != b->in[0])
+        return (*why = "the gate and up linears read different inputs"), false;
     const GTensor *wa = node_input(g, a, 1), *x = node_input(g, a, 0);
     const char *w = weight_mismatch(g, ul, gl);
     if (!w) w = weight_mismatch(g, gl, ul);
@@ -578,12 +579,12 @@ static bool match_linear_glu(const Graph *g, int node, const bool *taken, FuseMa
     if (node_input(g, b, 1)->shape[0] != wa->shape[0])
         return (*why = "the gate and up weights differ in rows"), false;
     if (wa->shape[0] % GLU_BLOCK != 0)
-        return (*why = "the weights have rows not a multiple of 16 (they interleave in runs of 16)"),
-               false;
+        return (*why = "the weights' rows are not a multiple of 16 (runs of 16 interleave)"), false;
     int64_t rows = 1;
     for (int i = 0; i + 1 < x->rank; i++) rows *= x->shape[i];
     if (rows <= 4)
-        return (*why = "at most 4 rows: the GEMVs take the linears, silu_mul_linear the product"), false;
+        return (*why = "at most 4 rows: the GEMVs take the linears, silu_mul_linear the product"),
+               false;
     int seq[] = {gl, si, ul, mu};
     for (int i = 0; i < 4; i++) add(m, seq[i]);
     m->ext[m->next++] = gl; /* the fallback, silu_mul, is the silu and the mul */

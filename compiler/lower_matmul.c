@@ -385,8 +385,10 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
         if (gl < 0 || ul < 0 || c->fusion->nkin < 2)
             return kc_error(c, "linear_glu kernel without its gate and up linears");
         p = &c->g->nodes[gl];
-        for (int i = 0; i < c->fusion->nnodes; i++)
-            if (c->g->nodes[c->fusion->nodes[i]].op == OP_SILU) act = &c->g->nodes[c->fusion->nodes[i]];
+        for (int i = 0; i < c->fusion->nnodes; i++) {
+            const Node *n = &c->g->nodes[c->fusion->nodes[i]];
+            if (n->op == OP_SILU) act = n;
+        }
     } else if (c->fusion) {
         for (int i = 0; i < c->fusion->nnodes; i++) {
             const Node *n = &c->g->nodes[c->fusion->nodes[i]];

@@ -361,7 +361,8 @@ static Status apply_concat(const Graph *g, const Recipe *r, Binding *b, DiagList
     int64_t per = r->block > 0 && r->nsrc ? b->vals[r->src[0]].shape[0] : 0, n = r->block * inner;
     for (int64_t at = 0; at < per; at += r->block)
         for (int i = 0; i < r->nsrc; i++) {
-            memcpy(dst, (const float *)b->vals[r->src[i]].data + at * inner, sizeof(float) * (size_t)n);
+            const float *s = (const float *)b->vals[r->src[i]].data + at * inner;
+            memcpy(dst, s, sizeof(float) * (size_t)n);
             dst += n;
         }
     return ST_OK;

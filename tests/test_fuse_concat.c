@@ -352,9 +352,11 @@ static void test_glu_fuses(void **state)
         assert_int_equal(k->push[0], 8);  /* M */
         assert_int_equal(k->push[1], 96); /* N: both weights */
         assert_int_equal(k->push[2], 64); /* K */
-        for (int t = 0; t < pl->ntensors; t++)
-            if (strcmp(pl->tensors[t].name, "p_wg") == 0 || strcmp(pl->tensors[t].name, "p_wu") == 0)
+        for (int t = 0; t < pl->ntensors; t++) {
+            const char *nm = pl->tensors[t].name;
+            if (strcmp(nm, "p_wg") == 0 || strcmp(nm, "p_wu") == 0)
                 assert_false(plan_on_device(pl, t));
+        }
         assert_true(plan_on_device(pl, k->args[1]));
         pipeline_free(&p);
     }
@@ -470,7 +472,8 @@ static void test_glu_recipe_and_cpu_backend(void **state)
             int64_t inner = rc ? 1 : s.k;
             for (int64_t row = 0; row < 2 * s.f; row++) {
                 int64_t j = row / 32, q = row % 32;
-                const float *src = q < 16 ? wg + (16 * j + q) * inner : wu + (16 * j + q - 16) * inner;
+                const float *src =
+                    q < 16 ? wg + (16 * j + q) * inner : wu + (16 * j + q - 16) * inner;
                 assert_memory_equal(w + row * inner, src, sizeof(float) * (size_t)inner);
             }
         }
