@@ -69,6 +69,7 @@ static Status npubin_graph(const Graph *src, const Plan *p, Graph **out, DiagLis
         r->eps = pr->eps;
         for (int k = 0; k < 8; k++) *ids[k] = pids[k] >= 0 ? gid[pids[k]] : -1;
         r->nsrc = pr->nsrc;
+        r->block = pr->block;
         for (int k = 0; k < pr->nsrc; k++) r->src[k] = gid[pr->src[k]];
         bool missing = r->out_w < 0 || (pr->conv_w >= 0 && r->conv_w < 0);
         for (int k = 0; k < r->nsrc; k++) missing |= r->src[k] < 0;

@@ -13,10 +13,13 @@
 #           tile by K-split target, NPU_CM_TARGET 132 / 528 around its default 264; and with
 #           its global loads (ablate 1) or MMAs (ablate 2) left out)
 #   depth   the tensor-core matmul with the loads of 1 or 2 K steps in flight (NPU_CM_DEPTH): the
-#           prefill GEMMs, then prefill-128 (generate --prefill-runs 10) alternating (DEPTHS)
+#           prefill GEMMs (then use prefill with PREFILL_ENVS for the whole prefill)
+#   prefill Qwen2.5-1.5B prefill-128 (generate --prefill-runs 10: no CPU reference), once per entry
+#           of PREFILL_ENVS (";"-separated; an entry is environment assignments and generate
+#           options, "-" for none), e.g. "-;--no-fuse linear_glu;NPU_CM_GLU_TARGET=264"
 #   decode  Qwen2.5-1.5B greedy decode after a 128-token prompt, once per environment in
 #           DECODE_ENVS (e.g. "-;NPU_ATTN=128,1"): the steps after the slow state
-# Usage: bash bench/probe.sh [attn] [pattn] [ablate] [resnet] [tile] [depth] [decode]
+# Usage: bash bench/probe.sh [attn] [pattn] [ablate] [resnet] [tile] [depth] [prefill] [decode]
 #        (default: attn pattn ablate tile decode)
 set -u
 cd "$(dirname "$0")/.."
@@ -102,19 +105,25 @@ case " $what " in *" tile "*)
     done ;;
 esac
 case " $what " in *" depth "*)
-    # the tensor-core matmul's loads in flight (NPU_CM_DEPTH 1 or 2 K steps): the prefill GEMMs,
-    # then prefill-128 itself, alternating
+    # the tensor-core matmul's loads in flight (NPU_CM_DEPTH 1 or 2 K steps): the prefill GEMMs
     for d in 1 2; do
         prof "depth$d" "NPU_CM_DEPTH=$d" bench/models/qwen_prefill_gemms.json --dtype bf16 --tier nv-coopmat
-    done
+    done ;;
+esac
+case " $what " in *" prefill "*)
     ids=$(python3 -c 'print(",".join(str(1 + (i * 7919) % 150000) for i in range(128)))')
-    for d in ${DEPTHS:-1 2 1 2}; do
-        NPU_CM_DEPTH=$d "$B" generate tests/models/qwen2_5_1_5b --random-weights 1 --dtype bf16 --prompt-ids "$ids" \
-            --max-new 2 --prefill-runs 10 --json > "$out/pf_$d.jsonl" 2> "$out/pf_$d.err" || { echo "prefill failed: $(tail -2 "$out/pf_$d.err")"; continue; }
+    IFS=';' read -ra envs <<< "${PREFILL_ENVS:--}"
+    i=0
+    for e in "${envs[@]}"; do
+        i=$((i + 1))
+        ev=(NPU_X=1) opts=()
+        for w in $e; do case $w in -) ;; *=*) ev+=("$w") ;; *) opts+=("$w") ;; esac; done
+        env "${ev[@]}" "$B" generate tests/models/qwen2_5_1_5b --random-weights 1 --dtype bf16 --prompt-ids "$ids" \
+            --max-new 2 --prefill-runs 10 --json "${opts[@]}" > "$out/pf_$i.jsonl" 2> "$out/pf_$i.err" || { echo "prefill $e failed: $(tail -2 "$out/pf_$i.err")"; continue; }
         python3 -c 'import json,sys
 for l in open(sys.argv[1]):
     o = json.loads(l)
-    if o.get("kind") == "summary": print("prefill-128 depth %s: wall %.3f ms, gpu %.3f ms" % (sys.argv[2], o["prefill_wall_ms"], o["prefill_gpu_ms"]))' "$out/pf_$d.jsonl" $d
+    if o.get("kind") == "summary": print("prefill-128 %-36s wall %.3f ms, gpu %.3f ms" % (sys.argv[2], o["prefill_wall_ms"], o["prefill_gpu_ms"]))' "$out/pf_$i.jsonl" "$e"
     done ;;
 esac
 case " $what " in *" decode "*)

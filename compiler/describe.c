@@ -74,18 +74,22 @@ void describe_text(FILE *f, const Plan *p)
     }
     fprintf(f, p->noutputs > 6 ? " ...\n" : "\n");
     int64_t wbytes = 0;
-    int nwdev = 0, nrec[RECIPE_CONCAT + 1] = {0};
+    int nwdev = 0, nrec[RECIPE_CONCAT + 1] = {0}, ninter = 0;
     for (int i = 0; i < p->nweights; i++) {
         const PlanTensor *t = &p->tensors[p->weights[i]];
         if (!plan_on_device(p, p->weights[i])) continue; /* read by the CPU or a recipe only */
         wbytes += numel(t) * (int64_t)dtype_size(t->storage);
         nwdev++;
     }
-    for (int i = 0; i < p->nrecipes; i++) nrec[p->recipes[i].kind]++;
+    for (int i = 0; i < p->nrecipes; i++) {
+        nrec[p->recipes[i].kind]++;
+        ninter += p->recipes[i].block > 0;
+    }
     human_bytes(b1, sizeof b1, wbytes);
     fprintf(f, "weights  %d tensors, %d on the device: %s  (recipes: %d bn_fold", p->nweights,
             nwdev, b1, nrec[RECIPE_BN_FOLD]);
-    if (nrec[RECIPE_CONCAT]) fprintf(f, ", %d concat", nrec[RECIPE_CONCAT]);
+    if (nrec[RECIPE_CONCAT] > ninter) fprintf(f, ", %d concat", nrec[RECIPE_CONCAT] - ninter);
+    if (ninter) fprintf(f, ", %d interleave", ninter);
     fprintf(f, ")\n");
     int nbuf = 0, npad = 0, nalias = 0;
     for (int i = 0; i < p->ntensors; i++) {
@@ -241,7 +245,9 @@ void describe_json(FILE *f, const Plan *p)
         if (r->kind == RECIPE_CONCAT) {
             fprintf(f, "%s{\"kind\":\"concat\",\"out\":%d,\"src\":[", i ? "," : "", r->out_w);
             for (int k = 0; k < r->nsrc; k++) fprintf(f, k ? ",%d" : "%d", r->src[k]);
-            fprintf(f, "]}");
+            fprintf(f, "]");
+            if (r->block) fprintf(f, ",\"block\":%d", r->block);
+            fprintf(f, "}");
             continue;
         }
         fprintf(f, "%s{\"kind\":\"bn_fold\",\"out_w\":%d,\"out_b\":%d,\"conv_w\":%d,\"conv_b\":%d,"

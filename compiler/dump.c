@@ -88,6 +88,7 @@ void graph_dump(FILE *f, const Graph *g)
         const Recipe *r = &g->recipes[i];
         if (r->kind == RECIPE_CONCAT) {
             fprintf(f, "  recipe concat $%s <-", g->tensors[r->out_w].name);
+            if (r->block) fprintf(f, " runs of %d rows of", r->block);
             for (int k = 0; k < r->nsrc; k++) fprintf(f, " $%s", g->tensors[r->src[k]].name);
             fprintf(f, "\n");
             continue;

@@ -571,6 +571,76 @@ static bool match_linear_concat(const Graph *g, int node, const bool *taken, Fus
     }
     m->variant = "linear_concat";
     m->parts = true;
+    m->finish = fuse_concat_finish;
+    return true;
+}
+
+/* The gated MLP around linear `node`, the gate's or the up's: silu(x Wg^T) * (x Wu^T), each
+ * intermediate read once. Its nodes, or false (*why set when it is one but cannot fuse). */
+static bool glu_nodes(const Graph *g, int node, const bool *taken, int *gl, int *ul, int *si,
+                      int *mu, const char **why)
+{
+    int out = g->nodes[node].out[0], c = only_consumer(g, out);
+    if (c < 0 || !usable(g, c, taken)) return false;
+    int other;
+    if (g->nodes[c].op == OP_SILU) {
+        *gl = node, *si = c;
+        *mu = next_op(g, g->nodes[c].out[0], OP_MUL, taken);
+        if (*mu < 0 || g->nodes[*mu].nin != 2) return false;
+        const Node *mn = &g->nodes[*mu];
+        other = mn->in[0] == g->nodes[c].out[0] ? mn->in[1] : mn->in[0];
+        *ul = g->tensors[other].producer;
+    } else if (g->nodes[c].op == OP_MUL && g->nodes[c].nin == 2) {
+        const Node *mn = &g->nodes[c];
+        *ul = node, *mu = c;
+        other = mn->in[0] == out ? mn->in[1] : mn->in[0];
+        *si = g->tensors[other].producer;
+        if (*si < 0 || g->nodes[*si].op != OP_SILU || !usable(g, *si, taken) ||
+            only_consumer(g, other) != c)
+            return false;
+        *gl = g->tensors[g->nodes[*si].in[0]].producer;
+    } else {
+        return false;
+    }
+    if (*gl < 0 || *ul < 0 || *gl == *ul || g->nodes[*gl].op != OP_LINEAR ||
+        g->nodes[*ul].op != OP_LINEAR || g->nodes[*ul].out[0] != other ||
+        only_consumer(g, g->nodes[*gl].out[0]) != *si || only_consumer(g, other) != *mu)
+        return false;
+    if (!usable(g, *gl, taken) || !usable(g, *ul, taken))
+        return (*why = "the other linear is fused already or runs on the CPU"), false;
+    return true;
+}
+
+/* silu(linear(x, Wg)) * linear(x, Wu) as one matmul over Wg and Wu interleaved in runs of
+ * GLU_BLOCK rows (a load-time recipe) with the GLU in its epilogue (fuse_concat.c,
+ * shaders/matmul_glu.glsl). Prefill only: at most 4 rows, the GEMVs take the linears (gate|up
+ * as linear_concat where it fits) and silu_mul_linear folds the product into down's. */
+static bool match_linear_glu(const Graph *g, int node, const bool *taken, FuseMatch *m,
+                             const char **why)
+{
+    int gl, ul, si, mu;
+    if (g->nodes[node].nin < 2 || !glu_nodes(g, node, taken, &gl, &ul, &si, &mu, why))
+        return false;
+    const Node *a = &g->nodes[gl], *b = &g->nodes[ul];
+    if (a->in[0] != b->in[0])
+        return (*why = "the gate and up linears read different inputs"), false;
+    const GTensor *wa = node_input(g, a, 1), *x = node_input(g, a, 0);
+    const char *w = weight_mismatch(g, ul, gl);
+    if (!w) w = weight_mismatch(g, gl, ul);
+    if (w) return (*why = w), false;
+    if (node_input(g, b, 1)->shape[0] != wa->shape[0])
+        return (*why = "the gate and up weights differ in rows"), false;
+    if (wa->shape[0] % GLU_BLOCK != 0)
+        return (*why = "the weights' rows are not a multiple of 16 (runs of 16 interleave)"), false;
+    int64_t rows = 1;
+    for (int i = 0; i + 1 < x->rank; i++) rows *= x->shape[i];
+    if (rows <= 4)
+        return (*why = "at most 4 rows: the GEMVs take the linears, silu_mul_linear the product"),
+               false;
+    int seq[] = {gl, si, ul, mu};
+    for (int i = 0; i < 4; i++) add(m, seq[i]);
+    m->variant = "linear_glu";
+    m->finish = fuse_glu_finish;
     return true;
 }
 
@@ -627,6 +697,9 @@ const FusePattern fuse_patterns[] = {
      "decode_attention's kernel over several query rows (prefill), one workgroup per row, the mask "
      "per row; switched off: masked_softmax and the chain's own kernels",
      "masked_softmax"},
+    {"linear_glu", OP_LINEAR, match_linear_glu,
+     "silu(linear(x, Wg)) * linear(x, Wu) with more than 4 rows as one matmul over Wg and Wu "
+     "interleaved, the GLU in its epilogue", "silu_mul"},
     {"linear_concat", OP_LINEAR, match_linear_concat,
      "linears on one input (q|k|v, gate|up) as one matmul over concatenated weights", NULL},
     {"linear_act", OP_LINEAR, match_linear_act, "linear (with bias) then an activation", NULL},

@@ -22,6 +22,9 @@ typedef struct FuseMatch {
     /* Parallel members (linear_concat): each member chain's output leaves the group as a view
      * of one combined output, and the kernel runs at the first member (fuse_concat.c). */
     bool parts;
+    /* Completes the instance once recorded and switched on or off (linear_concat, linear_glu:
+     * fuse_concat.c), not when it fell back; NULL: nothing to do. */
+    Status (*finish)(Graph *g, int f);
 } FuseMatch;
 
 /* Returns true and fills m on a match rooted at `node`. On a near miss returns false with *why
@@ -36,7 +39,8 @@ typedef struct FusePattern {
     FuseMatchFn match;
     const char *doc;
     /* A pattern that extends another (rope_cache: rope + the index_copy storing its output;
-     * attention: masked_softmax inside the whole chain): switched off while that pattern's form
+     * attention: masked_softmax inside the whole chain; linear_glu: silu_mul and the two linears
+     * computing its operands): switched off while that pattern's form
      * stays selected, an instance falls back to it (the other pattern's match among its members,
      * same id; the remaining members are left to later patterns and passes), so switching the
      * extension off gives the kernels of the plan without it. Its name also selects the
@@ -68,6 +72,17 @@ int fuse_concat_parts(const Graph *g, const Fusion *f, ConcatPart *parts, int ma
  * any member), and when enabled the concatenated weight and bias as recipes and the kernel's
  * inputs (f->kin). */
 Status fuse_concat_finish(Graph *g, int f);
+
+/* linear_glu (fuse_concat.c): silu(x Wg^T) * (x Wu^T) as one matmul over Wg and Wu interleaved
+ * in runs of GLU_BLOCK rows (a concat recipe with that block), its epilogue pairing column c
+ * (c % 32 < 16) with c + 16 (shaders/matmul_glu.glsl). F, the rows of each weight, is a
+ * multiple of GLU_BLOCK. */
+#define GLU_BLOCK 16
+/* The gate and up linears of linear_glu instance f (the silu reads the gate's output). */
+void fuse_glu_linears(const Graph *g, const Fusion *f, int *gate, int *up);
+/* Completes an enabled instance: the interleaved weight and bias (recipes) as its kernel's
+ * inputs x, W, [bias] (f->kin). */
+Status fuse_glu_finish(Graph *g, int f);
 
 /* Prologue folds (fuse_fold.c): an rmsnorm or silu_mul instance computed inside the GEMVs that
  * read its output. The fold's pattern ("rmsnorm_linear", "silu_mul_linear") when `base` is an

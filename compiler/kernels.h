@@ -181,6 +181,7 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k); /* matmul*, gemv* */
 typedef struct CmProduct {
     int64_t m, n, k, nbatch;
     bool kmajor, bias, res, vec;
+    bool glu; /* linear_glu: Y has N / 2 columns, act(gate) * up (shaders/matmul_glu.glsl) */
 } CmProduct;
 bool matmul_cm_applies(const KernelCtx *c, const PlanKernel *k, const CmProduct *q);
 Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q);

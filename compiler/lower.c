@@ -462,7 +462,8 @@ Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList 
             PlanRecipe *q = &p->recipes[p->nrecipes++];
             *q = (PlanRecipe){r->kind,      PT(r->out_w), PT(r->out_b), PT(r->conv_w),
                               PT(r->conv_b), PT(r->gamma), PT(r->beta),  PT(r->mean),
-                              PT(r->var),    r->eps,       r->nsrc,      {0}};
+                              PT(r->var),    r->eps,       r->nsrc,      {0},
+                              r->block};
             for (int k = 0; k < r->nsrc; k++) q->src[k] = PT(r->src[k]);
 #undef PT
         }

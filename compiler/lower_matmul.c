@@ -12,7 +12,10 @@
  * tensors): matmul / gemv (bias), matmul_nb / gemv_nb (neither), matmul_r / gemv_r (residual),
  * matmul_br / gemv_br (both). Bindings A, B, [bias], [residual], Y (addmm's reordered).
  * Push: {M, N, K, b_ks, b_ns, nbatch, bdim[4], sa[4], sb[4], bias_ms, bias_ns, act, alpha, beta,
- * post}. Spec: matmul {WG, vector, TM, TN, TK}; gemv {WG, R, MR, NV, U, G} (gemv_spec). */
+ * post}. Spec: matmul {WG, vector, TM, TN, TK}; gemv {WG, R, MR, NV, U, G} (gemv_spec).
+ * linear_glu (fuse_concat.c) is the product over the gate's and up's weights interleaved, with
+ * act(gate) * up in the epilogue: the tiled path's matmul_glu / matmul_glu_nb, or the tensor-core
+ * matmul's GLU stems (lower_matmul_cm.c), never the GEMV or the vector path. */
 #include "fusion.h"
 #include "kernels.h"
 
@@ -40,6 +43,9 @@ typedef struct MmDesc {
     int64_t bias_ms, bias_ns;
     double alpha, beta;
     uint32_t act, post; /* activation before the residual, after it (ACT_NONE or ACT_RELU) */
+    /* linear_glu: B is the gate's and up's weights interleaved (N = 2F) and Y [.., M, F] is
+     * act(gate) * up (shaders/matmul_glu.glsl); act is the gate's activation */
+    bool glu;
 } MmDesc;
 
 /* The kernel argument bound to graph tensor t, or -1. */
@@ -192,10 +198,13 @@ static bool is_product(OpId op)
     return op == OP_LINEAR || op == OP_ADDMM || op == OP_MATMUL || op == OP_BMM || op == OP_MM;
 }
 
-/* Fills d from the product node p: the reduced problem and the arguments of A, B and the bias. */
-static Status describe_product(const KernelCtx *c, PlanKernel *k, const Node *p, MmDesc *d)
+/* Fills d from the product node p: the reduced problem and the arguments of A, B and the bias
+ * (glu: linear_glu's, Y with half the product's columns). */
+static Status describe_product(const KernelCtx *c, PlanKernel *k, const Node *p, bool glu,
+                               MmDesc *d)
 {
     memset(d, 0, sizeof *d);
+    d->glu = glu;
     d->alpha = 1.0;
     d->beta = 1.0;
     d->bias_arg = d->res_arg = -1;
@@ -248,9 +257,13 @@ static Status describe_product(const KernelCtx *c, PlanKernel *k, const Node *p,
             return kc_error(c, "%s: bias does not broadcast to [M, N]", op_short_name(p->op));
         d->bias_arg = ibias;
     }
-    if (kc_numel(kc_out(k, c->p)) != d->nbatch * d->m * d->n)
+    if (glu && (p->op != OP_LINEAR || d->n % (2 * GLU_BLOCK) != 0))
+        return kc_error(c, "linear_glu: the interleaved weight has %lld rows, not a multiple of %d",
+                        (long long)d->n, 2 * GLU_BLOCK);
+    int64_t ny = glu ? d->n / 2 : d->n;
+    if (kc_numel(kc_out(k, c->p)) != d->nbatch * d->m * ny)
         return kc_error(c, "matmul kernel: output has %lld elements, the product %lld",
-                        (long long)kc_numel(kc_out(k, c->p)), (long long)(d->nbatch * d->m * d->n));
+                        (long long)kc_numel(kc_out(k, c->p)), (long long)(d->nbatch * d->m * ny));
     d->a_arg = ia;
     d->b_arg = ib;
     return ST_OK;
@@ -366,7 +379,20 @@ static void gemv_spec(const MmDesc *d, int64_t vn, uint32_t spec[6])
 Status lower_matmul(const KernelCtx *c, PlanKernel *k)
 {
     const Node *p = NULL, *act = NULL, *add = NULL, *post = NULL;
-    if (c->fusion) {
+    bool glu = c->fusion && strcmp(c->fusion->family, "linear_glu") == 0;
+    if (glu) {
+        /* one product over both weights (f->kin): the gate's node describes it, the silu is the
+         * gate's activation and the mul the epilogue's */
+        int gl, ul;
+        fuse_glu_linears(c->g, c->fusion, &gl, &ul);
+        if (gl < 0 || ul < 0 || c->fusion->nkin < 2)
+            return kc_error(c, "linear_glu kernel without its gate and up linears");
+        p = &c->g->nodes[gl];
+        for (int i = 0; i < c->fusion->nnodes; i++) {
+            const Node *n = &c->g->nodes[c->fusion->nodes[i]];
+            if (n->op == OP_SILU) act = n;
+        }
+    } else if (c->fusion) {
         for (int i = 0; i < c->fusion->nnodes; i++) {
             const Node *n = &c->g->nodes[c->fusion->nodes[i]];
             if (is_product(n->op))
@@ -383,7 +409,7 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
     }
     if (!p) return kc_error(c, "matmul kernel without a matrix-product node");
     MmDesc d;
-    Status st = describe_product(c, k, p, &d);
+    Status st = describe_product(c, k, p, glu, &d);
     if (st == ST_OK && add) st = describe_residual(c, k, p, add, &d);
     if (st != ST_OK) return st;
     if (act) {
@@ -399,7 +425,7 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
                             op_short_name(post->op));
     }
     int64_t vn = 0;
-    bool fast = gemv_fits(c, k, &d, &vn);
+    bool fast = !d.glu && gemv_fits(c, k, &d, &vn);
     /* the fold's match (fuse_fold.c) requires what the gemv path needs but the binding offsets,
      * which are 16-byte aligned unless a test shrinks the arena alignment */
     if (d.pro && !fast)
@@ -415,7 +441,8 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
                                          {{"gemv_nb", "gemv_r"}, {"gemv", "gemv_br"}},
                                          {{"gemv_rms_nb", "gemv_rms_r"}, {"gemv_rms", "gemv_rms_br"}},
                                          {{"gemv_glu_nb", "gemv_glu_r"}, {"gemv_glu", "gemv_glu_br"}}};
-    k->shader = stems[fast ? 1 + d.pro : 0][d.bias_arg >= 0][d.res_arg >= 0];
+    k->shader = d.glu ? (d.bias_arg >= 0 ? "matmul_glu" : "matmul_glu_nb")
+                      : stems[fast ? 1 + d.pro : 0][d.bias_arg >= 0][d.res_arg >= 0];
     int64_t words[] = {d.m, d.n, d.k, d.b_ks, d.b_ns, d.nbatch};
     for (size_t i = 0; st == ST_OK && i < sizeof words / sizeof words[0]; i++)
         st = kc_push_i(c, k, words[i]);
@@ -449,10 +476,10 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
         }
         return st;
     }
-    bool vec = d.m == 1;
+    bool vec = d.m == 1 && !d.glu; /* the GLU pairs columns of a tile */
     int64_t wg, tm = 0, tn, tk = 16;
     CmProduct cm = {.m = d.m, .n = d.n, .k = d.k, .nbatch = d.nbatch, .kmajor = d.b_ks == 1,
-                    .bias = d.bias_arg >= 0, .res = d.res_arg >= 0};
+                    .bias = d.bias_arg >= 0, .res = d.res_arg >= 0, .glu = d.glu};
     /* NPU_CM_VEC=0 keeps the one-element staging loads (a measuring aid, like NPU_GEMV) */
     const char *cv = getenv("NPU_CM_VEC");
     cm.vec = cm.kmajor && vec16_fits(c, k, &d, &vn) && vn == 8 && !(cv && strcmp(cv, "0") == 0);
@@ -468,7 +495,7 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
         /* 4 x 4 per invocation; the smallest tile that covers small M or N (TK * (TM + TN) fits
          * the shader's 2048 shared floats) */
         tm = tile_for(d.m);
-        tn = tile_for(d.n);
+        tn = tile_for(d.n); /* linear_glu: N >= 32, so 32 or 64 (shaders/matmul.glsl MM_GLU) */
         wg = (tm / 4) * (tn / 4);
         kc_grid(k, d.nbatch * ((d.m + tm - 1) / tm) * ((d.n + tn - 1) / tn), 1);
     }

@@ -12,6 +12,11 @@
  * MMAs and the operand traffic halves; its K split aims at 1 workgroup per SM
  * (KC_MATMUL_TARGET_LARGE) rather than 4.
  *
+ * linear_glu (q->glu): the GLU stems matmul_cm_glu, _glu_nb, matmul_cml_glu, _glu_nb (and the
+ * emulations), whose epilogue pairs the interleaved gate and up columns into Y [.., M, N / 2];
+ * a K split's first pass is the plain matmul_cm_part (partials over all N columns) and its
+ * reduce matmul_red_glu, _glu_nb pairs them.
+ *
  * bf16 operands are converted to f16 as they are staged: exact in fp16's normal range, +-inf
  * past 65504 (docs/kernels.md "Tiers"). f32 keeps the SIMT kernel (f16 operands would lose its
  * precision). */
@@ -43,9 +48,12 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q)
 {
     int64_t edge = cm_tile(q);
     bool large = edge == KC_CM_TILE_LARGE;
-    /* NPU_CM_TARGET=N: the grid target of the K split (a measuring aid, like NPU_GEMV) */
+    /* NPU_CM_TARGET=N: the grid target of the K split (a measuring aid, like NPU_GEMV);
+     * NPU_CM_GLU_TARGET=N the GLU kernels' alone (prefill-128 of Qwen2.5-1.5B: 140 tiles of
+     * 128 columns, one workgroup per SM, so 8 of them make a second wave without a split) */
     int64_t target = kc_env_int("NPU_CM_TARGET", 1, 65536,
                                 large ? KC_MATMUL_TARGET_LARGE : KC_MATMUL_TARGET);
+    if (q->glu) target = kc_env_int("NPU_CM_GLU_TARGET", 1, 65536, target);
     KcTile t = kc_gemm_tile(q->m, q->n, q->k, q->nbatch, edge, target);
     int64_t mn = q->nbatch * q->m * q->n;
     if (t.nsplit * mn > UINT32_MAX)
@@ -74,9 +82,15 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q)
     static const char *const parts[2][2] = {{"matmul_cm_part", "matmul_cmx_part"},
                                             {"matmul_cml_part", "matmul_cmlx_part"}};
     static const char *const reds[2][2] = {{"matmul_red_nb", "matmul_red_r"}, {"matmul_red", "matmul_red_br"}};
+    /* linear_glu (no residual): by [large tile][emulation][bias], its reduce by [bias] */
+    static const char *const glu_stems[2][2][2] = {
+        {{"matmul_cm_glu_nb", "matmul_cm_glu"}, {"matmul_cmx_glu_nb", "matmul_cmx_glu"}},
+        {{"matmul_cml_glu_nb", "matmul_cml_glu"}, {"matmul_cmlx_glu_nb", "matmul_cmlx_glu"}}};
+    static const char *const glu_reds[2] = {"matmul_red_glu_nb", "matmul_red_glu"};
     bool emu = c->cm_emulate;
+    if (q->glu && q->res) return kc_error(c, "linear_glu kernel with a residual");
     if (t.nsplit == 1) {
-        k->shader = stems[large][emu][q->bias][q->res];
+        k->shader = q->glu ? glu_stems[large][emu][q->bias] : stems[large][emu][q->bias][q->res];
         return ST_OK;
     }
     int64_t pshape[2] = {t.nsplit, mn};
@@ -92,10 +106,11 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q)
     st = kc_set_args(c, k, pargs, 2, 4);
     if (st != ST_OK) return st;
     k->shader = parts[large][emu];
-    PlanKernel *rk = kc_append(c, k, reds[q->bias][q->res], rargs, nr - 1, nr);
+    PlanKernel *rk = kc_append(c, k, q->glu ? glu_reds[q->bias] : reds[q->bias][q->res], rargs,
+                               nr - 1, nr);
     if (!rk) return ST_BAD_INPUT;
     for (int i = 0; i < k->npush && st == ST_OK; i++) st = kc_push_u(c, rk, k->push[i]);
     if (st == ST_OK) st = kc_spec(c, rk, MM_RED_WG);
-    kc_grid(rk, mn, MM_RED_WG);
+    kc_grid(rk, q->glu ? mn / 2 : mn, MM_RED_WG); /* one invocation per element of Y */
     return st;
 }

@@ -68,7 +68,9 @@ static uint64_t get_le(const unsigned char *b, int n)
 /* ---- writer ---- */
 
 /* Keys in each record map of this version: the writer writes exactly these, the reader needs at
- * least these (a version 1 file lacks a tensor's view_offset and a recipe's src: one fewer). */
+ * least these (a version 1 file lacks a tensor's view_offset and a recipe's src: one fewer). A
+ * recipe's "block" (interleaved runs, linear_glu) is written only when not 0 and read when
+ * present: a plan with one also has the GLU kernels, which a build without them refuses. */
 enum {
     PLAN_KEYS = 18, /* the 16 required ones, modules and tier (both optional when reading) */
     MODULE_KEYS = 3,
@@ -196,7 +198,7 @@ static void put_fusion(Enc *e, const PlanFusion *f)
 
 static void put_recipe(Enc *e, const PlanRecipe *r)
 {
-    e->err |= msgpack_pack_map(&e->pk, RECIPE_KEYS);
+    e->err |= msgpack_pack_map(&e->pk, RECIPE_KEYS + (r->block != 0));
     put_kstr(e, "kind", recipe_name(r->kind));
     put_int(e, "out_w", r->out_w);
     put_int(e, "out_b", r->out_b);
@@ -209,6 +211,7 @@ static void put_recipe(Enc *e, const PlanRecipe *r)
     put_str(e, "eps");
     e->err |= msgpack_pack_double(&e->pk, r->eps);
     put_ints(e, "src", r->src, r->nsrc);
+    if (r->block) put_int(e, "block", r->block);
 }
 
 static void put_module(Enc *e, const PlanModule *m)
@@ -761,6 +764,10 @@ static Status read_recipe(const Dec *x, const msgpack_object *m, PlanRecipe *r)
             st = bad(x, "src", "%d sources, at most %d", r->nsrc, RECIPE_MAX_SRC);
         for (int i = 0; !st && i < r->nsrc; i++) r->src[i] = src[i];
     }
+    r->block = 0;
+    if (!st && has_key(m, "block")) st = get_int(x, m, "block", &r->block);
+    if (!st && (r->block < 0 || (r->block > 0 && r->kind != RECIPE_CONCAT)))
+        st = bad(x, "block", "%d (a concat's rows per run, or 0)", r->block);
     return st;
 }
 

@@ -202,7 +202,8 @@ Status pass_fuse(Graph *g, PassCtx *c)
                 taken[m.nodes[k]] = true;
                 g->nodes[m.nodes[k]].fusion = f;
             }
-            if (m.parts && fuse_concat_finish(g, f) != ST_OK) return ST_NOMEM;
+            Status st = m.finish && !g->fusions[f].fell_back_from ? m.finish(g, f) : ST_OK;
+            if (st != ST_OK) return st;
             break;
         }
     }

@@ -150,7 +150,7 @@ int plan_equal(const Plan *a, const Plan *b)
         if (x->kind != y->kind || x->out_w != y->out_w || x->out_b != y->out_b ||
             x->conv_w != y->conv_w || x->conv_b != y->conv_b || x->gamma != y->gamma ||
             x->beta != y->beta || x->mean != y->mean || x->var != y->var || x->eps != y->eps ||
-            x->nsrc != y->nsrc || !ints_eq(x->src, y->src, x->nsrc))
+            x->nsrc != y->nsrc || !ints_eq(x->src, y->src, x->nsrc) || x->block != y->block)
             return 0;
     }
     if (a->nmodules != b->nmodules) return 0;

@@ -121,6 +121,7 @@ typedef struct PlanRecipe {
     int out_w, out_b, conv_w, conv_b, gamma, beta, mean, var; /* plan tensor ids, -1 = none */
     double eps;
     int nsrc, src[RECIPE_MAX_SRC]; /* concat: out_w = src[0] | src[1] | ... along dim 0 */
+    int block; /* concat: interleaved in runs of this many rows per source (0: whole sources) */
 } PlanRecipe;
 
 typedef struct Plan {

@@ -323,7 +323,8 @@ Status bind_extend(const Graph *g, Binding *b)
     return ST_OK;
 }
 
-/* concat: out = src[0] | src[1] | ... along dim 0 (linear_concat's weight or bias). */
+/* concat: out = src[0] | src[1] | ... along dim 0 (linear_concat's weight or bias); with a block
+ * of B rows, runs of B rows of each source in turn (linear_glu's gate|up: graph.h Recipe). */
 static Status apply_concat(const Graph *g, const Recipe *r, Binding *b, DiagList *d)
 {
     const GTensor *o = &g->tensors[r->out_w];
@@ -335,6 +336,12 @@ static Status apply_concat(const Graph *g, const Recipe *r, Binding *b, DiagList
             return diag_error(d, g->path, NULL, o->name,
                               "concat: source '%s' is not bound as a [rows, %lld] float tensor",
                               g->tensors[r->src[i]].name, (long long)inner);
+        if (r->block > 0 &&
+            (s->shape[0] % r->block != 0 || s->shape[0] != b->vals[r->src[0]].shape[0]))
+            return diag_error(d, g->path, NULL, o->name,
+                              "concat: source '%s' has %lld rows, not the others' count in runs "
+                              "of %d",
+                              g->tensors[r->src[i]].name, (long long)s->shape[0], r->block);
         rows += s->shape[0];
     }
     if (rows != o->shape[0])
@@ -345,11 +352,19 @@ static Status apply_concat(const Graph *g, const Recipe *r, Binding *b, DiagList
     Status st = htensor_alloc(v, DT_F32, o->rank, o->shape);
     if (st != ST_OK) return st;
     float *dst = v->data;
-    for (int i = 0; i < r->nsrc; i++) {
+    for (int i = 0; r->block == 0 && i < r->nsrc; i++) {
         const HTensor *s = &b->vals[r->src[i]];
         memcpy(dst, s->data, sizeof(float) * (size_t)s->numel);
         dst += s->numel;
     }
+    /* interleaved: runs of `block` rows from each source in turn (all have the same rows) */
+    int64_t per = r->block > 0 && r->nsrc ? b->vals[r->src[0]].shape[0] : 0, n = r->block * inner;
+    for (int64_t at = 0; at < per; at += r->block)
+        for (int i = 0; i < r->nsrc; i++) {
+            const float *s = (const float *)b->vals[r->src[i]].data + at * inner;
+            memcpy(dst, s, sizeof(float) * (size_t)n);
+            dst += n;
+        }
     return ST_OK;
 }
 

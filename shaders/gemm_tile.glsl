@@ -34,6 +34,12 @@
 // padding), and the fragments load from them with offsets and strides in vectors; the kernel
 // stages 8 consecutive elements of a row per vector slot (SV_A, SV_B slots per invocation).
 //
+// GEMM_GLU 1 (coopmat only; the tensor-core matmul of linear_glu, matmul_glu.glsl): the kernel
+// supplies gemm_emit_glu(uint mm, uint nn, float g, float u) instead of gemm_emit, and each
+// invocation emits half as many elements, one per column pair: gate column nn (nn % 32 < 16)
+// and its up column nn + 16, read from SH_C, so consecutive invocations write consecutive
+// output columns.
+//
 // Spec constants (0 is NPU_WG, GEMM_WG invocations for the coopmat tile): 1..3 = BM, BN, BK
 // (SIMT; the coopmat tile is fixed at compile time), 4 =
 // B_KMAJOR, 5, 6 = TR, TC (SIMT). The including kernel may use ids from 7 on.
@@ -92,6 +98,17 @@ const uint CM_ABLATE = 0;
 
 #ifndef GEMM_SH_VEC
 #define GEMM_SH_VEC 0
+#endif
+#ifndef GEMM_GLU
+#define GEMM_GLU 0
+#endif
+#if GEMM_GLU
+#if !GEMM_CM || GEMM_CM_BN % 32 != 0 || \
+    (GEMM_CM_STRIPE != 0 && (GEMM_CM_STRIPE * GEMM_CM_BN / 2) % (GEMM_CM_SGM * GEMM_CM_SGN * 32) != 0) || \
+    (GEMM_CM_STRIPE == 0 && (GEMM_CM_BM * GEMM_CM_BN / 2) % (GEMM_CM_SGM * GEMM_CM_SGN * 32) != 0)
+#error "gemm_tile.glsl: GEMM_GLU needs the coopmat tile, whole 32-column pairs, whole pairs per invocation"
+#endif
+#include "matmul_glu.glsl"
 #endif
 #if GEMM_CM
 #include "gemm_cm.glsl"
@@ -160,7 +177,28 @@ layout(constant_id = GEMM_DEPTH_ID) const uint GEMM_DEPTH = 1;
 const uint GEMM_DEPTH = 1;
 #endif
 const uint DEPTH = GEMM_DEPTH < GEMM_SLOTS ? GEMM_DEPTH : GEMM_SLOTS;
+#if GEMM_GLU
+void gemm_emit_glu(uint mm, uint nn, float g, float u);
+#else
 void gemm_emit(uint mm, uint nn, float v);
+#endif
+
+// The result's rows R0 .. R0 + ROWS - 1 (ROWS a constant), staged in SH_C from its row 0, to the
+// kernel: every element (gemm_emit), or with GEMM_GLU every column pair (gemm_emit_glu). A macro,
+// so the loop keeps its constant trip count where it is expanded.
+#if GEMM_GLU
+#define GEMM_EMIT_ROWS(R0, ROWS)                                                               \
+    [[unroll]] for (uint i = 0; i < (ROWS) * (BN / 2u) / GEMM_WG; i++) {                       \
+        uint e = tid + i * GEMM_WG, r = e / (BN / 2u), c = mm_glu_pair(e % (BN / 2u));         \
+        gemm_emit_glu((R0) + r, c, SH_C[r * (BN + C_PAD) + c], SH_C[r * (BN + C_PAD) + c + GLU_BLOCK]); \
+    }
+#else
+#define GEMM_EMIT_ROWS(R0, ROWS)                                                               \
+    [[unroll]] for (uint i = 0; i < (ROWS) * BN / GEMM_WG; i++) {                              \
+        uint e = tid + i * GEMM_WG;                                                            \
+        gemm_emit((R0) + e / BN, e % BN, SH_C[(e / BN) * (BN + C_PAD) + e % BN]);              \
+    }
+#endif
 
 // The B element (k, n) of the staged step.
 #define GEMM_B_AT(k, n) (B_KMAJOR != 0 ? SH_B[(n) * (BK + B_PAD) + (k)] : SH_B[(k) * (BN + B_PAD) + (n)])
@@ -237,10 +275,7 @@ void gemm_run(uint kbeg, uint kend)
         [[unroll]] for (uint j = 0; j < FN; j++)
             CM_STORE(acc[i * FN + j], SH_C, (wm + i * 16) * (BN + C_PAD) + wn + j * 16, BN + C_PAD);
     barrier();
-    [[unroll]] for (uint i = 0; i < BM * BN / GEMM_WG; i++) {
-        uint e = tid + i * GEMM_WG;
-        gemm_emit(e / BN, e % BN, SH_C[(e / BN) * (BN + C_PAD) + e % BN]);
-    }
+    GEMM_EMIT_ROWS(0u, BM)
 #else
     // Stripe p: tile rows p * ST .. p * ST + ST - 1, in the part of subgroup row p / PS (PS
     // stripes per part of SR rows). Fragment (i, j) of a subgroup is in it when i * 16 / ST ==
@@ -257,10 +292,7 @@ void gemm_run(uint kbeg, uint kend)
                 if (i * 16 / ST == p % PS && sg / GEMM_CM_SGN == p / PS)
                     CM_STORE(acc[i * FN + j], SH_C, (i * 16 - (p % PS) * ST) * (BN + C_PAD) + wn + j * 16, BN + C_PAD);
         barrier();
-        [[unroll]] for (uint i = 0; i < ST * BN / GEMM_WG; i++) {
-            uint e = tid + i * GEMM_WG;
-            gemm_emit(p * ST + e / BN, e % BN, SH_C[(e / BN) * (BN + C_PAD) + e % BN]);
-        }
+        GEMM_EMIT_ROWS(p * ST, ST)
     }
 #endif
 #else

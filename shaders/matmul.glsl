@@ -14,6 +14,9 @@
 // memory in a fixed order. Lanes of one column are adjacent when B is contiguous along k (weight
 // rows), else lanes of one k-slice are adjacent along n: either way neighbouring lanes load
 // neighbouring elements.
+// linear_glu (MM_GLU, stems matmul_glu, matmul_glu_nb): B is the gate's and up's weights
+// interleaved (N = 2F columns, matmul_glu.glsl), the tiled path only (TN 32 or 64), and each
+// invocation writes act(gate) * up for the pairs among its columns into Y [batch, M, N / 2].
 // Batch: index b unravels over bdim (4 dims, innermost last); A and B offsets are its
 // coordinates times sa / sb (0 broadcasts).
 #include "common.glsl"
@@ -73,12 +76,25 @@ void gemm_tiled()
         }
         barrier();
     }
+#if MM_GLU
+    // linear_glu (TN 32 or 64, so n0 is a multiple of 32): the invocation's columns tn + c * CN
+    // hold both columns of each of their pairs, gate column c's up column being c + 16 / CN
+    uint yoff = bi * pc.M * (pc.N / 2u);
+    const uint CP = GLU_BLOCK / CN;
+    for (uint r = 0; r < 4; r++)
+        for (uint c = 0; c < 4; c++) {
+            uint m = m0 + tm + r * CM, n = n0 + tn + c * CN;
+            if (mm_glu_gate(n) && c + CP < 4 && m < pc.M && n < pc.N)
+                store_glu(yoff, m, n, acc[r * 4 + c], acc[r * 4 + c + CP]);
+        }
+#else
     uint yoff = bi * pc.M * pc.N;
     for (uint r = 0; r < 4; r++)
         for (uint c = 0; c < 4; c++) {
             uint m = m0 + tm + r * CM, n = n0 + tn + c * CN;
             if (m < pc.M && n < pc.N) store(yoff, m, n, acc[r * 4 + c]);
         }
+#endif
 }
 
 void gemv()

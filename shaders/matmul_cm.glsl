@@ -24,6 +24,11 @@
 // batch and binding offset multiples of 8 elements, B_KMAJOR): 4 loads per invocation and K
 // step of 32 instead of 32. Either way shared memory takes one 16-byte store per 8 elements
 // (GEMM_SH_VEC, shaders/gemm_tile.glsl).
+// linear_glu (MM_GLU 1, stems matmul_cm_glu, _glu_nb, matmul_cml_glu, _glu_nb and their
+// emulations): B is the gate's and up's weights interleaved (N = 2F columns, matmul_glu.glsl);
+// the tile's SH_C pairs reach gemm_emit_glu (gemm_tile.glsl GEMM_GLU), which writes
+// act(alpha * gate + beta * bias) * (alpha * up + beta * bias) into Y [batch, M, N / 2]. A K
+// split's first pass is matmul_cm_part as for any product; its reduce, matmul_red_glu, pairs.
 // Push: the matmul block {M, N, K, b_ks, b_ns, nbatch, bdim[4], sa[4], sb[4], bias_ms, bias_ns,
 // act, alpha, beta, post}, then {mtiles, ntiles, nsplit, kchunk}. Spec: 0 = 128 (256 with
 // MM_LARGE), 1..4 = BM, BN, BK, B_KMAJOR, 7 = VEC, 8 = CM_ABLATE (a measuring aid, 0 outside
@@ -42,6 +47,13 @@
 #ifndef MM_LARGE
 #define MM_LARGE 0
 #endif
+#ifndef MM_GLU
+#define MM_GLU 0
+#endif
+#if MM_GLU && (MM_RES || MM_PART)
+#error "linear_glu has no residual, and a K split's first pass writes plain partial sums"
+#endif
+#define GEMM_GLU MM_GLU
 #if MM_LARGE
 #define GEMM_CM_BM 128
 #define GEMM_CM_BN 128
@@ -167,6 +179,25 @@ void gemm_stage(uint slot)
     }
 }
 
+#if MM_GLU
+// gate column nn of the tile (nn % 32 < 16) with its up column nn + 16: output element
+// (m, mm_glu_col(n)); loads at clamped coordinates (N - 17 is a gate column: N % 32 == 0), the
+// store only inside the output
+void gemm_emit_glu(uint mm, uint nn, float g, float u)
+{
+    uint m = m0 + mm, n = n0 + nn;
+    bool ok = all(bvec2(m < pc.M, n < pc.N));
+    m = min(m, pc.M - 1);
+    n = min(n, pc.N - 1u - GLU_BLOCK);
+    g *= pc.alpha;
+    u *= pc.alpha;
+#if MM_BIAS
+    g += pc.beta * S_LOAD(bias[m * pc.bias_ms + n * pc.bias_ns]);
+    u += pc.beta * S_LOAD(bias[m * pc.bias_ms + (n + GLU_BLOCK) * pc.bias_ns]);
+#endif
+    if (ok) y[(bi * pc.M + m) * (pc.N / 2u) + mm_glu_col(n)] = S_STORE(npu_activate(g, pc.act) * u);
+}
+#else
 void gemm_emit(uint mm, uint nn, float v)
 {
     // the bias load at clamped coordinates, the store only inside the output
@@ -189,6 +220,7 @@ void gemm_emit(uint mm, uint nn, float v)
     if (ok) y[i] = S_STORE(v);
 #endif
 }
+#endif
 
 void main()
 {

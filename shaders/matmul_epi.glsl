@@ -9,8 +9,16 @@
 // The residual is dense with Y's shape (linear_add: the add's other operand).
 // MM_FIRST (default 2) is the binding after A and B where the bias goes: the GEMV prologues
 // (shaders/gemv.glsl GEMV_PRO) bind one more operand before it.
+// MM_GLU 1 (matmul_glu, matmul_glu_nb: linear_glu, no residual) adds store_glu, which writes
+// act(gate) * up from a pair of columns into Y [batch, M, N / 2] (matmul_glu.glsl).
 #ifndef MM_BIAS
 #error "define MM_BIAS and MM_RES before including matmul_epi.glsl"
+#endif
+#ifndef MM_GLU
+#define MM_GLU 0
+#endif
+#if MM_GLU && MM_RES
+#error "linear_glu has no residual"
 #endif
 #ifndef MM_FIRST
 #define MM_FIRST 2
@@ -47,5 +55,22 @@ void store(uint yoff, uint m, uint n, float acc)
 #endif
     y[i] = S_STORE(npu_activate(v, pc.post));
 }
+
+#if MM_GLU
+#include "matmul_glu.glsl"
+
+// linear_glu: output element (m, mm_glu_col(n)) of batch matrix yoff (= b * M * N / 2) from the
+// fp32 dot products of gate column n and its up column n + GLU_BLOCK.
+void store_glu(uint yoff, uint m, uint n, float g, float u)
+{
+    g *= pc.alpha;
+    u *= pc.alpha;
+#if MM_BIAS
+    g += pc.beta * S_LOAD(bias[m * pc.bias_ms + n * pc.bias_ns]);
+    u += pc.beta * S_LOAD(bias[m * pc.bias_ms + (n + GLU_BLOCK) * pc.bias_ns]);
+#endif
+    y[yoff + m * (pc.N / 2u) + mm_glu_col(n)] = S_STORE(npu_activate(g, pc.act) * u);
+}
+#endif
 
 #include "matmul_batch.glsl"

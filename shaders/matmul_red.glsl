@@ -3,8 +3,17 @@
 // epilogue post(act(alpha * sum + beta * bias) + res). Stems matmul_red (bindings partials,
 // bias, Y), matmul_red_nb (partials, Y), matmul_red_r (partials, res, Y) and matmul_red_br
 // (partials, bias, res, Y). Push: the matmul_cm block; spec 0 = workgroup size.
+// MM_GLU 1 (matmul_red_glu: partials, bias, Y; matmul_red_glu_nb: partials, Y): linear_glu's
+// reduce, one invocation per element of Y [batch, M, N / 2] adding both columns of its pair
+// (matmul_glu.glsl) and writing act(gate) * up.
 #ifndef MM_RES
 #define MM_RES 0
+#endif
+#ifndef MM_GLU
+#define MM_GLU 0
+#endif
+#if MM_GLU && MM_RES
+#error "linear_glu has no residual"
 #endif
 #include "common.glsl"
 #include "index.glsl"
@@ -22,6 +31,29 @@ layout(std430, set = 0, binding = 1 + MM_BIAS) restrict readonly buffer Res_ { S
 #endif
 layout(std430, set = 0, binding = 1 + MM_BIAS + MM_RES) restrict writeonly buffer Y_ { STORAGE_T y[]; };
 
+#if MM_GLU
+#include "matmul_glu.glsl"
+
+void main()
+{
+    uint total = pc.nbatch * pc.M * pc.N, half_n = pc.N / 2u, i = npu_global_index();
+    if (i >= total / 2u) return;
+    uint row = i / half_n, n = mm_glu_pair(i % half_n), j = row * pc.N + n;
+    float g = 0.0, u = 0.0;
+    for (uint s = 0; s < pc.nsplit; s++) {
+        g += part[s * total + j];
+        u += part[s * total + j + GLU_BLOCK];
+    }
+    g *= pc.alpha;
+    u *= pc.alpha;
+#if MM_BIAS
+    uint m = row % pc.M;
+    g += pc.beta * S_LOAD(bias[m * pc.bias_ms + n * pc.bias_ns]);
+    u += pc.beta * S_LOAD(bias[m * pc.bias_ms + (n + GLU_BLOCK) * pc.bias_ns]);
+#endif
+    y[i] = S_STORE(npu_activate(g, pc.act) * u);
+}
+#else
 void main()
 {
     uint total = pc.nbatch * pc.M * pc.N, i = npu_global_index();
@@ -39,3 +71,4 @@ void main()
 #endif
     y[i] = S_STORE(v);
 }
+#endif

@@ -90,3 +90,79 @@ char *concat_graph_json(const ConcatSpec *s)
     fclose(f);
     return buf;
 }
+
+/* one linear node: name, input, weight, bias (NULL: none), output, rows x k -> n */
+static void linear_node(FILE *f, const char *name, const char *x, const char *w, const char *b,
+                        const char *y, int64_t rows, int64_t k, int64_t n)
+{
+    fprintf(f, "{\"name\":\"%s\",\"op_type\":\"aten.linear.default\",\"inputs\":[", name);
+    tensor(f, x, 1, rows, k);
+    fputc(',', f);
+    tensor(f, w, n, k, 0);
+    if (b) {
+        fputc(',', f);
+        tensor(f, b, n, 0, 0);
+    }
+    fprintf(f, "],\"outputs\":[");
+    tensor(f, y, 1, rows, n);
+    fprintf(f, "],\"attrs\":{}},");
+}
+
+char *glu_graph_json(const GluSpec *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    int64_t r = s->rows;
+    fprintf(f, "{\"model_name\":\"glu\",\"graph_inputs\":[");
+    tensor(f, "x", 1, r, s->k);
+    if (s->up_reads_x2) {
+        fputc(',', f);
+        tensor(f, "x2", 1, r, s->k);
+    }
+    fprintf(f, "],\"graph_outputs\":[");
+    tensor(f, s->neg ? "o" : "h", 1, r, s->f);
+    fprintf(f, "],\"weights\":[");
+    tensor(f, "wg", s->f, s->k, 0);
+    fputc(',', f);
+    tensor(f, "wu", s->f, s->k, 0);
+    if (s->bias) {
+        fputc(',', f);
+        tensor(f, "bg", s->f, 0, 0);
+    }
+    if (s->bias_up) {
+        fputc(',', f);
+        tensor(f, "bu", s->f, 0, 0);
+    }
+    fprintf(f, "],\"weight_name_mapping\":{\"p_wg\":\"wg\",\"p_wu\":\"wu\"%s%s},\"nodes\":[",
+            s->bias ? ",\"p_bg\":\"bg\"" : "", s->bias_up ? ",\"p_bu\":\"bu\"" : "");
+    const char *ux = s->up_reads_x2 ? "x2" : "x";
+    if (s->up_node_first)
+        linear_node(f, "up", ux, "p_wu", s->bias_up ? "p_bu" : NULL, "u", r, s->k, s->f);
+    linear_node(f, "gate", "x", "p_wg", s->bias ? "p_bg" : NULL, "g", r, s->k, s->f);
+    fprintf(f, "{\"name\":\"silu\",\"op_type\":\"aten.silu.default\",\"inputs\":[");
+    tensor(f, "g", 1, r, s->f);
+    fprintf(f, "],\"outputs\":[");
+    tensor(f, "sg", 1, r, s->f);
+    fprintf(f, "],\"attrs\":{}},");
+    if (!s->up_node_first)
+        linear_node(f, "up", ux, "p_wu", s->bias_up ? "p_bu" : NULL, "u", r, s->k, s->f);
+    fprintf(f, "{\"name\":\"mul\",\"op_type\":\"aten.mul.Tensor\",\"inputs\":[");
+    tensor(f, s->up_first ? "u" : "sg", 1, r, s->f);
+    fputc(',', f);
+    tensor(f, s->up_first ? "sg" : "u", 1, r, s->f);
+    fprintf(f, "],\"outputs\":[");
+    tensor(f, "h", 1, r, s->f);
+    fprintf(f, "],\"attrs\":{}}");
+    if (s->neg) {
+        fprintf(f, ",{\"name\":\"neg\",\"op_type\":\"aten.neg.default\",\"inputs\":[");
+        tensor(f, "h", 1, r, s->f);
+        fprintf(f, "],\"outputs\":[");
+        tensor(f, "o", 1, r, s->f);
+        fprintf(f, "],\"attrs\":{}}");
+    }
+    fprintf(f, "]}");
+    fclose(f);
+    return buf;
+}

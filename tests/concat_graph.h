@@ -1,6 +1,7 @@
-/* Hand-made graphs for linear_concat tests (tests/test_fuse_concat.c, tests/test_vk_matmul.c):
- * n linears on one or two inputs, each part read by a neg (the graph outputs), in the
- * exporter's JSON format with the weights as state-dict weights (the recipe needs them). */
+/* Hand-made graphs for linear_concat and linear_glu tests (tests/test_fuse_concat.c,
+ * tests/test_vk_matmul.c, tests/test_vk_glu.c): n linears on one or two inputs, each part read
+ * by a neg (the graph outputs); silu(gate) * up; in the exporter's JSON format with the weights
+ * as state-dict weights (the recipes need them). */
 #ifndef NPU_CONCAT_GRAPH_H
 #define NPU_CONCAT_GRAPH_H
 
@@ -20,5 +21,18 @@ typedef struct ConcatSpec {
 
 /* The JSON text (malloc'd; the caller frees). */
 char *concat_graph_json(const ConcatSpec *s);
+
+/* The gated MLP's first half for linear_glu tests (tests/test_fuse_concat.c, test_vk_glu.c):
+ * x [1, rows, k] -> gate = linear(x, wg [f, k] (, bg)), up = linear(x or x2, wu [f, k] (, bu)),
+ * h = silu(gate) * up, the graph output (read by a neg when neg). */
+typedef struct GluSpec {
+    int64_t rows, k, f;
+    bool bias, bias_up;  /* a bias on the gate (bg [f]), on the up (bu [f]) */
+    bool up_first;       /* mul(up, silu(gate)) instead of mul(silu(gate), up) */
+    bool up_node_first;  /* the up linear before the gate linear in the node list */
+    bool up_reads_x2;    /* up reads another input x2 [1, rows, k] */
+    bool neg;            /* h read by a neg (the graph output o) */
+} GluSpec;
+char *glu_graph_json(const GluSpec *s);
 
 #endif

@@ -1,8 +1,9 @@
-/* linear_concat on hand-made graphs: what fuses (linears on one input, weights of one K and
- * dtype, all with a bias or none, the same activation or none), what does not and why (the
- * near misses), the graph it leaves (a combined output, the parts as views at their columns,
- * concatenation recipes), the plan (one matmul over the recipe's weight; switched off: the
- * linears as they were) and the CPU backend running it. */
+/* linear_concat and linear_glu on hand-made graphs: what fuses (linears on one input, weights
+ * of one K and dtype, all with a bias or none, the same activation or none; silu(gate) * up of
+ * more than 4 rows), what does not and why (the near misses), the graph it leaves (a combined
+ * output, the parts as views at their columns, concatenation recipes; interleaved ones), the
+ * plan (one matmul over the recipe's weight; switched off: the linears as they were, and
+ * linear_glu's silu_mul) and the CPU backend running it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -47,9 +48,9 @@ static void test_parts_without_views_pass(void **state)
     free(json);
 }
 
-static Pipeline compile_spec(const ConcatSpec *s, const char *no_fuse)
+/* Compiles json (freed) with up to two --no-fuse rules (NULL: none). */
+static Pipeline compile_text(char *json, const char *no_fuse, const char *no_fuse2)
 {
-    char *json = concat_graph_json(s);
     assert_non_null(json);
     Graph *g = NULL;
     DiagList d = {0};
@@ -58,6 +59,7 @@ static Pipeline compile_spec(const ConcatSpec *s, const char *no_fuse)
         CompileOptions o;
         compile_defaults(&o);
         if (no_fuse) o.no_fuse[o.n_no_fuse++] = no_fuse;
+        if (no_fuse2) o.no_fuse[o.n_no_fuse++] = no_fuse2;
         Pipeline p;
         st = pipeline_run_graph(g, &o, &p, &d);
         if (st != ST_OK) diag_print(&d, stderr);
@@ -71,6 +73,11 @@ static Pipeline compile_spec(const ConcatSpec *s, const char *no_fuse)
     return (Pipeline){0};
 }
 
+static Pipeline compile_spec(const ConcatSpec *s, const char *no_fuse)
+{
+    return compile_text(concat_graph_json(s), no_fuse, NULL);
+}
+
 static int count(const Graph *g, const char *pattern)
 {
     int n = 0;
@@ -78,12 +85,17 @@ static int count(const Graph *g, const char *pattern)
     return n;
 }
 
-/* The reason of the first linear_concat near miss, or NULL. */
-static const char *miss(const Graph *g)
+/* The reason of the first near miss of `pattern`, or NULL. */
+static const char *miss_of(const Graph *g, const char *pattern)
 {
     for (int i = 0; i < g->nmisses; i++)
-        if (strcmp(g->misses[i].pattern, "linear_concat") == 0) return g->misses[i].reason;
+        if (strcmp(g->misses[i].pattern, pattern) == 0) return g->misses[i].reason;
     return NULL;
+}
+
+static const char *miss(const Graph *g)
+{
+    return miss_of(g, "linear_concat");
 }
 
 static ConcatSpec qkv(void)
@@ -289,6 +301,205 @@ static void test_cpu_backend(void **state)
     diag_free(&d);
 }
 
+/* The NPU kernels' stems of plan p, space-separated. */
+static void stems(const Plan *p, char *buf, size_t n)
+{
+    buf[0] = 0;
+    for (int k = 0; k < p->nkernels; k++)
+        if (p->kernels[k].target == KT_NPU)
+            snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", buf[0] ? " " : "",
+                     p->kernels[k].shader);
+}
+
+/* linear_glu: silu(gate) * up of more than 4 rows as one matmul over the weights interleaved in
+ * runs of 16 rows (recipes with block 16), whichever node and operand order, with biases or
+ * none; the plan is that one kernel (no silu_mul, no second matmul), reading x and the recipe's
+ * weight; the separate weights stay on the host. */
+static void test_glu_fuses(void **state)
+{
+    (void)state;
+    for (int v = 0; v < 4; v++) {
+        GluSpec s = {.rows = 8, .k = 64, .f = 48, .bias = v & 1, .bias_up = v & 1,
+                     .up_first = v & 2, .up_node_first = v == 1 || v == 2};
+        Pipeline p = compile_text(glu_graph_json(&s), NULL, NULL);
+        const Graph *g = p.g;
+        assert_int_equal(count(g, "linear_glu"), 1);
+        const Fusion *f = &g->fusions[0];
+        assert_int_equal(f->nnodes, 4);
+        assert_string_equal(g->nodes[f->anchor].name, "mul");
+        assert_int_equal(f->out, graph_find_tensor(g, "h"));
+        assert_int_equal(f->nkin, s.bias ? 3 : 2);
+        assert_int_equal(f->kin[0], graph_find_tensor(g, "x"));
+        assert_int_equal(g->nrecipes, s.bias ? 2 : 1);
+        for (int r = 0; r < g->nrecipes; r++) {
+            const Recipe *rc = &g->recipes[r];
+            assert_int_equal(rc->kind, RECIPE_CONCAT);
+            assert_int_equal(rc->block, 16);
+            assert_int_equal(rc->nsrc, 2);
+            assert_int_equal(rc->src[0], graph_find_tensor(g, r ? "p_bg" : "p_wg"));
+            assert_int_equal(rc->src[1], graph_find_tensor(g, r ? "p_bu" : "p_wu"));
+            assert_int_equal(g->tensors[rc->out_w].shape[0], 96);
+            assert_int_equal(rc->out_w, f->kin[1 + r]);
+        }
+        const Plan *pl = p.plan;
+        char st[256];
+        stems(pl, st, sizeof st);
+        assert_string_equal(st, s.bias ? "matmul_glu" : "matmul_glu_nb");
+        const PlanKernel *k = &pl->kernels[0];
+        assert_string_equal(pl->tensors[k->args[0]].name, "x");
+        assert_string_equal(pl->tensors[k->args[1]].name, g->tensors[f->kin[1]].name);
+        assert_string_equal(pl->tensors[k->args[k->nargs - 1]].name, "h");
+        assert_int_equal(k->push[0], 8);  /* M */
+        assert_int_equal(k->push[1], 96); /* N: both weights */
+        assert_int_equal(k->push[2], 64); /* K */
+        for (int t = 0; t < pl->ntensors; t++) {
+            const char *nm = pl->tensors[t].name;
+            if (strcmp(nm, "p_wg") == 0 || strcmp(nm, "p_wu") == 0)
+                assert_false(plan_on_device(pl, t));
+        }
+        assert_true(plan_on_device(pl, k->args[1]));
+        pipeline_free(&p);
+    }
+}
+
+/* Switched off by its name, linear_glu falls back to silu_mul (same id): the kernels of the
+ * plan without it, two matmuls and silu_mul, no recipe; `+F1` switches it back on. Switched off
+ * by id, or by its fallback's name (`--no-fuse silu_mul`), the whole instance is off (as
+ * rope_cache's). */
+static void test_glu_off(void **state)
+{
+    (void)state;
+    GluSpec s = {.rows = 8, .k = 64, .f = 48, .bias = true, .bias_up = true};
+    char st[256];
+    Pipeline p = compile_text(glu_graph_json(&s), "linear_glu", NULL);
+    const Fusion *f = &p.g->fusions[0];
+    assert_int_equal(p.g->nfusions, 1);
+    assert_string_equal(f->id, "F1");
+    assert_string_equal(f->pattern, "silu_mul");
+    assert_string_equal(f->fell_back_from, "linear_glu");
+    assert_true(f->enabled);
+    assert_int_equal(f->nnodes, 2);
+    assert_int_equal(p.g->nrecipes, 0);
+    stems(p.plan, st, sizeof st);
+    assert_string_equal(st, "matmul matmul silu_mul");
+    pipeline_free(&p);
+    p = compile_text(glu_graph_json(&s), "linear_glu", "+F1");
+    assert_int_equal(count(p.g, "linear_glu"), 1);
+    stems(p.plan, st, sizeof st);
+    assert_string_equal(st, "matmul_glu");
+    pipeline_free(&p);
+    static const char *off[] = {"F1", "silu_mul"};
+    for (int i = 0; i < 2; i++) {
+        p = compile_text(glu_graph_json(&s), off[i], NULL);
+        assert_string_equal(p.g->fusions[0].pattern, "linear_glu");
+        assert_false(p.g->fusions[0].enabled);
+        assert_int_equal(p.g->nrecipes, 0);
+        stems(p.plan, st, sizeof st);
+        assert_null(strstr(st, "glu"));
+        assert_null(strstr(st, "silu_mul"));
+        pipeline_free(&p);
+    }
+}
+
+/* Near misses of linear_glu: each says why, and silu_mul fuses as before; decode-like one row
+ * leaves gate|up to linear_concat. */
+static void test_glu_near_misses(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *what, *why;
+    } want[] = {
+        {"4 rows", "at most 4 rows"},
+        {"F not a multiple of 16", "multiple of 16"},
+        {"a bias on the gate only", "bias"},
+        {"up reads another input", "different inputs"},
+    };
+    for (int c = 0; c < 4; c++) {
+        GluSpec s = {.rows = c == 0 ? 4 : 9, .k = 32, .f = c == 1 ? 40 : 48, .bias = c == 2,
+                     .up_reads_x2 = c == 3, .up_node_first = c == 3};
+        Pipeline p = compile_text(glu_graph_json(&s), NULL, NULL);
+        assert_int_equal(count(p.g, "linear_glu"), 0);
+        assert_int_equal(count(p.g, "silu_mul"), 1);
+        const char *why = miss_of(p.g, "linear_glu");
+        if (!why || !strstr(why, want[c].why))
+            fail_msg("%s: near miss '%s', expected '%s'", want[c].what, why ? why : "(none)",
+                     want[c].why);
+        pipeline_free(&p);
+    }
+    /* one row (decode): gate|up as linear_concat, the silu_mul instance as it was */
+    GluSpec s = {.rows = 1, .k = 64, .f = 64};
+    Pipeline p = compile_text(glu_graph_json(&s), NULL, NULL);
+    assert_int_equal(count(p.g, "linear_glu"), 0);
+    assert_int_equal(count(p.g, "linear_concat"), 1);
+    pipeline_free(&p);
+    /* the product read by another node: still fuses (its output leaves the instance) */
+    s = (GluSpec){.rows = 8, .k = 64, .f = 48, .neg = true};
+    p = compile_text(glu_graph_json(&s), NULL, NULL);
+    assert_int_equal(count(p.g, "linear_glu"), 1);
+    pipeline_free(&p);
+}
+
+/* The recipe interleaves runs of 16 rows (bind_apply_recipes), and the CPU backend running the
+ * fused plan (its member nodes) agrees with the reference exactly; --break corrupts it. */
+static void test_glu_recipe_and_cpu_backend(void **state)
+{
+    (void)state;
+    GluSpec s = {.rows = 7, .k = 24, .f = 48, .bias = true, .bias_up = true, .neg = true};
+    char *json = glu_graph_json(&s);
+    DiagList d = {0};
+    Graph *g0 = NULL;
+    assert_int_equal(ir_read_buffer("t.json", json, strlen(json), &g0, &d), ST_OK);
+    Binding b;
+    assert_int_equal(bind_init(g0, &b), ST_OK);
+    assert_int_equal(bind_weights_random(g0, 3, &b), ST_OK);
+    assert_int_equal(bind_inputs_random(g0, 4, &b), ST_OK);
+    RefRun r = {0};
+    RefOptions ro = {.keep_all = true};
+    assert_int_equal(ref_run(g0, b.vals, &ro, &r, &d), ST_OK);
+    for (int broken = 0; broken < 2; broken++) {
+        Graph *g1 = NULL;
+        assert_int_equal(ir_read_buffer("t.json", json, strlen(json), &g1, &d), ST_OK);
+        CompileOptions o;
+        compile_defaults(&o);
+        if (broken) o.break_id = "F1";
+        Pipeline pipe;
+        assert_int_equal(pipeline_run_graph(g1, &o, &pipe, &d), ST_OK);
+        assert_int_equal(bind_apply_recipes(pipe.g, &b, &d), ST_OK);
+        for (int rc = 0; rc < 2 && !broken; rc++) {
+            const Recipe *re = &pipe.g->recipes[rc];
+            const float *w = b.vals[re->out_w].data, *wg = b.vals[re->src[0]].data,
+                        *wu = b.vals[re->src[1]].data;
+            int64_t inner = rc ? 1 : s.k;
+            for (int64_t row = 0; row < 2 * s.f; row++) {
+                int64_t j = row / 32, q = row % 32;
+                const float *src =
+                    q < 16 ? wg + (16 * j + q) * inner : wu + (16 * j + q - 16) * inner;
+                assert_memory_equal(w + row * inner, src, sizeof(float) * (size_t)inner);
+            }
+        }
+        Backend *be = NULL;
+        assert_int_equal(cpu_backend_create(pipe.g, &be), ST_OK);
+        Exec x;
+        assert_int_equal(exec_open(&x, pipe.plan, pipe.g, &b, be, &d), ST_OK);
+        assert_int_equal(exec_run(&x, false, &d), ST_OK);
+        HTensor got = {0};
+        assert_int_equal(exec_read(&x, pipe.plan->outputs[0], &got, &d), ST_OK);
+        CmpStats st;
+        assert_true(cmp_tensors(&got, &r.vals[g0->outputs[0]], &st));
+        if (broken) assert_true(st.rel_l2 > 1e-2);
+        else assert_true(st.rel_l2 == 0.0);
+        htensor_free(&got);
+        exec_close(&x);
+        be->ops->destroy(be);
+        pipeline_free(&pipe);
+    }
+    ref_free(&r);
+    bind_free(&b);
+    graph_free(g0);
+    free(json);
+    diag_free(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -297,6 +508,10 @@ int main(void)
         cmocka_unit_test(test_near_misses),
         cmocka_unit_test(test_cpu_backend),
         cmocka_unit_test(test_parts_without_views_pass),
+        cmocka_unit_test(test_glu_fuses),
+        cmocka_unit_test(test_glu_off),
+        cmocka_unit_test(test_glu_near_misses),
+        cmocka_unit_test(test_glu_recipe_and_cpu_backend),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,7 @@ static const char *const models[] = {
     "tests/models/mlp/model.json",
     "tests/models/convnet/model.json",
     "tests/models/qwen2_tiny/decode.json",
+    "tests/models/qwen2_tiny/prefill.json", /* linear_glu: interleaved concat recipes */
 };
 #define NMODELS ((int)(sizeof models / sizeof models[0]))
 #define PATH "plan.npubin"
@@ -164,7 +165,7 @@ static void test_roundtrip(void **state)
 {
     (void)state;
     int recipes = 0, fusions = 0, cpu = 0, aliases = 0, weights = 0, nullkeys = 0, concat = 0,
-        offsets = 0;
+        offsets = 0, blocks = 0;
     for (int m = 0; m < NMODELS; m++) {
         for (int rich = 0; rich < 2; rich++) {
             Plan *p = build_plan(models[m]);
@@ -174,7 +175,10 @@ static void test_roundtrip(void **state)
             weights += p->nweights;
             for (int i = 0; i < p->nkernels; i++)
                 cpu += p->kernels[i].target == KT_CPU;
-            for (int i = 0; i < p->nrecipes; i++) concat += p->recipes[i].kind == RECIPE_CONCAT;
+            for (int i = 0; i < p->nrecipes; i++) {
+                concat += p->recipes[i].kind == RECIPE_CONCAT;
+                blocks += p->recipes[i].block > 0;
+            }
             for (int i = 0; i < p->ntensors; i++) {
                 offsets += p->tensors[i].view_off > 0;
                 aliases += p->tensors[i].alias_of >= 0;
@@ -218,6 +222,7 @@ static void test_roundtrip(void **state)
     /* the plans exercise every part of the format */
     assert_true(recipes > 0);
     assert_true(concat > 0);
+    assert_true(blocks > 0);
     assert_true(offsets > 0);
     assert_true(fusions > 0);
     assert_true(weights > 0);
@@ -295,7 +300,7 @@ static void test_corrupt_resealed(void **state)
         unsigned char *buf = encode_ok(p, &len);
         size_t plen = len - NPUBIN_HEADER_SIZE;
         unsigned char *w = malloc(len);
-        int iters = m == 2 ? 300 : 1500;
+        int iters = m >= 2 ? 300 : 1500;
         for (int it = 0; it < iters; it++) {
             memcpy(w, buf, len);
             int nflips = 1 + (int)(rnd() % 4);
@@ -848,6 +853,44 @@ static void test_invalid_fields(void **state)
     plan_free(p);
 }
 
+/* An interleaved concat's block (linear_glu, qwen2_tiny prefill): written only when not 0 (a
+ * plan without one is the bytes of before), read back, and refused when negative or on a
+ * bn_fold recipe. */
+static void m_block_neg(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_int(key(concat_recipe(r), "block"), -16);
+}
+static void m_block_kind(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    set_str(key(concat_recipe(r), "kind"), "bn_fold", 7);
+}
+static void test_recipe_block(void **state)
+{
+    (void)state;
+    Plan *p = build_plan(models[3]);
+    assert_true(p->nrecipes > 0 && p->recipes[0].block == 16);
+    static const struct {
+        Mutate fn;
+        const char *want;
+    } cases[] = {{m_block_neg, "key 'block': -16"}, {m_block_kind, "key 'block': 16"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t len;
+        unsigned char *w = mutated(p, cases[i].fn, &len);
+        expect_bad(w, len, cases[i].want);
+        free(w);
+    }
+    plan_free(p);
+    /* no block: no key */
+    p = build_plan(models[2]);
+    size_t len;
+    unsigned char *buf = encode_ok(p, &len);
+    for (size_t i = 0; i + 5 <= len; i++) assert_false(memcmp(buf + i, "block", 5) == 0);
+    free(buf);
+    plan_free(p);
+}
+
 /* A version 1 file (no view offsets, no recipe sources) still reads: as the same plan when it
  * has neither. */
 static void test_version1_reads(void **state)
@@ -907,6 +950,7 @@ int main(void)
         cmocka_unit_test(test_invalid_fields),
         cmocka_unit_test(test_encode_refuses_invalid),
         cmocka_unit_test(test_version1_reads),
+        cmocka_unit_test(test_recipe_block),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

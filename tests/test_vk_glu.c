@@ -1,0 +1,163 @@
+/* run_tests: foreign-leaks-ok (lavapipe leaks inside itself; see test_vk_core.c)
+ * linear_glu on Vulkan against the CPU reference: silu(x Wg^T) * (x Wu^T) as one matmul over the
+ * weights interleaved in runs of 16 rows with the GLU in its epilogue (shaders/matmul_glu.glsl),
+ * on the portable SIMT tile (matmul_glu*), the tensor-core tiles' emulations on lavapipe
+ * (matmul_cmx_glu*, matmul_cmlx_glu*: 64 and 128 tiles) and the tensor cores where the device
+ * has them, and with a K split (matmul_cm*_part, then the reduce matmul_red_glu*, which pairs).
+ * Odd M, F not a multiple of the tile (partial last tiles), K not a multiple of 8 (one-element
+ * staging loads), with and without biases, both node and operand orders, f32, f16 and bf16,
+ * buffers poisoned with NaN. Which kernels lowering picks for each case is checked by compiling
+ * (test_glu_stems), so the cases cannot pass on another path. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "compiler/ir_json.h"
+#include "compiler/pass.h"
+#include "compiler/plan.h"
+#include "concat_graph.h"
+#include "vk_check.h"
+
+static const char *dts[] = {"fp32", "fp16", "bf16"};
+static const double tols[] = {VC_TOL_F32, VC_TOL_F16, VC_TOL_BF16};
+
+/* The cases: rows, K, F (the plan's N is 2F), and what they exercise. */
+static const struct {
+    int64_t rows, k, f;
+} cases[] = {
+    {5, 16, 16},    /* the smallest: one pair run, M under the tensor-core kernel's 16 */
+    {37, 72, 48},   /* odd M; N 96: a partial second tile (SIMT 64, tensor-core 64) */
+    {21, 35, 80},   /* K odd: one-element loads; N 160 */
+    {130, 96, 176}, /* the 128 tile, partial in M (130) and N (352) */
+    {40, 1000, 32}, /* one tile, long K: split (64 tile), the GLU reduce */
+    {128, 1003, 64}, /* one 128 tile, long K not a multiple of 8: split, element loads */
+};
+#define NCASES ((int)(sizeof cases / sizeof cases[0]))
+
+static GluSpec spec(int c, int v)
+{
+    return (GluSpec){.rows = cases[c].rows, .k = cases[c].k, .f = cases[c].f, .bias = v & 1,
+                     .bias_up = v & 1, .up_first = v & 2, .up_node_first = (v + c) & 1};
+}
+
+static void glu_check(const GluSpec *s, int t)
+{
+    char *json = glu_graph_json(s);
+    assert_non_null(json);
+    vc_check_json(json, dts[t], tols[t], s->bias ? "matmul_glu" : "matmul_glu_nb");
+    free(json);
+}
+
+/* Every case in every dtype, biases and operand orders varied across them. */
+static void test_glu(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 3; t++)
+        for (int c = 0; c < NCASES; c++) {
+            GluSpec s = spec(c, c + t);
+            glu_check(&s, t);
+        }
+}
+
+/* The other bias and operand order of each case, f16 and bf16 (the tensor-core tier's). */
+static void test_glu_variants(void **state)
+{
+    (void)state;
+    for (int t = 1; t < 3; t++)
+        for (int c = 0; c < NCASES; c++) {
+            GluSpec s = spec(c, c + t + 1);
+            s.up_first = !s.up_first;
+            glu_check(&s, t);
+        }
+}
+
+/* The NPU kernels' stems of case c compiled for tier (emulated: cm_emulate) in bf16,
+ * space-separated (but the input's pack), and the K split of the first (push word nsplit of the
+ * tensor-core kernels; 1 for the SIMT one). */
+static void stems_of(const GluSpec *s, PlanTier tier, bool emu, char *buf, size_t n,
+                     uint32_t *nsplit)
+{
+    char *json = glu_graph_json(s);
+    Graph *g = NULL;
+    DiagList d = {0};
+    assert_int_equal(ir_read_buffer("t.json", json, strlen(json), &g, &d), ST_OK);
+    CompileOptions o;
+    compile_defaults(&o);
+    o.compute = DT_BF16;
+    o.tier = tier;
+    o.cm_emulate = emu;
+    o.kernel_cache = "none";
+    Pipeline p;
+    if (pipeline_run_graph(g, &o, &p, &d) != ST_OK) {
+        diag_print(&d, stderr);
+        fail_msg("compile failed");
+    }
+    buf[0] = 0;
+    *nsplit = 1;
+    for (int k = 0; k < p.plan->nkernels; k++) {
+        const PlanKernel *pk = &p.plan->kernels[k];
+        if (strcmp(pk->shader, "pack") == 0) continue; /* x from its host form (pack-inputs) */
+        if (!buf[0] && strstr(pk->shader, "_cm")) *nsplit = pk->push[pk->npush - 2];
+        snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", buf[0] ? " " : "", pk->shader);
+    }
+    pipeline_free(&p);
+    diag_free(&d);
+    free(json);
+}
+
+static void expect_stems(const GluSpec *s, PlanTier tier, bool emu, const char *want,
+                         uint32_t want_split)
+{
+    char got[256];
+    uint32_t nsplit;
+    stems_of(s, tier, emu, got, sizeof got, &nsplit);
+    if (strcmp(got, want) != 0 || nsplit != want_split)
+        fail_msg("rows %lld, K %lld, F %lld: kernels '%s' split %u, expected '%s' split %u",
+                 (long long)s->rows, (long long)s->k, (long long)s->f, got, nsplit, want,
+                 want_split);
+}
+
+/* Which kernels the cases run: no silu_mul, one matmul (or its split's two passes) for the
+ * pair; Qwen2.5-1.5B's prefill-128 gate|up (M 128, K 1536, F 8960) on the 128 tile, 140 tiles,
+ * no split unless NPU_CM_GLU_TARGET asks for more workgroups. */
+static void test_glu_stems(void **state)
+{
+    (void)state;
+    unsetenv("NPU_CM_TILE");
+    unsetenv("NPU_CM_TARGET");
+    unsetenv("NPU_CM_GLU_TARGET");
+    static const char *emulated[] = {
+        "matmul_glu_nb",                       /* M 5: the SIMT kernel on either tier */
+        "matmul_cmx_glu",                      /* 64 tile, bias */
+        "matmul_cmx_glu_nb",
+        "matmul_cmlx_glu",                     /* 128 tile */
+        "matmul_cmx_part matmul_red_glu_nb",   /* 64 tile, split */
+        "matmul_cmlx_part matmul_red_glu",     /* 128 tile, split, bias */
+    };
+    static const uint32_t splits[] = {1, 1, 1, 1, 8, 8}; /* 32 steps of 32, 4 per split */
+    for (int c = 0; c < NCASES; c++) {
+        GluSpec s = spec(c, c == 1 || c == 3 || c == 5);
+        expect_stems(&s, TIER_PORTABLE, false, s.bias ? "matmul_glu" : "matmul_glu_nb", 1);
+        expect_stems(&s, TIER_NV_COOPMAT, true, emulated[c], splits[c]);
+    }
+    GluSpec q = {.rows = 128, .k = 1536, .f = 8960};
+    expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cml_glu_nb", 1);
+    setenv("NPU_CM_GLU_TARGET", "264", 1);
+    expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cml_part matmul_red_glu_nb", 2);
+    unsetenv("NPU_CM_GLU_TARGET");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_glu_stems),
+        cmocka_unit_test(test_glu),
+        cmocka_unit_test(test_glu_variants),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
