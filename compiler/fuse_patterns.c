@@ -359,6 +359,50 @@ static bool match_rope_cache(const Graph *g, int node, const bool *taken, FuseMa
     return true;
 }
 
+/* index_copy whose source is a transpose (prefill's v [B, T, Hkv, D] -> [B, Hkv, T, D] stored
+ * into the cache along T): the kernel reads the transpose's input with permuted strides, so
+ * the copy is never made. The source's dims before the index_copy dim must collapse to one
+ * stride and the dims after it stay contiguous (index_copy.comp's geometry). */
+static bool match_index_copy_t(const Graph *g, int node, const bool *taken, FuseMatch *m,
+                               const char **why)
+{
+    const Node *ic = &g->nodes[node];
+    if (ic->nin != 3) return false;
+    int tp = g->tensors[ic->in[2]].producer, perm[NPU_MAX_RANK];
+    if (tp < 0 || (g->nodes[tp].op != OP_TRANSPOSE && g->nodes[tp].op != OP_PERMUTE) ||
+        !usable(g, tp, taken) || only_consumer(g, ic->in[2]) != node)
+        return false;
+    const GTensor *x = &g->tensors[ic->in[2]], *y = node_input(g, &g->nodes[tp], 0);
+    int r = x->rank, dim = norm_dim(attr_int(ic, "dim", 0), r);
+    if (y->rank != r || dim < 0 || !node_perm(&g->nodes[tp], r, perm) || ic->in[0] == ic->in[2] ||
+        x->shape[dim] < 2) /* one position (decode): that transpose is a view */
+        return false;
+    /* x's strides: y's dense strides, permuted */
+    int64_t sy[NPU_MAX_RANK], sx[NPU_MAX_RANK], acc = 1;
+    for (int d = r - 1; d >= 0; d--) {
+        sy[d] = acc;
+        acc *= y->shape[d];
+    }
+    for (int d = 0; d < r; d++) sx[d] = sy[perm[d]];
+    acc = 1;
+    for (int d = r - 1; d > dim; d--) {
+        if (x->shape[d] != 1 && sx[d] != acc)
+            return (*why = "the dims after the index_copy dim are not contiguous in the source"), false;
+        acc *= x->shape[d];
+    }
+    int64_t next = -1; /* stride the next outer dim (going out) must have */
+    for (int d = dim - 1; d >= 0; d--) {
+        if (x->shape[d] == 1) continue;
+        if (next >= 0 && sx[d] != next)
+            return (*why = "the source's dims before the index_copy dim do not collapse"), false;
+        next = sx[d] * x->shape[d];
+    }
+    add(m, tp);
+    add(m, node);
+    m->variant = "index_copy_t";
+    return true;
+}
+
 /* K or V for attention: the cache itself, or reshape(expand(unsqueeze(cache))) (grouped-query
  * repeat) whose nodes join the instance so the repeat is never materialised. */
 static int kv_source(const Graph *g, int t, const bool *taken, FuseMatch *m)
@@ -423,6 +467,12 @@ static bool match_attention_rows(const Graph *g, int node, const bool *taken, Fu
     kv_source(g, g->nodes[pv].in[1], taken, m);
     int seq[] = {node, mm, sc, ad, sm, pv};
     for (int i = 0; i < 6; i++) add(m, seq[i]);
+    /* several rows: the transpose of the result to [B, Tq, Hq, D] (before o_proj) joins, the
+     * kernel writes that layout and the copy is never made (one row: that transpose is a view) */
+    int ot = one_row ? -1 : next_op(g, g->nodes[pv].out[0], OP_TRANSPOSE, taken), perm[4];
+    if (ot >= 0 && g->tensors[g->nodes[ot].out[0]].rank == 4 && node_perm(&g->nodes[ot], 4, perm) &&
+        perm[3] == 3)
+        add(m, ot);
     m->variant = one_row ? "decode_attention" : "attention";
     return true;
 }
@@ -687,6 +737,9 @@ const FusePattern fuse_patterns[] = {
     {"rmsnorm", OP_POW, match_rmsnorm, "pow, mean, add eps, rsqrt, mul x, mul weight", NULL},
     {"silu_mul", OP_SILU, match_silu_mul, "silu(gate) * up (gated MLP), either node order", NULL},
     {"masked_softmax", OP_ADD, match_masked_softmax, "add mask (broadcast) then softmax", NULL},
+    {"index_copy_t", OP_INDEX_COPY, match_index_copy_t,
+     "index_copy of a transposed source (prefill's v into the cache): the source read in place",
+     NULL},
     {"rope_cache", OP_ADD, match_rope_cache,
      "rope whose output is stored into a KV cache by index_copy: the rotated rows written in place",
      "rope"},

@@ -14,6 +14,7 @@ static const char *fusion_shader(const char *pattern)
     if (strncmp(pattern, "conv", 4) == 0) return "conv2d";
     if (strncmp(pattern, "linear", 6) == 0) return "matmul";
     if (strcmp(pattern, "attention") == 0) return "decode_attention"; /* one kernel, Tq rows */
+    if (strcmp(pattern, "index_copy_t") == 0) return "index_copy"; /* a strided source */
     return pattern; /* add_relu, rmsnorm, silu_mul, masked_softmax, rope, decode_attention */
 }
 

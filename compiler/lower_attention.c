@@ -196,12 +196,26 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     const PlanTensor *M = kc_arg(k, c->p, 3), *O = kc_out(k, c->p);
     if (K->rank != 4 || V->rank != 4 || Q->rank != 4 || O->rank != 4 || M->rank > 4)
         return kc_error(c, "decode_attention: K, V, q and the output must be 4-d");
+    /* the result [B, Hq, Tq, D]: shape and strides of the output, or, when the transpose after
+     * P V is a member (fuse_patterns.c), of the output read back through its permutation */
+    int64_t osh[4], os[4], ost[NPU_MAX_RANK];
+    int perm[4] = {0, 1, 2, 3};
+    for (int i = 0; i < c->fusion->nnodes; i++) {
+        const Node *n = &g->nodes[c->fusion->nodes[i]];
+        if (n->op == OP_TRANSPOSE && n->in[0] == mm[1]->out[0] && !node_perm(n, 4, perm))
+            return kc_error(c, "decode_attention: bad permutation after P V");
+    }
+    kc_strides(O, ost);
+    for (int i = 0; i < 4; i++) {
+        osh[perm[i]] = O->shape[i];
+        os[perm[i]] = ost[i];
+    }
     int64_t B = Q->shape[0], Hq = Q->shape[1], Tq = Q->shape[2], D = Q->shape[3];
     int64_t T = K->shape[2];
     bool ok = K->shape[0] == B && V->shape[0] == B && K->shape[3] == D && V->shape[3] == D &&
               V->shape[2] == T && rep_k >= 1 && rep_v >= 1 && K->shape[1] * rep_k == Hq &&
-              V->shape[1] * rep_v == Hq && O->shape[0] == B && O->shape[1] == Hq &&
-              O->shape[2] == Tq && O->shape[3] == D;
+              V->shape[1] * rep_v == Hq && osh[0] == B && osh[1] == Hq && osh[2] == Tq &&
+              osh[3] == D;
     int64_t want_m[4] = {B, Hq, Tq, T};
     for (int i = 0; i < M->rank && ok; i++) {
         int64_t s = M->shape[i], w = want_m[i + 4 - M->rank];
@@ -215,11 +229,10 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
                         (long long)D, ATTN_MAX_D);
     /* scores * scale: the mul's scalar operand (the match takes a one-input mul) */
     double scale = attr_float(sc, "other", 1.0);
-    int64_t ks[4], vs[4], qs[4], ms[4], os[4];
+    int64_t ks[4], vs[4], qs[4], ms[4];
     kc_strides(K, ks);
     kc_strides(V, vs);
     kc_strides(Q, qs);
-    kc_strides(O, os);
     strides4(M, ms);
     /* 16-byte loads of K/V rows: every row start a multiple of the vector from an aligned
      * binding (arena offsets are 256-aligned, own buffers start at 0) */

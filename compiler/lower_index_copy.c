@@ -3,9 +3,13 @@
  * output an alias of self's storage (compiler/pass_views.c: nothing reads self afterwards) the
  * kernel writes only the source rows (mode 1: a KV cache is updated in place, not copied);
  * otherwise it writes every out element from self or the source (mode 0).
- * Push {n, mode, size, inner, m}. The geometry and the mode serve rope_cache too
- * (kc_index_copy_geom; lower_rope.c), whose source is computed in the kernel. */
+ * Push {n, mode, size, inner, m, so, sm}: the source element (o, j, e) is at o * so + j * sm + e
+ * (dense: so = m * inner, sm = inner; through a member transpose, index_copy_t: its input's
+ * strides permuted). The geometry and the mode serve rope_cache too (kc_index_copy_geom;
+ * lower_rope.c), whose source is computed in the kernel. */
 #include "kernels.h"
+
+#include <string.h>
 
 #define IC_WG 64
 
@@ -47,22 +51,78 @@ Status kc_index_copy_geom(const KernelCtx *c, const PlanKernel *k, const Node *n
     return ST_OK;
 }
 
+/* The kernel argument holding graph tensor t, or -1. */
+static int arg_of(const KernelCtx *c, const PlanKernel *k, int t)
+{
+    for (int i = 0; i < k->nin; i++)
+        if (strcmp(kc_arg(k, c->p, i)->name, c->g->tensors[t].name) == 0) return i;
+    return -1;
+}
+
+/* index_copy_t (fuse_patterns.c): the source comes through a member transpose; binds {self,
+ * index, the transpose's input} and gives the source's strides as the index_copy sees it. */
+static Status transposed_source(const KernelCtx *c, PlanKernel *k, const Node *ic, int64_t *sx)
+{
+    const Graph *g = c->g;
+    const Node *tp = &g->nodes[g->tensors[ic->in[2]].producer];
+    int want[3] = {ic->in[0], ic->in[1], tp->in[0]}, ids[3], perm[NPU_MAX_RANK];
+    for (int i = 0; i < 3; i++) {
+        int a = arg_of(c, k, want[i]);
+        if (a < 0) return kc_error(c, "index_copy_t: self, index and the source must be inputs");
+        ids[i] = k->args[a];
+    }
+    memcpy(k->args, ids, sizeof ids);
+    const PlanTensor *y = kc_arg(k, c->p, 2);
+    int64_t sy[NPU_MAX_RANK];
+    if (y->rank != g->tensors[ic->in[2]].rank || !node_perm(tp, y->rank, perm))
+        return kc_error(c, "index_copy_t: the transpose changes the rank");
+    kc_strides(y, sy);
+    for (int d = 0; d < y->rank; d++) sx[d] = sy[perm[d]];
+    return ST_OK;
+}
+
 Status lower_index_copy(const KernelCtx *c, PlanKernel *k)
 {
     if (k->nin != 3) return kc_error(c, "index_copy kernel needs self, index and source");
+    const Node *n = c->anchor;
+    bool tsrc = c->fusion && n->op == OP_INDEX_COPY && n->nin == 3;
+    int64_t sx[NPU_MAX_RANK];
+    Status st = tsrc ? transposed_source(c, k, n, sx) : ST_OK;
+    if (st != ST_OK) return st;
     const PlanTensor *src = kc_arg(k, c->p, 2), *out = kc_out(k, c->p);
+    const GTensor *gs = &c->g->tensors[n->in[2]];
+    int rank = tsrc ? gs->rank : src->rank;
+    const int64_t *shape = tsrc ? gs->shape : src->shape;
+    if (!tsrc) kc_strides(src, sx);
     if (src->storage != out->storage)
         return kc_error(c, "index_copy needs dense tensors of one storage and int indices");
     IcGeom ic;
-    Status st = kc_index_copy_geom(c, k, c->anchor, 0, 1, src->rank, src->shape, src->padded, &ic);
+    st = kc_index_copy_geom(c, k, n, 0, 1, rank, shape, src->padded, &ic);
     if (st != ST_OK) return st;
-    int64_t n = ic.in_place ? kc_numel(src) : kc_numel(out);
-    st = kc_push_i(c, k, n);
+    /* the source as [outer, m, inner]: inner contiguous, outer one stride (the matcher's rule) */
+    int64_t so = 0, acc = 1;
+    for (int d = rank - 1; d > ic.dim; d--) {
+        if (shape[d] != 1 && sx[d] != acc) return kc_error(c, "index_copy: the source's rows are not contiguous");
+        acc *= shape[d];
+    }
+    int64_t next = -1;
+    for (int d = ic.dim - 1; d >= 0; d--) {
+        if (shape[d] == 1) continue;
+        if (next >= 0 && sx[d] != next) return kc_error(c, "index_copy: the source's outer dims do not collapse");
+        if (next < 0) so = sx[d];
+        next = sx[d] * shape[d];
+    }
+    int64_t n_el = 1;
+    for (int d = 0; d < rank; d++) n_el *= shape[d];
+    int64_t nk = ic.in_place ? n_el : kc_numel(out);
+    st = kc_push_i(c, k, nk);
     if (st == ST_OK) st = kc_push_u(c, k, ic.in_place ? 1 : 0);
     if (st == ST_OK) st = kc_push_i(c, k, ic.size);
     if (st == ST_OK) st = kc_push_i(c, k, ic.inner);
     if (st == ST_OK) st = kc_push_i(c, k, ic.m);
+    if (st == ST_OK) st = kc_push_i(c, k, so);
+    if (st == ST_OK) st = kc_push_i(c, k, sx[ic.dim]);
     if (st == ST_OK) st = kc_spec(c, k, IC_WG);
-    kc_grid(k, n, IC_WG);
+    kc_grid(k, nk, IC_WG);
     return st;
 }

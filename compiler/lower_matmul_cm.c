@@ -25,6 +25,7 @@
 enum { MM_RED_WG = 256 };
 /* K steps whose loads are in flight while one computes (spec 9, shaders/gemm_tile.glsl) */
 #define KC_CM_DEPTH 1
+#define KC_MATMUL_GLU_SPLITS 3
 
 bool matmul_cm_applies(const KernelCtx *c, const PlanKernel *k, const CmProduct *q)
 {
@@ -53,7 +54,12 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q)
      * 128 columns, one workgroup per SM, so 8 of them make a second wave without a split) */
     int64_t target = kc_env_int("NPU_CM_TARGET", 1, 65536,
                                 large ? KC_MATMUL_TARGET_LARGE : KC_MATMUL_TARGET);
-    if (q->glu) target = kc_env_int("NPU_CM_GLU_TARGET", 1, 65536, target);
+    /* the GLU kernels on the large tile aim at 3 workgroups per SM: 140 tiles make a second
+     * wave of 8 unsplit (H100, prefill-128: 10.31 ms at 3 per SM, 10.36 at 2, 11.37 unsplit;
+     * bench/NOTES.md "Session 8") */
+    if (q->glu)
+        target = kc_env_int("NPU_CM_GLU_TARGET", 1, 65536,
+                            large ? KC_MATMUL_GLU_SPLITS * TIER_NV_COOPMAT_SMS : target);
     KcTile t = kc_gemm_tile(q->m, q->n, q->k, q->nbatch, edge, target);
     int64_t mn = q->nbatch * q->m * q->n;
     if (t.nsplit * mn > UINT32_MAX)

@@ -6,7 +6,8 @@
 //     source element writes its row; self is never read. n = outer * m * inner.
 //   mode 0 (out has its own storage): one invocation per out element copies self or the last
 //     matching source slice. n = outer * size * inner.
-// Bindings: 0 = self, 1 = index (int), 2 = source, 3 = out. Push {n, mode, size, inner, m}.
+// Bindings: 0 = self, 1 = index (int), 2 = source, 3 = out. Push {n, mode, size, inner, m, so,
+// sm}: source element (o, j, e) at o * so + j * sm + e (a transposed source: index_copy_t).
 #version 450
 #include "common.glsl"
 #include "index.glsl"
@@ -16,7 +17,7 @@ layout(std430, set = 0, binding = 0) readonly buffer S { STORAGE_T self_[]; };
 layout(std430, set = 0, binding = 1) readonly buffer I { int idx[]; };
 layout(std430, set = 0, binding = 2) readonly buffer R { STORAGE_T src[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Y { STORAGE_T y[]; };
-layout(push_constant) uniform Push { uint n; uint mode; uint size; uint inner; uint m; } pc;
+layout(push_constant) uniform Push { uint n; uint mode; uint size; uint inner; uint m; uint so; uint sm; } pc;
 
 #include "index_copy.glsl"
 
@@ -28,10 +29,10 @@ void main()
     if (pc.mode == 1u) {
         uint j = t % pc.m, o = t / pc.m;
         int at = ic_target(j);
-        if (at >= 0) y[(o * pc.size + uint(at)) * pc.inner + e] = src[i];
+        if (at >= 0) y[(o * pc.size + uint(at)) * pc.inner + e] = src[o * pc.so + j * pc.sm + e];
         return;
     }
     uint at = t % pc.size, o = t / pc.size;
     int k = ic_source(at);
-    y[i] = k >= 0 ? src[(o * pc.m + uint(k)) * pc.inner + e] : self_[i];
+    y[i] = k >= 0 ? src[o * pc.so + uint(k) * pc.sm + e] : self_[i];
 }

@@ -124,7 +124,8 @@ static void expect_stems(const GluSpec *s, PlanTier tier, bool emu, const char *
 
 /* Which kernels the cases run: no silu_mul, one matmul (or its split's two passes) for the
  * pair; Qwen2.5-1.5B's prefill-128 gate|up (M 128, K 1536, F 8960) on the 128 tile, 140 tiles,
- * no split unless NPU_CM_GLU_TARGET asks for more workgroups. */
+ * split in 3 (the GLU kernels' target, 3 workgroups per SM), in 2 or none as NPU_CM_GLU_TARGET
+ * asks. */
 static void test_glu_stems(void **state)
 {
     (void)state;
@@ -146,9 +147,11 @@ static void test_glu_stems(void **state)
         expect_stems(&s, TIER_NV_COOPMAT, true, emulated[c], splits[c]);
     }
     GluSpec q = {.rows = 128, .k = 1536, .f = 8960};
-    expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cml_glu_nb", 1);
+    expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cml_part matmul_red_glu_nb", 3);
     setenv("NPU_CM_GLU_TARGET", "264", 1);
     expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cml_part matmul_red_glu_nb", 2);
+    setenv("NPU_CM_GLU_TARGET", "132", 1);
+    expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cml_glu_nb", 1);
     unsetenv("NPU_CM_GLU_TARGET");
 }
 

@@ -70,18 +70,18 @@ s=$(qstates 'fusion off F4')
 ok "off F4: off, no fallback ($s)" "[ \"$s\" = \"$(want F3=on:rope F4=off:rope_cache F12=on:rope F13=on:rope_cache)\" ]"
 printf 'fusion off rope_cache\n' | "$B" --batch $Q --backend cpu -x - > "$T/o" 2>&1
 ok "off rope_cache: 25 kernels (23 with it)" "grep -q 'fusions: 27 of 27 on, 25 kernels' $T/o"
-# attention (qwen2_tiny prefill: F4 and F12) switched off alone falls back to masked_softmax under
-# the same id (the plan of before the pattern: 44 kernels, 34 with it); `on attention` brings it
+# attention (qwen2_tiny prefill: F5 and F14) switched off alone falls back to masked_softmax under
+# the same id (the plan of before the pattern: 42 kernels, 30 with it); `on attention` brings it
 # back; `off masked_softmax` switches it off too
 P=tests/models/qwen2_tiny/prefill.json
 pstates() { printf '%s\nfusion list\n' "$1" | "$B" --batch $P --backend cpu -x - 2>"$T/err" |
-            awk '/^F(4|12) +(on|off) /{s[$1]=$2 ":" $3} END{for(k in s) printf "%s=%s\n", k, s[k]}' | sort | tr '\n' ' '; }
+            awk '/^F(5|14) +(on|off) /{s[$1]=$2 ":" $3} END{for(k in s) printf "%s=%s\n", k, s[k]}' | sort | tr '\n' ' '; }
 s=$(pstates 'fusion off attention')
-ok "prefill, off attention: F4 and F12 fall back to masked_softmax ($s)" "[ \"$s\" = \"$(want F4=on:masked_softmax F12=on:masked_softmax)\" ]"
+ok "prefill, off attention: F5 and F14 fall back to masked_softmax ($s)" "[ \"$s\" = \"$(want F5=on:masked_softmax F14=on:masked_softmax)\" ]"
 s=$(pstates 'fusion off attention
-fusion on F12')
-ok "off attention, on F12: F12 attention again ($s)" "[ \"$s\" = \"$(want F4=on:masked_softmax F12=on:attention)\" ]"
+fusion on F14')
+ok "off attention, on F14: F14 attention again ($s)" "[ \"$s\" = \"$(want F5=on:masked_softmax F14=on:attention)\" ]"
 s=$(pstates 'fusion off masked_softmax')
-ok "off masked_softmax: attention off too ($s)" "[ \"$s\" = \"$(want F4=off:attention F12=off:attention)\" ]"
+ok "off masked_softmax: attention off too ($s)" "[ \"$s\" = \"$(want F5=off:attention F14=off:attention)\" ]"
 printf 'fusion off attention\n' | "$B" --batch $P --backend cpu -x - > "$T/o" 2>&1
-ok "prefill, off attention: 44 kernels (34 with it)" "grep -q 'fusions: 20 of 20 on, 44 kernels' $T/o"
+ok "prefill, off attention: 42 kernels (30 with it)" "grep -q 'fusions: 22 of 22 on, 42 kernels' $T/o"
