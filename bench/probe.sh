@@ -12,14 +12,12 @@
 #   tile    the tensor-core matmul's tiles on the same GEMMs (NPU_CM_TILE 64 and 128; the large
 #           tile by K-split target, NPU_CM_TARGET 132 / 528 around its default 264; and with
 #           its global loads (ablate 1) or MMAs (ablate 2) left out)
-#   depth   the tensor-core matmul with the loads of 1 or 2 K steps in flight (NPU_CM_DEPTH): the
-#           prefill GEMMs (then use prefill with PREFILL_ENVS for the whole prefill)
 #   prefill Qwen2.5-1.5B prefill-128 (generate --prefill-runs 10: no CPU reference), once per entry
 #           of PREFILL_ENVS (";"-separated; an entry is environment assignments and generate
 #           options, "-" for none), e.g. "-;--no-fuse linear_glu;NPU_CM_GLU_TARGET=264"
 #   decode  Qwen2.5-1.5B greedy decode after a 128-token prompt, once per environment in
 #           DECODE_ENVS (e.g. "-;NPU_ATTN=128,1"): the steps after the slow state
-# Usage: bash bench/probe.sh [attn] [pattn] [ablate] [resnet] [tile] [depth] [prefill] [decode]
+# Usage: bash bench/probe.sh [attn] [pattn] [ablate] [resnet] [tile] [prefill] [decode]
 #        (default: attn pattn ablate tile decode)
 set -u
 cd "$(dirname "$0")/.."
@@ -102,12 +100,6 @@ case " $what " in *" tile "*)
     for e in NPU_CM_TILE=64 NPU_CM_TILE=128 "NPU_CM_TILE=128 NPU_CM_TARGET=132" "NPU_CM_TILE=128 NPU_CM_TARGET=528" \
              "NPU_CM_TILE=128 NPU_CM_ABLATE=1" "NPU_CM_TILE=128 NPU_CM_ABLATE=2"; do
         prof "$(echo "$e" | sed 's/NPU_CM_//g; s/[= ]/_/g')" "$e" bench/models/qwen_prefill_gemms.json --dtype bf16 --tier nv-coopmat
-    done ;;
-esac
-case " $what " in *" depth "*)
-    # the tensor-core matmul's loads in flight (NPU_CM_DEPTH 1 or 2 K steps): the prefill GEMMs
-    for d in 1 2; do
-        prof "depth$d" "NPU_CM_DEPTH=$d" bench/models/qwen_prefill_gemms.json --dtype bf16 --tier nv-coopmat
     done ;;
 esac
 case " $what " in *" prefill "*)

@@ -2,7 +2,7 @@
  * bf16 storage, chosen by lower_matmul.c's M > 1 branch through matmul_cm_applies. lower_matmul
  * has pushed the family's words {M, N, K, b_ks, b_ns, nbatch, bdim[4], sa[4], sb[4], bias_ms,
  * bias_ns, act, alpha, beta, post}; this adds {mtiles, ntiles, nsplit, kchunk}, the spec
- * constants {WG, BM, BN, BK, B_KMAJOR, -, -, VEC, ABLATE, DEPTH}, the stem and the grid (kc_gemm_tile
+ * constants {WG, BM, BN, BK, B_KMAJOR, -, -, VEC, ABLATE}, the stem and the grid (kc_gemm_tile
  * picks the tiles and the K split). A split writes fp32 partials [nsplit, batch*M*N]
  * (kc_scratch) with matmul_cm_part and a reduce pass (kc_append: matmul_red, _nb, _r, _br) adds
  * them up with the epilogue.
@@ -23,8 +23,6 @@
 #include "kernels.h"
 
 enum { MM_RED_WG = 256 };
-/* K steps whose loads are in flight while one computes (spec 9, shaders/gemm_tile.glsl) */
-#define KC_CM_DEPTH 1
 #define KC_MATMUL_GLU_SPLITS 3
 
 bool matmul_cm_applies(const KernelCtx *c, const PlanKernel *k, const CmProduct *q)
@@ -70,12 +68,10 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q)
     /* NPU_CM_ABLATE=MASK: parts of the K loop left out (shaders/gemm_tile.glsl CM_ABLATE): a
      * measuring aid whose results are wrong by design; never set outside bench/ */
     uint32_t ablate = (uint32_t)kc_env_int("NPU_CM_ABLATE", 0, 15, 0);
-    /* NPU_CM_DEPTH=1|2: K steps whose global loads are in flight while one computes */
-    uint32_t depth = (uint32_t)kc_env_int("NPU_CM_DEPTH", 1, 2, KC_CM_DEPTH);
     uint32_t spec[] = {(uint32_t)t.wg, (uint32_t)t.bm, (uint32_t)t.bn, (uint32_t)t.bk,
                        q->kmajor ? 1u : 0u, 4, 4, q->vec ? 1u : 0u,
-                       ablate, depth};
-    for (int i = 0; i < 10 && st == ST_OK; i++) st = kc_spec(c, k, spec[i]);
+                       ablate};
+    for (int i = 0; i < 9 && st == ST_OK; i++) st = kc_spec(c, k, spec[i]);
     if (st != ST_OK) return st;
     kc_grid(k, t.tiles * t.nsplit, 1);
     /* stems by [large tile][emulation][bias][residual], the first pass of a split by [large

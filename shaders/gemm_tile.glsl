@@ -155,28 +155,8 @@ float ra[AEL], rb[BEL]; // the kernel's gemm_load fills them (GEMM_SH_VEC kernel
         dst = mix(0.0, t_, ok_);                                                               \
     }
 
-// GEMM_SH_VEC kernels keep GEMM_SLOTS register sets and take the set as an argument:
-// gemm_load(k0, slot), gemm_stage(slot); with spec GEMM_DEPTH_ID's DEPTH 2 (the kernel's choice,
-// bench's NPU_CM_DEPTH) the loads of the next two K steps are in flight while a step computes.
-#if GEMM_SH_VEC
-#define GEMM_SLOTS 2u
-void gemm_load(uint k0, uint slot);
-void gemm_stage(uint slot);
-#define GEMM_LOAD_SLOT(k0, s) gemm_load(k0, s)
-#define GEMM_STAGE_SLOT(s) gemm_stage(s)
-#else
-#define GEMM_SLOTS 1u
 void gemm_load(uint k0);
 void gemm_stage();
-#define GEMM_LOAD_SLOT(k0, s) gemm_load(k0)
-#define GEMM_STAGE_SLOT(s) gemm_stage()
-#endif
-#ifdef GEMM_DEPTH_ID
-layout(constant_id = GEMM_DEPTH_ID) const uint GEMM_DEPTH = 1;
-#else
-const uint GEMM_DEPTH = 1;
-#endif
-const uint DEPTH = GEMM_DEPTH < GEMM_SLOTS ? GEMM_DEPTH : GEMM_SLOTS;
 #if GEMM_GLU
 void gemm_emit_glu(uint mm, uint nn, float g, float u);
 #else
@@ -218,20 +198,12 @@ void gemm_run(uint kbeg, uint kend)
     float acc[TR * TC];
     [[unroll]] for (uint i = 0; i < TR * TC; i++) acc[i] = 0.0;
 #endif
-    // The first DEPTH steps' loads; then step ks stages set s, issues the loads of step
-    // ks + DEPTH * BK into it (in flight while this step and the next DEPTH - 1 compute) and
-    // computes. The conditions are uniform in the workgroup (the barriers stay legal).
-    if ((CM_ABLATE & 1u) == 0)
-        [[unroll]] for (uint s = 0; s < GEMM_SLOTS; s++)
-            if (s < DEPTH && kbeg + s * BK < kend) GEMM_LOAD_SLOT(kbeg + s * BK, s);
-    for (uint k0 = kbeg; k0 < kend; k0 += DEPTH * BK)
-    [[unroll]] for (uint s = 0; s < GEMM_SLOTS; s++) {
-        uint ks = k0 + s * BK;
-        if (s >= DEPTH || ks >= kend) continue;
+    if (kbeg < kend && (CM_ABLATE & 1u) == 0) gemm_load(kbeg);
+    for (uint k0 = kbeg; k0 < kend; k0 += BK) {
         if ((CM_ABLATE & 8u) == 0) barrier(); // the previous step's reads of SH_A / SH_B are done
-        if ((CM_ABLATE & 4u) == 0) GEMM_STAGE_SLOT(s);
+        if ((CM_ABLATE & 4u) == 0) gemm_stage();
         if ((CM_ABLATE & 8u) == 0) barrier();
-        if (ks + DEPTH * BK < kend && (CM_ABLATE & 1u) == 0) GEMM_LOAD_SLOT(ks + DEPTH * BK, s);
+        if (k0 + BK < kend && (CM_ABLATE & 1u) == 0) gemm_load(k0 + BK); // in flight while this step computes
 #if GEMM_CM
         if ((CM_ABLATE & 2u) == 0)
         [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {

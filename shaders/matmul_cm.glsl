@@ -32,7 +32,7 @@
 // Push: the matmul block {M, N, K, b_ks, b_ns, nbatch, bdim[4], sa[4], sb[4], bias_ms, bias_ns,
 // act, alpha, beta, post}, then {mtiles, ntiles, nsplit, kchunk}. Spec: 0 = 128 (256 with
 // MM_LARGE), 1..4 = BM, BN, BK, B_KMAJOR, 7 = VEC, 8 = CM_ABLATE (a measuring aid, 0 outside
-// bench/: gemm_tile.glsl), 9 = DEPTH (K steps whose loads are in flight: 1 or 2).
+// bench/: gemm_tile.glsl).
 #define GEMM_CM 1
 #define GEMM_SH_VEC 1
 #ifndef CM_EMULATE
@@ -68,7 +68,6 @@ layout(local_size_x_id = 0) in;
 
 #include "matmul_cm_common.glsl"
 #define GEMM_ABLATE_ID 8
-#define GEMM_DEPTH_ID 9
 #include "gemm_tile.glsl"
 
 layout(constant_id = 7) const uint VEC = 0;
@@ -92,12 +91,11 @@ layout(std430, set = 0, binding = 2 + MM_BIAS + MM_RES) restrict writeonly buffe
 
 uint oa, ob, m0, n0, kend, bi, split;
 
-// Per invocation, step and register set (GEMM_SLOTS; spec 9 DEPTH 2 uses both, gemm_tile.glsl):
-// SV_A vector slots of A and SV_B of B (gemm_tile.glsl, GEMM_SH_VEC):
+// Per invocation and step: SV_A vector slots of A and SV_B of B (gemm_tile.glsl, GEMM_SH_VEC):
 // slot v holds 8 consecutive elements along K of tile row v / KV (A, K-major B), or along N of
 // tile row v / (BN / 8) (B along N). VEC 1: the raw 16-byte loads (bf16 converted in
 // gemm_stage); VEC 0: 8 one-element loads, packed as halves when loaded.
-uvec4 va[GEMM_SLOTS][SV_A], vb[GEMM_SLOTS][SV_B];
+uvec4 va[SV_A], vb[SV_B];
 
 // One 16-byte vector of 8 elements from buffer v4 at element index idx (a multiple of 8), or
 // zeros when !ok (the load is issued at index 0 then: no branch, see GEMM_LOAD)
@@ -136,46 +134,46 @@ uvec4 to_f16(uvec4 v)
 #endif
 }
 
-void gemm_load(uint k0, uint slot)
+void gemm_load(uint k0)
 {
     uint tid = gl_LocalInvocationID.x;
     [[unroll]] for (uint j = 0; j < SV_A; j++) {
         uint v = tid + j * GEMM_WG, m = m0 + v / KV, k = k0 + (v % KV) * 8u;
         if (VEC != 0)
-            VEC_LOAD(va[slot][j], a4, all(bvec2(m < pc.M, k < kend)), oa + m * pc.K + k)
+            VEC_LOAD(va[j], a4, all(bvec2(m < pc.M, k < kend)), oa + m * pc.K + k)
         else
-            LOAD8(va[slot][j], a, m < pc.M, oa + m * pc.K + k, 1u, kend - min(k, kend))
+            LOAD8(va[j], a, m < pc.M, oa + m * pc.K + k, 1u, kend - min(k, kend))
     }
     if (B_KMAJOR != 0) {
         [[unroll]] for (uint j = 0; j < SV_B; j++) {
             uint v = tid + j * GEMM_WG, n = n0 + v / KV, k = k0 + (v % KV) * 8u;
             if (VEC != 0)
-                VEC_LOAD(vb[slot][j], b4, all(bvec2(n < pc.N, k < kend)), ob + n * pc.b_ns + k)
+                VEC_LOAD(vb[j], b4, all(bvec2(n < pc.N, k < kend)), ob + n * pc.b_ns + k)
             else
-                LOAD8(vb[slot][j], b, n < pc.N, ob + k * pc.b_ks + n * pc.b_ns, pc.b_ks, kend - min(k, kend))
+                LOAD8(vb[j], b, n < pc.N, ob + k * pc.b_ks + n * pc.b_ns, pc.b_ks, kend - min(k, kend))
         }
     } else {
         const uint NV8 = BN / 8u;
         [[unroll]] for (uint j = 0; j < SV_B; j++) {
             uint v = tid + j * GEMM_WG, k = k0 + v / NV8, n = n0 + (v % NV8) * 8u;
-            LOAD8(vb[slot][j], b, k < kend, ob + k * pc.b_ks + n * pc.b_ns, pc.b_ns, pc.N - min(n, pc.N))
+            LOAD8(vb[j], b, k < kend, ob + k * pc.b_ks + n * pc.b_ns, pc.b_ns, pc.N - min(n, pc.N))
         }
     }
 }
 
-void gemm_stage(uint slot)
+void gemm_stage()
 {
     uint tid = gl_LocalInvocationID.x;
     [[unroll]] for (uint j = 0; j < SV_A; j++) {
         uint v = tid + j * GEMM_WG;
-        SH_A[(v / KV) * ROWA + v % KV] = VEC != 0 ? to_f16(va[slot][j]) : va[slot][j];
+        SH_A[(v / KV) * ROWA + v % KV] = VEC != 0 ? to_f16(va[j]) : va[j];
     }
     [[unroll]] for (uint j = 0; j < SV_B; j++) {
         uint v = tid + j * GEMM_WG;
         if (B_KMAJOR != 0)
-            SH_B[(v / KV) * ROWB + v % KV] = VEC != 0 ? to_f16(vb[slot][j]) : vb[slot][j];
+            SH_B[(v / KV) * ROWB + v % KV] = VEC != 0 ? to_f16(vb[j]) : vb[j];
         else
-            SH_B[(v / (BN / 8u)) * ROWN + v % (BN / 8u)] = vb[slot][j];
+            SH_B[(v / (BN / 8u)) * ROWN + v % (BN / 8u)] = vb[j];
     }
 }
 
@@ -237,10 +235,8 @@ void main()
     uint kbeg = split * pc.kchunk;
     kend = min(pc.K, kbeg + pc.kchunk);
     if ((CM_ABLATE & 1u) != 0) {
-        [[unroll]] for (uint s = 0; s < GEMM_SLOTS; s++) {
-            [[unroll]] for (uint j = 0; j < SV_A; j++) va[s][j] = uvec4(0u);
-            [[unroll]] for (uint j = 0; j < SV_B; j++) vb[s][j] = uvec4(0u);
-        }
+        [[unroll]] for (uint j = 0; j < SV_A; j++) va[j] = uvec4(0u);
+        [[unroll]] for (uint j = 0; j < SV_B; j++) vb[j] = uvec4(0u);
     }
     gemm_run(kbeg, kend);
 }
