@@ -192,6 +192,53 @@ static void test_index_copy(void **state)
     }
 }
 
+/* index_copy_t: the source comes through a transpose ([B, T, H, D] -> [B, H, T, D], prefill's v
+ * into its cache) and the kernel reads the transpose's input in place, also not in place and
+ * with repeated indices; with B = 2 the source's outer dims do not collapse to one stride, so
+ * the transpose stays a kernel of its own (and the result is the same). */
+#define ICT_IN(b)                                                                                  \
+    VC_T("self", "[" b ",3,5,17]") "," VC_TI("idx", "[7]") "," VC_T("y", "[" b ",7,3,17]")
+#define ICT_NODES(b)                                                                               \
+    VC_NODE("tr", "aten.transpose.int", VC_T("y", "[" b ",7,3,17]"), VC_T("x", "[" b ",3,7,17]"),   \
+            "\"dim0\":1,\"dim1\":2") ","                                                          \
+    VC_NODE("ic", "aten.index_copy.default", VC_T("self", "[" b ",3,5,17]") "," VC_TI("idx", "[7]") \
+            "," VC_T("x", "[" b ",3,7,17]"), VC_T("ic", "[" b ",3,5,17]"), "\"dim\":2")
+static int count_stem(const char *json, const char *stem)
+{
+    Graph *g = NULL;
+    DiagList d = {0};
+    assert_int_equal(ir_read_buffer("<t>", json, strlen(json), &g, &d), ST_OK);
+    CompileOptions o;
+    compile_defaults(&o);
+    Pipeline pipe;
+    assert_int_equal(pipeline_run_graph(g, &o, &pipe, &d), ST_OK);
+    int n = 0;
+    for (int k = 0; k < pipe.plan->nkernels; k++) n += strcmp(pipe.plan->kernels[k].shader, stem) == 0;
+    pipeline_free(&pipe);
+    diag_free(&d);
+    return n;
+}
+
+static void test_index_copy_transposed(void **state)
+{
+    (void)state;
+    static const char *in_place =
+        "{\"graph_inputs\":[" ICT_IN("1") "],\"graph_outputs\":[" VC_T("ic", "[1,3,5,17]") "],\"nodes\":[" ICT_NODES("1") "]}";
+    static const char *copy =
+        "{\"graph_inputs\":[" ICT_IN("1") "],\"graph_outputs\":[" VC_T("ic", "[1,3,5,17]") "," VC_T("st", "[1,5,3,17]") "],\"nodes\":["
+        ICT_NODES("1") "," VC_NODE("st", "aten.transpose.int", VC_T("self", "[1,3,5,17]"), VC_T("st", "[1,5,3,17]"), "\"dim0\":1,\"dim1\":2") "]}";
+    static const char *two =
+        "{\"graph_inputs\":[" ICT_IN("2") "],\"graph_outputs\":[" VC_T("ic", "[2,3,5,17]") "],\"nodes\":[" ICT_NODES("2") "]}";
+    assert_int_equal(count_stem(in_place, "transpose"), 0);
+    assert_int_equal(count_stem(copy, "transpose"), 1); /* self's reader, not the source */
+    assert_int_equal(count_stem(two, "transpose"), 1);
+    for (int t = 0; t < 3; t++) {
+        vc_check_json(in_place, dts[t], tols[t], "index_copy");
+        vc_check_json(copy, dts[t], tols[t], "index_copy");
+        vc_check_json(two, dts[t], tols[t], "index_copy");
+    }
+}
+
 /* split as the exporter writes it: one node with an "outputs" list (split_0, split_1, ...), a
  * getitem per used chunk listing every chunk as its inputs (producer_output_idx) with `index`.
  * GPT-2's q/k/v: split(c_attn out [1,S,3C], C, dim=2); uneven chunks along dim 0; split_with_sizes
@@ -264,7 +311,8 @@ int main(void)
         cmocka_unit_test(test_slice_select), cmocka_unit_test(test_cat),
         cmocka_unit_test(test_copy),       cmocka_unit_test(test_int_data),
         cmocka_unit_test(test_cast_int),   cmocka_unit_test(test_embedding),
-        cmocka_unit_test(test_index_copy), cmocka_unit_test(test_split),
+        cmocka_unit_test(test_index_copy), cmocka_unit_test(test_index_copy_transposed),
+        cmocka_unit_test(test_split),
         cmocka_unit_test(test_split_views),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
