@@ -76,8 +76,15 @@ static AttnParams attn_params(const KernelCtx *c, int64_t B, int64_t Hq, int64_t
     int64_t vpl = (a.nv + a.lanes - 1) / a.lanes, epl = vpl * (vec_ok ? ew : 1);
     /* the largest group of heads sharing both kv heads whose accumulators fit */
     int64_t r = gcd64(rep_k, rep_v);
+    /* at most gmax heads per group: on a GPU one for a decode step (each query head its own
+     * workgroups, the K/V rows read once per head rather than per kv head: inside the H100's
+     * decode step 2.42 -> 2.00 ms against 6 heads per group, bench/NOTES.md "Session 8"),
+     * else ATTN_MAX_G (prefill's rows already fill the GPU: not measured there);
+     * NPU_ATTN_G=N overrides (a measuring aid, like NPU_ATTN_SPLITS) */
+    int64_t gmax = kc_env_int("NPU_ATTN_G", 1, ATTN_MAX_G,
+                              c->cpu_device || Tq > 1 ? ATTN_MAX_G : 1);
     a.g = 1;
-    for (int64_t g = 2; g <= ATTN_MAX_G && g <= r; g++)
+    for (int64_t g = 2; g <= gmax && g <= r; g++)
         if (r % g == 0 && g * epl <= ATTN_MAX_ACC) a.g = g;
     /* rows per team and trip: on a CPU device at most 8 vectors of K and 8 of V in flight per
      * lane; on a GPU one row (the trip's code is then a quarter: inside the H100's decode step,
