@@ -187,13 +187,8 @@ void gemm_emit_glu(uint mm, uint nn, float g, float u)
     bool ok = all(bvec2(m < pc.M, n < pc.N));
     m = min(m, pc.M - 1);
     n = min(n, pc.N - 1u - GLU_BLOCK);
-    g *= pc.alpha;
-    u *= pc.alpha;
-#if MM_BIAS
-    g += pc.beta * S_LOAD(bias[m * pc.bias_ms + n * pc.bias_ns]);
-    u += pc.beta * S_LOAD(bias[m * pc.bias_ms + (n + GLU_BLOCK) * pc.bias_ns]);
-#endif
-    if (ok) y[(bi * pc.M + m) * (pc.N / 2u) + mm_glu_col(n)] = S_STORE(npu_activate(g, pc.act) * u);
+    float v = MM_GLU_VALUE(m, n, g, u);
+    if (ok) y[(bi * pc.M + m) * (pc.N / 2u) + mm_glu_col(n)] = S_STORE(v);
 }
 #else
 void gemm_emit(uint mm, uint nn, float v)

@@ -63,13 +63,7 @@ void store(uint yoff, uint m, uint n, float acc)
 // fp32 dot products of gate column n and its up column n + GLU_BLOCK.
 void store_glu(uint yoff, uint m, uint n, float g, float u)
 {
-    g *= pc.alpha;
-    u *= pc.alpha;
-#if MM_BIAS
-    g += pc.beta * S_LOAD(bias[m * pc.bias_ms + n * pc.bias_ns]);
-    u += pc.beta * S_LOAD(bias[m * pc.bias_ms + (n + GLU_BLOCK) * pc.bias_ns]);
-#endif
-    y[yoff + m * (pc.N / 2u) + mm_glu_col(n)] = S_STORE(npu_activate(g, pc.act) * u);
+    y[yoff + m * (pc.N / 2u) + mm_glu_col(n)] = S_STORE(MM_GLU_VALUE(m, n, g, u));
 }
 #endif
 

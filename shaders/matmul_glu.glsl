@@ -30,4 +30,16 @@ uint mm_glu_pair(uint q)
     return (q / GLU_BLOCK) * (2u * GLU_BLOCK) + q % GLU_BLOCK;
 }
 
+// The output of gate column n of row m from the fp32 dot products g (gate) and u (its up column):
+// act(alpha * g + beta * bias[m, n]) * (alpha * u + beta * bias[m, n + GLU_BLOCK]). A macro: `pc`
+// and, with MM_BIAS, `bias` are the including kernel's, declared after this file in some.
+#if MM_BIAS
+#define MM_GLU_BIAS(m, n) (pc.beta * S_LOAD(bias[(m) * pc.bias_ms + (n) * pc.bias_ns]))
+#else
+#define MM_GLU_BIAS(m, n) 0.0
+#endif
+#define MM_GLU_VALUE(m, n, g, u)                                                               \
+    (npu_activate(pc.alpha * (g) + MM_GLU_BIAS(m, n), pc.act) *                               \
+     (pc.alpha * (u) + MM_GLU_BIAS(m, (n) + GLU_BLOCK)))
+
 #endif

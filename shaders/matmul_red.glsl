@@ -44,14 +44,8 @@ void main()
         g += part[s * total + j];
         u += part[s * total + j + GLU_BLOCK];
     }
-    g *= pc.alpha;
-    u *= pc.alpha;
-#if MM_BIAS
     uint m = row % pc.M;
-    g += pc.beta * S_LOAD(bias[m * pc.bias_ms + n * pc.bias_ns]);
-    u += pc.beta * S_LOAD(bias[m * pc.bias_ms + (n + GLU_BLOCK) * pc.bias_ns]);
-#endif
-    y[i] = S_STORE(npu_activate(g, pc.act) * u);
+    y[i] = S_STORE(MM_GLU_VALUE(m, n, g, u));
 }
 #else
 void main()

@@ -158,13 +158,8 @@ static const char *ic_copy =
 /* Is the index_copy output an alias of self in the compiled plan (and its kernel's mode)? */
 static bool ic_aliased(const char *json, uint32_t *mode)
 {
-    Graph *g = NULL;
-    DiagList d = {0};
-    assert_int_equal(ir_read_buffer("<t>", json, strlen(json), &g, &d), ST_OK);
-    CompileOptions o;
-    compile_defaults(&o);
     Pipeline pipe;
-    assert_int_equal(pipeline_run_graph(g, &o, &pipe, &d), ST_OK);
+    vc_compile_json(json, &pipe);
     const Plan *p = pipe.plan;
     bool alias = false;
     for (int t = 0; t < p->ntensors; t++)
@@ -174,7 +169,6 @@ static bool ic_aliased(const char *json, uint32_t *mode)
     for (int k = 0; k < p->nkernels; k++)
         if (strcmp(p->kernels[k].shader, "index_copy") == 0) *mode = p->kernels[k].push[1];
     pipeline_free(&pipe);
-    diag_free(&d);
     return alias;
 }
 
@@ -205,17 +199,11 @@ static void test_index_copy(void **state)
             "," VC_T("x", "[" b ",3,7,17]"), VC_T("ic", "[" b ",3,5,17]"), "\"dim\":2")
 static int count_stem(const char *json, const char *stem)
 {
-    Graph *g = NULL;
-    DiagList d = {0};
-    assert_int_equal(ir_read_buffer("<t>", json, strlen(json), &g, &d), ST_OK);
-    CompileOptions o;
-    compile_defaults(&o);
     Pipeline pipe;
-    assert_int_equal(pipeline_run_graph(g, &o, &pipe, &d), ST_OK);
+    vc_compile_json(json, &pipe);
     int n = 0;
     for (int k = 0; k < pipe.plan->nkernels; k++) n += strcmp(pipe.plan->kernels[k].shader, stem) == 0;
     pipeline_free(&pipe);
-    diag_free(&d);
     return n;
 }
 

@@ -183,13 +183,8 @@ static void linear_act(const char *act, const char *attrs, int64_t m, int t)
              "{\"name\":\"act\",\"op_type\":\"%s\",\"inputs\":[{\"name\":\"h\",\"shape\":%s}],"
              "\"outputs\":[{\"name\":\"y\",\"shape\":%s}],\"attrs\":{%s}}]}",
              x, y, x, y, act, y, y, attrs);
-    Graph *g = NULL;
-    DiagList d = {0};
-    assert_int_equal(ir_read_buffer("<t>", json, strlen(json), &g, &d), ST_OK);
-    CompileOptions o;
-    compile_defaults(&o);
     Pipeline pipe;
-    assert_int_equal(pipeline_run_graph(g, &o, &pipe, &d), ST_OK);
+    vc_compile_json(json, &pipe);
     const Plan *p = pipe.plan;
     assert_int_equal(p->nkernels, 1);
     assert_string_equal(p->kernels[0].shader, "matmul");
@@ -197,7 +192,6 @@ static void linear_act(const char *act, const char *attrs, int64_t m, int t)
     assert_true(strncmp(p->fusions[p->kernels[0].fusion].pattern, "linear", 6) == 0 ||
                 strcmp(p->fusions[p->kernels[0].fusion].pattern, "linear_act") == 0);
     pipeline_free(&pipe);
-    diag_free(&d);
     vc_check_json(json, dts[t], tols[t], "matmul");
 }
 
@@ -452,13 +446,8 @@ static void concat(const ConcatSpec *s, int t, const char *stem)
 {
     char *json = concat_graph_json(s);
     assert_non_null(json);
-    Graph *g = NULL;
-    DiagList d = {0};
-    assert_int_equal(ir_read_buffer("<t>", json, strlen(json), &g, &d), ST_OK);
-    CompileOptions o;
-    compile_defaults(&o);
     Pipeline pipe;
-    assert_int_equal(pipeline_run_graph(g, &o, &pipe, &d), ST_OK);
+    vc_compile_json(json, &pipe);
     const Plan *p = pipe.plan;
     int fused = 0;
     for (int k = 0; k < p->nkernels; k++)
@@ -467,7 +456,6 @@ static void concat(const ConcatSpec *s, int t, const char *stem)
                  strcmp(p->kernels[k].shader, stem) == 0;
     assert_int_equal(fused, 1);
     pipeline_free(&pipe);
-    diag_free(&d);
     vc_check_json(json, dts[t], tols[t], stem);
     free(json);
 }

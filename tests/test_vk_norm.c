@@ -329,13 +329,8 @@ static void rope_cache_graph(char *b, size_t cap, int H, int S, int D, int T, co
 /* The compiled plan's rope_cache kernels (fusions on) and the mode word of the first. */
 static int rope_cache_kernels(const char *json, uint32_t *mode)
 {
-    Graph *g = NULL;
-    DiagList d = {0};
-    assert_int_equal(ir_read_buffer("<t>", json, strlen(json), &g, &d), ST_OK);
-    CompileOptions o;
-    compile_defaults(&o);
     Pipeline pipe;
-    assert_int_equal(pipeline_run_graph(g, &o, &pipe, &d), ST_OK);
+    vc_compile_json(json, &pipe);
     int n = 0;
     for (int k = 0; k < pipe.plan->nkernels; k++) {
         const PlanKernel *kn = &pipe.plan->kernels[k];
@@ -343,7 +338,6 @@ static int rope_cache_kernels(const char *json, uint32_t *mode)
         if (n++ == 0) *mode = kn->push[18];
     }
     pipeline_free(&pipe);
-    diag_free(&d);
     return n;
 }
 

@@ -300,3 +300,14 @@ double vc_check_node(const char *aten, int nin, const TuSpec *in, TuSpec out, co
     free(json);
     return w;
 }
+
+void vc_compile_json(const char *json, Pipeline *pipe)
+{
+    Graph *g = NULL;
+    DiagList d = {0};
+    if (ir_read_buffer("<t>", json, strlen(json), &g, &d) != ST_OK) fail_with(&d, "import failed");
+    CompileOptions o;
+    compile_defaults(&o);
+    if (pipeline_run_graph(g, &o, pipe, &d) != ST_OK) fail_with(&d, "compile failed");
+    diag_free(&d);
+}

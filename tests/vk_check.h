@@ -10,7 +10,12 @@
 #ifndef NPU_VK_CHECK_H
 #define NPU_VK_CHECK_H
 
+#include "compiler/pass.h"
 #include "testutil.h"
+
+/* Compiles `json` (the exporter's format) with the default options into *pipe (fusions on),
+ * failing the test on any error; pipeline_free(pipe) when done. */
+void vc_compile_json(const char *json, Pipeline *pipe);
 
 /* A --no-fuse spec for the checks that follow (NULL: none), e.g. "fuse-elementwise" for the plans
  * of before generated kernels, "elementwise" for their members as lone kernels. */
