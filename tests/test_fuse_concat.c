@@ -241,6 +241,74 @@ static void test_near_misses(void **state)
     pipeline_free(&p);
 }
 
+/* A graph's CPU reference next to its fused plan run by the CPU backend: fixture_open imports
+ * `json` (taking it) with random weights (seed 3) and inputs (seed 4) and runs the reference,
+ * keeping every tensor; fused_open compiles it (with --break F1 when broken), applies the
+ * recipes to the binding, runs the plan on the CPU backend; fused_err is output i's rel_l2. */
+typedef struct CpuFixture {
+    char *json;
+    Graph *g0;
+    Binding b;
+    RefRun r;
+    DiagList d;
+    Pipeline pipe;
+    Backend *be;
+    Exec x;
+} CpuFixture;
+
+static void fixture_open(CpuFixture *f, char *json)
+{
+    memset(f, 0, sizeof *f);
+    assert_non_null(json);
+    f->json = json;
+    assert_int_equal(ir_read_buffer("t.json", json, strlen(json), &f->g0, &f->d), ST_OK);
+    assert_int_equal(bind_init(f->g0, &f->b), ST_OK);
+    assert_int_equal(bind_weights_random(f->g0, 3, &f->b), ST_OK);
+    assert_int_equal(bind_inputs_random(f->g0, 4, &f->b), ST_OK);
+    RefOptions ro = {.keep_all = true};
+    assert_int_equal(ref_run(f->g0, f->b.vals, &ro, &f->r, &f->d), ST_OK);
+}
+
+static void fused_open(CpuFixture *f, bool broken)
+{
+    Graph *g1 = NULL;
+    assert_int_equal(ir_read_buffer("t.json", f->json, strlen(f->json), &g1, &f->d), ST_OK);
+    CompileOptions o;
+    compile_defaults(&o);
+    if (broken) o.break_id = "F1";
+    assert_int_equal(pipeline_run_graph(g1, &o, &f->pipe, &f->d), ST_OK);
+    assert_int_equal(bind_apply_recipes(f->pipe.g, &f->b, &f->d), ST_OK);
+    assert_int_equal(cpu_backend_create(f->pipe.g, &f->be), ST_OK);
+    assert_int_equal(exec_open(&f->x, f->pipe.plan, f->pipe.g, &f->b, f->be, &f->d), ST_OK);
+    assert_int_equal(exec_run(&f->x, false, &f->d), ST_OK);
+}
+
+static double fused_err(CpuFixture *f, int i)
+{
+    HTensor got = {0};
+    assert_int_equal(exec_read(&f->x, f->pipe.plan->outputs[i], &got, &f->d), ST_OK);
+    CmpStats st;
+    assert_true(cmp_tensors(&got, &f->r.vals[f->g0->outputs[i]], &st));
+    htensor_free(&got);
+    return st.rel_l2;
+}
+
+static void fused_close(CpuFixture *f)
+{
+    exec_close(&f->x);
+    f->be->ops->destroy(f->be);
+    pipeline_free(&f->pipe);
+}
+
+static void fixture_close(CpuFixture *f)
+{
+    ref_free(&f->r);
+    bind_free(&f->b);
+    graph_free(f->g0);
+    free(f->json);
+    diag_free(&f->d);
+}
+
 /* The CPU backend runs the member linears and still reads the combined output (profile and
  * bisect compare it) and the parts through it, with --break corrupting what the parts' readers
  * see; the outputs match the CPU reference of the imported graph. */
@@ -248,57 +316,26 @@ static void test_cpu_backend(void **state)
 {
     (void)state;
     ConcatSpec s = qkv();
-    char *json = concat_graph_json(&s);
-    DiagList d = {0};
-    Graph *g0 = NULL;
-    assert_int_equal(ir_read_buffer("t.json", json, strlen(json), &g0, &d), ST_OK);
-    Binding b;
-    assert_int_equal(bind_init(g0, &b), ST_OK);
-    assert_int_equal(bind_weights_random(g0, 3, &b), ST_OK);
-    assert_int_equal(bind_inputs_random(g0, 4, &b), ST_OK);
-    RefRun r = {0};
-    RefOptions ro = {.keep_all = true};
-    assert_int_equal(ref_run(g0, b.vals, &ro, &r, &d), ST_OK);
+    CpuFixture f;
+    fixture_open(&f, concat_graph_json(&s));
     for (int broken = 0; broken < 2; broken++) {
-        Graph *g1 = NULL;
-        assert_int_equal(ir_read_buffer("t.json", json, strlen(json), &g1, &d), ST_OK);
-        CompileOptions o;
-        compile_defaults(&o);
-        if (broken) o.break_id = "F1";
-        Pipeline pipe;
-        assert_int_equal(pipeline_run_graph(g1, &o, &pipe, &d), ST_OK);
-        assert_int_equal(bind_apply_recipes(pipe.g, &b, &d), ST_OK);
-        Backend *be = NULL;
-        assert_int_equal(cpu_backend_create(pipe.g, &be), ST_OK);
-        Exec x;
-        assert_int_equal(exec_open(&x, pipe.plan, pipe.g, &b, be, &d), ST_OK);
-        assert_int_equal(exec_run(&x, false, &d), ST_OK);
-        const Plan *p = pipe.plan;
+        fused_open(&f, broken);
+        const Plan *p = f.pipe.plan;
         for (int i = 0; i < p->noutputs; i++) {
-            HTensor got = {0};
-            assert_int_equal(exec_read(&x, p->outputs[i], &got, &d), ST_OK);
-            CmpStats st;
-            assert_true(cmp_tensors(&got, &r.vals[g0->outputs[i]], &st));
-            if (broken) assert_true(st.rel_l2 > 1e-2);
-            else assert_true(st.rel_l2 < 1e-6);
-            htensor_free(&got);
+            double e = fused_err(&f, i);
+            if (broken) assert_true(e > 1e-2);
+            else assert_true(e < 1e-6);
         }
         /* the combined output is the three parts side by side */
         HTensor y = {0};
-        assert_int_equal(exec_read(&x, p->kernels[0].args[3], &y, &d), ST_OK);
+        assert_int_equal(exec_read(&f.x, p->kernels[0].args[3], &y, &f.d), ST_OK);
         assert_int_equal(y.numel, 128);
-        const HTensor *y2 = &r.vals[graph_find_tensor(g0, "y2")];
+        const HTensor *y2 = &f.r.vals[graph_find_tensor(f.g0, "y2")];
         if (!broken) assert_memory_equal((float *)y.data + 96, y2->data, 32 * sizeof(float));
         htensor_free(&y);
-        exec_close(&x);
-        be->ops->destroy(be);
-        pipeline_free(&pipe);
+        fused_close(&f);
     }
-    ref_free(&r);
-    bind_free(&b);
-    graph_free(g0);
-    free(json);
-    diag_free(&d);
+    fixture_close(&f);
 }
 
 /* The NPU kernels' stems of plan p, space-separated. */
@@ -445,30 +482,14 @@ static void test_glu_recipe_and_cpu_backend(void **state)
 {
     (void)state;
     GluSpec s = {.rows = 7, .k = 24, .f = 48, .bias = true, .bias_up = true, .neg = true};
-    char *json = glu_graph_json(&s);
-    DiagList d = {0};
-    Graph *g0 = NULL;
-    assert_int_equal(ir_read_buffer("t.json", json, strlen(json), &g0, &d), ST_OK);
-    Binding b;
-    assert_int_equal(bind_init(g0, &b), ST_OK);
-    assert_int_equal(bind_weights_random(g0, 3, &b), ST_OK);
-    assert_int_equal(bind_inputs_random(g0, 4, &b), ST_OK);
-    RefRun r = {0};
-    RefOptions ro = {.keep_all = true};
-    assert_int_equal(ref_run(g0, b.vals, &ro, &r, &d), ST_OK);
+    CpuFixture f;
+    fixture_open(&f, glu_graph_json(&s));
     for (int broken = 0; broken < 2; broken++) {
-        Graph *g1 = NULL;
-        assert_int_equal(ir_read_buffer("t.json", json, strlen(json), &g1, &d), ST_OK);
-        CompileOptions o;
-        compile_defaults(&o);
-        if (broken) o.break_id = "F1";
-        Pipeline pipe;
-        assert_int_equal(pipeline_run_graph(g1, &o, &pipe, &d), ST_OK);
-        assert_int_equal(bind_apply_recipes(pipe.g, &b, &d), ST_OK);
+        fused_open(&f, broken);
         for (int rc = 0; rc < 2 && !broken; rc++) {
-            const Recipe *re = &pipe.g->recipes[rc];
-            const float *w = b.vals[re->out_w].data, *wg = b.vals[re->src[0]].data,
-                        *wu = b.vals[re->src[1]].data;
+            const Recipe *re = &f.pipe.g->recipes[rc];
+            const float *w = f.b.vals[re->out_w].data, *wg = f.b.vals[re->src[0]].data,
+                        *wu = f.b.vals[re->src[1]].data;
             int64_t inner = rc ? 1 : s.k;
             for (int64_t row = 0; row < 2 * s.f; row++) {
                 int64_t j = row / 32, q = row % 32;
@@ -477,27 +498,12 @@ static void test_glu_recipe_and_cpu_backend(void **state)
                 assert_memory_equal(w + row * inner, src, sizeof(float) * (size_t)inner);
             }
         }
-        Backend *be = NULL;
-        assert_int_equal(cpu_backend_create(pipe.g, &be), ST_OK);
-        Exec x;
-        assert_int_equal(exec_open(&x, pipe.plan, pipe.g, &b, be, &d), ST_OK);
-        assert_int_equal(exec_run(&x, false, &d), ST_OK);
-        HTensor got = {0};
-        assert_int_equal(exec_read(&x, pipe.plan->outputs[0], &got, &d), ST_OK);
-        CmpStats st;
-        assert_true(cmp_tensors(&got, &r.vals[g0->outputs[0]], &st));
-        if (broken) assert_true(st.rel_l2 > 1e-2);
-        else assert_true(st.rel_l2 == 0.0);
-        htensor_free(&got);
-        exec_close(&x);
-        be->ops->destroy(be);
-        pipeline_free(&pipe);
+        double e = fused_err(&f, 0);
+        if (broken) assert_true(e > 1e-2);
+        else assert_true(e == 0.0);
+        fused_close(&f);
     }
-    ref_free(&r);
-    bind_free(&b);
-    graph_free(g0);
-    free(json);
-    diag_free(&d);
+    fixture_close(&f);
 }
 
 int main(void)
