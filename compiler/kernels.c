@@ -13,8 +13,6 @@ static const struct {
 } families[] = {
     {"unary", lower_unary},
     {"decode_attention", lower_attention},
-    {"decode_attention_split", lower_attention},
-    {"decode_attention_combine", lower_attention},
     {"copy", lower_copy},
     {"transpose", lower_copy},
     {"expand", lower_copy},

@@ -37,7 +37,7 @@ static int cmp(const void *a, const void *b)
     return p->index - q->index;
 }
 
-/* The kernel column's width: the longest shader stem (decode_attention_combine, generated
+/* The kernel column's width: the longest shader stem (matmul_cmlx_glu_nb, generated
  * gen_<hash>), at least the heading's, at most 24. */
 static int kernel_width(const Plan *p)
 {
