@@ -102,35 +102,33 @@ case " $what " in *" tile "*)
         prof "$(echo "$e" | sed 's/NPU_CM_//g; s/[= ]/_/g')" "$e" bench/models/qwen_prefill_gemms.json --dtype bf16 --tier nv-coopmat
     done ;;
 esac
-case " $what " in *" prefill "*)
-    ids=$(python3 -c 'print(",".join(str(1 + (i * 7919) % 150000) for i in range(128)))')
-    IFS=';' read -ra envs <<< "${PREFILL_ENVS:--}"
-    i=0
+# gen_each NAME LIST ARGS...: one `generate` of Qwen2.5-1.5B (a 128-token prompt, bf16, random
+# weights) per entry of the ";"-separated LIST ("-" for none; an entry is environment
+# assignments and generate options), into $out/NAME<i>.jsonl; sets $e to the entry and $f to the
+# file, then runs the caller's report_NAME on success
+gen_each() {
+    local name=$1 list=$2 i=0; shift 2
+    local ids; ids=$(python3 -c 'print(",".join(str(1 + (i * 7919) % 150000) for i in range(128)))')
+    IFS=';' read -ra envs <<< "$list"
     for e in "${envs[@]}"; do
-        i=$((i + 1))
-        ev=(NPU_X=1) opts=()
+        i=$((i + 1)); f="$out/$name$i.jsonl"
+        local ev=(NPU_X=1) opts=()
         for w in $e; do case $w in -) ;; *=*) ev+=("$w") ;; *) opts+=("$w") ;; esac; done
         env "${ev[@]}" "$B" generate tests/models/qwen2_5_1_5b --random-weights 1 --dtype bf16 --prompt-ids "$ids" \
-            --max-new 2 --prefill-runs 10 --json "${opts[@]}" > "$out/pf_$i.jsonl" 2> "$out/pf_$i.err" || { echo "prefill $e failed: $(tail -2 "$out/pf_$i.err")"; continue; }
-        python3 -c 'import json,sys
+            --json "$@" "${opts[@]}" > "$f" 2> "$out/$name$i.err" || { echo "$name $e failed: $(tail -2 "$out/$name$i.err")"; continue; }
+        "report_$name"
+    done
+}
+report_pf() {
+    python3 -c 'import json,sys
 for l in open(sys.argv[1]):
     o = json.loads(l)
-    if o.get("kind") == "summary": print("prefill-128 %-36s wall %.3f ms, gpu %.3f ms" % (sys.argv[2], o["prefill_wall_ms"], o["prefill_gpu_ms"]))' "$out/pf_$i.jsonl" "$e"
-    done ;;
-esac
-case " $what " in *" decode "*)
-    # one generate per environment in DECODE_ENVS (";"-separated, "-" for none) to position 1000:
-    # medians of the 60 steps after the slow state after the upload (its last step over 1.5x the
-    # median step) and of positions 940-1000
-    ids=$(python3 -c 'print(",".join(str(1 + (i * 7919) % 150000) for i in range(128)))')
-    IFS=';' read -ra envs <<< "${DECODE_ENVS:--}"
-    i=0
-    for e in "${envs[@]}"; do
-        i=$((i + 1))
-        [ "$e" = - ] && e=NPU_X=1
-        env $e "$B" generate tests/models/qwen2_5_1_5b --random-weights 1 --dtype bf16 --prompt-ids "$ids" --max-new 874 --json \
-            > "$out/decode$i.jsonl" 2> "$out/decode$i.err" || { echo "decode $e failed: $(tail -2 "$out/decode$i.err")"; continue; }
-        python3 - "$out/decode$i.jsonl" "$e" <<'P'
+    if o.get("kind") == "summary": print("prefill-128 %-36s wall %.3f ms, gpu %.3f ms" % (sys.argv[2], o["prefill_wall_ms"], o["prefill_gpu_ms"]))' "$f" "$e"
+}
+# decode: medians of the 60 steps after the slow state after the upload (its last step over 1.5x
+# the median step) and of positions 940-1000
+report_decode() {
+    python3 - "$f" "$e" <<'P'
 import json, statistics, sys
 g = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 st = next((o for o in g if o.get("kind") == "steps"), None)
@@ -143,5 +141,6 @@ if st:
         out.append("@%d-%d wall %.3f gpu %.3f" % (lo, hi, statistics.median([st["ms"][i] for i in k]), statistics.median([st["gpu_ms"][i] for i in k])))
     print("decode %-34s %s (ms, medians)" % (sys.argv[2], " | ".join(out)))
 P
-    done ;;
-esac
+}
+case " $what " in *" prefill "*) gen_each pf "${PREFILL_ENVS:--}" --max-new 2 --prefill-runs 10 ;; esac
+case " $what " in *" decode "*) gen_each decode "${DECODE_ENVS:--}" --max-new 874 ;; esac

@@ -378,25 +378,13 @@ static bool match_index_copy_t(const Graph *g, int node, const bool *taken, Fuse
         x->shape[dim] < 2) /* one position (decode): that transpose is a view */
         return false;
     /* x's strides: y's dense strides, permuted */
-    int64_t sy[NPU_MAX_RANK], sx[NPU_MAX_RANK], acc = 1;
+    int64_t sy[NPU_MAX_RANK], sx[NPU_MAX_RANK], acc = 1, so;
     for (int d = r - 1; d >= 0; d--) {
         sy[d] = acc;
         acc *= y->shape[d];
     }
     for (int d = 0; d < r; d++) sx[d] = sy[perm[d]];
-    acc = 1;
-    for (int d = r - 1; d > dim; d--) {
-        if (x->shape[d] != 1 && sx[d] != acc)
-            return (*why = "the dims after the index_copy dim are not contiguous in the source"), false;
-        acc *= x->shape[d];
-    }
-    int64_t next = -1; /* stride the next outer dim (going out) must have */
-    for (int d = dim - 1; d >= 0; d--) {
-        if (x->shape[d] == 1) continue;
-        if (next >= 0 && sx[d] != next)
-            return (*why = "the source's dims before the index_copy dim do not collapse"), false;
-        next = sx[d] * x->shape[d];
-    }
+    if (!strides_outer_m_inner(r, x->shape, sx, dim, &so, why)) return false;
     add(m, tp);
     add(m, node);
     m->variant = "index_copy_t";

@@ -409,3 +409,23 @@ bool node_perm(const Node *n, int r, int *perm)
     }
     return true;
 }
+
+bool strides_outer_m_inner(int r, const int64_t *shape, const int64_t *st, int dim, int64_t *so,
+                           const char **why)
+{
+    int64_t acc = 1, next = -1; /* next: the stride the next outer dim (going out) must have */
+    for (int d = r - 1; d > dim; d--) {
+        if (shape[d] != 1 && st[d] != acc)
+            return (*why = "the dims after the index_copy dim are not contiguous in the source"), false;
+        acc *= shape[d];
+    }
+    *so = 0;
+    for (int d = dim - 1; d >= 0; d--) {
+        if (shape[d] == 1) continue;
+        if (next >= 0 && st[d] != next)
+            return (*why = "the source's dims before the index_copy dim do not collapse"), false;
+        if (next < 0) *so = st[d];
+        next = st[d] * shape[d];
+    }
+    return true;
+}

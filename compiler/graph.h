@@ -222,5 +222,10 @@ int norm_dim(int64_t dim, int rank);
  * i is input dim perm[i]; the identity for any other op. False when the node's dims are out of
  * range or not a permutation. */
 bool node_perm(const Node *n, int r, int *perm);
+/* A rank-r tensor (shape, strides st) seen as [outer, m, inner] around dim `dim` (index_copy's
+ * geometry): the dims after dim must be contiguous and those before it collapse to one stride,
+ * *so (0 when they are all 1). Else false and *why says which. */
+bool strides_outer_m_inner(int r, const int64_t *shape, const int64_t *st, int dim, int64_t *so,
+                           const char **why);
 
 #endif

@@ -169,6 +169,31 @@ const Node *kc_member(const KernelCtx *c, OpId op)
     return NULL;
 }
 
+bool kc_is_member(const KernelCtx *c, int node)
+{
+    for (int i = 0; c->fusion && i < c->fusion->nnodes; i++)
+        if (c->fusion->nodes[i] == node) return true;
+    return false;
+}
+
+int kc_arg_of(const KernelCtx *c, const PlanKernel *k, int t)
+{
+    const char *name = c->g->tensors[t].name;
+    for (int i = 0; i < k->nin; i++)
+        if (strcmp(kc_arg(k, c->p, i)->name, name) == 0) return i;
+    return -1;
+}
+
+bool kc_permuted_strides(const PlanTensor *y, const Node *tp, int r, int64_t *st)
+{
+    int perm[NPU_MAX_RANK];
+    int64_t sy[NPU_MAX_RANK];
+    if (y->rank != r || !node_perm(tp, r, perm)) return false;
+    kc_strides(y, sy);
+    for (int d = 0; d < r; d++) st[d] = sy[perm[d]];
+    return true;
+}
+
 void kc_strides(const PlanTensor *t, int64_t *strides)
 {
     int64_t s = 1;

@@ -53,6 +53,13 @@ const PlanTensor *kc_out(const PlanKernel *k, const Plan *p);
 /* The member of the fused group with op `op` (the first in member order), or NULL. For a single
  * node: the anchor if its op matches. */
 const Node *kc_member(const KernelCtx *c, OpId op);
+/* Is graph node `node` a member of the kernel's fusion instance (false without one)? */
+bool kc_is_member(const KernelCtx *c, int node);
+/* The kernel input bound to graph tensor t (plan tensors keep the graph's names), or -1. */
+int kc_arg_of(const KernelCtx *c, const PlanKernel *k, int t);
+/* Strides of transpose/permute node tp's output (rank r) read from its input y's physical
+ * strides: st[d] = stride of y's dim perm[d]. False if y's rank is not r or perm is bad. */
+bool kc_permuted_strides(const PlanTensor *y, const Node *tp, int r, int64_t *st);
 /* Physical row-major strides in elements (from pshape: padded channels count). */
 void kc_strides(const PlanTensor *t, int64_t *strides);
 /* Logical element count. */

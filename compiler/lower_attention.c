@@ -125,13 +125,6 @@ static AttnParams attn_params(const KernelCtx *c, int64_t B, int64_t Hq, int64_t
     return a;
 }
 
-static bool member_node(const KernelCtx *c, int node)
-{
-    for (int i = 0; i < c->fusion->nnodes; i++)
-        if (c->fusion->nodes[i] == node) return true;
-    return false;
-}
-
 /* Follows tensor t back through member unsqueeze/expand/view nodes (the kv repeat) to the
  * tensor that comes from outside the group; *rep gets the repeat factor (1 if none). */
 static int kv_cache_of(const KernelCtx *c, int t, int64_t *rep)
@@ -140,7 +133,7 @@ static int kv_cache_of(const KernelCtx *c, int t, int64_t *rep)
     *rep = 1;
     for (;;) {
         int pr = g->tensors[t].producer;
-        if (pr < 0 || !member_node(c, pr)) return t;
+        if (pr < 0 || !kc_is_member(c, pr)) return t;
         const Node *n = &g->nodes[pr];
         if (n->op == OP_EXPAND) {
             const GTensor *o = &g->tensors[n->out[0]];
@@ -152,13 +145,6 @@ static int kv_cache_of(const KernelCtx *c, int t, int64_t *rep)
     }
 }
 
-/* The kernel argument holding graph tensor t (plan tensors keep their graph names). */
-static int arg_of(const KernelCtx *c, const PlanKernel *k, int t)
-{
-    for (int i = 0; i < k->nin; i++)
-        if (strcmp(kc_arg(k, c->p, i)->name, c->g->tensors[t].name) == 0) return i;
-    return -1;
-}
 
 /* Strides of a tensor right-aligned to rank 4, 0 where a dim broadcasts (size 1). */
 static void strides4(const PlanTensor *t, int64_t *st)
@@ -192,8 +178,8 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     int tk = kv_cache_of(c, tr->in[0], &rep_k), tv = kv_cache_of(c, mm[1]->in[1], &rep_v);
     int tq = mm[0]->in[0];
     int tm = ad->in[0] == sc->out[0] ? ad->in[1] : ad->in[0];
-    int ik = tk < 0 ? -1 : arg_of(c, k, tk), iv = tv < 0 ? -1 : arg_of(c, k, tv);
-    int iq = arg_of(c, k, tq), im = arg_of(c, k, tm);
+    int ik = tk < 0 ? -1 : kc_arg_of(c, k, tk), iv = tv < 0 ? -1 : kc_arg_of(c, k, tv);
+    int iq = kc_arg_of(c, k, tq), im = kc_arg_of(c, k, tm);
     if (ik < 0 || iv < 0 || iq < 0 || im < 0 || ik == iv || ik == iq || ik == im || iv == iq ||
         iv == im || iq == im)
         return kc_error(c, "decode_attention: cannot tell K, V, q and the mask apart");

@@ -142,13 +142,6 @@ static uint32_t op_code(const KernelCtx *c, const Node *n, Status *st)
     }
 }
 
-/* Plan-argument index of graph tensor t among the kernel inputs, or -1. */
-static int arg_of(const KernelCtx *c, const PlanKernel *k, int t)
-{
-    for (int i = 0; i < k->nin; i++)
-        if (strcmp(kc_arg(k, c->p, i)->name, c->g->tensors[t].name) == 0) return i;
-    return -1;
-}
 
 Status lower_binary(const KernelCtx *c, PlanKernel *k)
 {
@@ -164,11 +157,11 @@ Status lower_binary(const KernelCtx *c, PlanKernel *k)
         if (!s || !n) return kc_error(c, "silu_mul kernel without a silu and a mul member");
         flags |= BF_SILU_A;
         /* the silu's input is operand a whichever order the members put the inputs in */
-        if (k->nin == 2 && arg_of(c, k, s->in[0]) == 1) {
+        if (k->nin == 2 && kc_arg_of(c, k, s->in[0]) == 1) {
             int t = k->args[0];
             k->args[0] = k->args[1];
             k->args[1] = t;
-        } else if (k->nin == 2 && arg_of(c, k, s->in[0]) != 0) {
+        } else if (k->nin == 2 && kc_arg_of(c, k, s->in[0]) != 0) {
             return kc_error(c, "silu_mul: the silu's input is not a kernel input");
         }
     }

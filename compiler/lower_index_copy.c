@@ -51,33 +51,21 @@ Status kc_index_copy_geom(const KernelCtx *c, const PlanKernel *k, const Node *n
     return ST_OK;
 }
 
-/* The kernel argument holding graph tensor t, or -1. */
-static int arg_of(const KernelCtx *c, const PlanKernel *k, int t)
-{
-    for (int i = 0; i < k->nin; i++)
-        if (strcmp(kc_arg(k, c->p, i)->name, c->g->tensors[t].name) == 0) return i;
-    return -1;
-}
 
 /* index_copy_t (fuse_patterns.c): the source comes through a member transpose; binds {self,
  * index, the transpose's input} and gives the source's strides as the index_copy sees it. */
-static Status transposed_source(const KernelCtx *c, PlanKernel *k, const Node *ic, int64_t *sx)
+static Status transposed_source(const KernelCtx *c, PlanKernel *k, const Node *ic,
+                                const Node *tp, int64_t *sx)
 {
-    const Graph *g = c->g;
-    const Node *tp = &g->nodes[g->tensors[ic->in[2]].producer];
-    int want[3] = {ic->in[0], ic->in[1], tp->in[0]}, ids[3], perm[NPU_MAX_RANK];
+    int want[3] = {ic->in[0], ic->in[1], tp->in[0]}, ids[3];
     for (int i = 0; i < 3; i++) {
-        int a = arg_of(c, k, want[i]);
+        int a = kc_arg_of(c, k, want[i]);
         if (a < 0) return kc_error(c, "index_copy_t: self, index and the source must be inputs");
         ids[i] = k->args[a];
     }
     memcpy(k->args, ids, sizeof ids);
-    const PlanTensor *y = kc_arg(k, c->p, 2);
-    int64_t sy[NPU_MAX_RANK];
-    if (y->rank != g->tensors[ic->in[2]].rank || !node_perm(tp, y->rank, perm))
+    if (!kc_permuted_strides(kc_arg(k, c->p, 2), tp, c->g->tensors[ic->in[2]].rank, sx))
         return kc_error(c, "index_copy_t: the transpose changes the rank");
-    kc_strides(y, sy);
-    for (int d = 0; d < y->rank; d++) sx[d] = sy[perm[d]];
     return ST_OK;
 }
 
@@ -85,33 +73,26 @@ Status lower_index_copy(const KernelCtx *c, PlanKernel *k)
 {
     if (k->nin != 3) return kc_error(c, "index_copy kernel needs self, index and source");
     const Node *n = c->anchor;
-    bool tsrc = c->fusion && n->op == OP_INDEX_COPY && n->nin == 3;
+    int pr = n->nin == 3 ? c->g->tensors[n->in[2]].producer : -1;
+    const Node *tp = pr >= 0 && kc_is_member(c, pr) ? &c->g->nodes[pr] : NULL;
     int64_t sx[NPU_MAX_RANK];
-    Status st = tsrc ? transposed_source(c, k, n, sx) : ST_OK;
+    Status st = tp ? transposed_source(c, k, n, tp, sx) : ST_OK;
     if (st != ST_OK) return st;
     const PlanTensor *src = kc_arg(k, c->p, 2), *out = kc_out(k, c->p);
     const GTensor *gs = &c->g->tensors[n->in[2]];
-    int rank = tsrc ? gs->rank : src->rank;
-    const int64_t *shape = tsrc ? gs->shape : src->shape;
-    if (!tsrc) kc_strides(src, sx);
+    int rank = tp ? gs->rank : src->rank;
+    const int64_t *shape = tp ? gs->shape : src->shape;
+    if (!tp) kc_strides(src, sx);
     if (src->storage != out->storage)
         return kc_error(c, "index_copy needs dense tensors of one storage and int indices");
     IcGeom ic;
     st = kc_index_copy_geom(c, k, n, 0, 1, rank, shape, src->padded, &ic);
     if (st != ST_OK) return st;
     /* the source as [outer, m, inner]: inner contiguous, outer one stride (the matcher's rule) */
-    int64_t so = 0, acc = 1;
-    for (int d = rank - 1; d > ic.dim; d--) {
-        if (shape[d] != 1 && sx[d] != acc) return kc_error(c, "index_copy: the source's rows are not contiguous");
-        acc *= shape[d];
-    }
-    int64_t next = -1;
-    for (int d = ic.dim - 1; d >= 0; d--) {
-        if (shape[d] == 1) continue;
-        if (next >= 0 && sx[d] != next) return kc_error(c, "index_copy: the source's outer dims do not collapse");
-        if (next < 0) so = sx[d];
-        next = sx[d] * shape[d];
-    }
+    int64_t so;
+    const char *why = NULL;
+    if (!strides_outer_m_inner(rank, shape, sx, ic.dim, &so, &why))
+        return kc_error(c, "index_copy: %s", why);
     int64_t n_el = 1;
     for (int d = 0; d < rank; d++) n_el *= shape[d];
     int64_t nk = ic.in_place ? n_el : kc_numel(out);

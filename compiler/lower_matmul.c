@@ -48,14 +48,6 @@ typedef struct MmDesc {
     bool glu;
 } MmDesc;
 
-/* The kernel argument bound to graph tensor t, or -1. */
-static int arg_of_tensor(const KernelCtx *c, const PlanKernel *k, int t)
-{
-    const char *name = c->g->tensors[t].name;
-    for (int i = 0; i < k->nin; i++)
-        if (strcmp(kc_arg(k, c->p, i)->name, name) == 0) return i;
-    return -1;
-}
 
 /* The kernel argument bound to input j of product node p. A single node binds its inputs as they
  * are (an operand given twice is bound twice); a fused kernel binds the group's outside inputs in
@@ -65,7 +57,7 @@ static int arg_of(const KernelCtx *c, const PlanKernel *k, const Node *p, int j,
     /* linear_concat binds {x, concatenated weight, concatenated bias}: a linear's own order */
     if (!d->pro) {
         if (!c->fusion || c->fusion->nkin) return j < k->nin ? j : -1;
-        return arg_of_tensor(c, k, p->in[j]);
+        return kc_arg_of(c, k, p->in[j]);
     }
     /* a prologue's operands replace the folded tensor among the inputs: by tensor */
     int t = c->fusion && c->fusion->nkin ? (j < c->fusion->nkin ? c->fusion->kin[j] : -1)
@@ -74,7 +66,7 @@ static int arg_of(const KernelCtx *c, const PlanKernel *k, const Node *p, int j,
     int base = fuse_folded_at(c->g, t), x, other;
     double eps;
     if (base >= 0 && fuse_fold_operands(c->g, &c->g->fusions[base], &x, &other, &eps)) t = x;
-    return arg_of_tensor(c, k, t);
+    return kc_arg_of(c, k, t);
 }
 
 /* Sets d->pro, d->pro_arg and d->eps when product p's A is the output of a folded instance. */
@@ -89,7 +81,7 @@ static Status describe_prologue(const KernelCtx *c, const PlanKernel *k, const N
     if (!fuse_fold_operands(c->g, b, &x, &other, &d->eps))
         return kc_error(c, "matmul kernel: the folded %s does not name its operands", b->pattern);
     d->pro = strcmp(b->family, "rmsnorm") == 0 ? 1 : 2;
-    d->pro_arg = arg_of_tensor(c, k, other);
+    d->pro_arg = kc_arg_of(c, k, other);
     if (d->pro_arg < 0) return kc_error(c, "matmul kernel: the prologue's operand is not bound");
     return ST_OK;
 }
@@ -277,7 +269,7 @@ static Status describe_residual(const KernelCtx *c, const PlanKernel *k, const N
     int po = p->out[0];
     if (add->nin != 2 || (add->in[0] != po && add->in[1] != po) || add->in[0] == add->in[1])
         return kc_error(c, "matmul kernel: the fused add does not read the product and another tensor");
-    int ri = arg_of_tensor(c, k, add->in[0] == po ? add->in[1] : add->in[0]);
+    int ri = kc_arg_of(c, k, add->in[0] == po ? add->in[1] : add->in[0]);
     if (ri < 0) return kc_error(c, "matmul kernel: the residual tensor is not bound");
     const PlanTensor *r = kc_arg(k, c->p, ri), *y = kc_out(k, c->p);
     bool same = r->rank == y->rank && dense(r) && r->storage == y->storage;

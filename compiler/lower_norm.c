@@ -19,15 +19,6 @@
 #define NORM_WG 256
 #define BN_WG 256
 
-/* The kernel argument holding graph tensor t (matched by name: plan tensors keep the graph's
- * names), or -1. */
-static int arg_of(const KernelCtx *c, const PlanKernel *k, int t)
-{
-    const char *name = c->g->tensors[t].name;
-    for (int i = 0; i < k->nin; i++)
-        if (strcmp(kc_arg(k, c->p, i)->name, name) == 0) return i;
-    return -1;
-}
 
 /* Binds inputs in the order the shader expects: order[i] = argument index of binding i. Never
  * more bindings than the kernel has (its args array is sized by lower.c). */
@@ -117,7 +108,7 @@ static Status lower_rmsnorm(const KernelCtx *c, PlanKernel *k)
     double eps;
     if (!c->fusion || !fuse_fold_operands(c->g, c->fusion, &x, &w, &eps))
         return kc_error(c, "rmsnorm kernel needs the fused pow/mean/add-eps/rsqrt/mul/mul chain");
-    int order[2] = {arg_of(c, k, x), arg_of(c, k, w)};
+    int order[2] = {kc_arg_of(c, k, x), kc_arg_of(c, k, w)};
     Status st = reorder_inputs(c, k, order, 2);
     if (st != ST_OK) return st;
     const PlanTensor *xt = kc_arg(k, c->p, 0), *wt = kc_arg(k, c->p, 1), *yt = kc_out(k, c->p);

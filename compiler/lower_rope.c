@@ -29,22 +29,6 @@
  * few heads spread over several SMs rather than one */
 #define ROPE_WG 64
 
-/* The kernel argument holding graph tensor t (plan tensors keep the graph's names), or -1. */
-static int arg_of(const KernelCtx *c, const PlanKernel *k, int t)
-{
-    const char *name = c->g->tensors[t].name;
-    for (int i = 0; i < k->nin; i++)
-        if (strcmp(kc_arg(k, c->p, i)->name, name) == 0) return i;
-    return -1;
-}
-
-static bool member(const Fusion *f, int node)
-{
-    for (int i = 0; i < f->nnodes; i++)
-        if (f->nodes[i] == node) return true;
-    return false;
-}
-
 /* The member transpose (or permute) whose output is x (fuse_patterns.c rope_transpose), or
  * NULL: the kernel then binds its input and reads it with permuted strides. */
 static const Node *rope_x_transpose(const KernelCtx *c)
@@ -52,7 +36,7 @@ static const Node *rope_x_transpose(const KernelCtx *c)
     const Node *sl = kc_member(c, OP_SLICE);
     if (!sl) return NULL;
     int p = c->g->tensors[sl->in[0]].producer;
-    return p >= 0 && member(c->fusion, p) ? &c->g->nodes[p] : NULL;
+    return p >= 0 && kc_is_member(c, p) ? &c->g->nodes[p] : NULL;
 }
 
 /* Binds x (or the input of the transpose making it), cos, sin (read off the members) then
@@ -79,13 +63,13 @@ static Status rope_inputs(const KernelCtx *c, PlanKernel *k, const int *extra, i
     }
     if (cos < 0 || sin < 0 || *rope_out < 0)
         return kc_error(c, "rope: no x*cos and rotate_half(x)*sin multiplies");
-    if (member(f, c->g->tensors[cos].producer) || member(f, c->g->tensors[sin].producer))
+    if (kc_is_member(c, c->g->tensors[cos].producer) || kc_is_member(c, c->g->tensors[sin].producer))
         return kc_error(c, "rope: x, cos and sin must be outside inputs");
     int want[5] = {tp ? tp->in[0] : x, cos, sin, -1, -1}, n = 3 + nextra, ids[5];
     for (int i = 0; i < nextra; i++) want[3 + i] = extra[i];
     bool ok = k->nin == n && n <= 5;
     for (int i = 0; i < n && ok; i++) {
-        int a = arg_of(c, k, want[i]);
+        int a = kc_arg_of(c, k, want[i]);
         ok = a >= 0;
         for (int j = 0; j < i && ok; j++) ok = want[j] != want[i];
         if (ok) ids[i] = k->args[a];
@@ -118,22 +102,12 @@ static bool bcast_strides(const PlanTensor *t, int r, const int64_t *shape, int6
 static Status input_strides(const KernelCtx *c, const PlanKernel *k, int r, const int64_t *shape,
                             int64_t st[4][NPU_MAX_RANK])
 {
-    for (int i = 0; i < 3; i++)
-        if (!bcast_strides(kc_arg(k, c->p, i), r, shape, st[i]) && !(i == 0 && rope_x_transpose(c)))
-            return kc_error(c, "rope: an input does not broadcast to the output");
     const Node *tp = rope_x_transpose(c);
-    if (!tp) return ST_OK;
-    const PlanTensor *y = kc_arg(k, c->p, 0);
-    int perm[NPU_MAX_RANK];
-    int64_t sy[NPU_MAX_RANK];
-    if (y->rank != r || !node_perm(tp, r, perm))
+    for (int i = tp ? 1 : 0; i < 3; i++)
+        if (!bcast_strides(kc_arg(k, c->p, i), r, shape, st[i]))
+            return kc_error(c, "rope: an input does not broadcast to the output");
+    if (tp && !kc_permuted_strides(kc_arg(k, c->p, 0), tp, r, st[0]))
         return kc_error(c, "rope: the transpose making x changes its rank");
-    kc_strides(y, sy);
-    for (int d = 0; d < r; d++) {
-        if (y->shape[perm[d]] != shape[d])
-            return kc_error(c, "rope: the transposed x does not have the output's shape");
-        st[0][d] = sy[perm[d]];
-    }
     return ST_OK;
 }
 
