@@ -7,8 +7,9 @@
 #           (--no-fuse attention), workgroup sizes (NPU_ATTN) and parts left out (NPU_ATTN_ABLATE)
 #   ablate  the tensor-core matmul's K loop with parts left out (NPU_CM_ABLATE, wrong results by
 #           design): the gate, down and q GEMMs of prefill-128, bf16, first pass us
-#   resnet  ResNet-18/50 checks, then profile by the conv K split's grid target (CONV_TARGETS,
-#           NPU_CONV_TARGET)
+#   resnet  ResNet-18/50 checks, then a profile of each per entry of RESNET_ENVS (";"-separated;
+#           an entry is environment assignments and profile options, "-" for none), e.g.
+#           "-;NPU_CONV_TARGET=132;NPU_CONV_ABLATE=1": the step and the timed kernels by stem
 #   tile    the tensor-core matmul's tiles on the same GEMMs (NPU_CM_TILE 64 and 128; the large
 #           tile by K-split target, NPU_CM_TARGET 132 / 528 around its default 264; and with
 #           its global loads (ablate 1) or MMAs (ablate 2) left out)
@@ -83,18 +84,33 @@ case " $what " in *" ablate "*)
     done ;;
 esac
 case " $what " in *" resnet "*)
-    # the conv K split's grid target
     "$B" run tests/models/resnet18/model.json --check > "$out/check_r18.txt" 2>&1; echo "check resnet18 vs PyTorch: rc=$? $(tail -1 "$out/check_r18.txt")"
     "$B" run tests/models/resnet50/model.json --random-weights 1 --dtype fp16 --check > "$out/check_r50.txt" 2>&1; echo "check resnet50 vs the CPU reference: rc=$? $(tail -1 "$out/check_r50.txt")"
-    for m in resnet18 resnet50; do for tg in ${CONV_TARGETS:-264}; do
-        env NPU_CONV_TARGET=$tg "$B" profile tests/models/$m/model.json --random-weights 1 --dtype fp16 --iters 50 --format json \
-            > "$out/r_$m.jsonl" 2> "$out/r_$m.err" || { echo "$m failed: $(tail -2 "$out/r_$m.err")"; continue; }
-        python3 -c 'import json,sys
+    # one profile per model and entry of RESNET_ENVS (";"-separated environment assignments and
+    # profile options, "-" for none): the step, and the timed kernels summed by stem
+    IFS=';' read -ra envs <<< "${RESNET_ENVS:--}"
+    i=0
+    for e in "${envs[@]}"; do
+        i=$((i + 1))
+        ev=(NPU_X=1) opts=()
+        for w in $e; do case $w in -) ;; *=*) ev+=("$w") ;; *) opts+=("$w") ;; esac; done
+        for m in resnet18 resnet50; do
+            f="$out/r_${m}_$i.jsonl"
+            env "${ev[@]}" "$B" profile tests/models/$m/model.json --random-weights 1 --dtype fp16 --iters 50 --format json "${opts[@]}" \
+                > "$f" 2> "$out/r_${m}_$i.err" || { echo "$m $e failed: $(tail -2 "$out/r_${m}_$i.err")"; continue; }
+            python3 - "$f" "$m" "$e" <<'P'
+import json, sys
+s, by = {}, {}
 for l in open(sys.argv[1]):
     o = json.loads(l)
-    if o.get("kind") == "summary":
-        print("%s target %s: wall %.1f us, gpu step %.1f us, %d kernels in %d levels" % (sys.argv[2], sys.argv[3], o["wall_us"], o["gpu_step_us"], o["kernels"], o["levels"]))' "$out/r_$m.jsonl" $m $tg
-    done; done ;;
+    if o.get("kind") == "summary": s = o
+    if o.get("kind") == "kernel" and o.get("target") == "npu":
+        k = by.setdefault(o["kernel"], [0, 0.0]); k[0] += 1; k[1] += o["gpu_us"]
+stems = ", ".join("%s %dx %.0f" % (n, v[0], v[1]) for n, v in sorted(by.items(), key=lambda x: -x[1][1])[:4])
+print("%s %-30s wall %.1f gpu step %.1f us, %d kernels in %d levels | timed: %s" % (sys.argv[2], sys.argv[3], s.get("wall_us", -1), s.get("gpu_step_us", -1), s.get("kernels", 0), s.get("levels", 0), stems))
+P
+        done
+    done ;;
 esac
 case " $what " in *" tile "*)
     for e in NPU_CM_TILE=64 NPU_CM_TILE=128 "NPU_CM_TILE=128 NPU_CM_TARGET=132" "NPU_CM_TILE=128 NPU_CM_TARGET=528" \

@@ -242,13 +242,8 @@ KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t cm_t
      * 128 x 128 on 8 */
     if (cm) t.bm = t.bn = cm_tile == KC_CM_TILE_LARGE ? KC_CM_TILE_LARGE : KC_CM_TILE;
     t.wg = cm ? (t.bm == KC_CM_TILE_LARGE ? 256 : 128) : t.bm * t.bn / (t.tr * t.tc);
-    /* the staging loops need a whole row of BK and of BN per pass: smaller register tiles for
-     * small tiles */
-    while (!cm && (t.wg < t.bk || t.wg < t.bn) && t.tr * t.tc > 1) {
-        if (t.tr >= t.tc) t.tr /= 2;
-        else t.tc /= 2;
-        t.wg = t.bm * t.bn / (t.tr * t.tc);
-    }
+    /* SIMT: 4 x 4 per invocation (the shared reads are vec4s: gemm_tile.glsl), and with BM >= 16
+     * the workgroup (BM * BN / 16) covers a whole row of BK and of BN per staging pass */
     t.mtiles = (m + t.bm - 1) / t.bm;
     t.ntiles = (n + t.bn - 1) / t.bn;
     t.tiles = batch * t.mtiles * t.ntiles;

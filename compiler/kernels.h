@@ -121,20 +121,20 @@ bool kc_bcast_strides6(const PlanTensor *t, const PlanTensor *out, int64_t st[6]
  * fp32 partials that a reduce pass adds up with the epilogue: at batch 1 the 7x7 and 14x14
  * stages of a ResNet have only 8..50 tiles for K of 1152..4608. Targets, in workgroups per SM
  * of the nv-coopmat tier's reference GPU (TIER_NV_COOPMAT_SMS, an H100), measured there
- * (bench/NOTES.md): 2 for conv2d in both tiers (KC_CONV_TARGET: 1 and 4 were slower, 8 no
- * better), 4 for the tensor-core matmul (KC_MATMUL_TARGET: Qwen-prefill GEMMs 508 -> 378 us).
+ * (bench/NOTES.md): 3 for conv2d in both tiers (KC_CONV_TARGET: 1 and 4 were slower than 2 with
+ * the first SIMT kernel, 8 no better; with the session 9 kernel 3 beat 2 by about 1% in two runs,
+ * 1.5 and 4 were slower), 4 for the tensor-core matmul (KC_MATMUL_TARGET: Qwen-prefill GEMMs 508 -> 378 us).
  * The portable tier uses them too: the H100 is the target, and lavapipe loses little by splits
  * (one more dispatch and the partials' traffic).
  * The tensor-core matmul's large tile (128x128 on 256 invocations, 160 registers each on the
  * H100: one workgroup per SM) aims at 1 per SM (KC_MATMUL_TARGET_LARGE: prefill-128 12.5 ms
  * against 13.1 at 2 per SM and 15.3 at 1/2, session 7).
  * Portable (cm_tile 0, SIMT): BM 16/32/64 covering small M (a depthwise conv wastes 15 of 16 rows
- * rather than 63 of 64), BN 32/64, BK 16, 4x4 outputs per invocation (fewer for tiles too small
- * for a row of BK and BN per pass). nv-coopmat (tensor cores; compile-time constants in the
+ * rather than 63 of 64), BN 32/64, BK 16, 4x4 outputs per invocation. nv-coopmat (tensor cores; compile-time constants in the
  * shaders): cm_tile 64 = 64x64x32, 128 invocations = 4 subgroups; cm_tile 128 = 128x128x32,
  * 256 invocations = 8 subgroups (the matmul_cml* stems). */
 enum {
-    KC_CONV_TARGET = 2 * TIER_NV_COOPMAT_SMS,
+    KC_CONV_TARGET = 3 * TIER_NV_COOPMAT_SMS,
     KC_MATMUL_TARGET = 4 * TIER_NV_COOPMAT_SMS,
     KC_MATMUL_TARGET_LARGE = TIER_NV_COOPMAT_SMS,
     KC_MIN_STEPS = 4,

@@ -173,9 +173,11 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
      * than the SIMT kernel on the H100 at batch 1: 1x1 stride-1 convs with K >= 1024 (resnet50's
      * layer3/4 reductions, 7-13% faster). Every ResNet conv there is latency-bound (16-25 us
      * either way); 3x3, strided and unsplit convs ran 20-150% slower on tensor cores
-     * (bench/NOTES.md). cm_force (tests) takes every conv the kernel can. */
+     * (bench/NOTES.md). cm_force (tests) and NPU_CONV_CM=1 (a measuring aid) take every conv
+     * the kernel can. */
     bool cm = c->tier == TIER_NV_COOPMAT && y->storage == DT_F16 && coutg >= 16 &&
-              (c->cm_force || (g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
+              (c->cm_force || kc_env_int("NPU_CONV_CM", 0, 1, 0) ||
+               (g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
                                g.pw == 0 && kdim >= 1024));
     if (c->cpu_device && !cm) {
         /* direct: channel tiles of at most TM_MAX, balanced (33 -> 3 x 11; depthwise TM 1);
@@ -203,7 +205,8 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     /* NPU_CONV_TARGET=N: the grid target of the K split (a measuring aid, like NPU_CM_TARGET) */
     int64_t target = kc_env_int("NPU_CONV_TARGET", 1, 65536, KC_CONV_TARGET);
     KcTile t = kc_gemm_tile(coutg, npix, kdim, g.groups, cm ? KC_CM_TILE : 0, target);
-    if (t.nsplit * g.cout * npix > UINT32_MAX)
+    int64_t part_row = (npix + 3) / 4 * 4; /* conv2d_common.glsl conv_part_stride */
+    if (t.nsplit * g.cout * part_row > UINT32_MAX)
         return kc_error(c, "conv2d kernel: the K-split partials pass 2^32 elements");
     /* [tier: portable, nv-coopmat, its emulation][epilogue: -, b, r, br; 4 = K-split partials] */
     static const char *const stems[3][5] = {
@@ -220,8 +223,15 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     words[NHEAD + 3] = t.kchunk, words[NHEAD + 4] = act_lim;
     enum { NWORDS = NHEAD + 5 };
     for (int i = 0; i < NWORDS && st == ST_OK; i++) st = kc_push_i(c, k, words[i]);
+    /* NPU_CONV_ABLATE=MASK: parts of the K loop left out (gemm_tile.glsl CM_ABLATE): a measuring
+     * aid whose results are wrong by design */
+    /* KORD 1 when the channels of a group fill whole K steps: the steps go through blocks of BK
+     * channels at one kernel position (conv2d_body.glsl); NPU_CONV_KORD=0 forces the plain order
+     * (a measuring aid) */
+    bool kord = (g.c / g.groups) % t.bk == 0 && kc_env_int("NPU_CONV_KORD", 0, 1, 1);
     uint32_t spec[] = {(uint32_t)t.wg, (uint32_t)t.bm, (uint32_t)t.bn, (uint32_t)t.bk, 0,
-                       (uint32_t)t.tr, (uint32_t)t.tc, (uint32_t)g.kh, (uint32_t)g.kw};
+                       (uint32_t)t.tr, (uint32_t)t.tc, (uint32_t)g.kh, (uint32_t)g.kw,
+                       (uint32_t)kc_env_int("NPU_CONV_ABLATE", 0, 15, 0), kord};
     for (size_t i = 0; i < sizeof spec / sizeof spec[0] && st == ST_OK; i++)
         st = kc_spec(c, k, spec[i]);
     kc_grid(k, t.tiles * t.nsplit, 1);
@@ -233,7 +243,7 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     /* K split: this kernel writes the partials {x, w} -> {partials, y}; a reduce pass
      * {partials, [bias], [res]} -> y adds them up with the epilogue. A residual that is x itself
      * is bound as the reduce's res. */
-    int64_t pshape[3] = {t.nsplit, g.cout, npix};
+    int64_t pshape[3] = {t.nsplit, g.cout, part_row};
     int part = kc_scratch(c, k, ".partials", 3, pshape, DT_F32);
     if (part < 0) return ST_BAD_INPUT;
     int out = k->args[k->nargs - 1], xarg = k->args[0];

@@ -56,6 +56,7 @@ Status vk_buf_create(VkCtx *ctx, uint64_t size, VkBufKind kind, const char *name
                         "(%llu bytes on '%s'): split it",
                         (unsigned long long)size, (unsigned long long)ctx->info.max_allocation_size,
                         ctx->info.name);
+    size = (size + 3) / 4 * 4; /* whole 32-bit words: a binding's range may be rounded up to one */
     VkBuf *b = calloc(1, sizeof *b);
     if (!b) return diag_add(d, DIAG_ERROR, ST_NOMEM, NULL, NULL, nm, "out of memory");
     b->ctx = ctx;

@@ -153,6 +153,9 @@ static Status check_binding(VkCmd *c, const VkPipe *p, uint32_t i, const VkBindi
         return refuse(c, d, p->name, "%s: offset %llu is past the buffer's end (%llu bytes)", where,
                       (unsigned long long)b->offset, (unsigned long long)b->buf->size);
     *range = b->range ? b->range : b->buf->size - b->offset;
+    /* whole 32-bit words, so a shader may read a 16-bit tensor of odd length as words (conv2d's
+     * staging loads); buffers are sized in words (vk_buf_create) */
+    if (*range % 4 && (*range | 3) + 1 <= b->buf->size - b->offset) *range = (*range | 3) + 1;
     if (*range > b->buf->size - b->offset)
         return refuse(c, d, p->name, "%s: range %llu runs past the buffer's end (%llu bytes)",
                       where, (unsigned long long)*range, (unsigned long long)b->buf->size);

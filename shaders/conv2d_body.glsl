@@ -10,8 +10,9 @@
 // CM_EMULATE (gemm_tile.glsl): conv2d, conv2d_b, conv2d_r, conv2d_br, conv2d_part are the
 // portable tier's SIMT kernels; conv2d_cm* are the nv-coopmat tier's tensor-core kernels (f16),
 // conv2d_cmx* their portable emulations (tests).
-// Spec: 0 = workgroup size, 1..4 = BM, BN, BK, 0 (gemm_tile.glsl), 5 = KH, 6 = KW (so the
-// im2col index divisions are by constants).
+// Spec: 0 = workgroup size, 1..4 = BM, BN, BK, 0, 5..6 = TR, TC (gemm_tile.glsl), 7 = KH, 8 = KW
+// (so the im2col index divisions are by constants), 9 = CM_ABLATE (gemm_tile.glsl; 0 but in
+// bench), 10 = KORD (the order of K, below).
 // Each invocation loads the same A column (ak) and B column (bn: one output pixel, whose
 // coordinates it computes once) in every step, so neighbouring invocations read neighbouring
 // weights along K and neighbouring pixels.
@@ -27,10 +28,18 @@
 layout(local_size_x_id = 0) in;
 
 #include "conv2d_common.glsl"
+#define GEMM_ABLATE_ID 9
 #include "gemm_tile.glsl"
 
 layout(constant_id = 7) const uint KH = 1;
 layout(constant_id = 8) const uint KW = 1;
+// KORD 1 (Cin_g a multiple of BK): the K steps go through the channels in blocks of BK, all nine
+// (KH * KW) kernel positions of a block before the next: step t is channels (t / (KH*KW)) * BK
+// .. + BK - 1 at kernel position t % (KH*KW). A step's im2col rows then share one (r, s), so
+// its bounds and base address are computed once per step rather than per element; a weight
+// row's step is every (KH*KW)-th element of a span the block's later steps read from L1 again.
+// KORD 0: k = (ci * KH + r) * KW + s in order, the general case.
+layout(constant_id = 10) const uint KORD = 0;
 
 // What the hooks need: the tile (group g, rows m0.., pixels p0..), the split, and the pixel
 // of this invocation's B column.
@@ -43,9 +52,27 @@ void gemm_load(uint k0)
 {
     uint tid = gl_LocalInvocationID.x;
     uint ak = tid % BK, am0 = tid / BK, k = k0 + ak;
+    ra_bits = 0u;
+    rb_bits = 0u;
+    if (KORD != 0) {
+        // every k of the step is inside K (K and the split's ends are multiples of BK)
+        uint t = k0 / BK, cb = t / (KH * KW), rs = t - cb * (KH * KW), r = rs / KW, s = rs - r * KW;
+        uint wk = (cb * BK + ak) * (KH * KW) + rs; // this invocation's weight column
+        [[unroll]] for (uint j = 0; j < AEL; j++) {
+            uint m = m0 + am0 + j * AROWS;
+            GEMM_LOAD_WORD(ra[j], ra_bits, j, ww, m < coutg, (g_wrow + m) * kdim + wk);
+        }
+        uint bk0 = tid / BN;
+        int iy = iy0 + int(r * pc.dh), ix = ix0 + int(s * pc.dw);
+        bool ok = all(bvec3(pv, uint(iy) < pc.h, uint(ix) < pc.w)); // iy < 0: huge
+        uint xo = xb + (cb * BK + bk0) * pc.h * pc.w + uint(iy) * pc.w + uint(ix);
+        [[unroll]] for (uint j = 0; j < BEL; j++)
+            GEMM_LOAD_WORD(rb[j], rb_bits, j, xw, ok, xo + j * BROWS * pc.h * pc.w);
+        return;
+    }
     [[unroll]] for (uint j = 0; j < AEL; j++) {
         uint m = m0 + am0 + j * AROWS;
-        GEMM_LOAD(ra[j], w, all(bvec2(m < coutg, k < kend)), (g_wrow + m) * kdim + k);
+        GEMM_LOAD_WORD(ra[j], ra_bits, j, ww, all(bvec2(m < coutg, k < kend)), (g_wrow + m) * kdim + k);
     }
     uint bk0 = tid / BN, hw = pc.h * pc.w;
     [[unroll]] for (uint j = 0; j < BEL; j++) {
@@ -53,7 +80,7 @@ void gemm_load(uint k0)
         uint ci = kb / (KH * KW), rs = kb - ci * (KH * KW), r = rs / KW, s = rs - r * KW;
         int iy = iy0 + int(r * pc.dh), ix = ix0 + int(s * pc.dw);
         bool ok = all(bvec4(pv, kb < kend, uint(iy) < pc.h, uint(ix) < pc.w)); // iy < 0: huge
-        GEMM_LOAD(rb[j], x, ok, xb + ci * hw + uint(iy) * pc.w + uint(ix));
+        GEMM_LOAD_WORD(rb[j], rb_bits, j, xw, ok, xb + ci * hw + uint(iy) * pc.w + uint(ix));
     }
 }
 
@@ -61,8 +88,8 @@ void gemm_stage()
 {
     uint tid = gl_LocalInvocationID.x;
     uint ak = tid % BK, am0 = tid / BK, bn = tid % BN, bk0 = tid / BN;
-    [[unroll]] for (uint j = 0; j < AEL; j++) SH_A[(am0 + j * AROWS) * (BK + A_PAD) + ak] = SH_T(ra[j]);
-    [[unroll]] for (uint j = 0; j < BEL; j++) SH_B[(bk0 + j * BROWS) * (BN + B_PAD) + bn] = SH_T(rb[j]);
+    [[unroll]] for (uint j = 0; j < AEL; j++) GEMM_SH_A(am0 + j * AROWS, ak) = SH_T(GEMM_RAW(ra[j], ra_bits, j));
+    [[unroll]] for (uint j = 0; j < BEL; j++) GEMM_SH_B(bk0 + j * BROWS, bn) = SH_T(GEMM_RAW(rb[j], rb_bits, j));
 }
 
 void gemm_emit(uint mm, uint nn, float v)
@@ -73,13 +100,28 @@ void gemm_emit(uint mm, uint nn, float v)
     m = min(m, coutg - 1);
     p = min(p, npix - 1);
 #if CONV_PART
-    if (ok) part[(split * pc.cout + g_wrow + m) * npix + p] = v;
+    if (ok) part[(split * pc.cout + g_wrow + m) * conv_part_stride(npix) + p] = v;
 #else
     uint ohw = pc.oh * pc.ow, n = p / ohw, q = p % ohw;
     v = epilogue_value(n, g_wrow + m, q, v);
     if (ok) epilogue_store(n, g_wrow + m, q, v);
 #endif
 }
+
+#if !GEMM_CM
+// Elements (mm, nn .. nn + 3): the partials as one 16-byte store (p is a multiple of 4, and the
+// rows of partials are 16-byte aligned), the epilogue one element at a time.
+void gemm_emit4(uint mm, uint nn, vec4 v)
+{
+#if CONV_PART
+    uint m = m0 + mm, p = p0 + nn;
+    if (all(bvec2(m < coutg, p < npix)))
+        part4[((split * pc.cout + g_wrow + m) * conv_part_stride(npix) + p) / 4u] = v;
+#else
+    [[unroll]] for (uint i = 0; i < 4; i++) gemm_emit(mm, nn + i, v[i]);
+#endif
+}
+#endif
 
 void main()
 {

@@ -8,7 +8,7 @@
 // 2 = partials (float), 3 = y (not accessed: it sets the module variant and orders the reduce
 // after this pass). Reduce pass: 0 = partials, then [bias], [res], y.
 // x, y and res are [N, Cp, H, W] with their own physical channel counts (padding never read);
-// w is dense [Cout, Cin_g, KH, KW]; partials are [nsplit, Cout, N*OH*OW] fp32.
+// w is dense [Cout, Cin_g, KH, KW]; partials are [nsplit, Cout, N*OH*OW rounded up to 4] fp32.
 #ifndef NPU_CONV2D_COMMON_GLSL
 #define NPU_CONV2D_COMMON_GLSL
 
@@ -34,11 +34,16 @@ layout(std430, set = 0, binding = 0) restrict readonly buffer Part { float part[
 #else
 layout(std430, set = 0, binding = 0) restrict readonly buffer X { STORAGE_T x[]; };
 layout(std430, set = 0, binding = 1) restrict readonly buffer Wt { STORAGE_T w[]; };
+// x and w again as 32-bit words (the GEMM's prefetch: GEMM_LOAD_WORD in gemm_tile.glsl)
+layout(std430, set = 0, binding = 0) readonly buffer XW { uint xw[]; };
+layout(std430, set = 0, binding = 1) readonly buffer WW { uint ww[]; };
 #define BIAS_BINDING 2
 #endif
 
 #if CONV_PART
-layout(std430, set = 0, binding = 2) restrict writeonly buffer Part { float part[]; };
+// the SIMT kernel stores 4 pixels at a time (part4), the tensor-core kernel one (part)
+layout(std430, set = 0, binding = 2) writeonly buffer Part { float part[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer Part4 { vec4 part4[]; };
 #else
 #if CONV_BIAS
 layout(std430, set = 0, binding = BIAS_BINDING) restrict readonly buffer Bias { STORAGE_T bias[]; };
@@ -54,6 +59,13 @@ layout(std430, set = 0, binding = RES_BINDING) restrict readonly buffer Res { ST
 #endif
 layout(std430, set = 0, binding = Y_BINDING) restrict writeonly buffer Y { STORAGE_T y[]; };
 #endif
+
+// A row of partials (one output channel of one split) holds npix pixels, rounded up to a multiple
+// of 4 so every row starts 16-byte aligned.
+uint conv_part_stride(uint npix)
+{
+    return (npix + 3u) & ~3u;
+}
 
 // Buffers are restrict: no binding aliases another (a loaded value may then be read ahead of an
 // earlier store).

@@ -19,7 +19,8 @@ void main()
     if (i >= pc.cout * npix) return;
     uint co = i / npix, p = i % npix;
     float v = 0.0;
-    for (uint s = 0; s < pc.nsplit; s++) v += part[(s * pc.cout + co) * npix + p];
+    uint ps = conv_part_stride(npix);
+    for (uint s = 0; s < pc.nsplit; s++) v += part[(s * pc.cout + co) * ps + p];
     uint n = p / ohw, q = p % ohw;
     epilogue_store(n, co, q, epilogue_value(n, co, q, v));
 }

@@ -3,17 +3,23 @@
 // BM x BK slice of A and a BK x BN slice of B in shared memory per step, with fp32
 // accumulation. The kernel supplies the operands and the output through three hooks:
 //   void gemm_load(uint k0)   global memory -> this invocation's registers ra[AEL], rb[BEL]
+//                             (GEMM_LOAD_WORD: converted and zeroed in gemm_stage)
 //                             for the K step starting at k0 (zeros outside the operands)
 //   void gemm_stage()         those registers -> SH_A / SH_B
-//   void gemm_emit(uint mm, uint nn, float v)   element (mm, nn) of the tile is v
+//   void gemm_emit(uint mm, uint nn, float v)   element (mm, nn) of the tile is v (SIMT: gemm_emit4,
+//                             elements (mm, nn .. nn + 3) from a vec4)
 // gemm_run(kbeg, kend) loads the next step's registers while it computes the current one from
-// shared memory (one barrier pair per step). Shared layouts: A row-major [BM][BK + A_PAD];
-// B row-major [BK][BN + B_PAD], or with B_KMAJOR transposed [BN][BK + B_PAD] (operands
-// contiguous along K).
+// shared memory (one barrier pair per step). The kernel's gemm_stage stores element (m, k) of A
+// as GEMM_SH_A(m, k) and (k, n) of B as GEMM_SH_B(k, n).
 //
-// GEMM_CM 0 (portable, SIMT): shared float, NPU_WG = BM * BN / (TR * TC) invocations, each
-// owning a TR x TC register tile (rows tm + r * BM/TR, columns tn + c * BN/TC, so neighbouring
-// invocations read neighbouring B columns). Rows padded by one float (A_PAD, B_PAD) against bank conflicts.
+// GEMM_CM 0 (portable, SIMT): NPU_WG = BM * BN / (TR * TC) invocations, each owning a TR x TC
+// register tile of consecutive rows and columns (TR, TC multiples of 4). Shared fp32 in vec4s,
+// A K-major [BK][BM + A_PAD] and B [BK][BN + B_PAD], rows padded by one vec4: per kk an
+// invocation reads TR / 4 + TC / 4 vec4s for TR * TC FMAs (a warp's A reads are broadcasts of two
+// addresses, its B reads 16 consecutive vec4s), where scalar reads of a strided register tile
+// had taken TR + TC shared loads, more than the FMAs' issue time (bench/NOTES.md).
+// GEMM_CM 1 shared layouts: A row-major [BM][BK + A_PAD]; B row-major [BK][BN + B_PAD], or with
+// B_KMAJOR transposed [BN][BK + B_PAD] (operands contiguous along K).
 // GEMM_CM 1 (nv-coopmat, shaders/gemm_cm.glsl; CM_EMULATE 1 for its portable emulation):
 // shared float16_t, BK 32, and a tile of compile-time constants the including kernel may set
 // before the include (defaults in brackets): GEMM_CM_BM x GEMM_CM_BN [64 x 64], a grid of
@@ -87,9 +93,10 @@ layout(constant_id = 4) const uint B_KMAJOR = 0;
 layout(constant_id = 5) const uint TR = 4; // SIMT: rows and columns of one invocation's tile
 layout(constant_id = 6) const uint TC = 4;
 
-// CM_ABLATE (spec 8 where the kernel defines GEMM_ABLATE_ID; bench's NPU_CM_ABLATE): parts of the
-// K loop left out to measure what a step costs; the result is wrong by design. Bits: 1 = no
-// global loads, 2 = no fragment loads or MMAs, 4 = no shared-memory staging, 8 = no barriers.
+// CM_ABLATE (spec GEMM_ABLATE_ID where the kernel defines it: the tensor-core matmul's 8, bench's
+// NPU_CM_ABLATE; conv2d's 9, NPU_CONV_ABLATE): parts of the K loop left out to measure what a
+// step costs; the result is wrong by design. Bits: 1 = no global loads, 2 = no fragment loads or
+// MMAs (SIMT: no shared reads or FMAs), 4 = no shared-memory staging, 8 = no barriers.
 #ifdef GEMM_ABLATE_ID
 layout(constant_id = GEMM_ABLATE_ID) const uint CM_ABLATE = 0;
 #else
@@ -116,7 +123,7 @@ const uint CM_ABLATE = 0;
 const uint A_PAD = 8, B_PAD = 8, C_PAD = 4;
 #else
 #define SH_T float
-const uint A_PAD = 1, B_PAD = 1;
+const uint A_PAD = 4, B_PAD = 4; // one vec4: rows stay 16-byte aligned
 #endif
 
 // Per invocation and step: AEL elements of A (rows am0 + j * AROWS, column ak) and BEL of B
@@ -130,16 +137,32 @@ const uint KV = BK / 8u, ROWA = KV + 1u, ROWB = KV + 1u, ROWN = BN / 8u + 1u;
 const uint SV_A = BM * KV / GEMM_WG, SV_B = BN * KV / GEMM_WG;
 shared uvec4 SH_A[BM * ROWA];
 shared uvec4 SH_B[BN * ROWB > BK * ROWN ? BN * ROWB : BK * ROWN];
-#else
+#elif GEMM_CM
 shared SH_T SH_A[BM * (BK + A_PAD)];
 shared SH_T SH_B[(BK + B_PAD) * (BN + B_PAD)];
+#else
+// SIMT: A K-major [BK][BM + A_PAD] and B [BK][BN + B_PAD] in vec4s, so an invocation reads its
+// TR rows and TC columns of a K step with TR / 4 + TC / 4 16-byte loads
+shared vec4 SH_A4[BK * (BM + A_PAD) / 4u];
+shared vec4 SH_B4[BK * (BN + B_PAD) / 4u];
+#endif
+// The staging hooks' stores: element (m, k) of A and (k, n) of B of the step.
+#if GEMM_CM
+#define GEMM_SH_A(m, k) SH_A[(m) * (BK + A_PAD) + (k)]
+#define GEMM_SH_B(k, n) SH_B[(k) * (BN + B_PAD) + (n)]
+#else
+#define GEMM_SH_A(m, k) SH_A4[(k) * ((BM + A_PAD) / 4u) + (m) / 4u][(m) % 4u]
+#define GEMM_SH_B(k, n) SH_B4[(k) * ((BN + B_PAD) / 4u) + (n) / 4u][(n) % 4u]
 #endif
 #if GEMM_CM
 shared float SH_C[(GEMM_CM_STRIPE != 0 ? GEMM_CM_STRIPE : BM) * (BN + C_PAD)];
 #endif
 
 #if !GEMM_SH_VEC
-float ra[AEL], rb[BEL]; // the kernel's gemm_load fills them (GEMM_SH_VEC kernels keep vectors)
+// The kernel's gemm_load fills them (GEMM_SH_VEC kernels keep vectors) with GEMM_LOAD_WORD: the
+// 32-bit words that hold the elements, and two bits per element (inside the operand; which half).
+uint ra[AEL], rb[BEL];
+uint ra_bits, rb_bits;
 #endif
 
 // A load for the staging hooks: always issued, at index 0 (the operand's first element, always
@@ -155,12 +178,41 @@ float ra[AEL], rb[BEL]; // the kernel's gemm_load fills them (GEMM_SH_VEC kernel
         dst = mix(0.0, t_, ok_);                                                               \
     }
 
+// GEMM_LOAD's raw form for the prefetch of the next K step (conv2d): element idx of an operand
+// bound a second time as 32-bit words (wbuf) is loaded as the word that holds it (the storage
+// binds whole words: runtime/vk_record.c), its two bits (ok; the half) go to bits 2j, 2j + 1 of
+// `bits`, and GEMM_RAW(word, bits, j) converts and zeroes it where the step is staged. A value
+// converted at the load is needed as soon as it is loaded (and the prefetch sits under a branch,
+// which the conversion cannot leave), so the load no longer overlaps the step's FMAs.
+#if defined(STORAGE_F32)
+const uint GEMM_WSH = 0u; // log2 of the elements per word
+#define GEMM_WORD_VALUE(w, h) uintBitsToFloat(w)
+#elif defined(STORAGE_F16)
+const uint GEMM_WSH = 1u;
+#define GEMM_WORD_VALUE(w, h) unpackHalf2x16((w) >> ((h) << 4)).x
+#elif defined(STORAGE_BF16)
+const uint GEMM_WSH = 1u;
+#define GEMM_WORD_VALUE(w, h) uintBitsToFloat(((w) >> ((h) << 4)) << 16)
+#endif
+#define GEMM_LOAD_WORD(dst, bits, j, wbuf, ok, idx)                                            \
+    {                                                                                          \
+        bool ok_ = (ok);                                                                       \
+        uint i_ = mix(0u, (idx), ok_);                                                         \
+        dst = wbuf[i_ >> GEMM_WSH];                                                            \
+        bits |= (uint(ok_) | ((i_ & GEMM_WSH) << 1)) << (2u * (j));                            \
+    }
+#define GEMM_RAW(w, bits, j)                                                                   \
+    mix(0.0, GEMM_WORD_VALUE(w, ((bits) >> (2u * (j) + 1u)) & 1u), (((bits) >> (2u * (j))) & 1u) != 0u)
+
 void gemm_load(uint k0);
 void gemm_stage();
 #if GEMM_GLU
 void gemm_emit_glu(uint mm, uint nn, float g, float u);
 #else
 void gemm_emit(uint mm, uint nn, float v);
+#endif
+#if !GEMM_CM
+void gemm_emit4(uint mm, uint nn, vec4 v); // SIMT: elements (mm, nn .. nn + 3), nn a multiple of 4
 #endif
 
 // The result's rows R0 .. R0 + ROWS - 1 (ROWS a constant), staged in SH_C from its row 0, to the
@@ -180,9 +232,6 @@ void gemm_emit(uint mm, uint nn, float v);
     }
 #endif
 
-// The B element (k, n) of the staged step.
-#define GEMM_B_AT(k, n) (B_KMAJOR != 0 ? SH_B[(n) * (BK + B_PAD) + (k)] : SH_B[(k) * (BN + B_PAD) + (n)])
-
 void gemm_run(uint kbeg, uint kend)
 {
     uint tid = gl_LocalInvocationID.x;
@@ -193,7 +242,9 @@ void gemm_run(uint kbeg, uint kend)
     CM_ACC(acc, FM * FN);
     [[unroll]] for (uint i = 0; i < FM * FN; i++) CM_ZERO(acc[i]);
 #else
-    const uint CM4 = BM / TR, CN4 = BN / TC;
+    // this invocation's rows tm * TR .. + TR - 1 and columns tn * TC .. + TC - 1 (TR, TC
+    // multiples of 4: whole vec4s of the staged rows)
+    const uint CN4 = BN / TC, RA = (BM + A_PAD) / 4u, RB = (BN + B_PAD) / 4u;
     uint tm = tid / CN4, tn = tid % CN4;
     float acc[TR * TC];
     [[unroll]] for (uint i = 0; i < TR * TC; i++) acc[i] = 0.0;
@@ -232,10 +283,17 @@ void gemm_run(uint kbeg, uint kend)
                 [[unroll]] for (uint j = 0; j < FN; j++) CM_MMA(acc[i * FN + j], fa[i], fb[j]);
         }
 #else
+        if ((CM_ABLATE & 2u) == 0)
         for (uint kk = 0; kk < BK; kk++) {
             float av[TR], bv[TC];
-            [[unroll]] for (uint r = 0; r < TR; r++) av[r] = SH_A[(tm + r * CM4) * (BK + A_PAD) + kk];
-            [[unroll]] for (uint c = 0; c < TC; c++) bv[c] = GEMM_B_AT(kk, tn + c * CN4);
+            [[unroll]] for (uint r = 0; r < TR; r += 4) {
+                vec4 a = SH_A4[kk * RA + (tm * TR + r) / 4u];
+                av[r] = a.x, av[r + 1] = a.y, av[r + 2] = a.z, av[r + 3] = a.w;
+            }
+            [[unroll]] for (uint c = 0; c < TC; c += 4) {
+                vec4 b = SH_B4[kk * RB + (tn * TC + c) / 4u];
+                bv[c] = b.x, bv[c + 1] = b.y, bv[c + 2] = b.z, bv[c + 3] = b.w;
+            }
             [[unroll]] for (uint r = 0; r < TR; r++)
                 [[unroll]] for (uint c = 0; c < TC; c++) acc[r * TC + c] += av[r] * bv[c];
         }
@@ -269,7 +327,8 @@ void gemm_run(uint kbeg, uint kend)
 #endif
 #else
     [[unroll]] for (uint r = 0; r < TR; r++)
-        [[unroll]] for (uint c = 0; c < TC; c++) gemm_emit(tm + r * CM4, tn + c * CN4, acc[r * TC + c]);
+        [[unroll]] for (uint c = 0; c < TC; c += 4)
+            gemm_emit4(tm * TR + r, tn * TC + c, vec4(acc[r * TC + c], acc[r * TC + c + 1], acc[r * TC + c + 2], acc[r * TC + c + 3]));
 #endif
 }
 
