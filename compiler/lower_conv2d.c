@@ -177,8 +177,8 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
      * the kernel can. */
     bool cm = c->tier == TIER_NV_COOPMAT && y->storage == DT_F16 && coutg >= 16 &&
               (c->cm_force || kc_env_int("NPU_CONV_CM", 0, 1, 0) ||
-               (g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
-                               g.pw == 0 && kdim >= 1024));
+               (g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
+                kdim >= 1024));
     if (c->cpu_device && !cm) {
         /* direct: channel tiles of at most TM_MAX, balanced (33 -> 3 x 11; depthwise TM 1);
          * TP_MAX pixels per invocation, a small image shrinking the workgroup to a multiple of 8
