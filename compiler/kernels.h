@@ -123,7 +123,8 @@ bool kc_bcast_strides6(const PlanTensor *t, const PlanTensor *out, int64_t st[6]
  * of the nv-coopmat tier's reference GPU (TIER_NV_COOPMAT_SMS, an H100), measured there
  * (bench/NOTES.md): 3 for conv2d in both tiers (KC_CONV_TARGET: 1 and 4 were slower than 2 with
  * the first SIMT kernel, 8 no better; with the session 9 kernel 3 beat 2 by about 1% in two runs,
- * 1.5 and 4 were slower), 4 for the tensor-core matmul (KC_MATMUL_TARGET: Qwen-prefill GEMMs 508 -> 378 us).
+ * 1.5 and 4 were slower; its tensor-core kernel, 256 invocations per 64x64 tile: 2, 3 was slower
+ * on the 14x14 and 7x7 stages, KC_CONV_CM_TARGET), 4 for the tensor-core matmul (KC_MATMUL_TARGET: Qwen-prefill GEMMs 508 -> 378 us).
  * The portable tier uses them too: the H100 is the target, and lavapipe loses little by splits
  * (one more dispatch and the partials' traffic).
  * The tensor-core matmul's large tile (128x128 on 256 invocations, 160 registers each on the
@@ -135,6 +136,7 @@ bool kc_bcast_strides6(const PlanTensor *t, const PlanTensor *out, int64_t st[6]
  * 256 invocations = 8 subgroups (the matmul_cml* stems). */
 enum {
     KC_CONV_TARGET = 3 * TIER_NV_COOPMAT_SMS,
+    KC_CONV_CM_TARGET = 2 * TIER_NV_COOPMAT_SMS,
     KC_MATMUL_TARGET = 4 * TIER_NV_COOPMAT_SMS,
     KC_MATMUL_TARGET_LARGE = TIER_NV_COOPMAT_SMS,
     KC_MIN_STEPS = 4,

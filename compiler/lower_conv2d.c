@@ -169,14 +169,19 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
         x->pshape[o], y->pshape[o], has_r ? r->pshape[o] : 0, rsrc, act,
     };
     enum { NHEAD = sizeof head / sizeof head[0] };
-    /* Tensor cores (f16 storage, 16+ channels per group) only where they were measured faster
-     * than the SIMT kernel on the H100 at batch 1: 1x1 stride-1 convs with K >= 1024 (resnet50's
-     * layer3/4 reductions, 7-13% faster). Every ResNet conv there is latency-bound (16-25 us
-     * either way); 3x3, strided and unsplit convs ran 20-150% slower on tensor cores
-     * (bench/NOTES.md). cm_force (tests) and NPU_CONV_CM=1 (a measuring aid) take every conv
-     * the kernel can. */
+    /* The K split's grid targets (NPU_CONV_TARGET=N, NPU_CONV_CM_TARGET=N: measuring aids, like
+     * NPU_CM_TARGET) and the tensor-core tile's plan at its own. Tensor cores (f16 storage, 16+
+     * channels per group) where they were measured faster than the SIMT kernel on the H100 at
+     * batch 1 (bench/NOTES.md "Session 9"): convs whose K the tensor-core plan splits, with whole
+     * 32-channel blocks per group (KORD), and the 1x1 stride-1 convs with K >= 1024. The stem
+     * (3 channels) and the unsplit convs (a 56x56 1x1 with K 64: 29 against 21 us) ran slower.
+     * cm_force (tests) and NPU_CONV_CM=1 (a measuring aid) take every conv the kernel can. */
+    int64_t target = kc_env_int("NPU_CONV_TARGET", 1, 65536, KC_CONV_TARGET);
+    int64_t cm_target = kc_env_int("NPU_CONV_CM_TARGET", 1, 65536, KC_CONV_CM_TARGET);
+    KcTile tcm = kc_gemm_tile(coutg, npix, kdim, g.groups, KC_CM_TILE, cm_target);
     bool cm = c->tier == TIER_NV_COOPMAT && y->storage == DT_F16 && coutg >= 16 &&
               (c->cm_force || kc_env_int("NPU_CONV_CM", 0, 1, 0) ||
+               ((g.c / g.groups) % tcm.bk == 0 && tcm.nsplit > 1) ||
                (g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
                 kdim >= 1024));
     if (c->cpu_device && !cm) {
@@ -202,9 +207,8 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
         k->shader = direct[has_b + 2 * has_r];
         return st;
     }
-    /* NPU_CONV_TARGET=N: the grid target of the K split (a measuring aid, like NPU_CM_TARGET) */
-    int64_t target = kc_env_int("NPU_CONV_TARGET", 1, 65536, KC_CONV_TARGET);
-    KcTile t = kc_gemm_tile(coutg, npix, kdim, g.groups, cm ? KC_CM_TILE : 0, target);
+    KcTile t = cm ? tcm : kc_gemm_tile(coutg, npix, kdim, g.groups, 0, target);
+    if (cm) t.wg = 256; /* conv2d_body.glsl's tile: 2 x 4 subgroups */
     int64_t part_row = (npix + 3) / 4 * 4; /* conv2d_common.glsl conv_part_stride */
     if (t.nsplit * g.cout * part_row > UINT32_MAX)
         return kc_error(c, "conv2d kernel: the K-split partials pass 2^32 elements");

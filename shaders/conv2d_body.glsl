@@ -29,6 +29,9 @@ layout(local_size_x_id = 0) in;
 
 #include "conv2d_common.glsl"
 #define GEMM_ABLATE_ID 9
+// the tensor-core tile: 64 x 64 on 2 x 4 subgroups (256 invocations, 8 staging loads of each
+// operand per invocation and K step)
+#define GEMM_CM_SGN 4
 #include "gemm_tile.glsl"
 
 layout(constant_id = 7) const uint KH = 1;
