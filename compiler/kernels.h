@@ -131,9 +131,10 @@ bool kc_bcast_strides6(const PlanTensor *t, const PlanTensor *out, int64_t st[6]
  * H100: one workgroup per SM) aims at 1 per SM (KC_MATMUL_TARGET_LARGE: prefill-128 12.5 ms
  * against 13.1 at 2 per SM and 15.3 at 1/2, session 7).
  * Portable (cm_tile 0, SIMT): BM 16/32/64 covering small M (a depthwise conv wastes 15 of 16 rows
- * rather than 63 of 64), BN 32/64, BK 16, 4x4 outputs per invocation. nv-coopmat (tensor cores; compile-time constants in the
- * shaders): cm_tile 64 = 64x64x32, 128 invocations = 4 subgroups; cm_tile 128 = 128x128x32,
- * 256 invocations = 8 subgroups (the matmul_cml* stems). */
+ * rather than 63 of 64), BN 32/64, BK 16, 4x4 outputs per invocation. nv-coopmat (tensor cores;
+ * compile-time constants in the shaders): cm_tile 64 = 64x64x32, 128 invocations = 4 subgroups
+ * (conv2d_cm*: 256 = 8, set by its lowering); cm_tile 128 = 128x128x32, 256 invocations = 8
+ * subgroups (the matmul_cml* stems). */
 enum {
     KC_CONV_TARGET = 3 * TIER_NV_COOPMAT_SMS,
     KC_CONV_CM_TARGET = 2 * TIER_NV_COOPMAT_SMS,
