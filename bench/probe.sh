@@ -40,6 +40,10 @@ extra = " | %d attentions, mean %.1f us timed" % (len(att), sum(att) / len(att))
 print("%-28s gpu step %8.1f us | %s%s" % (sys.argv[2], s.get("gpu_step_us", -1), "; ".join(ks[:8]), extra))
 P
 }
+entry() { # "ENV=V ... --opt ...": sets ev (NPU_X=1 and the assignments) and opts ("-": none)
+    ev=(NPU_X=1) opts=()
+    for w in $1; do case $w in -) ;; *=*) ev+=("$w") ;; *) opts+=("$w") ;; esac; done
+}
 prof() { # label env model args...
     local label=$1 ev=$2 m=$3; shift 3
     env $ev "$B" profile "$m" --random-weights 1 --iters 20 --format json "$@" > "$out/p_$label.jsonl" 2> "$out/p_$label.err" ||
@@ -92,8 +96,7 @@ case " $what " in *" resnet "*)
     i=0
     for e in "${envs[@]}"; do
         i=$((i + 1))
-        ev=(NPU_X=1) opts=()
-        for w in $e; do case $w in -) ;; *=*) ev+=("$w") ;; *) opts+=("$w") ;; esac; done
+        entry "$e"
         for m in resnet18 resnet50; do
             f="$out/r_${m}_$i.jsonl"
             env "${ev[@]}" "$B" profile tests/models/$m/model.json --random-weights 1 --dtype fp16 --iters 50 --format json "${opts[@]}" \
@@ -128,8 +131,8 @@ gen_each() {
     IFS=';' read -ra envs <<< "$list"
     for e in "${envs[@]}"; do
         i=$((i + 1)); f="$out/$name$i.jsonl"
-        local ev=(NPU_X=1) opts=()
-        for w in $e; do case $w in -) ;; *=*) ev+=("$w") ;; *) opts+=("$w") ;; esac; done
+        local ev opts
+        entry "$e"
         env "${ev[@]}" "$B" generate tests/models/qwen2_5_1_5b --random-weights 1 --dtype bf16 --prompt-ids "$ids" \
             --json "$@" "${opts[@]}" > "$f" 2> "$out/$name$i.err" || { echo "$name $e failed: $(tail -2 "$out/$name$i.err")"; continue; }
         "report_$name"

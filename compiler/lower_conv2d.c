@@ -178,10 +178,11 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
      * cm_force (tests) and NPU_CONV_CM=1 (a measuring aid) take every conv the kernel can. */
     int64_t target = kc_env_int("NPU_CONV_TARGET", 1, 65536, KC_CONV_TARGET);
     int64_t cm_target = kc_env_int("NPU_CONV_CM_TARGET", 1, 65536, KC_CONV_CM_TARGET);
+    int64_t cing = g.c / g.groups;
     KcTile tcm = kc_gemm_tile(coutg, npix, kdim, g.groups, KC_CM_TILE, cm_target);
     bool cm = c->tier == TIER_NV_COOPMAT && y->storage == DT_F16 && coutg >= 16 &&
               (c->cm_force || kc_env_int("NPU_CONV_CM", 0, 1, 0) ||
-               ((g.c / g.groups) % tcm.bk == 0 && tcm.nsplit > 1) ||
+               (cing % tcm.bk == 0 && tcm.nsplit > 1) ||
                (g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
                 kdim >= 1024));
     if (c->cpu_device && !cm) {
@@ -227,12 +228,11 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     words[NHEAD + 3] = t.kchunk, words[NHEAD + 4] = act_lim;
     enum { NWORDS = NHEAD + 5 };
     for (int i = 0; i < NWORDS && st == ST_OK; i++) st = kc_push_i(c, k, words[i]);
-    /* NPU_CONV_ABLATE=MASK: parts of the K loop left out (gemm_tile.glsl CM_ABLATE): a measuring
-     * aid whose results are wrong by design */
     /* KORD 1 when the channels of a group fill whole K steps: the steps go through blocks of BK
-     * channels at one kernel position (conv2d_body.glsl); NPU_CONV_KORD=0 forces the plain order
-     * (a measuring aid) */
-    bool kord = (g.c / g.groups) % t.bk == 0 && kc_env_int("NPU_CONV_KORD", 0, 1, 1);
+     * channels at one kernel position (conv2d_body.glsl). Measuring aids: NPU_CONV_KORD=0 forces
+     * the plain order, NPU_CONV_ABLATE=MASK leaves parts of the K loop out (gemm_tile.glsl
+     * CM_ABLATE; results wrong by design). */
+    bool kord = cing % t.bk == 0 && kc_env_int("NPU_CONV_KORD", 0, 1, 1);
     uint32_t spec[] = {(uint32_t)t.wg, (uint32_t)t.bm, (uint32_t)t.bn, (uint32_t)t.bk, 0,
                        (uint32_t)t.tr, (uint32_t)t.tc, (uint32_t)g.kh, (uint32_t)g.kw,
                        (uint32_t)kc_env_int("NPU_CONV_ABLATE", 0, 15, 0), kord};

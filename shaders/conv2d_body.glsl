@@ -54,7 +54,7 @@ bool pv;
 void gemm_load(uint k0)
 {
     uint tid = gl_LocalInvocationID.x;
-    uint ak = tid % BK, am0 = tid / BK, k = k0 + ak;
+    uint ak = tid % BK, am0 = tid / BK, k = k0 + ak, hw = pc.h * pc.w;
     ra_bits = 0u;
     rb_bits = 0u;
     if (KORD != 0) {
@@ -68,16 +68,16 @@ void gemm_load(uint k0)
         uint bk0 = tid / BN;
         int iy = iy0 + int(r * pc.dh), ix = ix0 + int(s * pc.dw);
         bool ok = all(bvec3(pv, uint(iy) < pc.h, uint(ix) < pc.w)); // iy < 0: huge
-        uint xo = xb + (cb * BK + bk0) * pc.h * pc.w + uint(iy) * pc.w + uint(ix);
+        uint xo = xb + (cb * BK + bk0) * hw + uint(iy) * pc.w + uint(ix);
         [[unroll]] for (uint j = 0; j < BEL; j++)
-            GEMM_LOAD_WORD(rb[j], rb_bits, j, xw, ok, xo + j * BROWS * pc.h * pc.w);
+            GEMM_LOAD_WORD(rb[j], rb_bits, j, xw, ok, xo + j * BROWS * hw);
         return;
     }
     [[unroll]] for (uint j = 0; j < AEL; j++) {
         uint m = m0 + am0 + j * AROWS;
         GEMM_LOAD_WORD(ra[j], ra_bits, j, ww, all(bvec2(m < coutg, k < kend)), (g_wrow + m) * kdim + k);
     }
-    uint bk0 = tid / BN, hw = pc.h * pc.w;
+    uint bk0 = tid / BN;
     [[unroll]] for (uint j = 0; j < BEL; j++) {
         uint kb = k0 + bk0 + j * BROWS;
         uint ci = kb / (KH * KW), rs = kb - ci * (KH * KW), r = rs / KW, s = rs - r * KW;

@@ -67,7 +67,8 @@ uint conv_part_stride(uint npix)
     return (npix + 3u) & ~3u;
 }
 
-// Buffers are restrict: no binding aliases another (a loaded value may then be read ahead of an
+// Buffers are restrict: no binding aliases another (xw, ww, part4 are x, w, part declared again
+// with another element type, never written through both) (a loaded value may then be read ahead of an
 // earlier store).
 // rsrc: 0 no residual, 1 the res binding (bound exactly when rsrc is 1), 2 the residual is x itself (conv(x) + x; the reduce
 // pass binds x as res instead), 3 the add adds the conv output to itself. act (applied last): 0 none,

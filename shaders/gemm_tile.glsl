@@ -160,7 +160,8 @@ shared float SH_C[(GEMM_CM_STRIPE != 0 ? GEMM_CM_STRIPE : BM) * (BN + C_PAD)];
 
 #if !GEMM_SH_VEC
 // The kernel's gemm_load fills them (GEMM_SH_VEC kernels keep vectors) with GEMM_LOAD_WORD: the
-// 32-bit words that hold the elements, and two bits per element (inside the operand; which half).
+// 32-bit words that hold the elements, and two bits per element (inside the operand; which half),
+// so AEL and BEL are at most 16 (the tiles of kc_gemm_tile: at most 16).
 uint ra[AEL], rb[BEL];
 uint ra_bits, rb_bits;
 #endif
