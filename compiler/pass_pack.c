@@ -2,16 +2,20 @@
  * dense, row-major) is uploaded as it comes, one memcpy of the host bytes into an f32 device
  * tensor (GTensor.host_form), and a `pack` kernel, the first to read it, converts it to the device
  * form the rest of the plan reads (the compute dtype; the layout the consumers were compiled for).
- * The host then does no per-element work for it: ResNet's 1x3x224x224 input cost the H100 host
- * 1.06 ms of a 1.50 ms run to cast on the CPU (bench/NOTES.md "Inputs packed on the GPU").
+ * The host then does no per-element work for it: cast one element at a time, ResNet's
+ * 1x3x224x224 input cost the H100 host 1.06 ms of a 1.50 ms run (bench/NOTES.md "Inputs packed
+ * on the GPU").
  *
  * Taken only where it pays: at least PACK_INPUTS_MIN elements (a dispatch and a barrier level
  * cost the GPU a few microseconds; the host casts ~1-2 ns per element), every reader on the NPU
  * (a CPU reader reads the host value anyway), and not the `self` of an index_copy (a KV cache
  * updated in place is state that the runtime carries from run to run in its device form).
  * Integer inputs are not taken: the host narrows i64 to i32 with a range check that names the
- * element out of range. Nothing changes when the compute dtype is f32 (device form = host form).
- * Switched off (--no-pass pack-inputs), the plan is the one of before: the host packs. */
+ * element out of range. Nothing changes when the compute dtype is f32 (device form = host form),
+ * nor for a dense f16 input: the host's vector conversion (F16C) writes the device form into
+ * mapped memory as fast as it would copy the f32 bytes, and half as many cross the bus (resnet18
+ * on the H100, bench/NOTES.md "Session 10"). So bf16 inputs and padded ones are what it packs.
+ * Switched off (--disable pack-inputs), the plan is the one of before: the host packs. */
 #include <stdio.h>
 #include <string.h>
 #include "pass.h"
@@ -30,7 +34,12 @@ static bool worth_packing(const Graph *g, const PassCtx *c, int t)
 {
     const GTensor *x = &g->tensors[t];
     if (!dtype_is_float(x->dtype) || x->is_output || x->host_form || x->nconsumers == 0) return false;
-    if (compile_storage(c->opt, x->dtype) == DT_F32 && !x->padded) return false;
+    DType st = compile_storage(c->opt, x->dtype);
+    if (st == DT_F32 && !x->padded) return false;
+    /* f16 in the host's dense order: the host converts as it copies (runtime/hostxf.c, F16C),
+     * half the bytes over the bus and no kernel (resnet18 on the H100: wall -18 us, bench/NOTES.md
+     * "Session 10") */
+    if (st == DT_F16 && !x->padded) return false;
     int64_t min = c->opt->pack_min > 0 ? c->opt->pack_min : PACK_INPUTS_MIN;
     if (tensor_numel(x) < min) return false;
     for (int k = 0; k < x->nconsumers; k++)

@@ -203,6 +203,10 @@ static Status upload_tensor(VkBackend *b, int t, const HTensor *v, DiagList *d)
      * into the mapped buffer, no packing */
     if (hostxf_is_raw(x, v) && (uint64_t)v->numel * 4 <= loc.range)
         return vk_buf_upload(loc.buf, loc.offset, v->data, (uint64_t)v->numel * 4, d);
+    /* an input (packed on every run) in mapped device memory: packed straight into it, not
+     * through host memory (weights, packed once, keep the copy: not measured that way) */
+    char *map = vk_buf_map(loc.buf);
+    if (map && x->kind == PT_INPUT) return hostxf_pack(x, v, map + loc.offset, b->p->source, d);
     if (loc.range > b->pack_cap) {
         free(b->pack);
         b->pack_cap = 0;

@@ -127,6 +127,54 @@ static void test_casts(void **state)
     diag_free(&d);
 }
 
+/* The dense f16 pack (the vector conversion where the CPU has F16C, 8 at a time, and the scalar
+ * tail) equals f32_to_f16 bit for bit: random values over fp16's whole range and beyond, ties,
+ * subnormals, the overflow edge, zeros, infinities and NaNs, at lengths that leave every tail
+ * (n % 8 = 0..7), padded rows included. */
+static void test_f16_vector_cast(void **state)
+{
+    (void)state;
+    static const uint32_t special[] = {
+        0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u,
+        0x7f800001u /* signalling NaN: quietened */, 0x7fbfe000u, 0x477fe000u /* 65504 */,
+        0x477fefffu, 0x477ff000u /* 65520: the tie rounds up to inf */, 0x33000000u /* 2^-25 */,
+        0x33000001u, 0x33800000u /* 2^-24: the smallest subnormal */, 0x387fc000u, 0x38800000u,
+        0x3f801000u /* 1 + 2^-11: tie to even */, 0x3f803000u, 0x00000001u, 0x807fffffu,
+    };
+    uint32_t seed = 12345;
+    for (int64_t n = 1; n <= 67; n += 3) {
+        int64_t shape[4] = {1, 2, 1, n};
+        HTensor v;
+        tu_alloc(&v, "float32", 4, shape);
+        float *f = v.data;
+        for (int64_t i = 0; i < v.numel; i++) {
+            seed = seed * 1664525u + 1013904223u;
+            uint32_t bits = (size_t)i < sizeof special / sizeof special[0] && n > 30
+                                ? special[i]
+                                : (seed & 0x8fffffffu) | ((seed % 40u + 100u) << 23);
+            memcpy(&f[i], &bits, 4);
+        }
+        for (int pad = 0; pad < 2; pad++) {
+            PlanTensor t = tensor(DT_F32, DT_F16, 4, shape, pad ? 5 : 0);
+            uint16_t dev[5 * 67 + 2]; /* device bytes round up to whole words */
+            DiagList d = {0};
+            assert_int_equal(hostxf_pack(&t, &v, dev, NULL, &d), ST_OK);
+            for (int64_t c = 0; c < 2; c++)
+                for (int64_t i = 0; i < n; i++) {
+                    uint16_t want = f32_to_f16(f[c * n + i]), got = dev[c * n + i];
+                    if (got != want)
+                        fail_msg("n %lld pad %d element %lld (0x%08x): got 0x%04x, want 0x%04x",
+                                 (long long)n, pad, (long long)(c * n + i),
+                                 ((uint32_t *)f)[c * n + i], got, want);
+                }
+            if (pad)
+                for (int64_t i = 2 * n; i < 5 * n; i++) assert_int_equal(dev[i], 0);
+            diag_free(&d);
+        }
+        htensor_free(&v);
+    }
+}
+
 static void test_count_mismatch(void **state)
 {
     (void)state;
@@ -211,6 +259,7 @@ int main(void)
         cmocka_unit_test(test_padded_roundtrip),
         cmocka_unit_test(test_padded_bf16_rank3),
         cmocka_unit_test(test_casts),
+        cmocka_unit_test(test_f16_vector_cast),
         cmocka_unit_test(test_count_mismatch),
         cmocka_unit_test(test_bool_in_float_storage),
         cmocka_unit_test(test_host_form_raw),

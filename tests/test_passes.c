@@ -757,19 +757,23 @@ static void test_layout_inserts_depad(void **state)
     pipeline_free(&p);
 }
 
-/* pack-inputs: resnet's input is uploaded as f32 and cast by one pack kernel that the first conv
- * reads; switched off, or with nothing to pack (a threshold above every input), the plan is the
- * one of before (plan_equal), and an fp32 plan packs nothing */
+/* pack-inputs: resnet's input in bf16 is uploaded as f32 and cast by one pack kernel that the
+ * first conv reads; switched off, or with nothing to pack (a threshold above every input), the
+ * plan is the one of before (plan_equal); an fp32 plan packs nothing, and neither does an fp16
+ * one (the host converts a dense f16 input as it copies: x is stored f16, read by the conv) */
 static void test_pack_inputs(void **state)
 {
     (void)state;
     const char *path = "tests/models/resnet18/model.json";
-    Pipeline on = compile(path, NULL);
+    CompileOptions o;
+    compile_defaults(&o);
+    o.compute = DT_BF16;
+    Pipeline on = compile(path, &o);
     const Plan *p = on.plan;
     int x = plan_find_tensor(p, "x"), xd = plan_find_tensor(p, "x@device");
     assert_true(x >= 0 && xd >= 0);
     assert_int_equal(p->tensors[x].storage, DT_F32);
-    assert_int_equal(p->tensors[xd].storage, DT_F16);
+    assert_int_equal(p->tensors[xd].storage, DT_BF16);
     assert_int_equal(count_shader(p, "pack"), 1);
     const PlanKernel *k0 = &p->kernels[0];
     assert_string_equal(k0->shader, "pack");
@@ -780,15 +784,16 @@ static void test_pack_inputs(void **state)
     assert_true(p->kernels[1].args[0] == xd);
     assert_true(p->kernels[1].level > k0->level);
 
-    CompileOptions o;
     compile_defaults(&o);
+    o.compute = DT_BF16;
     o.disable[o.n_disable++] = "pack-inputs";
     Pipeline off = compile(path, &o);
     compile_defaults(&o);
+    o.compute = DT_BF16;
     o.pack_min = INT64_MAX;
     Pipeline none = compile(path, &o);
     assert_int_equal(count_shader(off.plan, "pack"), 0);
-    assert_int_equal(off.plan->tensors[plan_find_tensor(off.plan, "x")].storage, DT_F16);
+    assert_int_equal(off.plan->tensors[plan_find_tensor(off.plan, "x")].storage, DT_BF16);
     assert_int_equal(plan_find_tensor(off.plan, "x@device"), -1);
     assert_true(plan_equal(off.plan, none.plan));
     assert_false(plan_equal(off.plan, p));
@@ -796,13 +801,23 @@ static void test_pack_inputs(void **state)
     o.compute = DT_F32;
     Pipeline f32 = compile(path, &o);
     assert_int_equal(count_shader(f32.plan, "pack"), 0);
+    compile_defaults(&o);
+    o.compute = DT_F16;
+    o.pack_min = 1;
+    Pipeline f16 = compile(path, &o);
+    const Plan *h = f16.plan;
+    assert_int_equal(count_shader(h, "pack"), 0);
+    assert_int_equal(h->tensors[plan_find_tensor(h, "x")].storage, DT_F16);
+    assert_int_equal(plan_find_tensor(h, "x@device"), -1);
+    assert_int_equal(h->kernels[0].args[0], plan_find_tensor(h, "x"));
+    pipeline_free(&f16);
     pipeline_free(&on);
     pipeline_free(&off);
     pipeline_free(&none);
     pipeline_free(&f32);
 }
 
-/* Below the threshold nothing is packed (decode's mask, ids and caches at their real sizes);
+/* bf16: below the threshold nothing is packed (decode's mask, ids and caches at their real sizes);
  * with every size taken, the float mask is packed but not the integer ids, and not the KV caches,
  * which index_copy updates in place (the output stays an alias of the input: state the runtime
  * carries) */
@@ -810,10 +825,11 @@ static void test_pack_inputs_choice(void **state)
 {
     (void)state;
     const char *path = "tests/models/qwen2_tiny/decode.json";
-    Pipeline def = compile(path, NULL);
-    assert_int_equal(count_shader(def.plan, "pack"), 0);
     CompileOptions o;
     compile_defaults(&o);
+    o.compute = DT_BF16;
+    Pipeline def = compile(path, &o);
+    assert_int_equal(count_shader(def.plan, "pack"), 0);
     o.pack_min = 1;
     Pipeline all = compile(path, &o);
     const Plan *p = all.plan;

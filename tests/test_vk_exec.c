@@ -168,16 +168,18 @@ static void test_watched_output_reads_back(void **state)
     diag_free(&d);
 }
 
-/* pack-inputs: resnet18's input is uploaded in its host form (the dense path: hostxf_is_raw,
- * one copy of the f32 bytes) and the pack kernel alone, run by itself, leaves the input's bytes
- * as the host gave them and its device form equal, bit for bit, to what the host's packing
- * gives (f16, round to nearest even) */
+/* pack-inputs: resnet18's input in bf16 is uploaded in its host form (the dense path:
+ * hostxf_is_raw, one copy of the f32 bytes) and the pack kernel alone, run by itself, leaves the
+ * input's bytes as the host gave them and its device form equal, bit for bit, to what the host's
+ * packing gives (bf16, round to nearest even). In f16 the host converts as it uploads (no pack
+ * kernel): the device's bytes are f32_to_f16 of each element. */
 static void test_packed_input_upload(void **state)
 {
     (void)state;
     Options o;
     Model m;
     load("tests/models/resnet18/model.json", true, &o, &m);
+    o.dtype = "bf16";
     DiagList d = {0};
     Runner r;
     Status st = runner_open(&r, &o, &m, false, &d);
@@ -202,9 +204,28 @@ static void test_packed_input_upload(void **state)
     assert_memory_equal(hx.data, v->data, (size_t)v->numel * 4);
     const float *a = v->data, *b = hd.data;
     int64_t bad = 0;
-    for (int64_t i = 0; i < v->numel; i++) bad += b[i] != f16_to_f32(f32_to_f16(a[i]));
+    for (int64_t i = 0; i < v->numel; i++) bad += b[i] != bf16_to_f32(f32_to_bf16(a[i]));
     assert_int_equal(bad, 0);
     htensor_free(&hx);
+    htensor_free(&hd);
+    runner_close(&r);
+
+    /* f16: no pack kernel; the first conv reads x, which holds the host's conversion */
+    o.dtype = "fp16";
+    st = runner_open(&r, &o, &m, false, &d);
+    if (st != ST_OK) diag_print(&d, stderr);
+    assert_int_equal(st, ST_OK);
+    p = r.pipe.plan;
+    x = plan_find_tensor(p, "x");
+    assert_int_equal(plan_find_tensor(p, "x@device"), -1);
+    assert_int_equal(p->tensors[x].storage, DT_F16);
+    assert_int_not_equal(strcmp(p->kernels[0].shader, "pack"), 0);
+    assert_int_equal(r.be->ops->set_input(r.be, x, v, &d), ST_OK);
+    assert_int_equal(r.be->ops->read(r.be, x, &hd, &d), ST_OK);
+    b = hd.data;
+    bad = 0;
+    for (int64_t i = 0; i < v->numel; i++) bad += b[i] != f16_to_f32(f32_to_f16(a[i]));
+    assert_int_equal(bad, 0);
     htensor_free(&hd);
     runner_close(&r);
     model_free(&m);
