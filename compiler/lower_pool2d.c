@@ -1,13 +1,16 @@
 /* pool2d family: MAX_POOL2D, AVG_POOL2D and ADAPTIVE_AVG_POOL2D, one invocation per logical
- * output element (shaders/pool2d.comp). Window geometry, output sizes, divisors and the
- * ceil_mode rule follow runtime/cpu_conv.c (ATen) exactly. */
+ * output element, or LANES of them for a wide window (shaders/pool2d.comp). Window geometry,
+ * output sizes, divisors and the ceil_mode rule follow runtime/cpu_conv.c (ATen) exactly. */
 #include "kernels.h"
 
 #include <string.h>
 
 /* Codes the shader switches on (explicit numbers: a .npubin must not depend on ops.def). */
 enum { POOL_MAX = 1, POOL_AVG = 2, POOL_ADAPTIVE = 3 };
-enum { POOL_WG = 64 };
+/* A window of WIDE_MIN or more elements is spread over LANES invocations: the largest power of
+ * two up to its size, at most LANES_MAX (resnet's global 7x7 average: 512 outputs on 2 warps, one
+ * invocation walking 49 elements, took 8.4 us timed on the H100, bench/NOTES.md "Session 10"). */
+enum { POOL_WG = 64, WIDE_MIN = 16, LANES_MAX = 32 };
 
 typedef struct PoolGeom {
     int64_t kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
@@ -100,7 +103,14 @@ Status lower_pool2d(const KernelCtx *c, PlanKernel *k)
     };
     for (size_t i = 0; i < sizeof words / sizeof words[0] && st == ST_OK; i++)
         st = kc_push_i(c, k, words[i]);
+    /* the widest window: adaptive windows span at most ceil(in / out) + 1 rows (columns) */
+    int64_t win = code != POOL_ADAPTIVE ? g.kh * g.kw
+                                        : ((h + g.oh - 1) / g.oh + 1) * ((w + g.ow - 1) / g.ow + 1);
+    int64_t lanes = 1;
+    if (win >= WIDE_MIN && total <= UINT32_MAX / LANES_MAX)
+        while (lanes * 2 <= win && lanes < LANES_MAX) lanes *= 2;
     if (st == ST_OK) st = kc_spec(c, k, POOL_WG);
-    kc_grid(k, total, POOL_WG);
+    if (st == ST_OK) st = kc_spec(c, k, (uint32_t)lanes);
+    kc_grid(k, total * lanes, POOL_WG);
     return st;
 }

@@ -396,6 +396,9 @@ static void test_max_pool(void **state)
         {"aten.max_pool2d.default", 2, 2, 2, 2, 1, 1, 1, 1, true, NULL}, /* last window dropped */
         {"aten.max_pool2d.default", 3, 2, 2, 3, 1, 1, 1, 1, true, NULL}, /* rectangular */
         {"aten.max_pool2d.default", 2, 2, 0, 0, 0, 0, 1, 1, false, NULL}, /* stride = kernel */
+        /* wide windows, spread over 32 and 16 invocations (dilated max pools run on the CPU) */
+        {"aten.max_pool2d.default", 7, 7, 1, 1, 3, 3, 1, 1, false, NULL},
+        {"aten.max_pool2d.default", 5, 4, 2, 1, 2, 2, 1, 1, true, NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) pool_case(&cases[i], 2);
     pool_case(&cases[0], 3);
@@ -410,6 +413,9 @@ static void test_avg_pool(void **state)
         {"aten.avg_pool2d.default", 3, 3, 2, 2, 1, 1, 1, 1, true, "\"count_include_pad\":true"},
         {"aten.avg_pool2d.default", 2, 3, 2, 2, 1, 0, 1, 1, true, "\"divisor_override\":5"},
         {"aten.avg_pool2d.default", 2, 2, 0, 0, 0, 0, 1, 1, true, NULL},
+        /* wide windows (16 and 32 invocations), clipped at the edges */
+        {"aten.avg_pool2d.default", 5, 5, 2, 2, 2, 2, 1, 1, true, "\"count_include_pad\":false"},
+        {"aten.avg_pool2d.default", 7, 6, 3, 2, 3, 3, 1, 1, false, NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) pool_case(&cases[i], 2);
     pool_case(&cases[1], 3);
