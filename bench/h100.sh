@@ -80,7 +80,7 @@ python3 bench/torch_ir.py $Q/decode.json --dtype bf16 --pos 128 --drift --label 
 python3 bench/torch_ir.py $Q/prefill.json --dtype bf16 --pos 0 --drift --label prefill128 2>> "$out/torch.err"
 
 python3 - "$out" "${gpu:-unknown}" <<'P' | tee "$out/results.md"
-import json, os, statistics, sys
+import glob, json, os, statistics, sys
 out, gpu = sys.argv[1], sys.argv[2]
 def lines(f):
     p = os.path.join(out, f)
@@ -98,7 +98,8 @@ for k, v in torch.items():
     torch[k] = m
 rows = []
 for m in ("resnet18", "resnet50"):
-    s = [o for r in range(1, 100) for o in lines("ours_%s_%d.jsonl" % (m, r)) if o.get("kind") == "summary"]
+    runs = sorted(glob.glob(os.path.join(out, "ours_%s_*.jsonl" % m)))
+    s = [o for f in runs for o in lines(os.path.basename(f)) if o.get("kind") == "summary"]
     if len(s) > 1:
         spread.append("ours %s wall ms %s" % (m, " / ".join("%.3f" % (o["wall_us"] / 1e3) for o in s)))
     w = statistics.median(o["wall_us"] for o in s) if s else -1e3

@@ -184,13 +184,17 @@ int kc_arg_of(const KernelCtx *c, const PlanKernel *k, int t)
     return -1;
 }
 
-bool kc_permuted_strides(const PlanTensor *y, const Node *tp, int r, int64_t *st)
+bool kc_permuted_strides(const PlanTensor *y, const Node *tp, int r, const int64_t *shape,
+                         int64_t *st)
 {
     int perm[NPU_MAX_RANK];
     int64_t sy[NPU_MAX_RANK];
     if (y->rank != r || !node_perm(tp, r, perm)) return false;
     kc_strides(y, sy);
-    for (int d = 0; d < r; d++) st[d] = sy[perm[d]];
+    for (int d = 0; d < r; d++) {
+        if (y->shape[perm[d]] != shape[d]) return false;
+        st[d] = sy[perm[d]];
+    }
     return true;
 }
 

@@ -57,9 +57,11 @@ const Node *kc_member(const KernelCtx *c, OpId op);
 bool kc_is_member(const KernelCtx *c, int node);
 /* The kernel input bound to graph tensor t (plan tensors keep the graph's names), or -1. */
 int kc_arg_of(const KernelCtx *c, const PlanKernel *k, int t);
-/* Strides of transpose/permute node tp's output (rank r) read from its input y's physical
- * strides: st[d] = stride of y's dim perm[d]. False if y's rank is not r or perm is bad. */
-bool kc_permuted_strides(const PlanTensor *y, const Node *tp, int r, int64_t *st);
+/* Strides of transpose/permute node tp's output (rank r, read as `shape`) from its input y's
+ * physical strides: st[d] = stride of y's dim perm[d]. False if y's rank is not r, perm is bad
+ * or the permuted y is not `shape` (a broadcast would read past y). */
+bool kc_permuted_strides(const PlanTensor *y, const Node *tp, int r, const int64_t *shape,
+                         int64_t *st);
 /* Physical row-major strides in elements (from pshape: padded channels count). */
 void kc_strides(const PlanTensor *t, int64_t *strides);
 /* Logical element count. */

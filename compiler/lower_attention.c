@@ -145,7 +145,6 @@ static int kv_cache_of(const KernelCtx *c, int t, int64_t *rep)
     }
 }
 
-
 /* Strides of a tensor right-aligned to rank 4, 0 where a dim broadcasts (size 1). */
 static void strides4(const PlanTensor *t, int64_t *st)
 {

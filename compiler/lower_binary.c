@@ -142,7 +142,6 @@ static uint32_t op_code(const KernelCtx *c, const Node *n, Status *st)
     }
 }
 
-
 Status lower_binary(const KernelCtx *c, PlanKernel *k)
 {
     Status st = ST_OK;

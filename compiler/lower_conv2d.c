@@ -20,15 +20,6 @@ enum { RED_WG = 256 };
  * were within the (large, shared-machine) noise of 16 x 4. */
 enum { DIRECT_WG = 64, TM_MAX = 16, TP_MAX = 4 };
 
-/* Index among the kernel's inputs of graph tensor t (plan tensors keep the graph's names). */
-static int input_of(const KernelCtx *c, const PlanKernel *k, int t)
-{
-    const char *name = c->g->tensors[t].name;
-    for (int i = 0; i < k->nin; i++)
-        if (strcmp(kc_arg(k, c->p, i)->name, name) == 0) return i;
-    return -1;
-}
-
 typedef struct ConvGeom {
     int64_t n, c, h, w, cout, oh, ow, groups;
     int64_t kh, kw, sh, sw, ph, pw, dh, dw;
@@ -104,8 +95,8 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     int64_t act = 0, act_lim = 0;
     Status ast = conv_act(c, &act, &act_lim);
     if (ast != ST_OK) return ast;
-    int xi = input_of(c, k, conv->in[0]), wi = input_of(c, k, conv->in[1]);
-    int bi = conv->nin > 2 ? input_of(c, k, conv->in[2]) : -1;
+    int xi = kc_arg_of(c, k, conv->in[0]), wi = kc_arg_of(c, k, conv->in[1]);
+    int bi = conv->nin > 2 ? kc_arg_of(c, k, conv->in[2]) : -1;
     if (xi != 0 || wi != 1 || (conv->nin > 2 && bi != 2))
         return kc_error(c, "conv2d kernel: inputs are not x, weight(, bias)");
     /* the residual: the add's input that is not the conv output */
@@ -120,7 +111,7 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
         } else if (rt == conv->in[0]) {
             rsrc = 2; /* conv(x) + x: x is bound once */
         } else {
-            ri = input_of(c, k, rt);
+            ri = kc_arg_of(c, k, rt);
             if (ri < 0) return kc_error(c, "conv2d kernel: residual tensor is not bound");
             rsrc = 1;
         }

@@ -51,7 +51,6 @@ Status kc_index_copy_geom(const KernelCtx *c, const PlanKernel *k, const Node *n
     return ST_OK;
 }
 
-
 /* index_copy_t (fuse_patterns.c): the source comes through a member transpose; binds {self,
  * index, the transpose's input} and gives the source's strides as the index_copy sees it. */
 static Status transposed_source(const KernelCtx *c, PlanKernel *k, const Node *ic,
@@ -64,8 +63,9 @@ static Status transposed_source(const KernelCtx *c, PlanKernel *k, const Node *i
         ids[i] = k->args[a];
     }
     memcpy(k->args, ids, sizeof ids);
-    if (!kc_permuted_strides(kc_arg(k, c->p, 2), tp, c->g->tensors[ic->in[2]].rank, sx))
-        return kc_error(c, "index_copy_t: the transpose changes the rank");
+    const GTensor *src = &c->g->tensors[ic->in[2]];
+    if (!kc_permuted_strides(kc_arg(k, c->p, 2), tp, src->rank, src->shape, sx))
+        return kc_error(c, "index_copy_t: the transposed source does not have its graph shape");
     return ST_OK;
 }
 

@@ -48,7 +48,6 @@ typedef struct MmDesc {
     bool glu;
 } MmDesc;
 
-
 /* The kernel argument bound to input j of product node p. A single node binds its inputs as they
  * are (an operand given twice is bound twice); a fused kernel binds the group's outside inputs in
  * member order without duplicates, so positions are looked up by tensor. */

@@ -19,7 +19,6 @@
 #define NORM_WG 256
 #define BN_WG 256
 
-
 /* Binds inputs in the order the shader expects: order[i] = argument index of binding i. Never
  * more bindings than the kernel has (its args array is sized by lower.c). */
 static Status reorder_inputs(const KernelCtx *c, PlanKernel *k, const int *order, int n)

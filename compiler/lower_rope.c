@@ -106,8 +106,8 @@ static Status input_strides(const KernelCtx *c, const PlanKernel *k, int r, cons
     for (int i = tp ? 1 : 0; i < 3; i++)
         if (!bcast_strides(kc_arg(k, c->p, i), r, shape, st[i]))
             return kc_error(c, "rope: an input does not broadcast to the output");
-    if (tp && !kc_permuted_strides(kc_arg(k, c->p, 0), tp, r, st[0]))
-        return kc_error(c, "rope: the transpose making x changes its rank");
+    if (tp && !kc_permuted_strides(kc_arg(k, c->p, 0), tp, r, shape, st[0]))
+        return kc_error(c, "rope: the transposed x does not have the output's shape");
     return ST_OK;
 }
 

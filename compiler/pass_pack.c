@@ -34,12 +34,11 @@ static bool worth_packing(const Graph *g, const PassCtx *c, int t)
 {
     const GTensor *x = &g->tensors[t];
     if (!dtype_is_float(x->dtype) || x->is_output || x->host_form || x->nconsumers == 0) return false;
+    /* dense f32 is the host form; dense f16 the host converts as it copies (runtime/hostxf.c,
+     * F16C: half the bytes over the bus and no kernel, resnet18's wall -18 us on the H100,
+     * bench/NOTES.md "Session 10") */
     DType st = compile_storage(c->opt, x->dtype);
-    if (st == DT_F32 && !x->padded) return false;
-    /* f16 in the host's dense order: the host converts as it copies (runtime/hostxf.c, F16C),
-     * half the bytes over the bus and no kernel (resnet18 on the H100: wall -18 us, bench/NOTES.md
-     * "Session 10") */
-    if (st == DT_F16 && !x->padded) return false;
+    if ((st == DT_F32 || st == DT_F16) && !x->padded) return false;
     int64_t min = c->opt->pack_min > 0 ? c->opt->pack_min : PACK_INPUTS_MIN;
     if (tensor_numel(x) < min) return false;
     for (int k = 0; k < x->nconsumers; k++)
