@@ -706,6 +706,7 @@ int vk_ctx_destroy(VkCtx *ctx)
         vk_buf_destroy(ctx->staging);
         if (ctx->copy_fence) vkDestroyFence(ctx->device, ctx->copy_fence, NULL);
         if (ctx->copy_pool) vkDestroyCommandPool(ctx->device, ctx->copy_pool, NULL);
+        vk_pipe_pool_destroy(ctx);
         vk_cache_destroy(ctx);
         vkDestroyDevice(ctx->device, NULL);
     }

@@ -138,8 +138,11 @@ typedef struct VkPipeDesc {
     uint32_t nbindings; /* storage buffers at set 0, bindings 0..nbindings-1 (1..16) */
 } VkPipeDesc;
 
-/* Creates a compute pipeline through the context's pipeline cache. */
+/* Creates a compute pipeline through the context's pipeline cache, or hands out the one this
+ * context already made from the same SPIR-V, specialization and layout (pipelines are pooled per
+ * context: a recompiled plan or a second backend on the device compiles nothing twice). */
 Status vk_pipe_create(VkCtx *ctx, const VkPipeDesc *desc, VkPipe **out, DiagList *d);
+/* Releases a pipeline from vk_pipe_create; pooled ones live until vk_ctx_destroy. */
 void vk_pipe_destroy(VkPipe *p);
 
 /* ---- recording and submission ------------------------------------------------------------- */

@@ -38,6 +38,11 @@ struct VkCtx {
     VkCommandBuffer copy_cb;
     VkFence copy_fence;
     VkBuf *staging;
+    /* Pipelines made on this device, kept until it goes (vk_pipe.c): a plan recompiled after a
+     * fusion toggle, or a second backend sharing the device, reuses those whose SPIR-V,
+     * specialization and layout are the same instead of compiling them again. */
+    VkPipe **pool;
+    int npool, cappool;
     /* Validation messenger state. */
     int val_errors, val_warnings, val_nmsgs;
     char *val_msgs[VK_MAX_VALIDATION_MSGS];
@@ -65,7 +70,15 @@ struct VkPipe {
     VkPipeline pipeline;
     uint32_t push_size, nbindings;
     char name[64];
+    /* the pool's key: what vkCreateComputePipelines was given */
+    uint64_t code_hash;
+    size_t code_size;
+    uint32_t nspec, spec[64];
+    int users; /* vk_pipe_create calls not yet matched by vk_pipe_destroy */
 };
+
+/* Destroys every pipeline of the pool (at the device's end). */
+void vk_pipe_pool_destroy(VkCtx *ctx);
 
 /* Sanitizer builds: keep the loaded driver and layers mapped to exit (vk_pin.c). */
 void vk_pin_driver_libraries(void);

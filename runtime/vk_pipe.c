@@ -208,6 +208,58 @@ static Status check_desc(const VkCtx *ctx, const VkPipeDesc *pd, const uint32_t 
     return ST_OK;
 }
 
+/* FNV-1a over the SPIR-V words: with the size, the pool's identity of a module. */
+static uint64_t code_hash(const uint32_t *code, size_t size)
+{
+    uint64_t h = 1469598103934665603ull;
+    const unsigned char *b = (const unsigned char *)code;
+    for (size_t i = 0; i < size; i++) h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+static VkPipe *pool_find(VkCtx *ctx, uint64_t hash, size_t size, const VkPipeDesc *desc)
+{
+    for (int i = 0; i < ctx->npool; i++) {
+        VkPipe *p = ctx->pool[i];
+        if (p->code_hash == hash && p->code_size == size && p->nspec == desc->nspec &&
+            p->push_size == desc->push_size && p->nbindings == desc->nbindings &&
+            memcmp(p->spec, desc->spec, sizeof(uint32_t) * desc->nspec) == 0)
+            return p;
+    }
+    return NULL;
+}
+
+static Status pool_add(VkCtx *ctx, VkPipe *p)
+{
+    if (ctx->npool == ctx->cappool) {
+        int cap = ctx->cappool ? 2 * ctx->cappool : 64;
+        VkPipe **n = realloc(ctx->pool, sizeof *n * (size_t)cap);
+        if (!n) return ST_NOMEM;
+        ctx->pool = n;
+        ctx->cappool = cap;
+    }
+    ctx->pool[ctx->npool++] = p;
+    return ST_OK;
+}
+
+static void pipe_free(VkPipe *p)
+{
+    VkDevice dev = p->ctx->device;
+    if (p->pipeline) vkDestroyPipeline(dev, p->pipeline, NULL);
+    if (p->layout) vkDestroyPipelineLayout(dev, p->layout, NULL);
+    if (p->set_layout) vkDestroyDescriptorSetLayout(dev, p->set_layout, NULL);
+    if (p->module) vkDestroyShaderModule(dev, p->module, NULL);
+    free(p);
+}
+
+void vk_pipe_pool_destroy(VkCtx *ctx)
+{
+    for (int i = 0; i < ctx->npool; i++) pipe_free(ctx->pool[i]);
+    free(ctx->pool);
+    ctx->pool = NULL;
+    ctx->npool = ctx->cappool = 0;
+}
+
 Status vk_pipe_create(VkCtx *ctx, const VkPipeDesc *desc, VkPipe **out, DiagList *d)
 {
     *out = NULL;
@@ -215,9 +267,22 @@ Status vk_pipe_create(VkCtx *ctx, const VkPipeDesc *desc, VkPipe **out, DiagList
     size_t size = 0;
     Status st = check_desc(ctx, desc, &code, &size, d);
     if (st != ST_OK) return st;
-    VkPipe *p = calloc(1, sizeof *p);
+    uint64_t hash = code_hash(code, size);
+    /* NPU_VK_PIPE_STATS prints at creation: every pipeline is made anew then */
+    VkPipe *p = ctx->pipe_stats ? NULL : pool_find(ctx, hash, size, desc);
+    if (p) {
+        p->users++;
+        *out = p;
+        return ST_OK;
+    }
+    p = calloc(1, sizeof *p);
     if (!p) return diag_add(d, DIAG_ERROR, ST_NOMEM, NULL, NULL, NULL, "out of memory");
     p->ctx = ctx;
+    p->code_hash = hash;
+    p->code_size = size;
+    p->nspec = desc->nspec;
+    if (desc->nspec) memcpy(p->spec, desc->spec, sizeof(uint32_t) * desc->nspec);
+    p->users = 1;
     p->push_size = desc->push_size;
     p->nbindings = desc->nbindings;
     snprintf(p->name, sizeof p->name, "%s", desc->shader ? desc->shader : "(inline SPIR-V)");
@@ -289,21 +354,23 @@ Status vk_pipe_create(VkCtx *ctx, const VkPipeDesc *desc, VkPipe **out, DiagList
     }
     if (r != VK_SUCCESS) {
         st = vk_fail(d, ST_INTERNAL, r, "pipeline '%s': %s failed", p->name, what);
-        vk_pipe_destroy(p);
+        pipe_free(p);
         return st;
     }
     if (ctx->pipe_stats) print_stats(p, desc);
+    else if (pool_add(ctx, p) != ST_OK) p->users = -1; /* not pooled: freed by its one user */
     *out = p;
     return ST_OK;
 }
 
+/* A pooled pipeline stays with the device for the next plan that needs it (vk_ctx_destroy
+ * frees it); one that could not be pooled (stats, no memory) is freed now. */
 void vk_pipe_destroy(VkPipe *p)
 {
     if (!p) return;
-    VkDevice dev = p->ctx->device;
-    if (p->pipeline) vkDestroyPipeline(dev, p->pipeline, NULL);
-    if (p->layout) vkDestroyPipelineLayout(dev, p->layout, NULL);
-    if (p->set_layout) vkDestroyDescriptorSetLayout(dev, p->set_layout, NULL);
-    if (p->module) vkDestroyShaderModule(dev, p->module, NULL);
-    free(p);
+    if (p->ctx->pipe_stats || p->users < 0) {
+        pipe_free(p);
+        return;
+    }
+    if (p->users > 0) p->users--;
 }

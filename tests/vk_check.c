@@ -116,6 +116,31 @@ static void report_tiers(void)
                 tally.coopmat_ran, tally.coopmat_ran == 1 ? "" : "s", tally.device);
 }
 
+/* One Vulkan device for the whole test process (buffers poisoned with NaN, no pipeline cache
+ * file): every check's backend shares it (vk_backend_create_shared), so lavapipe creates one
+ * device, not one per check, and a pipeline compiled for one check serves every later one that
+ * needs the same module and specialization (vk_pipe.c's pool). */
+static Backend *anchor;
+
+static void drop_anchor(void)
+{
+    if (anchor) anchor->ops->destroy(anchor);
+    anchor = NULL;
+}
+
+static Backend *device_anchor(void)
+{
+    if (anchor) return anchor;
+    VkBackendOptions vo = vk_backend_options_default();
+    vo.poison = true;
+    vo.no_cache = true;
+    DiagList d = {0};
+    if (vk_backend_create(&vo, &anchor, &d) != ST_OK)
+        fail_with(&d, "no Vulkan device (is lavapipe installed?)");
+    atexit(drop_anchor);
+    return anchor;
+}
+
 /* Does kernel stem s belong to the expected family e? The tier variants of a stem count as the
  * stem (conv2d_cm_b, conv2d_cmx_b and conv2d_direct_b are conv2d_b, matmul_cm and its large
  * tile matmul_cml, matmul_cmlx are matmul), and so
@@ -180,14 +205,14 @@ static double run_kind(const char *json, const Graph *g0, const RefRun *r, const
     check_transfers(p);
     double worst = -1;
     Backend *be = NULL;
+    int verr0 = 0; /* the shared device's validation errors before this check */
     if (!differs) goto done; /* the same plan as the portable run */
-    VkBackendOptions vo = vk_backend_options_default();
-    vo.poison = true;
-    vo.no_cache = true;
     if (cpu_backend) {
         if (cpu_backend_create(pipe.g, &be) != ST_OK) fail_msg("no CPU backend");
-    } else if (vk_backend_create(&vo, &be, &d) != ST_OK) {
-        fail_with(&d, "no Vulkan device (is lavapipe installed?)");
+    } else {
+        if (vk_backend_create_shared(device_anchor(), &be, &d) != ST_OK)
+            fail_with(&d, "no Vulkan backend");
+        verr0 = vk_backend_validation_errors(be);
     }
     snprintf(tally.device, sizeof tally.device, "%s", be->ops->device(be));
     if (kind == RUN_COOPMAT && vk_backend_best_tier(be) < TIER_NV_COOPMAT) {
@@ -238,7 +263,7 @@ static double run_kind(const char *json, const Graph *g0, const RefRun *r, const
     exec_close(&x);
     bind_free(&b);
 done:;
-    int verr = be && !cpu_backend ? vk_backend_validation_errors(be) : 0;
+    int verr = be && !cpu_backend ? vk_backend_validation_errors(be) - verr0 : 0;
     if (be) be->ops->destroy(be);
     pipeline_free(&pipe);
     diag_free(&d);
