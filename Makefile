@@ -72,7 +72,7 @@ TEST_HELP := $(filter-out $(TEST_SRCS),$(wildcard tests/*.c))
 TEST_HELP_OBJS := $(TEST_HELP:%.c=$(BUILD)/%.o)
 BIN := $(BUILD)/npu-explore
 
-.PHONY: all deps build run test check unit clean deps-check format bench fuzz
+.PHONY: all deps build run test tests-built check test-long check-long unit clean deps-check format bench fuzz
 all: $(BIN)
 
 deps:
@@ -97,13 +97,27 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_HELP_OBJS) $(LIB_OBJS)
 # Allocation-failure injection wraps our allocator calls in that one test binary.
 $(BUILD)/tests/test_nomem: LDOPT += -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 
-# `make test`: install, build under ASan+UBSan, run every test. The closing line is
-# "N passed, N failed".
+# `make test`: install, build under ASan+UBSan, run every test, as many at a time as there are
+# cores (tools/run_tests.sh). The closing line is "N passed, N failed". `make test-long` runs the
+# large-size cases that the quick suite leaves out (NPU_TEST_LONG=1), in the binaries that have
+# them (LONG_TESTS); .ci/run runs it after `make test`.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+LONG_TESTS := test_vk_conv test_vk_attn test_vk_matmul cli/fuzz
 test: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) MODE=asan tests-built
 	@$(MAKE) --no-print-directory MODE=asan check
+
+tests-built: $(BIN) $(TEST_BINS)
 
 check: $(BIN) $(TEST_BINS)
 	@tools/run_tests.sh $(BUILD)
+
+test-long: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) MODE=asan tests-built
+	@$(MAKE) --no-print-directory MODE=asan check-long
+
+check-long: $(BIN) $(TEST_BINS)
+	@NPU_TEST_LONG=1 tools/run_tests.sh $(BUILD) $(LONG_TESTS)
 
 run: deps
 	@$(MAKE) --no-print-directory MODE=release all

@@ -16,7 +16,8 @@
  * (row r sees the positions before valid + r: an empty cache's prompt, or one after a past),
  * random additive masks per (batch, head, row) with -inf holes and a random -inf tail per row,
  * and random finite masks broadcast over heads, the splits checked in the plan (several where
- * the grid is small, none with NPU_ATTN_SPLITS=1 on the same shapes). */
+ * the grid is small, none with NPU_ATTN_SPLITS=1 on the same shapes). `make test` runs the cases
+ * that cover each path once (about a third); `make test-long` the rest (Case.lng). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,7 +42,11 @@ typedef struct {
                 * MASK_RANDOM_INF: an input [B,Hq,Tq,T], random, -inf past a random end per row
                 * and at about a quarter of the positions before it (never the last) */
     int Tq;    /* query rows */
+    int lng;   /* L: only under `make test-long` (tu_long): the quick suite keeps one case per
+                * code path (head-dim path, group size, mask kind, split), the rest is long */
 } Case;
+#define L 1 /* long */
+#define Q 0 /* quick */
 
 static int rows(const Case *c)
 {
@@ -263,10 +268,26 @@ static void check_case(const Case *c)
 
 /* Checks the cases, each with the split count the plan for a GPU gives (at least `min_split`),
  * then, when it splits, again with NPU_ATTN_SPLITS=1 (one workgroup per row, no merge). */
+/* Whether case c runs in this suite (quick or long); skips the cmocka test when none of `n`
+ * does. */
+static bool runs_here(const Case *c)
+{
+    return (c->lng != 0) == tu_long();
+}
+
+static void skip_if_none(const Case *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (runs_here(&cases[i])) return;
+    skip();
+}
+
 static void check_cases_split(const Case *cases, size_t n, int min_split)
 {
+    skip_if_none(cases, n);
     vc_set_runs(2);
     for (size_t i = 0; i < n; i++) {
+        if (!runs_here(&cases[i])) continue;
         char *g = attn_graph(&cases[i]);
         int ns = plan_splits(g);
         fprintf(stderr, "  %d splits\n", ns);
@@ -285,8 +306,10 @@ static void check_cases_split(const Case *cases, size_t n, int min_split)
 
 static void check_cases(const Case *cases, size_t n)
 {
+    skip_if_none(cases, n);
     vc_set_runs(2);
-    for (size_t i = 0; i < n; i++) check_case(&cases[i]);
+    for (size_t i = 0; i < n; i++)
+        if (runs_here(&cases[i])) check_case(&cases[i]);
     vc_set_runs(1);
 }
 #define CHECK(cases) check_cases(cases, sizeof cases / sizeof cases[0])
@@ -296,13 +319,20 @@ static void test_attn_gqa_shapes(void **state)
 {
     (void)state;
     static const Case cases[] = {
-        {1, 2, 2, 16, 1, 0, 0, 1},     {1, 2, 2, 64, 17, 0, 0, 1},
-        {1, 4, 2, 64, 64, 0, 0, 1},    {1, 4, 2, 16, 300, 0, 0, 1},
-        {1, 12, 2, 128, 7, 0, 0, 1},   {1, 12, 2, 128, 300, 0, 0, 1},
-        {1, 4, 2, 128, 1, 0, 0, 1},    {1, 12, 2, 64, 64, 0, 0, 1},
-        {1, 2, 2, 128, 1024, 0, 0, 1}, {1, 12, 2, 128, 1024, 0, 0, 1},
-        {1, 12, 2, 128, 128, 0, 0, 1}, {1, 4, 1, 64, 2000, 0, 0, 1},
-        {1, 12, 4, 64, 1000, 0, 0, 1}, {1, 8, 2, 128, 7, 0, 0, 1},
+        {1, 2, 2, 16, 1, 0, 0, 1, Q},
+        {1, 2, 2, 64, 17, 0, 0, 1, L},
+        {1, 4, 2, 64, 64, 0, 0, 1, Q},
+        {1, 4, 2, 16, 300, 0, 0, 1, L},
+        {1, 12, 2, 128, 7, 0, 0, 1, L},
+        {1, 12, 2, 128, 300, 0, 0, 1, Q},
+        {1, 4, 2, 128, 1, 0, 0, 1, L},
+        {1, 12, 2, 64, 64, 0, 0, 1, L},
+        {1, 2, 2, 128, 1024, 0, 0, 1, L},
+        {1, 12, 2, 128, 1024, 0, 0, 1, L},
+        {1, 12, 2, 128, 128, 0, 0, 1, L},
+        {1, 4, 1, 64, 2000, 0, 0, 1, Q},
+        {1, 12, 4, 64, 1000, 0, 0, 1, L},
+        {1, 8, 2, 128, 7, 0, 0, 1, L},
     };
     CHECK(cases);
 }
@@ -313,9 +343,15 @@ static void test_attn_odd_head_dims(void **state)
 {
     (void)state;
     static const Case cases[] = {
-        {1, 4, 2, 256, 17, 0, 0, 1}, {1, 4, 2, 200, 64, 0, 0, 1},   {1, 6, 2, 48, 33, 0, 0, 1},
-        {1, 4, 2, 72, 64, 0, 0, 1},  {1, 12, 2, 50, 300, 0, 0, 1},  {1, 6, 2, 36, 1000, 0, 0, 1},
-        {1, 2, 1, 50, 7, 0, 0, 1},   {1, 12, 2, 72, 1024, 0, 0, 1}, {1, 4, 2, 256, 1000, 0, 0, 1},
+        {1, 4, 2, 256, 17, 0, 0, 1, Q},
+        {1, 4, 2, 200, 64, 0, 0, 1, L},
+        {1, 6, 2, 48, 33, 0, 0, 1, L},
+        {1, 4, 2, 72, 64, 0, 0, 1, Q},
+        {1, 12, 2, 50, 300, 0, 0, 1, L},
+        {1, 6, 2, 36, 1000, 0, 0, 1, Q},
+        {1, 2, 1, 50, 7, 0, 0, 1, L},
+        {1, 12, 2, 72, 1024, 0, 0, 1, L},
+        {1, 4, 2, 256, 1000, 0, 0, 1, L},
     };
     CHECK(cases);
 }
@@ -324,9 +360,9 @@ static void test_attn_batch(void **state)
 {
     (void)state;
     static const Case cases[] = {
-        {2, 4, 2, 64, 17, 0, 0, 1},
-        {2, 12, 2, 16, 300, 0, 0, 1},
-        {2, 12, 2, 128, 1000, 0, 0, 1},
+        {2, 4, 2, 64, 17, 0, 0, 1, Q},
+        {2, 12, 2, 16, 300, 0, 0, 1, L},
+        {2, 12, 2, 128, 1000, 0, 0, 1, L},
     };
     CHECK(cases);
 }
@@ -337,12 +373,18 @@ static void test_attn_inf_mask(void **state)
 {
     (void)state;
     static const Case cases[] = {
-        {1, 4, 2, 64, 300, 130, 1, 1},   {1, 12, 2, 128, 64, 1, 1, 1},
-        {1, 4, 2, 16, 17, 17, 1, 1},     {1, 2, 2, 16, 300, 129, 1, 1},
-        {1, 12, 2, 64, 300, 300, 1, 1},  {2, 4, 2, 128, 17, 5, 1, 1},
-        {1, 12, 2, 128, 1024, 65, 1, 1}, {1, 4, 1, 64, 2000, 1, 1, 1},
-        {1, 4, 1, 64, 2000, 1999, 1, 1}, {2, 4, 2, 32, 1024, 300, 1, 1},
-        {1, 4, 1, 32, 1024, 1024, 1, 1}, {1, 4, 2, 200, 300, 150, 1, 1},
+        {1, 4, 2, 64, 300, 130, 1, 1, Q},
+        {1, 12, 2, 128, 64, 1, 1, 1, L},
+        {1, 4, 2, 16, 17, 17, 1, 1, L},
+        {1, 2, 2, 16, 300, 129, 1, 1, L},
+        {1, 12, 2, 64, 300, 300, 1, 1, L},
+        {2, 4, 2, 128, 17, 5, 1, 1, Q},
+        {1, 12, 2, 128, 1024, 65, 1, 1, L},
+        {1, 4, 1, 64, 2000, 1, 1, 1, Q},
+        {1, 4, 1, 64, 2000, 1999, 1, 1, L},
+        {2, 4, 2, 32, 1024, 300, 1, 1, L},
+        {1, 4, 1, 32, 1024, 1024, 1, 1, L},
+        {1, 4, 2, 200, 300, 150, 1, 1, L},
     };
     CHECK(cases);
 }
@@ -353,9 +395,11 @@ static void test_attn_mask_holes(void **state)
 {
     (void)state;
     static const Case cases[] = {
-        {1, 12, 2, 128, 1024, 700, 2, 1}, {1, 4, 4, 64, 300, 250, 2, 1},
-        {2, 12, 2, 72, 1000, 1000, 2, 1}, {1, 2, 1, 128, 7, 7, 2, 1},
-        {1, 6, 2, 50, 1024, 1000, 2, 1},
+        {1, 12, 2, 128, 1024, 700, 2, 1, Q},
+        {1, 4, 4, 64, 300, 250, 2, 1, L},
+        {2, 12, 2, 72, 1000, 1000, 2, 1, L},
+        {1, 2, 1, 128, 7, 7, 2, 1, Q},
+        {1, 6, 2, 50, 1024, 1000, 2, 1, L},
     };
     CHECK(cases);
 }
@@ -365,9 +409,9 @@ static void test_attn_mask_per_head(void **state)
 {
     (void)state;
     static const Case cases[] = {
-        {2, 12, 2, 128, 1024, 0, 3, 1},
-        {1, 4, 2, 50, 64, 0, 3, 1},
-        {1, 6, 1, 64, 7, 0, 3, 1},
+        {2, 12, 2, 128, 1024, 0, 3, 1, L},
+        {1, 4, 2, 50, 64, 0, 3, 1, Q},
+        {1, 6, 1, 64, 7, 0, 3, 1, L},
     };
     CHECK(cases);
 }
@@ -379,9 +423,11 @@ static void test_attn_rows_causal(void **state)
 {
     (void)state;
     static const Case cases[] = {
-        {1, 12, 2, 128, 300, 1, MASK_CAUSAL, 128}, {1, 4, 4, 64, 37, 31, MASK_CAUSAL, 7},
-        {2, 6, 2, 72, 301, 202, MASK_CAUSAL, 100}, {1, 4, 2, 50, 19, 1, MASK_CAUSAL, 7},
-        {1, 2, 2, 16, 5, 4, MASK_CAUSAL, 2},
+        {1, 12, 2, 128, 300, 1, MASK_CAUSAL, 128, Q},
+        {1, 4, 4, 64, 37, 31, MASK_CAUSAL, 7, L},
+        {2, 6, 2, 72, 301, 202, MASK_CAUSAL, 100, L},
+        {1, 4, 2, 50, 19, 1, MASK_CAUSAL, 7, Q},
+        {1, 2, 2, 16, 5, 4, MASK_CAUSAL, 2, Q},
     };
     CHECK(cases);
 }
@@ -392,9 +438,12 @@ static void test_attn_rows_random(void **state)
 {
     (void)state;
     static const Case cases[] = {
-        {1, 4, 2, 64, 300, 0, MASK_RANDOM_INF, 7},     {2, 4, 4, 50, 77, 0, MASK_RANDOM_INF, 2},
-        {1, 12, 2, 128, 129, 0, MASK_RANDOM_INF, 128}, {1, 4, 2, 64, 300, 0, MASK_INPUT, 7},
-        {1, 6, 2, 64, 100, 0, MASK_PER_HEAD, 2},       {1, 8, 2, 16, 33, 0, MASK_RANDOM_INF, 1},
+        {1, 4, 2, 64, 300, 0, MASK_RANDOM_INF, 7, Q},
+        {2, 4, 4, 50, 77, 0, MASK_RANDOM_INF, 2, L},
+        {1, 12, 2, 128, 129, 0, MASK_RANDOM_INF, 128, L},
+        {1, 4, 2, 64, 300, 0, MASK_INPUT, 7, L},
+        {1, 6, 2, 64, 100, 0, MASK_PER_HEAD, 2, Q},
+        {1, 8, 2, 16, 33, 0, MASK_RANDOM_INF, 1, Q},
     };
     CHECK(cases);
 }
@@ -407,9 +456,11 @@ static void test_attn_rows_splits(void **state)
 {
     (void)state;
     static const Case cases[] = {
-        {1, 2, 1, 128, 1000, 900, MASK_CAUSAL, 7},  {1, 4, 2, 16, 1000, 1, MASK_CAUSAL, 2},
-        {1, 4, 2, 64, 1000, 0, MASK_RANDOM_INF, 7}, {1, 1, 1, 64, 300, 0, MASK_RANDOM_INF, 120},
-        {2, 6, 3, 64, 517, 400, MASK_CAUSAL, 7},
+        {1, 2, 1, 128, 1000, 900, MASK_CAUSAL, 7, L},
+        {1, 4, 2, 16, 1000, 1, MASK_CAUSAL, 2, Q},
+        {1, 4, 2, 64, 1000, 0, MASK_RANDOM_INF, 7, L},
+        {1, 1, 1, 64, 300, 0, MASK_RANDOM_INF, 120, Q},
+        {2, 6, 3, 64, 517, 400, MASK_CAUSAL, 7, L},
     };
     check_cases_split(cases, sizeof cases / sizeof cases[0], 2);
 }
@@ -419,9 +470,10 @@ static void test_attn_rows_splits(void **state)
 static void test_attn_near_misses(void **state)
 {
     (void)state;
+    if (tu_long()) skip(); /* compiles only: the quick suite's */
     static const Case cases[] = {
-        {1, 4, 2, 264, 17, 0, MASK_INPUT, 1},
-        {1, 4, 2, 264, 17, 0, MASK_CAUSAL, 7},
+        {1, 4, 2, 264, 17, 0, MASK_INPUT, 1, Q},
+        {1, 4, 2, 264, 17, 0, MASK_CAUSAL, 7, Q},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *json = attn_graph(&cases[i]);

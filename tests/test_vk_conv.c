@@ -10,7 +10,8 @@
  * implicit-GEMM kernels: several tiles each way, K splits and their reduce with every epilogue.
  * Every case runs per kernel tier (tests/vk_check.c: portable, the emulated tensor-core kernels,
  * and nv-coopmat where the device has it; NPU_TEST_TIER picks one). A large graph input packed
- * on the device (pass pack-inputs) for odd channel counts. */
+ * on the device (pass pack-inputs) for odd channel counts. `make test` runs a case per code path,
+ * `make test-long` the rest (L, here()). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -128,6 +129,13 @@ static double gb_check(const Gb *g0, const char *res, const int64_t *rs, const c
     return vc_check_json(json, dtype, tol, expect);
 }
 
+/* `make test` runs a case per code path (kernel shape, epilogue, tile and split, pool variant);
+ * `make test-long` (tu_long) the rest: L marks those, and here() says whether a case of the
+ * quick (false) or long (true) set runs in this suite. */
+#define L 1
+#define Q 0
+#define here tu_here
+
 static const char *dts[] = {"fp32", "fp16", "bf16"};
 static const double tols[] = {VC_TOL_F32, VC_TOL_F16, VC_TOL_BF16};
 
@@ -138,10 +146,13 @@ typedef struct ConvCase {
     bool bias;
     const char *pad_str; /* "same" / "valid" instead of ints */
     const char *expect;
+    int lng; /* L: only under `make test-long` (tu_long); Q: the quick suite's */
 } ConvCase;
 
-static void conv_case(const ConvCase *cc, int ndt)
+/* The case in dtypes t0 .. t1 - 1, when its set (quick or long) runs in this suite. */
+static void conv_case(const ConvCase *cc, int t0, int t1)
 {
+    if (!here(cc->lng)) return;
     int64_t oh, ow, ph = cc->ph, pw = cc->pw;
     char attrs[200];
     if (cc->pad_str && strcmp(cc->pad_str, "same") == 0) {
@@ -164,7 +175,7 @@ static void conv_case(const ConvCase *cc, int ndt)
     Gb g = {0};
     gb_input(&g, "x", xs);
     gb_conv(&g, "conv", "x", xs, cc->cout, cc->groups, cc->kh, cc->kw, cc->bias, "y", ys, attrs);
-    for (int t = 0; t < ndt; t++) gb_check(&g, "y", ys, dts[t], tols[t], cc->expect);
+    for (int t = t0; t < t1; t++) gb_check(&g, "y", ys, dts[t], tols[t], cc->expect);
 }
 
 static void test_conv_shapes(void **state)
@@ -172,33 +183,39 @@ static void test_conv_shapes(void **state)
     (void)state;
     static const ConvCase cases[] = {
         /* n  c  h   w  cout g  kh kw sh sw ph pw dh dw bias */
-        {2, 3, 13, 11, 5, 1, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b"},
-        {2, 20, 13, 11, 33, 1, 3, 3, 2, 2, 1, 1, 1, 1, false, NULL, "conv2d"},
-        {2, 20, 9, 7, 40, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, NULL, "conv2d_b"},
-        {1, 3, 23, 21, 16, 1, 7, 7, 2, 2, 3, 3, 1, 1, true, NULL, "conv2d_b"},
-        {2, 5, 13, 11, 7, 1, 3, 3, 1, 1, 2, 2, 2, 2, false, NULL, "conv2d"},
-        {2, 6, 12, 10, 8, 1, 3, 2, 1, 2, 0, 1, 2, 1, true, NULL, "conv2d_b"},
-        {1, 300, 5, 3, 70, 1, 1, 1, 1, 1, 0, 0, 1, 1, false, NULL, "conv2d"}, /* long K, 2 tiles */
-        {1, 4, 9, 8, 6, 1, 4, 4, 1, 1, 0, 0, 1, 1, true, "same", "conv2d_b"},
-        {1, 4, 9, 8, 6, 1, 3, 3, 2, 1, 0, 0, 1, 1, false, "valid", "conv2d"},
+        {2, 3, 13, 11, 5, 1, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b", Q},
+        {2, 20, 13, 11, 33, 1, 3, 3, 2, 2, 1, 1, 1, 1, false, NULL, "conv2d", Q},
+        {2, 20, 9, 7, 40, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, NULL, "conv2d_b", L},
+        {1, 3, 23, 21, 16, 1, 7, 7, 2, 2, 3, 3, 1, 1, true, NULL, "conv2d_b", Q},
+        {2, 5, 13, 11, 7, 1, 3, 3, 1, 1, 2, 2, 2, 2, false, NULL, "conv2d", L},
+        {2, 6, 12, 10, 8, 1, 3, 2, 1, 2, 0, 1, 2, 1, true, NULL, "conv2d_b", L},
+        {1, 300, 5, 3, 70, 1, 1, 1, 1, 1, 0, 0, 1, 1, false, NULL, "conv2d", Q}, /* long K, 2 tiles */
+        {1, 4, 9, 8, 6, 1, 4, 4, 1, 1, 0, 0, 1, 1, true, "same", "conv2d_b", Q},
+        {1, 4, 9, 8, 6, 1, 3, 3, 2, 1, 0, 0, 1, 1, false, "valid", "conv2d", Q},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) conv_case(&cases[i], 2);
-    conv_case(&cases[0], 3);
-    conv_case(&cases[1], 3);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) conv_case(&cases[i], 0, 2);
+    static const ConvCase *bf16[] = {&cases[0], &cases[1]};
+    for (int i = 0; i < 2; i++) {
+        ConvCase c = *bf16[i];
+        c.lng = L;
+        conv_case(&c, 2, 3);
+    }
 }
 
 static void test_conv_groups(void **state)
 {
     (void)state;
     static const ConvCase cases[] = {
-        {2, 8, 13, 11, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b"},     /* groups 2 */
-        {2, 12, 13, 11, 12, 12, 3, 3, 2, 2, 1, 1, 1, 1, false, NULL, "conv2d"},   /* depthwise */
-        {2, 6, 13, 11, 12, 6, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b"},    /* mult. 2 */
-        {1, 40, 9, 7, 40, 40, 5, 5, 1, 1, 4, 4, 2, 2, true, NULL, "conv2d_b"},    /* dw dilated */
-        {1, 64, 7, 5, 96, 2, 3, 3, 1, 1, 1, 1, 1, 1, false, NULL, "conv2d"},      /* 48 per group */
+        {2, 8, 13, 11, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b", L},     /* groups 2 */
+        {2, 12, 13, 11, 12, 12, 3, 3, 2, 2, 1, 1, 1, 1, false, NULL, "conv2d", Q},   /* depthwise */
+        {2, 6, 13, 11, 12, 6, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b", L},    /* mult. 2 */
+        {1, 40, 9, 7, 40, 40, 5, 5, 1, 1, 4, 4, 2, 2, true, NULL, "conv2d_b", Q},    /* dw dilated */
+        {1, 64, 7, 5, 96, 2, 3, 3, 1, 1, 1, 1, 1, 1, false, NULL, "conv2d", Q},      /* 48 per group */
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) conv_case(&cases[i], 2);
-    conv_case(&cases[1], 3);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) conv_case(&cases[i], 0, 2);
+    ConvCase c = cases[1];
+    c.lng = L;
+    conv_case(&c, 2, 3);
 }
 
 /* The tiling of the implicit-GEMM kernels (portable and tensor-core): several channel and
@@ -210,14 +227,14 @@ static void test_conv_gemm_tiles(void **state)
     (void)state;
     static const ConvCase cases[] = {
         /* n  c  h   w  cout g  kh kw sh sw ph pw dh dw bias */
-        {1, 64, 7, 7, 130, 1, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b"},   /* M 64+64+2, K 576 */
-        {2, 40, 11, 9, 96, 1, 1, 1, 1, 1, 0, 0, 1, 1, false, NULL, "conv2d"},    /* N 198: 4 tiles */
-        {1, 32, 15, 13, 64, 2, 3, 3, 2, 2, 1, 1, 1, 1, true, NULL, "conv2d_b"},  /* 32 per group */
-        {1, 3, 32, 30, 24, 1, 7, 7, 2, 2, 3, 3, 1, 1, true, NULL, "conv2d_b"},   /* stem, K 147 */
-        {1, 48, 9, 9, 40, 1, 3, 3, 1, 1, 2, 2, 2, 2, false, NULL, "conv2d"},     /* dilation 2 */
-        {1, 100, 5, 6, 17, 1, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b"},   /* K 900 */
+        {1, 64, 7, 7, 130, 1, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b", Q},   /* M 64+64+2, K 576 */
+        {2, 40, 11, 9, 96, 1, 1, 1, 1, 1, 0, 0, 1, 1, false, NULL, "conv2d", L},    /* N 198: 4 tiles */
+        {1, 32, 15, 13, 64, 2, 3, 3, 2, 2, 1, 1, 1, 1, true, NULL, "conv2d_b", L},  /* 32 per group */
+        {1, 3, 32, 30, 24, 1, 7, 7, 2, 2, 3, 3, 1, 1, true, NULL, "conv2d_b", Q},   /* stem, K 147 */
+        {1, 48, 9, 9, 40, 1, 3, 3, 1, 1, 2, 2, 2, 2, false, NULL, "conv2d", L},     /* dilation 2 */
+        {1, 100, 5, 6, 17, 1, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b", L},   /* K 900 */
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) conv_case(&cases[i], 3);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) conv_case(&cases[i], 0, 3);
 }
 
 /* The K-split reduce with each residual source on shapes the tensor-core tier takes (64+
@@ -237,14 +254,16 @@ static void test_conv_split_residual(void **state)
             (const int64_t *[]){a, a}, "s", a, NULL);
     gb_node(&g, "r", "aten.relu.default", (const char *[]){"s", NULL}, (const int64_t *[]){a},
             "y", a, NULL);
-    for (int t = 0; t < 3; t++) gb_check(&g, "y", a, dts[t], tols[t], "conv2d_br");
+    for (int t = 0; t < 3; t++)
+        if (here(t == 2)) gb_check(&g, "y", a, dts[t], tols[t], "conv2d_br");
     Gb h = {0};
     gb_input(&h, "x", xs);
     gb_conv(&h, "c1", "x", xs, 64, 1, 3, 3, true, "c1o", c, "\"padding\":[1,1]");
     gb_conv(&h, "c2", "c1o", c, 64, 1, 3, 3, false, "c2o", c, "\"padding\":[1,1]");
     gb_node(&h, "add", "aten.add.Tensor", (const char *[]){"c2o", "c1o", NULL},
             (const int64_t *[]){c, c}, "y", c, NULL);
-    for (int t = 0; t < 3; t++) gb_check(&h, "y", c, dts[t], tols[t], "conv2d");
+    for (int t = 0; t < 3; t++)
+        if (here(t == 2)) gb_check(&h, "y", c, dts[t], tols[t], "conv2d");
 }
 
 /* ---- fused conv patterns and padded inputs ------------------------------------------------ */
@@ -265,7 +284,8 @@ static void test_conv_relu_chain(void **state)
             (const int64_t *[]){a, a}, "s", a, NULL);
     gb_node(&g, "r2", "aten.relu.default", (const char *[]){"s", NULL}, (const int64_t *[]){a},
             "y", a, NULL);
-    for (int t = 0; t < 3; t++) gb_check(&g, "y", a, dts[t], tols[t], "conv2d_b");
+    for (int t = 0; t < 3; t++)
+        if (here(t == 2)) gb_check(&g, "y", a, dts[t], tols[t], "conv2d_b");
 }
 
 /* A residual from another conv (bias on one, none on the other), with and without the relu,
@@ -284,7 +304,8 @@ static void test_conv_add_residual(void **state)
         if (relu)
             gb_node(&g, "r", "aten.relu.default", (const char *[]){"s", NULL},
                     (const int64_t *[]){a}, "y", a, NULL);
-        for (int t = 0; t < 2; t++) gb_check(&g, "y", a, dts[t], tols[t], "conv2d_r");
+        for (int t = 0; t < 2; t++)
+            if (here(relu == 0)) gb_check(&g, "y", a, dts[t], tols[t], "conv2d_r");
     }
 }
 
@@ -293,6 +314,7 @@ static void test_conv_add_self(void **state)
 {
     (void)state;
     int64_t xs[4] = {1, 4, 9, 7}, a[4] = {1, 6, 9, 7};
+    if (tu_long()) skip(); /* the quick suite's */
     Gb g = {0};
     gb_input(&g, "x", xs);
     gb_conv(&g, "c", "x", xs, 6, 1, 3, 3, true, "co", a, "\"padding\":[1,1]");
@@ -339,8 +361,11 @@ static void test_conv_activations(void **state)
             }
             gb_node(&g, "act", acts[i].op, (const char *[]){pre, NULL}, (const int64_t *[]){os},
                     "y", os, acts[i].attrs);
+            /* quick: each activation once (after one of the three producers) in fp32 and fp16 */
+            bool quick = add == (int)(i % 3);
             for (int t = 0; t < 3; t++)
-                gb_check(&g, "y", os, dts[t], tols[t], add == 1 ? "conv2d_br" : "conv2d_b");
+                if (here(!(quick && t < 2)))
+                    gb_check(&g, "y", os, dts[t], tols[t], add == 1 ? "conv2d_br" : "conv2d_b");
         }
 }
 
@@ -363,8 +388,10 @@ typedef struct PoolCase {
 } PoolCase;
 
 /* The pool on a dense graph input and on a padded conv output (20 channels). */
-static void pool_case(const PoolCase *pc, int ndt)
+/* dtypes t0 .. t1 - 1, when `lng`'s set runs in this suite */
+static void pool_case(const PoolCase *pc, int t0, int t1, bool lng)
 {
+    if (!here(lng)) return;
     int64_t xs[4] = {2, 20, 13, 11}, in3[4] = {2, 3, 13, 11};
     int64_t sh = pc->sh ? pc->sh : pc->kh, sw = pc->sw ? pc->sw : pc->kw;
     int64_t ys[4] = {2, 20, pout(13, pc->kh, pc->ph, sh, pc->dh, pc->ceil),
@@ -383,7 +410,7 @@ static void pool_case(const PoolCase *pc, int ndt)
         if (padded) gb_conv(&g, "c", "x", in3, 20, 1, 3, 3, false, "xc", xs, "\"padding\":1");
         gb_node(&g, "pool", pc->op, (const char *[]){padded ? "xc" : "x", NULL},
                 (const int64_t *[]){xs}, "y", ys, attrs);
-        for (int t = 0; t < ndt; t++) gb_check(&g, "y", ys, dts[t], tols[t], "pool2d");
+        for (int t = t0; t < t1; t++) gb_check(&g, "y", ys, dts[t], tols[t], "pool2d");
     }
 }
 
@@ -400,8 +427,9 @@ static void test_max_pool(void **state)
         {"aten.max_pool2d.default", 7, 7, 1, 1, 3, 3, 1, 1, false, NULL},
         {"aten.max_pool2d.default", 5, 4, 2, 1, 2, 2, 1, 1, true, NULL},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) pool_case(&cases[i], 2);
-    pool_case(&cases[0], 3);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        pool_case(&cases[i], 0, 2, !(i == 0 || i == 2 || i == 5));
+    pool_case(&cases[0], 2, 3, L);
 }
 
 static void test_avg_pool(void **state)
@@ -417,8 +445,9 @@ static void test_avg_pool(void **state)
         {"aten.avg_pool2d.default", 5, 5, 2, 2, 2, 2, 1, 1, true, "\"count_include_pad\":false"},
         {"aten.avg_pool2d.default", 7, 6, 3, 2, 3, 3, 1, 1, false, NULL},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) pool_case(&cases[i], 2);
-    pool_case(&cases[1], 3);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        pool_case(&cases[i], 0, 2, !(i == 1 || i == 3 || i == 5));
+    pool_case(&cases[1], 2, 3, L);
 }
 
 static void test_adaptive_pool(void **state)
@@ -435,7 +464,8 @@ static void test_adaptive_pool(void **state)
         gb_input(&g, "x", xs);
         gb_node(&g, "pool", "aten.adaptive_avg_pool2d.default", (const char *[]){"x", NULL},
                 (const int64_t *[]){xs}, "y", ys, attrs);
-        for (int t = 0; t < (i == 1 ? 3 : 2); t++) gb_check(&g, "y", ys, dts[t], tols[t], "pool2d");
+        for (int t = 0; t < (i == 1 ? 3 : 2); t++)
+            if (here(i == 1 || i == 3)) gb_check(&g, "y", ys, dts[t], tols[t], "pool2d");
     }
 }
 
@@ -453,6 +483,7 @@ static void test_packed_input(void **state)
     static char json[32768];
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const int64_t *xs = shapes[i];
+        if (!here(i == 1 || i == 2)) continue;
         assert_true(xs[0] * xs[1] * xs[2] * xs[3] >= PACK_INPUTS_MIN);
         int64_t ys[4] = {1, 17, xs[2], xs[3]};
         Gb g = {0};

@@ -282,6 +282,7 @@ static void test_gemv_shapes(void **state)
         for (int a = 0; a < 5; a++)
             for (int b = 0; b < 4; b++) {
                 if (ks[a] == 8960 && ns[b] == 2048 && t != 2) continue; /* one big case: bf16 */
+                if (!tu_here((a + b + t) % 3 != 0)) continue; /* quick: every K, N and dtype */
                 int v = (a + b) % 4;
                 lin_check(1, ks[a], ns[b], v & 1, NULL, RES_NONE, t);
                 lin_check(1, ks[a], ns[b], !(v & 1), NULL, v & 2 ? RES_BEFORE : RES_AFTER, t);
@@ -294,6 +295,7 @@ static void test_gemv_large_n(void **state)
 {
     (void)state;
     for (int t = 0; t < 3; t++) {
+        if (!tu_here(t != 1)) continue;
         lin_check(1, 64, 70000, true, NULL, RES_AFTER, t);
         lin_check(1, 8, 270000, false, NULL, RES_NONE, t);
         lin_check(1, 16, 270000, true, NULL, RES_BEFORE, t);
@@ -306,6 +308,7 @@ static void test_gemv_rows(void **state)
     (void)state;
     for (int t = 0; t < 3; t++)
         for (int64_t m = 2; m <= 5; m++) {
+            if (!tu_here((t + m) % 3 != 0)) continue; /* quick: every M and dtype */
             lin_check(m, 64, 33, true, NULL, RES_NONE, t);
             lin_check(m, 1536, 9000, m % 2, NULL, RES_AFTER, t); /* R = 4 for M <= 2 */
         }
@@ -417,6 +420,7 @@ static void test_gemv_variants(void **state)
         for (int t = 0; t < 3; t++)
             for (int a = 0; a < 3; a++)
                 for (int b = 0; b < 3; b++) {
+                    if (!tu_here(t != v % 3)) continue; /* quick: each variant in one dtype */
                     int w = (a + b + v + t) % 4;
                     lin_check(w == 3 ? 3 : 1, ks[a], ns[b], w & 1, NULL,
                               w & 2 ? RES_AFTER : RES_NONE, t);
@@ -513,6 +517,7 @@ static void test_gemm_tiles_large(void **state)
 {
     (void)state;
     for (int t = 1; t < 3; t++) {
+        if (!tu_here(t == 2)) continue; /* quick: f16 */
         linear(128, 96, 136, true, t);   /* one split, 16-byte loads, bias */
         linear(200, 600, 300, false, t); /* 2 x 3 tiles, partial both ways, K split */
         lin_check(200, 100, 136, true, NULL, RES_RELU, t);   /* K 100: element loads, _br */
@@ -621,7 +626,13 @@ int main(void)
         cmocka_unit_test(test_gemm_tiles_large),
         cmocka_unit_test(test_gemm_tile_choice),
     };
+    /* `make test-long`: the cases the quick suite leaves out (tu_here) */
+    const struct CMUnitTest long_tests[] = {
+        cmocka_unit_test(test_gemv_shapes),   cmocka_unit_test(test_gemv_large_n),
+        cmocka_unit_test(test_gemv_rows),     cmocka_unit_test(test_gemv_variants),
+        cmocka_unit_test(test_gemm_tiles_large),
+    };
     const char *only = getenv("NPU_TEST_FILTER"); /* e.g. "test_gemm_*" on a slow host */
     if (only && *only) cmocka_set_test_filter(only);
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TU_RUN(tests, long_tests);
 }

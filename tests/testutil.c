@@ -130,3 +130,14 @@ double tu_max_diff(const HTensor *a, const float *b, int64_t n)
     }
     return m;
 }
+
+bool tu_long(void)
+{
+    const char *v = getenv("NPU_TEST_LONG");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+bool tu_here(bool lng)
+{
+    return lng == tu_long();
+}

@@ -30,5 +30,14 @@ void tu_alloc(HTensor *t, const char *dtype, int rank, const int64_t *shape);
 void tu_rand(HTensor *t, uint64_t seed, double lo, double hi);
 /* Largest |a[i] - b[i]| over float tensors of equal numel. */
 double tu_max_diff(const HTensor *a, const float *b, int64_t n);
+/* True under `make test-long` (NPU_TEST_LONG=1): a binary then runs its large-size cases, which
+ * the quick suite leaves out. */
+bool tu_long(void);
+/* Whether a case of the long set (lng) or of the quick set runs in this suite. */
+bool tu_here(bool lng);
+/* cmocka's runner over the quick tests, or under tu_long() the long ones. */
+#define TU_RUN(quick, long_)                                                                   \
+    (tu_long() ? cmocka_run_group_tests(long_, NULL, NULL)                                     \
+               : cmocka_run_group_tests(quick, NULL, NULL))
 
 #endif
