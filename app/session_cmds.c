@@ -8,7 +8,6 @@
 #include "../compiler/fusion.h"
 #include "../compiler/npubin.h"
 #include "../viz/viz.h"
-#include "commands.h"
 #include "kernel_source.h"
 #include "report.h"
 #include "runner.h"
@@ -274,7 +273,7 @@ static Status do_run(Session *s, DiagList *d)
     Options o;
     session_options(s, &o);
     Runner r;
-    Status st = runner_open(&r, &o, &s->model, false, d);
+    Status st = runner_open_plan(&r, &o, &s->model, &s->pipe, d); /* the session's own plan */
     s->dev = calloc((size_t)s->pipe.g->ntensors + 1, sizeof *s->dev);
     if (st == ST_OK && !s->dev) st = ST_NOMEM;
     if (st == ST_OK) st = exec_run(&r.x, false, d);
@@ -286,6 +285,8 @@ static Status do_run(Session *s, DiagList *d)
     return st;
 }
 
+/* profile [N]: measures the session's plan; the result is kept (a failed or cancelled profile
+ * keeps the previous one) and printed by the reporter. */
 static Status c_profile(Session *s, int argc, char **argv, DiagList *d)
 {
     Options o;
@@ -298,20 +299,44 @@ static Status c_profile(Session *s, int argc, char **argv, DiagList *d)
         o.iters = (int)n;
     }
     o.json = s->json;
-    return app_profile(&o, s->out, d);
+    if (!s->pipe.plan) return diag_error(d, NULL, NULL, NULL, "profile: nothing compiled");
+    Progress pg = {session_progress, s};
+    Status st = profile_measure(&o, &s->model, &s->pipe, &s->target, &pg, &s->prof, d);
+    session_progress(s, NULL, 0, 0);
+    if (st != ST_OK) return st;
+    s->prof.gen = s->gen;
+    s->prof_seq++;
+    return profile_report(s->out, s->pipe.plan, &s->prof, &o, d);
 }
 
+/* bisect [first|minimal]: over the session's switches; the result is kept as profile's is. */
 static Status c_bisect(Session *s, int argc, char **argv, DiagList *d)
 {
     Options o;
     session_options(s, &o);
     if (argc > 0) o.mode = argv[0];
     o.json = s->json;
-    int rc = 0;
-    Status st = app_bisect(&o, s->out, &rc, d);
-    if (st == ST_OK && rc == 1) return diag_add(d, DIAG_ERROR, ST_MISMATCH, o.model, NULL, NULL,
-                                                "bisect found nothing consistent");
-    return st;
+    BisectResult r = {0};
+    Progress pg = {session_progress, s};
+    Status st = bisect_run(&o, &s->model, &pg, &r, d);
+    session_progress(s, NULL, 0, 0);
+    char line[1024];
+    for (int i = 0; i < r.nsteps; i++) {
+        bisect_step_text(&r, i, s->json, line, sizeof line);
+        fprintf(s->out, "%s\n", line);
+    }
+    if (st == ST_OK || st == ST_CANCELLED) bisect_report_end(s->out, &r, s->json);
+    if (st != ST_OK) {
+        bisect_result_free(&r);
+        return st;
+    }
+    r.gen = s->gen;
+    bisect_result_free(&s->bisect);
+    s->bisect = r;
+    s->bisect_seq++;
+    if (r.rc == 1) return diag_add(d, DIAG_ERROR, ST_MISMATCH, o.model, NULL, NULL,
+                                   "bisect found nothing consistent");
+    return ST_OK;
 }
 
 static Status c_run(Session *s, int argc, char **argv, DiagList *d)
@@ -321,10 +346,10 @@ static Status c_run(Session *s, int argc, char **argv, DiagList *d)
     if (st != ST_OK) return st;
     if (s->json)
         fprintf(s->out, "{\"schema\":\"npu-explore/run/1\",\"kind\":\"run\",\"backend\":\"%s\","
-                        "\"dtype\":\"%s\",\"ms\":%.3f}\n", s->opt.backend, on_cpu(s) ? "fp32" : s->opt.dtype, s->run_ms);
+                        "\"dtype\":\"%s\",\"ms\":%.3f}\n", s->opt.backend, s->target.dtype, s->run_ms);
     else
         fprintf(s->out, "ran %s on %s (%s) in %.2f ms\n", s->model.g->model_name,
-                on_cpu(s) ? "the CPU reference" : "Vulkan", on_cpu(s) ? "fp32" : s->opt.dtype, s->run_ms);
+                on_cpu(s) ? "the CPU reference" : "Vulkan", s->target.dtype, s->run_ms);
     return ST_OK;
 }
 
@@ -340,7 +365,7 @@ static Status c_check(Session *s, int argc, char **argv, DiagList *d)
     if (s->model.b.nref == 0)
         return diag_error(d, s->model.path, NULL, NULL, "no reference outputs to check against");
     if (added && !s->json) fprintf(s->out, "reference: the CPU reference (fp32) for outputs the files lack\n");
-    Tolerance tol = report_tolerance(&s->opt, on_cpu(s) ? "fp32" : s->opt.dtype);
+    Tolerance tol = report_tolerance(&s->opt, s->target.dtype);
     int rc = report_check(s->out, s->pipe.g, &s->model.b, on_cpu(s) ? s->last.vals : s->dev, &tol,
                           s->opt.backend, s->json);
     return rc == 0 ? ST_OK : rc == 1 ? ST_MISMATCH : ST_BAD_INPUT;
