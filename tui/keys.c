@@ -11,7 +11,8 @@ typedef struct KeyRow {
 
 static const KeyRow bindings[] = {
     {"?  F1", "help", "this help (keys, then every session command)"},
-    {"q  Esc", NULL, "quit (Esc closes help, prompt or search first)"},
+    {"q", NULL, "quit (asks first when profile or bisect results would be lost)"},
+    {"Esc", NULL, "back out: close help, prompt, search or source; leave details/log; never quits"},
     {"Tab  1..8", NULL, "focus a pane: 1 passes 2 ir 3 graph 4 kernels 5 fusions 6 bisect 7 log 8 details"},
     {"Left Right  [ ]", "pass prev / pass next", "previous / next pass ([ ] also in the drawn graph)"},
     {"Up Down PgUp PgDn Home End", NULL, "move (in passes: pass goto N)"},
@@ -123,6 +124,26 @@ static int selected_id(Tui *t)
     return s >= 0 && s < l->n ? l->v[s].id : -1;
 }
 
+/* q: quits, or asks first when results held only in this session would be lost. */
+static void ask_quit(Tui *t)
+{
+    if (!t->s.prof.have && !t->s.bisect.have) {
+        t->quit = true;
+        return;
+    }
+    t->confirm_quit = true;
+    snprintf(t->status, sizeof t->status, "quit? the %s%s%s would be lost: q or y quits, any other key stays",
+             t->s.prof.have ? "profile" : "", t->s.prof.have && t->s.bisect.have ? " and " : "",
+             t->s.bisect.have ? "bisect" : "");
+}
+
+/* Esc outside overlays: back to the main pane from details or the log; never quits. */
+static void back_out(Tui *t)
+{
+    if (t->focus == P_DETAILS || t->focus == P_LOG) focus(t, t->main_pane);
+    else snprintf(t->status, sizeof t->status, "Esc backs out of help, prompts and panes; q quits");
+}
+
 static void edit(Tui *t, int key)
 {
     if (key == TK_ESC) {
@@ -140,7 +161,7 @@ static void edit(Tui *t, int key)
             snprintf(t->search, sizeof t->search, "%s", t->input);
             search(t, 1);
         } else if (strcmp(t->input, "q") == 0 || strcmp(t->input, "quit") == 0) {
-            t->quit = true;
+            ask_quit(t);
         } else if (strncmp(t->input, "profile", 7) == 0 && t->input[7] == 0) {
             tui_profile(t);
         } else if (strcmp(t->input, "bisect") == 0) {
@@ -162,7 +183,8 @@ static void main_keys(Tui *t, int key)
     if (tui_source_key(t, key)) return;
     if (t->focus == P_GRAPH && tui_graph_key(t, key)) return;
     switch (key) {
-    case 'q': case TK_ESC: t->quit = true; break;
+    case 'q': ask_quit(t); break;
+    case TK_ESC: back_out(t); break;
     case '?': case TK_F1: t->help = true; t->help_top = 0; break;
     case TK_TAB: {
         static const int ring[] = {P_PASSES, -1, P_DETAILS, P_LOG};
@@ -217,6 +239,12 @@ void tui_key(Tui *t, int key)
 {
     if (key == TK_NONE || key == TK_RESIZE) return;
     t->status[0] = 0;
+    if (t->confirm_quit) { /* the answer to ask_quit */
+        t->confirm_quit = false;
+        if (key == 'q' || key == 'y') t->quit = true;
+        else snprintf(t->status, sizeof t->status, "not quitting");
+        return;
+    }
     if (t->prompting || t->searching) edit(t, key);
     else if (t->help) {
         if (key == TK_ESC || key == 'q' || key == '?' || key == TK_F1) t->help = false;

@@ -57,9 +57,14 @@ static void header(Tui *t)
     int en = 0, nf = s->pipe.g ? s->pipe.g->nfusions : 0;
     for (int i = 0; i < nf; i++) en += s->pipe.g->fusions[i].enabled;
     const char *pass = s->pipe.nsnaps ? s->pipe.snaps[s->cursor].pass : "-";
-    tui_putf(g, 0, 0, g->w, TA_REV | TA_BOLD, "%s%s | pass %d/%d %s | fusions %d/%d | %s", g->w >= 100 ? " npu-explore " : " ",
+    int x = 0;
+    if (s->opt.break_id) /* a deliberate fault: never look like a real result */
+        x = tui_putf(g, 0, 0, g->w, TA_REV | TA_BOLD | TA_COLOR(TC_RED), " BREAK %s ", s->opt.break_id);
+    bool old = t->verdict[0] && t->verdict_gen != s->gen;
+    tui_putf(g, x, 0, g->w - x, TA_REV | TA_BOLD, "%s%s | pass %d/%d %s | fusions %d/%d | %s%s", g->w >= 100 ? " npu-explore " : " ",
              s->model.g && s->model.g->model_name ? s->model.g->model_name : "?", s->cursor,
-             s->pipe.nsnaps - 1, pass, en, nf, t->verdict[0] ? t->verdict : "not verified");
+             s->pipe.nsnaps - 1, pass, en, nf, t->verdict[0] ? t->verdict : "not verified",
+             old ? " (earlier plan)" : "");
 }
 
 static void footer(Tui *t)
@@ -106,6 +111,8 @@ static void help(Tui *t)
 
 static void build(Tui *t)
 {
+    tui_prof_sync(t);
+    tui_bisect_sync(t);
     for (int p = 0; p < P_COUNT; p++)
         if (p != P_LOG && p != P_BISECT) tui_lines_reset(&t->lines[p]);
     tui_view_passes(t, &t->lines[P_PASSES]);
@@ -143,10 +150,27 @@ static void build(Tui *t)
     tui_view_details(t, &t->lines[P_DETAILS]);
 }
 
+/* Below the smallest layout (TUI_MIN_W x TUI_MIN_H) only a message, never a broken frame. */
+static bool too_small(Tui *t)
+{
+    TuiGrid *g = &t->grid;
+    if (g->w >= TUI_MIN_W && g->h >= TUI_MIN_H) return false;
+    char msg[96];
+    snprintf(msg, sizeof msg, "terminal too small: %dx%d, needs %dx%d (q quits)", g->w, g->h,
+             TUI_MIN_W, TUI_MIN_H);
+    int n = (int)strlen(msg), y = g->h / 2;
+    for (int i = 0; n > 0 && y < g->h; i++, y++) { /* wrapped to the width */
+        tui_put(g, 0, y, g->w, TA_BOLD, msg + i * g->w);
+        n -= g->w;
+    }
+    return true;
+}
+
 void tui_render(Tui *t)
 {
     TuiGrid *g = &t->grid;
     tui_grid_clear(g);
+    if (too_small(t)) return;
     build(t);
     header(t);
     int body = g->h - 2;
@@ -164,9 +188,9 @@ void tui_render(Tui *t)
     bool source = t->src && tui_source_draw(t, lw, 1, g->w - lw, top);
     snprintf(title, sizeof title, "%s", t->main_pane == P_IR ? (t->full_ir ? "graph text (d: diff)" : "changes (d: full)")
                                           : t->main_pane == P_GRAPH ? tui_graph_title(t, gt, sizeof gt)
-                                          : t->main_pane == P_KERNELS ? (t->nprof ? "kernels, profiled (s: sort)" : "kernels (p: profile)")
+                                          : t->main_pane == P_KERNELS ? (t->nprof ? "kernels, profiled (s: sort)" : t->s.prof.have ? "kernels (profile stale: p)" : "kernels (p: profile)")
                                           : t->main_pane == P_FUSIONS ? "fusions (Space, z undo)"
-                                          : "bisect");
+                                          : session_bisect_stale(&t->s) ? "bisect (stale: b)" : "bisect");
     if (!source) {
         tui_box(g, lw, 1, g->w - lw, top, title, t->focus == t->main_pane);
         tabs(t, lw + 1, 2, g->w - lw - 2);
@@ -184,8 +208,10 @@ void tui_render_busy(Tui *t, const char *line)
     static const char spin[] = "|/-\\";
     TuiGrid *g = &t->grid;
     int y = g->h - 1;
+    char prog[160];
+    session_progress_text(&t->s, prog, sizeof prog);
     tui_fill(g, 0, y, g->w, 1, ' ', TA_REV);
-    tui_putf(g, 0, y, g->w, TA_REV | TA_BOLD, " %c working: %s   (%s)", spin[t->spin++ % 4], line,
-             t->status[0] ? t->status : "Esc: cancel");
+    tui_putf(g, 0, y, g->w, TA_REV | TA_BOLD, " %c working: %s%s%s   (%s)", spin[t->spin++ % 4], line,
+             prog[0] ? ": " : "", prog, t->status[0] ? t->status : "Esc: cancel");
     tui_term_flush(g, t->no_color);
 }

@@ -126,7 +126,9 @@ static void kernel_details(const Tui *t, TuiLines *out)
     for (int i = 0; i < k->nprov; i++) tui_lines_add(out, TA_COLOR(TC_MAGENTA), -1, "from IR node %s", k->prov[i]);
     const TuiProfRow *r = tui_prof_row(t, t->sel_kernel);
     if (r) {
-        tui_lines_add(out, 0, -1, "gpu %.1f us  cpu %.1f us  speedup %.1fx", r->gpu_us, r->cpu_us, r->speedup);
+        char sp[16];
+        tui_lines_add(out, 0, -1, "gpu %.1f us  cpu %.1f us  speedup %s", r->gpu_us, r->cpu_us,
+                      report_speedup(r->speedup, sp, sizeof sp));
         char err[96];
         error_text(r, 3, err, sizeof err);
         tui_lines_add(out, strcmp(r->verdict, "MISMATCH") == 0 ? TA_BOLD | TA_COLOR(TC_RED) : 0, -1,
