@@ -139,6 +139,36 @@ static int split(char *line, char **argv, int max)
     return n;
 }
 
+/* The row of the longest command name matching the leading words of argv; *used its words. */
+static const Command *match(char **argv, int argc, int *used)
+{
+    const Command *best = NULL;
+    *used = 0;
+    for (int i = 0; i < session_command_count; i++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "%s", session_commands[i].name);
+        char *w[4];
+        int nw = split(nm, w, 4);
+        if (nw > argc || nw <= *used) continue;
+        bool ok = true;
+        for (int k = 0; k < nw && ok; k++) ok = strcmp(w[k], argv[k]) == 0;
+        if (ok) {
+            best = &session_commands[i];
+            *used = nw;
+        }
+    }
+    return best;
+}
+
+const Command *session_command(const char *line)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", line);
+    char *argv[64];
+    int used, argc = split(buf, argv, 64);
+    return argc ? match(argv, argc, &used) : NULL;
+}
+
 Status session_exec(Session *s, const char *line, DiagList *d)
 {
     char buf[4096];
@@ -146,22 +176,8 @@ Status session_exec(Session *s, const char *line, DiagList *d)
     char *argv[64];
     int argc = split(buf, argv, 64);
     if (argc == 0) return ST_OK;
-    /* the longest command name that matches the leading words */
-    const Command *best = NULL;
-    int used = 0;
-    for (int i = 0; i < session_command_count; i++) {
-        char nm[64];
-        snprintf(nm, sizeof nm, "%s", session_commands[i].name);
-        char *w[4];
-        int nw = split(nm, w, 4);
-        if (nw > argc || nw <= used) continue;
-        bool ok = true;
-        for (int k = 0; k < nw && ok; k++) ok = strcmp(w[k], argv[k]) == 0;
-        if (ok) {
-            best = &session_commands[i];
-            used = nw;
-        }
-    }
+    int used;
+    const Command *best = match(argv, argc, &used);
     if (!best) return diag_error(d, NULL, NULL, NULL, "unknown command '%s' (try 'help')", argv[0]);
     return best->fn(s, argc - used, argv + used, d);
 }

@@ -52,6 +52,8 @@ typedef struct Command {
     const char *args; /* "ID|PATTERN|all" */
     const char *help;
     Status (*fn)(Session *s, int argc, char **argv, DiagList *d);
+    bool job;         /* long work (runs the model): the TUI runs it on a worker thread with
+                       * progress and Esc to cancel; the others run at once */
 } Command;
 
 extern const Command session_commands[];
@@ -59,6 +61,8 @@ extern const int session_command_count;
 
 Status session_open(Session *s, const Options *o, FILE *out, DiagList *d);
 void session_close(Session *s);
+/* The command row a line would run, or NULL. */
+const Command *session_command(const char *line);
 /* Runs one command line (words split on blanks; '#' starts a comment). */
 Status session_exec(Session *s, const char *line, DiagList *d);
 /* The session's options with its fusion switches added to no_fuse. */

@@ -4,8 +4,10 @@
  * while the session is busy, so nothing reads it concurrently); Esc sets the session's cancel
  * flag and the command stops at its next step with ST_CANCELLED, logged as "cancelled". A
  * headless script cancels with an Esc right after the key that started the work (typed ahead:
- * the flag is set before the work starts, so the result does not depend on timing). Also parses the profile's JSON
- * lines into the kernels table and keeps bisect's output for its pane. */
+ * the flag is set before the work starts, so the result does not depend on timing). Only the
+ * commands marked `job` (run, check, profile, bisect) go to the worker; keys typed while one
+ * runs act at once (Esc, resize) or are dropped, never replayed after it. Also builds the
+ * kernels table and the bisect pane from the session's kept results (never from printed text). */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -91,7 +93,9 @@ Status tui_exec(Tui *t, const char *line, bool json, char **out)
     Job j = {.s = &t->s, .line = line};
     atomic_init(&j.done, 0);
     atomic_store(&t->s.cancel, false);
-    if (t->headless && t->keys_at) { /* Esc typed ahead of the work cancels it */
+    const Command *c = session_command(line);
+    bool job = c && c->job; /* quick commands run at once: typed-ahead keys then act in order */
+    if (t->headless && job && t->keys_at) { /* Esc typed ahead of the work cancels it */
         const char *q = t->keys_at;
         int w = 0, h = 0;
         if (tui_script_key(&q, &w, &h) == TK_ESC) {
@@ -102,7 +106,7 @@ Status tui_exec(Tui *t, const char *line, bool json, char **out)
     pthread_t th;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (t->headless || pthread_create(&th, NULL, worker, &j) != 0) {
+    if (t->headless || !job || pthread_create(&th, NULL, worker, &j) != 0) {
         worker(&j);
     } else {
         /* keys act now or are dropped, never replayed after the job: Esc cancels, a resize

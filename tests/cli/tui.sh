@@ -95,8 +95,13 @@ tmux send-keys -t "$sess" p
 ok "tmux: p profiles (kernels table with verdicts)" "wait_for 'kernels, profiled' 60 && grep -q 'MISMATCH' $T/cap.txt"
 tmux send-keys -t "$sess" b
 ok "tmux: b bisects to the culprit" "wait_for 'bisect: culprit F2' 60"
+tmux send-keys -t "$sess" Escape
+sleep 0.5; cap
+ok "tmux: Esc does not quit" "! grep -q 'EXITED' $T/cap.txt"
 tmux send-keys -t "$sess" q
-ok "tmux: q quits with exit 0" "wait_for 'EXITED 0' 20"
+ok "tmux: q asks first (the profile and bisect would be lost)" "wait_for 'quit? the profile and bisect would be lost' 20"
+tmux send-keys -t "$sess" y
+ok "tmux: y quits with exit 0" "wait_for 'EXITED 0' 20"
 tmux kill-session -t "$sess" 2>/dev/null
 # Esc while a bisect runs (resnet18 takes seconds): the worker stops at its next step
 sess=npu-tui-cancel-$$
