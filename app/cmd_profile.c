@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../compiler/schedule.h"
 #include "../runtime/profile.h"
@@ -298,7 +299,7 @@ Status profile_measure(const Options *o, Model *m, const Pipeline *pipe, const R
     Status st = runner_open_plan(&timed, o, m, pipe, d);
     if (st == ST_OK) st = prof_init(&r.pr, pipe->plan);
     r.pr.cancel = o->cancel;
-    progress(pg, "timed runs", 0, o->iters);
+    if (pg) r.pr.on_run = pg->fn, r.pr.on_run_ctx = pg->ctx;
     if (st == ST_OK) st = prof_time(&timed.x, o->iters, &r.pr, d);
     if (st == ST_OK && cancel_requested(o->cancel))
         st = diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL, "profile cancelled before the error runs");
@@ -372,6 +373,15 @@ Status profile_report(FILE *f, const Plan *p, const ProfileResult *r, const Opti
     return st;
 }
 
+/* The CLI's progress on a terminal's stderr, one line rewritten in place. */
+static void tty_progress(void *ctx, const char *stage, int k, int n)
+{
+    (void)ctx;
+    if (n > 0) fprintf(stderr, "\rprofile: %s %d/%d\033[K", stage, k, n);
+    else fprintf(stderr, "\rprofile: %s\033[K", stage);
+    fflush(stderr);
+}
+
 Status app_profile(const Options *o, FILE *out, DiagList *d)
 {
     Model m = {0};
@@ -382,7 +392,10 @@ Status app_profile(const Options *o, FILE *out, DiagList *d)
     if (st == ST_OK) st = model_bind(&m, o, d);
     if (st == ST_OK) st = runner_target(o, &m.b, &t, d);
     if (st == ST_OK) st = runner_compile(o, &m, &t, false, &pipe, d);
-    if (st == ST_OK) st = profile_measure(o, &m, &pipe, &t, NULL, &r, d);
+    Progress pg = {tty_progress, NULL};
+    bool tty = isatty(2) && out == stdout;
+    if (st == ST_OK) st = profile_measure(o, &m, &pipe, &t, tty ? &pg : NULL, &r, d);
+    if (tty) fprintf(stderr, "\r\033[K");
     /* -o FILE: the report goes there instead of stdout */
     if (st == ST_OK && o->out) st = report_file(o->out, pipe.plan, &r, o, o->json, d);
     else if (st == ST_OK) st = profile_report(out, pipe.plan, &r, o, d);

@@ -106,6 +106,7 @@ Status tui_exec(Tui *t, const char *line, bool json, char **out)
     pthread_t th;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (job) session_progress(&t->s, "started", 0, 0); /* the busy line's elapsed time */
     if (t->headless || !job || pthread_create(&th, NULL, worker, &j) != 0) {
         worker(&j);
     } else {
@@ -129,6 +130,7 @@ Status tui_exec(Tui *t, const char *line, bool json, char **out)
         }
         pthread_join(th, NULL);
     }
+    if (job) session_progress(&t->s, NULL, 0, 0);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     fclose(mem);
     t->s.out = old;

@@ -110,6 +110,9 @@ tmux new-session -d -s "$sess" -x 120 -y 40 \
 ok "tmux: resnet18 opens" "wait_for 'pass 10/10 lower' 60"
 tmux send-keys -t "$sess" b
 wait_for 'working: bisect' 20
+wait_for 'working: bisect: bisect step' 60
+ok "tmux: the busy line shows the bisect's step and elapsed time before it ends" \
+    "grep -qE 'working: bisect: bisect step [0-9]+, [0-9]+\.[0-9] s' $T/cap.txt"
 tmux send-keys -t "$sess" Escape
 ok "tmux: Esc cancels the running bisect" "wait_for 'bisect: cancelled' 60 && grep -q 'cancelled: bisect' $T/cap.txt"
 tmux send-keys -t "$sess" q
