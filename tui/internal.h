@@ -171,6 +171,7 @@ bool tui_graph_draw(Tui *t, int x, int y, int w, int h);
 const char *tui_graph_title(const Tui *t, char *buf, size_t n);
 bool tui_graph_key(Tui *t, int key); /* true when the graph pane used the key */
 bool tui_graph_key_hint(const Tui *t); /* the drawing is shown: arrows pan */
+const char *tui_graph_footer(const Tui *t); /* the drawing's keys, NULL: the actions' footer */
 void tui_graph_free(Tui *t);
 /* graph_draw.c: paints a laid-out graph into the grid (view in points: scale, origin) */
 typedef struct TuiGraphPaint {
@@ -187,6 +188,7 @@ void tui_view_kernels(Tui *t, TuiLines *out);
 void tui_source_open(Tui *t);
 void tui_source_close(Tui *t);
 bool tui_source_key(Tui *t, int key); /* true when the open source view used the key */
+const char *tui_source_footer(void);
 bool tui_source_draw(Tui *t, int x, int y, int w, int h);
 void tui_view_fusions(Tui *t, TuiLines *out);
 void tui_view_details(Tui *t, TuiLines *out);

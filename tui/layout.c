@@ -98,7 +98,7 @@ static void help(Tui *t)
     TuiGrid *g = &t->grid;
     TuiLines l = {0};
     tui_help_lines(&l);
-    int w = g->w - 4 < 100 ? g->w - 4 : 100, h = g->h - 2;
+    int w = g->w - 4, h = g->h - 2; /* the whole width: help lines are long */
     int x = (g->w - w) / 2, y = 1;
     tui_fill(g, x, y, w, h, ' ', 0);
     tui_box(g, x, y, w, h, "help: keys and commands (Esc closes)", true);
