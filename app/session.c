@@ -91,6 +91,29 @@ void session_progress_text(Session *s, char *buf, size_t n)
     pthread_mutex_unlock(&s->prog_mu);
 }
 
+/* The session's target. Without a Vulkan device the explorer still opens (passes, fusions and
+ * kernels can be explored): the plan is compiled for the portable tier with a warning, and
+ * run, check and profile then fail naming the missing device (exit 3). */
+static Status session_target(Session *s, const Options *o, DiagList *d)
+{
+    DiagList tmp = {0};
+    Status st = runner_target(o, &s->model.b, &s->target, &tmp);
+    if (st == ST_NO_DEVICE) {
+        Options cpu = *o;
+        cpu.backend = "cpu";
+        (void)runner_target(&cpu, &s->model.b, &s->target, NULL); /* no device asked */
+        snprintf(s->target.dtype, sizeof s->target.dtype, "%s", runner_dtype(o, &s->model.b));
+        diag_add(d, DIAG_WARNING, ST_OK, o->model, NULL, NULL,
+                 "%s: the plan is compiled for tier portable without a device; --backend cpu "
+                 "runs on the CPU reference", tmp.count ? tmp.items[0].msg : "no Vulkan device");
+        st = ST_OK;
+    } else if (st != ST_OK) {
+        diag_add(d, DIAG_ERROR, st, o->model, NULL, NULL, "%s", tmp.count ? tmp.items[0].msg : status_name(st));
+    }
+    diag_free(&tmp);
+    return st;
+}
+
 Status session_open(Session *s, const Options *o, FILE *out, DiagList *d)
 {
     memset(s, 0, sizeof *s);
@@ -106,7 +129,7 @@ Status session_open(Session *s, const Options *o, FILE *out, DiagList *d)
                  "and fusions can be explored; `run` and `profile` of the file run its own kernels",
                  s->model.origin);
     if (st == ST_OK) st = model_bind(&s->model, o, d);
-    if (st == ST_OK) st = runner_target(o, &s->model.b, &s->target, d);
+    if (st == ST_OK) st = session_target(s, o, d);
     if (st == ST_OK) s->opt.dtype = s->target.dtype;
     if (st == ST_OK) st = session_compile(s, d);
     s->cursor = s->pipe.nsnaps > 0 ? s->pipe.nsnaps - 1 : 0;
