@@ -371,10 +371,28 @@ static Status c_check(Session *s, int argc, char **argv, DiagList *d)
     return rc == 0 ? ST_OK : rc == 1 ? ST_MISMATCH : ST_BAD_INPUT;
 }
 
+/* describe: the session's plan. Under --json one line, as every session command's output is
+ * (the plan document of `describe --json`, its newlines between tokens dropped, "kind":"plan"). */
 static Status c_describe(Session *s, int argc, char **argv, DiagList *d)
 {
-    (void)argc, (void)argv, (void)d;
-    s->json ? describe_json(s->out, s->pipe.plan) : describe_text(s->out, s->pipe.plan);
+    (void)argc, (void)argv;
+    if (!s->pipe.plan) return diag_error(d, NULL, NULL, NULL, "describe: nothing compiled");
+    if (!s->json) {
+        describe_text(s->out, s->pipe.plan);
+        return ST_OK;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) return ST_NOMEM;
+    describe_json(mem, s->pipe.plan);
+    fclose(mem);
+    const char *p = buf ? buf : "";
+    if (*p == '{') fputs("{\"kind\":\"plan\",", s->out), p++;
+    for (; *p; p++) /* raw newlines only separate tokens: a string's are escaped */
+        if (*p != '\n') fputc(*p, s->out);
+    fputc('\n', s->out);
+    free(buf);
     return ST_OK;
 }
 

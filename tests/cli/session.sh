@@ -39,6 +39,19 @@ ok "batch: the kernel counts agree (describe's 'kernels N' = profile's 'total: N
     "[ \"\$(grep -oE '^kernels +[0-9]+' $T/b.txt | awk '{print \$2}' | tr '\n' ' ')\" = \"\$(grep -oE '^total: [0-9]+' $T/b.txt | awk '{print \$2}' | tr '\n' ' ')\" ]"
 ok "batch: speedups never print as 0.0x" "! grep -q ' 0\.0x' $T/b.txt"
 
+# the same under --json: every command prints JSON lines with schema and kind (describe the
+# plan on one line), and the profile's kernel lines name the kernels of the plan line before
+printf 'describe\nprofile 1\nfusion off F2\ndescribe\nprofile 1\ncheck\n' | "$B" --batch $M --json -x - > "$T/b.jsonl" 2>"$T/be"; rc=$?
+ok "batch --json: one JSON object per line; profile rows match describe's plan, before and after a toggle" "[ $rc = 0 ] && python3 -c '
+import json
+plans, rows = [], []
+for l in open(\"$T/b.jsonl\"):
+    o = json.loads(l); assert o[\"schema\"].startswith(\"npu-explore/\") and \"kind\" in o, l
+    if o[\"kind\"] == \"plan\": plans.append([k[\"shader\"] for k in o[\"kernels\"]]); rows.append([])
+    if o[\"kind\"] == \"kernel\": rows[-1].append(o[\"kernel\"])
+assert len(plans) == 2 and plans == rows and plans[0] != plans[1], (plans, rows)
+'"
+
 # the explorer: profile, then a kernel's details, its source (o), a node's "computed by";
 # toggle F2, profile again, the same checks against the new table
 keys='4p<Dump><Home>jj<Enter><Dump>4jo<Dump><Esc>d<Down><Down><Down><Enter><Dump>'
