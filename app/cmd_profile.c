@@ -22,19 +22,7 @@
 #include "report.h"
 #include "results.h"
 
-static void fused_from(const PlanKernel *k, char *buf, size_t n)
-{
-    buf[0] = 0;
-    size_t used = 0;
-    for (int i = 0; i < k->nprov && used + 1 < n; i++) {
-        int w = snprintf(buf + used, n - used, i ? ",%s" : "%s", k->prov[i]);
-        if (w < 0) break;
-        used += (size_t)w;
-    }
-    if (used >= n - 1 && n > 4) strcpy(buf + n - 4, "...");
-}
-
-/* A name cut to the table's 24-column "fused from" field as fused_from cuts it. */
+/* A name cut to the table's 24-column "fused from" field as report_fused_from cuts it. */
 static void fused_name(const char *s, char *buf, size_t n)
 {
     snprintf(buf, n, "%s", s);
@@ -137,7 +125,7 @@ static void print_json(FILE *f, const Plan *p, const Profile *pr, const char *de
         xfers_before(p, pr, k, &lo, &hi);
         for (int i = lo; i < hi; i++) print_json_xfer(f, p, pr, i);
         const ProfKernel *pk = &pr->k[k];
-        fused_from(kn, from, sizeof from);
+        report_fused_from(kn, from, sizeof from);
         char amj[160] = "";
         if (pk->has_err) report_argmax_json(&pk->err, amj, sizeof amj);
         fprintf(f,
@@ -197,7 +185,7 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
                         name, pr->x[i].med, pr->x[i].max - pr->x[i].min, "-", "-", "-", "-",
                         (long long)x.device_bytes, what);
         }
-        fused_from(kn, from, sizeof from);
+        report_fused_from(kn, from, sizeof from);
         double sp = pk->gpu_med > 0 ? pk->cpu_us / pk->gpu_med : 0;
         char spd[16];
         const char *verdict = !pk->has_err ? "-" : pk->ok ? "ok" : "MISMATCH";

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "../app/report.h"
 #include "internal.h"
 
 typedef struct Job {
@@ -124,6 +125,8 @@ Status tui_exec(Tui *t, const char *line, bool json, char **out)
                 tui_grid_resize(&t->grid, w, h);
                 tui_grid_clear(&t->grid);
                 tui_put(&t->grid, 0, 0, w, TA_BOLD, "resized: the panes redraw when the work ends");
+            } else if (k == 'q' && !atomic_load(&t->s.cancel)) {
+                snprintf(t->status, sizeof t->status, "a job is running: Esc cancels it, then q quits");
             } else if (k != TK_NONE && !atomic_load(&t->s.cancel)) {
                 snprintf(t->status, sizeof t->status, "busy: key ignored (Esc cancels)");
             }
@@ -155,17 +158,6 @@ Status tui_exec(Tui *t, const char *line, bool json, char **out)
     if (out) *out = buf;
     else free(buf);
     return j.st;
-}
-
-/* "conv2d,relu" from a kernel's provenance. */
-static void prov_text(const PlanKernel *k, char *buf, size_t n)
-{
-    size_t u = 0;
-    buf[0] = 0;
-    for (int i = 0; i < k->nprov && u + 1 < n; i++) {
-        int w = snprintf(buf + u, n - u, "%s%s", i ? "," : "", k->prov[i]);
-        if (w > 0) u += (size_t)w;
-    }
 }
 
 void tui_prof_sync(Tui *t)
@@ -210,7 +202,7 @@ void tui_prof_sync(Tui *t)
         snprintf(row->fusion, sizeof row->fusion, "%s", kn->fusion >= 0 ? p->fusions[kn->fusion].id : "");
         snprintf(row->output, sizeof row->output, "%s",
                  kn->nargs > kn->nin ? p->tensors[kn->args[kn->nargs - 1]].name : "");
-        prov_text(kn, row->from, sizeof row->from);
+        report_fused_from(kn, row->from, sizeof row->from);
         snprintf(row->verdict, sizeof row->verdict, "%s", !pk->has_err ? "-" : pk->ok ? "ok" : "MISMATCH");
         row->gpu_us = pk->gpu_med;
         row->cpu_us = pk->cpu_us;

@@ -5,6 +5,7 @@
  * them. Selecting a kernel highlights its IR nodes and the pass that made it. */
 #include <stdlib.h>
 #include <string.h>
+#include "../app/report.h"
 #include "internal.h"
 
 static const char *sort_names[] = {"#", "gpu", "cpu", "speedup", "error"};
@@ -64,12 +65,8 @@ void tui_view_kernels(Tui *t, TuiLines *out)
                           "(the last profile measured an earlier plan: not shown; p profiles this one)");
         for (int k = 0; k < p->nkernels; k++) {
             const PlanKernel *kn = &p->kernels[k];
-            char prov[256] = "";
-            size_t u = 0;
-            for (int i = 0; i < kn->nprov && u + 4 < sizeof prov; i++) {
-                int w = snprintf(prov + u, sizeof prov - u, "%s%s", i ? "," : "", kn->prov[i]);
-                if (w > 0) u += (size_t)w;
-            }
+            char prov[256];
+            report_fused_from(kn, prov, sizeof prov);
             tui_lines_add(out, kn->target == KT_CPU ? TA_COLOR(TC_YELLOW) : 0, k, "%3d %-*.*s %-3s %-5s %s", k,
                           kw, kw, kn->shader, kn->target == KT_NPU ? "npu" : "cpu",
                           kn->fusion >= 0 ? p->fusions[kn->fusion].id : "", prov);
