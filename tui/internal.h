@@ -103,6 +103,9 @@ typedef struct Tui {
     TuiLines log;    /* each action as its batch command, then its output */
     char sel_node[256];
     int sel_kernel; /* plan kernel index, -1 */
+    int goto_kernel; /* kernel + 1 to select in pane 4 at the next frame (Enter on "computed by
+                      * kernel N"), 0: none */
+    int jump_back;   /* pane + 1 that Esc in pane 4 returns to after that jump, 0: none */
     int spin, help_top;
     char dot_file[256];
     TuiGraphView *gv; /* owned; NULL until the graph pane is first shown */

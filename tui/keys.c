@@ -79,10 +79,14 @@ static void ask_quit(Tui *t)
              t->s.bisect.have ? "bisect" : "");
 }
 
-/* Esc outside overlays: back to the main pane from details or the log; never quits. */
+/* Esc outside overlays: back to where Enter on "computed by kernel N" jumped from, or to the
+ * main pane from details or the log; never quits. */
 static void back_out(Tui *t)
 {
-    if (t->focus == P_DETAILS || t->focus == P_LOG) focus(t, t->main_pane);
+    if (t->focus == P_KERNELS && t->jump_back > 0) { /* back from "computed by kernel N" */
+        focus(t, t->jump_back - 1);
+        t->jump_back = 0;
+    } else if (t->focus == P_DETAILS || t->focus == P_LOG) focus(t, t->main_pane);
     else snprintf(t->status, sizeof t->status, "Esc backs out of help, prompts and panes; q quits");
 }
 
@@ -139,8 +143,17 @@ static void a_move(Tui *t, int key)
 static void a_enter(Tui *t, int key)
 {
     (void)key;
-    if (t->focus == P_PASSES) focus(t, P_IR);
-    else if (t->focus != P_LOG) focus(t, P_DETAILS);
+    int id = selected_id(t);
+    if (t->focus == P_DETAILS && id >= 0 && t->sel_kernel < 0) { /* "computed by kernel N" */
+        t->jump_back = t->main_pane + 1;
+        t->goto_kernel = id + 1;
+        t->pane[P_DETAILS] = (TuiPane){0, 0}; /* the kernel's details from their top */
+        focus(t, P_KERNELS);
+    } else if (t->focus == P_PASSES) {
+        focus(t, P_IR);
+    } else if (t->focus != P_LOG && t->focus != P_DETAILS) {
+        focus(t, P_DETAILS);
+    }
 }
 
 static void a_toggle(Tui *t, int key)
@@ -254,7 +267,7 @@ static const Action actions[] = {
     {"h", {'h'}, "h", "hide", "-", "hide / show passes that changed nothing", PB(P_PASSES), a_hide},
     {"Left Right  [ ]", {TK_LEFT, TK_RIGHT, '[', ']'}, "Left/Right", "pass", "pass prev / pass next", "previous / next pass ([ ] also in the drawn graph)", PB(P_PASSES) | PB(P_IR) | PB(P_GRAPH), a_pass},
     {"Up Down PgUp PgDn Home End", {TK_UP, TK_DOWN, TK_PGUP, TK_PGDN, TK_HOME, TK_END, 'k', 'j'}, "Up/Dn", "move", "-", "move, also k j (in passes: pass goto N)", PB(P_PASSES) | PB(P_GRAPH) | PB(P_BISECT) | PB(P_LOG), a_move},
-    {"Enter", {TK_ENTER}, "Enter", "details", "pass goto N", "drill in: a pass opens its changes, a row its details", PB(P_PASSES) | PB(P_IR) | PB(P_GRAPH) | PB(P_KERNELS) | PB(P_FUSIONS), a_enter},
+    {"Enter", {TK_ENTER}, "Enter", "details", "pass goto N", "drill in: a pass opens its changes, a row its details; on \"computed by kernel N\" go there (Esc back)", PB(P_PASSES) | PB(P_IR) | PB(P_GRAPH) | PB(P_KERNELS) | PB(P_FUSIONS), a_enter},
     {"g", {'g'}, "g", "svg", "dot npu-explore-PASS.svg", "render the current pass's graph with Graphviz", PB(P_IR) | PB(P_GRAPH), a_dot},
     {"/  n  N", {'/'}, "/", "search", "-", "search the focused pane, next, previous", PB(P_IR) | PB(P_GRAPH) | PB(P_KERNELS) | PB(P_LOG), a_prompt},
     {"", {'n', 'N'}, NULL, NULL, "-", NULL, 0, a_next},

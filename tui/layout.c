@@ -128,6 +128,11 @@ static void build(Tui *t)
         static TuiLine one = {none, TA_DIM, -1};
         t->lines[P_BISECT] = (TuiLines){&one, 1, 1};
     }
+    if (t->goto_kernel > 0 && t->main_pane == P_KERNELS) { /* the jump from "computed by" */
+        for (int i = 0; i < t->lines[P_KERNELS].n; i++)
+            if (t->lines[P_KERNELS].v[i].id == t->goto_kernel - 1) t->pane[P_KERNELS].sel = i;
+        t->goto_kernel = 0;
+    }
     /* follow the selection of the focused list into the details */
     int p = t->focus == P_DETAILS || t->focus == P_LOG || t->focus == P_PASSES ? -1 : t->focus;
     if (p >= 0 && t->lines[p].n) {

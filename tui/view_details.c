@@ -93,7 +93,7 @@ static void node_details(const Tui *t, TuiLines *out)
     tui_kernel_of_node(t, n->name, &k);
     if (k >= 0) {
         const PlanKernel *kn = &t->s.pipe.plan->kernels[k];
-        tui_lines_add(out, TA_COLOR(TC_MAGENTA), -1, "computed by kernel %d (%s)", k, kn->shader);
+        tui_lines_add(out, TA_COLOR(TC_MAGENTA), k, "computed by kernel %d (%s)", k, kn->shader);
         const TuiProfRow *r = tui_prof_row(t, k);
         char err[96];
         if (r) error_text(r, 2, err, sizeof err);
