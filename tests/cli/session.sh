@@ -130,9 +130,9 @@ ok "the log keeps a $(wc -c < $T/src.txt)-byte output whole (its last line, all 
     "[ \$(wc -c < $T/src.txt) -gt 20000 ] && grep -qF -- \"$last\" $T/log.txt \
      && [ \$(grep -oE ' [0-9]+/[0-9]+ -\\+\$' $T/log.txt | tail -1 | sed 's|.*/||; s| .*||') -gt $lines ]"
 # Enter on "computed by kernel N" selects that kernel in pane 4; Esc goes back
-"$B" $M --backend cpu --tui-keys 'd<Down><Down><Down><Enter><End><Enter><Dump><Esc><Dump>' --tui-size 120x32 --tui-stable > "$T/jump.txt" 2>&1
+"$B" $M --backend cpu --tui-keys 'd<Down><Down><Down><Enter><End><Dump><Enter><Dump><Esc><Dump>' --tui-size 120x32 --tui-stable > "$T/jump.txt" 2>&1
 k=$(grep -oE 'computed by kernel [0-9]+' "$T/jump.txt" | head -1 | grep -oE '[0-9]+$')
 ok "Enter on 'computed by kernel N' selects kernel N in pane 4, Esc goes back" \
-    "[ -n '$k' ] && sed -n '/screen 1 /,/screen 2 /p' $T/jump.txt | grep -q '\[kernels' \
-     && sed -n '/screen 1 /,/screen 2 /p' $T/jump.txt | grep -qE '\| ?>?kernel $k ' \
-     && sed -n '/screen 2 /,\$p' $T/jump.txt | grep -q '\[graph text'"
+    "[ -n '$k' ] && sed -n '/screen 2 /,/screen 3 /p' $T/jump.txt | grep -q '\[kernels' \
+     && sed -n '/screen 2 /,/screen 3 /p' $T/jump.txt | grep -qE '\| ?>?kernel $k ' \
+     && sed -n '/screen 3 /,\$p' $T/jump.txt | grep -q '\[graph text'"
