@@ -7,7 +7,9 @@
  * what is left until the rest passes, so independent culprits are all found. Each culprit is
  * then run alone, compiled with no memory reuse, to name its kernel and the first tensor that
  * diverges from the reference. An argmax output is judged tie-aware (compare.h cmp_output), its
- * "worst rel_l2" being the fraction of its rows beyond tolerance (cmp_error). */
+ * "worst rel_l2" being the fraction of its rows beyond tolerance (cmp_error). bisect_run
+ * returns the steps and culprits as a BisectResult (app/results.h); the CLI prints each step as
+ * it is judged (a progress callback) and the end from the same data. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

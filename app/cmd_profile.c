@@ -9,7 +9,9 @@
  * target the direction and fusion the cast; the totals count them apart ("transfers").
  * An argmax kernel's error is its rows (compare.h cmp_output): the table shows them after the
  * verdict (rel_l2 "-"), json adds argmax_* fields to its line, csv fills the argmax_* columns
- * (-1 for other rows). */
+ * (-1 for other rows). -o FILE writes the report to FILE instead of stdout.
+ * The measurement (profile_measure) returns a ProfileResult that the reporter (profile_report)
+ * prints; the session keeps that result for the TUI (app/results.h). */
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,9 +3,10 @@
  * compiled for its device and tier (app/runner.h RunTarget): the kernels pane, describe, run,
  * check, profile, bisect and source all read that plan; every recompile (a fusion switch)
  * bumps `gen`, and a result whose gen differs is stale (session_profile returns it only when
- * it belongs to the current plan). Every user action is one row of the command table (commands.c), which
- * drives --batch scripts now and the TUI's keys, `:` prompt and help screen later. The session
- * prints results to `out` as text, or as JSON lines with a `schema` and `kind` field. */
+ * it belongs to the current plan). Every session action is one row of the command table
+ * (session_cmds.c), which --batch scripts, the TUI's `:` prompt and its help run; the TUI's
+ * keys are its own actions table (tui/keys.c) over these rows. The session prints results to
+ * `out` as text, or as JSON lines with a `schema` and `kind` field. */
 #ifndef NPU_SESSION_H
 #define NPU_SESSION_H
 
