@@ -387,8 +387,12 @@ Status app_profile(const Options *o, FILE *out, DiagList *d)
     if (st == ST_OK) st = profile_measure(o, &m, &pipe, &t, tty ? &pg : NULL, &r, d);
     if (tty) fprintf(stderr, "\r\033[K");
     /* -o FILE: the report goes there instead of stdout */
-    if (st == ST_OK && o->out) st = report_file(o->out, pipe.plan, &r, o, o->json, d);
-    else if (st == ST_OK) st = profile_report(out, pipe.plan, &r, o, d);
+    if (st == ST_OK && o->out) {
+        st = report_file(o->out, pipe.plan, &r, o, o->json, d);
+        if (st == ST_OK && o->save) st = report_file(o->save, pipe.plan, &r, o, true, d);
+    } else if (st == ST_OK) {
+        st = profile_report(out, pipe.plan, &r, o, d);
+    }
     profile_result_free(&r);
     pipeline_free(&pipe);
     model_free(&m);
