@@ -55,6 +55,7 @@ typedef enum TuiPaneId {
 
 typedef struct TuiPane {
     int sel, top;
+    int left; /* first column shown (< and > scroll sideways) */
 } TuiPane;
 
 typedef struct TuiProfRow {

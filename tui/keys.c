@@ -147,7 +147,7 @@ static void a_enter(Tui *t, int key)
     if (t->focus == P_DETAILS && id >= 0 && t->sel_kernel < 0) { /* "computed by kernel N" */
         t->jump_back = t->main_pane + 1;
         t->goto_kernel = id + 1;
-        t->pane[P_DETAILS] = (TuiPane){0, 0}; /* the kernel's details from their top */
+        t->pane[P_DETAILS] = (TuiPane){0, 0, 0}; /* the kernel's details from their top */
         focus(t, P_KERNELS);
     } else if (t->focus == P_PASSES) {
         focus(t, P_IR);
@@ -221,6 +221,13 @@ static void a_dot(Tui *t, int key)
     if (tui_exec(t, line, false, NULL) == ST_OK) snprintf(t->status, sizeof t->status, "wrote %s", t->dot_file);
 }
 
+static void a_sideways(Tui *t, int key)
+{
+    TuiPane *p = &t->pane[t->focus];
+    p->left += key == '>' ? 8 : -8; /* draw_list keeps it within the widest line shown */
+    if (p->left < 0) p->left = 0;
+}
+
 static void a_prompt(Tui *t, int key)
 {
     t->prompting = key == ':';
@@ -269,6 +276,7 @@ static const Action actions[] = {
     {"Up Down PgUp PgDn Home End", {TK_UP, TK_DOWN, TK_PGUP, TK_PGDN, TK_HOME, TK_END, 'k', 'j'}, "Up/Dn", "move", "-", "move, also k j (in passes: pass goto N)", PB(P_PASSES) | PB(P_GRAPH) | PB(P_BISECT) | PB(P_LOG), a_move},
     {"Enter", {TK_ENTER}, "Enter", "details", "pass goto N", "drill in: a pass opens its changes, a row its details; on \"computed by kernel N\" go there (Esc back)", PB(P_PASSES) | PB(P_IR) | PB(P_GRAPH) | PB(P_KERNELS) | PB(P_FUSIONS), a_enter},
     {"g", {'g'}, "g", "svg", "dot npu-explore-PASS.svg", "render the current pass's graph with Graphviz", PB(P_IR) | PB(P_GRAPH), a_dot},
+    {"<  >", {'<', '>'}, "<>", "sideways", "-", "scroll the focused pane sideways, 8 columns (long lines are cut, not wrapped)", PB(P_IR) | PB(P_KERNELS) | PB(P_BISECT) | PB(P_LOG) | PB(P_DETAILS), a_sideways},
     {"/  n  N", {'/'}, "/", "search", "-", "search the focused pane, next, previous", PB(P_IR) | PB(P_GRAPH) | PB(P_KERNELS) | PB(P_LOG), a_prompt},
     {"", {'n', 'N'}, NULL, NULL, "-", NULL, 0, a_next},
     {"Tab  1..8", {TK_TAB, '1', '2', '3', '4', '5', '6', '7', '8'}, "Tab", "pane", "-", "focus a pane: 1 passes 2 ir 3 graph 4 kernels 5 fusions 6 bisect 7 log 8 details", PB(P_PASSES) | PB(P_LOG) | PB(P_DETAILS), a_focus},

@@ -26,18 +26,27 @@ static void draw_list(Tui *t, int p, int x, int y, int w, int h, int ind_y)
     if (pn->sel >= pn->top + h) pn->top = pn->sel - h + 1;
     if (pn->top > l->n - h) pn->top = l->n - h;
     if (pn->top < 0) pn->top = 0;
+    int widest = 0;
+    for (int r = 0; r < h && pn->top + r < l->n; r++) {
+        int n = (int)strlen(l->v[pn->top + r].text);
+        if (n > widest) widest = n;
+    }
+    if (pn->left > widest - (w - 1)) pn->left = widest - (w - 1);
+    if (pn->left < 0) pn->left = 0;
     for (int r = 0; r < h && pn->top + r < l->n; r++) {
         const TuiLine *ln = &l->v[pn->top + r];
+        int len = (int)strlen(ln->text);
         bool sel = pn->top + r == pn->sel && p != P_LOG;
         int a = ln->attr;
         if (sel && focused) a = (a & ~TA_DIM) | TA_REV;
         if (sel && focused) tui_fill(&t->grid, x, y + r, w, 1, ' ', a);
         tui_put(&t->grid, x, y + r, 1, a, sel ? ">" : " ");
-        tui_put(&t->grid, x + 1, y + r, w - 1, a, ln->text);
+        tui_put(&t->grid, x + 1, y + r, w - 1, a, ln->text + (pn->left < len ? pn->left : len));
     }
-    if (l->n > h && w > 12) { /* where we are, at the right end of the title row */
-        char pos[32];
-        int n = snprintf(pos, sizeof pos, " %d/%d ", pn->sel + 1, l->n);
+    if ((l->n > h || pn->left > 0) && w > 20) { /* where we are, at the right end of the title row */
+        char pos[48], col[24] = "";
+        if (pn->left > 0) snprintf(col, sizeof col, "col %d, ", pn->left + 1);
+        int n = snprintf(pos, sizeof pos, " %s%d/%d ", col, pn->sel + 1, l->n);
         tui_put(&t->grid, x + w - n - 1, ind_y, n, TA_DIM, pos);
     }
 }

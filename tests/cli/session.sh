@@ -136,3 +136,8 @@ ok "Enter on 'computed by kernel N' selects kernel N in pane 4, Esc goes back" \
     "[ -n '$k' ] && sed -n '/screen 2 /,/screen 3 /p' $T/jump.txt | grep -q '\[kernels' \
      && sed -n '/screen 2 /,/screen 3 /p' $T/jump.txt | grep -qE '\| ?>?kernel $k ' \
      && sed -n '/screen 3 /,\$p' $T/jump.txt | grep -q '\[graph text'"
+# < > scroll a pane sideways: the end of bisect's long culprit line comes into view
+"$B" $M --backend cpu --break F2 --tui-keys 'b<Dump>>>>>>>>>>>>>' --tui-size 100x30 --tui-stable > "$T/side.txt" 2>&1
+ok "> scrolls the bisect pane sideways to the culprit's first diverging tensor" \
+    "! sed -n '/screen 1 /,/screen 2 /p' $T/side.txt | grep -q \"tensor is 'relu_1'\" \
+     && sed -n '/screen 2 /,\$p' $T/side.txt | grep -q \"tensor is 'relu_1'\" && grep -q ' col [0-9]*, ' $T/side.txt"
