@@ -142,9 +142,19 @@ static Status c_pass_show(Session *s, int argc, char **argv, DiagList *d)
     for (int i = 0; i < sn->nchanges; i++) {
         const Change *c = &sn->changes[i];
         const char *k = c->kind == CH_ADDED ? "+" : c->kind == CH_REMOVED ? "-" : "~";
-        fprintf(s->out, "%s %s   # %s\n", k, node_line(sn->g, c->node, buf, sizeof buf), c->what);
+        node_line(sn->g, c->node, buf, sizeof buf);
+        if (s->json) {
+            fprintf(s->out, "{\"schema\":\"npu-explore/change/1\",\"kind\":\"change\",\"pass\":\"%s\","
+                            "\"change\":\"%s\",\"node\":", sn->pass, k);
+            jstr(s->out, buf);
+            fprintf(s->out, ",\"what\":");
+            jstr(s->out, c->what);
+            fprintf(s->out, "}\n");
+        } else {
+            fprintf(s->out, "%s %s   # %s\n", k, buf, c->what);
+        }
     }
-    if (!sn->nchanges) fprintf(s->out, "(%s changed nothing)\n", sn->pass);
+    if (!sn->nchanges && !s->json) fprintf(s->out, "(%s changed nothing)\n", sn->pass);
     return ST_OK;
 }
 
@@ -423,10 +433,25 @@ static Status c_source(Session *s, int argc, char **argv, DiagList *d)
     return ST_OK;
 }
 
+/* dump: the graph after the current pass (JSON: its text as one line's "text"). */
 static Status c_dump(Session *s, int argc, char **argv, DiagList *d)
 {
-    (void)argc, (void)argv, (void)d;
-    graph_dump(s->out, s->pipe.snaps[s->cursor].g);
+    (void)argc, (void)argv;
+    const Snapshot *sn = &s->pipe.snaps[s->cursor];
+    if (!s->json) {
+        graph_dump(s->out, sn->g);
+        return ST_OK;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) return diag_error(d, NULL, NULL, NULL, "dump: out of memory");
+    graph_dump(mem, sn->g);
+    fclose(mem);
+    fprintf(s->out, "{\"schema\":\"npu-explore/graph/1\",\"kind\":\"graph\",\"pass\":\"%s\",\"text\":", sn->pass);
+    jstr(s->out, buf);
+    fprintf(s->out, "}\n");
+    free(buf);
     return ST_OK;
 }
 

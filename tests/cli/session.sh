@@ -41,7 +41,8 @@ ok "batch: speedups never print as 0.0x" "! grep -q ' 0\.0x' $T/b.txt"
 
 # the same under --json: every command prints JSON lines with schema and kind (describe the
 # plan on one line), and the profile's kernel lines name the kernels of the plan line before
-printf 'describe\nprofile 1\nfusion off F2\ndescribe\nprofile 1\ncheck\n' | "$B" --batch $M --json -x - > "$T/b.jsonl" 2>"$T/be"; rc=$?
+printf 'describe\nprofile 1\nfusion off F2\ndescribe\nprofile 1\ncheck\npass goto fuse\npass show\ndump\nsource 0\nhelp\n' |
+    "$B" --batch $M --json -x - > "$T/b.jsonl" 2>"$T/be"; rc=$?
 ok "batch --json: one JSON object per line; profile rows match describe's plan, before and after a toggle" "[ $rc = 0 ] && python3 -c '
 import json
 plans, rows = [], []
@@ -50,6 +51,8 @@ for l in open(\"$T/b.jsonl\"):
     if o[\"kind\"] == \"plan\": plans.append([k[\"shader\"] for k in o[\"kernels\"]]); rows.append([])
     if o[\"kind\"] == \"kernel\": rows[-1].append(o[\"kernel\"])
 assert len(plans) == 2 and plans == rows and plans[0] != plans[1], (plans, rows)
+kinds = set(json.loads(l)[\"kind\"] for l in open(\"$T/b.jsonl\"))
+assert {\"change\", \"graph\", \"source\", \"command\"} <= kinds, kinds
 '"
 
 # the explorer: profile, then a kernel's details, its source (o), a node's "computed by";
