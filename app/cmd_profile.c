@@ -273,6 +273,13 @@ static Status same_kernels(const Plan *a, const Plan *b, DiagList *d)
                     b->nkernels, a->nkernels);
 }
 
+/* ST_CANCELLED when the user asked to stop (checked between the measurement's stages). */
+static Status cancel_point(const Options *o, const char *before, DiagList *d)
+{
+    if (!cancel_requested(o->cancel)) return ST_OK;
+    return diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL, "profile cancelled before %s", before);
+}
+
 static void progress(const Progress *pg, const char *stage, int k, int n)
 {
     if (pg && pg->fn) pg->fn(pg->ctx, stage, k, n);
@@ -291,17 +298,18 @@ Status profile_measure(const Options *o, Model *m, const Pipeline *pipe, const R
     r.pr.cancel = o->cancel;
     if (pg) r.pr.on_run = pg->fn, r.pr.on_run_ctx = pg->ctx;
     if (st == ST_OK) st = prof_time(&timed.x, o->iters, &r.pr, d);
-    if (st == ST_OK && cancel_requested(o->cancel))
-        st = diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL, "profile cancelled before the error runs");
     progress(pg, "errors: compile keeping every output", 0, 0);
+    if (st == ST_OK) st = cancel_point(o, "the error runs", d);
     if (st == ST_OK) st = runner_compile(o, m, t, true, &exact_pipe, d);
     if (st == ST_OK) st = same_kernels(pipe->plan, exact_pipe.plan, d);
     if (st == ST_OK) st = runner_open_plan(&exact, o, m, &exact_pipe, d);
     progress(pg, "errors: CPU reference", 0, 0);
+    if (st == ST_OK) st = cancel_point(o, "the CPU reference", d);
     RefOptions ro = {.keep_all = true};
     if (st == ST_OK) st = ref_run(exact_pipe.g, m->b.vals, &ro, &ref, d);
     Tolerance tol = report_tolerance(o, timed.dtype);
     progress(pg, "errors: compare", 0, 0);
+    if (st == ST_OK) st = cancel_point(o, "the comparison", d);
     if (st == ST_OK) st = prof_errors(&exact.x, &ref, &tol, &r.pr, d);
     if (st == ST_OK) {
         snprintf(r.device, sizeof r.device, "%s", timed.be->ops->device(timed.be));
