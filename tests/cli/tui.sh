@@ -113,6 +113,9 @@ wait_for 'working: bisect' 20
 wait_for 'working: bisect: bisect step' 60
 ok "tmux: the busy line shows the bisect's step and elapsed time before it ends" \
     "grep -qE 'working: bisect: bisect step [0-9]+, [0-9]+\.[0-9] s' $T/cap.txt"
+tmux resize-window -t "$sess" -x 100 -y 30 2>/dev/null
+ok "tmux: a resize during the job redraws at once (a message, the busy line)" \
+    "wait_for 'resized: the panes redraw when the work ends' 20 && grep -q 'working: bisect' $T/cap.txt"
 tmux send-keys -t "$sess" Escape
 ok "tmux: Esc cancels the running bisect" "wait_for 'bisect: cancelled' 60 && grep -q 'cancelled: bisect' $T/cap.txt"
 tmux send-keys -t "$sess" q
