@@ -196,7 +196,7 @@ void tui_render(Tui *t)
     if (t->focus == P_DETAILS && top < 30) ph = 3; /* small screens: room for the details */
     if (ph > top) ph = top;
     /* the columns: nodes added, removed, rewritten by the pass; its wall time */
-    pane(t, P_PASSES, 0, 1, lw, ph, "1 passes (+add -del ~chg, ms)");
+    pane(t, P_PASSES, 0, 1, lw, ph, "1 passes +-~ nodes, ms");
     pane(t, P_DETAILS, 0, 1 + ph, lw, top - ph, "8 details");
     char title[160], gt[128];
     bool drawn = t->main_pane == P_GRAPH && tui_graph_draw(t, lw + 1, 3, g->w - lw - 2, top - 3);
