@@ -185,6 +185,15 @@ Status prof_errors(Exec *xe, const RefRun *ref, const Tolerance *tol, Profile *p
         }
         if (kn->nargs <= kn->nin) continue;
         int t = kn->args[kn->nargs - 1];
+        /* a later kernel writing the same tensor (--break's corrupt rewrites its kernel's output
+         * in place) leaves its value after the run: that is the later kernel's error, not this
+         * one's, which is not measured (verdict "-") */
+        bool overwritten = false;
+        for (int j = k + 1; j < p->nkernels && !overwritten; j++) {
+            const PlanKernel *kj = &p->kernels[j];
+            overwritten = kj->nargs > kj->nin && kj->args[kj->nargs - 1] == t;
+        }
+        if (overwritten) continue;
         int gt = xe->gt[t];
         HTensor combined = {0}; /* a linear_concat output: its parts' reference values */
         if (gt >= 0 && gt < ref->ntensors && !ref->vals[gt].data && g->tensors[gt].producer < 0 &&
