@@ -57,7 +57,7 @@ static void usage(FILE *f)
             "explorer, headless (no terminal needed; golden screens and scripted tests):\n"
             "  --tui-script FILE   keys from FILE: a character is its key, <Left> <Right> <Up> <Down>\n"
             "                      <PgUp> <PgDn> <Home> <End> <Enter> <Tab> <BTab> <Esc> <Space> <BS>\n"
-            "                      <F1> <lt> name keys, <Dump> writes the screen, <Size WxH> resizes\n"
+            "                      <F1> <lt> <C-u> name keys, <Dump> writes the screen, <Size WxH> resizes\n"
             "  --tui-keys KEYS     the same keys inline (e.g. --tui-keys '3<Dump>j+')\n"
             "  --tui-size WxH      screen size of a headless run (default 80x24; below 40x12 the\n"
             "                      screen says it is too small)\n"

@@ -46,6 +46,7 @@ enum {
     TK_TAB = '\t',
     TK_LEFT = 0x100, TK_RIGHT, TK_UP, TK_DOWN, TK_PGUP, TK_PGDN, TK_HOME, TK_END,
     TK_BS, TK_F1, TK_RESIZE, TK_BTAB,
+    TK_CTRL_U = 21, /* clears the prompt line */
     TK_DUMP, /* headless script only: write the screen */
 };
 
@@ -69,6 +70,7 @@ typedef struct TuiProfRow {
 } TuiProfRow;
 
 #define TUI_MAX_UNDO 128
+#define TUI_HIST 32 /* `:` prompt lines remembered */
 #define TUI_MIN_W 40 /* the smallest screen the layout fits; below it a message */
 #define TUI_MIN_H 12
 #define TUI_LOG_MAX 20000 /* log lines kept (whole outputs; the oldest dropped first) */
@@ -89,6 +91,8 @@ typedef struct Tui {
     char input[512];
     int input_len;
     char search[512];
+    char hist[TUI_HIST][512]; /* the `:` lines run, oldest first (Up/Down in the prompt) */
+    int nhist, hist_at;       /* hist_at: the line shown while browsing, nhist: a new one */
     char status[600];
     char verdict[64];
     unsigned verdict_gen; /* the plan generation the verdict is about */

@@ -234,6 +234,7 @@ static void a_prompt(Tui *t, int key)
     t->searching = key == '/';
     t->input_len = 0;
     t->input[0] = 0;
+    t->hist_at = t->nhist;
 }
 
 static void a_next(Tui *t, int key)
@@ -280,7 +281,7 @@ static const Action actions[] = {
     {"/  n  N", {'/'}, "/", "search", "-", "search the focused pane, next, previous", PB(P_IR) | PB(P_GRAPH) | PB(P_KERNELS) | PB(P_LOG), a_prompt},
     {"", {'n', 'N'}, NULL, NULL, "-", NULL, 0, a_next},
     {"Tab  1..8", {TK_TAB, '1', '2', '3', '4', '5', '6', '7', '8'}, "Tab", "pane", "-", "focus a pane: 1 passes 2 ir 3 graph 4 kernels 5 fusions 6 bisect 7 log 8 details", PB(P_PASSES) | PB(P_LOG) | PB(P_DETAILS), a_focus},
-    {":", {':'}, ":", "cmd", "any command below", "command prompt: the --batch language (:profile, :bisect, :check, :quit run the keys' actions)", PB(P_PASSES) | PB(P_LOG) | PB(P_DETAILS), a_prompt},
+    {":", {':'}, ":", "cmd", "any command below", "command prompt: the --batch language (:profile, :bisect, :check, :quit run the keys' actions; Up/Down history, Ctrl-U clears)", PB(P_PASSES) | PB(P_LOG) | PB(P_DETAILS), a_prompt},
     {"Esc", {TK_ESC}, NULL, NULL, "-", "back out: close help, prompt, search or source; leave details or the log; never quits", 0, a_back},
     {"Esc (busy)", {0}, NULL, NULL, "-", "cancel the running profile, bisect or check (keys typed meanwhile are dropped)", 0, NULL},
     {"arrows  + -", {0}, NULL, NULL, "-", "graph pane (3): pan the drawing, zoom in / out (j k move the selection)", 0, NULL},
@@ -345,9 +346,26 @@ static void edit(Tui *t, int key)
         if (t->input_len > 0) t->input[--t->input_len] = 0;
         return;
     }
+    if (key == TK_CTRL_U) {
+        t->input_len = 0;
+        t->input[0] = 0;
+        return;
+    }
+    if (t->prompting && (key == TK_UP || key == TK_DOWN)) { /* the prompt's history */
+        int at = t->hist_at + (key == TK_UP ? -1 : 1);
+        if (at < 0 || at > t->nhist) return;
+        t->hist_at = at;
+        snprintf(t->input, sizeof t->input, "%s", at < t->nhist ? t->hist[at] : "");
+        t->input_len = (int)strlen(t->input);
+        return;
+    }
     if (key == TK_ENTER) {
         bool was_prompt = t->prompting;
         t->prompting = t->searching = false;
+        if (was_prompt && t->input[0]) { /* remembered, oldest dropped */
+            if (t->nhist == TUI_HIST) memmove(t->hist, t->hist + 1, sizeof t->hist[0] * (TUI_HIST - 1)), t->nhist--;
+            snprintf(t->hist[t->nhist++], sizeof t->hist[0], "%s", t->input);
+        }
         const Action *a = was_prompt ? action_of_word(t->input) : NULL;
         if (!was_prompt) {
             snprintf(t->search, sizeof t->search, "%s", t->input);
@@ -389,7 +407,7 @@ void tui_key(Tui *t, int key)
 }
 
 /* Reads the next key of a script: a character is its key, `<Name>` a special key (Left Right Up
- * Down PgUp PgDn Home End Enter Tab BTab Esc Space BS F1 lt), `<Dump>` writes the screen,
+ * Down PgUp PgDn Home End Enter Tab BTab Esc Space BS F1 lt C-u), `<Dump>` writes the screen,
  * `<Size WxH>` resizes; newlines are skipped. TK_NONE at the end. */
 int tui_script_key(const char **pp, int *w, int *h)
 {
@@ -397,7 +415,7 @@ int tui_script_key(const char **pp, int *w, int *h)
         {"Left", TK_LEFT}, {"Right", TK_RIGHT}, {"Up", TK_UP}, {"Down", TK_DOWN}, {"PgUp", TK_PGUP},
         {"PgDn", TK_PGDN}, {"Home", TK_HOME}, {"End", TK_END}, {"Enter", TK_ENTER}, {"Tab", TK_TAB},
         {"BTab", TK_BTAB}, {"Esc", TK_ESC}, {"Space", ' '}, {"BS", TK_BS}, {"F1", TK_F1}, {"lt", '<'},
-        {"Dump", TK_DUMP},
+        {"Dump", TK_DUMP}, {"C-u", TK_CTRL_U},
     };
     const char *p = *pp;
     while (*p == '\n' || *p == '\r') p++;

@@ -144,3 +144,8 @@ ok "Enter on 'computed by kernel N' selects kernel N in pane 4, Esc goes back" \
 ok "> scrolls the bisect pane sideways to the culprit's first diverging tensor" \
     "! sed -n '/screen 1 /,/screen 2 /p' $T/side.txt | grep -q \"tensor is 'relu_1'\" \
      && sed -n '/screen 2 /,\$p' $T/side.txt | grep -q \"tensor is 'relu_1'\" && grep -q ' col [0-9]*, ' $T/side.txt"
+# the : prompt: Up/Down walk the lines run before, Ctrl-U clears
+"$B" $M --backend cpu --tui-keys ':echo one<Enter>:echo two<Enter>:<Up><Up><Dump><Down><Dump>xyz<C-u>abc<Dump>' \
+    --tui-size 100x24 --tui-stable > "$T/hist.txt" 2>&1
+ok "the : prompt has a history (Up/Down) and Ctrl-U" \
+    "[ \"\$(grep '^:' $T/hist.txt | head -3 | tr '\n' '|')\" = ':echo one_|:echo two_|:abc_|' ]"
