@@ -5,31 +5,67 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "options.h"
 #include "../compiler/ops.h"
 #include "../runtime/cpu_kernels.h"
 
-static const char usage[] =
-    "usage: npu-explore [MODEL.json | FILE.npubin] [options]   interactive explorer\n"
-    "       npu-explore --batch MODEL [options] [-x SCRIPT | -]   scripted session (try: echo help |\n"
-    "                                        npu-explore --batch MODEL -x -)\n"
-    "       npu-explore compile MODEL.json -o FILE.npubin [options]\n"
-    "       npu-explore describe FILE.npubin | MODEL.json [--json] [--source K|ID]   (K: a kernel's\n"
-    "                                        source and SPIR-V disassembly)\n"
-    "       npu-explore dot MODEL.json [--after PASS] [--color kind|partition] [--expand] -o FILE.dot|svg|png\n"
-    "       npu-explore run MODEL [options] [--check] [-o OUT.safetensors]\n"
-    "       npu-explore ops [--markdown]\n"
-    "       npu-explore --help | --version\n"
-    "compile options: --no-fuse PATTERN|ID|all|fuse-elementwise, --disable PASS,\n"
-    "       --kernel-cache DIR|none (generated kernels' SPIR-V; default $XDG_CACHE_HOME/npu-explore/kernels)\n"
-    "explorer, headless (no terminal needed; golden screens and scripted tests):\n"
-    "       --tui-script FILE   keys from FILE: a character is its key, <Left> <Right> <Up> <Down>\n"
-    "                           <PgUp> <PgDn> <Home> <End> <Enter> <Tab> <BTab> <Esc> <Space> <BS>\n"
-    "                           <F1> <lt> name keys, <Dump> writes the screen, <Size WxH> resizes\n"
-    "       --tui-keys KEYS     the same keys inline (e.g. --tui-keys '3<Dump>j+')\n"
-    "       --tui-size WxH      screen size of a headless run (default 80x24, at least 40x12)\n"
-    "       --tui-dump FILE     where <Dump> and the final screen go (default stdout)\n"
-    "       --tui-stable        times shown as '-', so screens compare exactly\n"
-    "       An <Esc> right after the key that starts a profile or bisect cancels it.\n";
+/* One row per subcommand: its name, its arguments for --help, what it does, its function. The
+ * dispatch and the usage text both come from here, so --help cannot miss a command. */
+typedef struct Subcommand {
+    const char *name, *args, *what;
+    int (*fn)(int argc, char **argv);
+} Subcommand;
+
+static const Subcommand subcommands[] = {
+    {"--batch", "MODEL [options] [-x SCRIPT | -]",
+     "scripted session (the explorer's commands: echo help | npu-explore --batch MODEL -x -);\n"
+     "without a script: describe, check, profile", cmd_batch},
+    {"compile", "MODEL.json -o FILE.npubin [options]", "compile to a program file", cmd_compile},
+    {"describe", "FILE.npubin | MODEL.json [--json] [--source K|ID]",
+     "the compiled program (--source: a kernel's source and SPIR-V disassembly)", cmd_describe},
+    {"run", "MODEL [options] [--check] [-o OUT.safetensors]",
+     "run on Vulkan (or --backend cpu); --check compares with the reference", cmd_run},
+    {"profile", "MODEL [options] [--iters N] [--format table|json|csv] [--save F] [--baseline F] [-o FILE]",
+     "per kernel: GPU time, CPU reference time, speedup, error (-o: the report to FILE)", cmd_profile},
+    {"bisect", "MODEL [options] [--mode first|minimal]",
+     "the fusion whose enabling breaks the outputs (exit 0 culprit found or nothing to find,\n"
+     "1 nothing consistent)", cmd_bisect},
+    {"dot", "MODEL.json [--after PASS] [--color kind|partition] [--expand] -o FILE.dot|svg|png",
+     "draw the graph with Graphviz", cmd_dot},
+    {"generate", "DIR [--weights W] [--prompt-ids 1,2,3] [--max-new N] [--host-argmax]",
+     "greedy decoding with an LLM folder (prefill.json, decode.json, generation.json)", cmd_generate},
+    {"ops", "[--markdown]", "the op table: name, NPU support, CPU support", cmd_ops},
+};
+#define NSUB ((int)(sizeof subcommands / sizeof subcommands[0]))
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: npu-explore [MODEL.json | FILE.npubin] [options]\n"
+               "           the explorer (a terminal; without one: the --batch report)\n");
+    for (int i = 0; i < NSUB; i++) {
+        fprintf(f, "       npu-explore %s %s\n", subcommands[i].name, subcommands[i].args);
+        for (const char *w = subcommands[i].what; *w;) { /* each line indented */
+            int n = (int)strcspn(w, "\n");
+            fprintf(f, "           %.*s\n", n, w);
+            w += n + (w[n] == '\n');
+        }
+    }
+    fprintf(f, "       npu-explore --help | --version\n"
+               "options (docs/CLI.md):\n");
+    opt_help(f);
+    fprintf(f,
+            "explorer, headless (no terminal needed; golden screens and scripted tests):\n"
+            "  --tui-script FILE   keys from FILE: a character is its key, <Left> <Right> <Up> <Down>\n"
+            "                      <PgUp> <PgDn> <Home> <End> <Enter> <Tab> <BTab> <Esc> <Space> <BS>\n"
+            "                      <F1> <lt> <C-u> name keys, <Dump> writes the screen, <Size WxH> resizes\n"
+            "  --tui-keys KEYS     the same keys inline (e.g. --tui-keys '3<Dump>j+')\n"
+            "  --tui-size WxH      screen size of a headless run (default 80x24; below 40x12 the\n"
+            "                      screen says it is too small)\n"
+            "  --tui-dump FILE     where <Dump> and the final screen go (default stdout)\n"
+            "  --tui-stable        times shown as '-', so screens compare exactly\n"
+            "  An <Esc> right after the key that starts a profile or bisect cancels it.\n"
+            "exit codes: 0 success, 1 numeric mismatch, 2 bad input or usage, 3 no Vulkan device\n");
+}
 
 int cmd_ops(int argc, char **argv)
 {
@@ -72,33 +108,27 @@ int cmd_ops(int argc, char **argv)
 int cli_main(int argc, char **argv)
 {
     if (argc < 2) {
-        fputs(usage, stderr);
+        usage(stderr);
         return 2;
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-        fputs(usage, stdout);
+        usage(stdout);
         return 0;
     }
     if (strcmp(cmd, "--version") == 0) {
         printf("npu-explore %s\n", NPU_VERSION);
         return 0;
     }
-    if (strcmp(cmd, "--batch") == 0) return cmd_batch(argc - 2, argv + 2);
-    if (strcmp(cmd, "ops") == 0) return cmd_ops(argc - 2, argv + 2);
-    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
-    if (strcmp(cmd, "compile") == 0) return cmd_compile(argc - 2, argv + 2);
-    if (strcmp(cmd, "describe") == 0) return cmd_describe(argc - 2, argv + 2);
-    if (strcmp(cmd, "dot") == 0) return cmd_dot(argc - 2, argv + 2);
-    if (strcmp(cmd, "profile") == 0) return cmd_profile(argc - 2, argv + 2);
-    if (strcmp(cmd, "bisect") == 0) return cmd_bisect(argc - 2, argv + 2);
-    if (strcmp(cmd, "generate") == 0) return cmd_generate(argc - 2, argv + 2);
+    for (int i = 0; i < NSUB; i++)
+        if (strcmp(cmd, subcommands[i].name) == 0) return subcommands[i].fn(argc - 2, argv + 2);
     /* the explorer (tui/, linked in; probed by tools/run_explorer.sh) */
     if (strcmp(cmd, "--has-tui") == 0) return 0;
     size_t n = strlen(cmd);
     if (cmd[0] != '-' && (access(cmd, F_OK) == 0 || (n > 5 && strcmp(cmd + n - 5, ".json") == 0) ||
                           (n > 7 && strcmp(cmd + n - 7, ".npubin") == 0)))
         return tui_main(argc - 1, argv + 1);
-    fprintf(stderr, "error: unknown command '%s'\n%s", cmd, usage);
+    fprintf(stderr, "error: unknown command '%s'\n", cmd);
+    usage(stderr);
     return 2;
 }

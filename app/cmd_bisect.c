@@ -7,27 +7,29 @@
  * what is left until the rest passes, so independent culprits are all found. Each culprit is
  * then run alone, compiled with no memory reuse, to name its kernel and the first tensor that
  * diverges from the reference. An argmax output is judged tie-aware (compare.h cmp_output), its
- * "worst rel_l2" being the fraction of its rows beyond tolerance (cmp_error). */
+ * "worst rel_l2" being the fraction of its rows beyond tolerance (cmp_error). bisect_run
+ * returns the steps and culprits as a BisectResult (app/results.h); the CLI prints each step as
+ * it is judged (a progress callback) and the end from the same data. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../runtime/profile.h"
 #include "commands.h"
 #include "report.h"
-#include "runner.h"
+#include "results.h"
 
 typedef struct Bisect {
     Options o;
-    Model m;
+    Model *m;   /* borrowed: the CLI's loaded model or the session's */
     RefRun ref; /* CPU reference of the imported graph */
     Tolerance tol;
     int n;                 /* fusion instances */
     char **ids, **pattern; /* [n] */
     char **nodes;          /* [n] member names, joined */
-    int steps;
-    bool json;
-    FILE *out;
+    int *kernel;           /* [n] first kernel in the all-on plan, -1 */
+    char **shader;         /* [n] its shader */
+    const Progress *pg;
+    BisectResult *res;
 } Bisect;
 
 /* Runs with exactly the instances in `on` (a 0/1 mask) enabled; *ok and *worst from the
@@ -36,14 +38,14 @@ static Status evaluate(Bisect *b, const char *on, bool repeat, bool *ok, double 
                        bool *flaky, DiagList *d)
 {
     if (cancel_requested(b->o.cancel))
-        return diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL, "bisect cancelled after %d steps", b->steps);
+        return diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL, "bisect cancelled after %d steps", b->res->nsteps);
     Options o = b->o;
     o.n_no_fuse = 0;
     for (int i = 0; i < b->o.n_no_fuse; i++) o.no_fuse[o.n_no_fuse++] = b->o.no_fuse[i];
     for (int i = 0; i < b->n; i++)
         if (!on[i] && o.n_no_fuse < OPT_MAX_LIST) o.no_fuse[o.n_no_fuse++] = b->ids[i];
     Runner r;
-    Status st = runner_open(&r, &o, &b->m, false, d);
+    Status st = runner_open(&r, &o, b->m, false, d);
     bool verdict[2] = {true, true};
     double w[2] = {0, 0};
     for (int run = 0; run < (repeat ? 2 : 1) && st == ST_OK; run++) {
@@ -52,9 +54,9 @@ static Status evaluate(Bisect *b, const char *on, bool repeat, bool *ok, double 
             HTensor got = {0};
             st = exec_read(&r.x, r.pipe.plan->outputs[i], &got, d);
             CmpStats s;
-            int t = b->m.g->outputs[i];
+            int t = b->m->g->outputs[i];
             ArgmaxSrc am;
-            bool is_am = cmp_argmax_source(b->m.g, t, b->ref.vals, b->ref.ntensors, &am);
+            bool is_am = cmp_argmax_source(b->m->g, t, b->ref.vals, b->ref.ntensors, &am);
             if (st == ST_OK && cmp_output(&got, &b->ref.vals[t], is_am ? &am : NULL, &b->tol, &s)) {
                 double e = cmp_error(&s);
                 if (e > w[run]) w[run] = e;
@@ -70,31 +72,38 @@ static Status evaluate(Bisect *b, const char *on, bool repeat, bool *ok, double 
     return st;
 }
 
-static void print_step(Bisect *b, const char *what, const char *on, bool ok, double worst)
+/* Appends a judged step to the result and reports it. */
+static Status record_step(Bisect *b, const char *what, const char *on, bool ok, double worst)
 {
-    int k = 0;
-    char list[256] = "";
+    BisectResult *r = b->res;
+    if (r->nsteps == r->cap) {
+        int c = r->cap ? 2 * r->cap : 16;
+        BisectStep *v = realloc(r->steps, sizeof *v * (size_t)c);
+        if (!v) return ST_NOMEM;
+        r->steps = v;
+        r->cap = c;
+    }
+    BisectStep *s = &r->steps[r->nsteps];
+    memset(s, 0, sizeof *s);
+    snprintf(s->what, sizeof s->what, "%s", what);
     size_t used = 0;
     for (int i = 0; i < b->n; i++) {
         if (!on[i]) continue;
-        k++;
-        if (used < sizeof list - 40) {
-            int w = snprintf(list + used, sizeof list - used, "%s%s", used ? "," : "", b->ids[i]);
+        s->enabled++;
+        if (used < sizeof s->list - 40) {
+            int w = snprintf(s->list + used, sizeof s->list - used, "%s%s", used ? "," : "", b->ids[i]);
             if (w > 0) used += (size_t)w;
-        } else if (used < sizeof list - 4) {
-            strcpy(list + used, "...");
+        } else if (used < sizeof s->list - 4) {
+            strcpy(s->list + used, "...");
             used += 3;
         }
     }
-    b->steps++;
-    if (b->json)
-        fprintf(b->out, "{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"step\",\"step\":%d,\"what\":\"%s\","
-               "\"enabled\":%d,\"of\":%d,\"verdict\":\"%s\",\"worst_rel_l2\":%.6g}\n",
-               b->steps, what, k, b->n, ok ? "ok" : "MISMATCH", worst);
-    else
-        fprintf(b->out, "step %-3d %-14s %3d of %d on [%s]  %-8s worst rel_l2 %.3e\n", b->steps, what, k,
-               b->n, list, ok ? "ok" : "MISMATCH", worst);
-    fflush(b->out);
+    s->of = b->n;
+    s->ok = ok;
+    s->worst = worst;
+    r->nsteps++;
+    if (b->pg && b->pg->fn) b->pg->fn(b->pg->ctx, "bisect step", r->nsteps, 0);
+    return ST_OK;
 }
 
 static Status check(Bisect *b, const char *what, const char *on, bool *ok, DiagList *d)
@@ -102,7 +111,7 @@ static Status check(Bisect *b, const char *what, const char *on, bool *ok, DiagL
     double worst;
     bool flaky;
     Status st = evaluate(b, on, false, ok, &worst, &flaky, d);
-    if (st == ST_OK) print_step(b, what, on, *ok, worst);
+    if (st == ST_OK) st = record_step(b, what, on, *ok, worst);
     return st;
 }
 
@@ -172,8 +181,21 @@ static Status ddmin(Bisect *b, char *cand, DiagList *d)
 }
 
 /* Runs the culprit alone with no memory reuse and names the first diverging kernel output. */
-static Status report_culprit(Bisect *b, int c, DiagList *d)
+static Status add_culprit(Bisect *b, int c, DiagList *d)
 {
+    BisectResult *res = b->res;
+    BisectCulprit *v = realloc(res->culprits, sizeof *v * (size_t)(res->nculprits + 1));
+    if (!v) return ST_NOMEM;
+    res->culprits = v;
+    BisectCulprit *cu = &v[res->nculprits];
+    memset(cu, 0, sizeof *cu);
+    snprintf(cu->id, sizeof cu->id, "%s", b->ids[c]);
+    snprintf(cu->pattern, sizeof cu->pattern, "%s", b->pattern[c]);
+    snprintf(cu->nodes, sizeof cu->nodes, "%s", b->nodes[c]);
+    cu->kernel = b->kernel[c];
+    snprintf(cu->shader, sizeof cu->shader, "%s", b->shader[c]);
+    cu->alone_kernel = -1;
+    snprintf(cu->tensor, sizeof cu->tensor, "-");
     Options o = b->o;
     o.n_no_fuse = 0;
     for (int i = 0; i < b->o.n_no_fuse; i++) o.no_fuse[o.n_no_fuse++] = b->o.no_fuse[i];
@@ -182,55 +204,45 @@ static Status report_culprit(Bisect *b, int c, DiagList *d)
     Runner r;
     RefRun ref = {0};
     Profile pr = {0};
-    Status st = runner_open(&r, &o, &b->m, true, d);
+    Status st = runner_open(&r, &o, b->m, true, d);
     RefOptions ro = {.keep_all = true};
-    if (st == ST_OK) st = ref_run(r.pipe.g, b->m.b.vals, &ro, &ref, d);
+    if (st == ST_OK) st = ref_run(r.pipe.g, b->m->b.vals, &ro, &ref, d);
     if (st == ST_OK) st = prof_init(&pr, r.pipe.plan);
     if (st == ST_OK) st = prof_errors(&r.x, &ref, &b->tol, &pr, d);
-    int kern = -1, first = -1;
     const Plan *p = st == ST_OK ? r.pipe.plan : NULL;
-    for (int k = 0; p && k < p->nkernels; k++) {
-        if (p->kernels[k].fusion >= 0 && strcmp(p->fusions[p->kernels[k].fusion].id, b->ids[c]) == 0 && kern < 0)
-            kern = k;
-        if (first < 0 && pr.k[k].has_err && !pr.k[k].ok) first = k;
+    for (int k = 0; p && k < p->nkernels && cu->alone_kernel < 0; k++)
+        if (pr.k[k].has_err && !pr.k[k].ok) cu->alone_kernel = k;
+    if (p && cu->alone_kernel >= 0) {
+        const PlanKernel *kn = &p->kernels[cu->alone_kernel];
+        const CmpStats *e = &pr.k[cu->alone_kernel].err;
+        snprintf(cu->tensor, sizeof cu->tensor, "%s", p->tensors[kn->args[kn->nargs - 1]].name);
+        cu->rel_l2 = e->rel_l2;
+        cu->max_abs = e->max_abs;
+        report_argmax_note(e, cu->note, sizeof cu->note);
+        report_argmax_json(e, cu->json_note, sizeof cu->json_note);
     }
-    if (p) {
-        const char *tensor = first >= 0 ? p->tensors[p->kernels[first].args[p->kernels[first].nargs - 1]].name : "-";
-        double e = first >= 0 ? pr.k[first].err.rel_l2 : 0, ma = first >= 0 ? pr.k[first].err.max_abs : 0;
-        char note[128] = "", amj[160] = "";
-        if (first >= 0) {
-            report_argmax_note(&pr.k[first].err, note, sizeof note);
-            report_argmax_json(&pr.k[first].err, amj, sizeof amj);
-        }
-        if (b->json)
-            fprintf(b->out, "{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"culprit\",\"fusion\":\"%s\","
-                   "\"pattern\":\"%s\",\"nodes\":\"%s\",\"kernel\":%d,\"first_diverging\":\"%s\","
-                   "\"first_kernel\":%d,\"rel_l2\":%.6g,\"max_abs\":%.6g%s}\n",
-                   b->ids[c], b->pattern[c], b->nodes[c], kern, tensor, first, e, ma, amj);
-        else
-            fprintf(b->out, "culprit: %s %s [%s], kernel %d (%s) of the plan with only it on; first "
-                   "diverging tensor '%s' (kernel %d) rel_l2 %.3e max_abs %.3e%s%s\n",
-                   b->ids[c], b->pattern[c], b->nodes[c], kern,
-                   kern >= 0 ? p->kernels[kern].shader : "-", tensor, first, e, ma,
-                   *note ? "; " : "", note);
-    }
+    if (st == ST_OK) res->nculprits++;
     prof_free(&pr);
     ref_free(&ref);
     runner_close(&r);
     return st;
 }
 
-/* The instances of the all-on compile, in order. */
+/* The instances of the all-on compile (the plan being bisected), in order, with the first
+ * kernel each one became there. */
 static Status list_instances(Bisect *b, DiagList *d)
 {
     Runner r;
-    Status st = runner_open(&r, &b->o, &b->m, false, d);
+    Status st = runner_open(&r, &b->o, b->m, false, d);
     const Plan *p = st == ST_OK ? r.pipe.plan : NULL;
     if (p) {
-        b->ids = calloc((size_t)p->nfusions + 1, sizeof(char *));
-        b->pattern = calloc((size_t)p->nfusions + 1, sizeof(char *));
-        b->nodes = calloc((size_t)p->nfusions + 1, sizeof(char *));
-        if (!b->ids || !b->pattern || !b->nodes) st = ST_NOMEM;
+        size_t n = (size_t)p->nfusions + 1;
+        b->ids = calloc(n, sizeof(char *));
+        b->pattern = calloc(n, sizeof(char *));
+        b->nodes = calloc(n, sizeof(char *));
+        b->shader = calloc(n, sizeof(char *));
+        b->kernel = calloc(n, sizeof(int));
+        if (!b->ids || !b->pattern || !b->nodes || !b->shader || !b->kernel) st = ST_NOMEM;
         for (int f = 0; st == ST_OK && f < p->nfusions; f++) {
             if (!p->fusions[f].enabled) continue;
             char buf[1024] = "";
@@ -240,10 +252,16 @@ static Status list_instances(Bisect *b, DiagList *d)
                                  p->fusions[f].nodes[k]);
                 if (w > 0) used += (size_t)w;
             }
+            int kern = -1;
+            for (int k = 0; k < p->nkernels && kern < 0; k++)
+                if (p->kernels[k].fusion == f) kern = k;
+            b->kernel[b->n] = kern;
             b->ids[b->n] = strdup(p->fusions[f].id);
             b->pattern[b->n] = strdup(p->fusions[f].pattern);
             b->nodes[b->n] = strdup(buf);
-            if (!b->ids[b->n] || !b->pattern[b->n] || !b->nodes[b->n]) st = ST_NOMEM;
+            b->shader[b->n] = strdup(kern >= 0 ? p->kernels[kern].shader : "-");
+            if (!b->ids[b->n] || !b->pattern[b->n] || !b->nodes[b->n] || !b->shader[b->n])
+                st = ST_NOMEM;
             b->n++;
         }
     }
@@ -251,90 +269,199 @@ static Status list_instances(Bisect *b, DiagList *d)
     return st;
 }
 
-Status app_bisect(const Options *o, FILE *out, int *rcp, DiagList *dl)
+static void free_instances(Bisect *b)
+{
+    for (int i = 0; i < b->n; i++) {
+        free(b->ids[i]);
+        free(b->pattern[i]);
+        free(b->nodes[i]);
+        free(b->shader[i]);
+    }
+    free(b->ids);
+    free(b->pattern);
+    free(b->nodes);
+    free(b->shader);
+    free(b->kernel);
+}
+
+/* The search once all off passes and all on fails. */
+static Status search(Bisect *b, char *on, DiagList *d)
+{
+    if (strcmp(b->o.mode, "first") == 0) {
+        int c;
+        Status st = bisect_first(b, on, &c, d);
+        return st == ST_OK ? add_culprit(b, c, d) : st;
+    }
+    /* minimal: peel off minimal failing sets until what remains passes */
+    char *rest = malloc((size_t)b->n + 1);
+    if (!rest) return ST_NOMEM;
+    memset(rest, 1, (size_t)b->n);
+    Status st = ST_OK;
+    for (bool failing = true; st == ST_OK && failing;) {
+        memcpy(on, rest, (size_t)b->n);
+        st = ddmin(b, on, d);
+        for (int i = 0; st == ST_OK && i < b->n; i++)
+            if (on[i]) {
+                st = add_culprit(b, i, d);
+                rest[i] = 0;
+            }
+        bool ok;
+        if (st == ST_OK) st = check(b, "remaining", rest, &ok, d);
+        failing = !ok;
+    }
+    free(rest);
+    return st;
+}
+
+Status bisect_run(const Options *o, Model *m, const Progress *pg, BisectResult *out, DiagList *dl)
 {
     Bisect b;
     memset(&b, 0, sizeof b);
     b.o = *o;
-    b.out = out;
-    b.json = o->json;
+    b.m = m;
+    b.pg = pg;
+    b.res = out;
+    bisect_result_free(out);
     Status st = ST_OK;
     if (strcmp(b.o.mode, "first") && strcmp(b.o.mode, "minimal"))
         st = diag_error(dl, NULL, NULL, NULL, "--mode must be first or minimal, got '%s'", b.o.mode);
-    if (st == ST_OK) st = model_load_graph(&b.m, b.o.model, dl);
-    if (st == ST_OK) st = model_bind(&b.m, &b.o, dl);
     RefOptions ro = {.keep_all = false, .keep_argmax_inputs = true};
-    if (st == ST_OK) st = ref_run(b.m.g, b.m.b.vals, &ro, &b.ref, dl);
+    if (pg && pg->fn) pg->fn(pg->ctx, "CPU reference", 0, 0);
+    if (st == ST_OK) st = ref_run(m->g, m->b.vals, &ro, &b.ref, dl);
     if (st == ST_OK)
         b.tol = report_tolerance(&b.o, strcmp(b.o.backend, "cpu") == 0 ? "fp32"
-                                                                        : runner_dtype(&b.o, &b.m.b));
+                                                                        : runner_dtype(&b.o, &m->b));
     if (st == ST_OK) st = list_instances(&b, dl);
-    int rc = 0;
     char *on = st == ST_OK ? calloc((size_t)b.n + 1, 1) : NULL;
     if (st == ST_OK && !on) st = ST_NOMEM;
     bool ok_off = false, ok_on = true, flaky = false, fl;
     double w;
     if (st == ST_OK) st = evaluate(&b, on, true, &ok_off, &w, &fl, dl), flaky |= fl;
-    if (st == ST_OK) print_step(&b, "all off", on, ok_off, w);
+    if (st == ST_OK) st = record_step(&b, "all off", on, ok_off, w);
     if (st == ST_OK) memset(on, 1, (size_t)b.n);
     if (st == ST_OK && ok_off) st = evaluate(&b, on, true, &ok_on, &w, &fl, dl), flaky |= fl;
-    if (st == ST_OK && ok_off) print_step(&b, "all on", on, ok_on, w);
+    if (st == ST_OK && ok_off) st = record_step(&b, "all on", on, ok_on, w);
     if (st == ST_OK) {
-        const char *why = flaky    ? "the verdict changed between two identical runs: a flaky oracle cannot be bisected"
-                          : !ok_off ? "the outputs disagree with every fusion off: the fault is not in a fusion"
-                          : ok_on   ? "every fusion on agrees with the reference: nothing to bisect"
-                                    : NULL;
-        if (why) {
-            rc = ok_on && !flaky && ok_off ? 0 : 1;
-            if (b.json)
-                fprintf(b.out, "{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"summary\",\"result\":\"%s\","
-                       "\"steps\":%d}\n", why, b.steps);
-            else
-                fprintf(b.out, "%s\n", why);
-        } else if (strcmp(b.o.mode, "first") == 0) {
-            int c;
-            st = bisect_first(&b, on, &c, dl);
-            if (st == ST_OK) st = report_culprit(&b, c, dl);
-        } else {
-            /* peel off minimal failing sets until what remains passes */
-            char *rest = malloc((size_t)b.n + 1);
-            if (!rest) st = ST_NOMEM;
-            if (rest) memset(rest, 1, (size_t)b.n);
-            for (bool failing = true; st == ST_OK && failing;) {
-                memcpy(on, rest, (size_t)b.n);
-                st = ddmin(&b, on, dl);
-                for (int i = 0; st == ST_OK && i < b.n; i++)
-                    if (on[i]) {
-                        st = report_culprit(&b, i, dl);
-                        rest[i] = 0;
-                    }
-                bool ok;
-                if (st == ST_OK) st = check(&b, "remaining", rest, &ok, dl);
-                failing = !ok;
-            }
-            free(rest);
-        }
+        out->outcome = flaky ? BISECT_FLAKY : !ok_off ? BISECT_NOT_FUSION : ok_on ? BISECT_NOTHING
+                                                                             : BISECT_CULPRIT;
+        if (out->outcome == BISECT_CULPRIT) st = search(&b, on, dl);
     }
-    if (st == ST_CANCELLED) {
-        if (b.json)
-            fprintf(b.out, "{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"summary\",\"result\":\"cancelled\","
-                           "\"steps\":%d}\n", b.steps);
-        else
-            fprintf(b.out, "cancelled after %d steps\n", b.steps);
-    }
-    if (st != ST_OK) rc = status_exit_code(st);
-    *rcp = rc;
+    /* docs/CLI.md: 0 when a culprit was found or the outputs agree, 1 nothing consistent */
+    out->rc = st != ST_OK ? status_exit_code(st)
+                          : out->outcome == BISECT_FLAKY || out->outcome == BISECT_NOT_FUSION;
+    out->have = st == ST_OK;
     free(on);
-    for (int i = 0; i < b.n; i++) {
-        free(b.ids[i]);
-        free(b.pattern[i]);
-        free(b.nodes[i]);
-    }
-    free(b.ids);
-    free(b.pattern);
-    free(b.nodes);
+    free_instances(&b);
     ref_free(&b.ref);
-    model_free(&b.m);
+    return st;
+}
+
+void bisect_result_free(BisectResult *r)
+{
+    free(r->steps);
+    free(r->culprits);
+    memset(r, 0, sizeof *r);
+}
+
+void bisect_step_text(const BisectResult *r, int i, bool json, char *buf, size_t n)
+{
+    const BisectStep *s = &r->steps[i];
+    if (json)
+        snprintf(buf, n, "{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"step\",\"step\":%d,\"what\":\"%s\","
+                         "\"enabled\":%d,\"of\":%d,\"verdict\":\"%s\",\"worst_rel_l2\":%.6g}",
+                 i + 1, s->what, s->enabled, s->of, s->ok ? "ok" : "MISMATCH", s->worst);
+    else
+        snprintf(buf, n, "step %-3d %-14s %3d of %d on [%s]  %-8s worst rel_l2 %.3e", i + 1, s->what,
+                 s->enabled, s->of, s->list, s->ok ? "ok" : "MISMATCH", s->worst);
+}
+
+static const char *why_text(BisectOutcome o)
+{
+    switch (o) {
+    case BISECT_CULPRIT: return "culprit found";
+    case BISECT_NOTHING: return "every fusion on agrees with the reference: nothing to bisect";
+    case BISECT_NOT_FUSION: return "the outputs disagree with every fusion off: the fault is not in a fusion";
+    case BISECT_FLAKY: return "the verdict changed between two identical runs: a flaky oracle cannot be bisected";
+    }
+    return "";
+}
+
+void bisect_report_end(FILE *f, const BisectResult *r, bool json)
+{
+    if (!r->have) {
+        if (json)
+            fprintf(f, "{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"summary\",\"result\":\"cancelled\","
+                       "\"steps\":%d}\n", r->nsteps);
+        else
+            fprintf(f, "cancelled after %d steps\n", r->nsteps);
+        return;
+    }
+    if (r->outcome != BISECT_CULPRIT) {
+        if (json)
+            fprintf(f, "{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"summary\",\"result\":\"%s\","
+                       "\"steps\":%d}\n", why_text(r->outcome), r->nsteps);
+        else
+            fprintf(f, "%s\n", why_text(r->outcome));
+        return;
+    }
+    for (int i = 0; i < r->nculprits; i++) {
+        const BisectCulprit *c = &r->culprits[i];
+        if (json)
+            fprintf(f, "{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"culprit\",\"fusion\":\"%s\","
+                       "\"pattern\":\"%s\",\"nodes\":\"%s\",\"kernel\":%d,\"first_diverging\":\"%s\","
+                       "\"first_kernel\":%d,\"rel_l2\":%.6g,\"max_abs\":%.6g%s}\n",
+                    c->id, c->pattern, c->nodes, c->kernel, c->tensor, c->alone_kernel, c->rel_l2,
+                    c->max_abs, c->json_note);
+        else
+            fprintf(f, "culprit: %s %s [%s], kernel %d (%s); with only it on, the first diverging "
+                       "tensor is '%s' (kernel %d of that plan) rel_l2 %.3e max_abs %.3e%s%s\n",
+                    c->id, c->pattern, c->nodes, c->kernel, c->shader, c->tensor, c->alone_kernel,
+                    c->rel_l2, c->max_abs, *c->note ? "; " : "", c->note);
+    }
+}
+
+const char *bisect_summary(const BisectResult *r, char *buf, size_t n)
+{
+    if (!r->have) snprintf(buf, n, "stopped");
+    else if (r->outcome == BISECT_CULPRIT && r->nculprits == 1) snprintf(buf, n, "culprit %s", r->culprits[0].id);
+    else if (r->outcome == BISECT_CULPRIT) snprintf(buf, n, "%d culprits, %s first", r->nculprits, r->culprits[0].id);
+    else if (r->outcome == BISECT_NOTHING) snprintf(buf, n, "no culprit (all agree)");
+    else if (r->outcome == BISECT_NOT_FUSION) snprintf(buf, n, "not in a fusion");
+    else snprintf(buf, n, "flaky oracle");
+    return buf;
+}
+
+/* The CLI's live output: each step printed as it is judged. */
+typedef struct StepPrinter {
+    FILE *f;
+    bool json;
+    const BisectResult *r;
+} StepPrinter;
+
+static void print_step(void *ctx, const char *stage, int k, int n)
+{
+    (void)n;
+    StepPrinter *sp = ctx;
+    if (strcmp(stage, "bisect step") != 0 || k < 1) return;
+    char line[1024];
+    bisect_step_text(sp->r, k - 1, sp->json, line, sizeof line);
+    fprintf(sp->f, "%s\n", line);
+    fflush(sp->f);
+}
+
+Status app_bisect(const Options *o, FILE *out, int *rcp, DiagList *dl)
+{
+    Model m = {0};
+    BisectResult r = {0};
+    StepPrinter sp = {out, o->json, &r};
+    Progress pg = {print_step, &sp};
+    Status st = model_load_graph(&m, o->model, dl);
+    if (st == ST_OK) st = model_bind(&m, o, dl);
+    if (st == ST_OK) st = bisect_run(o, &m, &pg, &r, dl);
+    if (st == ST_OK || st == ST_CANCELLED) bisect_report_end(out, &r, o->json);
+    *rcp = st == ST_OK ? r.rc : status_exit_code(st);
+    bisect_result_free(&r);
+    model_free(&m);
     return st;
 }
 

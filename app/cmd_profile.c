@@ -9,31 +9,22 @@
  * target the direction and fusion the cast; the totals count them apart ("transfers").
  * An argmax kernel's error is its rows (compare.h cmp_output): the table shows them after the
  * verdict (rel_l2 "-"), json adds argmax_* fields to its line, csv fills the argmax_* columns
- * (-1 for other rows). */
+ * (-1 for other rows). -o FILE writes the report to FILE instead of stdout.
+ * The measurement (profile_measure) returns a ProfileResult that the reporter (profile_report)
+ * prints; the session keeps that result for the TUI (app/results.h). */
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../compiler/schedule.h"
 #include "../runtime/profile.h"
 #include "commands.h"
 #include "report.h"
-#include "runner.h"
+#include "results.h"
 
-static void fused_from(const PlanKernel *k, char *buf, size_t n)
-{
-    buf[0] = 0;
-    size_t used = 0;
-    for (int i = 0; i < k->nprov && used + 1 < n; i++) {
-        int w = snprintf(buf + used, n - used, i ? ",%s" : "%s", k->prov[i]);
-        if (w < 0) break;
-        used += (size_t)w;
-    }
-    if (used >= n - 1 && n > 4) strcpy(buf + n - 4, "...");
-}
-
-/* A name cut to the table's 24-column "fused from" field as fused_from cuts it. */
+/* A name cut to the table's 24-column "fused from" field as report_fused_from cuts it. */
 static void fused_name(const char *s, char *buf, size_t n)
 {
     snprintf(buf, n, "%s", s);
@@ -136,7 +127,7 @@ static void print_json(FILE *f, const Plan *p, const Profile *pr, const char *de
         xfers_before(p, pr, k, &lo, &hi);
         for (int i = lo; i < hi; i++) print_json_xfer(f, p, pr, i);
         const ProfKernel *pk = &pr->k[k];
-        fused_from(kn, from, sizeof from);
+        report_fused_from(kn, from, sizeof from);
         char amj[160] = "";
         if (pk->has_err) report_argmax_json(&pk->err, amj, sizeof amj);
         fprintf(f,
@@ -196,8 +187,9 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
                         name, pr->x[i].med, pr->x[i].max - pr->x[i].min, "-", "-", "-", "-",
                         (long long)x.device_bytes, what);
         }
-        fused_from(kn, from, sizeof from);
+        report_fused_from(kn, from, sizeof from);
         double sp = pk->gpu_med > 0 ? pk->cpu_us / pk->gpu_med : 0;
+        char spd[16];
         const char *verdict = !pk->has_err ? "-" : pk->ok ? "ok" : "MISMATCH";
         bool am = pk->has_err && pk->err.argmax;
         if (csv) {
@@ -225,9 +217,10 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
             note[0] = ' ', note[1] = ' ';
             report_argmax_note(&pk->err, note + 2, sizeof note - 2);
         }
-        fprintf(f, "%-4d %-16s %-24s %9.2f %9.2f %9.2f %7.1fx %9s  %-8s%s%s\n", k,
+        fprintf(f, "%-4d %-16s %-24s %9.2f %9.2f %9.2f %8s %9s  %-8s%s%s\n", k,
                 kn->target == KT_CPU ? "cpu" : kn->shader, from, pk->gpu_med,
-                pk->gpu_max - pk->gpu_min, pk->cpu_us, sp, rel, verdict, delta, note);
+                pk->gpu_max - pk->gpu_min, pk->cpu_us, report_speedup(sp, spd, sizeof spd), rel,
+                verdict, delta, note);
     }
     if (csv) return;
     char step[48] = "";
@@ -256,52 +249,160 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
     }
 }
 
+const char *report_speedup(double sp, char *buf, size_t n)
+{
+    if (!(sp > 0)) snprintf(buf, n, "-");
+    else if (sp >= 9.95) snprintf(buf, n, "%.0fx", sp);
+    else if (sp >= 0.095) snprintf(buf, n, "%.1fx", sp);
+    else snprintf(buf, n, "%.1gx", sp); /* 0.04x, 0.003x: small, never 0.0x */
+    return buf;
+}
+
+/* The no-reuse compile must be the timed plan kernel for kernel (only its memory differs): an
+ * error otherwise, never errors reported against the wrong kernels. */
+static Status same_kernels(const Plan *a, const Plan *b, DiagList *d)
+{
+    bool same = a->nkernels == b->nkernels;
+    for (int k = 0; same && k < a->nkernels; k++)
+        same = strcmp(a->kernels[k].shader, b->kernels[k].shader) == 0 &&
+               a->kernels[k].nprov == b->kernels[k].nprov;
+    if (same) return ST_OK;
+    return diag_add(d, DIAG_ERROR, ST_INTERNAL, a->source, NULL, NULL,
+                    "profile: the plan compiled with every output kept has other kernels than "
+                    "the timed plan (%d vs %d): its errors would name the wrong kernels",
+                    b->nkernels, a->nkernels);
+}
+
+/* ST_CANCELLED when the user asked to stop (checked between the measurement's stages). */
+static Status cancel_point(const Options *o, const char *before, DiagList *d)
+{
+    if (!cancel_requested(o->cancel)) return ST_OK;
+    return diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL, "profile cancelled before %s", before);
+}
+
+static void progress(const Progress *pg, const char *stage, int k, int n)
+{
+    if (pg && pg->fn) pg->fn(pg->ctx, stage, k, n);
+}
+
+Status profile_measure(const Options *o, Model *m, const Pipeline *pipe, const RunTarget *t,
+                       const Progress *pg, ProfileResult *out, DiagList *d)
+{
+    Runner timed = {0}, exact = {0};
+    Pipeline exact_pipe = {0};
+    RefRun ref = {0};
+    ProfileResult r = {0};
+    progress(pg, "loading the plan", 0, 0);
+    Status st = runner_open_plan(&timed, o, m, pipe, d);
+    if (st == ST_OK) st = prof_init(&r.pr, pipe->plan);
+    r.pr.cancel = o->cancel;
+    if (pg) r.pr.on_run = pg->fn, r.pr.on_run_ctx = pg->ctx;
+    if (st == ST_OK) st = prof_time(&timed.x, o->iters, &r.pr, d);
+    progress(pg, "errors: compile keeping every output", 0, 0);
+    if (st == ST_OK) st = cancel_point(o, "the error runs", d);
+    if (st == ST_OK) st = runner_compile(o, m, t, true, &exact_pipe, d);
+    if (st == ST_OK) st = same_kernels(pipe->plan, exact_pipe.plan, d);
+    if (st == ST_OK) st = runner_open_plan(&exact, o, m, &exact_pipe, d);
+    progress(pg, "errors: CPU reference", 0, 0);
+    if (st == ST_OK) st = cancel_point(o, "the CPU reference", d);
+    RefOptions ro = {.keep_all = true};
+    if (st == ST_OK) st = ref_run(exact_pipe.g, m->b.vals, &ro, &ref, d);
+    Tolerance tol = report_tolerance(o, timed.dtype);
+    progress(pg, "errors: compare", 0, 0);
+    if (st == ST_OK) st = cancel_point(o, "the comparison", d);
+    if (st == ST_OK) st = prof_errors(&exact.x, &ref, &tol, &r.pr, d);
+    if (st == ST_OK) {
+        snprintf(r.device, sizeof r.device, "%s", timed.be->ops->device(timed.be));
+        snprintf(r.dtype, sizeof r.dtype, "%s", timed.dtype);
+        r.nkernels = pipe->plan->nkernels;
+        r.have = true;
+        profile_result_free(out);
+        *out = r;
+    } else {
+        prof_free(&r.pr);
+    }
+    ref_free(&ref);
+    runner_close(&exact);
+    pipeline_free(&exact_pipe);
+    runner_close(&timed);
+    return st;
+}
+
+void profile_result_free(ProfileResult *r)
+{
+    prof_free(&r->pr);
+    memset(r, 0, sizeof *r);
+}
+
+/* Writes the report to path (written whole, then renamed over it). */
+static Status report_file(const char *path, const Plan *p, const ProfileResult *r, const Options *o,
+                          bool json, DiagList *d)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return diag_error(d, path, NULL, NULL, "cannot write");
+    Options oo = *o;
+    oo.json = json;
+    oo.save = oo.out = NULL;
+    Status st = profile_report(f, p, r, &oo, d);
+    if (fclose(f) != 0 || (st == ST_OK && rename(tmp, path) != 0))
+        st = diag_error(d, path, NULL, NULL, "cannot write");
+    if (st != ST_OK) remove(tmp);
+    return st;
+}
+
+Status profile_report(FILE *f, const Plan *p, const ProfileResult *r, const Options *o,
+                      DiagList *d)
+{
+    if (!r->have || r->nkernels != p->nkernels)
+        return diag_error(d, NULL, NULL, NULL, "profile: no result for this plan");
+    Baseline base = {0};
+    Status st = o->baseline ? load_baseline(o->baseline, &base, d) : ST_OK;
+    if (st == ST_OK) {
+        if (strcmp(o->format, "json") == 0 || o->json)
+            print_json(f, p, &r->pr, r->device, r->dtype);
+        else
+            print_table(f, p, &r->pr, r->device, r->dtype, base.n ? &base : NULL,
+                        strcmp(o->format, "csv") == 0);
+    }
+    baseline_free(&base);
+    if (st == ST_OK && o->save) st = report_file(o->save, p, r, o, true, d);
+    return st;
+}
+
+/* The CLI's progress on a terminal's stderr, one line rewritten in place. */
+static void tty_progress(void *ctx, const char *stage, int k, int n)
+{
+    (void)ctx;
+    if (n > 0) fprintf(stderr, "\rprofile: %s %d/%d\033[K", stage, k, n);
+    else fprintf(stderr, "\rprofile: %s\033[K", stage);
+    fflush(stderr);
+}
+
 Status app_profile(const Options *o, FILE *out, DiagList *d)
 {
     Model m = {0};
-    Runner timed = {0}, exact = {0};
-    RefRun ref = {0};
-    Profile pr = {0};
-    Baseline base = {0};
-    Status st = ST_OK;
-    if (o->baseline) st = load_baseline(o->baseline, &base, d);
-    if (st == ST_OK) st = model_load_graph(&m, o->model, d);
+    Pipeline pipe = {0};
+    ProfileResult r = {0};
+    RunTarget t;
+    Status st = model_load_graph(&m, o->model, d);
     if (st == ST_OK) st = model_bind(&m, o, d);
-    if (st == ST_OK) st = runner_open(&timed, o, &m, false, d);
-    if (st == ST_OK) st = prof_init(&pr, timed.pipe.plan);
-    pr.cancel = o->cancel;
-    if (st == ST_OK) st = prof_time(&timed.x, o->iters, &pr, d);
-    if (st == ST_OK && cancel_requested(o->cancel))
-        st = diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL, "profile cancelled before the error runs");
-    if (st == ST_OK) st = runner_open(&exact, o, &m, true, d);
-    RefOptions ro = {.keep_all = true};
-    if (st == ST_OK) st = ref_run(exact.pipe.g, m.b.vals, &ro, &ref, d);
-    Tolerance tol = report_tolerance(o, timed.dtype);
-    if (st == ST_OK) st = prof_errors(&exact.x, &ref, &tol, &pr, d);
-    if (st == ST_OK) {
-        const char *dev = timed.be->ops->device(timed.be);
-        if (strcmp(o->format, "json") == 0 || o->json)
-            print_json(out, timed.pipe.plan, &pr, dev, timed.dtype);
-        else
-            print_table(out, timed.pipe.plan, &pr, dev, timed.dtype, base.n ? &base : NULL,
-                        strcmp(o->format, "csv") == 0);
-        if (o->save) {
-            char tmp[4096];
-            snprintf(tmp, sizeof tmp, "%s.tmp", o->save);
-            FILE *f = fopen(tmp, "w");
-            if (!f) st = diag_error(d, o->save, NULL, NULL, "cannot write");
-            else {
-                print_json(f, timed.pipe.plan, &pr, dev, timed.dtype);
-                if (fclose(f) != 0 || rename(tmp, o->save) != 0)
-                    st = diag_error(d, o->save, NULL, NULL, "cannot write");
-            }
-        }
+    if (st == ST_OK) st = runner_target(o, &m.b, &t, d);
+    if (st == ST_OK) st = runner_compile(o, &m, &t, false, &pipe, d);
+    Progress pg = {tty_progress, NULL};
+    bool tty = isatty(2) && out == stdout;
+    if (st == ST_OK) st = profile_measure(o, &m, &pipe, &t, tty ? &pg : NULL, &r, d);
+    if (tty) fprintf(stderr, "\r\033[K");
+    /* -o FILE: the report goes there instead of stdout */
+    if (st == ST_OK && o->out) {
+        st = report_file(o->out, pipe.plan, &r, o, o->json, d);
+        if (st == ST_OK && o->save) st = report_file(o->save, pipe.plan, &r, o, true, d);
+    } else if (st == ST_OK) {
+        st = profile_report(out, pipe.plan, &r, o, d);
     }
-    baseline_free(&base);
-    prof_free(&pr);
-    ref_free(&ref);
-    runner_close(&exact);
-    runner_close(&timed);
+    profile_result_free(&r);
+    pipeline_free(&pipe);
     model_free(&m);
     return st;
 }

@@ -10,8 +10,9 @@ int cmd_describe(int argc, char **argv);
 int cmd_dot(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
-/* The cores of profile and bisect, shared with the session's commands: they load o->model with
- * o's options and print to `out` (JSON lines when o->json). bisect sets *rc to the exit code. */
+/* The CLI's profile and bisect without the argument parsing (tests call them): they load
+ * o->model with o's options, measure with app/results.h and print to `out` (JSON lines when
+ * o->json; profile -o FILE writes there instead). bisect sets *rc to the exit code. */
 #include <stdio.h>
 #include "../common/diag.h"
 #include "options.h"

@@ -1,6 +1,7 @@
 #include "options.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,66 @@ void opt_defaults(Options *o)
     o->mode = "first";
     o->max_new = 0; /* generate: the reference's token count, else 16 */
     o->color = "kind";
+}
+
+/* Every option opt_parse accepts, for --help; opt_parse refuses an option missing here, so the
+ * help cannot fall behind the parser. */
+static const struct {
+    const char *name, *value, *help;
+} option_help[] = {
+    {"--weights", "FILE", "safetensors or *.safetensors.index.json (default: weights.safetensors beside)"},
+    {"--inputs", "FILE", "one tensor per graph input (default: <stem>_io / reference.safetensors)"},
+    {"--reference", "FILE", "expected outputs (default: the --inputs file when it holds them)"},
+    {"--random-weights", "SEED", "deterministic generated weights (architecture-only IRs)"},
+    {"--seed", "N", "seed of generated inputs"},
+    {"--backend", "vulkan|cpu", "where NPU partitions run (default vulkan; cpu: all on the reference)"},
+    {"--device", "N", "Vulkan physical device index (default: first discrete GPU, else the first)"},
+    {"--dtype", "auto|fp16|bf16|fp32", "compute dtype (auto: bf16 when a weight is bf16, else fp16)"},
+    {"--tier", "auto|portable|nv-coopmat", "kernel tier (auto: the device's best)"},
+    {"--no-fuse", "PATTERN|ID|all", "switch fusions off (repeatable; fuse-elementwise: the pass)"},
+    {"--cpu-op", "ATEN", "force an op onto the CPU reference (repeatable)"},
+    {"--disable", "PASS", "switch a pass off (fold-batchnorm, fuse, fuse-elementwise, layout, views)"},
+    {"--break", "ID[,ID]", "corrupt fused kernels on purpose (bisect demonstrations and tests)"},
+    {"--dump-after", "PASS|all", "print the graph after a pass, to stderr"},
+    {"--tol-rel", "X", "relative tolerance (default: the dtype's)"},
+    {"--tol-abs", "X", "absolute tolerance (default: the dtype's)"},
+    {"--kernel-cache", "DIR|none", "generated kernels' SPIR-V cache ($XDG_CACHE_HOME/npu-explore/kernels)"},
+    {"--json", "", "machine-readable output (JSON lines)"},
+    {"--check", "", "run: compare the outputs with the reference"},
+    {"-o", "FILE", "output file (compile, run, dot; profile: the report)"},
+    {"--iters", "N", "profile: timed runs (default 20)"},
+    {"--format", "table|json|csv", "profile: report format"},
+    {"--save", "FILE", "profile: also write the JSON lines to FILE"},
+    {"--baseline", "FILE", "profile: per-kernel deltas against a saved profile"},
+    {"--mode", "first|minimal", "bisect: the first culprit, or every one"},
+    {"--after", "PASS", "dot: the graph after this pass"},
+    {"--color", "kind|partition|time|error", "dot: node colours"},
+    {"--expand", "", "dot: draw fusion members even on large graphs"},
+    {"-x", "SCRIPT|-", "--batch: commands from SCRIPT or stdin"},
+    {"--source", "K|ID", "describe: a kernel's source and SPIR-V disassembly"},
+    {"--prompt-ids", "1,2,3", "generate: the prompt's token ids"},
+    {"--max-new", "N", "generate: tokens to generate"},
+    {"--prefill-runs", "N", "generate: extra timed prefill runs"},
+    {"--host-argmax", "", "generate: the next token from read-back logits"},
+    {"-v", "", "more output (also --verbose)"},
+    {"--verbose", "", "more output"},
+};
+#define NOPT ((int)(sizeof option_help / sizeof option_help[0]))
+
+void opt_help(FILE *f)
+{
+    for (int i = 0; i < NOPT; i++) {
+        char nv[64];
+        snprintf(nv, sizeof nv, "%s %s", option_help[i].name, option_help[i].value);
+        fprintf(f, "  %-36s %s\n", nv, option_help[i].help);
+    }
+}
+
+static bool documented(const char *a)
+{
+    for (int i = 0; i < NOPT; i++)
+        if (strcmp(a, option_help[i].name) == 0) return true;
+    return false;
 }
 
 static Status num(const char *opt, const char *s, double *out, DiagList *d)
@@ -45,7 +106,10 @@ Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d)
         i++;                                                                                   \
     } while (0)
         double x;
-        if (a[0] != '-' || strcmp(a, "-") == 0) {
+        bool positional_arg = a[0] != '-' || strcmp(a, "-") == 0;
+        if (!positional_arg && !documented(a))
+            return diag_error(d, NULL, NULL, NULL, "unknown option '%s' (npu-explore --help lists them)", a);
+        if (positional_arg) {
             if (npos >= positional)
                 return diag_error(d, NULL, NULL, NULL, "unexpected argument '%s'", a);
             if (npos == 0) o->model = a;

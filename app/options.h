@@ -53,7 +53,11 @@ typedef struct Options {
                              * switches) where the CLI runs the file's own plan */
 } Options;
 
+#include <stdio.h>
+
 void opt_defaults(Options *o);
+/* The options with their values and one line each, for --help. */
+void opt_help(FILE *f);
 /* Parses argv (after the subcommand). `positional` is how many positional arguments the command
  * takes (0 or 1). Errors name the option. */
 Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d);

@@ -102,3 +102,15 @@ int report_check(FILE *f, const Graph *g, const Binding *b, const HTensor *vals,
     if (ok == 0) return 2;
     return 0;
 }
+
+void report_fused_from(const PlanKernel *k, char *buf, size_t n)
+{
+    buf[0] = 0;
+    size_t used = 0;
+    for (int i = 0; i < k->nprov && used + 1 < n; i++) {
+        int w = snprintf(buf + used, n - used, i ? ",%s" : "%s", k->prov[i]);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    if (used >= n - 1 && n > 4) strcpy(buf + n - 4, "...");
+}

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include "../compiler/graph.h"
+#include "../compiler/plan.h"
 #include "../runtime/bind.h"
 #include "../runtime/compare.h"
 #include "options.h"
@@ -17,6 +18,8 @@ void report_argmax_note(const CmpStats *s, char *buf, size_t n);
  * "argmax_beyond":B,"argmax_gap":G' (G: the largest reference gap below a row's maximum at the
  * device's index); "" for other outputs. */
 void report_argmax_json(const CmpStats *s, char *buf, size_t n);
+/* The IR nodes a kernel computes, comma-joined ("conv2d,relu"), cut with "..." to fit n. */
+void report_fused_from(const PlanKernel *k, char *buf, size_t n);
 /* `run --check`: one line per graph output, then a summary. An argmax output is judged
  * tie-aware with b->argmax (compare.h cmp_output; exactly when that lacks it): in text its
  * max_abs, rel_l2 and cosine are "-" (JSON keeps the numbers), top1 shows the rows whose index

@@ -116,41 +116,104 @@ Status runner_open_with(Runner *r, const Options *o, Model *m, bool no_reuse, Ba
     return runner_open_edit(r, o, m, no_reuse, with, NULL, NULL, d);
 }
 
+/* The target of o's backend `be` (NULL: the CPU reference, or no device asked yet). */
+static void target_of(const Options *o, const Binding *b, Backend *be, RunTarget *t)
+{
+    bool cpu = strcmp(o->backend, "cpu") == 0; /* the reference computes in float32 */
+    snprintf(t->dtype, sizeof t->dtype, "%s", cpu ? "fp32" : runner_dtype(o, b));
+    int tier = plan_tier_parse(o->tier); /* -1: auto */
+    t->tier = tier >= 0 ? tier : be && !cpu ? vk_backend_best_tier(be) : TIER_PORTABLE;
+    t->cpu_device = be && !cpu && vk_backend_cpu_device(be);
+}
+
+static Status vk_open(const Options *o, Backend *with, Backend **be, DiagList *d)
+{
+    if (with) return vk_backend_create_shared(with, be, d);
+    VkBackendOptions vo = vk_backend_options_default();
+    vo.device = o->device;
+    return vk_backend_create(&vo, be, d);
+}
+
+Status runner_target(const Options *o, const Binding *b, RunTarget *t, DiagList *d)
+{
+    Backend *be = NULL;
+    Status st = strcmp(o->backend, "cpu") == 0 ? ST_OK : vk_open(o, NULL, &be, d);
+    if (st == ST_OK) target_of(o, b, be, t);
+    if (be) be->ops->destroy(be);
+    return st;
+}
+
+void runner_compile_options(const Options *o, const RunTarget *t, CompileOptions *co)
+{
+    Options oo = *o;
+    oo.dtype = t->dtype;
+    compile_options_from(&oo, co);
+    co->tier = t->tier;
+    co->cpu_device = t->cpu_device;
+}
+
+/* The part of opening shared by a compiled and a borrowed pipeline: the dtype the plan computes
+ * in, recipes, the CPU backend (over the compiled graph), the executor. */
+static Status open_exec(Runner *r, const Options *o, Model *m, DiagList *d)
+{
+    bool cpu = strcmp(o->backend, "cpu") == 0;
+    DType c = r->pipe.plan ? r->pipe.plan->compute : DT_F16;
+    snprintf(r->dtype, sizeof r->dtype, "%s",
+             cpu || c == DT_F32 ? "fp32" : c == DT_BF16 ? "bf16" : "fp16");
+    Status st = bind_apply_recipes(r->pipe.g, &m->b, d);
+    if (st == ST_OK && cpu) st = cpu_backend_create(r->pipe.g, &r->be);
+    if (st == ST_OK) st = exec_open(&r->x, r->pipe.plan, r->pipe.g, &m->b, r->be, d);
+    return st;
+}
+
+Status runner_open_plan(Runner *r, const Options *o, Model *m, const Pipeline *pipe,
+                        DiagList *d)
+{
+    memset(r, 0, sizeof *r);
+    r->pipe = *pipe;
+    r->borrowed = true;
+    Status st = strcmp(o->backend, "cpu") == 0 ? ST_OK : vk_open(o, NULL, &r->be, d);
+    if (st == ST_OK) st = open_exec(r, o, m, d);
+    return st;
+}
+
+static Status compile_edit(const Options *o, Model *m, const RunTarget *t, bool no_reuse,
+                           Status (*edit)(Graph *g, void *ctx, DiagList *d), void *ctx,
+                           Pipeline *p, DiagList *d)
+{
+    memset(p, 0, sizeof *p);
+    CompileOptions co;
+    runner_compile_options(o, t, &co);
+    co.no_reuse = no_reuse;
+    co.edit = edit;
+    co.edit_ctx = ctx;
+    co.ir_text = m->ir_text; /* embedded in the plan, as a compile of the file would */
+    co.ir_len = m->ir_len;
+    bool npubin = model_is_npubin(o->model) && !o->recompile;
+    if (npubin && edit)
+        return diag_error(d, o->model, NULL, NULL, "a compiled .npubin cannot take a graph edit");
+    if (npubin) return npubin_pipeline(o, m, no_reuse ? co.arena_align : 0, p, d);
+    Graph *g = graph_clone(m->g); /* the loaded model: the file is read once */
+    return g ? pipeline_run_graph(g, &co, p, d) : ST_NOMEM;
+}
+
+Status runner_compile(const Options *o, Model *m, const RunTarget *t, bool no_reuse, Pipeline *p,
+                      DiagList *d)
+{
+    return compile_edit(o, m, t, no_reuse, NULL, NULL, p, d);
+}
+
 Status runner_open_edit(Runner *r, const Options *o, Model *m, bool no_reuse, Backend *with,
                         Status (*edit)(Graph *g, void *ctx, DiagList *d), void *ctx, DiagList *d)
 {
     memset(r, 0, sizeof *r);
-    Options oo = *o;
-    bool cpu = strcmp(o->backend, "cpu") == 0; /* the reference computes in float32 */
-    snprintf(r->dtype, sizeof r->dtype, "%s", cpu ? "fp32" : runner_dtype(o, &m->b));
-    oo.dtype = r->dtype;
-    CompileOptions co;
-    compile_options_from(&oo, &co);
-    co.no_reuse = no_reuse;
-    co.edit = edit;
-    co.edit_ctx = ctx;
-    VkBackendOptions vo = vk_backend_options_default();
-    vo.device = o->device;
-    Status st = ST_OK;
     /* the device comes first: --tier auto is its best tier, and a CPU device (lavapipe) gets
      * the direct conv */
-    if (!cpu) {
-        st = with ? vk_backend_create_shared(with, &r->be, d) : vk_backend_create(&vo, &r->be, d);
-        if (st == ST_OK && strcmp(o->tier, "auto") == 0) co.tier = vk_backend_best_tier(r->be);
-        if (st == ST_OK) co.cpu_device = vk_backend_cpu_device(r->be);
-    }
-    bool npubin = model_is_npubin(o->model) && !o->recompile;
-    if (st == ST_OK && npubin && edit)
-        st = diag_error(d, o->model, NULL, NULL, "a compiled .npubin cannot take a graph edit");
-    if (st == ST_OK && npubin) st = npubin_pipeline(o, m, no_reuse ? co.arena_align : 0, &r->pipe, d);
-    else if (st == ST_OK) st = pipeline_run(o->model, &co, &r->pipe, d);
-    if (st == ST_OK && npubin)
-        snprintf(r->dtype, sizeof r->dtype, "%s",
-                 cpu ? "fp32" : r->pipe.plan->compute == DT_BF16 ? "bf16"
-                              : r->pipe.plan->compute == DT_F32 ? "fp32" : "fp16");
-    if (st == ST_OK) st = bind_apply_recipes(r->pipe.g, &m->b, d);
-    if (st == ST_OK && cpu) st = cpu_backend_create(r->pipe.g, &r->be);
-    if (st == ST_OK) st = exec_open(&r->x, r->pipe.plan, r->pipe.g, &m->b, r->be, d);
+    Status st = strcmp(o->backend, "cpu") == 0 ? ST_OK : vk_open(o, with, &r->be, d);
+    RunTarget t;
+    target_of(o, &m->b, r->be, &t);
+    if (st == ST_OK) st = compile_edit(o, m, &t, no_reuse, edit, ctx, &r->pipe, d);
+    if (st == ST_OK) st = open_exec(r, o, m, d);
     return st;
 }
 
@@ -167,6 +230,6 @@ void runner_close(Runner *r)
 {
     exec_close(&r->x);
     if (r->be) r->be->ops->destroy(r->be);
-    pipeline_free(&r->pipe);
+    if (!r->borrowed) pipeline_free(&r->pipe);
     memset(r, 0, sizeof *r);
 }

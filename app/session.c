@@ -3,7 +3,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-#include "compile.h"
+#include <time.h>
 #include "runner.h"
 
 static char *dupstr(const char *s)
@@ -37,22 +37,87 @@ Status session_compile(Session *s, DiagList *d)
 {
     session_forget_run(s);
     pipeline_free(&s->pipe);
-    CompileOptions co;
-    compile_options_from(&s->opt, &co);
-    for (int i = 0; i < s->noff && co.n_no_fuse < COMPILE_MAX_LIST; i++)
-        co.no_fuse[co.n_no_fuse++] = s->off[i];
-    co.ir_text = s->model.ir_text; /* `save FILE.npubin` embeds it */
-    co.ir_len = s->model.ir_len;
-    Graph *g = graph_clone(s->model.g);
-    if (!g) return ST_NOMEM;
-    Status st = pipeline_run_graph(g, &co, &s->pipe, d);
+    s->gen++;
+    Options o;
+    session_options(s, &o);
+    o.cancel = NULL; /* a half-compiled plan would leave the views nothing to show */
+    Status st = runner_compile(&o, &s->model, &s->target, false, &s->pipe, d);
     if (s->cursor >= s->pipe.nsnaps) s->cursor = s->pipe.nsnaps - 1;
+    return st;
+}
+
+const ProfileResult *session_profile(const Session *s)
+{
+    return s->prof.have && s->prof.gen == s->gen && s->pipe.plan &&
+                   s->prof.nkernels == s->pipe.plan->nkernels
+               ? &s->prof
+               : NULL;
+}
+
+bool session_bisect_stale(const Session *s)
+{
+    return s->bisect.have && s->bisect.gen != s->gen;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void session_progress(void *sp, const char *stage, int k, int n)
+{
+    Session *s = sp;
+    pthread_mutex_lock(&s->prog_mu);
+    if (!s->prog_stage[0]) s->prog_t0 = now_s();
+    snprintf(s->prog_stage, sizeof s->prog_stage, "%s", stage ? stage : "");
+    s->prog_k = k;
+    s->prog_n = n;
+    if (!stage) s->prog_stage[0] = 0;
+    pthread_mutex_unlock(&s->prog_mu);
+}
+
+void session_progress_text(Session *s, char *buf, size_t n)
+{
+    pthread_mutex_lock(&s->prog_mu);
+    if (!s->prog_stage[0]) buf[0] = 0;
+    else if (s->prog_n > 0)
+        snprintf(buf, n, "%s %d/%d, %.1f s", s->prog_stage, s->prog_k, s->prog_n, now_s() - s->prog_t0);
+    else if (s->prog_k > 0)
+        snprintf(buf, n, "%s %d, %.1f s", s->prog_stage, s->prog_k, now_s() - s->prog_t0);
+    else
+        snprintf(buf, n, "%s, %.1f s", s->prog_stage, now_s() - s->prog_t0);
+    pthread_mutex_unlock(&s->prog_mu);
+}
+
+/* The session's target. Without a Vulkan device the explorer still opens (passes, fusions and
+ * kernels can be explored): the plan is compiled for the portable tier with a warning, and
+ * run, check and profile then fail naming the missing device (exit 3). */
+static Status session_target(Session *s, const Options *o, DiagList *d)
+{
+    DiagList tmp = {0};
+    Status st = runner_target(o, &s->model.b, &s->target, &tmp);
+    if (st == ST_NO_DEVICE) {
+        Options cpu = *o;
+        cpu.backend = "cpu";
+        (void)runner_target(&cpu, &s->model.b, &s->target, NULL); /* no device asked */
+        snprintf(s->target.dtype, sizeof s->target.dtype, "%s", runner_dtype(o, &s->model.b));
+        diag_add(d, DIAG_WARNING, ST_OK, o->model, NULL, NULL,
+                 "%s: the plan is compiled for tier portable without a device; --backend cpu "
+                 "runs on the CPU reference", tmp.count ? tmp.items[0].msg : "no Vulkan device");
+        st = ST_OK;
+    } else if (st != ST_OK) {
+        diag_add(d, DIAG_ERROR, st, o->model, NULL, NULL, "%s", tmp.count ? tmp.items[0].msg : status_name(st));
+    }
+    diag_free(&tmp);
     return st;
 }
 
 Status session_open(Session *s, const Options *o, FILE *out, DiagList *d)
 {
     memset(s, 0, sizeof *s);
+    pthread_mutex_init(&s->prog_mu, NULL);
     s->opt = *o;
     s->opt.recompile = true;
     s->out = out;
@@ -64,7 +129,8 @@ Status session_open(Session *s, const Options *o, FILE *out, DiagList *d)
                  "and fusions can be explored; `run` and `profile` of the file run its own kernels",
                  s->model.origin);
     if (st == ST_OK) st = model_bind(&s->model, o, d);
-    if (st == ST_OK) s->opt.dtype = runner_dtype(o, &s->model.b);
+    if (st == ST_OK) st = session_target(s, o, d);
+    if (st == ST_OK) s->opt.dtype = s->target.dtype;
     if (st == ST_OK) st = session_compile(s, d);
     s->cursor = s->pipe.nsnaps > 0 ? s->pipe.nsnaps - 1 : 0;
     return st;
@@ -75,7 +141,10 @@ void session_close(Session *s)
     session_forget_run(s);
     pipeline_free(&s->pipe);
     model_free(&s->model);
+    profile_result_free(&s->prof);
+    bisect_result_free(&s->bisect);
     for (int i = 0; i < s->noff; i++) free(s->off[i]);
+    pthread_mutex_destroy(&s->prog_mu);
     memset(s, 0, sizeof *s);
 }
 
@@ -93,6 +162,36 @@ static int split(char *line, char **argv, int max)
     return n;
 }
 
+/* The row of the longest command name matching the leading words of argv; *used its words. */
+static const Command *match(char **argv, int argc, int *used)
+{
+    const Command *best = NULL;
+    *used = 0;
+    for (int i = 0; i < session_command_count; i++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "%s", session_commands[i].name);
+        char *w[4];
+        int nw = split(nm, w, 4);
+        if (nw > argc || nw <= *used) continue;
+        bool ok = true;
+        for (int k = 0; k < nw && ok; k++) ok = strcmp(w[k], argv[k]) == 0;
+        if (ok) {
+            best = &session_commands[i];
+            *used = nw;
+        }
+    }
+    return best;
+}
+
+const Command *session_command(const char *line)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", line);
+    char *argv[64];
+    int used, argc = split(buf, argv, 64);
+    return argc ? match(argv, argc, &used) : NULL;
+}
+
 Status session_exec(Session *s, const char *line, DiagList *d)
 {
     char buf[4096];
@@ -100,22 +199,8 @@ Status session_exec(Session *s, const char *line, DiagList *d)
     char *argv[64];
     int argc = split(buf, argv, 64);
     if (argc == 0) return ST_OK;
-    /* the longest command name that matches the leading words */
-    const Command *best = NULL;
-    int used = 0;
-    for (int i = 0; i < session_command_count; i++) {
-        char nm[64];
-        snprintf(nm, sizeof nm, "%s", session_commands[i].name);
-        char *w[4];
-        int nw = split(nm, w, 4);
-        if (nw > argc || nw <= used) continue;
-        bool ok = true;
-        for (int k = 0; k < nw && ok; k++) ok = strcmp(w[k], argv[k]) == 0;
-        if (ok) {
-            best = &session_commands[i];
-            used = nw;
-        }
-    }
+    int used;
+    const Command *best = match(argv, argc, &used);
     if (!best) return diag_error(d, NULL, NULL, NULL, "unknown command '%s' (try 'help')", argv[0]);
     return best->fn(s, argc - used, argv + used, d);
 }

@@ -8,7 +8,6 @@
 #include "../compiler/fusion.h"
 #include "../compiler/npubin.h"
 #include "../viz/viz.h"
-#include "commands.h"
 #include "kernel_source.h"
 #include "report.h"
 #include "runner.h"
@@ -143,9 +142,19 @@ static Status c_pass_show(Session *s, int argc, char **argv, DiagList *d)
     for (int i = 0; i < sn->nchanges; i++) {
         const Change *c = &sn->changes[i];
         const char *k = c->kind == CH_ADDED ? "+" : c->kind == CH_REMOVED ? "-" : "~";
-        fprintf(s->out, "%s %s   # %s\n", k, node_line(sn->g, c->node, buf, sizeof buf), c->what);
+        node_line(sn->g, c->node, buf, sizeof buf);
+        if (s->json) {
+            fprintf(s->out, "{\"schema\":\"npu-explore/change/1\",\"kind\":\"change\",\"pass\":\"%s\","
+                            "\"change\":\"%s\",\"node\":", sn->pass, k);
+            jstr(s->out, buf);
+            fprintf(s->out, ",\"what\":");
+            jstr(s->out, c->what);
+            fprintf(s->out, "}\n");
+        } else {
+            fprintf(s->out, "%s %s   # %s\n", k, buf, c->what);
+        }
     }
-    if (!sn->nchanges) fprintf(s->out, "(%s changed nothing)\n", sn->pass);
+    if (!sn->nchanges && !s->json) fprintf(s->out, "(%s changed nothing)\n", sn->pass);
     return ST_OK;
 }
 
@@ -274,7 +283,7 @@ static Status do_run(Session *s, DiagList *d)
     Options o;
     session_options(s, &o);
     Runner r;
-    Status st = runner_open(&r, &o, &s->model, false, d);
+    Status st = runner_open_plan(&r, &o, &s->model, &s->pipe, d); /* the session's own plan */
     s->dev = calloc((size_t)s->pipe.g->ntensors + 1, sizeof *s->dev);
     if (st == ST_OK && !s->dev) st = ST_NOMEM;
     if (st == ST_OK) st = exec_run(&r.x, false, d);
@@ -286,6 +295,8 @@ static Status do_run(Session *s, DiagList *d)
     return st;
 }
 
+/* profile [N]: measures the session's plan; the result is kept (a failed or cancelled profile
+ * keeps the previous one) and printed by the reporter. */
 static Status c_profile(Session *s, int argc, char **argv, DiagList *d)
 {
     Options o;
@@ -298,20 +309,44 @@ static Status c_profile(Session *s, int argc, char **argv, DiagList *d)
         o.iters = (int)n;
     }
     o.json = s->json;
-    return app_profile(&o, s->out, d);
+    if (!s->pipe.plan) return diag_error(d, NULL, NULL, NULL, "profile: nothing compiled");
+    Progress pg = {session_progress, s};
+    Status st = profile_measure(&o, &s->model, &s->pipe, &s->target, &pg, &s->prof, d);
+    session_progress(s, NULL, 0, 0);
+    if (st != ST_OK) return st;
+    s->prof.gen = s->gen;
+    s->prof_seq++;
+    return profile_report(s->out, s->pipe.plan, &s->prof, &o, d);
 }
 
+/* bisect [first|minimal]: over the session's switches; the result is kept as profile's is. */
 static Status c_bisect(Session *s, int argc, char **argv, DiagList *d)
 {
     Options o;
     session_options(s, &o);
     if (argc > 0) o.mode = argv[0];
     o.json = s->json;
-    int rc = 0;
-    Status st = app_bisect(&o, s->out, &rc, d);
-    if (st == ST_OK && rc == 1) return diag_add(d, DIAG_ERROR, ST_MISMATCH, o.model, NULL, NULL,
-                                                "bisect found nothing consistent");
-    return st;
+    BisectResult r = {0};
+    Progress pg = {session_progress, s};
+    Status st = bisect_run(&o, &s->model, &pg, &r, d);
+    session_progress(s, NULL, 0, 0);
+    char line[1024];
+    for (int i = 0; i < r.nsteps; i++) {
+        bisect_step_text(&r, i, s->json, line, sizeof line);
+        fprintf(s->out, "%s\n", line);
+    }
+    if (st == ST_OK || st == ST_CANCELLED) bisect_report_end(s->out, &r, s->json);
+    if (st != ST_OK) {
+        bisect_result_free(&r);
+        return st;
+    }
+    r.gen = s->gen;
+    bisect_result_free(&s->bisect);
+    s->bisect = r;
+    s->bisect_seq++;
+    if (r.rc == 1) return diag_add(d, DIAG_ERROR, ST_MISMATCH, o.model, NULL, NULL,
+                                   "bisect found nothing consistent");
+    return ST_OK;
 }
 
 static Status c_run(Session *s, int argc, char **argv, DiagList *d)
@@ -321,10 +356,10 @@ static Status c_run(Session *s, int argc, char **argv, DiagList *d)
     if (st != ST_OK) return st;
     if (s->json)
         fprintf(s->out, "{\"schema\":\"npu-explore/run/1\",\"kind\":\"run\",\"backend\":\"%s\","
-                        "\"dtype\":\"%s\",\"ms\":%.3f}\n", s->opt.backend, on_cpu(s) ? "fp32" : s->opt.dtype, s->run_ms);
+                        "\"dtype\":\"%s\",\"ms\":%.3f}\n", s->opt.backend, s->target.dtype, s->run_ms);
     else
         fprintf(s->out, "ran %s on %s (%s) in %.2f ms\n", s->model.g->model_name,
-                on_cpu(s) ? "the CPU reference" : "Vulkan", on_cpu(s) ? "fp32" : s->opt.dtype, s->run_ms);
+                on_cpu(s) ? "the CPU reference" : "Vulkan", s->target.dtype, s->run_ms);
     return ST_OK;
 }
 
@@ -340,16 +375,34 @@ static Status c_check(Session *s, int argc, char **argv, DiagList *d)
     if (s->model.b.nref == 0)
         return diag_error(d, s->model.path, NULL, NULL, "no reference outputs to check against");
     if (added && !s->json) fprintf(s->out, "reference: the CPU reference (fp32) for outputs the files lack\n");
-    Tolerance tol = report_tolerance(&s->opt, on_cpu(s) ? "fp32" : s->opt.dtype);
+    Tolerance tol = report_tolerance(&s->opt, s->target.dtype);
     int rc = report_check(s->out, s->pipe.g, &s->model.b, on_cpu(s) ? s->last.vals : s->dev, &tol,
                           s->opt.backend, s->json);
     return rc == 0 ? ST_OK : rc == 1 ? ST_MISMATCH : ST_BAD_INPUT;
 }
 
+/* describe: the session's plan. Under --json one line, as every session command's output is
+ * (the plan document of `describe --json`, its newlines between tokens dropped, "kind":"plan"). */
 static Status c_describe(Session *s, int argc, char **argv, DiagList *d)
 {
-    (void)argc, (void)argv, (void)d;
-    s->json ? describe_json(s->out, s->pipe.plan) : describe_text(s->out, s->pipe.plan);
+    (void)argc, (void)argv;
+    if (!s->pipe.plan) return diag_error(d, NULL, NULL, NULL, "describe: nothing compiled");
+    if (!s->json) {
+        describe_text(s->out, s->pipe.plan);
+        return ST_OK;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) return ST_NOMEM;
+    describe_json(mem, s->pipe.plan);
+    fclose(mem);
+    const char *p = buf ? buf : "";
+    if (*p == '{') fputs("{\"kind\":\"plan\",", s->out), p++;
+    for (; *p; p++) /* raw newlines only separate tokens: a string's are escaped */
+        if (*p != '\n') fputc(*p, s->out);
+    fputc('\n', s->out);
+    free(buf);
     return ST_OK;
 }
 
@@ -380,10 +433,25 @@ static Status c_source(Session *s, int argc, char **argv, DiagList *d)
     return ST_OK;
 }
 
+/* dump: the graph after the current pass (JSON: its text as one line's "text"). */
 static Status c_dump(Session *s, int argc, char **argv, DiagList *d)
 {
-    (void)argc, (void)argv, (void)d;
-    graph_dump(s->out, s->pipe.snaps[s->cursor].g);
+    (void)argc, (void)argv;
+    const Snapshot *sn = &s->pipe.snaps[s->cursor];
+    if (!s->json) {
+        graph_dump(s->out, sn->g);
+        return ST_OK;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) return diag_error(d, NULL, NULL, NULL, "dump: out of memory");
+    graph_dump(mem, sn->g);
+    fclose(mem);
+    fprintf(s->out, "{\"schema\":\"npu-explore/graph/1\",\"kind\":\"graph\",\"pass\":\"%s\",\"text\":", sn->pass);
+    jstr(s->out, buf);
+    fprintf(s->out, "}\n");
+    free(buf);
     return ST_OK;
 }
 
@@ -409,25 +477,25 @@ static Status c_save(Session *s, int argc, char **argv, DiagList *d)
 }
 
 const Command session_commands[] = {
-    {"help", "", "list the commands", c_help},
-    {"pass list", "", "every pass with its changes and time; > marks the current one", c_pass_list},
-    {"pass goto", "NAME|N", "make a pass current", c_pass_goto},
-    {"pass next", "", "the next pass", c_pass_next},
-    {"pass prev", "", "the previous pass", c_pass_prev},
-    {"pass show", "", "what the current pass changed (+ added, - removed, ~ rewritten)", c_pass_show},
-    {"dump", "", "the graph after the current pass", c_dump},
-    {"fusion list", "", "every fusion instance with its state", c_fusion_list},
-    {"fusion off", "ID|PATTERN|all", "switch fusions off and recompile", c_fusion_off},
-    {"fusion on", "ID|PATTERN|all", "switch fusions back on and recompile", c_fusion_on},
-    {"run", "", "run the compiled program (Vulkan; --backend cpu: the CPU reference)", c_run},
-    {"check", "", "compare the outputs with the reference", c_check},
-    {"profile", "[N]", "per-kernel GPU time, CPU reference time and error (N timed runs)", c_profile},
-    {"bisect", "[first|minimal]", "find the fusion that breaks the outputs", c_bisect},
-    {"describe", "", "the compiled program", c_describe},
-    {"source", "K|ID", "a kernel's source (generated or hand-written) and SPIR-V disassembly", c_source},
-    {"dot", "FILE [--after PASS]", "draw the graph (.dot, .svg, .png)", c_dot},
-    {"save", "FILE.npubin", "write the compiled program", c_save},
-    {"set", "KEY VALUE", "on-error stop|continue", c_set},
-    {"echo", "TEXT", "print text", c_echo},
+    {"help", "", "list the commands", c_help, false},
+    {"pass list", "", "every pass with its changes and time; > marks the current one", c_pass_list, false},
+    {"pass goto", "NAME|N", "make a pass current", c_pass_goto, false},
+    {"pass next", "", "the next pass", c_pass_next, false},
+    {"pass prev", "", "the previous pass", c_pass_prev, false},
+    {"pass show", "", "what the current pass changed (+ added, - removed, ~ rewritten)", c_pass_show, false},
+    {"dump", "", "the graph after the current pass", c_dump, false},
+    {"fusion list", "", "every fusion instance with its state", c_fusion_list, false},
+    {"fusion off", "ID|PATTERN|all", "switch fusions off and recompile", c_fusion_off, false},
+    {"fusion on", "ID|PATTERN|all", "switch fusions back on and recompile", c_fusion_on, false},
+    {"run", "", "run the compiled program (Vulkan; --backend cpu: the CPU reference)", c_run, true},
+    {"check", "", "compare the outputs with the reference", c_check, true},
+    {"profile", "[N]", "per-kernel GPU time, CPU reference time and error (N timed runs)", c_profile, true},
+    {"bisect", "[first|minimal]", "find the fusion that breaks the outputs", c_bisect, true},
+    {"describe", "", "the compiled program", c_describe, false},
+    {"source", "K|ID", "a kernel's source (generated or hand-written) and SPIR-V disassembly", c_source, false},
+    {"dot", "FILE [--after PASS]", "draw the graph (.dot, .svg, .png)", c_dot, false},
+    {"save", "FILE.npubin", "write the compiled program", c_save, false},
+    {"set", "KEY VALUE", "on-error stop|continue", c_set, false},
+    {"echo", "TEXT", "print text", c_echo, false},
 };
 const int session_command_count = (int)(sizeof session_commands / sizeof session_commands[0]);

@@ -61,6 +61,11 @@ Status prof_warm_up(Exec *x, DiagList *d)
     return st;
 }
 
+static void on_run(const Profile *pr, const char *stage, int k, int n)
+{
+    if (pr->on_run) pr->on_run(pr->on_run_ctx, stage, k, n);
+}
+
 Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
 {
     const Plan *p = x->p;
@@ -79,9 +84,11 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
      * inputs left in place, as a serving loop would: with 28 MB of KV-cache inputs packed before
      * every run, the H100 sat idle 2/3 of the time and ran every kernel 2-3x slower by its own
      * clock (bench/RESULTS.md runs 3 and 4), so its per-kernel times were not kernel rates */
+    on_run(pr, "warm-up", 0, 0);
     if (st == ST_OK) st = prof_warm_up(x, d);
     x->keep_inputs = true;
     for (int it = 0; it < iters && st == ST_OK; it++) {
+        on_run(pr, "timed runs", it + 1, iters);
         if (cancel_requested(pr->cancel)) {
             st = diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL, "profile cancelled after %d of %d runs", it, iters);
             break;
@@ -98,11 +105,13 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
     /* the step by the device clock, back to back; then what a user waits for per run, each
      * uploading its inputs */
     for (int it = 0; it < iters && st == ST_OK; it++) {
+        on_run(pr, "untimed runs", it + 1, 2 * iters);
         st = exec_run(x, false, d);
         gpu[it] = x->gpu_us;
     }
     x->keep_inputs = false;
     for (int it = 0; it < iters && st == ST_OK; it++) {
+        on_run(pr, "untimed runs", iters + it + 1, 2 * iters);
         if (cancel_requested(pr->cancel)) {
             st = diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL, "profile cancelled during the untimed runs");
             break;
@@ -176,6 +185,15 @@ Status prof_errors(Exec *xe, const RefRun *ref, const Tolerance *tol, Profile *p
         }
         if (kn->nargs <= kn->nin) continue;
         int t = kn->args[kn->nargs - 1];
+        /* a later kernel writing the same tensor (--break's corrupt rewrites its kernel's output
+         * in place) leaves its value after the run: that is the later kernel's error, not this
+         * one's, which is not measured (verdict "-") */
+        bool overwritten = false;
+        for (int j = k + 1; j < p->nkernels && !overwritten; j++) {
+            const PlanKernel *kj = &p->kernels[j];
+            overwritten = kj->nargs > kj->nin && kj->args[kj->nargs - 1] == t;
+        }
+        if (overwritten) continue;
         int gt = xe->gt[t];
         HTensor combined = {0}; /* a linear_concat output: its parts' reference values */
         if (gt >= 0 && gt < ref->ntensors && !ref->vals[gt].data && g->tensors[gt].producer < 0 &&

@@ -45,6 +45,10 @@ typedef struct Profile {
     int64_t device_bytes;            /* arena + weights + inputs on the device */
     int worst_kernel;                /* largest rel_l2, -1 */
     const atomic_bool *cancel;       /* polled between runs: ST_CANCELLED (NULL: never) */
+    /* told before each run (NULL: nobody): the stage ("warm-up", "timed runs", "untimed
+     * runs"), run k of n; may be called on a worker thread, must not block */
+    void (*on_run)(void *ctx, const char *stage, int k, int n);
+    void *on_run_ctx;
 } Profile;
 
 Status prof_init(Profile *pr, const Plan *p);

@@ -4,15 +4,17 @@
  * while the session is busy, so nothing reads it concurrently); Esc sets the session's cancel
  * flag and the command stops at its next step with ST_CANCELLED, logged as "cancelled". A
  * headless script cancels with an Esc right after the key that started the work (typed ahead:
- * the flag is set before the work starts, so the result does not depend on timing). Also parses the profile's JSON
- * lines into the kernels table and keeps bisect's output for its pane. */
-#include <json-c/json.h>
+ * the flag is set before the work starts, so the result does not depend on timing). Only the
+ * commands marked `job` (run, check, profile, bisect) go to the worker; keys typed while one
+ * runs act at once (Esc, resize) or are dropped, never replayed after it. Also builds the
+ * kernels table and the bisect pane from the session's kept results (never from printed text). */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "../app/report.h"
 #include "internal.h"
 
 typedef struct Job {
@@ -31,33 +33,50 @@ static void *worker(void *arg)
     return NULL;
 }
 
-/* The next key of an interactive run: first those typed while busy. */
+/* The next key of an interactive run. */
 int tui_next_key(Tui *t)
 {
-    if (t->npending) {
-        int k = t->pending[0];
-        memmove(t->pending, t->pending + 1, sizeof t->pending[0] * (size_t)--t->npending);
-        return k;
-    }
+    (void)t;
     return tui_term_key(-1);
 }
 
-void tui_logf(Tui *t, int attr, const char *fmt, ...)
+/* Appends text (any length: one row per line) to the log. */
+static void log_text(Tui *t, int attr, const char *text)
 {
-    char buf[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    tui_lines_text(&t->log, attr, buf);
-    /* keep the log bounded */
-    if (t->log.n > 2000) {
-        int drop = t->log.n - 1500;
+    tui_lines_text(&t->log, attr, text);
+    /* keep the log bounded, in whole lines */
+    if (t->log.n > TUI_LOG_MAX) {
+        int drop = t->log.n - TUI_LOG_MAX * 3 / 4;
         for (int i = 0; i < drop; i++) free(t->log.v[i].text);
         memmove(t->log.v, t->log.v + drop, sizeof *t->log.v * (size_t)(t->log.n - drop));
         t->log.n -= drop;
     }
     t->pane[P_LOG].sel = t->log.n - 1;
+}
+
+void tui_verdict(Tui *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t->verdict, sizeof t->verdict, fmt, ap);
+    va_end(ap);
+    t->verdict_gen = t->s.gen;
+}
+
+void tui_logf(Tui *t, int attr, const char *fmt, ...)
+{
+    va_list ap, aq;
+    va_start(ap, fmt);
+    va_copy(aq, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (buf) {
+        vsnprintf(buf, (size_t)n + 1, fmt, aq);
+        log_text(t, attr, buf);
+    }
+    va_end(aq);
+    free(buf);
 }
 
 /* Runs `line` on the session, output captured (JSON lines when `json`); logs the command and
@@ -75,7 +94,9 @@ Status tui_exec(Tui *t, const char *line, bool json, char **out)
     Job j = {.s = &t->s, .line = line};
     atomic_init(&j.done, 0);
     atomic_store(&t->s.cancel, false);
-    if (t->headless && t->keys_at) { /* Esc typed ahead of the work cancels it */
+    const Command *c = session_command(line);
+    bool job = c && c->job; /* quick commands run at once: typed-ahead keys then act in order */
+    if (t->headless && job && t->keys_at) { /* Esc typed ahead of the work cancels it */
         const char *q = t->keys_at;
         int w = 0, h = 0;
         if (tui_script_key(&q, &w, &h) == TK_ESC) {
@@ -86,21 +107,33 @@ Status tui_exec(Tui *t, const char *line, bool json, char **out)
     pthread_t th;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (t->headless || pthread_create(&th, NULL, worker, &j) != 0) {
+    if (job) session_progress(&t->s, "started", 0, 0); /* the busy line's elapsed time */
+    if (t->headless || !job || pthread_create(&th, NULL, worker, &j) != 0) {
         worker(&j);
     } else {
+        /* keys act now or are dropped, never replayed after the job: Esc cancels, a resize
+         * redraws (the views are not rebuilt while the worker owns the session) */
         while (!atomic_load(&j.done)) {
             tui_render_busy(t, line);
             int k = tui_term_key(80);
-            if (k != TK_ESC && k != TK_NONE && k != TK_RESIZE && t->npending < 64)
-                t->pending[t->npending++] = k;
             if (k == TK_ESC) {
                 atomic_store(&t->s.cancel, true);
                 snprintf(t->status, sizeof t->status, "cancelling '%s' at its next step...", line);
+            } else if (k == TK_RESIZE) {
+                int w, h;
+                tui_term_size(&w, &h);
+                tui_grid_resize(&t->grid, w, h);
+                tui_grid_clear(&t->grid);
+                tui_put(&t->grid, 0, 0, w, TA_BOLD, "resized: the panes redraw when the work ends");
+            } else if (k == 'q' && !atomic_load(&t->s.cancel)) {
+                snprintf(t->status, sizeof t->status, "a job is running: Esc cancels it, then q quits");
+            } else if (k != TK_NONE && !atomic_load(&t->s.cancel)) {
+                snprintf(t->status, sizeof t->status, "busy: key ignored (Esc cancels)");
             }
         }
         pthread_join(th, NULL);
     }
+    if (job) session_progress(&t->s, NULL, 0, 0);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     fclose(mem);
     t->s.out = old;
@@ -109,7 +142,7 @@ Status tui_exec(Tui *t, const char *line, bool json, char **out)
     if (t->stable) tui_logf(t, TA_BOLD, "> %s", line);
     else tui_logf(t, TA_BOLD, "> %s   (%.0f ms)", line, ms);
     /* navigation output repeats the passes pane: only the command is logged */
-    if (!json && buf && *buf && strncmp(line, "pass ", 5) != 0) tui_logf(t, 0, "%s", buf);
+    if (!json && buf && *buf && strncmp(line, "pass ", 5) != 0) log_text(t, 0, buf);
     for (int i = 0; i < j.d.count; i++) {
         char m[1024];
         diag_format(&j.d.items[i], m, sizeof m);
@@ -127,104 +160,73 @@ Status tui_exec(Tui *t, const char *line, bool json, char **out)
     return j.st;
 }
 
-static double num(json_object *o, const char *k)
+void tui_prof_sync(Tui *t)
 {
-    json_object *v;
-    return json_object_object_get_ex(o, k, &v) ? json_object_get_double(v) : 0;
-}
-
-static void str(json_object *o, const char *k, char *dst, size_t n)
-{
-    json_object *v;
-    snprintf(dst, n, "%s", json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : "");
-}
-
-/* A new zeroed row of t->prof (capacity *cap), or NULL when out of memory. */
-static TuiProfRow *prof_add(Tui *t, int *cap)
-{
-    if (t->nprof == *cap) {
-        int c = *cap ? 2 * *cap : 64;
-        TuiProfRow *r = realloc(t->prof, sizeof *r * (size_t)c);
-        if (!r) return NULL;
-        t->prof = r;
-        *cap = c;
+    const Session *s = &t->s;
+    if (t->prof_gen == s->gen && t->prof_seq == s->prof_seq) return;
+    t->prof_gen = s->gen;
+    t->prof_seq = s->prof_seq;
+    free(t->prof);
+    t->prof = NULL;
+    t->nprof = 0;
+    t->prof_summary[0] = 0;
+    const ProfileResult *r = session_profile(s);
+    if (!r) return; /* none, or of an earlier plan: never shown against this one */
+    const Plan *p = s->pipe.plan;
+    const Profile *pr = &r->pr;
+    t->prof = calloc((size_t)(p->nkernels + pr->nxfers) + 1, sizeof *t->prof);
+    if (!t->prof) return;
+    for (int i = 0; i < pr->nxfers; i++) {
+        TuiProfRow *row = &t->prof[t->nprof++];
+        PlanTransfer x = plan_transfer(p, pr->x[i].part, pr->x[i].j);
+        char what[96];
+        plan_transfer_text(p, &x, what, sizeof what);
+        row->xfer = true;
+        row->index = i;
+        row->first_kernel = p->parts[pr->x[i].part].first_kernel;
+        snprintf(row->kernel, sizeof row->kernel, "%s", x.to_cpu ? "npu->cpu" : "cpu->npu");
+        snprintf(row->target, sizeof row->target, "xfer");
+        snprintf(row->output, sizeof row->output, "%s", p->tensors[x.tensor].name);
+        snprintf(row->from, sizeof row->from, "%s %s", p->tensors[x.tensor].name, what);
+        snprintf(row->verdict, sizeof row->verdict, "-");
+        row->gpu_us = pr->x[i].med;
+        row->rel_l2 = -1;
     }
-    TuiProfRow *r = &t->prof[t->nprof++];
-    memset(r, 0, sizeof *r);
-    return r;
+    for (int k = 0; k < p->nkernels; k++) {
+        const PlanKernel *kn = &p->kernels[k];
+        const ProfKernel *pk = &pr->k[k];
+        TuiProfRow *row = &t->prof[t->nprof++];
+        row->index = k;
+        snprintf(row->kernel, sizeof row->kernel, "%s", kn->shader);
+        snprintf(row->target, sizeof row->target, "%s", kn->target == KT_NPU ? "npu" : "cpu");
+        snprintf(row->fusion, sizeof row->fusion, "%s", kn->fusion >= 0 ? p->fusions[kn->fusion].id : "");
+        snprintf(row->output, sizeof row->output, "%s",
+                 kn->nargs > kn->nin ? p->tensors[kn->args[kn->nargs - 1]].name : "");
+        report_fused_from(kn, row->from, sizeof row->from);
+        snprintf(row->verdict, sizeof row->verdict, "%s", !pk->has_err ? "-" : pk->ok ? "ok" : "MISMATCH");
+        row->gpu_us = pk->gpu_med;
+        row->cpu_us = pk->cpu_us;
+        row->rel_l2 = pk->has_err && !pk->err.argmax ? pk->err.rel_l2 : -1;
+        if (pk->has_err && pk->err.argmax) {
+            row->am_rows = pk->err.am_rows;
+            row->am_differ = pk->err.am_differ;
+            row->am_beyond = pk->err.am_beyond;
+        }
+        row->speedup = pk->gpu_med > 0 ? pk->cpu_us / pk->gpu_med : 0;
+    }
+    int n = snprintf(t->prof_summary, sizeof t->prof_summary,
+                     "%s: gpu sum %.1f us, wall %.1f us, cpu ref %.1f us", r->device, pr->gpu_sum_us,
+                     pr->wall_med_us, pr->cpu_ref_us);
+    if (pr->nxfers > 0 && n > 0 && (size_t)n < sizeof t->prof_summary)
+        snprintf(t->prof_summary + n, sizeof t->prof_summary - (size_t)n,
+                 ", cpu partitions %.1f us, %d transfers %.1f us", pr->cpu_part_us, pr->nxfers,
+                 pr->xfer_sum_us);
 }
 
 void tui_profile(Tui *t)
 {
-    char *out = NULL;
-    Status st = tui_exec(t, "profile 5", true, &out);
-    free(t->prof);
-    t->prof = NULL;
-    t->nprof = 0;
-    int cap = 0;
-    for (char *p = out; st == ST_OK && p && *p;) {
-        char *nl = strchr(p, '\n');
-        if (nl) *nl = 0;
-        json_object *o = json_tokener_parse(p), *kind;
-        if (o && json_object_object_get_ex(o, "kind", &kind)) {
-            const char *k = json_object_get_string(kind);
-            if (strcmp(k, "kernel") == 0) {
-                TuiProfRow *r = prof_add(t, &cap);
-                if (!r) break;
-                r->index = (int)num(o, "index");
-                str(o, "kernel", r->kernel, sizeof r->kernel);
-                str(o, "target", r->target, sizeof r->target);
-                str(o, "fusion", r->fusion, sizeof r->fusion);
-                str(o, "output", r->output, sizeof r->output);
-                str(o, "fused_from", r->from, sizeof r->from);
-                str(o, "verdict", r->verdict, sizeof r->verdict);
-                r->gpu_us = num(o, "gpu_us");
-                r->cpu_us = num(o, "cpu_us");
-                r->rel_l2 = num(o, "rel_l2");
-                r->am_rows = (long long)num(o, "argmax_rows");
-                r->am_differ = (long long)num(o, "argmax_differ");
-                r->am_beyond = (long long)num(o, "argmax_beyond");
-                if (r->am_rows > 0) r->rel_l2 = -1; /* the indices' rel_l2 means nothing */
-                r->speedup = r->gpu_us > 0 ? r->cpu_us / r->gpu_us : 0;
-            } else if (strcmp(k, "transfer") == 0) {
-                TuiProfRow *r = prof_add(t, &cap);
-                if (!r) break;
-                const Plan *pl = t->s.pipe.plan;
-                int part = (int)num(o, "partition");
-                r->xfer = true;
-                r->index = (int)num(o, "index");
-                r->first_kernel = pl && part >= 0 && part < pl->nparts ? pl->parts[part].first_kernel : 0;
-                char tensor[96], from[16], to[16], layout[16];
-                str(o, "direction", r->kernel, sizeof r->kernel);
-                str(o, "tensor", tensor, sizeof tensor);
-                str(o, "from", from, sizeof from);
-                str(o, "to", to, sizeof to);
-                str(o, "layout", layout, sizeof layout);
-                snprintf(r->output, sizeof r->output, "%s", tensor);
-                snprintf(r->from, sizeof r->from, "%s %s->%s%s%s", tensor, from, to,
-                         strcmp(layout, "same") ? " " : "", strcmp(layout, "same") ? layout : "");
-                snprintf(r->target, sizeof r->target, "xfer");
-                snprintf(r->verdict, sizeof r->verdict, "-");
-                r->gpu_us = num(o, "us");
-                r->cpu_us = 0;
-                r->rel_l2 = -1;
-            } else if (strcmp(k, "summary") == 0) {
-                char dev[64];
-                str(o, "device", dev, sizeof dev);
-                int n = snprintf(t->prof_summary, sizeof t->prof_summary,
-                                 "%s: gpu sum %.1f us, wall %.1f us, cpu ref %.1f us", dev,
-                                 num(o, "gpu_sum_us"), num(o, "wall_us"), num(o, "cpu_ref_us"));
-                if (num(o, "transfers") > 0 && n > 0 && (size_t)n < sizeof t->prof_summary)
-                    snprintf(t->prof_summary + n, sizeof t->prof_summary - (size_t)n,
-                             ", cpu partitions %.1f us, %d transfers %.1f us",
-                             num(o, "cpu_partition_us"), (int)num(o, "transfers"),
-                             num(o, "transfer_us"));
-            }
-        }
-        json_object_put(o);
-        p = nl ? nl + 1 : p + strlen(p);
-    }
-    free(out);
+    Status st = tui_exec(t, "profile 5", false, NULL); /* the table goes to the log */
+    tui_prof_sync(t);
     int bad = 0, nk = 0;
     for (int i = 0; i < t->nprof; i++) {
         bad += strcmp(t->prof[i].verdict, "MISMATCH") == 0;
@@ -232,42 +234,63 @@ void tui_profile(Tui *t)
     }
     if (st == ST_OK) {
         tui_logf(t, 0, "%d kernels profiled, %d mismatching; %s", nk, bad, t->prof_summary);
-        snprintf(t->verdict, sizeof t->verdict, "profile: %d/%d ok", nk - bad, nk);
+        tui_verdict(t, "profile: %d/%d ok", nk - bad, nk);
         t->main_pane = t->focus = P_KERNELS;
     } else if (st == ST_CANCELLED) {
-        snprintf(t->verdict, sizeof t->verdict, "profile: cancelled");
+        tui_verdict(t, "profile: cancelled%s",
+                 t->nprof ? " (previous kept)" : "");
     }
+}
+
+void tui_bisect_sync(Tui *t)
+{
+    const Session *s = &t->s;
+    if (t->bisect_seq == s->bisect_seq && t->bisect_gen == s->gen) return;
+    t->bisect_seq = s->bisect_seq;
+    t->bisect_gen = s->gen;
+    tui_lines_reset(&t->bisect);
+    const BisectResult *r = &s->bisect;
+    if (!r->have) return;
+    if (session_bisect_stale(s))
+        tui_lines_add(&t->bisect, TA_BOLD | TA_COLOR(TC_YELLOW), -1,
+                      "stale: the plan changed since this bisect (its kernel numbers are the "
+                      "earlier plan's); b bisects this one");
+    char line[1024];
+    for (int i = 0; i < r->nsteps; i++) {
+        bisect_step_text(r, i, false, line, sizeof line);
+        tui_lines_add(&t->bisect, r->steps[i].ok ? TA_COLOR(TC_GREEN) : TA_COLOR(TC_YELLOW), -1, "%s", line);
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) return;
+    bisect_report_end(mem, r, false); /* the reporter's lines for the data, not parsed */
+    fclose(mem);
+    int first = t->bisect.n;
+    tui_lines_text(&t->bisect, r->outcome == BISECT_CULPRIT ? TA_BOLD | TA_COLOR(TC_RED) : TA_BOLD, buf);
+    if (t->bisect.n > first && t->bisect.v[t->bisect.n - 1].text[0] == 0) {
+        free(t->bisect.v[--t->bisect.n].text); /* the report's final newline */
+    }
+    free(buf);
 }
 
 void tui_bisect(Tui *t)
 {
-    char *out = NULL;
-    Status st = tui_exec(t, "bisect", false, &out);
-    tui_lines_reset(&t->bisect);
-    tui_lines_text(&t->bisect, 0, out);
-    for (int i = 0; i < t->bisect.n; i++) {
-        const char *s = t->bisect.v[i].text;
-        if (strncmp(s, "culprit", 7) == 0) t->bisect.v[i].attr = TA_BOLD | TA_COLOR(TC_RED);
-        else if (strstr(s, "MISMATCH")) t->bisect.v[i].attr = TA_COLOR(TC_YELLOW);
-        else if (strstr(s, " ok ")) t->bisect.v[i].attr = TA_COLOR(TC_GREEN);
-    }
-    const char *c = out ? strstr(out, "culprit: ") : NULL;
-    if (c) {
-        char id[32] = "";
-        sscanf(c + 9, "%31s", id);
-        snprintf(t->verdict, sizeof t->verdict, "bisect: culprit %s", id);
-    } else {
-        snprintf(t->verdict, sizeof t->verdict, "bisect: %s",
-                 st == ST_OK ? "no culprit" : st == ST_CANCELLED ? "cancelled" : "failed");
-    }
-    free(out);
+    Status st = tui_exec(t, "bisect", false, NULL);
+    tui_bisect_sync(t);
+    char sum[96];
+    if (st == ST_OK || st == ST_MISMATCH)
+        tui_verdict(t, "bisect: %s", bisect_summary(&t->s.bisect, sum, sizeof sum));
+    else
+        tui_verdict(t, "bisect: %s%s",
+                 st == ST_CANCELLED ? "cancelled" : "failed", t->s.bisect.have ? " (previous kept)" : "");
     t->main_pane = t->focus = P_BISECT;
 }
 
 void tui_verify(Tui *t)
 {
     Status st = tui_exec(t, "check", false, NULL);
-    snprintf(t->verdict, sizeof t->verdict, "verify: %s",
+    tui_verdict(t, "verify: %s",
              st == ST_OK ? "ok" : st == ST_MISMATCH ? "MISMATCH" : "error");
 }
 
@@ -287,9 +310,6 @@ void tui_toggle_fusion(Tui *t, int fi)
         }
         snprintf(t->undo_id[t->nundo], sizeof t->undo_id[0], "%s", id);
         t->undo_was_on[t->nundo++] = was_on;
-        free(t->prof); /* the kernels changed: the old profile no longer matches */
-        t->prof = NULL;
-        t->nprof = 0;
     }
 }
 
@@ -304,7 +324,4 @@ void tui_undo(Tui *t)
     snprintf(line, sizeof line, "fusion %s %s", t->undo_was_on[t->nundo] ? "on" : "off",
              t->undo_id[t->nundo]);
     tui_exec(t, line, false, NULL);
-    free(t->prof);
-    t->prof = NULL;
-    t->nprof = 0;
 }

@@ -46,6 +46,7 @@ enum {
     TK_TAB = '\t',
     TK_LEFT = 0x100, TK_RIGHT, TK_UP, TK_DOWN, TK_PGUP, TK_PGDN, TK_HOME, TK_END,
     TK_BS, TK_F1, TK_RESIZE, TK_BTAB,
+    TK_CTRL_U = 21, /* clears the prompt line */
     TK_DUMP, /* headless script only: write the screen */
 };
 
@@ -55,6 +56,7 @@ typedef enum TuiPaneId {
 
 typedef struct TuiPane {
     int sel, top;
+    int left; /* first column shown (< and > scroll sideways) */
 } TuiPane;
 
 typedef struct TuiProfRow {
@@ -68,6 +70,10 @@ typedef struct TuiProfRow {
 } TuiProfRow;
 
 #define TUI_MAX_UNDO 128
+#define TUI_HIST 32 /* `:` prompt lines remembered */
+#define TUI_MIN_W 40 /* the smallest screen the layout fits; below it a message */
+#define TUI_MIN_H 12
+#define TUI_LOG_MAX 20000 /* log lines kept (whole outputs; the oldest dropped first) */
 #define TUI_GRAPH_MAX_DRAW 300 /* live nodes: larger graphs keep the node list */
 
 typedef struct TuiGraphView TuiGraphView; /* view_graph.c: layout cache, zoom, pan, colours */
@@ -80,24 +86,32 @@ typedef struct Tui {
     TuiLines lines[P_COUNT]; /* rebuilt every frame */
     int focus, main_pane;
     bool hide_unchanged, full_ir, help, stable, no_color, quit, headless;
+    bool confirm_quit; /* q asked "quit?": the next key answers */
     bool prompting, searching;
     char input[512];
     int input_len;
     char search[512];
+    char hist[TUI_HIST][512]; /* the `:` lines run, oldest first (Up/Down in the prompt) */
+    int nhist, hist_at;       /* hist_at: the line shown while browsing, nhist: a new one */
     char status[600];
     char verdict[64];
+    unsigned verdict_gen; /* the plan generation the verdict is about */
     char undo_id[TUI_MAX_UNDO][32];
     bool undo_was_on[TUI_MAX_UNDO];
     int nundo;
-    TuiProfRow *prof;
+    TuiProfRow *prof; /* the session's profile of its current plan (tui_prof_sync), else none */
     int nprof, sort_col;
+    unsigned prof_gen, prof_seq; /* the session's gen and prof_seq t->prof was built from */
     char prof_summary[256];
-    TuiLines bisect; /* the last bisect's output */
+    TuiLines bisect; /* the session's last bisect, as lines (tui_bisect_sync) */
+    unsigned bisect_gen, bisect_seq;
     TuiLines log;    /* each action as its batch command, then its output */
     char sel_node[256];
     int sel_kernel; /* plan kernel index, -1 */
+    int goto_kernel; /* kernel + 1 to select in pane 4 at the next frame (Enter on "computed by
+                      * kernel N"), 0: none */
+    int jump_back;   /* pane + 1 that Esc in pane 4 returns to after that jump, 0: none */
     int spin, help_top;
-    int pending[64], npending; /* keys typed while the session was busy */
     char dot_file[256];
     TuiGraphView *gv; /* owned; NULL until the graph pane is first shown */
     bool graph_sync;  /* focus just moved to the graph: select the IR/kernel selection's node */
@@ -130,8 +144,13 @@ int tui_term_key(int timeout_ms);
 /* exec.c */
 Status tui_exec(Tui *t, const char *line, bool json, char **out);
 void tui_logf(Tui *t, int attr, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Sets the header's verdict, about the current plan (shown as of an earlier one after a change). */
+void tui_verdict(Tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tui_profile(Tui *t);
 void tui_bisect(Tui *t);
+/* Rebuild the kernels table / bisect lines from the session's data when it changed. */
+void tui_prof_sync(Tui *t);
+void tui_bisect_sync(Tui *t);
 void tui_verify(Tui *t);
 void tui_toggle_fusion(Tui *t, int fusion);
 void tui_undo(Tui *t);
@@ -160,6 +179,7 @@ bool tui_graph_draw(Tui *t, int x, int y, int w, int h);
 const char *tui_graph_title(const Tui *t, char *buf, size_t n);
 bool tui_graph_key(Tui *t, int key); /* true when the graph pane used the key */
 bool tui_graph_key_hint(const Tui *t); /* the drawing is shown: arrows pan */
+const char *tui_graph_footer(const Tui *t); /* the drawing's keys, NULL: the actions' footer */
 void tui_graph_free(Tui *t);
 /* graph_draw.c: paints a laid-out graph into the grid (view in points: scale, origin) */
 typedef struct TuiGraphPaint {
@@ -176,6 +196,7 @@ void tui_view_kernels(Tui *t, TuiLines *out);
 void tui_source_open(Tui *t);
 void tui_source_close(Tui *t);
 bool tui_source_key(Tui *t, int key); /* true when the open source view used the key */
+const char *tui_source_footer(void);
 bool tui_source_draw(Tui *t, int x, int y, int w, int h);
 void tui_view_fusions(Tui *t, TuiLines *out);
 void tui_view_details(Tui *t, TuiLines *out);

@@ -1,69 +1,12 @@
-/* Keys: the binding table (each key names the session command it runs, so help is generated
- * from it and from the session's command table), the dispatch of a key to a session command or a
- * view change, the `:` prompt and `/` search line editing, and the headless key-script reader. */
+/* Keys: one actions table drives the key bindings, the help screen, the footer of each pane and
+ * the `:` prompt's words (an action's `cmd` typed at the prompt runs the action itself, so
+ * `:profile` fills the kernels table as p does); other `:` lines run as session commands. The
+ * graph drawing and the source view own their pan/scroll keys (view_graph.c, view_source.c)
+ * and their footers. Also the `:` prompt and `/` search line editing, and the headless
+ * key-script reader. */
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
-
-typedef struct KeyRow {
-    const char *keys, *command, *help;
-} KeyRow;
-
-static const KeyRow bindings[] = {
-    {"?  F1", "help", "this help (keys, then every session command)"},
-    {"q  Esc", NULL, "quit (Esc closes help, prompt or search first)"},
-    {"Tab  1..8", NULL, "focus a pane: 1 passes 2 ir 3 graph 4 kernels 5 fusions 6 bisect 7 log 8 details"},
-    {"Left Right  [ ]", "pass prev / pass next", "previous / next pass ([ ] also in the drawn graph)"},
-    {"Up Down PgUp PgDn Home End", NULL, "move (in passes: pass goto N)"},
-    {"Enter", "pass goto N", "drill in: a pass opens its changes, a row its details"},
-    {"Space", "fusion off|on ID", "toggle the selected fusion instance (pane 5)"},
-    {"z", "fusion on|off ID", "undo the last toggle"},
-    {"d", "pass show / dump", "changes of the pass vs the full graph after it"},
-    {"h", NULL, "hide / show passes that changed nothing"},
-    {"s", NULL, "sort the profiled kernels by the next column"},
-    {"v", "check", "verify: run and compare the outputs with the reference"},
-    {"p", "profile 5", "profile every kernel (GPU, CPU reference, error)"},
-    {"b", "bisect", "find the fusion that breaks the outputs"},
-    {"g", "dot npu-explore-PASS.svg", "render the current pass's graph with Graphviz"},
-    {"o", "source K", "the selected kernel's source and SPIR-V side by side (o/Esc close)"},
-    {"arrows  + -", NULL, "graph pane (3): pan the drawing, zoom in / out (j k move the selection)"},
-    {"f  c", NULL, "graph pane: follow the selection on/off, colour by partition / GPU time / error"},
-    {"Esc (busy)", NULL, "cancel a running profile, bisect or command script"},
-    {":", "any command below", "command prompt: the --batch language"},
-    {"/  n  N", NULL, "search the focused pane, next, previous"},
-};
-
-void tui_help_lines(TuiLines *out)
-{
-    tui_lines_add(out, TA_BOLD, -1, "keys                        session command            what");
-    for (size_t i = 0; i < sizeof bindings / sizeof bindings[0]; i++)
-        tui_lines_add(out, 0, -1, "%-27s %-26s %s", bindings[i].keys, bindings[i].command ? bindings[i].command : "-",
-                      bindings[i].help);
-    tui_lines_add(out, 0, -1, "%s", "");
-    tui_lines_add(out, TA_BOLD, -1, "commands (the : prompt and --batch scripts)");
-    for (int i = 0; i < session_command_count; i++) {
-        char nm[96];
-        snprintf(nm, sizeof nm, "%s %s", session_commands[i].name, session_commands[i].args);
-        tui_lines_add(out, 0, -1, "%-34s %s", nm, session_commands[i].help);
-    }
-}
-
-const char *tui_footer(const Tui *t)
-{
-    switch (t->focus) {
-    case P_PASSES: return " Up/Dn/Left/Right pass  Enter changes  h hide  Tab pane  : cmd  ? help  q quit";
-    case P_IR: return " d diff/full  Left/Right pass  / search  Enter details  g svg  ? help  q quit";
-    case P_GRAPH:
-        return tui_graph_key_hint(t) ? " arrows pan  +/- zoom  f follow  c colour  j/k node  [ ] pass  Enter details  ? help"
-                                              : " Up/Dn node  Enter details  Left/Right pass  / search  g svg  ? help  q quit";
-    case P_KERNELS:
-        return t->src ? " Up/Dn/PgUp/PgDn scroll  Left/Right side  o/Esc close  ? help  q quit"
-                      : " o source  p profile  s sort  v verify  Enter details  / search  ? help  q quit";
-    case P_FUSIONS: return " Space toggle  z undo  b bisect  v verify  Enter details  ? help  q quit";
-    case P_BISECT: return " b bisect  Space/z in 5 fusions  ? help  q quit";
-    default: return " Tab pane  : command  ? help  q quit";
-    }
-}
 
 static TuiLines *lines(Tui *t, int p)
 {
@@ -123,6 +66,276 @@ static int selected_id(Tui *t)
     return s >= 0 && s < l->n ? l->v[s].id : -1;
 }
 
+/* q: quits, or asks first when results held only in this session would be lost. */
+static void ask_quit(Tui *t)
+{
+    if (!t->s.prof.have && !t->s.bisect.have) {
+        t->quit = true;
+        return;
+    }
+    t->confirm_quit = true;
+    snprintf(t->status, sizeof t->status, "quit? the %s%s%s would be lost: q or y quits, any other key stays",
+             t->s.prof.have ? "profile" : "", t->s.prof.have && t->s.bisect.have ? " and " : "",
+             t->s.bisect.have ? "bisect" : "");
+}
+
+/* Esc outside overlays: back to where Enter on "computed by kernel N" jumped from, or to the
+ * main pane from details or the log; never quits. */
+static void back_out(Tui *t)
+{
+    if (t->focus == P_KERNELS && t->jump_back > 0) { /* back from "computed by kernel N" */
+        focus(t, t->jump_back - 1);
+        t->jump_back = 0;
+    } else if (t->focus == P_DETAILS || t->focus == P_LOG) focus(t, t->main_pane);
+    else snprintf(t->status, sizeof t->status, "Esc backs out of help, prompts and panes; q quits");
+}
+
+static void a_help(Tui *t, int key)
+{
+    (void)key;
+    t->help = true;
+    t->help_top = 0;
+}
+
+static void a_quit(Tui *t, int key)
+{
+    (void)key;
+    ask_quit(t);
+}
+
+static void a_back(Tui *t, int key)
+{
+    (void)key;
+    back_out(t);
+}
+
+static void a_focus(Tui *t, int key)
+{
+    if (key != TK_TAB) {
+        focus(t, key - '1');
+        return;
+    }
+    static const int ring[] = {P_PASSES, -1, P_DETAILS, P_LOG};
+    int i = 0;
+    while (i < 4 && (ring[i] == -1 ? t->focus != t->main_pane : ring[i] != t->focus)) i++;
+    int nx = ring[(i + 1) % 4];
+    focus(t, nx < 0 ? t->main_pane : nx);
+}
+
+static void a_pass(Tui *t, int key)
+{
+    tui_exec(t, key == TK_LEFT || key == '[' ? "pass prev" : "pass next", false, NULL);
+}
+
+static void a_move(Tui *t, int key)
+{
+    int page = t->grid.h / 2;
+    switch (key) {
+    case TK_UP: case 'k': move(t, -1, false); break;
+    case TK_DOWN: case 'j': move(t, 1, false); break;
+    case TK_PGUP: move(t, -page, false); break;
+    case TK_PGDN: move(t, page, false); break;
+    case TK_HOME: move(t, 0, true); break;
+    default: move(t, 1 << 30, true); break;
+    }
+}
+
+static void a_enter(Tui *t, int key)
+{
+    (void)key;
+    int id = selected_id(t);
+    if (t->focus == P_DETAILS && id >= 0 && t->sel_kernel < 0) { /* "computed by kernel N" */
+        t->jump_back = t->main_pane + 1;
+        t->goto_kernel = id + 1;
+        t->pane[P_DETAILS] = (TuiPane){0, 0, 0}; /* the kernel's details from their top */
+        focus(t, P_KERNELS);
+    } else if (t->focus == P_PASSES) {
+        focus(t, P_IR);
+    } else if (t->focus != P_LOG && t->focus != P_DETAILS) {
+        focus(t, P_DETAILS);
+    }
+}
+
+static void a_toggle(Tui *t, int key)
+{
+    (void)key;
+    if (t->main_pane == P_FUSIONS && t->focus == P_FUSIONS) tui_toggle_fusion(t, selected_id(t));
+    else snprintf(t->status, sizeof t->status, "Space toggles a fusion in pane 5");
+}
+
+static void a_undo(Tui *t, int key)
+{
+    (void)key;
+    tui_undo(t);
+}
+
+static void a_diff(Tui *t, int key)
+{
+    (void)key;
+    t->full_ir = !t->full_ir;
+    focus(t, P_IR);
+}
+
+static void a_hide(Tui *t, int key)
+{
+    (void)key;
+    t->hide_unchanged = !t->hide_unchanged;
+}
+
+static void a_sort(Tui *t, int key)
+{
+    (void)key;
+    t->sort_col = (t->sort_col + 1) % 5;
+}
+
+static void a_verify(Tui *t, int key)
+{
+    (void)key;
+    tui_verify(t);
+}
+
+static void a_profile(Tui *t, int key)
+{
+    (void)key;
+    tui_profile(t);
+}
+
+static void a_bisect(Tui *t, int key)
+{
+    (void)key;
+    tui_bisect(t);
+}
+
+static void a_source(Tui *t, int key)
+{
+    (void)key;
+    tui_source_open(t);
+}
+
+static void a_dot(Tui *t, int key)
+{
+    (void)key;
+    char line[300];
+    snprintf(t->dot_file, sizeof t->dot_file, "npu-explore-%s.svg", t->s.pipe.snaps[t->s.cursor].pass);
+    snprintf(line, sizeof line, "dot %s", t->dot_file);
+    if (tui_exec(t, line, false, NULL) == ST_OK) snprintf(t->status, sizeof t->status, "wrote %s", t->dot_file);
+}
+
+static void a_sideways(Tui *t, int key)
+{
+    TuiPane *p = &t->pane[t->focus];
+    p->left += key == '>' ? 8 : -8; /* draw_list keeps it within the widest line shown */
+    if (p->left < 0) p->left = 0;
+}
+
+static void a_prompt(Tui *t, int key)
+{
+    t->prompting = key == ':';
+    t->searching = key == '/';
+    t->input_len = 0;
+    t->input[0] = 0;
+    t->hist_at = t->nhist;
+}
+
+static void a_next(Tui *t, int key)
+{
+    search(t, key == 'n' ? 1 : -1);
+}
+
+/* the panes whose footer shows an action */
+#define PB(p) (1u << (p))
+#define ALL_PANES (PB(P_COUNT) - 1)
+
+/* One row per user action: the keys (as help shows them, and their codes), the footer's key
+ * and word, the command it runs or the prompt word that runs it, help, the panes whose footer
+ * shows it (in table order: help and quit first, so a narrow footer keeps them), and what it
+ * does. Rows without codes are help for keys a view owns. */
+typedef struct Action {
+    const char *keys;
+    int code[12];      /* 0-terminated */
+    const char *fkey, *label; /* footer: "p profile"; NULL: not in footers */
+    const char *cmd;   /* the session command it runs ("-" none); a bare word here also runs the
+                        * action from the `:` prompt */
+    const char *help;
+    unsigned panes;
+    void (*fn)(Tui *t, int key);
+} Action;
+
+static const Action actions[] = {
+    {"?  F1", {'?', TK_F1}, "?", "help", "help", "this help (keys, then every session command)", ALL_PANES, a_help},
+    {"q", {'q'}, "q", "quit", "quit", "quit (asks first when a profile or bisect would be lost)", ALL_PANES, a_quit},
+    {"Space", {' '}, "Space", "toggle", "fusion off|on ID", "toggle the selected fusion instance (pane 5)", PB(P_FUSIONS), a_toggle},
+    {"z", {'z'}, "z", "undo", "fusion on|off ID", "undo the last toggle", PB(P_FUSIONS), a_undo},
+    {"o", {'o'}, "o", "source", "source K", "the selected kernel's source and SPIR-V side by side (o/Esc close)", PB(P_KERNELS), a_source},
+    {"p", {'p'}, "p", "profile", "profile", "profile every kernel of the plan (profile 5: GPU, CPU reference, error)", PB(P_KERNELS), a_profile},
+    {"s", {'s'}, "s", "sort", "-", "sort the profiled kernels by the next column", PB(P_KERNELS), a_sort},
+    {"b", {'b'}, "b", "bisect", "bisect", "find the fusion that breaks the outputs", PB(P_FUSIONS) | PB(P_BISECT), a_bisect},
+    {"v", {'v'}, "v", "verify", "check", "verify: run and compare the outputs with the reference", PB(P_KERNELS) | PB(P_FUSIONS), a_verify},
+    {"d", {'d'}, "d", "diff/full", "pass show / dump", "changes of the pass vs the full graph after it", PB(P_IR), a_diff},
+    {"h", {'h'}, "h", "hide", "-", "hide / show passes that changed nothing", PB(P_PASSES), a_hide},
+    {"Left Right  [ ]", {TK_LEFT, TK_RIGHT, '[', ']'}, "Left/Right", "pass", "pass prev / pass next", "previous / next pass ([ ] also in the drawn graph)", PB(P_PASSES) | PB(P_IR) | PB(P_GRAPH), a_pass},
+    {"Up Down PgUp PgDn Home End", {TK_UP, TK_DOWN, TK_PGUP, TK_PGDN, TK_HOME, TK_END, 'k', 'j'}, "Up/Dn", "move", "-", "move, also k j (in passes: pass goto N)", PB(P_PASSES) | PB(P_GRAPH) | PB(P_BISECT) | PB(P_LOG), a_move},
+    {"Enter", {TK_ENTER}, "Enter", "details", "pass goto N", "drill in: a pass opens its changes, a row its details; on \"computed by kernel N\" go there (Esc back)", PB(P_PASSES) | PB(P_IR) | PB(P_GRAPH) | PB(P_KERNELS) | PB(P_FUSIONS), a_enter},
+    {"g", {'g'}, "g", "svg", "dot npu-explore-PASS.svg", "render the current pass's graph with Graphviz", PB(P_IR) | PB(P_GRAPH), a_dot},
+    {"<  >", {'<', '>'}, "<>", "sideways", "-", "scroll the focused pane sideways, 8 columns (long lines are cut, not wrapped)", PB(P_IR) | PB(P_KERNELS) | PB(P_BISECT) | PB(P_LOG) | PB(P_DETAILS), a_sideways},
+    {"/  n  N", {'/'}, "/", "search", "-", "search the focused pane, next, previous", PB(P_IR) | PB(P_GRAPH) | PB(P_KERNELS) | PB(P_LOG), a_prompt},
+    {"", {'n', 'N'}, NULL, NULL, "-", NULL, 0, a_next},
+    {"Tab  1..8", {TK_TAB, '1', '2', '3', '4', '5', '6', '7', '8'}, "Tab", "pane", "-", "focus a pane: 1 passes 2 ir 3 graph 4 kernels 5 fusions 6 bisect 7 log 8 details", PB(P_PASSES) | PB(P_LOG) | PB(P_DETAILS), a_focus},
+    {":", {':'}, ":", "cmd", "any command below", "command prompt: the --batch language (:profile, :bisect, :check, :quit run the keys' actions; Up/Down history, Ctrl-U clears)", PB(P_PASSES) | PB(P_LOG) | PB(P_DETAILS), a_prompt},
+    {"Esc", {TK_ESC}, NULL, NULL, "-", "back out: close help, prompt, search or source; leave details or the log; never quits", 0, a_back},
+    {"Esc (busy)", {0}, NULL, NULL, "-", "cancel the running profile, bisect or check (keys typed meanwhile are dropped)", 0, NULL},
+    {"arrows  + -", {0}, NULL, NULL, "-", "graph pane (3): pan the drawing, zoom in / out (j k move the selection)", 0, NULL},
+    {"f  c", {0}, NULL, NULL, "-", "graph pane: follow the selection on/off, colour by partition / GPU time / error", 0, NULL},
+};
+#define NACTIONS ((int)(sizeof actions / sizeof actions[0]))
+
+void tui_help_lines(TuiLines *out)
+{
+    tui_lines_add(out, TA_BOLD, -1, "keys                        session command            what");
+    for (int i = 0; i < NACTIONS; i++)
+        if (actions[i].help)
+            tui_lines_add(out, 0, -1, "%-27s %-26s %s", actions[i].keys, actions[i].cmd, actions[i].help);
+    tui_lines_add(out, 0, -1, "%s", "");
+    tui_lines_add(out, TA_BOLD, -1, "commands (the : prompt and --batch scripts)");
+    for (int i = 0; i < session_command_count; i++) {
+        char nm[96];
+        snprintf(nm, sizeof nm, "%s %s", session_commands[i].name, session_commands[i].args);
+        tui_lines_add(out, 0, -1, "%-34s %s", nm, session_commands[i].help);
+    }
+}
+
+const char *tui_footer(const Tui *t)
+{
+    static char buf[512];
+    const char *view = t->src ? tui_source_footer() : t->focus == P_GRAPH ? tui_graph_footer(t) : NULL;
+    if (view) return view;
+    size_t u = 0;
+    buf[0] = 0;
+    for (int i = 0; i < NACTIONS && u < sizeof buf; i++)
+        if (actions[i].label && (actions[i].panes & PB(t->focus))) {
+            int w = snprintf(buf + u, sizeof buf - u, " %s %s ", actions[i].fkey, actions[i].label);
+            if (w > 0) u += (size_t)w;
+        }
+    return buf;
+}
+
+static const Action *action_of_key(int key)
+{
+    for (int i = 0; i < NACTIONS; i++)
+        for (int k = 0; k < 12 && actions[i].code[k]; k++)
+            if (actions[i].code[k] == key) return &actions[i];
+    return NULL;
+}
+
+/* The action a `:` line names by its word ("profile", "quit"; also "q"), or NULL. */
+static const Action *action_of_word(const char *w)
+{
+    if (strcmp(w, "q") == 0) w = "quit";
+    for (int i = 0; i < NACTIONS; i++)
+        if (actions[i].fn && strcmp(actions[i].cmd, w) == 0) return &actions[i];
+    return NULL;
+}
+
 static void edit(Tui *t, int key)
 {
     if (key == TK_ESC) {
@@ -133,18 +346,32 @@ static void edit(Tui *t, int key)
         if (t->input_len > 0) t->input[--t->input_len] = 0;
         return;
     }
+    if (key == TK_CTRL_U) {
+        t->input_len = 0;
+        t->input[0] = 0;
+        return;
+    }
+    if (t->prompting && (key == TK_UP || key == TK_DOWN)) { /* the prompt's history */
+        int at = t->hist_at + (key == TK_UP ? -1 : 1);
+        if (at < 0 || at > t->nhist) return;
+        t->hist_at = at;
+        snprintf(t->input, sizeof t->input, "%s", at < t->nhist ? t->hist[at] : "");
+        t->input_len = (int)strlen(t->input);
+        return;
+    }
     if (key == TK_ENTER) {
         bool was_prompt = t->prompting;
         t->prompting = t->searching = false;
+        if (was_prompt && t->input[0]) { /* remembered, oldest dropped */
+            if (t->nhist == TUI_HIST) memmove(t->hist, t->hist + 1, sizeof t->hist[0] * (TUI_HIST - 1)), t->nhist--;
+            snprintf(t->hist[t->nhist++], sizeof t->hist[0], "%s", t->input);
+        }
+        const Action *a = was_prompt ? action_of_word(t->input) : NULL;
         if (!was_prompt) {
             snprintf(t->search, sizeof t->search, "%s", t->input);
             search(t, 1);
-        } else if (strcmp(t->input, "q") == 0 || strcmp(t->input, "quit") == 0) {
-            t->quit = true;
-        } else if (strncmp(t->input, "profile", 7) == 0 && t->input[7] == 0) {
-            tui_profile(t);
-        } else if (strcmp(t->input, "bisect") == 0) {
-            tui_bisect(t);
+        } else if (a) {
+            a->fn(t, a->code[0]);
         } else if (t->input[0]) {
             tui_exec(t, t->input, false, NULL);
         }
@@ -156,67 +383,16 @@ static void edit(Tui *t, int key)
     }
 }
 
-static void main_keys(Tui *t, int key)
-{
-    int page = t->grid.h / 2;
-    if (tui_source_key(t, key)) return;
-    if (t->focus == P_GRAPH && tui_graph_key(t, key)) return;
-    switch (key) {
-    case 'q': case TK_ESC: t->quit = true; break;
-    case '?': case TK_F1: t->help = true; t->help_top = 0; break;
-    case TK_TAB: {
-        static const int ring[] = {P_PASSES, -1, P_DETAILS, P_LOG};
-        int i = 0;
-        while (i < 4 && (ring[i] == -1 ? t->focus != t->main_pane : ring[i] != t->focus)) i++;
-        int nx = ring[(i + 1) % 4];
-        focus(t, nx < 0 ? t->main_pane : nx);
-        break;
-    }
-    case '1': case '2': case '3': case '4': case '5': case '6': case '7': case '8': focus(t, key - '1'); break;
-    case TK_LEFT: case '[': tui_exec(t, "pass prev", false, NULL); break;
-    case TK_RIGHT: case ']': tui_exec(t, "pass next", false, NULL); break;
-    case TK_UP: case 'k': move(t, -1, false); break;
-    case TK_DOWN: case 'j': move(t, 1, false); break;
-    case TK_PGUP: move(t, -page, false); break;
-    case TK_PGDN: move(t, page, false); break;
-    case TK_HOME: move(t, 0, true); break;
-    case TK_END: move(t, 1 << 30, true); break;
-    case TK_ENTER:
-        if (t->focus == P_PASSES) focus(t, P_IR);
-        else if (t->focus != P_LOG) focus(t, P_DETAILS);
-        break;
-    case ' ':
-        if (t->main_pane == P_FUSIONS && t->focus == P_FUSIONS) tui_toggle_fusion(t, selected_id(t));
-        else snprintf(t->status, sizeof t->status, "Space toggles a fusion in pane 5");
-        break;
-    case 'z': tui_undo(t); break;
-    case 'd': t->full_ir = !t->full_ir; focus(t, P_IR); break;
-    case 'h': t->hide_unchanged = !t->hide_unchanged; break;
-    case 's': t->sort_col = (t->sort_col + 1) % 5; break;
-    case 'v': tui_verify(t); break;
-    case 'p': tui_profile(t); break;
-    case 'b': tui_bisect(t); break;
-    case 'o': tui_source_open(t); break;
-    case 'g': {
-        char line[300];
-        snprintf(t->dot_file, sizeof t->dot_file, "npu-explore-%s.svg", t->s.pipe.snaps[t->s.cursor].pass);
-        snprintf(line, sizeof line, "dot %s", t->dot_file);
-        if (tui_exec(t, line, false, NULL) == ST_OK)
-            snprintf(t->status, sizeof t->status, "wrote %s", t->dot_file);
-        break;
-    }
-    case ':': t->prompting = true; t->input_len = 0; t->input[0] = 0; break;
-    case '/': t->searching = true; t->input_len = 0; t->input[0] = 0; break;
-    case 'n': search(t, 1); break;
-    case 'N': search(t, -1); break;
-    default: break;
-    }
-}
-
 void tui_key(Tui *t, int key)
 {
     if (key == TK_NONE || key == TK_RESIZE) return;
     t->status[0] = 0;
+    if (t->confirm_quit) { /* the answer to ask_quit */
+        t->confirm_quit = false;
+        if (key == 'q' || key == 'y') t->quit = true;
+        else snprintf(t->status, sizeof t->status, "not quitting");
+        return;
+    }
     if (t->prompting || t->searching) edit(t, key);
     else if (t->help) {
         if (key == TK_ESC || key == 'q' || key == '?' || key == TK_F1) t->help = false;
@@ -224,11 +400,14 @@ void tui_key(Tui *t, int key)
         else if (key == TK_UP) t->help_top--;
         else if (key == TK_PGDN) t->help_top += t->grid.h / 2;
         else if (key == TK_PGUP) t->help_top -= t->grid.h / 2;
-    } else main_keys(t, key);
+    } else if (!tui_source_key(t, key) && !(t->focus == P_GRAPH && tui_graph_key(t, key))) {
+        const Action *a = action_of_key(key);
+        if (a && a->fn) a->fn(t, key);
+    }
 }
 
 /* Reads the next key of a script: a character is its key, `<Name>` a special key (Left Right Up
- * Down PgUp PgDn Home End Enter Tab BTab Esc Space BS F1 lt), `<Dump>` writes the screen,
+ * Down PgUp PgDn Home End Enter Tab BTab Esc Space BS F1 lt C-u), `<Dump>` writes the screen,
  * `<Size WxH>` resizes; newlines are skipped. TK_NONE at the end. */
 int tui_script_key(const char **pp, int *w, int *h)
 {
@@ -236,7 +415,7 @@ int tui_script_key(const char **pp, int *w, int *h)
         {"Left", TK_LEFT}, {"Right", TK_RIGHT}, {"Up", TK_UP}, {"Down", TK_DOWN}, {"PgUp", TK_PGUP},
         {"PgDn", TK_PGDN}, {"Home", TK_HOME}, {"End", TK_END}, {"Enter", TK_ENTER}, {"Tab", TK_TAB},
         {"BTab", TK_BTAB}, {"Esc", TK_ESC}, {"Space", ' '}, {"BS", TK_BS}, {"F1", TK_F1}, {"lt", '<'},
-        {"Dump", TK_DUMP},
+        {"Dump", TK_DUMP}, {"C-u", TK_CTRL_U},
     };
     const char *p = *pp;
     while (*p == '\n' || *p == '\r') p++;

@@ -26,18 +26,27 @@ static void draw_list(Tui *t, int p, int x, int y, int w, int h, int ind_y)
     if (pn->sel >= pn->top + h) pn->top = pn->sel - h + 1;
     if (pn->top > l->n - h) pn->top = l->n - h;
     if (pn->top < 0) pn->top = 0;
+    int widest = 0;
+    for (int r = 0; r < h && pn->top + r < l->n; r++) {
+        int n = (int)strlen(l->v[pn->top + r].text);
+        if (n > widest) widest = n;
+    }
+    if (pn->left > widest - (w - 1)) pn->left = widest - (w - 1);
+    if (pn->left < 0) pn->left = 0;
     for (int r = 0; r < h && pn->top + r < l->n; r++) {
         const TuiLine *ln = &l->v[pn->top + r];
+        int len = (int)strlen(ln->text);
         bool sel = pn->top + r == pn->sel && p != P_LOG;
         int a = ln->attr;
         if (sel && focused) a = (a & ~TA_DIM) | TA_REV;
         if (sel && focused) tui_fill(&t->grid, x, y + r, w, 1, ' ', a);
         tui_put(&t->grid, x, y + r, 1, a, sel ? ">" : " ");
-        tui_put(&t->grid, x + 1, y + r, w - 1, a, ln->text);
+        tui_put(&t->grid, x + 1, y + r, w - 1, a, ln->text + (pn->left < len ? pn->left : len));
     }
-    if (l->n > h && w > 12) { /* where we are, at the right end of the title row */
-        char pos[32];
-        int n = snprintf(pos, sizeof pos, " %d/%d ", pn->sel + 1, l->n);
+    if ((l->n > h || pn->left > 0) && w > 20) { /* where we are, at the right end of the title row */
+        char pos[48], col[24] = "";
+        if (pn->left > 0) snprintf(col, sizeof col, "col %d, ", pn->left + 1);
+        int n = snprintf(pos, sizeof pos, " %s%d/%d ", col, pn->sel + 1, l->n);
         tui_put(&t->grid, x + w - n - 1, ind_y, n, TA_DIM, pos);
     }
 }
@@ -57,9 +66,14 @@ static void header(Tui *t)
     int en = 0, nf = s->pipe.g ? s->pipe.g->nfusions : 0;
     for (int i = 0; i < nf; i++) en += s->pipe.g->fusions[i].enabled;
     const char *pass = s->pipe.nsnaps ? s->pipe.snaps[s->cursor].pass : "-";
-    tui_putf(g, 0, 0, g->w, TA_REV | TA_BOLD, "%s%s | pass %d/%d %s | fusions %d/%d | %s", g->w >= 100 ? " npu-explore " : " ",
+    int x = 0;
+    if (s->opt.break_id) /* a deliberate fault: never look like a real result */
+        x = tui_putf(g, 0, 0, g->w, TA_REV | TA_BOLD | TA_COLOR(TC_RED), " BREAK %s ", s->opt.break_id);
+    bool old = t->verdict[0] && t->verdict_gen != s->gen;
+    tui_putf(g, x, 0, g->w - x, TA_REV | TA_BOLD, "%s%s | pass %d/%d %s | fusions %d/%d | %s%s", g->w >= 100 ? " npu-explore " : " ",
              s->model.g && s->model.g->model_name ? s->model.g->model_name : "?", s->cursor,
-             s->pipe.nsnaps - 1, pass, en, nf, t->verdict[0] ? t->verdict : "not verified");
+             s->pipe.nsnaps - 1, pass, en, nf, t->verdict[0] ? t->verdict : "not verified",
+             old ? " (earlier plan)" : "");
 }
 
 static void footer(Tui *t)
@@ -93,7 +107,7 @@ static void help(Tui *t)
     TuiGrid *g = &t->grid;
     TuiLines l = {0};
     tui_help_lines(&l);
-    int w = g->w - 4 < 100 ? g->w - 4 : 100, h = g->h - 2;
+    int w = g->w - 4, h = g->h - 2; /* the whole width: help lines are long */
     int x = (g->w - w) / 2, y = 1;
     tui_fill(g, x, y, w, h, ' ', 0);
     tui_box(g, x, y, w, h, "help: keys and commands (Esc closes)", true);
@@ -106,6 +120,8 @@ static void help(Tui *t)
 
 static void build(Tui *t)
 {
+    tui_prof_sync(t);
+    tui_bisect_sync(t);
     for (int p = 0; p < P_COUNT; p++)
         if (p != P_LOG && p != P_BISECT) tui_lines_reset(&t->lines[p]);
     tui_view_passes(t, &t->lines[P_PASSES]);
@@ -120,6 +136,11 @@ static void build(Tui *t)
         static char none[] = "(b runs the session's bisect; try --break F3)";
         static TuiLine one = {none, TA_DIM, -1};
         t->lines[P_BISECT] = (TuiLines){&one, 1, 1};
+    }
+    if (t->goto_kernel > 0 && t->main_pane == P_KERNELS) { /* the jump from "computed by" */
+        for (int i = 0; i < t->lines[P_KERNELS].n; i++)
+            if (t->lines[P_KERNELS].v[i].id == t->goto_kernel - 1) t->pane[P_KERNELS].sel = i;
+        t->goto_kernel = 0;
     }
     /* follow the selection of the focused list into the details */
     int p = t->focus == P_DETAILS || t->focus == P_LOG || t->focus == P_PASSES ? -1 : t->focus;
@@ -143,10 +164,27 @@ static void build(Tui *t)
     tui_view_details(t, &t->lines[P_DETAILS]);
 }
 
+/* Below the smallest layout (TUI_MIN_W x TUI_MIN_H) only a message, never a broken frame. */
+static bool too_small(Tui *t)
+{
+    TuiGrid *g = &t->grid;
+    if (g->w >= TUI_MIN_W && g->h >= TUI_MIN_H) return false;
+    char msg[96];
+    snprintf(msg, sizeof msg, "terminal too small: %dx%d, needs %dx%d (q quits)", g->w, g->h,
+             TUI_MIN_W, TUI_MIN_H);
+    int n = (int)strlen(msg), y = g->h / 2;
+    for (int i = 0; n > 0 && y < g->h; i++, y++) { /* wrapped to the width */
+        tui_put(g, 0, y, g->w, TA_BOLD, msg + i * g->w);
+        n -= g->w;
+    }
+    return true;
+}
+
 void tui_render(Tui *t)
 {
     TuiGrid *g = &t->grid;
     tui_grid_clear(g);
+    if (too_small(t)) return;
     build(t);
     header(t);
     int body = g->h - 2;
@@ -157,16 +195,17 @@ void tui_render(Tui *t)
     if (ph > top / 2 + 2 && top > 16) ph = top / 2 + 2;
     if (t->focus == P_DETAILS && top < 30) ph = 3; /* small screens: room for the details */
     if (ph > top) ph = top;
-    pane(t, P_PASSES, 0, 1, lw, ph, "1 passes");
+    /* the columns: nodes added, removed, rewritten by the pass; its wall time */
+    pane(t, P_PASSES, 0, 1, lw, ph, "1 passes +-~ nodes, ms");
     pane(t, P_DETAILS, 0, 1 + ph, lw, top - ph, "8 details");
     char title[160], gt[128];
     bool drawn = t->main_pane == P_GRAPH && tui_graph_draw(t, lw + 1, 3, g->w - lw - 2, top - 3);
     bool source = t->src && tui_source_draw(t, lw, 1, g->w - lw, top);
     snprintf(title, sizeof title, "%s", t->main_pane == P_IR ? (t->full_ir ? "graph text (d: diff)" : "changes (d: full)")
                                           : t->main_pane == P_GRAPH ? tui_graph_title(t, gt, sizeof gt)
-                                          : t->main_pane == P_KERNELS ? (t->nprof ? "kernels, profiled (s: sort)" : "kernels (p: profile)")
+                                          : t->main_pane == P_KERNELS ? (t->nprof ? "kernels, profiled (s: sort)" : t->s.prof.have ? "kernels (profile stale: p)" : "kernels (p: profile)")
                                           : t->main_pane == P_FUSIONS ? "fusions (Space, z undo)"
-                                          : "bisect");
+                                          : session_bisect_stale(&t->s) ? "bisect (stale: b)" : "bisect");
     if (!source) {
         tui_box(g, lw, 1, g->w - lw, top, title, t->focus == t->main_pane);
         tabs(t, lw + 1, 2, g->w - lw - 2);
@@ -184,8 +223,10 @@ void tui_render_busy(Tui *t, const char *line)
     static const char spin[] = "|/-\\";
     TuiGrid *g = &t->grid;
     int y = g->h - 1;
+    char prog[160];
+    session_progress_text(&t->s, prog, sizeof prog);
     tui_fill(g, 0, y, g->w, 1, ' ', TA_REV);
-    tui_putf(g, 0, y, g->w, TA_REV | TA_BOLD, " %c working: %s   (%s)", spin[t->spin++ % 4], line,
-             t->status[0] ? t->status : "Esc: cancel");
+    tui_putf(g, 0, y, g->w, TA_REV | TA_BOLD, " %c working: %s%s%s   (%s)", spin[t->spin++ % 4], line,
+             prog[0] ? ": " : "", prog, t->status[0] ? t->status : "Esc: cancel");
     tui_term_flush(g, t->no_color);
 }

@@ -71,8 +71,8 @@ int tui_main(int argc, char **argv)
         else if (strcmp(argv[i], "--tui-dump") == 0 && has) dump_path = argv[++i];
         else if (strcmp(argv[i], "--tui-stable") == 0) stable = true;
         else if (strcmp(argv[i], "--tui-size") == 0 && has) {
-            if (sscanf(argv[++i], "%dx%d", &w, &h) != 2 || w < 40 || h < 12 || w > 1000 || h > 500) {
-                fprintf(stderr, "error: --tui-size wants WxH, at least 40x12\n");
+            if (sscanf(argv[++i], "%dx%d", &w, &h) != 2 || w < 1 || h < 1 || w > 1000 || h > 500) {
+                fprintf(stderr, "error: --tui-size wants WxH (up to 1000x500)\n");
                 free(rest);
                 return 2;
             }

@@ -15,7 +15,10 @@ int tui_term_open(bool *no_color)
     nonl();
     keypad(stdscr, TRUE);
     curs_set(0);
-    set_escdelay(25);
+    /* how long an ESC waits for the rest of an arrow key's sequence: 25 ms split arrows on a
+     * loaded machine (or over ssh) into Esc, '[' (pass prev) and a letter; 100 ms still feels
+     * immediate for Esc itself */
+    set_escdelay(100);
     const char *nc = getenv("NO_COLOR");
     *no_color = (nc && *nc) || !has_colors();
     if (!*no_color) {

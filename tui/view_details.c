@@ -93,7 +93,7 @@ static void node_details(const Tui *t, TuiLines *out)
     tui_kernel_of_node(t, n->name, &k);
     if (k >= 0) {
         const PlanKernel *kn = &t->s.pipe.plan->kernels[k];
-        tui_lines_add(out, TA_COLOR(TC_MAGENTA), -1, "computed by kernel %d (%s)", k, kn->shader);
+        tui_lines_add(out, TA_COLOR(TC_MAGENTA), k, "computed by kernel %d (%s)", k, kn->shader);
         const TuiProfRow *r = tui_prof_row(t, k);
         char err[96];
         if (r) error_text(r, 2, err, sizeof err);
@@ -126,7 +126,9 @@ static void kernel_details(const Tui *t, TuiLines *out)
     for (int i = 0; i < k->nprov; i++) tui_lines_add(out, TA_COLOR(TC_MAGENTA), -1, "from IR node %s", k->prov[i]);
     const TuiProfRow *r = tui_prof_row(t, t->sel_kernel);
     if (r) {
-        tui_lines_add(out, 0, -1, "gpu %.1f us  cpu %.1f us  speedup %.1fx", r->gpu_us, r->cpu_us, r->speedup);
+        char sp[16];
+        tui_lines_add(out, 0, -1, "gpu %.1f us  cpu %.1f us  speedup %s", r->gpu_us, r->cpu_us,
+                      report_speedup(r->speedup, sp, sizeof sp));
         char err[96];
         error_text(r, 3, err, sizeof err);
         tui_lines_add(out, strcmp(r->verdict, "MISMATCH") == 0 ? TA_BOLD | TA_COLOR(TC_RED) : 0, -1,

@@ -247,6 +247,12 @@ bool tui_graph_key_hint(const Tui *t)
     return t->gv && t->gv->drawn;
 }
 
+const char *tui_graph_footer(const Tui *t)
+{
+    return tui_graph_key_hint(t) ? " ? help  q quit  arrows pan  +/- zoom  f follow  c colour  j/k node  [ ] pass  Enter details"
+                                 : NULL;
+}
+
 bool tui_graph_key(Tui *t, int key)
 {
     TuiGraphView *v = t->gv;

@@ -1,10 +1,11 @@
 /* The kernels/profiler pane: one row per kernel of the compiled program; after `p` (the
- * session's profile, read as its JSON lines) with GPU time, CPU-reference time, speedup, error
+ * session's profile of this same plan: tui_prof_sync builds the rows from its data) with GPU time, CPU-reference time, speedup, error
  * and verdict, sortable by column with `s`; in a mixed plan also the transfers between
  * partitions (`xN` rows: direction, tensor, cast, host time), before the partition that needs
  * them. Selecting a kernel highlights its IR nodes and the pass that made it. */
 #include <stdlib.h>
 #include <string.h>
+#include "../app/report.h"
 #include "internal.h"
 
 static const char *sort_names[] = {"#", "gpu", "cpu", "speedup", "error"};
@@ -59,14 +60,13 @@ void tui_view_kernels(Tui *t, TuiLines *out)
     int kw = kernel_width(p);
     if (!t->nprof) {
         tui_lines_add(out, TA_BOLD, -1, "%3s %-*s %-3s %-5s %s", "#", kw, "kernel", "on", "fus", "IR nodes");
+        if (t->s.prof.have) /* tui_prof_sync dropped it: it measured another plan */
+            tui_lines_add(out, TA_COLOR(TC_YELLOW), -1,
+                          "(the last profile measured an earlier plan: not shown; p profiles this one)");
         for (int k = 0; k < p->nkernels; k++) {
             const PlanKernel *kn = &p->kernels[k];
-            char prov[256] = "";
-            size_t u = 0;
-            for (int i = 0; i < kn->nprov && u + 4 < sizeof prov; i++) {
-                int w = snprintf(prov + u, sizeof prov - u, "%s%s", i ? "," : "", kn->prov[i]);
-                if (w > 0) u += (size_t)w;
-            }
+            char prov[256];
+            report_fused_from(kn, prov, sizeof prov);
             tui_lines_add(out, kn->target == KT_CPU ? TA_COLOR(TC_YELLOW) : 0, k, "%3d %-*.*s %-3s %-5s %s", k,
                           kw, kw, kn->shader, kn->target == KT_NPU ? "npu" : "cpu",
                           kn->fusion >= 0 ? p->fusions[kn->fusion].id : "", prov);
@@ -93,10 +93,11 @@ void tui_view_kernels(Tui *t, TuiLines *out)
                           id, kw, kw, r->kernel, "-", r->gpu_us, "-", "-", "-", r->from);
             continue;
         }
-        char rel[16] = "-";
+        char rel[16] = "-", sp[16];
         if (r->rel_l2 >= 0) snprintf(rel, sizeof rel, "%.1e", r->rel_l2);
-        tui_lines_add(out, a, r->index, "%3d %-*.*s %-8s %9.1f %9.1f %6.1fx %8s %s %s", r->index,
-                      kw, kw, r->kernel, r->verdict, r->gpu_us, r->cpu_us, r->speedup, rel, r->fusion, r->from);
+        tui_lines_add(out, a, r->index, "%3d %-*.*s %-8s %9.1f %9.1f %7s %8s %s %s", r->index,
+                      kw, kw, r->kernel, r->verdict, r->gpu_us, r->cpu_us,
+                      report_speedup(r->speedup, sp, sizeof sp), rel, r->fusion, r->from);
     }
     tui_lines_add(out, TA_DIM, -1, "%s", t->prof_summary);
     free(rows);

@@ -19,7 +19,13 @@ M=tests/models/convnet/model.json
 ok "profile json exit 0" "[ $rc = 0 ]"
 ok "profile json lines carry the schema" "schema $T/p.jsonl npu-explore/profile/1"
 ok "one kernel line per kernel and a summary" "[ \$(grep -c '\"kind\":\"kernel\"' $T/p.jsonl) = 8 ] && grep -q '\"kind\":\"summary\".*\"kernels\":8' $T/p.jsonl"
-ok "every kernel compared ok" "! grep -q MISMATCH $T/p.jsonl && [ \$(grep -c '\"verdict\":\"ok\"' $T/p.jsonl) = 8 ]"
+ok "every kernel compared ok but the K-splits' partial passes (their output is the reduce's)" \
+    "! grep -q MISMATCH $T/p.jsonl && [ \$(grep -c '\"verdict\":\"ok\"' $T/p.jsonl) = 6 ] \
+     && [ \$(grep '\"verdict\":\"-\"' $T/p.jsonl | grep -c '\"kernel\":\"conv2d_part\"') = 2 ]"
+"$B" profile $M --backend cpu --iters 1 --break F2 > "$T/pbk.txt"
+ok "--break: the broken kernel's row is not judged, the corrupt kernel after it is the first MISMATCH" \
+    "[ \"\$(grep -E '^[0-9]+ ' $T/pbk.txt | grep -m1 MISMATCH | awk '{print \$2}')\" = corrupt ] \
+     && grep -E '^[0-9]+ +conv2d_red_b ' $T/pbk.txt | grep -qE ' -  +- *$'"
 "$B" profile $M --backend cpu --iters 2 --format csv > "$T/p.csv"
 ok "csv has a header and 8 rows" "head -1 $T/p.csv | grep -q '^index,kernel,' && [ \$(wc -l < $T/p.csv) = 9 ]"
 "$B" profile $M --backend cpu --iters 2 --save "$T/base.jsonl" > /dev/null

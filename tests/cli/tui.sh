@@ -95,8 +95,13 @@ tmux send-keys -t "$sess" p
 ok "tmux: p profiles (kernels table with verdicts)" "wait_for 'kernels, profiled' 60 && grep -q 'MISMATCH' $T/cap.txt"
 tmux send-keys -t "$sess" b
 ok "tmux: b bisects to the culprit" "wait_for 'bisect: culprit F2' 60"
+tmux send-keys -t "$sess" Escape
+sleep 0.5; cap
+ok "tmux: Esc does not quit" "! grep -q 'EXITED' $T/cap.txt"
 tmux send-keys -t "$sess" q
-ok "tmux: q quits with exit 0" "wait_for 'EXITED 0' 20"
+ok "tmux: q asks first (the profile and bisect would be lost)" "wait_for 'quit? the profile and bisect would be lost' 20"
+tmux send-keys -t "$sess" y
+ok "tmux: y quits with exit 0" "wait_for 'EXITED 0' 20"
 tmux kill-session -t "$sess" 2>/dev/null
 # Esc while a bisect runs (resnet18 takes seconds): the worker stops at its next step
 sess=npu-tui-cancel-$$
@@ -105,6 +110,12 @@ tmux new-session -d -s "$sess" -x 120 -y 40 \
 ok "tmux: resnet18 opens" "wait_for 'pass 10/10 lower' 60"
 tmux send-keys -t "$sess" b
 wait_for 'working: bisect' 20
+wait_for 'working: bisect: bisect step' 60
+ok "tmux: the busy line shows the bisect's step and elapsed time before it ends" \
+    "grep -qE 'working: bisect: bisect step [0-9]+, [0-9]+\.[0-9] s' $T/cap.txt"
+tmux resize-window -t "$sess" -x 100 -y 30 2>/dev/null
+ok "tmux: a resize during the job redraws at once (a message, the busy line)" \
+    "wait_for 'resized: the panes redraw when the work ends' 20 && grep -q 'working: bisect' $T/cap.txt"
 tmux send-keys -t "$sess" Escape
 ok "tmux: Esc cancels the running bisect" "wait_for 'bisect: cancelled' 60 && grep -q 'cancelled: bisect' $T/cap.txt"
 tmux send-keys -t "$sess" q
