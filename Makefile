@@ -102,9 +102,10 @@ $(BUILD)/tests/test_nomem: LDOPT += -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wr
 # large-size cases that the quick suite leaves out (NPU_TEST_LONG=1), in the binaries that have
 # them (LONG_TESTS); .ci/run runs it after `make test`.
 NPROC := $(shell nproc 2>/dev/null || echo 2)
-LONG_TESTS := test_vk_conv test_vk_attn test_vk_matmul cli/fuzz
+LONG_TESTS := test_vk_conv test_vk_attn test_vk_matmul test_vk_gen cli/fuzz
 test: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) MODE=asan tests-built
+	@$(MAKE) --no-print-directory -j$(NPROC) MODE=debug all # tests/cli/valgrind.sh runs it
 	@$(MAKE) --no-print-directory MODE=asan check
 
 tests-built: $(BIN) $(TEST_BINS)

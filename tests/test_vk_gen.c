@@ -328,18 +328,20 @@ static void test_fixtures_on_off(void **state)
         const char *path, *dtype;
         double tol;
         bool gen; /* has generated kernels */
+        bool lng; /* only under `make test-long`: resnet18's 224x224 runs take most of the time */
     } fx[] = {
-        {"tests/models/mlp/model.json", "fp16", VC_TOL_F16, false},
-        {"tests/models/convnet/model.json", "fp16", VC_TOL_F16, false},
-        {"tests/models/resnet18/model.json", "fp16", 2e-2, false},
-        {"tests/models/qwen2_tiny/prefill.json", "bf16", 3e-2, true},
-        {"tests/models/qwen2_tiny/decode.json", "bf16", 3e-2, true},
-        {"tests/models/qwen2_tiny/decode.json", "fp32", VC_TOL_F32, true},
-        {"tests/models/gpt_block/model.json", "fp16", VC_TOL_F16, true},
+        {"tests/models/mlp/model.json", "fp16", VC_TOL_F16, false, false},
+        {"tests/models/convnet/model.json", "fp16", VC_TOL_F16, false, false},
+        {"tests/models/resnet18/model.json", "fp16", 2e-2, false, true},
+        {"tests/models/qwen2_tiny/prefill.json", "bf16", 3e-2, true, false},
+        {"tests/models/qwen2_tiny/decode.json", "bf16", 3e-2, true, false},
+        {"tests/models/qwen2_tiny/decode.json", "fp32", VC_TOL_F32, true, false},
+        {"tests/models/gpt_block/model.json", "fp16", VC_TOL_F16, true, false},
         /* no group left: conv_hardswish/conv_hardsigmoid take its activations */
-        {"tests/models/mobilenet_block/model.json", "bf16", VC_TOL_BF16, false},
+        {"tests/models/mobilenet_block/model.json", "bf16", VC_TOL_BF16, false, false},
     };
     for (size_t i = 0; i < sizeof fx / sizeof fx[0]; i++) {
+        if (!tu_here(fx[i].lng)) continue;
         char *json = read_file(fx[i].path);
         if (!json) fail_msg("cannot read %s", fx[i].path);
         double on = vc_check_json(json, fx[i].dtype, fx[i].tol, fx[i].gen ? "gen" : NULL);
@@ -361,5 +363,6 @@ int main(void)
         cmocka_unit_test(test_views),            cmocka_unit_test(test_sources_and_mask),
         cmocka_unit_test(test_groups_off),       cmocka_unit_test(test_fixtures_on_off),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    const struct CMUnitTest long_tests[] = {cmocka_unit_test(test_fixtures_on_off)};
+    return TU_RUN(tests, long_tests);
 }
