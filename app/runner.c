@@ -1,5 +1,6 @@
 #include "runner.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,12 +127,54 @@ static void target_of(const Options *o, const Binding *b, Backend *be, RunTarget
     t->cpu_device = be && !cpu && vk_backend_cpu_device(be);
 }
 
+/* One Vulkan device per process and device index, opened at the first runner that needs it and
+ * kept to the process's end: every runner's backend shares it (vk_backend_create_shared), so a
+ * profile's runs, a bisect's steps and a session's plan after each toggle neither create the
+ * device again nor compile a pipeline that device already has (runtime/vk_pipe.c pools them). */
+enum { MAX_DEVICES = 8 };
+static struct {
+    int device;
+    Backend *be;
+} devices[MAX_DEVICES];
+static int ndevices;
+static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void close_devices(void)
+{
+    for (int i = 0; i < ndevices; i++) devices[i].be->ops->destroy(devices[i].be);
+    ndevices = 0;
+}
+
+static Status device_of(const Options *o, Backend **out, DiagList *d)
+{
+    Status st = ST_OK;
+    pthread_mutex_lock(&devices_lock);
+    *out = NULL;
+    for (int i = 0; i < ndevices && !*out; i++)
+        if (devices[i].device == o->device) *out = devices[i].be;
+    if (!*out) {
+        VkBackendOptions vo = vk_backend_options_default();
+        vo.device = o->device;
+        if (ndevices == MAX_DEVICES)
+            st = diag_error(d, NULL, NULL, NULL, "more than %d Vulkan devices in one process",
+                            MAX_DEVICES);
+        else
+            st = vk_backend_create(&vo, out, d);
+        if (st == ST_OK) {
+            if (ndevices == 0) atexit(close_devices);
+            devices[ndevices].device = o->device;
+            devices[ndevices++].be = *out;
+        }
+    }
+    pthread_mutex_unlock(&devices_lock);
+    return st;
+}
+
 static Status vk_open(const Options *o, Backend *with, Backend **be, DiagList *d)
 {
-    if (with) return vk_backend_create_shared(with, be, d);
-    VkBackendOptions vo = vk_backend_options_default();
-    vo.device = o->device;
-    return vk_backend_create(&vo, be, d);
+    Status st = with ? ST_OK : device_of(o, &with, d);
+    if (st != ST_OK) return st;
+    return vk_backend_create_shared(with, be, d);
 }
 
 Status runner_target(const Options *o, const Binding *b, RunTarget *t, DiagList *d)
@@ -173,6 +216,7 @@ Status runner_open_plan(Runner *r, const Options *o, Model *m, const Pipeline *p
     r->pipe = *pipe;
     r->borrowed = true;
     Status st = strcmp(o->backend, "cpu") == 0 ? ST_OK : vk_open(o, NULL, &r->be, d);
+    if (st == ST_OK && r->be) r->verr0 = vk_backend_validation_errors(r->be);
     if (st == ST_OK) st = open_exec(r, o, m, d);
     return st;
 }
@@ -210,6 +254,7 @@ Status runner_open_edit(Runner *r, const Options *o, Model *m, bool no_reuse, Ba
     /* the device comes first: --tier auto is its best tier, and a CPU device (lavapipe) gets
      * the direct conv */
     Status st = strcmp(o->backend, "cpu") == 0 ? ST_OK : vk_open(o, with, &r->be, d);
+    if (st == ST_OK && r->be) r->verr0 = vk_backend_validation_errors(r->be);
     RunTarget t;
     target_of(o, &m->b, r->be, &t);
     if (st == ST_OK) st = compile_edit(o, m, &t, no_reuse, edit, ctx, &r->pipe, d);
@@ -219,7 +264,8 @@ Status runner_open_edit(Runner *r, const Options *o, Model *m, bool no_reuse, Ba
 
 Status runner_check_validation(Runner *r, DiagList *d)
 {
-    int n = r->be ? vk_backend_validation_errors(r->be) : 0;
+    /* the device is shared: only the errors since this runner opened are its own */
+    int n = r->be ? vk_backend_validation_errors(r->be) - r->verr0 : 0;
     if (n == 0) return ST_OK;
     return diag_add(d, DIAG_ERROR, ST_INTERNAL, r->pipe.plan ? r->pipe.plan->source : NULL, NULL,
                     NULL, "%d Vulkan validation error%s; the first: %s", n, n == 1 ? "" : "s",

@@ -16,6 +16,7 @@ typedef struct Runner {
     Exec x;
     char dtype[8]; /* "fp16", "bf16", "fp32" */
     bool borrowed; /* pipe is the caller's (runner_open_plan): not freed by runner_close */
+    int verr0;     /* the shared device's validation errors when this runner opened */
 } Runner;
 
 /* What a plan is compiled for when it runs on the options' backend: the compute dtype (fp32 on
