@@ -79,7 +79,7 @@ if [ $# -gt 0 ]; then
     done <"$list" >"$list.sel"
     mv "$list.sel" "$list"
 fi
-times="$build/test-times"
+times="$build/test-times${NPU_TEST_LONG:+-long}"
 order() {
     while read -r kind path; do
         n=$(basename "$path" .sh); [ "$kind" = cli ] && n=cli/$n
@@ -107,9 +107,11 @@ for r in "$logdir"/*.result; do
         else grep -E 'FAIL|ERROR|error|Sanitizer|runtime error|Assert|assert' "$log" | head -40; fi
     fi
 done
-mv "$times.new" "$times"
 echo "slowest (of $(( $(date +%s) - start ))s wall, $jobs at a time):"
-sort -k2,2nr "$times" | head -8 | awk '{ printf "  %-26s %6.1fs\n", $1, $2 }'
+sort -k2,2nr "$times.new" | head -8 | awk '{ printf "  %-26s %6.1fs\n", $1, $2 }'
+# this run's times replace those of the same tests; the others' stay for the next ordering
+[ -f "$times" ] && awk 'NR == FNR { seen[$1] = 1; next } !($1 in seen)' "$times.new" "$times" >>"$times.new"
+mv "$times.new" "$times"
 [ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]} (logs in $logdir)"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
