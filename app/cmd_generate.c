@@ -26,6 +26,7 @@
 #include "../runtime/safetensors.h"
 #include "commands.h"
 #include "runner.h"
+#include "../common/clock.h"
 
 #define GEN_MAX_STATE 128
 #define GEN_MAX_TOKENS 4096
@@ -58,13 +59,6 @@ typedef struct Gen {
     int step_pos[GEN_MAX_TOKENS];
     int nsteps;
 } Gen;
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static Status read_config(Gen *g, DiagList *d)
 {
@@ -354,7 +348,7 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
             st = diag_error(d, g->dir, NULL, "input_ids", "token id %lld is outside the vocabulary (%d)",
                             (long long)prompt[i], g->vocab);
 
-    double t0 = now_ms(), ttft = 0, tdec = 0;
+    double t0 = (clock_us() * 1e-3), ttft = 0, tdec = 0;
     int64_t next = -1;
     int pos = 0, ndec = 0;
     double prefill_rel = -1;
@@ -376,26 +370,26 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
     }
     /* the rest of the prompt through decode steps */
     for (; st == ST_OK && pos < np; pos++) {
-        double s0 = now_ms();
+        double s0 = (clock_us() * 1e-3);
         st = set_step(g, &g->rd, &g->sd, &prompt[pos], 1, pos);
         if (st == ST_OK) st = run_step(&g->rd, &g->sd, &next, NULL, d);
         if (st == ST_OK && g->host_carry) st = carry_through_host(g, &g->rd, d);
-        note_step(g, pos, now_ms() - s0);
+        note_step(g, pos, (clock_us() * 1e-3) - s0);
     }
-    ttft = now_ms() - t0;
+    ttft = (clock_us() * 1e-3) - t0;
     if (st == ST_OK) g->tokens[g->ntok++] = next;
-    double td0 = now_ms();
+    double td0 = (clock_us() * 1e-3);
     while (st == ST_OK && g->ntok < max_new && g->ntok < GEN_MAX_TOKENS) {
-        double s0 = now_ms();
+        double s0 = (clock_us() * 1e-3);
         st = set_step(g, &g->rd, &g->sd, &next, 1, pos);
         if (st == ST_OK) st = run_step(&g->rd, &g->sd, &next, NULL, d);
         if (st == ST_OK && g->host_carry) st = carry_through_host(g, &g->rd, d);
-        note_step(g, pos, now_ms() - s0);
+        note_step(g, pos, (clock_us() * 1e-3) - s0);
         if (st == ST_OK) g->tokens[g->ntok++] = next;
         pos++;
         ndec++;
     }
-    tdec = now_ms() - td0;
+    tdec = (clock_us() * 1e-3) - td0;
 
     /* warm prefill runs for benchmarks: the same prompt again (the caches' first prefill_len rows
      * are rewritten with the same values); the step alone, without reading the logits back,

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include "runner.h"
+#include "../common/clock.h"
 
 static char *dupstr(const char *s)
 {
@@ -59,18 +60,11 @@ bool session_bisect_stale(const Session *s)
     return s->bisect.have && s->bisect.gen != s->gen;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 void session_progress(void *sp, const char *stage, int k, int n)
 {
     Session *s = sp;
     pthread_mutex_lock(&s->prog_mu);
-    if (!s->prog_stage[0]) s->prog_t0 = now_s();
+    if (!s->prog_stage[0]) s->prog_t0 = (clock_us() * 1e-6);
     snprintf(s->prog_stage, sizeof s->prog_stage, "%s", stage ? stage : "");
     s->prog_k = k;
     s->prog_n = n;
@@ -83,11 +77,11 @@ void session_progress_text(Session *s, char *buf, size_t n)
     pthread_mutex_lock(&s->prog_mu);
     if (!s->prog_stage[0]) buf[0] = 0;
     else if (s->prog_n > 0)
-        snprintf(buf, n, "%s %d/%d, %.1f s", s->prog_stage, s->prog_k, s->prog_n, now_s() - s->prog_t0);
+        snprintf(buf, n, "%s %d/%d, %.1f s", s->prog_stage, s->prog_k, s->prog_n, (clock_us() * 1e-6) - s->prog_t0);
     else if (s->prog_k > 0)
-        snprintf(buf, n, "%s %d, %.1f s", s->prog_stage, s->prog_k, now_s() - s->prog_t0);
+        snprintf(buf, n, "%s %d, %.1f s", s->prog_stage, s->prog_k, (clock_us() * 1e-6) - s->prog_t0);
     else
-        snprintf(buf, n, "%s, %.1f s", s->prog_stage, now_s() - s->prog_t0);
+        snprintf(buf, n, "%s, %.1f s", s->prog_stage, (clock_us() * 1e-6) - s->prog_t0);
     pthread_mutex_unlock(&s->prog_mu);
 }
 

@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "cpu_ref.h"
+#include "../common/clock.h"
 
 typedef struct CpuBackend {
     Backend base;
@@ -20,13 +21,6 @@ typedef struct CpuBackend {
     double *kus;
     bool timed;
 } CpuBackend;
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
 
 static bool cb_supports(Backend *b, const Plan *p, const PlanKernel *k, const char **why)
 {
@@ -120,7 +114,7 @@ static Status cb_run(Backend *base, int first, int n, bool timed, DiagList *d)
     Status st = ST_OK;
     for (int k = first; k < first + n && st == ST_OK; k++) {
         const PlanKernel *kn = &b->p->kernels[k];
-        double t0 = now_us();
+        double t0 = clock_us();
         if (strcmp(kn->shader, "corrupt") == 0) {
             int gt = b->gt[kn->args[kn->nargs - 1]];
             HTensor *y = gt >= 0 ? &b->vals[gt] : NULL;
@@ -143,7 +137,7 @@ static Status cb_run(Backend *base, int first, int n, bool timed, DiagList *d)
                     if (b->g->tensors[t].alias_of == out) htensor_free(&b->vals[t]);
             }
         }
-        b->kus[k] = now_us() - t0;
+        b->kus[k] = clock_us() - t0;
     }
     if (timed) b->timed = true;
     return st;

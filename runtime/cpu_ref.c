@@ -6,13 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include "cpu_kernels.h"
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
+#include "../common/clock.h"
 
 Status ref_run_node(const Graph *g, int node, const HTensor *const *in, HTensor *out,
                     DiagList *d)
@@ -83,7 +77,7 @@ Status ref_run(const Graph *g, const HTensor *bound, const RefOptions *opt, RefR
         if (!g->nodes[i].dead && g->nodes[i].op == OP_ARGMAX && g->nodes[i].nin > 0)
             remaining[g->nodes[i].in[0]] = INT32_MAX / 2;
     Status st = ST_OK;
-    double t0 = now_us();
+    double t0 = clock_us();
     for (int i = o.first_node; i < last && st == ST_OK; i++) {
         const Node *n = &g->nodes[i];
         if (n->dead) continue;
@@ -98,9 +92,9 @@ Status ref_run(const Graph *g, const HTensor *bound, const RefOptions *opt, RefR
             }
         }
         if (st != ST_OK) break;
-        double a = now_us();
+        double a = clock_us();
         st = ref_run_node(g, i, in, out, d);
-        r->node_us[i] = now_us() - a;
+        r->node_us[i] = clock_us() - a;
         if (st != ST_OK) break;
         for (int k = 0; k < n->nout; k++) {
             htensor_free(&r->vals[n->out[k]]);
@@ -117,7 +111,7 @@ Status ref_run(const Graph *g, const HTensor *bound, const RefOptions *opt, RefR
             }
         }
     }
-    r->total_us = now_us() - t0;
+    r->total_us = clock_us() - t0;
     free(remaining);
     if (st != ST_OK) ref_free(r);
     return st;

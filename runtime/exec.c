@@ -6,13 +6,7 @@
 
 #include "cpu_ref.h"
 #include "hostxf.h"
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
+#include "../common/clock.h"
 
 Status exec_open(Exec *x, const Plan *p, const Graph *g, const Binding *b, Backend *be,
                  DiagList *d)
@@ -117,9 +111,9 @@ static Status run_cpu_kernel(Exec *x, int k, DiagList *d)
     HTensor res[64];
     memset(res, 0, sizeof res);
     if (n->nout > 64) return diag_error(d, p->source, n->name, NULL, "too many outputs");
-    double t0 = now_us();
+    double t0 = clock_us();
     if (st == ST_OK) st = ref_run_node(x->g, x->node[k], in, res, d);
-    x->cpu_us[k] = now_us() - t0;
+    x->cpu_us[k] = clock_us() - t0;
     for (int i = 0; i < n->nin; i++) htensor_free(&tmp[i]);
     if (st != ST_OK) return st;
     /* the kernel binds the node's outputs in order (a split binds every chunk) */
@@ -153,35 +147,35 @@ static Status run_transfer(Exec *x, int pi, int j, DiagList *d)
 Status exec_run(Exec *x, bool timed, DiagList *d)
 {
     const Plan *p = x->p;
-    double t0 = now_us();
+    double t0 = clock_us();
     Status st = ST_OK;
     for (int i = 0; i < p->ninputs && st == ST_OK && !x->keep_inputs; i++) {
         int t = p->inputs[i];
         if (t >= 0 && x->vals[t]) st = x->be->ops->set_input(x->be, t, x->vals[t], d);
     }
-    x->upload_us = now_us() - t0;
+    x->upload_us = clock_us() - t0;
     x->submit_us = 0;
     for (int t = 0; t < p->ntensors; t++) htensor_free(&x->host[t]);
     double gpu = 0;
     for (int pi = 0, xi = 0; pi < p->nparts && st == ST_OK; pi++) {
         const PlanPart *pp = &p->parts[pi];
         for (int j = 0; j < pp->nin && st == ST_OK; j++, xi++) {
-            double t1 = now_us();
+            double t1 = clock_us();
             st = run_transfer(x, pi, j, d);
-            x->xfer_us[xi] = now_us() - t1;
+            x->xfer_us[xi] = clock_us() - t1;
         }
         if (st != ST_OK) break;
         if (pp->target == KT_NPU) {
-            double s0 = now_us();
+            double s0 = clock_us();
             st = x->be->ops->run(x->be, pp->first_kernel, pp->nkernels, timed, d);
-            x->submit_us += now_us() - s0;
+            x->submit_us += clock_us() - s0;
             double g = x->be->ops->run_gpu_us ? x->be->ops->run_gpu_us(x->be) : -1;
             gpu = g < 0 || gpu < 0 ? -1 : gpu + g;
         } else
             for (int k = pp->first_kernel; k < pp->first_kernel + pp->nkernels && st == ST_OK; k++)
                 st = run_cpu_kernel(x, k, d);
     }
-    x->wall_us = now_us() - t0;
+    x->wall_us = clock_us() - t0;
     x->gpu_us = gpu;
     return st;
 }

@@ -29,6 +29,7 @@
 #include "common/half.h"
 #include "runtime/vk_core.h"
 #include "runtime/vk_shaders.h"
+#include "common/clock.h"
 
 #define WG 64
 
@@ -584,13 +585,6 @@ static void test_pipeline_cache(void **state)
     if (def) assert_non_null(strstr(def, "npu-explore/pipelines.bin"));
 }
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -611,9 +605,9 @@ static void test_measure(void **state)
     enum { RUNS = 41 };
     double t[RUNS];
     for (int i = 0; i < RUNS; i++) {
-        double t0 = now_us();
+        double t0 = clock_us();
         check_ok(vk_cmd_run(c, &d), &d);
-        t[i] = now_us() - t0;
+        t[i] = clock_us() - t0;
     }
     qsort(t, RUNS, sizeof t[0], cmp_double);
     printf("empty command buffer submit+wait: median %.1f us (min %.1f)\n", t[RUNS / 2], t[0]);
@@ -628,19 +622,19 @@ static void test_measure(void **state)
     for (int barrier = 0; barrier < 2; barrier++) {
         check_ok(vk_cmd_begin(c, &d), &d);
         check_ok(vk_cmd_timestamp(c, NULL, &d), &d);
-        double r0 = now_us();
+        double r0 = clock_us();
         for (int i = 0; i < N; i++) {
             check_ok(vk_cmd_dispatch(c, p, &bb, 1, &pc, sizeof pc, 1, 1, 1, &d), &d);
             if (barrier) check_ok(vk_cmd_barrier(c, &d), &d);
         }
-        double rec = (now_us() - r0) / N;
+        double rec = (clock_us() - r0) / N;
         check_ok(vk_cmd_timestamp(c, NULL, &d), &d);
         check_ok(vk_cmd_end(c, &d), &d);
         double best = 1e30, wall = 1e30;
         for (int r = 0; r < 5; r++) {
-            double w0 = now_us();
+            double w0 = clock_us();
             check_ok(vk_cmd_run(c, &d), &d);
-            double w = now_us() - w0;
+            double w = clock_us() - w0;
             uint64_t ts[2];
             check_ok(vk_cmd_timestamps_ns(c, ts, 2, &d), &d);
             double g = (double)(ts[1] - ts[0]) / 1e3 / N;

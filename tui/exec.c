@@ -16,6 +16,7 @@
 #include <time.h>
 #include "../app/report.h"
 #include "internal.h"
+#include "../common/clock.h"
 
 typedef struct Job {
     Session *s;
@@ -105,8 +106,7 @@ Status tui_exec(Tui *t, const char *line, bool json, char **out)
         }
     }
     pthread_t th;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = clock_us();
     if (job) session_progress(&t->s, "started", 0, 0); /* the busy line's elapsed time */
     if (t->headless || !job || pthread_create(&th, NULL, worker, &j) != 0) {
         worker(&j);
@@ -134,11 +134,10 @@ Status tui_exec(Tui *t, const char *line, bool json, char **out)
         pthread_join(th, NULL);
     }
     if (job) session_progress(&t->s, NULL, 0, 0);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (clock_us() - t0) * 1e-3;
     fclose(mem);
     t->s.out = old;
     t->s.json = oldj;
-    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     if (t->stable) tui_logf(t, TA_BOLD, "> %s", line);
     else tui_logf(t, TA_BOLD, "> %s   (%.0f ms)", line, ms);
     /* navigation output repeats the passes pane: only the command is logged */
