@@ -147,7 +147,8 @@ bool sh_inplace(const Node *n)
     const char *a = n->aten;
     if (!a || strncmp(a, "aten.", 5) != 0) return false;
     const char *dot = strchr(a + 5, '.');
-    return dot && dot > a + 5 && dot[-1] == '_';
+    /* aten.__and__.Tensor is a & b, not in place (that is __iand__) */
+    return dot && dot > a + 5 && dot[-1] == '_' && strncmp(a + 5, "__", 2) != 0;
 }
 
 int shape_op_nout(OpId op)
@@ -288,6 +289,33 @@ static Status dispatch(ShapeCtx *c)
     case OP_ZEROS:
     case OP_ONES:
         return shape_filled(c);
+    case OP_LEAKY_RELU:
+        return shape_same(c);
+    case OP_FILL_LIKE:
+        return shape_fill_like(c);
+    case OP_DIFF:
+        return shape_diff(c);
+    case OP_INDEX:
+        return shape_index(c);
+    case OP_GATHER:
+        return shape_gather(c);
+    case OP_CONV1D:
+        return shape_conv1d(c);
+    case OP_CONV_TRANSPOSE2D:
+        return shape_conv_transpose2d(c);
+    case OP_GROUP_NORM:
+        return shape_group_norm(c);
+    case OP_UPSAMPLE_BILINEAR2D:
+    case OP_UPSAMPLE_NEAREST2D:
+        return shape_upsample2d(c);
+    case OP_PAD:
+        return shape_pad(c);
+    case OP_EINSUM:
+        return shape_einsum(c);
+    case OP_VECTOR_NORM:
+        return shape_reduce(c);
+    case OP_SDPA:
+        return shape_sdpa(c);
     case OP_COUNT:
     case OP_INVALID:
         break;
@@ -390,7 +418,9 @@ static DType dtype_attr(const Node *n)
 
 static bool is_bitwise(const Node *n)
 {
-    return n->aten && strncmp(n->aten, "aten.bitwise_", 13) == 0;
+    /* a & b is bitwise_and: logical on bools, bitwise on integers, refused on floats */
+    return n->aten && (strncmp(n->aten, "aten.bitwise_", 13) == 0 ||
+                       strncmp(n->aten, "aten.__", 7) == 0);
 }
 
 static Cls in_cls(const Graph *g, const Node *n, int i)
@@ -492,6 +522,23 @@ static OutType out_type(const Graph *g, const Node *n)
     case OP_ZEROS:
     case OP_ONES:
         return dt != DT_INVALID ? exact(dt) : of_cls(CL_FLOAT);
+    case OP_FILL_LIKE:
+        return dt != DT_INVALID ? exact(dt) : exact(node_input(g, n, 0)->dtype);
+    case OP_DIFF:
+    case OP_INDEX:
+    case OP_GATHER:
+    case OP_PAD:
+    case OP_LEAKY_RELU:
+    case OP_CONV1D:
+    case OP_CONV_TRANSPOSE2D:
+    case OP_GROUP_NORM:
+    case OP_UPSAMPLE_BILINEAR2D:
+    case OP_UPSAMPLE_NEAREST2D:
+    case OP_EINSUM:
+    case OP_SDPA:
+        return of_cls(c0);
+    case OP_VECTOR_NORM:
+        return dt != DT_INVALID ? exact(dt) : of_cls(CL_FLOAT);
     case OP_IDENTITY:
     case OP_DEPAD:
     case OP_PACK:
@@ -553,11 +600,12 @@ static int check_input_dtypes(const Graph *g, const Node *n, DiagList *d)
     int errs = 0;
     char lb[48];
     const char *op = op_label(n, lb, sizeof lb);
-    int index_in = n->op == OP_EMBEDDING || n->op == OP_INDEX_COPY ? 1 : -1;
+    int index_in = n->op == OP_EMBEDDING || n->op == OP_INDEX_COPY || n->op == OP_GATHER ? 1 : -1;
     if (!op_has(n->op, OPF_INT_OK) && !op_has(n->op, OPF_NOOP)) {
         for (int i = 0; i < n->nin; i++) {
             const GTensor *t = node_input(g, n, i);
             if (i == index_in || cls_of(t->dtype) == CL_FLOAT) continue;
+            if (n->op == OP_SDPA && i == 3 && t->dtype == DT_BOOL) continue; /* attn_mask */
             diag_error(d, g->path, n->name, t->name,
                        "%s takes floating-point tensors, input %d is %s", op, i,
                        dtype_name(t->dtype));

@@ -67,5 +67,17 @@ Status shape_expand(ShapeCtx *c);
 Status shape_index_copy(ShapeCtx *c);
 Status shape_arange(ShapeCtx *c);
 Status shape_filled(ShapeCtx *c);
+/* shape_more.c */
+Status shape_fill_like(ShapeCtx *c);
+Status shape_diff(ShapeCtx *c);
+Status shape_index(ShapeCtx *c);
+Status shape_gather(ShapeCtx *c);
+Status shape_conv1d(ShapeCtx *c);
+Status shape_conv_transpose2d(ShapeCtx *c);
+Status shape_group_norm(ShapeCtx *c);
+Status shape_upsample2d(ShapeCtx *c);
+Status shape_pad(ShapeCtx *c);
+Status shape_einsum(ShapeCtx *c);
+Status shape_sdpa(ShapeCtx *c);
 
 #endif

@@ -150,7 +150,10 @@ bool npu_supports(Graph *g, const Node *n, const char **why)
     case OP_GT: case OP_GE: case OP_LOGICAL_NOT: case OP_LOGICAL_AND: case OP_LOGICAL_OR:
     case OP_CUMSUM: case OP_SLICE: case OP_SELECT: case OP_SPLIT: case OP_VIEW: case OP_FLATTEN:
     case OP_UNSQUEEZE: case OP_SQUEEZE: case OP_PERMUTE: case OP_TRANSPOSE: case OP_EXPAND:
-    case OP_ARANGE: case OP_FULL: case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK:
+    case OP_ARANGE: case OP_FULL: case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK: case OP_LEAKY_RELU: case OP_FILL_LIKE: case OP_DIFF: case OP_INDEX: case OP_GATHER:
+    case OP_CONV1D: case OP_CONV_TRANSPOSE2D: case OP_GROUP_NORM: case OP_UPSAMPLE_BILINEAR2D:
+    case OP_UPSAMPLE_NEAREST2D: case OP_PAD: case OP_EINSUM: case OP_VECTOR_NORM: case OP_SDPA:
+   
         return true;
     case OP_COUNT:
     case OP_INVALID: break;

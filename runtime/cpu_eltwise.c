@@ -229,7 +229,7 @@ static inline double clampf(double x, double lo, double hi)
 /* clang-format off */
 typedef enum Un {
     U_RELU, U_RELU6, U_HARDTANH, U_HARDSWISH, U_HARDSIGMOID, U_SIGMOID, U_TANH, U_GELU, U_SILU,
-    U_NEG, U_EXP, U_LOG, U_ABS, U_SQRT, U_RSQRT, U_COS, U_SIN, U_CLAMP, U_NOT, U_CAST, U_NONE
+    U_NEG, U_EXP, U_LOG, U_ABS, U_SQRT, U_RSQRT, U_COS, U_SIN, U_CLAMP, U_NOT, U_CAST, U_LEAKY, U_NONE
 } Un;
 
 static Un un_of(OpId op)
@@ -255,6 +255,7 @@ static Un un_of(OpId op)
     case OP_CLAMP: return U_CLAMP;
     case OP_LOGICAL_NOT: return U_NOT;
     case OP_TO_DTYPE: return U_CAST;
+    case OP_LEAKY_RELU: return U_LEAKY;
     case OP_ASSERT_META: case OP_IDENTITY: case OP_DROPOUT: case OP_GETITEM: case OP_CONV2D:
     case OP_BATCH_NORM: case OP_LAYER_NORM: case OP_LINEAR: case OP_ADDMM: case OP_MATMUL:
     case OP_BMM: case OP_MM: case OP_T: case OP_POW: case OP_ADD: case OP_SUB: case OP_RSUB:
@@ -264,7 +265,10 @@ static Un un_of(OpId op)
     case OP_MAX_POOL2D: case OP_AVG_POOL2D: case OP_ADAPTIVE_AVG_POOL2D: case OP_EMBEDDING:
     case OP_CAT: case OP_SLICE: case OP_SELECT: case OP_SPLIT: case OP_VIEW: case OP_FLATTEN: case OP_UNSQUEEZE:
     case OP_SQUEEZE: case OP_PERMUTE: case OP_TRANSPOSE: case OP_EXPAND: case OP_INDEX_COPY:
-    case OP_ARANGE: case OP_FULL: case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK: case OP_COUNT: case OP_INVALID:
+    case OP_ARANGE: case OP_FULL: case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK: case OP_FILL_LIKE: case OP_DIFF: case OP_INDEX: case OP_GATHER:
+    case OP_CONV1D: case OP_CONV_TRANSPOSE2D: case OP_GROUP_NORM: case OP_UPSAMPLE_BILINEAR2D:
+    case OP_UPSAMPLE_NEAREST2D: case OP_PAD: case OP_EINSUM: case OP_VECTOR_NORM: case OP_SDPA:
+    case OP_COUNT: case OP_INVALID:
         break;
     }
     return U_NONE;
@@ -275,6 +279,7 @@ static Status unary_float(const CpuCall *c, Un u, const HTensor *x, HTensor *y)
 {
     double lo = -INFINITY, hi = INFINITY;
     bool tanh_gelu = false;
+    double slope = f32r(attr_float(c->node, "negative_slope", 0.01)); /* leaky_relu */
     if (u == U_HARDTANH) {
         lo = f32r(attr_float(c->node, "min_val", -1.0));
         hi = f32r(attr_float(c->node, "max_val", 1.0));
@@ -347,6 +352,9 @@ static Status unary_float(const CpuCall *c, Un u, const HTensor *x, HTensor *y)
             break;
         case U_NOT:
             r = v == 0;
+            break;
+        case U_LEAKY:
+            r = v > 0 ? v : v * slope;
             break;
         case U_CAST:
         case U_NONE:
@@ -489,7 +497,10 @@ static Bn bn_of(OpId op)
     case OP_ADAPTIVE_AVG_POOL2D: case OP_EMBEDDING: case OP_CAT: case OP_SLICE: case OP_SELECT: case OP_SPLIT:
     case OP_VIEW: case OP_FLATTEN: case OP_UNSQUEEZE: case OP_SQUEEZE: case OP_PERMUTE:
     case OP_TRANSPOSE: case OP_EXPAND: case OP_INDEX_COPY: case OP_ARANGE: case OP_FULL:
-    case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK: case OP_COUNT: case OP_INVALID:
+    case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK: case OP_LEAKY_RELU: case OP_FILL_LIKE: case OP_DIFF: case OP_INDEX: case OP_GATHER:
+    case OP_CONV1D: case OP_CONV_TRANSPOSE2D: case OP_GROUP_NORM: case OP_UPSAMPLE_BILINEAR2D:
+    case OP_UPSAMPLE_NEAREST2D: case OP_PAD: case OP_EINSUM: case OP_VECTOR_NORM: case OP_SDPA:
+    case OP_COUNT: case OP_INVALID:
         break;
     }
     return B_NONE;

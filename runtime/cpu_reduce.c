@@ -103,13 +103,29 @@ static Status reduce_dims(const CpuCall *c, const HTensor *x, bool red[NPU_MAX_R
     return ST_OK;
 }
 
+/* vector_norm's running value of |x| values: max, min, count of non-zeros or sum of |x|^p. */
+static double norm_acc(double acc, double a, double p)
+{
+    if (a != a) return a + acc; /* NaN propagates */
+    if (p == INFINITY) return a > acc ? a : acc;
+    if (p == -INFINITY) return a < acc ? a : acc;
+    if (p == 0) return acc + (a != 0);
+    return acc + (p == 1 ? a : p == 2 ? a * a : pow(a, p));
+}
+
+static double norm_end(double acc, double p)
+{
+    if (p == INFINITY || p == -INFINITY || p == 0 || p == 1) return acc;
+    return p == 2 ? sqrt(acc) : pow(acc, 1.0 / p);
+}
+
 Status cpu_reduce(const CpuCall *c)
 {
     const Node *n = c->node;
     const HTensor *x = c->in[0];
     HTensor *y = c->out[0];
     OpId op = n->op;
-    if (op != OP_MEAN && op != OP_SUM && op != OP_AMAX)
+    if (op != OP_MEAN && op != OP_SUM && op != OP_AMAX && op != OP_VECTOR_NORM)
         return diag_add(c->diag, DIAG_ERROR, ST_INTERNAL, c->file, n->name, NULL,
                         "cpu_reduce called for op %s", op_short_name(op));
     bool red[NPU_MAX_RANK];
@@ -131,7 +147,9 @@ Status cpu_reduce(const CpuCall *c)
                           (long long)onumel, (long long)y->numel);
     if (op == OP_AMAX && count == 0 && y->numel > 0)
         return diag_error(c->diag, c->file, n->name, NULL, "amax over an empty dimension");
-    bool ints = !dtype_is_float(y->dtype) && !dtype_is_float(x->dtype) && op != OP_MEAN;
+    bool norm = op == OP_VECTOR_NORM;
+    double p = norm ? attr_float(n, "ord", 2.0) : 1.0; /* linalg_vector_norm's ord */
+    bool ints = !dtype_is_float(y->dtype) && !dtype_is_float(x->dtype) && op != OP_MEAN && !norm;
     double *accf = NULL;
     int64_t *acci = NULL;
     if (ints)
@@ -141,7 +159,7 @@ Status cpu_reduce(const CpuCall *c)
     if (!accf && !acci) return ST_NOMEM;
     for (int64_t i = 0; i < onumel; i++) {
         if (ints) acci[i] = op == OP_AMAX ? INT64_MIN : 0;
-        if (!ints) accf[i] = op == OP_AMAX ? -INFINITY : 0;
+        if (!ints) accf[i] = op == OP_AMAX ? -INFINITY : norm && p == -INFINITY ? INFINITY : 0;
     }
     int64_t idx[NPU_MAX_RANK] = {0}, off = 0;
     for (int64_t i = 0; i < x->numel; i++) {
@@ -153,7 +171,9 @@ Status cpu_reduce(const CpuCall *c)
                 acci[off] = wadd(acci[off], v);
         } else {
             double v = ldf(x, i);
-            if (op != OP_AMAX)
+            if (norm)
+                accf[off] = norm_acc(accf[off], fabs(v), p);
+            else if (op != OP_AMAX)
                 accf[off] += v;
             else if (v > accf[off] || (v != v && accf[off] == accf[off]))
                 accf[off] = v; /* NaN propagates, as torch.amax does */
@@ -169,7 +189,9 @@ Status cpu_reduce(const CpuCall *c)
         if (ints)
             sti(y, i, acci[i]);
         else
-            stf(y, i, op == OP_MEAN ? accf[i] / (double)count : accf[i]);
+            stf(y, i, op == OP_MEAN ? accf[i] / (double)count
+                      : norm       ? norm_end(accf[i], p)
+                                   : accf[i]);
     }
     free(accf);
     free(acci);
