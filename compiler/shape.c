@@ -179,10 +179,18 @@ static Status dispatch(ShapeCtx *c)
     switch (c->n->op) {
     case OP_ASSERT_META:
         return shape_assert_meta(c);
+    case OP_DROPOUT:
+        /* training-mode dropout zeroes random elements: running it as the identity would give
+         * a different answer, so it is refused as training-mode batch_norm is */
+        if ((attr_bool(c->n, "train", false) || attr_bool(c->n, "training", false)) &&
+            attr_float(c->n, "p", 0.5) > 0)
+            return sh_err(c, NULL, "training-mode dropout (p=%g) is random and is not supported: "
+                          "export the model in eval mode (model.eval())",
+                          attr_float(c->n, "p", 0.5));
+        return shape_same(c);
     case OP_IDENTITY:
     case OP_DEPAD:
     case OP_PACK:
-    case OP_DROPOUT:
     case OP_TO_DTYPE:
         return shape_same(c);
     case OP_GETITEM:
