@@ -17,6 +17,8 @@ static const char usage[] =
     "                                        source and SPIR-V disassembly)\n"
     "       npu-explore dot MODEL.json [--after PASS] [--color kind|partition] [--expand] -o FILE.dot|svg|png\n"
     "       npu-explore run MODEL [options] [--check] [-o OUT.safetensors]\n"
+    "run options: --weights FILE, --inputs FILE, --reference FILE, --io-prefix NAME (inputs and\n"
+    "       references named NAME.<tensor>: one file holding many cases)\n"
     "       npu-explore ops [--markdown]\n"
     "       npu-explore --help | --version\n"
     "compile options: --no-fuse PATTERN|ID|all|fuse-elementwise, --disable PASS,\n"

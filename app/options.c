@@ -59,6 +59,9 @@ Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d)
         } else if (strcmp(a, "--reference") == 0) {
             NEED();
             o->reference = v;
+        } else if (strcmp(a, "--io-prefix") == 0) {
+            NEED();
+            o->io_prefix = v;
         } else if (strcmp(a, "--random-weights") == 0) {
             NEED();
             if (num(a, v, &x, d) != ST_OK || x < 0)
