@@ -266,24 +266,32 @@ static const struct {
      "and outputs)"},
 };
 
+/* Appends attribute `at` to n (the array is copied into the arena). */
+static bool add_attr(Graph *g, Node *n, Attr at)
+{
+    Attr *a = arena_alloc(&g->arena, sizeof(Attr) * (size_t)(n->nattrs + 1));
+    if (!a) return false;
+    if (n->nattrs) memcpy(a, n->attrs, sizeof(Attr) * (size_t)n->nattrs);
+    a[n->nattrs++] = at;
+    n->attrs = a;
+    return true;
+}
+
 /* Adds an int-list attribute to n (arena-owned). */
 static bool add_ints_attr(Graph *g, Node *n, const char *key, const int64_t *v, int cnt)
 {
-    Attr *a = arena_alloc(&g->arena, sizeof(Attr) * (size_t)(n->nattrs + 1));
     int64_t *iv = arena_alloc(&g->arena, sizeof(int64_t) * (size_t)(cnt ? cnt : 1));
     double *fv = arena_alloc(&g->arena, sizeof(double) * (size_t)(cnt ? cnt : 1));
-    if (!a || !iv || !fv) return false;
+    if (!iv || !fv) return false;
     for (int i = 0; i < cnt; i++) iv[i] = v[i], fv[i] = (double)v[i];
-    if (n->nattrs) memcpy(a, n->attrs, sizeof(Attr) * (size_t)n->nattrs);
-    a[n->nattrs++] = (Attr){.key = key, .kind = ATTR_INTS, .n = cnt, .ints = iv, .floats = fv};
-    n->attrs = a;
-    return true;
+    return add_attr(g, n, (Attr){.key = key, .kind = ATTR_INTS, .n = cnt, .ints = iv, .floats = fv});
 }
 
 /* Ops that are another op spelt differently get that op's attributes here, so the shape check,
  * the CPU reference and the lowering read one spelling: swapaxes' axis0/axis1 are transpose's
  * dim0/dim1, unflatten's dim/sizes a view's `size`, expand_as' other tensor an expand's `size`
- * (the other tensor is dropped: only its shape is read). */
+ * (the other tensor is dropped: only its shape is read), floor_divide a div with rounding_mode
+ * floor (ATen's definition since 1.13). */
 static Status respell(Reader *r, Node *n)
 {
     Graph *g = r->g;
@@ -292,6 +300,9 @@ static Status respell(Reader *r, Node *n)
             if (!strcmp(n->attrs[i].key, "axis0")) n->attrs[i].key = "dim0";
             if (!strcmp(n->attrs[i].key, "axis1")) n->attrs[i].key = "dim1";
         }
+    if (n->op == OP_DIV && !strncmp(n->aten, "aten.floor_divide", 17) &&
+        !add_attr(g, n, (Attr){.key = "rounding_mode", .kind = ATTR_STR, .s = "floor"}))
+        return ST_NOMEM;
     if (n->op == OP_EXPAND && n->nin == 2) {
         const GTensor *o = &g->tensors[n->in[1]];
         n->nin = 1;

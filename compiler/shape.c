@@ -489,12 +489,18 @@ static OutType out_type(const Graph *g, const Node *n)
         return of_cls(promote_attr(c, n, "other"));
     }
     case OP_CAT: {
-        Cls c = CL_BOOL;
+        /* legacy empty [0] inputs take no part in promotion, unless all are such */
+        Cls c = CL_BOOL, all = CL_BOOL;
         for (int i = 0; i < n->nin; i++) {
             const GTensor *t = node_input(g, n, i);
+            all = promote(all, cls_of(t->dtype));
             if (!(t->rank == 1 && t->shape[0] == 0)) c = promote(c, cls_of(t->dtype));
         }
-        return of_cls(c);
+        for (int i = 0; i < n->nin; i++) {
+            const GTensor *t = node_input(g, n, i);
+            if (!(t->rank == 1 && t->shape[0] == 0)) return of_cls(c);
+        }
+        return of_cls(all);
     }
     case OP_CLAMP:
     case OP_HARDTANH:

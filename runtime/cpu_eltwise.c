@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../common/half.h"
 #include "cpu_kernels.h"
 
 /* ---- element access ---- */
@@ -403,6 +404,13 @@ Status cpu_unary(const CpuCall *c)
     if (u == U_CAST) {
         /* type_as(x, other): other only names the dtype, which the output already has. */
         htensor_convert(y->data, y->dtype, x->data, x->dtype, y->numel);
+        /* a cast to f16/bf16 rounds, though the reference keeps the result in f32 */
+        DType want = node_output(c->g, c->node, 0)->dtype;
+        if (y->dtype == DT_F32 && (want == DT_F16 || want == DT_BF16))
+            for (int64_t i = 0; i < y->numel; i++) {
+                float *v = &((float *)y->data)[i];
+                *v = want == DT_F16 ? f16_to_f32(f32_to_f16(*v)) : bf16_to_f32(f32_to_bf16(*v));
+            }
         return ST_OK;
     }
     /* bitwise_not of integers; logical_not (and bitwise_not of bool) goes through x == 0. */
@@ -710,7 +718,9 @@ Status cpu_where(const CpuCall *c)
     ops[0].t = c->in[0];
     if (n->op == OP_MASKED_FILL) {
         /* masked_fill(x, mask, value) = where(mask, value, x) */
-        if (c->nin != 2 || !scalar_attr(n, "value", &ops[1].s))
+        if (c->nin == 3)
+            ops[1].t = c->in[2]; /* masked_fill.Tensor: a 0-dim value tensor */
+        else if (c->nin != 2 || !scalar_attr(n, "value", &ops[1].s))
             return diag_error(c->diag, c->file, n->name, NULL,
                               "masked_fill needs inputs x and mask and a numeric `value`");
         ops[0].t = c->in[1];
