@@ -291,7 +291,7 @@ static bool add_ints_attr(Graph *g, Node *n, const char *key, const int64_t *v, 
  * the CPU reference and the lowering read one spelling: swapaxes' axis0/axis1 are transpose's
  * dim0/dim1, unflatten's dim/sizes a view's `size`, expand_as' other tensor an expand's `size`
  * (the other tensor is dropped: only its shape is read), floor_divide a div with rounding_mode
- * floor (ATen's definition since 1.13). */
+ * floor (ATen's definition since 1.13), narrow's start and length a slice's start and end. */
 static Status respell(Reader *r, Node *n)
 {
     Graph *g = r->g;
@@ -303,6 +303,20 @@ static Status respell(Reader *r, Node *n)
     if (n->op == OP_DIV && !strncmp(n->aten, "aten.floor_divide", 17) &&
         !add_attr(g, n, (Attr){.key = "rounding_mode", .kind = ATTR_STR, .s = "floor"}))
         return ST_NOMEM;
+    if (n->op == OP_SLICE && attr_present(n, "length")) { /* narrow(dim, start, length) */
+        const GTensor *x = &g->tensors[n->in[0]];
+        int d = norm_dim(attr_int(n, "dim", 0), x->rank);
+        int64_t start = attr_int(n, "start", 0), len = attr_int(n, "length", 0);
+        if (d < 0 || len < 0 || start < -x->shape[d] || start > x->shape[d])
+            return diag_error(r->d, r->path, n->name, NULL,
+                              "narrow: dim, start or length out of range");
+        if (start < 0) start += x->shape[d];
+        for (int i = 0; i < n->nattrs; i++)
+            if (!strcmp(n->attrs[i].key, "start")) n->attrs[i].i = start;
+        if (!add_attr(g, n, (Attr){.key = "end", .kind = ATTR_INT, .i = start + len,
+                                   .f = (double)(start + len)}))
+            return ST_NOMEM;
+    }
     if (n->op == OP_EXPAND && n->nin == 2) {
         const GTensor *o = &g->tensors[n->in[1]];
         n->nin = 1;

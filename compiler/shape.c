@@ -324,6 +324,60 @@ static Status dispatch(ShapeCtx *c)
         return shape_reduce(c);
     case OP_SDPA:
         return shape_sdpa(c);
+    case OP_ACOS:
+    case OP_ASIN:
+    case OP_ATAN:
+    case OP_TAN:
+    case OP_LOG1P:
+    case OP_EXPM1:
+    case OP_ERF:
+    case OP_RECIPROCAL:
+    case OP_SOFTPLUS:
+    case OP_ELU:
+    case OP_MISH:
+    case OP_CEIL:
+    case OP_FLOOR:
+    case OP_ROUND:
+    case OP_SIGN:
+    case OP_SQUARE:
+    case OP_ISNAN:
+    case OP_MAXIMUM:
+    case OP_MINIMUM:
+    case OP_REMAINDER:
+        return shape_eltwise(c);
+    case OP_AMIN:
+    case OP_PROD:
+    case OP_ANY:
+    case OP_ALL:
+    case OP_VAR:
+    case OP_STD:
+    case OP_LOGSUMEXP:
+        return shape_reduce(c);
+    case OP_ARGMIN:
+        return shape_argmax(c);
+    case OP_CLAMP_T:
+        if (c->n->nin == 2)
+            return sh_err(c, NULL, "one bound tensor: the IR does not say whether it is min or "
+                          "max (export clamp_min/clamp_max, or pass both bounds)");
+        return shape_eltwise(c);
+    case OP_STACK:
+        return shape_stack(c);
+    case OP_FLIP:
+        return shape_flip(c);
+    case OP_ROLL:
+        return shape_roll(c);
+    case OP_TRI:
+        return shape_tri(c);
+    case OP_REPEAT:
+        return shape_repeat(c);
+    case OP_REPEAT_INTERLEAVE:
+        return shape_repeat_interleave(c);
+    case OP_PIXEL_SHUFFLE:
+        return shape_pixel_shuffle(c);
+    case OP_BADDBMM:
+        return shape_baddbmm(c);
+    case OP_INSTANCE_NORM:
+        return shape_instance_norm(c);
     case OP_COUNT:
     case OP_INVALID:
         break;
@@ -553,6 +607,25 @@ static OutType out_type(const Graph *g, const Node *n)
         return of_cls(c0);
     case OP_VECTOR_NORM:
         return dt != DT_INVALID ? exact(dt) : of_cls(CL_FLOAT);
+    case OP_ACOS: case OP_ASIN: case OP_ATAN: case OP_TAN: case OP_LOG1P: case OP_EXPM1:
+    case OP_ERF: case OP_RECIPROCAL: case OP_SOFTPLUS: case OP_ELU: case OP_MISH: case OP_VAR:
+    case OP_STD: case OP_LOGSUMEXP:
+        return dt != DT_INVALID ? exact(dt) : of_cls(CL_FLOAT);
+    case OP_CEIL: case OP_FLOOR: case OP_ROUND: case OP_SIGN: case OP_SQUARE: case OP_AMIN:
+    case OP_FLIP: case OP_ROLL: case OP_TRI: case OP_REPEAT: case OP_REPEAT_INTERLEAVE:
+    case OP_PIXEL_SHUFFLE: case OP_INSTANCE_NORM:
+        return of_cls(c0);
+    case OP_ISNAN: case OP_ANY: case OP_ALL:
+        return exact(DT_BOOL);
+    case OP_ARGMIN:
+        return exact(DT_I64);
+    case OP_PROD:
+        if (dt != DT_INVALID) return exact(dt);
+        return c0 == CL_FLOAT ? of_cls(CL_FLOAT) : exact(DT_I64);
+    case OP_MAXIMUM: case OP_MINIMUM: case OP_REMAINDER:
+        return of_cls(promote_attr(promote_inputs(g, n, 0), n, "other"));
+    case OP_CLAMP_T: case OP_STACK: case OP_BADDBMM:
+        return of_cls(promote_inputs(g, n, 0));
     case OP_IDENTITY:
     case OP_DEPAD:
     case OP_PACK:

@@ -79,5 +79,15 @@ Status shape_upsample2d(ShapeCtx *c);
 Status shape_pad(ShapeCtx *c);
 Status shape_einsum(ShapeCtx *c);
 Status shape_sdpa(ShapeCtx *c);
+/* shape_data.c */
+Status shape_stack(ShapeCtx *c);
+Status shape_flip(ShapeCtx *c);
+Status shape_roll(ShapeCtx *c);
+Status shape_tri(ShapeCtx *c);
+Status shape_repeat(ShapeCtx *c);
+Status shape_repeat_interleave(ShapeCtx *c);
+Status shape_pixel_shuffle(ShapeCtx *c);
+Status shape_baddbmm(ShapeCtx *c);
+Status shape_instance_norm(ShapeCtx *c);
 
 #endif

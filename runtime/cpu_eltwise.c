@@ -230,7 +230,8 @@ static inline double clampf(double x, double lo, double hi)
 /* clang-format off */
 typedef enum Un {
     U_RELU, U_RELU6, U_HARDTANH, U_HARDSWISH, U_HARDSIGMOID, U_SIGMOID, U_TANH, U_GELU, U_SILU,
-    U_NEG, U_EXP, U_LOG, U_ABS, U_SQRT, U_RSQRT, U_COS, U_SIN, U_CLAMP, U_NOT, U_CAST, U_LEAKY, U_NONE
+    U_NEG, U_EXP, U_LOG, U_ABS, U_SQRT, U_RSQRT, U_COS, U_SIN, U_CLAMP, U_NOT, U_CAST, U_LEAKY,
+    U_ACOS, U_ASIN, U_ATAN, U_TAN, U_LOG1P, U_EXPM1, U_ERF, U_RECIPROCAL, U_SOFTPLUS, U_ELU, U_MISH, U_CEIL, U_FLOOR, U_ROUND, U_SIGN, U_SQUARE, U_ISNAN, U_NONE
 } Un;
 
 static Un un_of(OpId op)
@@ -257,6 +258,23 @@ static Un un_of(OpId op)
     case OP_LOGICAL_NOT: return U_NOT;
     case OP_TO_DTYPE: return U_CAST;
     case OP_LEAKY_RELU: return U_LEAKY;
+    case OP_ACOS: return U_ACOS;
+    case OP_ASIN: return U_ASIN;
+    case OP_ATAN: return U_ATAN;
+    case OP_TAN: return U_TAN;
+    case OP_LOG1P: return U_LOG1P;
+    case OP_EXPM1: return U_EXPM1;
+    case OP_ERF: return U_ERF;
+    case OP_RECIPROCAL: return U_RECIPROCAL;
+    case OP_SOFTPLUS: return U_SOFTPLUS;
+    case OP_ELU: return U_ELU;
+    case OP_MISH: return U_MISH;
+    case OP_CEIL: return U_CEIL;
+    case OP_FLOOR: return U_FLOOR;
+    case OP_ROUND: return U_ROUND;
+    case OP_SIGN: return U_SIGN;
+    case OP_SQUARE: return U_SQUARE;
+    case OP_ISNAN: return U_ISNAN;
     case OP_ASSERT_META: case OP_IDENTITY: case OP_DROPOUT: case OP_GETITEM: case OP_CONV2D:
     case OP_BATCH_NORM: case OP_LAYER_NORM: case OP_LINEAR: case OP_ADDMM: case OP_MATMUL:
     case OP_BMM: case OP_MM: case OP_T: case OP_POW: case OP_ADD: case OP_SUB: case OP_RSUB:
@@ -269,6 +287,10 @@ static Un un_of(OpId op)
     case OP_ARANGE: case OP_FULL: case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK: case OP_FILL_LIKE: case OP_DIFF: case OP_INDEX: case OP_GATHER:
     case OP_CONV1D: case OP_CONV_TRANSPOSE2D: case OP_GROUP_NORM: case OP_UPSAMPLE_BILINEAR2D:
     case OP_UPSAMPLE_NEAREST2D: case OP_PAD: case OP_EINSUM: case OP_VECTOR_NORM: case OP_SDPA:
+    case OP_MAXIMUM: case OP_MINIMUM: case OP_REMAINDER: case OP_AMIN: case OP_PROD: case OP_ANY:
+    case OP_ALL: case OP_VAR: case OP_STD: case OP_LOGSUMEXP: case OP_ARGMIN: case OP_CLAMP_T:
+    case OP_STACK: case OP_FLIP: case OP_ROLL: case OP_TRI: case OP_REPEAT: case
+    OP_REPEAT_INTERLEAVE: case OP_PIXEL_SHUFFLE: case OP_BADDBMM: case OP_INSTANCE_NORM:
     case OP_COUNT: case OP_INVALID:
         break;
     }
@@ -281,6 +303,11 @@ static Status unary_float(const CpuCall *c, Un u, const HTensor *x, HTensor *y)
     double lo = -INFINITY, hi = INFINITY;
     bool tanh_gelu = false;
     double slope = f32r(attr_float(c->node, "negative_slope", 0.01)); /* leaky_relu */
+    double beta = attr_float(c->node, "beta", 1), thr = attr_float(c->node, "threshold", 20);
+    double alpha = attr_float(c->node, "alpha", 1), escale = attr_float(c->node, "scale", 1);
+    double iscale = attr_float(c->node, "input_scale", 1); /* elu */
+    int64_t dec = attr_int(c->node, "decimals", 0);        /* round */
+    double p10 = pow(10.0, (double)(dec < 0 ? -dec : dec));
     if (u == U_HARDTANH) {
         lo = f32r(attr_float(c->node, "min_val", -1.0));
         hi = f32r(attr_float(c->node, "max_val", 1.0));
@@ -357,6 +384,57 @@ static Status unary_float(const CpuCall *c, Un u, const HTensor *x, HTensor *y)
         case U_LEAKY:
             r = v > 0 ? v : v * slope;
             break;
+        case U_ACOS:
+            r = acos(v);
+            break;
+        case U_ASIN:
+            r = asin(v);
+            break;
+        case U_ATAN:
+            r = atan(v);
+            break;
+        case U_TAN:
+            r = tan(v);
+            break;
+        case U_LOG1P:
+            r = log1p(v);
+            break;
+        case U_EXPM1:
+            r = expm1(v);
+            break;
+        case U_ERF:
+            r = erf(v);
+            break;
+        case U_RECIPROCAL:
+            r = 1 / v;
+            break;
+        case U_SOFTPLUS:
+            r = v * beta > thr ? v : log1p(exp(v * beta)) / beta;
+            break;
+        case U_ELU:
+            r = v > 0 ? v * escale : escale * alpha * expm1(v * iscale);
+            break;
+        case U_MISH:
+            r = v * tanh(log1p(exp(v)));
+            break;
+        case U_CEIL:
+            r = ceil(v);
+            break;
+        case U_FLOOR:
+            r = floor(v);
+            break;
+        case U_ROUND:
+            r = dec == 0 ? nearbyint(v) : dec > 0 ? nearbyint(v * p10) / p10 : nearbyint(v / p10) * p10;
+            break;
+        case U_SIGN:
+            r = (v > 0) - (v < 0) + (v != v ? v : 0);
+            break;
+        case U_SQUARE:
+            r = v * v;
+            break;
+        case U_ISNAN:
+            r = v != v;
+            break;
         case U_CAST:
         case U_NONE:
             break;
@@ -384,6 +462,13 @@ static void unary_int(const CpuCall *c, Un u, const HTensor *x, HTensor *y)
             r = v < lo ? (lo > hi ? hi : lo) : (v > hi ? hi : v);
         else if (u == U_NOT)
             r = ~v;
+        else if (u == U_SIGN)
+            r = (v > 0) - (v < 0);
+        else if (u == U_SQUARE)
+            r = wmul(v, v);
+        else if (u == U_ISNAN)
+            r = 0;
+        /* ceil, floor and round of integers: the integers themselves */
         sti(y, i, r);
     }
 }
@@ -418,7 +503,9 @@ Status cpu_unary(const CpuCall *c)
         unary_int(c, u, x, y);
         return ST_OK;
     }
-    if ((u == U_NEG || u == U_ABS || u == U_CLAMP) && ints) {
+    if ((u == U_NEG || u == U_ABS || u == U_CLAMP || u == U_CEIL || u == U_FLOOR || u == U_ROUND ||
+         u == U_SIGN || u == U_SQUARE || u == U_ISNAN) &&
+        ints) {
         unary_int(c, u, x, y);
         return ST_OK;
     }
@@ -473,7 +560,7 @@ static int64_t pow_i(int64_t b, int64_t e)
 typedef enum Bn {
     B_ADD, B_SUB, B_RSUB, B_MUL, B_DIV, B_POW, /* arithmetic */
     B_EQ, B_NE, B_LT, B_LE, B_GT, B_GE,        /* comparisons: bool out */
-    B_AND, B_OR,                               /* logical (bool out) or bitwise (ints) */
+    B_AND, B_OR, B_MAX, B_MIN, B_REM,                               /* logical (bool out) or bitwise (ints) */
     B_NONE
 } Bn;
 
@@ -494,6 +581,9 @@ static Bn bn_of(OpId op)
     case OP_GE: return B_GE;
     case OP_LOGICAL_AND: return B_AND;
     case OP_LOGICAL_OR: return B_OR;
+    case OP_MAXIMUM: return B_MAX;
+    case OP_MINIMUM: return B_MIN;
+    case OP_REMAINDER: return B_REM;
     case OP_ASSERT_META: case OP_IDENTITY: case OP_DROPOUT: case OP_GETITEM: case OP_TO_DTYPE:
     case OP_CONV2D: case OP_BATCH_NORM: case OP_LAYER_NORM: case OP_LINEAR: case OP_ADDMM:
     case OP_MATMUL: case OP_BMM: case OP_MM: case OP_T: case OP_RELU: case OP_RELU6:
@@ -508,6 +598,13 @@ static Bn bn_of(OpId op)
     case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK: case OP_LEAKY_RELU: case OP_FILL_LIKE: case OP_DIFF: case OP_INDEX: case OP_GATHER:
     case OP_CONV1D: case OP_CONV_TRANSPOSE2D: case OP_GROUP_NORM: case OP_UPSAMPLE_BILINEAR2D:
     case OP_UPSAMPLE_NEAREST2D: case OP_PAD: case OP_EINSUM: case OP_VECTOR_NORM: case OP_SDPA:
+    case OP_ACOS: case OP_ASIN: case OP_ATAN: case OP_TAN: case OP_LOG1P: case OP_EXPM1: case
+    OP_ERF: case OP_RECIPROCAL: case OP_SOFTPLUS: case OP_ELU: case OP_MISH: case OP_CEIL: case
+    OP_FLOOR: case OP_ROUND: case OP_SIGN: case OP_SQUARE: case OP_ISNAN: case OP_AMIN: case
+    OP_PROD: case OP_ANY: case OP_ALL: case OP_VAR: case OP_STD: case OP_LOGSUMEXP: case
+    OP_ARGMIN: case OP_CLAMP_T: case OP_STACK: case OP_FLIP: case OP_ROLL: case OP_TRI: case
+    OP_REPEAT: case OP_REPEAT_INTERLEAVE: case OP_PIXEL_SHUFFLE: case OP_BADDBMM: case
+    OP_INSTANCE_NORM:
     case OP_COUNT: case OP_INVALID:
         break;
     }
@@ -558,6 +655,15 @@ static inline double bin_f(const BinCtx *k, double a, double b)
         return a != 0 && b != 0;
     case B_OR:
         return a != 0 || b != 0;
+    case B_MAX:
+        return a != a || b != b ? a + b : a > b ? a : b; /* NaN propagates */
+    case B_MIN:
+        return a != a || b != b ? a + b : a < b ? a : b;
+    case B_REM: { /* ATen's float remainder: fmod, moved to the divisor's sign */
+        float m = fmodf((float)a, (float)b);
+        if (m != 0 && ((b < 0) != (m < 0))) m += (float)b;
+        return m;
+    }
     case B_NONE:
         break;
     }
@@ -615,6 +721,17 @@ static inline bool bin_i(const BinCtx *k, int64_t a, int64_t b, int64_t *r)
         return true;
     case B_OR:
         *r = a | b;
+        return true;
+    case B_MAX:
+        *r = a > b ? a : b;
+        return true;
+    case B_MIN:
+        *r = a < b ? a : b;
+        return true;
+    case B_REM:
+        if (b == 0) return false;
+        *r = b == -1 ? 0 : a % b;
+        if (*r != 0 && ((*r < 0) != (b < 0))) *r += b;
         return true;
     case B_NONE:
         break;

@@ -54,6 +54,17 @@ Status cpu_group_norm(const CpuCall *c);
 Status cpu_upsample2d(const CpuCall *c); /* UPSAMPLE_BILINEAR2D UPSAMPLE_NEAREST2D */
 Status cpu_einsum(const CpuCall *c);
 Status cpu_sdpa(const CpuCall *c);
+Status cpu_clamp_t(const CpuCall *c);
+Status cpu_baddbmm(const CpuCall *c);
+Status cpu_instance_norm(const CpuCall *c);
+/* cpu_move.c */
+Status cpu_stack(const CpuCall *c);
+Status cpu_flip(const CpuCall *c);
+Status cpu_roll(const CpuCall *c);
+Status cpu_tri(const CpuCall *c);
+Status cpu_repeat(const CpuCall *c);
+Status cpu_repeat_interleave(const CpuCall *c);
+Status cpu_pixel_shuffle(const CpuCall *c);
 /* cpu_matmul.c */
 Status cpu_matmul(const CpuCall *c);   /* LINEAR ADDMM MATMUL BMM MM */
 /* cpu_data.c */

@@ -227,15 +227,13 @@ Status cpu_pad(const CpuCall *c)
     return ST_OK;
 }
 
-/* group_norm: per image and group, (x - mean) / sqrt(var + eps) (biased variance), then the
- * per-channel affine. */
-Status cpu_group_norm(const CpuCall *c)
+/* Per image and group, (x - mean) / sqrt(var + eps) (biased variance), then the per-channel
+ * affine w, b (either may be NULL). */
+static Status norm_groups(const CpuCall *c, int64_t groups, const HTensor *w, const HTensor *b)
 {
     const HTensor *x = c->in[0];
     HTensor *o = c->out[0];
-    int64_t groups = attr_int(c->node, "num_groups", 1);
     double eps = attr_float(c->node, "eps", 1e-5);
-    const HTensor *w = c->nin > 1 ? c->in[1] : NULL, *b = c->nin > 2 ? c->in[2] : NULL;
     if (x->rank < 2 || groups < 1 || x->shape[1] % groups) return err(c, NULL, "group_norm: bad groups");
     int64_t n = x->shape[0], ch = x->shape[1], nc = n * ch, sp = nc > 0 ? x->numel / nc : 0;
     int64_t cpg = ch / groups, m = cpg * sp;
@@ -256,6 +254,81 @@ Status cpu_group_norm(const CpuCall *c)
             yd[i * m + j] = (float)v;
         }
     }
+    return ST_OK;
+}
+
+Status cpu_group_norm(const CpuCall *c)
+{
+    return norm_groups(c, attr_int(c->node, "num_groups", 1), c->nin > 1 ? c->in[1] : NULL,
+                       c->nin > 2 ? c->in[2] : NULL);
+}
+
+/* instance_norm: group_norm with a group per channel; without use_input_stats the running
+ * statistics (inputs 3 and 4) normalise as eval batch_norm does. */
+Status cpu_instance_norm(const CpuCall *c)
+{
+    const HTensor *x = c->in[0], *w = c->nin > 1 ? c->in[1] : NULL, *b = c->nin > 2 ? c->in[2] : NULL;
+    if (attr_bool(c->node, "use_input_stats", true)) return norm_groups(c, x->shape[1], w, b);
+    if (c->nin != 5) return err(c, NULL, "instance_norm without input stats needs running stats");
+    const float *rm = c->in[3]->data, *rv = c->in[4]->data, *xd = x->data;
+    double eps = attr_float(c->node, "eps", 1e-5);
+    int64_t ch = x->shape[1], sp = 1;
+    for (int i = 2; i < x->rank; i++) sp *= x->shape[i];
+    float *yd = c->out[0]->data;
+    for (int64_t i = 0; i < x->numel; i++) {
+        int64_t k = (i / sp) % ch;
+        double v = (xd[i] - rm[k]) / sqrt(rv[k] + eps);
+        yd[i] = (float)(v * (w ? ((const float *)w->data)[k] : 1) + (b ? ((const float *)b->data)[k] : 0));
+    }
+    return ST_OK;
+}
+
+/* clamp.Tensor: min(max(x, lo), hi) with broadcasting; NaN in any operand propagates. */
+Status cpu_clamp_t(const CpuCall *c)
+{
+    HTensor *o = c->out[0];
+    int64_t st[3][NPU_MAX_RANK];
+    for (int k = 0; k < 3; k++) bcast_strides(c->in[k]->shape, c->in[k]->rank, o->shape, o->rank, st[k]);
+    bool fl = dtype_is_float(o->dtype);
+    for (int64_t i = 0; i < o->numel; i++) {
+        int64_t off[3];
+        for (int k = 0; k < 3; k++) off[k] = bcast_offset(i, o->shape, o->rank, st[k]);
+        if (fl) {
+            double v = htensor_get_f(c->in[0], off[0]), lo = htensor_get_f(c->in[1], off[1]);
+            double hi = htensor_get_f(c->in[2], off[2]);
+            double r = v != v || lo != lo || hi != hi ? v + lo + hi : v < lo ? lo : v;
+            r = r != r ? r : r > hi ? hi : r;
+            st_val(o, i, r, 0, false);
+        } else {
+            int64_t v = htensor_get_i(c->in[0], off[0]), lo = htensor_get_i(c->in[1], off[1]);
+            int64_t hi = htensor_get_i(c->in[2], off[2]);
+            v = v < lo ? lo : v;
+            st_val(o, i, 0, v > hi ? hi : v, true);
+        }
+    }
+    return ST_OK;
+}
+
+/* baddbmm: beta * self + alpha * (batch1 @ batch2), products summed in double; beta 0 ignores
+ * self (NaN included), as ATen does. */
+Status cpu_baddbmm(const CpuCall *c)
+{
+    const HTensor *self = c->in[0], *a = c->in[1], *b = c->in[2];
+    HTensor *o = c->out[0];
+    double beta = attr_float(c->node, "beta", 1), alpha = attr_float(c->node, "alpha", 1);
+    int64_t B = a->shape[0], N = a->shape[1], M = a->shape[2], P = b->shape[2], st[NPU_MAX_RANK];
+    bcast_strides(self->shape, self->rank, o->shape, 3, st);
+    const float *ad = a->data, *bd = b->data;
+    for (int64_t z = 0; z < B; z++)
+        for (int64_t i = 0; i < N; i++)
+            for (int64_t j = 0; j < P; j++) {
+                double acc = 0;
+                for (int64_t k = 0; k < M; k++)
+                    acc += (double)ad[(z * N + i) * M + k] * bd[(z * M + k) * P + j];
+                int64_t at = (z * N + i) * P + j;
+                double sv = beta == 0 ? 0 : beta * htensor_get_f(self, bcast_offset(at, o->shape, 3, st));
+                ((float *)o->data)[at] = (float)(sv + alpha * (float)acc);
+            }
     return ST_OK;
 }
 

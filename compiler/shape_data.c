@@ -1,0 +1,156 @@
+/* Shape inference of data-movement ops beyond views (stack, flip, roll, tril/triu, repeat,
+ * repeat_interleave, pixel_shuffle) and of baddbmm and instance_norm. ATen's rules. */
+#include <string.h>
+#include "shape_int.h"
+
+Status shape_stack(ShapeCtx *c)
+{
+    const GTensor *x = sh_in(c, 0);
+    int d;
+    Status st = sh_dim(c, "dim", false, 0, x->rank + 1, &d);
+    if (st != ST_OK) return st;
+    for (int i = 1; i < c->n->nin; i++) {
+        const GTensor *t = sh_in(c, i);
+        if (t->rank != x->rank || memcmp(t->shape, x->shape, sizeof(int64_t) * (size_t)x->rank))
+            return sh_err(c, t->name, "stack expects each tensor to be equal size");
+    }
+    int64_t s[NPU_MAX_RANK + 1];
+    for (int i = 0, k = 0; i <= x->rank; i++) s[i] = i == d ? c->n->nin : x->shape[k++];
+    return sh_set(c, x->rank + 1, s);
+}
+
+/* The dims a `dims` attribute lists must be distinct dims of x. */
+static Status dims_ok(ShapeCtx *c, const char *key, int *cnt)
+{
+    const GTensor *x = sh_in(c, 0);
+    int64_t d[NPU_MAX_RANK];
+    bool seen[NPU_MAX_RANK] = {false};
+    Status st = sh_ints(c, key, d, NPU_MAX_RANK, cnt);
+    if (st != ST_OK) return st;
+    for (int i = 0; i < *cnt; i++) {
+        int k = norm_dim(d[i], x->rank > 0 ? x->rank : 1);
+        if (k < 0 || (x->rank > 0 && seen[k]))
+            return sh_err(c, NULL, "`%s` must list distinct dims of the input", key);
+        if (x->rank > 0) seen[k] = true;
+    }
+    return ST_OK;
+}
+
+Status shape_flip(ShapeCtx *c)
+{
+    int cnt;
+    Status st = dims_ok(c, "dims", &cnt);
+    return st != ST_OK ? st : shape_same(c);
+}
+
+Status shape_roll(ShapeCtx *c)
+{
+    int nd, ns;
+    int64_t s[NPU_MAX_RANK];
+    Status st = dims_ok(c, "dims", &nd);
+    if (st == ST_OK) st = sh_ints(c, "shifts", s, NPU_MAX_RANK, &ns);
+    if (st != ST_OK) return st;
+    if (ns < 1 || (nd > 0 && nd != ns) || (nd <= 0 && ns != 1))
+        return sh_err(c, NULL, "shifts and dims must align (shifts %d, dims %d)", ns, nd);
+    return shape_same(c);
+}
+
+Status shape_tri(ShapeCtx *c)
+{
+    if (sh_in(c, 0)->rank < 2)
+        return sh_err(c, sh_in(c, 0)->name, "tril/triu: input tensor must have at least 2 dimensions");
+    return shape_same(c);
+}
+
+Status shape_repeat(ShapeCtx *c)
+{
+    const GTensor *x = sh_in(c, 0);
+    int64_t r[NPU_MAX_RANK], s[NPU_MAX_RANK];
+    int k;
+    Status st = sh_ints(c, "repeats", r, NPU_MAX_RANK, &k);
+    if (st != ST_OK) return st;
+    if (k < x->rank)
+        return sh_err(c, NULL, "number of dimensions of repeat dims (%d) can not be smaller than "
+                      "number of dimensions of tensor (%d)", k, x->rank);
+    for (int i = 0; i < k; i++) {
+        if (r[i] < 0) return sh_err(c, NULL, "negative repeat %lld", (long long)r[i]);
+        s[i] = r[i] * (i < k - x->rank ? 1 : x->shape[i - (k - x->rank)]);
+    }
+    return sh_set(c, k, s);
+}
+
+/* repeat_interleave.self_int: `repeats` an int; no `dim` flattens first. */
+Status shape_repeat_interleave(ShapeCtx *c)
+{
+    const GTensor *x = sh_in(c, 0);
+    int64_t rep;
+    Status st = sh_int(c, "repeats", true, 1, &rep);
+    if (st != ST_OK) return st;
+    if (rep < 0) return sh_err(c, NULL, "repeats can not be negative");
+    if (!attr_present(c->n, "dim")) {
+        int64_t n = tensor_numel(x) * rep;
+        return sh_set(c, 1, &n);
+    }
+    int d;
+    if ((st = sh_dim(c, "dim", true, 0, x->rank > 0 ? x->rank : 1, &d)) != ST_OK) return st;
+    int64_t s[NPU_MAX_RANK];
+    if (x->rank == 0) {
+        s[0] = rep;
+        return sh_set(c, 1, s);
+    }
+    memcpy(s, x->shape, sizeof(int64_t) * (size_t)x->rank);
+    s[d] *= rep;
+    return sh_set(c, x->rank, s);
+}
+
+Status shape_pixel_shuffle(ShapeCtx *c)
+{
+    const GTensor *x = sh_in(c, 0);
+    int64_t f;
+    Status st = sh_int(c, "upscale_factor", true, 1, &f);
+    if (st != ST_OK) return st;
+    int r = x->rank;
+    if (r < 3 || f < 1 || x->shape[r - 3] % (f * f))
+        return sh_err(c, x->name, "pixel_shuffle expects at least 3 dims and channels divisible "
+                      "by upscale_factor^2 (%lld)", (long long)(f * f));
+    int64_t s[NPU_MAX_RANK];
+    memcpy(s, x->shape, sizeof(int64_t) * (size_t)r);
+    s[r - 3] /= f * f;
+    s[r - 2] *= f;
+    s[r - 1] *= f;
+    return sh_set(c, r, s);
+}
+
+Status shape_baddbmm(ShapeCtx *c)
+{
+    const GTensor *self = sh_in(c, 0), *a = sh_in(c, 1), *b = sh_in(c, 2);
+    if (a->rank != 3 || b->rank != 3 || a->shape[0] != b->shape[0] || a->shape[2] != b->shape[1])
+        return sh_err(c, b->name, "batch1 [B, N, M] and batch2 [B, M, P] do not fit");
+    int64_t s[3] = {a->shape[0], a->shape[1], b->shape[2]};
+    int ro;
+    int64_t o[NPU_MAX_RANK];
+    Status st = sh_broadcast(c, self->name, 3, s, self->rank, self->shape, &ro, o);
+    if (st != ST_OK) return st;
+    if (ro != 3 || memcmp(o, s, sizeof s))
+        return sh_err(c, self->name, "self does not broadcast to [B, N, P]");
+    return sh_set(c, 3, s);
+}
+
+/* instance_norm(input, weight, bias, running_mean, running_var): the IR lists the tensors
+ * given, in that order, [C] each; with some absent it cannot say which are there. */
+Status shape_instance_norm(ShapeCtx *c)
+{
+    const GTensor *x = sh_in(c, 0);
+    if (x->rank < 2) return sh_err(c, x->name, "expected an input of at least 2 dims");
+    for (int i = 1; i < c->n->nin; i++)
+        if (sh_in(c, i)->rank != 1 || sh_in(c, i)->shape[0] != x->shape[1])
+            return sh_err(c, sh_in(c, i)->name, "must be [%lld]", (long long)x->shape[1]);
+    if (!attr_bool(c->n, "use_input_stats", true) && c->n->nin != 5)
+        return sh_err(c, NULL, "use_input_stats=False needs running_mean and running_var (and "
+                      "the IR must list weight and bias to tell them apart)");
+    if (c->n->nin != 1 && c->n->nin != 5)
+        return sh_err(c, NULL, "%d of weight, bias, running_mean and running_var: the IR does "
+                      "not say which they are (only none or all four can be told apart)",
+                      c->n->nin - 1);
+    return shape_same(c);
+}
