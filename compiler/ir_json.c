@@ -1,4 +1,5 @@
 #include "ir_json.h"
+#include "inplace.h"
 
 #include <json.h>
 #include <stdint.h>
@@ -487,6 +488,7 @@ static Status read_graph(Reader *r, struct json_object *root)
         if (st != ST_OK) return st;
     }
     st = read_io(r, get(root, "graph_outputs"), "graph_outputs", 0);
+    if (st == ST_OK) st = inplace_resolve(g, r->d);
     if (st != ST_OK) return st;
     return graph_link(g);
 }

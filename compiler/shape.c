@@ -298,6 +298,7 @@ static Status dispatch(ShapeCtx *c)
     case OP_ONES:
         return shape_filled(c);
     case OP_LEAKY_RELU:
+    case OP_SLICE_FILL:
         return shape_same(c);
     case OP_FILL_LIKE:
         return shape_fill_like(c);
@@ -613,7 +614,7 @@ static OutType out_type(const Graph *g, const Node *n)
         return dt != DT_INVALID ? exact(dt) : of_cls(CL_FLOAT);
     case OP_CEIL: case OP_FLOOR: case OP_ROUND: case OP_SIGN: case OP_SQUARE: case OP_AMIN:
     case OP_FLIP: case OP_ROLL: case OP_TRI: case OP_REPEAT: case OP_REPEAT_INTERLEAVE:
-    case OP_PIXEL_SHUFFLE: case OP_INSTANCE_NORM:
+    case OP_PIXEL_SHUFFLE: case OP_INSTANCE_NORM: case OP_SLICE_FILL:
         return of_cls(c0);
     case OP_ISNAN: case OP_ANY: case OP_ALL:
         return exact(DT_BOOL);

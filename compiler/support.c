@@ -150,16 +150,17 @@ bool npu_supports(Graph *g, const Node *n, const char **why)
     case OP_GT: case OP_GE: case OP_LOGICAL_NOT: case OP_LOGICAL_AND: case OP_LOGICAL_OR:
     case OP_CUMSUM: case OP_SLICE: case OP_SELECT: case OP_SPLIT: case OP_VIEW: case OP_FLATTEN:
     case OP_UNSQUEEZE: case OP_SQUEEZE: case OP_PERMUTE: case OP_TRANSPOSE: case OP_EXPAND:
-    case OP_ARANGE: case OP_FULL: case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK: case OP_LEAKY_RELU: case OP_FILL_LIKE: case OP_DIFF: case OP_INDEX: case OP_GATHER:
+    case OP_ARANGE: case OP_FULL: case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK:
+    case OP_LEAKY_RELU: case OP_FILL_LIKE: case OP_DIFF: case OP_INDEX: case OP_GATHER:
     case OP_CONV1D: case OP_CONV_TRANSPOSE2D: case OP_GROUP_NORM: case OP_UPSAMPLE_BILINEAR2D:
     case OP_UPSAMPLE_NEAREST2D: case OP_PAD: case OP_EINSUM: case OP_VECTOR_NORM: case OP_SDPA:
-    case OP_ACOS: case OP_ASIN: case OP_ATAN: case OP_TAN: case OP_LOG1P: case OP_EXPM1: case
-    OP_ERF: case OP_RECIPROCAL: case OP_SOFTPLUS: case OP_ELU: case OP_MISH: case OP_CEIL: case
-    OP_FLOOR: case OP_ROUND: case OP_SIGN: case OP_SQUARE: case OP_ISNAN: case OP_MAXIMUM: case
-    OP_MINIMUM: case OP_REMAINDER: case OP_AMIN: case OP_PROD: case OP_ANY: case OP_ALL: case
-    OP_VAR: case OP_STD: case OP_LOGSUMEXP: case OP_ARGMIN: case OP_CLAMP_T: case OP_STACK: case
-    OP_FLIP: case OP_ROLL: case OP_TRI: case OP_REPEAT: case OP_REPEAT_INTERLEAVE: case
-    OP_PIXEL_SHUFFLE: case OP_BADDBMM: case OP_INSTANCE_NORM:
+    case OP_ACOS: case OP_ASIN: case OP_ATAN: case OP_TAN: case OP_LOG1P: case OP_EXPM1:
+    case OP_ERF: case OP_RECIPROCAL: case OP_SOFTPLUS: case OP_ELU: case OP_MISH: case OP_CEIL:
+    case OP_FLOOR: case OP_ROUND: case OP_SIGN: case OP_SQUARE: case OP_ISNAN: case OP_MAXIMUM:
+    case OP_MINIMUM: case OP_REMAINDER: case OP_AMIN: case OP_PROD: case OP_ANY: case OP_ALL:
+    case OP_VAR: case OP_STD: case OP_LOGSUMEXP: case OP_ARGMIN: case OP_CLAMP_T: case OP_STACK:
+    case OP_FLIP: case OP_ROLL: case OP_TRI: case OP_REPEAT: case OP_REPEAT_INTERLEAVE:
+    case OP_PIXEL_SHUFFLE: case OP_BADDBMM: case OP_INSTANCE_NORM: case OP_SLICE_FILL:
    
         return true;
     case OP_COUNT:

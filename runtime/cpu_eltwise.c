@@ -231,7 +231,8 @@ static inline double clampf(double x, double lo, double hi)
 typedef enum Un {
     U_RELU, U_RELU6, U_HARDTANH, U_HARDSWISH, U_HARDSIGMOID, U_SIGMOID, U_TANH, U_GELU, U_SILU,
     U_NEG, U_EXP, U_LOG, U_ABS, U_SQRT, U_RSQRT, U_COS, U_SIN, U_CLAMP, U_NOT, U_CAST, U_LEAKY,
-    U_ACOS, U_ASIN, U_ATAN, U_TAN, U_LOG1P, U_EXPM1, U_ERF, U_RECIPROCAL, U_SOFTPLUS, U_ELU, U_MISH, U_CEIL, U_FLOOR, U_ROUND, U_SIGN, U_SQUARE, U_ISNAN, U_NONE
+    U_ACOS, U_ASIN, U_ATAN, U_TAN, U_LOG1P, U_EXPM1, U_ERF, U_RECIPROCAL, U_SOFTPLUS, U_ELU,
+    U_MISH, U_CEIL, U_FLOOR, U_ROUND, U_SIGN, U_SQUARE, U_ISNAN, U_NONE
 } Un;
 
 static Un un_of(OpId op)
@@ -280,17 +281,21 @@ static Un un_of(OpId op)
     case OP_BMM: case OP_MM: case OP_T: case OP_POW: case OP_ADD: case OP_SUB: case OP_RSUB:
     case OP_MUL: case OP_DIV: case OP_WHERE: case OP_MASKED_FILL: case OP_EQ: case OP_NE:
     case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_LOGICAL_AND: case OP_LOGICAL_OR:
-    case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_MEAN: case OP_SUM: case OP_AMAX: case OP_ARGMAX: case OP_CUMSUM:
+    case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_MEAN: case OP_SUM: case OP_AMAX: case OP_ARGMAX:
+    case OP_CUMSUM:
     case OP_MAX_POOL2D: case OP_AVG_POOL2D: case OP_ADAPTIVE_AVG_POOL2D: case OP_EMBEDDING:
-    case OP_CAT: case OP_SLICE: case OP_SELECT: case OP_SPLIT: case OP_VIEW: case OP_FLATTEN: case OP_UNSQUEEZE:
+    case OP_CAT: case OP_SLICE: case OP_SELECT: case OP_SPLIT: case OP_VIEW: case OP_FLATTEN:
+    case OP_UNSQUEEZE:
     case OP_SQUEEZE: case OP_PERMUTE: case OP_TRANSPOSE: case OP_EXPAND: case OP_INDEX_COPY:
-    case OP_ARANGE: case OP_FULL: case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK: case OP_FILL_LIKE: case OP_DIFF: case OP_INDEX: case OP_GATHER:
+    case OP_ARANGE: case OP_FULL: case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK:
+    case OP_FILL_LIKE: case OP_DIFF: case OP_INDEX: case OP_GATHER:
     case OP_CONV1D: case OP_CONV_TRANSPOSE2D: case OP_GROUP_NORM: case OP_UPSAMPLE_BILINEAR2D:
     case OP_UPSAMPLE_NEAREST2D: case OP_PAD: case OP_EINSUM: case OP_VECTOR_NORM: case OP_SDPA:
     case OP_MAXIMUM: case OP_MINIMUM: case OP_REMAINDER: case OP_AMIN: case OP_PROD: case OP_ANY:
     case OP_ALL: case OP_VAR: case OP_STD: case OP_LOGSUMEXP: case OP_ARGMIN: case OP_CLAMP_T:
-    case OP_STACK: case OP_FLIP: case OP_ROLL: case OP_TRI: case OP_REPEAT: case
-    OP_REPEAT_INTERLEAVE: case OP_PIXEL_SHUFFLE: case OP_BADDBMM: case OP_INSTANCE_NORM:
+    case OP_STACK: case OP_FLIP: case OP_ROLL: case OP_TRI: case OP_REPEAT:
+    case OP_REPEAT_INTERLEAVE: case OP_PIXEL_SHUFFLE: case OP_BADDBMM: case OP_INSTANCE_NORM:
+    case OP_SLICE_FILL:
     case OP_COUNT: case OP_INVALID:
         break;
     }
@@ -424,7 +429,9 @@ static Status unary_float(const CpuCall *c, Un u, const HTensor *x, HTensor *y)
             r = floor(v);
             break;
         case U_ROUND:
-            r = dec == 0 ? nearbyint(v) : dec > 0 ? nearbyint(v * p10) / p10 : nearbyint(v / p10) * p10;
+            r = dec == 0  ? nearbyint(v)
+                : dec > 0 ? nearbyint(v * p10) / p10
+                          : nearbyint(v / p10) * p10;
             break;
         case U_SIGN:
             r = (v > 0) - (v < 0) + (v != v ? v : 0);
@@ -560,7 +567,8 @@ static int64_t pow_i(int64_t b, int64_t e)
 typedef enum Bn {
     B_ADD, B_SUB, B_RSUB, B_MUL, B_DIV, B_POW, /* arithmetic */
     B_EQ, B_NE, B_LT, B_LE, B_GT, B_GE,        /* comparisons: bool out */
-    B_AND, B_OR, B_MAX, B_MIN, B_REM,                               /* logical (bool out) or bitwise (ints) */
+    B_AND, B_OR,                               /* logical (bool out) or bitwise (ints) */
+    B_MAX, B_MIN, B_REM,
     B_NONE
 } Bn;
 
@@ -592,19 +600,21 @@ static Bn bn_of(OpId op)
     case OP_RSQRT: case OP_COS: case OP_SIN: case OP_CLAMP: case OP_WHERE: case OP_MASKED_FILL:
     case OP_LOGICAL_NOT: case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_MEAN: case OP_SUM:
     case OP_AMAX: case OP_ARGMAX: case OP_CUMSUM: case OP_MAX_POOL2D: case OP_AVG_POOL2D:
-    case OP_ADAPTIVE_AVG_POOL2D: case OP_EMBEDDING: case OP_CAT: case OP_SLICE: case OP_SELECT: case OP_SPLIT:
+    case OP_ADAPTIVE_AVG_POOL2D: case OP_EMBEDDING: case OP_CAT: case OP_SLICE: case OP_SELECT:
+    case OP_SPLIT:
     case OP_VIEW: case OP_FLATTEN: case OP_UNSQUEEZE: case OP_SQUEEZE: case OP_PERMUTE:
     case OP_TRANSPOSE: case OP_EXPAND: case OP_INDEX_COPY: case OP_ARANGE: case OP_FULL:
-    case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK: case OP_LEAKY_RELU: case OP_FILL_LIKE: case OP_DIFF: case OP_INDEX: case OP_GATHER:
+    case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK: case OP_LEAKY_RELU:
+    case OP_FILL_LIKE: case OP_DIFF: case OP_INDEX: case OP_GATHER:
     case OP_CONV1D: case OP_CONV_TRANSPOSE2D: case OP_GROUP_NORM: case OP_UPSAMPLE_BILINEAR2D:
     case OP_UPSAMPLE_NEAREST2D: case OP_PAD: case OP_EINSUM: case OP_VECTOR_NORM: case OP_SDPA:
-    case OP_ACOS: case OP_ASIN: case OP_ATAN: case OP_TAN: case OP_LOG1P: case OP_EXPM1: case
-    OP_ERF: case OP_RECIPROCAL: case OP_SOFTPLUS: case OP_ELU: case OP_MISH: case OP_CEIL: case
-    OP_FLOOR: case OP_ROUND: case OP_SIGN: case OP_SQUARE: case OP_ISNAN: case OP_AMIN: case
-    OP_PROD: case OP_ANY: case OP_ALL: case OP_VAR: case OP_STD: case OP_LOGSUMEXP: case
-    OP_ARGMIN: case OP_CLAMP_T: case OP_STACK: case OP_FLIP: case OP_ROLL: case OP_TRI: case
-    OP_REPEAT: case OP_REPEAT_INTERLEAVE: case OP_PIXEL_SHUFFLE: case OP_BADDBMM: case
-    OP_INSTANCE_NORM:
+    case OP_ACOS: case OP_ASIN: case OP_ATAN: case OP_TAN: case OP_LOG1P: case OP_EXPM1:
+    case OP_ERF: case OP_RECIPROCAL: case OP_SOFTPLUS: case OP_ELU: case OP_MISH: case OP_CEIL:
+    case OP_FLOOR: case OP_ROUND: case OP_SIGN: case OP_SQUARE: case OP_ISNAN: case OP_AMIN:
+    case OP_PROD: case OP_ANY: case OP_ALL: case OP_VAR: case OP_STD: case OP_LOGSUMEXP:
+    case OP_ARGMIN: case OP_CLAMP_T: case OP_STACK: case OP_FLIP: case OP_ROLL: case OP_TRI:
+    case OP_REPEAT: case OP_REPEAT_INTERLEAVE: case OP_PIXEL_SHUFFLE: case OP_BADDBMM:
+    case OP_INSTANCE_NORM: case OP_SLICE_FILL:
     case OP_COUNT: case OP_INVALID:
         break;
     }

@@ -131,6 +131,7 @@ const CpuKernelFn cpu_kernel_table[OP_COUNT] = {
     [OP_PIXEL_SHUFFLE] = cpu_pixel_shuffle,
     [OP_BADDBMM] = cpu_baddbmm,
     [OP_INSTANCE_NORM] = cpu_instance_norm,
+    [OP_SLICE_FILL] = cpu_slice_fill,
     [OP_DEPAD] = cpu_copy,
     [OP_PACK] = cpu_copy,
 };

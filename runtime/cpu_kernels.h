@@ -65,6 +65,7 @@ Status cpu_tri(const CpuCall *c);
 Status cpu_repeat(const CpuCall *c);
 Status cpu_repeat_interleave(const CpuCall *c);
 Status cpu_pixel_shuffle(const CpuCall *c);
+Status cpu_slice_fill(const CpuCall *c);
 /* cpu_matmul.c */
 Status cpu_matmul(const CpuCall *c);   /* LINEAR ADDMM MATMUL BMM MM */
 /* cpu_data.c */

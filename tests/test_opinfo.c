@@ -75,7 +75,7 @@ static Verdict run_case(const char *name, char *why, size_t n)
     } else if (st != ST_OK) {
         snprintf(why, n, "status %d", (int)st);
     }
-    if (m.g) model_free(&m);
+    model_free(&m); /* also after a failed load: the path and the text */
     diag_free(&d);
     return v;
 }
