@@ -20,6 +20,8 @@ static const char usage[] =
     "run options: --weights FILE, --inputs FILE, --reference FILE, --io-prefix NAME (inputs and\n"
     "       references named NAME.<tensor>: one file holding many cases)\n"
     "       npu-explore ops [--markdown]\n"
+    "       npu-explore ops --coverage MODEL.json...   per model: the ops on the NPU, on the CPU\n"
+    "                                        only, without a kernel, or unsupported (node names)\n"
     "       npu-explore --help | --version\n"
     "compile options: --no-fuse PATTERN|ID|all|fuse-elementwise, --disable PASS,\n"
     "       --kernel-cache DIR|none (generated kernels' SPIR-V; default $XDG_CACHE_HOME/npu-explore/kernels)\n"
@@ -36,6 +38,7 @@ static const char usage[] =
 int cmd_ops(int argc, char **argv)
 {
     int md = 0;
+    if (argc > 0 && strcmp(argv[0], "--coverage") == 0) return cmd_ops_coverage(argc - 1, argv + 1);
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--markdown") == 0) md = 1;
         else {

@@ -278,6 +278,13 @@ static bool add_attr(Graph *g, Node *n, Attr at)
     return true;
 }
 
+const char *ir_refused(const char *aten)
+{
+    for (size_t i = 0; aten && i < sizeof refused / sizeof refused[0]; i++)
+        if (!strcmp(aten, refused[i].aten)) return refused[i].why;
+    return NULL;
+}
+
 /* Adds an int-list attribute to n (arena-owned). */
 static bool add_ints_attr(Graph *g, Node *n, const char *key, const int64_t *v, int cnt)
 {
@@ -356,10 +363,8 @@ static Status read_node(Reader *r, struct json_object *jn, int idx)
         return diag_error(r->d, r->path, name, NULL, "duplicate node name");
     const char *aten = get_str(jn, "op_type");
     if (!aten) return diag_error(r->d, r->path, name, NULL, "node without an \"op_type\"");
-    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
-        if (!strcmp(aten, refused[i].aten))
-            return diag_error(r->d, r->path, name, NULL, "%s is not supported: %s", aten,
-                              refused[i].why);
+    const char *why = ir_refused(aten);
+    if (why) return diag_error(r->d, r->path, name, NULL, "%s is not supported: %s", aten, why);
     OpId op = op_lookup(aten);
     if (op == OP_INVALID)
         return diag_error(r->d, r->path, name, NULL,

@@ -28,7 +28,8 @@ Status pass_canonicalize(Graph *g, PassCtx *c)
         }
         /* aten.relu_.default -> aten.relu.default: the op id already is out-of-place */
         const char *canon = op_canonical_name(n->op);
-        if (strstr(n->aten, "_.") && strcmp(n->aten, canon) != 0) {
+        if (strstr(n->aten, "_.") && strcmp(n->aten, canon) != 0 &&
+            strncmp(n->aten, "aten.__", 7) != 0) { /* a & b (__and__) is not in place */
             char buf[128];
             snprintf(buf, sizeof buf, "%s", n->aten);
             char *us = strstr(buf, "_.");
