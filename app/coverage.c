@@ -52,10 +52,10 @@ static void add(Table *t, const char *op, int cls, const char *why, const char *
     t->per[cls]++;
 }
 
-/* Classifies by the compiled pipeline: the first `n0` nodes are the IR's own. */
-static void from_pipeline(Table *t, const Graph *g, int n0)
+/* Classifies by the compiled pipeline (the nodes the compiler adds are left out). */
+static void from_pipeline(Table *t, const Graph *g)
 {
-    for (int i = 0; i < n0 && i < g->nnodes; i++) {
+    for (int i = 0; i < g->nnodes; i++) {
         const Node *n = &g->nodes[i];
         const char *op = n->aten ? n->aten : op_short_name(n->op);
         if (n->op == OP_DEPAD || n->op == OP_PACK) continue; /* the compiler's own */
@@ -127,7 +127,7 @@ int cmd_ops_coverage(int argc, char **argv)
         compile_defaults(&o);
         Status st = pipeline_run(argv[i], &o, &p, &d);
         if (st == ST_OK)
-            from_pipeline(&t, p.g, p.snaps[0].g->nnodes);
+            from_pipeline(&t, p.g);
         else
             from_names(&t, argv[i]);
         print_model(argv[i], &t, &d, st == ST_OK);

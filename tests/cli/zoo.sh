@@ -35,7 +35,7 @@ ok "hf_qwen2_5_1_5b prefill (IR only) compiles" "[ $rc = 0 ] && grep -q '^kernel
 # ops --coverage: per model where each node runs, the unsupported ones named
 "$B" ops --coverage $Z/unet/model.json > "$T/cov.txt" 2>&1; rc=$?
 ok "ops --coverage unet: conv2d on the NPU, group_norm on the CPU only with the reason" \
-   "[ $rc = 0 ] && grep -q '^$Z/unet/model.json: 21 nodes:' $T/cov.txt && grep -Eq '^  npu +aten.conv2d.default +x5 +conv2d, conv2d_1' $T/cov.txt && grep -Eq '^  cpu +aten.group_norm.default +x5 .*no NPU kernel for group_norm' $T/cov.txt"
+   "[ $rc = 0 ] && grep -q '^$Z/unet/model.json: 25 nodes:' $T/cov.txt && grep -Eq '^  npu +aten.conv2d.default +x6 +conv2d, conv2d_1' $T/cov.txt && grep -Eq '^  cpu +aten.group_norm.default +x5 .*no NPU kernel for group_norm' $T/cov.txt"
 "$B" ops --coverage $Z/hf_qwen2/grad.json > "$T/cov.txt" 2>&1; rc=$?
 ok "ops --coverage grad.json: exit 2, wrap_with_set_grad_enabled unsupported with what to do" \
    "[ $rc = 2 ] && grep -Eq '^  unsupported +wrap_with_set_grad_enabled +x1 +wrap_with_set_grad_enabled  -- .*torch.no_grad' $T/cov.txt"
