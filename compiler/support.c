@@ -127,6 +127,18 @@ bool npu_supports(Graph *g, const Node *n, const char **why)
             return false;
         }
         return true;
+    case OP_MASKED_FILL:
+        if (n->nin == 3) {
+            *why = "masked_fill with a tensor value runs on the CPU";
+            return false;
+        }
+        return true;
+    case OP_INDEX_COPY:
+        if (node_input(g, n, 0)->rank == 0) {
+            *why = "index_copy of a 0-dim tensor runs on the CPU";
+            return false;
+        }
+        return true;
     case OP_WHERE:
         if (n->nin < 2) {
             *why = "where of two scalars runs on the CPU";
@@ -134,7 +146,6 @@ bool npu_supports(Graph *g, const Node *n, const char **why)
         }
         return true;
     case OP_EMBEDDING:
-    case OP_INDEX_COPY:
     case OP_MATMUL:
     case OP_BMM:
     case OP_MM:
@@ -146,7 +157,7 @@ bool npu_supports(Graph *g, const Node *n, const char **why)
     case OP_SIGMOID: case OP_TANH: case OP_GELU: case OP_SILU: case OP_NEG: case OP_EXP:
     case OP_LOG: case OP_ABS: case OP_SQRT: case OP_RSQRT: case OP_COS: case OP_SIN: case OP_POW:
     case OP_CLAMP: case OP_ADD: case OP_SUB: case OP_RSUB: case OP_MUL: case OP_DIV:
-    case OP_MASKED_FILL: case OP_EQ: case OP_NE: case OP_LT: case OP_LE:
+    case OP_EQ: case OP_NE: case OP_LT: case OP_LE:
     case OP_GT: case OP_GE: case OP_LOGICAL_NOT: case OP_LOGICAL_AND: case OP_LOGICAL_OR:
     case OP_CUMSUM: case OP_SLICE: case OP_SELECT: case OP_SPLIT: case OP_VIEW: case OP_FLATTEN:
     case OP_UNSQUEEZE: case OP_SQUEEZE: case OP_PERMUTE: case OP_TRANSPOSE: case OP_EXPAND:
