@@ -75,6 +75,7 @@ static bool to_slice_fill(Graph *g, int k, const Node *s, int base)
     const GTensor *b = &g->tensors[base];
     o->rank = b->rank;
     memcpy(o->shape, b->shape, sizeof(int64_t) * (size_t)b->rank);
+    memcpy(o->pshape, b->shape, sizeof(int64_t) * (size_t)b->rank);
     o->dtype = b->dtype;
     redirect_after(g, base, n->out[0], k);
     return true;

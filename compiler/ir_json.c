@@ -267,15 +267,10 @@ static const struct {
      "and outputs)"},
 };
 
-/* Appends attribute `at` to n (the array is copied into the arena). */
+/* Appends attribute `at` to n. */
 static bool add_attr(Graph *g, Node *n, Attr at)
 {
-    Attr *a = arena_alloc(&g->arena, sizeof(Attr) * (size_t)(n->nattrs + 1));
-    if (!a) return false;
-    if (n->nattrs) memcpy(a, n->attrs, sizeof(Attr) * (size_t)n->nattrs);
-    a[n->nattrs++] = at;
-    n->attrs = a;
-    return true;
+    return graph_add_attr_v(g, (int)(n - g->nodes), &at);
 }
 
 const char *ir_refused(const char *aten)
@@ -285,14 +280,10 @@ const char *ir_refused(const char *aten)
     return NULL;
 }
 
-/* Adds an int-list attribute to n (arena-owned). */
+/* Adds an int-list attribute to n. */
 static bool add_ints_attr(Graph *g, Node *n, const char *key, const int64_t *v, int cnt)
 {
-    int64_t *iv = arena_alloc(&g->arena, sizeof(int64_t) * (size_t)(cnt ? cnt : 1));
-    double *fv = arena_alloc(&g->arena, sizeof(double) * (size_t)(cnt ? cnt : 1));
-    if (!iv || !fv) return false;
-    for (int i = 0; i < cnt; i++) iv[i] = v[i], fv[i] = (double)v[i];
-    return add_attr(g, n, (Attr){.key = key, .kind = ATTR_INTS, .n = cnt, .ints = iv, .floats = fv});
+    return add_attr(g, n, (Attr){.key = key, .kind = ATTR_INTS, .n = cnt, .ints = (int64_t *)v});
 }
 
 /* Ops that are another op spelt differently get that op's attributes here, so the shape check,

@@ -1,6 +1,7 @@
 /* canonicalize: drop metadata assertions, make in-place ops out-of-place, turn eval dropout,
  * alias/detach/clone/contiguous, getitem and same-dtype `to` into identities and remove them,
- * then remove dead nodes. */
+ * write scaled_dot_product_attention out as the attention chain (canon_sdpa.c), then remove
+ * dead nodes. */
 #include <string.h>
 #include "pass.h"
 
@@ -49,8 +50,11 @@ Status pass_canonicalize(Graph *g, PassCtx *c)
         graph_replace_uses(g, out, src);
         graph_kill(g, i);
     }
+    /* sdpa as the chain the attention patterns fuse */
+    Status st = canon_sdpa(g);
+    if (st != ST_OK) return st;
     /* dead code: nodes whose outputs nobody uses */
-    Status st = graph_link(g);
+    st = graph_link(g);
     for (bool changed = true; changed && st == ST_OK;) {
         changed = false;
         for (int i = g->nnodes - 1; i >= 0; i--) {
