@@ -153,7 +153,7 @@ bool sh_inplace(const Node *n)
 
 int shape_op_nout(OpId op)
 {
-    return op_has(op, OPF_NOOP) ? 0 : 1;
+    return op_has(op, OPF_NOOP) ? 0 : shape_is_multi(op) && op != OP_UNBIND ? 2 : 1;
 }
 
 /* _assert_tensor_metadata produces nothing; a `size` it asserts must be the tensor's. */
@@ -273,7 +273,12 @@ static Status dispatch(ShapeCtx *c)
         return shape_slice(c);
     case OP_SELECT:
         return shape_select(c);
-    case OP_SPLIT: /* several outputs: shape_infer calls shape_split itself */
+    case OP_SPLIT: /* several outputs: shape_infer calls shape_split or shape_multi itself */
+    case OP_MAX_DIM:
+    case OP_TOPK:
+    case OP_SORT:
+    case OP_UNBIND:
+    case OP_MAX_POOL2D_WI:
         break;
     case OP_VIEW:
         return shape_view(c);
@@ -398,6 +403,7 @@ Status shape_infer(const Graph *g, const Node *n, int *rank, int64_t (*shape)[NP
         return sh_err(&c, NULL, "takes %d..%d tensor inputs, the node has %d", oi->min_in,
                       oi->max_in, n->nin);
     if (n->op == OP_SPLIT) return shape_split(&c, rank, shape);
+    if (shape_is_multi(n->op)) return shape_multi(&c, rank, shape);
     int want = shape_op_nout(n->op);
     if (n->nout != want)
         return sh_err(&c, NULL, "produces %d output%s, the node declares %d", want,
@@ -614,7 +620,8 @@ static OutType out_type(const Graph *g, const Node *n)
         return dt != DT_INVALID ? exact(dt) : of_cls(CL_FLOAT);
     case OP_CEIL: case OP_FLOOR: case OP_ROUND: case OP_SIGN: case OP_SQUARE: case OP_AMIN:
     case OP_FLIP: case OP_ROLL: case OP_TRI: case OP_REPEAT: case OP_REPEAT_INTERLEAVE:
-    case OP_PIXEL_SHUFFLE: case OP_INSTANCE_NORM: case OP_SLICE_FILL:
+    case OP_PIXEL_SHUFFLE: case OP_INSTANCE_NORM: case OP_SLICE_FILL: case OP_MAX_DIM:
+    case OP_TOPK: case OP_SORT: case OP_UNBIND: case OP_MAX_POOL2D_WI:
         return of_cls(c0);
     case OP_ISNAN: case OP_ANY: case OP_ALL:
         return exact(DT_BOOL);

@@ -154,3 +154,55 @@ Status shape_instance_norm(ShapeCtx *c)
                       c->n->nin - 1);
     return shape_same(c);
 }
+
+bool shape_is_multi(OpId op)
+{
+    return op == OP_MAX_DIM || op == OP_TOPK || op == OP_SORT || op == OP_UNBIND ||
+           op == OP_MAX_POOL2D_WI;
+}
+
+Status shape_multi(ShapeCtx *c, int *rank, int64_t (*shape)[NPU_MAX_RANK])
+{
+    const GTensor *x = sh_in(c, 0);
+    OpId op = c->n->op;
+    int nout = op == OP_UNBIND ? 0 : 2, r = x->rank, d = 0;
+    int64_t s[NPU_MAX_RANK];
+    Status st = ST_OK;
+    memcpy(s, x->shape, sizeof(int64_t) * (size_t)r);
+    if (op == OP_MAX_POOL2D_WI) {
+        if ((st = shape_pool2d(c)) != ST_OK) return st;
+        r = c->rank;
+        memcpy(s, c->shape, sizeof(int64_t) * (size_t)r);
+    } else {
+        int64_t dflt = op == OP_TOPK || op == OP_SORT ? -1 : 0;
+        st = sh_dim(c, "dim", op == OP_MAX_DIM, dflt, r > 0 ? r : 1, &d);
+        if (st != ST_OK) return st;
+        if (r == 0 && op == OP_UNBIND)
+            return sh_err(c, x->name, "needs a tensor of at least one dim");
+    }
+    if (op == OP_MAX_DIM && r > 0) {
+        if (x->shape[d] == 0) return sh_err(c, x->name, "cannot reduce an empty dim");
+        if (attr_bool(c->n, "keepdim", false))
+            s[d] = 1;
+        else
+            memmove(&s[d], &s[d + 1], sizeof(int64_t) * (size_t)(--r - d));
+    } else if (op == OP_TOPK) {
+        int64_t k;
+        if ((st = sh_int(c, "k", true, 1, &k)) != ST_OK) return st;
+        int64_t size = r ? x->shape[d] : 1; /* a 0-dim tensor is one value */
+        if (k < 0 || k > size)
+            return sh_err(c, NULL, "selected index k out of range (k %lld, size %lld)",
+                          (long long)k, (long long)size);
+        if (r) s[d] = k;
+    } else if (op == OP_UNBIND) {
+        nout = (int)x->shape[d];
+        memmove(&s[d], &s[d + 1], sizeof(int64_t) * (size_t)(--r - d));
+    }
+    if (c->n->nout != nout)
+        return sh_err(c, NULL, "produces %d outputs, the node declares %d", nout, c->n->nout);
+    for (int k = 0; k < nout; k++) {
+        rank[k] = r;
+        memcpy(shape[k], s, sizeof(int64_t) * (size_t)r);
+    }
+    return ST_OK;
+}

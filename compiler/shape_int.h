@@ -80,6 +80,10 @@ Status shape_pad(ShapeCtx *c);
 Status shape_einsum(ShapeCtx *c);
 Status shape_sdpa(ShapeCtx *c);
 /* shape_data.c */
+/* Ops with several outputs besides split: max.dim/min.dim, topk, sort, max_pool2d_with_indices
+ * (values and int64 indices) and unbind (one output per slice). */
+bool shape_is_multi(OpId op);
+Status shape_multi(ShapeCtx *c, int *rank, int64_t (*shape)[NPU_MAX_RANK]);
 Status shape_stack(ShapeCtx *c);
 Status shape_flip(ShapeCtx *c);
 Status shape_roll(ShapeCtx *c);

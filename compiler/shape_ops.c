@@ -426,7 +426,7 @@ static Status pool_input(ShapeCtx *c, const GTensor *x)
 Status shape_pool2d(ShapeCtx *c)
 {
     const GTensor *x = sh_in(c, 0);
-    bool is_max = c->n->op == OP_MAX_POOL2D;
+    bool is_max = c->n->op == OP_MAX_POOL2D || c->n->op == OP_MAX_POOL2D_WI;
     Status st = pool_input(c, x);
     if (st != ST_OK) return st;
     int64_t k[2], s[2], p[2], d[2] = {1, 1}, tmp[NPU_MAX_RANK];

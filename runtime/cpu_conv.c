@@ -407,7 +407,9 @@ static Status pool_params(const CpuCall *c, Geom *g, int with_dilation)
     return ST_OK;
 }
 
-static void max_pool(const Geom *g, const float *x, float *y)
+/* idx (may be NULL): each maximum's flat index iy * W + ix in its plane; the last NaN wins
+ * there, as ATen's loop has it. */
+static void max_pool(const Geom *g, const float *x, float *y, int64_t *idx)
 {
     for (int64_t pl = 0; pl < g->n * g->c; pl++) {
         const float *xp = x + pl * g->h * g->w;
@@ -415,6 +417,7 @@ static void max_pool(const Geom *g, const float *x, float *y)
         for (int64_t oy = 0; oy < g->oh; oy++)
             for (int64_t ox = 0; ox < g->ow; ox++) {
                 float m = -INFINITY;
+                int64_t at = -1;
                 for (int64_t r = 0; r < g->kh; r++) {
                     int64_t iy = oy * g->sh - g->ph + r * g->dh;
                     if (iy < 0 || iy >= g->h) continue;
@@ -422,11 +425,11 @@ static void max_pool(const Geom *g, const float *x, float *y)
                         int64_t ix = ox * g->sw - g->pw + s * g->dw;
                         if (ix < 0 || ix >= g->w) continue;
                         float v = xp[iy * g->w + ix];
-                        if (v > m || isnan(v)) m = v; /* NaN wins, as in ATen */
-                        if (isnan(m)) break;
+                        if (v > m || isnan(v)) m = v, at = iy * g->w + ix; /* NaN wins */
                     }
                 }
                 yp[oy * g->ow + ox] = m;
+                if (idx) idx[pl * g->oh * g->ow + oy * g->ow + ox] = at;
             }
     }
 }
@@ -511,10 +514,13 @@ Status cpu_pool2d(const CpuCall *c)
     if (st != ST_OK) return st;
     const float *x = c->in[0]->data;
     float *y = c->out[0]->data;
-    if (c->node->op == OP_MAX_POOL2D) {
+    if (c->node->op == OP_MAX_POOL2D || c->node->op == OP_MAX_POOL2D_WI) {
+        bool wi = c->node->op == OP_MAX_POOL2D_WI;
         if ((st = pool_params(c, &g, 1)) != ST_OK) return st;
         if ((st = check_out(c, &g, g.c)) != ST_OK) return st;
-        max_pool(&g, x, y);
+        if (wi && (c->nout != 2 || c->out[1]->dtype != DT_I64))
+            return bad(c, NULL, "max_pool2d_with_indices needs an int64 second output");
+        max_pool(&g, x, y, wi ? c->out[1]->data : NULL);
         return ST_OK;
     }
     if (c->node->op == OP_AVG_POOL2D) {

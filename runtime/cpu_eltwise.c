@@ -296,6 +296,7 @@ static Un un_of(OpId op)
     case OP_STACK: case OP_FLIP: case OP_ROLL: case OP_TRI: case OP_REPEAT:
     case OP_REPEAT_INTERLEAVE: case OP_PIXEL_SHUFFLE: case OP_BADDBMM: case OP_INSTANCE_NORM:
     case OP_SLICE_FILL:
+    case OP_MAX_DIM: case OP_TOPK: case OP_SORT: case OP_UNBIND: case OP_MAX_POOL2D_WI:
     case OP_COUNT: case OP_INVALID:
         break;
     }
@@ -615,6 +616,7 @@ static Bn bn_of(OpId op)
     case OP_ARGMIN: case OP_CLAMP_T: case OP_STACK: case OP_FLIP: case OP_ROLL: case OP_TRI:
     case OP_REPEAT: case OP_REPEAT_INTERLEAVE: case OP_PIXEL_SHUFFLE: case OP_BADDBMM:
     case OP_INSTANCE_NORM: case OP_SLICE_FILL:
+    case OP_MAX_DIM: case OP_TOPK: case OP_SORT: case OP_UNBIND: case OP_MAX_POOL2D_WI:
     case OP_COUNT: case OP_INVALID:
         break;
     }

@@ -132,6 +132,11 @@ const CpuKernelFn cpu_kernel_table[OP_COUNT] = {
     [OP_BADDBMM] = cpu_baddbmm,
     [OP_INSTANCE_NORM] = cpu_instance_norm,
     [OP_SLICE_FILL] = cpu_slice_fill,
+    [OP_MAX_DIM] = cpu_max_dim,
+    [OP_TOPK] = cpu_topk,
+    [OP_SORT] = cpu_sort,
+    [OP_UNBIND] = cpu_unbind,
+    [OP_MAX_POOL2D_WI] = cpu_pool2d,
     [OP_DEPAD] = cpu_copy,
     [OP_PACK] = cpu_copy,
 };

@@ -41,7 +41,7 @@ Status cpu_batch_norm(const CpuCall *c);
 Status cpu_cumsum(const CpuCall *c);
 /* cpu_conv.c */
 Status cpu_conv2d(const CpuCall *c);
-Status cpu_pool2d(const CpuCall *c);   /* MAX_POOL2D AVG_POOL2D ADAPTIVE_AVG_POOL2D */
+Status cpu_pool2d(const CpuCall *c);   /* MAX_POOL2D(_WI) AVG_POOL2D ADAPTIVE_AVG_POOL2D */
 Status cpu_conv1d(const CpuCall *c);
 Status cpu_conv_transpose2d(const CpuCall *c);
 /* cpu_more.c */
@@ -66,6 +66,11 @@ Status cpu_repeat(const CpuCall *c);
 Status cpu_repeat_interleave(const CpuCall *c);
 Status cpu_pixel_shuffle(const CpuCall *c);
 Status cpu_slice_fill(const CpuCall *c);
+/* cpu_select.c */
+Status cpu_max_dim(const CpuCall *c); /* MAX_DIM: max.dim, min.dim */
+Status cpu_topk(const CpuCall *c);
+Status cpu_sort(const CpuCall *c);
+Status cpu_unbind(const CpuCall *c);
 /* cpu_matmul.c */
 Status cpu_matmul(const CpuCall *c);   /* LINEAR ADDMM MATMUL BMM MM */
 /* cpu_data.c */

@@ -270,7 +270,28 @@ static const Case good[] = {
 /* clang-format on */
 #define NGOOD (sizeof good / sizeof good[0])
 
-/* The table names every op of ops.def, and none reaches the "no rule" fallthrough. */
+/* Nodes with several outputs (split, and max.dim, topk, sort, unbind, max_pool2d_with_indices). */
+/* clang-format off */
+static const struct {
+        const char *aten, *attrs;
+        TuSpec in;
+        int nout;
+        TuSpec out[4];
+} multi[] = {
+    {"aten.split.Tensor", "{'split_size':2,'dim':1}", F(2, 2, 5), 3, {F(2, 2, 2), F(2, 2, 2), F(2, 2, 1)}},
+    {"aten.split.Tensor", "{'split_size':48,'dim':2}", F(3, 1, 10, 144), 3, {F(3, 1, 10, 48), F(3, 1, 10, 48), F(3, 1, 10, 48)}},
+    {"aten.split_with_sizes.default", "{'split_sizes':[1,0,3,1],'dim':-1}", L(2, 4, 5), 4, {L(2, 4, 1), L(2, 4, 0), L(2, 4, 3), L(2, 4, 1)}},
+    {"aten.split.sizes", "{'split_size':[3,1]}", B(2, 4, 2), 2, {B(2, 3, 2), B(2, 1, 2)}},
+    {"aten.max.dim", "{'dim':1}", F(3, 5, 5, 5), 2, {F(2, 5, 5), L(2, 5, 5)}},
+    {"aten.min.dim", "{'dim':-1,'keepdim':true}", F(2, 4, 3), 2, {F(2, 4, 1), L(2, 4, 1)}},
+    {"aten.topk.default", "{'k':3}", F(3, 5, 10, 5), 2, {F(3, 5, 10, 3), L(3, 5, 10, 3)}},
+    {"aten.sort.default", "{'dim':0,'descending':true}", F(2, 4, 3), 2, {F(2, 4, 3), L(2, 4, 3)}},
+    {"aten.unbind.int", "{'dim':1}", F(3, 2, 3, 4), 3, {F(2, 2, 4), F(2, 2, 4), F(2, 2, 4)}},
+    {"aten.max_pool2d_with_indices.default", "{'kernel_size':[3,3],'stride':[2,2],'ceil_mode':true}", F(4, 1, 2, 3, 6), 2, {F(4, 1, 2, 1, 3), L(4, 1, 2, 1, 3)}},
+};
+/* clang-format on */
+
+/* The tables name every op of ops.def, and none reaches the "no rule" fallthrough. */
 static void test_every_op_covered(void **state)
 {
     (void)state;
@@ -280,6 +301,7 @@ static void test_every_op_covered(void **state)
         if (op == OP_INVALID) fail_msg("case %zu: unknown op %s", i, good[i].aten);
         seen[op] = true;
     }
+    for (size_t i = 0; i < sizeof multi / sizeof multi[0]; i++) seen[op_lookup(multi[i].aten)] = true;
     for (int op = 0; op < OP_COUNT; op++)
         if (!seen[op]) fail_msg("op %s has no shape test case", op_info[op].id);
     /* An op id outside the table is reported as our bug, not silently accepted. */
@@ -615,19 +637,8 @@ static void test_reports_all(void **state)
 static void test_split_chunks(void **state)
 {
     (void)state;
-    static const struct {
-        const char *aten, *attrs;
-        TuSpec in;
-        int nout;
-        TuSpec out[4];
-    } cases[] = {
-        {"aten.split.Tensor", "{'split_size':2,'dim':1}", F(2, 2, 5), 3, {F(2, 2, 2), F(2, 2, 2), F(2, 2, 1)}},
-        {"aten.split.Tensor", "{'split_size':48,'dim':2}", F(3, 1, 10, 144), 3, {F(3, 1, 10, 48), F(3, 1, 10, 48), F(3, 1, 10, 48)}},
-        {"aten.split_with_sizes.default", "{'split_sizes':[1,0,3,1],'dim':-1}", L(2, 4, 5), 4, {L(2, 4, 1), L(2, 4, 0), L(2, 4, 3), L(2, 4, 1)}},
-        {"aten.split.sizes", "{'split_size':[3,1]}", B(2, 4, 2), 2, {B(2, 3, 2), B(2, 1, 2)}},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        Graph *g = build(cases[i].aten, 1, &cases[i].in, cases[i].nout, cases[i].out, cases[i].attrs);
+    for (size_t i = 0; i < sizeof multi / sizeof multi[0]; i++) {
+        Graph *g = build(multi[i].aten, 1, &multi[i].in, multi[i].nout, multi[i].out, multi[i].attrs);
         DiagList d = {0};
         int rank[4];
         int64_t shape[4][NPU_MAX_RANK];
@@ -635,9 +646,9 @@ static void test_split_chunks(void **state)
             print_diags(&d);
             fail_msg("case %zu: shape_infer failed", i);
         }
-        for (int k = 0; k < cases[i].nout; k++) {
-            assert_int_equal(rank[k], cases[i].out[k].rank);
-            for (int j = 0; j < rank[k]; j++) assert_int_equal(shape[k][j], cases[i].out[k].shape[j]);
+        for (int k = 0; k < multi[i].nout; k++) {
+            assert_int_equal(rank[k], multi[i].out[k].rank);
+            for (int j = 0; j < rank[k]; j++) assert_int_equal(shape[k][j], multi[i].out[k].shape[j]);
         }
         assert_int_equal(shape_check_graph(g, &d), ST_OK);
         diag_free(&d);
