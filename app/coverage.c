@@ -79,8 +79,10 @@ static void from_names(Table *t, const char *path)
     }
     for (size_t i = 0; i < json_object_array_length(nodes); i++) {
         struct json_object *jn = json_object_array_get_idx(nodes, i), *v;
-        const char *op = json_object_object_get_ex(jn, "op_type", &v) ? json_object_get_string(v) : "?";
-        const char *name = json_object_object_get_ex(jn, "name", &v) ? json_object_get_string(v) : "?";
+        const char *op =
+            json_object_object_get_ex(jn, "op_type", &v) ? json_object_get_string(v) : "?";
+        const char *name =
+            json_object_object_get_ex(jn, "name", &v) ? json_object_get_string(v) : "?";
         const char *refusal = ir_refused(op);
         OpId id = op_lookup(op);
         if (refusal)

@@ -98,8 +98,8 @@ static Status expand_one(Graph *g, int *pos, MaskMemo *memo)
         kt->shape[1] < 1 || qt->shape[1] % kt->shape[1])
         return ST_OK;
     DType dt = qt->dtype;
-    double scale = attr_present(s, "scale") ? attr_float(s, "scale", 1)
-                                            : 1.0 / sqrt((double)qt->shape[3]);
+    double scale =
+        attr_present(s, "scale") ? attr_float(s, "scale", 1) : 1.0 / sqrt((double)qt->shape[3]);
     int64_t rep = qt->shape[1] / kt->shape[1];
     int64_t B = qt->shape[0], H = qt->shape[1], L = qt->shape[2], E = qt->shape[3];
     int64_t S = kt->shape[2];

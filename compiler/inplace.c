@@ -15,8 +15,16 @@
 static bool is_view(const Node *n)
 {
     switch (n->op) {
-    case OP_SLICE: case OP_SELECT: case OP_VIEW: case OP_FLATTEN: case OP_UNSQUEEZE:
-    case OP_SQUEEZE: case OP_PERMUTE: case OP_TRANSPOSE: case OP_T: case OP_EXPAND:
+    case OP_SLICE:
+    case OP_SELECT:
+    case OP_VIEW:
+    case OP_FLATTEN:
+    case OP_UNSQUEEZE:
+    case OP_SQUEEZE:
+    case OP_PERMUTE:
+    case OP_TRANSPOSE:
+    case OP_T:
+    case OP_EXPAND:
     case OP_SPLIT:
         return true;
     case OP_IDENTITY: /* alias and detach share storage; clone and contiguous copy */
@@ -114,7 +122,8 @@ Status inplace_resolve(Graph *g, DiagList *d)
             return diag_error(d, g->path, n->name, g->tensors[base].name,
                               "%s writes in place into a view of '%s', a weight or buffer: model "
                               "state that would have to persist across runs, which is not "
-                              "supported", n->aten, g->tensors[base].name);
+                              "supported",
+                              n->aten, g->tensors[base].name);
         return diag_error(d, g->path, n->name, xt->name,
                           "%s writes in place into a view of '%s' (made by '%s') that '%s' "
                           "reads afterwards: the graph computes out of place and would miss "

@@ -15,7 +15,8 @@ Status shape_stack(ShapeCtx *c)
             return sh_err(c, t->name, "stack expects each tensor to be equal size");
     }
     int64_t s[NPU_MAX_RANK + 1];
-    for (int i = 0, k = 0; i <= x->rank; i++) s[i] = i == d ? c->n->nin : x->shape[k++];
+    for (int i = 0, k = 0; i <= x->rank; i++)
+        s[i] = i == d ? c->n->nin : x->shape[k++];
     return sh_set(c, x->rank + 1, s);
 }
 
@@ -58,7 +59,8 @@ Status shape_roll(ShapeCtx *c)
 Status shape_tri(ShapeCtx *c)
 {
     if (sh_in(c, 0)->rank < 2)
-        return sh_err(c, sh_in(c, 0)->name, "tril/triu: input tensor must have at least 2 dimensions");
+        return sh_err(c, sh_in(c, 0)->name,
+                      "tril/triu: input tensor must have at least 2 dimensions");
     return shape_same(c);
 }
 
@@ -70,8 +72,10 @@ Status shape_repeat(ShapeCtx *c)
     Status st = sh_ints(c, "repeats", r, NPU_MAX_RANK, &k);
     if (st != ST_OK) return st;
     if (k < x->rank)
-        return sh_err(c, NULL, "number of dimensions of repeat dims (%d) can not be smaller than "
-                      "number of dimensions of tensor (%d)", k, x->rank);
+        return sh_err(c, NULL,
+                      "number of dimensions of repeat dims (%d) can not be smaller than "
+                      "number of dimensions of tensor (%d)",
+                      k, x->rank);
     for (int i = 0; i < k; i++) {
         if (r[i] < 0) return sh_err(c, NULL, "negative repeat %lld", (long long)r[i]);
         s[i] = r[i] * (i < k - x->rank ? 1 : x->shape[i - (k - x->rank)]);
@@ -111,8 +115,10 @@ Status shape_pixel_shuffle(ShapeCtx *c)
     if (st != ST_OK) return st;
     int r = x->rank;
     if (r < 3 || f < 1 || x->shape[r - 3] % (f * f))
-        return sh_err(c, x->name, "pixel_shuffle expects at least 3 dims and channels divisible "
-                      "by upscale_factor^2 (%lld)", (long long)(f * f));
+        return sh_err(c, x->name,
+                      "pixel_shuffle expects at least 3 dims and channels divisible "
+                      "by upscale_factor^2 (%lld)",
+                      (long long)(f * f));
     int64_t s[NPU_MAX_RANK];
     memcpy(s, x->shape, sizeof(int64_t) * (size_t)r);
     s[r - 3] /= f * f;
@@ -146,10 +152,12 @@ Status shape_instance_norm(ShapeCtx *c)
         if (sh_in(c, i)->rank != 1 || sh_in(c, i)->shape[0] != x->shape[1])
             return sh_err(c, sh_in(c, i)->name, "must be [%lld]", (long long)x->shape[1]);
     if (!attr_bool(c->n, "use_input_stats", true) && c->n->nin != 5)
-        return sh_err(c, NULL, "use_input_stats=False needs running_mean and running_var (and "
+        return sh_err(c, NULL,
+                      "use_input_stats=False needs running_mean and running_var (and "
                       "the IR must list weight and bias to tell them apart)");
     if (c->n->nin != 1 && c->n->nin != 5)
-        return sh_err(c, NULL, "%d of weight, bias, running_mean and running_var: the IR does "
+        return sh_err(c, NULL,
+                      "%d of weight, bias, running_mean and running_var: the IR does "
                       "not say which they are (only none or all four can be told apart)",
                       c->n->nin - 1);
     return shape_same(c);

@@ -32,7 +32,8 @@ Status shape_fill_like(ShapeCtx *c)
 Status shape_diff(ShapeCtx *c)
 {
     const GTensor *x = sh_in(c, 0);
-    if (x->rank == 0) return sh_err(c, x->name, "diff expects input to be at least one-dimensional");
+    if (x->rank == 0)
+        return sh_err(c, x->name, "diff expects input to be at least one-dimensional");
     int d;
     int64_t n;
     Status st = sh_dim(c, "dim", false, -1, x->rank, &d);
@@ -44,7 +45,8 @@ Status shape_diff(ShapeCtx *c)
     for (int i = 1; i < c->n->nin; i++) {
         const GTensor *p = sh_in(c, i);
         bool ok = p->rank == x->rank;
-        for (int k = 0; ok && k < x->rank; k++) ok = k == d || p->shape[k] == x->shape[k];
+        for (int k = 0; ok && k < x->rank; k++)
+            ok = k == d || p->shape[k] == x->shape[k];
         if (!ok)
             return sh_err(c, p->name, "%s must have the input's shape except at dim %d",
                           i == 1 ? "prepend" : "append", d);
@@ -70,13 +72,15 @@ Status shape_index(ShapeCtx *c)
         if (!dtype_is_int(t->dtype) || t->dtype == DT_BOOL)
             return sh_err(c, t->name,
                           "index tensors must be int64 or int32 (bool masks are not supported), "
-                          "got %s", dtype_name(t->dtype));
+                          "got %s",
+                          dtype_name(t->dtype));
         Status st = sh_broadcast(c, t->name, rb, b, t->rank, t->shape, &rb, b);
         if (st != ST_OK) return st;
     }
     int64_t s[2 * NPU_MAX_RANK];
     memcpy(s, b, sizeof(int64_t) * (size_t)rb);
-    for (int i = k; i < x->rank; i++) s[rb + i - k] = x->shape[i];
+    for (int i = k; i < x->rank; i++)
+        s[rb + i - k] = x->shape[i];
     return sh_set(c, rb + x->rank - k, s);
 }
 
@@ -89,17 +93,19 @@ Status shape_gather(ShapeCtx *c)
     if (attr_bool(c->n, "sparse_grad", false))
         return sh_err(c, NULL, "sparse_grad=True is not supported");
     if (idx->rank != x->rank && !(x->rank == 0 && idx->rank <= 1))
-        return sh_err(c, idx->name, "index tensor must have the same number of dimensions as input");
+        return sh_err(c, idx->name,
+                      "index tensor must have the same number of dimensions as input");
     for (int i = 0; i < idx->rank && idx->rank == x->rank; i++)
         if (i != d && idx->shape[i] > x->shape[i])
-            return sh_err(c, idx->name, "size of dimension %d of index (%lld) is larger than the "
-                          "input's (%lld)", i, (long long)idx->shape[i], (long long)x->shape[i]);
+            return sh_err(c, idx->name,
+                          "size of dimension %d of index (%lld) is larger than the "
+                          "input's (%lld)",
+                          i, (long long)idx->shape[i], (long long)x->shape[i]);
     return sh_set(c, idx->rank, idx->shape);
 }
 
 /* The output length of a convolution dim (a transposed one when tr). */
-static int64_t conv_len(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, int64_t op,
-                        bool tr)
+static int64_t conv_len(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, int64_t op, bool tr)
 {
     if (tr) return (in - 1) * s - 2 * p + d * (k - 1) + op + 1;
     int64_t e = in + 2 * p - d * (k - 1) - 1;
@@ -141,7 +147,8 @@ static Status conv_common(ShapeCtx *c, int sp, bool tr)
     int64_t wcin = tr ? w->shape[0] : w->shape[1] * groups;
     int64_t cout = tr ? w->shape[1] * groups : w->shape[0];
     if (cin != wcin || (!tr && cout % groups) || (tr && cin % groups))
-        return sh_err(c, w->name, "weight %s does not fit an input of %lld channels with groups %lld",
+        return sh_err(c, w->name,
+                      "weight %s does not fit an input of %lld channels with groups %lld",
                       shape_str(w->shape, w->rank, a, sizeof a), (long long)cin, (long long)groups);
     if (c->n->nin == 3 && (sh_in(c, 2)->rank != 1 || sh_in(c, 2)->shape[0] != cout))
         return sh_err(c, sh_in(c, 2)->name, "bias must be [%lld]", (long long)cout);
@@ -152,9 +159,10 @@ static Status conv_common(ShapeCtx *c, int sp, bool tr)
         if (stride[i] < 1 || dil[i] < 1 || pad[i] < 0 || opad[i] < 0 ||
             (tr && opad[i] >= stride[i] && opad[i] >= dil[i]))
             return sh_err(c, NULL, "stride, dilation, padding or output_padding out of range");
-        int64_t len = conv_len(x->shape[b + 1 + i], w->shape[2 + i], stride[i], pad[i], dil[i],
-                               opad[i], tr);
-        if (len < 1) return sh_err(c, w->name, "kernel size can't be greater than the padded input");
+        int64_t len =
+            conv_len(x->shape[b + 1 + i], w->shape[2 + i], stride[i], pad[i], dil[i], opad[i], tr);
+        if (len < 1)
+            return sh_err(c, w->name, "kernel size can't be greater than the padded input");
         out[b + 1 + i] = len;
     }
     return sh_set(c, x->rank, out);
@@ -239,8 +247,7 @@ Status shape_pad(ShapeCtx *c)
     if (st != ST_OK) return st;
     if (k < 0) return sh_err(c, NULL, "attribute 'pad' is required");
     if (k % 2 || k / 2 > x->rank)
-        return sh_err(c, NULL, "padding length must be even and at most twice the rank, got %d",
-                      k);
+        return sh_err(c, NULL, "padding length must be even and at most twice the rank, got %d", k);
     const char *mode = attr_str(c->n, "mode", "constant");
     if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "replicate") &&
         strcmp(mode, "circular"))
@@ -251,14 +258,14 @@ Status shape_pad(ShapeCtx *c)
         int d = x->rank - 1 - j;
         int64_t lo = p[2 * j], hi = p[2 * j + 1];
         /* reflect needs pads below the size, circular at most the size, replicate any */
-        int64_t most = !strcmp(mode, "reflect") ? x->shape[d] - 1
-                       : !strcmp(mode, "circular") ? x->shape[d] : INT64_MAX;
+        int64_t most = !strcmp(mode, "reflect")    ? x->shape[d] - 1
+                       : !strcmp(mode, "circular") ? x->shape[d]
+                                                   : INT64_MAX;
         if (strcmp(mode, "constant") && (lo < 0 || hi < 0 || lo > most || hi > most))
-            return sh_err(c, NULL, "%s padding (%lld, %lld) does not fit dim %d of size %lld",
-                          mode, (long long)lo, (long long)hi, d, (long long)x->shape[d]);
+            return sh_err(c, NULL, "%s padding (%lld, %lld) does not fit dim %d of size %lld", mode,
+                          (long long)lo, (long long)hi, d, (long long)x->shape[d]);
         s[d] += lo + hi;
-        if (s[d] < 0)
-            return sh_err(c, NULL, "the padded size of dim %d would be negative", d);
+        if (s[d] < 0) return sh_err(c, NULL, "the padded size of dim %d would be negative", d);
     }
     return sh_set(c, x->rank, s);
 }
@@ -299,7 +306,8 @@ bool shape_einsum_parse(const char *eq, int nops, EinsumSpec *s, const char **wh
             return false;
         }
         int l = 0;
-        while (l < s->nlabels && s->labels[l] != ch) l++;
+        while (l < s->nlabels && s->labels[l] != ch)
+            l++;
         if (l == s->nlabels) {
             if (arrow) {
                 *why = "an output subscript appears in no operand";
@@ -346,12 +354,13 @@ bool shape_einsum_parse(const char *eq, int nops, EinsumSpec *s, const char **wh
 /* The size of every label: equal across operands, or 1 broadcast. */
 static Status einsum_sizes(ShapeCtx *c, const EinsumSpec *s, int64_t *size)
 {
-    for (int l = 0; l < s->nlabels; l++) size[l] = 1;
+    for (int l = 0; l < s->nlabels; l++)
+        size[l] = 1;
     for (int o = 0; o < s->nops; o++) {
         const GTensor *t = sh_in(c, o);
         if (t->rank != s->rank[o])
-            return sh_err(c, t->name, "the equation gives operand %d %d subscripts for %d dims",
-                          o, s->rank[o], t->rank);
+            return sh_err(c, t->name, "the equation gives operand %d %d subscripts for %d dims", o,
+                          s->rank[o], t->rank);
         for (int d = 0; d < t->rank; d++) {
             int64_t *z = &size[s->lab[o][d]];
             if (t->shape[d] != 1 && *z != 1 && *z != t->shape[d])
@@ -374,7 +383,8 @@ Status shape_einsum(ShapeCtx *c)
     int64_t size[EINSUM_MAX_LABELS], o[NPU_MAX_RANK];
     Status st = einsum_sizes(c, &s, size);
     if (st != ST_OK) return st;
-    for (int i = 0; i < s.orank; i++) o[i] = size[s.olab[i]];
+    for (int i = 0; i < s.orank; i++)
+        o[i] = size[s.olab[i]];
     return sh_set(c, s.orank, o);
 }
 
@@ -397,14 +407,16 @@ Status shape_sdpa(ShapeCtx *c)
         for (int i = 1; i < 3; i++) {
             int64_t kv = sh_in(c, i)->shape[d];
             if (kv == q->shape[d] || (heads && kv > 0 && q->shape[d] % kv == 0)) continue;
-            return sh_err(c, sh_in(c, i)->name, "dim %d is %lld, q's is %lld%s", d,
-                          (long long)kv, (long long)q->shape[d],
+            return sh_err(c, sh_in(c, i)->name, "dim %d is %lld, q's is %lld%s", d, (long long)kv,
+                          (long long)q->shape[d],
                           d == r - 3 && !gqa ? " (grouped heads need enable_gqa)" : "");
         }
     }
     if (attr_float(c->n, "dropout_p", 0.0) != 0.0)
-        return sh_err(c, NULL, "dropout_p %g: attention dropout is random; export in eval mode "
-                      "with dropout_p=0", attr_float(c->n, "dropout_p", 0.0));
+        return sh_err(c, NULL,
+                      "dropout_p %g: attention dropout is random; export in eval mode "
+                      "with dropout_p=0",
+                      attr_float(c->n, "dropout_p", 0.0));
     int64_t s[NPU_MAX_RANK];
     memcpy(s, q->shape, sizeof(int64_t) * (size_t)r);
     s[r - 1] = v->shape[r - 1];

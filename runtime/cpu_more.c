@@ -43,7 +43,8 @@ Status cpu_fill_like(const CpuCall *c)
         if (v->kind == ATTR_FLOAT && is_int && c->out[0]->dtype != DT_BOOL) f = (double)iv;
     }
     HTensor *o = c->out[0];
-    for (int64_t i = 0; i < o->numel; i++) st_val(o, i, f, iv, is_int && (!key || f == (double)iv));
+    for (int64_t i = 0; i < o->numel; i++)
+        st_val(o, i, f, iv, is_int && (!key || f == (double)iv));
     return ST_OK;
 }
 
@@ -51,9 +52,11 @@ Status cpu_fill_like(const CpuCall *c)
 static void split3(const HTensor *x, int dim, int64_t *outer, int64_t *len, int64_t *inner)
 {
     *outer = *inner = 1;
-    for (int i = 0; i < dim; i++) *outer *= x->shape[i];
+    for (int i = 0; i < dim; i++)
+        *outer *= x->shape[i];
     *len = x->shape[dim];
-    for (int i = dim + 1; i < x->rank; i++) *inner *= x->shape[i];
+    for (int i = dim + 1; i < x->rank; i++)
+        *inner *= x->shape[i];
 }
 
 /* diff: cat(prepend, x, append) along dim, then n times a[i+1] - a[i] (!= for bool). */
@@ -66,7 +69,8 @@ Status cpu_diff(const CpuCall *c)
     if (d < 0 || n < 0) return err(c, NULL, "diff: bad dim or n");
     int64_t outer, xl, inner, total = 0;
     split3(x, d, &outer, &xl, &inner);
-    for (int i = 0; i < c->nin; i++) total += c->in[i]->shape[d];
+    for (int i = 0; i < c->nin; i++)
+        total += c->in[i]->shape[d];
     bool fl = dtype_is_float(o->dtype), bl = o->dtype == DT_BOOL;
     double *buf = malloc(sizeof(double) * (size_t)(outer * total * inner + 1));
     if (!buf) return ST_NOMEM;
@@ -125,9 +129,11 @@ Status cpu_index(const CpuCall *c)
     int k = c->nin - 1, rb = o->rank - (x->rank - k);
     if (rb < 0) return err(c, out_name(c), "index: output rank too small");
     int64_t inner = 1, xst[NPU_MAX_RANK], ist[8][NPU_MAX_RANK];
-    for (int i = k; i < x->rank; i++) inner *= x->shape[i];
+    for (int i = k; i < x->rank; i++)
+        inner *= x->shape[i];
     shape_strides(x->shape, x->rank, xst);
-    for (int j = 0; j < k; j++) bcast_strides(c->in[1 + j]->shape, c->in[1 + j]->rank, o->shape, rb, ist[j]);
+    for (int j = 0; j < k; j++)
+        bcast_strides(c->in[1 + j]->shape, c->in[1 + j]->rank, o->shape, rb, ist[j]);
     int64_t rows = shape_numel(o->shape, rb);
     size_t es = dtype_size(o->dtype);
     for (int64_t r = 0; r < rows; r++) {
@@ -154,7 +160,8 @@ Status cpu_gather(const CpuCall *c)
     const HTensor *x = c->in[0], *idx = c->in[1];
     HTensor *o = c->out[0];
     int d = norm_dim(attr_int(c->node, "dim", 0), x->rank > 0 ? x->rank : 1);
-    if (d < 0 || (x->rank && idx->rank != x->rank)) return err(c, NULL, "gather: bad dim or index rank");
+    if (d < 0 || (x->rank && idx->rank != x->rank))
+        return err(c, NULL, "gather: bad dim or index rank");
     int64_t xst[NPU_MAX_RANK], pos[NPU_MAX_RANK] = {0};
     shape_strides(x->shape, x->rank, xst);
     size_t es = dtype_size(o->dtype);
@@ -163,7 +170,8 @@ Status cpu_gather(const CpuCall *c)
         if (!wrap_index(&v, x->rank ? x->shape[d] : 1))
             return err(c, node_input(c->g, c->node, 1)->name,
                        "index %lld is out of bounds for dimension %d", (long long)raw, d);
-        for (int a = 0; a < x->rank; a++) off += (a == d ? v : pos[a]) * xst[a];
+        for (int a = 0; a < x->rank; a++)
+            off += (a == d ? v : pos[a]) * xst[a];
         htensor_convert((char *)o->data + (size_t)i * es, o->dtype,
                         (const char *)x->data + (size_t)off * dtype_size(x->dtype), x->dtype, 1);
         for (int a = idx->rank - 1; a >= 0; a--) {
@@ -185,9 +193,12 @@ static int64_t pad_src(int mode, int64_t i, int64_t lo, int64_t size)
         s = s < 0 ? -s : s;
         s %= 2 * (size - 1);
         return s < size ? s : 2 * (size - 1) - s;
-    case 2: return s < 0 ? 0 : size - 1;          /* replicate */
-    case 3: return ((s % size) + size) % size;   /* circular */
-    default: return -1;
+    case 2:
+        return s < 0 ? 0 : size - 1; /* replicate */
+    case 3:
+        return ((s % size) + size) % size; /* circular */
+    default:
+        return -1;
     }
 }
 
@@ -198,9 +209,14 @@ Status cpu_pad(const CpuCall *c)
     int64_t p[2 * NPU_MAX_RANK] = {0}, lo[NPU_MAX_RANK] = {0};
     int k = attr_ints(c->node, "pad", p, 2 * NPU_MAX_RANK);
     const char *ms = attr_str(c->node, "mode", "constant");
-    int mode = !strcmp(ms, "reflect") ? 1 : !strcmp(ms, "replicate") ? 2 : !strcmp(ms, "circular") ? 3 : 0;
-    if (k < 0 || k % 2 || k / 2 > x->rank || o->rank != x->rank) return err(c, NULL, "pad: bad `pad`");
-    for (int j = 0; j < k / 2; j++) lo[x->rank - 1 - j] = p[2 * j];
+    int mode = !strcmp(ms, "reflect")     ? 1
+               : !strcmp(ms, "replicate") ? 2
+               : !strcmp(ms, "circular")  ? 3
+                                          : 0;
+    if (k < 0 || k % 2 || k / 2 > x->rank || o->rank != x->rank)
+        return err(c, NULL, "pad: bad `pad`");
+    for (int j = 0; j < k / 2; j++)
+        lo[x->rank - 1 - j] = p[2 * j];
     const Attr *va = node_attr(c->node, "value");
     double fv = va && va->kind != ATTR_NONE ? va->f : 0.0;
     int64_t iv = va && va->kind == ATTR_INT ? va->i : (int64_t)fv;
@@ -218,7 +234,8 @@ Status cpu_pad(const CpuCall *c)
             st_val(o, i, fv, iv, is_int);
         else
             htensor_convert((char *)o->data + (size_t)i * es, o->dtype,
-                            (const char *)x->data + (size_t)off * dtype_size(x->dtype), x->dtype, 1);
+                            (const char *)x->data + (size_t)off * dtype_size(x->dtype), x->dtype,
+                            1);
         for (int a = o->rank - 1; a >= 0; a--) {
             if (++pos[a] < o->shape[a]) break;
             pos[a] = 0;
@@ -234,7 +251,8 @@ static Status norm_groups(const CpuCall *c, int64_t groups, const HTensor *w, co
     const HTensor *x = c->in[0];
     HTensor *o = c->out[0];
     double eps = attr_float(c->node, "eps", 1e-5);
-    if (x->rank < 2 || groups < 1 || x->shape[1] % groups) return err(c, NULL, "group_norm: bad groups");
+    if (x->rank < 2 || groups < 1 || x->shape[1] % groups)
+        return err(c, NULL, "group_norm: bad groups");
     int64_t n = x->shape[0], ch = x->shape[1], nc = n * ch, sp = nc > 0 ? x->numel / nc : 0;
     int64_t cpg = ch / groups, m = cpg * sp;
     const float *xd = x->data;
@@ -242,9 +260,11 @@ static Status norm_groups(const CpuCall *c, int64_t groups, const HTensor *w, co
     for (int64_t i = 0; i < n * groups; i++) {
         const float *xp = xd + i * m;
         double sum = 0, sq = 0;
-        for (int64_t j = 0; j < m; j++) sum += xp[j];
+        for (int64_t j = 0; j < m; j++)
+            sum += xp[j];
         double mean = sum / (double)m;
-        for (int64_t j = 0; j < m; j++) sq += (xp[j] - mean) * (xp[j] - mean);
+        for (int64_t j = 0; j < m; j++)
+            sq += (xp[j] - mean) * (xp[j] - mean);
         double rstd = 1.0 / sqrt(sq / (double)m + eps);
         for (int64_t j = 0; j < m; j++) {
             int64_t cc = (i % groups) * cpg + j / sp;
@@ -267,18 +287,21 @@ Status cpu_group_norm(const CpuCall *c)
  * statistics (inputs 3 and 4) normalise as eval batch_norm does. */
 Status cpu_instance_norm(const CpuCall *c)
 {
-    const HTensor *x = c->in[0], *w = c->nin > 1 ? c->in[1] : NULL, *b = c->nin > 2 ? c->in[2] : NULL;
+    const HTensor *x = c->in[0], *w = c->nin > 1 ? c->in[1] : NULL,
+                  *b = c->nin > 2 ? c->in[2] : NULL;
     if (attr_bool(c->node, "use_input_stats", true)) return norm_groups(c, x->shape[1], w, b);
     if (c->nin != 5) return err(c, NULL, "instance_norm without input stats needs running stats");
     const float *rm = c->in[3]->data, *rv = c->in[4]->data, *xd = x->data;
     double eps = attr_float(c->node, "eps", 1e-5);
     int64_t ch = x->shape[1], sp = 1;
-    for (int i = 2; i < x->rank; i++) sp *= x->shape[i];
+    for (int i = 2; i < x->rank; i++)
+        sp *= x->shape[i];
     float *yd = c->out[0]->data;
     for (int64_t i = 0; i < x->numel; i++) {
         int64_t k = (i / sp) % ch;
         double v = (xd[i] - rm[k]) / sqrt(rv[k] + eps);
-        yd[i] = (float)(v * (w ? ((const float *)w->data)[k] : 1) + (b ? ((const float *)b->data)[k] : 0));
+        yd[i] = (float)(v * (w ? ((const float *)w->data)[k] : 1) +
+                        (b ? ((const float *)b->data)[k] : 0));
     }
     return ST_OK;
 }
@@ -288,11 +311,13 @@ Status cpu_clamp_t(const CpuCall *c)
 {
     HTensor *o = c->out[0];
     int64_t st[3][NPU_MAX_RANK];
-    for (int k = 0; k < 3; k++) bcast_strides(c->in[k]->shape, c->in[k]->rank, o->shape, o->rank, st[k]);
+    for (int k = 0; k < 3; k++)
+        bcast_strides(c->in[k]->shape, c->in[k]->rank, o->shape, o->rank, st[k]);
     bool fl = dtype_is_float(o->dtype);
     for (int64_t i = 0; i < o->numel; i++) {
         int64_t off[3];
-        for (int k = 0; k < 3; k++) off[k] = bcast_offset(i, o->shape, o->rank, st[k]);
+        for (int k = 0; k < 3; k++)
+            off[k] = bcast_offset(i, o->shape, o->rank, st[k]);
         if (fl) {
             double v = htensor_get_f(c->in[0], off[0]), lo = htensor_get_f(c->in[1], off[1]);
             double hi = htensor_get_f(c->in[2], off[2]);
@@ -326,7 +351,8 @@ Status cpu_baddbmm(const CpuCall *c)
                 for (int64_t k = 0; k < M; k++)
                     acc += (double)ad[(z * N + i) * M + k] * bd[(z * M + k) * P + j];
                 int64_t at = (z * N + i) * P + j;
-                double sv = beta == 0 ? 0 : beta * htensor_get_f(self, bcast_offset(at, o->shape, 3, st));
+                double sv =
+                    beta == 0 ? 0 : beta * htensor_get_f(self, bcast_offset(at, o->shape, 3, st));
                 ((float *)o->data)[at] = (float)(sv + alpha * (float)acc);
             }
     return ST_OK;
@@ -366,7 +392,8 @@ Status cpu_upsample2d(const CpuCall *c)
         for (int64_t y = 0; y < oh; y++)
             for (int64_t z = 0; z < ow; z++) {
                 if (!bil) { /* nearest: floor(dst * scale), clamped */
-                    int64_t sy = (int64_t)floorf((float)y * s[0]), sx = (int64_t)floorf((float)z * s[1]);
+                    int64_t sy = (int64_t)floorf((float)y * s[0]),
+                            sx = (int64_t)floorf((float)z * s[1]);
                     sy = sy < ih - 1 ? sy : ih - 1;
                     sx = sx < iw - 1 ? sx : iw - 1;
                     yp[y * ow + z] = xp[sy * iw + sx];
@@ -393,7 +420,8 @@ Status cpu_einsum(const CpuCall *c)
     if (!shape_einsum_parse(eq, c->nin, &s, &why)) return err(c, NULL, "einsum '%s': %s", eq, why);
     int64_t size[EINSUM_MAX_LABELS], val[EINSUM_MAX_LABELS] = {0}, st[8][EINSUM_MAX_LABELS] = {{0}};
     int64_t ost[EINSUM_MAX_LABELS] = {0}, combos = 1;
-    for (int l = 0; l < s.nlabels; l++) size[l] = 1;
+    for (int l = 0; l < s.nlabels; l++)
+        size[l] = 1;
     for (int i = 0; i < c->nin; i++) {
         int64_t xs[NPU_MAX_RANK];
         shape_strides(c->in[i]->shape, c->in[i]->rank, xs);
@@ -405,7 +433,8 @@ Status cpu_einsum(const CpuCall *c)
             }
         }
     }
-    for (int l = 0; l < s.nlabels; l++) combos *= size[l];
+    for (int l = 0; l < s.nlabels; l++)
+        combos *= size[l];
     int64_t on = 1;
     for (int d = s.orank - 1; d >= 0; d--) {
         ost[s.olab[d]] = on;
@@ -420,17 +449,20 @@ Status cpu_einsum(const CpuCall *c)
         int64_t oo = 0;
         for (int i = 0; i < c->nin; i++) {
             int64_t off = 0;
-            for (int l = 0; l < s.nlabels; l++) off += val[l] * st[i][l];
+            for (int l = 0; l < s.nlabels; l++)
+                off += val[l] * st[i][l];
             p *= ((const float *)c->in[i]->data)[off];
         }
-        for (int l = 0; l < s.nlabels; l++) oo += val[l] * ost[l];
+        for (int l = 0; l < s.nlabels; l++)
+            oo += val[l] * ost[l];
         acc[oo] += p;
         for (int l = s.nlabels - 1; l >= 0; l--) {
             if (++val[l] < size[l]) break;
             val[l] = 0;
         }
     }
-    for (int64_t i = 0; i < on; i++) ((float *)o->data)[i] = (float)acc[i];
+    for (int64_t i = 0; i < on; i++)
+        ((float *)o->data)[i] = (float)acc[i];
     free(acc);
     return ST_OK;
 }
@@ -446,8 +478,8 @@ Status cpu_sdpa(const CpuCall *c)
     HTensor *o = c->out[0];
     int r = q->rank;
     int64_t L = q->shape[r - 2], E = q->shape[r - 1], S = k->shape[r - 2], Ev = v->shape[r - 1];
-    double scale = attr_present(c->node, "scale") ? attr_float(c->node, "scale", 1)
-                                                  : 1.0 / sqrt((double)E);
+    double scale =
+        attr_present(c->node, "scale") ? attr_float(c->node, "scale", 1) : 1.0 / sqrt((double)E);
     bool causal = attr_bool(c->node, "is_causal", false);
     int64_t batch = shape_numel(q->shape, r - 2), heads = r >= 3 ? q->shape[r - 3] : 1;
     int64_t kvh = r >= 3 ? k->shape[r - 3] : 1;
@@ -468,7 +500,8 @@ Status cpu_sdpa(const CpuCall *c)
             double mx = -INFINITY;
             for (int64_t j = 0; j < S; j++) {
                 double dot = 0;
-                for (int64_t e = 0; e < E; e++) dot += (double)qp[e] * kp[j * E + e];
+                for (int64_t e = 0; e < E; e++)
+                    dot += (double)qp[e] * kp[j * E + e];
                 double s = dot * scale;
                 if (causal && j > i) s = -INFINITY;
                 if (m) {
@@ -485,7 +518,8 @@ Status cpu_sdpa(const CpuCall *c)
             }
             for (int64_t e = 0; e < Ev; e++) {
                 double a = 0;
-                for (int64_t j = 0; j < S; j++) a += sc[j] * vp[j * Ev + e];
+                for (int64_t j = 0; j < S; j++)
+                    a += sc[j] * vp[j * Ev + e];
                 od[(b * L + i) * Ev + e] = (float)(sum > 0 ? a / sum : 0);
             }
         }

@@ -1,6 +1,6 @@
 /* CPU reference data movement beyond views: stack, flip, roll, tril/triu, repeat,
- * repeat_interleave, pixel_shuffle and slice_fill. Every output element is copied from one input element
- * (tril/triu: or zero), by element size, so every dtype moves unchanged. */
+ * repeat_interleave, pixel_shuffle and slice_fill. Every output element is copied from one input
+ * element (tril/triu: or zero), by element size, so every dtype moves unchanged. */
 #include <string.h>
 #include "cpu_kernels.h"
 
@@ -63,7 +63,8 @@ Status cpu_flip(const CpuCall *c)
     shape_strides(x->shape, x->rank, xs);
     for (int64_t i = 0; i < o->numel; i++, step(pos, o->shape, o->rank)) {
         int64_t at = 0;
-        for (int a = 0; a < x->rank; a++) at += (f[a] ? x->shape[a] - 1 - pos[a] : pos[a]) * xs[a];
+        for (int a = 0; a < x->rank; a++)
+            at += (f[a] ? x->shape[a] - 1 - pos[a] : pos[a]) * xs[a];
         put(o, i, x, at);
     }
     return ST_OK;
@@ -83,7 +84,8 @@ Status cpu_roll(const CpuCall *c)
     int nd = attr_present(c->node, "dims") ? attr_ints(c->node, "dims", d, NPU_MAX_RANK) : 0;
     if (ns < 1 || nd < 0) return err(c, "roll: bad shifts or dims");
     if (nd == 0) { /* the flattened tensor */
-        for (int64_t i = 0; i < o->numel; i++) put(o, i, x, wrap(i - sh[0], x->numel));
+        for (int64_t i = 0; i < o->numel; i++)
+            put(o, i, x, wrap(i - sh[0], x->numel));
         return ST_OK;
     }
     for (int i = 0; i < nd && i < ns; i++) {
@@ -95,7 +97,8 @@ Status cpu_roll(const CpuCall *c)
     shape_strides(x->shape, x->rank, xs);
     for (int64_t i = 0; i < o->numel; i++, step(pos, o->shape, o->rank)) {
         int64_t at = 0;
-        for (int a = 0; a < x->rank; a++) at += wrap(pos[a] - shift[a], x->shape[a]) * xs[a];
+        for (int a = 0; a < x->rank; a++)
+            at += wrap(pos[a] - shift[a], x->shape[a]) * xs[a];
         put(o, i, x, at);
     }
     return ST_OK;
@@ -128,7 +131,8 @@ Status cpu_repeat(const CpuCall *c)
     shape_strides(x->shape, x->rank, xs);
     for (int64_t i = 0; i < o->numel; i++, step(pos, o->shape, o->rank)) {
         int64_t at = 0;
-        for (int a = 0; a < x->rank; a++) at += (pos[lead + a] % x->shape[a]) * xs[a];
+        for (int a = 0; a < x->rank; a++)
+            at += (pos[lead + a] % x->shape[a]) * xs[a];
         put(o, i, x, at);
     }
     return ST_OK;
@@ -141,7 +145,8 @@ Status cpu_repeat_interleave(const CpuCall *c)
     int64_t rep = attr_int(c->node, "repeats", 1);
     if (rep < 1) return ST_OK; /* empty output */
     if (!attr_present(c->node, "dim") || x->rank == 0) {
-        for (int64_t i = 0; i < o->numel; i++) put(o, i, x, i / rep);
+        for (int64_t i = 0; i < o->numel; i++)
+            put(o, i, x, i / rep);
         return ST_OK;
     }
     int d = norm_dim(attr_int(c->node, "dim", 0), x->rank);
@@ -150,7 +155,8 @@ Status cpu_repeat_interleave(const CpuCall *c)
     shape_strides(x->shape, x->rank, xs);
     for (int64_t i = 0; i < o->numel; i++, step(pos, o->shape, o->rank)) {
         int64_t at = 0;
-        for (int a = 0; a < x->rank; a++) at += (a == d ? pos[a] / rep : pos[a]) * xs[a];
+        for (int a = 0; a < x->rank; a++)
+            at += (a == d ? pos[a] / rep : pos[a]) * xs[a];
         put(o, i, x, at);
     }
     return ST_OK;
@@ -168,7 +174,8 @@ Status cpu_pixel_shuffle(const CpuCall *c)
     shape_strides(x->shape, x->rank, xs);
     for (int64_t i = 0; i < o->numel; i++, step(pos, o->shape, r)) {
         int64_t at = 0;
-        for (int a = 0; a < r - 3; a++) at += pos[a] * xs[a];
+        for (int a = 0; a < r - 3; a++)
+            at += pos[a] * xs[a];
         int64_t ch = pos[r - 3] * f * f + (pos[r - 2] % f) * f + pos[r - 1] % f;
         at += ch * xs[r - 3] + (pos[r - 2] / f) * xs[r - 2] + (pos[r - 1] / f) * xs[r - 1];
         put(o, i, x, at);

@@ -11,8 +11,10 @@ static void split_dim(const HTensor *x, int d, int64_t *outer, int64_t *len, int
 {
     *outer = *inner = 1;
     *len = x->rank ? x->shape[d] : 1;
-    for (int i = 0; i < d; i++) *outer *= x->shape[i];
-    for (int i = d + 1; i < x->rank; i++) *inner *= x->shape[i];
+    for (int i = 0; i < d; i++)
+        *outer *= x->shape[i];
+    for (int i = d + 1; i < x->rank; i++)
+        *inner *= x->shape[i];
 }
 
 static void put(HTensor *o, int64_t i, const HTensor *x, int64_t at)
@@ -87,7 +89,8 @@ static Status sort_lines(const CpuCall *c, int d, bool desc, int64_t keep)
     for (int64_t o = 0; o < outer; o++)
         for (int64_t in = 0; in < inner; in++) {
             int64_t base = o * len * inner + in;
-            for (int64_t j = 0; j < len; j++) k[j] = (Key){htensor_get_f(x, base + j * inner), j};
+            for (int64_t j = 0; j < len; j++)
+                k[j] = (Key){htensor_get_f(x, base + j * inner), j};
             qsort(k, (size_t)len, sizeof *k, desc ? cmp_desc : cmp_asc);
             for (int64_t j = 0; j < keep; j++) {
                 int64_t at = (o * keep + j) * inner + in;

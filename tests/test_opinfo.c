@@ -131,9 +131,9 @@ static void test_opinfo_cases_match_or_are_refused(void **state)
         if (v == V_MISMATCH || (v == V_REFUSED) != want_refused) {
             bad++;
             print_message("%s: %s%s\n", name,
-                          v == V_MISMATCH   ? "MISMATCH "
-                          : want_refused ? "runs but refused.txt lists it "
-                                         : "refused, not in refused.txt: ",
+                          v == V_MISMATCH ? "MISMATCH "
+                          : want_refused  ? "runs but refused.txt lists it "
+                                          : "refused, not in refused.txt: ",
                           why);
         }
     }
