@@ -10,9 +10,16 @@ export XDG_CACHE_HOME="$T/cache" # generated kernels compiled afresh: the test s
 n=0
 ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
 Z=tests/models/zoo
-# Models whose Vulkan run is slow under ASan on lavapipe are checked on the CPU reference only
-# (their op kinds are all covered by other models' Vulkan runs): none so far.
-VK_SKIP=" "
+# Models whose Vulkan run takes over 3 s under ASan on lavapipe (measured on the 2-core VM: most
+# of it lavapipe compiling their many conv pipelines) are checked on the CPU reference only; their
+# kernel families run on Vulkan in the other models (conv2d, depthwise, batch norm folds, pools,
+# layer norm, SE blocks, hardswish in resnet/regnet/mobilenet_v3_small/shufflenet; attention in
+# the transformers decoders): deeplabv3 19.5 s, convnext 9.7 s, squeezenet 8.2 s,
+# efficientnet_b0 8.2 s, densenet 7.8 s, mnasnet 7.0 s, maxvit 6.8 s, efficientnet_v2 5.7 s,
+# hf_gemma 4.7 s, mobilenet_v2 4.2 s, vit 4.0 s (its head is zero-initialised by torchvision:
+# the output is the bias whatever the body computes), mobilenet_v3_large 3.1 s. hf_bert (3.7 s)
+# stays: the only encoder with a padding mask and gather. All pass on Vulkan (run MODEL --check).
+VK_SKIP=" deeplabv3 convnext squeezenet efficientnet_b0 densenet mnasnet maxvit efficientnet_v2 hf_gemma mobilenet_v2 vit mobilenet_v3_large "
 for d in "$Z"/*/; do
     m=$(basename "$d")
     f=$d/model.json
