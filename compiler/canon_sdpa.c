@@ -6,8 +6,8 @@
  * with M the float mask, where(mask, 0, -inf) for a bool one, full([1], 0) without one, and K
  * and V through the grouped-query repeat unsqueeze(2) -> expand -> view under enable_gqa (read
  * in place by the fused kernel). The last matmul is the sdpa node itself (its output keeps its
- * name). Left as it is (the CPU reference runs it): is_causal, rank other than 4, a value head
- * dim other than q's, dropout (refused at import). A row whose mask is false everywhere gives
+ * name); is_causal adds the causal mask (causal_mask). Left as it is (the CPU reference runs
+ * it): rank other than 4, a value head dim other than q's, dropout (refused at import). A row whose mask is false everywhere gives
  * NaN this way where the CPU reference's sdpa gives zeros (torch's safe softmax). */
 #include <math.h>
 #include <stdio.h>
@@ -86,7 +86,41 @@ static int repeat_kv(Graph *g, int *pos, int t, int64_t rep, const char *what)
 /* The float masks made so far: a bool mask shared by every layer is converted once. */
 typedef struct MaskMemo {
     int from[64], to[64], n;
+    int64_t cl[16], cs[16]; /* causal masks made so far, [L, S] -> ct */
+    int ct[16], nc;
 } MaskMemo;
+
+/* is_causal's additive mask [L, S]: -inf where key j > query i (torch's tril, top-left
+ * aligned), made once per (L, S) from arange(L) unsqueezed, arange(S) and gt, as where(gt, -inf,
+ * 0). -1 on allocation failure. */
+static int causal_mask(Graph *g, int *pos, int64_t L, int64_t S, DType dt, MaskMemo *memo)
+{
+    for (int i = 0; i < memo->nc; i++)
+        if (memo->cl[i] == L && memo->cs[i] == S) return memo->ct[i];
+    int64_t l1[2] = {L, 1}, ls[2] = {L, S};
+    const Node *s = &g->nodes[*pos];
+    int al = new_tensor(g, s, "causal_rows", DT_I64, 1, &L);
+    int au = new_tensor(g, &g->nodes[*pos], "causal_rows2", DT_I64, 2, l1);
+    int as = new_tensor(g, &g->nodes[*pos], "causal_cols", DT_I64, 1, &S);
+    int gt = new_tensor(g, &g->nodes[*pos], "causal_above", DT_BOOL, 2, ls);
+    int mf = new_tensor(g, &g->nodes[*pos], "causal_mask", dt, 2, ls);
+    if (al < 0 || au < 0 || as < 0 || gt < 0 || mf < 0) return -1;
+    Attr el = ai("end", L), es = ai("end", S), d1 = ai("dim", 1);
+    Attr w[2] = {af("self", -INFINITY), af("other", 0.0)};
+    int cmp[2] = {as, au};
+    if (insert(g, pos, "arange_rows", OP_ARANGE, &al, 0, al, &el, 1) < 0 ||
+        insert(g, pos, "unsqueeze_rows", OP_UNSQUEEZE, &al, 1, au, &d1, 1) < 0 ||
+        insert(g, pos, "arange_cols", OP_ARANGE, &as, 0, as, &es, 1) < 0 ||
+        insert(g, pos, "gt", OP_GT, cmp, 2, gt, NULL, 0) < 0 ||
+        insert(g, pos, "causal", OP_WHERE, &gt, 1, mf, w, 2) < 0)
+        return -1;
+    if (memo->nc < 16) {
+        memo->cl[memo->nc] = L;
+        memo->cs[memo->nc] = S;
+        memo->ct[memo->nc++] = mf;
+    }
+    return mf;
+}
 
 /* Rewrites the sdpa node at *pos; *pos ends at the node (now the P V matmul). */
 static Status expand_one(Graph *g, int *pos, MaskMemo *memo)
@@ -94,8 +128,9 @@ static Status expand_one(Graph *g, int *pos, MaskMemo *memo)
     const Node *s = &g->nodes[*pos];
     int q = s->in[0], k = s->in[1], v = s->in[2], m = s->nin > 3 ? s->in[3] : -1;
     const GTensor *qt = &g->tensors[q], *kt = &g->tensors[k], *vt = &g->tensors[v];
-    if (qt->rank != 4 || attr_bool(s, "is_causal", false) || vt->shape[3] != qt->shape[3] ||
-        kt->shape[1] < 1 || qt->shape[1] % kt->shape[1])
+    bool causal = attr_bool(s, "is_causal", false);
+    if (qt->rank != 4 || (causal && m >= 0) || vt->shape[3] != qt->shape[3] || kt->shape[1] < 1 ||
+        qt->shape[1] % kt->shape[1])
         return ST_OK;
     DType dt = qt->dtype;
     double scale =
@@ -118,6 +153,7 @@ static Status expand_one(Graph *g, int *pos, MaskMemo *memo)
     if (insert(g, pos, "matmul", OP_MATMUL, qk, 2, sc, NULL, 0) < 0) return ST_NOMEM;
     Attr sa = af("other", scale);
     if (insert(g, pos, "mul", OP_MUL, &sc, 1, sd, &sa, 1) < 0) return ST_NOMEM;
+    if (causal && (m = causal_mask(g, pos, L, S, dt, memo)) < 0) return ST_NOMEM;
     for (int i = 0; i < memo->n; i++)
         if (memo->from[i] == m) {
             m = memo->to[i];
