@@ -77,8 +77,10 @@ Status shape_repeat(ShapeCtx *c)
                       "number of dimensions of tensor (%d)",
                       k, x->rank);
     for (int i = 0; i < k; i++) {
-        if (r[i] < 0) return sh_err(c, NULL, "negative repeat %lld", (long long)r[i]);
-        s[i] = r[i] * (i < k - x->rank ? 1 : x->shape[i - (k - x->rank)]);
+        if (r[i] < 0 || r[i] > ((int64_t)1 << 30))
+            return sh_err(c, NULL, "repeat %lld out of range", (long long)r[i]);
+        if (__builtin_mul_overflow(r[i], i < k - x->rank ? 1 : x->shape[i - (k - x->rank)], &s[i]))
+            return sh_err(c, NULL, "the repeated size overflows");
     }
     return sh_set(c, k, s);
 }
@@ -90,9 +92,12 @@ Status shape_repeat_interleave(ShapeCtx *c)
     int64_t rep;
     Status st = sh_int(c, "repeats", true, 1, &rep);
     if (st != ST_OK) return st;
-    if (rep < 0) return sh_err(c, NULL, "repeats can not be negative");
+    if (rep < 0 || rep > ((int64_t)1 << 30))
+        return sh_err(c, NULL, "repeats %lld out of range", (long long)rep);
     if (!attr_present(c->n, "dim")) {
-        int64_t n = tensor_numel(x) * rep;
+        int64_t n;
+        if (__builtin_mul_overflow(tensor_numel(x), rep, &n))
+            return sh_err(c, NULL, "the repeated size overflows");
         return sh_set(c, 1, &n);
     }
     int d;
@@ -103,7 +108,8 @@ Status shape_repeat_interleave(ShapeCtx *c)
         return sh_set(c, 1, s);
     }
     memcpy(s, x->shape, sizeof(int64_t) * (size_t)x->rank);
-    s[d] *= rep;
+    if (__builtin_mul_overflow(s[d], rep, &s[d]))
+        return sh_err(c, NULL, "the repeated size overflows");
     return sh_set(c, x->rank, s);
 }
 
@@ -114,7 +120,7 @@ Status shape_pixel_shuffle(ShapeCtx *c)
     Status st = sh_int(c, "upscale_factor", true, 1, &f);
     if (st != ST_OK) return st;
     int r = x->rank;
-    if (r < 3 || f < 1 || x->shape[r - 3] % (f * f))
+    if (r < 3 || f < 1 || f > ((int64_t)1 << 15) || x->shape[r - 3] % (f * f))
         return sh_err(c, x->name,
                       "pixel_shuffle expects at least 3 dims and channels divisible "
                       "by upscale_factor^2 (%lld)",

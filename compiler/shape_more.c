@@ -7,6 +7,9 @@
 #include <string.h>
 #include "shape_int.h"
 
+/* attribute values above this are refused before they enter shape arithmetic (no overflow) */
+#define BIG ((int64_t)1 << 30)
+
 static bool starts(const char *s, const char *p)
 {
     return s && strncmp(s, p, strlen(p)) == 0;
@@ -156,7 +159,8 @@ static Status conv_common(ShapeCtx *c, int sp, bool tr)
     if (b) out[0] = x->shape[0];
     out[b] = cout;
     for (int i = 0; i < sp; i++) {
-        if (stride[i] < 1 || dil[i] < 1 || pad[i] < 0 || opad[i] < 0 ||
+        if (stride[i] < 1 || dil[i] < 1 || pad[i] < 0 || opad[i] < 0 || stride[i] > BIG ||
+            dil[i] > BIG || pad[i] > BIG || opad[i] > BIG ||
             (tr && opad[i] >= stride[i] && opad[i] >= dil[i]))
             return sh_err(c, NULL, "stride, dilation, padding or output_padding out of range");
         int64_t len =
@@ -215,8 +219,8 @@ bool shape_upsample_dim(const Node *n, int i, int64_t in, int64_t *out, double *
         return false;
     }
     double f = sf->floats[i];
-    if (!(f > 0)) {
-        *why = "scale factors must be positive";
+    if (!(f > 0) || (double)in * f > 1e12) {
+        *why = "scale factors must be positive (and the result of a sane size)";
         return false;
     }
     *out = (int64_t)floor((double)in * f);

@@ -3,6 +3,7 @@
  * group_norm, 2-D upsampling, einsum and scaled_dot_product_attention. ATen semantics; sums in
  * double, one rounding to float32 on store. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../compiler/shape.h"
@@ -13,6 +14,12 @@
 static const char *out_name(const CpuCall *c)
 {
     return node_output(c->g, c->node, 0)->name;
+}
+
+/* v as an int64 without undefined behaviour: NaN 0, out of range saturated. */
+static int64_t to_i64(double v)
+{
+    return v != v ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v;
 }
 
 /* Stores value v (a float, or an int when the output is integer) at element i of o. */
@@ -32,14 +39,14 @@ Status cpu_fill_like(const CpuCall *c)
     const char *a = c->node->aten ? c->node->aten : "";
     const char *key = strstr(a, "full") ? "fill_value" : strstr(a, "fill") ? "value" : NULL;
     double f = strstr(a, "ones") ? 1.0 : 0.0;
-    int64_t iv = (int64_t)f;
+    int64_t iv = to_i64(f);
     bool is_int = !dtype_is_float(c->out[0]->dtype);
     if (key) {
         const Attr *v = node_attr(c->node, key);
         if (!v || (v->kind != ATTR_INT && v->kind != ATTR_FLOAT && v->kind != ATTR_BOOL))
             return err(c, NULL, "attribute '%s' must be a number", key);
         f = v->f;
-        iv = v->kind == ATTR_FLOAT ? (int64_t)v->f : v->i;
+        iv = v->kind == ATTR_FLOAT ? to_i64(v->f) : v->i;
         if (v->kind == ATTR_FLOAT && is_int && c->out[0]->dtype != DT_BOOL) f = (double)iv;
     }
     HTensor *o = c->out[0];
@@ -108,7 +115,7 @@ Status cpu_diff(const CpuCall *c)
         for (int64_t l = 0; l < len; l++)
             for (int64_t b = 0; b < inner; b++) {
                 double v = buf[(a * total + l) * inner + b];
-                st_val(o, (a * len + l) * inner + b, v, (int64_t)v, !fl);
+                st_val(o, (a * len + l) * inner + b, v, fl ? 0 : to_i64(v), !fl);
             }
     free(buf);
     return ST_OK;
@@ -219,7 +226,7 @@ Status cpu_pad(const CpuCall *c)
         lo[x->rank - 1 - j] = p[2 * j];
     const Attr *va = node_attr(c->node, "value");
     double fv = va && va->kind != ATTR_NONE ? va->f : 0.0;
-    int64_t iv = va && va->kind == ATTR_INT ? va->i : (int64_t)fv;
+    int64_t iv = va && va->kind == ATTR_INT ? va->i : to_i64(fv);
     bool is_int = !dtype_is_float(o->dtype);
     int64_t xst[NPU_MAX_RANK], pos[NPU_MAX_RANK] = {0};
     shape_strides(x->shape, x->rank, xst);

@@ -198,7 +198,7 @@ Status cpu_slice_fill(const CpuCall *c)
     end = end < start ? start : end > size ? size : end;
     const Attr *v = node_attr(c->node, "value");
     double f = v ? v->f : 0;
-    int64_t iv = v && v->kind == ATTR_INT ? v->i : (int64_t)f;
+    int64_t iv = v && v->kind == ATTR_INT ? v->i : f != f || f >= 9.2e18 || f <= -9.2e18 ? 0 : (int64_t)f;
     size_t s = dtype_size(o->dtype);
     int64_t pos[NPU_MAX_RANK] = {0};
     for (int64_t i = 0; i < o->numel; i++, step(pos, o->shape, o->rank)) {
