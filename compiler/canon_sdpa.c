@@ -7,7 +7,8 @@
  * and V through the grouped-query repeat unsqueeze(2) -> expand -> view under enable_gqa (read
  * in place by the fused kernel). The last matmul is the sdpa node itself (its output keeps its
  * name); is_causal adds the causal mask (causal_mask). Left as it is (the CPU reference runs
- * it): rank other than 4, a value head dim other than q's, dropout (refused at import). A row whose mask is false everywhere gives
+ * it): rank other than 4, a value head dim other than q's, an sdpa forced onto the CPU by
+ * --cpu-op, dropout (refused at import). A row whose mask is false everywhere gives
  * NaN this way where the CPU reference's sdpa gives zeros (torch's safe softmax). */
 #include <math.h>
 #include <stdio.h>
@@ -193,11 +194,12 @@ static Status expand_one(Graph *g, int *pos, MaskMemo *memo)
     return graph_link(g);
 }
 
-Status canon_sdpa(Graph *g)
+Status canon_sdpa(Graph *g, const CompileOptions *o)
 {
     MaskMemo memo = {.n = 0};
     for (int i = 0; i < g->nnodes; i++) {
         if (g->nodes[i].dead || g->nodes[i].op != OP_SDPA) continue;
+        if (o && compile_forced_cpu(o, &g->nodes[i])) continue; /* --cpu-op keeps it whole */
         Status st = expand_one(g, &i, &memo);
         if (st != ST_OK) return st;
     }

@@ -19,7 +19,6 @@ static bool is_identity(const Graph *g, const Node *n)
 
 Status pass_canonicalize(Graph *g, PassCtx *c)
 {
-    (void)c;
     for (int i = 0; i < g->nnodes; i++) {
         Node *n = &g->nodes[i];
         if (n->dead) continue;
@@ -51,7 +50,7 @@ Status pass_canonicalize(Graph *g, PassCtx *c)
         graph_kill(g, i);
     }
     /* sdpa as the chain the attention patterns fuse */
-    Status st = canon_sdpa(g);
+    Status st = canon_sdpa(g, c ? c->opt : NULL);
     if (st != ST_OK) return st;
     /* dead code: nodes whose outputs nobody uses */
     st = graph_link(g);
