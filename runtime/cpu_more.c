@@ -174,7 +174,8 @@ Status cpu_gather(const CpuCall *c)
     size_t es = dtype_size(o->dtype);
     for (int64_t i = 0; i < o->numel; i++) {
         int64_t v = htensor_get_i(idx, i), raw = v, off = 0;
-        if (!wrap_index(&v, x->rank ? x->shape[d] : 1))
+        /* unlike advanced indexing, gather does not wrap negative indices: ATen refuses them */
+        if (v < 0 || !wrap_index(&v, x->rank ? x->shape[d] : 1))
             return err(c, node_input(c->g, c->node, 1)->name,
                        "index %lld is out of bounds for dimension %d", (long long)raw, d);
         for (int a = 0; a < x->rank; a++)
