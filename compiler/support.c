@@ -109,6 +109,10 @@ bool npu_supports(Graph *g, const Node *n, const char **why)
         return true;
     }
     case OP_CAT:
+        if (tensor_numel(node_output(g, n, 0)) == 0) {
+            *why = "an empty cat runs on the CPU";
+            return false;
+        }
         if (n->nin > NPU_MAX_CAT_INPUTS) {
             *why = arena_printf(&g->arena, "cat of %d inputs: the NPU kernel takes at most %d",
                                 n->nin, NPU_MAX_CAT_INPUTS);
