@@ -90,7 +90,27 @@ Status shape_repeat_interleave(ShapeCtx *c)
 {
     const GTensor *x = sh_in(c, 0);
     int64_t rep;
-    Status st = sh_int(c, "repeats", true, 1, &rep);
+    Status st;
+    if (c->n->nin == 2) { /* self_Tensor: the size depends on the data unless output_size */
+        const GTensor *r = sh_in(c, 1);
+        int64_t os;
+        if (!attr_present(c->n, "output_size"))
+            return sh_err(c, NULL, "repeats is a tensor: the result's size depends on its values "
+                          "(export with output_size)");
+        if (!dtype_is_int(r->dtype) || r->dtype == DT_BOOL || r->rank > 1)
+            return sh_err(c, r->name, "repeats must be an integer tensor of at most one dim");
+        if ((st = sh_int(c, "output_size", true, 0, &os)) != ST_OK) return st;
+        if (os < 0) return sh_err(c, NULL, "output_size must be non-negative");
+        if (!attr_present(c->n, "dim")) return sh_set(c, 1, &os);
+        int d;
+        if ((st = sh_dim(c, "dim", true, 0, x->rank > 0 ? x->rank : 1, &d)) != ST_OK) return st;
+        int64_t s[NPU_MAX_RANK] = {os};
+        if (x->rank == 0) return sh_set(c, 1, s);
+        memcpy(s, x->shape, sizeof(int64_t) * (size_t)x->rank);
+        s[d] = os;
+        return sh_set(c, x->rank, s);
+    }
+    st = sh_int(c, "repeats", true, 1, &rep);
     if (st != ST_OK) return st;
     if (rep < 0 || rep > ((int64_t)1 << 30))
         return sh_err(c, NULL, "repeats %lld out of range", (long long)rep);

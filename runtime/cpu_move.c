@@ -138,10 +138,41 @@ Status cpu_repeat(const CpuCall *c)
     return ST_OK;
 }
 
+/* repeat_interleave.self_Tensor: element j of the (flattened or `dim`) line repeated
+ * repeats[j] times (a one-element repeats for all); their sum must be output_size. */
+static Status repeat_by_tensor(const CpuCall *c)
+{
+    const HTensor *x = c->in[0], *r = c->in[1];
+    HTensor *o = c->out[0];
+    bool flat = !attr_present(c->node, "dim") || x->rank == 0;
+    int d = flat ? 0 : norm_dim(attr_int(c->node, "dim", 0), x->rank);
+    int64_t len = flat ? x->numel : x->shape[d], outer = 1, inner = 1, total = 0;
+    for (int i = 0; !flat && i < d; i++) outer *= x->shape[i];
+    for (int i = d + 1; !flat && i < x->rank; i++) inner *= x->shape[i];
+    if (d < 0 || (r->numel != len && r->numel != 1))
+        return err(c, "repeat_interleave: repeats must have one count per element along dim");
+    for (int64_t j = 0; j < len; j++) {
+        int64_t k = htensor_get_i(r, r->numel == 1 ? 0 : j);
+        if (k < 0) return err(c, "repeat_interleave: repeats can not be negative");
+        total += k;
+    }
+    int64_t olen = flat ? o->numel : o->shape[d];
+    if (total != olen)
+        return err(c, "repeat_interleave: the repeats add up to %lld, output_size says %lld",
+                   (long long)total, (long long)olen);
+    for (int64_t a = 0, at = 0; a < outer; a++, at = 0)
+        for (int64_t j = 0; j < len; j++)
+            for (int64_t k = htensor_get_i(r, r->numel == 1 ? 0 : j); k > 0; k--, at++)
+                for (int64_t b = 0; b < inner; b++)
+                    put(o, (a * olen + at) * inner + b, x, (a * len + j) * inner + b);
+    return ST_OK;
+}
+
 Status cpu_repeat_interleave(const CpuCall *c)
 {
     const HTensor *x = c->in[0];
     HTensor *o = c->out[0];
+    if (c->nin == 2) return repeat_by_tensor(c);
     int64_t rep = attr_int(c->node, "repeats", 1);
     if (rep < 1) return ST_OK; /* empty output */
     if (!attr_present(c->node, "dim") || x->rank == 0) {
