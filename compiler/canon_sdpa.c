@@ -8,8 +8,10 @@
  * in place by the fused kernel). The last matmul is the sdpa node itself (its output keeps its
  * name); is_causal adds the causal mask (causal_mask). Left as it is (the CPU reference runs
  * it): rank other than 4, a value head dim other than q's, an sdpa forced onto the CPU by
- * --cpu-op, dropout (refused at import). A row whose mask is false everywhere gives
- * NaN this way where the CPU reference's sdpa gives zeros (torch's safe softmax). */
+ * --cpu-op, dropout (refused at import). The softmax is marked `safe`: a row masked everywhere
+ * gives zeros as torch's sdpa does (its _safe_softmax), in the CPU reference, the fused
+ * attention kernel (its SAFE constant) and the softmax kernels (code bit 2), where a plain
+ * softmax gives NaN. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -182,8 +184,9 @@ static Status expand_one(Graph *g, int *pos, MaskMemo *memo)
     }
     int sm[2] = {sd, m};
     if (insert(g, pos, "add", OP_ADD, sm, 2, ad, NULL, 0) < 0) return ST_NOMEM;
-    Attr d = ai("dim", -1);
-    if (insert(g, pos, "softmax", OP_SOFTMAX, &ad, 1, pr, &d, 1) < 0) return ST_NOMEM;
+    /* safe: a row masked everywhere gives zeros, as torch's sdpa (_safe_softmax) does */
+    Attr d[2] = {ai("dim", -1), {.key = "safe", .kind = ATTR_BOOL, .i = 1, .f = 1}};
+    if (insert(g, pos, "softmax", OP_SOFTMAX, &ad, 1, pr, d, 2) < 0) return ST_NOMEM;
     Node *n = &g->nodes[*pos];
     n->op = OP_MATMUL;
     n->aten = op_canonical_name(OP_MATMUL);

@@ -29,7 +29,8 @@
  *        elements, 0 for a broadcast mask dim; ngroups = B * Hq / G * Tq: the tickets; q_st, m_sq,
  *        o_st: the query row strides of q, the mask and the output).
  * Spec: 0 = workgroup size, 1 = G, 2 = L lanes per key row, 3 = VEC (1: 16-byte loads),
- *       4 = NV vectors or elements per row, 5 = RB rows per team and trip, 6 = ABLATE (0; bench).
+ *       4 = NV vectors or elements per row, 5 = RB rows per team and trip, 6 = ABLATE (0; bench),
+ *       7 = SAFE (1: a row with no valid position gives zeros; the softmax's `safe`).
  * Bindings: {K, V, q, mask, scratch, out}; without a split the output is bound in the scratch's
  * place (not accessed). */
 #include <stdio.h>
@@ -264,8 +265,11 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     for (int i = 0; i < 20 && st == ST_OK; i++) st = kc_push_i(c, k, s[i]);
     /* NPU_ATTN_ABLATE=MASK: parts of the kernel left out (the shader's ABLATE): a measuring aid
      * whose results are wrong by design; never set outside bench/ */
-    int64_t spec[] = {a.wg, a.g, a.lanes, a.vec, a.nv, a.rb, kc_env_int("NPU_ATTN_ABLATE", 0, 15, 0)};
-    for (int i = 0; i < 7 && st == ST_OK; i++) st = kc_spec(c, k, (uint32_t)spec[i]);
+    /* SAFE: the member softmax is an exported sdpa's (canon_sdpa.c): empty rows give zeros */
+    const Node *sm = kc_member(c, OP_SOFTMAX);
+    int64_t spec[] = {a.wg, a.g, a.lanes, a.vec, a.nv, a.rb, kc_env_int("NPU_ATTN_ABLATE", 0, 15, 0),
+                      sm && attr_bool(sm, "safe", false)};
+    for (int i = 0; i < 8 && st == ST_OK; i++) st = kc_spec(c, k, (uint32_t)spec[i]);
     if (st != ST_OK) return st;
     kc_grid(k, ngroups * a.nsplit, 1);
     int out = k->args[4], scratch = out;

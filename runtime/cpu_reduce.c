@@ -317,7 +317,7 @@ Status cpu_softmax(const CpuCall *c)
 {
     const HTensor *x = c->in[0];
     HTensor *y = c->out[0];
-    bool logsm = c->node->op == OP_LOG_SOFTMAX;
+    bool logsm = c->node->op == OP_LOG_SOFTMAX, safe = attr_bool(c->node, "safe", false);
     int dim;
     Status st = same_numel(c, x, y);
     if (st == ST_OK) st = one_dim(c, x, "dim", -1, &dim);
@@ -332,7 +332,12 @@ Status cpu_softmax(const CpuCall *c)
                 double v = ldf(x, base + j * inner);
                 if (v > mx || v != v) mx = v; /* NaN sticks: v > NaN is false */
             }
-            /* An all -inf row gives exp(-inf - -inf) = NaN everywhere, as in PyTorch. */
+            /* An all -inf row gives exp(-inf - -inf) = NaN everywhere, as in PyTorch; zeros
+             * with `safe` (an exported sdpa's softmax, compiler/canon_sdpa.c) */
+            if (safe && mx == -INFINITY) {
+                for (int64_t j = 0; j < len; j++) stf(y, base + j * inner, logsm ? -INFINITY : 0);
+                continue;
+            }
             for (int64_t j = 0; j < len; j++)
                 sum += exp(ldf(x, base + j * inner) - mx);
             double lse = log(sum);
