@@ -34,7 +34,9 @@ static const Subcommand subcommands[] = {
      "draw the graph with Graphviz", cmd_dot},
     {"generate", "DIR [--weights W] [--prompt-ids 1,2,3] [--max-new N] [--host-argmax]",
      "greedy decoding with an LLM folder (prefill.json, decode.json, generation.json)", cmd_generate},
-    {"ops", "[--markdown]", "the op table: name, NPU support, CPU support", cmd_ops},
+    {"ops", "[--markdown] | --coverage MODEL.json...",
+     "the op table: name, NPU support, CPU support; --coverage: per model, the ops on the NPU,\n"
+     "on the CPU only, without a kernel, or unsupported (node names)", cmd_ops},
 };
 #define NSUB ((int)(sizeof subcommands / sizeof subcommands[0]))
 
@@ -70,6 +72,7 @@ static void usage(FILE *f)
 int cmd_ops(int argc, char **argv)
 {
     int md = 0;
+    if (argc > 0 && strcmp(argv[0], "--coverage") == 0) return cmd_ops_coverage(argc - 1, argv + 1);
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--markdown") == 0) md = 1;
         else {

@@ -77,14 +77,14 @@ Status model_bind(Model *m, const Options *o, DiagList *d)
         inputs = io_sibling(m, ibuf, sizeof ibuf);
         if (!inputs) inputs = find_sibling(m->path, m->origin, ibuf, sizeof ibuf, "reference.safetensors");
     }
-    if (inputs) st = bind_inputs_file(g, inputs, NULL, &m->b, d);
+    if (inputs) st = bind_inputs_file(g, inputs, o->io_prefix, &m->b, d);
     else st = bind_inputs_random(g, o->inputs_seed, &m->b);
     if (st != ST_OK) return st;
 
     /* a reference file beside the model was computed with the real weights: with generated
      * weights only an explicit --reference counts (run --check then uses the CPU reference) */
     const char *ref = o->reference ? o->reference : o->random_weights ? NULL : inputs;
-    if (ref) st = bind_reference_file(g, ref, NULL, &m->b, d);
+    if (ref) st = bind_reference_file(g, ref, o->io_prefix, &m->b, d);
     return st;
 }
 

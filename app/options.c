@@ -31,6 +31,7 @@ static const struct {
     {"--weights", "FILE", "safetensors or *.safetensors.index.json (default: weights.safetensors beside)"},
     {"--inputs", "FILE", "one tensor per graph input (default: <stem>_io / reference.safetensors)"},
     {"--reference", "FILE", "expected outputs (default: the --inputs file when it holds them)"},
+    {"--io-prefix", "NAME", "inputs and references named NAME.<tensor> (one file, many cases)"},
     {"--random-weights", "SEED", "deterministic generated weights (architecture-only IRs)"},
     {"--seed", "N", "seed of generated inputs"},
     {"--backend", "vulkan|cpu", "where NPU partitions run (default vulkan; cpu: all on the reference)"},
@@ -123,6 +124,9 @@ Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d)
         } else if (strcmp(a, "--reference") == 0) {
             NEED();
             o->reference = v;
+        } else if (strcmp(a, "--io-prefix") == 0) {
+            NEED();
+            o->io_prefix = v;
         } else if (strcmp(a, "--random-weights") == 0) {
             NEED();
             if (num(a, v, &x, d) != ST_OK || x < 0)

@@ -14,6 +14,7 @@ typedef struct Options {
     const char *weights;    /* --weights */
     const char *inputs;     /* --inputs */
     const char *reference;  /* --reference */
+    const char *io_prefix;  /* --io-prefix: inputs and references named "PREFIX.<tensor>" */
     bool random_weights;    /* --random-weights SEED */
     uint64_t weights_seed;
     uint64_t inputs_seed;   /* --seed (random inputs) */

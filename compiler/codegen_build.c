@@ -118,7 +118,7 @@ bool cg_node_supported(const Graph *g, const Node *n, const char **why)
     switch (n->op) {
     case OP_RELU: case OP_RELU6: case OP_HARDSWISH: case OP_HARDSIGMOID: case OP_SIGMOID:
     case OP_TANH: case OP_SILU: case OP_EXP: case OP_LOG: case OP_SQRT: case OP_RSQRT:
-    case OP_COS: case OP_SIN: case OP_HARDTANH:
+    case OP_COS: case OP_SIN: case OP_HARDTANH: case OP_LEAKY_RELU:
         return fl || (*why = "not a float output", false);
     case OP_NEG: case OP_ABS: case OP_CLAMP:
         return fl || (*why = "integer arithmetic", false);
@@ -430,6 +430,12 @@ static int member_val(Build *b, const Node *n, const int *oc)
     case OP_CLAMP:
         r = cg_clamp(g, operand(b, n, 0, oc), fattr(n, "min", -INFINITY), fattr(n, "max", INFINITY));
         break;
+    case OP_LEAKY_RELU: { /* x > 0 ? x : x * slope (NaN: the product, NaN) */
+        int x = operand(b, n, 0, oc);
+        r = cg_where(g, cg_binary(g, CG_GT, x, cg_fconst(g, 0)), x,
+                     cg_binary(g, CG_MUL, x, cg_fconst(g, fattr(n, "negative_slope", 0.01))));
+        break;
+    }
     case OP_GELU:
         r = cg_unary(g, strcmp(attr_str(n, "approximate", "none"), "tanh") ? CG_GELU : CG_GELU_TANH,
                      operand(b, n, 0, oc));

@@ -391,13 +391,30 @@ static bool match_index_copy_t(const Graph *g, int node, const bool *taken, Fuse
     return true;
 }
 
+/* A [B, T, H, D] -> [B, H, T, D] transpose making t, read only by its consumer: it joins the
+ * instance and the kernel reads its source through swapped strides (transformers' V, which has
+ * no rope to take the transpose as K's has). */
+static void kv_transpose(const Graph *g, int t, const bool *taken, FuseMatch *m)
+{
+    int tp = g->tensors[t].producer;
+    if (tp < 0 || g->nodes[tp].op != OP_TRANSPOSE || only_consumer(g, t) < 0 ||
+        !usable(g, tp, taken) || g->tensors[t].rank != 4)
+        return;
+    int d0 = norm_dim(attr_int(&g->nodes[tp], "dim0", 0), 4);
+    int d1 = norm_dim(attr_int(&g->nodes[tp], "dim1", 1), 4);
+    if ((d0 == 1 && d1 == 2) || (d0 == 2 && d1 == 1)) add(m, tp);
+}
+
 /* K or V for attention: the cache itself, or reshape(expand(unsqueeze(cache))) (grouped-query
- * repeat) whose nodes join the instance so the repeat is never materialised. */
-static int kv_source(const Graph *g, int t, const bool *taken, FuseMatch *m)
+ * repeat) whose nodes join the instance so the repeat is never materialised; either through a
+ * member transpose of dims 1 and 2 when `tr` (kv_transpose). */
+static int kv_source(const Graph *g, int t, const bool *taken, FuseMatch *m, bool tr)
 {
     int r = g->tensors[t].producer;
-    if (r < 0 || g->nodes[r].op != OP_VIEW || only_consumer(g, t) < 0 || !usable(g, r, taken))
+    if (r < 0 || g->nodes[r].op != OP_VIEW || only_consumer(g, t) < 0 || !usable(g, r, taken)) {
+        if (tr) kv_transpose(g, t, taken, m);
         return t;
+    }
     int e = g->tensors[g->nodes[r].in[0]].producer;
     if (e < 0 || g->nodes[e].op != OP_EXPAND || !usable(g, e, taken)) return t;
     int u = g->tensors[g->nodes[e].in[0]].producer;
@@ -406,6 +423,7 @@ static int kv_source(const Graph *g, int t, const bool *taken, FuseMatch *m)
         return t;
     const GTensor *cache = node_input(g, &g->nodes[u], 0);
     if (cache->rank != 4 || attr_int(&g->nodes[u], "dim", 0) != 2) return t;
+    if (tr) kv_transpose(g, g->nodes[u].in[0], taken, m);
     add(m, u);
     add(m, e);
     add(m, r);
@@ -451,8 +469,8 @@ static bool match_attention_rows(const Graph *g, int node, const bool *taken, Fu
         if (kt->shape[i] != q->shape[i] || v->rank != 4 || v->shape[i] != q->shape[i])
             return (*why = "q, K and V differ in batch or heads (a broadcast product)"), false;
     if (v->shape[3] != q->shape[3]) return (*why = "V's head dim is not q's"), false;
-    kv_source(g, tr->in[0], taken, m);
-    kv_source(g, g->nodes[pv].in[1], taken, m);
+    kv_source(g, tr->in[0], taken, m, false);
+    kv_source(g, g->nodes[pv].in[1], taken, m, !one_row);
     int seq[] = {node, mm, sc, ad, sm, pv};
     for (int i = 0; i < 6; i++) add(m, seq[i]);
     /* several rows: the transpose of the result to [B, Tq, Hq, D] (before o_proj) joins, the

@@ -106,6 +106,30 @@ bool graph_add_attr(Graph *g, int node, const char *key, AttrKind kind, int64_t 
     return true;
 }
 
+bool graph_add_attr_v(Graph *g, int node, const Attr *at)
+{
+    Node *n = &g->nodes[node];
+    Attr *a = arena_alloc(&g->arena, sizeof(Attr) * (size_t)(n->nattrs + 1));
+    Attr c = *at;
+    c.key = arena_strdup(&g->arena, at->key);
+    if (!a || !c.key) return false;
+    if (at->kind == ATTR_INTS || at->kind == ATTR_FLOATS) {
+        size_t k = (size_t)(at->n ? at->n : 1);
+        c.ints = arena_alloc(&g->arena, sizeof(int64_t) * k);
+        c.floats = arena_alloc(&g->arena, sizeof(double) * k);
+        if (!c.ints || !c.floats) return false;
+        for (int i = 0; i < at->n; i++) {
+            c.ints[i] = at->ints ? at->ints[i] : (int64_t)at->floats[i];
+            c.floats[i] = at->floats ? at->floats[i] : (double)at->ints[i];
+        }
+    }
+    if (at->kind == ATTR_STR && at->s && !(c.s = arena_strdup(&g->arena, at->s))) return false;
+    if (n->nattrs) memcpy(a, n->attrs, sizeof(Attr) * (size_t)n->nattrs);
+    a[n->nattrs++] = c;
+    n->attrs = a;
+    return true;
+}
+
 bool graph_add_output(Graph *g, int t)
 {
     int *o = realloc(g->outputs, sizeof(int) * (size_t)(g->noutputs + 1));

@@ -174,6 +174,9 @@ int graph_add_node(Graph *g, const char *name, OpId op, const char *aten, const 
 /* Appends an int or bool attribute (kind ATTR_INT or ATTR_BOOL) to node `node` (a node built in
  * code; the IR reader parses its own). False on allocation failure. */
 bool graph_add_attr(Graph *g, int node, const char *key, AttrKind kind, int64_t v);
+/* Appends a copy of attribute *a (key, lists and string copied into g's arena) to node `node`.
+ * False on allocation failure. */
+bool graph_add_attr_v(Graph *g, int node, const Attr *a);
 /* Makes tensor t one more graph output (last). False on allocation failure. */
 bool graph_add_output(Graph *g, int t);
 int graph_find_tensor(const Graph *g, const char *name); /* -1 if absent */

@@ -1,4 +1,5 @@
 #include "ir_json.h"
+#include "inplace.h"
 
 #include <json.h>
 #include <stdint.h>
@@ -252,6 +253,94 @@ static Status resolve_input(Reader *r, const char *node, struct json_object *rec
                       "graph input, a weight nor a constant");
 }
 
+/* Ops an export may hold that nobody can compute here, and what to do instead. */
+static const struct {
+    const char *aten, *why;
+} refused[] = {
+    {"wrap_with_set_grad_enabled",
+     "a higher-order op whose body the IR does not carry (the model was exported with grad "
+     "enabled): export it under torch.no_grad()"},
+    {"aten.copy_.default",
+     "copies into a tensor in place: the graph mutates model state (a buffer such as a static KV "
+     "cache) that would have to persist across runs, which is not supported; without it a run "
+     "would read stale state. Export without in-place state (e.g. pass the cache as graph inputs "
+     "and outputs)"},
+};
+
+/* Appends attribute `at` to n. */
+static bool add_attr(Graph *g, Node *n, Attr at)
+{
+    return graph_add_attr_v(g, (int)(n - g->nodes), &at);
+}
+
+const char *ir_refused(const char *aten)
+{
+    for (size_t i = 0; aten && i < sizeof refused / sizeof refused[0]; i++)
+        if (!strcmp(aten, refused[i].aten)) return refused[i].why;
+    return NULL;
+}
+
+/* Adds an int-list attribute to n. */
+static bool add_ints_attr(Graph *g, Node *n, const char *key, const int64_t *v, int cnt)
+{
+    return add_attr(g, n, (Attr){.key = key, .kind = ATTR_INTS, .n = cnt, .ints = (int64_t *)v});
+}
+
+/* Ops that are another op spelt differently get that op's attributes here, so the shape check,
+ * the CPU reference and the lowering read one spelling: swapaxes' axis0/axis1 are transpose's
+ * dim0/dim1, unflatten's dim/sizes a view's `size`, expand_as' other tensor an expand's `size`
+ * (the other tensor is dropped: only its shape is read), floor_divide a div with rounding_mode
+ * floor (ATen's definition since 1.13), narrow's start and length a slice's start and end. */
+static Status respell(Reader *r, Node *n)
+{
+    Graph *g = r->g;
+    if (n->op == OP_TRANSPOSE)
+        for (int i = 0; i < n->nattrs; i++) {
+            if (!strcmp(n->attrs[i].key, "axis0")) n->attrs[i].key = "dim0";
+            if (!strcmp(n->attrs[i].key, "axis1")) n->attrs[i].key = "dim1";
+        }
+    if (n->op == OP_DIV && !strncmp(n->aten, "aten.floor_divide", 17) &&
+        !add_attr(g, n, (Attr){.key = "rounding_mode", .kind = ATTR_STR, .s = "floor"}))
+        return ST_NOMEM;
+    if (n->op == OP_SLICE && attr_present(n, "length")) { /* narrow(dim, start, length) */
+        const GTensor *x = &g->tensors[n->in[0]];
+        int d = norm_dim(attr_int(n, "dim", 0), x->rank);
+        int64_t start = attr_int(n, "start", 0), len = attr_int(n, "length", 0);
+        if (d < 0 || len < 0 || start < -x->shape[d] || start > x->shape[d])
+            return diag_error(r->d, r->path, n->name, NULL,
+                              "narrow: dim, start or length out of range");
+        if (start < 0) start += x->shape[d];
+        for (int i = 0; i < n->nattrs; i++)
+            if (!strcmp(n->attrs[i].key, "start")) n->attrs[i].i = start;
+        if (!add_attr(g, n, (Attr){.key = "end", .kind = ATTR_INT, .i = start + len,
+                                   .f = (double)(start + len)}))
+            return ST_NOMEM;
+    }
+    if (n->op == OP_EXPAND && n->nin == 2) {
+        const GTensor *o = &g->tensors[n->in[1]];
+        n->nin = 1;
+        if (!add_ints_attr(g, n, "size", o->shape, o->rank)) return ST_NOMEM;
+    }
+    if (n->op == OP_VIEW && attr_present(n, "sizes")) {
+        const GTensor *x = &g->tensors[n->in[0]];
+        int64_t sz[NPU_MAX_RANK], s[2 * NPU_MAX_RANK];
+        int k = attr_ints(n, "sizes", sz, NPU_MAX_RANK);
+        int d = norm_dim(attr_int(n, "dim", 0), x->rank);
+        if (k < 1 || d < 0 || x->rank - 1 + k > NPU_MAX_RANK)
+            return diag_error(r->d, r->path, n->name, NULL,
+                              "unflatten: `dim` must be a dim of the input and `sizes` a "
+                              "non-empty list of ints");
+        int m = 0;
+        for (int i = 0; i < x->rank; i++)
+            if (i != d)
+                s[m++] = x->shape[i];
+            else
+                for (int j = 0; j < k; j++) s[m++] = sz[j];
+        if (!add_ints_attr(g, n, "size", s, m)) return ST_NOMEM;
+    }
+    return ST_OK;
+}
+
 static Status read_node(Reader *r, struct json_object *jn, int idx)
 {
     Graph *g = r->g;
@@ -265,6 +354,8 @@ static Status read_node(Reader *r, struct json_object *jn, int idx)
         return diag_error(r->d, r->path, name, NULL, "duplicate node name");
     const char *aten = get_str(jn, "op_type");
     if (!aten) return diag_error(r->d, r->path, name, NULL, "node without an \"op_type\"");
+    const char *why = ir_refused(aten);
+    if (why) return diag_error(r->d, r->path, name, NULL, "%s is not supported: %s", aten, why);
     OpId op = op_lookup(aten);
     if (op == OP_INVALID)
         return diag_error(r->d, r->path, name, NULL,
@@ -313,7 +404,8 @@ static Status read_node(Reader *r, struct json_object *jn, int idx)
         g->tensors[out[i]].producer = k;
         g->tensors[out[i]].producer_out = i;
     }
-    return ir_parse_attrs(g, &g->nodes[k], get(jn, "attrs"), r->d);
+    Status st = ir_parse_attrs(g, &g->nodes[k], get(jn, "attrs"), r->d);
+    return st == ST_OK ? respell(r, &g->nodes[k]) : st;
 }
 
 static Status read_io(Reader *r, struct json_object *list, const char *what, int is_input)
@@ -392,6 +484,7 @@ static Status read_graph(Reader *r, struct json_object *root)
         if (st != ST_OK) return st;
     }
     st = read_io(r, get(root, "graph_outputs"), "graph_outputs", 0);
+    if (st == ST_OK) st = inplace_resolve(g, r->d);
     if (st != ST_OK) return st;
     return graph_link(g);
 }

@@ -16,6 +16,9 @@ struct json_object;
 Status ir_read_file(const char *path, Graph **out, DiagList *d);
 /* Same from a buffer; `path` is used for diagnostics only. */
 Status ir_read_buffer(const char *path, const char *json, size_t len, Graph **out, DiagList *d);
+/* Why an op the IR may hold is refused ("wrap_with_set_grad_enabled": export under no_grad),
+ * or NULL when it is not one of those. Static storage. */
+const char *ir_refused(const char *aten);
 /* Parses a JSON attrs object onto a node (arena of g). Exposed for tests that build nodes. */
 Status ir_parse_attrs(Graph *g, Node *n, struct json_object *attrs, DiagList *d);
 

@@ -29,7 +29,8 @@
  *        elements, 0 for a broadcast mask dim; ngroups = B * Hq / G * Tq: the tickets; q_st, m_sq,
  *        o_st: the query row strides of q, the mask and the output).
  * Spec: 0 = workgroup size, 1 = G, 2 = L lanes per key row, 3 = VEC (1: 16-byte loads),
- *       4 = NV vectors or elements per row, 5 = RB rows per team and trip, 6 = ABLATE (0; bench).
+ *       4 = NV vectors or elements per row, 5 = RB rows per team and trip, 6 = ABLATE (0; bench),
+ *       7 = SAFE (1: a row with no valid position gives zeros; the softmax's `safe`).
  * Bindings: {K, V, q, mask, scratch, out}; without a split the output is bound in the scratch's
  * place (not accessed). */
 #include <stdio.h>
@@ -125,12 +126,15 @@ static AttnParams attn_params(const KernelCtx *c, int64_t B, int64_t Hq, int64_t
     return a;
 }
 
-/* Follows tensor t back through member unsqueeze/expand/view nodes (the kv repeat) to the
- * tensor that comes from outside the group; *rep gets the repeat factor (1 if none). */
-static int kv_cache_of(const KernelCtx *c, int t, int64_t *rep)
+/* Follows tensor t back through member unsqueeze/expand/view nodes (the kv repeat) and a member
+ * transpose of dims 1 and 2 to the tensor that comes from outside the group; *rep gets the
+ * repeat factor (1 if none), *swapped whether the transpose was passed (the tensor is then
+ * [B, T, Hkv, D]). */
+static int kv_cache_of(const KernelCtx *c, int t, int64_t *rep, bool *swapped)
 {
     const Graph *g = c->g;
     *rep = 1;
+    *swapped = false;
     for (;;) {
         int pr = g->tensors[t].producer;
         if (pr < 0 || !kc_is_member(c, pr)) return t;
@@ -138,6 +142,8 @@ static int kv_cache_of(const KernelCtx *c, int t, int64_t *rep)
         if (n->op == OP_EXPAND) {
             const GTensor *o = &g->tensors[n->out[0]];
             if (o->rank == 5) *rep = o->shape[2];
+        } else if (n->op == OP_TRANSPOSE && !*swapped) {
+            *swapped = true; /* fuse_patterns.c kv_transpose: dims 1 and 2 */
         } else if (n->op != OP_VIEW && n->op != OP_UNSQUEEZE) {
             return -1;
         }
@@ -159,22 +165,27 @@ static void strides4(const PlanTensor *t, int64_t *st)
 Status lower_attention(const KernelCtx *c, PlanKernel *k)
 {
     const Graph *g = c->g;
-    const Node *tr = kc_member(c, OP_TRANSPOSE), *sc = kc_member(c, OP_MUL);
-    const Node *ad = kc_member(c, OP_ADD);
-    if (!c->fusion || !tr || !sc || !ad || k->nin != 4)
+    const Node *sc = kc_member(c, OP_MUL), *ad = kc_member(c, OP_ADD), *tr = NULL;
+    if (!c->fusion || !sc || !ad || k->nin != 4)
         return kc_error(c, "decode_attention needs the fused transpose, matmul, mul, add, softmax, "
                            "matmul group with four outside inputs");
-    /* the two matmuls in member order: scores (reads the transposed K) and probs @ V */
+    /* the two matmuls in member order: scores (reads the transposed K) and probs @ V; K's
+     * transpose is the member making the scores' second operand (V's may be a member too) */
     const Node *mm[2] = {NULL, NULL};
     int nmm = 0;
     for (int i = 0; i < c->fusion->nnodes && nmm < 2; i++) {
         const Node *n = &g->nodes[c->fusion->nodes[i]];
         if (n->op == OP_MATMUL) mm[nmm++] = n;
     }
-    if (nmm != 2 || mm[0]->in[1] != tr->out[0])
+    for (int i = 0; i < c->fusion->nnodes && nmm == 2; i++) {
+        const Node *n = &g->nodes[c->fusion->nodes[i]];
+        if (n->op == OP_TRANSPOSE && n->out[0] == mm[0]->in[1]) tr = n;
+    }
+    if (nmm != 2 || !tr)
         return kc_error(c, "decode_attention: no scores matmul reading the transposed K");
     int64_t rep_k, rep_v;
-    int tk = kv_cache_of(c, tr->in[0], &rep_k), tv = kv_cache_of(c, mm[1]->in[1], &rep_v);
+    bool swk, swv;
+    int tk = kv_cache_of(c, tr->in[0], &rep_k, &swk), tv = kv_cache_of(c, mm[1]->in[1], &rep_v, &swv);
     int tq = mm[0]->in[0];
     int tm = ad->in[0] == sc->out[0] ? ad->in[1] : ad->in[0];
     int ik = tk < 0 ? -1 : kc_arg_of(c, k, tk), iv = tv < 0 ? -1 : kc_arg_of(c, k, tv);
@@ -184,10 +195,21 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
         return kc_error(c, "decode_attention: cannot tell K, V, q and the mask apart");
     int args[4] = {k->args[ik], k->args[iv], k->args[iq], k->args[im]};
     memcpy(k->args, args, sizeof args);
-    const PlanTensor *K = kc_arg(k, c->p, 0), *V = kc_arg(k, c->p, 1), *Q = kc_arg(k, c->p, 2);
+    const PlanTensor *K = kc_arg(k, c->p, 0), *Vt = kc_arg(k, c->p, 1), *Q = kc_arg(k, c->p, 2);
     const PlanTensor *M = kc_arg(k, c->p, 3), *O = kc_out(k, c->p);
-    if (K->rank != 4 || V->rank != 4 || Q->rank != 4 || O->rank != 4 || M->rank > 4)
+    if (K->rank != 4 || Vt->rank != 4 || Q->rank != 4 || O->rank != 4 || M->rank > 4 || swk)
         return kc_error(c, "decode_attention: K, V, q and the output must be 4-d");
+    /* V as the kernel reads it, [B, Hkv, T, D]: through the member transpose, its source
+     * [B, T, Hkv, D] with dims 1 and 2 swapped (shape and strides) */
+    PlanTensor vv = *Vt;
+    int64_t vs[4];
+    kc_strides(Vt, vs);
+    if (swv) {
+        int64_t t = vv.shape[1];
+        vv.shape[1] = vv.shape[2], vv.shape[2] = t;
+        t = vs[1], vs[1] = vs[2], vs[2] = t;
+    }
+    const PlanTensor *V = &vv;
     /* the result [B, Hq, Tq, D]: shape and strides of the output, or, when the transpose after
      * P V is a member (fuse_patterns.c), of the output read back through its permutation */
     int64_t osh[4], os[4], ost[NPU_MAX_RANK];
@@ -221,9 +243,8 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
                         (long long)D, ATTN_MAX_D);
     /* scores * scale: the mul's scalar operand (the match takes a one-input mul) */
     double scale = attr_float(sc, "other", 1.0);
-    int64_t ks[4], vs[4], qs[4], ms[4];
+    int64_t ks[4], qs[4], ms[4];
     kc_strides(K, ks);
-    kc_strides(V, vs);
     kc_strides(Q, qs);
     strides4(M, ms);
     /* 16-byte loads of K/V rows: every row start a multiple of the vector from an aligned
@@ -244,8 +265,11 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     for (int i = 0; i < 20 && st == ST_OK; i++) st = kc_push_i(c, k, s[i]);
     /* NPU_ATTN_ABLATE=MASK: parts of the kernel left out (the shader's ABLATE): a measuring aid
      * whose results are wrong by design; never set outside bench/ */
-    int64_t spec[] = {a.wg, a.g, a.lanes, a.vec, a.nv, a.rb, kc_env_int("NPU_ATTN_ABLATE", 0, 15, 0)};
-    for (int i = 0; i < 7 && st == ST_OK; i++) st = kc_spec(c, k, (uint32_t)spec[i]);
+    /* SAFE: the member softmax is an exported sdpa's (canon_sdpa.c): empty rows give zeros */
+    const Node *sm = kc_member(c, OP_SOFTMAX);
+    int64_t spec[] = {a.wg, a.g, a.lanes, a.vec, a.nv, a.rb, kc_env_int("NPU_ATTN_ABLATE", 0, 15, 0),
+                      sm && attr_bool(sm, "safe", false)};
+    for (int i = 0; i < 8 && st == ST_OK; i++) st = kc_spec(c, k, (uint32_t)spec[i]);
     if (st != ST_OK) return st;
     kc_grid(k, ngroups * a.nsplit, 1);
     int out = k->args[4], scratch = out;

@@ -5,7 +5,8 @@
  * Stems: `softmax` binds {x, y}; `masked_softmax` binds {x, mask, y} (a mask add of one tensor
  * to itself is lowered as `softmax` with code bit 1, v = x + x). Push (26 words,
  * shaders/softmax.glsl): {rows, len, code, xls, mls, yls, oshape[5], xs[5], ms[5], ys[5]};
- * code bit 0 = log_softmax. Spec {256, TPR}. */
+ * code bit 0 = log_softmax, bit 2 = safe (a row of -inf alone gives zeros: an exported sdpa's
+ * softmax, compiler/canon_sdpa.c). Spec {256, TPR}. */
 #include "kernels.h"
 
 #include <string.h>
@@ -13,7 +14,7 @@
 #define SM_WG 256
 #define SM_OUTER 5
 
-enum { SM_LOG = 1u, SM_DOUBLE = 2u }; /* code bits of shaders/softmax.glsl */
+enum { SM_LOG = 1u, SM_DOUBLE = 2u, SM_SAFE = 4u }; /* code bits of shaders/softmax.glsl */
 
 /* Strides of t in the shape of y (right-aligned, 0 on broadcast dims), in y's rank. */
 static bool bstrides(const PlanTensor *t, const PlanTensor *y, int64_t *st)
@@ -38,6 +39,7 @@ Status lower_softmax(const KernelCtx *c, PlanKernel *k)
     if (!sm) sm = kc_member(c, OP_LOG_SOFTMAX);
     if (!sm) return kc_error(c, "%s kernel without a softmax", k->shader);
     uint32_t code = sm->op == OP_LOG_SOFTMAX ? SM_LOG : 0;
+    if (attr_bool(sm, "safe", false)) code |= SM_SAFE; /* an exported sdpa's: empty rows 0 */
     bool masked = strcmp(k->shader, "masked_softmax") == 0;
     const PlanTensor *y = kc_out(k, c->p), *x = kc_arg(k, c->p, 0);
     const PlanTensor *m = NULL;

@@ -10,7 +10,7 @@
 enum {
     UN_RELU = 1, UN_RELU6, UN_HARDTANH, UN_HARDSWISH, UN_HARDSIGMOID, UN_SIGMOID, UN_TANH,
     UN_GELU_ERF, UN_GELU_TANH, UN_SILU, UN_NEG, UN_EXP, UN_LOG, UN_ABS, UN_SQRT, UN_RSQRT, UN_COS,
-    UN_SIN, UN_CLAMP,
+    UN_SIN, UN_CLAMP, UN_LEAKY_RELU,
 };
 
 Status lower_unary(const KernelCtx *c, PlanKernel *k)
@@ -56,6 +56,10 @@ Status lower_unary(const KernelCtx *c, PlanKernel *k)
         code = UN_CLAMP;
         a = attr_present(n, "min") ? attr_float(n, "min", 0) : -INFINITY;
         b = attr_present(n, "max") ? attr_float(n, "max", 0) : INFINITY;
+        break;
+    case OP_LEAKY_RELU:
+        code = UN_LEAKY_RELU;
+        a = attr_float(n, "negative_slope", 0.01);
         break;
     default: return kc_error(c, "%s is not a unary kernel op", op_short_name(n->op));
     }

@@ -1,6 +1,7 @@
 /* canonicalize: drop metadata assertions, make in-place ops out-of-place, turn eval dropout,
  * alias/detach/clone/contiguous, getitem and same-dtype `to` into identities and remove them,
- * then remove dead nodes. */
+ * write scaled_dot_product_attention out as the attention chain (canon_sdpa.c), then remove
+ * dead nodes. */
 #include <string.h>
 #include "pass.h"
 
@@ -18,7 +19,6 @@ static bool is_identity(const Graph *g, const Node *n)
 
 Status pass_canonicalize(Graph *g, PassCtx *c)
 {
-    (void)c;
     for (int i = 0; i < g->nnodes; i++) {
         Node *n = &g->nodes[i];
         if (n->dead) continue;
@@ -28,7 +28,8 @@ Status pass_canonicalize(Graph *g, PassCtx *c)
         }
         /* aten.relu_.default -> aten.relu.default: the op id already is out-of-place */
         const char *canon = op_canonical_name(n->op);
-        if (strstr(n->aten, "_.") && strcmp(n->aten, canon) != 0) {
+        if (strstr(n->aten, "_.") && strcmp(n->aten, canon) != 0 &&
+            strncmp(n->aten, "aten.__", 7) != 0) { /* a & b (__and__) is not in place */
             char buf[128];
             snprintf(buf, sizeof buf, "%s", n->aten);
             char *us = strstr(buf, "_.");
@@ -48,8 +49,11 @@ Status pass_canonicalize(Graph *g, PassCtx *c)
         graph_replace_uses(g, out, src);
         graph_kill(g, i);
     }
+    /* sdpa as the chain the attention patterns fuse */
+    Status st = canon_sdpa(g, c ? c->opt : NULL);
+    if (st != ST_OK) return st;
     /* dead code: nodes whose outputs nobody uses */
-    Status st = graph_link(g);
+    st = graph_link(g);
     for (bool changed = true; changed && st == ST_OK;) {
         changed = false;
         for (int i = g->nnodes - 1; i >= 0; i--) {

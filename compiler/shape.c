@@ -147,12 +147,13 @@ bool sh_inplace(const Node *n)
     const char *a = n->aten;
     if (!a || strncmp(a, "aten.", 5) != 0) return false;
     const char *dot = strchr(a + 5, '.');
-    return dot && dot > a + 5 && dot[-1] == '_';
+    /* aten.__and__.Tensor is a & b, not in place (that is __iand__) */
+    return dot && dot > a + 5 && dot[-1] == '_' && strncmp(a + 5, "__", 2) != 0;
 }
 
 int shape_op_nout(OpId op)
 {
-    return op_has(op, OPF_NOOP) ? 0 : 1;
+    return op_has(op, OPF_NOOP) ? 0 : shape_is_multi(op) && op != OP_UNBIND ? 2 : 1;
 }
 
 /* _assert_tensor_metadata produces nothing; a `size` it asserts must be the tensor's. */
@@ -178,10 +179,18 @@ static Status dispatch(ShapeCtx *c)
     switch (c->n->op) {
     case OP_ASSERT_META:
         return shape_assert_meta(c);
+    case OP_DROPOUT:
+        /* training-mode dropout zeroes random elements: running it as the identity would give
+         * a different answer, so it is refused as training-mode batch_norm is */
+        if ((attr_bool(c->n, "train", false) || attr_bool(c->n, "training", false)) &&
+            attr_float(c->n, "p", 0.5) > 0)
+            return sh_err(c, NULL, "training-mode dropout (p=%g) is random and is not supported: "
+                          "export the model in eval mode (model.eval())",
+                          attr_float(c->n, "p", 0.5));
+        return shape_same(c);
     case OP_IDENTITY:
     case OP_DEPAD:
     case OP_PACK:
-    case OP_DROPOUT:
     case OP_TO_DTYPE:
         return shape_same(c);
     case OP_GETITEM:
@@ -264,7 +273,12 @@ static Status dispatch(ShapeCtx *c)
         return shape_slice(c);
     case OP_SELECT:
         return shape_select(c);
-    case OP_SPLIT: /* several outputs: shape_infer calls shape_split itself */
+    case OP_SPLIT: /* several outputs: shape_infer calls shape_split or shape_multi itself */
+    case OP_MAX_DIM:
+    case OP_TOPK:
+    case OP_SORT:
+    case OP_UNBIND:
+    case OP_MAX_POOL2D_WI:
         break;
     case OP_VIEW:
         return shape_view(c);
@@ -288,6 +302,88 @@ static Status dispatch(ShapeCtx *c)
     case OP_ZEROS:
     case OP_ONES:
         return shape_filled(c);
+    case OP_LEAKY_RELU:
+    case OP_SLICE_FILL:
+        return shape_same(c);
+    case OP_FILL_LIKE:
+        return shape_fill_like(c);
+    case OP_DIFF:
+        return shape_diff(c);
+    case OP_INDEX:
+        return shape_index(c);
+    case OP_GATHER:
+        return shape_gather(c);
+    case OP_CONV1D:
+        return shape_conv1d(c);
+    case OP_CONV_TRANSPOSE2D:
+        return shape_conv_transpose2d(c);
+    case OP_GROUP_NORM:
+        return shape_group_norm(c);
+    case OP_UPSAMPLE_BILINEAR2D:
+    case OP_UPSAMPLE_NEAREST2D:
+        return shape_upsample2d(c);
+    case OP_PAD:
+        return shape_pad(c);
+    case OP_EINSUM:
+        return shape_einsum(c);
+    case OP_VECTOR_NORM:
+        return shape_reduce(c);
+    case OP_SDPA:
+        return shape_sdpa(c);
+    case OP_ACOS:
+    case OP_ASIN:
+    case OP_ATAN:
+    case OP_TAN:
+    case OP_LOG1P:
+    case OP_EXPM1:
+    case OP_ERF:
+    case OP_RECIPROCAL:
+    case OP_SOFTPLUS:
+    case OP_ELU:
+    case OP_MISH:
+    case OP_CEIL:
+    case OP_FLOOR:
+    case OP_ROUND:
+    case OP_SIGN:
+    case OP_SQUARE:
+    case OP_ISNAN:
+    case OP_MAXIMUM:
+    case OP_MINIMUM:
+    case OP_REMAINDER:
+        return shape_eltwise(c);
+    case OP_AMIN:
+    case OP_PROD:
+    case OP_ANY:
+    case OP_ALL:
+    case OP_VAR:
+    case OP_STD:
+    case OP_LOGSUMEXP:
+        return shape_reduce(c);
+    case OP_ARGMIN:
+        return shape_argmax(c);
+    case OP_CLAMP_T:
+        if (c->n->nin == 2)
+            return sh_err(c, NULL, "one bound tensor: the IR does not say whether it is min or "
+                          "max (export clamp_min/clamp_max, or pass both bounds)");
+        return shape_eltwise(c);
+    case OP_STACK:
+        return shape_stack(c);
+    case OP_FLIP:
+        return shape_flip(c);
+    case OP_ROLL:
+        return shape_roll(c);
+    case OP_TRI:
+        return shape_tri(c);
+    case OP_REPEAT:
+        return shape_repeat(c);
+    case OP_REPEAT_INTERLEAVE:
+        return shape_repeat_interleave(c);
+    case OP_PIXEL_SHUFFLE:
+        return shape_pixel_shuffle(c);
+    case OP_BADDBMM:
+        return shape_baddbmm(c);
+    case OP_INSTANCE_NORM:
+        return shape_instance_norm(c);
     case OP_COUNT:
     case OP_INVALID:
         break;
@@ -307,6 +403,7 @@ Status shape_infer(const Graph *g, const Node *n, int *rank, int64_t (*shape)[NP
         return sh_err(&c, NULL, "takes %d..%d tensor inputs, the node has %d", oi->min_in,
                       oi->max_in, n->nin);
     if (n->op == OP_SPLIT) return shape_split(&c, rank, shape);
+    if (shape_is_multi(n->op)) return shape_multi(&c, rank, shape);
     int want = shape_op_nout(n->op);
     if (n->nout != want)
         return sh_err(&c, NULL, "produces %d output%s, the node declares %d", want,
@@ -390,7 +487,9 @@ static DType dtype_attr(const Node *n)
 
 static bool is_bitwise(const Node *n)
 {
-    return n->aten && strncmp(n->aten, "aten.bitwise_", 13) == 0;
+    /* a & b is bitwise_and: logical on bools, bitwise on integers, refused on floats */
+    return n->aten && (strncmp(n->aten, "aten.bitwise_", 13) == 0 ||
+                       strncmp(n->aten, "aten.__", 7) == 0);
 }
 
 static Cls in_cls(const Graph *g, const Node *n, int i)
@@ -451,12 +550,18 @@ static OutType out_type(const Graph *g, const Node *n)
         return of_cls(promote_attr(c, n, "other"));
     }
     case OP_CAT: {
-        Cls c = CL_BOOL;
+        /* legacy empty [0] inputs take no part in promotion, unless all are such */
+        Cls c = CL_BOOL, all = CL_BOOL;
         for (int i = 0; i < n->nin; i++) {
             const GTensor *t = node_input(g, n, i);
+            all = promote(all, cls_of(t->dtype));
             if (!(t->rank == 1 && t->shape[0] == 0)) c = promote(c, cls_of(t->dtype));
         }
-        return of_cls(c);
+        for (int i = 0; i < n->nin; i++) {
+            const GTensor *t = node_input(g, n, i);
+            if (!(t->rank == 1 && t->shape[0] == 0)) return of_cls(c);
+        }
+        return of_cls(all);
     }
     case OP_CLAMP:
     case OP_HARDTANH:
@@ -492,6 +597,43 @@ static OutType out_type(const Graph *g, const Node *n)
     case OP_ZEROS:
     case OP_ONES:
         return dt != DT_INVALID ? exact(dt) : of_cls(CL_FLOAT);
+    case OP_FILL_LIKE:
+        return dt != DT_INVALID ? exact(dt) : exact(node_input(g, n, 0)->dtype);
+    case OP_DIFF:
+    case OP_INDEX:
+    case OP_GATHER:
+    case OP_PAD:
+    case OP_LEAKY_RELU:
+    case OP_CONV1D:
+    case OP_CONV_TRANSPOSE2D:
+    case OP_GROUP_NORM:
+    case OP_UPSAMPLE_BILINEAR2D:
+    case OP_UPSAMPLE_NEAREST2D:
+    case OP_EINSUM:
+    case OP_SDPA:
+        return of_cls(c0);
+    case OP_VECTOR_NORM:
+        return dt != DT_INVALID ? exact(dt) : of_cls(CL_FLOAT);
+    case OP_ACOS: case OP_ASIN: case OP_ATAN: case OP_TAN: case OP_LOG1P: case OP_EXPM1:
+    case OP_ERF: case OP_RECIPROCAL: case OP_SOFTPLUS: case OP_ELU: case OP_MISH: case OP_VAR:
+    case OP_STD: case OP_LOGSUMEXP:
+        return dt != DT_INVALID ? exact(dt) : of_cls(CL_FLOAT);
+    case OP_CEIL: case OP_FLOOR: case OP_ROUND: case OP_SIGN: case OP_SQUARE: case OP_AMIN:
+    case OP_FLIP: case OP_ROLL: case OP_TRI: case OP_REPEAT: case OP_REPEAT_INTERLEAVE:
+    case OP_PIXEL_SHUFFLE: case OP_INSTANCE_NORM: case OP_SLICE_FILL: case OP_MAX_DIM:
+    case OP_TOPK: case OP_SORT: case OP_UNBIND: case OP_MAX_POOL2D_WI:
+        return of_cls(c0);
+    case OP_ISNAN: case OP_ANY: case OP_ALL:
+        return exact(DT_BOOL);
+    case OP_ARGMIN:
+        return exact(DT_I64);
+    case OP_PROD:
+        if (dt != DT_INVALID) return exact(dt);
+        return c0 == CL_FLOAT ? of_cls(CL_FLOAT) : exact(DT_I64);
+    case OP_MAXIMUM: case OP_MINIMUM: case OP_REMAINDER:
+        return of_cls(promote_attr(promote_inputs(g, n, 0), n, "other"));
+    case OP_CLAMP_T: case OP_STACK: case OP_BADDBMM:
+        return of_cls(promote_inputs(g, n, 0));
     case OP_IDENTITY:
     case OP_DEPAD:
     case OP_PACK:
@@ -553,11 +695,12 @@ static int check_input_dtypes(const Graph *g, const Node *n, DiagList *d)
     int errs = 0;
     char lb[48];
     const char *op = op_label(n, lb, sizeof lb);
-    int index_in = n->op == OP_EMBEDDING || n->op == OP_INDEX_COPY ? 1 : -1;
+    int index_in = n->op == OP_EMBEDDING || n->op == OP_INDEX_COPY || n->op == OP_GATHER ? 1 : -1;
     if (!op_has(n->op, OPF_INT_OK) && !op_has(n->op, OPF_NOOP)) {
         for (int i = 0; i < n->nin; i++) {
             const GTensor *t = node_input(g, n, i);
             if (i == index_in || cls_of(t->dtype) == CL_FLOAT) continue;
+            if (n->op == OP_SDPA && i == 3 && t->dtype == DT_BOOL) continue; /* attn_mask */
             diag_error(d, g->path, n->name, t->name,
                        "%s takes floating-point tensors, input %d is %s", op, i,
                        dtype_name(t->dtype));

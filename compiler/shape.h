@@ -20,6 +20,29 @@ int shape_op_nout(OpId op);
  * the CPU reference and the NPU lowering. */
 int shape_split_sizes(const Node *n, int64_t size, int64_t *sizes, int max, const char **why);
 
+/* An einsum equation parsed ("ij,jk->ik"; spaces ignored; no ellipsis): per operand its
+ * labels (letters) in dim order, the output's labels (implicit output: the labels used once,
+ * in alphabetical order), and every label's index in `labels`. */
+#define EINSUM_MAX_LABELS 16
+typedef struct EinsumSpec {
+    int nops;
+    int rank[8];
+    int lab[8][NPU_MAX_RANK]; /* label index per dim of each operand */
+    int orank;
+    int olab[NPU_MAX_RANK];
+    int nlabels;
+    char labels[EINSUM_MAX_LABELS];
+} EinsumSpec;
+/* Parses eq for nops operands; false with *why set when it is malformed or unsupported. */
+bool shape_einsum_parse(const char *eq, int nops, EinsumSpec *s, const char **why);
+
+/* upsample_*2d.vec's output size of an input dim: output_size[i], else
+ * floor(in * scale_factors[i]) as ATen computes it. *scale is the factor ATen's kernels map
+ * coordinates with (1/scale_factor when given, else in/out); false with *why when neither
+ * attribute is usable. */
+bool shape_upsample_dim(const Node *n, int i, int64_t in, int64_t *out, double *scale,
+                        const char **why);
+
 /* Infers the output shapes of node n from its inputs (their declared shapes) and attributes:
  * rank[i] and shape[i] for each of the n->nout outputs (callers size both arrays by n->nout).
  * Returns ST_BAD_INPUT with a diagnostic naming g->path, the node and the tensor when the

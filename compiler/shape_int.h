@@ -67,5 +67,31 @@ Status shape_expand(ShapeCtx *c);
 Status shape_index_copy(ShapeCtx *c);
 Status shape_arange(ShapeCtx *c);
 Status shape_filled(ShapeCtx *c);
+/* shape_more.c */
+Status shape_fill_like(ShapeCtx *c);
+Status shape_diff(ShapeCtx *c);
+Status shape_index(ShapeCtx *c);
+Status shape_gather(ShapeCtx *c);
+Status shape_conv1d(ShapeCtx *c);
+Status shape_conv_transpose2d(ShapeCtx *c);
+Status shape_group_norm(ShapeCtx *c);
+Status shape_upsample2d(ShapeCtx *c);
+Status shape_pad(ShapeCtx *c);
+Status shape_einsum(ShapeCtx *c);
+Status shape_sdpa(ShapeCtx *c);
+/* shape_data.c */
+/* Ops with several outputs besides split: max.dim/min.dim, topk, sort, max_pool2d_with_indices
+ * (values and int64 indices) and unbind (one output per slice). */
+bool shape_is_multi(OpId op);
+Status shape_multi(ShapeCtx *c, int *rank, int64_t (*shape)[NPU_MAX_RANK]);
+Status shape_stack(ShapeCtx *c);
+Status shape_flip(ShapeCtx *c);
+Status shape_roll(ShapeCtx *c);
+Status shape_tri(ShapeCtx *c);
+Status shape_repeat(ShapeCtx *c);
+Status shape_repeat_interleave(ShapeCtx *c);
+Status shape_pixel_shuffle(ShapeCtx *c);
+Status shape_baddbmm(ShapeCtx *c);
+Status shape_instance_norm(ShapeCtx *c);
 
 #endif

@@ -20,6 +20,7 @@ static const bool takes_scalar[OP_COUNT] = {
     [OP_POW] = true, [OP_ADD] = true, [OP_SUB] = true, [OP_RSUB] = true,
     [OP_MUL] = true, [OP_DIV] = true, [OP_EQ] = true,  [OP_NE] = true,
     [OP_LT] = true,  [OP_LE] = true,  [OP_GT] = true,  [OP_GE] = true,
+    [OP_MAXIMUM] = true, [OP_MINIMUM] = true, [OP_REMAINDER] = true,
 };
 
 /* Broadcast result must keep input 0's shape when the op writes into it (add_, masked_fill_). */
@@ -51,7 +52,7 @@ Status shape_eltwise(ShapeCtx *c)
     const char *key = n->op == OP_POW ? "exponent" : "other";
     if (n->nin == 1 && takes_scalar[n->op] && !attr_present(n, key))
         return sh_err(c, NULL, "needs a second tensor or the scalar attribute '%s'", key);
-    if (n->op == OP_MASKED_FILL && !attr_present(n, "value"))
+    if (n->op == OP_MASKED_FILL && n->nin == 2 && !attr_present(n, "value"))
         return sh_err(c, NULL, "attribute 'value' is required");
     if (n->op == OP_CLAMP && !attr_present(n, "min") && !attr_present(n, "max"))
         return sh_err(c, NULL, "at least one of 'min' or 'max' must not be None");
@@ -425,7 +426,7 @@ static Status pool_input(ShapeCtx *c, const GTensor *x)
 Status shape_pool2d(ShapeCtx *c)
 {
     const GTensor *x = sh_in(c, 0);
-    bool is_max = c->n->op == OP_MAX_POOL2D;
+    bool is_max = c->n->op == OP_MAX_POOL2D || c->n->op == OP_MAX_POOL2D_WI;
     Status st = pool_input(c, x);
     if (st != ST_OK) return st;
     int64_t k[2], s[2], p[2], d[2] = {1, 1}, tmp[NPU_MAX_RANK];

@@ -112,12 +112,23 @@ int shape_split_sizes(const Node *n, int64_t size, int64_t *sizes, int max, cons
 {
     const Attr *a = node_attr(n, "split_sizes");
     if (!a || a->kind == ATTR_NONE) a = node_attr(n, "split_size");
+    const Attr *ch = node_attr(n, "chunks");
+    if ((!a || a->kind == ATTR_NONE) && ch && ch->kind == ATTR_INT) {
+        /* torch.chunk: split_size = ceil(size / chunks), so fewer chunks may come out */
+        if (ch->i < 1) {
+            *why = "chunk expects `chunks` to be greater than 0";
+            return -1;
+        }
+        a = ch;
+    } else
+        ch = NULL;
     if (!a || a->kind == ATTR_NONE) {
-        *why = "needs `split_size` (an int or a list) or `split_sizes`";
+        *why = "needs `split_size` (an int or a list), `split_sizes` or `chunks`";
         return -1;
     }
     if (a->kind == ATTR_INT) {
-        int64_t each = a->i;
+        int64_t each = ch ? (size + ch->i - 1) / ch->i : a->i;
+        if (ch && size == 0) each = 0;
         if (each < 0 || (each == 0 && size > 0)) {
             *why = "split_size must be positive (0 only for an empty dim)";
             return -1;

@@ -109,6 +109,10 @@ bool npu_supports(Graph *g, const Node *n, const char **why)
         return true;
     }
     case OP_CAT:
+        if (tensor_numel(node_output(g, n, 0)) == 0) {
+            *why = "an empty cat runs on the CPU";
+            return false;
+        }
         if (n->nin > NPU_MAX_CAT_INPUTS) {
             *why = arena_printf(&g->arena, "cat of %d inputs: the NPU kernel takes at most %d",
                                 n->nin, NPU_MAX_CAT_INPUTS);
@@ -127,6 +131,18 @@ bool npu_supports(Graph *g, const Node *n, const char **why)
             return false;
         }
         return true;
+    case OP_MASKED_FILL:
+        if (n->nin == 3) {
+            *why = "masked_fill with a tensor value runs on the CPU";
+            return false;
+        }
+        return true;
+    case OP_INDEX_COPY:
+        if (node_input(g, n, 0)->rank == 0) {
+            *why = "index_copy of a 0-dim tensor runs on the CPU";
+            return false;
+        }
+        return true;
     case OP_WHERE:
         if (n->nin < 2) {
             *why = "where of two scalars runs on the CPU";
@@ -134,7 +150,6 @@ bool npu_supports(Graph *g, const Node *n, const char **why)
         }
         return true;
     case OP_EMBEDDING:
-    case OP_INDEX_COPY:
     case OP_MATMUL:
     case OP_BMM:
     case OP_MM:
@@ -146,11 +161,23 @@ bool npu_supports(Graph *g, const Node *n, const char **why)
     case OP_SIGMOID: case OP_TANH: case OP_GELU: case OP_SILU: case OP_NEG: case OP_EXP:
     case OP_LOG: case OP_ABS: case OP_SQRT: case OP_RSQRT: case OP_COS: case OP_SIN: case OP_POW:
     case OP_CLAMP: case OP_ADD: case OP_SUB: case OP_RSUB: case OP_MUL: case OP_DIV:
-    case OP_MASKED_FILL: case OP_EQ: case OP_NE: case OP_LT: case OP_LE:
+    case OP_EQ: case OP_NE: case OP_LT: case OP_LE:
     case OP_GT: case OP_GE: case OP_LOGICAL_NOT: case OP_LOGICAL_AND: case OP_LOGICAL_OR:
     case OP_CUMSUM: case OP_SLICE: case OP_SELECT: case OP_SPLIT: case OP_VIEW: case OP_FLATTEN:
     case OP_UNSQUEEZE: case OP_SQUEEZE: case OP_PERMUTE: case OP_TRANSPOSE: case OP_EXPAND:
     case OP_ARANGE: case OP_FULL: case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK:
+    case OP_LEAKY_RELU: case OP_FILL_LIKE: case OP_DIFF: case OP_INDEX: case OP_GATHER:
+    case OP_CONV1D: case OP_CONV_TRANSPOSE2D: case OP_GROUP_NORM: case OP_UPSAMPLE_BILINEAR2D:
+    case OP_UPSAMPLE_NEAREST2D: case OP_PAD: case OP_EINSUM: case OP_VECTOR_NORM: case OP_SDPA:
+    case OP_ACOS: case OP_ASIN: case OP_ATAN: case OP_TAN: case OP_LOG1P: case OP_EXPM1:
+    case OP_ERF: case OP_RECIPROCAL: case OP_SOFTPLUS: case OP_ELU: case OP_MISH: case OP_CEIL:
+    case OP_FLOOR: case OP_ROUND: case OP_SIGN: case OP_SQUARE: case OP_ISNAN: case OP_MAXIMUM:
+    case OP_MINIMUM: case OP_REMAINDER: case OP_AMIN: case OP_PROD: case OP_ANY: case OP_ALL:
+    case OP_VAR: case OP_STD: case OP_LOGSUMEXP: case OP_ARGMIN: case OP_CLAMP_T: case OP_STACK:
+    case OP_FLIP: case OP_ROLL: case OP_TRI: case OP_REPEAT: case OP_REPEAT_INTERLEAVE:
+    case OP_PIXEL_SHUFFLE: case OP_BADDBMM: case OP_INSTANCE_NORM: case OP_SLICE_FILL:
+    case OP_MAX_DIM: case OP_TOPK: case OP_SORT: case OP_UNBIND: case OP_MAX_POOL2D_WI:
+   
         return true;
     case OP_COUNT:
     case OP_INVALID: break;

@@ -185,29 +185,35 @@ static const char *prefixed(char *buf, size_t n, const char *prefix, const char 
     return buf;
 }
 
+Status bind_inputs_st(const Graph *g, const SafeTensors *st, const char *path,
+                      const char *prefix, Binding *b, DiagList *d)
+{
+    Status rc = ST_OK;
+    for (int i = 0; i < g->ninputs && rc == ST_OK; i++) {
+        const GTensor *t = &g->tensors[g->inputs[i]];
+        char buf[512];
+        const char *key = prefixed(buf, sizeof buf, prefix, t->name);
+        const StTensor *s = st_find(st, key);
+        if (!s)
+            return diag_error(d, path, NULL, t->name, "graph input '%s' is not in the inputs file",
+                              key);
+        rc = load_into(path, s, t, &b->vals[g->inputs[i]], "input", d);
+    }
+    if (rc == ST_OK) {
+        free(b->inputs_from);
+        b->inputs_from = dupstr(path);
+    }
+    return rc;
+}
+
 Status bind_inputs_file(const Graph *g, const char *path, const char *prefix, Binding *b,
                         DiagList *d)
 {
     SafeTensors st;
     memset(&st, 0, sizeof st);
     Status rc = st_open(&st, path, d);
-    for (int i = 0; i < g->ninputs && rc == ST_OK; i++) {
-        const GTensor *t = &g->tensors[g->inputs[i]];
-        char buf[512];
-        const char *key = prefixed(buf, sizeof buf, prefix, t->name);
-        const StTensor *s = st_find(&st, key);
-        if (!s) {
-            rc = diag_error(d, path, NULL, t->name, "graph input '%s' is not in the inputs file",
-                            key);
-            break;
-        }
-        rc = load_into(path, s, t, &b->vals[g->inputs[i]], "input", d);
-    }
+    if (rc == ST_OK) rc = bind_inputs_st(g, &st, path, prefix, b, d);
     st_close(&st);
-    if (rc == ST_OK) {
-        free(b->inputs_from);
-        b->inputs_from = dupstr(path);
-    }
     return rc;
 }
 
@@ -252,25 +258,33 @@ Status bind_inputs_random(const Graph *g, uint64_t seed, Binding *b)
     return ST_OK;
 }
 
+Status bind_reference_st(const Graph *g, const SafeTensors *st, const char *path,
+                         const char *prefix, Binding *b, DiagList *d)
+{
+    Status rc = ST_OK;
+    for (int i = 0; i < g->noutputs && rc == ST_OK; i++) {
+        const GTensor *t = &g->tensors[g->outputs[i]];
+        char buf[512];
+        const StTensor *s = st_find(st, prefixed(buf, sizeof buf, prefix, t->name));
+        if (!s) continue;
+        rc = load_into(path, s, t, &b->ref[i], "reference", d);
+        if (rc == ST_OK) b->nref++;
+    }
+    if (rc == ST_OK && b->nref) {
+        free(b->ref_from);
+        b->ref_from = dupstr(path);
+    }
+    return rc;
+}
+
 Status bind_reference_file(const Graph *g, const char *path, const char *prefix, Binding *b,
                            DiagList *d)
 {
     SafeTensors st;
     memset(&st, 0, sizeof st);
     Status rc = st_open(&st, path, d);
-    for (int i = 0; i < g->noutputs && rc == ST_OK; i++) {
-        const GTensor *t = &g->tensors[g->outputs[i]];
-        char buf[512];
-        const StTensor *s = st_find(&st, prefixed(buf, sizeof buf, prefix, t->name));
-        if (!s) continue;
-        rc = load_into(path, s, t, &b->ref[i], "reference", d);
-        if (rc == ST_OK) b->nref++;
-    }
+    if (rc == ST_OK) rc = bind_reference_st(g, &st, path, prefix, b, d);
     st_close(&st);
-    if (rc == ST_OK && b->nref) {
-        free(b->ref_from);
-        b->ref_from = dupstr(path);
-    }
     return rc;
 }
 

@@ -10,6 +10,7 @@
 #include "../compiler/graph.h"
 #include "compare.h"
 #include "htensor.h"
+#include "safetensors.h"
 
 typedef struct Binding {
     int ntensors;
@@ -37,6 +38,10 @@ Status bind_weights_random(const Graph *g, uint64_t seed, Binding *b);
  * a "prefix."). */
 Status bind_inputs_file(const Graph *g, const char *path, const char *prefix, Binding *b,
                         DiagList *d);
+/* The same from a file already open (path names it in diagnostics): many prefixed cases of one
+ * file without parsing its header again (tests/test_opinfo.c). */
+Status bind_inputs_st(const Graph *g, const SafeTensors *st, const char *path,
+                      const char *prefix, Binding *b, DiagList *d);
 /* Deterministic random inputs: floats in [-1, 1], integer inputs in range for their consumers
  * (embedding ids below the vocabulary size, index_copy indices inside the dim). */
 Status bind_inputs_random(const Graph *g, uint64_t seed, Binding *b);
@@ -44,6 +49,9 @@ Status bind_inputs_random(const Graph *g, uint64_t seed, Binding *b);
  * with none of them is not an error (nref stays 0). A present tensor of the wrong shape is. */
 Status bind_reference_file(const Graph *g, const char *path, const char *prefix, Binding *b,
                            DiagList *d);
+/* bind_reference_file from a file already open. */
+Status bind_reference_st(const Graph *g, const SafeTensors *st, const char *path,
+                         const char *prefix, Binding *b, DiagList *d);
 /* Fills b->argmax for every output of g an argmax produces whose input `vals` (a reference run
  * of g, by tensor id, [nvals]) holds and b->argmax lacks: a copy of that value with the node's
  * dim and skip_nan. *missing (may be NULL) counts argmax outputs left without one. */

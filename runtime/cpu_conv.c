@@ -4,6 +4,7 @@
  * products in double in the same (channel, kh, kw) order, then add the bias, so they agree
  * bit for bit. Pools accumulate in double and follow ATen's output-size and divisor rules. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu_gemm.h"
@@ -174,6 +175,8 @@ static Status conv_padding(const CpuCall *c, Geom *g)
     return ST_OK;
 }
 
+static Status conv_run(const CpuCall *c, const Geom *gp);
+
 Status cpu_conv2d(const CpuCall *c)
 {
     Geom g;
@@ -198,7 +201,7 @@ Status cpu_conv2d(const CpuCall *c)
         return diag_error(c->diag, c->file, c->node->name, wn,
                           "conv2d: groups=%lld must divide C=%lld and Cout=%lld",
                           (long long)g.groups, (long long)g.c, (long long)g.cout);
-    int64_t cing = g.c / g.groups, coutg = g.cout / g.groups;
+    int64_t cing = g.c / g.groups;
     if (w->shape[1] != cing)
         return diag_error(c->diag, c->file, c->node->name, wn,
                           "conv2d: weight has %lld input channels, C/groups = %lld",
@@ -214,7 +217,17 @@ Status cpu_conv2d(const CpuCall *c)
         g.ow = ew / g.sw + 1;
     }
     if ((st = check_out(c, &g, g.cout)) != ST_OK) return st;
+    return conv_run(c, &g);
+}
 
+/* The convolution of c's input, weight and bias with geometry g (validated, output checked). */
+static Status conv_run(const CpuCall *c, const Geom *gp)
+{
+    Geom g = *gp;
+    Status st;
+    const HTensor *w = c->in[1];
+    const HTensor *b = c->nin > 2 ? c->in[2] : NULL;
+    int64_t cing = g.c / g.groups, coutg = g.cout / g.groups;
     const float *xd = c->in[0]->data, *wd = w->data, *bd = b ? b->data : NULL;
     float *yd = c->out[0]->data;
     int64_t kk = cing * g.kh * g.kw, p = g.oh * g.ow, hw = g.h * g.w;
@@ -254,6 +267,92 @@ Status cpu_conv2d(const CpuCall *c)
                 return diag_add(c->diag, DIAG_ERROR, st, c->file, c->node->name, NULL,
                                 "conv2d: out of memory for GEMM scratch");
         }
+    return ST_OK;
+}
+
+/* conv1d: [N,]C,L as an image of height 1, weight [Cout, C/g, K] as [Cout, C/g, 1, K]. */
+Status cpu_conv1d(const CpuCall *c)
+{
+    const HTensor *x = c->in[0], *w = c->in[1];
+    const HTensor *b = c->nin > 2 ? c->in[2] : NULL;
+    if ((x->rank != 2 && x->rank != 3) || w->rank != 3)
+        return bad(c, in_name(c, 0), "input must be [N,]C,L and weight [Cout, C/groups, K]");
+    Geom g = {.n = x->rank == 3 ? x->shape[0] : 1, .c = x->shape[x->rank - 2], .h = 1,
+              .w = x->shape[x->rank - 1], .cout = w->shape[0], .groups = attr_int(c->node, "groups", 1),
+              .kh = 1, .kw = w->shape[2], .sh = 1, .dh = 1, .oh = 1};
+    int64_t v;
+    if (!attr_ints_n(c->node, "stride", &v, 1, 1) || v < 1) return bad(c, NULL, "bad stride");
+    g.sw = v;
+    if (!attr_ints_n(c->node, "dilation", &v, 1, 1) || v < 1) return bad(c, NULL, "bad dilation");
+    g.dw = v;
+    const char *pm = attr_str(c->node, "padding", NULL);
+    if (pm && strcmp(pm, "same") && strcmp(pm, "valid")) return bad(c, NULL, "bad padding");
+    if (pm)
+        g.pw = strcmp(pm, "same") ? 0 : g.dw * (g.kw - 1) / 2;
+    else if (!attr_ints_n(c->node, "padding", &g.pw, 1, 0) || g.pw < 0)
+        return bad(c, NULL, "bad padding");
+    if (g.groups < 1 || g.c % g.groups || g.cout % g.groups || w->shape[1] != g.c / g.groups ||
+        (b && (b->rank != 1 || b->shape[0] != g.cout)))
+        return bad(c, in_name(c, 1), "weight, bias and groups do not fit the input");
+    int64_t e = g.w + 2 * g.pw - g.dw * (g.kw - 1) - 1;
+    if (e < 0) return bad(c, in_name(c, 1), "kernel larger than the padded input");
+    g.ow = e / g.sw + 1;
+    if (c->out[0]->numel != g.n * g.cout * g.ow)
+        return bad(c, out_name(c), "the declared output does not have [N,]Cout,L_out elements");
+    return conv_run(c, &g);
+}
+
+/* conv_transpose2d: every input pixel scatters its weighted kernel into the output (x [N,]C,H,W,
+ * weight [C, Cout/g, KH, KW]); sums in double, bias added last. */
+Status cpu_conv_transpose2d(const CpuCall *c)
+{
+    Geom g;
+    Status st = read_input(c, &g);
+    if (st != ST_OK) return st;
+    const HTensor *w = c->in[1], *y = c->out[0];
+    const HTensor *b = c->nin > 2 ? c->in[2] : NULL;
+    g.groups = attr_int(c->node, "groups", 1);
+    int64_t s[2], p[2], d[2];
+    if (!attr_ints_n(c->node, "stride", s, 2, 1) || !attr_ints_n(c->node, "padding", p, 2, 0) ||
+        !attr_ints_n(c->node, "dilation", d, 2, 1))
+        return bad(c, NULL, "stride, padding and dilation must be one or two ints");
+    if (w->rank != 4 || g.groups < 1 || w->shape[0] != g.c || g.c % g.groups)
+        return bad(c, in_name(c, 1), "weight must be [C, Cout/groups, KH, KW]");
+    int64_t coutg = w->shape[1], cing = g.c / g.groups, kh = w->shape[2], kw = w->shape[3];
+    g.cout = coutg * g.groups;
+    int o = y->rank - 3;
+    if (y->rank != c->in[0]->rank || y->shape[o] != g.cout)
+        return bad(c, out_name(c), "the declared output does not have Cout channels");
+    g.oh = y->shape[o + 1];
+    g.ow = y->shape[o + 2];
+    int64_t plane = g.oh * g.ow;
+    double *acc = calloc((size_t)(plane > 0 ? plane : 1), sizeof *acc);
+    if (!acc) return ST_NOMEM;
+    const float *xd = c->in[0]->data, *wd = w->data, *bd = b ? b->data : NULL;
+    float *yd = y->data;
+    for (int64_t n = 0; n < g.n; n++)
+        for (int64_t co = 0; co < g.cout; co++) {
+            int64_t gi = co / coutg, cj = co % coutg;
+            memset(acc, 0, sizeof *acc * (size_t)(g.oh * g.ow));
+            for (int64_t ci = gi * cing; ci < (gi + 1) * cing; ci++) {
+                const float *xp = xd + (n * g.c + ci) * g.h * g.w;
+                const float *wp = wd + (ci * coutg + cj) * kh * kw;
+                for (int64_t ih = 0; ih < g.h; ih++)
+                    for (int64_t iw = 0; iw < g.w; iw++)
+                        for (int64_t a = 0; a < kh; a++) {
+                            int64_t oy = ih * s[0] - p[0] + a * d[0];
+                            if (oy < 0 || oy >= g.oh) continue;
+                            for (int64_t e = 0; e < kw; e++) {
+                                int64_t ox = iw * s[1] - p[1] + e * d[1];
+                                if (ox >= 0 && ox < g.ow)
+                                    acc[oy * g.ow + ox] += (double)xp[ih * g.w + iw] * wp[a * kw + e];
+                            }
+                        }
+            }
+            float *yp = yd + (n * g.cout + co) * g.oh * g.ow;
+            for (int64_t i = 0; i < g.oh * g.ow; i++) yp[i] = (float)(acc[i] + (bd ? bd[co] : 0));
+        }
+    free(acc);
     return ST_OK;
 }
 
@@ -308,7 +407,9 @@ static Status pool_params(const CpuCall *c, Geom *g, int with_dilation)
     return ST_OK;
 }
 
-static void max_pool(const Geom *g, const float *x, float *y)
+/* idx (may be NULL): each maximum's flat index iy * W + ix in its plane; the last NaN wins
+ * there, as ATen's loop has it. */
+static void max_pool(const Geom *g, const float *x, float *y, int64_t *idx)
 {
     for (int64_t pl = 0; pl < g->n * g->c; pl++) {
         const float *xp = x + pl * g->h * g->w;
@@ -316,6 +417,7 @@ static void max_pool(const Geom *g, const float *x, float *y)
         for (int64_t oy = 0; oy < g->oh; oy++)
             for (int64_t ox = 0; ox < g->ow; ox++) {
                 float m = -INFINITY;
+                int64_t at = -1;
                 for (int64_t r = 0; r < g->kh; r++) {
                     int64_t iy = oy * g->sh - g->ph + r * g->dh;
                     if (iy < 0 || iy >= g->h) continue;
@@ -323,11 +425,11 @@ static void max_pool(const Geom *g, const float *x, float *y)
                         int64_t ix = ox * g->sw - g->pw + s * g->dw;
                         if (ix < 0 || ix >= g->w) continue;
                         float v = xp[iy * g->w + ix];
-                        if (v > m || isnan(v)) m = v; /* NaN wins, as in ATen */
-                        if (isnan(m)) break;
+                        if (v > m || isnan(v)) m = v, at = iy * g->w + ix; /* NaN wins */
                     }
                 }
                 yp[oy * g->ow + ox] = m;
+                if (idx) idx[pl * g->oh * g->ow + oy * g->ow + ox] = at;
             }
     }
 }
@@ -412,10 +514,13 @@ Status cpu_pool2d(const CpuCall *c)
     if (st != ST_OK) return st;
     const float *x = c->in[0]->data;
     float *y = c->out[0]->data;
-    if (c->node->op == OP_MAX_POOL2D) {
+    if (c->node->op == OP_MAX_POOL2D || c->node->op == OP_MAX_POOL2D_WI) {
+        bool wi = c->node->op == OP_MAX_POOL2D_WI;
         if ((st = pool_params(c, &g, 1)) != ST_OK) return st;
         if ((st = check_out(c, &g, g.c)) != ST_OK) return st;
-        max_pool(&g, x, y);
+        if (wi && (c->nout != 2 || c->out[1]->dtype != DT_I64))
+            return bad(c, NULL, "max_pool2d_with_indices needs an int64 second output");
+        max_pool(&g, x, y, wi ? c->out[1]->data : NULL);
         return ST_OK;
     }
     if (c->node->op == OP_AVG_POOL2D) {

@@ -196,14 +196,16 @@ Status cpu_index_copy(const CpuCall *c)
     const HTensor *self = c->in[0], *index = c->in[1], *src = c->in[2];
     HTensor *o = c->out[0];
     int r = self->rank;
-    int dim = norm_dim(attr_int(c->node, "dim", 0), r);
+    int dim = norm_dim(attr_int(c->node, "dim", 0), r > 0 ? r : 1);
     if (dim < 0) return err(c, NULL, "dim out of range for rank %lld", (long long)(r));
     memcpy(o->data, self->data, (size_t)self->numel * esz(self));
     int64_t outer = 1, inner = 1;
     for (int i = 0; i < dim; i++) outer *= self->shape[i];
     for (int i = dim + 1; i < r; i++) inner *= self->shape[i];
-    int64_t n = index->numel, size = self->shape[dim];
-    if (src->rank != r || src->shape[dim] != n)
+    int64_t n = index->numel, size = r ? self->shape[dim] : 1;
+    /* 0-dim self or source counts as one slice of one element, as in ATen */
+    bool flat = r <= 1 && src->rank <= 1 && (src->rank ? src->shape[0] : 1) == n;
+    if (!flat && (src->rank != r || src->shape[dim] != n))
         return err(c, node_input(c->g, c->node, 2)->name, "source has %lld slices for %lld indices", (long long)(src->rank == r ? src->shape[dim] : -1), (long long)(n));
     size_t s = esz(o);
     for (int64_t j = 0; j < n; j++) {

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../common/half.h"
 #include "cpu_kernels.h"
 
 /* ---- element access ---- */
@@ -229,7 +230,9 @@ static inline double clampf(double x, double lo, double hi)
 /* clang-format off */
 typedef enum Un {
     U_RELU, U_RELU6, U_HARDTANH, U_HARDSWISH, U_HARDSIGMOID, U_SIGMOID, U_TANH, U_GELU, U_SILU,
-    U_NEG, U_EXP, U_LOG, U_ABS, U_SQRT, U_RSQRT, U_COS, U_SIN, U_CLAMP, U_NOT, U_CAST, U_NONE
+    U_NEG, U_EXP, U_LOG, U_ABS, U_SQRT, U_RSQRT, U_COS, U_SIN, U_CLAMP, U_NOT, U_CAST, U_LEAKY,
+    U_ACOS, U_ASIN, U_ATAN, U_TAN, U_LOG1P, U_EXPM1, U_ERF, U_RECIPROCAL, U_SOFTPLUS, U_ELU,
+    U_MISH, U_CEIL, U_FLOOR, U_ROUND, U_SIGN, U_SQUARE, U_ISNAN, U_NONE
 } Un;
 
 static Un un_of(OpId op)
@@ -255,16 +258,46 @@ static Un un_of(OpId op)
     case OP_CLAMP: return U_CLAMP;
     case OP_LOGICAL_NOT: return U_NOT;
     case OP_TO_DTYPE: return U_CAST;
+    case OP_LEAKY_RELU: return U_LEAKY;
+    case OP_ACOS: return U_ACOS;
+    case OP_ASIN: return U_ASIN;
+    case OP_ATAN: return U_ATAN;
+    case OP_TAN: return U_TAN;
+    case OP_LOG1P: return U_LOG1P;
+    case OP_EXPM1: return U_EXPM1;
+    case OP_ERF: return U_ERF;
+    case OP_RECIPROCAL: return U_RECIPROCAL;
+    case OP_SOFTPLUS: return U_SOFTPLUS;
+    case OP_ELU: return U_ELU;
+    case OP_MISH: return U_MISH;
+    case OP_CEIL: return U_CEIL;
+    case OP_FLOOR: return U_FLOOR;
+    case OP_ROUND: return U_ROUND;
+    case OP_SIGN: return U_SIGN;
+    case OP_SQUARE: return U_SQUARE;
+    case OP_ISNAN: return U_ISNAN;
     case OP_ASSERT_META: case OP_IDENTITY: case OP_DROPOUT: case OP_GETITEM: case OP_CONV2D:
     case OP_BATCH_NORM: case OP_LAYER_NORM: case OP_LINEAR: case OP_ADDMM: case OP_MATMUL:
     case OP_BMM: case OP_MM: case OP_T: case OP_POW: case OP_ADD: case OP_SUB: case OP_RSUB:
     case OP_MUL: case OP_DIV: case OP_WHERE: case OP_MASKED_FILL: case OP_EQ: case OP_NE:
     case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_LOGICAL_AND: case OP_LOGICAL_OR:
-    case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_MEAN: case OP_SUM: case OP_AMAX: case OP_ARGMAX: case OP_CUMSUM:
+    case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_MEAN: case OP_SUM: case OP_AMAX: case OP_ARGMAX:
+    case OP_CUMSUM:
     case OP_MAX_POOL2D: case OP_AVG_POOL2D: case OP_ADAPTIVE_AVG_POOL2D: case OP_EMBEDDING:
-    case OP_CAT: case OP_SLICE: case OP_SELECT: case OP_SPLIT: case OP_VIEW: case OP_FLATTEN: case OP_UNSQUEEZE:
+    case OP_CAT: case OP_SLICE: case OP_SELECT: case OP_SPLIT: case OP_VIEW: case OP_FLATTEN:
+    case OP_UNSQUEEZE:
     case OP_SQUEEZE: case OP_PERMUTE: case OP_TRANSPOSE: case OP_EXPAND: case OP_INDEX_COPY:
-    case OP_ARANGE: case OP_FULL: case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK: case OP_COUNT: case OP_INVALID:
+    case OP_ARANGE: case OP_FULL: case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK:
+    case OP_FILL_LIKE: case OP_DIFF: case OP_INDEX: case OP_GATHER:
+    case OP_CONV1D: case OP_CONV_TRANSPOSE2D: case OP_GROUP_NORM: case OP_UPSAMPLE_BILINEAR2D:
+    case OP_UPSAMPLE_NEAREST2D: case OP_PAD: case OP_EINSUM: case OP_VECTOR_NORM: case OP_SDPA:
+    case OP_MAXIMUM: case OP_MINIMUM: case OP_REMAINDER: case OP_AMIN: case OP_PROD: case OP_ANY:
+    case OP_ALL: case OP_VAR: case OP_STD: case OP_LOGSUMEXP: case OP_ARGMIN: case OP_CLAMP_T:
+    case OP_STACK: case OP_FLIP: case OP_ROLL: case OP_TRI: case OP_REPEAT:
+    case OP_REPEAT_INTERLEAVE: case OP_PIXEL_SHUFFLE: case OP_BADDBMM: case OP_INSTANCE_NORM:
+    case OP_SLICE_FILL:
+    case OP_MAX_DIM: case OP_TOPK: case OP_SORT: case OP_UNBIND: case OP_MAX_POOL2D_WI:
+    case OP_COUNT: case OP_INVALID:
         break;
     }
     return U_NONE;
@@ -275,6 +308,12 @@ static Status unary_float(const CpuCall *c, Un u, const HTensor *x, HTensor *y)
 {
     double lo = -INFINITY, hi = INFINITY;
     bool tanh_gelu = false;
+    double slope = f32r(attr_float(c->node, "negative_slope", 0.01)); /* leaky_relu */
+    double beta = attr_float(c->node, "beta", 1), thr = attr_float(c->node, "threshold", 20);
+    double alpha = attr_float(c->node, "alpha", 1), escale = attr_float(c->node, "scale", 1);
+    double iscale = attr_float(c->node, "input_scale", 1); /* elu */
+    int64_t dec = attr_int(c->node, "decimals", 0);        /* round */
+    double p10 = pow(10.0, (double)(dec < 0 ? -dec : dec));
     if (u == U_HARDTANH) {
         lo = f32r(attr_float(c->node, "min_val", -1.0));
         hi = f32r(attr_float(c->node, "max_val", 1.0));
@@ -348,6 +387,62 @@ static Status unary_float(const CpuCall *c, Un u, const HTensor *x, HTensor *y)
         case U_NOT:
             r = v == 0;
             break;
+        case U_LEAKY:
+            r = v > 0 ? v : v * slope;
+            break;
+        case U_ACOS:
+            r = acos(v);
+            break;
+        case U_ASIN:
+            r = asin(v);
+            break;
+        case U_ATAN:
+            r = atan(v);
+            break;
+        case U_TAN:
+            r = tan(v);
+            break;
+        case U_LOG1P:
+            r = log1p(v);
+            break;
+        case U_EXPM1:
+            r = expm1(v);
+            break;
+        case U_ERF:
+            r = erf(v);
+            break;
+        case U_RECIPROCAL:
+            r = 1 / v;
+            break;
+        case U_SOFTPLUS:
+            r = v * beta > thr ? v : log1p(exp(v * beta)) / beta;
+            break;
+        case U_ELU:
+            r = v > 0 ? v * escale : escale * alpha * expm1(v * iscale);
+            break;
+        case U_MISH:
+            r = v * tanh(log1p(exp(v)));
+            break;
+        case U_CEIL:
+            r = ceil(v);
+            break;
+        case U_FLOOR:
+            r = floor(v);
+            break;
+        case U_ROUND:
+            r = dec == 0  ? nearbyint(v)
+                : dec > 0 ? nearbyint(v * p10) / p10
+                          : nearbyint(v / p10) * p10;
+            break;
+        case U_SIGN:
+            r = (v > 0) - (v < 0) + (v != v ? v : 0);
+            break;
+        case U_SQUARE:
+            r = v * v;
+            break;
+        case U_ISNAN:
+            r = v != v;
+            break;
         case U_CAST:
         case U_NONE:
             break;
@@ -375,6 +470,13 @@ static void unary_int(const CpuCall *c, Un u, const HTensor *x, HTensor *y)
             r = v < lo ? (lo > hi ? hi : lo) : (v > hi ? hi : v);
         else if (u == U_NOT)
             r = ~v;
+        else if (u == U_SIGN)
+            r = (v > 0) - (v < 0);
+        else if (u == U_SQUARE)
+            r = wmul(v, v);
+        else if (u == U_ISNAN)
+            r = 0;
+        /* ceil, floor and round of integers: the integers themselves */
         sti(y, i, r);
     }
 }
@@ -395,6 +497,13 @@ Status cpu_unary(const CpuCall *c)
     if (u == U_CAST) {
         /* type_as(x, other): other only names the dtype, which the output already has. */
         htensor_convert(y->data, y->dtype, x->data, x->dtype, y->numel);
+        /* a cast to f16/bf16 rounds, though the reference keeps the result in f32 */
+        DType want = node_output(c->g, c->node, 0)->dtype;
+        if (y->dtype == DT_F32 && (want == DT_F16 || want == DT_BF16))
+            for (int64_t i = 0; i < y->numel; i++) {
+                float *v = &((float *)y->data)[i];
+                *v = want == DT_F16 ? f16_to_f32(f32_to_f16(*v)) : bf16_to_f32(f32_to_bf16(*v));
+            }
         return ST_OK;
     }
     /* bitwise_not of integers; logical_not (and bitwise_not of bool) goes through x == 0. */
@@ -402,7 +511,9 @@ Status cpu_unary(const CpuCall *c)
         unary_int(c, u, x, y);
         return ST_OK;
     }
-    if ((u == U_NEG || u == U_ABS || u == U_CLAMP) && ints) {
+    if ((u == U_NEG || u == U_ABS || u == U_CLAMP || u == U_CEIL || u == U_FLOOR || u == U_ROUND ||
+         u == U_SIGN || u == U_SQUARE || u == U_ISNAN) &&
+        ints) {
         unary_int(c, u, x, y);
         return ST_OK;
     }
@@ -458,6 +569,7 @@ typedef enum Bn {
     B_ADD, B_SUB, B_RSUB, B_MUL, B_DIV, B_POW, /* arithmetic */
     B_EQ, B_NE, B_LT, B_LE, B_GT, B_GE,        /* comparisons: bool out */
     B_AND, B_OR,                               /* logical (bool out) or bitwise (ints) */
+    B_MAX, B_MIN, B_REM,
     B_NONE
 } Bn;
 
@@ -478,6 +590,9 @@ static Bn bn_of(OpId op)
     case OP_GE: return B_GE;
     case OP_LOGICAL_AND: return B_AND;
     case OP_LOGICAL_OR: return B_OR;
+    case OP_MAXIMUM: return B_MAX;
+    case OP_MINIMUM: return B_MIN;
+    case OP_REMAINDER: return B_REM;
     case OP_ASSERT_META: case OP_IDENTITY: case OP_DROPOUT: case OP_GETITEM: case OP_TO_DTYPE:
     case OP_CONV2D: case OP_BATCH_NORM: case OP_LAYER_NORM: case OP_LINEAR: case OP_ADDMM:
     case OP_MATMUL: case OP_BMM: case OP_MM: case OP_T: case OP_RELU: case OP_RELU6:
@@ -486,10 +601,23 @@ static Bn bn_of(OpId op)
     case OP_RSQRT: case OP_COS: case OP_SIN: case OP_CLAMP: case OP_WHERE: case OP_MASKED_FILL:
     case OP_LOGICAL_NOT: case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_MEAN: case OP_SUM:
     case OP_AMAX: case OP_ARGMAX: case OP_CUMSUM: case OP_MAX_POOL2D: case OP_AVG_POOL2D:
-    case OP_ADAPTIVE_AVG_POOL2D: case OP_EMBEDDING: case OP_CAT: case OP_SLICE: case OP_SELECT: case OP_SPLIT:
+    case OP_ADAPTIVE_AVG_POOL2D: case OP_EMBEDDING: case OP_CAT: case OP_SLICE: case OP_SELECT:
+    case OP_SPLIT:
     case OP_VIEW: case OP_FLATTEN: case OP_UNSQUEEZE: case OP_SQUEEZE: case OP_PERMUTE:
     case OP_TRANSPOSE: case OP_EXPAND: case OP_INDEX_COPY: case OP_ARANGE: case OP_FULL:
-    case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK: case OP_COUNT: case OP_INVALID:
+    case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK: case OP_LEAKY_RELU:
+    case OP_FILL_LIKE: case OP_DIFF: case OP_INDEX: case OP_GATHER:
+    case OP_CONV1D: case OP_CONV_TRANSPOSE2D: case OP_GROUP_NORM: case OP_UPSAMPLE_BILINEAR2D:
+    case OP_UPSAMPLE_NEAREST2D: case OP_PAD: case OP_EINSUM: case OP_VECTOR_NORM: case OP_SDPA:
+    case OP_ACOS: case OP_ASIN: case OP_ATAN: case OP_TAN: case OP_LOG1P: case OP_EXPM1:
+    case OP_ERF: case OP_RECIPROCAL: case OP_SOFTPLUS: case OP_ELU: case OP_MISH: case OP_CEIL:
+    case OP_FLOOR: case OP_ROUND: case OP_SIGN: case OP_SQUARE: case OP_ISNAN: case OP_AMIN:
+    case OP_PROD: case OP_ANY: case OP_ALL: case OP_VAR: case OP_STD: case OP_LOGSUMEXP:
+    case OP_ARGMIN: case OP_CLAMP_T: case OP_STACK: case OP_FLIP: case OP_ROLL: case OP_TRI:
+    case OP_REPEAT: case OP_REPEAT_INTERLEAVE: case OP_PIXEL_SHUFFLE: case OP_BADDBMM:
+    case OP_INSTANCE_NORM: case OP_SLICE_FILL:
+    case OP_MAX_DIM: case OP_TOPK: case OP_SORT: case OP_UNBIND: case OP_MAX_POOL2D_WI:
+    case OP_COUNT: case OP_INVALID:
         break;
     }
     return B_NONE;
@@ -539,6 +667,15 @@ static inline double bin_f(const BinCtx *k, double a, double b)
         return a != 0 && b != 0;
     case B_OR:
         return a != 0 || b != 0;
+    case B_MAX:
+        return a != a || b != b ? a + b : a > b ? a : b; /* NaN propagates */
+    case B_MIN:
+        return a != a || b != b ? a + b : a < b ? a : b;
+    case B_REM: { /* ATen's float remainder: fmod, moved to the divisor's sign */
+        float m = fmodf((float)a, (float)b);
+        if (m != 0 && ((b < 0) != (m < 0))) m += (float)b;
+        return m;
+    }
     case B_NONE:
         break;
     }
@@ -596,6 +733,17 @@ static inline bool bin_i(const BinCtx *k, int64_t a, int64_t b, int64_t *r)
         return true;
     case B_OR:
         *r = a | b;
+        return true;
+    case B_MAX:
+        *r = a > b ? a : b;
+        return true;
+    case B_MIN:
+        *r = a < b ? a : b;
+        return true;
+    case B_REM:
+        if (b == 0) return false;
+        *r = b == -1 ? 0 : a % b;
+        if (*r != 0 && ((*r < 0) != (b < 0))) *r += b;
         return true;
     case B_NONE:
         break;
@@ -699,7 +847,9 @@ Status cpu_where(const CpuCall *c)
     ops[0].t = c->in[0];
     if (n->op == OP_MASKED_FILL) {
         /* masked_fill(x, mask, value) = where(mask, value, x) */
-        if (c->nin != 2 || !scalar_attr(n, "value", &ops[1].s))
+        if (c->nin == 3)
+            ops[1].t = c->in[2]; /* masked_fill.Tensor: a 0-dim value tensor */
+        else if (c->nin != 2 || !scalar_attr(n, "value", &ops[1].s))
             return diag_error(c->diag, c->file, n->name, NULL,
                               "masked_fill needs inputs x and mask and a numeric `value`");
         ops[0].t = c->in[1];

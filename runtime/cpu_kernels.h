@@ -33,7 +33,7 @@ Status cpu_unary(const CpuCall *c);    /* RELU..CLAMP, LOGICAL_NOT, TO_DTYPE */
 Status cpu_binary(const CpuCall *c);   /* ADD SUB RSUB MUL DIV POW, comparisons, logical and/or */
 Status cpu_where(const CpuCall *c);    /* WHERE, MASKED_FILL */
 /* cpu_reduce.c */
-Status cpu_reduce(const CpuCall *c);   /* MEAN SUM AMAX */
+Status cpu_reduce(const CpuCall *c);   /* MEAN SUM AMAX VECTOR_NORM */
 Status cpu_argmax(const CpuCall *c);
 Status cpu_softmax(const CpuCall *c);  /* SOFTMAX LOG_SOFTMAX */
 Status cpu_layer_norm(const CpuCall *c);
@@ -41,7 +41,36 @@ Status cpu_batch_norm(const CpuCall *c);
 Status cpu_cumsum(const CpuCall *c);
 /* cpu_conv.c */
 Status cpu_conv2d(const CpuCall *c);
-Status cpu_pool2d(const CpuCall *c);   /* MAX_POOL2D AVG_POOL2D ADAPTIVE_AVG_POOL2D */
+Status cpu_pool2d(const CpuCall *c);   /* MAX_POOL2D(_WI) AVG_POOL2D ADAPTIVE_AVG_POOL2D */
+Status cpu_conv1d(const CpuCall *c);
+Status cpu_conv_transpose2d(const CpuCall *c);
+/* cpu_more.c */
+Status cpu_fill_like(const CpuCall *c);
+Status cpu_diff(const CpuCall *c);
+Status cpu_index(const CpuCall *c);
+Status cpu_gather(const CpuCall *c);
+Status cpu_pad(const CpuCall *c);
+Status cpu_group_norm(const CpuCall *c);
+Status cpu_upsample2d(const CpuCall *c); /* UPSAMPLE_BILINEAR2D UPSAMPLE_NEAREST2D */
+Status cpu_einsum(const CpuCall *c);
+Status cpu_sdpa(const CpuCall *c);
+Status cpu_clamp_t(const CpuCall *c);
+Status cpu_baddbmm(const CpuCall *c);
+Status cpu_instance_norm(const CpuCall *c);
+/* cpu_move.c */
+Status cpu_stack(const CpuCall *c);
+Status cpu_flip(const CpuCall *c);
+Status cpu_roll(const CpuCall *c);
+Status cpu_tri(const CpuCall *c);
+Status cpu_repeat(const CpuCall *c);
+Status cpu_repeat_interleave(const CpuCall *c);
+Status cpu_pixel_shuffle(const CpuCall *c);
+Status cpu_slice_fill(const CpuCall *c);
+/* cpu_select.c */
+Status cpu_max_dim(const CpuCall *c); /* MAX_DIM: max.dim, min.dim */
+Status cpu_topk(const CpuCall *c);
+Status cpu_sort(const CpuCall *c);
+Status cpu_unbind(const CpuCall *c);
 /* cpu_matmul.c */
 Status cpu_matmul(const CpuCall *c);   /* LINEAR ADDMM MATMUL BMM MM */
 /* cpu_data.c */

@@ -103,13 +103,55 @@ static Status reduce_dims(const CpuCall *c, const HTensor *x, bool red[NPU_MAX_R
     return ST_OK;
 }
 
+/* vector_norm's running value of |x| values: max, min, count of non-zeros or sum of |x|^p. */
+static double norm_acc(double acc, double a, double p)
+{
+    if (a != a) return a + acc; /* NaN propagates */
+    if (p == INFINITY) return a > acc ? a : acc;
+    if (p == -INFINITY) return a < acc ? a : acc;
+    if (p == 0) return acc + (a != 0);
+    return acc + (p == 1 ? a : p == 2 ? a * a : pow(a, p));
+}
+
+static double norm_end(double acc, double p)
+{
+    if (p == INFINITY || p == -INFINITY || p == 0 || p == 1) return acc;
+    return p == 2 ? sqrt(acc) : pow(acc, 1.0 / p);
+}
+
+/* Walks x in row-major order calling f(acc slot, value index); off is the output element that
+ * input element i reduces into (ost: output strides per input dim, 0 on reduced dims). */
+#define FOR_REDUCED(x, ost, i, off, body)                                                         \
+    do {                                                                                         \
+        int64_t idx_[NPU_MAX_RANK] = {0}, off = 0;                                               \
+        for (int64_t i = 0; i < (x)->numel; i++) {                                               \
+            body;                                                                                \
+            for (int d_ = (x)->rank - 1; d_ >= 0; d_--) {                                        \
+                off += (ost)[d_];                                                                \
+                if (++idx_[d_] < (x)->shape[d_]) break;                                          \
+                off -= (ost)[d_] * (x)->shape[d_];                                               \
+                idx_[d_] = 0;                                                                    \
+            }                                                                                    \
+        }                                                                                        \
+    } while (0)
+
+/* var/std's divisor offset: `correction` (default 1) or, in var.dim, `unbiased`. */
+static double correction(const Node *n)
+{
+    if (attr_present(n, "correction")) return attr_float(n, "correction", 1);
+    return attr_bool(n, "unbiased", true) ? 1 : 0;
+}
+
 Status cpu_reduce(const CpuCall *c)
 {
     const Node *n = c->node;
     const HTensor *x = c->in[0];
     HTensor *y = c->out[0];
     OpId op = n->op;
-    if (op != OP_MEAN && op != OP_SUM && op != OP_AMAX)
+    bool mx = op == OP_AMAX, mn = op == OP_AMIN, norm = op == OP_VECTOR_NORM;
+    bool logic = op == OP_ANY || op == OP_ALL, prod = op == OP_PROD;
+    bool two = op == OP_VAR || op == OP_STD || op == OP_LOGSUMEXP; /* a mean or max first */
+    if (op != OP_MEAN && op != OP_SUM && !mx && !mn && !norm && !logic && !prod && !two)
         return diag_add(c->diag, DIAG_ERROR, ST_INTERNAL, c->file, n->name, NULL,
                         "cpu_reduce called for op %s", op_short_name(op));
     bool red[NPU_MAX_RANK];
@@ -129,50 +171,93 @@ Status cpu_reduce(const CpuCall *c)
         return diag_error(c->diag, c->file, n->name, NULL,
                           "reducing leaves %lld elements but the output has %lld",
                           (long long)onumel, (long long)y->numel);
-    if (op == OP_AMAX && count == 0 && y->numel > 0)
-        return diag_error(c->diag, c->file, n->name, NULL, "amax over an empty dimension");
-    bool ints = !dtype_is_float(y->dtype) && !dtype_is_float(x->dtype) && op != OP_MEAN;
-    double *accf = NULL;
+    if ((mx || mn) && count == 0 && y->numel > 0)
+        return diag_error(c->diag, c->file, n->name, NULL, "%s over an empty dimension",
+                          op_short_name(op));
+    double p = norm ? attr_float(n, "ord", 2.0) : 1.0; /* linalg_vector_norm's ord */
+    bool ints = !dtype_is_float(y->dtype) && !dtype_is_float(x->dtype) && op != OP_MEAN && !norm &&
+                !logic && !two;
+    double *accf = NULL, *pre = NULL;
     int64_t *acci = NULL;
+    size_t cnt = (size_t)(onumel ? onumel : 1);
     if (ints)
-        acci = malloc(sizeof *acci * (size_t)(onumel ? onumel : 1));
+        acci = malloc(sizeof *acci * cnt);
     else
-        accf = malloc(sizeof *accf * (size_t)(onumel ? onumel : 1));
-    if (!accf && !acci) return ST_NOMEM;
-    for (int64_t i = 0; i < onumel; i++) {
-        if (ints) acci[i] = op == OP_AMAX ? INT64_MIN : 0;
-        if (!ints) accf[i] = op == OP_AMAX ? -INFINITY : 0;
+        accf = malloc(sizeof *accf * cnt);
+    if (two) pre = malloc(sizeof *pre * cnt);
+    if ((!accf && !acci) || (two && !pre)) {
+        free(accf), free(acci), free(pre);
+        return ST_NOMEM;
     }
-    int64_t idx[NPU_MAX_RANK] = {0}, off = 0;
-    for (int64_t i = 0; i < x->numel; i++) {
+    for (int64_t i = 0; i < onumel; i++) {
+        if (ints) acci[i] = mx ? INT64_MIN : mn ? INT64_MAX : prod ? 1 : 0;
+        if (!ints)
+            accf[i] = mx ? -INFINITY
+                    : mn || (norm && p == -INFINITY) ? INFINITY
+                    : prod || op == OP_ALL ? 1
+                    : 0;
+        if (two) pre[i] = op == OP_LOGSUMEXP ? -INFINITY : 0;
+    }
+    if (two) { /* the mean (var, std) or the max (logsumexp) of each output's elements */
+        FOR_REDUCED(x, ost, i, off, {
+            double v = ldf(x, i);
+            if (op != OP_LOGSUMEXP)
+                pre[off] += v;
+            else if (v > pre[off] || v != v)
+                pre[off] = v;
+        });
+        for (int64_t i = 0; i < onumel && op != OP_LOGSUMEXP; i++) pre[i] /= (double)count;
+        for (int64_t i = 0; i < onumel && op == OP_LOGSUMEXP; i++)
+            if (isinf(pre[i])) pre[i] = 0; /* ATen: an infinite max does not shift */
+    }
+    FOR_REDUCED(x, ost, i, off, {
         if (ints) {
             int64_t v = ldi(x, i);
-            if (op == OP_AMAX)
+            if (mx)
                 acci[off] = v > acci[off] ? v : acci[off];
+            else if (mn)
+                acci[off] = v < acci[off] ? v : acci[off];
+            else if (prod)
+                acci[off] = (int64_t)((uint64_t)acci[off] * (uint64_t)v);
             else
                 acci[off] = wadd(acci[off], v);
         } else {
             double v = ldf(x, i);
-            if (op != OP_AMAX)
+            if (norm)
+                accf[off] = norm_acc(accf[off], fabs(v), p);
+            else if (op == OP_ANY)
+                accf[off] = accf[off] != 0 || v != 0;
+            else if (op == OP_ALL)
+                accf[off] = accf[off] != 0 && v != 0;
+            else if (prod)
+                accf[off] *= v;
+            else if (op == OP_LOGSUMEXP)
+                accf[off] += exp(v - pre[off]);
+            else if (two)
+                accf[off] += (v - pre[off]) * (v - pre[off]);
+            else if (!mx && !mn)
                 accf[off] += v;
-            else if (v > accf[off] || (v != v && accf[off] == accf[off]))
-                accf[off] = v; /* NaN propagates, as torch.amax does */
+            else if ((mx ? v > accf[off] : v < accf[off]) || (v != v && accf[off] == accf[off]))
+                accf[off] = v; /* NaN propagates, as torch.amax/amin do */
         }
-        for (int d = x->rank - 1; d >= 0; d--) {
-            off += ost[d];
-            if (++idx[d] < x->shape[d]) break;
-            off -= ost[d] * x->shape[d];
-            idx[d] = 0;
-        }
-    }
+    });
+    double dof = two ? (double)count - correction(n) : 0;
     for (int64_t i = 0; i < onumel; i++) {
-        if (ints)
+        if (ints) {
             sti(y, i, acci[i]);
-        else
-            stf(y, i, op == OP_MEAN ? accf[i] / (double)count : accf[i]);
+            continue;
+        }
+        double v = accf[i];
+        if (op == OP_MEAN) v /= (double)count;
+        if (norm) v = norm_end(v, p);
+        if (op == OP_VAR || op == OP_STD) v /= dof > 0 ? dof : 0;
+        if (op == OP_STD) v = sqrt(v);
+        if (op == OP_LOGSUMEXP) v = log(v) + pre[i];
+        stf(y, i, v);
     }
     free(accf);
     free(acci);
+    free(pre);
     return ST_OK;
 }
 
@@ -186,6 +271,7 @@ Status cpu_argmax(const CpuCall *c)
     const HTensor *x = c->in[0];
     HTensor *y = c->out[0];
     bool skip = attr_bool(c->node, "skip_nan", false), ints = !dtype_is_float(x->dtype);
+    double sg = c->node->op == OP_ARGMIN ? -1 : 1; /* argmin: the first maximum of -x */
     int64_t outer = 1, len = x->numel, inner = 1;
     if (attr_present(c->node, "dim")) {
         int dim;
@@ -208,10 +294,10 @@ Status cpu_argmax(const CpuCall *c)
                 int64_t p = base + j * inner;
                 if (ints) {
                     int64_t v = ldi(x, p);
-                    if (best < 0 || v > bi) best = j, bi = v;
+                    if (best < 0 || (sg > 0 ? v > bi : v < bi)) best = j, bi = v;
                     continue;
                 }
-                double v = ldf(x, p);
+                double v = sg * ldf(x, p);
                 if (v != v) {
                     if (skip) continue;
                     if (best < 0 || bv == bv) best = j, bv = v; /* the first NaN wins */
@@ -231,7 +317,7 @@ Status cpu_softmax(const CpuCall *c)
 {
     const HTensor *x = c->in[0];
     HTensor *y = c->out[0];
-    bool logsm = c->node->op == OP_LOG_SOFTMAX;
+    bool logsm = c->node->op == OP_LOG_SOFTMAX, safe = attr_bool(c->node, "safe", false);
     int dim;
     Status st = same_numel(c, x, y);
     if (st == ST_OK) st = one_dim(c, x, "dim", -1, &dim);
@@ -246,7 +332,12 @@ Status cpu_softmax(const CpuCall *c)
                 double v = ldf(x, base + j * inner);
                 if (v > mx || v != v) mx = v; /* NaN sticks: v > NaN is false */
             }
-            /* An all -inf row gives exp(-inf - -inf) = NaN everywhere, as in PyTorch. */
+            /* An all -inf row gives exp(-inf - -inf) = NaN everywhere, as in PyTorch; zeros
+             * with `safe` (an exported sdpa's softmax, compiler/canon_sdpa.c) */
+            if (safe && mx == -INFINITY) {
+                for (int64_t j = 0; j < len; j++) stf(y, base + j * inner, logsm ? -INFINITY : 0);
+                continue;
+            }
             for (int64_t j = 0; j < len; j++)
                 sum += exp(ldf(x, base + j * inner) - mx);
             double lse = log(sum);

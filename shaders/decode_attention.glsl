@@ -27,7 +27,7 @@
 //    through shared memory in subgroup order (one head per round), always with
 //    w = exp(m_part - max m) (0 for a part that saw nothing valid).
 //  - nsplit 1: the workgroup writes out = acc / l (an all -inf row gives 0 / 0 = NaN, as the
-//    reference's softmax does). nsplit > 1: it writes its partial {m, l, acc[D]} per head in fp32
+//    reference's softmax does; 0 under SAFE, as torch's sdpa). nsplit > 1: it writes its partial {m, l, acc[D]} per head in fp32
 //    to the scratch binding, then takes a ticket (atomicAdd on the (b, group, row)'s counter, after a
 //    device-scope memory barrier; the partials are coherent); the workgroup that draws the last
 //    ticket merges the nsplit partials in split order, writes the output and resets the counter
@@ -54,6 +54,15 @@ layout(constant_id = 5) const uint RB = 1;
 // result is wrong by design. Bits: 1 = no mask scan (every position valid), 2 = no trips, 4 = no
 // merge of teams and subgroups, 8 = no q load.
 layout(constant_id = 6) const uint ABLATE = 0;
+// SAFE (1 for an exported scaled_dot_product_attention, compiler/canon_sdpa.c): a row with no
+// valid position gives zeros, as torch's sdpa (its _safe_softmax) does, rather than 0 / 0.
+layout(constant_id = 7) const uint SAFE = 0;
+
+// out = acc / l; 0 for l == 0 under SAFE
+float npu_attn_div(float acc, float l)
+{
+    return SAFE != 0u && l == 0.0 ? 0.0 : acc / l;
+}
 
 #if defined(STORAGE_F32)
 #define VEC_T vec4
@@ -286,7 +295,7 @@ void main()
         for (uint d = lid; d < D; d += NPU_WG) {
             float sv = 0.0;
             for (uint s2 = 0; s2 < nsg; s2++) sv += mrg[s2 * D + d];
-            if (pc.nsplit == 1) o[orow + (h0 + g) * pc.o_sh + d] = S_STORE(sv / lt[g]);
+            if (pc.nsplit == 1) o[orow + (h0 + g) * pc.o_sh + d] = S_STORE(npu_attn_div(sv, lt[g]));
             else scr[rec0 + g * rstride + 2 + d] = floatBitsToUint(sv);
         }
         if (pc.nsplit > 1 && lid == 0) {
@@ -335,7 +344,7 @@ void main()
             [[unroll]] for (uint j = 0; j < MS; j++)
                 sv += s0 + j < pc.nsplit ? mrg[(s0 + j) * G + g] * pv[j] : 0.0;
         }
-        o[orow + (h0 + g) * pc.o_sh + d] = S_STORE(sv / mrg[MAXSPLIT * MAXG + g]);
+        o[orow + (h0 + g) * pc.o_sh + d] = S_STORE(npu_attn_div(sv, mrg[MAXSPLIT * MAXG + g]));
     }
     if (lid == 0) atomicExchange(scr[grp], 0u);
 }

@@ -59,9 +59,12 @@ void main()
     if (!live) return;
     int yb = row_offset(r, pc.oshape, pc.ys);
     bool logsm = (pc.code & 1u) != 0u;
+    // safe (code bit 2, an exported sdpa's softmax): a row of -inf alone gives zeros
+    bool empty = (pc.code & 4u) != 0u && isinf(mx) && mx < 0.0;
     float lse = log(s);
     for (uint j = lane; j < pc.len; j += NPU_TPR) {
         float d = val(j) - mx;
-        y[yb + int(j) * pc.yls] = S_STORE(logsm ? d - lse : exp(d) / s);
+        float r = logsm ? d - lse : exp(d) / s;
+        y[yb + int(j) * pc.yls] = S_STORE(empty ? (logsm ? mx : 0.0) : r);
     }
 }

@@ -35,6 +35,7 @@ void main()
     case 17: r = cos(v); break;
     case 18: r = sin(v); break;
     case 19: r = npu_clamp(v, pc.a, pc.b); break;
+    case 20: r = v > 0.0 ? v : v * pc.a; break; // leaky_relu (NaN: NaN * a)
     }
     y[i] = S_STORE(r);
 }

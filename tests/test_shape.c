@@ -211,12 +211,87 @@ static const Case good[] = {
     {"aten.full.default", "{'size':[2,3],'fill_value':1.5}", 0, {NONE}, 1, F(2, 2, 3)},
     {"aten.full.default", "{'size':[2],'fill_value':7}", 0, {NONE}, 1, L(1, 2)},
     {"aten.zeros.default", "{'size':[4]}", 0, {NONE}, 1, F(1, 4)},
-    {"aten.ones.default", "{'size':[],'dtype':'torch.bool'}", 0, {NONE}, 1, B0},
+    {"aten.ones.default", "{'size':[],'dtype':'torch.bool'}", 0, {NONE}, 1, B0},    {"aten.leaky_relu.default", "{'negative_slope':0.1}", 1, {F(2, 2, 3)}, 1, F(2, 2, 3)},
+    {"aten.new_ones.default", "{'size':[],'dtype':'torch.bool'}", 1, {L(2, 1, 8)}, 1, B0},
+    {"aten.zeros_like.default", NULL, 1, {F(2, 2, 3)}, 1, F(2, 2, 3)},
+    {"aten.diff.default", "{'n':1,'dim':-1}", 2, {L(2, 1, 8), L(2, 1, 1)}, 1, L(2, 1, 8)},
+    {"aten.index.Tensor", NULL, 3, {L(2, 1, 8), L(4, 1, 1, 1, 1), L(4, 1, 1, 8, 1)}, 1, L(4, 1, 1, 8, 1)},
+    {"aten.index.Tensor", NULL, 2, {F(2, 9, 2), L(1, 16)}, 1, F(2, 16, 2)},
+    {"aten.gather.default", "{'dim':1}", 2, {L(2, 1, 64), L(2, 1, 8)}, 1, L(2, 1, 8)},
+    {"aten.conv1d.default", "{'padding':[4],'stride':[4]}", 3, {F(3, 1, 1, 256), F(3, 16, 1, 9), F(1, 16)}, 1, F(3, 1, 16, 64)},
+    {"aten.conv_transpose2d.input", "{'stride':[2,2]}", 3, {F(4, 1, 32, 8, 8), F(4, 32, 16, 2, 2), F(1, 16)}, 1, F(4, 1, 16, 16, 16)},
+    {"aten.group_norm.default", "{'num_groups':4,'eps':1e-5}", 3, {F(3, 1, 16, 64), F(1, 16), F(1, 16)}, 1, F(3, 1, 16, 64)},
+    {"aten.upsample_bilinear2d.vec", "{'align_corners':false,'output_size':[48,48],'scale_factors':null}", 1, {F(4, 1, 3, 6, 6)}, 1, F(4, 1, 3, 48, 48)},
+    {"aten.upsample_nearest2d.vec", "{'output_size':null,'scale_factors':[4.0,4.0]}", 1, {F(4, 1, 2, 8, 8)}, 1, F(4, 1, 2, 32, 32)},
+    {"aten.pad.default", "{'pad':[1,2,0,1]}", 1, {F(3, 2, 3, 4)}, 1, F(3, 2, 4, 7)},
+    {"aten.einsum.default", "{'equation':'B G H I D, B G H J D -> B G H I J'}", 2, {F(5, 1, 16, 2, 4, 8), F(5, 1, 16, 2, 4, 8)}, 1, F(5, 1, 16, 2, 4, 4)},
+    {"aten.linalg_vector_norm.default", "{'dim':[-1],'keepdim':true,'ord':2.0}", 1, {F(2, 4, 8)}, 1, F(2, 4, 1)},
+    {"aten.scaled_dot_product_attention.default", "{'scale':0.25}", 4, {F(4, 1, 4, 8, 16), F(4, 1, 4, 8, 16), F(4, 1, 4, 8, 16), B(4, 1, 1, 8, 8)}, 1, F(4, 1, 4, 8, 16)},
+    {"aten.acos.default", NULL, 1, {F(1, 5)}, 1, F(1, 5)},
+    {"aten.asin.default", NULL, 1, {F(1, 5)}, 1, F(1, 5)},
+    {"aten.atan.default", NULL, 1, {F(1, 5)}, 1, F(1, 5)},
+    {"aten.tan.default", NULL, 1, {F(1, 5)}, 1, F(1, 5)},
+    {"aten.log1p.default", NULL, 1, {F(1, 5)}, 1, F(1, 5)},
+    {"aten.expm1.default", NULL, 1, {F(1, 5)}, 1, F(1, 5)},
+    {"aten.erf.default", NULL, 1, {F(1, 5)}, 1, F(1, 5)},
+    {"aten.reciprocal.default", NULL, 1, {F(1, 5)}, 1, F(1, 5)},
+    {"aten.softplus.default", "{'beta':2,'threshold':10}", 1, {F(1, 5)}, 1, F(1, 5)},
+    {"aten.elu.default", "{'alpha':1.0}", 1, {F(1, 5)}, 1, F(1, 5)},
+    {"aten.mish.default", NULL, 1, {F(1, 5)}, 1, F(1, 5)},
+    {"aten.ceil.default", NULL, 1, {F(1, 5)}, 1, F(1, 5)},
+    {"aten.floor.default", NULL, 1, {L(1, 5)}, 1, L(1, 5)},
+    {"aten.round.decimals", "{'decimals':2}", 1, {F(1, 5)}, 1, F(1, 5)},
+    {"aten.sign.default", NULL, 1, {F(1, 5)}, 1, F(1, 5)},
+    {"aten.square.default", NULL, 1, {F(1, 5)}, 1, F(1, 5)},
+    {"aten.isnan.default", NULL, 1, {F(1, 5)}, 1, B(1, 5)},
+    {"aten.maximum.default", NULL, 2, {F(2, 2, 1), F(1, 3)}, 1, F(2, 2, 3)},
+    {"aten.minimum.default", NULL, 2, {L(1, 3), L(1, 3)}, 1, L(1, 3)},
+    {"aten.remainder.Scalar", "{'other':3}", 1, {L(1, 3)}, 1, L(1, 3)},
+    {"aten.clamp.Tensor", NULL, 3, {F(2, 2, 3), F(1, 3), F(2, 2, 1)}, 1, F(2, 2, 3)},
+    {"aten.amin.default", "{'dim':[1],'keepdim':true}", 1, {F(2, 2, 3)}, 1, F(2, 2, 1)},
+    {"aten.prod.default", NULL, 1, {L(2, 2, 3)}, 1, L0},
+    {"aten.any.dim", "{'dim':0}", 1, {F(2, 2, 3)}, 1, B(1, 3)},
+    {"aten.all.default", NULL, 1, {F(2, 2, 3)}, 1, B0},
+    {"aten.var.correction", "{'dim':[1],'correction':0}", 1, {F(2, 2, 3)}, 1, F(1, 2)},
+    {"aten.std.dim", "{'dim':[0],'keepdim':true}", 1, {F(2, 2, 3)}, 1, F(2, 1, 3)},
+    {"aten.logsumexp.default", "{'dim':[0]}", 1, {F(2, 2, 3)}, 1, F(1, 3)},
+    {"aten.argmin.default", "{'dim':1}", 1, {F(2, 2, 3)}, 1, L(1, 2)},
+    {"aten.stack.default", "{'dim':1}", 2, {F(2, 2, 3), F(2, 2, 3)}, 1, F(3, 2, 2, 3)},
+    {"aten.flip.default", "{'dims':[0,-1]}", 1, {F(2, 2, 3)}, 1, F(2, 2, 3)},
+    {"aten.roll.default", "{'shifts':[1],'dims':[1]}", 1, {F(2, 2, 3)}, 1, F(2, 2, 3)},
+    {"aten.tril.default", "{'diagonal':-1}", 1, {F(2, 3, 3)}, 1, F(2, 3, 3)},
+    {"aten.repeat.default", "{'repeats':[2,1,2]}", 1, {F(2, 2, 3)}, 1, F(3, 2, 2, 6)},
+    {"aten.repeat_interleave.self_int", "{'repeats':2,'dim':0}", 1, {F(2, 2, 3)}, 1, F(2, 4, 3)},
+    {"aten.pixel_shuffle.default", "{'upscale_factor':2}", 1, {F(4, 1, 8, 2, 3)}, 1, F(4, 1, 2, 4, 6)},
+    {"aten.baddbmm.default", "{'beta':0.5}", 3, {F(1, 4), F(3, 2, 3, 5), F(3, 2, 5, 4)}, 1, F(3, 2, 3, 4)},
+    {"aten.instance_norm.default", "{'use_input_stats':true,'eps':1e-5}", 1, {F(3, 2, 3, 4)}, 1, F(3, 2, 3, 4)},
+    {"npu.slice_fill", "{'dim':0,'start':2,'end':4,'value':0}", 1, {F(1, 6)}, 1, F(1, 6)},
 };
 /* clang-format on */
 #define NGOOD (sizeof good / sizeof good[0])
 
-/* The table names every op of ops.def, and none reaches the "no rule" fallthrough. */
+/* Nodes with several outputs (split, and max.dim, topk, sort, unbind, max_pool2d_with_indices). */
+/* clang-format off */
+static const struct {
+        const char *aten, *attrs;
+        TuSpec in;
+        int nout;
+        TuSpec out[4];
+} multi[] = {
+    {"aten.split.Tensor", "{'split_size':2,'dim':1}", F(2, 2, 5), 3, {F(2, 2, 2), F(2, 2, 2), F(2, 2, 1)}},
+    {"aten.split.Tensor", "{'split_size':48,'dim':2}", F(3, 1, 10, 144), 3, {F(3, 1, 10, 48), F(3, 1, 10, 48), F(3, 1, 10, 48)}},
+    {"aten.split_with_sizes.default", "{'split_sizes':[1,0,3,1],'dim':-1}", L(2, 4, 5), 4, {L(2, 4, 1), L(2, 4, 0), L(2, 4, 3), L(2, 4, 1)}},
+    {"aten.split.sizes", "{'split_size':[3,1]}", B(2, 4, 2), 2, {B(2, 3, 2), B(2, 1, 2)}},
+    {"aten.max.dim", "{'dim':1}", F(3, 5, 5, 5), 2, {F(2, 5, 5), L(2, 5, 5)}},
+    {"aten.min.dim", "{'dim':-1,'keepdim':true}", F(2, 4, 3), 2, {F(2, 4, 1), L(2, 4, 1)}},
+    {"aten.topk.default", "{'k':3}", F(3, 5, 10, 5), 2, {F(3, 5, 10, 3), L(3, 5, 10, 3)}},
+    {"aten.sort.default", "{'dim':0,'descending':true}", F(2, 4, 3), 2, {F(2, 4, 3), L(2, 4, 3)}},
+    {"aten.unbind.int", "{'dim':1}", F(3, 2, 3, 4), 3, {F(2, 2, 4), F(2, 2, 4), F(2, 2, 4)}},
+    {"aten.max_pool2d_with_indices.default", "{'kernel_size':[3,3],'stride':[2,2],'ceil_mode':true}", F(4, 1, 2, 3, 6), 2, {F(4, 1, 2, 1, 3), L(4, 1, 2, 1, 3)}},
+};
+/* clang-format on */
+
+/* The tables name every op of ops.def, and none reaches the "no rule" fallthrough. */
 static void test_every_op_covered(void **state)
 {
     (void)state;
@@ -226,6 +301,7 @@ static void test_every_op_covered(void **state)
         if (op == OP_INVALID) fail_msg("case %zu: unknown op %s", i, good[i].aten);
         seen[op] = true;
     }
+    for (size_t i = 0; i < sizeof multi / sizeof multi[0]; i++) seen[op_lookup(multi[i].aten)] = true;
     for (int op = 0; op < OP_COUNT; op++)
         if (!seen[op]) fail_msg("op %s has no shape test case", op_info[op].id);
     /* An op id outside the table is reported as our bug, not silently accepted. */
@@ -561,19 +637,8 @@ static void test_reports_all(void **state)
 static void test_split_chunks(void **state)
 {
     (void)state;
-    static const struct {
-        const char *aten, *attrs;
-        TuSpec in;
-        int nout;
-        TuSpec out[4];
-    } cases[] = {
-        {"aten.split.Tensor", "{'split_size':2,'dim':1}", F(2, 2, 5), 3, {F(2, 2, 2), F(2, 2, 2), F(2, 2, 1)}},
-        {"aten.split.Tensor", "{'split_size':48,'dim':2}", F(3, 1, 10, 144), 3, {F(3, 1, 10, 48), F(3, 1, 10, 48), F(3, 1, 10, 48)}},
-        {"aten.split_with_sizes.default", "{'split_sizes':[1,0,3,1],'dim':-1}", L(2, 4, 5), 4, {L(2, 4, 1), L(2, 4, 0), L(2, 4, 3), L(2, 4, 1)}},
-        {"aten.split.sizes", "{'split_size':[3,1]}", B(2, 4, 2), 2, {B(2, 3, 2), B(2, 1, 2)}},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        Graph *g = build(cases[i].aten, 1, &cases[i].in, cases[i].nout, cases[i].out, cases[i].attrs);
+    for (size_t i = 0; i < sizeof multi / sizeof multi[0]; i++) {
+        Graph *g = build(multi[i].aten, 1, &multi[i].in, multi[i].nout, multi[i].out, multi[i].attrs);
         DiagList d = {0};
         int rank[4];
         int64_t shape[4][NPU_MAX_RANK];
@@ -581,9 +646,9 @@ static void test_split_chunks(void **state)
             print_diags(&d);
             fail_msg("case %zu: shape_infer failed", i);
         }
-        for (int k = 0; k < cases[i].nout; k++) {
-            assert_int_equal(rank[k], cases[i].out[k].rank);
-            for (int j = 0; j < rank[k]; j++) assert_int_equal(shape[k][j], cases[i].out[k].shape[j]);
+        for (int k = 0; k < multi[i].nout; k++) {
+            assert_int_equal(rank[k], multi[i].out[k].rank);
+            for (int j = 0; j < rank[k]; j++) assert_int_equal(shape[k][j], multi[i].out[k].shape[j]);
         }
         assert_int_equal(shape_check_graph(g, &d), ST_OK);
         diag_free(&d);

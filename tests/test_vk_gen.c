@@ -50,6 +50,7 @@ static void test_unary_ops(void **state)
         {"aten.rsqrt.default", "", true},          {"aten.cos.default", "", false},
         {"aten.sin.default", "", false},           {"aten.clamp.default", "\"min\":-0.2,\"max\":0.3", false},
         {"aten.clamp_min.default", "\"min\":0.1", false},
+        {"aten.leaky_relu.default", "\"negative_slope\":0.2", false},
     };
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
         char g[4096];

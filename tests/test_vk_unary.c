@@ -27,6 +27,7 @@ static const char *ops[][2] = {
     {"aten.sin.default", ""},
     {"aten.clamp.default", "\"min\":-0.3,\"max\":0.6"},
     {"aten.clamp_min.default", "\"min\":0.1"},
+    {"aten.leaky_relu.default", "\"negative_slope\":0.1"},
 };
 
 static void test_unary_all_ops(void **state)

@@ -1,0 +1,159 @@
+/* PyTorch's own OpInfo samples (tests/models/opinfo: one ATen call a graph, inputs and PyTorch's
+ * outputs in cases.safetensors as "<case>.<tensor>") on the CPU reference: every case either
+ * matches PyTorch (floats within 1e-4 relative L2, integers and bools exactly) or is refused
+ * with ST_BAD_INPUT and a diagnostic at import or at run, never computed differently. The
+ * refused cases are listed in tests/models/opinfo/refused.txt, so a case that starts to be
+ * refused, or to run while listed, fails the test as a mismatch does. In-process, the cases
+ * file opened once: 849 graphs in seconds. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "app/model.h"
+#include "runtime/compare.h"
+#include "runtime/cpu_ref.h"
+
+#define DIR "tests/models/opinfo/"
+
+typedef enum Verdict { V_MATCH, V_REFUSED, V_MISMATCH } Verdict;
+
+/* Whether the graph's outputs match the references: floats by rel_l2, the rest exactly. */
+static bool outputs_match(const Graph *g, const HTensor *vals, const Binding *b, char *why,
+                          size_t n)
+{
+    Tolerance tol = {.rel_l2 = 1e-4, .max_abs = 0};
+    if (b->nref != g->noutputs) {
+        snprintf(why, n, "%d of %d outputs have a reference", b->nref, g->noutputs);
+        return false;
+    }
+    for (int i = 0; i < g->noutputs; i++) {
+        const HTensor *got = &vals[g->outputs[i]];
+        CmpStats s;
+        if (!cmp_output(got, &b->ref[i], NULL, &tol, &s)) {
+            snprintf(why, n, "output %d: element counts differ", i);
+            return false;
+        }
+        bool exact = !dtype_is_float(got->dtype);
+        if (exact ? s.max_abs != 0 || s.nonfinite : !cmp_ok(&s, &tol)) {
+            snprintf(why, n, "output %s: rel_l2 %g max_abs %g nonfinite %lld",
+                     g->tensors[g->outputs[i]].name, s.rel_l2, s.max_abs, (long long)s.nonfinite);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* One case: its IR, its inputs and references bound from the open cases file `io`. */
+static Verdict run_case(const SafeTensors *io, const char *name, char *why, size_t n)
+{
+    char path[512];
+    snprintf(path, sizeof path, DIR "%s.json", name);
+    Model m = {0};
+    DiagList d = {0};
+    Verdict v = V_MISMATCH;
+    Status st = model_load_graph(&m, path, &d);
+    if (st == ST_OK) st = bind_init(m.g, &m.b);
+    if (st == ST_OK) st = bind_constants(m.g, &m.b);
+    if (st == ST_OK) st = bind_inputs_st(m.g, io, DIR "cases.safetensors", name, &m.b, &d);
+    if (st == ST_OK) st = bind_reference_st(m.g, io, DIR "cases.safetensors", name, &m.b, &d);
+    RefRun r = {0};
+    if (st == ST_OK) {
+        RefOptions ro = {.keep_all = false};
+        st = ref_run(m.g, m.b.vals, &ro, &r, &d);
+        if (st == ST_OK) v = outputs_match(m.g, r.vals, &m.b, why, n) ? V_MATCH : V_MISMATCH;
+        ref_free(&r);
+    }
+    if (st == ST_BAD_INPUT && d.count > 0) {
+        v = V_REFUSED;
+        snprintf(why, n, "%s", d.items[0].msg);
+    } else if (st != ST_OK) {
+        snprintf(why, n, "status %d", (int)st);
+    }
+    model_free(&m); /* also after a failed load: the path and the text */
+    diag_free(&d);
+    return v;
+}
+
+/* refused.txt: one case name a line, '#' comments. */
+static bool listed(const char *list, const char *name)
+{
+    size_t k = strlen(name);
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        const char *sp = memchr(p, ' ', len);
+        size_t w = sp ? (size_t)(sp - p) : len;
+        if (w == k && strncmp(p, name, k) == 0) return true;
+        p = e ? e + 1 : NULL;
+    }
+    return false;
+}
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)len + 1);
+    if (s && fread(s, 1, (size_t)len, f) != (size_t)len) len = 0;
+    if (s) s[len] = 0;
+    fclose(f);
+    return s;
+}
+
+static void test_opinfo_cases_match_or_are_refused(void **state)
+{
+    (void)state;
+    struct json_object *root = json_object_from_file(DIR "cases.json");
+    assert_non_null(root);
+    char *refused = read_text(DIR "refused.txt");
+    assert_non_null(refused);
+    SafeTensors io;
+    DiagList d = {0};
+    memset(&io, 0, sizeof io);
+    assert_int_equal(st_open(&io, DIR "cases.safetensors", &d), ST_OK);
+    struct json_object *cases = json_object_object_get(root, "cases");
+    int n = (int)json_object_array_length(cases), bad = 0, match = 0, ref = 0;
+    FILE *dump = getenv("OPINFO_LIST") ? fopen(getenv("OPINFO_LIST"), "w") : NULL;
+    for (int i = 0; i < n; i++) {
+        struct json_object *c = json_object_array_get_idx(cases, (size_t)i);
+        const char *name = json_object_get_string(json_object_object_get(c, "name"));
+        char why[512] = "";
+        Verdict v = run_case(&io, name, why, sizeof why);
+        bool want_refused = listed(refused, name);
+        if (v == V_MATCH) match++;
+        if (v == V_REFUSED) ref++;
+        if (dump && v == V_REFUSED) fprintf(dump, "%s # %s\n", name, why);
+        if (v == V_MISMATCH || (v == V_REFUSED) != want_refused) {
+            bad++;
+            print_message("%s: %s%s\n", name,
+                          v == V_MISMATCH ? "MISMATCH "
+                          : want_refused  ? "runs but refused.txt lists it "
+                                          : "refused, not in refused.txt: ",
+                          why);
+        }
+    }
+    print_message("%d cases: %d match PyTorch, %d refused\n", n, match, ref);
+    if (dump) fclose(dump);
+    st_close(&io);
+    diag_free(&d);
+    free(refused);
+    json_object_put(root);
+    assert_int_equal(bad, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_opinfo_cases_match_or_are_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
