@@ -9,7 +9,8 @@
  * target the direction and fusion the cast; the totals count them apart ("transfers").
  * An argmax kernel's error is its rows (compare.h cmp_output): the table shows them after the
  * verdict (rel_l2 "-"), json adds argmax_* fields to its line, csv fills the argmax_* columns
- * (-1 for other rows). -o FILE writes the report to FILE instead of stdout.
+ * (-1 for other rows). -o FILE writes the report to FILE instead of stdout. --format trace
+ * writes Chrome trace-event JSON of the step laid out by level (app/timeline.h).
  * The measurement (profile_measure) returns a ProfileResult that the reporter (profile_report)
  * prints; the session keeps that result for the TUI (app/results.h). */
 #include <json-c/json.h>
@@ -23,6 +24,7 @@
 #include "commands.h"
 #include "report.h"
 #include "results.h"
+#include "timeline.h"
 
 /* A name cut to the table's 24-column "fused from" field as report_fused_from cuts it. */
 static void fused_name(const char *s, char *buf, size_t n)
@@ -344,6 +346,7 @@ static Status report_file(const char *path, const Plan *p, const ProfileResult *
     if (!f) return diag_error(d, path, NULL, NULL, "cannot write");
     Options oo = *o;
     oo.json = json;
+    if (json) oo.format = "json"; /* --save: JSON lines whatever the report's format */
     oo.save = oo.out = NULL;
     Status st = profile_report(f, p, r, &oo, d);
     if (fclose(f) != 0 || (st == ST_OK && rename(tmp, path) != 0))
@@ -360,7 +363,9 @@ Status profile_report(FILE *f, const Plan *p, const ProfileResult *r, const Opti
     Baseline base = {0};
     Status st = o->baseline ? load_baseline(o->baseline, &base, d) : ST_OK;
     if (st == ST_OK) {
-        if (strcmp(o->format, "json") == 0 || o->json)
+        if (strcmp(o->format, "trace") == 0)
+            st = timeline_write_trace(f, p, r, d);
+        else if (strcmp(o->format, "json") == 0 || o->json)
             print_json(f, p, &r->pr, r->device, r->dtype);
         else
             print_table(f, p, &r->pr, r->device, r->dtype, base.n ? &base : NULL,
