@@ -462,7 +462,7 @@ static Status c_dot(Session *s, int argc, char **argv, DiagList *d)
     int at = s->cursor;
     if (argc >= 3 && strcmp(argv[1], "--after") == 0 && (at = pass_find(argv[2])) < 0)
         return diag_error(d, NULL, NULL, NULL, "dot: unknown pass '%s'", argv[2]);
-    VizOptions vo = {VIZ_COLOR_KIND, false, false};
+    VizOptions vo = {.color = VIZ_COLOR_KIND};
     st = viz_write(s->pipe.snaps[at].g, &vo, argv[0], d);
     if (st == ST_OK && !s->json) fprintf(s->out, "wrote %s\n", argv[0]);
     return st;

@@ -41,3 +41,29 @@ print(nk)
 PY
 ok "the trace is JSON: one X event per kernel on the device and on the CPU reference, levels in order" \
     "python3 '$T/check.py' '$T/trace.json' '$T/conv.jsonl' > '$T/nk' && [ \$(cat '$T/nk') -ge 5 ]"
+
+# dot --color time|error --profile: the nodes coloured by the saved profile, a legend in the drawing
+"$B" dot $M --color time --profile "$T/conv.jsonl" -o "$T/time.svg" > "$T/out" 2>&1; rc=$?
+ok "dot --color time --profile draws an SVG (exit 0)" "[ $rc = 0 ] && grep -q '<svg' '$T/time.svg'"
+ok "the time heat map has its legend and colours the nodes" \
+    "grep -q 'GPU time of the kernels computing the node' '$T/time.svg' && grep -q 'no kernel' '$T/time.svg' \
+     && grep -q 'fill=\"#bd0026\"' '$T/time.svg' && [ \$(grep -Ec 'fill=\"#(ffffb2|fecc5c|fd8d3c|f03b20|bd0026)\"' '$T/time.svg') -ge 11 ]"
+"$B" dot $M --color error --profile "$T/conv.jsonl" -o "$T/err.dot" > /dev/null 2>&1; rc=$?
+ok "dot --color error: the error legend, every judged node green to yellow (convnet agrees)" \
+    "[ $rc = 0 ] && grep -q 'error of the kernel computing the node' '$T/err.dot' && grep -q 'MISMATCH (beyond tolerance)' '$T/err.dot' \
+     && grep -Eq 'n[0-9]+ \\[fillcolor=\"#(1a9850|91cf60|fee08b)\"' '$T/err.dot' && ! grep -Eq 'n[0-9]+ \\[fillcolor=\"#d73027\"' '$T/err.dot'"
+# a profile of another model, or of another plan of this model, is refused (exit 2, what differs)
+"$B" profile tests/models/mlp/model.json --backend cpu --iters 2 --save "$T/mlp.jsonl" > /dev/null 2>&1
+"$B" dot $M --color time --profile "$T/mlp.jsonl" -o "$T/x.svg" > /dev/null 2> "$T/e1"; rc=$?
+ok "a profile of another model is refused (exit 2, names both models)" \
+    "[ $rc = 2 ] && grep -q \"the saved profile is of model 'mlp', this is 'convnet'\" '$T/e1' && [ ! -e '$T/x.svg' ]"
+"$B" dot $M --color time --profile "$T/conv.jsonl" --no-fuse F2 -o "$T/x.svg" > /dev/null 2> "$T/e2"; rc=$?
+ok "a profile of another plan is refused (exit 2, names the kernel and its nodes)" \
+    "[ $rc = 2 ] && grep -q 'kernel 2 (conv2d[a-z_]*, F2) of the saved profile computes \\[conv2d_1,relu_1\\]' '$T/e2' \
+     && grep -q 'another plan' '$T/e2'"
+grep -v '"summary"' "$T/conv.jsonl" | sed 's/"relu_1"/"relu_9"/g' > "$T/renamed.jsonl"
+"$B" dot $M --color error --profile "$T/renamed.jsonl" -o "$T/x.svg" > /dev/null 2> "$T/e3"; rc=$?
+ok "a profile naming a node the model lacks is refused (exit 2, names the node)" \
+    "[ $rc = 2 ] && grep -q \"computes node 'relu_9'\" '$T/e3'"
+"$B" dot $M --color time -o "$T/x.svg" > /dev/null 2> "$T/e4"; rc=$?
+ok "--color time without --profile is exit 2" "[ $rc = 2 ] && grep -q 'needs --profile' '$T/e4'"
