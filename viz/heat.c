@@ -61,8 +61,8 @@ static void legend(VizHeat *h)
         snprintf(h->label[0], sizeof h->label[0], "below 1e-4");
         snprintf(h->label[1], sizeof h->label[1], "1e-4 to 1e-3");
         snprintf(h->label[2], sizeof h->label[2], "1e-3 to 1e-2");
-        snprintf(h->label[3], sizeof h->label[3], "1e-2 or more, within tolerance");
-        snprintf(h->label[4], sizeof h->label[4], "MISMATCH (beyond tolerance)");
+        snprintf(h->label[3], sizeof h->label[3], "1e-2 or more, ok");
+        snprintf(h->label[4], sizeof h->label[4], "MISMATCH");
         return;
     }
     snprintf(h->title, sizeof h->title, "GPU time of the kernels computing the node (us, median)");
