@@ -174,13 +174,14 @@ static void colours(Tui *t, const Graph *g, const VizLayout *l, int mode, int *a
     }
 }
 
-/* The heat map's legend on the drawing's last row: each bin's range in its colour. */
+/* The heat map's legend on the drawing's last row: each bin's range in its colour (under
+ * --tui-stable a time bin's share of the slowest node, the same every run). */
 static void heat_legend(Tui *t, const VizHeat *hm, int x, int y, int w)
 {
     int cx = x;
-    cx += tui_put(&t->grid, cx, y, w, TA_BOLD, hm->by == VIZ_COLOR_TIME ? "gpu us: " : "rel_l2: ");
+    cx += tui_put(&t->grid, cx, y, w, TA_BOLD, hm->by == VIZ_COLOR_TIME ? "gpu time: " : "rel_l2: ");
     for (int b = 0; b < VIZ_HEAT_BINS && cx < x + w; b++)
-        cx += tui_putf(&t->grid, cx, y, x + w - cx, TA_REV | TA_COLOR(viz_heat_ansi(hm, b)), "[%s]", hm->label[b]) + 1;
+        cx += tui_putf(&t->grid, cx, y, x + w - cx, TA_REV | TA_COLOR(viz_heat_ansi(hm, b)), "[%s]", t->stable ? hm->share[b] : hm->label[b]) + 1;
     if (cx < x + w) tui_putf(&t->grid, cx, y, x + w - cx, TA_DIM, "(dim: %s)", viz_heat_none(hm));
 }
 

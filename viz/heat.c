@@ -63,6 +63,7 @@ static void legend(VizHeat *h)
         snprintf(h->label[2], sizeof h->label[2], "1e-3 to 1e-2");
         snprintf(h->label[3], sizeof h->label[3], "1e-2 or more, ok");
         snprintf(h->label[4], sizeof h->label[4], "MISMATCH");
+        for (int b = 0; b < VIZ_HEAT_BINS; b++) snprintf(h->share[b], sizeof h->share[b], "%.23s", h->label[b]);
         return;
     }
     snprintf(h->title, sizeof h->title, "GPU time of the kernels computing the node (us, median)");
@@ -71,6 +72,8 @@ static void legend(VizHeat *h)
         double hi = time_bins[b].upto * h->max;
         if (b == VIZ_HEAT_BINS - 1) snprintf(h->label[b], sizeof h->label[b], "%.1f to %.1f", lo, h->max);
         else snprintf(h->label[b], sizeof h->label[b], "%.1f to %.1f", lo, hi);
+        snprintf(h->share[b], sizeof h->share[b], "%.0f-%.0f%%", b ? 100 * time_bins[b - 1].upto : 0,
+                 b == VIZ_HEAT_BINS - 1 ? 100 : 100 * time_bins[b].upto);
         lo = hi;
     }
 }

@@ -35,6 +35,8 @@ typedef struct VizHeat {
     double max;               /* time: the largest node value (the scale's top) */
     char title[96];           /* the legend's heading */
     char label[VIZ_HEAT_BINS][48]; /* the legend's line per bin */
+    char share[VIZ_HEAT_BINS][24]; /* time: each bin as a share of the largest ("5-15%"); error:
+                                    * the label again (the same every run: golden screens) */
 } VizHeat;
 
 /* Builds the heat map of g by `by` from per-kernel data, joining kernels to nodes by name (a

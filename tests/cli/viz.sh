@@ -67,3 +67,31 @@ ok "a profile naming a node the model lacks is refused (exit 2, names the node)"
     "[ $rc = 2 ] && grep -q \"computes node 'relu_9'\" '$T/e3'"
 "$B" dot $M --color time -o "$T/x.svg" > /dev/null 2> "$T/e4"; rc=$?
 ok "--color time without --profile is exit 2" "[ $rc = 2 ] && grep -q 'needs --profile' '$T/e4'"
+
+# the explorer (headless, --backend cpu: the same plan on the CPU reference, quick): p profiles,
+# t draws the timeline, j selects kernels by index (the details name the same kernel), the graph's
+# c colours by the heat map with its legend; after a fusion toggle both say the profile is stale
+"$B" $M --backend cpu --tui-script tests/golden/tui/pictures.keys --tui-size 120x40 --tui-stable \
+    --tui-dump "$T/pic.txt" 2> "$T/pic.err"; rc=$?
+screen() { awk -v s="=== screen $1 " 'index($0, s) == 1 {on = 1; next} /^=== screen / {on = 0} on' "$T/pic.txt"; }
+screen 1 > "$T/s1"; screen 2 > "$T/s2"; screen 3 > "$T/s3"; screen 4 > "$T/s4"
+screen 5 > "$T/s5"; screen 6 > "$T/s6"; screen 7 > "$T/s7"; screen 8 > "$T/s8"
+ok "the key script runs (exit 0)" "[ $rc = 0 ]"
+ok "t: the timeline of the profiled step, one bar per kernel on convnet's one lane, a level after another" \
+    "grep -q 'kernels: timeline of the profiled step (t: table)' '$T/s1' && grep -q 'time  - us' '$T/s1' \
+     && [ \$(grep '^|.*||L0 ' '$T/s1' | grep -oE '\\[[0-9]+ ' | wc -l) = 8 ] && ! grep -q '||L1 ' '$T/s1' \
+     && grep -q '8 kernels in 8 levels' '$T/s1'"
+ok "j j j selects kernel 2: its bar in '#', the timeline's line and the details name kernel 2" \
+    "grep -q '#2 conv2' '$T/s2' && grep -q 'kernel 2 conv2d_part F2  level 3 lane 0' '$T/s2' \
+     && grep -q '>kernel 2 conv2d_part on npu' '$T/s3'"
+ok "t again: the table; its footer names t timeline (the actions table)" \
+    "grep -q 'kernels, profiled (s: sort, t: timeline)' '$T/s4' && grep -q ' t timeline ' '$T/s4'"
+ok "graph c: the heat map by GPU time with its legend" \
+    "grep -q 'heat: gpu time (legend below)' '$T/s5' && grep -q 'gpu time: \\[0-5%\\] \\[5-15%\\] \\[15-35%\\] \\[35-60%\\] \\[60-100%\\] (dim: no kernel)' '$T/s5'"
+ok "c again: by error, the rel_l2 legend" \
+    "grep -q 'heat: error (legend below)' '$T/s6' && grep -q 'rel_l2: \\[below 1e-4\\] \\[1e-4 to 1e-3\\]' '$T/s6'"
+ok "after a fusion toggle the timeline is stale, never drawn; the graph's c says so" \
+    "grep -q 'kernels: timeline (profile stale: p)' '$T/s7' && grep -q 'measured an earlier plan' '$T/s7' && ! grep -q '||L0 ' '$T/s7' \
+     && grep -q 'graph: the profile measured an earlier plan' '$T/s8' && grep -q 'partition: cyan npu' '$T/s8'"
+"$B" $M --backend cpu --tui-keys '?' --tui-size 160x60 --tui-stable > "$T/help.txt" 2>&1
+ok "help lists t (timeline) and + - (zoom)" "grep -Eq '[|] t +timeline +the profiled step as a timeline' '$T/help.txt' && grep -q 'zoom the timeline' '$T/help.txt'"
