@@ -63,7 +63,12 @@ static void legend(VizHeat *h)
         snprintf(h->label[2], sizeof h->label[2], "1e-3 to 1e-2");
         snprintf(h->label[3], sizeof h->label[3], "1e-2 or more, ok");
         snprintf(h->label[4], sizeof h->label[4], "MISMATCH");
-        for (int b = 0; b < VIZ_HEAT_BINS; b++) snprintf(h->share[b], sizeof h->share[b], "%.23s", h->label[b]);
+        for (int b = 0; b < VIZ_HEAT_BINS; b++) { /* the label, cut to fit */
+            size_t n = strlen(h->label[b]);
+            if (n >= sizeof h->share[b]) n = sizeof h->share[b] - 1;
+            memcpy(h->share[b], h->label[b], n);
+            h->share[b][n] = 0;
+        }
         return;
     }
     snprintf(h->title, sizeof h->title, "GPU time of the kernels computing the node (us, median)");
