@@ -15,17 +15,23 @@ int cmd_dot(int argc, char **argv)
     DiagList d = {0};
     opt_defaults(&o);
     Status st = opt_parse(&o, argc, argv, 1, &d);
-    if (st == ST_OK && !o.out) st = diag_error(&d, NULL, NULL, NULL, "dot needs -o FILE.dot|svg|png");
+    if (st == ST_OK && !o.out)
+        st = diag_error(&d, NULL, NULL, NULL, "dot needs -o FILE.dot|svg|png");
     VizOptions vo = {.color = VIZ_COLOR_KIND};
     int c = st == ST_OK ? heat_color_parse(o.color) : 0;
     bool heat = c == VIZ_COLOR_TIME || c == VIZ_COLOR_ERROR;
-    if (c < 0) st = diag_error(&d, NULL, NULL, NULL, "--color must be kind, partition, time or error");
-    else vo.color = (VizColor)c;
+    if (c < 0)
+        st = diag_error(&d, NULL, NULL, NULL, "--color must be kind, partition, time or error");
+    else
+        vo.color = (VizColor)c;
     if (st == ST_OK && heat && !o.profile)
-        st = diag_error(&d, NULL, NULL, NULL, "--color %s needs --profile FILE (a profile saved by "
-                        "`profile MODEL --save FILE`)", o.color);
+        st = diag_error(&d, NULL, NULL, NULL,
+                        "--color %s needs --profile FILE (a profile saved by "
+                        "`profile MODEL --save FILE`)",
+                        o.color);
     if (st == ST_OK && !heat && o.profile)
-        st = diag_error(&d, o.profile, NULL, NULL, "--profile colours nothing without --color time or error");
+        st = diag_error(&d, o.profile, NULL, NULL,
+                        "--profile colours nothing without --color time or error");
     int at = -1;
     if (st == ST_OK && o.after && (at = pass_find(o.after)) < 0)
         st = diag_error(&d, NULL, NULL, NULL, "--after: unknown pass '%s'", o.after);
@@ -41,12 +47,14 @@ int cmd_dot(int argc, char **argv)
     if (st == ST_OK && heat) vo.heat = &hm;
     if (st == ST_OK) {
         int live = 0;
-        for (int i = 0; i < g->nnodes; i++) live += !g->nodes[i].dead;
+        for (int i = 0; i < g->nnodes; i++)
+            live += !g->nodes[i].dead;
         vo.collapse_fusions = live > 400 && !o.expand; /* large graphs stay readable */
         st = viz_write(g, &vo, o.out, &d);
         if (st == ST_OK)
-            printf("wrote %s (%d nodes%s%s%s)\n", o.out, live, vo.collapse_fusions ? ", fusions collapsed" : "",
-                   heat ? ", coloured by " : "", heat ? hm.title : "");
+            printf("wrote %s (%d nodes%s%s%s)\n", o.out, live,
+                   vo.collapse_fusions ? ", fusions collapsed" : "", heat ? ", coloured by " : "",
+                   heat ? hm.title : "");
     }
     diag_print(&d, stderr);
     viz_heat_free(&hm);

@@ -36,13 +36,16 @@ static Status nodes_of(json_object *o, SavedKernel *k)
     char *from = str_of(o, "fused_from");
     if (!from) return ST_NOMEM;
     int n = 1;
-    for (const char *c = from; *c; c++) n += *c == ',';
+    for (const char *c = from; *c; c++)
+        n += *c == ',';
     k->nodes = calloc((size_t)n + 1, sizeof *k->nodes);
     Status st = k->nodes ? ST_OK : ST_NOMEM;
     char *save = NULL;
     for (char *t = strtok_r(from, ",", &save); st == ST_OK && t; t = strtok_r(NULL, ",", &save))
-        if ((k->nodes[k->nnodes] = strdup(t))) k->nnodes++;
-        else st = ST_NOMEM;
+        if ((k->nodes[k->nnodes] = strdup(t)))
+            k->nnodes++;
+        else
+            st = ST_NOMEM;
     free(from);
     return st;
 }
@@ -61,16 +64,20 @@ Status saved_profile_load(const char *path, SavedProfile *sp, DiagList *d)
         if (line[0] == '\n') continue;
         json_object *o = json_tokener_parse(line), *kind;
         if (!o || !json_object_object_get_ex(o, "kind", &kind)) {
-            st = diag_error(d, path, NULL, NULL, "line %d is not a profile JSON line (profile "
-                            "--save FILE writes them)", lineno);
+            st = diag_error(d, path, NULL, NULL,
+                            "line %d is not a profile JSON line (profile "
+                            "--save FILE writes them)",
+                            lineno);
         } else if (strcmp(json_object_get_string(kind), "summary") == 0 && !sp->model) {
             sp->model = str_of(o, "model");
         } else if (strcmp(json_object_get_string(kind), "kernel") == 0) {
             if (sp->nk == kcap) {
                 kcap = kcap ? 2 * kcap : 64;
                 SavedKernel *nk = realloc(sp->k, sizeof *nk * (size_t)kcap);
-                if (nk) sp->k = nk;
-                else st = ST_NOMEM;
+                if (nk)
+                    sp->k = nk;
+                else
+                    st = ST_NOMEM;
             }
             if (st == ST_OK) {
                 SavedKernel *k = &sp->k[sp->nk++];
@@ -95,7 +102,8 @@ Status saved_profile_load(const char *path, SavedProfile *sp, DiagList *d)
     fclose(f);
     if (st == ST_NOMEM) st = diag_add(d, DIAG_ERROR, ST_NOMEM, path, NULL, NULL, "out of memory");
     if (st == ST_OK && sp->nk == 0)
-        st = diag_error(d, path, NULL, NULL, "no profile kernel lines (profile --save FILE writes them)");
+        st = diag_error(d, path, NULL, NULL,
+                        "no profile kernel lines (profile --save FILE writes them)");
     if (st != ST_OK) saved_profile_free(sp);
     return st;
 }
@@ -107,7 +115,8 @@ void saved_profile_free(SavedProfile *sp)
         free(k->shader);
         free(k->fusion);
         free(k->output);
-        for (int j = 0; j < k->nnodes; j++) free(k->nodes[j]);
+        for (int j = 0; j < k->nnodes; j++)
+            free(k->nodes[j]);
         free(k->nodes);
     }
     free(sp->k);

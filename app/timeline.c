@@ -13,8 +13,10 @@ Status timeline_build(const Plan *p, const Profile *pr, Timeline *tl, DiagList *
 {
     memset(tl, 0, sizeof *tl);
     if (pr->nkernels != p->nkernels)
-        return diag_error(d, p->source, NULL, NULL, "timeline: the profile measured %d kernels, "
-                          "the plan has %d", pr->nkernels, p->nkernels);
+        return diag_error(d, p->source, NULL, NULL,
+                          "timeline: the profile measured %d kernels, "
+                          "the plan has %d",
+                          pr->nkernels, p->nkernels);
     tl->nkernels = p->nkernels;
     tl->nxfers = pr->nxfers;
     tl->bar = calloc((size_t)(p->nkernels + pr->nxfers) + 1, sizeof *tl->bar);
@@ -45,7 +47,8 @@ Status timeline_build(const Plan *p, const Profile *pr, Timeline *tl, DiagList *
         t += longest;
     }
     tl->end = t;
-    for (int k = 0; k < p->nkernels; k++) tl->cpu_end += pr->k[k].cpu_us > 0 ? pr->k[k].cpu_us : 0;
+    for (int k = 0; k < p->nkernels; k++)
+        tl->cpu_end += pr->k[k].cpu_us > 0 ? pr->k[k].cpu_us : 0;
     return ST_OK;
 }
 
@@ -91,18 +94,27 @@ static json_object *kernel_args(const Plan *p, const ProfKernel *pk, const Timel
     json_object *a = json_object_new_object();
     json_object_object_add(a, "kernel", json_object_new_int(b->kernel));
     json_object_object_add(a, "shader", json_object_new_string(kn->shader));
-    json_object_object_add(a, "target", json_object_new_string(kn->target == KT_NPU ? "npu" : "cpu"));
-    json_object_object_add(a, "fusion", json_object_new_string(kn->fusion >= 0 ? p->fusions[kn->fusion].id : ""));
+    json_object_object_add(a, "target",
+                           json_object_new_string(kn->target == KT_NPU ? "npu" : "cpu"));
+    json_object_object_add(
+        a, "fusion", json_object_new_string(kn->fusion >= 0 ? p->fusions[kn->fusion].id : ""));
     json_object_object_add(a, "level", json_object_new_int(b->level));
-    json_object_object_add(a, "output", json_object_new_string(kn->nargs > kn->nin ? p->tensors[kn->args[kn->nargs - 1]].name : ""));
+    json_object_object_add(a, "output",
+                           json_object_new_string(kn->nargs > kn->nin
+                                                      ? p->tensors[kn->args[kn->nargs - 1]].name
+                                                      : ""));
     json_object_object_add(a, "fused_from", json_object_new_string(from));
     json_object_object_add(a, "gpu_us", json_object_new_double(pk->gpu_med));
     json_object_object_add(a, "gpu_min_us", json_object_new_double(pk->gpu_min));
     json_object_object_add(a, "gpu_max_us", json_object_new_double(pk->gpu_max));
     json_object_object_add(a, "cpu_us", json_object_new_double(pk->cpu_us));
     json_object_object_add(a, "rel_l2", json_object_new_double(pk->has_err ? pk->err.rel_l2 : -1));
-    json_object_object_add(a, "max_abs", json_object_new_double(pk->has_err ? pk->err.max_abs : -1));
-    json_object_object_add(a, "verdict", json_object_new_string(!pk->has_err ? "-" : pk->ok ? "ok" : "MISMATCH"));
+    json_object_object_add(a, "max_abs",
+                           json_object_new_double(pk->has_err ? pk->err.max_abs : -1));
+    json_object_object_add(a, "verdict",
+                           json_object_new_string(!pk->has_err ? "-"
+                                                  : pk->ok     ? "ok"
+                                                               : "MISMATCH"));
     return a;
 }
 
@@ -129,11 +141,11 @@ Status timeline_write_trace(FILE *f, const Plan *p, const ProfileResult *r, Diag
         const TimelineBar *b = &tl.bar[k];
         const ProfKernel *pk = &pr->k[k];
         snprintf(name, sizeof name, "%d %s", k, p->kernels[k].shader);
-        json_object_array_add(ev, complete(name, "kernel", 1, b->lane, b->start, b->dur,
-                                           kernel_args(p, pk, b)));
+        json_object_array_add(
+            ev, complete(name, "kernel", 1, b->lane, b->start, b->dur, kernel_args(p, pk, b)));
         double cpu = pk->cpu_us > 0 ? pk->cpu_us : 0;
-        json_object_array_add(ev, complete(name, "cpu-reference", 2, 0, cpu_t, cpu,
-                                           kernel_args(p, pk, b)));
+        json_object_array_add(
+            ev, complete(name, "cpu-reference", 2, 0, cpu_t, cpu, kernel_args(p, pk, b)));
         cpu_t += cpu;
     }
     for (int i = 0; i < tl.nxfers; i++) {
@@ -154,16 +166,20 @@ Status timeline_write_trace(FILE *f, const Plan *p, const ProfileResult *r, Diag
     json_object_object_add(root, "displayTimeUnit", json_object_new_string("ns"));
     json_object *other = json_object_new_object();
     json_object_object_add(other, "schema", json_object_new_string("npu-explore/trace/1"));
-    json_object_object_add(other, "model", json_object_new_string(p->model_name ? p->model_name : ""));
+    json_object_object_add(other, "model",
+                           json_object_new_string(p->model_name ? p->model_name : ""));
     json_object_object_add(other, "device", json_object_new_string(r->device));
     json_object_object_add(other, "dtype", json_object_new_string(r->dtype));
     json_object_object_add(other, "tier", json_object_new_string(plan_tier_name(p->tier)));
     json_object_object_add(other, "iters", json_object_new_int(pr->iters));
     json_object_object_add(other, "kernels", json_object_new_int(p->nkernels));
     json_object_object_add(other, "levels", json_object_new_int(p->nlevels));
-    json_object_object_add(other, "layout", json_object_new_string(
-        "kernels of one barrier level side by side (a lane each), levels one after another, each "
-        "as long as its slowest kernel; bars are the median GPU time of the timed runs"));
+    json_object_object_add(
+        other, "layout",
+        json_object_new_string(
+            "kernels of one barrier level side by side (a lane each), levels one after another, "
+            "each "
+            "as long as its slowest kernel; bars are the median GPU time of the timed runs"));
     json_object_object_add(root, "otherData", other);
     const char *s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
     if (!s || fputs(s, f) < 0 || fputc('\n', f) < 0)

@@ -17,8 +17,10 @@
 /* A time for the screen: "-" under --tui-stable. */
 static const char *us(const Tui *t, double v, char *buf, size_t n)
 {
-    if (t->stable) snprintf(buf, n, "-");
-    else snprintf(buf, n, "%.1f", v);
+    if (t->stable)
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.1f", v);
     return buf;
 }
 
@@ -34,8 +36,10 @@ static Status layout(const Tui *t, const Plan *p, const Profile *pr, Timeline *t
         if (one.k && one.x) {
             memcpy(one.k, pr->k, sizeof *one.k * (size_t)pr->nkernels);
             memcpy(one.x, pr->x, sizeof *one.x * (size_t)pr->nxfers);
-            for (int i = 0; i < pr->nkernels; i++) one.k[i].gpu_med = one.k[i].gpu_med >= 0 ? 1 : -1;
-            for (int i = 0; i < pr->nxfers; i++) one.x[i].med = 1;
+            for (int i = 0; i < pr->nkernels; i++)
+                one.k[i].gpu_med = one.k[i].gpu_med >= 0 ? 1 : -1;
+            for (int i = 0; i < pr->nxfers; i++)
+                one.x[i].med = 1;
         }
     }
     Status st = (one.k && one.x) || !t->stable ? timeline_build(p, &one, tl, &d) : ST_NOMEM;
@@ -63,14 +67,19 @@ static int bar_attr(const TuiProfRow *r, int level)
 }
 
 /* One bar from column c0 to c1 (exclusive) on row y, clipped to [x0, x1). */
-static void bar(Tui *t, int c0, int c1, int y, int x0, int x1, int attr, bool sel, const char *label)
+static void bar(Tui *t, int c0, int c1, int y, int x0, int x1, int attr, bool sel,
+                const char *label)
 {
     if (c1 <= c0) c1 = c0 + 1;
     for (int c = c0; c < c1; c++) {
         if (c < x0 || c >= x1) continue;
         int i = c - c0, n = c1 - c0;
-        char ch = n == 1 ? (sel ? '#' : '|') : i == 0 ? (sel ? '#' : '[') : i == n - 1 ? (sel ? '#' : ']')
-                : i - 1 < (int)strlen(label) ? label[i - 1] : sel ? '#' : '=';
+        char ch = n == 1                       ? (sel ? '#' : '|')
+                  : i == 0                     ? (sel ? '#' : '[')
+                  : i == n - 1                 ? (sel ? '#' : ']')
+                  : i - 1 < (int)strlen(label) ? label[i - 1]
+                  : sel                        ? '#'
+                                               : '=';
         t->grid.c[y * t->grid.w + c] = (TuiCell){ch, (unsigned char)(attr | (sel ? TA_REV : 0))};
     }
 }
@@ -84,18 +93,20 @@ bool tui_timeline_draw(Tui *t, int x, int y, int w, int h)
     if (layout(t, p, &r->pr, &tl) != ST_OK) return false;
     char b1[24], b2[24], b3[24];
     int sel = selected_kernel(t);
-    const int lab = 6;                        /* the lane names' column */
+    const int lab = 6; /* the lane names' column */
     int cols = w - lab - 1, lanes = tl.nlanes + (tl.nxfers > 0);
-    double span = tl.end > 0 ? tl.end : 1;    /* microseconds across the pane */
-    for (int z = 0; z < t->tl_zoom; z++) span /= 2;
+    double span = tl.end > 0 ? tl.end : 1; /* microseconds across the pane */
+    for (int z = 0; z < t->tl_zoom; z++)
+        span /= 2;
     double t0 = 0;
     if (sel >= 0 && sel < tl.nkernels) t0 = tl.bar[sel].start + tl.bar[sel].dur / 2 - span / 2;
     if (t0 > tl.end - span) t0 = tl.end - span;
     if (t0 < 0) t0 = 0;
-    double per = span / cols;                 /* microseconds per cell */
-    int rows = h - 4;                         /* axis above, two lines of the selection below */
-    int top = 0;                              /* first lane shown: keeps the selection's in view */
-    if (sel >= 0 && sel < tl.nkernels && tl.bar[sel].lane >= rows) top = tl.bar[sel].lane - rows + 1;
+    double per = span / cols; /* microseconds per cell */
+    int rows = h - 4;         /* axis above, two lines of the selection below */
+    int top = 0;              /* first lane shown: keeps the selection's in view */
+    if (sel >= 0 && sel < tl.nkernels && tl.bar[sel].lane >= rows)
+        top = tl.bar[sel].lane - rows + 1;
     /* the axis: start and end of the span shown, a '+' where each level starts */
     char a0[32], a1[32];
     snprintf(a0, sizeof a0, "%s us", us(t, t0, b1, sizeof b1));
@@ -113,11 +124,12 @@ bool tui_timeline_draw(Tui *t, int x, int y, int w, int h)
     tui_put(&t->grid, x + lab + cols - (int)strlen(a1), y, (int)strlen(a1), TA_DIM, a1);
     for (int ln = top; ln < lanes && ln - top < rows; ln++) {
         int ry = y + 1 + ln - top;
-        if (ln < tl.nlanes) tui_putf(&t->grid, x, ry, lab, TA_DIM, "L%d", ln);
-        else tui_put(&t->grid, x, ry, lab, TA_DIM, "xfer");
+        if (ln < tl.nlanes)
+            tui_putf(&t->grid, x, ry, lab, TA_DIM, "L%d", ln);
+        else
+            tui_put(&t->grid, x, ry, lab, TA_DIM, "xfer");
     }
-    if (lanes - top > rows)
-        tui_putf(&t->grid, x, y + rows, lab, TA_DIM, "+%d", lanes - top - rows);
+    if (lanes - top > rows) tui_putf(&t->grid, x, y + rows, lab, TA_DIM, "+%d", lanes - top - rows);
     /* bars: the selected one last, so a neighbour's minimum cell never hides it */
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < tl.nkernels + tl.nxfers; i++) {
@@ -127,12 +139,15 @@ bool tui_timeline_draw(Tui *t, int x, int y, int w, int h)
             int lane = b->kernel >= 0 ? b->lane : tl.nlanes;
             if (lane < top || lane - top >= rows) continue;
             char label[48];
-            if (b->kernel >= 0) snprintf(label, sizeof label, "%d %s", b->kernel, p->kernels[b->kernel].shader);
-            else snprintf(label, sizeof label, "x%d", b->xfer);
+            if (b->kernel >= 0)
+                snprintf(label, sizeof label, "%d %s", b->kernel, p->kernels[b->kernel].shader);
+            else
+                snprintf(label, sizeof label, "x%d", b->xfer);
             int c0 = (int)((b->start - t0) / per), c1 = (int)((b->start + b->dur - t0) / per);
             const TuiProfRow *pr = b->kernel >= 0 ? tui_prof_row(t, b->kernel) : NULL;
             int attr = b->kernel >= 0 ? bar_attr(pr, b->level) : TA_COLOR(TC_YELLOW);
-            bar(t, x + lab + c0, x + lab + c1, y + 1 + lane - top, x + lab, x + lab + cols, attr, is_sel, label);
+            bar(t, x + lab + c0, x + lab + c1, y + 1 + lane - top, x + lab, x + lab + cols, attr,
+                is_sel, label);
         }
     /* the selection, as the table and the details name it */
     int iy = y + h - 3;
@@ -144,15 +159,19 @@ bool tui_timeline_draw(Tui *t, int x, int y, int w, int h)
         char rel[24] = "-";
         if (pr && pr->rel_l2 >= 0) snprintf(rel, sizeof rel, "%.1e", pr->rel_l2);
         if (t->stable && pr && pr->rel_l2 >= 0) snprintf(rel, sizeof rel, "-");
-        tui_putf(&t->grid, x, iy + 1, w, TA_BOLD, "kernel %d %s%s%s  level %d lane %d  start %s us  gpu %s us  cpu %s us  rel_l2 %s %s",
-                 sel, kn->shader, kn->fusion >= 0 ? " " : "", kn->fusion >= 0 ? p->fusions[kn->fusion].id : "",
-                 b->level, b->lane, us(t, b->start, b1, sizeof b1), us(t, b->dur, b2, sizeof b2),
-                 us(t, pr ? pr->cpu_us : 0, b3, sizeof b3), rel, pr ? pr->verdict : "-");
+        tui_putf(
+            &t->grid, x, iy + 1, w, TA_BOLD,
+            "kernel %d %s%s%s  level %d lane %d  start %s us  gpu %s us  cpu %s us  rel_l2 %s %s",
+            sel, kn->shader, kn->fusion >= 0 ? " " : "",
+            kn->fusion >= 0 ? p->fusions[kn->fusion].id : "", b->level, b->lane,
+            us(t, b->start, b1, sizeof b1), us(t, b->dur, b2, sizeof b2),
+            us(t, pr ? pr->cpu_us : 0, b3, sizeof b3), rel, pr ? pr->verdict : "-");
     } else {
         tui_put(&t->grid, x, iy + 1, w, TA_DIM, "(j/k select a kernel)");
     }
-    tui_putf(&t->grid, x, iy + 2, w, TA_DIM, "%d kernels in %d levels, step %s us by level (gpu sum %s us); zoom x%d",
-             tl.nkernels, p->nlevels, us(t, tl.end, b1, sizeof b1), us(t, r->pr.gpu_sum_us, b2, sizeof b2),
+    tui_putf(&t->grid, x, iy + 2, w, TA_DIM,
+             "%d kernels in %d levels, step %s us by level (gpu sum %s us); zoom x%d", tl.nkernels,
+             p->nlevels, us(t, tl.end, b1, sizeof b1), us(t, r->pr.gpu_sum_us, b2, sizeof b2),
              1 << t->tl_zoom);
     timeline_free(&tl);
     return true;

@@ -75,15 +75,19 @@ static void legend(VizHeat *h)
     double lo = 0;
     for (int b = 0; b < VIZ_HEAT_BINS; b++) {
         double hi = time_bins[b].upto * h->max;
-        if (b == VIZ_HEAT_BINS - 1) snprintf(h->label[b], sizeof h->label[b], "%.1f to %.1f", lo, h->max);
-        else snprintf(h->label[b], sizeof h->label[b], "%.1f to %.1f", lo, hi);
-        snprintf(h->share[b], sizeof h->share[b], "%.0f-%.0f%%", b ? 100 * time_bins[b - 1].upto : 0,
+        if (b == VIZ_HEAT_BINS - 1)
+            snprintf(h->label[b], sizeof h->label[b], "%.1f to %.1f", lo, h->max);
+        else
+            snprintf(h->label[b], sizeof h->label[b], "%.1f to %.1f", lo, hi);
+        snprintf(h->share[b], sizeof h->share[b], "%.0f-%.0f%%",
+                 b ? 100 * time_bins[b - 1].upto : 0,
                  b == VIZ_HEAT_BINS - 1 ? 100 : 100 * time_bins[b].upto);
         lo = hi;
     }
 }
 
-Status viz_heat(const Graph *g, VizColor by, const VizKernelData *k, int nk, VizHeat *h, DiagList *d)
+Status viz_heat(const Graph *g, VizColor by, const VizKernelData *k, int nk, VizHeat *h,
+                DiagList *d)
 {
     memset(h, 0, sizeof *h);
     h->by = by;
@@ -99,7 +103,8 @@ Status viz_heat(const Graph *g, VizColor by, const VizKernelData *k, int nk, Viz
         viz_heat_free(h);
         return diag_add(d, DIAG_ERROR, ST_NOMEM, g->path, NULL, NULL, "out of memory");
     }
-    for (int i = 0; i < g->nnodes; i++) h->kernel[i] = -1, h->bin[i] = -1;
+    for (int i = 0; i < g->nnodes; i++)
+        h->kernel[i] = -1, h->bin[i] = -1;
     for (int j = 0; j < nk; j++)
         for (int m = 0; m < k[j].nnodes; m++) {
             int i = graph_find_node(g, k[j].nodes[m]);
@@ -125,7 +130,8 @@ Status viz_heat(const Graph *g, VizColor by, const VizKernelData *k, int nk, Viz
         double v = by == VIZ_COLOR_TIME ? (h->max > 0 ? h->value[i] / h->max : 0) : h->value[i];
         int last = by == VIZ_COLOR_ERROR ? VIZ_HEAT_BINS - 2 : VIZ_HEAT_BINS - 1;
         int x = 0;
-        while (x < last && v >= b[x].upto) x++;
+        while (x < last && v >= b[x].upto)
+            x++;
         h->bin[i] = (signed char)x;
     }
     free(bad);
