@@ -25,6 +25,8 @@ Status timeline_build(const Plan *p, const Profile *pr, Timeline *tl, DiagList *
     for (int k = 0; k < p->nkernels; k++)
         if (p->kernels[k].level + 1 > nlev) nlev = p->kernels[k].level + 1;
     tl->nlevels = nlev;
+    for (int i = 0; i < pr->nxfers; i++) /* placed below; one before no kernel stays at 0 */
+        tl->bar[p->nkernels + i] = (TimelineBar){-1, i, 0, 0, 0, 0};
     double t = 0;
     for (int lv = 0; lv < nlev; lv++) {
         /* the transfers a partition needs run before its first kernel's level */
