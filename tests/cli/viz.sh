@@ -37,10 +37,14 @@ for lv in sorted(by):
     t += max(e["dur"] for e in by[lv])
 names = [e for e in ev if e["ph"] == "M" and e["name"] == "process_name"]
 assert {e["pid"] for e in names} == {1, 2}
-print(nk)
+print(nk, 1 + max(e["tid"] for e in gpu))
 PY
 ok "the trace is JSON: one X event per kernel on the device and on the CPU reference, levels in order" \
-    "python3 '$T/check.py' '$T/trace.json' '$T/conv.jsonl' > '$T/nk' && [ \$(cat '$T/nk') -ge 5 ]"
+    "python3 '$T/check.py' '$T/trace.json' '$T/conv.jsonl' > '$T/nk' && [ \$(cut -d' ' -f1 '$T/nk') -ge 5 ]"
+# qwen2_tiny's decode step has levels of several kernels: side by side on lanes
+"$B" profile tests/models/qwen2_tiny/decode.json --iters 2 --format trace -o "$T/q.json" --save "$T/q.jsonl" 2>"$T/err"
+ok "qwen2_tiny decode: a level's kernels side by side on lanes (3), still one event per kernel" \
+    "python3 '$T/check.py' '$T/q.json' '$T/q.jsonl' > '$T/qn' && [ \$(cut -d' ' -f2 '$T/qn') -ge 3 ]"
 
 # dot --color time|error --profile: the nodes coloured by the saved profile, a legend in the drawing
 "$B" dot $M --color time --profile "$T/conv.jsonl" -o "$T/time.svg" > "$T/out" 2>&1; rc=$?
