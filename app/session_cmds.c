@@ -3,6 +3,7 @@
  * generated from this table. */
 #include <stdlib.h>
 #include <string.h>
+#include "../common/fileio.h"
 #include "../compiler/describe.h"
 #include "../compiler/dump.h"
 #include "../compiler/fusion.h"
@@ -13,6 +14,7 @@
 #include "report.h"
 #include "runner.h"
 #include "session.h"
+#include "timeline.h"
 
 char *session_dup(const char *s);
 
@@ -488,6 +490,29 @@ static Status c_dot(Session *s, int argc, char **argv, DiagList *d)
     return st;
 }
 
+/* The session's profile of its plan as Chrome trace-event JSON (profile --format trace; the
+ * explorer's timeline as a file Perfetto opens). */
+static Status c_trace(Session *s, int argc, char **argv, DiagList *d)
+{
+    Status st = need(argc, 1, "trace FILE.json", d);
+    if (st != ST_OK) return st;
+    const ProfileResult *r = session_profile(s);
+    if (!r)
+        return diag_error(d, argv[0], NULL, NULL, "trace: %s", s->prof.have
+                          ? "the profile measured an earlier plan: profile this one first"
+                          : "profile first");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) return diag_add(d, DIAG_ERROR, ST_NOMEM, argv[0], NULL, NULL, "out of memory");
+    st = timeline_write_trace(mem, s->pipe.plan, r, d);
+    fclose(mem);
+    if (st == ST_OK) st = file_write_atomic(argv[0], buf, len, d);
+    free(buf);
+    if (st == ST_OK && !s->json) fprintf(s->out, "wrote %s (open it in ui.perfetto.dev or chrome://tracing)\n", argv[0]);
+    return st;
+}
+
 static Status c_save(Session *s, int argc, char **argv, DiagList *d)
 {
     Status st = need(argc, 1, "save FILE.npubin", d);
@@ -515,6 +540,7 @@ const Command session_commands[] = {
     {"source", "K|ID", "a kernel's source (generated or hand-written) and SPIR-V disassembly", c_source, false},
     {"dot", "FILE [--after PASS] [--color kind|partition|time|error]", "draw the graph (.dot, .svg, .png; time, error: the heat map of the profile)", c_dot, false},
     {"save", "FILE.npubin", "write the compiled program", c_save, false},
+    {"trace", "FILE.json", "the profile as Chrome trace-event JSON (Perfetto; the explorer's t timeline)", c_trace, false},
     {"set", "KEY VALUE", "on-error stop|continue", c_set, false},
     {"echo", "TEXT", "print text", c_echo, false},
 };

@@ -101,8 +101,10 @@ ok "after a fusion toggle the timeline is stale, never drawn; the graph's c says
 ok "help lists t (timeline) and + - (zoom)" "grep -Eq '[|] t +timeline +the profiled step as a timeline' '$T/help.txt' && grep -q 'zoom the timeline' '$T/help.txt'"
 
 # the session's dot (--batch, the : prompt) draws the same heat map from its profile of this plan
-printf 'set on-error continue\ndot %s --color time\nprofile 2\ndot %s --color error\nfusion off F2\ndot %s --color error\n' \
-    "$T/b0.svg" "$T/b1.dot" "$T/b2.svg" | "$B" --batch $M --backend cpu -x - > "$T/batch.txt" 2>&1
+printf 'set on-error continue\ndot %s --color time\nprofile 2\ndot %s --color error\ntrace %s\nfusion off F2\ndot %s --color error\n' \
+    "$T/b0.svg" "$T/b1.dot" "$T/bt.json" "$T/b2.svg" | "$B" --batch $M --backend cpu -x - > "$T/batch.txt" 2>&1
 ok "batch dot --color error after profile: the heat map and its legend; before a profile and after a toggle: refused" \
     "grep -q 'dot --color time: profile first' '$T/batch.txt' && grep -q 'error of the kernel computing the node' '$T/b1.dot' \
      && grep -Eq 'n[0-9]+ \\[fillcolor=\"#1a9850\"' '$T/b1.dot' && grep -q 'measured an earlier plan' '$T/batch.txt' && [ ! -e '$T/b2.svg' ] && [ ! -e '$T/b0.svg' ]"
+ok "batch trace FILE: the session's profile as trace JSON (the explorer's timeline as a file)" \
+    "python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))[\"traceEvents\"]; assert sum(x[\"ph\"] == \"X\" and x[\"cat\"] == \"kernel\" for x in e) == 8' '$T/bt.json'"
