@@ -9,7 +9,8 @@
  * target the direction and fusion the cast; the totals count them apart ("transfers").
  * An argmax kernel's error is its rows (compare.h cmp_output): the table shows them after the
  * verdict (rel_l2 "-"), json adds argmax_* fields to its line, csv fills the argmax_* columns
- * (-1 for other rows). -o FILE writes the report to FILE instead of stdout.
+ * (-1 for other rows). -o FILE writes the report to FILE instead of stdout. --format trace
+ * writes Chrome trace-event JSON of the step laid out by level (app/timeline.h).
  * The measurement (profile_measure) returns a ProfileResult that the reporter (profile_report)
  * prints; the session keeps that result for the TUI (app/results.h). */
 #include <json-c/json.h>
@@ -23,6 +24,8 @@
 #include "commands.h"
 #include "report.h"
 #include "results.h"
+#include "saved_profile.h"
+#include "timeline.h"
 
 /* A name cut to the table's 24-column "fused from" field as report_fused_from cuts it. */
 static void fused_name(const char *s, char *buf, size_t n)
@@ -36,61 +39,12 @@ static const char *out_name(const Plan *p, const PlanKernel *k)
     return k->nargs > k->nin ? p->tensors[k->args[k->nargs - 1]].name : "";
 }
 
-/* A saved profile: GPU medians by the kernel's output tensor name. */
-typedef struct Baseline {
-    int n;
-    char **name;
-    double *us;
-} Baseline;
-
-static void baseline_free(Baseline *b)
+/* A saved profile's GPU median of the kernel writing `name` (--baseline), NULL: none. */
+static const double *baseline_find(const SavedProfile *b, const char *name)
 {
-    for (int i = 0; i < b->n; i++) free(b->name[i]);
-    free(b->name);
-    free(b->us);
-    memset(b, 0, sizeof *b);
-}
-
-static const double *baseline_find(const Baseline *b, const char *name)
-{
-    for (int i = 0; i < b->n; i++)
-        if (strcmp(b->name[i], name) == 0) return &b->us[i];
+    for (int i = 0; i < b->nk; i++)
+        if (strcmp(b->k[i].output, name) == 0) return &b->k[i].gpu_us;
     return NULL;
-}
-
-static Status load_baseline(const char *path, Baseline *b, DiagList *d)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return diag_error(d, path, NULL, NULL, "cannot open the baseline");
-    char line[8192];
-    int cap = 0;
-    Status st = ST_OK;
-    while (st == ST_OK && fgets(line, sizeof line, f)) {
-        json_object *o = json_tokener_parse(line), *kind, *out, *us;
-        if (o && json_object_object_get_ex(o, "kind", &kind) &&
-            strcmp(json_object_get_string(kind), "kernel") == 0 &&
-            json_object_object_get_ex(o, "output", &out) &&
-            json_object_object_get_ex(o, "gpu_us", &us)) {
-            if (b->n == cap) {
-                cap = cap ? 2 * cap : 64;
-                char **nn = realloc(b->name, sizeof *nn * (size_t)cap);
-                if (nn) b->name = nn;
-                double *nu = realloc(b->us, sizeof *nu * (size_t)cap);
-                if (nu) b->us = nu;
-                if (!nn || !nu) st = ST_NOMEM;
-            }
-            if (st == ST_OK) {
-                b->name[b->n] = strdup(json_object_get_string(out));
-                b->us[b->n] = json_object_get_double(us);
-                if (b->name[b->n]) b->n++;
-            }
-        }
-        json_object_put(o);
-    }
-    fclose(f);
-    if (st == ST_OK && b->n == 0)
-        st = diag_error(d, path, NULL, NULL, "no profile kernel lines in the baseline");
-    return st;
 }
 
 /* The transfers that run before kernel k (at the start of its partition): [*lo, *hi) of pr->x. */
@@ -130,16 +84,20 @@ static void print_json(FILE *f, const Plan *p, const Profile *pr, const char *de
         report_fused_from(kn, from, sizeof from);
         char amj[160] = "";
         if (pk->has_err) report_argmax_json(&pk->err, amj, sizeof amj);
+        /* "nodes": every IR node it computes (fused_from is cut to fit), for dot --profile */
+        json_object *nodes = json_object_new_array();
+        for (int i = 0; i < kn->nprov; i++) json_object_array_add(nodes, json_object_new_string(kn->prov[i]));
         fprintf(f,
                 "{\"schema\":\"npu-explore/profile/1\",\"kind\":\"kernel\",\"index\":%d,"
                 "\"kernel\":\"%s\",\"target\":\"%s\",\"fusion\":\"%s\",\"output\":\"%s\","
-                "\"fused_from\":\"%s\",\"gpu_us\":%.3f,\"gpu_min_us\":%.3f,\"gpu_max_us\":%.3f,"
+                "\"fused_from\":\"%s\",\"nodes\":%s,\"gpu_us\":%.3f,\"gpu_min_us\":%.3f,\"gpu_max_us\":%.3f,"
                 "\"cpu_us\":%.3f,\"rel_l2\":%.6g,\"max_abs\":%.6g%s,\"verdict\":\"%s\"}\n",
                 k, kn->shader, kn->target == KT_NPU ? "npu" : "cpu",
                 kn->fusion >= 0 ? p->fusions[kn->fusion].id : "", out_name(p, kn), from,
-                pk->gpu_med, pk->gpu_min, pk->gpu_max, pk->cpu_us,
+                json_object_to_json_string_ext(nodes, JSON_C_TO_STRING_PLAIN), pk->gpu_med, pk->gpu_min, pk->gpu_max, pk->cpu_us,
                 pk->has_err ? pk->err.rel_l2 : -1, pk->has_err ? pk->err.max_abs : -1, amj,
                 !pk->has_err ? "-" : pk->ok ? "ok" : "MISMATCH");
+        json_object_put(nodes);
     }
     fprintf(f,
             "{\"schema\":\"npu-explore/profile/1\",\"kind\":\"summary\",\"model\":\"%s\","
@@ -155,7 +113,7 @@ static void print_json(FILE *f, const Plan *p, const Profile *pr, const char *de
 }
 
 static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *dev,
-                        const char *dtype, const Baseline *base, bool csv)
+                        const char *dtype, const SavedProfile *base, bool csv)
 {
     char from[40];
     if (csv)
@@ -344,6 +302,7 @@ static Status report_file(const char *path, const Plan *p, const ProfileResult *
     if (!f) return diag_error(d, path, NULL, NULL, "cannot write");
     Options oo = *o;
     oo.json = json;
+    if (json) oo.format = "json"; /* --save: JSON lines whatever the report's format */
     oo.save = oo.out = NULL;
     Status st = profile_report(f, p, r, &oo, d);
     if (fclose(f) != 0 || (st == ST_OK && rename(tmp, path) != 0))
@@ -357,16 +316,18 @@ Status profile_report(FILE *f, const Plan *p, const ProfileResult *r, const Opti
 {
     if (!r->have || r->nkernels != p->nkernels)
         return diag_error(d, NULL, NULL, NULL, "profile: no result for this plan");
-    Baseline base = {0};
-    Status st = o->baseline ? load_baseline(o->baseline, &base, d) : ST_OK;
+    SavedProfile base = {0};
+    Status st = o->baseline ? saved_profile_load(o->baseline, &base, d) : ST_OK;
     if (st == ST_OK) {
-        if (strcmp(o->format, "json") == 0 || o->json)
+        if (strcmp(o->format, "trace") == 0)
+            st = timeline_write_trace(f, p, r, d);
+        else if (strcmp(o->format, "json") == 0 || o->json)
             print_json(f, p, &r->pr, r->device, r->dtype);
         else
-            print_table(f, p, &r->pr, r->device, r->dtype, base.n ? &base : NULL,
+            print_table(f, p, &r->pr, r->device, r->dtype, base.nk ? &base : NULL,
                         strcmp(o->format, "csv") == 0);
     }
-    baseline_free(&base);
+    saved_profile_free(&base);
     if (st == ST_OK && o->save) st = report_file(o->save, p, r, o, true, d);
     return st;
 }

@@ -50,12 +50,13 @@ static const struct {
     {"--check", "", "run: compare the outputs with the reference"},
     {"-o", "FILE", "output file (compile, run, dot; profile: the report)"},
     {"--iters", "N", "profile: timed runs (default 20)"},
-    {"--format", "table|json|csv", "profile: report format"},
+    {"--format", "table|json|csv|trace", "profile: report format (trace: Chrome trace-event JSON for Perfetto)"},
     {"--save", "FILE", "profile: also write the JSON lines to FILE"},
     {"--baseline", "FILE", "profile: per-kernel deltas against a saved profile"},
     {"--mode", "first|minimal", "bisect: the first culprit, or every one"},
     {"--after", "PASS", "dot: the graph after this pass"},
-    {"--color", "kind|partition|time|error", "dot: node colours"},
+    {"--color", "kind|partition|time|error", "dot: node colours (time, error: a heat map of --profile)"},
+    {"--profile", "FILE", "dot: a profile saved by profile --save, for --color time|error"},
     {"--expand", "", "dot: draw fusion members even on large graphs"},
     {"-x", "SCRIPT|-", "--batch: commands from SCRIPT or stdin"},
     {"--source", "K|ID", "describe: a kernel's source and SPIR-V disassembly"},
@@ -197,8 +198,8 @@ Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d)
             o->iters = (int)x;
         } else if (strcmp(a, "--format") == 0) {
             NEED();
-            if (strcmp(v, "table") && strcmp(v, "json") && strcmp(v, "csv"))
-                return diag_error(d, NULL, NULL, NULL, "--format must be table, json or csv");
+            if (strcmp(v, "table") && strcmp(v, "json") && strcmp(v, "csv") && strcmp(v, "trace"))
+                return diag_error(d, NULL, NULL, NULL, "--format must be table, json, csv or trace");
             o->format = v;
         } else if (strcmp(a, "--after") == 0) {
             NEED();
@@ -235,6 +236,9 @@ Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d)
         } else if (strcmp(a, "--baseline") == 0) {
             NEED();
             o->baseline = v;
+        } else if (strcmp(a, "--profile") == 0) {
+            NEED();
+            o->profile = v;
         } else if (strcmp(a, "--prompt-ids") == 0) {
             NEED();
             o->prompt_ids = v;

@@ -43,6 +43,7 @@ typedef struct Options {
     const char *disable[OPT_MAX_LIST]; /* --disable PASS: passes switched off (can_disable) */
     int n_disable;
     const char *save, *baseline; /* profile --save/--baseline */
+    const char *profile;    /* dot --profile: a saved profile (JSON lines) to colour by */
     const char *prompt_ids; /* generate --prompt-ids */
     int max_new;            /* generate --max-new */
     bool host_argmax;       /* generate --host-argmax: the next token from read-back logits */

@@ -3,15 +3,18 @@
  * generated from this table. */
 #include <stdlib.h>
 #include <string.h>
+#include "../common/fileio.h"
 #include "../compiler/describe.h"
 #include "../compiler/dump.h"
 #include "../compiler/fusion.h"
 #include "../compiler/npubin.h"
 #include "../viz/viz.h"
+#include "heat.h"
 #include "kernel_source.h"
 #include "report.h"
 #include "runner.h"
 #include "session.h"
+#include "timeline.h"
 
 char *session_dup(const char *s);
 
@@ -457,14 +460,56 @@ static Status c_dump(Session *s, int argc, char **argv, DiagList *d)
 
 static Status c_dot(Session *s, int argc, char **argv, DiagList *d)
 {
-    Status st = need(argc, 1, "dot FILE [--after PASS]", d);
+    Status st = need(argc, 1, "dot FILE [--after PASS] [--color kind|partition|time|error]", d);
     if (st != ST_OK) return st;
-    int at = s->cursor;
-    if (argc >= 3 && strcmp(argv[1], "--after") == 0 && (at = pass_find(argv[2])) < 0)
-        return diag_error(d, NULL, NULL, NULL, "dot: unknown pass '%s'", argv[2]);
-    VizOptions vo = {VIZ_COLOR_KIND, false, false};
-    st = viz_write(s->pipe.snaps[at].g, &vo, argv[0], d);
+    int at = s->cursor, color = VIZ_COLOR_KIND;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--after") == 0 && (at = pass_find(argv[i + 1])) < 0)
+            return diag_error(d, NULL, NULL, NULL, "dot: unknown pass '%s'", argv[i + 1]);
+        if (strcmp(argv[i], "--color") == 0 && (color = heat_color_parse(argv[i + 1])) < 0)
+            return diag_error(d, NULL, NULL, NULL, "dot: --color must be kind, partition, time or error");
+    }
+    VizOptions vo = {.color = (VizColor)color};
+    /* time, error: the heat map of the session's profile of this plan (the explorer's c) */
+    VizKernelData *kd = NULL;
+    VizHeat hm = {0};
+    const Graph *g = s->pipe.snaps[at].g;
+    if (color == VIZ_COLOR_TIME || color == VIZ_COLOR_ERROR) {
+        const ProfileResult *r = session_profile(s);
+        if (!r) return diag_error(d, NULL, NULL, NULL, "dot --color %s: %s", argv[argc - 1], s->prof.have
+                                  ? "the profile measured an earlier plan: profile this one first"
+                                  : "profile first");
+        st = heat_from_result(s->pipe.plan, r, &kd, d);
+        if (st == ST_OK) st = viz_heat(g, vo.color, kd, s->pipe.plan->nkernels, &hm, d);
+        vo.heat = &hm;
+    }
+    if (st == ST_OK) st = viz_write(g, &vo, argv[0], d);
     if (st == ST_OK && !s->json) fprintf(s->out, "wrote %s\n", argv[0]);
+    viz_heat_free(&hm);
+    free(kd);
+    return st;
+}
+
+/* The session's profile of its plan as Chrome trace-event JSON (profile --format trace; the
+ * explorer's timeline as a file Perfetto opens). */
+static Status c_trace(Session *s, int argc, char **argv, DiagList *d)
+{
+    Status st = need(argc, 1, "trace FILE.json", d);
+    if (st != ST_OK) return st;
+    const ProfileResult *r = session_profile(s);
+    if (!r)
+        return diag_error(d, argv[0], NULL, NULL, "trace: %s", s->prof.have
+                          ? "the profile measured an earlier plan: profile this one first"
+                          : "profile first");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) return diag_add(d, DIAG_ERROR, ST_NOMEM, argv[0], NULL, NULL, "out of memory");
+    st = timeline_write_trace(mem, s->pipe.plan, r, d);
+    fclose(mem);
+    if (st == ST_OK) st = file_write_atomic(argv[0], buf, len, d);
+    free(buf);
+    if (st == ST_OK && !s->json) fprintf(s->out, "wrote %s (open it in ui.perfetto.dev or chrome://tracing)\n", argv[0]);
     return st;
 }
 
@@ -493,8 +538,9 @@ const Command session_commands[] = {
     {"bisect", "[first|minimal]", "find the fusion that breaks the outputs", c_bisect, true},
     {"describe", "", "the compiled program", c_describe, false},
     {"source", "K|ID", "a kernel's source (generated or hand-written) and SPIR-V disassembly", c_source, false},
-    {"dot", "FILE [--after PASS]", "draw the graph (.dot, .svg, .png)", c_dot, false},
+    {"dot", "FILE [--after PASS] [--color kind|partition|time|error]", "draw the graph (.dot, .svg, .png; time, error: the heat map of the profile)", c_dot, false},
     {"save", "FILE.npubin", "write the compiled program", c_save, false},
+    {"trace", "FILE.json", "the profile as Chrome trace-event JSON (Perfetto; the explorer's t timeline)", c_trace, false},
     {"set", "KEY VALUE", "on-error stop|continue", c_set, false},
     {"echo", "TEXT", "print text", c_echo, false},
 };

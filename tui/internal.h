@@ -86,6 +86,8 @@ typedef struct Tui {
     TuiLines lines[P_COUNT]; /* rebuilt every frame */
     int focus, main_pane;
     bool hide_unchanged, full_ir, help, stable, no_color, quit, headless;
+    bool timeline;   /* the kernels pane draws the profiled step as a timeline (t) */
+    int tl_zoom;     /* the timeline's zoom: 2^tl_zoom x the whole step across the pane */
     bool confirm_quit; /* q asked "quit?": the next key answers */
     bool prompting, searching;
     char input[512];
@@ -192,6 +194,10 @@ typedef struct TuiGraphPaint {
 } TuiGraphPaint;
 void tui_graph_paint(Tui *t, const TuiGraphPaint *p);
 void tui_view_kernels(Tui *t, TuiLines *out);
+/* view_timeline.c: the kernels pane as a timeline of the profiled step (false: no profile of
+ * this plan, the table shows instead); +/- zoom */
+bool tui_timeline_draw(Tui *t, int x, int y, int w, int h);
+void tui_timeline_zoom(Tui *t, int dir);
 /* view_source.c: the selected kernel's source and SPIR-V side by side in the main area */
 void tui_source_open(Tui *t);
 void tui_source_close(Tui *t);

@@ -188,6 +188,22 @@ static void a_sort(Tui *t, int key)
     t->sort_col = (t->sort_col + 1) % 5;
 }
 
+static void a_timeline(Tui *t, int key)
+{
+    (void)key;
+    t->timeline = !t->timeline;
+    focus(t, P_KERNELS);
+    if (t->timeline && !session_profile(&t->s))
+        snprintf(t->status, sizeof t->status, "timeline: %s", t->s.prof.have ? "the profile measured an earlier plan: p profiles this one"
+                                                                               : "p profiles the plan, then the timeline shows it");
+}
+
+static void a_zoom(Tui *t, int key)
+{
+    if (t->focus == P_KERNELS && t->timeline) tui_timeline_zoom(t, key == '-' ? -1 : 1);
+    else snprintf(t->status, sizeof t->status, "+ - zoom the timeline (4, t) and the graph drawing (3)");
+}
+
 static void a_verify(Tui *t, int key)
 {
     (void)key;
@@ -269,6 +285,8 @@ static const Action actions[] = {
     {"o", {'o'}, "o", "source", "source K", "the selected kernel's source and SPIR-V side by side (o/Esc close)", PB(P_KERNELS), a_source},
     {"p", {'p'}, "p", "profile", "profile", "profile every kernel of the plan (profile 5: GPU, CPU reference, error)", PB(P_KERNELS), a_profile},
     {"s", {'s'}, "s", "sort", "-", "sort the profiled kernels by the next column", PB(P_KERNELS), a_sort},
+    {"t", {'t'}, "t", "timeline", "timeline", "the profiled step as a timeline: kernels by level on lanes, bars scaled to GPU time (t: the table again)", PB(P_KERNELS), a_timeline},
+    {"+ -", {'+', '=', '-'}, NULL, NULL, "-", "zoom the timeline around the selected kernel (the graph drawing: see below)", 0, a_zoom},
     {"b", {'b'}, "b", "bisect", "bisect", "find the fusion that breaks the outputs", PB(P_FUSIONS) | PB(P_BISECT), a_bisect},
     {"v", {'v'}, "v", "verify", "check", "verify: run and compare the outputs with the reference", PB(P_KERNELS) | PB(P_FUSIONS), a_verify},
     {"d", {'d'}, "d", "diff/full", "pass show / dump", "changes of the pass vs the full graph after it", PB(P_IR), a_diff},

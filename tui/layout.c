@@ -199,11 +199,13 @@ void tui_render(Tui *t)
     pane(t, P_PASSES, 0, 1, lw, ph, "1 passes +-~ nodes, ms");
     pane(t, P_DETAILS, 0, 1 + ph, lw, top - ph, "8 details");
     char title[160], gt[128];
-    bool drawn = t->main_pane == P_GRAPH && tui_graph_draw(t, lw + 1, 3, g->w - lw - 2, top - 3);
+    bool drawn = (t->main_pane == P_GRAPH && tui_graph_draw(t, lw + 1, 3, g->w - lw - 2, top - 3)) ||
+                 (t->main_pane == P_KERNELS && t->timeline && tui_timeline_draw(t, lw + 1, 3, g->w - lw - 2, top - 3));
     bool source = t->src && tui_source_draw(t, lw, 1, g->w - lw, top);
     snprintf(title, sizeof title, "%s", t->main_pane == P_IR ? (t->full_ir ? "graph text (d: diff)" : "changes (d: full)")
                                           : t->main_pane == P_GRAPH ? tui_graph_title(t, gt, sizeof gt)
-                                          : t->main_pane == P_KERNELS ? (t->nprof ? "kernels, profiled (s: sort)" : t->s.prof.have ? "kernels (profile stale: p)" : "kernels (p: profile)")
+                                          : t->main_pane == P_KERNELS && t->timeline ? (t->nprof ? "kernels: timeline of the profiled step (t: table)" : t->s.prof.have ? "kernels: timeline (profile stale: p)" : "kernels: timeline (p: profile)")
+                                          : t->main_pane == P_KERNELS ? (t->nprof ? "kernels, profiled (s: sort, t: timeline)" : t->s.prof.have ? "kernels (profile stale: p)" : "kernels (p: profile)")
                                           : t->main_pane == P_FUSIONS ? "fusions (Space, z undo)"
                                           : session_bisect_stale(&t->s) ? "bisect (stale: b)" : "bisect");
     if (!source) {

@@ -1,6 +1,7 @@
 /* The graph pane. Graphs of up to TUI_GRAPH_MAX_DRAW live nodes are drawn in the terminal from
  * Graphviz's layout (viz_layout, cached per pass and fusion-switch state; painted by
- * graph_draw.c): colour by partition or, after profiling, by GPU time or error; arrows pan, +/-
+ * graph_draw.c): colour by partition or, after profiling, a heat map of GPU time or error per
+ * node (the bins of `dot --color time|error`, a legend on the last row); arrows pan, +/-
  * zoom, f follows the selection, c cycles the colours. The node list (one row per live node with
  * its fusion, placement and edges) is built for every graph: it holds the selection (j/k move
  * it, / searches it) and is what larger graphs show instead of the drawing. `g` renders the
@@ -8,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../app/heat.h"
 #include "internal.h"
 
 static void edges_in(const Graph *g, const Node *n, char *buf, size_t cap)
@@ -146,30 +148,41 @@ void tui_view_graph(Tui *t, TuiLines *out)
     }
 }
 
-/* Colours of the boxes: placement, or the kernel's share of the slowest GPU time, or its error. */
-static void colours(const Tui *t, const Graph *g, const VizLayout *l, int mode, int *attr)
+/* Colours of the boxes: placement, or the heat map of the session's profile of this plan by GPU
+ * time or error (viz_heat, the bins and colours `dot --color time|error` draws); *hm is made
+ * for the legend. */
+static void colours(Tui *t, const Graph *g, const VizLayout *l, int mode, int *attr, VizHeat *hm)
 {
-    double worst = 0;
-    for (int i = 0; i < t->nprof; i++)
-        if (!t->prof[i].xfer && t->prof[i].gpu_us > worst) worst = t->prof[i].gpu_us;
+    const ProfileResult *r = session_profile(&t->s);
+    VizKernelData *kd = NULL;
+    DiagList d = {0};
+    bool heat = mode != COL_PART && r && heat_from_result(t->s.pipe.plan, r, &kd, &d) == ST_OK &&
+                viz_heat(g, mode == COL_GPU ? VIZ_COLOR_TIME : VIZ_COLOR_ERROR, kd, t->s.pipe.plan->nkernels,
+                         hm, &d) == ST_OK;
+    free(kd);
+    diag_free(&d);
     for (int i = 0; i < l->nbox; i++) {
         const VizBox *b = &l->box[i];
         attr[i] = 0;
         if (b->node < 0) continue;
-        const Node *n = &g->nodes[b->node];
-        if (mode == COL_PART) {
-            attr[i] = TA_COLOR(n->place == PLACE_CPU ? TC_YELLOW : TC_CYAN);
+        if (!heat) {
+            attr[i] = TA_COLOR(g->nodes[b->node].place == PLACE_CPU ? TC_YELLOW : TC_CYAN);
             continue;
         }
-        int k;
-        tui_kernel_of_node(t, n->name, &k);
-        const TuiProfRow *r = k >= 0 ? tui_prof_row(t, k) : NULL;
-        if (!r) attr[i] = TA_DIM;
-        else if (mode == COL_GPU)
-            attr[i] = TA_COLOR(r->gpu_us >= 0.5 * worst ? TC_RED : r->gpu_us >= 0.15 * worst ? TC_YELLOW : TC_GREEN);
-        else
-            attr[i] = TA_COLOR(strcmp(r->verdict, "MISMATCH") == 0 ? TC_RED : r->rel_l2 > 1e-3 ? TC_YELLOW : TC_GREEN);
+        int c = b->node < hm->nnodes ? viz_heat_ansi(hm, hm->bin[b->node]) : 0;
+        attr[i] = c ? TA_COLOR(c) : TA_DIM;
     }
+}
+
+/* The heat map's legend on the drawing's last row: each bin's range in its colour (under
+ * --tui-stable a time bin's share of the slowest node, the same every run). */
+static void heat_legend(Tui *t, const VizHeat *hm, int x, int y, int w)
+{
+    int cx = x;
+    cx += tui_put(&t->grid, cx, y, w, TA_BOLD, hm->by == VIZ_COLOR_TIME ? "gpu time: " : "rel_l2: ");
+    for (int b = 0; b < VIZ_HEAT_BINS && cx < x + w; b++)
+        cx += tui_putf(&t->grid, cx, y, x + w - cx, TA_REV | TA_COLOR(viz_heat_ansi(hm, b)), "[%s]", t->stable ? hm->share[b] : hm->label[b]) + 1;
+    if (cx < x + w) tui_putf(&t->grid, cx, y, x + w - cx, TA_DIM, "(dim: %s)", viz_heat_none(hm));
 }
 
 bool tui_graph_draw(Tui *t, int x, int y, int w, int h)
@@ -193,9 +206,10 @@ bool tui_graph_draw(Tui *t, int x, int y, int w, int h)
     const VizLayout *l = &e->l;
     int *attr = calloc((size_t)l->nbox + 1, sizeof *attr);
     if (!attr) return false;
-    if (v->color != COL_PART && !t->nprof) v->color = COL_PART;
-    colours(t, g, l, v->color, attr);
-    TuiGraphPaint p = {.l = l, .x = x, .y = y, .w = w, .h = h, .sel_box = -1, .box_attr = attr};
+    if (v->color != COL_PART && !session_profile(&t->s)) v->color = COL_PART; /* none, or stale */
+    VizHeat hm = {0};
+    colours(t, g, l, v->color, attr, &hm);
+    TuiGraphPaint p = {.l = l, .x = x, .y = y, .w = w, .h = hm.bin ? h - 1 : h, .sel_box = -1, .box_attr = attr};
     p.sx = 6.0 / zooms[v->zoom];
     p.sy = 12.0 / zooms[v->zoom];
     const TuiLines *rows = &t->lines[P_GRAPH];
@@ -219,6 +233,8 @@ bool tui_graph_draw(Tui *t, int x, int y, int w, int h)
     if (l->w <= w * p.sx) p.ox = (l->w - w * p.sx) / 2; /* fits across: centred */
     if (l->h <= h * p.sy) p.oy = -p.sy;                 /* fits down: from the top */
     tui_graph_paint(t, &p);
+    if (hm.bin) heat_legend(t, &hm, x, y + h - 1, w);
+    viz_heat_free(&hm);
     free(attr);
     v->drawn = true;
     return true;
@@ -226,8 +242,8 @@ bool tui_graph_draw(Tui *t, int x, int y, int w, int h)
 
 const char *tui_graph_title(const Tui *t, char *buf, size_t n)
 {
-    static const char *cols[COL_N] = {"partition: cyan npu, yellow cpu", "gpu time: red slowest",
-                                      "error: red mismatch"};
+    static const char *cols[COL_N] = {"partition: cyan npu, yellow cpu", "heat: gpu time (legend below)",
+                                      "heat: error (legend below)"};
     const TuiGraphView *v = t->gv;
     if (!v || !v->drawn) {
         if (v && v->why)
@@ -273,9 +289,11 @@ bool tui_graph_key(Tui *t, int key)
         return true;
     case 'c':
         v->color = (v->color + 1) % COL_N;
-        if (v->color != COL_PART && !t->nprof) {
+        if (v->color != COL_PART && !session_profile(&t->s)) {
             v->color = COL_PART;
-            snprintf(t->status, sizeof t->status, "graph: colour by GPU time or error after p (profile)");
+            snprintf(t->status, sizeof t->status, "%s", t->s.prof.have
+                     ? "graph: the profile measured an earlier plan: p profiles this one, then c"
+                     : "graph: colour by GPU time or error after p (profile)");
         }
         return true;
     default: return false;

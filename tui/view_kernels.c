@@ -77,7 +77,7 @@ void tui_view_kernels(Tui *t, TuiLines *out)
     TuiProfRow *rows = malloc(sizeof *rows * (size_t)t->nprof);
     if (!rows) return;
     memcpy(rows, t->prof, sizeof *rows * (size_t)t->nprof);
-    g_col = t->sort_col;
+    g_col = t->timeline ? 0 : t->sort_col; /* the timeline's rows: by index */
     qsort(rows, (size_t)t->nprof, sizeof *rows, cmp);
     tui_lines_add(out, TA_BOLD, -1, "%3s %-*s %-8s %9s %9s %7s %8s %s   sorted by %s", "#", kw, "kernel",
                   "verdict", "gpu_us", "cpu_us", "speedup", "rel_l2", "fusion/IR", sort_names[t->sort_col]);

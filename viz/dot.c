@@ -86,10 +86,45 @@ static const char *kind_color(OpId op)
     return "#a6dba0"; /* elementwise */
 }
 
+/* Text for an HTML-like label: &, < and > escaped. */
+static void html(Buf *b, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '&') put(b, "&amp;");
+        else if (*s == '<') put(b, "&lt;");
+        else if (*s == '>') put(b, "&gt;");
+        else put(b, "%c", *s);
+    }
+}
+
+/* The heat map's legend as the graph's label (top left): a swatch and its range per bin. */
+static void heat_legend(Buf *b, const VizHeat *h)
+{
+    put(b, "  labelloc=t; labeljust=l; fontname=\"Helvetica\"; fontsize=10; label=<<table border=\"0\" "
+           "cellborder=\"1\" cellspacing=\"0\" cellpadding=\"3\"><tr><td colspan=\"2\">");
+    html(b, h->title);
+    put(b, "</td></tr>");
+    for (int i = 0; i <= VIZ_HEAT_BINS; i++) {
+        int bin = i < VIZ_HEAT_BINS ? i : -1;
+        put(b, "<tr><td bgcolor=\"%s\" width=\"24\"> </td><td align=\"left\">", viz_heat_fill(h, bin));
+        html(b, bin < 0 ? viz_heat_none(h) : h->label[bin]);
+        put(b, "</td></tr>");
+    }
+    put(b, "</table>>;\n");
+}
+
+/* A node's fill: its heat bin's colour, its placement's, or its op class's. */
+static const char *node_fill(const VizOptions *o, const Node *n, int i)
+{
+    if (o->heat && i < o->heat->nnodes) return viz_heat_fill(o->heat, o->heat->bin[i]);
+    if (o->color == VIZ_COLOR_PARTITION) return n->place == PLACE_CPU ? "#fbb4ae" : "#b3cde3";
+    return kind_color(n->op);
+}
+
 Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d)
 {
     Buf b = {0};
-    VizOptions def = {VIZ_COLOR_KIND, false, false};
+    VizOptions def = {.color = VIZ_COLOR_KIND};
     if (!o) o = &def;
     char sh[160];
     put(&b, "digraph ");
@@ -104,6 +139,7 @@ Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d)
     if (o->compact)
         put(&b, "  nodesep=0.2; ranksep=0.3; node [fontname=\"Courier\", width=0.3, height=0.5, "
                 "margin=\"0.08,0.02\"];\n");
+    if (o->heat) heat_legend(&b, o->heat);
     put(&b, "  rankdir=TB; node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", "
             "fontsize=10]; edge [fontsize=8, color=\"#555555\"];\n");
     for (int i = 0; i < g->ninputs; i++) {
@@ -121,7 +157,12 @@ Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d)
         char title[128];
         snprintf(title, sizeof title, "%s %s%s", fu->id, fu->pattern, fu->enabled ? "" : " (off)");
         if (o->collapse_fusions && fu->enabled) {
-            put(&b, "  f%d [shape=box3d, fillcolor=\"#fdb863\", label=", f);
+            const char *fill = "#fdb863";
+            int hot = -1; /* a heat map: the hottest member's colour */
+            for (int k = 0; o->heat && k < fu->nnodes; k++)
+                if (fu->nodes[k] < o->heat->nnodes && o->heat->bin[fu->nodes[k]] > hot) hot = o->heat->bin[fu->nodes[k]];
+            if (o->heat) fill = viz_heat_fill(o->heat, hot);
+            put(&b, "  f%d [shape=box3d, fillcolor=\"%s\", label=", f, fill);
             char lbl[256];
             snprintf(lbl, sizeof lbl, "%s\n(%d nodes)\n%s", title, fu->nnodes,
                      tensor_describe(&g->tensors[fu->out], sh, sizeof sh));
@@ -139,9 +180,7 @@ Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d)
         const Node *n = &g->nodes[i];
         if (n->dead) continue;
         if (o->collapse_fusions && n->fusion >= 0 && g->fusions[n->fusion].enabled) continue;
-        const char *fill = o->color == VIZ_COLOR_PARTITION
-                               ? (n->place == PLACE_CPU ? "#fbb4ae" : "#b3cde3")
-                               : kind_color(n->op);
+        const char *fill = node_fill(o, n, i);
         int nw = 0;
         for (int k = 0; k < n->nin; k++) nw += g->tensors[n->in[k]].kind == TK_WEIGHT;
         char lbl[512], wl[32] = "";

@@ -109,7 +109,7 @@ static Status copy_out(const Graph *g, Agraph_t *ag, VizLayout *l)
 Status viz_layout(const Graph *g, VizLayout *out, DiagList *d)
 {
     memset(out, 0, sizeof *out);
-    VizOptions o = {VIZ_COLOR_KIND, false, true};
+    VizOptions o = {.color = VIZ_COLOR_KIND, .compact = true};
     char *text;
     Status st = viz_dot(g, &o, &text, d);
     if (st != ST_OK) return st;
