@@ -140,9 +140,7 @@ int cmd_tuning(int argc, char **argv)
         tuning_range((TuneId)i, r, sizeof r);
         if (k->dflt == TUNE_AUTO) snprintf(dv, sizeof dv, "auto");
         else snprintf(dv, sizeof dv, "%lld", (long long)k->dflt);
-        int parts = 0;
-        for (int j = 0; j < TUNE_COUNT; j++) parts += strcmp(tune_info[j].env, k->env) == 0;
-        if (parts > 1) snprintf(env, sizeof env, "%s[%d]", k->env, k->pos);
+        if (tuning_env_parts((TuneId)i) > 1) snprintf(env, sizeof env, "%s[%d]", k->env, k->pos);
         else snprintf(env, sizeof env, "%s", k->env);
         if (md)
             printf("| `%s` | %s | %s | `%s` | %s |\n", k->name, r, dv, env, k->why);

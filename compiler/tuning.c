@@ -9,8 +9,9 @@
 #include "kernels.h" /* the defaults' constants: KC_CONV_TARGET, ATTN_MAX_G, ... */
 
 const TuneInfo tune_info[TUNE_COUNT] = {
-#define X(id, nm, ev, ps, l, h, k, d, w) \
-    [TUNE_##id] = {.name = nm, .env = ev, .pos = ps, .lo = l, .hi = h, .kind = k, .dflt = d, .why = w},
+#define X(id, nm, ev, ps, l, h, k, d, w)                                                           \
+    [TUNE_##id] = {                                                                                \
+        .name = nm, .env = ev, .pos = ps, .lo = l, .hi = h, .kind = k, .dflt = d, .why = w},
 #include "tuning.def"
 #undef X
 };
@@ -27,11 +28,19 @@ int tuning_find(const char *name)
     return -1;
 }
 
+int tuning_env_parts(TuneId id)
+{
+    int n = 0;
+    for (int j = 0; j < TUNE_COUNT; j++)
+        n += strcmp(tune_info[j].env, tune_info[id].env) == 0;
+    return n;
+}
+
 const char *tuning_range(TuneId id, char *buf, size_t n)
 {
     const TuneInfo *k = &tune_info[id];
-    static const char *const kinds[] = {[TK_INT] = "", [TK_POW2] = "a power of two in ",
-                                        [TK_MUL32] = "a multiple of 32 in "};
+    static const char *const kinds[] = {
+        [TK_INT] = "", [TK_POW2] = "a power of two in ", [TK_MUL32] = "a multiple of 32 in "};
     snprintf(buf, n, "%s%" PRId64 "..%" PRId64 "%s", kinds[k->kind], k->lo, k->hi,
              k->dflt == TUNE_AUTO ? ", or auto" : "");
     return buf;
@@ -75,8 +84,8 @@ Status tuning_set(Tuning *t, const char *assign, DiagList *d)
     char r[64];
     int64_t v;
     if (!eq || !parse_value((TuneId)id, eq + 1, &v))
-        return diag_error(d, NULL, NULL, NULL, "--tune %s: '%s' is not %s", name,
-                          eq ? eq + 1 : "", tuning_range((TuneId)id, r, sizeof r));
+        return diag_error(d, NULL, NULL, NULL, "--tune %s: '%s' is not %s", name, eq ? eq + 1 : "",
+                          tuning_range((TuneId)id, r, sizeof r));
     put(t, (TuneId)id, v, false);
     return ST_OK;
 }
@@ -93,19 +102,18 @@ Status tuning_from_env(Tuning *t, DiagList *d)
             s = strchr(s, ',');
             if (s) s++;
         }
-        int nparts = 0;
-        for (int j = 0; j < TUNE_COUNT; j++) nparts += strcmp(tune_info[j].env, k->env) == 0;
+        int nparts = tuning_env_parts((TuneId)i);
         int commas = 0;
-        for (const char *c = e; *c; c++) commas += *c == ',';
+        for (const char *c = e; *c; c++)
+            commas += *c == ',';
         char part[64], r[64];
         size_t len = s ? strcspn(s, ",") : 0;
         snprintf(part, sizeof part, "%.*s", (int)(len < sizeof part ? len : sizeof part - 1),
                  s ? s : "");
         int64_t v;
         if (commas != nparts - 1 || len >= sizeof part || !parse_value((TuneId)i, part, &v))
-            return diag_error(d, NULL, NULL, NULL,
-                              "%s='%s': %s%s must be %s (docs/tuning.md)", k->env, e,
-                              nparts > 1 ? "every part must be given; " : "", k->name,
+            return diag_error(d, NULL, NULL, NULL, "%s='%s': %s%s must be %s (docs/tuning.md)",
+                              k->env, e, nparts > 1 ? "every part must be given; " : "", k->name,
                               tuning_range((TuneId)i, r, sizeof r));
         put(t, (TuneId)i, v, true);
     }
@@ -124,8 +132,8 @@ void tuning_format(const Tuning *t, char *buf, size_t n)
     if (n) buf[0] = '\0';
     for (int i = 0; i < TUNE_COUNT && at < n; i++) {
         if (!changed(t, i)) continue;
-        int w = snprintf(buf + at, n - at, "%s%s=%" PRId64, at ? " " : "", tune_info[i].name,
-                         t->v[i]);
+        int w =
+            snprintf(buf + at, n - at, "%s%s=%" PRId64, at ? " " : "", tune_info[i].name, t->v[i]);
         at += w > 0 ? (size_t)w : 0;
     }
 }
@@ -138,7 +146,8 @@ void tuning_format_env(const Tuning *t, char *buf, size_t n)
         if (!changed(t, i) || !(t->env >> i & 1u)) continue;
         bool seen = false; /* a tuple's variable once */
         for (int j = 0; j < i; j++)
-            seen |= changed(t, j) && (t->env >> j & 1u) && strcmp(tune_info[j].env, tune_info[i].env) == 0;
+            seen |= changed(t, j) && (t->env >> j & 1u) &&
+                    strcmp(tune_info[j].env, tune_info[i].env) == 0;
         if (seen) continue;
         int w = snprintf(buf + at, n - at, "%s%s", at ? " " : "", tune_info[i].env);
         at += w > 0 ? (size_t)w : 0;

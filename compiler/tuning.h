@@ -55,6 +55,8 @@ Status tuning_from_env(Tuning *t, DiagList *d);
  * environment variables that set any of them, "NPU_CM_TILE NPU_GEMV", into buf (truncated to n). */
 void tuning_format(const Tuning *t, char *buf, size_t n);
 void tuning_format_env(const Tuning *t, char *buf, size_t n);
+/* How many knobs share knob id's environment variable (a tuple's length; 1 for a scalar). */
+int tuning_env_parts(TuneId id);
 /* The allowed values of knob id, "1..65536", "a power of two in 64..128, or auto", into buf. */
 const char *tuning_range(TuneId id, char *buf, size_t n);
 

@@ -150,7 +150,8 @@ static void test_plan_record(void **state)
     size_t len = 0;
     DiagList d = {0};
     assert_int_equal(npubin_encode(p0, &buf, &len, &d), ST_OK);
-    for (size_t i = 0; i + 6 <= len; i++) assert_false(memcmp(buf + i, "tuning", 6) == 0);
+    for (size_t i = 0; i + 6 <= len; i++)
+        assert_false(memcmp(buf + i, "tuning", 6) == 0);
     free(buf);
 
     set_ok(&t, "gemv.wg=64");
