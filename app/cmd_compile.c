@@ -27,6 +27,7 @@ void compile_options_from(const Options *o, CompileOptions *co)
     co->kernel_cache = o->kernel_cache;
     for (int i = 0; i < o->n_disable && i < COMPILE_MAX_LIST; i++) co->disable[co->n_disable++] = o->disable[i];
     co->cancel = o->cancel;
+    co->tuning = o->tune;
     /* auto without a device (compile, describe, dot) is portable; the runner resolves auto
      * against its device first (runner.c) */
     int tier = plan_tier_parse(o->tier);

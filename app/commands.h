@@ -7,6 +7,7 @@ int cmd_run(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 /* ops --coverage MODEL.json...: per model, where each node runs (app/coverage.c). */
 int cmd_ops_coverage(int argc, char **argv);
+int cmd_tuning(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_describe(int argc, char **argv);
 int cmd_dot(int argc, char **argv);

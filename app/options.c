@@ -41,6 +41,7 @@ static const struct {
     {"--no-fuse", "PATTERN|ID|all", "switch fusions off (repeatable; fuse-elementwise: the pass)"},
     {"--cpu-op", "ATEN", "force an op onto the CPU reference (repeatable)"},
     {"--disable", "PASS", "switch a pass off (fold-batchnorm, fuse, fuse-elementwise, layout, views)"},
+    {"--tune", "NAME=V", "set a tuning knob (repeatable; `npu-explore tuning` lists them)"},
     {"--break", "ID[,ID]", "corrupt fused kernels on purpose (bisect demonstrations and tests)"},
     {"--dump-after", "PASS|all", "print the graph after a pass, to stderr"},
     {"--tol-rel", "X", "relative tolerance (default: the dtype's)"},
@@ -99,6 +100,9 @@ static Status num(const char *opt, const char *s, double *out, DiagList *d)
 Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d)
 {
     int npos = 0;
+    /* the only place the NPU_* tuning variables are read; --tune overrides them */
+    Status ts = tuning_from_env(&o->tune, d);
+    if (ts != ST_OK) return ts;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -116,6 +120,9 @@ Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d)
                 return diag_error(d, NULL, NULL, NULL, "unexpected argument '%s'", a);
             if (npos == 0) o->model = a;
             npos++;
+        } else if (strcmp(a, "--tune") == 0) {
+            NEED();
+            if (tuning_set(&o->tune, v, d) != ST_OK) return ST_BAD_INPUT;
         } else if (strcmp(a, "--weights") == 0) {
             NEED();
             o->weights = v;

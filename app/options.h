@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "../common/diag.h"
+#include "../compiler/tuning.h"
 
 #define OPT_MAX_LIST 512
 
@@ -51,6 +52,7 @@ typedef struct Options {
     bool expand;            /* dot --expand: draw fusion members even on large graphs */
     int verbose;
     const atomic_bool *cancel; /* set by the TUI's Esc (the session's flag); NULL in the CLI */
+    Tuning tune;            /* the NPU_* environment (bench/'s override), then --tune NAME=V */
     bool recompile;         /* the session: a .npubin's IR is compiled again (with the session's
                              * switches) where the CLI runs the file's own plan */
 } Options;

@@ -25,7 +25,8 @@ Status runner_open(Runner *r, const Options *o, Model *m, bool no_reuse, DiagLis
 static Status npubin_options(const Options *o, const Plan *p, DiagList *d)
 {
     const char *opt = o->n_no_fuse ? "--no-fuse" : o->n_cpu_ops ? "--cpu-op" : o->break_id ? "--break"
-                      : o->n_disable ? "--disable" : o->dump_after ? "--dump-after" : NULL;
+                      : o->n_disable ? "--disable" : o->dump_after ? "--dump-after"
+                      : o->tune.set & ~o->tune.env ? "--tune" : NULL;
     static const char *names[] = {[DT_F16] = "fp16", [DT_BF16] = "bf16", [DT_F32] = "fp32"};
     const char *dt = p->compute == DT_F16 || p->compute == DT_BF16 || p->compute == DT_F32
                          ? names[p->compute] : "?";

@@ -9,7 +9,7 @@
 #           design): the gate, down and q GEMMs of prefill-128, bf16, first pass us
 #   resnet  ResNet-18/50 checks, then a profile of each per entry of RESNET_ENVS (";"-separated;
 #           an entry is environment assignments and profile options, "-" for none), e.g.
-#           "-;NPU_CONV_TARGET=132;NPU_CONV_ABLATE=1": the step and the timed kernels by stem
+#           "-;NPU_CONV_TARGET=132;--tune conv.ablate=1": the step and the timed kernels by stem
 #   tile    the tensor-core matmul's tiles on the same GEMMs (NPU_CM_TILE 64 and 128; the large
 #           tile by K-split target, NPU_CM_TARGET 132 / 528 around its default 264; and with
 #           its global loads (ablate 1) or MMAs (ablate 2) left out)
@@ -40,9 +40,10 @@ extra = " | %d attentions, mean %.1f us timed" % (len(att), sum(att) / len(att))
 print("%-28s gpu step %8.1f us | %s%s" % (sys.argv[2], s.get("gpu_step_us", -1), "; ".join(ks[:8]), extra))
 P
 }
-entry() { # "ENV=V ... --opt ...": sets ev (NPU_X=1 and the assignments) and opts ("-": none)
+entry() { # "NPU_X=V ... --opt ...": sets ev (NPU_X=1 and the NPU_* assignments) and opts ("-":
+    # none; options include --tune NAME=V, the knobs of docs/tuning.md)
     ev=(NPU_X=1) opts=()
-    for w in $1; do case $w in -) ;; *=*) ev+=("$w") ;; *) opts+=("$w") ;; esac; done
+    for w in $1; do case $w in -) ;; NPU_*=*) ev+=("$w") ;; *) opts+=("$w") ;; esac; done
 }
 prof() { # label env model args...
     local label=$1 ev=$2 m=$3; shift 3

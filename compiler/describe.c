@@ -2,6 +2,7 @@
 
 #include "schedule.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static void shape(FILE *f, const int64_t *s, int r)
@@ -56,6 +57,9 @@ void describe_text(FILE *f, const Plan *p)
             p->model_name, dtype_short(p->compute), plan_tier_name(p->tier), p->channel_tile,
             PLAN_FORMAT_VERSION);
     fprintf(f, "source   %s\n", p->source ? p->source : "-");
+    if (p->tuning) /* only a plan built with non-default tuning knobs */
+        fprintf(f, "tuning   %s%s%s%s\n", p->tuning, p->tuning_env ? "   (from the environment: " : "",
+                p->tuning_env ? p->tuning_env : "", p->tuning_env ? ")" : "");
     fprintf(f, "inputs   %d ", p->ninputs);
     for (int i = 0; i < p->ninputs && i < 6; i++) {
         const PlanTensor *t = &p->tensors[p->inputs[i]];
@@ -201,6 +205,33 @@ static const char *kind_name(PlanTensorKind k)
     return "?";
 }
 
+/* The space-separated words of s (a plan's record, from a file: trusted in nothing) as a JSON
+ * array of strings, or (pairs) the NAME=V words as an object of NAME: V, V a number when it is
+ * an integer, else a string. */
+static void jwords(FILE *f, const char *s, bool pairs)
+{
+    fputc(pairs ? '{' : '[', f);
+    for (int n = 0; *s; n++) {
+        char w[256];
+        size_t len = strcspn(s, " ");
+        snprintf(w, sizeof w, "%.*s", (int)(len < sizeof w ? len : sizeof w - 1), s);
+        char *eq = pairs ? strchr(w, '=') : NULL;
+        if (eq) *eq = '\0';
+        fputs(n ? "," : "", f);
+        jstr(f, w);
+        if (pairs) {
+            char *end = NULL;
+            long long v = eq && eq[1] ? strtoll(eq + 1, &end, 10) : 0;
+            fputc(':', f);
+            if (end && !*end) fprintf(f, "%lld", v);
+            else jstr(f, eq ? eq + 1 : "");
+        }
+        s += len;
+        while (*s == ' ') s++;
+    }
+    fputc(pairs ? '}' : ']', f);
+}
+
 void describe_json(FILE *f, const Plan *p)
 {
     fprintf(f, "{\"schema\":\"npu-explore/plan/1\",\"format_version\":%d,\"model\":",
@@ -209,10 +240,18 @@ void describe_json(FILE *f, const Plan *p)
     fprintf(f, ",\"source\":");
     jstr(f, p->source);
     fprintf(f, ",\"compute\":\"%s\",\"tier\":\"%s\",\"channel_tile\":%d,\"arena_bytes\":%lld,"
-               "\"naive_bytes\":%lld,\"levels\":%d,\"barriers\":%d,\n\"tensors\":[",
+               "\"naive_bytes\":%lld,\"levels\":%d,\"barriers\":%d,",
             dtype_short(p->compute), plan_tier_name(p->tier), p->channel_tile,
             (long long)p->arena_bytes, (long long)p->naive_bytes, p->nlevels,
             plan_barriers_total(p));
+    if (p->tuning) { /* only a plan built with non-default tuning knobs */
+        fprintf(f, "\"tuning\":");
+        jwords(f, p->tuning, true);
+        fprintf(f, ",\"tuning_env\":");
+        jwords(f, p->tuning_env ? p->tuning_env : "", false);
+        fputc(',', f);
+    }
+    fprintf(f, "\n\"tensors\":[");
     for (int i = 0; i < p->ntensors; i++) {
         const PlanTensor *t = &p->tensors[i];
         fprintf(f, "%s\n {\"id\":%d,\"name\":", i ? "," : "", i);

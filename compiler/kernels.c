@@ -1,5 +1,6 @@
 /* The kernel-family registry and the helpers family functions share. */
 #include "kernels.h"
+#include "pass.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -228,12 +229,10 @@ uint32_t kc_lanes_for(int64_t len, uint32_t wg)
     return t;
 }
 
-int64_t kc_env_int(const char *name, int64_t lo, int64_t hi, int64_t dflt)
+int64_t kc_tune(const KernelCtx *c, TuneId id)
 {
-    const char *e = getenv(name);
-    char *end = NULL;
-    long long v = e && *e ? strtoll(e, &end, 0) : 0;
-    return e && *e && end && *end == '\0' && v >= lo && v <= hi ? (int64_t)v : dflt;
+    static const Tuning defaults;
+    return tuning_get(c->opt ? &c->opt->tuning : &defaults, id);
 }
 
 KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t cm_tile, int64_t target)

@@ -13,6 +13,7 @@
 #include "../common/diag.h"
 #include "graph.h"
 #include "plan.h"
+#include "tuning.h"
 
 /* What a family function may look at. */
 typedef struct KernelCtx {
@@ -25,7 +26,7 @@ typedef struct KernelCtx {
      * kc_scratch and kc_append (a family that needs more than one dispatch). */
     Plan *grow;
     int max_tensors, max_kernels;
-    const struct CompileOptions *opt; /* the generated family's kernel cache; may be NULL */
+    const struct CompileOptions *opt; /* the kernel cache and tuning; NULL: the defaults */
     /* The tier kernels are chosen for (PlanTier; the plan's, except under cm_emulate), and
      * whether its tensor-core stems are replaced by their portable emulations (`STEM` ->
      * the `_cmx` stems: tests only, CompileOptions.cm_emulate). */
@@ -81,10 +82,10 @@ Status kc_spec(const KernelCtx *c, PlanKernel *k, uint32_t v);
 void kc_grid(PlanKernel *k, int64_t n, int64_t per_group);
 /* Lanes per row for row kernels: the power of two at or above len, in 1..wg. */
 uint32_t kc_lanes_for(int64_t len, uint32_t wg);
-/* An integer measuring aid from the environment (NPU_CM_TARGET, NPU_CM_ABLATE, ...; read when
- * compiling, so a .npubin keeps it): its value (decimal, or 0x hex) when set and within
- * [lo, hi], else dflt. */
-int64_t kc_env_int(const char *name, int64_t lo, int64_t hi, int64_t dflt);
+/* Tuning knob id's value for this compile (CompileOptions.tuning; compiler/tuning.def): the
+ * one given, else its default, TUNE_AUTO where lowering decides by itself. The only way
+ * lowering reads tuning: it never looks at the environment. */
+int64_t kc_tune(const KernelCtx *c, TuneId id);
 /* The rows of a reduction over x's last dim into y (reduce, argmax): the outer dims right-
  * aligned in KC_ROW_OUTER slots (leading slots of size 1, stride 0), their element strides in x
  * and y, the row count, the row length and x's stride along it. The caller has checked
@@ -120,18 +121,14 @@ bool kc_bcast_strides6(const PlanTensor *t, const PlanTensor *out, int64_t st[6]
 /* Tiles of the GEMM kernels (shaders/gemm_tile.glsl: implicit-GEMM conv2d, tensor-core matmul)
  * for `batch` independent M x N x K products. One workgroup per BM x BN tile and K split; a grid
  * of fewer than `target` workgroups splits K (at least KC_MIN_STEPS steps of BK per split) into
- * fp32 partials that a reduce pass adds up with the epilogue: at batch 1 the 7x7 and 14x14
- * stages of a ResNet have only 8..50 tiles for K of 1152..4608. Targets, in workgroups per SM
- * of the nv-coopmat tier's reference GPU (TIER_NV_COOPMAT_SMS, an H100), measured there
- * (bench/NOTES.md): 3 for conv2d in both tiers (KC_CONV_TARGET: 1 and 4 were slower than 2 with
- * the first SIMT kernel, 8 no better; with the session 9 kernel 3 beat 2 by about 1% in two runs,
- * 1.5 and 4 were slower; its tensor-core kernel, 256 invocations per 64x64 tile: 2, 3 was slower
- * on the 14x14 and 7x7 stages, KC_CONV_CM_TARGET), 4 for the tensor-core matmul (KC_MATMUL_TARGET: Qwen-prefill GEMMs 508 -> 378 us).
- * The portable tier uses them too: the H100 is the target, and lavapipe loses little by splits
- * (one more dispatch and the partials' traffic).
+ * fp32 partials that a reduce pass adds up with the epilogue, so the few tiles of a small image
+ * or a batch-1 GEMM with a long K still fill the GPU.
+ * Targets are in workgroups per SM of the nv-coopmat tier's reference GPU (TIER_NV_COOPMAT_SMS,
+ * an H100), chosen by measurement there (bench/NOTES.md "Tuning history"), and are the defaults
+ * of the tuning knobs conv.target, conv.cm_target and cm.target (compiler/tuning.def). The
+ * portable tier uses them too: the H100 is the target, and lavapipe loses little by a split.
  * The tensor-core matmul's large tile (128x128 on 256 invocations, 160 registers each on the
- * H100: one workgroup per SM) aims at 1 per SM (KC_MATMUL_TARGET_LARGE: prefill-128 12.5 ms
- * against 13.1 at 2 per SM and 15.3 at 1/2, session 7).
+ * H100: one workgroup per SM) aims at 1 per SM (KC_MATMUL_TARGET_LARGE).
  * Portable (cm_tile 0, SIMT): BM 16/32/64 covering small M (a depthwise conv wastes 15 of 16 rows
  * rather than 63 of 64), BN 32/64, BK 16, 4x4 outputs per invocation. nv-coopmat (tensor cores;
  * compile-time constants in the shaders): cm_tile 64 = 64x64x32, 128 invocations = 4 subgroups
@@ -146,6 +143,11 @@ enum {
     KC_CM_TILE = 64,        /* the tensor-core tile of conv2d_cm* and matmul_cm* */
     KC_CM_TILE_LARGE = 128, /* of matmul_cml* */
 };
+/* decode_attention (lower_attention.c): the most query heads per workgroup (the shader's MAXG)
+ * and the most splits of the cache (MAXSPLIT: the merging workgroup holds every split's {m, l}
+ * per head); the tuning knobs attn.g and attn.splits stay within them. */
+#define ATTN_MAX_G 8
+#define ATTN_MAX_SPLIT 16
 typedef struct KcTile {
     int64_t bm, bn, bk, tr, tc, wg; /* tile, per-invocation tile (SIMT), workgroup size */
     int64_t mtiles, ntiles, tiles;  /* tiles over M, N, and in all (times batch) */

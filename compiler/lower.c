@@ -433,6 +433,11 @@ Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList 
     p->compute = o->compute;
     p->tier = o->cm_emulate ? TIER_PORTABLE : o->tier;
     p->channel_tile = o->channel_tile;
+    char tune[1024], tune_env[512];
+    tuning_format(&o->tuning, tune, sizeof tune);
+    tuning_format_env(&o->tuning, tune_env, sizeof tune_env);
+    if (tune[0]) p->tuning = arena_strdup(&p->arena, tune);
+    if (tune_env[0]) p->tuning_env = arena_strdup(&p->arena, tune_env);
     p->arena_bytes = g->arena_bytes;
     p->naive_bytes = g->naive_bytes;
     Status st = build_tensors(&L, o);

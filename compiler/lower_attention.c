@@ -40,13 +40,11 @@
 #include "fusion.h"
 #include "kernels.h"
 
-#define ATTN_MAX_G 8   /* MAXG */
 #define ATTN_MAX_L 8   /* lanes per key row: every subgroup the backend accepts holds a team */
 #define ATTN_MAX_ACC 128 /* fp32 accumulators per lane: G * elements per lane */
 #define ATTN_GPU_WG 128  /* at most 128: MAXSG */
 #define ATTN_CPU_WG 64
 #define ATTN_GPU_TARGET (2 * TIER_NV_COOPMAT_SMS) /* workgroups to aim for on a GPU */
-#define ATTN_MAX_SPLIT 16 /* MAXSPLIT: the merging workgroup holds every split's {m, l} per head */
 #define ATTN_CPU_CHUNK 256  /* positions per split at least on a CPU device */
 #define ATTN_CPU_TARGET 4   /* workgroups to aim for on a CPU device */
 
@@ -77,31 +75,30 @@ static AttnParams attn_params(const KernelCtx *c, int64_t B, int64_t Hq, int64_t
     int64_t vpl = (a.nv + a.lanes - 1) / a.lanes, epl = vpl * (vec_ok ? ew : 1);
     /* the largest group of heads sharing both kv heads whose accumulators fit */
     int64_t r = gcd64(rep_k, rep_v);
-    /* at most gmax heads per group: on a GPU one for a decode step (each query head its own
-     * workgroups, the K/V rows read once per head rather than per kv head: inside the H100's
-     * decode step 2.42 -> 2.00 ms against 6 heads per group, bench/NOTES.md "Session 8"),
-     * else ATTN_MAX_G (prefill's rows already fill the GPU: not measured there);
-     * NPU_ATTN_G=N overrides (a measuring aid, like NPU_ATTN_SPLITS) */
-    int64_t gmax = kc_env_int("NPU_ATTN_G", 1, ATTN_MAX_G,
-                              c->cpu_device || Tq > 1 ? ATTN_MAX_G : 1);
+    /* at most gmax heads per group (attn.g): on a GPU one for a decode step, so each query head
+     * has its own workgroups and the kernel reads its K/V rows once per head rather than per
+     * kv head, which measured faster inside the H100's decode step; else ATTN_MAX_G (a
+     * prefill's rows already fill the GPU) */
+    int64_t gmax = kc_tune(c, TUNE_ATTN_G);
+    if (gmax == TUNE_AUTO) gmax = c->cpu_device || Tq > 1 ? ATTN_MAX_G : 1;
     a.g = 1;
     for (int64_t g = 2; g <= gmax && g <= r; g++)
         if (r % g == 0 && g * epl <= ATTN_MAX_ACC) a.g = g;
     /* rows per team and trip: on a CPU device at most 8 vectors of K and 8 of V in flight per
-     * lane; on a GPU one row (the trip's code is then a quarter: inside the H100's decode step,
-     * where each layer's attention runs after 90 MB of weights went through the L2, RB 1 took
-     * 0.12-0.18 ms off a 2.5-2.6 ms step against RB 4, though alone, warm, it was no faster:
-     * bench/NOTES.md "Session 8") */
+     * lane; on a GPU one row (the trip's code is then a quarter, and the rows stream from an L2
+     * that the layer's weights have just gone through) */
     a.rb = c->cpu_device ? (8 / vpl < 1 ? 1 : 8 / vpl) : 1;
-    /* NPU_ATTN="WG,RB": the workgroup size and rows per team on a GPU (a measuring aid, like
-     * NPU_GEMV); WG up to 512 only on the nv-coopmat tier, whose subgroups have 32 lanes (at
-     * most MAXSG = 16 subgroups) */
-    const char *o = getenv("NPU_ATTN");
-    long owg = 0, orb = 0;
-    if (o && !c->cpu_device && sscanf(o, "%ld,%ld", &owg, &orb) == 2 && owg >= 32 && owg % 32 == 0 &&
-        owg <= (c->tier == TIER_NV_COOPMAT ? 512 : 128) && orb >= 1 && orb <= 8) {
-        a.wg = owg;
-        a.rb = orb;
+    /* attn.wg, attn.rb: the workgroup size and rows per team on a GPU; WG up to 512 only on the
+     * nv-coopmat tier, whose subgroups have 32 lanes (at most MAXSG = 16 subgroups): an invalid
+     * pair leaves lowering's own */
+    int64_t owg = kc_tune(c, TUNE_ATTN_WG), orb = kc_tune(c, TUNE_ATTN_RB);
+    if (!c->cpu_device && (owg != TUNE_AUTO || orb != TUNE_AUTO)) {
+        owg = owg == TUNE_AUTO ? a.wg : owg;
+        orb = orb == TUNE_AUTO ? a.rb : orb;
+        if (owg <= (c->tier == TIER_NV_COOPMAT ? 512 : 128)) {
+            a.wg = owg;
+            a.rb = orb;
+        }
     }
     /* workgroups without a split: one per (batch, head group, query row) */
     int64_t groups = B * (Hq / a.g) * Tq, trip = a.wg / a.lanes * a.rb;
@@ -117,8 +114,7 @@ static AttnParams attn_params(const KernelCtx *c, int64_t B, int64_t Hq, int64_t
         int64_t want = (ATTN_GPU_TARGET + groups / 2) / groups;
         if (n > want) n = want;
     }
-    /* NPU_ATTN_SPLITS=N: at most N splits (a measuring aid, like NPU_CM_TARGET) */
-    int64_t cap = kc_env_int("NPU_ATTN_SPLITS", 1, ATTN_MAX_SPLIT, ATTN_MAX_SPLIT);
+    int64_t cap = kc_tune(c, TUNE_ATTN_SPLITS); /* at most this many splits */
     if (n > cap) n = cap;
     if (n < 1) n = 1;
     a.chunk = (T + n - 1) / n;
@@ -263,11 +259,10 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     int64_t s[] = {ks[0], ks[1], ks[2], vs[0], vs[1], vs[2], qs[0], qs[1], ms[0], ms[1],
                    ms[3], os[0], os[1], a.nsplit, a.chunk, ngroups, Tq, qs[2], ms[2], os[2]};
     for (int i = 0; i < 20 && st == ST_OK; i++) st = kc_push_i(c, k, s[i]);
-    /* NPU_ATTN_ABLATE=MASK: parts of the kernel left out (the shader's ABLATE): a measuring aid
-     * whose results are wrong by design; never set outside bench/ */
-    /* SAFE: the member softmax is an exported sdpa's (canon_sdpa.c): empty rows give zeros */
+    /* spec 6, attn.ablate: parts of the kernel left out (bench only, wrong results by design);
+     * SAFE: the member softmax is an exported sdpa's (canon_sdpa.c): empty rows give zeros */
     const Node *sm = kc_member(c, OP_SOFTMAX);
-    int64_t spec[] = {a.wg, a.g, a.lanes, a.vec, a.nv, a.rb, kc_env_int("NPU_ATTN_ABLATE", 0, 15, 0),
+    int64_t spec[] = {a.wg, a.g, a.lanes, a.vec, a.nv, a.rb, kc_tune(c, TUNE_ATTN_ABLATE),
                       sm && attr_bool(sm, "safe", false)};
     for (int i = 0; i < 8 && st == ST_OK; i++) st = kc_spec(c, k, (uint32_t)spec[i]);
     if (st != ST_OK) return st;

@@ -160,19 +160,18 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
         x->pshape[o], y->pshape[o], has_r ? r->pshape[o] : 0, rsrc, act,
     };
     enum { NHEAD = sizeof head / sizeof head[0] };
-    /* The K split's grid targets (NPU_CONV_TARGET=N, NPU_CONV_CM_TARGET=N: measuring aids, like
-     * NPU_CM_TARGET) and the tensor-core tile's plan at its own. Tensor cores (f16 storage, 16+
-     * channels per group) where they were measured faster than the SIMT kernel on the H100 at
-     * batch 1 (bench/NOTES.md "Session 9"): convs whose K the tensor-core plan splits, with whole
-     * 32-channel blocks per group (KORD), and the 1x1 stride-1 convs with K >= 1024. The stem
-     * (3 channels) and the unsplit convs (a 56x56 1x1 with K 64: 29 against 21 us) ran slower.
-     * cm_force (tests) and NPU_CONV_CM=1 (a measuring aid) take every conv the kernel can. */
-    int64_t target = kc_env_int("NPU_CONV_TARGET", 1, 65536, KC_CONV_TARGET);
-    int64_t cm_target = kc_env_int("NPU_CONV_CM_TARGET", 1, 65536, KC_CONV_CM_TARGET);
+    /* The K split's grid targets (conv.target, conv.cm_target) and the tensor-core tile's plan at
+     * its own. Tensor cores (f16 storage, 16+ channels per group) where they were measured faster
+     * than the SIMT kernel on the H100 at batch 1: convs whose K the tensor-core plan splits,
+     * with whole 32-channel blocks per group (KORD), and the 1x1 stride-1 convs with K >= 1024;
+     * the stem (3 channels) and the unsplit convs ran slower there. cm_force (tests) and conv.cm
+     * take every conv the kernel can. */
+    int64_t target = kc_tune(c, TUNE_CONV_TARGET);
+    int64_t cm_target = kc_tune(c, TUNE_CONV_CM_TARGET);
     int64_t cing = g.c / g.groups;
     KcTile tcm = kc_gemm_tile(coutg, npix, kdim, g.groups, KC_CM_TILE, cm_target);
     bool cm = c->tier == TIER_NV_COOPMAT && y->storage == DT_F16 && coutg >= 16 &&
-              (c->cm_force || kc_env_int("NPU_CONV_CM", 0, 1, 0) ||
+              (c->cm_force || kc_tune(c, TUNE_CONV_CM) ||
                (cing % tcm.bk == 0 && tcm.nsplit > 1) ||
                (g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
                 kdim >= 1024));
@@ -220,13 +219,12 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     enum { NWORDS = NHEAD + 5 };
     for (int i = 0; i < NWORDS && st == ST_OK; i++) st = kc_push_i(c, k, words[i]);
     /* KORD 1 when the channels of a group fill whole K steps: the steps go through blocks of BK
-     * channels at one kernel position (conv2d_body.glsl). Measuring aids: NPU_CONV_KORD=0 forces
-     * the plain order, NPU_CONV_ABLATE=MASK leaves parts of the K loop out (gemm_tile.glsl
-     * CM_ABLATE; results wrong by design). */
-    bool kord = cing % t.bk == 0 && kc_env_int("NPU_CONV_KORD", 0, 1, 1);
+     * channels at one kernel position (conv2d_body.glsl); conv.kord=0 forces the plain order.
+     * Spec 9, conv.ablate: parts of the K loop left out (bench only, wrong results by design). */
+    bool kord = cing % t.bk == 0 && kc_tune(c, TUNE_CONV_KORD);
     uint32_t spec[] = {(uint32_t)t.wg, (uint32_t)t.bm, (uint32_t)t.bn, (uint32_t)t.bk, 0,
                        (uint32_t)t.tr, (uint32_t)t.tc, (uint32_t)g.kh, (uint32_t)g.kw,
-                       (uint32_t)kc_env_int("NPU_CONV_ABLATE", 0, 15, 0), kord};
+                       (uint32_t)kc_tune(c, TUNE_CONV_ABLATE), kord};
     for (size_t i = 0; i < sizeof spec / sizeof spec[0] && st == ST_OK; i++)
         st = kc_spec(c, k, spec[i]);
     kc_grid(k, t.tiles * t.nsplit, 1);

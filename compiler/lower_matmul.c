@@ -335,16 +335,14 @@ static int64_t tile_for(int64_t v)
     return v <= 16 ? 16 : v <= 32 ? 32 : 64;
 }
 
-/* The gemv parameters (shaders/gemv.glsl) {WG, R, MR, NV, U, G}, from the H100 measurements of
- * bench/NOTES.md ("GEMV"). Short rows (K <= 4096 bf16, 512 chunks): subgroup rows, one weight
- * row per subgroup, G = 4 per workgroup of 128, U about half a row's chunks over 32 lanes (K =
- * 1536 bf16: 3, two loop trips; the whole row in one trip, U 6, was 0.03 ms slower on the H100's
- * decode step in two runs: bench/NOTES.md "Session 8"); long rows (down_proj, K = 8960): 256 lanes split K
- * over 2 weight rows, 2 chunks per trip. At most 16 vectors loaded per trip, U * (R + MR).
- * NPU_GEMV="WG,R,U,G" overrides WG, R, U and G of the short rows (at most 512 vectors: every
- * decode GEMV but down_proj), NPU_GEMV_LONG those of the longer ones (tuning aids; ignored
- * unless valid). */
-static void gemv_spec(const MmDesc *d, int64_t vn, uint32_t spec[6])
+/* The gemv parameters (shaders/gemv.glsl) {WG, R, MR, NV, U, G}, chosen by measurement on the
+ * H100 (bench/NOTES.md "GEMV"). Short rows (K <= 4096 bf16, 512 chunks): subgroup rows, one
+ * weight row per subgroup, G = 4 per workgroup of 128, U about half a row's chunks over 32
+ * lanes; long rows (down_proj, K = 8960): 256 lanes split K over 2 weight rows, 2 chunks per
+ * trip. At most 16 vectors loaded per trip, U * (R + MR). The knobs gemv.* (short rows) and
+ * gemv.long.* replace any of WG, R, U and G; a workgroup-wide row (G 0) needs WG >= R * M and
+ * WG * R * M <= 4096, else the kernel keeps its own four. */
+static void gemv_spec(const KernelCtx *c, const MmDesc *d, int64_t vn, uint32_t spec[6])
 {
     int64_t nv = d->k / vn;
     bool sub = nv <= 512;
@@ -352,12 +350,16 @@ static void gemv_spec(const MmDesc *d, int64_t vn, uint32_t spec[6])
     int64_t u = sub ? (nv + 63) / 64 : 2;
     if (u * (r + d->m) > 16) u = 16 / (r + d->m);
     u = u < 1 ? 1 : u > 8 ? 8 : u;
-    const char *e = getenv(sub ? "NPU_GEMV" : "NPU_GEMV_LONG");
-    int ew, er, eu, eg;
-    if (e && sscanf(e, "%d,%d,%d,%d", &ew, &er, &eu, &eg) == 4 && ew >= 32 && ew <= 1024 &&
-        (ew & (ew - 1)) == 0 && er >= 1 && er <= 8 && eu >= 1 && eu <= 8 && eg >= 0 &&
-        eg <= 16 && (eg > 0 || (ew >= er * d->m && ew * er * d->m <= 4096)))
-        wg = ew, r = er, u = eu, g = eg;
+    static const TuneId knobs[2][4] = {
+        {TUNE_GEMV_LONG_WG, TUNE_GEMV_LONG_R, TUNE_GEMV_LONG_U, TUNE_GEMV_LONG_G},
+        {TUNE_GEMV_WG, TUNE_GEMV_R, TUNE_GEMV_U, TUNE_GEMV_G}};
+    int64_t v[4] = {wg, r, u, g};
+    for (int i = 0; i < 4; i++) {
+        int64_t t = kc_tune(c, knobs[sub][i]);
+        if (t != TUNE_AUTO) v[i] = t;
+    }
+    if (v[3] > 0 || (v[0] >= v[1] * d->m && v[0] * v[1] * d->m <= 4096))
+        wg = v[0], r = v[1], u = v[2], g = v[3];
     if (r > d->n) r = d->n;
     spec[0] = (uint32_t)wg;
     spec[1] = (uint32_t)r;
@@ -454,7 +456,7 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
 
     if (fast) {
         uint32_t spec[6];
-        gemv_spec(&d, vn, spec);
+        gemv_spec(c, &d, vn, spec);
         uint32_t rows = spec[1] * (spec[5] ? spec[5] : 1);
         kc_grid(k, d.nbatch * ((d.n + rows - 1) / rows), 1);
         for (size_t i = 0; st == ST_OK && i < sizeof spec / sizeof spec[0]; i++)
@@ -471,9 +473,8 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
     int64_t wg, tm = 0, tn, tk = 16;
     CmProduct cm = {.m = d.m, .n = d.n, .k = d.k, .nbatch = d.nbatch, .kmajor = d.b_ks == 1,
                     .bias = d.bias_arg >= 0, .res = d.res_arg >= 0, .glu = d.glu};
-    /* NPU_CM_VEC=0 keeps the one-element staging loads (a measuring aid, like NPU_GEMV) */
-    const char *cv = getenv("NPU_CM_VEC");
-    cm.vec = cm.kmajor && vec16_fits(c, k, &d, &vn) && vn == 8 && !(cv && strcmp(cv, "0") == 0);
+    /* cm.vec=0 keeps the one-element staging loads */
+    cm.vec = cm.kmajor && vec16_fits(c, k, &d, &vn) && vn == 8 && kc_tune(c, TUNE_CM_VEC);
     if (vec) {
         /* contiguous weight rows: 32 lanes along K for each of 4 columns; a [K, N] operand:
          * 32 adjacent columns, 4 K slices (KS = wg / tn must be a power of two) */

@@ -34,30 +34,28 @@ bool matmul_cm_applies(const KernelCtx *c, const PlanKernel *k, const CmProduct 
            q->n >= 16 && q->k >= 16 && k->nargs == 3 + q->bias + q->res;
 }
 
-/* The tile edge for this product: 128 where M and N both fill it, else 64; NPU_CM_TILE=64|128
- * forces one (a measuring aid, like NPU_CM_VEC). */
-static int64_t cm_tile(const CmProduct *q)
+/* The tile edge for this product: 128 where M and N both fill it, else 64; cm.tile forces
+ * one. */
+static int64_t cm_tile(const KernelCtx *c, const CmProduct *q)
 {
-    int64_t forced = kc_env_int("NPU_CM_TILE", KC_CM_TILE, KC_CM_TILE_LARGE, 0);
-    if (forced == KC_CM_TILE || forced == KC_CM_TILE_LARGE) return forced;
+    int64_t forced = kc_tune(c, TUNE_CM_TILE);
+    if (forced != TUNE_AUTO) return forced;
     return q->m >= KC_CM_TILE_LARGE && q->n >= KC_CM_TILE_LARGE ? KC_CM_TILE_LARGE : KC_CM_TILE;
 }
 
 Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q)
 {
-    int64_t edge = cm_tile(q);
+    int64_t edge = cm_tile(c, q);
     bool large = edge == KC_CM_TILE_LARGE;
-    /* NPU_CM_TARGET=N: the grid target of the K split (a measuring aid, like NPU_GEMV);
-     * NPU_CM_GLU_TARGET=N the GLU kernels' alone (prefill-128 of Qwen2.5-1.5B: 140 tiles of
-     * 128 columns, one workgroup per SM, so 8 of them make a second wave without a split) */
-    int64_t target = kc_env_int("NPU_CM_TARGET", 1, 65536,
-                                large ? KC_MATMUL_TARGET_LARGE : KC_MATMUL_TARGET);
-    /* the GLU kernels on the large tile aim at 3 workgroups per SM: 140 tiles make a second
-     * wave of 8 unsplit (H100, prefill-128: 10.31 ms at 3 per SM, 10.36 at 2, 11.37 unsplit;
-     * bench/NOTES.md "Session 8") */
-    if (q->glu)
-        target = kc_env_int("NPU_CM_GLU_TARGET", 1, 65536,
-                            large ? KC_MATMUL_GLU_SPLITS * TIER_NV_COOPMAT_SMS : target);
+    /* the K split's grid target (cm.target); the GLU kernels on the large tile aim at 3
+     * workgroups per SM (cm.glu_target): Qwen2.5-1.5B prefill-128's 140 tiles of 128 columns,
+     * one workgroup per SM, make a second wave of 8 unsplit */
+    int64_t target = kc_tune(c, TUNE_CM_TARGET);
+    if (target == TUNE_AUTO) target = large ? KC_MATMUL_TARGET_LARGE : KC_MATMUL_TARGET;
+    if (q->glu) {
+        int64_t glu = kc_tune(c, TUNE_CM_GLU_TARGET);
+        target = glu != TUNE_AUTO ? glu : large ? KC_MATMUL_GLU_SPLITS * TIER_NV_COOPMAT_SMS : target;
+    }
     KcTile t = kc_gemm_tile(q->m, q->n, q->k, q->nbatch, edge, target);
     int64_t mn = q->nbatch * q->m * q->n;
     if (t.nsplit * mn > UINT32_MAX)
@@ -65,9 +63,9 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q)
     int64_t words[] = {t.mtiles, t.ntiles, t.nsplit, t.kchunk};
     Status st = ST_OK;
     for (int i = 0; i < 4 && st == ST_OK; i++) st = kc_push_i(c, k, words[i]);
-    /* NPU_CM_ABLATE=MASK: parts of the K loop left out (shaders/gemm_tile.glsl CM_ABLATE): a
-     * measuring aid whose results are wrong by design; never set outside bench/ */
-    uint32_t ablate = (uint32_t)kc_env_int("NPU_CM_ABLATE", 0, 15, 0);
+    /* cm.ablate: parts of the K loop left out (shaders/gemm_tile.glsl CM_ABLATE; bench only,
+     * wrong results by design) */
+    uint32_t ablate = (uint32_t)kc_tune(c, TUNE_CM_ABLATE);
     uint32_t spec[] = {(uint32_t)t.wg, (uint32_t)t.bm, (uint32_t)t.bn, (uint32_t)t.bk,
                        q->kmajor ? 1u : 0u, 4, 4, q->vec ? 1u : 0u,
                        ablate};

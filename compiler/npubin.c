@@ -226,12 +226,16 @@ static void put_module(Enc *e, const PlanModule *m)
 
 static void put_plan(Enc *e, const Plan *p)
 {
-    e->err |= msgpack_pack_map(&e->pk, PLAN_KEYS);
+    /* tuning and tuning_env only when the plan has them: a plan of the default tuning is the
+     * same file as before they existed */
+    e->err |= msgpack_pack_map(&e->pk, PLAN_KEYS + (p->tuning != NULL) + (p->tuning_env != NULL));
     put_kstr(e, "model_name", p->model_name);
     put_kstr(e, "source", p->source);
     put_kstr(e, "compute", dtype_key(p->compute));
     put_kstr(e, "tier", plan_tier_name(p->tier));
     put_int(e, "channel_tile", p->channel_tile);
+    if (p->tuning) put_kstr(e, "tuning", p->tuning);
+    if (p->tuning_env) put_kstr(e, "tuning_env", p->tuning_env);
     put_int(e, "arena_bytes", p->arena_bytes);
     put_int(e, "naive_bytes", p->naive_bytes);
     put_int(e, "nlevels", p->nlevels);
@@ -819,6 +823,10 @@ static Status read_plan(const Dec *x, const msgpack_object *m, Plan *p)
     /* "tier" came with the kernel tiers; a plan written before has portable kernels only */
     if (!st && has_key(m, "tier")) st = get_enum(x, m, "tier", tier_key, TIER_COUNT, &p->tier);
     if (!st) st = get_int(x, m, "channel_tile", &p->channel_tile);
+    /* tuning and tuning_env: only in a plan built with non-default tuning (its record, shown by
+     * describe; nothing reads the values back) */
+    if (!st && has_key(m, "tuning")) st = get_str(x, m, "tuning", false, &p->tuning);
+    if (!st && has_key(m, "tuning_env")) st = get_str(x, m, "tuning_env", false, &p->tuning_env);
     if (!st) st = get_i64(x, m, "arena_bytes", &p->arena_bytes);
     if (!st) st = get_i64(x, m, "naive_bytes", &p->naive_bytes);
     if (!st) st = get_int(x, m, "nlevels", &p->nlevels);

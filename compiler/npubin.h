@@ -22,7 +22,8 @@
  * id ("CONV2D"), kinds as "act"/"input"/"output"/"weight"/"const", targets as "npu"/"cpu",
  * recipes as "bn_fold"/"concat". Absent strings are nil; ir_json is bin: the IR JSON text the
  * plan was compiled from (the compiler embeds it so the file runs without it; nil in files
- * written before it did). Every key of
+ * written before it did). tuning and tuning_env (strings, Plan.tuning) are written only for a
+ * plan built with non-default tuning knobs, so they are optional. Every other key of
  * this version is required; keys this version does not know are ignored, so a later version may
  * add keys without a version bump (a bump is for changes old readers must refuse). Version 2
  * added a tensor's view_offset (a view starting inside its base) and a recipe's src (the

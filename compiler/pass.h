@@ -8,6 +8,7 @@
 #include "../common/arena.h"
 #include "../common/diag.h"
 #include "graph.h"
+#include "tuning.h"
 
 #define COMPILE_MAX_LIST 512
 /* pack-inputs packs a float input on the device from this many elements (pass_pack.c): below
@@ -48,6 +49,9 @@ typedef struct CompileOptions {
      * argmax output), NULL: none. The plan's embedded IR text does not have it. */
     Status (*edit)(Graph *g, void *ctx, DiagList *d);
     void *edit_ctx;
+    /* Lowering's tuning knobs (tuning.h; zeroed: the defaults). Filled by the caller: the CLI
+     * applies the NPU_* environment, then --tune; tests set it directly. */
+    Tuning tuning;
 } CompileOptions;
 
 typedef struct PassCtx {

@@ -100,7 +100,8 @@ int plan_equal(const Plan *a, const Plan *b)
         a->nfusions != b->nfusions || a->nrecipes != b->nrecipes || a->ninputs != b->ninputs ||
         a->noutputs != b->noutputs || a->nweights != b->nweights ||
         a->arena_bytes != b->arena_bytes || a->naive_bytes != b->naive_bytes ||
-        a->nlevels != b->nlevels || a->ir_json_len != b->ir_json_len)
+        a->nlevels != b->nlevels || a->ir_json_len != b->ir_json_len ||
+        !streq(a->tuning, b->tuning) || !streq(a->tuning_env, b->tuning_env))
         return 0;
     if (a->ir_json_len && memcmp(a->ir_json, b->ir_json, a->ir_json_len) != 0) return 0;
     if (!ints_eq(a->inputs, b->inputs, a->ninputs) || !ints_eq(a->outputs, b->outputs, a->noutputs) ||

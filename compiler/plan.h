@@ -131,6 +131,9 @@ typedef struct Plan {
     DType compute;        /* F16, BF16 or F32 */
     int tier;             /* PlanTier: the kernels it may use and the devices it runs on */
     int channel_tile;
+    /* The tuning knobs that differ from their defaults (tuning.h), "cm.tile=128 attn.g=2", and
+     * the NPU_* variables that set any of them, "NPU_CM_TILE"; NULL: none. */
+    const char *tuning, *tuning_env;
     int ntensors, nkernels, nparts, nfusions, nrecipes;
     PlanTensor *tensors;
     PlanKernel *kernels;

@@ -76,6 +76,8 @@ static void enrich(Plan *p)
     static const char json[] = "{\"nodes\": [], \"note\": \"embedded IR\"}";
     p->ir_json = arena_strdup(&p->arena, json);
     p->ir_json_len = sizeof json - 1;
+    p->tuning = arena_strdup(&p->arena, "cm.tile=128 attn.splits=1"); /* the optional keys */
+    p->tuning_env = arena_strdup(&p->arena, "NPU_ATTN_SPLITS");
     /* lower gives these fixtures NPU kernels only, in one partition: move the last kernel onto
      * the CPU in a partition of its own, with a transfer (lower allocates nkernels+1 parts) */
     if (p->nkernels >= 2 && p->nparts == 1) {

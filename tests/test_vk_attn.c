@@ -16,7 +16,7 @@
  * (row r sees the positions before valid + r: an empty cache's prompt, or one after a past),
  * random additive masks per (batch, head, row) with -inf holes and a random -inf tail per row,
  * and random finite masks broadcast over heads, the splits checked in the plan (several where
- * the grid is small, none with NPU_ATTN_SPLITS=1 on the same shapes). `make test` runs the cases
+ * the grid is small, none with attn.splits=1 on the same shapes). `make test` runs the cases
  * that cover each path once (about a third); `make test-long` the rest (Case.lng). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -228,6 +228,7 @@ static Pipeline compile_attn(const char *json)
     CompileOptions o;
     compile_defaults(&o);
     o.kernel_cache = "none";
+    o.tuning = *vc_tuning();
     Pipeline pipe;
     Status st = pipeline_run_graph(g, &o, &pipe, &d);
     if (st != ST_OK) diag_print(&d, stderr);
@@ -267,7 +268,7 @@ static void check_case(const Case *c)
 }
 
 /* Checks the cases, each with the split count the plan for a GPU gives (at least `min_split`),
- * then, when it splits, again with NPU_ATTN_SPLITS=1 (one workgroup per row, no merge). */
+ * then, when it splits, again with attn.splits=1 (one workgroup per row, no merge). */
 /* Whether case c runs in this suite (quick or long); skips the cmocka test when none of `n`
  * does. */
 static bool runs_here(const Case *c)
@@ -294,10 +295,10 @@ static void check_cases_split(const Case *cases, size_t n, int min_split)
         assert_true(ns >= min_split);
         check_case(&cases[i]);
         if (ns > 1) {
-            setenv("NPU_ATTN_SPLITS", "1", 1);
+            vc_tune("attn.splits=1");
             assert_int_equal(plan_splits(g), 1);
             check_case(&cases[i]);
-            unsetenv("NPU_ATTN_SPLITS");
+            vc_tune(NULL);
         }
         free(g);
     }
@@ -451,7 +452,7 @@ static void test_attn_rows_random(void **state)
 /* the cache split over several workgroups per (batch, group, row), merged by the last ticket of
  * each row: few rows over a long cache (up to 16 splits, causal rows whose later splits see
  * nothing valid), and 120 rows of one head (2 splits: the grid is still under the GPU target);
- * every case again unsplit (NPU_ATTN_SPLITS=1) */
+ * every case again unsplit (attn.splits=1) */
 static void test_attn_rows_splits(void **state)
 {
     (void)state;

@@ -92,6 +92,7 @@ static void stems_of(const GluSpec *s, PlanTier tier, bool emu, char *buf, size_
     o.tier = tier;
     o.cm_emulate = emu;
     o.kernel_cache = "none";
+    o.tuning = *vc_tuning();
     Pipeline p;
     if (pipeline_run_graph(g, &o, &p, &d) != ST_OK) {
         diag_print(&d, stderr);
@@ -124,14 +125,12 @@ static void expect_stems(const GluSpec *s, PlanTier tier, bool emu, const char *
 
 /* Which kernels the cases run: no silu_mul, one matmul (or its split's two passes) for the
  * pair; Qwen2.5-1.5B's prefill-128 gate|up (M 128, K 1536, F 8960) on the 128 tile, 140 tiles,
- * split in 3 (the GLU kernels' target, 3 workgroups per SM), in 2 or none as NPU_CM_GLU_TARGET
+ * split in 3 (the GLU kernels' target, 3 workgroups per SM), in 2 or none as cm.glu_target
  * asks. */
 static void test_glu_stems(void **state)
 {
     (void)state;
-    unsetenv("NPU_CM_TILE");
-    unsetenv("NPU_CM_TARGET");
-    unsetenv("NPU_CM_GLU_TARGET");
+    vc_tune(NULL);
     static const char *emulated[] = {
         "matmul_glu_nb",                       /* M 5: the SIMT kernel on either tier */
         "matmul_cmx_glu",                      /* 64 tile, bias */
@@ -148,11 +147,11 @@ static void test_glu_stems(void **state)
     }
     GluSpec q = {.rows = 128, .k = 1536, .f = 8960};
     expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cml_part matmul_red_glu_nb", 3);
-    setenv("NPU_CM_GLU_TARGET", "264", 1);
+    vc_tune("cm.glu_target=264");
     expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cml_part matmul_red_glu_nb", 2);
-    setenv("NPU_CM_GLU_TARGET", "132", 1);
+    vc_tune("cm.glu_target=132");
     expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cml_glu_nb", 1);
-    unsetenv("NPU_CM_GLU_TARGET");
+    vc_tune(NULL);
 }
 
 int main(void)

@@ -405,7 +405,7 @@ static void test_gemv_alignment(void **state)
     }
 }
 
-/* Both gemv forms with parameters the heuristic does not pick (NPU_GEMV="WG,R,U,G"): split-K
+/* Both gemv forms with parameters the heuristic does not pick (gemv.wg, .r, .u, .g): split-K
  * (G = 0) with R = 3 and a guarded last trip of U = 5; subgroup rows with more row groups than
  * subgroups (G = 8 over lavapipe's 4 subgroups of 8 in a workgroup of 32: a subgroup takes two),
  * R = 3 rows past N, M = 3; chunks per lane not a multiple of U, K = 8 (one chunk). */
@@ -413,10 +413,15 @@ static void test_gemv_variants(void **state)
 {
     (void)state;
 
-    static const char *vs[] = {"64,3,5,0", "32,3,3,8", "32,1,8,16", "128,2,1,1"};
+    static const int vs[][4] = {{64, 3, 5, 0}, {32, 3, 3, 8}, {32, 1, 8, 16}, {128, 2, 1, 1}};
+    static const char *const knobs[] = {"gemv.wg", "gemv.r", "gemv.u", "gemv.g"};
     const int64_t ks[] = {8, 136, 1536}, ns[] = {3, 7, 50};
     for (int v = 0; v < 4; v++) {
-        setenv("NPU_GEMV", vs[v], 1);
+        for (int i = 0; i < 4; i++) {
+            char a[32];
+            snprintf(a, sizeof a, "%s=%d", knobs[i], vs[v][i]);
+            vc_tune(a);
+        }
         for (int t = 0; t < 3; t++)
             for (int a = 0; a < 3; a++)
                 for (int b = 0; b < 3; b++) {
@@ -426,7 +431,7 @@ static void test_gemv_variants(void **state)
                               w & 2 ? RES_AFTER : RES_NONE, t);
                 }
     }
-    unsetenv("NPU_GEMV");
+    vc_tune(NULL);
 }
 
 /* The backend refuses a module whose subgroup operations the device lacks: the gemv modules
@@ -545,6 +550,7 @@ static Pipeline compile_cm(int64_t m, int64_t k, int64_t n, bool emu)
     o.tier = TIER_NV_COOPMAT;
     o.cm_emulate = emu;
     o.kernel_cache = "none";
+    o.tuning = *vc_tuning();
     return compile_json(json, &o);
 }
 
@@ -578,12 +584,11 @@ static void expect_cm(int64_t m, int64_t k, int64_t n, bool emu, const char *ste
 /* Lowering's tile choice on nv-coopmat: Qwen2.5-1.5B's prefill gate (M 128, 1536 -> 8960) and
  * down (8960 -> 1536) on the 128x128 tile, split to ~1 workgroup per SM (70 tiles x 2 splits,
  * 12 tiles x 11 splits); a product with M or N under 128 on the 64x64 tile (4 per SM: 2 x 140
- * tiles x 2 splits); NPU_CM_TILE forces either; NPU_CM_TARGET overrides the split's target. */
+ * tiles x 2 splits); cm.tile forces either; cm.target overrides the split's target. */
 static void test_gemm_tile_choice(void **state)
 {
     (void)state;
-    unsetenv("NPU_CM_TILE");
-    unsetenv("NPU_CM_TARGET");
+    vc_tune(NULL);
     expect_cm(128, 1536, 8960, false, "matmul_cml_part", 256, 128, 2);
     expect_cm(128, 1536, 8960, true, "matmul_cmlx_part", 256, 128, 2);
     expect_cm(128, 8960, 1536, false, "matmul_cml_part", 256, 128, 11);
@@ -592,14 +597,13 @@ static void test_gemm_tile_choice(void **state)
     expect_cm(127, 1536, 8960, false, "matmul_cm_part", 128, 64, 2);
     expect_cm(128, 96, 127, false, "matmul_cm_nb", 128, 64, 1);
     expect_cm(64, 96, 64, true, "matmul_cmx_nb", 128, 64, 1);
-    setenv("NPU_CM_TILE", "64", 1);
+    vc_tune("cm.tile=64");
     expect_cm(128, 1536, 8960, false, "matmul_cm_part", 128, 64, 2); /* 280 tiles: target 528 */
-    setenv("NPU_CM_TILE", "128", 1);
+    vc_tune("cm.tile=128");
     expect_cm(64, 96, 64, false, "matmul_cml_nb", 256, 128, 1);
-    setenv("NPU_CM_TARGET", "70", 1);
+    vc_tune("cm.target=70");
     expect_cm(128, 1536, 8960, false, "matmul_cml_nb", 256, 128, 1);
-    unsetenv("NPU_CM_TILE");
-    unsetenv("NPU_CM_TARGET");
+    vc_tune(NULL);
 }
 
 int main(void)

@@ -46,6 +46,25 @@ void vc_set_no_fuse(const char *spec)
     no_fuse_spec = spec;
 }
 
+static Tuning tuning;
+static void fail_with(DiagList *d, const char *what);
+
+void vc_tune(const char *assign)
+{
+    if (!assign) {
+        memset(&tuning, 0, sizeof tuning);
+        return;
+    }
+    DiagList d = {0};
+    if (tuning_set(&tuning, assign, &d) != ST_OK) fail_with(&d, "bad tuning");
+    diag_free(&d);
+}
+
+const Tuning *vc_tuning(void)
+{
+    return &tuning;
+}
+
 static Graph *read_graph(const char *json)
 {
     Graph *g = NULL;
@@ -176,6 +195,7 @@ static double run_kind(const char *json, const Graph *g0, const RefRun *r, const
     o.compute = dtype_arg(dtype);
     o.kernel_cache = "none"; /* generated kernels: this process's cache only (hermetic tests) */
     if (no_fuse_spec) o.no_fuse[o.n_no_fuse++] = no_fuse_spec;
+    o.tuning = tuning;
     o.tier = kind <= RUN_DIRECT ? TIER_PORTABLE : TIER_NV_COOPMAT;
     o.cpu_device = kind == RUN_DIRECT;
     o.cm_emulate = kind == RUN_EMULATED;
@@ -333,6 +353,7 @@ void vc_compile_json(const char *json, Pipeline *pipe)
     if (ir_read_buffer("<t>", json, strlen(json), &g, &d) != ST_OK) fail_with(&d, "import failed");
     CompileOptions o;
     compile_defaults(&o);
+    o.tuning = tuning;
     if (pipeline_run_graph(g, &o, pipe, &d) != ST_OK) fail_with(&d, "compile failed");
     diag_free(&d);
 }

@@ -13,13 +13,18 @@
 #include "compiler/pass.h"
 #include "testutil.h"
 
-/* Compiles `json` (the exporter's format) with the default options into *pipe (fusions on),
+/* Compiles `json` (the exporter's format) with the default options and vc_tune's knobs into *pipe (fusions on),
  * failing the test on any error; pipeline_free(pipe) when done. */
 void vc_compile_json(const char *json, Pipeline *pipe);
 
 /* A --no-fuse spec for the checks that follow (NULL: none), e.g. "fuse-elementwise" for the plans
  * of before generated kernels, "elementwise" for their members as lone kernels. */
 void vc_set_no_fuse(const char *spec);
+/* A tuning knob for the compiles that follow ("NAME=V", as --tune; NULL: every knob back to its
+ * default), failing the test on a bad one; vc_tuning() is the current set, for a test's own
+ * compiles. */
+void vc_tune(const char *assign);
+const Tuning *vc_tuning(void);
 /* Runs of each compiled plan per check (default 1): the first n - 1 on other random inputs, the
  * last compared, so state a kernel keeps in its buffers from run to run is checked. */
 void vc_set_runs(int n);

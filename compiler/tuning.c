@@ -1,0 +1,155 @@
+/* The tuning table (tuning.def) and its parsing; see tuning.h. */
+#include "tuning.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h" /* the defaults' constants: KC_CONV_TARGET, ATTN_MAX_G, ... */
+
+const TuneInfo tune_info[TUNE_COUNT] = {
+#define X(id, nm, ev, ps, l, h, k, d, w)                                                           \
+    [TUNE_##id] = {                                                                                \
+        .name = nm, .env = ev, .pos = ps, .lo = l, .hi = h, .kind = k, .dflt = d, .why = w},
+#include "tuning.def"
+#undef X
+};
+
+int64_t tuning_get(const Tuning *t, TuneId id)
+{
+    return t->set >> id & 1u ? t->v[id] : tune_info[id].dflt;
+}
+
+int tuning_find(const char *name)
+{
+    for (int i = 0; i < TUNE_COUNT; i++)
+        if (strcmp(tune_info[i].name, name) == 0) return i;
+    return -1;
+}
+
+int tuning_env_parts(TuneId id)
+{
+    int n = 0;
+    for (int j = 0; j < TUNE_COUNT; j++)
+        n += strcmp(tune_info[j].env, tune_info[id].env) == 0;
+    return n;
+}
+
+const char *tuning_range(TuneId id, char *buf, size_t n)
+{
+    const TuneInfo *k = &tune_info[id];
+    static const char *const kinds[] = {
+        [TK_INT] = "", [TK_POW2] = "a power of two in ", [TK_MUL32] = "a multiple of 32 in "};
+    snprintf(buf, n, "%s%" PRId64 "..%" PRId64 "%s", kinds[k->kind], k->lo, k->hi,
+             k->dflt == TUNE_AUTO ? ", or auto" : "");
+    return buf;
+}
+
+/* Parses text as knob id's value into *v (TUNE_AUTO for "auto"); false when it is not one. */
+static bool parse_value(TuneId id, const char *text, int64_t *v)
+{
+    const TuneInfo *k = &tune_info[id];
+    if (strcmp(text, "auto") == 0) {
+        *v = TUNE_AUTO;
+        return k->dflt == TUNE_AUTO;
+    }
+    char *end = NULL;
+    long long x = *text ? strtoll(text, &end, 0) : 0;
+    if (!*text || !end || *end || x < k->lo || x > k->hi) return false;
+    if (k->kind == TK_POW2 && (x & (x - 1)) != 0) return false;
+    if (k->kind == TK_MUL32 && x % 32 != 0) return false;
+    *v = (int64_t)x;
+    return true;
+}
+
+static void put(Tuning *t, TuneId id, int64_t v, bool from_env)
+{
+    uint32_t bit = 1u << id;
+    t->v[id] = v;
+    t->set = v == TUNE_AUTO ? t->set & ~bit : t->set | bit;
+    t->env = from_env && v != TUNE_AUTO ? t->env | bit : t->env & ~bit;
+}
+
+Status tuning_set(Tuning *t, const char *assign, DiagList *d)
+{
+    const char *eq = strchr(assign, '=');
+    char name[64];
+    size_t len = eq ? (size_t)(eq - assign) : strlen(assign);
+    snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), assign);
+    int id = len < sizeof name ? tuning_find(name) : -1;
+    if (id < 0)
+        return diag_error(d, NULL, NULL, NULL,
+                          "--tune: unknown knob '%s' (npu-explore tuning lists them)", name);
+    char r[64];
+    int64_t v;
+    if (!eq || !parse_value((TuneId)id, eq + 1, &v))
+        return diag_error(d, NULL, NULL, NULL, "--tune %s: '%s' is not %s", name, eq ? eq + 1 : "",
+                          tuning_range((TuneId)id, r, sizeof r));
+    put(t, (TuneId)id, v, false);
+    return ST_OK;
+}
+
+Status tuning_from_env(Tuning *t, DiagList *d)
+{
+    for (int i = 0; i < TUNE_COUNT; i++) {
+        const TuneInfo *k = &tune_info[i];
+        const char *e = getenv(k->env);
+        if (!e || !*e) continue;
+        /* this knob's part of the tuple: the text between commas pos and pos + 1 */
+        const char *s = e;
+        for (int p = 0; p < k->pos && s; p++) {
+            s = strchr(s, ',');
+            if (s) s++;
+        }
+        int nparts = tuning_env_parts((TuneId)i);
+        int commas = 0;
+        for (const char *c = e; *c; c++)
+            commas += *c == ',';
+        char part[64], r[64];
+        size_t len = s ? strcspn(s, ",") : 0;
+        snprintf(part, sizeof part, "%.*s", (int)(len < sizeof part ? len : sizeof part - 1),
+                 s ? s : "");
+        int64_t v;
+        if (commas != nparts - 1 || len >= sizeof part || !parse_value((TuneId)i, part, &v))
+            return diag_error(d, NULL, NULL, NULL, "%s='%s': %s%s must be %s (docs/tuning.md)",
+                              k->env, e, nparts > 1 ? "every part must be given; " : "", k->name,
+                              tuning_range((TuneId)i, r, sizeof r));
+        put(t, (TuneId)i, v, true);
+    }
+    return ST_OK;
+}
+
+/* Is knob i given a value other than its default? */
+static bool changed(const Tuning *t, int i)
+{
+    return (t->set >> i & 1u) && t->v[i] != tune_info[i].dflt;
+}
+
+void tuning_format(const Tuning *t, char *buf, size_t n)
+{
+    size_t at = 0;
+    if (n) buf[0] = '\0';
+    for (int i = 0; i < TUNE_COUNT && at < n; i++) {
+        if (!changed(t, i)) continue;
+        int w =
+            snprintf(buf + at, n - at, "%s%s=%" PRId64, at ? " " : "", tune_info[i].name, t->v[i]);
+        at += w > 0 ? (size_t)w : 0;
+    }
+}
+
+void tuning_format_env(const Tuning *t, char *buf, size_t n)
+{
+    size_t at = 0;
+    if (n) buf[0] = '\0';
+    for (int i = 0; i < TUNE_COUNT && at < n; i++) {
+        if (!changed(t, i) || !(t->env >> i & 1u)) continue;
+        bool seen = false; /* a tuple's variable once */
+        for (int j = 0; j < i; j++)
+            seen |= changed(t, j) && (t->env >> j & 1u) &&
+                    strcmp(tune_info[j].env, tune_info[i].env) == 0;
+        if (seen) continue;
+        int w = snprintf(buf + at, n - at, "%s%s", at ? " " : "", tune_info[i].env);
+        at += w > 0 ? (size_t)w : 0;
+    }
+}
