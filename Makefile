@@ -34,7 +34,8 @@ LIB_DIRS := common compiler runtime viz app tui
 LIB_SRCS := $(filter-out app/main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 
-# Shaders: every shaders/*.comp is compiled by glslc into $(BUILD)/spv/NAME.VARIANT.spv, one
+# Shaders: every shaders/*.comp is compiled by glslc into $(SPV_DIR)/NAME.VARIANT.spv (one folder
+# for every build mode: the modules do not depend on it, so `make test`'s second build reuses them), one
 # variant per storage dtype (f32, f16, bf16; -DSTORAGE_F32/F16/BF16, see shaders/common.glsl).
 # A first line "// variants: f32 f16" narrows the list; "// variants: none" gives one NAME.spv
 # compiled with no STORAGE_ macro. All modules are embedded into ONE generated C file whose table
@@ -50,7 +51,8 @@ SPV_NAMES := $(if $(SHADER_SRCS),$(shell awk 'FNR == 1 { n = FILENAME; sub(/.*\/
     if (sub(/^\/\/ *variants: */, "", l)) v = l; k = split(v, a, /[ ,]+/); \
     for (i = 1; i <= k; i++) if (a[i] == "none") print n; else if (a[i] != "") print n "." a[i] }' \
     $(SHADER_SRCS)))
-SPVS := $(SPV_NAMES:%=$(BUILD)/spv/%.spv)
+SPV_DIR ?= build/spv
+SPVS := $(SPV_NAMES:%=$(SPV_DIR)/%.spv)
 SPV_GEN := $(BUILD)/gen/shaders_spv.c
 # The module list is a prerequisite too, so removing a shader or a variant regenerates the table.
 SPV_LIST := $(BUILD)/gen/shaders_spv.list
@@ -100,12 +102,12 @@ $(BUILD)/tests/test_nomem: LDOPT += -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wr
 # `make test`: install, build under ASan+UBSan, run every test, as many at a time as there are
 # cores (tools/run_tests.sh). The closing line is "N passed, N failed". `make test-long` runs the
 # large-size cases that the quick suite leaves out (NPU_TEST_LONG=1), in the binaries that have
-# them (LONG_TESTS); .ci/run runs it after `make test`.
+# them (LONG_TESTS), and valgrind's memcheck of a Vulkan run (a second, non-ASan build);
+# .ci/run runs it after `make test`.
 NPROC := $(shell nproc 2>/dev/null || echo 2)
-LONG_TESTS := test_vk_conv test_vk_attn test_vk_matmul test_vk_gen cli/fuzz
+LONG_TESTS := test_vk_conv test_vk_attn test_vk_matmul test_vk_gen cli/fuzz cli/valgrind
 test: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) MODE=asan tests-built
-	@$(MAKE) --no-print-directory -j$(NPROC) MODE=debug all # tests/cli/valgrind.sh runs it
 	@$(MAKE) --no-print-directory MODE=asan check
 
 tests-built: $(BIN) $(TEST_BINS)
@@ -115,6 +117,7 @@ check: $(BIN) $(TEST_BINS)
 
 test-long: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) MODE=asan tests-built
+	@$(MAKE) --no-print-directory -j$(NPROC) MODE=debug all # tests/cli/valgrind.sh runs it
 	@$(MAKE) --no-print-directory MODE=asan check-long
 
 check-long: $(BIN) $(TEST_BINS)
@@ -141,13 +144,13 @@ clean:
 
 # Shader rules (variables at the top, next to LIB_OBJS).
 define SPV_VARIANT_RULE
-$(BUILD)/spv/%.$(1).spv: shaders/%.comp
+$(SPV_DIR)/%.$(1).spv: shaders/%.comp
 	@mkdir -p $$(dir $$@)
 	@echo "  GLSLC $$@"
 	@$$(GLSLC) $$(GLSLC_FLAGS) -DSTORAGE_$(shell echo $(1) | tr a-z A-Z) -MD -MF $$@.d -MT $$@ -o $$@ $$<
 endef
 $(foreach v,$(SPV_VARIANTS) i32,$(eval $(call SPV_VARIANT_RULE,$(v))))
-$(BUILD)/spv/%.spv: shaders/%.comp
+$(SPV_DIR)/%.spv: shaders/%.comp
 	@mkdir -p $(dir $@)
 	@echo "  GLSLC $@"
 	@$(GLSLC) $(GLSLC_FLAGS) -MD -MF $@.d -MT $@ -o $@ $<
