@@ -216,19 +216,39 @@ const char *report_speedup(double sp, char *buf, size_t n)
     return buf;
 }
 
-/* The no-reuse compile must be the timed plan kernel for kernel (only its memory differs): an
- * error otherwise, never errors reported against the wrong kernels. */
-static Status same_kernels(const Plan *a, const Plan *b, DiagList *d)
+/* The no-reuse compile must hold the timed plan's kernels (only its memory differs, and with it
+ * the levels, so the order within a partition may differ): to_timed[k] is the timed kernel with
+ * exact kernel k's shader, fusion and provenance. An error otherwise, never errors reported
+ * against the wrong kernels. */
+static bool same_kernel(const PlanKernel *a, const PlanKernel *b)
 {
-    bool same = a->nkernels == b->nkernels;
-    for (int k = 0; same && k < a->nkernels; k++)
-        same = strcmp(a->kernels[k].shader, b->kernels[k].shader) == 0 &&
-               a->kernels[k].nprov == b->kernels[k].nprov;
-    if (same) return ST_OK;
-    return diag_add(d, DIAG_ERROR, ST_INTERNAL, a->source, NULL, NULL,
+    if (strcmp(a->shader, b->shader) != 0 || a->nprov != b->nprov || a->fusion != b->fusion)
+        return false;
+    for (int i = 0; i < a->nprov; i++)
+        if (strcmp(a->prov[i], b->prov[i]) != 0) return false;
+    return true;
+}
+
+static Status match_kernels(const Plan *timed, const Plan *exact, int *to_timed, DiagList *d)
+{
+    bool ok = timed->nkernels == exact->nkernels;
+    char *used = ok ? calloc((size_t)timed->nkernels + 1, 1) : NULL;
+    if (ok && !used) return ST_NOMEM;
+    for (int k = 0; ok && k < exact->nkernels; k++) {
+        to_timed[k] = -1;
+        /* the same index first (the usual case), then any unused match */
+        if (same_kernel(&timed->kernels[k], &exact->kernels[k]) && !used[k]) to_timed[k] = k;
+        for (int j = 0; to_timed[k] < 0 && j < timed->nkernels; j++)
+            if (!used[j] && same_kernel(&timed->kernels[j], &exact->kernels[k])) to_timed[k] = j;
+        if (to_timed[k] < 0) ok = false;
+        else used[to_timed[k]] = 1;
+    }
+    free(used);
+    if (ok) return ST_OK;
+    return diag_add(d, DIAG_ERROR, ST_INTERNAL, timed->source, NULL, NULL,
                     "profile: the plan compiled with every output kept has other kernels than "
                     "the timed plan (%d vs %d): its errors would name the wrong kernels",
-                    b->nkernels, a->nkernels);
+                    exact->nkernels, timed->nkernels);
 }
 
 /* ST_CANCELLED when the user asked to stop (checked between the measurement's stages). */
@@ -259,7 +279,9 @@ Status profile_measure(const Options *o, Model *m, const Pipeline *pipe, const R
     progress(pg, "errors: compile keeping every output", 0, 0);
     if (st == ST_OK) st = cancel_point(o, "the error runs", d);
     if (st == ST_OK) st = runner_compile(o, m, t, true, &exact_pipe, d);
-    if (st == ST_OK) st = same_kernels(pipe->plan, exact_pipe.plan, d);
+    int *to_timed = st == ST_OK ? malloc(sizeof(int) * ((size_t)exact_pipe.plan->nkernels + 1)) : NULL;
+    if (st == ST_OK && !to_timed) st = ST_NOMEM;
+    if (st == ST_OK) st = match_kernels(pipe->plan, exact_pipe.plan, to_timed, d);
     if (st == ST_OK) st = runner_open_plan(&exact, o, m, &exact_pipe, d);
     progress(pg, "errors: CPU reference", 0, 0);
     if (st == ST_OK) st = cancel_point(o, "the CPU reference", d);
@@ -268,7 +290,8 @@ Status profile_measure(const Options *o, Model *m, const Pipeline *pipe, const R
     Tolerance tol = report_tolerance(o, timed.dtype);
     progress(pg, "errors: compare", 0, 0);
     if (st == ST_OK) st = cancel_point(o, "the comparison", d);
-    if (st == ST_OK) st = prof_errors(&exact.x, &ref, &tol, &r.pr, d);
+    if (st == ST_OK) st = prof_errors_mapped(&exact.x, &ref, &tol, to_timed, &r.pr, d);
+    free(to_timed);
     if (st == ST_OK) {
         snprintf(r.device, sizeof r.device, "%s", timed.be->ops->device(timed.be));
         snprintf(r.dtype, sizeof r.dtype, "%s", timed.dtype);

@@ -170,6 +170,12 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
 
 Status prof_errors(Exec *xe, const RefRun *ref, const Tolerance *tol, Profile *pr, DiagList *d)
 {
+    return prof_errors_mapped(xe, ref, tol, NULL, pr, d);
+}
+
+Status prof_errors_mapped(Exec *xe, const RefRun *ref, const Tolerance *tol, const int *to_timed,
+                          Profile *pr, DiagList *d)
+{
     const Plan *p = xe->p;
     const Graph *g = xe->g;
     Status st = exec_run(xe, false, d);
@@ -177,7 +183,7 @@ Status prof_errors(Exec *xe, const RefRun *ref, const Tolerance *tol, Profile *p
     double worst = -1;
     for (int k = 0; k < p->nkernels && st == ST_OK; k++) {
         const PlanKernel *kn = &p->kernels[k];
-        ProfKernel *pk = &pr->k[k];
+        ProfKernel *pk = &pr->k[to_timed ? to_timed[k] : k];
         pk->cpu_us = 0;
         for (int i = 0; i < kn->nprov; i++) {
             int nd = graph_find_node(g, kn->prov[i]);
@@ -215,7 +221,7 @@ Status prof_errors(Exec *xe, const RefRun *ref, const Tolerance *tol, Profile *p
         double e = cmp_error(&pk->err);
         if (e > worst) {
             worst = e;
-            pr->worst_kernel = k;
+            pr->worst_kernel = to_timed ? to_timed[k] : k;
         }
     }
     return st;

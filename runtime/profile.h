@@ -65,5 +65,10 @@ Status prof_warm_up(Exec *x, DiagList *d);
  * every tensor kept. An argmax kernel's indices are judged tie-aware by that reference's values
  * of its input (compare.h cmp_output). */
 Status prof_errors(Exec *xe, const RefRun *ref, const Tolerance *tol, Profile *pr, DiagList *d);
+/* The same, with the results of xe's kernel k stored at pr's kernel to_timed[k]: the no_reuse
+ * plan holds the timed plan's kernels, but its levels (which follow memory hazards, and it reuses
+ * no memory) may order them otherwise. NULL: the same order. */
+Status prof_errors_mapped(Exec *xe, const RefRun *ref, const Tolerance *tol, const int *to_timed,
+                          Profile *pr, DiagList *d);
 
 #endif

@@ -24,3 +24,12 @@ done
 "$B" describe tests/models/zoo/hf_qwen2/model.json > "$T/q.txt" 2>&1
 ok "transformers Qwen2: attention x2 (one a layer), rope x4, rmsnorm x5, linear_glu x2" \
    "grep -Eq 'fused: .*rmsnorm x5 +rope x4 +attention x2 .*linear_glu x2' $T/q.txt"
+# profile of a transformers export: its no_reuse plan (every output kept) levels the kernels
+# otherwise, so errors go to the timed plan's kernels by identity, not by index
+"$B" profile tests/models/zoo/hf_qwen2/model.json --iters 2 --format json > "$T/p.jsonl" 2>"$T/e"; rc=$?
+ok "profile on transformers Qwen2: every NPU kernel timed and within tolerance" "[ $rc = 0 ] && python3 -c '
+import json,sys
+k=[json.loads(l) for l in open(sys.argv[1])]; ks=[o for o in k if o[\"kind\"]==\"kernel\" and o[\"target\"]==\"npu\"]
+assert len(ks) > 20 and all(o[\"gpu_us\"] > 0 for o in ks), len(ks)
+assert sum(o[\"verdict\"]==\"ok\" for o in ks) > 20 and not any(o[\"verdict\"]==\"MISMATCH\" for o in ks), [o[\"verdict\"] for o in ks]
+' $T/p.jsonl"
