@@ -8,8 +8,8 @@
 /* Codes the shader switches on (explicit numbers: a .npubin must not depend on ops.def). */
 enum { POOL_MAX = 1, POOL_AVG = 2, POOL_ADAPTIVE = 3 };
 /* A window of WIDE_MIN or more elements is spread over LANES invocations: the largest power of
- * two up to its size, at most LANES_MAX (resnet's global 7x7 average: 512 outputs on 2 warps, one
- * invocation walking 49 elements, took 8.4 us timed on the H100, bench/NOTES.md "Session 10"). */
+ * two up to its size, at most LANES_MAX: a global pool's few outputs would otherwise leave the GPU
+ * idle, each invocation walking the whole window (measured: bench/NOTES.md, the wide pool). */
 enum { POOL_WG = 64, WIDE_MIN = 16, LANES_MAX = 32 };
 
 typedef struct PoolGeom {

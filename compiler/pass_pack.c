@@ -13,8 +13,8 @@
  * Integer inputs are not taken: the host narrows i64 to i32 with a range check that names the
  * element out of range. Nothing changes when the compute dtype is f32 (device form = host form),
  * nor for a dense f16 input: the host's vector conversion (F16C) writes the device form into
- * mapped memory as fast as it would copy the f32 bytes, and half as many cross the bus (resnet18
- * on the H100, bench/NOTES.md "Session 10"). So bf16 inputs and padded ones are what it packs.
+ * mapped memory as fast as it would copy the f32 bytes, and half as many cross the bus
+ * (bench/NOTES.md, the host's part of a run). So bf16 inputs and padded ones are what it packs.
  * Switched off (--disable pack-inputs), the plan is the one of before: the host packs. */
 #include <stdio.h>
 #include <string.h>
@@ -35,8 +35,7 @@ static bool worth_packing(const Graph *g, const PassCtx *c, int t)
     const GTensor *x = &g->tensors[t];
     if (!dtype_is_float(x->dtype) || x->is_output || x->host_form || x->nconsumers == 0) return false;
     /* dense f32 is the host form; dense f16 the host converts as it copies (runtime/hostxf.c,
-     * F16C: half the bytes over the bus and no kernel, resnet18's wall -18 us on the H100,
-     * bench/NOTES.md "Session 10") */
+     * F16C: half the bytes over the bus and no kernel) */
     DType st = compile_storage(c->opt, x->dtype);
     if ((st == DT_F32 || st == DT_F16) && !x->padded) return false;
     int64_t min = c->opt->pack_min > 0 ? c->opt->pack_min : PACK_INPUTS_MIN;

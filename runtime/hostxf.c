@@ -11,8 +11,8 @@
 
 /* f32 -> f16 for n elements, rounding to nearest even as f32_to_f16 does (NaNs stay quiet NaNs
  * with the payload's top bits, as there). An input of 150K floats (resnet's) converted one by one
- * costs ~0.3-0.7 ms; with F16C 8 per instruction it runs at about the speed of the copy into the
- * device's mapped memory it feeds (bench/NOTES.md "Session 10"). */
+ * is slower than the copy it feeds; with F16C, 8 per instruction, it keeps up with the copy into
+ * the device's mapped memory (bench/NOTES.md has the numbers). */
 #ifdef HOSTXF_F16C
 __attribute__((target("avx,f16c"))) static void f16_run_f16c(uint16_t *d, const float *s,
                                                              int64_t n)

@@ -58,7 +58,7 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d);
 /* Warm-up before timing: at least 3 runs and at least 0.5 s of them (at most 200 runs); the
  * first uploads the inputs, the others keep them in place (Exec.keep_inputs, reset after). A
  * GPU straight after a large upload or an idle spell runs 2-3x slower for a while (bench/NOTES.md
- * "A slow state of the GPU"; session 6: a cold prefill-128 step 51.8 ms, warm 21.9 ms). */
+ * "A slow state of the GPU"). */
 Status prof_warm_up(Exec *x, DiagList *d);
 /* CPU times and errors. `xe` runs the same kernels as the timed plan (compiled with no_reuse,
  * so every output survives the run); `ref` is the CPU reference of that compiled graph with
