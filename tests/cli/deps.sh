@@ -16,3 +16,11 @@ bash tools/deps_check.sh "$T/c" > "$T/o2" 2>&1; rc=$?
 ok "planted violations: exit 1, each named" \
    "[ $rc = 1 ] && grep -q 'compiler/graph.c.*Vulkan' $T/o2 && grep -q 'app/session.c.*nothing includes tui' $T/o2 \
     && grep -q 'compiler/plan.c.*compiler/ may include only' $T/o2 && grep -q 'viz/dot.c.*ncursesw' $T/o2"
+# an include spelled root-relative (the build has -I.) is judged by its folder too
+mkdir -p "$T/d"
+cp -r common compiler runtime viz app tui "$T/d/"
+echo '#include "runtime/exec.h"' >> "$T/d/compiler/plan.c"
+echo '#include "app/session.h"' >> "$T/d/viz/dot.c"
+bash tools/deps_check.sh "$T/d" > "$T/o3" 2>&1; rc=$?
+ok "root-relative includes across layers: exit 1, each named" \
+   "[ $rc = 1 ] && grep -q 'compiler/plan.c.*compiler/ may include only' $T/o3 && grep -q 'viz/dot.c.*viz/ may not include app/' $T/o3"
