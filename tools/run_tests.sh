@@ -57,7 +57,7 @@ run_one() {
         p=$(grep -c '^ok ' "$log"); f=$(grep -c '^not ok ' "$log")
     fi
     if [ "$rc" != 0 ] && [ "$f" = 0 ]; then f=1; fi
-    printf '%s %d %d %.1f%s\n' "$name" "$p" "$f" "$(echo "$(date +%s.%N) - $start" | bc)" "$note" \
+    printf '%s %d %d %.1f%s\n' "$name" "$p" "$f" "$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')" "$note" \
         >"$logdir/${name//\//_}.result"
 }
 export -f run_one
