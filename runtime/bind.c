@@ -206,15 +206,25 @@ Status bind_inputs_st(const Graph *g, const SafeTensors *st, const char *path,
     return rc;
 }
 
-Status bind_inputs_file(const Graph *g, const char *path, const char *prefix, Binding *b,
-                        DiagList *d)
+typedef Status (*BindSt)(const Graph *g, const SafeTensors *st, const char *path,
+                        const char *prefix, Binding *b, DiagList *d);
+
+/* Opens path, binds from it with fn, closes it. */
+static Status bind_file(BindSt fn, const Graph *g, const char *path, const char *prefix,
+                        Binding *b, DiagList *d)
 {
     SafeTensors st;
     memset(&st, 0, sizeof st);
     Status rc = st_open(&st, path, d);
-    if (rc == ST_OK) rc = bind_inputs_st(g, &st, path, prefix, b, d);
+    if (rc == ST_OK) rc = fn(g, &st, path, prefix, b, d);
     st_close(&st);
     return rc;
+}
+
+Status bind_inputs_file(const Graph *g, const char *path, const char *prefix, Binding *b,
+                        DiagList *d)
+{
+    return bind_file(bind_inputs_st, g, path, prefix, b, d);
 }
 
 /* Upper bound (exclusive) for random integers fed to tensor t. */
@@ -280,12 +290,7 @@ Status bind_reference_st(const Graph *g, const SafeTensors *st, const char *path
 Status bind_reference_file(const Graph *g, const char *path, const char *prefix, Binding *b,
                            DiagList *d)
 {
-    SafeTensors st;
-    memset(&st, 0, sizeof st);
-    Status rc = st_open(&st, path, d);
-    if (rc == ST_OK) rc = bind_reference_st(g, &st, path, prefix, b, d);
-    st_close(&st);
-    return rc;
+    return bind_file(bind_reference_st, g, path, prefix, b, d);
 }
 
 Status bind_constants(const Graph *g, Binding *b)
