@@ -18,15 +18,8 @@ static bool starts(const char *s, const char *p)
 /* new_ones/new_zeros/new_full take `size`; *_like, zero_ and fill keep the input's shape. */
 Status shape_fill_like(ShapeCtx *c)
 {
-    if (!starts(c->n->aten, "aten.new_")) return shape_same(c);
-    int64_t s[NPU_MAX_RANK];
-    int k;
-    Status st = sh_ints(c, "size", s, NPU_MAX_RANK, &k);
-    if (st != ST_OK) return st;
-    if (k < 0) return sh_err(c, NULL, "attribute 'size' is required");
-    for (int i = 0; i < k; i++)
-        if (s[i] < 0) return sh_err(c, NULL, "invalid size %lld at dim %d", (long long)s[i], i);
-    return sh_set(c, k, s);
+    /* new_*: `size` as full/zeros/ones read it (shape_views.c) */
+    return starts(c->n->aten, "aten.new_") ? shape_filled(c) : shape_same(c);
 }
 
 /* diff(x, n, dim, prepend, append): the IR lists the optional tensors that were given, in

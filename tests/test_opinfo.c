@@ -18,6 +18,7 @@
 #include "app/model.h"
 #include "runtime/compare.h"
 #include "runtime/cpu_ref.h"
+#include "testutil.h"
 
 #define DIR "tests/models/opinfo/"
 
@@ -95,26 +96,12 @@ static bool listed(const char *list, const char *name)
     return false;
 }
 
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)len + 1);
-    if (s && fread(s, 1, (size_t)len, f) != (size_t)len) len = 0;
-    if (s) s[len] = 0;
-    fclose(f);
-    return s;
-}
-
 static void test_opinfo_cases_match_or_are_refused(void **state)
 {
     (void)state;
     struct json_object *root = json_object_from_file(DIR "cases.json");
     assert_non_null(root);
-    char *refused = read_text(DIR "refused.txt");
+    char *refused = tu_read_file(DIR "refused.txt");
     assert_non_null(refused);
     SafeTensors io;
     DiagList d = {0};

@@ -303,23 +303,6 @@ static void test_groups_off(void **state)
     vc_set_no_fuse(NULL);
 }
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s) s[n] = 0;
-    fclose(f);
-    return s;
-}
-
 /* The fixtures with the pass on and off: both against the CPU reference on the same random
  * weights and inputs (so within twice the tolerance of each other). */
 static void test_fixtures_on_off(void **state)
@@ -343,7 +326,7 @@ static void test_fixtures_on_off(void **state)
     };
     for (size_t i = 0; i < sizeof fx / sizeof fx[0]; i++) {
         if (!tu_here(fx[i].lng)) continue;
-        char *json = read_file(fx[i].path);
+        char *json = tu_read_file(fx[i].path);
         if (!json) fail_msg("cannot read %s", fx[i].path);
         double on = vc_check_json(json, fx[i].dtype, fx[i].tol, fx[i].gen ? "gen" : NULL);
         vc_set_no_fuse("fuse-elementwise");

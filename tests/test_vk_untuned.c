@@ -17,24 +17,12 @@
 #include "common/fileio.h"
 #include "vk_check.h"
 
-static char *slurp(const char *path)
-{
-    char *s = NULL;
-    size_t n = 0;
-    DiagList d = {0};
-    if (file_read_all(path, &s, &n, &d) != ST_OK) {
-        diag_print(&d, stderr);
-        fail_msg("cannot read %s (run from the repository root)", path);
-    }
-    diag_free(&d);
-    return s;
-}
-
 /* One model in fp32, fp16 and bf16 storage; `shader` must appear among the NPU kernels. The
  * numbers go to stdout so a run's log records how close each dtype came. */
 static void check_model(const char *path, const char *shader)
 {
-    char *j = slurp(path);
+    char *j = tu_read_file(path);
+    if (!j) fail_msg("cannot read %s (run from the repository root)", path);
     static const struct { const char *dt; double tol; } cases[] = {
         {"fp32", VC_TOL_F32}, {"fp16", VC_TOL_F16}, {"bf16", VC_TOL_BF16}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fileio.h"
 #include "compiler/ir_json.h"
 #include "runtime/cpu_kernels.h"
 
@@ -140,4 +141,16 @@ bool tu_long(void)
 bool tu_here(bool lng)
 {
     return lng == tu_long();
+}
+
+char *tu_read_file(const char *path)
+{
+    char *s = NULL;
+    DiagList d = {0};
+    if (file_read_all(path, &s, NULL, &d) != ST_OK) {
+        diag_print(&d, stderr);
+        s = NULL;
+    }
+    diag_free(&d);
+    return s;
 }
