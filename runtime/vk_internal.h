@@ -74,7 +74,7 @@ struct VkPipe {
     uint64_t code_hash;
     size_t code_size;
     uint32_t nspec, spec[64];
-    int users; /* vk_pipe_create calls not yet matched by vk_pipe_destroy */
+    bool pooled; /* in ctx->pool, freed with the device; else freed by vk_pipe_destroy */
 };
 
 /* Destroys every pipeline of the pool (at the device's end). */

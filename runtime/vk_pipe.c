@@ -271,7 +271,6 @@ Status vk_pipe_create(VkCtx *ctx, const VkPipeDesc *desc, VkPipe **out, DiagList
     /* NPU_VK_PIPE_STATS prints at creation: every pipeline is made anew then */
     VkPipe *p = ctx->pipe_stats ? NULL : pool_find(ctx, hash, size, desc);
     if (p) {
-        p->users++;
         *out = p;
         return ST_OK;
     }
@@ -282,7 +281,6 @@ Status vk_pipe_create(VkCtx *ctx, const VkPipeDesc *desc, VkPipe **out, DiagList
     p->code_size = size;
     p->nspec = desc->nspec;
     if (desc->nspec) memcpy(p->spec, desc->spec, sizeof(uint32_t) * desc->nspec);
-    p->users = 1;
     p->push_size = desc->push_size;
     p->nbindings = desc->nbindings;
     snprintf(p->name, sizeof p->name, "%s", desc->shader ? desc->shader : "(inline SPIR-V)");
@@ -358,7 +356,7 @@ Status vk_pipe_create(VkCtx *ctx, const VkPipeDesc *desc, VkPipe **out, DiagList
         return st;
     }
     if (ctx->pipe_stats) print_stats(p, desc);
-    else if (pool_add(ctx, p) != ST_OK) p->users = -1; /* not pooled: freed by its one user */
+    else p->pooled = pool_add(ctx, p) == ST_OK; /* not pooled (no memory): freed by its user */
     *out = p;
     return ST_OK;
 }
@@ -367,10 +365,5 @@ Status vk_pipe_create(VkCtx *ctx, const VkPipeDesc *desc, VkPipe **out, DiagList
  * frees it); one that could not be pooled (stats, no memory) is freed now. */
 void vk_pipe_destroy(VkPipe *p)
 {
-    if (!p) return;
-    if (p->ctx->pipe_stats || p->users < 0) {
-        pipe_free(p);
-        return;
-    }
-    if (p->users > 0) p->users--;
+    if (p && !p->pooled) pipe_free(p);
 }
