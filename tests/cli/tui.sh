@@ -5,7 +5,12 @@
 # bisect. Headless: the graph pane's drawing of convnet, Esc cancelling. A missing tmux fails.
 # Refresh the goldens after an intended change with: UPDATE_GOLDEN=1 bash tests/cli/tui.sh
 B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"; [ -n "$sess" ] && tmux kill-session -t "$sess" 2>/dev/null' EXIT
+# each tmux session gets its own server (-L): killing a server's last session makes it exit, and a
+# new-session racing that exit lands in the dying server (seen in CI: every later command then says
+# "no server running")
+T=$(mktemp -d); socks=""
+trap 'rm -rf "$T"; for s in $socks; do tmux -L "$s" kill-server 2>/dev/null; done' EXIT
+tm() { tmux -L "$sess" "$@"; }
 n=0
 ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
 
@@ -76,47 +81,47 @@ if ! command -v tmux > /dev/null; then
     exit 1
 fi
 sess=npu-tui-test-$$
-cap() { tmux capture-pane -p -t "$sess" > "$T/cap.txt"; }
+cap() { tm capture-pane -p -t "$sess" > "$T/cap.txt"; }
 # waits until the screen shows $1 (up to $2 seconds)
 wait_for() {
     for _ in $(seq 1 $(( ${2:-20} * 10 ))); do cap; grep -q -- "$1" "$T/cap.txt" && return 0; sleep 0.1; done
     return 1
 }
-tmux new-session -d -s "$sess" -x 120 -y 40 \
+socks="$socks $sess"; tm new-session -d -s "$sess" -x 120 -y 40 \
     "env TERM=xterm-256color '$B' tests/models/convnet/model.json --backend cpu --break F2; echo EXITED \$?; sleep 30"
 ok "tmux: opens on the last pass" "wait_for 'pass 10/10 lower' 30"
-tmux send-keys -t "$sess" Left Left Left Left Left Left
+tm send-keys -t "$sess" Left Left Left Left Left Left
 ok "tmux: Left steps back to the fuse pass" "wait_for 'pass 4/10 fuse'"
-tmux send-keys -t "$sess" 5 Down Space
+tm send-keys -t "$sess" 5 Down Space
 ok "tmux: Space toggles F2 through the session" "wait_for 'fusions 2/3 |' && grep -q '> fusion off F2' $T/cap.txt"
-tmux send-keys -t "$sess" z
+tm send-keys -t "$sess" z
 ok "tmux: z undoes the toggle" "wait_for 'fusions 3/3 |' && grep -q '> fusion on F2' $T/cap.txt"
-tmux send-keys -t "$sess" p
+tm send-keys -t "$sess" p
 ok "tmux: p profiles (kernels table with verdicts)" "wait_for 'kernels, profiled' 60 && grep -q 'MISMATCH' $T/cap.txt"
-tmux send-keys -t "$sess" b
+tm send-keys -t "$sess" b
 ok "tmux: b bisects to the culprit" "wait_for 'bisect: culprit F2' 60"
-tmux send-keys -t "$sess" Escape
+tm send-keys -t "$sess" Escape
 sleep 0.5; cap
 ok "tmux: Esc does not quit" "! grep -q 'EXITED' $T/cap.txt"
-tmux send-keys -t "$sess" q
+tm send-keys -t "$sess" q
 ok "tmux: q asks first (the profile and bisect would be lost)" "wait_for 'quit? the profile and bisect would be lost' 20"
-tmux send-keys -t "$sess" y
+tm send-keys -t "$sess" y
 ok "tmux: y quits with exit 0" "wait_for 'EXITED 0' 20"
-tmux kill-session -t "$sess" 2>/dev/null
+tm kill-session -t "$sess" 2>/dev/null
 # Esc while a bisect runs (resnet18 takes seconds): the worker stops at its next step
 sess=npu-tui-cancel-$$
-tmux new-session -d -s "$sess" -x 120 -y 40 \
+socks="$socks $sess"; tm new-session -d -s "$sess" -x 120 -y 40 \
     "env TERM=xterm-256color '$B' tests/models/resnet18/model.json --backend cpu --break F3; echo EXITED \$?; sleep 30"
 ok "tmux: resnet18 opens" "wait_for 'pass 10/10 lower' 60"
-tmux send-keys -t "$sess" b
+tm send-keys -t "$sess" b
 wait_for 'working: bisect' 20
 wait_for 'working: bisect: bisect step' 60
 ok "tmux: the busy line shows the bisect's step and elapsed time before it ends" \
     "grep -qE 'working: bisect: bisect step [0-9]+, [0-9]+\.[0-9] s' $T/cap.txt"
-tmux resize-window -t "$sess" -x 100 -y 30 2>/dev/null
+tm resize-window -t "$sess" -x 100 -y 30 2>/dev/null
 ok "tmux: a resize during the job redraws at once (a message, the busy line)" \
     "wait_for 'resized: the panes redraw when the work ends' 20 && grep -q 'working: bisect' $T/cap.txt"
-tmux send-keys -t "$sess" Escape
+tm send-keys -t "$sess" Escape
 ok "tmux: Esc cancels the running bisect" "wait_for 'bisect: cancelled' 60 && grep -q 'cancelled: bisect' $T/cap.txt"
-tmux send-keys -t "$sess" q
+tm send-keys -t "$sess" q
 ok "tmux: q quits after the cancel" "wait_for 'EXITED 0' 20"
