@@ -14,6 +14,8 @@ static const struct {
 } families[] = {
     {"unary", lower_unary},
     {"decode_attention", lower_attention},
+    {"flash_attn_cm", lower_attention},
+    {"flash_attn_cmx", lower_attention},
     {"copy", lower_copy},
     {"transpose", lower_copy},
     {"expand", lower_copy},

@@ -158,6 +158,51 @@ static void strides4(const PlanTensor *t, int64_t *st)
     }
 }
 
+/* flash_attn_cm (shaders/flash_attn_cm.glsl): several query rows on the tensor cores, on the
+ * nv-coopmat tier (or its emulation, tests) for f16/bf16 storage, a head dim that is a multiple
+ * of 16 up to FLASH_MAX_D, every operand's rows contiguous along D, and at least attn.flash rows
+ * (0: never). Elsewhere decode_attention takes them, one workgroup per row. */
+#define FLASH_MAX_D 128 /* FA_DMAX */
+#define FLASH_SG 2      /* FA_SG: subgroups of 32 lanes, 16 query rows each */
+
+static bool flash_applies(const KernelCtx *c, const PlanTensor *const t[5], int64_t Tq, int64_t D,
+                          int64_t T, const int64_t *const last[4])
+{
+    int64_t rows = kc_tune(c, TUNE_ATTN_FLASH);
+    DType s = t[0]->storage;
+    bool ok = c->tier == TIER_NV_COOPMAT && rows > 0 && Tq >= rows && D % 16 == 0 &&
+              D <= FLASH_MAX_D && T < (1 << 24) && (s == DT_F16 || s == DT_BF16);
+    for (int i = 1; i < 5 && ok; i++) ok = t[i]->storage == s;
+    for (int i = 0; i < 4 && ok; i++) ok = *last[i] == 1;
+    return ok;
+}
+
+/* Pushes: {T, Tq, Hq, rep_k, rep_v, scale, k_sb, k_sh, k_st, v_sb, v_sh, v_st, q_sb, q_sh, q_st,
+ * m_sb, m_sh, m_sq, m_st, o_sb, o_sh, o_st, nqb}; spec {workgroup, D, SAFE}; bindings {K, V, q,
+ * mask, out}; one workgroup per (batch, head, block of 16 * FLASH_SG query rows); dims {B, Hq, Tq,
+ * D, T, rep_k, rep_v}. */
+static Status lower_flash(const KernelCtx *c, PlanKernel *k, const int64_t dims[7], double scale,
+                          const int64_t *ks, const int64_t *vs, const int64_t *qs,
+                          const int64_t *ms, const int64_t *os, bool safe)
+{
+    int64_t B = dims[0], Hq = dims[1], Tq = dims[2], D = dims[3], T = dims[4];
+    int64_t rep_k = dims[5], rep_v = dims[6], br = 16 * FLASH_SG, nqb = (Tq + br - 1) / br;
+    int64_t w[] = {T, Tq, Hq, rep_k, rep_v};
+    Status st = ST_OK;
+    for (int i = 0; i < 5 && st == ST_OK; i++) st = kc_push_i(c, k, w[i]);
+    if (st == ST_OK) st = kc_push_f(c, k, scale);
+    int64_t s[] = {ks[0], ks[1], ks[2], vs[0], vs[1], vs[2], qs[0], qs[1], qs[2],
+                   ms[0], ms[1], ms[2], ms[3], os[0], os[1], os[2], nqb};
+    for (int i = 0; i < 17 && st == ST_OK; i++) st = kc_push_i(c, k, s[i]);
+    int64_t spec[] = {32 * FLASH_SG, D, safe};
+    for (int i = 0; i < 3 && st == ST_OK; i++) st = kc_spec(c, k, (uint32_t)spec[i]);
+    if (st != ST_OK) return st;
+    kc_grid(k, B * Hq * nqb, 1);
+    k->shader = c->cm_emulate ? "flash_attn_cmx" : "flash_attn_cm";
+    int bind[5] = {k->args[0], k->args[1], k->args[2], k->args[3], k->args[4]};
+    return kc_set_args(c, k, bind, 4, 5);
+}
+
 Status lower_attention(const KernelCtx *c, PlanKernel *k)
 {
     const Graph *g = c->g;
@@ -243,6 +288,14 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     kc_strides(K, ks);
     kc_strides(Q, qs);
     strides4(M, ms);
+    const Node *sm = kc_member(c, OP_SOFTMAX);
+    bool safe = sm && attr_bool(sm, "safe", false);
+    const PlanTensor *ops5[5] = {K, Vt, Q, M, O};
+    const int64_t *last[4] = {&ks[3], &vs[3], &qs[3], &os[3]};
+    if (flash_applies(c, ops5, Tq, D, T, last)) {
+        int64_t dims[7] = {B, Hq, Tq, D, T, rep_k, rep_v};
+        return lower_flash(c, k, dims, scale, ks, vs, qs, ms, os, safe);
+    }
     /* 16-byte loads of K/V rows: every row start a multiple of the vector from an aligned
      * binding (arena offsets are 256-aligned, own buffers start at 0) */
     int64_t ew = 16 / (int64_t)dtype_size(K->storage);
@@ -261,9 +314,7 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     for (int i = 0; i < 20 && st == ST_OK; i++) st = kc_push_i(c, k, s[i]);
     /* spec 6, attn.ablate: parts of the kernel left out (bench only, wrong results by design);
      * SAFE: the member softmax is an exported sdpa's (canon_sdpa.c): empty rows give zeros */
-    const Node *sm = kc_member(c, OP_SOFTMAX);
-    int64_t spec[] = {a.wg, a.g, a.lanes, a.vec, a.nv, a.rb, kc_tune(c, TUNE_ATTN_ABLATE),
-                      sm && attr_bool(sm, "safe", false)};
+    int64_t spec[] = {a.wg, a.g, a.lanes, a.vec, a.nv, a.rb, kc_tune(c, TUNE_ATTN_ABLATE), safe};
     for (int i = 0; i < 8 && st == ST_OK; i++) st = kc_spec(c, k, (uint32_t)spec[i]);
     if (st != ST_OK) return st;
     kc_grid(k, ngroups * a.nsplit, 1);

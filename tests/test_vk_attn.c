@@ -252,11 +252,56 @@ static int plan_splits(const char *json)
     return n;
 }
 
+/* Whether lowering gives case c flash_attn_cm on the nv-coopmat tier (the rule of
+ * lower_attention.c flash_applies with the default attn.flash of 16 rows). */
+static bool flash_case(const Case *c)
+{
+    return rows(c) >= 16 && c->D % 16 == 0 && c->D <= 128;
+}
+
+/* Checks that the attention kernel in the plan of json for the nv-coopmat tier in `dtype` (its
+ * emulation with emu) is `want`. */
+static void check_tier_stem(const char *json, DType dtype, bool emu, const char *want)
+{
+    Graph *g = NULL;
+    DiagList d = {0};
+    assert_int_equal(ir_read_buffer("<attn>", json, strlen(json), &g, &d), ST_OK);
+    CompileOptions o;
+    compile_defaults(&o);
+    o.kernel_cache = "none";
+    o.tuning = *vc_tuning();
+    o.compute = dtype;
+    o.tier = TIER_NV_COOPMAT;
+    o.cm_emulate = emu;
+    Pipeline pipe;
+    assert_int_equal(pipeline_run_graph(g, &o, &pipe, &d), ST_OK);
+    diag_free(&d);
+    int found = 0;
+    for (int k = 0; k < pipe.plan->nkernels; k++) {
+        const char *s = pipe.plan->kernels[k].shader;
+        if (strstr(s, "attention") || strstr(s, "flash_attn")) {
+            assert_string_equal(s, want);
+            found++;
+        }
+    }
+    assert_int_equal(found, 1);
+    pipeline_free(&pipe);
+}
+
 static void check_case(const Case *c)
 {
     static const char *dts[] = {"fp32", "fp16", "bf16"};
     static const double tols[] = {VC_TOL_F32, VC_TOL_F16, VC_TOL_BF16};
     char *g = attn_graph(c);
+    /* the tier's kernel: flash_attn_cm where it applies in f16/bf16 (the checks below run its
+     * emulation, and the real kernel where the device has the tier), decode_attention in f32 */
+    for (int t = 0; t < 3; t++)
+        for (int emu = 0; emu < 2; emu++) {
+            DType dt = t == 0 ? DT_F32 : t == 1 ? DT_F16 : DT_BF16;
+            const char *want = t > 0 && flash_case(c) ? (emu ? "flash_attn_cmx" : "flash_attn_cm")
+                                                      : "decode_attention";
+            check_tier_stem(g, dt, emu, want);
+        }
     vc_set_fill(fill_mask, (void *)c);
     for (int t = 0; t < 3; t++) {
         double e = vc_check_json(g, dts[t], tols[t], expected_stem(c));
@@ -449,6 +494,23 @@ static void test_attn_rows_random(void **state)
     CHECK(cases);
 }
 
+/* flash_attn_cm's own edges (its emulation on lavapipe): query blocks cut by Tq (17, 33, 50),
+ * head dims 16, 32, 80, 128, caches not a multiple of the 16-key tile, GQA 1, 3 and 6, batch 2,
+ * masks causal, random with -inf holes, finite per head and a graph input broadcast over
+ * heads */
+static void test_attn_flash(void **state)
+{
+    (void)state;
+    static const Case cases[] = {
+        {1, 4, 2, 32, 45, 29, MASK_CAUSAL, 17, Q},
+        {2, 6, 2, 80, 70, 0, MASK_RANDOM_INF, 33, Q},
+        {1, 3, 1, 16, 19, 0, MASK_PER_HEAD, 16, Q},
+        {1, 6, 1, 128, 50, 0, MASK_INPUT, 50, L},
+        {1, 2, 2, 64, 1000, 60, MASK_CAUSAL, 64, L},
+    };
+    CHECK(cases);
+}
+
 /* the cache split over several workgroups per (batch, group, row), merged by the last ticket of
  * each row: few rows over a long cache (up to 16 splits, causal rows whose later splits see
  * nothing valid), and 120 rows of one head (2 splits: the grid is still under the GPU target);
@@ -504,6 +566,7 @@ int main(void)
         cmocka_unit_test(test_attn_rows_causal),
         cmocka_unit_test(test_attn_rows_random),
         cmocka_unit_test(test_attn_rows_splits),
+        cmocka_unit_test(test_attn_flash),
         cmocka_unit_test(test_attn_near_misses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

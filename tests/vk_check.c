@@ -178,6 +178,9 @@ static bool in_family(const char *s, const char *e)
         if (at) memmove(at, at + strlen(infix[i]), strlen(at + strlen(infix[i])) + 1);
     }
     if (strcmp(n, e) == 0) return true;
+    /* the attention family's tensor-core kernel (several query rows; test_vk_attn checks which
+     * plans take it) */
+    if (strcmp(e, "decode_attention") == 0 && strcmp(n, "flash_attn") == 0) return true;
     size_t l = strlen(n);
     return red && l > 2 && strcmp(n + l - 2, "_r") == 0 && strlen(e) == l - 2 &&
            strncmp(n, e, l - 2) == 0;
