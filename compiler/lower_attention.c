@@ -178,7 +178,7 @@ static bool flash_applies(const KernelCtx *c, const PlanTensor *const t[5], int6
 }
 
 /* Pushes: {T, Tq, Hq, rep_k, rep_v, scale, k_sb, k_sh, k_st, v_sb, v_sh, v_st, q_sb, q_sh, q_st,
- * m_sb, m_sh, m_sq, m_st, o_sb, o_sh, o_st, nqb}; spec {workgroup, D, SAFE}; bindings {K, V, q,
+ * m_sb, m_sh, m_sq, m_st, o_sb, o_sh, o_st, nqb}; spec {workgroup, D, SAFE, MVEC}; bindings {K, V, q,
  * mask, out}; one workgroup per (batch, head, block of 16 * FLASH_SG query rows); dims {B, Hq, Tq,
  * D, T, rep_k, rep_v}. */
 static Status lower_flash(const KernelCtx *c, PlanKernel *k, const int64_t dims[7], double scale,
@@ -194,8 +194,13 @@ static Status lower_flash(const KernelCtx *c, PlanKernel *k, const int64_t dims[
     int64_t s[] = {ks[0], ks[1], ks[2], vs[0], vs[1], vs[2], qs[0], qs[1], qs[2],
                    ms[0], ms[1], ms[2], ms[3], os[0], os[1], os[2], nqb};
     for (int i = 0; i < 17 && st == ST_OK; i++) st = kc_push_i(c, k, s[i]);
-    int64_t spec[] = {32 * FLASH_SG, D, safe};
-    for (int i = 0; i < 3 && st == ST_OK; i++) st = kc_spec(c, k, (uint32_t)spec[i]);
+    /* the mask as 16-byte vectors in the kernel's key-range scan: keys contiguous, T and the
+     * other strides multiples of 8 elements, an aligned binding */
+    const PlanTensor *M = kc_arg(k, c->p, 3);
+    bool mvec = ms[3] == 1 && T % 8 == 0 && kc_binding_offset(c->p, M) % 16 == 0;
+    for (int i = 0; i < 3 && mvec; i++) mvec = ms[i] % 8 == 0;
+    int64_t spec[] = {32 * FLASH_SG, D, safe, mvec};
+    for (int i = 0; i < 4 && st == ST_OK; i++) st = kc_spec(c, k, (uint32_t)spec[i]);
     if (st != ST_OK) return st;
     kc_grid(k, B * Hq * nqb, 1);
     k->shader = c->cm_emulate ? "flash_attn_cmx" : "flash_attn_cm";

@@ -35,7 +35,8 @@
 // Shared: Q [BR][D + 8], K and V tiles [BC][D + 8] float16_t (rows padded by 16 bytes: the
 // extension's alignment), S [BR][BC + 4] fp32, P [BR][BC + 8] float16_t: with D = 128 and
 // FA_SG = 2, 21504 bytes (under lavapipe's 32 KB, so the emulation runs the same tile).
-// Spec: 0 = workgroup size (32 * FA_SG), 1 = D (a multiple of 16, at most FA_DMAX), 2 = SAFE.
+// Spec: 0 = workgroup size (32 * FA_SG), 1 = D (a multiple of 16, at most FA_DMAX), 2 = SAFE,
+// 3 = MVEC.
 // Push: see the block below (strides in elements; 0 for a broadcast mask dimension).
 // Bindings: {K, V, q, mask, out}.
 #ifndef NPU_FLASH_ATTN_CM_GLSL
@@ -62,12 +63,16 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint D = 64;
 layout(constant_id = 2) const uint SAFE = 0;
+// MVEC 1: the mask is read as 16-byte vectors in the key-range scan (its keys contiguous, T, its
+// row, head and batch strides multiples of 8 elements, its binding offset 16-byte aligned)
+layout(constant_id = 3) const uint MVEC = 0;
 const uint DF = D / 16u;
 
 layout(std430, set = 0, binding = 0) readonly buffer KB { STORAGE_T kc[]; };
 layout(std430, set = 0, binding = 1) readonly buffer VB { STORAGE_T vc[]; };
 layout(std430, set = 0, binding = 2) readonly buffer QB { STORAGE_T q[]; };
 layout(std430, set = 0, binding = 3) readonly buffer MB { STORAGE_T msk[]; };
+layout(std430, set = 0, binding = 3) readonly buffer MB4 { uvec4 msk4[]; };
 layout(std430, set = 0, binding = 4) writeonly buffer OB { STORAGE_T o[]; };
 layout(push_constant) uniform Push {
     uint T; uint Tq; uint Hq; uint rep_k; uint rep_v; float scale;
@@ -78,6 +83,12 @@ layout(push_constant) uniform Push {
 } pc;
 
 #define NINF uintBitsToFloat(0xff800000u)
+#if defined(STORAGE_BF16)
+#define NINF16 0xff80u // -inf's 16 bits in the storage type
+#else
+#define NINF16 0xfc00u
+#endif
+#define NINF2 (NINF16 | (NINF16 << 16))
 
 shared float16_t sh_q[FA_BR * QSTR];
 shared float16_t sh_k[FA_BC * QSTR];
@@ -91,6 +102,16 @@ shared float16_t sh_p[FA_BR * PSTR];
         uint tr = e / D, d = e % D, t = (t0) + tr;                                             \
         dst[tr * QSTR + d] = float16_t(t < pc.T ? S_LOAD(src[(base) + t * (st) + d]) : 0.0);   \
     }
+
+// a mask element from its 16 storage bits
+float fa_bits(uint bits)
+{
+#if defined(STORAGE_BF16)
+    return uintBitsToFloat(bits << 16);
+#else
+    return unpackHalf2x16(bits).x;
+#endif
+}
 
 float fa_mask(uint mbase, uint r, uint t)
 {
@@ -119,21 +140,42 @@ void main()
         sh_q[rr * QSTR + d] = float16_t(qr < pc.Tq ? S_LOAD(q[qbase + qr * pc.q_st + d]) : 0.0);
     }
 
-    // the block's key range: one past its rows' last valid key (each pair scans its row)
+    // the block's key range: one past its rows' last valid key. The whole [rows, T] mask of the
+    // block is read without an early exit (each invocation's loads are independent, so they are
+    // in flight together: a scan that stops at the first valid key from the end chains one
+    // load's latency per step), as 16-byte vectors where the lowering proved them aligned (MVEC)
     uint rend = 0u;
-    if (row_ok) {
-        if (pc.m_st == 0u) {
-            rend = fa_mask(mbase, r, 0u) == NINF ? 0u : pc.T;
-        } else {
-            for (uint t = pc.T - half_; t > 0u; t -= min(t, 2u)) {
-                if (fa_mask(mbase, r, t - 1u) != NINF) {
-                    rend = t;
-                    break;
+    if (pc.m_st == 0u) {
+        if (lid < FA_BR && q0 + lid < pc.Tq && fa_mask(mbase, q0 + lid, 0u) != NINF) rend = pc.T;
+    } else if (MVEC == 1u) {
+        const uint TV = pc.T / 8u, n = FA_BR * TV;
+        for (uint e0 = lid; e0 < n; e0 += 16u * gl_WorkGroupSize.x) {
+            uvec4 v[16];
+            [[unroll]] for (uint j = 0u; j < 16u; j++) {
+                uint e = e0 + j * gl_WorkGroupSize.x, qr = q0 + e / TV;
+                v[j] = e < n && qr < pc.Tq ? msk4[(mbase + qr * pc.m_sq) / 8u + e % TV]
+                                           : uvec4(NINF2);
+            }
+            [[unroll]] for (uint j = 0u; j < 16u; j++) {
+                uint e = e0 + j * gl_WorkGroupSize.x;
+                [[unroll]] for (uint h2 = 0u; h2 < 8u; h2++) {
+                    uint w = v[j][h2 / 2u], bits = (h2 & 1u) == 0u ? w & 0xffffu : w >> 16;
+                    if (bits != NINF16) rend = max(rend, (e % TV) * 8u + h2 + 1u);
                 }
             }
         }
+    } else {
+        const uint n = FA_BR * pc.T;
+        for (uint e0 = lid; e0 < n; e0 += 8u * gl_WorkGroupSize.x) {
+            float v[8];
+            [[unroll]] for (uint j = 0u; j < 8u; j++) {
+                uint e = e0 + j * gl_WorkGroupSize.x, qr = q0 + e / pc.T;
+                v[j] = e < n && qr < pc.Tq ? fa_mask(mbase, qr, e % pc.T) : NINF;
+            }
+            [[unroll]] for (uint j = 0u; j < 8u; j++)
+                if (v[j] != NINF) rend = max(rend, (e0 + j * gl_WorkGroupSize.x) % pc.T + 1u);
+        }
     }
-    rend = max(rend, subgroupShuffleXor(rend, 1u));
     sh_s[lid] = float(rend); // exact: T < 2^24 (lowering)
     barrier();
     uint kend = 0u;
@@ -155,6 +197,20 @@ void main()
 
     for (uint pass_ = 0u; pass_ < 2u; pass_++) {
         for (uint t0 = 0u; t0 < kend; t0 += FA_BC) {
+            // this invocation's 8 mask values of the tile, loaded before the staging so that
+            // their latency overlaps it (-inf past kend and on rows past Tq)
+            float mv[8];
+            const uint tm = t0 + half_ * 8u;
+            if (MVEC == 1u && pc.m_st == 1u) {
+                uvec4 w = row_ok && tm < kend ? msk4[(mbase + r * pc.m_sq + tm) / 8u] : uvec4(NINF2);
+                [[unroll]] for (uint c = 0u; c < 8u; c++) {
+                    uint x = w[c / 2u], bits = (c & 1u) == 0u ? x & 0xffffu : x >> 16;
+                    mv[c] = tm + c < kend ? fa_bits(bits) : NINF;
+                }
+            } else {
+                [[unroll]] for (uint c = 0u; c < 8u; c++)
+                    mv[c] = row_ok && tm + c < kend ? fa_mask(mbase, r, tm + c) : NINF;
+            }
             barrier(); // the previous tile's readers are done (and, first, the Q block is staged)
             FA_STAGE_TILE(sh_k, kc, kbase, pc.k_st, t0)
             if (pass_ == 1u) FA_STAGE_TILE(sh_v, vc, vbase, pc.v_st, t0)
@@ -175,12 +231,8 @@ void main()
             barrier();
             // scale, mask, max (pass 1) or P and its sum (pass 2)
             float sv[8];
-            [[unroll]] for (uint c = 0u; c < 8u; c++) {
-                uint col = half_ * 8u + c, t = t0 + col;
-                sv[c] = row_ok && t < kend ? sh_s[pr * SSTR + col] * pc.scale +
-                                                 fa_mask(mbase, r, t)
-                                           : NINF;
-            }
+            [[unroll]] for (uint c = 0u; c < 8u; c++)
+                sv[c] = mv[c] == NINF ? NINF : sh_s[pr * SSTR + half_ * 8u + c] * pc.scale + mv[c];
             if (pass_ == 0u) {
                 [[unroll]] for (uint c = 0u; c < 8u; c++) m = max(m, sv[c]);
                 continue;
