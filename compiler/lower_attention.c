@@ -160,17 +160,22 @@ static void strides4(const PlanTensor *t, int64_t *st)
 
 /* flash_attn_cm (shaders/flash_attn_cm.glsl): several query rows on the tensor cores, on the
  * nv-coopmat tier (or its emulation, tests) for f16/bf16 storage, a head dim that is a multiple
- * of 16 up to FLASH_MAX_D, every operand's rows contiguous along D, and at least attn.flash rows
- * (0: never). Elsewhere decode_attention takes them, one workgroup per row. */
+ * of 16 up to FLASH_MAX_D, every operand's rows contiguous along D, K and V in 16-byte vectors, and
+ * at least attn.flash rows (0: never). Elsewhere decode_attention takes them, one workgroup per
+ * row. */
 #define FLASH_MAX_D 128 /* FA_DMAX */
 #define FLASH_SG 2      /* FA_SG: subgroups of 32 lanes, 16 query rows each */
 
 static bool flash_applies(const KernelCtx *c, const PlanTensor *const t[5], int64_t Tq, int64_t D,
-                          int64_t T, const int64_t *const last[4])
+                          int64_t T, const int64_t *const last[4], const int64_t *ks,
+                          const int64_t *vs)
 {
+    /* K and V are read as 16-byte vectors: strides multiples of 8 elements, aligned bindings */
+    bool vec = kc_binding_offset(c->p, t[0]) % 16 == 0 && kc_binding_offset(c->p, t[1]) % 16 == 0;
+    for (int i = 0; i < 3 && vec; i++) vec = ks[i] % 8 == 0 && vs[i] % 8 == 0;
     int64_t rows = kc_tune(c, TUNE_ATTN_FLASH);
     DType s = t[0]->storage;
-    bool ok = c->tier == TIER_NV_COOPMAT && rows > 0 && Tq >= rows && D % 16 == 0 &&
+    bool ok = vec && c->tier == TIER_NV_COOPMAT && rows > 0 && Tq >= rows && D % 16 == 0 &&
               D <= FLASH_MAX_D && T < (1 << 24) && (s == DT_F16 || s == DT_BF16);
     for (int i = 1; i < 5 && ok; i++) ok = t[i]->storage == s;
     for (int i = 0; i < 4 && ok; i++) ok = *last[i] == 1;
@@ -297,7 +302,7 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     bool safe = sm && attr_bool(sm, "safe", false);
     const PlanTensor *ops5[5] = {K, Vt, Q, M, O};
     const int64_t *last[4] = {&ks[3], &vs[3], &qs[3], &os[3]};
-    if (flash_applies(c, ops5, Tq, D, T, last)) {
+    if (flash_applies(c, ops5, Tq, D, T, last, ks, vs)) {
         int64_t dims[7] = {B, Hq, Tq, D, T, rep_k, rep_v};
         return lower_flash(c, k, dims, scale, ks, vs, qs, ms, os, safe);
     }

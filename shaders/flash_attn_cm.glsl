@@ -35,8 +35,8 @@
 // Shared: Q [BR][D + 8], K and V tiles [BC][D + 8] float16_t (rows padded by 16 bytes: the
 // extension's alignment), S [BR][BC + 4] fp32, P [BR][BC + 8] float16_t: with D = 128 and
 // FA_SG = 2, 21504 bytes (under lavapipe's 32 KB, so the emulation runs the same tile).
-// Spec: 0 = workgroup size (32 * FA_SG), 1 = D (a multiple of 16, at most FA_DMAX), 2 = SAFE,
-// 3 = MVEC.
+// Spec: 0 = workgroup size (FA_WG = 32 * FA_SG), 1 = D (a multiple of 16, at most FA_DMAX),
+// 2 = SAFE, 3 = MVEC.
 // Push: see the block below (strides in elements; 0 for a broadcast mask dimension).
 // Bindings: {K, V, q, mask, out}.
 #ifndef NPU_FLASH_ATTN_CM_GLSL
@@ -52,15 +52,25 @@
 #include "gemm_cm.glsl"
 
 #define FA_SG 2
+#define FA_WG (32u * FA_SG)
 #define FA_BR (16u * FA_SG)
-#define FA_BC 16u
+// keys per tile: 64 on the tensor cores; 32 in the emulation, to stay under lavapipe's 32 KB of
+// shared memory (the code is the same for both)
+#if CM_EMULATE
+#define FA_BC 32u
+#else
+#define FA_BC 64u
+#endif
+#define FA_NF (FA_BC / 16u)   // S fragments per subgroup and tile
+#define FA_CPI (FA_BC / 2u)   // columns of a tile per invocation
+#define FA_SV (FA_BC * FA_DMAX / 8u / FA_WG) // 16-byte vectors of a K or V tile per invocation
 #define FA_DMAX 128u
 #define FA_DF (FA_DMAX / 16u)
 #define QSTR (FA_DMAX + 8u) // row strides of Q, K and V in shared memory (halves)
 #define SSTR (FA_BC + 4u)   // of S (floats)
 #define PSTR (FA_BC + 8u)   // of P (halves)
 
-layout(local_size_x_id = 0) in;
+layout(local_size_x_id = 0) in; // FA_WG (lowering)
 layout(constant_id = 1) const uint D = 64;
 layout(constant_id = 2) const uint SAFE = 0;
 // MVEC 1: the mask is read as 16-byte vectors in the key-range scan (its keys contiguous, T, its
@@ -68,8 +78,10 @@ layout(constant_id = 2) const uint SAFE = 0;
 layout(constant_id = 3) const uint MVEC = 0;
 const uint DF = D / 16u;
 
-layout(std430, set = 0, binding = 0) readonly buffer KB { STORAGE_T kc[]; };
-layout(std430, set = 0, binding = 1) readonly buffer VB { STORAGE_T vc[]; };
+// K and V as 16-byte vectors (the lowering proves their strides multiples of 8 elements and
+// their bindings aligned)
+layout(std430, set = 0, binding = 0) readonly buffer KB4 { uvec4 kc4[]; };
+layout(std430, set = 0, binding = 1) readonly buffer VB4 { uvec4 vc4[]; };
 layout(std430, set = 0, binding = 2) readonly buffer QB { STORAGE_T q[]; };
 layout(std430, set = 0, binding = 3) readonly buffer MB { STORAGE_T msk[]; };
 layout(std430, set = 0, binding = 3) readonly buffer MB4 { uvec4 msk4[]; };
@@ -91,17 +103,37 @@ layout(push_constant) uniform Push {
 #define NINF2 (NINF16 | (NINF16 << 16))
 
 shared float16_t sh_q[FA_BR * QSTR];
-shared float16_t sh_k[FA_BC * QSTR];
-shared float16_t sh_v[FA_BC * QSTR];
+shared float16_t sh_kv[FA_BC * QSTR]; // the tile of K, then (pass 2, once S is done) of V
 shared float sh_s[FA_BR * SSTR];
 shared float16_t sh_p[FA_BR * PSTR];
 
-// Stages rows t0 .. t0 + FA_BC - 1 of a cache (zeros past T) as float16_t.
-#define FA_STAGE_TILE(dst, src, base, st, t0)                                                   \
-    for (uint e = gl_LocalInvocationID.x; e < FA_BC * D; e += gl_WorkGroupSize.x) {            \
-        uint tr = e / D, d = e % D, t = (t0) + tr;                                             \
-        dst[tr * QSTR + d] = float16_t(t < pc.T ? S_LOAD(src[(base) + t * (st) + d]) : 0.0);   \
+// The tile's 16-byte vectors into registers (vector i of this invocation: tile row
+// (lid + i * FA_WG) / (D / 8), zeros past T), then from the registers into sh_kv.
+#define FA_LOAD_TILE(reg, src4, base, st, t0)                                                   \
+    [[unroll]] for (uint i = 0u; i < FA_SV; i++) {                                              \
+        uint e = gl_LocalInvocationID.x + i * FA_WG, tr = e / (D / 8u), t = (t0) + tr;        \
+        reg[i] = e < FA_BC * D / 8u && t < pc.T ? src4[((base) + t * (st)) / 8u + e % (D / 8u)] \
+                                                : uvec4(0u);                                   \
     }
+#define FA_PUT_TILE(reg)                                                                        \
+    [[unroll]] for (uint i = 0u; i < FA_SV; i++) {                                              \
+        uint e = gl_LocalInvocationID.x + i * FA_WG, tr = e / (D / 8u), d = (e % (D / 8u)) * 8u; \
+        if (e < FA_BC * D / 8u) fa_put8(tr * QSTR + d, reg[i]);                               \
+    }
+
+// 8 storage elements (a 16-byte vector) -> sh_kv[at ..] as float16_t
+void fa_put8(uint at, uvec4 w)
+{
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+#if defined(STORAGE_BF16)
+        vec2 f = vec2(uintBitsToFloat(w[i] << 16), uintBitsToFloat(w[i] & 0xffff0000u));
+#else
+        vec2 f = unpackHalf2x16(w[i]);
+#endif
+        sh_kv[at + 2u * i] = float16_t(f.x);
+        sh_kv[at + 2u * i + 1u] = float16_t(f.y);
+    }
+}
 
 // a mask element from its 16 storage bits
 float fa_bits(uint bits)
@@ -135,7 +167,7 @@ void main()
 
     // Q block -> shared (rows past Tq as zeros)
     const uint qbase = b * pc.q_sb + h * pc.q_sh;
-    for (uint e = lid; e < FA_BR * D; e += gl_WorkGroupSize.x) {
+    for (uint e = lid; e < FA_BR * D; e += FA_WG) {
         uint rr = e / D, d = e % D, qr = q0 + rr;
         sh_q[rr * QSTR + d] = float16_t(qr < pc.Tq ? S_LOAD(q[qbase + qr * pc.q_st + d]) : 0.0);
     }
@@ -149,15 +181,15 @@ void main()
         if (lid < FA_BR && q0 + lid < pc.Tq && fa_mask(mbase, q0 + lid, 0u) != NINF) rend = pc.T;
     } else if (MVEC == 1u) {
         const uint TV = pc.T / 8u, n = FA_BR * TV;
-        for (uint e0 = lid; e0 < n; e0 += 16u * gl_WorkGroupSize.x) {
+        for (uint e0 = lid; e0 < n; e0 += 16u * FA_WG) {
             uvec4 v[16];
             [[unroll]] for (uint j = 0u; j < 16u; j++) {
-                uint e = e0 + j * gl_WorkGroupSize.x, qr = q0 + e / TV;
+                uint e = e0 + j * FA_WG, qr = q0 + e / TV;
                 v[j] = e < n && qr < pc.Tq ? msk4[(mbase + qr * pc.m_sq) / 8u + e % TV]
                                            : uvec4(NINF2);
             }
             [[unroll]] for (uint j = 0u; j < 16u; j++) {
-                uint e = e0 + j * gl_WorkGroupSize.x;
+                uint e = e0 + j * FA_WG;
                 [[unroll]] for (uint h2 = 0u; h2 < 8u; h2++) {
                     uint w = v[j][h2 / 2u], bits = (h2 & 1u) == 0u ? w & 0xffffu : w >> 16;
                     if (bits != NINF16) rend = max(rend, (e % TV) * 8u + h2 + 1u);
@@ -166,26 +198,26 @@ void main()
         }
     } else {
         const uint n = FA_BR * pc.T;
-        for (uint e0 = lid; e0 < n; e0 += 8u * gl_WorkGroupSize.x) {
+        for (uint e0 = lid; e0 < n; e0 += 8u * FA_WG) {
             float v[8];
             [[unroll]] for (uint j = 0u; j < 8u; j++) {
-                uint e = e0 + j * gl_WorkGroupSize.x, qr = q0 + e / pc.T;
+                uint e = e0 + j * FA_WG, qr = q0 + e / pc.T;
                 v[j] = e < n && qr < pc.Tq ? fa_mask(mbase, qr, e % pc.T) : NINF;
             }
             [[unroll]] for (uint j = 0u; j < 8u; j++)
-                if (v[j] != NINF) rend = max(rend, (e0 + j * gl_WorkGroupSize.x) % pc.T + 1u);
+                if (v[j] != NINF) rend = max(rend, (e0 + j * FA_WG) % pc.T + 1u);
         }
     }
     sh_s[lid] = float(rend); // exact: T < 2^24 (lowering)
     barrier();
     uint kend = 0u;
-    for (uint i = 0u; i < gl_WorkGroupSize.x; i++) kend = max(kend, uint(sh_s[i]));
+    for (uint i = 0u; i < FA_WG; i++) kend = max(kend, uint(sh_s[i]));
 
     CM_FRAG(fq, FA_DF);
     CM_FRAG(fk, 1);
     CM_FRAG(fp, 1);
     CM_FRAG(fv, 1);
-    CM_ACC(sacc, 1);
+    CM_ACC(sacc, FA_NF);
     CM_ACC(oacc, FA_DF);
     [[unroll]] for (uint n = 0u; n < FA_DF; n++) if (n < DF) CM_ZERO(oacc[n]);
     float m = NINF, l = 0.0;
@@ -194,63 +226,76 @@ void main()
     [[unroll]] for (uint kk = 0u; kk < FA_DF; kk++)
         if (kk < DF) CM_LOAD_A(fq[kk], sg * 16u * QSTR + kk * 16u, QSTR, false);
 #undef SH_A
+    uvec4 kreg[FA_SV], vreg[FA_SV];
 
     for (uint pass_ = 0u; pass_ < 2u; pass_++) {
         for (uint t0 = 0u; t0 < kend; t0 += FA_BC) {
-            // this invocation's 8 mask values of the tile, loaded before the staging so that
-            // their latency overlaps it (-inf past kend and on rows past Tq)
-            float mv[8];
-            const uint tm = t0 + half_ * 8u;
+            // this invocation's mask values of the tile and its vectors of the K and V tiles
+            // (V in pass 2; V reaches shared memory once S is done), all loaded
+            // before the first barrier so their latencies overlap (-inf past kend, rows past Tq)
+            float mv[FA_CPI];
+            const uint tm = t0 + half_ * FA_CPI;
             if (MVEC == 1u && pc.m_st == 1u) {
-                uvec4 w = row_ok && tm < kend ? msk4[(mbase + r * pc.m_sq + tm) / 8u] : uvec4(NINF2);
-                [[unroll]] for (uint c = 0u; c < 8u; c++) {
-                    uint x = w[c / 2u], bits = (c & 1u) == 0u ? x & 0xffffu : x >> 16;
-                    mv[c] = tm + c < kend ? fa_bits(bits) : NINF;
+                [[unroll]] for (uint v8 = 0u; v8 < FA_CPI / 8u; v8++) {
+                    uint t8 = tm + v8 * 8u;
+                    uvec4 w = row_ok && t8 < kend ? msk4[(mbase + r * pc.m_sq + t8) / 8u]
+                                                  : uvec4(NINF2);
+                    [[unroll]] for (uint c = 0u; c < 8u; c++) {
+                        uint x = w[c / 2u], bits = (c & 1u) == 0u ? x & 0xffffu : x >> 16;
+                        mv[v8 * 8u + c] = t8 + c < kend ? fa_bits(bits) : NINF;
+                    }
                 }
             } else {
-                [[unroll]] for (uint c = 0u; c < 8u; c++)
+                [[unroll]] for (uint c = 0u; c < FA_CPI; c++)
                     mv[c] = row_ok && tm + c < kend ? fa_mask(mbase, r, tm + c) : NINF;
             }
+            FA_LOAD_TILE(kreg, kc4, kbase, pc.k_st, t0)
+            if (pass_ == 1u) FA_LOAD_TILE(vreg, vc4, vbase, pc.v_st, t0)
             barrier(); // the previous tile's readers are done (and, first, the Q block is staged)
-            FA_STAGE_TILE(sh_k, kc, kbase, pc.k_st, t0)
-            if (pass_ == 1u) FA_STAGE_TILE(sh_v, vc, vbase, pc.v_st, t0)
+            FA_PUT_TILE(kreg)
             barrier();
             // S = Q K^T for the subgroup's 16 rows: A = Q row-major, B (d, key) = K column-major
 #define SH_A sh_q
-#define SH_B sh_k
-            CM_ZERO(sacc[0]);
+#define SH_B sh_kv
+            [[unroll]] for (uint j = 0u; j < FA_NF; j++) CM_ZERO(sacc[j]);
             [[unroll]] for (uint kk = 0u; kk < FA_DF; kk++) {
                 if (kk < DF) {
-                    CM_LOAD_B(fk[0], kk * 16u, QSTR, true);
-                    CM_MMA(sacc[0], fq[kk], fk[0]);
+                    [[unroll]] for (uint j = 0u; j < FA_NF; j++) {
+                        CM_LOAD_B(fk[0], j * 16u * QSTR + kk * 16u, QSTR, true);
+                        CM_MMA(sacc[j], fq[kk], fk[0]);
+                    }
                 }
             }
 #undef SH_A
 #undef SH_B
-            CM_STORE(sacc[0], sh_s, sg * 16u * SSTR, SSTR);
-            barrier();
+            [[unroll]] for (uint j = 0u; j < FA_NF; j++)
+                CM_STORE(sacc[j], sh_s, sg * 16u * SSTR + j * 16u, SSTR);
+            barrier(); // S is in shared memory, and every subgroup is done with the K tile
+            if (pass_ == 1u) FA_PUT_TILE(vreg)
             // scale, mask, max (pass 1) or P and its sum (pass 2)
-            float sv[8];
-            [[unroll]] for (uint c = 0u; c < 8u; c++)
-                sv[c] = mv[c] == NINF ? NINF : sh_s[pr * SSTR + half_ * 8u + c] * pc.scale + mv[c];
+            float sv[FA_CPI];
+            [[unroll]] for (uint c = 0u; c < FA_CPI; c++)
+                sv[c] = mv[c] == NINF ? NINF : sh_s[pr * SSTR + half_ * FA_CPI + c] * pc.scale + mv[c];
             if (pass_ == 0u) {
-                [[unroll]] for (uint c = 0u; c < 8u; c++) m = max(m, sv[c]);
+                [[unroll]] for (uint c = 0u; c < FA_CPI; c++) m = max(m, sv[c]);
                 continue;
             }
-            [[unroll]] for (uint c = 0u; c < 8u; c++) {
+            [[unroll]] for (uint c = 0u; c < FA_CPI; c++) {
                 float p = m == NINF || sv[c] == NINF ? 0.0 : exp(sv[c] - m);
                 l += p;
-                sh_p[pr * PSTR + half_ * 8u + c] = float16_t(p);
+                sh_p[pr * PSTR + half_ * FA_CPI + c] = float16_t(p);
             }
-            barrier();
-            // O += P V: A = P row-major (16 x 16 keys), B (key, d) = V row-major
+            barrier(); // P and the V tile are in shared memory
+            // O += P V: A = P row-major (16 rows x FA_BC keys), B (key, d) = V row-major
 #define SH_A sh_p
-#define SH_B sh_v
-            CM_LOAD_A(fp[0], sg * 16u * PSTR, PSTR, false);
-            [[unroll]] for (uint n = 0u; n < FA_DF; n++) {
-                if (n < DF) {
-                    CM_LOAD_B(fv[0], n * 16u, QSTR, false);
-                    CM_MMA(oacc[n], fp[0], fv[0]);
+#define SH_B sh_kv
+            [[unroll]] for (uint kk = 0u; kk < FA_NF; kk++) {
+                CM_LOAD_A(fp[0], sg * 16u * PSTR + kk * 16u, PSTR, false);
+                [[unroll]] for (uint n = 0u; n < FA_DF; n++) {
+                    if (n < DF) {
+                        CM_LOAD_B(fv[0], kk * 16u * QSTR + n * 16u, QSTR, false);
+                        CM_MMA(oacc[n], fp[0], fv[0]);
+                    }
                 }
             }
 #undef SH_A
