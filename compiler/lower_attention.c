@@ -164,7 +164,8 @@ static void strides4(const PlanTensor *t, int64_t *st)
  * at least attn.flash rows (0: never). Elsewhere decode_attention takes them, one workgroup per
  * row. */
 #define FLASH_MAX_D 128 /* FA_DMAX */
-#define FLASH_SG 2      /* FA_SG: subgroups of 32 lanes, 16 query rows each */
+#define FLASH_WG 128    /* FA_WG: 4 subgroups of 32 lanes */
+#define FLASH_BR 16     /* FA_BR: query rows per workgroup */
 
 static bool flash_applies(const KernelCtx *c, const PlanTensor *const t[5], int64_t Tq, int64_t D,
                           int64_t T, const int64_t *const last[4], const int64_t *ks,
@@ -184,14 +185,14 @@ static bool flash_applies(const KernelCtx *c, const PlanTensor *const t[5], int6
 
 /* Pushes: {T, Tq, Hq, rep_k, rep_v, scale, k_sb, k_sh, k_st, v_sb, v_sh, v_st, q_sb, q_sh, q_st,
  * m_sb, m_sh, m_sq, m_st, o_sb, o_sh, o_st, nqb}; spec {workgroup, D, SAFE, MVEC}; bindings {K, V, q,
- * mask, out}; one workgroup per (batch, head, block of 16 * FLASH_SG query rows); dims {B, Hq, Tq,
+ * mask, out}; one workgroup per (batch, head, block of FLASH_BR query rows); dims {B, Hq, Tq,
  * D, T, rep_k, rep_v}. */
 static Status lower_flash(const KernelCtx *c, PlanKernel *k, const int64_t dims[7], double scale,
                           const int64_t *ks, const int64_t *vs, const int64_t *qs,
                           const int64_t *ms, const int64_t *os, bool safe)
 {
     int64_t B = dims[0], Hq = dims[1], Tq = dims[2], D = dims[3], T = dims[4];
-    int64_t rep_k = dims[5], rep_v = dims[6], br = 16 * FLASH_SG, nqb = (Tq + br - 1) / br;
+    int64_t rep_k = dims[5], rep_v = dims[6], br = FLASH_BR, nqb = (Tq + br - 1) / br;
     int64_t w[] = {T, Tq, Hq, rep_k, rep_v};
     Status st = ST_OK;
     for (int i = 0; i < 5 && st == ST_OK; i++) st = kc_push_i(c, k, w[i]);
@@ -204,7 +205,7 @@ static Status lower_flash(const KernelCtx *c, PlanKernel *k, const int64_t dims[
     const PlanTensor *M = kc_arg(k, c->p, 3);
     bool mvec = ms[3] == 1 && T % 8 == 0 && kc_binding_offset(c->p, M) % 16 == 0;
     for (int i = 0; i < 3 && mvec; i++) mvec = ms[i] % 8 == 0;
-    int64_t spec[] = {32 * FLASH_SG, D, safe, mvec};
+    int64_t spec[] = {FLASH_WG, D, safe, mvec};
     for (int i = 0; i < 4 && st == ST_OK; i++) st = kc_spec(c, k, (uint32_t)spec[i]);
     if (st != ST_OK) return st;
     kc_grid(k, B * Hq * nqb, 1);

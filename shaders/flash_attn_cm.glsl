@@ -5,38 +5,42 @@
 //   s_t = (q[b,h,r] . K[b,h/rep_k,t]) * scale + mask[b,h,r,t]
 // reading the KV caches [B, Hkv, T, D] in place (grouped-query heads: no repeat copy).
 //
-// One workgroup per (batch, query head, block of BR = 16 * FA_SG query rows); subgroup sg owns
-// the block's rows 16 sg .. 16 sg + 15. The key range is walked in tiles of BC = 16 keys, staged
-// in shared memory as float16_t (bf16 converted as the tensor-core matmul converts it: exact in
-// fp16's normal range, +-inf past 65504, docs/kernels.md "Tiers"). Two passes over the tiles:
-//  1. S = Q K^T (one 16x16 fp32 fragment per subgroup and tile, D / 16 MMAs), scaled and masked
-//     per element, gives each row's maximum m;
-//  2. S again, P = exp(S - m) in [0, 1] as float16_t, the row sum l += P in fp32, and
-//     O += P V (D / 16 fragments of fp32 accumulators).
+// One workgroup of 4 subgroups (128 invocations) per (batch, query head, block of 16 query rows).
+// The key range is walked in tiles of 64 keys, staged in shared memory as float16_t (bf16
+// converted as the tensor-core matmul converts it: exact in fp16's normal range, +-inf past
+// 65504, docs/kernels.md "Tiers"). Subgroup j computes the tile's scores for keys 16 j .. 16 j + 15
+// (one 16x16 fp32 fragment, D / 16 MMAs) and owns the output columns of fragments j and j + 4
+// (D / 16 fragments in all, so the P V work is spread over the subgroups and each keeps at most
+// two accumulators). Two passes over the tiles:
+//  1. S = Q K^T, scaled and masked per element, gives each row's maximum m;
+//  2. S again, P = exp(S - m) in [0, 1] as float16_t, the row sum l += P in fp32, and O += P V.
 // Knowing m before any P V product means the accumulators never need rescaling: GL_NV_
 // cooperative_matrix (v1, the only cooperative matrix our glslc knows) gives no per-row access to
 // an accumulator, and a flash-attention online softmax would otherwise take the accumulators
 // through shared memory every tile. The price is the Q K^T products twice (1.5x the MMAs).
 // At the end each 16x16 block of O goes through shared memory once, divided by l.
 //
-// Per element work (scale, mask, max, exp, sum) is by invocation pairs: invocation i takes the
-// block's row i / 2, columns (i % 2) * 8 .. + 8 of each 16-key tile; the pair combines its max and
-// sum by subgroupShuffleXor(., 1) (a pair is always inside one subgroup). Workgroup barriers
+// Per element work (scale, mask, max, exp, sum) is by 8 invocations per row: invocation i takes
+// the block's row i / 8, keys (i % 8) * 8 .. + 8 of each tile; the 8 combine their max and sum
+// by subgroupShuffleXor (always inside one subgroup: lavapipe's have 8 lanes). Workgroup barriers
 // separate the stages, so the shared regions never depend on how the driver maps invocations to
-// subgroups, and the emulation (CM_EMULATE 1: its "subgroups" are 32-invocation slices, not
-// lavapipe's 8-lane subgroups) runs the same code.
+// subgroups, and the emulation (CM_EMULATE 1: its "subgroups" are 32-invocation slices) runs the
+// same code. Each tile's K and mask loads are issued together, and the V tile's right after
+// the S fragments (into the registers K came through), so their latencies overlap.
 //
 // The key range ends at the block's last valid position: one past the last key whose mask is not
-// -inf, over the block's rows (scanned first; positions past it would add exp(-inf) = 0): a causal
-// prefill's early blocks do less work, and a cache longer than the prompt is not read past it.
-// A row with no valid key gives 0 / 0 = NaN as the reference's softmax does, zeros under SAFE
-// (an exported sdpa's, compiler/canon_sdpa.c).
+// -inf, over the block's rows (positions past it would add exp(-inf) = 0): a causal prefill's
+// early blocks do less work, and a cache longer than the prompt is not read past it. A row with
+// no valid key gives 0 / 0 = NaN as the reference's softmax does, zeros under SAFE (an exported
+// sdpa's, compiler/canon_sdpa.c).
 //
-// Shared: Q [BR][D + 8], K and V tiles [BC][D + 8] float16_t (rows padded by 16 bytes: the
-// extension's alignment), S [BR][BC + 4] fp32, P [BR][BC + 8] float16_t: with D = 128 and
-// FA_SG = 2, 21504 bytes (under lavapipe's 32 KB, so the emulation runs the same tile).
-// Spec: 0 = workgroup size (FA_WG = 32 * FA_SG), 1 = D (a multiple of 16, at most FA_DMAX),
-// 2 = SAFE, 3 = MVEC.
+// Shared: Q [16][D + 8], the K-then-V tile [64][D + 8] float16_t (rows padded by 16 bytes: the
+// extension's alignment), S [16][64 + 4] fp32, P [16][64 + 8] float16_t: 28416 bytes with
+// D = 128, under lavapipe's 32 KB, so the emulation runs the same tile.
+// Spec: 0 = workgroup size (FA_WG), 1 = D (a multiple of 16, at most FA_DMAX), 2 = SAFE,
+// 3 = MVEC (the mask as 16-byte vectors: its keys contiguous, T and its other strides multiples
+// of 8 elements, an aligned binding). K and V are always read as 16-byte vectors (lowering proves
+// their strides and bindings aligned).
 // Push: see the block below (strides in elements; 0 for a broadcast mask dimension).
 // Bindings: {K, V, q, mask, out}.
 #ifndef NPU_FLASH_ATTN_CM_GLSL
@@ -51,35 +55,26 @@
 #include "common.glsl"
 #include "gemm_cm.glsl"
 
-#define FA_SG 2
-#define FA_WG (32u * FA_SG)
-#define FA_BR (16u * FA_SG)
-// keys per tile: 64 on the tensor cores; 32 in the emulation, to stay under lavapipe's 32 KB of
-// shared memory (the code is the same for both)
-#if CM_EMULATE
-#define FA_BC 32u
-#else
-#define FA_BC 64u
-#endif
-#define FA_NF (FA_BC / 16u)   // S fragments per subgroup and tile
-#define FA_CPI (FA_BC / 2u)   // columns of a tile per invocation
-#define FA_SV (FA_BC * FA_DMAX / 8u / FA_WG) // 16-byte vectors of a K or V tile per invocation
+#define FA_SG 4u                        // subgroups of 32 lanes
+#define FA_WG (32u * FA_SG)             // invocations
+#define FA_BR 16u                       // query rows per workgroup
+#define FA_BC (16u * FA_SG)             // keys per tile: one S fragment per subgroup
+#define FA_TPR (FA_WG / FA_BR)          // invocations per row: 8
+#define FA_CPT (FA_BC / FA_TPR)         // keys of a tile per invocation: 8
 #define FA_DMAX 128u
-#define FA_DF (FA_DMAX / 16u)
-#define QSTR (FA_DMAX + 8u) // row strides of Q, K and V in shared memory (halves)
-#define SSTR (FA_BC + 4u)   // of S (floats)
-#define PSTR (FA_BC + 8u)   // of P (halves)
+#define FA_DF (FA_DMAX / 16u)           // O fragments at most
+#define FA_OF (FA_DF / FA_SG)           // per subgroup
+#define FA_SV (FA_BC * FA_DMAX / 8u / FA_WG) // 16-byte vectors of a tile per invocation
+#define QSTR (FA_DMAX + 8u)             // row strides of Q and the tile in shared memory (halves)
+#define SSTR (FA_BC + 4u)               // of S (floats)
+#define PSTR (FA_BC + 8u)               // of P (halves)
 
 layout(local_size_x_id = 0) in; // FA_WG (lowering)
 layout(constant_id = 1) const uint D = 64;
 layout(constant_id = 2) const uint SAFE = 0;
-// MVEC 1: the mask is read as 16-byte vectors in the key-range scan (its keys contiguous, T, its
-// row, head and batch strides multiples of 8 elements, its binding offset 16-byte aligned)
 layout(constant_id = 3) const uint MVEC = 0;
 const uint DF = D / 16u;
 
-// K and V as 16-byte vectors (the lowering proves their strides multiples of 8 elements and
-// their bindings aligned)
 layout(std430, set = 0, binding = 0) readonly buffer KB4 { uvec4 kc4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer VB4 { uvec4 vc4[]; };
 layout(std430, set = 0, binding = 2) readonly buffer QB { STORAGE_T q[]; };
@@ -150,6 +145,19 @@ float fa_mask(uint mbase, uint r, uint t)
     return S_LOAD(msk[mbase + r * pc.m_sq + t * pc.m_st]);
 }
 
+// max and sum over the FA_TPR invocations of a row
+float fa_row_max(float x)
+{
+    [[unroll]] for (uint s = 1u; s < FA_TPR; s *= 2u) x = max(x, subgroupShuffleXor(x, s));
+    return x;
+}
+
+float fa_row_sum(float x)
+{
+    [[unroll]] for (uint s = 1u; s < FA_TPR; s *= 2u) x += subgroupShuffleXor(x, s);
+    return x;
+}
+
 void main()
 {
     const uint lid = gl_LocalInvocationID.x, sg = CM_SUBGROUP;
@@ -161,8 +169,8 @@ void main()
     const uint kbase = b * pc.k_sb + (h / pc.rep_k) * pc.k_sh;
     const uint vbase = b * pc.v_sb + (h / pc.rep_v) * pc.v_sh;
     const uint mbase = b * pc.m_sb + h * pc.m_sh;
-    // this invocation's row of the block and its half of every key tile
-    const uint pr = lid / 2u, half_ = lid % 2u, r = q0 + pr;
+    // this invocation's row of the block and its keys of every tile
+    const uint pr = lid / FA_TPR, part = lid % FA_TPR, r = q0 + pr;
     const bool row_ok = r < pc.Tq;
 
     // Q block -> shared (rows past Tq as zeros)
@@ -175,7 +183,7 @@ void main()
     // the block's key range: one past its rows' last valid key. The whole [rows, T] mask of the
     // block is read without an early exit (each invocation's loads are independent, so they are
     // in flight together: a scan that stops at the first valid key from the end chains one
-    // load's latency per step), as 16-byte vectors where the lowering proved them aligned (MVEC)
+    // load's latency per step)
     uint rend = 0u;
     if (pc.m_st == 0u) {
         if (lid < FA_BR && q0 + lid < pc.Tq && fa_mask(mbase, q0 + lid, 0u) != NINF) rend = pc.T;
@@ -213,111 +221,98 @@ void main()
     uint kend = 0u;
     for (uint i = 0u; i < FA_WG; i++) kend = max(kend, uint(sh_s[i]));
 
-    CM_FRAG(fq, FA_DF);
-    CM_FRAG(fk, 1);
-    CM_FRAG(fp, 1);
-    CM_FRAG(fv, 1);
-    CM_ACC(sacc, FA_NF);
-    CM_ACC(oacc, FA_DF);
-    [[unroll]] for (uint n = 0u; n < FA_DF; n++) if (n < DF) CM_ZERO(oacc[n]);
+    CM_FRAG(fa, 1);
+    CM_FRAG(fb, 1);
+    CM_ACC(sacc, 1);
+    CM_ACC(oacc, FA_OF);
+    [[unroll]] for (uint a = 0u; a < FA_OF; a++) if (sg + a * FA_SG < DF) CM_ZERO(oacc[a]);
     float m = NINF, l = 0.0;
-#define SH_A sh_q
-    // the subgroup's Q rows as A fragments, loaded once (the barrier above ordered the staging)
-    [[unroll]] for (uint kk = 0u; kk < FA_DF; kk++)
-        if (kk < DF) CM_LOAD_A(fq[kk], sg * 16u * QSTR + kk * 16u, QSTR, false);
-#undef SH_A
-    uvec4 kreg[FA_SV], vreg[FA_SV];
+    uvec4 reg[FA_SV];
 
     for (uint pass_ = 0u; pass_ < 2u; pass_++) {
         for (uint t0 = 0u; t0 < kend; t0 += FA_BC) {
-            // this invocation's mask values of the tile and its vectors of the K and V tiles
-            // (V in pass 2; V reaches shared memory once S is done), all loaded
-            // before the first barrier so their latencies overlap (-inf past kend, rows past Tq)
-            float mv[FA_CPI];
-            const uint tm = t0 + half_ * FA_CPI;
+            // this invocation's mask values of the tile (-inf past kend and on rows past Tq)
+            // and the K tile, loaded together
+            float mv[FA_CPT];
+            const uint tm = t0 + part * FA_CPT;
             if (MVEC == 1u && pc.m_st == 1u) {
-                [[unroll]] for (uint v8 = 0u; v8 < FA_CPI / 8u; v8++) {
-                    uint t8 = tm + v8 * 8u;
-                    uvec4 w = row_ok && t8 < kend ? msk4[(mbase + r * pc.m_sq + t8) / 8u]
-                                                  : uvec4(NINF2);
-                    [[unroll]] for (uint c = 0u; c < 8u; c++) {
-                        uint x = w[c / 2u], bits = (c & 1u) == 0u ? x & 0xffffu : x >> 16;
-                        mv[v8 * 8u + c] = t8 + c < kend ? fa_bits(bits) : NINF;
-                    }
+                uvec4 w = row_ok && tm < kend ? msk4[(mbase + r * pc.m_sq + tm) / 8u] : uvec4(NINF2);
+                [[unroll]] for (uint c = 0u; c < FA_CPT; c++) {
+                    uint x = w[c / 2u], bits = (c & 1u) == 0u ? x & 0xffffu : x >> 16;
+                    mv[c] = tm + c < kend ? fa_bits(bits) : NINF;
                 }
             } else {
-                [[unroll]] for (uint c = 0u; c < FA_CPI; c++)
+                [[unroll]] for (uint c = 0u; c < FA_CPT; c++)
                     mv[c] = row_ok && tm + c < kend ? fa_mask(mbase, r, tm + c) : NINF;
             }
-            FA_LOAD_TILE(kreg, kc4, kbase, pc.k_st, t0)
-            if (pass_ == 1u) FA_LOAD_TILE(vreg, vc4, vbase, pc.v_st, t0)
+            FA_LOAD_TILE(reg, kc4, kbase, pc.k_st, t0)
             barrier(); // the previous tile's readers are done (and, first, the Q block is staged)
-            FA_PUT_TILE(kreg)
+            FA_PUT_TILE(reg)
             barrier();
-            // S = Q K^T for the subgroup's 16 rows: A = Q row-major, B (d, key) = K column-major
+            // S[:, 16 sg ..] = Q K^T: A = Q row-major, B (d, key) = K column-major
 #define SH_A sh_q
 #define SH_B sh_kv
-            [[unroll]] for (uint j = 0u; j < FA_NF; j++) CM_ZERO(sacc[j]);
+            CM_ZERO(sacc[0]);
             [[unroll]] for (uint kk = 0u; kk < FA_DF; kk++) {
                 if (kk < DF) {
-                    [[unroll]] for (uint j = 0u; j < FA_NF; j++) {
-                        CM_LOAD_B(fk[0], j * 16u * QSTR + kk * 16u, QSTR, true);
-                        CM_MMA(sacc[j], fq[kk], fk[0]);
-                    }
+                    CM_LOAD_A(fa[0], kk * 16u, QSTR, false);
+                    CM_LOAD_B(fb[0], sg * 16u * QSTR + kk * 16u, QSTR, true);
+                    CM_MMA(sacc[0], fa[0], fb[0]);
                 }
             }
 #undef SH_A
 #undef SH_B
-            [[unroll]] for (uint j = 0u; j < FA_NF; j++)
-                CM_STORE(sacc[j], sh_s, sg * 16u * SSTR + j * 16u, SSTR);
+            CM_STORE(sacc[0], sh_s, sg * 16u, SSTR);
+            if (pass_ == 1u) FA_LOAD_TILE(reg, vc4, vbase, pc.v_st, t0)
             barrier(); // S is in shared memory, and every subgroup is done with the K tile
-            if (pass_ == 1u) FA_PUT_TILE(vreg)
-            // scale, mask, max (pass 1) or P and its sum (pass 2)
-            float sv[FA_CPI];
-            [[unroll]] for (uint c = 0u; c < FA_CPI; c++)
-                sv[c] = mv[c] == NINF ? NINF : sh_s[pr * SSTR + half_ * FA_CPI + c] * pc.scale + mv[c];
+            float sv[FA_CPT];
+            [[unroll]] for (uint c = 0u; c < FA_CPT; c++)
+                sv[c] = mv[c] == NINF ? NINF : sh_s[pr * SSTR + part * FA_CPT + c] * pc.scale + mv[c];
             if (pass_ == 0u) {
-                [[unroll]] for (uint c = 0u; c < FA_CPI; c++) m = max(m, sv[c]);
+                [[unroll]] for (uint c = 0u; c < FA_CPT; c++) m = max(m, sv[c]);
                 continue;
             }
-            [[unroll]] for (uint c = 0u; c < FA_CPI; c++) {
+            FA_PUT_TILE(reg)
+            [[unroll]] for (uint c = 0u; c < FA_CPT; c++) {
                 float p = m == NINF || sv[c] == NINF ? 0.0 : exp(sv[c] - m);
                 l += p;
-                sh_p[pr * PSTR + half_ * FA_CPI + c] = float16_t(p);
+                sh_p[pr * PSTR + part * FA_CPT + c] = float16_t(p);
             }
             barrier(); // P and the V tile are in shared memory
-            // O += P V: A = P row-major (16 rows x FA_BC keys), B (key, d) = V row-major
+            // O[:, fragment sg + 4 a] += P V: A = P row-major (16 rows x 64 keys), B (key, d) =
+            // V row-major
 #define SH_A sh_p
 #define SH_B sh_kv
-            [[unroll]] for (uint kk = 0u; kk < FA_NF; kk++) {
-                CM_LOAD_A(fp[0], sg * 16u * PSTR + kk * 16u, PSTR, false);
-                [[unroll]] for (uint n = 0u; n < FA_DF; n++) {
-                    if (n < DF) {
-                        CM_LOAD_B(fv[0], kk * 16u * QSTR + n * 16u, QSTR, false);
-                        CM_MMA(oacc[n], fp[0], fv[0]);
+            [[unroll]] for (uint a = 0u; a < FA_OF; a++) {
+                uint n = sg + a * FA_SG;
+                if (n < DF) {
+                    [[unroll]] for (uint kk = 0u; kk < FA_BC / 16u; kk++) {
+                        CM_LOAD_A(fa[0], kk * 16u, PSTR, false);
+                        CM_LOAD_B(fb[0], kk * 16u * QSTR + n * 16u, QSTR, false);
+                        CM_MMA(oacc[a], fa[0], fb[0]);
                     }
                 }
             }
 #undef SH_A
 #undef SH_B
         }
-        if (pass_ == 0u) m = max(m, subgroupShuffleXor(m, 1u));
+        if (pass_ == 0u) m = fa_row_max(m);
     }
-    l += subgroupShuffleXor(l, 1u);
+    l = fa_row_sum(l);
 
-    // out = O / l, one 16-column block at a time through S's shared rows
+    // out = O / l: per round a, subgroup j's fragment j + 4 a through S's shared columns
+    // 16 j .. 16 j + 15; invocation i writes row i / 8, 8 of those 64 columns
     const uint obase = b * pc.o_sb + h * pc.o_sh;
-    [[unroll]] for (uint n = 0u; n < FA_DF; n++) {
-        if (n < DF) {
-            barrier();
-            CM_STORE(oacc[n], sh_s, sg * 16u * SSTR, SSTR);
-            barrier();
-            if (row_ok) {
-                [[unroll]] for (uint c = 0u; c < 8u; c++) {
-                    uint d = n * 16u + half_ * 8u + c;
-                    float v = sh_s[pr * SSTR + half_ * 8u + c];
-                    o[obase + r * pc.o_st + d] = S_STORE(SAFE != 0u && l == 0.0 ? 0.0 : v / l);
-                }
+    [[unroll]] for (uint a = 0u; a < FA_OF; a++) {
+        barrier();
+        if (sg + a * FA_SG < DF) CM_STORE(oacc[a], sh_s, sg * 16u, SSTR);
+        barrier();
+        const uint j = part / 2u, c0 = (part % 2u) * 8u, n = j + a * FA_SG;
+        if (row_ok && n < DF) {
+            [[unroll]] for (uint c = 0u; c < 8u; c++) {
+                float v = sh_s[pr * SSTR + j * 16u + c0 + c];
+                o[obase + r * pc.o_st + n * 16u + c0 + c] =
+                    S_STORE(SAFE != 0u && l == 0.0 ? 0.0 : v / l);
             }
         }
     }
