@@ -72,7 +72,17 @@ static Status evaluate(Bisect *b, const char *on, bool repeat, bool *ok, double 
     return st;
 }
 
-/* Appends a judged step to the result and reports it. */
+/* About how many steps the bisect takes, for "step k of ~N": all off and all on, then `first`
+ * one per halving of the instances (exact when a culprit is found), `minimal` (ddmin) about
+ * 1.5 per halving for one culprit and the check of what remains. */
+static int expected_steps(const Bisect *b)
+{
+    int halvings = 0;
+    while ((1 << halvings) < b->n) halvings++;
+    return strcmp(b->o.mode, "first") == 0 ? 2 + halvings : 3 + (3 * halvings + 1) / 2;
+}
+
+/* Appends a judged step to the result and reports it (k of about N, Progress). */
 static Status record_step(Bisect *b, const char *what, const char *on, bool ok, double worst)
 {
     BisectResult *r = b->res;
@@ -102,7 +112,9 @@ static Status record_step(Bisect *b, const char *what, const char *on, bool ok, 
     s->ok = ok;
     s->worst = worst;
     r->nsteps++;
-    if (b->pg && b->pg->fn) b->pg->fn(b->pg->ctx, "bisect step", r->nsteps, 0);
+    int about = expected_steps(b);
+    if (b->pg && b->pg->fn)
+        b->pg->fn(b->pg->ctx, "bisect step", r->nsteps, -(about > r->nsteps ? about : r->nsteps));
     return ST_OK;
 }
 
@@ -454,7 +466,7 @@ Status app_bisect(const Options *o, FILE *out, int *rcp, DiagList *dl)
     Model m = {0};
     BisectResult r = {0};
     StepPrinter sp = {out, o->json, &r};
-    Progress pg = {print_step, &sp};
+    Progress pg = {print_step, &sp, NULL};
     Status st = model_load_graph(&m, o->model, dl);
     if (st == ST_OK) st = model_bind(&m, o, dl);
     if (st == ST_OK) st = bisect_run(o, &m, &pg, &r, dl);

@@ -11,10 +11,14 @@
 #include "../runtime/profile.h"
 #include "runner.h"
 
-/* Called as a job advances: `stage` ("timed runs", "reference", ...), k of n (n 0: unknown). */
+/* Called as a job advances: `stage` ("timed runs", "bisect step", ...), k of n (n 0: unknown,
+ * n < 0: about -n, an estimate). `rows` (profile_measure; NULL: nobody) is told with fn, on the
+ * same thread, the measurement so far: the times of the timed runs done, the error and CPU
+ * time of each kernel judged (runtime/profile.h on_run); it must copy what it keeps. */
 typedef struct Progress {
     void (*fn)(void *ctx, const char *stage, int k, int n);
     void *ctx;
+    void (*rows)(void *ctx, const Profile *so_far);
 } Progress;
 
 typedef struct ProfileResult {

@@ -153,7 +153,7 @@ void tui_view_graph(Tui *t, TuiLines *out)
  * for the legend. */
 static void colours(Tui *t, const Graph *g, const VizLayout *l, int mode, int *attr, VizHeat *hm)
 {
-    const ProfileResult *r = session_profile(&t->s);
+    const ProfileResult *r = tui_profile_result(t);
     VizKernelData *kd = NULL;
     DiagList d = {0};
     bool heat = mode != COL_PART && r && heat_from_result(t->s.pipe.plan, r, &kd, &d) == ST_OK &&
@@ -206,9 +206,9 @@ bool tui_graph_draw(Tui *t, int x, int y, int w, int h)
     const VizLayout *l = &e->l;
     int *attr = calloc((size_t)l->nbox + 1, sizeof *attr);
     if (!attr) return false;
-    if (v->color != COL_PART && !session_profile(&t->s)) v->color = COL_PART; /* none, or stale */
+    if (v->color != COL_PART && !t->busy && !tui_profile_result(t)) v->color = COL_PART; /* none, or stale */
     VizHeat hm = {0};
-    colours(t, g, l, v->color, attr, &hm);
+    colours(t, g, l, tui_profile_result(t) ? v->color : COL_PART, attr, &hm);
     TuiGraphPaint p = {.l = l, .x = x, .y = y, .w = w, .h = hm.bin ? h - 1 : h, .sel_box = -1, .box_attr = attr};
     p.sx = 6.0 / zooms[v->zoom];
     p.sy = 12.0 / zooms[v->zoom];
@@ -263,12 +263,6 @@ bool tui_graph_key_hint(const Tui *t)
     return t->gv && t->gv->drawn;
 }
 
-const char *tui_graph_footer(const Tui *t)
-{
-    return tui_graph_key_hint(t) ? " ? help  q quit  arrows pan  +/- zoom  f follow  c colour  j/k node  [ ] pass  Enter details"
-                                 : NULL;
-}
-
 bool tui_graph_key(Tui *t, int key)
 {
     TuiGraphView *v = t->gv;
@@ -289,9 +283,9 @@ bool tui_graph_key(Tui *t, int key)
         return true;
     case 'c':
         v->color = (v->color + 1) % COL_N;
-        if (v->color != COL_PART && !session_profile(&t->s)) {
+        if (v->color != COL_PART && !tui_profile_result(t)) {
             v->color = COL_PART;
-            snprintf(t->status, sizeof t->status, "%s", t->s.prof.have
+            snprintf(t->status, sizeof t->status, "%s", tui_profile_kept(t)
                      ? "graph: the profile measured an earlier plan: p profiles this one, then c"
                      : "graph: colour by GPU time or error after p (profile)");
         }

@@ -1,8 +1,10 @@
 #!/bin/bash
 # The explorer TUI: golden screens from headless key scripts (resnet18 and qwen2_tiny prefill at
 # 80x24 and 160x48; --tui-stable shows times as '-'), then the real binary inside tmux: open,
-# step passes, toggle a fusion, profile, bisect with --break, quit; Esc cancelling a running
-# bisect. Headless: the graph pane's drawing of convnet, Esc cancelling. A missing tmux fails.
+# step passes, toggle a fusion, profile, bisect with --break, quit; a running profile's rows
+# filling in, a running bisect's steps and "step k of ~N", a resize redrawing mid-job, Esc
+# cancelling both. Headless: the graph pane's drawing of convnet, Esc cancelling. A missing
+# tmux fails.
 # Refresh the goldens after an intended change with: UPDATE_GOLDEN=1 bash tests/cli/tui.sh
 B=${NPU_EXPLORE:-build/asan/npu-explore}
 # each tmux session gets its own server (-L): killing a server's last session makes it exit, and a
@@ -47,9 +49,26 @@ ok "source view: generated GLSL beside SPIR-V, the session's 'source K' logged" 
      && grep -q '> source 1' $T/screen.txt && grep -q 'hand-written shaders/unary.comp' $T/screen.txt"
 
 # headless: the footer names the focused pane's keys, the help lists every session command
-"$B" tests/models/mlp/model.json --tui-keys '?' --tui-size 120x60 --tui-stable > "$T/help.txt" 2>&1
+"$B" tests/models/mlp/model.json --tui-keys '?<Dump><End>' --tui-size 120x60 --tui-stable > "$T/help.txt" 2>&1
 ok "help overlay lists the session commands" \
     "grep -q 'fusion off ID|PATTERN|all' $T/help.txt && grep -q 'save FILE.npubin' $T/help.txt"
+# help wraps to the window (80 columns: what below the keys) and scrolls to its last row
+"$B" tests/models/convnet/model.json --backend cpu --tui-keys '?<Dump><End>' --tui-size 80x24 --tui-stable > "$T/help80.txt" 2>&1
+ok "help at 80 columns: wrapped whole, scrolled to its end with End" \
+    "sed -n '/screen 1 /,/screen 2 /p' $T/help80.txt | grep -q '    restores; focusing another pane zooms that one)' \
+     && sed -n '/screen 2 /,\$p' $T/help80.txt | grep -q 'echo TEXT' && grep -q 'rows 1-20 of [0-9]*, Up/Down' $T/help80.txt \
+     && [ \$(awk '{ if (length > m) m = length } END { print m }' $T/help80.txt) -le 80 ]"
+# Z zooms the focused pane to the whole body; focusing another pane zooms that one; Z, :zoom, Esc
+"$B" tests/models/convnet/model.json --backend cpu --tui-keys 'Z<Dump>3<Dump>Z<Dump>4:zoom<Enter><Dump><Esc><Dump>' \
+    --tui-size 100x24 --tui-stable > "$T/zoom.txt" 2>&1
+scr() { awk -v s="=== screen $1 " 'index($0, s) == 1 {on = 1; next} /^=== screen / {on = 0} on' "$2"; }
+ok "Z: the passes pane takes the whole body" "scr 1 $T/zoom.txt | sed -n 2p | grep -q '^+-\[1 passes' \
+    && ! scr 1 $T/zoom.txt | grep -q '8 details' && ! scr 1 $T/zoom.txt | grep -q '7 log'"
+ok "Z: focusing the graph zooms it (the drawing on the whole width, Z in its footer)" \
+    "scr 2 $T/zoom.txt | sed -n 2p | grep -q '^+-\[graph 11 nodes' && scr 2 $T/zoom.txt | tail -1 | grep -q 'Z zoom .*arrows pan'"
+ok "Z again restores the layout" "scr 3 $T/zoom.txt | grep -q '8 details' && scr 3 $T/zoom.txt | grep -q '7 log'"
+ok ":zoom zooms the kernels pane, Esc restores" "scr 4 $T/zoom.txt | sed -n 2p | grep -q '^+-\[kernels' \
+    && scr 5 $T/zoom.txt | grep -q '8 details'"
 "$B" tests/models/convnet/model.json --backend cpu --break F2 --tui-keys 'b' --tui-size 120x30 \
     --tui-stable > "$T/bisect.txt" 2>&1
 ok "headless bisect names the culprit" "grep -q 'bisect: culprit F2' $T/bisect.txt"
@@ -113,14 +132,29 @@ sess=npu-tui-cancel-$$
 socks="$socks $sess"; tm new-session -d -s "$sess" -x 120 -y 40 \
     "env TERM=xterm-256color '$B' tests/models/resnet18/model.json --backend cpu --break F3; echo EXITED \$?; sleep 30"
 ok "tmux: resnet18 opens" "wait_for 'pass 10/10 lower' 60"
+# a profile's rows fill the kernels table as they are measured: times first, the errors to come
+# as '...'; j moves the selection meanwhile; Esc cancels
+tm send-keys -t "$sess" 4 p
+wait_for 'working: profile 5: timed runs' 30
+ok "tmux: a running profile's rows fill in: times measured, errors still '...'" \
+    "wait_for 'working: profile 5: \(timed runs [2-9]\|untimed runs\)' 60 && grep -q 'kernels, profiling: the rows fill in' $T/cap.txt \
+     && grep -qE '\| +0 conv2d[a-z_]* +\.\.\. +[0-9]+\.[0-9] +\.\.\. ' $T/cap.txt"
+tm send-keys -t "$sess" j j
+ok "tmux: j moves in the table while the profile runs" "wait_for '|>  1 conv2d' 20 && grep -q 'working: profile' $T/cap.txt"
+tm send-keys -t "$sess" Escape
+ok "tmux: Esc cancels the profile" "wait_for 'profile: cancelled' 60 && grep -q 'kernels (p: profile)' $T/cap.txt"
 tm send-keys -t "$sess" b
 wait_for 'working: bisect' 20
-wait_for 'working: bisect: bisect step' 60
-ok "tmux: the busy line shows the bisect's step and elapsed time before it ends" \
-    "grep -qE 'working: bisect: bisect step [0-9]+, [0-9]+\.[0-9] s' $T/cap.txt"
 tm resize-window -t "$sess" -x 100 -y 30 2>/dev/null
-ok "tmux: a resize during the job redraws at once (a message, the busy line)" \
-    "wait_for 'resized: the panes redraw when the work ends' 20 && grep -q 'working: bisect' $T/cap.txt"
+# each check below reads one screen captured while the bisect's pane still says it runs
+ok "tmux: a resize during the job redraws the whole frame at the new size at once" \
+    "wait_for 'running: bisect step' 60 && [ \$(sed -n 2p $T/cap.txt | awk '{print length}') = 100 ] \
+     && grep -q 'working: bisect' $T/cap.txt"
+ok "tmux: the busy line shows the bisect's step k of ~N and elapsed time before it ends" \
+    "grep -qE 'working: bisect: bisect step [0-9]+ of ~[0-9]+, [0-9]+\.[0-9] s' $T/cap.txt"
+ok "tmux: the bisect pane shows the steps judged so far while it runs" \
+    "grep -q 'bisect (running: the steps so far)' $T/cap.txt && grep -q 'step 1   all off' $T/cap.txt \
+     && grep -qE 'running: bisect step [0-9]+ of ~[0-9]+' $T/cap.txt"
 tm send-keys -t "$sess" Escape
 ok "tmux: Esc cancels the running bisect" "wait_for 'bisect: cancelled' 60 && grep -q 'cancelled: bisect' $T/cap.txt"
 tm send-keys -t "$sess" q
