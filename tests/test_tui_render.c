@@ -261,6 +261,121 @@ static void test_help_wraps(void **state)
     tui_lines_reset(&l);
 }
 
+/* A Tui over a compiled pipeline alone (drawing needs no weights), the graph pane focused. */
+static Tui *graph_tui(const char *path, int w, int h)
+{
+    Tui *t = calloc(1, sizeof *t);
+    assert_non_null(t);
+    CompileOptions co;
+    compile_defaults(&co);
+    DiagList d = {0};
+    assert_int_equal(pipeline_run(path, &co, &t->s.pipe, &d), ST_OK);
+    diag_free(&d);
+    t->s.cursor = t->s.pipe.nsnaps - 1;
+    t->sel_kernel = -1;
+    t->stable = true;
+    t->main_pane = t->focus = P_GRAPH;
+    tui_grid_resize(&t->grid, w, h);
+    return t;
+}
+
+static void free_graph_tui(Tui *t)
+{
+    pipeline_free(&t->s.pipe);
+    tui_free_views(t);
+    free(t);
+}
+
+/* Every [label] and (input) drawn in the graph area (columns x0..x1, rows y0..y1) is a whole
+ * op name or graph input name: zoomed out, crowded boxes become 'o', never cut labels. */
+static void labels_whole(const Tui *t, int x0, int x1, int y0, int y1)
+{
+    const Graph *g = t->s.pipe.snaps[t->s.cursor].g;
+    for (int y = y0; y <= y1; y++)
+        for (int x = x0; x <= x1; x++) {
+            char open = t->grid.c[y * t->grid.w + x].ch, close = open == '[' ? ']' : open == '(' ? ')' : 0;
+            if (!close) continue;
+            char lab[128];
+            int n = 0;
+            for (int k = x + 1; k <= x1 && n < 127; k++) {
+                char ch = t->grid.c[y * t->grid.w + k].ch;
+                if (ch == close) break;
+                if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')) { n = -1; break; }
+                lab[n++] = ch;
+            }
+            if (n <= 0) continue; /* not a label (a shape's brackets hold digits and commas) */
+            lab[n] = 0;
+            bool known = false;
+            for (int i = 0; i < g->nnodes && !known; i++)
+                known = !g->nodes[i].dead && strcmp(op_short_name(g->nodes[i].op), lab) == 0;
+            for (int i = 0; i < g->ninputs && !known; i++) known = strcmp(g->tensors[g->inputs[i]].name, lab) == 0;
+            if (!known) fprintf(stderr, "cut label '%c%s%c' at %d,%d\n", open, lab, close, x, y);
+            assert_true(known);
+        }
+}
+
+/* The graph pane fits the pane by default: resnet18 (tall, narrow) spans the width left of its
+ * overview map instead of a thin column; every zoom from 25% to 200% draws whole labels; the
+ * map shows by default when the drawing does not fit, m hides it, 0 fits again; from 100% up
+ * the edges carry their tensors' shapes. */
+static void test_graph_fits(void **state)
+{
+    (void)state;
+    Tui *t = graph_tui("tests/models/resnet18/model.json", 120, 40);
+    tui_render(t);
+    char title[160];
+    assert_non_null(strstr(tui_graph_title(t, title, sizeof title), ", fit "));
+    assert_non_null(strstr(title, ", map"));
+    char *txt = screen(t);
+    assert_non_null(strstr(txt, "+- map "));
+    free(txt);
+    /* the drawing's extent across, left of the map: the pane is x 41..118 at 120 columns */
+    int lo = 1000, hi = -1, mapx = 1000;
+    for (int y = 3; y < 32; y++)
+        for (int x = 41; x < 119; x++) {
+            char ch = t->grid.c[y * 120 + x].ch;
+            if (ch == '+' && y == 3 && x < mapx) mapx = x; /* the map's corner */
+            if (ch != ' ' && x < mapx) lo = x < lo ? x : lo, hi = x > hi ? x : hi;
+        }
+    printf("# resnet18 at fit spans columns %d..%d of 41..%d\n", lo, hi, mapx - 1);
+    assert_true(hi - lo >= (mapx - 41) / 2);
+    labels_whole(t, 41, 118, 3, 32);
+    for (int k = 0; k < 8; k++) { /* down to 25%, then up to 200% */
+        tui_key(t, '-');
+        tui_render(t);
+        labels_whole(t, 41, 118, 3, 32);
+    }
+    assert_non_null(strstr(tui_graph_title(t, title, sizeof title), "zoom 25%"));
+    for (int k = 0; k < 8; k++) {
+        tui_key(t, '+');
+        tui_render(t);
+        labels_whole(t, 41, 118, 3, 32);
+    }
+    assert_non_null(strstr(tui_graph_title(t, title, sizeof title), "zoom 200%"));
+    tui_key(t, '0');
+    tui_key(t, 'm');
+    tui_render(t);
+    assert_non_null(strstr(tui_graph_title(t, title, sizeof title), ", fit "));
+    assert_null(strstr(title, ", map"));
+    txt = screen(t);
+    assert_null(strstr(txt, "+- map "));
+    free(txt);
+    free_graph_tui(t);
+    /* convnet from 100%: shapes on edges */
+    t = graph_tui("tests/models/convnet/model.json", 120, 40);
+    tui_render(t);
+    for (int k = 0; k < 4 && !strstr(tui_graph_title(t, title, sizeof title), "zoom 100%"); k++) {
+        tui_key(t, '+');
+        tui_render(t);
+    }
+    assert_non_null(strstr(tui_graph_title(t, title, sizeof title), "zoom 100%"));
+    txt = screen(t);
+    assert_non_null(strstr(txt, "f32[2,3,32,32]"));
+    assert_non_null(strstr(txt, "|relu|"));
+    free(txt);
+    free_graph_tui(t);
+}
+
 static void test_script_keys(void **state)
 {
     (void)state;
@@ -301,6 +416,7 @@ int main(void)
         cmocka_unit_test(test_live_profile_rows),
         cmocka_unit_test(test_live_bisect_steps),
         cmocka_unit_test(test_help_wraps),
+        cmocka_unit_test(test_graph_fits),
         cmocka_unit_test(test_script_keys),
         cmocka_unit_test(test_grid_dump),
     };

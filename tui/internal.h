@@ -207,13 +207,19 @@ void tui_graph_free(Tui *t);
 /* graph_draw.c: paints a laid-out graph into the grid (view in points: scale, origin) */
 typedef struct TuiGraphPaint {
     const VizLayout *l;
+    const Graph *g;       /* the graph laid out */
     int x, y, w, h;       /* the pane's cells */
     double sx, sy;        /* points per cell */
     double ox, oy;        /* the point at the pane's top-left cell */
     int sel_box;          /* box drawn reversed, -1 */
     const int *box_attr;  /* [nbox] colours */
+    bool shapes;          /* label the edges with their tensors' shapes where there is room */
 } TuiGraphPaint;
 void tui_graph_paint(Tui *t, const TuiGraphPaint *p);
+/* The overview map at x, y (the top right corner of a pane of pw x ph cells): the whole
+ * drawing small (a node a cell), p's viewport marked. */
+void tui_graph_map(Tui *t, const TuiGraphPaint *p, int x, int y, int pw, int ph);
+int tui_graph_map_width(const VizLayout *l, int pw, int ph); /* the columns it takes, 0: none */
 void tui_view_kernels(Tui *t, TuiLines *out);
 /* view_timeline.c: the kernels pane as a timeline of the profiled step (false: no profile of
  * this plan, the table shows instead); +/- zoom */

@@ -291,7 +291,7 @@ typedef struct Action {
 static const Action actions[] = {
     {"?  F1", {'?', TK_F1}, "?", "help", "help", "this help (keys, then every session command; Up/Down PgUp/PgDn Home/End scroll it)", ALL_PANES, a_help, true},
     {"q", {'q'}, "q", "quit", "quit", "quit (asks first when a profile or bisect would be lost)", ALL_PANES, a_quit, false},
-    {"Z", {'Z'}, "Z", "zoom", "zoom", "zoom: the focused pane takes the whole screen, as tmux's zoom (Z or Esc restores; focusing another pane zooms that one)", ALL_PANES, a_zoom_pane, true},
+    {"Z", {'Z'}, "Z", "full", "zoom", "zoom: the focused pane takes the whole screen, as tmux's zoom (Z or Esc restores; focusing another pane zooms that one)", ALL_PANES, a_zoom_pane, true},
     {"Space", {' '}, "Space", "toggle", "fusion off|on ID", "toggle the selected fusion instance (pane 5)", PB(P_FUSIONS), a_toggle, false},
     {"z", {'z'}, "z", "undo", "fusion on|off ID", "undo the last toggle", PB(P_FUSIONS), a_undo, false},
     {"o", {'o'}, "o", "source", "source K", "the selected kernel's source and SPIR-V side by side (o/Esc close)", PB(P_KERNELS), a_source, false},
@@ -319,6 +319,8 @@ static const Action actions[] = {
     {"j k", {0}, "j/k", "node", "-", "graph drawing: select the next / previous node (Enter: its details)", V_GRAPH, NULL, true},
     {"f", {0}, "f", "follow", "-", "graph drawing: follow the selection on/off", V_GRAPH, NULL, true},
     {"c", {0}, "c", "colour", "-", "graph drawing: colour by partition, then by the profile's GPU time, then its error (a heat map)", V_GRAPH, NULL, true},
+    {"0", {0}, "0", "fit", "-", "graph drawing: fit the pane again (the default: the width spanned, the whole height when it fits at 50%; from 100% up the edges carry their shapes)", V_GRAPH, NULL, true},
+    {"m", {0}, "m", "map", "-", "graph drawing: show / hide the overview map (the whole graph, the part shown marked; shown when the drawing does not fit)", V_GRAPH, NULL, true},
     {"[ ]", {0}, "[ ]", "pass", "-", NULL, V_GRAPH, NULL, true},
     {"Enter", {0}, "Enter", "details", "-", NULL, V_GRAPH, NULL, true},
     /* the source view (o) */

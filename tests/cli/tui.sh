@@ -65,7 +65,7 @@ scr() { awk -v s="=== screen $1 " 'index($0, s) == 1 {on = 1; next} /^=== screen
 ok "Z: the passes pane takes the whole body" "scr 1 $T/zoom.txt | sed -n 2p | grep -q '^+-\[1 passes' \
     && ! scr 1 $T/zoom.txt | grep -q '8 details' && ! scr 1 $T/zoom.txt | grep -q '7 log'"
 ok "Z: focusing the graph zooms it (the drawing on the whole width, Z in its footer)" \
-    "scr 2 $T/zoom.txt | sed -n 2p | grep -q '^+-\[graph 11 nodes' && scr 2 $T/zoom.txt | tail -1 | grep -q 'Z zoom .*arrows pan'"
+    "scr 2 $T/zoom.txt | sed -n 2p | grep -q '^+-\[graph 11 nodes' && scr 2 $T/zoom.txt | tail -1 | grep -q 'Z full .*arrows pan'"
 ok "Z again restores the layout" "scr 3 $T/zoom.txt | grep -q '8 details' && scr 3 $T/zoom.txt | grep -q '7 log'"
 ok ":zoom zooms the kernels pane, Esc restores" "scr 4 $T/zoom.txt | sed -n 2p | grep -q '^+-\[kernels' \
     && scr 5 $T/zoom.txt | grep -q '8 details'"
@@ -75,12 +75,14 @@ ok "headless bisect names the culprit" "grep -q 'bisect: culprit F2' $T/bisect.t
 # the graph pane drawn from Graphviz's layout: op boxes, edges, fusion frames; j moves the selection
 "$B" tests/models/convnet/model.json --backend cpu --tui-keys '3<Dump>j+' --tui-size 120x40 --tui-stable \
     > "$T/graph.txt" 2>&1
-ok "graph pane draws convnet's op boxes" "grep -Eq '[|#]conv2d[|#]' $T/graph.txt && grep -q '|relu|' $T/graph.txt \
-    && grep -q '|max_pool2d|' $T/graph.txt && grep -q '(x)' $T/graph.txt && grep -q 'graph 11 nodes, zoom 100%' $T/graph.txt"
+ok "graph pane draws convnet's op boxes, fitted to the pane, with the overview map" \
+    "grep -q '#conv2d#' $T/graph.txt && grep -q '\[relu\]' $T/graph.txt && grep -q '\[max_pool2d\]' $T/graph.txt \
+     && grep -q '(x)' $T/graph.txt && grep -q 'graph 11 nodes, fit [0-9]*x50%, follow, map' $T/graph.txt \
+     && grep -q '+- map -' $T/graph.txt"
 ok "graph pane draws fusion frames and edges" "grep -q '[.]F1 conv_relu[.]' $T/graph.txt && grep -Eq '^[|].*[|] +v +' $T/graph.txt"
-ok "graph pane: the selection is drawn with # and follows j; + zooms" \
+ok "graph pane: the selection is drawn with # and follows j; + zooms from the fit" \
     "grep -q '#conv2d#' $T/graph.txt && grep -q '#relu' $T/graph.txt && grep -q '>node relu' $T/graph.txt \
-     && grep -q 'zoom 140%' $T/graph.txt"
+     && grep -q 'zoom 70%' $T/graph.txt"
 "$B" tests/models/convnet/model.json --backend cpu --tui-keys 'd<End>3' --tui-size 120x40 --tui-stable > "$T/gsync.txt" 2>&1
 ok "graph pane selects the IR pane's node" "grep -q '>node linear' $T/gsync.txt && grep -q '#linear#' $T/gsync.txt"
 # Esc right after the key that starts long work cancels it (typed ahead: no race)
