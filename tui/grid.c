@@ -140,10 +140,12 @@ void tui_lines_wrap(TuiLines *l, int attr, int id, const char *head, int indent,
     for (const char *p = text ? text : ""; *p;) {
         while (*p == ' ') p++;
         int n = (int)strlen(p);
-        if (n > room) { /* the last blank that fits, else a word longer than the room is cut */
-            int cut = room;
+        if (n > room) { /* the last blank that fits (a double blank, which parts pairs such as
+                         * "p profile", in the room's second half first), else the word is cut */
+            int cut = room, pair = room;
             while (cut > 0 && p[cut] != ' ') cut--;
-            n = cut > 0 ? cut : room;
+            while (pair > room / 2 && !(p[pair] == ' ' && p[pair - 1] == ' ')) pair--;
+            n = pair > room / 2 ? pair : cut > 0 ? cut : room;
         }
         size_t u = strlen(line);
         snprintf(line + u, sizeof line - u, "%.*s", n, p);

@@ -144,7 +144,8 @@ void tui_lines_add(TuiLines *l, int attr, int id, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void tui_lines_text(TuiLines *l, int attr, const char *text); /* one row per text line */
 /* `head` (padded to `indent` columns; longer: a row of its own), then `text` word-wrapped to
- * `width` columns, its continuation rows indented by `indent`. */
+ * `width` columns (at a double blank when one falls in a row's second half), its continuation
+ * rows indented by `indent`. */
 void tui_lines_wrap(TuiLines *l, int attr, int id, const char *head, int indent, int width, const char *text);
 void tui_lines_reset(TuiLines *l);
 
@@ -189,6 +190,8 @@ int tui_script_key(const char **p, int *w, int *h);
  * commands, the text wrapped to the width. */
 void tui_help_lines(TuiLines *out, int width);
 const char *tui_footer(const Tui *t);
+/* The main keys in one line, from the actions table ("Left/Right pass  Enter details ..."). */
+const char *tui_keys_hint(void);
 
 /* layout.c */
 void tui_render(Tui *t);
@@ -196,7 +199,9 @@ const char *tui_pane_name(int p);
 
 /* views: each fills lines for its pane */
 void tui_view_passes(Tui *t, TuiLines *out);
-void tui_view_ir(Tui *t, TuiLines *out);
+/* The IR pane's rows (width: the columns they get: the summary when a pass changed nothing
+ * wraps to it). */
+void tui_view_ir(Tui *t, TuiLines *out, int width);
 void tui_view_graph(Tui *t, TuiLines *out);
 /* view_graph.c: the drawing of the graph pane (false: show the node list instead) */
 bool tui_graph_draw(Tui *t, int x, int y, int w, int h);
@@ -231,7 +236,9 @@ void tui_source_close(Tui *t);
 bool tui_source_key(Tui *t, int key); /* true when the open source view used the key */
 bool tui_source_draw(Tui *t, int x, int y, int w, int h);
 void tui_view_fusions(Tui *t, TuiLines *out);
-void tui_view_details(Tui *t, TuiLines *out);
+/* The details of the selection (a node, a kernel; the pass when the passes pane is focused),
+ * long lines wrapped to width. */
+void tui_view_details(Tui *t, TuiLines *out, int width);
 void tui_kernel_of_node(const Tui *t, const char *node, int *kernel);
 const TuiProfRow *tui_prof_row(const Tui *t, int kernel);
 const char *tui_ms(const Tui *t, double ms, char *buf, size_t n);

@@ -375,6 +375,22 @@ const char *tui_footer(const Tui *t)
     return buf;
 }
 
+const char *tui_keys_hint(void)
+{
+    static char buf[256];
+    static void (*const main_keys[])(Tui *, int) = {a_pass, a_enter, a_focus, a_profile, a_bisect, a_zoom_pane, a_help, a_quit};
+    size_t u = 0;
+    buf[0] = 0;
+    for (size_t k = 0; k < sizeof main_keys / sizeof main_keys[0]; k++)
+        for (int i = 0; i < NACTIONS && u < sizeof buf; i++)
+            if (actions[i].fn == main_keys[k] && actions[i].label) {
+                int w = snprintf(buf + u, sizeof buf - u, "%s%s %s", u ? "  " : "", actions[i].fkey, actions[i].label);
+                if (w > 0) u += (size_t)w;
+                break;
+            }
+    return buf;
+}
+
 static const Action *action_of_key(int key)
 {
     for (int i = 0; i < NACTIONS; i++)

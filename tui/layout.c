@@ -132,6 +132,20 @@ static void help(Tui *t)
     tui_lines_reset(&l);
 }
 
+/* The left column's width on a screen w columns wide. */
+static int left_width(int w)
+{
+    return w < 100 ? 34 : w < 140 ? 40 : 46;
+}
+
+/* The columns of text a pane's rows get (inside its box, after the selection mark). */
+static int text_width(const Tui *t, int p)
+{
+    int w = t->grid.w;
+    if (t->zoomed && (t->focus == p || (t->focus == t->main_pane && p == t->main_pane))) return w - 3;
+    return (p == P_LOG ? w : p == P_PASSES || p == P_DETAILS ? left_width(w) : w - left_width(w)) - 3;
+}
+
 static void build(Tui *t)
 {
     tui_prof_sync(t);
@@ -139,7 +153,7 @@ static void build(Tui *t)
     for (int p = 0; p < P_COUNT; p++)
         if (p != P_LOG && p != P_BISECT) tui_lines_reset(&t->lines[p]);
     tui_view_passes(t, &t->lines[P_PASSES]);
-    if (t->main_pane == P_IR) tui_view_ir(t, &t->lines[P_IR]);
+    if (t->main_pane == P_IR) tui_view_ir(t, &t->lines[P_IR], text_width(t, P_IR));
     if (t->main_pane == P_GRAPH) tui_view_graph(t, &t->lines[P_GRAPH]);
     if (t->main_pane == P_KERNELS) tui_view_kernels(t, &t->lines[P_KERNELS]);
     if (t->main_pane == P_FUSIONS) tui_view_fusions(t, &t->lines[P_FUSIONS]);
@@ -175,7 +189,7 @@ static void build(Tui *t)
             t->sel_kernel = -1;
         }
     }
-    tui_view_details(t, &t->lines[P_DETAILS]);
+    tui_view_details(t, &t->lines[P_DETAILS], text_width(t, P_DETAILS));
 }
 
 /* Below the smallest layout (TUI_MIN_W x TUI_MIN_H) only a message, never a broken frame. */
@@ -251,7 +265,7 @@ void tui_render(Tui *t)
     } else {
         int logh = g->h <= 30 ? 6 : g->h / 5;
         int top = body - logh;
-        int lw = g->w < 100 ? 34 : g->w < 140 ? 40 : 46;
+        int lw = left_width(g->w);
         int ph = t->lines[P_PASSES].n + 2;
         if (ph > top / 2 + 2 && top > 16) ph = top / 2 + 2;
         if (t->focus == P_DETAILS && top < 30) ph = 3; /* small screens: room for the details */

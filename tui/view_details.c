@@ -138,9 +138,33 @@ static void kernel_details(const Tui *t, TuiLines *out)
     }
 }
 
-void tui_view_details(Tui *t, TuiLines *out)
+/* The selected pass: what it does, what it changed, whether it can be switched off. */
+static void pass_details(const Tui *t, TuiLines *out, int width)
 {
-    if (t->s.pipe.plan && t->sel_kernel >= 0 && t->sel_kernel < t->s.pipe.plan->nkernels)
+    int i = t->s.cursor;
+    const Snapshot *sn = &t->s.pipe.snaps[i];
+    const Pass *ps = i < pass_count ? &pass_table[i] : NULL;
+    char buf[256], ms[16];
+    tui_lines_add(out, TA_BOLD, -1, "pass %d %s", i, sn->pass);
+    if (ps) tui_lines_wrap(out, 0, -1, "", 0, width, ps->summary);
+    if (sn->added + sn->removed + sn->rewritten)
+        snprintf(buf, sizeof buf, "nodes: %d added, %d removed, %d rewritten (%s ms; Enter: the changes)", sn->added,
+                 sn->removed, sn->rewritten, tui_ms(t, sn->ms, ms, sizeof ms));
+    else
+        snprintf(buf, sizeof buf, "%s (%s ms)", sn->skipped ? "switched off" : "changed nothing in the graph",
+                 tui_ms(t, sn->ms, ms, sizeof ms));
+    tui_lines_wrap(out, 0, -1, "", 0, width, buf);
+    if (ps && ps->can_disable) {
+        snprintf(buf, sizeof buf, "--disable %s compiles without it", sn->pass);
+        tui_lines_wrap(out, TA_DIM, -1, "", 0, width, buf);
+    }
+}
+
+void tui_view_details(Tui *t, TuiLines *out, int width)
+{
+    if (t->focus == P_PASSES && t->s.pipe.nsnaps)
+        pass_details(t, out, width);
+    else if (t->s.pipe.plan && t->sel_kernel >= 0 && t->sel_kernel < t->s.pipe.plan->nkernels)
         kernel_details(t, out);
     else if (t->sel_node[0] && t->s.pipe.nsnaps)
         node_details(t, out);

@@ -52,6 +52,17 @@ ok "source view: generated GLSL beside SPIR-V, the session's 'source K' logged" 
 "$B" tests/models/mlp/model.json --tui-keys '?<Dump><End>' --tui-size 120x60 --tui-stable > "$T/help.txt" 2>&1
 ok "help overlay lists the session commands" \
     "grep -q 'fusion off ID|PATTERN|all' $T/help.txt && grep -q 'save FILE.npubin' $T/help.txt"
+# the first screen is never an empty pane: the last pass (lower) changed nothing in the graph, so
+# the main pane says what the compile did and the main keys, the details what the pass does
+for size in 80x24 160x48; do
+    "$B" tests/models/resnet18/model.json --backend cpu --tui-keys '' --tui-size $size --tui-stable > "$T/first.txt" 2>&1
+    ok "first screen at $size: the main keys, what the compile did, the pass's details" \
+        "grep -q 'keys: Left/Right pass  Enter details' $T/first.txt && grep -q 'what the compile did to resnet18:' $T/first.txt \
+         && grep -q '>pass 10 lower' $T/first.txt && ! grep -q '(select a node' $T/first.txt"
+done
+grep -q -- '- its plan: 42 kernels in ' "$T/first.txt" && grep -q -- '- 17 of 17 fusion instances on' "$T/first.txt" \
+    && grep -q 'kernels with shader, bindings' "$T/first.txt"
+ok "first screen at 160x48: the plan's kernels, the fusion instances, what lower does" "[ $? = 0 ]"
 # help wraps to the window (80 columns: what below the keys) and scrolls to its last row
 "$B" tests/models/convnet/model.json --backend cpu --tui-keys '?<Dump><End>' --tui-size 80x24 --tui-stable > "$T/help80.txt" 2>&1
 ok "help at 80 columns: wrapped whole, scrolled to its end with End" \
