@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include "../app/attrib.h"
 #include "../app/kernel_source.h"
 #include "../app/session.h"
 #include "../compiler/plan.h"
@@ -240,6 +241,14 @@ void tui_view_fusions(Tui *t, TuiLines *out);
  * long lines wrapped to width. */
 void tui_view_details(Tui *t, TuiLines *out, int width);
 void tui_kernel_of_node(const Tui *t, const char *node, int *kernel);
+#define TUI_MAX_BREAKS 8
+/* Where the session's --break ids land in its plan (app/attrib.h); how many. */
+int tui_breaks(const Tui *t, BreakSite *out);
+/* A corrupt kernel's row text ("--break F8: rewrites kernel 12's output add_6"); false when k
+ * is none of the sites' corrupt kernels. */
+bool tui_break_row(const BreakSite *b, int nb, int k, const Plan *p, char *buf, size_t n);
+/* The banner's text for them: "BREAK F8 in kernel 12 (F9)". */
+void tui_break_banner(const Tui *t, char *buf, size_t n);
 const TuiProfRow *tui_prof_row(const Tui *t, int kernel);
 const char *tui_ms(const Tui *t, double ms, char *buf, size_t n);
 

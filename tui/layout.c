@@ -67,8 +67,11 @@ static void header(Tui *t)
     for (int i = 0; i < nf; i++) en += s->pipe.g->fusions[i].enabled;
     const char *pass = s->pipe.nsnaps ? s->pipe.snaps[s->cursor].pass : "-";
     int x = 0;
-    if (s->opt.break_id) /* a deliberate fault: never look like a real result */
-        x = tui_putf(g, 0, 0, g->w, TA_REV | TA_BOLD | TA_COLOR(TC_RED), " BREAK %s ", s->opt.break_id);
+    if (s->opt.break_id) { /* a deliberate fault: never look like a real result; where it lands */
+        char b[160];
+        tui_break_banner(t, b, sizeof b);
+        x = tui_putf(g, 0, 0, g->w / 2, TA_REV | TA_BOLD | TA_COLOR(TC_RED), " %s ", b);
+    }
     bool old = t->verdict[0] && t->verdict_gen != s->gen;
     tui_putf(g, x, 0, g->w - x, TA_REV | TA_BOLD, "%s%s | pass %d/%d %s | fusions %d/%d | %s%s", g->w >= 100 ? " npu-explore " : " ",
              s->model.g && s->model.g->model_name ? s->model.g->model_name : "?", s->cursor,

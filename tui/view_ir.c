@@ -56,6 +56,12 @@ static void compile_summary(const Tui *t, TuiLines *out, int width)
     for (int i = 0; i < pp->g->nfusions; i++) en += pp->g->fusions[i].enabled;
     snprintf(buf, sizeof buf, "%d of %d fusion instances on (5: switch them, b: bisect them)", en, pp->g->nfusions);
     tui_lines_wrap(out, 0, -1, "  - ", 4, width, buf);
+    BreakSite b[TUI_MAX_BREAKS];
+    for (int i = 0, nb = tui_breaks(t, b); i < nb; i++) { /* a deliberate fault: where it lands */
+        int n = snprintf(buf, sizeof buf, "--break %s: ", b[i].id);
+        attrib_break_text(p, &b[i], buf + n, sizeof buf - (size_t)n);
+        tui_lines_wrap(out, TA_BOLD | TA_COLOR(TC_RED), -1, "  - ", 4, width, buf);
+    }
 }
 
 void tui_view_ir(Tui *t, TuiLines *out, int width)

@@ -65,6 +65,8 @@ void tui_view_kernels(Tui *t, TuiLines *out)
         return;
     }
     int kw = kernel_width(p);
+    BreakSite br[TUI_MAX_BREAKS];
+    int nbr = tui_breaks(t, br);
     if (!t->nprof) {
         tui_lines_add(out, TA_BOLD, -1, "%3s %-*s %-3s %-5s %s", "#", kw, "kernel", "on", "fus", "IR nodes");
         if (tui_profile_kept(t)) /* tui_prof_sync dropped it: it measured another plan */
@@ -73,7 +75,7 @@ void tui_view_kernels(Tui *t, TuiLines *out)
         for (int k = 0; k < p->nkernels; k++) {
             const PlanKernel *kn = &p->kernels[k];
             char prov[256];
-            report_fused_from(kn, prov, sizeof prov);
+            if (!tui_break_row(br, nbr, k, p, prov, sizeof prov)) report_fused_from(kn, prov, sizeof prov);
             tui_lines_add(out, kn->target == KT_CPU ? TA_COLOR(TC_YELLOW) : 0, k, "%3d %-*.*s %-3s %-5s %s", k,
                           kw, kw, kn->shader, kn->target == KT_NPU ? "npu" : "cpu",
                           kn->fusion >= 0 ? p->fusions[kn->fusion].id : "", prov);
@@ -106,9 +108,12 @@ void tui_view_kernels(Tui *t, TuiLines *out)
         else if (r->pending) snprintf(rel, sizeof rel, "...");
         num(gpu, sizeof gpu, r->gpu_us, t->prof_live);
         num(cpu, sizeof cpu, r->pending && r->cpu_us <= 0 ? -1 : r->cpu_us, r->pending);
+        char brk[160];
+        bool corrupt = tui_break_row(br, nbr, r->index, p, brk, sizeof brk);
         tui_lines_add(out, a, r->index, "%3d %-*.*s %-8s %9s %9s %7s %8s %s %s", r->index,
                       kw, kw, r->kernel, r->verdict, gpu, cpu,
-                      r->pending ? "..." : report_speedup(r->speedup, sp, sizeof sp), rel, r->fusion, r->from);
+                      r->pending ? "..." : report_speedup(r->speedup, sp, sizeof sp), rel, r->fusion,
+                      corrupt ? brk : r->from);
     }
     tui_lines_add(out, TA_DIM, -1, "%s", t->prof_summary);
     free(rows);

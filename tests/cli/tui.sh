@@ -17,6 +17,7 @@ n=0
 ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
 
 ok "--has-tui exits 0" "'$B' --has-tui"
+scr() { awk -v s="=== screen $1 " 'index($0, s) == 1 {on = 1; next} /^=== screen / {on = 0} on' "$2"; }
 for m in resnet18:resnet18/model qwen2_tiny:qwen2_tiny/prefill; do
     name=${m%%:*}; model=tests/models/${m#*:}.json
     for size in 80x24 160x48; do
@@ -63,6 +64,26 @@ done
 grep -q -- '- its plan: 42 kernels in ' "$T/first.txt" && grep -q -- '- 17 of 17 fusion instances on' "$T/first.txt" \
     && grep -q 'kernels with shader, bindings' "$T/first.txt"
 ok "first screen at 160x48: the plan's kernels, the fusion instances, what lower does" "[ $? = 0 ]"
+# fault attribution: --break F8 on qwen2_tiny decode, where a fold (F22) runs F8's ops inside F9's
+# GEMV: the banner, the first screen, the kernels table, the details and bisect's culprit name
+# the kernel of the plan on screen; the profile shows that it is true (the kernel the banner names
+# is overwritten, its corrupt kernel is the first MISMATCH)
+"$B" tests/models/qwen2_tiny/decode.json --backend cpu --break F8 \
+    --tui-keys '<Dump>4p<Dump><Home><Down><Down><Down><Down><Down><Down><Down><Down><Down><Down><Down><Down><Down><Down><Dump>bZ<Dump>>>>>>>>>>>>><Dump>' \
+    --tui-size 160x48 --tui-stable > "$T/brk.txt" 2>&1
+k=$(sed -n 2p "$T/brk.txt" | sed -n 's/.*BREAK F8 in kernel \([0-9]*\) (F9).*/\1/p')
+ok "--break F8: the banner names the kernel its ops run inside (kernel $k, F9)" "[ -n '$k' ]"
+ok "--break F8: the first screen says F8 has no kernel of its own and where its ops run" \
+    "scr 1 $T/brk.txt | cut -c 48-158 | tr -d '\n' | tr -s ' ' | grep -q \"F8 silu_mul has no kernel of its own in this plan: its ops (silu, mul_10) run inside kernel $k (gemv_glu_r, F9); the break corrupts that kernel's output add_6 (kernel \$((k + 1)) corrupt)\""
+ok "--break F8 is true: kernel $k (F9, computing silu and mul_10) is overwritten ('-'), its corrupt kernel is the first MISMATCH" \
+    "scr 2 $T/brk.txt | grep -qE '\| +$k gemv_glu_r +- .* F9 silu,mul_10,' \
+     && scr 2 $T/brk.txt | grep -qE \"\\| +\$((k + 1)) corrupt +MISMATCH .* --break F8: rewrites kernel $k's output\" \
+     && [ \"\$(scr 2 $T/brk.txt | grep -oE '\|\|[> ] +[0-9]+ [a-z_0-9]+ +MISMATCH' | head -1 | grep -oE '[0-9]+ [a-z]' | cut -d' ' -f1)\" = \$((k + 1)) ]"
+ok "--break F8: the corrupt kernel's details say what it breaks" \
+    "scr 3 $T/brk.txt | grep -q \"|>kernel \$((k + 1)) corrupt on npu\" && scr 3 $T/brk.txt | grep -q -- '| --break F8: F8 silu_mul has no kernel of'"
+ok "--break F8: bisect's culprit names kernel $k of the plan on screen, never a plan with only it on" \
+    "scr 4 $T/brk.txt | grep -q \"culprit: F8 silu_mul \\[silu,mul_10\\]: no kernel of its own, its ops run inside kernel $k (gemv_glu_r, F9)\" \
+     && scr 5 $T/brk.txt | grep -q \"first diverging tensor is 'mul_10' (computed inside kernel $k)\" && ! grep -q 'of that plan' $T/brk.txt"
 # help wraps to the window (80 columns: what below the keys) and scrolls to its last row
 "$B" tests/models/convnet/model.json --backend cpu --tui-keys '?<Dump><End>' --tui-size 80x24 --tui-stable > "$T/help80.txt" 2>&1
 ok "help at 80 columns: wrapped whole, scrolled to its end with End" \
@@ -72,7 +93,6 @@ ok "help at 80 columns: wrapped whole, scrolled to its end with End" \
 # Z zooms the focused pane to the whole body; focusing another pane zooms that one; Z, :zoom, Esc
 "$B" tests/models/convnet/model.json --backend cpu --tui-keys 'Z<Dump>3<Dump>Z<Dump>4:zoom<Enter><Dump><Esc><Dump>' \
     --tui-size 100x24 --tui-stable > "$T/zoom.txt" 2>&1
-scr() { awk -v s="=== screen $1 " 'index($0, s) == 1 {on = 1; next} /^=== screen / {on = 0} on' "$2"; }
 ok "Z: the passes pane takes the whole body" "scr 1 $T/zoom.txt | sed -n 2p | grep -q '^+-\[1 passes' \
     && ! scr 1 $T/zoom.txt | grep -q '8 details' && ! scr 1 $T/zoom.txt | grep -q '7 log'"
 ok "Z: focusing the graph zooms it (the drawing on the whole width, Z in its footer)" \
