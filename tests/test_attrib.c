@@ -12,18 +12,12 @@
 
 #include "app/attrib.h"
 #include "compiler/pass.h"
+#include "testutil.h"
 
 static Pipeline compiled(const char *path, const char *brk)
 {
-    CompileOptions co;
-    compile_defaults(&co);
-    co.break_id = brk;
-    Pipeline p = {0};
-    DiagList d = {0};
-    Status st = pipeline_run(path, &co, &p, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    diag_free(&d);
-    assert_int_equal(st, ST_OK);
+    Pipeline p;
+    assert_int_equal(tu_compile(path, brk, &p), ST_OK);
     return p;
 }
 

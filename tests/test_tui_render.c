@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "app/results.h"
+#include "testutil.h"
 #include "tui/internal.h"
 #include "common/clock.h"
 
@@ -105,6 +106,17 @@ static void close_tui(Tui *t)
     free(t);
 }
 
+/* The job ends (as tui_exec ends it, with nothing kept): the screen after it; caller frees. */
+static char *end_job(Tui *t)
+{
+    t->busy = NULL;
+    t->busy_line = NULL;
+    session_live_clear(&t->s);
+    session_progress(&t->s, NULL, 0, 0);
+    tui_render(t);
+    return screen(t);
+}
+
 /* While a profile runs on the worker the frame is drawn from the session's copy of its rows so
  * far: timed kernels show their times, the errors still to come read "...", a judged kernel its
  * verdict; keys that only move act, the others are dropped; when the job ends the rows are the
@@ -153,12 +165,7 @@ static void test_live_profile_rows(void **state)
     assert_true(tui_key_ui(t, 'Z'));
     assert_true(t->zoomed);
     /* the job ends with nothing kept (cancelled): the table is the plan's kernels again */
-    t->busy = NULL;
-    t->busy_line = NULL;
-    session_live_clear(&t->s);
-    session_progress(&t->s, NULL, 0, 0);
-    tui_render(t);
-    txt = screen(t);
+    txt = end_job(t);
     assert_null(strstr(txt, "profiling"));
     assert_null(strstr(txt, "MISMATCH"));
     assert_non_null(strstr(txt, "kernels (p: profile)"));
@@ -190,11 +197,7 @@ static void test_live_bisect_steps(void **state)
     assert_non_null(strstr(txt, "running: bisect step 2 of ~4, "));
     assert_non_null(strstr(txt, "working: bisect: bisect step 2 of ~4, "));
     free(txt);
-    t->busy = NULL;
-    session_live_clear(&t->s);
-    session_progress(&t->s, NULL, 0, 0);
-    tui_render(t);
-    txt = screen(t);
+    txt = end_job(t);
     assert_null(strstr(txt, "step 2   all on"));
     free(txt);
     close_tui(t);
@@ -266,11 +269,7 @@ static Tui *graph_tui(const char *path, int w, int h)
 {
     Tui *t = calloc(1, sizeof *t);
     assert_non_null(t);
-    CompileOptions co;
-    compile_defaults(&co);
-    DiagList d = {0};
-    assert_int_equal(pipeline_run(path, &co, &t->s.pipe, &d), ST_OK);
-    diag_free(&d);
+    assert_int_equal(tu_compile(path, NULL, &t->s.pipe), ST_OK);
     t->s.cursor = t->s.pipe.nsnaps - 1;
     t->sel_kernel = -1;
     t->stable = true;

@@ -12,18 +12,13 @@
 #include <cmocka.h>
 
 #include "compiler/pass.h"
+#include "testutil.h"
 #include "viz/viz.h"
 
-static Pipeline compiled(const char *path)
+static Pipeline compiled(const char *path, const char *brk)
 {
-    CompileOptions co;
-    compile_defaults(&co);
-    Pipeline p = {0};
-    DiagList d = {0};
-    Status st = pipeline_run(path, &co, &p, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    diag_free(&d);
-    assert_int_equal(st, ST_OK);
+    Pipeline p;
+    assert_int_equal(tu_compile(path, brk, &p), ST_OK);
     return p;
 }
 
@@ -64,7 +59,7 @@ static int crossings(const VizLayout *l, const Graph *g)
 
 static void check_frames(const char *path, int max_crossing)
 {
-    Pipeline p = compiled(path);
+    Pipeline p = compiled(path, NULL);
     const Graph *g = p.g;
     VizLayout l;
     DiagList d = {0};
