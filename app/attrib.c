@@ -92,7 +92,8 @@ void attrib_break_text(const Plan *p, const BreakSite *b, char *buf, size_t n)
 {
     const PlanFusion *f = &p->fusions[b->fusion];
     if (b->kernel < 0) {
-        snprintf(buf, n, "%s %s: no kernel computes it in this plan (switched off)", f->id, f->pattern);
+        snprintf(buf, n, "%s %s: no kernel computes it in this plan (switched off)", f->id,
+                 f->pattern);
         return;
     }
     const PlanKernel *k = &p->kernels[b->kernel];
@@ -110,19 +111,23 @@ void attrib_break_text(const Plan *p, const BreakSite *b, char *buf, size_t n)
         if (w > 0) u += (size_t)w;
     }
     if (u >= sizeof members - 8) snprintf(members + sizeof members - 8, 8, ", ...");
-    snprintf(buf, n, "%s %s has no kernel of its own in this plan: its ops (%s) run inside kernel %d "
-             "(%s%s%s); the break corrupts that kernel's output %s%s", f->id, f->pattern, members,
-             b->kernel, k->shader, k->fusion >= 0 ? ", " : "", k->fusion >= 0 ? p->fusions[k->fusion].id : "",
-             out_name(p, k), corrupt);
+    snprintf(buf, n,
+             "%s %s has no kernel of its own in this plan: its ops (%s) run inside kernel %d "
+             "(%s%s%s); the break corrupts that kernel's output %s%s",
+             f->id, f->pattern, members, b->kernel, k->shader, k->fusion >= 0 ? ", " : "",
+             k->fusion >= 0 ? p->fusions[k->fusion].id : "", out_name(p, k), corrupt);
 }
 
 void attrib_break_short(const Plan *p, const BreakSite *b, char *buf, size_t n)
 {
     const PlanKernel *k = b->kernel >= 0 ? &p->kernels[b->kernel] : NULL;
-    if (!k) snprintf(buf, n, "%s", b->id);
-    else if (b->own) snprintf(buf, n, "%s kernel %d", b->id, b->kernel);
-    else snprintf(buf, n, "%s in kernel %d%s%s%s", b->id, b->kernel, k->fusion >= 0 ? " (" : "",
-                  k->fusion >= 0 ? p->fusions[k->fusion].id : "", k->fusion >= 0 ? ")" : "");
+    if (!k)
+        snprintf(buf, n, "%s", b->id);
+    else if (b->own)
+        snprintf(buf, n, "%s kernel %d", b->id, b->kernel);
+    else
+        snprintf(buf, n, "%s in kernel %d%s%s%s", b->id, b->kernel, k->fusion >= 0 ? " (" : "",
+                 k->fusion >= 0 ? p->fusions[k->fusion].id : "", k->fusion >= 0 ? ")" : "");
 }
 
 const BreakSite *attrib_break_of_kernel(const BreakSite *s, int n, int k)

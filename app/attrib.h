@@ -20,11 +20,11 @@ int attrib_tensor_kernel(const Plan *p, const char *name, bool *inside);
 
 /* Where one --break id lands in a plan. */
 typedef struct BreakSite {
-    const char *id;  /* the plan's fusion id */
-    int fusion;      /* plan fusion index */
-    int kernel;      /* the kernel whose output the break corrupts (computing the instance), -1 */
-    bool own;        /* that kernel is the instance's own */
-    int corrupt;     /* the corrupt kernel after it, -1 */
+    const char *id; /* the plan's fusion id */
+    int fusion;     /* plan fusion index */
+    int kernel;     /* the kernel whose output the break corrupts (computing the instance), -1 */
+    bool own;       /* that kernel is the instance's own */
+    int corrupt;    /* the corrupt kernel after it, -1 */
 } BreakSite;
 
 /* The sites of the comma-separated ids (--break) in p, at most max; returns how many. */

@@ -76,8 +76,9 @@ static Status evaluate(Bisect *b, const char *on, bool repeat, bool *ok, double 
 }
 
 /* About how many steps the bisect takes, for "step k of ~N": all off and all on, then `first`
- * one per halving of the instances (exact when a culprit is found), `minimal` (ddmin) about
- * 1.5 per halving for one culprit and the check of what remains. */
+ * one per halving of the instances (ceil(log2 n), at most one more than it takes when a culprit
+ * is found), `minimal` (ddmin) about 1.5 per halving for one culprit and the check of what
+ * remains. */
 static int expected_steps(const Bisect *b)
 {
     int halvings = 0;

@@ -60,7 +60,10 @@ static void test_folded_break(void **state)
     char text[512];
     attrib_break_text(p, &b[0], text, sizeof text);
     char want[256];
-    snprintf(want, sizeof want, "F8 silu_mul has no kernel of its own in this plan: its ops (silu, mul_10) run inside kernel %d (%s, F9)", k, p->kernels[k].shader);
+    snprintf(want, sizeof want,
+             "F8 silu_mul has no kernel of its own in this plan: its ops (silu, mul_10) run inside "
+             "kernel %d (%s, F9)",
+             k, p->kernels[k].shader);
     assert_non_null(strstr(text, want));
     attrib_break_short(p, &b[0], text, sizeof text);
     snprintf(want, sizeof want, "F8 in kernel %d (F9)", k);
@@ -71,7 +74,8 @@ static void test_folded_break(void **state)
     assert_true(b[1].own);
     assert_int_equal(b[1].kernel, k);
     attrib_break_text(p, &b[1], text, sizeof text);
-    assert_non_null(strstr(text, "F9 linear_add: the break corrupts the output add_6 of its kernel"));
+    assert_non_null(
+        strstr(text, "F9 linear_add: the break corrupts the output add_6 of its kernel"));
     /* F7 rmsnorm runs inside the two GEMVs of no fusion reading it: the first one */
     assert_false(b[2].own);
     assert_true(b[2].kernel >= 0 && p->kernels[b[2].kernel].fusion < 0);

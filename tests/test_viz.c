@@ -46,8 +46,10 @@ static int crossings(const VizLayout *l, const Graph *g)
                 const double *q = ed->pts + 2 * s;
                 for (int i = 0; i <= 16 && !crossed; i++) {
                     double u = i / 16.0, v = 1 - u;
-                    double x = v * v * v * q[0] + 3 * v * v * u * q[2] + 3 * v * u * u * q[4] + u * u * u * q[6];
-                    double y = v * v * v * q[1] + 3 * v * v * u * q[3] + 3 * v * u * u * q[5] + u * u * u * q[7];
+                    double x = v * v * v * q[0] + 3 * v * v * u * q[2] + 3 * v * u * u * q[4] +
+                               u * u * u * q[6];
+                    double y = v * v * v * q[1] + 3 * v * v * u * q[3] + 3 * v * u * u * q[5] +
+                               u * u * u * q[7];
                     crossed = x > k->x0 + 2 && x < k->x1 - 2 && y > k->y0 + 2 && y < k->y1 - 2;
                 }
             }
@@ -66,7 +68,8 @@ static void check_frames(const char *path, int max_crossing)
     assert_int_equal(viz_layout(g, &l, &d), ST_OK);
     /* one frame per enabled instance that is not a fold (its members are its base's) */
     int want = 0;
-    for (int f = 0; f < g->nfusions; f++) want += !g->fusions[f].folds;
+    for (int f = 0; f < g->nfusions; f++)
+        want += !g->fusions[f].folds;
     assert_int_equal(l.ncl, want);
     for (int c = 0; c < l.ncl; c++) {
         const VizCluster *k = &l.cl[c];
@@ -80,7 +83,8 @@ static void check_frames(const char *path, int max_crossing)
         }
     }
     int bad = crossings(&l, g);
-    printf("# %s: %d frames, %d edges, %d through a frame holding neither end\n", path, l.ncl, l.nedge, bad);
+    printf("# %s: %d frames, %d edges, %d through a frame holding neither end\n", path, l.ncl,
+           l.nedge, bad);
     assert_true(bad <= max_crossing);
     /* the DOT text of `dot` names each node in one cluster at most */
     VizOptions o = {.color = VIZ_COLOR_KIND};
@@ -91,11 +95,15 @@ static void check_frames(const char *path, int max_crossing)
     bool in = false;
     for (const char *s = text; *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : s + strlen(s)) {
         int n;
-        if (strncmp(s, "  subgraph cluster_", 19) == 0) in = true, ncl++;
-        else if (strncmp(s, "  }", 3) == 0) in = false;
-        else if (in && sscanf(s, " n%d;", &n) == 1) seen[n]++;
+        if (strncmp(s, "  subgraph cluster_", 19) == 0)
+            in = true, ncl++;
+        else if (strncmp(s, "  }", 3) == 0)
+            in = false;
+        else if (in && sscanf(s, " n%d;", &n) == 1)
+            seen[n]++;
     }
-    for (int i = 0; i < g->nnodes; i++) assert_true(seen[i] <= 1);
+    for (int i = 0; i < g->nnodes; i++)
+        assert_true(seen[i] <= 1);
     assert_int_equal(ncl, want);
     free(seen);
     free(text);

@@ -1,9 +1,10 @@
-/* Keys: one actions table drives the key bindings, the help screen, the footer of each pane and
- * the `:` prompt's words (an action's `cmd` typed at the prompt runs the action itself, so
- * `:profile` fills the kernels table as p does); other `:` lines run as session commands. The
- * graph drawing and the source view own their pan/scroll keys (view_graph.c, view_source.c)
- * and their footers. Also the `:` prompt and `/` search line editing, and the headless
- * key-script reader. */
+/* Keys: one actions table drives the key bindings, the help screen, the footer of each pane,
+ * the first screen's hint of the main keys, which keys act while a job runs, and the `:`
+ * prompt's words (an action's `cmd` typed at the prompt runs the action itself, so `:profile`
+ * fills the kernels table as p does); other `:` lines run as session commands. The graph
+ * drawing and the source view take their pan/scroll keys themselves (view_graph.c,
+ * view_source.c); their help and footers are rows of the table too. Also the `:` prompt and `/`
+ * search line editing, and the headless key-script reader. */
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
