@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attrib.h"
 #include "commands.h"
 #include "report.h"
 #include "results.h"
@@ -26,8 +27,10 @@ typedef struct Bisect {
     int n;                 /* fusion instances */
     char **ids, **pattern; /* [n] */
     char **nodes;          /* [n] member names, joined */
-    int *kernel;           /* [n] first kernel in the all-on plan, -1 */
+    int *kernel;           /* [n] first kernel computing its members in the all-on plan, -1 */
+    bool *own;             /* [n] that kernel is its own (else a fold runs its ops inside it) */
     char **shader;         /* [n] its shader */
+    Pipeline all_on;       /* the plan bisected: every instance on (culprits name its kernels) */
     const Progress *pg;
     BisectResult *res;
 } Bisect;
@@ -72,7 +75,18 @@ static Status evaluate(Bisect *b, const char *on, bool repeat, bool *ok, double 
     return st;
 }
 
-/* Appends a judged step to the result and reports it. */
+/* About how many steps the bisect takes, for "step k of ~N": all off and all on, then `first`
+ * one per halving of the instances (ceil(log2 n), at most one more than it takes when a culprit
+ * is found), `minimal` (ddmin) about 1.5 per halving for one culprit and the check of what
+ * remains. */
+static int expected_steps(const Bisect *b)
+{
+    int halvings = 0;
+    while ((1 << halvings) < b->n) halvings++;
+    return strcmp(b->o.mode, "first") == 0 ? 2 + halvings : 3 + (3 * halvings + 1) / 2;
+}
+
+/* Appends a judged step to the result and reports it (k of about N, Progress). */
 static Status record_step(Bisect *b, const char *what, const char *on, bool ok, double worst)
 {
     BisectResult *r = b->res;
@@ -102,7 +116,9 @@ static Status record_step(Bisect *b, const char *what, const char *on, bool ok, 
     s->ok = ok;
     s->worst = worst;
     r->nsteps++;
-    if (b->pg && b->pg->fn) b->pg->fn(b->pg->ctx, "bisect step", r->nsteps, 0);
+    int about = expected_steps(b);
+    if (b->pg && b->pg->fn)
+        b->pg->fn(b->pg->ctx, "bisect step", r->nsteps, -(about > r->nsteps ? about : r->nsteps));
     return ST_OK;
 }
 
@@ -193,8 +209,12 @@ static Status add_culprit(Bisect *b, int c, DiagList *d)
     snprintf(cu->pattern, sizeof cu->pattern, "%s", b->pattern[c]);
     snprintf(cu->nodes, sizeof cu->nodes, "%s", b->nodes[c]);
     cu->kernel = b->kernel[c];
+    cu->own = b->own[c];
     snprintf(cu->shader, sizeof cu->shader, "%s", b->shader[c]);
-    cu->alone_kernel = -1;
+    const Plan *ap = b->all_on.plan;
+    int hf = cu->kernel >= 0 && !cu->own ? ap->kernels[cu->kernel].fusion : -1;
+    snprintf(cu->host, sizeof cu->host, "%s", hf >= 0 ? ap->fusions[hf].id : "");
+    cu->alone_kernel = cu->tensor_kernel = -1;
     snprintf(cu->tensor, sizeof cu->tensor, "-");
     Options o = b->o;
     o.n_no_fuse = 0;
@@ -216,6 +236,7 @@ static Status add_culprit(Bisect *b, int c, DiagList *d)
         const PlanKernel *kn = &p->kernels[cu->alone_kernel];
         const CmpStats *e = &pr.k[cu->alone_kernel].err;
         snprintf(cu->tensor, sizeof cu->tensor, "%s", p->tensors[kn->args[kn->nargs - 1]].name);
+        cu->tensor_kernel = attrib_tensor_kernel(ap, cu->tensor, &cu->tensor_inside);
         cu->rel_l2 = e->rel_l2;
         cu->max_abs = e->max_abs;
         report_argmax_note(e, cu->note, sizeof cu->note);
@@ -228,13 +249,14 @@ static Status add_culprit(Bisect *b, int c, DiagList *d)
     return st;
 }
 
-/* The instances of the all-on compile (the plan being bisected), in order, with the first
- * kernel each one became there. */
+/* The instances of the all-on compile (the plan being bisected, kept in b->all_on), in order,
+ * with the first kernel computing each one's members there. */
 static Status list_instances(Bisect *b, DiagList *d)
 {
-    Runner r;
-    Status st = runner_open(&r, &b->o, b->m, false, d);
-    const Plan *p = st == ST_OK ? r.pipe.plan : NULL;
+    RunTarget t;
+    Status st = runner_target(&b->o, &b->m->b, &t, d);
+    if (st == ST_OK) st = runner_compile(&b->o, b->m, &t, false, &b->all_on, d);
+    const Plan *p = st == ST_OK ? b->all_on.plan : NULL;
     if (p) {
         size_t n = (size_t)p->nfusions + 1;
         b->ids = calloc(n, sizeof(char *));
@@ -242,7 +264,8 @@ static Status list_instances(Bisect *b, DiagList *d)
         b->nodes = calloc(n, sizeof(char *));
         b->shader = calloc(n, sizeof(char *));
         b->kernel = calloc(n, sizeof(int));
-        if (!b->ids || !b->pattern || !b->nodes || !b->shader || !b->kernel) st = ST_NOMEM;
+        b->own = calloc(n, sizeof(bool));
+        if (!b->ids || !b->pattern || !b->nodes || !b->shader || !b->kernel || !b->own) st = ST_NOMEM;
         for (int f = 0; st == ST_OK && f < p->nfusions; f++) {
             if (!p->fusions[f].enabled) continue;
             char buf[1024] = "";
@@ -252,9 +275,7 @@ static Status list_instances(Bisect *b, DiagList *d)
                                  p->fusions[f].nodes[k]);
                 if (w > 0) used += (size_t)w;
             }
-            int kern = -1;
-            for (int k = 0; k < p->nkernels && kern < 0; k++)
-                if (p->kernels[k].fusion == f) kern = k;
+            int kern = attrib_fusion_kernel(p, f, &b->own[b->n]);
             b->kernel[b->n] = kern;
             b->ids[b->n] = strdup(p->fusions[f].id);
             b->pattern[b->n] = strdup(p->fusions[f].pattern);
@@ -265,7 +286,6 @@ static Status list_instances(Bisect *b, DiagList *d)
             b->n++;
         }
     }
-    runner_close(&r);
     return st;
 }
 
@@ -282,6 +302,8 @@ static void free_instances(Bisect *b)
     free(b->nodes);
     free(b->shader);
     free(b->kernel);
+    free(b->own);
+    pipeline_free(&b->all_on);
 }
 
 /* The search once all off passes and all on fails. */
@@ -406,17 +428,32 @@ void bisect_report_end(FILE *f, const BisectResult *r, bool json)
     }
     for (int i = 0; i < r->nculprits; i++) {
         const BisectCulprit *c = &r->culprits[i];
-        if (json)
+        if (json) {
             fprintf(f, "{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"culprit\",\"fusion\":\"%s\","
-                       "\"pattern\":\"%s\",\"nodes\":\"%s\",\"kernel\":%d,\"first_diverging\":\"%s\","
+                       "\"pattern\":\"%s\",\"nodes\":\"%s\",\"kernel\":%d,\"own_kernel\":%s,"
+                       "\"host_fusion\":\"%s\",\"first_diverging\":\"%s\",\"tensor_kernel\":%d,"
                        "\"first_kernel\":%d,\"rel_l2\":%.6g,\"max_abs\":%.6g%s}\n",
-                    c->id, c->pattern, c->nodes, c->kernel, c->tensor, c->alone_kernel, c->rel_l2,
-                    c->max_abs, c->json_note);
+                    c->id, c->pattern, c->nodes, c->kernel, c->own ? "true" : "false", c->host,
+                    c->tensor, c->tensor_kernel, c->alone_kernel, c->rel_l2, c->max_abs, c->json_note);
+            continue;
+        }
+        /* kernels of the plan bisected (the one describe and the explorer show), never of the
+         * plan with only the culprit on */
+        char where[160], tk[64] = "";
+        if (c->kernel < 0)
+            snprintf(where, sizeof where, ", no kernel computes it");
+        else if (c->own)
+            snprintf(where, sizeof where, ", kernel %d (%s)", c->kernel, c->shader);
         else
-            fprintf(f, "culprit: %s %s [%s], kernel %d (%s); with only it on, the first diverging "
-                       "tensor is '%s' (kernel %d of that plan) rel_l2 %.3e max_abs %.3e%s%s\n",
-                    c->id, c->pattern, c->nodes, c->kernel, c->shader, c->tensor, c->alone_kernel,
-                    c->rel_l2, c->max_abs, *c->note ? "; " : "", c->note);
+            snprintf(where, sizeof where, ": no kernel of its own, its ops run inside kernel %d (%s%s%s)",
+                     c->kernel, c->shader, c->host[0] ? ", " : "", c->host);
+        if (c->tensor_kernel >= 0)
+            snprintf(tk, sizeof tk, " (%s kernel %d)", c->tensor_inside ? "computed inside" : "the output of",
+                     c->tensor_kernel);
+        fprintf(f, "culprit: %s %s [%s]%s; with only it on, the first diverging tensor is '%s'%s "
+                   "rel_l2 %.3e max_abs %.3e%s%s\n",
+                c->id, c->pattern, c->nodes, where, c->tensor, tk, c->rel_l2, c->max_abs,
+                *c->note ? "; " : "", c->note);
     }
 }
 
@@ -454,7 +491,7 @@ Status app_bisect(const Options *o, FILE *out, int *rcp, DiagList *dl)
     Model m = {0};
     BisectResult r = {0};
     StepPrinter sp = {out, o->json, &r};
-    Progress pg = {print_step, &sp};
+    Progress pg = {print_step, &sp, NULL};
     Status st = model_load_graph(&m, o->model, dl);
     if (st == ST_OK) st = model_bind(&m, o, dl);
     if (st == ST_OK) st = bisect_run(o, &m, &pg, &r, dl);

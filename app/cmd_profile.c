@@ -263,6 +263,19 @@ static void progress(const Progress *pg, const char *stage, int k, int n)
     if (pg && pg->fn) pg->fn(pg->ctx, stage, k, n);
 }
 
+/* The measurement's own progress (Profile.on_run): the stage to pg, and the rows so far. */
+typedef struct Watch {
+    const Progress *pg;
+    const Profile *pr;
+} Watch;
+
+static void watch_run(void *ctx, const char *stage, int k, int n)
+{
+    const Watch *w = ctx;
+    progress(w->pg, stage, k, n);
+    if (w->pg->rows) w->pg->rows(w->pg->ctx, w->pr);
+}
+
 Status profile_measure(const Options *o, Model *m, const Pipeline *pipe, const RunTarget *t,
                        const Progress *pg, ProfileResult *out, DiagList *d)
 {
@@ -274,7 +287,8 @@ Status profile_measure(const Options *o, Model *m, const Pipeline *pipe, const R
     Status st = runner_open_plan(&timed, o, m, pipe, d);
     if (st == ST_OK) st = prof_init(&r.pr, pipe->plan);
     r.pr.cancel = o->cancel;
-    if (pg) r.pr.on_run = pg->fn, r.pr.on_run_ctx = pg->ctx;
+    Watch w = {pg, &r.pr};
+    if (pg) r.pr.on_run = watch_run, r.pr.on_run_ctx = &w;
     if (st == ST_OK) st = prof_time(&timed.x, o->iters, &r.pr, d);
     progress(pg, "errors: compile keeping every output", 0, 0);
     if (st == ST_OK) st = cancel_point(o, "the error runs", d);
@@ -288,7 +302,6 @@ Status profile_measure(const Options *o, Model *m, const Pipeline *pipe, const R
     RefOptions ro = {.keep_all = true};
     if (st == ST_OK) st = ref_run(exact_pipe.g, m->b.vals, &ro, &ref, d);
     Tolerance tol = report_tolerance(o, timed.dtype);
-    progress(pg, "errors: compare", 0, 0);
     if (st == ST_OK) st = cancel_point(o, "the comparison", d);
     if (st == ST_OK) st = prof_errors_mapped(&exact.x, &ref, &tol, to_timed, &r.pr, d);
     free(to_timed);
@@ -297,6 +310,8 @@ Status profile_measure(const Options *o, Model *m, const Pipeline *pipe, const R
         snprintf(r.dtype, sizeof r.dtype, "%s", timed.dtype);
         r.nkernels = pipe->plan->nkernels;
         r.have = true;
+        r.pr.on_run = NULL; /* w lives on this stack */
+        r.pr.on_run_ctx = NULL;
         profile_result_free(out);
         *out = r;
     } else {
@@ -374,7 +389,7 @@ Status app_profile(const Options *o, FILE *out, DiagList *d)
     if (st == ST_OK) st = model_bind(&m, o, d);
     if (st == ST_OK) st = runner_target(o, &m.b, &t, d);
     if (st == ST_OK) st = runner_compile(o, &m, &t, false, &pipe, d);
-    Progress pg = {tty_progress, NULL};
+    Progress pg = {tty_progress, NULL, NULL};
     bool tty = isatty(2) && out == stdout;
     if (st == ST_OK) st = profile_measure(o, &m, &pipe, &t, tty ? &pg : NULL, &r, d);
     if (tty) fprintf(stderr, "\r\033[K");

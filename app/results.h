@@ -11,10 +11,14 @@
 #include "../runtime/profile.h"
 #include "runner.h"
 
-/* Called as a job advances: `stage` ("timed runs", "reference", ...), k of n (n 0: unknown). */
+/* Called as a job advances: `stage` ("timed runs", "bisect step", ...), k of n (n 0: unknown,
+ * n < 0: about -n, an estimate). `rows` (profile_measure; NULL: nobody) is told with fn, on the
+ * same thread, the measurement so far: the times of the timed runs done, the error and CPU
+ * time of each kernel judged (runtime/profile.h on_run); it must copy what it keeps. */
 typedef struct Progress {
     void (*fn)(void *ctx, const char *stage, int k, int n);
     void *ctx;
+    void (*rows)(void *ctx, const Profile *so_far);
 } Progress;
 
 typedef struct ProfileResult {
@@ -58,10 +62,15 @@ typedef struct BisectStep {
 
 typedef struct BisectCulprit {
     char id[32], pattern[64], nodes[1024];
-    int kernel;           /* its first kernel in the plan bisected (all instances on), -1 */
+    int kernel;           /* the first kernel computing its members in the plan bisected (all
+                           * instances on: the plan on screen), -1 (app/attrib.h) */
+    bool own;             /* that kernel is its own; else a fold runs its ops inside it */
     char shader[64];      /* that kernel's shader */
+    char host[32];        /* that kernel's fusion id when not its own, "" */
     int alone_kernel;     /* the first diverging kernel of the plan with only it on, -1 */
     char tensor[128];     /* that kernel's output, "-" */
+    int tensor_kernel;    /* the kernel of the plan bisected computing that tensor, -1 */
+    bool tensor_inside;   /* it is not that kernel's output but computed inside it */
     double rel_l2, max_abs;
     char note[128];       /* an argmax output's rows (report_argmax_note), "" */
     char json_note[160];  /* the same as JSON fields (report_argmax_json) */

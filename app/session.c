@@ -78,10 +78,63 @@ void session_progress_text(Session *s, char *buf, size_t n)
     if (!s->prog_stage[0]) buf[0] = 0;
     else if (s->prog_n > 0)
         snprintf(buf, n, "%s %d/%d, %.1f s", s->prog_stage, s->prog_k, s->prog_n, (clock_us() * 1e-6) - s->prog_t0);
+    else if (s->prog_n < 0)
+        snprintf(buf, n, "%s %d of ~%d, %.1f s", s->prog_stage, s->prog_k, -s->prog_n, (clock_us() * 1e-6) - s->prog_t0);
     else if (s->prog_k > 0)
         snprintf(buf, n, "%s %d, %.1f s", s->prog_stage, s->prog_k, (clock_us() * 1e-6) - s->prog_t0);
     else
         snprintf(buf, n, "%s, %.1f s", s->prog_stage, (clock_us() * 1e-6) - s->prog_t0);
+    pthread_mutex_unlock(&s->prog_mu);
+}
+
+void session_live_rows(void *sp, const Profile *so_far)
+{
+    Session *s = sp;
+    Profile *l = &s->live_prof;
+    pthread_mutex_lock(&s->prog_mu);
+    if (l->nkernels != so_far->nkernels || l->nxfers != so_far->nxfers) {
+        prof_free(l);
+        l->k = calloc((size_t)so_far->nkernels + 1, sizeof *l->k);
+        l->x = calloc((size_t)so_far->nxfers + 1, sizeof *l->x);
+    }
+    if (l->k && l->x) {
+        ProfKernel *k = l->k;
+        ProfXfer *x = l->x;
+        *l = *so_far;
+        l->k = k;
+        l->x = x;
+        l->cancel = NULL;
+        l->on_run = NULL;
+        l->on_run_ctx = NULL;
+        memcpy(k, so_far->k, sizeof *k * (size_t)so_far->nkernels);
+        memcpy(x, so_far->x, sizeof *x * (size_t)so_far->nxfers);
+    } else {
+        prof_free(l); /* out of memory: no rows to show */
+    }
+    s->live_seq++;
+    pthread_mutex_unlock(&s->prog_mu);
+}
+
+void session_live_steps(Session *s, const BisectResult *r)
+{
+    BisectResult *l = &s->live_bisect;
+    pthread_mutex_lock(&s->prog_mu);
+    if (l->cap < r->nsteps) {
+        BisectStep *v = realloc(l->steps, sizeof *v * (size_t)r->nsteps);
+        if (v) l->steps = v, l->cap = r->nsteps;
+    }
+    l->nsteps = l->cap >= r->nsteps ? r->nsteps : 0;
+    if (l->nsteps) memcpy(l->steps, r->steps, sizeof *l->steps * (size_t)r->nsteps);
+    s->live_seq++;
+    pthread_mutex_unlock(&s->prog_mu);
+}
+
+void session_live_clear(Session *s)
+{
+    pthread_mutex_lock(&s->prog_mu);
+    prof_free(&s->live_prof);
+    bisect_result_free(&s->live_bisect);
+    s->live_seq++;
     pthread_mutex_unlock(&s->prog_mu);
 }
 
@@ -137,6 +190,7 @@ void session_close(Session *s)
     model_free(&s->model);
     profile_result_free(&s->prof);
     bisect_result_free(&s->bisect);
+    session_live_clear(s);
     for (int i = 0; i < s->noff; i++) free(s->off[i]);
     pthread_mutex_destroy(&s->prog_mu);
     memset(s, 0, sizeof *s);

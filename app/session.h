@@ -39,8 +39,12 @@ typedef struct Session {
     unsigned prof_seq, bisect_seq; /* bumped when a new result is kept */
     pthread_mutex_t prog_mu;       /* guards the progress below (written by a worker thread) */
     char prog_stage[64];           /* the running job's stage, "" when none */
-    int prog_k, prog_n;
+    int prog_k, prog_n;            /* n < 0: about -n (Progress) */
     double prog_t0;                /* when the job started (CLOCK_MONOTONIC seconds) */
+    /* the running job's results so far (prog_mu; the TUI draws them while it runs): */
+    Profile live_prof;             /* the profile's rows (own arrays; nkernels 0: none) */
+    BisectResult live_bisect;      /* the bisect's steps */
+    unsigned live_seq;             /* bumped by every change of the two */
     FILE *out;
     bool json;
     bool keep_going;    /* set on-error continue */
@@ -78,7 +82,14 @@ const ProfileResult *session_profile(const Session *s);
 bool session_bisect_stale(const Session *s);
 /* Progress of the running job (a Progress callback, any thread): stage, k of n. */
 void session_progress(void *s, const char *stage, int k, int n);
-/* The running job's progress as text ("timed runs 3/5, 2.1 s"), "" when none. */
+/* The running job's progress as text ("timed runs 3/5, 2.1 s", "bisect step 3 of ~7, 1.2 s"),
+ * "" when none. */
 void session_progress_text(Session *s, char *buf, size_t n);
+/* Keep a copy of the running profile's rows so far (a Progress.rows callback, any thread). */
+void session_live_rows(void *s, const Profile *so_far);
+/* Keep a copy of the running bisect's steps so far (any thread). */
+void session_live_steps(Session *s, const BisectResult *r);
+/* Drop the running job's results so far. */
+void session_live_clear(Session *s);
 
 #endif

@@ -313,13 +313,28 @@ static Status c_profile(Session *s, int argc, char **argv, DiagList *d)
     }
     o.json = s->json;
     if (!s->pipe.plan) return diag_error(d, NULL, NULL, NULL, "profile: nothing compiled");
-    Progress pg = {session_progress, s};
+    Progress pg = {session_progress, s, session_live_rows};
+    session_live_clear(s);
     Status st = profile_measure(&o, &s->model, &s->pipe, &s->target, &pg, &s->prof, d);
     session_progress(s, NULL, 0, 0);
+    session_live_clear(s);
     if (st != ST_OK) return st;
     s->prof.gen = s->gen;
     s->prof_seq++;
     return profile_report(s->out, s->pipe.plan, &s->prof, &o, d);
+}
+
+/* The running bisect's progress: the stage, and its steps so far for the TUI. */
+typedef struct BisectWatch {
+    Session *s;
+    const BisectResult *r;
+} BisectWatch;
+
+static void bisect_watch(void *ctx, const char *stage, int k, int n)
+{
+    BisectWatch *w = ctx;
+    session_progress(w->s, stage, k, n);
+    session_live_steps(w->s, w->r);
 }
 
 /* bisect [first|minimal]: over the session's switches; the result is kept as profile's is. */
@@ -330,9 +345,12 @@ static Status c_bisect(Session *s, int argc, char **argv, DiagList *d)
     if (argc > 0) o.mode = argv[0];
     o.json = s->json;
     BisectResult r = {0};
-    Progress pg = {session_progress, s};
+    BisectWatch w = {s, &r};
+    Progress pg = {bisect_watch, &w, NULL};
+    session_live_clear(s);
     Status st = bisect_run(&o, &s->model, &pg, &r, d);
     session_progress(s, NULL, 0, 0);
+    session_live_clear(s);
     char line[1024];
     for (int i = 0; i < r.nsteps; i++) {
         bisect_step_text(&r, i, s->json, line, sizeof line);

@@ -66,6 +66,26 @@ static void on_run(const Profile *pr, const char *stage, int k, int n)
     if (pr->on_run) pr->on_run(pr->on_run_ctx, stage, k, n);
 }
 
+/* min, median and max of s[0..n), sorted in place */
+static void stats(double *s, int n, double *mn, double *med, double *mx)
+{
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    *mn = s[0];
+    *med = s[n / 2];
+    *mx = s[n - 1];
+}
+
+/* After `runs` timed runs: each kernel's and transfer's times so far into pr (the rows a
+ * watcher sees while the rest runs; the final ones replace them). tmp holds `runs` values. */
+static void so_far(const Plan *p, Profile *pr, const double *samples, int iters, int runs, double *tmp)
+{
+    for (int r = 0; r < p->nkernels + pr->nxfers; r++) {
+        memcpy(tmp, &samples[(size_t)r * (size_t)iters], sizeof *tmp * (size_t)runs);
+        if (r < p->nkernels) stats(tmp, runs, &pr->k[r].gpu_min, &pr->k[r].gpu_med, &pr->k[r].gpu_max);
+        else stats(tmp, runs, &pr->x[r - p->nkernels].min, &pr->x[r - p->nkernels].med, &pr->x[r - p->nkernels].max);
+    }
+}
+
 Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
 {
     const Plan *p = x->p;
@@ -78,7 +98,8 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
     double *gpu = malloc(sizeof(double) * ((size_t)iters + 1));
     double *up = malloc(sizeof(double) * ((size_t)iters + 1));
     double *sub = malloc(sizeof(double) * ((size_t)iters + 1));
-    Status st = us && samples && wall && gpu && up && sub ? ST_OK : ST_NOMEM;
+    double *tmp = malloc(sizeof(double) * ((size_t)iters + 1));
+    Status st = us && samples && wall && gpu && up && sub && tmp ? ST_OK : ST_NOMEM;
     /* warm-up: at least 3 runs and at least PROF_WARM_US of them (at most PROF_WARM_MAX runs).
      * Only the first uploads the inputs; the timed runs that follow go back to back with the
      * inputs left in place, as a serving loop would: with 28 MB of KV-cache inputs packed before
@@ -101,6 +122,7 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
                 p->kernels[k].target == KT_CPU ? x->cpu_us[k] : us[k];
         for (int i = 0; st == ST_OK && i < pr->nxfers; i++)
             samples[(size_t)(p->nkernels + i) * (size_t)iters + (size_t)it] = x->xfer_us[i];
+        if (st == ST_OK && pr->on_run) so_far(p, pr, samples, iters, it + 1, tmp);
     }
     /* the step by the device clock, back to back; then what a user waits for per run, each
      * uploading its inputs */
@@ -127,12 +149,8 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
         pr->cpu_part_us = 0;
         pr->dispatches = 0;
         for (int k = 0; k < p->nkernels; k++) {
-            double *s = &samples[(size_t)k * (size_t)iters];
-            qsort(s, (size_t)iters, sizeof *s, cmp_double);
             ProfKernel *pk = &pr->k[k];
-            pk->gpu_min = s[0];
-            pk->gpu_max = s[iters - 1];
-            pk->gpu_med = s[iters / 2];
+            stats(&samples[(size_t)k * (size_t)iters], iters, &pk->gpu_min, &pk->gpu_med, &pk->gpu_max);
             if (p->kernels[k].target == KT_NPU) {
                 pr->gpu_sum_us += pk->gpu_med > 0 ? pk->gpu_med : 0;
                 pr->dispatches++;
@@ -142,11 +160,7 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
         }
         pr->xfer_sum_us = 0;
         for (int i = 0; i < pr->nxfers; i++) {
-            double *s = &samples[(size_t)(p->nkernels + i) * (size_t)iters];
-            qsort(s, (size_t)iters, sizeof *s, cmp_double);
-            pr->x[i].min = s[0];
-            pr->x[i].max = s[iters - 1];
-            pr->x[i].med = s[iters / 2];
+            stats(&samples[(size_t)(p->nkernels + i) * (size_t)iters], iters, &pr->x[i].min, &pr->x[i].med, &pr->x[i].max);
             pr->xfer_sum_us += pr->x[i].med;
         }
         qsort(wall, (size_t)iters, sizeof *wall, cmp_double);
@@ -165,6 +179,7 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
     free(gpu);
     free(up);
     free(sub);
+    free(tmp);
     return st;
 }
 
@@ -182,6 +197,7 @@ Status prof_errors_mapped(Exec *xe, const RefRun *ref, const Tolerance *tol, con
     pr->cpu_ref_us = ref->total_us;
     double worst = -1;
     for (int k = 0; k < p->nkernels && st == ST_OK; k++) {
+        on_run(pr, "errors", k, p->nkernels); /* the kernels before k are judged */
         const PlanKernel *kn = &p->kernels[k];
         ProfKernel *pk = &pr->k[to_timed ? to_timed[k] : k];
         pk->cpu_us = 0;
@@ -224,5 +240,6 @@ Status prof_errors_mapped(Exec *xe, const RefRun *ref, const Tolerance *tol, con
             pr->worst_kernel = to_timed ? to_timed[k] : k;
         }
     }
+    if (st == ST_OK) on_run(pr, "errors", p->nkernels, p->nkernels);
     return st;
 }

@@ -45,8 +45,11 @@ typedef struct Profile {
     int64_t device_bytes;            /* arena + weights + inputs on the device */
     int worst_kernel;                /* largest rel_l2, -1 */
     const atomic_bool *cancel;       /* polled between runs: ST_CANCELLED (NULL: never) */
-    /* told before each run (NULL: nobody): the stage ("warm-up", "timed runs", "untimed
-     * runs"), run k of n; may be called on a worker thread, must not block */
+    /* told as the measurement goes (NULL: nobody): before each run, the stage ("warm-up",
+     * "timed runs", "untimed runs") and run k of n, k[] then holding the times of the timed
+     * runs before k (so far); then "errors" k of n as each kernel is judged (the kernels
+     * before k hold their error and CPU time). Called on the measuring thread (maybe a
+     * worker's), which is the only one touching pr meanwhile: it must not block */
     void (*on_run)(void *ctx, const char *stage, int k, int n);
     void *on_run_ctx;
 } Profile;

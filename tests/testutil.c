@@ -154,3 +154,16 @@ char *tu_read_file(const char *path)
     diag_free(&d);
     return s;
 }
+
+Status tu_compile(const char *path, const char *break_id, Pipeline *p)
+{
+    CompileOptions co;
+    compile_defaults(&co);
+    co.break_id = break_id;
+    DiagList d = {0};
+    memset(p, 0, sizeof *p);
+    Status st = pipeline_run(path, &co, p, &d);
+    if (st != ST_OK) diag_print(&d, stderr);
+    diag_free(&d);
+    return st;
+}

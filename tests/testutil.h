@@ -4,6 +4,7 @@
 #define NPU_TESTUTIL_H
 
 #include "compiler/graph.h"
+#include "compiler/pass.h"
 #include "runtime/htensor.h"
 
 typedef struct TuSpec {
@@ -41,5 +42,9 @@ bool tu_here(bool lng);
 #define TU_RUN(quick, long_)                                                                   \
     (tu_long() ? cmocka_run_group_tests(long_, NULL, NULL)                                     \
                : cmocka_run_group_tests(quick, NULL, NULL))
+
+/* Compiles the IR file `path` with the default options (and --break ids, NULL none) into *p;
+ * the diagnostics go to stderr when it fails. */
+Status tu_compile(const char *path, const char *break_id, Pipeline *p);
 
 #endif

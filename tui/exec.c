@@ -1,13 +1,16 @@
 /* Runs session commands for the TUI: every action becomes one command line of the session's
- * table, logged as its --batch twin with its output. Interactive runs execute on a worker thread
- * while the main thread only redraws the last frame with a spinner (the views are not rebuilt
- * while the session is busy, so nothing reads it concurrently); Esc sets the session's cancel
- * flag and the command stops at its next step with ST_CANCELLED, logged as "cancelled". A
- * headless script cancels with an Esc right after the key that started the work (typed ahead:
- * the flag is set before the work starts, so the result does not depend on timing). Only the
- * commands marked `job` (run, check, profile, bisect) go to the worker; keys typed while one
- * runs act at once (Esc, resize) or are dropped, never replayed after it. Also builds the
- * kernels table and the bisect pane from the session's kept results (never from printed text). */
+ * table, logged as its --batch twin with its output. Interactive runs execute the commands
+ * marked `job` (run, check, profile, bisect) on a worker thread while the main thread draws the
+ * whole frame every 80 ms from what the job leaves alone: the plan, and its results so far
+ * through the session's live copies (a profile's rows as each number arrives, "..." for those
+ * still to come; a bisect's steps with "step k of ~N"), never the session's kept results, which
+ * the job may replace. Keys typed meanwhile act at once when they only touch the UI (move,
+ * scroll, focus, zoom, search, help; tui_key_ui), Esc cancels (the session's cancel flag: the
+ * command stops at its next step with ST_CANCELLED, logged as "cancelled"), a resize lays the
+ * frame out again, and the rest are dropped, never replayed after the job. A headless script
+ * cancels with an Esc right after the key that started the work (typed ahead: the flag is set
+ * before the work starts, so the result does not depend on timing). Also builds the kernels
+ * table and the bisect pane from the session's kept results (never from printed text). */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -80,6 +83,31 @@ void tui_logf(Tui *t, int attr, const char *fmt, ...)
     free(buf);
 }
 
+/* A key typed while a job runs: Esc closes an open overlay or cancels the job, a resize lays
+ * the frame out again, keys that act on the UI alone act now (tui_key_ui), the rest are dropped
+ * (never replayed after the job). */
+static void busy_key(Tui *t, int k, const char *line)
+{
+    if (k == TK_NONE) return;
+    if (k == TK_RESIZE) {
+        int w, h;
+        tui_term_size(&w, &h);
+        tui_grid_resize(&t->grid, w, h);
+        return;
+    }
+    bool cancelling = atomic_load(&t->s.cancel);
+    if (k == TK_ESC && !t->help && !t->searching && !t->src) {
+        atomic_store(&t->s.cancel, true);
+        snprintf(t->status, sizeof t->status, "cancelling '%s' at its next step...", line);
+    } else if (k == 'q' && !t->help && !t->searching && !cancelling) {
+        snprintf(t->status, sizeof t->status, "a job is running: Esc cancels it, then q quits");
+    } else if (!tui_key_ui(t, k) && !cancelling) {
+        snprintf(t->status, sizeof t->status, "busy: key ignored (Esc cancels)");
+    } else if (cancelling) {
+        snprintf(t->status, sizeof t->status, "cancelling '%s' at its next step...", line);
+    }
+}
+
 /* Runs `line` on the session, output captured (JSON lines when `json`); logs the command and
  * its output; *out (if given) receives the output text (caller frees). */
 Status tui_exec(Tui *t, const char *line, bool json, char **out)
@@ -108,30 +136,23 @@ Status tui_exec(Tui *t, const char *line, bool json, char **out)
     pthread_t th;
     double t0 = clock_us();
     if (job) session_progress(&t->s, "started", 0, 0); /* the busy line's elapsed time */
+    t->prof_kept = t->s.prof.have; /* read now: the worker may replace the profile */
     if (t->headless || !job || pthread_create(&th, NULL, worker, &j) != 0) {
         worker(&j);
     } else {
-        /* keys act now or are dropped, never replayed after the job: Esc cancels, a resize
-         * redraws (the views are not rebuilt while the worker owns the session) */
+        /* the whole frame is drawn while the worker runs, the views reading only what the
+         * job leaves alone (the plan; its results so far through the session's live copies,
+         * tui_prof_sync) */
+        t->busy = c;
+        t->busy_line = line;
         while (!atomic_load(&j.done)) {
-            tui_render_busy(t, line);
-            int k = tui_term_key(80);
-            if (k == TK_ESC) {
-                atomic_store(&t->s.cancel, true);
-                snprintf(t->status, sizeof t->status, "cancelling '%s' at its next step...", line);
-            } else if (k == TK_RESIZE) {
-                int w, h;
-                tui_term_size(&w, &h);
-                tui_grid_resize(&t->grid, w, h);
-                tui_grid_clear(&t->grid);
-                tui_put(&t->grid, 0, 0, w, TA_BOLD, "resized: the panes redraw when the work ends");
-            } else if (k == 'q' && !atomic_load(&t->s.cancel)) {
-                snprintf(t->status, sizeof t->status, "a job is running: Esc cancels it, then q quits");
-            } else if (k != TK_NONE && !atomic_load(&t->s.cancel)) {
-                snprintf(t->status, sizeof t->status, "busy: key ignored (Esc cancels)");
-            }
+            tui_render(t);
+            tui_term_flush(&t->grid, t->no_color);
+            busy_key(t, tui_term_key(80), line);
         }
         pthread_join(th, NULL);
+        t->busy = NULL;
+        t->busy_line = NULL;
     }
     if (job) session_progress(&t->s, NULL, 0, 0);
     double ms = (clock_us() - t0) * 1e-3;
@@ -159,23 +180,33 @@ Status tui_exec(Tui *t, const char *line, bool json, char **out)
     return j.st;
 }
 
-void tui_prof_sync(Tui *t)
+const ProfileResult *tui_profile_result(const Tui *t)
 {
-    const Session *s = &t->s;
-    if (t->prof_gen == s->gen && t->prof_seq == s->prof_seq) return;
-    t->prof_gen = s->gen;
-    t->prof_seq = s->prof_seq;
+    return t->busy ? NULL : session_profile(&t->s);
+}
+
+bool tui_profile_kept(const Tui *t)
+{
+    return t->busy ? t->prof_kept : t->s.prof.have;
+}
+
+bool tui_busy_with(const Tui *t, const char *name)
+{
+    return t->busy && strcmp(t->busy->name, name) == 0;
+}
+
+/* t->prof from a profile of plan p (NULL: none yet, every number to come); `live`: of the
+ * running profile, whose rows without an error are still to be judged. */
+static void prof_rows(Tui *t, const Plan *p, const Profile *pr, bool live)
+{
     free(t->prof);
     t->prof = NULL;
     t->nprof = 0;
-    t->prof_summary[0] = 0;
-    const ProfileResult *r = session_profile(s);
-    if (!r) return; /* none, or of an earlier plan: never shown against this one */
-    const Plan *p = s->pipe.plan;
-    const Profile *pr = &r->pr;
-    t->prof = calloc((size_t)(p->nkernels + pr->nxfers) + 1, sizeof *t->prof);
+    t->prof_live = live;
+    int nx = pr ? pr->nxfers : 0;
+    t->prof = calloc((size_t)(p->nkernels + nx) + 1, sizeof *t->prof);
     if (!t->prof) return;
-    for (int i = 0; i < pr->nxfers; i++) {
+    for (int i = 0; i < nx; i++) {
         TuiProfRow *row = &t->prof[t->nprof++];
         PlanTransfer x = plan_transfer(p, pr->x[i].part, pr->x[i].j);
         char what[96];
@@ -193,16 +224,17 @@ void tui_prof_sync(Tui *t)
     }
     for (int k = 0; k < p->nkernels; k++) {
         const PlanKernel *kn = &p->kernels[k];
-        const ProfKernel *pk = &pr->k[k];
+        const ProfKernel none = {.gpu_med = -1}, *pk = pr ? &pr->k[k] : &none;
         TuiProfRow *row = &t->prof[t->nprof++];
         row->index = k;
+        row->pending = live && !pk->has_err;
         snprintf(row->kernel, sizeof row->kernel, "%s", kn->shader);
         snprintf(row->target, sizeof row->target, "%s", kn->target == KT_NPU ? "npu" : "cpu");
         snprintf(row->fusion, sizeof row->fusion, "%s", kn->fusion >= 0 ? p->fusions[kn->fusion].id : "");
         snprintf(row->output, sizeof row->output, "%s",
                  kn->nargs > kn->nin ? p->tensors[kn->args[kn->nargs - 1]].name : "");
         report_fused_from(kn, row->from, sizeof row->from);
-        snprintf(row->verdict, sizeof row->verdict, "%s", !pk->has_err ? "-" : pk->ok ? "ok" : "MISMATCH");
+        snprintf(row->verdict, sizeof row->verdict, "%s", row->pending ? "..." : !pk->has_err ? "-" : pk->ok ? "ok" : "MISMATCH");
         row->gpu_us = pk->gpu_med;
         row->cpu_us = pk->cpu_us;
         row->rel_l2 = pk->has_err && !pk->err.argmax ? pk->err.rel_l2 : -1;
@@ -213,6 +245,64 @@ void tui_prof_sync(Tui *t)
         }
         row->speedup = pk->gpu_med > 0 ? pk->cpu_us / pk->gpu_med : 0;
     }
+}
+
+/* While a profile runs: its rows so far (the session's live copy); while a bisect runs: its
+ * steps so far. */
+static void live_sync(Tui *t)
+{
+    Session *s = &t->s;
+    bool prof = tui_busy_with(t, "profile"), bis = tui_busy_with(t, "bisect");
+    if ((!prof && !bis) || !s->pipe.plan) return;
+    pthread_mutex_lock(&s->prog_mu);
+    if (s->live_seq != t->live_seq || (prof && !t->prof_live) || (bis && !t->bisect_live)) {
+        t->live_seq = s->live_seq;
+        const Profile *pr = &s->live_prof;
+        if (prof) prof_rows(t, s->pipe.plan, pr->nkernels == s->pipe.plan->nkernels ? pr : NULL, true);
+        if (bis) {
+            t->bisect_live = true;
+            tui_lines_reset(&t->bisect);
+            char line[1024];
+            for (int i = 0; i < s->live_bisect.nsteps; i++) {
+                bisect_step_text(&s->live_bisect, i, false, line, sizeof line);
+                tui_lines_add(&t->bisect, s->live_bisect.steps[i].ok ? TA_COLOR(TC_GREEN) : TA_COLOR(TC_YELLOW), -1, "%s", line);
+            }
+        }
+    }
+    pthread_mutex_unlock(&s->prog_mu);
+    if (bis) { /* the busy line's progress, as the pane's last row (rebuilt every frame) */
+        char prog[160];
+        session_progress_text(s, prog, sizeof prog);
+        if (t->bisect.n && t->bisect.v[t->bisect.n - 1].id == -2) free(t->bisect.v[--t->bisect.n].text);
+        tui_lines_add(&t->bisect, TA_BOLD, -2, "running: %s (Esc cancels)", prog[0] ? prog : "starting");
+    }
+    if (prof) {
+        char prog[160];
+        session_progress_text(s, prog, sizeof prog);
+        snprintf(t->prof_summary, sizeof t->prof_summary, "measuring (%s): the rows fill in as each number arrives",
+                 prog[0] ? prog : "starting");
+    }
+}
+
+void tui_prof_sync(Tui *t)
+{
+    const Session *s = &t->s;
+    if (t->busy) {
+        live_sync(t);
+        return;
+    }
+    if (!t->prof_live && t->prof_gen == s->gen && t->prof_seq == s->prof_seq) return;
+    t->prof_gen = s->gen;
+    t->prof_seq = s->prof_seq;
+    free(t->prof);
+    t->prof = NULL;
+    t->nprof = 0;
+    t->prof_live = false;
+    t->prof_summary[0] = 0;
+    const ProfileResult *r = session_profile(s);
+    if (!r) return; /* none, or of an earlier plan: never shown against this one */
+    const Profile *pr = &r->pr;
+    prof_rows(t, s->pipe.plan, pr, false);
     int n = snprintf(t->prof_summary, sizeof t->prof_summary,
                      "%s: gpu sum %.1f us, wall %.1f us, cpu ref %.1f us", r->device, pr->gpu_sum_us,
                      pr->wall_med_us, pr->cpu_ref_us);
@@ -224,6 +314,7 @@ void tui_prof_sync(Tui *t)
 
 void tui_profile(Tui *t)
 {
+    t->main_pane = t->focus = P_KERNELS; /* where the rows fill in */
     Status st = tui_exec(t, "profile 5", false, NULL); /* the table goes to the log */
     tui_prof_sync(t);
     int bad = 0, nk = 0;
@@ -234,7 +325,6 @@ void tui_profile(Tui *t)
     if (st == ST_OK) {
         tui_logf(t, 0, "%d kernels profiled, %d mismatching; %s", nk, bad, t->prof_summary);
         tui_verdict(t, "profile: %d/%d ok", nk - bad, nk);
-        t->main_pane = t->focus = P_KERNELS;
     } else if (st == ST_CANCELLED) {
         tui_verdict(t, "profile: cancelled%s",
                  t->nprof ? " (previous kept)" : "");
@@ -244,9 +334,11 @@ void tui_profile(Tui *t)
 void tui_bisect_sync(Tui *t)
 {
     const Session *s = &t->s;
-    if (t->bisect_seq == s->bisect_seq && t->bisect_gen == s->gen) return;
+    if (t->busy) return; /* tui_prof_sync's live_sync keeps the running bisect's lines */
+    if (!t->bisect_live && t->bisect_seq == s->bisect_seq && t->bisect_gen == s->gen) return;
     t->bisect_seq = s->bisect_seq;
     t->bisect_gen = s->gen;
+    t->bisect_live = false;
     tui_lines_reset(&t->bisect);
     const BisectResult *r = &s->bisect;
     if (!r->have) return;
@@ -275,6 +367,7 @@ void tui_bisect_sync(Tui *t)
 
 void tui_bisect(Tui *t)
 {
+    t->main_pane = t->focus = P_BISECT; /* where the steps show as they are judged */
     Status st = tui_exec(t, "bisect", false, NULL);
     tui_bisect_sync(t);
     char sum[96];
@@ -283,7 +376,6 @@ void tui_bisect(Tui *t)
     else
         tui_verdict(t, "bisect: %s%s",
                  st == ST_CANCELLED ? "cancelled" : "failed", t->s.bisect.have ? " (previous kept)" : "");
-    t->main_pane = t->focus = P_BISECT;
 }
 
 void tui_verify(Tui *t)

@@ -127,6 +127,36 @@ void tui_lines_text(TuiLines *l, int attr, const char *text)
     }
 }
 
+void tui_lines_wrap(TuiLines *l, int attr, int id, const char *head, int indent, int width, const char *text)
+{
+    char line[2048];
+    int hl = (int)strlen(head);
+    snprintf(line, sizeof line, "%s%*s", head, hl < indent ? indent - hl : 0, "");
+    if (hl > indent && text && *text) { /* the head overflows its column: text on the next row */
+        tui_lines_wrap(l, attr, id, "", 0, width, head);
+        snprintf(line, sizeof line, "%*s", indent, "");
+    }
+    int room = width - indent > 8 ? width - indent : 8; /* at least some words per row */
+    for (const char *p = text ? text : ""; *p;) {
+        while (*p == ' ') p++;
+        int n = (int)strlen(p);
+        if (n > room) { /* the last blank that fits (a double blank, which parts pairs such as
+                         * "p profile", in the room's second half first), else the word is cut */
+            int cut = room, pair = room;
+            while (cut > 0 && p[cut] != ' ') cut--;
+            while (pair > room / 2 && !(p[pair] == ' ' && p[pair - 1] == ' ')) pair--;
+            n = pair > room / 2 ? pair : cut > 0 ? cut : room;
+        }
+        size_t u = strlen(line);
+        snprintf(line + u, sizeof line - u, "%.*s", n, p);
+        tui_lines_add(l, attr, id, "%s", line);
+        snprintf(line, sizeof line, "%*s", indent, "");
+        p += n;
+    }
+    if ((!text || !*text) && hl <= width) tui_lines_add(l, attr, id, "%s", head);
+    else if (!text || !*text) tui_lines_wrap(l, attr, id, "", 0, width, head);
+}
+
 void tui_lines_reset(TuiLines *l)
 {
     for (int i = 0; i < l->n; i++) free(l->v[i].text);

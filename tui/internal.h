@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include "../app/attrib.h"
 #include "../app/kernel_source.h"
 #include "../app/session.h"
 #include "../compiler/plan.h"
@@ -67,6 +68,7 @@ typedef struct TuiProfRow {
     char kernel[32], target[8], fusion[16], output[96], from[160], verdict[16];
     double gpu_us, cpu_us, rel_l2, speedup; /* rel_l2 -1: none (an argmax's: its rows say it) */
     long long am_rows, am_differ, am_beyond; /* an argmax kernel's rows (am_rows 0: not one) */
+    bool pending;      /* a running profile's row whose error is still to come */
 } TuiProfRow;
 
 #define TUI_MAX_UNDO 128
@@ -107,6 +109,14 @@ typedef struct Tui {
     char prof_summary[256];
     TuiLines bisect; /* the session's last bisect, as lines (tui_bisect_sync) */
     unsigned bisect_gen, bisect_seq;
+    /* a job on the worker thread (interactive runs): the frame is drawn meanwhile from what
+     * the job leaves alone; t->prof and t->bisect then hold its rows and steps so far */
+    const Command *busy; /* the job's command row, NULL: none */
+    const char *busy_line;
+    bool prof_kept;      /* the session kept a profile when the job started */
+    bool prof_live, bisect_live; /* t->prof / t->bisect hold a running job's rows so far */
+    unsigned live_seq;   /* the session's live_seq they were built from */
+    bool zoomed;         /* the focused pane takes the whole body (Z) */
     TuiLines log;    /* each action as its batch command, then its output */
     char sel_node[256];
     int sel_kernel; /* plan kernel index, -1 */
@@ -134,6 +144,10 @@ void tui_grid_dump(const TuiGrid *g, FILE *f);
 void tui_lines_add(TuiLines *l, int attr, int id, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void tui_lines_text(TuiLines *l, int attr, const char *text); /* one row per text line */
+/* `head` (padded to `indent` columns; longer: a row of its own), then `text` word-wrapped to
+ * `width` columns (at a double blank when one falls in a row's second half), its continuation
+ * rows indented by `indent`. */
+void tui_lines_wrap(TuiLines *l, int attr, int id, const char *head, int indent, int width, const char *text);
 void tui_lines_reset(TuiLines *l);
 
 /* term.c: the only file that includes ncurses */
@@ -153,10 +167,15 @@ void tui_bisect(Tui *t);
 /* Rebuild the kernels table / bisect lines from the session's data when it changed. */
 void tui_prof_sync(Tui *t);
 void tui_bisect_sync(Tui *t);
+/* The session's profile of this plan for the views (NULL while a job runs: it may replace it). */
+const ProfileResult *tui_profile_result(const Tui *t);
+/* Does the session keep a profile (maybe of an earlier plan)? */
+bool tui_profile_kept(const Tui *t);
+/* Is the running job the session command `name`? */
+bool tui_busy_with(const Tui *t, const char *name);
 void tui_verify(Tui *t);
 void tui_toggle_fusion(Tui *t, int fusion);
 void tui_undo(Tui *t);
-void tui_render_busy(Tui *t, const char *line);
 int tui_next_key(Tui *t);
 
 /* main.c: frees everything of a Tui but its session */
@@ -164,9 +183,16 @@ void tui_free_views(Tui *t);
 
 /* keys.c */
 void tui_key(Tui *t, int key);
+/* A key typed while a job runs: acts when it touches only the UI (scroll, focus, help, search,
+ * zoom); false: dropped. */
+bool tui_key_ui(Tui *t, int key);
 int tui_script_key(const char **p, int *w, int *h);
-void tui_help_lines(TuiLines *out);
+/* The help screen's rows for a width: the actions (keys, command, what), then the session's
+ * commands, the text wrapped to the width. */
+void tui_help_lines(TuiLines *out, int width);
 const char *tui_footer(const Tui *t);
+/* The main keys in one line, from the actions table ("Left/Right pass  Enter details ..."). */
+const char *tui_keys_hint(void);
 
 /* layout.c */
 void tui_render(Tui *t);
@@ -174,25 +200,32 @@ const char *tui_pane_name(int p);
 
 /* views: each fills lines for its pane */
 void tui_view_passes(Tui *t, TuiLines *out);
-void tui_view_ir(Tui *t, TuiLines *out);
+/* The IR pane's rows (width: the columns they get: the summary when a pass changed nothing
+ * wraps to it). */
+void tui_view_ir(Tui *t, TuiLines *out, int width);
 void tui_view_graph(Tui *t, TuiLines *out);
 /* view_graph.c: the drawing of the graph pane (false: show the node list instead) */
 bool tui_graph_draw(Tui *t, int x, int y, int w, int h);
 const char *tui_graph_title(const Tui *t, char *buf, size_t n);
 bool tui_graph_key(Tui *t, int key); /* true when the graph pane used the key */
 bool tui_graph_key_hint(const Tui *t); /* the drawing is shown: arrows pan */
-const char *tui_graph_footer(const Tui *t); /* the drawing's keys, NULL: the actions' footer */
 void tui_graph_free(Tui *t);
 /* graph_draw.c: paints a laid-out graph into the grid (view in points: scale, origin) */
 typedef struct TuiGraphPaint {
     const VizLayout *l;
+    const Graph *g;       /* the graph laid out */
     int x, y, w, h;       /* the pane's cells */
     double sx, sy;        /* points per cell */
     double ox, oy;        /* the point at the pane's top-left cell */
     int sel_box;          /* box drawn reversed, -1 */
     const int *box_attr;  /* [nbox] colours */
+    bool shapes;          /* label the edges with their tensors' shapes where there is room */
 } TuiGraphPaint;
 void tui_graph_paint(Tui *t, const TuiGraphPaint *p);
+/* The overview map at x, y (the top right corner of a pane of pw x ph cells): the whole
+ * drawing small (a node a cell), p's viewport marked. */
+void tui_graph_map(Tui *t, const TuiGraphPaint *p, int x, int y, int pw, int ph);
+int tui_graph_map_width(const VizLayout *l, int pw, int ph); /* the columns it takes, 0: none */
 void tui_view_kernels(Tui *t, TuiLines *out);
 /* view_timeline.c: the kernels pane as a timeline of the profiled step (false: no profile of
  * this plan, the table shows instead); +/- zoom */
@@ -202,11 +235,20 @@ void tui_timeline_zoom(Tui *t, int dir);
 void tui_source_open(Tui *t);
 void tui_source_close(Tui *t);
 bool tui_source_key(Tui *t, int key); /* true when the open source view used the key */
-const char *tui_source_footer(void);
 bool tui_source_draw(Tui *t, int x, int y, int w, int h);
 void tui_view_fusions(Tui *t, TuiLines *out);
-void tui_view_details(Tui *t, TuiLines *out);
+/* The details of the selection (a node, a kernel; the pass when the passes pane is focused),
+ * long lines wrapped to width. */
+void tui_view_details(Tui *t, TuiLines *out, int width);
 void tui_kernel_of_node(const Tui *t, const char *node, int *kernel);
+#define TUI_MAX_BREAKS 8
+/* Where the session's --break ids land in its plan (app/attrib.h); how many. */
+int tui_breaks(const Tui *t, BreakSite *out);
+/* A corrupt kernel's row text ("--break F8: rewrites kernel 12's output add_6"); false when k
+ * is none of the sites' corrupt kernels. */
+bool tui_break_row(const BreakSite *b, int nb, int k, const Plan *p, char *buf, size_t n);
+/* The banner's text for them: "BREAK F8 in kernel 12 (F9)". */
+void tui_break_banner(const Tui *t, char *buf, size_t n);
 const TuiProfRow *tui_prof_row(const Tui *t, int kernel);
 const char *tui_ms(const Tui *t, double ms, char *buf, size_t n);
 

@@ -1,9 +1,10 @@
-/* Keys: one actions table drives the key bindings, the help screen, the footer of each pane and
- * the `:` prompt's words (an action's `cmd` typed at the prompt runs the action itself, so
- * `:profile` fills the kernels table as p does); other `:` lines run as session commands. The
- * graph drawing and the source view own their pan/scroll keys (view_graph.c, view_source.c)
- * and their footers. Also the `:` prompt and `/` search line editing, and the headless
- * key-script reader. */
+/* Keys: one actions table drives the key bindings, the help screen, the footer of each pane,
+ * the first screen's hint of the main keys, which keys act while a job runs, and the `:`
+ * prompt's words (an action's `cmd` typed at the prompt runs the action itself, so `:profile`
+ * fills the kernels table as p does); other `:` lines run as session commands. The graph
+ * drawing and the source view take their pan/scroll keys themselves (view_graph.c,
+ * view_source.c); their help and footers are rows of the table too. Also the `:` prompt and `/`
+ * search line editing, and the headless key-script reader. */
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
@@ -83,7 +84,8 @@ static void ask_quit(Tui *t)
  * main pane from details or the log; never quits. */
 static void back_out(Tui *t)
 {
-    if (t->focus == P_KERNELS && t->jump_back > 0) { /* back from "computed by kernel N" */
+    if (t->zoomed) t->zoomed = false; /* the zoomed pane back in its place */
+    else if (t->focus == P_KERNELS && t->jump_back > 0) { /* back from "computed by kernel N" */
         focus(t, t->jump_back - 1);
         t->jump_back = 0;
     } else if (t->focus == P_DETAILS || t->focus == P_LOG) focus(t, t->main_pane);
@@ -101,6 +103,12 @@ static void a_quit(Tui *t, int key)
 {
     (void)key;
     ask_quit(t);
+}
+
+static void a_zoom_pane(Tui *t, int key)
+{
+    (void)key;
+    t->zoomed = !t->zoomed;
 }
 
 static void a_back(Tui *t, int key)
@@ -193,8 +201,8 @@ static void a_timeline(Tui *t, int key)
     (void)key;
     t->timeline = !t->timeline;
     focus(t, P_KERNELS);
-    if (t->timeline && !session_profile(&t->s))
-        snprintf(t->status, sizeof t->status, "timeline: %s", t->s.prof.have ? "the profile measured an earlier plan: p profiles this one"
+    if (t->timeline && !tui_profile_result(t))
+        snprintf(t->status, sizeof t->status, "timeline: %s", tui_profile_kept(t) ? "the profile measured an earlier plan: p profiles this one"
                                                                                : "p profiles the plan, then the timeline shows it");
 }
 
@@ -258,14 +266,17 @@ static void a_next(Tui *t, int key)
     search(t, key == 'n' ? 1 : -1);
 }
 
-/* the panes whose footer shows an action */
+/* the panes whose footer shows an action, and the views that own their keys */
 #define PB(p) (1u << (p))
 #define ALL_PANES (PB(P_COUNT) - 1)
+#define V_GRAPH PB(P_COUNT)      /* the graph pane's drawing (view_graph.c takes these keys) */
+#define V_SOURCE PB(P_COUNT + 1) /* the source view (view_source.c) */
 
 /* One row per user action: the keys (as help shows them, and their codes), the footer's key
- * and word, the command it runs or the prompt word that runs it, help, the panes whose footer
- * shows it (in table order: help and quit first, so a narrow footer keeps them), and what it
- * does. Rows without codes are help for keys a view owns. */
+ * and word, the command it runs or the prompt word that runs it, help, the panes (and views)
+ * whose footer shows it (in table order: help, quit and zoom first, so a narrow footer keeps
+ * them), what it does, and whether it only touches the UI. Rows without codes are the keys a
+ * view owns: their help and footer. */
 typedef struct Action {
     const char *keys;
     int code[12];      /* 0-terminated */
@@ -275,65 +286,109 @@ typedef struct Action {
     const char *help;
     unsigned panes;
     void (*fn)(Tui *t, int key);
+    bool ui; /* acts on the UI alone (runs while a job does: tui_key_ui) */
 } Action;
 
 static const Action actions[] = {
-    {"?  F1", {'?', TK_F1}, "?", "help", "help", "this help (keys, then every session command)", ALL_PANES, a_help},
-    {"q", {'q'}, "q", "quit", "quit", "quit (asks first when a profile or bisect would be lost)", ALL_PANES, a_quit},
-    {"Space", {' '}, "Space", "toggle", "fusion off|on ID", "toggle the selected fusion instance (pane 5)", PB(P_FUSIONS), a_toggle},
-    {"z", {'z'}, "z", "undo", "fusion on|off ID", "undo the last toggle", PB(P_FUSIONS), a_undo},
-    {"o", {'o'}, "o", "source", "source K", "the selected kernel's source and SPIR-V side by side (o/Esc close)", PB(P_KERNELS), a_source},
-    {"p", {'p'}, "p", "profile", "profile", "profile every kernel of the plan (profile 5: GPU, CPU reference, error)", PB(P_KERNELS), a_profile},
-    {"s", {'s'}, "s", "sort", "-", "sort the profiled kernels by the next column", PB(P_KERNELS), a_sort},
-    {"t", {'t'}, "t", "timeline", "timeline", "the profiled step as a timeline: kernels by level on lanes, bars scaled to GPU time (t: the table again)", PB(P_KERNELS), a_timeline},
-    {"+ -", {'+', '=', '-'}, NULL, NULL, "-", "zoom the timeline around the selected kernel (the graph drawing: see below)", 0, a_zoom},
-    {"b", {'b'}, "b", "bisect", "bisect", "find the fusion that breaks the outputs", PB(P_FUSIONS) | PB(P_BISECT), a_bisect},
-    {"v", {'v'}, "v", "verify", "check", "verify: run and compare the outputs with the reference", PB(P_KERNELS) | PB(P_FUSIONS), a_verify},
-    {"d", {'d'}, "d", "diff/full", "pass show / dump", "changes of the pass vs the full graph after it", PB(P_IR), a_diff},
-    {"h", {'h'}, "h", "hide", "-", "hide / show passes that changed nothing", PB(P_PASSES), a_hide},
-    {"Left Right  [ ]", {TK_LEFT, TK_RIGHT, '[', ']'}, "Left/Right", "pass", "pass prev / pass next", "previous / next pass ([ ] also in the drawn graph)", PB(P_PASSES) | PB(P_IR) | PB(P_GRAPH), a_pass},
-    {"Up Down PgUp PgDn Home End", {TK_UP, TK_DOWN, TK_PGUP, TK_PGDN, TK_HOME, TK_END, 'k', 'j'}, "Up/Dn", "move", "-", "move, also k j (in passes: pass goto N)", PB(P_PASSES) | PB(P_GRAPH) | PB(P_BISECT) | PB(P_LOG), a_move},
-    {"Enter", {TK_ENTER}, "Enter", "details", "pass goto N", "drill in: a pass opens its changes, a row its details; on \"computed by kernel N\" go there (Esc back)", PB(P_PASSES) | PB(P_IR) | PB(P_GRAPH) | PB(P_KERNELS) | PB(P_FUSIONS), a_enter},
-    {"g", {'g'}, "g", "svg", "dot npu-explore-PASS.svg", "render the current pass's graph with Graphviz", PB(P_IR) | PB(P_GRAPH), a_dot},
-    {"<  >", {'<', '>'}, "<>", "sideways", "-", "scroll the focused pane sideways, 8 columns (long lines are cut, not wrapped)", PB(P_IR) | PB(P_KERNELS) | PB(P_BISECT) | PB(P_LOG) | PB(P_DETAILS), a_sideways},
-    {"/  n  N", {'/'}, "/", "search", "-", "search the focused pane, next, previous", PB(P_IR) | PB(P_GRAPH) | PB(P_KERNELS) | PB(P_LOG), a_prompt},
-    {"", {'n', 'N'}, NULL, NULL, "-", NULL, 0, a_next},
-    {"Tab  1..8", {TK_TAB, '1', '2', '3', '4', '5', '6', '7', '8'}, "Tab", "pane", "-", "focus a pane: 1 passes 2 ir 3 graph 4 kernels 5 fusions 6 bisect 7 log 8 details", PB(P_PASSES) | PB(P_LOG) | PB(P_DETAILS), a_focus},
-    {":", {':'}, ":", "cmd", "any command below", "command prompt: the --batch language (:profile, :bisect, :check, :quit run the keys' actions; Up/Down history, Ctrl-U clears)", PB(P_PASSES) | PB(P_LOG) | PB(P_DETAILS), a_prompt},
-    {"Esc", {TK_ESC}, NULL, NULL, "-", "back out: close help, prompt, search or source; leave details or the log; never quits", 0, a_back},
-    {"Esc (busy)", {0}, NULL, NULL, "-", "cancel the running profile, bisect or check (keys typed meanwhile are dropped)", 0, NULL},
-    {"arrows  + -", {0}, NULL, NULL, "-", "graph pane (3): pan the drawing, zoom in / out (j k move the selection)", 0, NULL},
-    {"f  c", {0}, NULL, NULL, "-", "graph pane: follow the selection on/off, colour by partition / GPU time / error", 0, NULL},
+    {"?  F1", {'?', TK_F1}, "?", "help", "help", "this help (keys, then every session command; Up/Down PgUp/PgDn Home/End scroll it)", ALL_PANES, a_help, true},
+    {"q", {'q'}, "q", "quit", "quit", "quit (asks first when a profile or bisect would be lost)", ALL_PANES, a_quit, false},
+    {"Z", {'Z'}, "Z", "full", "zoom", "zoom: the focused pane takes the whole screen, as tmux's zoom (Z or Esc restores; focusing another pane zooms that one)", ALL_PANES, a_zoom_pane, true},
+    {"Space", {' '}, "Space", "toggle", "fusion off|on ID", "toggle the selected fusion instance (pane 5)", PB(P_FUSIONS), a_toggle, false},
+    {"z", {'z'}, "z", "undo", "fusion on|off ID", "undo the last toggle", PB(P_FUSIONS), a_undo, false},
+    {"o", {'o'}, "o", "source", "source K", "the selected kernel's source and SPIR-V side by side (o/Esc close)", PB(P_KERNELS), a_source, false},
+    {"p", {'p'}, "p", "profile", "profile", "profile every kernel of the plan (profile 5: GPU, CPU reference, error; the rows fill in as measured)", PB(P_KERNELS), a_profile, false},
+    {"s", {'s'}, "s", "sort", "-", "sort the profiled kernels by the next column", PB(P_KERNELS), a_sort, true},
+    {"t", {'t'}, "t", "timeline", "timeline", "the profiled step as a timeline: kernels by level on lanes, bars scaled to GPU time (t: the table again)", PB(P_KERNELS), a_timeline, true},
+    {"+ -", {'+', '=', '-'}, "+/-", "zoom", "-", "zoom the timeline around the selected kernel, or the graph drawing", V_GRAPH, a_zoom, true},
+    {"b", {'b'}, "b", "bisect", "bisect", "find the fusion that breaks the outputs (the steps show as they are judged)", PB(P_FUSIONS) | PB(P_BISECT), a_bisect, false},
+    {"v", {'v'}, "v", "verify", "check", "verify: run and compare the outputs with the reference", PB(P_KERNELS) | PB(P_FUSIONS), a_verify, false},
+    {"d", {'d'}, "d", "diff/full", "pass show / dump", "changes of the pass vs the full graph after it", PB(P_IR), a_diff, true},
+    {"h", {'h'}, "h", "hide", "-", "hide / show passes that changed nothing", PB(P_PASSES), a_hide, true},
+    {"Left Right  [ ]", {TK_LEFT, TK_RIGHT, '[', ']'}, "Left/Right", "pass", "pass prev / pass next", "previous / next pass ([ ] also in the drawn graph)", PB(P_PASSES) | PB(P_IR) | PB(P_GRAPH), a_pass, false},
+    {"Up Down PgUp PgDn Home End", {TK_UP, TK_DOWN, TK_PGUP, TK_PGDN, TK_HOME, TK_END, 'k', 'j'}, "Up/Dn", "move", "-", "move, also k j (in passes: pass goto N)", PB(P_PASSES) | PB(P_GRAPH) | PB(P_BISECT) | PB(P_LOG), a_move, true},
+    {"Enter", {TK_ENTER}, "Enter", "details", "pass goto N", "drill in: a pass opens its changes, a row its details; on \"computed by kernel N\" go there (Esc back)", PB(P_PASSES) | PB(P_IR) | PB(P_GRAPH) | PB(P_KERNELS) | PB(P_FUSIONS), a_enter, true},
+    {"g", {'g'}, "g", "svg", "dot npu-explore-PASS.svg", "render the current pass's graph with Graphviz", PB(P_IR) | PB(P_GRAPH), a_dot, false},
+    {"<  >", {'<', '>'}, "<>", "sideways", "-", "scroll the focused pane sideways, 8 columns (long lines are cut, not wrapped)", PB(P_IR) | PB(P_KERNELS) | PB(P_BISECT) | PB(P_LOG) | PB(P_DETAILS), a_sideways, true},
+    {"/  n  N", {'/'}, "/", "search", "-", "search the focused pane, next, previous", PB(P_IR) | PB(P_GRAPH) | PB(P_KERNELS) | PB(P_LOG), a_prompt, true},
+    {"", {'n', 'N'}, NULL, NULL, "-", NULL, 0, a_next, true},
+    {"Tab  1..8", {TK_TAB, '1', '2', '3', '4', '5', '6', '7', '8'}, "Tab", "pane", "-", "focus a pane: 1 passes 2 ir 3 graph 4 kernels 5 fusions 6 bisect 7 log 8 details", PB(P_PASSES) | PB(P_LOG) | PB(P_DETAILS), a_focus, true},
+    {":", {':'}, ":", "cmd", "any command below", "command prompt: the --batch language (:profile, :bisect, :check, :zoom, :quit run the keys' actions; Up/Down history, Ctrl-U clears)", PB(P_PASSES) | PB(P_LOG) | PB(P_DETAILS), a_prompt, false},
+    {"Esc", {TK_ESC}, NULL, NULL, "-", "back out: close help, prompt, search or source; unzoom; leave details or the log; never quits", 0, a_back, false},
+    {"Esc (busy)", {0}, NULL, NULL, "-", "cancel the running profile, bisect or check (meanwhile the keys that only move, scroll, focus, zoom or search act; the others are dropped)", 0, NULL, false},
+    /* the graph pane's drawing (3) */
+    {"arrows", {0}, "arrows", "pan", "-", "graph drawing: pan", V_GRAPH, NULL, true},
+    {"j k", {0}, "j/k", "node", "-", "graph drawing: select the next / previous node (Enter: its details)", V_GRAPH, NULL, true},
+    {"f", {0}, "f", "follow", "-", "graph drawing: follow the selection on/off", V_GRAPH, NULL, true},
+    {"c", {0}, "c", "colour", "-", "graph drawing: colour by partition, then by the profile's GPU time, then its error (a heat map)", V_GRAPH, NULL, true},
+    {"0", {0}, "0", "fit", "-", "graph drawing: fit the pane again (the default: the width spanned, the whole height when it fits at 50%; from 100% up the edges carry their shapes)", V_GRAPH, NULL, true},
+    {"m", {0}, "m", "map", "-", "graph drawing: show / hide the overview map (the whole graph, the part shown marked; shown when the drawing does not fit)", V_GRAPH, NULL, true},
+    {"[ ]", {0}, "[ ]", "pass", "-", NULL, V_GRAPH, NULL, true},
+    {"Enter", {0}, "Enter", "details", "-", NULL, V_GRAPH, NULL, true},
+    /* the source view (o) */
+    {"Up Down PgUp PgDn Home End", {0}, "Up/Dn/PgUp/PgDn", "scroll", "-", "source view: scroll the side in focus", V_SOURCE, NULL, true},
+    {"Left Right  Tab", {0}, "Left/Right", "side", "-", "source view: the source or the SPIR-V side", V_SOURCE, NULL, true},
+    {"o  Esc", {0}, "o/Esc", "close", "-", "source view: close", V_SOURCE, NULL, true},
 };
 #define NACTIONS ((int)(sizeof actions / sizeof actions[0]))
 
-void tui_help_lines(TuiLines *out)
+void tui_help_lines(TuiLines *out, int width)
 {
-    tui_lines_add(out, TA_BOLD, -1, "keys                        session command            what");
-    for (int i = 0; i < NACTIONS; i++)
-        if (actions[i].help)
-            tui_lines_add(out, 0, -1, "%-27s %-26s %s", actions[i].keys, actions[i].cmd, actions[i].help);
+    bool wide = width >= 100; /* keys, command and what side by side; else what below */
+    int ind = wide ? 55 : 4;
+    tui_lines_wrap(out, TA_BOLD, -1, wide ? "keys                        session command            what"
+                                          : "keys             session command, then what", 0, width, NULL);
+    char head[128];
+    for (int i = 0; i < NACTIONS; i++) {
+        if (!actions[i].help) continue;
+        if (wide) {
+            snprintf(head, sizeof head, "%-27s %s", actions[i].keys, actions[i].cmd);
+            tui_lines_wrap(out, 0, -1, head, ind, width, actions[i].help);
+        } else {
+            bool cmd = strcmp(actions[i].cmd, "-") != 0;
+            snprintf(head, sizeof head, "%-16s %s", actions[i].keys, cmd ? actions[i].cmd : "");
+            tui_lines_wrap(out, 0, -1, head, 0, width, NULL);
+            tui_lines_wrap(out, TA_DIM, -1, "", ind, width, actions[i].help);
+        }
+    }
     tui_lines_add(out, 0, -1, "%s", "");
-    tui_lines_add(out, TA_BOLD, -1, "commands (the : prompt and --batch scripts)");
+    tui_lines_wrap(out, TA_BOLD, -1, "commands (the : prompt and --batch scripts)", 0, width, NULL);
     for (int i = 0; i < session_command_count; i++) {
-        char nm[96];
-        snprintf(nm, sizeof nm, "%s %s", session_commands[i].name, session_commands[i].args);
-        tui_lines_add(out, 0, -1, "%-34s %s", nm, session_commands[i].help);
+        snprintf(head, sizeof head, "%s %s", session_commands[i].name, session_commands[i].args);
+        tui_lines_wrap(out, 0, -1, head, wide ? 35 : 4, width, session_commands[i].help);
     }
 }
 
+/* The footer: the focused pane's actions in table order; a view that owns its keys (the source
+ * view, the graph drawing) shows the actions of every pane, then its own. */
 const char *tui_footer(const Tui *t)
 {
     static char buf[512];
-    const char *view = t->src ? tui_source_footer() : t->focus == P_GRAPH ? tui_graph_footer(t) : NULL;
-    if (view) return view;
+    unsigned view = t->src ? V_SOURCE : t->focus == P_GRAPH && tui_graph_key_hint(t) ? V_GRAPH : 0;
     size_t u = 0;
     buf[0] = 0;
-    for (int i = 0; i < NACTIONS && u < sizeof buf; i++)
-        if (actions[i].label && (actions[i].panes & PB(t->focus))) {
+    for (int i = 0; i < NACTIONS && u < sizeof buf; i++) {
+        unsigned pn = actions[i].panes;
+        if (actions[i].label && (view ? pn == ALL_PANES || (pn & view) : (pn & PB(t->focus)) != 0)) {
             int w = snprintf(buf + u, sizeof buf - u, " %s %s ", actions[i].fkey, actions[i].label);
             if (w > 0) u += (size_t)w;
         }
+    }
+    return buf;
+}
+
+const char *tui_keys_hint(void)
+{
+    static char buf[256];
+    static void (*const main_keys[])(Tui *, int) = {a_pass, a_enter, a_focus, a_profile, a_bisect, a_zoom_pane, a_help, a_quit};
+    size_t u = 0;
+    buf[0] = 0;
+    for (size_t k = 0; k < sizeof main_keys / sizeof main_keys[0]; k++)
+        for (int i = 0; i < NACTIONS && u < sizeof buf; i++)
+            if (actions[i].fn == main_keys[k] && actions[i].label) {
+                int w = snprintf(buf + u, sizeof buf - u, "%s%s %s", u ? "  " : "", actions[i].fkey, actions[i].label);
+                if (w > 0) u += (size_t)w;
+                break;
+            }
     return buf;
 }
 
@@ -401,6 +456,22 @@ static void edit(Tui *t, int key)
     }
 }
 
+bool tui_key_ui(Tui *t, int key)
+{
+    if (t->confirm_quit || t->prompting) return false;
+    t->status[0] = 0;
+    if (t->searching || t->help) { /* editing the search line, scrolling help */
+        tui_key(t, key);
+        return true;
+    }
+    if (tui_source_key(t, key) || (t->focus == P_GRAPH && tui_graph_key(t, key))) return true;
+    const Action *a = action_of_key(key);
+    /* moving in the passes pane runs `pass goto` */
+    if (!a || !a->fn || !a->ui || (a->fn == a_move && t->focus == P_PASSES)) return false;
+    a->fn(t, key);
+    return true;
+}
+
 void tui_key(Tui *t, int key)
 {
     if (key == TK_NONE || key == TK_RESIZE) return;
@@ -412,12 +483,14 @@ void tui_key(Tui *t, int key)
         return;
     }
     if (t->prompting || t->searching) edit(t, key);
-    else if (t->help) {
+    else if (t->help) { /* layout.c's help() keeps help_top within the rows */
         if (key == TK_ESC || key == 'q' || key == '?' || key == TK_F1) t->help = false;
-        else if (key == TK_DOWN) t->help_top++;
-        else if (key == TK_UP) t->help_top--;
-        else if (key == TK_PGDN) t->help_top += t->grid.h / 2;
+        else if (key == TK_DOWN || key == 'j') t->help_top++;
+        else if (key == TK_UP || key == 'k') t->help_top--;
+        else if (key == TK_PGDN || key == ' ') t->help_top += t->grid.h / 2;
         else if (key == TK_PGUP) t->help_top -= t->grid.h / 2;
+        else if (key == TK_HOME) t->help_top = 0;
+        else if (key == TK_END) t->help_top = 1 << 20;
     } else if (!tui_source_key(t, key) && !(t->focus == P_GRAPH && tui_graph_key(t, key))) {
         const Action *a = action_of_key(key);
         if (a && a->fn) a->fn(t, key);

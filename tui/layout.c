@@ -67,8 +67,11 @@ static void header(Tui *t)
     for (int i = 0; i < nf; i++) en += s->pipe.g->fusions[i].enabled;
     const char *pass = s->pipe.nsnaps ? s->pipe.snaps[s->cursor].pass : "-";
     int x = 0;
-    if (s->opt.break_id) /* a deliberate fault: never look like a real result */
-        x = tui_putf(g, 0, 0, g->w, TA_REV | TA_BOLD | TA_COLOR(TC_RED), " BREAK %s ", s->opt.break_id);
+    if (s->opt.break_id) { /* a deliberate fault: never look like a real result; where it lands */
+        char b[160];
+        tui_break_banner(t, b, sizeof b);
+        x = tui_putf(g, 0, 0, g->w / 2, TA_REV | TA_BOLD | TA_COLOR(TC_RED), " %s ", b);
+    }
     bool old = t->verdict[0] && t->verdict_gen != s->gen;
     tui_putf(g, x, 0, g->w - x, TA_REV | TA_BOLD, "%s%s | pass %d/%d %s | fusions %d/%d | %s%s", g->w >= 100 ? " npu-explore " : " ",
              s->model.g && s->model.g->model_name ? s->model.g->model_name : "?", s->cursor,
@@ -78,11 +81,17 @@ static void header(Tui *t)
 
 static void footer(Tui *t)
 {
+    static const char spin[] = "|/-\\";
     TuiGrid *g = &t->grid;
     int y = g->h - 1;
     tui_fill(g, 0, y, g->w, 1, ' ', TA_REV);
     if (t->prompting || t->searching) {
         tui_putf(g, 0, y, g->w, TA_REV | TA_BOLD, "%c%s_", t->prompting ? ':' : '/', t->input);
+    } else if (t->busy) { /* the job's stage, run k of n or step k of ~n, elapsed */
+        char prog[160];
+        session_progress_text(&t->s, prog, sizeof prog);
+        tui_putf(g, 0, y, g->w, TA_REV | TA_BOLD, " %c working: %s%s%s   (%s)", spin[t->spin++ % 4], t->busy_line,
+                 prog[0] ? ": " : "", prog, t->status[0] ? t->status : "Esc: cancel");
     } else if (t->status[0]) {
         tui_put(g, 0, y, g->w, TA_REV | TA_COLOR(TC_YELLOW), t->status);
     } else {
@@ -102,20 +111,42 @@ static void tabs(Tui *t, int x, int y, int w)
     }
 }
 
+/* The help overlay: every row wrapped to the screen's width (nothing cut), scrolled by
+ * Up/Down PgUp/PgDn Home/End, where it is shown at the top right. */
 static void help(Tui *t)
 {
     TuiGrid *g = &t->grid;
+    int w = g->w, h = g->h - 2;
+    int x = 0, y = 1;
     TuiLines l = {0};
-    tui_help_lines(&l);
-    int w = g->w - 4, h = g->h - 2; /* the whole width: help lines are long */
-    int x = (g->w - w) / 2, y = 1;
+    tui_help_lines(&l, w - 4);
     tui_fill(g, x, y, w, h, ' ', 0);
     tui_box(g, x, y, w, h, "help: keys and commands (Esc closes)", true);
     if (t->help_top > l.n - (h - 2)) t->help_top = l.n - (h - 2);
     if (t->help_top < 0) t->help_top = 0;
     for (int r = 0; r < h - 2 && t->help_top + r < l.n; r++)
         tui_put(g, x + 2, y + 1 + r, w - 4, l.v[t->help_top + r].attr, l.v[t->help_top + r].text);
+    if (l.n > h - 2 && w > 50) {
+        char pos[64];
+        int end = t->help_top + h - 2 < l.n ? t->help_top + h - 2 : l.n;
+        int n = snprintf(pos, sizeof pos, " rows %d-%d of %d, Up/Down PgUp/PgDn ", t->help_top + 1, end, l.n);
+        tui_put(g, x + w - n - 1, y + h - 1, n, TA_BOLD, pos);
+    }
     tui_lines_reset(&l);
+}
+
+/* The left column's width on a screen w columns wide. */
+static int left_width(int w)
+{
+    return w < 100 ? 34 : w < 140 ? 40 : 46;
+}
+
+/* The columns of text a pane's rows get (inside its box, after the selection mark). */
+static int text_width(const Tui *t, int p)
+{
+    int w = t->grid.w;
+    if (t->zoomed && (t->focus == p || (t->focus == t->main_pane && p == t->main_pane))) return w - 3;
+    return (p == P_LOG ? w : p == P_PASSES || p == P_DETAILS ? left_width(w) : w - left_width(w)) - 3;
 }
 
 static void build(Tui *t)
@@ -125,7 +156,7 @@ static void build(Tui *t)
     for (int p = 0; p < P_COUNT; p++)
         if (p != P_LOG && p != P_BISECT) tui_lines_reset(&t->lines[p]);
     tui_view_passes(t, &t->lines[P_PASSES]);
-    if (t->main_pane == P_IR) tui_view_ir(t, &t->lines[P_IR]);
+    if (t->main_pane == P_IR) tui_view_ir(t, &t->lines[P_IR], text_width(t, P_IR));
     if (t->main_pane == P_GRAPH) tui_view_graph(t, &t->lines[P_GRAPH]);
     if (t->main_pane == P_KERNELS) tui_view_kernels(t, &t->lines[P_KERNELS]);
     if (t->main_pane == P_FUSIONS) tui_view_fusions(t, &t->lines[P_FUSIONS]);
@@ -161,7 +192,7 @@ static void build(Tui *t)
             t->sel_kernel = -1;
         }
     }
-    tui_view_details(t, &t->lines[P_DETAILS]);
+    tui_view_details(t, &t->lines[P_DETAILS], text_width(t, P_DETAILS));
 }
 
 /* Below the smallest layout (TUI_MIN_W x TUI_MIN_H) only a message, never a broken frame. */
@@ -180,6 +211,49 @@ static bool too_small(Tui *t)
     return true;
 }
 
+static const char *main_title(Tui *t, char *buf, size_t n)
+{
+    switch (t->main_pane) {
+    case P_IR: return t->full_ir ? "graph text (d: diff)" : "changes (d: full)";
+    case P_GRAPH: return tui_graph_title(t, buf, n);
+    case P_KERNELS:
+        if (t->prof_live) return "kernels, profiling: the rows fill in as measured (Esc cancels)";
+        if (t->timeline)
+            return t->nprof ? "kernels: timeline of the profiled step (t: table)"
+                   : tui_profile_kept(t) ? "kernels: timeline (profile stale: p)" : "kernels: timeline (p: profile)";
+        return t->nprof ? "kernels, profiled (s: sort, t: timeline)"
+               : tui_profile_kept(t) ? "kernels (profile stale: p)" : "kernels (p: profile)";
+    case P_FUSIONS: return "fusions (Space, z undo)";
+    default:
+        return t->bisect_live ? "bisect (running: the steps so far)"
+               : !t->busy && session_bisect_stale(&t->s) ? "bisect (stale: b)" : "bisect";
+    }
+}
+
+/* The main pane (its tabs, then the list, the graph drawing, the timeline or the source view)
+ * in the box at x, y, w, h. */
+static void main_area(Tui *t, int x, int y, int w, int h)
+{
+    TuiGrid *g = &t->grid;
+    if (t->src && tui_source_draw(t, x, y, w, h)) return;
+    /* drawn first: the title says how (zoom, or the list instead of the drawing) */
+    bool drawn = (t->main_pane == P_GRAPH && tui_graph_draw(t, x + 1, y + 2, w - 2, h - 3)) ||
+                 (t->main_pane == P_KERNELS && t->timeline && tui_timeline_draw(t, x + 1, y + 2, w - 2, h - 3));
+    char title[160];
+    tui_box(g, x, y, w, h, main_title(t, title, sizeof title), t->focus == t->main_pane);
+    tabs(t, x + 1, y + 1, w - 2);
+    if (!drawn) draw_list(t, t->main_pane, x + 1, y + 2, w - 2, h - 3, y);
+}
+
+static const char *pane_title(int p)
+{
+    switch (p) {
+    case P_PASSES: return "1 passes +-~ nodes, ms"; /* added, removed, rewritten; wall time */
+    case P_DETAILS: return "8 details";
+    default: return "7 log (each action as its --batch command)";
+    }
+}
+
 void tui_render(Tui *t)
 {
     TuiGrid *g = &t->grid;
@@ -188,47 +262,24 @@ void tui_render(Tui *t)
     build(t);
     header(t);
     int body = g->h - 2;
-    int logh = g->h <= 30 ? 6 : g->h / 5;
-    int top = body - logh;
-    int lw = g->w < 100 ? 34 : g->w < 140 ? 40 : 46;
-    int ph = t->lines[P_PASSES].n + 2;
-    if (ph > top / 2 + 2 && top > 16) ph = top / 2 + 2;
-    if (t->focus == P_DETAILS && top < 30) ph = 3; /* small screens: room for the details */
-    if (ph > top) ph = top;
-    /* the columns: nodes added, removed, rewritten by the pass; its wall time */
-    pane(t, P_PASSES, 0, 1, lw, ph, "1 passes +-~ nodes, ms");
-    pane(t, P_DETAILS, 0, 1 + ph, lw, top - ph, "8 details");
-    char title[160], gt[128];
-    bool drawn = (t->main_pane == P_GRAPH && tui_graph_draw(t, lw + 1, 3, g->w - lw - 2, top - 3)) ||
-                 (t->main_pane == P_KERNELS && t->timeline && tui_timeline_draw(t, lw + 1, 3, g->w - lw - 2, top - 3));
-    bool source = t->src && tui_source_draw(t, lw, 1, g->w - lw, top);
-    snprintf(title, sizeof title, "%s", t->main_pane == P_IR ? (t->full_ir ? "graph text (d: diff)" : "changes (d: full)")
-                                          : t->main_pane == P_GRAPH ? tui_graph_title(t, gt, sizeof gt)
-                                          : t->main_pane == P_KERNELS && t->timeline ? (t->nprof ? "kernels: timeline of the profiled step (t: table)" : t->s.prof.have ? "kernels: timeline (profile stale: p)" : "kernels: timeline (p: profile)")
-                                          : t->main_pane == P_KERNELS ? (t->nprof ? "kernels, profiled (s: sort, t: timeline)" : t->s.prof.have ? "kernels (profile stale: p)" : "kernels (p: profile)")
-                                          : t->main_pane == P_FUSIONS ? "fusions (Space, z undo)"
-                                          : session_bisect_stale(&t->s) ? "bisect (stale: b)" : "bisect");
-    if (!source) {
-        tui_box(g, lw, 1, g->w - lw, top, title, t->focus == t->main_pane);
-        tabs(t, lw + 1, 2, g->w - lw - 2);
-        if (!drawn) draw_list(t, t->main_pane, lw + 1, 3, g->w - lw - 2, top - 3, 1);
+    if (t->zoomed) { /* the focused pane alone (Z) */
+        if (t->focus == t->main_pane) main_area(t, 0, 1, g->w, body);
+        else pane(t, t->focus, 0, 1, g->w, body, pane_title(t->focus));
+    } else {
+        int logh = g->h <= 30 ? 6 : g->h / 5;
+        int top = body - logh;
+        int lw = left_width(g->w);
+        int ph = t->lines[P_PASSES].n + 2;
+        if (ph > top / 2 + 2 && top > 16) ph = top / 2 + 2;
+        if (t->focus == P_DETAILS && top < 30) ph = 3; /* small screens: room for the details */
+        if (ph > top) ph = top;
+        pane(t, P_PASSES, 0, 1, lw, ph, pane_title(P_PASSES));
+        pane(t, P_DETAILS, 0, 1 + ph, lw, top - ph, pane_title(P_DETAILS));
+        main_area(t, lw, 1, g->w - lw, top);
+        pane(t, P_LOG, 0, 1 + top, g->w, logh, pane_title(P_LOG));
     }
-    pane(t, P_LOG, 0, 1 + top, g->w, logh, "7 log (each action as its --batch command)");
     footer(t);
     if (t->help) help(t);
     t->lines[P_LOG] = (TuiLines){0};
     t->lines[P_BISECT] = (TuiLines){0};
-}
-
-void tui_render_busy(Tui *t, const char *line)
-{
-    static const char spin[] = "|/-\\";
-    TuiGrid *g = &t->grid;
-    int y = g->h - 1;
-    char prog[160];
-    session_progress_text(&t->s, prog, sizeof prog);
-    tui_fill(g, 0, y, g->w, 1, ' ', TA_REV);
-    tui_putf(g, 0, y, g->w, TA_REV | TA_BOLD, " %c working: %s%s%s   (%s)", spin[t->spin++ % 4], line,
-             prog[0] ? ": " : "", prog, t->status[0] ? t->status : "Esc: cancel");
-    tui_term_flush(g, t->no_color);
 }

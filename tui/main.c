@@ -115,6 +115,12 @@ int tui_main(int argc, char **argv)
     t->focus = P_PASSES;
     tui_logf(t, TA_DIM, "opened %s: %d passes, %d kernels (keys: ? help)", o.model, t->s.pipe.nsnaps,
              t->s.pipe.plan ? t->s.pipe.plan->nkernels : 0);
+    BreakSite b[TUI_MAX_BREAKS];
+    for (int i = 0, nb = tui_breaks(t, b); i < nb; i++) { /* the banner's fault, said in full */
+        char said[512];
+        attrib_break_text(t->s.pipe.plan, &b[i], said, sizeof said);
+        tui_logf(t, TA_BOLD | TA_COLOR(TC_RED), "--break %s: %s", b[i].id, said);
+    }
     if (t->s.model.origin)
         tui_logf(t, TA_DIM, "a .npubin: its IR (from %s) compiled again; `npu-explore run` and "
                  "`profile` run the file's own kernels", t->s.model.origin);

@@ -29,6 +29,57 @@ static void attr_text(const Attr *a, char *buf, size_t n)
     }
 }
 
+int tui_breaks(const Tui *t, BreakSite *out)
+{
+    const Plan *p = t->s.pipe.plan;
+    return p && t->s.opt.break_id ? attrib_breaks(p, t->s.opt.break_id, out, TUI_MAX_BREAKS) : 0;
+}
+
+void tui_break_banner(const Tui *t, char *buf, size_t n)
+{
+    BreakSite b[TUI_MAX_BREAKS];
+    int nb = tui_breaks(t, b);
+    size_t u = (size_t)snprintf(buf, n, "BREAK");
+    for (int i = 0; i < nb && u < n; i++) {
+        char one[96];
+        attrib_break_short(t->s.pipe.plan, &b[i], one, sizeof one);
+        u += (size_t)snprintf(buf + u, n - u, "%s %s", i ? "," : "", one);
+    }
+    if (!nb && u < n) snprintf(buf + u, n - u, " %s", t->s.opt.break_id);
+}
+
+bool tui_break_row(const BreakSite *b, int nb, int k, const Plan *p, char *buf, size_t n)
+{
+    for (int i = 0; i < nb; i++) {
+        if (b[i].corrupt != k || b[i].kernel < 0) continue;
+        const PlanKernel *h = &p->kernels[b[i].kernel];
+        snprintf(buf, n, "--break %s: rewrites kernel %d's output %s%s", b[i].id, b[i].kernel,
+                 h->nargs > h->nin ? p->tensors[h->args[h->nargs - 1]].name : "",
+                 b[i].own ? "" : " (its ops run there)");
+        return true;
+    }
+    return false;
+}
+
+/* The --break sentences about kernel k (the one a break corrupts, or its corrupt kernel) or,
+ * with k < 0, about the instance holding node `node`. */
+static void break_lines(const Tui *t, TuiLines *out, int width, int k, const char *node)
+{
+    BreakSite b[TUI_MAX_BREAKS];
+    int nb = tui_breaks(t, b);
+    const Plan *p = t->s.pipe.plan;
+    for (int i = 0; i < nb; i++) {
+        bool about = k >= 0 ? b[i].kernel == k || b[i].corrupt == k : false;
+        for (int j = 0; k < 0 && node && j < p->fusions[b[i].fusion].nnodes; j++)
+            about |= strcmp(p->fusions[b[i].fusion].nodes[j], node) == 0;
+        if (!about) continue;
+        char text[512];
+        int u = snprintf(text, sizeof text, "--break %s: ", b[i].id);
+        attrib_break_text(p, &b[i], text + u, sizeof text - (size_t)u);
+        tui_lines_wrap(out, TA_BOLD | TA_COLOR(TC_RED), -1, "", 0, width, text);
+    }
+}
+
 void tui_kernel_of_node(const Tui *t, const char *node, int *kernel)
 {
     *kernel = -1;
@@ -61,7 +112,7 @@ static void error_text(const TuiProfRow *r, int prec, char *buf, size_t n)
         snprintf(buf, n, "rel_l2 %.*e", prec, r->rel_l2);
 }
 
-static void node_details(const Tui *t, TuiLines *out)
+static void node_details(const Tui *t, TuiLines *out, int width)
 {
     const Graph *g = t->s.pipe.snaps[t->s.cursor].g;
     int ni = graph_find_node(g, t->sel_node);
@@ -102,13 +153,15 @@ static void node_details(const Tui *t, TuiLines *out)
     } else {
         tui_lines_add(out, TA_DIM, -1, "no kernel computes it (view, folded or removed)");
     }
+    break_lines(t, out, width, -1, n->name);
 }
 
-static void kernel_details(const Tui *t, TuiLines *out)
+static void kernel_details(const Tui *t, TuiLines *out, int width)
 {
     const Plan *p = t->s.pipe.plan;
     const PlanKernel *k = &p->kernels[t->sel_kernel];
     tui_lines_add(out, TA_BOLD, -1, "kernel %d %s on %s", t->sel_kernel, k->shader, k->target == KT_NPU ? "npu" : "cpu");
+    break_lines(t, out, width, t->sel_kernel, NULL);
     if (k->fusion >= 0)
         tui_lines_add(out, TA_COLOR(TC_CYAN), -1, "fusion %s %s", p->fusions[k->fusion].id, p->fusions[k->fusion].pattern);
     tui_lines_add(out, 0, -1, "dispatch %ux%ux%u, level %d, partition %d", k->groups[0], k->groups[1],
@@ -138,12 +191,36 @@ static void kernel_details(const Tui *t, TuiLines *out)
     }
 }
 
-void tui_view_details(Tui *t, TuiLines *out)
+/* The selected pass: what it does, what it changed, whether it can be switched off. */
+static void pass_details(const Tui *t, TuiLines *out, int width)
 {
-    if (t->s.pipe.plan && t->sel_kernel >= 0 && t->sel_kernel < t->s.pipe.plan->nkernels)
-        kernel_details(t, out);
+    int i = t->s.cursor;
+    const Snapshot *sn = &t->s.pipe.snaps[i];
+    const Pass *ps = i < pass_count ? &pass_table[i] : NULL;
+    char buf[256], ms[16];
+    tui_lines_add(out, TA_BOLD, -1, "pass %d %s", i, sn->pass);
+    if (ps) tui_lines_wrap(out, 0, -1, "", 0, width, ps->summary);
+    if (sn->added + sn->removed + sn->rewritten)
+        snprintf(buf, sizeof buf, "nodes: %d added, %d removed, %d rewritten (%s ms; Enter: the changes)", sn->added,
+                 sn->removed, sn->rewritten, tui_ms(t, sn->ms, ms, sizeof ms));
+    else
+        snprintf(buf, sizeof buf, "%s (%s ms)", sn->skipped ? "switched off" : "changed nothing in the graph",
+                 tui_ms(t, sn->ms, ms, sizeof ms));
+    tui_lines_wrap(out, 0, -1, "", 0, width, buf);
+    if (ps && ps->can_disable) {
+        snprintf(buf, sizeof buf, "--disable %s compiles without it", sn->pass);
+        tui_lines_wrap(out, TA_DIM, -1, "", 0, width, buf);
+    }
+}
+
+void tui_view_details(Tui *t, TuiLines *out, int width)
+{
+    if (t->focus == P_PASSES && t->s.pipe.nsnaps)
+        pass_details(t, out, width);
+    else if (t->s.pipe.plan && t->sel_kernel >= 0 && t->sel_kernel < t->s.pipe.plan->nkernels)
+        kernel_details(t, out, width);
     else if (t->sel_node[0] && t->s.pipe.nsnaps)
-        node_details(t, out);
+        node_details(t, out, width);
     else
         tui_lines_add(out, TA_DIM, -1, "(select a node in 2/3, a kernel in 4 or a fusion in 5)");
 }

@@ -1,11 +1,15 @@
 /* The graph pane. Graphs of up to TUI_GRAPH_MAX_DRAW live nodes are drawn in the terminal from
  * Graphviz's layout (viz_layout, cached per pass and fusion-switch state; painted by
  * graph_draw.c): colour by partition or, after profiling, a heat map of GPU time or error per
- * node (the bins of `dot --color time|error`, a legend on the last row); arrows pan, +/-
- * zoom, f follows the selection, c cycles the colours. The node list (one row per live node with
- * its fusion, placement and edges) is built for every graph: it holds the selection (j/k move
- * it, / searches it) and is what larger graphs show instead of the drawing. `g` renders the
- * real drawing through Graphviz to an SVG file (the session's `dot` command). */
+ * node (the bins of `dot --color time|error`, a legend on the last row); arrows pan, +/- zoom,
+ * 0 fits the pane again, m shows or hides the overview map, f follows the selection, c cycles
+ * the colours. The default zoom fits the pane: across, the drawing spans the pane's width
+ * (stretched or squeezed, 300% to 50%: a tall thin graph uses the width); down, the whole graph
+ * when it fits at 50% or more, else 50% scrolled with the selection, the map then showing the
+ * whole graph with the viewport marked. The node list (one row per live node with its fusion,
+ * placement and edges) is built for every graph: it holds the selection (j/k move it, /
+ * searches it) and is what larger graphs show instead of the drawing. `g` renders the real
+ * drawing through Graphviz to an SVG file (the session's `dot` command). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,8 +47,13 @@ static void edges_out(const Graph *g, const Node *n, char *buf, size_t cap)
 
 #define NCACHE 6
 static const double zooms[] = {0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0};
-#define ZOOM_1 4
+#define NZOOM ((int)(sizeof zooms / sizeof zooms[0]))
+#define ZOOM_FIT -1
+/* points per cell at 100%: Graphviz's Courier 10 is 6 points a character, a row twice that */
+#define PT_X 6.0
+#define PT_Y 12.0
 enum { COL_PART, COL_GPU, COL_ERR, COL_N };
+enum { MAP_AUTO, MAP_ON, MAP_OFF };
 
 typedef struct Entry {
     char *key; /* pass and switch state; NULL: empty */
@@ -56,9 +65,11 @@ typedef struct Entry {
 struct TuiGraphView {
     Entry e[NCACHE];
     unsigned tick;
-    int zoom, color;
-    bool follow, drawn, panned;
+    int zoom;      /* index into zooms[], or ZOOM_FIT */
+    int color, map;
+    bool follow, drawn, panned, map_shown;
     double cx, cy; /* the view's centre, in points */
+    double sx, sy; /* the scale last drawn, points per cell */
     int live;      /* live nodes of the graph shown */
     const char *why; /* why the list is shown instead of the drawing */
 };
@@ -68,11 +79,31 @@ static TuiGraphView *view(Tui *t)
     if (!t->gv) {
         t->gv = calloc(1, sizeof *t->gv);
         if (t->gv) {
-            t->gv->zoom = ZOOM_1;
+            t->gv->zoom = ZOOM_FIT;
             t->gv->follow = true;
+            t->gv->map = MAP_AUTO;
         }
     }
     return t->gv;
+}
+
+static double clamp(double v, double lo, double hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Points per cell for a pane of w x h cells: the manual zoom's, or fit's (see the top); a map
+ * beside the drawing takes `mapw` columns of the width fit spans. */
+static void scale(const TuiGraphView *v, const VizLayout *l, int w, int h, int mapw, double *sx, double *sy)
+{
+    if (v->zoom != ZOOM_FIT) {
+        *sx = PT_X / zooms[v->zoom];
+        *sy = PT_Y / zooms[v->zoom];
+        return;
+    }
+    w -= mapw;
+    *sx = clamp(l->w / (w > 3 ? w - 2 : 1), PT_X / 2.0, PT_X / 0.5);
+    *sy = clamp(l->h / (h > 2 ? h - 1 : 1), PT_Y / 2.0, PT_Y / 0.5);
 }
 
 void tui_graph_free(Tui *t)
@@ -153,7 +184,7 @@ void tui_view_graph(Tui *t, TuiLines *out)
  * for the legend. */
 static void colours(Tui *t, const Graph *g, const VizLayout *l, int mode, int *attr, VizHeat *hm)
 {
-    const ProfileResult *r = session_profile(&t->s);
+    const ProfileResult *r = tui_profile_result(t);
     VizKernelData *kd = NULL;
     DiagList d = {0};
     bool heat = mode != COL_PART && r && heat_from_result(t->s.pipe.plan, r, &kd, &d) == ST_OK &&
@@ -206,12 +237,20 @@ bool tui_graph_draw(Tui *t, int x, int y, int w, int h)
     const VizLayout *l = &e->l;
     int *attr = calloc((size_t)l->nbox + 1, sizeof *attr);
     if (!attr) return false;
-    if (v->color != COL_PART && !session_profile(&t->s)) v->color = COL_PART; /* none, or stale */
+    if (v->color != COL_PART && !t->busy && !tui_profile_result(t)) v->color = COL_PART; /* none, or stale */
     VizHeat hm = {0};
-    colours(t, g, l, v->color, attr, &hm);
-    TuiGraphPaint p = {.l = l, .x = x, .y = y, .w = w, .h = hm.bin ? h - 1 : h, .sel_box = -1, .box_attr = attr};
-    p.sx = 6.0 / zooms[v->zoom];
-    p.sy = 12.0 / zooms[v->zoom];
+    colours(t, g, l, tui_profile_result(t) ? v->color : COL_PART, attr, &hm);
+    TuiGraphPaint p = {.l = l, .g = g, .x = x, .y = y, .w = w, .h = hm.bin ? h - 1 : h, .sel_box = -1, .box_attr = attr};
+    h = p.h;
+    /* the overview: by default when the drawing does not fit the pane; m shows or hides it */
+    scale(v, l, w, h, 0, &p.sx, &p.sy);
+    bool fits = l->w <= (w - 1) * p.sx && l->h <= (h - 1) * p.sy;
+    v->map_shown = v->map == MAP_ON || (v->map == MAP_AUTO && !fits);
+    int mapw = v->map_shown ? tui_graph_map_width(l, w, h) : 0;
+    if (mapw) scale(v, l, w, h, mapw + 1, &p.sx, &p.sy);
+    v->sx = p.sx;
+    v->sy = p.sy;
+    p.shapes = p.sx <= PT_X && p.sy <= PT_Y; /* from 100% up: the edges carry their shapes */
     const TuiLines *rows = &t->lines[P_GRAPH];
     int sel = t->pane[P_GRAPH].sel, node = sel >= 0 && sel < rows->n ? rows->v[sel].id : -1;
     for (int i = 0; i < l->nbox && node >= 0; i++)
@@ -228,12 +267,18 @@ bool tui_graph_draw(Tui *t, int x, int y, int w, int h)
     if (v->cx > l->w) v->cx = l->w;
     if (v->cy < 0) v->cy = 0;
     if (v->cy > l->h) v->cy = l->h;
-    p.ox = v->cx - w * p.sx / 2;
+    int dw = w - (mapw ? mapw + 1 : 0); /* the drawing: the columns left of the map */
+    p.w = dw;
+    p.ox = v->cx - dw * p.sx / 2;
     p.oy = v->cy - h * p.sy / 2;
-    if (l->w <= w * p.sx) p.ox = (l->w - w * p.sx) / 2; /* fits across: centred */
-    if (l->h <= h * p.sy) p.oy = -p.sy;                 /* fits down: from the top */
+    bool across = l->w <= (dw - 1) * p.sx, down = l->h <= (h - 1) * p.sy;
+    if (across) p.ox = (l->w - dw * p.sx) / 2; /* fits across: centred */
+    else p.ox = clamp(p.ox, -p.sx, l->w - (dw - 1) * p.sx); /* else no blank beyond an edge */
+    if (down) p.oy = -p.sy / 2;                /* fits down: from the top */
+    else p.oy = clamp(p.oy, -p.sy / 2, l->h - (h - 1) * p.sy);
     tui_graph_paint(t, &p);
-    if (hm.bin) heat_legend(t, &hm, x, y + h - 1, w);
+    if (v->map_shown) tui_graph_map(t, &p, x + w - mapw, y, w, h);
+    if (hm.bin) heat_legend(t, &hm, x, y + p.h, w); /* the row below the drawing */
     viz_heat_free(&hm);
     free(attr);
     v->drawn = true;
@@ -253,8 +298,13 @@ const char *tui_graph_title(const Tui *t, char *buf, size_t n)
             snprintf(buf, n, "node list with edges");
         return buf;
     }
-    snprintf(buf, n, "graph %d nodes, zoom %.0f%%%s, %s", v->live, zooms[v->zoom] * 100,
-             v->follow ? ", follow" : "", cols[v->color]);
+    char zoom[48];
+    if (v->zoom == ZOOM_FIT)
+        snprintf(zoom, sizeof zoom, "fit %.0fx%.0f%%", 100 * PT_X / v->sx, 100 * PT_Y / v->sy); /* across x down */
+    else
+        snprintf(zoom, sizeof zoom, "zoom %.0f%%", zooms[v->zoom] * 100);
+    snprintf(buf, n, "graph %d nodes, %s%s%s, %s", v->live, zoom, v->follow ? ", follow" : "",
+             v->map_shown ? ", map" : "", cols[v->color]);
     return buf;
 }
 
@@ -263,25 +313,32 @@ bool tui_graph_key_hint(const Tui *t)
     return t->gv && t->gv->drawn;
 }
 
-const char *tui_graph_footer(const Tui *t)
-{
-    return tui_graph_key_hint(t) ? " ? help  q quit  arrows pan  +/- zoom  f follow  c colour  j/k node  [ ] pass  Enter details"
-                                 : NULL;
-}
-
 bool tui_graph_key(Tui *t, int key)
 {
     TuiGraphView *v = t->gv;
     if (!v || !v->drawn) return false;
-    double sx = 6.0 / zooms[v->zoom], sy = 12.0 / zooms[v->zoom];
-    int pw = t->grid.w / 3, ph = t->grid.h / 4;
+    double sx = v->sx, sy = v->sy, now = PT_Y / sy; /* the zoom down, which +/- step from */
+    int pw = t->grid.w / 3, ph = t->grid.h / 4, z;
     switch (key) {
     case TK_LEFT: v->cx -= pw * sx; break;
     case TK_RIGHT: v->cx += pw * sx; break;
     case TK_UP: v->cy -= ph * sy; break;
     case TK_DOWN: v->cy += ph * sy; break;
-    case '+': case '=': if (v->zoom + 1 < (int)(sizeof zooms / sizeof zooms[0])) v->zoom++; return true;
-    case '-': if (v->zoom > 0) v->zoom--; return true;
+    case '+': case '=': /* the next zoom above the one shown */
+        for (z = 0; z < NZOOM - 1 && zooms[z] <= now * 1.01; z++) {}
+        v->zoom = zooms[z] > now * 1.01 ? z : v->zoom;
+        return true;
+    case '-':
+        for (z = NZOOM - 1; z > 0 && zooms[z] >= now * 0.99; z--) {}
+        v->zoom = zooms[z] < now * 0.99 ? z : v->zoom;
+        return true;
+    case '0':
+        v->zoom = ZOOM_FIT;
+        v->panned = false;
+        return true;
+    case 'm':
+        v->map = v->map_shown ? MAP_OFF : MAP_ON;
+        return true;
     case 'f':
         v->follow = !v->follow;
         v->panned = false;
@@ -289,9 +346,9 @@ bool tui_graph_key(Tui *t, int key)
         return true;
     case 'c':
         v->color = (v->color + 1) % COL_N;
-        if (v->color != COL_PART && !session_profile(&t->s)) {
+        if (v->color != COL_PART && !tui_profile_result(t)) {
             v->color = COL_PART;
-            snprintf(t->status, sizeof t->status, "%s", t->s.prof.have
+            snprintf(t->status, sizeof t->status, "%s", tui_profile_kept(t)
                      ? "graph: the profile measured an earlier plan: p profiles this one, then c"
                      : "graph: colour by GPU time or error after p (profile)");
         }

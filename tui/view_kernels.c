@@ -38,6 +38,13 @@ static int cmp(const void *a, const void *b)
     return p->index - q->index;
 }
 
+/* A time for the table: "-" when there is none, "..." when it is still to come. */
+static void num(char *buf, size_t n, double us, bool coming)
+{
+    if (us >= 0) snprintf(buf, n, "%.1f", us);
+    else snprintf(buf, n, "%s", coming ? "..." : "-");
+}
+
 /* The kernel column's width: the longest shader stem (matmul_cmlx_glu_nb, generated
  * gen_<hash>), at least the heading's, at most 24. */
 static int kernel_width(const Plan *p)
@@ -58,15 +65,17 @@ void tui_view_kernels(Tui *t, TuiLines *out)
         return;
     }
     int kw = kernel_width(p);
+    BreakSite br[TUI_MAX_BREAKS];
+    int nbr = tui_breaks(t, br);
     if (!t->nprof) {
         tui_lines_add(out, TA_BOLD, -1, "%3s %-*s %-3s %-5s %s", "#", kw, "kernel", "on", "fus", "IR nodes");
-        if (t->s.prof.have) /* tui_prof_sync dropped it: it measured another plan */
+        if (tui_profile_kept(t)) /* tui_prof_sync dropped it: it measured another plan */
             tui_lines_add(out, TA_COLOR(TC_YELLOW), -1,
                           "(the last profile measured an earlier plan: not shown; p profiles this one)");
         for (int k = 0; k < p->nkernels; k++) {
             const PlanKernel *kn = &p->kernels[k];
             char prov[256];
-            report_fused_from(kn, prov, sizeof prov);
+            if (!tui_break_row(br, nbr, k, p, prov, sizeof prov)) report_fused_from(kn, prov, sizeof prov);
             tui_lines_add(out, kn->target == KT_CPU ? TA_COLOR(TC_YELLOW) : 0, k, "%3d %-*.*s %-3s %-5s %s", k,
                           kw, kw, kn->shader, kn->target == KT_NPU ? "npu" : "cpu",
                           kn->fusion >= 0 ? p->fusions[kn->fusion].id : "", prov);
@@ -93,11 +102,18 @@ void tui_view_kernels(Tui *t, TuiLines *out)
                           id, kw, kw, r->kernel, "-", r->gpu_us, "-", "-", "-", r->from);
             continue;
         }
-        char rel[16] = "-", sp[16];
+        /* a running profile's numbers still to come read "..." */
+        char rel[16] = "-", sp[16], gpu[16], cpu[16];
         if (r->rel_l2 >= 0) snprintf(rel, sizeof rel, "%.1e", r->rel_l2);
-        tui_lines_add(out, a, r->index, "%3d %-*.*s %-8s %9.1f %9.1f %7s %8s %s %s", r->index,
-                      kw, kw, r->kernel, r->verdict, r->gpu_us, r->cpu_us,
-                      report_speedup(r->speedup, sp, sizeof sp), rel, r->fusion, r->from);
+        else if (r->pending) snprintf(rel, sizeof rel, "...");
+        num(gpu, sizeof gpu, r->gpu_us, t->prof_live);
+        num(cpu, sizeof cpu, r->pending && r->cpu_us <= 0 ? -1 : r->cpu_us, r->pending);
+        char brk[160];
+        bool corrupt = tui_break_row(br, nbr, r->index, p, brk, sizeof brk);
+        tui_lines_add(out, a, r->index, "%3d %-*.*s %-8s %9s %9s %7s %8s %s %s", r->index,
+                      kw, kw, r->kernel, r->verdict, gpu, cpu,
+                      r->pending ? "..." : report_speedup(r->speedup, sp, sizeof sp), rel, r->fusion,
+                      corrupt ? brk : r->from);
     }
     tui_lines_add(out, TA_DIM, -1, "%s", t->prof_summary);
     free(rows);

@@ -65,11 +65,6 @@ void tui_source_open(Tui *t)
     tui_logf(t, 0, "%s", s->ks.title);
 }
 
-const char *tui_source_footer(void)
-{
-    return " ? help  q quit  Up/Dn/PgUp/PgDn scroll  Left/Right side  o/Esc close";
-}
-
 bool tui_source_key(Tui *t, int key)
 {
     TuiSource *s = t->src;

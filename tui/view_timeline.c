@@ -86,7 +86,7 @@ static void bar(Tui *t, int c0, int c1, int y, int x0, int x1, int attr, bool se
 
 bool tui_timeline_draw(Tui *t, int x, int y, int w, int h)
 {
-    const ProfileResult *r = session_profile(&t->s);
+    const ProfileResult *r = tui_profile_result(t);
     const Plan *p = t->s.pipe.plan;
     if (!r || !p || w < 30 || h < 6) return false;
     Timeline tl;

@@ -6,6 +6,7 @@
 #include <gvc.h>
 
 #include "../common/fileio.h"
+#include "../compiler/fusion.h"
 #include "internal.h"
 #include "viz.h"
 
@@ -121,6 +122,17 @@ static const char *node_fill(const VizOptions *o, const Node *n, int i)
     return kind_color(n->op);
 }
 
+const char *viz_cluster_title(const Graph *g, int f, char *buf, size_t n)
+{
+    const Fusion *fu = &g->fusions[f];
+    int fo = fuse_fold_of(g, f);
+    int u = snprintf(buf, n, "%s %s%s", fu->id, fu->pattern, fu->enabled ? "" : " (off)");
+    if (fo >= 0 && u > 0 && (size_t)u < n)
+        snprintf(buf + u, n - (size_t)u, " + %s %s%s", g->fusions[fo].id, g->fusions[fo].pattern,
+                 g->fusions[fo].enabled ? "" : " (off)");
+    return buf;
+}
+
 Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d)
 {
     Buf b = {0};
@@ -151,11 +163,13 @@ Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d)
         quoted(&b, lbl);
         put(&b, "];\n");
     }
-    /* clusters: one per fusion instance */
+    /* clusters: one per fusion instance; a prologue fold's members are its base's, so the fold
+     * has no cluster of its own (a node in two clusters breaks dot's layout): the base's names it */
     for (int f = 0; f < g->nfusions; f++) {
         const Fusion *fu = &g->fusions[f];
-        char title[128];
-        snprintf(title, sizeof title, "%s %s%s", fu->id, fu->pattern, fu->enabled ? "" : " (off)");
+        if (fu->folds) continue;
+        char title[160];
+        viz_cluster_title(g, f, title, sizeof title);
         if (o->collapse_fusions && fu->enabled) {
             const char *fill = "#fdb863";
             int hot = -1; /* a heat map: the hottest member's colour */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <gvc.h>
 
+#include "../compiler/fusion.h"
 #include "internal.h"
 #include "viz.h"
 
@@ -101,7 +102,8 @@ static Status copy_out(const Graph *g, Agraph_t *ag, VizLayout *l)
         int f;
         if (!sub || sscanf(agnameof(sub), "cluster_f%d", &f) != 1 || f < 0 || f >= g->nfusions) continue;
         boxf cb = GD_bb(sub);
-        l->cl[l->ncl++] = (VizCluster){cb.LL.x - bb.LL.x, top - cb.UR.y, cb.UR.x - bb.LL.x, top - cb.LL.y, f};
+        l->cl[l->ncl++] = (VizCluster){cb.LL.x - bb.LL.x, top - cb.UR.y, cb.UR.x - bb.LL.x, top - cb.LL.y, f,
+                                       fuse_fold_of(g, f)};
     }
     return ST_OK;
 }

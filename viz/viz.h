@@ -77,6 +77,7 @@ typedef struct VizEdge {
 typedef struct VizCluster {
     double x0, y0, x1, y1; /* top-left, bottom-right */
     int fusion;            /* index into g->fusions */
+    int also;              /* the prologue fold of that instance (framed with it), -1 */
 } VizCluster;
 
 typedef struct VizLayout {
@@ -89,6 +90,10 @@ typedef struct VizLayout {
     int ncl;
 } VizLayout;
 
+/* A fusion frame's title: "F8 silu_mul", with the prologue fold framed with it ("F8 silu_mul +
+ * F22 silu_mul_linear": the fold computes the base's members inside the GEMVs that read them),
+ * "(off)" after a switched-off instance. */
+const char *viz_cluster_title(const Graph *g, int f, char *buf, size_t n);
 /* DOT text of a graph (malloc'd, caller frees). */
 Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d);
 /* Writes .dot, .svg or .png by the path's extension, atomically. */

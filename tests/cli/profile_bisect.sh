@@ -49,6 +49,18 @@ ok "minimal finds both broken instances" "[ $rc = 0 ] && grep -q '^culprit: F1 '
 "$B" bisect $M --backend cpu --break F2 --json > "$T/b.jsonl"
 ok "bisect JSON lines carry the schema and the culprit" "schema $T/b.jsonl npu-explore/bisect/1 && grep -q '\"kind\":\"culprit\",\"fusion\":\"F2\",\"pattern\":\"conv_relu\"' $T/b.jsonl"
 ok "the culprit names its first diverging tensor" "grep -q '\"first_diverging\":\"relu_1\"' $T/b.jsonl"
+# a culprit with no kernel of its own (qwen2_tiny decode: F22 folds F8's silu and mul into F9's
+# GEMV): the line names the kernel its ops run inside in the plan bisected (the one describe shows),
+# never a kernel of the plan with only the culprit on
+Q=tests/models/qwen2_tiny/decode.json
+k=$("$B" describe $Q --break F8 | awk '$3 == "gemv_glu_r" && $NF == "F9" {print $1; exit}')
+"$B" bisect $Q --backend cpu --break F8 > "$T/bq.txt"; rc=$?
+"$B" bisect $Q --backend cpu --break F8 --json > "$T/bq.jsonl"
+ok "bisect --break F8 (folded into F9's kernel $k): the culprit line names kernel $k and where mul_10 is computed" \
+    "[ $rc = 0 ] && [ -n '$k' ] && grep -q \"^culprit: F8 silu_mul \\[silu,mul_10\\]: no kernel of its own, its ops run inside kernel $k (gemv_glu_r, F9); with only it on, the first diverging tensor is 'mul_10' (computed inside kernel $k) \" $T/bq.txt \
+     && ! grep -q 'of that plan' $T/bq.txt"
+ok "bisect --json: the culprit's kernel $k, own_kernel false, host F9, tensor_kernel $k" \
+    "grep -q '\"fusion\":\"F8\",\"pattern\":\"silu_mul\",\"nodes\":\"silu,mul_10\",\"kernel\":$k,\"own_kernel\":false,\"host_fusion\":\"F9\",\"first_diverging\":\"mul_10\",\"tensor_kernel\":$k,' $T/bq.jsonl"
 "$B" bisect $M --backend cpu --no-fuse all > "$T/b3.txt" 2>&1; rc=$?
 ok "no instances switched on: nothing to bisect, exit 0" "[ $rc = 0 ] && grep -q '0 of 0 on' $T/b3.txt && grep -q 'nothing to bisect' $T/b3.txt"
 "$B" bisect $M --backend cpu --mode sideways > /dev/null 2>"$T/e"; rc=$?
