@@ -34,24 +34,25 @@ LIB_DIRS := common compiler runtime viz app tui
 LIB_SRCS := $(filter-out app/main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 
-# Shaders: every shaders/*.comp is compiled by glslc into $(SPV_DIR)/NAME.VARIANT.spv (one folder
-# for every build mode: the modules do not depend on it, so `make test`'s second build reuses them), one
-# variant per storage dtype (f32, f16, bf16; -DSTORAGE_F32/F16/BF16, see shaders/common.glsl).
-# A first line "// variants: f32 f16" narrows the list; "// variants: none" gives one NAME.spv
-# compiled with no STORAGE_ macro. All modules are embedded into ONE generated C file whose table
+# Shaders: the kernel table shaders/kernels.def has one row per hand-written kernel: its stem, its
+# source file, its storage variants and its defines. tools/kernels_mk.sh turns it into
+# $(BUILD)/gen/kernels.mk: SPV_NAMES and one glslc rule per module $(SPV_DIR)/STEM.VARIANT.spv (one
+# folder for every build mode: the modules do not depend on it, so `make test`'s second build reuses
+# them), one variant per storage dtype (-DSTORAGE_F32/F16/BF16/I32, see shaders/common.glsl) plus
+# the row's -D defines. All modules are embedded into ONE generated C file whose table
 # runtime/vk_shaders.h declares; its object joins LIB_OBJS. `make GLSLC_OPT=` skips spirv-opt.
 GLSLC ?= glslc
 GLSLC_OPT ?= -O
 GLSLC_FLAGS := $(GLSLC_OPT) --target-env=vulkan1.2 -fshader-stage=compute -Ishaders
-SPV_VARIANTS := f32 f16 bf16
-SHADER_SRCS := $(wildcard shaders/*.comp)
-# One awk pass over all first lines: prints NAME.VARIANT (or NAME for "none") per module.
-SPV_NAMES := $(if $(SHADER_SRCS),$(shell awk 'FNR == 1 { n = FILENAME; sub(/.*\//, "", n); \
-    sub(/\.comp$$/, "", n); v = "$(SPV_VARIANTS)"; l = $$0; \
-    if (sub(/^\/\/ *variants: */, "", l)) v = l; k = split(v, a, /[ ,]+/); \
-    for (i = 1; i <= k; i++) if (a[i] == "none") print n; else if (a[i] != "") print n "." a[i] }' \
-    $(SHADER_SRCS)))
 SPV_DIR ?= build/spv
+KERNELS_DEF := shaders/kernels.def
+KERNELS_MK := $(BUILD)/gen/kernels.mk
+# The recipe of every module rule in $(KERNELS_MK) (SPV_FLAGS is the rule's own).
+SPV_COMPILE = @mkdir -p $(dir $@) && echo "  GLSLC $@" && \
+    $(GLSLC) $(GLSLC_FLAGS) $(SPV_FLAGS) -MD -MF $@.d -MT $@ -o $@ $<
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+include $(KERNELS_MK)
+endif
 SPVS := $(SPV_NAMES:%=$(SPV_DIR)/%.spv)
 SPV_GEN := $(BUILD)/gen/shaders_spv.c
 # The module list is a prerequisite too, so removing a shader or a variant regenerates the table.
@@ -59,9 +60,9 @@ SPV_LIST := $(BUILD)/gen/shaders_spv.list
 $(shell mkdir -p $(BUILD)/gen && (echo '$(SPV_NAMES)' | cmp -s - $(SPV_LIST) || \
     echo '$(SPV_NAMES)' >$(SPV_LIST)))
 LIB_OBJS += $(BUILD)/gen/shaders_spv.o
-# The sources themselves (*.comp, *.glsl) are embedded too (tools/embed_src.sh, compiler/shader_src.h):
+# The sources themselves (*.comp, *.glsl, *.h) are embedded too (tools/embed_src.sh, compiler/shader_src.h):
 # describe --source shows them and generated kernels' #include lines resolve to them.
-SHADER_TEXTS := $(wildcard shaders/*.comp shaders/*.glsl)
+SHADER_TEXTS := $(wildcard shaders/*.comp shaders/*.glsl shaders/*.h)
 SRC_GEN := $(BUILD)/gen/shaders_src.c
 SRC_LIST := $(BUILD)/gen/shaders_src.list
 $(shell mkdir -p $(BUILD)/gen && (echo '$(SHADER_TEXTS)' | cmp -s - $(SRC_LIST) || \
@@ -143,17 +144,19 @@ clean:
 	rm -rf build
 
 # Shader rules (variables at the top, next to LIB_OBJS).
-define SPV_VARIANT_RULE
-$(SPV_DIR)/%.$(1).spv: shaders/%.comp
-	@mkdir -p $$(dir $$@)
-	@echo "  GLSLC $$@"
-	@$$(GLSLC) $$(GLSLC_FLAGS) -DSTORAGE_$(shell echo $(1) | tr a-z A-Z) -MD -MF $$@.d -MT $$@ -o $$@ $$<
-endef
-$(foreach v,$(SPV_VARIANTS) i32,$(eval $(call SPV_VARIANT_RULE,$(v))))
-$(SPV_DIR)/%.spv: shaders/%.comp
+$(KERNELS_MK): $(KERNELS_DEF) tools/kernels_mk.sh
+	@echo "  GEN $@"
 	@mkdir -p $(dir $@)
-	@echo "  GLSLC $@"
-	@$(GLSLC) $(GLSLC_FLAGS) -MD -MF $@.d -MT $@ -o $@ $<
+	@tools/kernels_mk.sh $(KERNELS_DEF) $(SPV_DIR) $@
+
+# A shader file that a module's old dependency file names and that is gone (glslc has no -MP):
+# the module is rebuilt, and glslc stops on a source the table names that does not exist.
+shaders/%: ;
+
+# A module's flags stamp (see tools/kernels_mk.sh) when the folder lost it.
+$(SPV_DIR)/%.flags:
+	@mkdir -p $(dir $@)
+	@echo '$(SPV_FLAGS)' >$@
 
 $(SPV_GEN): $(SPVS) $(SPV_LIST) tools/embed_spv.sh
 	@echo "  EMBED $@ ($(words $(SPVS)) modules)"

@@ -1,8 +1,10 @@
 #include "kernel_source.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../compiler/kernel_table.h"
 #include "../compiler/shader_src.h"
 #include "../compiler/spv_tools.h"
 #include "../runtime/vk_shaders.h"
@@ -66,7 +68,45 @@ static void add(Text *t, const char *s)
     t->n += k;
 }
 
-/* The .comp file, then every file it includes (depth first, once each) under a header line. */
+/* What glslc compiles before a shared body (shaders/kernels.def: `-std=450 -DSTORAGE_<VARIANT>
+ * -D...`), as the lines it stands for; nothing for a whole .comp shader without defines. */
+static void add_defines(Text *t, const KernelRow *row, const char *module)
+{
+    const char *var = module ? strrchr(module, '.') : NULL;
+    bool whole = strstr(row->source, ".comp") != NULL;
+    if (whole && !*row->defines) return;
+    add(t, "// ");
+    add(t, row->stem);
+    add(t, ": shaders/");
+    add(t, row->source);
+    add(t, " as glslc compiles it (shaders/kernels.def)\n");
+    if (!whole) add(t, "#version 450\n");
+    if (var && !whole) {
+        char up[16] = "";
+        for (size_t i = 0; var[i + 1] && i + 1 < sizeof up; i++)
+            up[i] = (char)toupper((unsigned char)var[i + 1]);
+        add(t, "#define STORAGE_");
+        add(t, up);
+        add(t, "\n");
+    }
+    for (const char *d = row->defines; *d;) {
+        size_t n = strcspn(d, " ");
+        char def[128];
+        snprintf(def, sizeof def, "%.*s", (int)(n < 100 ? n : 100), d);
+        char *eq = strchr(def, '=');
+        if (eq) *eq = ' ';
+        add(t, "#define ");
+        add(t, def);
+        add(t, "\n");
+        d += n;
+        while (*d == ' ') d++;
+    }
+    add(t, "// ---- ");
+    add(t, row->source);
+    add(t, " ----\n");
+}
+
+/* The shader file, then every file it includes (depth first, once each) under a header line. */
 static void add_file(Text *t, const ShaderSource *s, const char **seen, int *nseen)
 {
     for (int i = 0; i < *nseen; i++)
@@ -135,17 +175,19 @@ Status kernel_source_get(const Plan *p, int k, KernelSource *out, DiagList *d)
         words = m->spirv;
         nw = (size_t)m->nwords;
     } else {
-        char file[128], mod[128];
-        snprintf(file, sizeof file, "%s.comp", kn->shader);
+        char mod[128];
+        const KernelRow *row = kernel_row(kn->shader);
+        const char *file = row ? row->source : "?";
         const PlanTensor *o = kn->nargs > 0 ? &p->tensors[kn->args[kn->nargs - 1]] : NULL;
         const VkSpv *spv = vk_spv_for(kn->shader, o ? o->storage : DT_F32, mod, sizeof mod);
         snprintf(title, sizeof title, "kernel %d: %s (hand-written shaders/%s%s%s), module %s", k,
                  kn->shader, file, fus ? ", " : "", fus ? fus : "", spv ? mod : "(none built)");
-        const ShaderSource *s = shader_src_find(file);
+        const ShaderSource *s = row ? shader_src_find(row->source) : NULL;
         if (s) {
             Text t = {0};
             const char *seen[32];
             int nseen = 0;
+            add_defines(&t, row, spv ? mod : NULL);
             add_file(&t, s, seen, &nseen);
             out->source = t.failed ? NULL : t.s;
             if (t.failed) free(t.s);

@@ -1,4 +1,4 @@
-/* The shader sources (shaders/NAME.comp and NAME.glsl) embedded at build time by
+/* The shader sources (shaders/NAME.comp, NAME.glsl and NAME.h) embedded at build time by
  * tools/embed_src.sh into $(BUILD)/gen/shaders_src.c, as the SPIR-V is by tools/embed_spv.sh:
  * `describe --source` and the explorer show a hand-written kernel's source from here, and the
  * `#include` lines of generated kernels resolve here (codegen_spv.c). Read-only data. */

@@ -1,4 +1,4 @@
-// binary core, included by binary.comp, binary_s.comp, add_relu.comp and silu_mul.comp:
+// binary core, the body of the rows binary, binary_s, add_relu and silu_mul:
 // y = a OP b elementwise with broadcasting, computed in float32 over the logical output shape,
 // each operand addressed with its own strides (0 on broadcast dims). Codes, flags and push words:
 // compiler/lower_binary.c. Spec: 0 = workgroup size.

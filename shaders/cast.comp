@@ -1,4 +1,3 @@
-// variants: f32 f16 bf16
 // cast: integer (int32 on the device) to float storage, y = float(x) rounded once to the
 // storage dtype; float to float is lowered as a copy (compiler/lower_copy.c). Same walk as
 // shaders/gather.glsl. Bindings: 0 = x (int), 1 = y.

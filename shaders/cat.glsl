@@ -1,4 +1,4 @@
-// cat of CAT_N dense inputs along one dim, shared by cat2/cat3/cat4.comp (the binding count is
+// cat of CAT_N dense inputs along one dim, the body of cat2, cat3, cat4 (the binding count is
 // static, so each input count is its own module; lowering: compiler/lower_cat.c). The tensors
 // are seen as [outer, size, inner] around the cat dim; input k covers out rows
 // [end(k-1), end(k)) along it. Raw storage moves (exact for i32 and bf16 bits).

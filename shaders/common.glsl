@@ -4,13 +4,13 @@
 //   -DSTORAGE_F16   STORAGE_T = float16_t. The float -> float16_t conversion rounds as the driver
 //                   likes (RTE or RTZ): tests use an fp16 tolerance of a few ulp.
 //   -DSTORAGE_I32   STORAGE_T = int (integer tensors; only data-movement kernels build it:
-//                   first line "// variants: f32 f16 bf16 i32")
+//                   their rows of shaders/kernels.def list the variant i32)
 //   -DSTORAGE_BF16  STORAGE_T = uint16_t holding bf16 bits: our glslc lacks GL_EXT_bfloat16, so
 //                   S_LOAD widens by a 16-bit shift (exact) and S_STORE rounds to nearest even.
 // Macros rather than functions: a 16-bit type may then appear only in buffer blocks, so the SPIR-V
 // needs the StorageBuffer16BitAccess capability alone (no Int16/Float16 arithmetic).
-// The build compiles one SPIR-V per variant (NAME.f32.spv, NAME.f16.spv, NAME.bf16.spv) unless
-// the shader's first line says otherwise ("// variants: f32" or "// variants: none").
+// The build compiles one SPIR-V per variant a kernel's row of shaders/kernels.def lists
+// (NAME.f32.spv, NAME.f16.spv, NAME.bf16.spv; "none": NAME.spv without a STORAGE_ macro).
 #ifndef NPU_COMMON_GLSL
 #define NPU_COMMON_GLSL
 

@@ -1,4 +1,3 @@
-// variants: f32 f16 bf16
 // embedding: y[r, c] = w[ids[r], c] for weight [V, D] and ids of any shape flattened to rows r
 // (int32 on the device: ids above 65504 are exact). Weight rows move raw. An id outside [0, V)
 // (the upload range-checks ids, so only a corrupt buffer) gives NaN rather than a stray read.

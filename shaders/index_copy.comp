@@ -1,4 +1,3 @@
-// variants: f32 f16 bf16 i32
 // index_copy(self, index, source) along one dim, the tensors seen as [outer, size, inner]
 // (self, out) and [outer, m, inner] (source) around it (index logic: index_copy.glsl).
 // Lowering: compiler/lower_index_copy.c.

@@ -1,8 +1,8 @@
 // matmul: Y[b, m, n] = act(alpha * sum_k A[b, m, k] * B[b, k, n] + beta * bias[m, n]) (+ res)
 // for linear, addmm, matmul, bmm, mm, linear_act and linear_add (compiler/lower_matmul.c), fp32
-// accumulation. The body of four stems that differ only in their bindings (shaders/matmul.comp,
-// matmul_nb.comp, matmul_r.comp, matmul_br.comp: MM_BIAS, MM_RES; the bindings after B, the push
-// constants and the epilogue are shaders/matmul_epi.glsl). A is dense [.., M, K]; B[k, n] is at
+// accumulation. The body of the stems that differ only in their bindings (matmul, matmul_nb,
+// matmul_r, matmul_br, the GLU's: MM_BIAS, MM_RES, MM_GLU in shaders/kernels.def; the bindings
+// after B, the push constants and the epilogue are shaders/matmul_epi.glsl). A is dense [.., M, K]; B[k, n] is at
 // k*b_ks + n*b_ns (linear weights [N, K] have b_ks = 1); Y is dense [batch, M, N].
 // Spec: 0 = workgroup size, 1 = path (0 tiled, 1 vector), 2 = TM (tiled rows per workgroup),
 // 3 = TN (tiled columns per workgroup; vector: columns per workgroup), 4 = TK.

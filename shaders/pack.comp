@@ -1,4 +1,3 @@
-// variants: f32 f16 bf16
 // pack: a graph input uploaded as the host holds it (f32, dense row-major; compiler/pass_pack.c)
 // to its device form, y = x rounded once to the storage dtype, written at the output's physical
 // offsets (its layout). Same walk as shaders/gather.glsl (lowering: compiler/lower_copy.c).

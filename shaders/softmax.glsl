@@ -1,4 +1,4 @@
-// softmax core, included by softmax.comp and masked_softmax.comp: softmax (code bit 0 clear) or
+// softmax core, the body of the rows softmax and masked_softmax (shaders/kernels.def): softmax (code bit 0 clear) or
 // log_softmax (set) over the last dim of v, v = x (+ x again with code bit 1: a mask add whose
 // two operands are one tensor) or, with SM_MASKED, v = x + mask with the mask broadcast by
 // strides. Statistics in fp32: the row max, then the sum of exp(v - max), then the outputs; an

@@ -1,4 +1,4 @@
-// where core, included by where.comp and where_s.comp: y = cond != 0 ? a : b elementwise with
+// where core, the body of the rows where and where_s: y = cond != 0 ? a : b elementwise with
 // broadcasting, over the logical (dense) output shape, each operand addressed with its own
 // strides (0 on broadcast dims). Bool conditions are 0/1 in the storage dtype; NaN counts as true.
 // Flags, push words and masked_fill's mapping: compiler/lower_where.c. Spec: 0 = workgroup size.

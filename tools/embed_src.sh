@@ -1,6 +1,6 @@
 #!/bin/sh
 # Embeds shader sources in one C file: embed_src.sh OUT.c FILE...
-# Each FILE (shaders/NAME.comp or NAME.glsl) becomes a NUL-terminated byte array and a row of the
+# Each FILE (shaders/NAME.comp, NAME.glsl or NAME.h) becomes a NUL-terminated byte array and a row of the
 # table compiler/shader_src.h declares, sorted by file name: `describe --source` and the explorer
 # show hand-written kernels from it, and the generated kernels' `#include` lines resolve to it.
 # Writes OUT.c.tmp and renames, so a failure leaves no partial file.

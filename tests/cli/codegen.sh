@@ -1,6 +1,6 @@
 #!/bin/bash
 # Generated kernels from the command line: describe --source (a generated kernel's GLSL and SPIR-V
-# disassembly, a hand-written one's .comp with its includes, bad ids), the session's `source`,
+# disassembly, a hand-written one's source with its row's defines and its includes, bad ids), the session's `source`,
 # the kernel cache (--kernel-cache DIR: a second compile comes from the directory; none writes
 # nothing), --no-fuse fuse-elementwise, --dump-after fuse-elementwise, and .npubin files carrying
 # the modules: read back, described, and refused when a module's SPIR-V is not valid (the file's
@@ -28,7 +28,11 @@ ok "describe --source 99: exit 2 naming the range" "[ $rc = 2 ] && grep -q 'no k
 "$B" describe $Q --no-fuse rmsnorm_linear --source F1 > "$T/f1.txt" 2>&1; rc=$?
 ok "describe --source F1 (a pattern instance: rmsnorm.comp)" "[ $rc = 0 ] && grep -q 'hand-written shaders/rmsnorm.comp' $T/f1.txt"
 "$B" describe $Q --source F1 > "$T/f1.txt" 2>&1; rc=$?
-ok "describe --source F1 folded (rmsnorm_linear): the GEMV it runs in" "[ $rc = 0 ] && grep -q 'hand-written shaders/gemv_rms.comp' $T/f1.txt"
+ok "describe --source F1 folded (rmsnorm_linear): the GEMV it runs in, gemv.glsl after its row's defines" \
+   "[ $rc = 0 ] && grep -q 'gemv_rms (hand-written shaders/gemv.glsl' $T/f1.txt \
+    && grep -q 'module gemv_rms.bf16' $T/f1.txt && grep -q '^#define STORAGE_BF16' $T/f1.txt \
+    && grep -q '^#define GEMV_PRO 1' $T/f1.txt && grep -q '^#define MM_BIAS 1' $T/f1.txt \
+    && grep -q -- '---- gemv.glsl ----' $T/f1.txt"
 "$B" describe $Q --no-fuse $F --source $F > /dev/null 2>"$T/e"; rc=$?
 ok "describe --source of a switched-off instance: exit 2" "[ $rc = 2 ] && grep -q 'switched off' $T/e"
 printf "source $F\n" | "$B" --batch $Q --json -x - > "$T/b.jsonl" 2>&1; rc=$?

@@ -1,8 +1,0 @@
-// variants: f16
-// conv2d_cm_br: nv-coopmat tensor-core (GL_NV_cooperative_matrix) implicit-GEMM conv2d with bias and residual (conv2d_body.glsl).
-#version 450
-#define CONV_BIAS 1
-#define CONV_RES 1
-#define GEMM_CM 1
-#define CM_EMULATE 0
-#include "conv2d_body.glsl"

@@ -1,8 +1,0 @@
-// variants: f16
-// conv2d_cmx_r: portable emulation of the nv-coopmat tensor-core implicit-GEMM conv2d with a residual (conv2d_body.glsl).
-#version 450
-#define CONV_BIAS 0
-#define CONV_RES 1
-#define GEMM_CM 1
-#define CM_EMULATE 1
-#include "conv2d_body.glsl"

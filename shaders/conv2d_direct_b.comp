@@ -1,5 +1,0 @@
-// conv2d_direct_b: direct conv2d (the portable tier on a CPU device), bias 1, residual 0 (conv2d_direct.glsl).
-#version 450
-#define CONV_BIAS 1
-#define CONV_RES 0
-#include "conv2d_direct.glsl"

@@ -1,5 +1,0 @@
-// conv2d_direct_r: direct conv2d (the portable tier on a CPU device), bias 0, residual 1 (conv2d_direct.glsl).
-#version 450
-#define CONV_BIAS 0
-#define CONV_RES 1
-#include "conv2d_direct.glsl"

@@ -1,6 +1,0 @@
-// matmul_br: matrix product with a bias plus a residual (linear_add): bindings 0 = A, 1 = B,
-// 2 = bias, 3 = residual, 4 = Y. The kernel is shaders/matmul.glsl.
-#version 450
-#define MM_BIAS 1
-#define MM_RES 1
-#include "matmul.glsl"

@@ -1,7 +1,0 @@
-// variants: f16 bf16
-// matmul_cm_glu: nv-coopmat tensor-core (GL_NV_cooperative_matrix) matmul for linear_glu (act(gate) * up in the epilogue) with a bias term: A, B, bias, Y (matmul_cm.glsl).
-#version 450
-#define MM_BIAS 1
-#define MM_GLU 1
-#define CM_EMULATE 0
-#include "matmul_cm.glsl"

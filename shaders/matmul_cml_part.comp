@@ -1,8 +1,0 @@
-// variants: f16 bf16
-// matmul_cml_part: nv-coopmat tensor-core (GL_NV_cooperative_matrix) matmul on the large tile (128x128), first pass of a K split: A, B, partials, Y (matmul_cm.glsl).
-#version 450
-#define MM_BIAS 0
-#define MM_PART 1
-#define CM_EMULATE 0
-#define MM_LARGE 1
-#include "matmul_cm.glsl"

@@ -1,8 +1,0 @@
-// variants: f16 bf16
-// matmul_cmlx_br: portable emulation of the nv-coopmat tensor-core matmul on the large tile (128x128) with a bias term and a residual: A, B, bias, res, Y (matmul_cm.glsl).
-#version 450
-#define MM_BIAS 1
-#define MM_RES 1
-#define CM_EMULATE 1
-#define MM_LARGE 1
-#include "matmul_cm.glsl"

@@ -1,8 +1,0 @@
-// variants: f16 bf16
-// matmul_cmlx_part: portable emulation of the nv-coopmat tensor-core matmul on the large tile (128x128), first pass of a K split: A, B, partials, Y (matmul_cm.glsl).
-#version 450
-#define MM_BIAS 0
-#define MM_PART 1
-#define CM_EMULATE 1
-#define MM_LARGE 1
-#include "matmul_cm.glsl"

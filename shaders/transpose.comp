@@ -1,5 +1,0 @@
-// variants: f32 f16 bf16 i32
-// transpose: the generic strided gather of shaders/gather.glsl (push layout there; lowering:
-// compiler/lower_copy.c).
-#version 450
-#include "gather.glsl"
