@@ -7,145 +7,38 @@
 #include <stdio.h>
 #include <string.h>
 
-/* One row per shader stem that lowering may emit. */
-static const struct {
-    const char *stem;
-    KernelLowerFn fn;
-} families[] = {
-    {"unary", lower_unary},
-    {"decode_attention", lower_attention},
-    {"flash_attn_cm", lower_attention},
-    {"flash_attn_cmx", lower_attention},
-    {"copy", lower_copy},
-    {"transpose", lower_copy},
-    {"expand", lower_copy},
-    {"slice", lower_copy},
-    {"depad", lower_copy},
-    {"pack", lower_copy},
-    {"cast", lower_copy},
-    {"cat", lower_cat},
-    {"cat2", lower_cat},
-    {"cat3", lower_cat},
-    {"cat4", lower_cat},
-    {"embedding", lower_embedding},
-    {"index_copy", lower_index_copy},
-    {"binary", lower_binary},
-    {"binary_s", lower_binary},
-    {"add_relu", lower_binary},
-    {"silu_mul", lower_binary},
-    {"where", lower_where},
-    {"where_s", lower_where},
-    {"reduce", lower_reduce},
-    {"argmax", lower_argmax},
-    {"argmax_f32", lower_argmax},
-    {"argmax_f16", lower_argmax},
-    {"argmax_bf16", lower_argmax},
-    {"argmax_red", lower_argmax},
-    {"softmax", lower_softmax},
-    {"masked_softmax", lower_softmax},
-    {"rmsnorm", lower_norm},
-    {"layernorm", lower_norm},
-    {"layernorm_w", lower_norm},
-    {"layernorm_plain", lower_norm},
-    {"batchnorm", lower_norm},
-    {"batchnorm_plain", lower_norm},
-    {"rope", lower_rope},
-    {"rope_cache", lower_rope},
-    {"conv2d", lower_conv2d},
-    {"conv2d_b", lower_conv2d},
-    {"conv2d_r", lower_conv2d},
-    {"conv2d_br", lower_conv2d},
-    {"conv2d_part", lower_conv2d},
-    {"conv2d_direct", lower_conv2d},
-    {"conv2d_direct_b", lower_conv2d},
-    {"conv2d_direct_r", lower_conv2d},
-    {"conv2d_direct_br", lower_conv2d},
-    {"conv2d_red", lower_conv2d},
-    {"conv2d_red_b", lower_conv2d},
-    {"conv2d_red_r", lower_conv2d},
-    {"conv2d_red_br", lower_conv2d},
-    {"conv2d_cm", lower_conv2d},
-    {"conv2d_cm_b", lower_conv2d},
-    {"conv2d_cm_r", lower_conv2d},
-    {"conv2d_cm_br", lower_conv2d},
-    {"conv2d_cm_part", lower_conv2d},
-    {"conv2d_cmx", lower_conv2d},
-    {"conv2d_cmx_b", lower_conv2d},
-    {"conv2d_cmx_r", lower_conv2d},
-    {"conv2d_cmx_br", lower_conv2d},
-    {"conv2d_cmx_part", lower_conv2d},
-    {"pool2d", lower_pool2d},
-    {"matmul", lower_matmul},
-    {"matmul_nb", lower_matmul},
-    {"matmul_r", lower_matmul},
-    {"matmul_br", lower_matmul},
-    {"gemv", lower_matmul},
-    {"gemv_nb", lower_matmul},
-    {"gemv_r", lower_matmul},
-    {"gemv_br", lower_matmul},
-    {"gemv_rms", lower_matmul},
-    {"gemv_rms_nb", lower_matmul},
-    {"gemv_rms_r", lower_matmul},
-    {"gemv_rms_br", lower_matmul},
-    {"gemv_glu", lower_matmul},
-    {"gemv_glu_nb", lower_matmul},
-    {"gemv_glu_r", lower_matmul},
-    {"gemv_glu_br", lower_matmul},
-    {"matmul_cm", lower_matmul},
-    {"matmul_cm_nb", lower_matmul},
-    {"matmul_cm_r", lower_matmul},
-    {"matmul_cm_br", lower_matmul},
-    {"matmul_cm_part", lower_matmul},
-    {"matmul_cmx", lower_matmul},
-    {"matmul_cmx_nb", lower_matmul},
-    {"matmul_cmx_r", lower_matmul},
-    {"matmul_cmx_br", lower_matmul},
-    {"matmul_cmx_part", lower_matmul},
-    {"matmul_cml", lower_matmul},
-    {"matmul_cml_nb", lower_matmul},
-    {"matmul_cml_r", lower_matmul},
-    {"matmul_cml_br", lower_matmul},
-    {"matmul_cml_part", lower_matmul},
-    {"matmul_cmlx", lower_matmul},
-    {"matmul_cmlx_nb", lower_matmul},
-    {"matmul_cmlx_r", lower_matmul},
-    {"matmul_cmlx_br", lower_matmul},
-    {"matmul_cmlx_part", lower_matmul},
-    {"matmul_red", lower_matmul},
-    {"matmul_red_nb", lower_matmul},
-    {"matmul_red_r", lower_matmul},
-    {"matmul_red_br", lower_matmul},
-    {"matmul_glu", lower_matmul},
-    {"matmul_glu_nb", lower_matmul},
-    {"matmul_cm_glu", lower_matmul},
-    {"matmul_cm_glu_nb", lower_matmul},
-    {"matmul_cmx_glu", lower_matmul},
-    {"matmul_cmx_glu_nb", lower_matmul},
-    {"matmul_cml_glu", lower_matmul},
-    {"matmul_cml_glu_nb", lower_matmul},
-    {"matmul_cmlx_glu", lower_matmul},
-    {"matmul_cmlx_glu_nb", lower_matmul},
-    {"matmul_red_glu", lower_matmul},
-    {"matmul_red_glu_nb", lower_matmul},
-    {"corrupt", lower_corrupt},
-    {"elementwise", lower_generated},
+/* Each kind's family function, from the table's KIND rows. */
+static const KernelLowerFn family_fn[KK_COUNT] = {
+#define KIND(name, fn) [KK_##name] = fn,
+#define KERNEL(stem, kind, impl, flags, n, src, var, defs)
+#include "shaders/kernels.def"
+#undef KIND
+#undef KERNEL
 };
 
-static KernelLowerFn family_of(const char *stem)
+/* The kind of a stem: its row's, or the kind it names before its family picks a row. */
+static KernelKind kind_of(const char *stem)
 {
-    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
-        if (strcmp(families[i].stem, stem) == 0) return families[i].fn;
-    return NULL;
+    const KernelRow *r = kernel_row(stem);
+    if (r) return r->key.kind;
+    for (int k = KK_NONE + 1; stem && k < KK_COUNT; k++)
+        if (strcmp(kernel_kind_name((KernelKind)k), stem) == 0) return (KernelKind)k;
+    return KK_NONE;
+}
+
+KernelLowerFn kernel_family(KernelKind kind)
+{
+    return kind > KK_NONE && kind < KK_COUNT ? family_fn[kind] : NULL;
 }
 
 bool kernel_has_family(const char *stem)
 {
-    return family_of(stem) != NULL;
+    return kernel_family(kind_of(stem)) != NULL;
 }
 
 Status kernel_lower(const KernelCtx *c, PlanKernel *k)
 {
-    KernelLowerFn fn = family_of(k->shader);
+    KernelLowerFn fn = kernel_family(kind_of(k->shader));
     if (!fn) return ST_OK; /* the backend's supports() refuses a stem it has no module for */
     k->npush = 0;
     k->nspec = 0;

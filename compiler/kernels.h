@@ -12,6 +12,7 @@
 
 #include "../common/diag.h"
 #include "graph.h"
+#include "kernel_table.h"
 #include "plan.h"
 #include "tuning.h"
 
@@ -38,11 +39,13 @@ typedef struct KernelCtx {
 
 typedef Status (*KernelLowerFn)(const KernelCtx *c, PlanKernel *k);
 
-/* Fills k from the family registered for k->shader. A stem with no family keeps the generic
- * one-invocation-per-output-element grid and no parameters (the Vulkan backend then refuses it
- * by name). Errors name the node. */
+/* Fills k from the family function of k->shader's kind (the table's KIND rows). A stem with no
+ * family keeps the generic one-invocation-per-output-element grid and no parameters (the Vulkan
+ * backend then refuses it by name). Errors name the node. */
 Status kernel_lower(const KernelCtx *c, PlanKernel *k);
-/* Is a family registered for this stem? */
+/* The family function of a kind (shaders/kernels.def), NULL for none. */
+KernelLowerFn kernel_family(KernelKind kind);
+/* Is a family registered for this stem (a row's, or a kind's name)? */
 bool kernel_has_family(const char *stem);
 
 /* ---- helpers for family functions (kernels.c) -------------------------------------------- */
