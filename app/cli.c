@@ -97,7 +97,7 @@ int cmd_ops(int argc, char **argv)
         snprintf(names, sizeof names, "%s", o->names);
         for (char *p = names; *p; p++)
             if (*p == '|') *p = md ? ';' : ' ';
-        const char *sh = o->shader ? o->shader : "-";
+        const char *sh = o->kernel != KK_NONE ? kernel_kind_name(o->kernel) : "-";
         int cpu = cpu_kernel_table[op] != NULL;
         if (md) {
             printf("| `%s` | %s | %d..%d | %s | %s | %s |\n", op_short_name((OpId)op), names,

@@ -19,14 +19,15 @@
 
 #include <string.h>
 
+/* (A fold runs no kernel: its kind is KK_NONE.) */
 static bool is_rmsnorm(const Fusion *f)
 {
-    return !f->folds && f->family && strcmp(f->family, "rmsnorm") == 0;
+    return f->kernel == KK_rmsnorm;
 }
 
 static bool is_silu_mul(const Fusion *f)
 {
-    return !f->folds && f->family && strcmp(f->family, "silu_mul") == 0;
+    return f->kernel == KK_silu_mul;
 }
 
 static const Node *member(const Graph *g, const Fusion *f, OpId op)

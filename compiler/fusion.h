@@ -46,6 +46,7 @@ typedef struct FusePattern {
      * extension off gives the kernels of the plan without it. Its name also selects the
      * extension's instances (`--no-fuse rope` switches rope_cache off too). NULL: no fallback. */
     const char *fallback;
+    KernelKind kernel; /* the kind of kernel its instances run (shaders/kernels.def) */
 } FusePattern;
 
 extern const FusePattern fuse_patterns[];

@@ -76,6 +76,8 @@ typedef struct Fusion {
                             which selects it too; NULL */
     const char *fell_back_from; /* the extension switched off that this instance is the
                                    fallback form of ("rope_cache"), which selects it too; NULL */
+    KernelKind kernel;   /* the kind of kernel it runs (FusePattern.kernel, KK_elementwise for a
+                            generated group); KK_NONE: a prologue fold, which runs none */
     int *nodes, nnodes;  /* member node indices, in graph order */
     int anchor;          /* node index where the fused kernel runs */
     int out;             /* the fused kernel's output tensor */

@@ -58,6 +58,15 @@ const KernelRow *kernel_pick(KernelKey key)
     return NULL;
 }
 
+KernelKind kernel_kind_of(const char *stem)
+{
+    const KernelRow *r = kernel_row(stem);
+    if (r) return r->key.kind;
+    for (int k = KK_NONE + 1; stem && k < KK_COUNT; k++)
+        if (strcmp(kind_names[k], stem) == 0) return (KernelKind)k;
+    return KK_NONE;
+}
+
 const KernelRow *kernel_row(const char *stem)
 {
     for (int i = 0; stem && i < kernel_row_count; i++)

@@ -67,5 +67,8 @@ const char *kernel_kind_name(KernelKind kind);
 const KernelRow *kernel_pick(KernelKey key);
 /* The row of this stem, or NULL (a generated kernel, a kind's name before lowering). */
 const KernelRow *kernel_row(const char *stem);
+/* The kind of a stem: its row's, or the kind a kind's name names; KK_NONE otherwise (a generated
+ * kernel, a CPU kernel's op name). */
+KernelKind kernel_kind_of(const char *stem);
 
 #endif

@@ -16,16 +16,6 @@ static const KernelLowerFn family_fn[KK_COUNT] = {
 #undef KERNEL
 };
 
-/* The kind of a stem: its row's, or the kind it names before its family picks a row. */
-static KernelKind kind_of(const char *stem)
-{
-    const KernelRow *r = kernel_row(stem);
-    if (r) return r->key.kind;
-    for (int k = KK_NONE + 1; stem && k < KK_COUNT; k++)
-        if (strcmp(kernel_kind_name((KernelKind)k), stem) == 0) return (KernelKind)k;
-    return KK_NONE;
-}
-
 KernelLowerFn kernel_family(KernelKind kind)
 {
     return kind > KK_NONE && kind < KK_COUNT ? family_fn[kind] : NULL;
@@ -33,16 +23,36 @@ KernelLowerFn kernel_family(KernelKind kind)
 
 bool kernel_has_family(const char *stem)
 {
-    return kernel_family(kind_of(stem)) != NULL;
+    return kernel_family(kernel_kind_of(stem)) != NULL;
 }
 
 Status kernel_lower(const KernelCtx *c, PlanKernel *k)
 {
-    KernelLowerFn fn = kernel_family(kind_of(k->shader));
+    KernelLowerFn fn = kernel_family(c->kind);
     if (!fn) return ST_OK; /* the backend's supports() refuses a stem it has no module for */
     k->npush = 0;
     k->nspec = 0;
+    const KernelRow *base = kernel_pick((KernelKey){.kind = c->kind});
+    if (base) k->shader = base->stem;
     return fn(c, k);
+}
+
+/* The table's row of key, or NULL after an error naming the node. */
+static const KernelRow *row_of(const KernelCtx *c, KernelKey key)
+{
+    const KernelRow *r = kernel_pick(key);
+    if (!r)
+        kc_error(c, "no %s kernel (impl %d, flags 0x%x, n %d) in shaders/kernels.def",
+                 kernel_kind_name(key.kind), (int)key.impl, key.flags, key.n);
+    return r;
+}
+
+Status kc_pick(const KernelCtx *c, PlanKernel *k, KernelKey key)
+{
+    const KernelRow *r = row_of(c, key);
+    if (!r) return ST_BAD_INPUT;
+    k->shader = r->stem;
+    return ST_OK;
 }
 
 const PlanTensor *kc_arg(const PlanKernel *k, const Plan *p, int i)
@@ -200,10 +210,12 @@ Status kc_set_args(const KernelCtx *c, PlanKernel *k, const int *args, int nin, 
     return ST_OK;
 }
 
-PlanKernel *kc_append(const KernelCtx *c, const PlanKernel *k, const char *shader,
-                      const int *args, int nin, int nargs)
+PlanKernel *kc_append(const KernelCtx *c, const PlanKernel *k, KernelKey key, const int *args,
+                      int nin, int nargs)
 {
     Plan *p = c->grow;
+    const KernelRow *row = row_of(c, key);
+    if (!row) return NULL;
     if (!p || p->nkernels >= c->max_kernels || k != &p->kernels[p->nkernels - 1] || nin < 0 ||
         nin > nargs) {
         kc_error(c, "kernel %s: no room for a second kernel in the plan", k->shader);
@@ -211,7 +223,7 @@ PlanKernel *kc_append(const KernelCtx *c, const PlanKernel *k, const char *shade
     }
     PlanKernel *e = &p->kernels[p->nkernels];
     memset(e, 0, sizeof *e);
-    e->shader = arena_strdup(&p->arena, shader);
+    e->shader = row->stem;
     e->target = k->target;
     e->op = k->op;
     e->node = k->node;
@@ -221,7 +233,7 @@ PlanKernel *kc_append(const KernelCtx *c, const PlanKernel *k, const char *shade
     e->args = arena_alloc(&p->arena, sizeof(int) * (size_t)(nargs + 1));
     e->nprov = k->nprov;
     e->prov = k->prov; /* arena strings of the same plan */
-    if (!e->shader || !e->args) {
+    if (!e->args) {
         kc_error(c, "out of memory");
         return NULL;
     }

@@ -1,9 +1,10 @@
 /* Kernel lowering: how one plan kernel's parameters are computed from the graph. The `lower`
- * step creates a PlanKernel per fused instance or NPU node (shader stem, bindings = plan tensor
- * ids: inputs then the output) and then calls the family function registered here for its
- * stem, which fills the push-constant words, the specialization constants and the dispatch grid
- * (and may reorder the inputs or pick another stem). The matching shader in shaders/STEM.comp
- * reads exactly those words: docs/kernels.md is the contract between the two sides.
+ * step creates a PlanKernel per fused instance or NPU node (a kernel kind, bindings = plan tensor
+ * ids: inputs then the output) and then calls the family function of its kind (the KIND rows of
+ * shaders/kernels.def), which fills the push-constant words, the specialization constants and
+ * the dispatch grid, may reorder the inputs, and picks the kernel by its key (kc_pick: the
+ * table's row, so its stem). The row's shader reads exactly those words: docs/kernels.md is the
+ * contract between the two sides.
  *
  * A .npubin keeps the words, so the runtime runs a plan without the graph and computes nothing
  * about semantics itself. Called only by lower.c and by the family files lower_*.c. */
@@ -28,6 +29,7 @@ typedef struct KernelCtx {
     Plan *grow;
     int max_tensors, max_kernels;
     const struct CompileOptions *opt; /* the kernel cache and tuning; NULL: the defaults */
+    KernelKind kind; /* the kind lowering asks for (ops.def, the fusion pattern) */
     /* The tier kernels are chosen for (PlanTier; the plan's, except under cm_emulate), and
      * whether its tensor-core stems are replaced by their portable emulations (`STEM` ->
      * the `_cmx` stems: tests only, CompileOptions.cm_emulate). */
@@ -39,9 +41,10 @@ typedef struct KernelCtx {
 
 typedef Status (*KernelLowerFn)(const KernelCtx *c, PlanKernel *k);
 
-/* Fills k from the family function of k->shader's kind (the table's KIND rows). A stem with no
- * family keeps the generic one-invocation-per-output-element grid and no parameters (the Vulkan
- * backend then refuses it by name). Errors name the node. */
+/* Fills k from the family function of c->kind (the table's KIND rows), k's stem first the
+ * kind's base kernel (KI_BASE, no flags) where the table has one. A kind with no family keeps the
+ * generic one-invocation-per-output-element grid and no parameters (the Vulkan backend then
+ * refuses it by name). Errors name the node. */
 Status kernel_lower(const KernelCtx *c, PlanKernel *k);
 /* The family function of a kind (shaders/kernels.def), NULL for none. */
 KernelLowerFn kernel_family(KernelKind kind);
@@ -106,12 +109,15 @@ KcRows kc_last_dim_rows(const PlanTensor *x, const PlanTensor *y);
  * an error. */
 int kc_scratch(const KernelCtx *c, const PlanKernel *k, const char *suffix, int rank,
                const int64_t *shape, DType storage);
+/* Names k's kernel: the table's row of this key (kernel_pick), the one way lowering chooses a
+ * kernel. An error naming the node when the table has no such row. */
+Status kc_pick(const KernelCtx *c, PlanKernel *k, KernelKey key);
 /* Appends one more kernel right after k (the plan's last kernel) for the same instance: same
  * target, anchor, fusion and provenance (so profile, bisect and describe name the instance),
- * shader stem `shader`, bindings args[0..nargs) of which the first nin are inputs. The caller
+ * the kernel of `key`, bindings args[0..nargs) of which the first nin are inputs. The caller
  * fills its push words, spec constants and grid. Returns NULL after reporting an error. */
-PlanKernel *kc_append(const KernelCtx *c, const PlanKernel *k, const char *shader,
-                      const int *args, int nin, int nargs);
+PlanKernel *kc_append(const KernelCtx *c, const PlanKernel *k, KernelKey key, const int *args,
+                      int nin, int nargs);
 /* Replaces k's bindings by args[0..nargs) (the first nin inputs), in the plan's arena: for a
  * family that binds more tensors than the graph gives it (a scratch tensor). */
 Status kc_set_args(const KernelCtx *c, PlanKernel *k, const int *args, int nin, int nargs);

@@ -8,16 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Which shader stem computes a fused pattern. */
-static const char *fusion_shader(const char *pattern)
-{
-    if (strncmp(pattern, "conv", 4) == 0) return "conv2d";
-    if (strncmp(pattern, "linear", 6) == 0) return "matmul";
-    if (strcmp(pattern, "attention") == 0) return "decode_attention"; /* one kernel, Tq rows */
-    if (strcmp(pattern, "index_copy_t") == 0) return "index_copy"; /* a strided source */
-    return pattern; /* add_relu, rmsnorm, silu_mul, masked_softmax, rope, decode_attention */
-}
-
 /* Plan tensor id of graph tensor t (-1 for tensors living only inside a fused kernel). */
 typedef struct Lowering {
     const Graph *g;
@@ -162,13 +152,37 @@ static Status build_tensors(Lowering *L, const CompileOptions *o)
     return ST_OK;
 }
 
-/* Parameters of the kernel just added (kernels.h). */
-static Status lower_last(Lowering *L, const Node *anchor, const Fusion *fu, DiagList *d)
+/* Parameters of the kernel just added, of kind `kind` (kernels.h). */
+static Status lower_last(Lowering *L, const Node *anchor, const Fusion *fu, KernelKind kind,
+                         DiagList *d)
 {
-    int tier = L->o->cm_emulate ? TIER_NV_COOPMAT : L->o->tier;
-    KernelCtx c = {L->g,  L->p, anchor, fu, d, L->p, tensor_cap(L->g), kernel_cap(L->g), L->o,
-                   tier, L->o->cm_emulate, L->o->cm_force, L->o->cpu_device};
+    KernelCtx c = {.g = L->g,
+                   .p = L->p,
+                   .anchor = anchor,
+                   .fusion = fu,
+                   .d = d,
+                   .grow = L->p,
+                   .max_tensors = tensor_cap(L->g),
+                   .max_kernels = kernel_cap(L->g),
+                   .opt = L->o,
+                   .kind = kind,
+                   .tier = L->o->cm_emulate ? TIER_NV_COOPMAT : L->o->tier,
+                   .cm_emulate = L->o->cm_emulate,
+                   .cm_force = L->o->cm_force,
+                   .cpu_device = L->o->cpu_device};
     return kernel_lower(&c, &L->p->kernels[L->p->nkernels - 1]);
+}
+
+/* Adds an NPU kernel of kind `kind` (named by the kind until its family picks a row) and lowers
+ * it. */
+static Status add_npu_kernel(Lowering *L, const Node *anchor, int node, int fusion, const int *ins,
+                             int nin, int out, KernelKind kind, const int *prov, int nprov,
+                             DiagList *d)
+{
+    Status st = add_kernel(L, anchor, node, fusion, ins, nin, out, KT_NPU, kernel_kind_name(kind),
+                           prov, nprov);
+    return st == ST_OK ? lower_last(L, anchor, fusion >= 0 ? &L->g->fusions[fusion] : NULL, kind, d)
+                       : st;
 }
 
 /* Is id one of the comma-separated ids in list? */
@@ -189,10 +203,8 @@ static bool in_list(const char *list, const char *id)
 static Status add_corrupt(Lowering *L, const Node *n, int node, int fusion, const Fusion *fu,
                           DiagList *d)
 {
-    Status st = add_kernel(L, n, node, fusion, NULL, 0, fu->out, KT_NPU, "corrupt", fu->nodes,
-                           fu->nnodes);
-    if (st == ST_OK) st = lower_last(L, n, fu, d);
-    return st;
+    return add_npu_kernel(L, n, node, fusion, NULL, 0, fu->out, KK_corrupt, fu->nodes, fu->nnodes,
+                          d);
 }
 
 /* The provenance of the NPU kernel anchored at node i: the members of every folded instance
@@ -239,8 +251,7 @@ static Status add_fold_breaks(Lowering *L, const Node *n, int i, int kf, int out
         broken[b] = true;
         const int *prov = kf >= 0 ? g->fusions[kf].nodes : &i;
         int nprov = kf >= 0 ? g->fusions[kf].nnodes : 1;
-        Status st = add_kernel(L, n, i, kf, NULL, 0, out, KT_NPU, "corrupt", prov, nprov);
-        if (st == ST_OK) st = lower_last(L, n, kf >= 0 ? &g->fusions[kf] : NULL, d);
+        Status st = add_npu_kernel(L, n, i, kf, NULL, 0, out, KK_corrupt, prov, nprov, d);
         if (st != ST_OK) return st;
     }
     return ST_OK;
@@ -281,9 +292,8 @@ static Status build_kernels(Lowering *L, DiagList *d)
             for (int o = 0; o < n->nout && st == ST_OK; o++) {
                 const GTensor *t = &g->tensors[n->out[o]];
                 if ((t->nconsumers == 0 && !t->is_output) || t->alias_of >= 0) continue;
-                st = add_kernel(L, n, i, -1, n->in, n->nin, n->out[o], KT_NPU,
-                                op_info[n->op].shader, &i, 1);
-                if (st == ST_OK) st = lower_last(L, n, NULL, d);
+                st = add_npu_kernel(L, n, i, -1, n->in, n->nin, n->out[o], op_info[n->op].kernel,
+                                    &i, 1, d);
             }
         } else if (n->fusion >= 0 && g->fusions[n->fusion].enabled) {
             const Fusion *fu = &g->fusions[n->fusion];
@@ -291,9 +301,7 @@ static Status build_kernels(Lowering *L, DiagList *d)
             int nin = graph_kernel_inputs(g, i, ins, 64);
             int nprov = kernel_prov(L, i, fu->nodes, fu->nnodes, prov, FUSE_MAX_NODES * 4);
             p->fusions[n->fusion].kernel = p->nkernels;
-            st = add_kernel(L, n, i, n->fusion, ins, nin, fu->out, KT_NPU,
-                            fusion_shader(fu->pattern), prov, nprov);
-            if (st == ST_OK) st = lower_last(L, n, fu, d);
+            st = add_npu_kernel(L, n, i, n->fusion, ins, nin, fu->out, fu->kernel, prov, nprov, d);
             if (st == ST_OK && in_list(L->o->break_id, fu->id))
                 st = add_corrupt(L, n, i, n->fusion, fu, d);
             if (st == ST_OK) st = add_fold_breaks(L, n, i, n->fusion, fu->out, broken, d);
@@ -301,8 +309,8 @@ static Status build_kernels(Lowering *L, DiagList *d)
             /* no hand-written kernel: a member of a switched-off generated group (where, a
              * comparison, a source the group took from the CPU) runs as its own generated one
              * (graph_kernel_node lets only those through) */
-            const char *stem = op_info[n->op].shader && !n->adopted ? op_info[n->op].shader
-                                                                    : "elementwise";
+            KernelKind kind = op_info[n->op].kernel != KK_NONE && !n->adopted ? op_info[n->op].kernel
+                                                                               : KK_elementwise;
             int out = n->nout ? n->out[0] : -1, ins[64], prov[FUSE_MAX_NODES * 4];
             int nin = n->nin, nprov = kernel_prov(L, i, &i, 1, prov, FUSE_MAX_NODES * 4);
             const int *in = n->in;
@@ -310,8 +318,7 @@ static Status build_kernels(Lowering *L, DiagList *d)
                 nin = graph_kernel_inputs(g, i, ins, 64);
                 in = ins;
             }
-            st = add_kernel(L, n, i, -1, in, nin, out, KT_NPU, stem, prov, nprov);
-            if (st == ST_OK) st = lower_last(L, n, NULL, d);
+            st = add_npu_kernel(L, n, i, -1, in, nin, out, kind, prov, nprov, d);
             if (st == ST_OK && nprov > 1) st = add_fold_breaks(L, n, i, -1, out, broken, d);
         }
         if (st != ST_OK) return st;

@@ -26,20 +26,15 @@
 #define AM_CHUNK_GPU 2048
 #define AM_CHUNK_CPU 16384
 
-static const char *pass1_stem(DType storage)
-{
-    return storage == DT_F32 ? "argmax_f32" : storage == DT_F16 ? "argmax_f16"
-                                            : storage == DT_BF16 ? "argmax_bf16" : NULL;
-}
-
 Status lower_argmax(const KernelCtx *c, PlanKernel *k)
 {
     const Node *n = c->anchor;
     if (n->op != OP_ARGMAX) return kc_error(c, "%s is not an argmax kernel op", op_short_name(n->op));
     if (k->nin != 1) return kc_error(c, "argmax kernel needs one input");
     const PlanTensor *x = kc_arg(k, c->p, 0), *y = kc_out(k, c->p);
-    const char *stem = pass1_stem(x->storage);
-    if (!stem || y->storage != DT_I32)
+    /* pass 1 by the input's storage (the module variant follows the int32 output) */
+    const KernelRow *pass1 = kernel_pick((KernelKey){.kind = KK_argmax, .n = (int)x->storage});
+    if (!pass1 || y->storage != DT_I32)
         return kc_error(c, "argmax kernel: float input and int32 output storage expected");
     int r = x->rank;
     int64_t dim = r - 1;
@@ -75,7 +70,7 @@ Status lower_argmax(const KernelCtx *c, PlanKernel *k)
     int args[3] = {k->args[0], part, out};
     Status st = kc_set_args(c, k, args, 1, 3);
     if (st != ST_OK) return st;
-    k->shader = stem;
+    k->shader = pass1->stem;
     uint32_t tpr = kc_lanes_for(chunk, AM_WG);
     for (int i = 0; i < 6 + 3 * AM_OUTER && st == ST_OK; i++) st = kc_push_i(c, k, words[i]);
     if (st == ST_OK) st = kc_spec(c, k, AM_WG);
@@ -83,7 +78,8 @@ Status lower_argmax(const KernelCtx *c, PlanKernel *k)
     kc_grid(k, rows * nsplit, AM_WG / tpr);
     if (st != ST_OK || nsplit == 1) return st;
     int rargs[2] = {part, out};
-    PlanKernel *rk = kc_append(c, k, "argmax_red", rargs, 1, 2);
+    PlanKernel *rk = kc_append(c, k, (KernelKey){.kind = KK_argmax, .flags = KF_RED}, rargs, 1,
+                               2);
     if (!rk) return ST_BAD_INPUT;
     uint32_t tpr2 = kc_lanes_for(nsplit, AM_WG);
     for (int i = 0; i < 6 + 3 * AM_OUTER && st == ST_OK; i++) st = kc_push_i(c, rk, words[i]);

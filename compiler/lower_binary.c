@@ -147,10 +147,10 @@ Status lower_binary(const KernelCtx *c, PlanKernel *k)
     Status st = ST_OK;
     const Node *n = c->anchor;
     uint32_t flags = 0;
-    if (strcmp(k->shader, "add_relu") == 0) {
+    if (c->kind == KK_add_relu) {
         n = kc_member(c, OP_ADD);
         flags |= BF_RELU;
-    } else if (strcmp(k->shader, "silu_mul") == 0) {
+    } else if (c->kind == KK_silu_mul) {
         const Node *s = kc_member(c, OP_SILU);
         n = kc_member(c, OP_MUL);
         if (!s || !n) return kc_error(c, "silu_mul kernel without a silu and a mul member");
@@ -194,7 +194,8 @@ Status lower_binary(const KernelCtx *c, PlanKernel *k)
     } else if (k->nin != 2) {
         return kc_error(c, "binary kernel with %d inputs", k->nin);
     }
-    if (one) k->shader = "binary_s";
+    if (one) st = kc_pick(c, k, (KernelKey){.kind = KK_binary, .flags = KF_SCALAR});
+    if (st != ST_OK) return st;
 
     int64_t sa[BIN_DIMS], sb[BIN_DIMS] = {0}, so[BIN_DIMS], shape[BIN_DIMS];
     const PlanTensor *a = kc_arg(k, c->p, 0);

@@ -46,11 +46,13 @@ Status lower_cat(const KernelCtx *c, PlanKernel *k)
     if (at != out->shape[dim])
         return kc_error(c, "cat gives %lld along the dim, declared %lld", (long long)at,
                         (long long)out->shape[dim]);
-    static const char *stems[] = {"copy", "cat2", "cat3", "cat4"};
-    k->shader = stems[nin - 1];
-    if (nin == 1) return lower_copy(c, k); /* the input in its own order */
+    if (nin == 1) { /* the input in its own order */
+        Status st = kc_pick(c, k, (KernelKey){.kind = KK_copy});
+        return st == ST_OK ? lower_copy(c, k) : st;
+    }
     int64_t n = kc_numel(out);
-    Status st = kc_push_i(c, k, n);
+    Status st = kc_pick(c, k, (KernelKey){.kind = KK_cat, .n = nin});
+    if (st == ST_OK) st = kc_push_i(c, k, n);
     if (st == ST_OK) st = kc_push_i(c, k, out->shape[dim]);
     if (st == ST_OK) st = kc_push_i(c, k, inner);
     for (int i = 0; i < 3 && st == ST_OK; i++)

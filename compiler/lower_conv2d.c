@@ -2,8 +2,8 @@
  * _hardsigmoid) instance. Picks
  * the kernel (the implicit GEMM of shaders/conv2d_body.glsl, its tensor-core version on the
  * nv-coopmat tier where measured faster, or the direct kernel on a CPU device), its tiles and K
- * split (kc_gemm_tile; a split appends the reduce pass), the stem by which of bias and residual
- * are bound (..., _b, _r, _br: the runtime binds exactly the kernel's tensors), and fills the push
+ * split (kc_gemm_tile; a split appends the reduce pass), the key by which of bias and residual
+ * are bound (KF_BIAS, KF_RES: the runtime binds exactly the kernel's tensors), and fills the push
  * words of shaders/conv2d_common.glsl. Attribute semantics follow runtime/cpu_conv.c (ATen). */
 #include "kernels.h"
 
@@ -117,6 +117,7 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
         }
     }
     bool has_b = bi >= 0, has_r = ri >= 0;
+    unsigned epi = (has_b ? KF_BIAS : 0) | (has_r ? KF_RES : 0); /* the key's bindings */
     if (k->nin != 2 + has_b + has_r || (has_r && ri != 2 + has_b))
         return kc_error(c, "conv2d kernel: unexpected inputs (%d bound)", k->nin);
 
@@ -179,8 +180,6 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
         /* direct: channel tiles of at most TM_MAX, balanced (33 -> 3 x 11; depthwise TM 1);
          * TP_MAX pixels per invocation, a small image shrinking the workgroup to a multiple of 8
          * (lavapipe's SIMD width) rather than the pixels per invocation */
-        static const char *const direct[4] = {"conv2d_direct", "conv2d_direct_b",
-                                              "conv2d_direct_r", "conv2d_direct_br"};
         int64_t mtiles = (coutg + TM_MAX - 1) / TM_MAX, tm = (coutg + mtiles - 1) / mtiles;
         int64_t tp = TP_MAX, wg = DIRECT_WG;
         if (npix < DIRECT_WG * TP_MAX) {
@@ -195,23 +194,15 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
         if (st == ST_OK) st = kc_spec(c, k, (uint32_t)tm);
         if (st == ST_OK) st = kc_spec(c, k, (uint32_t)tp);
         kc_grid(k, ptiles * mtiles * g.groups, 1);
-        k->shader = direct[has_b + 2 * has_r];
-        return st;
+        if (st != ST_OK) return st;
+        return kc_pick(c, k, (KernelKey){.kind = KK_conv2d, .impl = KI_DIRECT, .flags = epi});
     }
     KcTile t = cm ? tcm : kc_gemm_tile(coutg, npix, kdim, g.groups, 0, target);
     if (cm) t.wg = 256; /* conv2d_body.glsl's tile: 2 x 4 subgroups */
     int64_t part_row = (npix + 3) / 4 * 4; /* conv2d_common.glsl conv_part_stride */
     if (t.nsplit * g.cout * part_row > UINT32_MAX)
         return kc_error(c, "conv2d kernel: the K-split partials pass 2^32 elements");
-    /* [tier: portable, nv-coopmat, its emulation][epilogue: -, b, r, br; 4 = K-split partials] */
-    static const char *const stems[3][5] = {
-        {"conv2d", "conv2d_b", "conv2d_r", "conv2d_br", "conv2d_part"},
-        {"conv2d_cm", "conv2d_cm_b", "conv2d_cm_r", "conv2d_cm_br", "conv2d_cm_part"},
-        {"conv2d_cmx", "conv2d_cmx_b", "conv2d_cmx_r", "conv2d_cmx_br", "conv2d_cmx_part"},
-    };
-    static const char *const reduce[4] = {"conv2d_red", "conv2d_red_b", "conv2d_red_r",
-                                          "conv2d_red_br"};
-    const char *const *tier = stems[!cm ? 0 : c->cm_emulate ? 2 : 1];
+    KernelImpl impl = !cm ? KI_BASE : c->cm_emulate ? KI_CMX : KI_CM;
     int64_t words[NHEAD + 5];
     memcpy(words, head, sizeof head);
     words[NHEAD] = t.mtiles, words[NHEAD + 1] = t.ntiles, words[NHEAD + 2] = t.nsplit;
@@ -229,10 +220,8 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
         st = kc_spec(c, k, spec[i]);
     kc_grid(k, t.tiles * t.nsplit, 1);
     if (st != ST_OK) return st;
-    if (t.nsplit == 1) {
-        k->shader = tier[has_b * 1 + has_r * 2];
-        return ST_OK;
-    }
+    if (t.nsplit == 1)
+        return kc_pick(c, k, (KernelKey){.kind = KK_conv2d, .impl = impl, .flags = epi});
     /* K split: this kernel writes the partials {x, w} -> {partials, y}; a reduce pass
      * {partials, [bias], [res]} -> y adds them up with the epilogue. A residual that is x itself
      * is bound as the reduce's res. */
@@ -244,13 +233,16 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     int pargs[4] = {k->args[0], k->args[1], part, out};
     st = kc_set_args(c, k, pargs, 2, 4);
     if (st != ST_OK) return st;
-    k->shader = tier[4];
+    st = kc_pick(c, k, (KernelKey){.kind = KK_conv2d, .impl = impl, .flags = KF_PART});
+    if (st != ST_OK) return st;
     int rargs[4], nr = 0;
     rargs[nr++] = part;
     if (barg >= 0) rargs[nr++] = barg;
     if (rarg >= 0) rargs[nr++] = rarg;
     rargs[nr] = out;
-    PlanKernel *rk = kc_append(c, k, reduce[(barg >= 0) + 2 * (rarg >= 0)], rargs, nr, nr + 1);
+    unsigned repi = (barg >= 0 ? KF_BIAS : 0) | (rarg >= 0 ? KF_RES : 0);
+    KernelKey red = {.kind = KK_conv2d, .impl = KI_BASE, .flags = KF_RED | repi};
+    PlanKernel *rk = kc_append(c, k, red, rargs, nr, nr + 1);
     if (!rk) return ST_BAD_INPUT;
     if (rsrc == 2) {
         words[18] = x->pshape[o]; /* rcp */

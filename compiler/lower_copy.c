@@ -202,14 +202,14 @@ Status lower_copy(const KernelCtx *c, PlanKernel *k)
     case OP_TO_DTYPE:
         /* float to float: one storage dtype on the device, so a raw copy */
         if (raw)
-            k->shader = "copy";
+            st = kc_pick(c, k, (KernelKey){.kind = KK_copy});
         else if (in->storage == DT_I32 && dtype_is_float(out->storage))
-            k->shader = "cast";
+            st = kc_pick(c, k, (KernelKey){.kind = KK_cast});
         else
             return kc_error(c, "cast from %s to %s storage has no NPU kernel",
                             dtype_name(in->storage), dtype_name(out->storage));
         raw = true;
-        st = walk_input(c, in, out, &w);
+        if (st == ST_OK) st = walk_input(c, in, out, &w);
         break;
     case OP_PACK:
         /* a graph input in its host form (pass_pack.c): f32, dense, to the output's storage

@@ -8,14 +8,15 @@
  *    16-byte aligned (binding offsets: arena offsets, pass_memory.c, or 0 for own buffers);
  *  - the scalar vector path of shaders/matmul.glsl when M == 1 otherwise;
  *  - the tiled path of shaders/matmul.glsl for everything else.
- * The stem says which of bias and residual are bound (the runtime binds exactly the kernel's
- * tensors): matmul / gemv (bias), matmul_nb / gemv_nb (neither), matmul_r / gemv_r (residual),
- * matmul_br / gemv_br (both). Bindings A, B, [bias], [residual], Y (addmm's reordered).
+ * The kernel's key says which of bias and residual are bound (KF_BIAS, KF_RES: the runtime binds
+ * exactly the kernel's tensors) and the path (KI_BASE, KI_GEMV; KF_RMSNORM, KF_SILU_MUL for a
+ * GEMV prologue); its row of shaders/kernels.def names it. Bindings A, B, [bias], [residual], Y
+ * (addmm's reordered).
  * Push: {M, N, K, b_ks, b_ns, nbatch, bdim[4], sa[4], sb[4], bias_ms, bias_ns, act, alpha, beta,
  * post}. Spec: matmul {WG, vector, TM, TN, TK}; gemv {WG, R, MR, NV, U, G} (gemv_spec).
  * linear_glu (fuse_concat.c) is the product over the gate's and up's weights interleaved, with
- * act(gate) * up in the epilogue: the tiled path's matmul_glu / matmul_glu_nb, or the tensor-core
- * matmul's GLU stems (lower_matmul_cm.c), never the GEMV or the vector path. */
+ * act(gate) * up in the epilogue (KF_GLU): the tiled path, or the tensor-core matmul
+ * (lower_matmul_cm.c), never the GEMV or the vector path. */
 #include "fusion.h"
 #include "kernels.h"
 
@@ -79,7 +80,7 @@ static Status describe_prologue(const KernelCtx *c, const PlanKernel *k, const N
     int x, other;
     if (!fuse_fold_operands(c->g, b, &x, &other, &d->eps))
         return kc_error(c, "matmul kernel: the folded %s does not name its operands", b->pattern);
-    d->pro = strcmp(b->family, "rmsnorm") == 0 ? 1 : 2;
+    d->pro = b->kernel == KK_rmsnorm ? 1 : 2;
     d->pro_arg = kc_arg_of(c, k, other);
     if (d->pro_arg < 0) return kc_error(c, "matmul kernel: the prologue's operand is not bound");
     return ST_OK;
@@ -429,13 +430,13 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
                         d.pro == 1 ? "rmsnorm_linear" : "silu_mul_linear");
     st = bind_operands(c, k, &d);
     if (st != ST_OK) return st;
-    /* a module's bindings are fixed: one stem per (prologue, bias, residual) */
-    static const char *stems[4][2][2] = {{{"matmul_nb", "matmul_r"}, {"matmul", "matmul_br"}},
-                                         {{"gemv_nb", "gemv_r"}, {"gemv", "gemv_br"}},
-                                         {{"gemv_rms_nb", "gemv_rms_r"}, {"gemv_rms", "gemv_rms_br"}},
-                                         {{"gemv_glu_nb", "gemv_glu_r"}, {"gemv_glu", "gemv_glu_br"}}};
-    k->shader = d.glu ? (d.bias_arg >= 0 ? "matmul_glu" : "matmul_glu_nb")
-                      : stems[fast ? 1 + d.pro : 0][d.bias_arg >= 0][d.res_arg >= 0];
+    /* a module's bindings are fixed: one kernel per (path, prologue, bias, residual, GLU); the
+     * tensor-core path picks its own (lower_matmul_cm.c) */
+    unsigned flags = (d.bias_arg >= 0 ? KF_BIAS : 0) | (d.res_arg >= 0 ? KF_RES : 0) |
+                     (d.glu ? KF_GLU : 0) | (d.pro == 1 ? KF_RMSNORM : d.pro == 2 ? KF_SILU_MUL : 0);
+    st = kc_pick(c, k,
+                 (KernelKey){.kind = KK_matmul, .impl = fast ? KI_GEMV : KI_BASE, .flags = flags});
+    if (st != ST_OK) return st;
     int64_t words[] = {d.m, d.n, d.k, d.b_ks, d.b_ns, d.nbatch};
     for (size_t i = 0; st == ST_OK && i < sizeof words / sizeof words[0]; i++)
         st = kc_push_i(c, k, words[i]);

@@ -4,18 +4,17 @@
  * bias_ns, act, alpha, beta, post}; this adds {mtiles, ntiles, nsplit, kchunk}, the spec
  * constants {WG, BM, BN, BK, B_KMAJOR, -, -, VEC, ABLATE}, the stem and the grid (kc_gemm_tile
  * picks the tiles and the K split). A split writes fp32 partials [nsplit, batch*M*N]
- * (kc_scratch) with matmul_cm_part and a reduce pass (kc_append: matmul_red, _nb, _r, _br) adds
- * them up with the epilogue.
+ * (kc_scratch) with the KF_PART kernel and a reduce pass (kc_append: KF_RED with the epilogue's
+ * flags) adds them up with the epilogue.
  *
- * Two tiles (cm_tile): 64 x 64 on 128 invocations (matmul_cm*), and where M and N are both at
- * least 128 (prefill's GEMMs) 128 x 128 on 256 (matmul_cml*): each staged byte feeds twice the
+ * Two tiles (cm_tile): 64 x 64 on 128 invocations, and where M and N are both at least 128
+ * (prefill's GEMMs) 128 x 128 on 256 (KF_LARGE): each staged byte feeds twice the
  * MMAs and the operand traffic halves; its K split aims at 1 workgroup per SM
  * (KC_MATMUL_TARGET_LARGE) rather than 4.
  *
- * linear_glu (q->glu): the GLU stems matmul_cm_glu, _glu_nb, matmul_cml_glu, _glu_nb (and the
- * emulations), whose epilogue pairs the interleaved gate and up columns into Y [.., M, N / 2];
- * a K split's first pass is the plain matmul_cm_part (partials over all N columns) and its
- * reduce matmul_red_glu, _glu_nb pairs them.
+ * linear_glu (q->glu): the KF_GLU kernels, whose epilogue pairs the interleaved gate and up
+ * columns into Y [.., M, N / 2]; a K split's first pass is the plain KF_PART kernel (partials
+ * over all N columns) and its KF_RED | KF_GLU reduce pairs them.
  *
  * bf16 operands are converted to f16 as they are staged: exact in fp16's normal range, +-inf
  * past 65504 (docs/kernels.md "Tiers"). f32 keeps the SIMT kernel (f16 operands would lose its
@@ -72,27 +71,14 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q)
     for (int i = 0; i < 9 && st == ST_OK; i++) st = kc_spec(c, k, spec[i]);
     if (st != ST_OK) return st;
     kc_grid(k, t.tiles * t.nsplit, 1);
-    /* stems by [large tile][emulation][bias][residual], the first pass of a split by [large
-     * tile][emulation] */
-    static const char *const stems[2][2][2][2] = {
-        {{{"matmul_cm_nb", "matmul_cm_r"}, {"matmul_cm", "matmul_cm_br"}},
-         {{"matmul_cmx_nb", "matmul_cmx_r"}, {"matmul_cmx", "matmul_cmx_br"}}},
-        {{{"matmul_cml_nb", "matmul_cml_r"}, {"matmul_cml", "matmul_cml_br"}},
-         {{"matmul_cmlx_nb", "matmul_cmlx_r"}, {"matmul_cmlx", "matmul_cmlx_br"}}}};
-    static const char *const parts[2][2] = {{"matmul_cm_part", "matmul_cmx_part"},
-                                            {"matmul_cml_part", "matmul_cmlx_part"}};
-    static const char *const reds[2][2] = {{"matmul_red_nb", "matmul_red_r"}, {"matmul_red", "matmul_red_br"}};
-    /* linear_glu (no residual): by [large tile][emulation][bias], its reduce by [bias] */
-    static const char *const glu_stems[2][2][2] = {
-        {{"matmul_cm_glu_nb", "matmul_cm_glu"}, {"matmul_cmx_glu_nb", "matmul_cmx_glu"}},
-        {{"matmul_cml_glu_nb", "matmul_cml_glu"}, {"matmul_cmlx_glu_nb", "matmul_cmlx_glu"}}};
-    static const char *const glu_reds[2] = {"matmul_red_glu_nb", "matmul_red_glu"};
-    bool emu = c->cm_emulate;
+    /* the key: tile, emulation, the epilogue's bindings and GLU; a split's first pass is the
+     * plain product over all N columns, its reduce pass the epilogue */
+    KernelImpl impl = c->cm_emulate ? KI_CMX : KI_CM;
+    unsigned tile = large ? KF_LARGE : 0;
+    unsigned epi = (q->bias ? KF_BIAS : 0) | (q->res ? KF_RES : 0) | (q->glu ? KF_GLU : 0);
     if (q->glu && q->res) return kc_error(c, "linear_glu kernel with a residual");
-    if (t.nsplit == 1) {
-        k->shader = q->glu ? glu_stems[large][emu][q->bias] : stems[large][emu][q->bias][q->res];
-        return ST_OK;
-    }
+    if (t.nsplit == 1)
+        return kc_pick(c, k, (KernelKey){.kind = KK_matmul, .impl = impl, .flags = tile | epi});
     int64_t pshape[2] = {t.nsplit, mn};
     int part = kc_scratch(c, k, ".partials", 2, pshape, DT_F32);
     if (part < 0) return ST_BAD_INPUT;
@@ -105,9 +91,10 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q)
     int pargs[4] = {k->args[0], k->args[1], part, out};
     st = kc_set_args(c, k, pargs, 2, 4);
     if (st != ST_OK) return st;
-    k->shader = parts[large][emu];
-    PlanKernel *rk = kc_append(c, k, q->glu ? glu_reds[q->bias] : reds[q->bias][q->res], rargs,
-                               nr - 1, nr);
+    st = kc_pick(c, k, (KernelKey){.kind = KK_matmul, .impl = impl, .flags = tile | KF_PART});
+    if (st != ST_OK) return st;
+    KernelKey red = {.kind = KK_matmul, .impl = KI_BASE, .flags = KF_RED | epi};
+    PlanKernel *rk = kc_append(c, k, red, rargs, nr - 1, nr);
     if (!rk) return ST_BAD_INPUT;
     for (int i = 0; i < k->npush && st == ST_OK; i++) st = kc_push_u(c, rk, k->push[i]);
     if (st == ST_OK) st = kc_spec(c, rk, MM_RED_WG);

@@ -143,8 +143,9 @@ static Status lower_layernorm(const KernelCtx *c, PlanKernel *k)
     for (int i = 1; i < k->nin; i++)
         if (kc_numel(kc_arg(k, c->p, i)) != len)
             return kc_error(c, "layer_norm: weight/bias must have %lld elements", (long long)len);
-    k->shader = k->nin == 3 ? "layernorm" : k->nin == 2 ? "layernorm_w" : "layernorm_plain";
-    return push_rows(c, k, x, y, x->rank - nd, attr_float(n, "eps", 1e-5));
+    unsigned flags = (k->nin >= 2 ? KF_WEIGHT : 0) | (k->nin == 3 ? KF_BIAS : 0);
+    Status st = kc_pick(c, k, (KernelKey){.kind = KK_layernorm, .flags = flags});
+    return st == ST_OK ? push_rows(c, k, x, y, x->rank - nd, attr_float(n, "eps", 1e-5)) : st;
 }
 
 static Status lower_batchnorm(const KernelCtx *c, PlanKernel *k)
@@ -169,9 +170,10 @@ static Status lower_batchnorm(const KernelCtx *c, PlanKernel *k)
     for (int i = 1; i < k->nin; i++)
         if (kc_numel(kc_arg(k, c->p, i)) != C)
             return kc_error(c, "batchnorm: parameters must have %lld elements", (long long)C);
-    k->shader = k->nin == 5 ? "batchnorm" : "batchnorm_plain";
     int64_t total = x->shape[0] * C * inner;
-    Status st = kc_push_i(c, k, total);
+    unsigned flags = k->nin == 5 ? KF_WEIGHT | KF_BIAS : 0;
+    Status st = kc_pick(c, k, (KernelKey){.kind = KK_batchnorm, .flags = flags});
+    if (st == ST_OK) st = kc_push_i(c, k, total);
     if (st == ST_OK) st = kc_push_i(c, k, C);
     if (st == ST_OK) st = kc_push_i(c, k, inner);
     if (st == ST_OK) st = kc_push_i(c, k, x->pshape[1] * inner);
@@ -186,8 +188,8 @@ static Status lower_batchnorm(const KernelCtx *c, PlanKernel *k)
 
 Status lower_norm(const KernelCtx *c, PlanKernel *k)
 {
-    if (strcmp(k->shader, "rmsnorm") == 0) return lower_rmsnorm(c, k);
-    if (strncmp(k->shader, "layernorm", 9) == 0) return lower_layernorm(c, k);
-    if (strncmp(k->shader, "batchnorm", 9) == 0) return lower_batchnorm(c, k);
-    return kc_error(c, "no norm kernel named %s", k->shader);
+    if (c->kind == KK_rmsnorm) return lower_rmsnorm(c, k);
+    if (c->kind == KK_layernorm) return lower_layernorm(c, k);
+    if (c->kind == KK_batchnorm) return lower_batchnorm(c, k);
+    return kc_error(c, "no norm kernel of kind %s", kernel_kind_name(c->kind));
 }

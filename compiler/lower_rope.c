@@ -219,7 +219,7 @@ static Status lower_rope_cache(const KernelCtx *c, PlanKernel *k)
 
 Status lower_rope(const KernelCtx *c, PlanKernel *k)
 {
-    if (strcmp(k->shader, "rope_cache") == 0) return lower_rope_cache(c, k);
+    if (c->kind == KK_rope_cache) return lower_rope_cache(c, k);
     int rope_out;
     Status s = rope_inputs(c, k, NULL, 0, &rope_out);
     if (s != ST_OK) return s;

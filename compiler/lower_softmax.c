@@ -9,7 +9,6 @@
  * softmax, compiler/canon_sdpa.c). Spec {256, TPR}. */
 #include "kernels.h"
 
-#include <string.h>
 
 #define SM_WG 256
 #define SM_OUTER 5
@@ -40,7 +39,7 @@ Status lower_softmax(const KernelCtx *c, PlanKernel *k)
     if (!sm) return kc_error(c, "%s kernel without a softmax", k->shader);
     uint32_t code = sm->op == OP_LOG_SOFTMAX ? SM_LOG : 0;
     if (attr_bool(sm, "safe", false)) code |= SM_SAFE; /* an exported sdpa's: empty rows 0 */
-    bool masked = strcmp(k->shader, "masked_softmax") == 0;
+    bool masked = c->kind == KK_masked_softmax;
     const PlanTensor *y = kc_out(k, c->p), *x = kc_arg(k, c->p, 0);
     const PlanTensor *m = NULL;
     if (masked) {
@@ -51,7 +50,8 @@ Status lower_softmax(const KernelCtx *c, PlanKernel *k)
          * their broadcast matters (both go through strides) */
         if (k->nin == 1) {
             code |= SM_DOUBLE;
-            k->shader = "softmax";
+            Status ps = kc_pick(c, k, (KernelKey){.kind = KK_softmax});
+            if (ps != ST_OK) return ps;
         } else if (k->nin == 2) {
             m = kc_arg(k, c->p, 1);
         } else {

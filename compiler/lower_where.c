@@ -60,7 +60,8 @@ Status lower_where(const KernelCtx *c, PlanKernel *k)
     memcpy(k->args, args, sizeof(int) * (size_t)(nin + 1)); /* the same count or fewer */
     k->nin = nin;
     k->nargs = nin + 1;
-    k->shader = flags ? "where_s" : "where";
+    Status ps = kc_pick(c, k, (KernelKey){.kind = KK_where, .flags = flags ? KF_SCALAR : 0});
+    if (ps != ST_OK) return ps;
 
     int64_t st[3][WHERE_DIMS] = {{0}}, shape[WHERE_DIMS];
     for (int i = 0; i < nin; i++)

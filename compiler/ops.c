@@ -5,7 +5,7 @@
 #include "../common/strmap.h"
 
 const OpInfo op_info[OP_COUNT] = {
-#define X(id, nm, mn, mx, fl, sh, dc) [OP_##id] = {#id, nm, mn, mx, fl, sh, dc},
+#define X(id, nm, mn, mx, fl, kind, dc) [OP_##id] = {#id, nm, mn, mx, fl, KK_##kind, dc},
 #include "ops.def"
 #undef X
 };

@@ -6,6 +6,8 @@
 
 #include <stdbool.h>
 
+#include "kernel_table.h"
+
 enum {
     OPF_ELTWISE = 1 << 0,
     OPF_REDUCE = 1 << 1,
@@ -29,7 +31,7 @@ typedef struct OpInfo {
     const char *names; /* "aten.add.Tensor|aten.add_.Tensor|..." */
     int min_in, max_in;
     unsigned flags;
-    const char *shader; /* shader stem, NULL when no NPU kernel family */
+    KernelKind kernel; /* the NPU kernel's kind (shaders/kernels.def), KK_NONE for none */
     const char *doc;
 } OpInfo;
 

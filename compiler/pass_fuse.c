@@ -81,7 +81,7 @@ static bool switched_on(const CompileOptions *o, const Fusion *f)
  * starts, every node of it a member (rope at rope_cache's add: every member but the index_copy;
  * masked_softmax at attention's mask add: the add and the softmax). False when there is none. */
 static bool fallback_match(const Graph *g, const FuseMatch *m, const char *fallback,
-                           const bool *taken, FuseMatch *out)
+                           const bool *taken, FuseMatch *out, KernelKind *kernel)
 {
     for (int p = 0; p < fuse_pattern_count; p++) {
         const FusePattern *fp = &fuse_patterns[p];
@@ -96,6 +96,7 @@ static bool fallback_match(const Graph *g, const FuseMatch *m, const char *fallb
             for (int k = 0; k < b.n && inside; k++) inside = in_group(m, b.nodes[k]);
             if (inside && !check_group(g, &b, taken)) {
                 *out = b;
+                *kernel = fp->kernel;
                 return true;
             }
         }
@@ -103,13 +104,13 @@ static bool fallback_match(const Graph *g, const FuseMatch *m, const char *fallb
     return false;
 }
 
-/* Records instance F<n> of `pattern` (family `family`) over the nodes of m, its anchor the last,
- * and applies the user's switches. A pattern with a fallback (rope_cache's rope, attention's
+/* Records instance F<n> of `pattern` (family `family`, running a kernel of kind `kernel`) over
+ * the nodes of m, its anchor the last, and applies the user's switches. A pattern with a fallback (rope_cache's rope, attention's
  * masked_softmax) switched off while the fallback stays selected becomes an instance of the
  * fallback's form among its members (m shrinks to it: the other members are left to later
  * patterns and passes, as without the extension). Returns its index, or -1 when out of memory. */
 static int record(Graph *g, PassCtx *c, FuseMatch *m, const char *pattern, const char *family,
-                  const char *fallback, const bool *taken)
+                  const char *fallback, KernelKind kernel, const bool *taken)
 {
     Fusion *fs = realloc(g->fusions, sizeof(Fusion) * (size_t)(g->nfusions + 1));
     if (!fs) return -1;
@@ -120,14 +121,17 @@ static int record(Graph *g, PassCtx *c, FuseMatch *m, const char *pattern, const
     f->pattern = pattern;
     f->family = family;
     f->base = fallback;
+    f->kernel = kernel;
     f->enabled = switched_on(c->opt, f);
     FuseMatch fm;
-    if (!f->enabled && fallback && fallback_match(g, m, fallback, taken, &fm)) {
+    KernelKind fk;
+    if (!f->enabled && fallback && fallback_match(g, m, fallback, taken, &fm, &fk)) {
         /* switched off as the extension only: the fallback form */
         Fusion b = *f;
         b.pattern = fm.variant ? fm.variant : fallback;
         b.family = fallback;
         b.base = NULL;
+        b.kernel = fk;
         if (switched_on(c->opt, &b)) {
             *f = b;
             f->fell_back_from = pattern;
@@ -161,7 +165,7 @@ static Status record_folds(Graph *g, PassCtx *c)
         memset(&m, 0, sizeof m);
         m.n = g->fusions[b].nnodes;
         memcpy(m.nodes, g->fusions[b].nodes, sizeof(int) * (size_t)m.n);
-        int f = record(g, c, &m, name, name, NULL, NULL);
+        int f = record(g, c, &m, name, name, NULL, KK_NONE, NULL);
         if (f < 0) return ST_NOMEM;
         Fusion *fo = &g->fusions[f], *base = &g->fusions[b];
         fo->anchor = base->anchor;
@@ -196,7 +200,7 @@ Status pass_fuse(Graph *g, PassCtx *c)
                 continue;
             }
             int f = record(g, c, &m, m.variant ? m.variant : fp->name, fp->name, fp->fallback,
-                           taken);
+                           fp->kernel, taken);
             if (f < 0) return ST_NOMEM;
             for (int k = 0; k < m.n; k++) {
                 taken[m.nodes[k]] = true;

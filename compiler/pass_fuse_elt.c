@@ -167,6 +167,7 @@ Status pass_fuse_elementwise(Graph *g, PassCtx *c)
         *f = (Fusion){0}; /* fields other passes add (family, kin) start empty */
         f->id = arena_printf(&g->arena, "F%d", g->nfusions + 1);
         f->pattern = FUSE_ELEMENTWISE;
+        f->kernel = KK_elementwise;
         f->nnodes = gr->n;
         f->nodes = arena_dup(&g->arena, gr->nodes, sizeof(int) * (size_t)gr->n);
         f->anchor = gr->anchor;

@@ -80,7 +80,7 @@ int graph_kernel_node(const Graph *g, int i)
     /* a view: no kernel (an in-place writer such as index_copy aliases too, and runs) */
     if (n->nout == 1 && g->tensors[n->out[0]].alias_of >= 0 && (op_info[n->op].flags & OPF_VIEW))
         return -1;
-    if (op_info[n->op].shader && !n->adopted) return i;
+    if (op_info[n->op].kernel != KK_NONE && !n->adopted) return i;
     /* a member of a switched-off generated group that no hand-written kernel runs (a node the
      * group took from the CPU) runs as its own generated kernel */
     return n->fusion >= 0 && strcmp(g->fusions[n->fusion].pattern, FUSE_ELEMENTWISE) == 0 ? i : -1;

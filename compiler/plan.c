@@ -1,4 +1,5 @@
 #include "plan.h"
+#include "kernel_table.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +36,7 @@ PlanTransfer plan_transfer(const Plan *p, int part, int j)
     int b = plan_base(p, x.tensor);
     for (int k = 0; k < p->nkernels && x.to_cpu; k++) {
         const PlanKernel *kn = &p->kernels[k];
-        if (kn->nargs > kn->nin && kn->args[kn->nargs - 1] == b && strcmp(kn->shader, "depad") == 0)
+        if (kn->nargs > kn->nin && kn->args[kn->nargs - 1] == b && kernel_kind_of(kn->shader) == KK_depad)
             x.depad_kernel = k;
     }
     DType h = host_dtype(t->dtype);

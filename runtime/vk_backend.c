@@ -15,6 +15,7 @@
 #include "hostxf.h"
 #include "vk_core.h"
 #include "vk_shaders.h"
+#include "../compiler/kernel_table.h"
 
 
 typedef struct PipeEntry {
@@ -114,9 +115,9 @@ static bool vkb_supports(Backend *base, const Plan *p, const PlanKernel *k, cons
     }
     /* decode_attention: teams of up to 8 lanes inside one subgroup, at most 16 subgroups in its
      * workgroups of <= 128 (shaders/decode_attention.glsl) */
-    if (b->ctx && strcmp(k->shader, "decode_attention") == 0 &&
+    if (b->ctx && kernel_kind_of(k->shader) == KK_decode_attention &&
         vk_ctx_info(b->ctx)->subgroup_size < 8) {
-        *why = "decode_attention needs subgroups of at least 8 lanes";
+        *why = "the attention kernel needs subgroups of at least 8 lanes";
         return false;
     }
     return true;
