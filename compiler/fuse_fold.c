@@ -102,7 +102,9 @@ const char *fuse_fold_match(const Graph *g, const Fusion *base, const char **why
     if (y->rank < 1) return (*why = "its output is a scalar"), name;
     int64_t k = y->shape[y->rank - 1], rows = 1;
     for (int i = 0; i + 1 < y->rank; i++) rows *= y->shape[i];
-    if (rows > 4) return (*why = "more than 4 rows: the tiled matmul has no prologue"), name;
+    if (rows > GEMV_MAX_ROWS)
+        return (*why = "more than " ABI_STR(GEMV_MAX_ROWS) " rows: the tiled matmul has no prologue"),
+               name;
     if (k % 8 != 0)
         return (*why = "K is not a multiple of 8 (the GEMV's 16-byte vectors)"), name;
     const GTensor *ta = &g->tensors[a], *tb = &g->tensors[b];

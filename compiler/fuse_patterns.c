@@ -690,8 +690,9 @@ static bool match_linear_glu(const Graph *g, int node, const bool *taken, FuseMa
         return (*why = "the weights' rows are not a multiple of 16 (runs of 16 interleave)"), false;
     int64_t rows = 1;
     for (int i = 0; i + 1 < x->rank; i++) rows *= x->shape[i];
-    if (rows <= 4)
-        return (*why = "at most 4 rows: the GEMVs take the linears, silu_mul_linear the product"),
+    if (rows <= GEMV_MAX_ROWS)
+        return (*why = "at most " ABI_STR(GEMV_MAX_ROWS) " rows: the GEMVs take the linears, "
+                       "silu_mul_linear the product"),
                false;
     int seq[] = {gl, si, ul, mu};
     for (int i = 0; i < 4; i++) add(m, seq[i]);

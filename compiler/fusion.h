@@ -7,11 +7,9 @@
 
 #include <stdbool.h>
 #include "graph.h"
+#include "shaders/abi.h" /* ATTN_MAX_D, the attention patterns' largest head dim; GEMV_MAX_ROWS */
 
 #define FUSE_MAX_NODES 32
-/* The largest head dim of the attention patterns (the kernel holds q in shared memory:
- * shaders/decode_attention.glsl MAXD). */
-#define ATTN_MAX_D 256
 /* The pattern name of the fuse-elementwise pass's instances (generated kernels). */
 #define FUSE_ELEMENTWISE "elementwise"
 

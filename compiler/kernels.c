@@ -262,12 +262,42 @@ Status kc_push_u(const KernelCtx *c, PlanKernel *k, uint32_t v)
     return ST_OK;
 }
 
+/* kc_push_i's refusal of a value outside int32. */
+static Status too_wide(const KernelCtx *c, const PlanKernel *k, int64_t v)
+{
+    return kc_error(c, "value %lld does not fit the %s kernel's 32-bit parameters", (long long)v,
+                    k->shader);
+}
+
 Status kc_push_i(const KernelCtx *c, PlanKernel *k, int64_t v)
 {
-    if (v < INT32_MIN || v > INT32_MAX)
-        return kc_error(c, "value %lld does not fit the %s kernel's 32-bit parameters",
-                        (long long)v, k->shader);
+    if (v < INT32_MIN || v > INT32_MAX) return too_wide(c, k, v);
     return kc_push_u(c, k, (uint32_t)(int32_t)v);
+}
+
+int32_t kc_word(KcWords *w, int64_t v)
+{
+    if ((v < INT32_MIN || v > INT32_MAX) && !w->bad) {
+        w->bad = true;
+        w->first_bad = v;
+    }
+    return (int32_t)v;
+}
+
+Status kc_words_ok(const KernelCtx *c, const PlanKernel *k, const KcWords *w)
+{
+    return w->bad ? too_wide(c, k, w->first_bad) : ST_OK;
+}
+
+Status kc_push_block(const KernelCtx *c, PlanKernel *k, const void *block, size_t bytes)
+{
+    Status st = ST_OK;
+    for (size_t i = 0; i + 4 <= bytes && st == ST_OK; i += 4) {
+        uint32_t v;
+        memcpy(&v, (const char *)block + i, 4);
+        st = kc_push_u(c, k, v);
+    }
+    return st;
 }
 
 Status kc_push_f(const KernelCtx *c, PlanKernel *k, double v)

@@ -15,7 +15,10 @@
 #include "graph.h"
 #include "kernel_table.h"
 #include "plan.h"
+#include "shaders/abi.h"
 #include "tuning.h"
+
+#include <stddef.h>
 
 /* What a family function may look at. */
 typedef struct KernelCtx {
@@ -76,6 +79,44 @@ int64_t kc_numel(const PlanTensor *t);
 /* The byte offset at which the backend binds t (runtime/vk_backend.c): its base's arena offset
  * (0 for an own buffer) plus a view's own offset (a linear_concat part, a split chunk). */
 int64_t kc_binding_offset(const Plan *p, const PlanTensor *t);
+/* The push blocks of shaders/abi.h as C structs: a family fills one by field name and pushes it
+ * whole (kc_push_block); the shader declares its block from the same list (PUSH_BLOCK). */
+typedef struct ConvPush {
+    CONV2D_PUSH(PUSH_FIELD)
+} ConvPush;
+typedef struct MatmulPush {
+    MATMUL_PUSH(PUSH_FIELD)
+} MatmulPush;
+typedef struct MatmulCmPush {
+    MatmulPush mm;
+    MATMUL_CM_TAIL(PUSH_FIELD)
+} MatmulCmPush;
+typedef struct AttnPush {
+    ATTN_PUSH(PUSH_FIELD)
+} AttnPush;
+typedef struct PoolPush {
+    POOL2D_PUSH(PUSH_FIELD)
+} PoolPush;
+_Static_assert(sizeof(ConvPush) == 4 * CONV2D_PUSH_WORDS, "conv2d push: CONV2D_PUSH_WORDS words");
+_Static_assert(sizeof(MatmulPush) == 4 * MATMUL_PUSH_WORDS, "matmul push: MATMUL_PUSH_WORDS words");
+_Static_assert(sizeof(MatmulCmPush) == 4 * MATMUL_CM_PUSH_WORDS,
+               "tensor-core matmul push: MATMUL_CM_PUSH_WORDS words");
+_Static_assert(sizeof(AttnPush) == 4 * ATTN_PUSH_WORDS, "attention push: ATTN_PUSH_WORDS words");
+_Static_assert(sizeof(PoolPush) == 4 * POOL2D_PUSH_WORDS, "pool2d push: POOL2D_PUSH_WORDS words");
+_Static_assert(CONV2D_PUSH_WORDS <= PLAN_MAX_PUSH && MATMUL_CM_PUSH_WORDS <= PLAN_MAX_PUSH &&
+                   ATTN_PUSH_WORDS <= PLAN_MAX_PUSH,
+               "a push block within PLAN_MAX_PUSH words");
+/* A push block's values: kc_word(&w, v) is v as a 32-bit word and remembers the first v outside
+ * int32 (the range of kc_push_i), which kc_words_ok then refuses with kc_push_i's message. */
+typedef struct KcWords {
+    bool bad;
+    int64_t first_bad;
+} KcWords;
+int32_t kc_word(KcWords *w, int64_t v);
+Status kc_words_ok(const KernelCtx *c, const PlanKernel *k, const KcWords *w);
+/* Appends a push block (a struct above; bytes a multiple of 4); an error naming the node past
+ * PLAN_MAX_PUSH words. */
+Status kc_push_block(const KernelCtx *c, PlanKernel *k, const void *block, size_t bytes);
 /* Appends one push-constant word; ST_INTERNAL (with a message naming the node) past
  * PLAN_MAX_PUSH words. */
 Status kc_push_u(const KernelCtx *c, PlanKernel *k, uint32_t v);
@@ -152,11 +193,8 @@ enum {
     KC_CM_TILE = 64,        /* the tensor-core tile of conv2d_cm* and matmul_cm* */
     KC_CM_TILE_LARGE = 128, /* of matmul_cml* */
 };
-/* decode_attention (lower_attention.c): the most query heads per workgroup (the shader's MAXG)
- * and the most splits of the cache (MAXSPLIT: the merging workgroup holds every split's {m, l}
- * per head); the tuning knobs attn.g and attn.splits stay within them. */
-#define ATTN_MAX_G 8
-#define ATTN_MAX_SPLIT 16
+/* decode_attention's limits ATTN_MAX_G and ATTN_MAX_SPLIT are shaders/abi.h's: the tuning knobs
+ * attn.g and attn.splits stay within them. */
 typedef struct KcTile {
     int64_t bm, bn, bk, tr, tc, wg; /* tile, per-invocation tile (SIMT), workgroup size */
     int64_t mtiles, ntiles, tiles;  /* tiles over M, N, and in all (times batch) */
@@ -200,14 +238,15 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k); /* matmul*, gemv* */
  * describes it: B contiguous along K (kmajor), which of bias and residual are bound, and whether
  * 16-byte staging loads fit (vec: see shaders/matmul_cm.glsl). matmul_cm_applies: does the
  * tensor-core kernel take it (f16 or bf16 storage, M, N, K >= 16)? lower_matmul_cm finishes k
- * after the family's push words. */
+ * from the family's push block mp. */
 typedef struct CmProduct {
     int64_t m, n, k, nbatch;
     bool kmajor, bias, res, vec;
     bool glu; /* linear_glu: Y has N / 2 columns, act(gate) * up (shaders/matmul_glu.glsl) */
 } CmProduct;
 bool matmul_cm_applies(const KernelCtx *c, const PlanKernel *k, const CmProduct *q);
-Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q);
+Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q,
+                       const MatmulPush *mp);
 Status lower_rope(const KernelCtx *c, PlanKernel *k);       /* rope, rope_cache */
 Status lower_attention(const KernelCtx *c, PlanKernel *k);  /* decode_attention */
 Status lower_corrupt(const KernelCtx *c, PlanKernel *k);    /* --break: lower_debug.c */

@@ -24,10 +24,9 @@
  * with 16-byte loads where every row start is provably 16-byte aligned (D and the cache strides
  * multiples of the vector, binding offsets aligned), else element by element.
  *
- * Push: {T, D, Hq, rep_k, rep_v, scale, k_sb, k_sh, k_st, v_sb, v_sh, v_st, q_sb, q_sh, m_sb,
- *        m_sh, m_st, o_sb, o_sh, nsplit, chunk, ngroups, Tq, q_st, m_sq, o_st} (strides in
- *        elements, 0 for a broadcast mask dim; ngroups = B * Hq / G * Tq: the tickets; q_st, m_sq,
- *        o_st: the query row strides of q, the mask and the output).
+ * Push: AttnPush (shaders/abi.h ATTN_PUSH; strides in elements, 0 for a broadcast mask dim;
+ *       ngroups = B * Hq / G * Tq: the tickets; q_st, m_sq, o_st: the query row strides of q,
+ *       the mask and the output).
  * Spec: 0 = workgroup size, 1 = G, 2 = L lanes per key row, 3 = VEC (1: 16-byte loads),
  *       4 = NV vectors or elements per row, 5 = RB rows per team and trip, 6 = ABLATE (0; bench),
  *       7 = SAFE (1: a row with no valid position gives zeros; the softmax's `safe`).
@@ -314,15 +313,22 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     for (int i = 0; i < 3 && vec_ok; i++) vec_ok = ks[i] % ew == 0 && vs[i] % ew == 0;
     vec_ok = vec_ok && kc_binding_offset(c->p, K) % 16 == 0 && kc_binding_offset(c->p, V) % 16 == 0;
     AttnParams a = attn_params(c, B, Hq, Tq, rep_k, rep_v, D, T, vec_ok, ew);
-    int64_t w[] = {T, D, Hq, rep_k, rep_v};
-    Status st = ST_OK;
-    for (int i = 0; i < 5 && st == ST_OK; i++) st = kc_push_i(c, k, w[i]);
-    if (st == ST_OK) st = kc_push_f(c, k, scale);
     /* the tickets: one per (batch, head group, query row) */
     int64_t ngroups = B * (Hq / a.g) * Tq;
-    int64_t s[] = {ks[0], ks[1], ks[2], vs[0], vs[1], vs[2], qs[0], qs[1], ms[0], ms[1],
-                   ms[3], os[0], os[1], a.nsplit, a.chunk, ngroups, Tq, qs[2], ms[2], os[2]};
-    for (int i = 0; i < 20 && st == ST_OK; i++) st = kc_push_i(c, k, s[i]);
+    KcWords w = {0};
+    AttnPush pa = {
+        .T = kc_word(&w, T), .D = kc_word(&w, D), .Hq = kc_word(&w, Hq),
+        .rep_k = kc_word(&w, rep_k), .rep_v = kc_word(&w, rep_v), .scale = (float)scale,
+        .k_sb = kc_word(&w, ks[0]), .k_sh = kc_word(&w, ks[1]), .k_st = kc_word(&w, ks[2]),
+        .v_sb = kc_word(&w, vs[0]), .v_sh = kc_word(&w, vs[1]), .v_st = kc_word(&w, vs[2]),
+        .q_sb = kc_word(&w, qs[0]), .q_sh = kc_word(&w, qs[1]), .q_st = kc_word(&w, qs[2]),
+        .m_sb = kc_word(&w, ms[0]), .m_sh = kc_word(&w, ms[1]), .m_st = kc_word(&w, ms[3]),
+        .m_sq = kc_word(&w, ms[2]), .o_sb = kc_word(&w, os[0]), .o_sh = kc_word(&w, os[1]),
+        .o_st = kc_word(&w, os[2]), .nsplit = kc_word(&w, a.nsplit), .chunk = kc_word(&w, a.chunk),
+        .ngroups = kc_word(&w, ngroups), .Tq = kc_word(&w, Tq),
+    };
+    Status st = kc_words_ok(c, k, &w);
+    if (st == ST_OK) st = kc_push_block(c, k, &pa, sizeof pa);
     /* spec 6, attn.ablate: parts of the kernel left out (bench only, wrong results by design);
      * SAFE: the member softmax is an exported sdpa's (canon_sdpa.c): empty rows give zeros */
     int64_t spec[] = {a.wg, a.g, a.lanes, a.vec, a.nv, a.rb, kc_tune(c, TUNE_ATTN_ABLATE), safe};

@@ -4,7 +4,7 @@
  * nv-coopmat tier where measured faster, or the direct kernel on a CPU device), its tiles and K
  * split (kc_gemm_tile; a split appends the reduce pass), the key by which of bias and residual
  * are bound (KF_BIAS, KF_RES: the runtime binds exactly the kernel's tensors), and fills the push
- * words of shaders/conv2d_common.glsl. Attribute semantics follow runtime/cpu_conv.c (ATen). */
+ * block (shaders/abi.h CONV2D_PUSH, ConvPush). Attribute semantics follow runtime/cpu_conv.c (ATen). */
 #include "kernels.h"
 
 #include "../common/half.h"
@@ -59,13 +59,10 @@ static Status conv_attrs(const KernelCtx *c, const Node *conv, ConvGeom *g)
     return ST_OK;
 }
 
-/* The epilogue's activation (shaders/conv2d_common.glsl conv_act): code 0 none, 1 relu,
- * 2 clamp to [lo, hi] (relu6, hardtanh), 3 hardswish, 4 hardsigmoid; lo and hi as the two
- * halves of one word (the fuse pattern admits only half-exact bounds). */
-enum { CONV_ACT_NONE = 0, CONV_ACT_RELU = 1, CONV_ACT_CLAMP = 2, CONV_ACT_HARDSWISH = 3,
-       CONV_ACT_HARDSIGMOID = 4 };
-
-static Status conv_act(const KernelCtx *c, int64_t *code, int64_t *lim)
+/* The epilogue's activation (shaders/conv2d_common.glsl conv_act): a code of shaders/abi.h
+ * CONV_ACT_*, CLAMP's lo and hi as the two halves of one word (the fuse pattern admits only
+ * half-exact bounds). */
+static Status conv_act(const KernelCtx *c, uint32_t *code, uint32_t *lim)
 {
     double lo = 0, hi = 0;
     const Node *ht = kc_member(c, OP_HARDTANH);
@@ -83,7 +80,7 @@ static Status conv_act(const KernelCtx *c, int64_t *code, int64_t *lim)
     if (f16_to_f32(l) != lo || f16_to_f32(h) != hi)
         return kc_error(c, "conv2d kernel: hardtanh bounds %g, %g are not exact in half precision",
                         lo, hi);
-    *lim = (int64_t)(int32_t)((uint32_t)h << 16 | l);
+    *lim = (uint32_t)h << 16 | l;
     return ST_OK;
 }
 
@@ -92,7 +89,7 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     const Node *conv = kc_member(c, OP_CONV2D);
     if (!conv) return kc_error(c, "conv2d kernel without a conv2d node");
     const Node *add = kc_member(c, OP_ADD);
-    int64_t act = 0, act_lim = 0;
+    uint32_t act = 0, act_lim = 0;
     Status ast = conv_act(c, &act, &act_lim);
     if (ast != ST_OK) return ast;
     int xi = kc_arg_of(c, k, conv->in[0]), wi = kc_arg_of(c, k, conv->in[1]);
@@ -155,12 +152,18 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     int64_t coutg = g.cout / g.groups, npix = g.n * g.oh * g.ow, kdim = g.c / g.groups * g.kh * g.kw;
     if (g.n * x->pshape[o] * g.h * g.w > UINT32_MAX || g.n * y->pshape[o] * g.oh * g.ow > UINT32_MAX)
         return kc_error(c, "conv2d kernel: a tensor past 2^32 elements");
-    int64_t head[] = {
-        g.n, g.c, g.h, g.w, g.cout, g.oh, g.ow, g.groups,
-        g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw,
-        x->pshape[o], y->pshape[o], has_r ? r->pshape[o] : 0, rsrc, act,
+    KcWords w = {0};
+    ConvPush pc = {
+        .n = kc_word(&w, g.n), .c = kc_word(&w, g.c), .h = kc_word(&w, g.h), .w = kc_word(&w, g.w),
+        .cout = kc_word(&w, g.cout), .oh = kc_word(&w, g.oh), .ow = kc_word(&w, g.ow),
+        .groups = kc_word(&w, g.groups),
+        .kh = kc_word(&w, g.kh), .kw = kc_word(&w, g.kw), .sh = kc_word(&w, g.sh),
+        .sw = kc_word(&w, g.sw), .ph = kc_word(&w, g.ph), .pw = kc_word(&w, g.pw),
+        .dh = kc_word(&w, g.dh), .dw = kc_word(&w, g.dw),
+        .xcp = kc_word(&w, x->pshape[o]), .ycp = kc_word(&w, y->pshape[o]),
+        .rcp = kc_word(&w, has_r ? r->pshape[o] : 0), .rsrc = (uint32_t)rsrc,
+        .act = act, .act_lim = act_lim, /* the tiles and split: below */
     };
-    enum { NHEAD = sizeof head / sizeof head[0] };
     /* The K split's grid targets (conv.target, conv.cm_target) and the tensor-core tile's plan at
      * its own. Tensor cores (f16 storage, 16+ channels per group) where they were measured faster
      * than the SIMT kernel on the H100 at batch 1: convs whose K the tensor-core plan splits,
@@ -187,9 +190,12 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
             tp = (npix + wg - 1) / wg;
         }
         int64_t ptiles = (npix + wg * tp - 1) / (wg * tp);
-        int64_t tail[] = {mtiles, ptiles, 1, 0, act_lim};
-        for (int i = 0; i < NHEAD && st == ST_OK; i++) st = kc_push_i(c, k, head[i]);
-        for (int i = 0; i < 5 && st == ST_OK; i++) st = kc_push_i(c, k, tail[i]);
+        pc.mtiles = kc_word(&w, mtiles); /* channel tiles of TM, pixel tiles of WG * TP */
+        pc.ptiles = kc_word(&w, ptiles);
+        pc.nsplit = 1;
+        pc.kchunk = 0;
+        st = kc_words_ok(c, k, &w);
+        if (st == ST_OK) st = kc_push_block(c, k, &pc, sizeof pc);
         if (st == ST_OK) st = kc_spec(c, k, (uint32_t)wg);
         if (st == ST_OK) st = kc_spec(c, k, (uint32_t)tm);
         if (st == ST_OK) st = kc_spec(c, k, (uint32_t)tp);
@@ -203,12 +209,12 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     if (t.nsplit * g.cout * part_row > UINT32_MAX)
         return kc_error(c, "conv2d kernel: the K-split partials pass 2^32 elements");
     KernelImpl impl = !cm ? KI_BASE : c->cm_emulate ? KI_CMX : KI_CM;
-    int64_t words[NHEAD + 5];
-    memcpy(words, head, sizeof head);
-    words[NHEAD] = t.mtiles, words[NHEAD + 1] = t.ntiles, words[NHEAD + 2] = t.nsplit;
-    words[NHEAD + 3] = t.kchunk, words[NHEAD + 4] = act_lim;
-    enum { NWORDS = NHEAD + 5 };
-    for (int i = 0; i < NWORDS && st == ST_OK; i++) st = kc_push_i(c, k, words[i]);
+    pc.mtiles = kc_word(&w, t.mtiles);
+    pc.ptiles = kc_word(&w, t.ntiles);
+    pc.nsplit = kc_word(&w, t.nsplit);
+    pc.kchunk = kc_word(&w, t.kchunk);
+    st = kc_words_ok(c, k, &w);
+    if (st == ST_OK) st = kc_push_block(c, k, &pc, sizeof pc);
     /* KORD 1 when the channels of a group fill whole K steps: the steps go through blocks of BK
      * channels at one kernel position (conv2d_body.glsl); conv.kord=0 forces the plain order.
      * Spec 9, conv.ablate: parts of the K loop left out (bench only, wrong results by design). */
@@ -244,11 +250,11 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     KernelKey red = {.kind = KK_conv2d, .impl = KI_BASE, .flags = KF_RED | repi};
     PlanKernel *rk = kc_append(c, k, red, rargs, nr, nr + 1);
     if (!rk) return ST_BAD_INPUT;
-    if (rsrc == 2) {
-        words[18] = x->pshape[o]; /* rcp */
-        words[19] = 1;            /* rsrc: the res binding */
+    if (rsrc == 2) { /* x is the reduce's res binding */
+        pc.rcp = pc.xcp;
+        pc.rsrc = 1;
     }
-    for (int i = 0; i < NWORDS && st == ST_OK; i++) st = kc_push_i(c, rk, words[i]);
+    st = kc_push_block(c, rk, &pc, sizeof pc);
     if (st == ST_OK) st = kc_spec(c, rk, RED_WG);
     kc_grid(rk, g.cout * npix, RED_WG);
     return st;

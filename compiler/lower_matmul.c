@@ -12,8 +12,8 @@
  * exactly the kernel's tensors) and the path (KI_BASE, KI_GEMV; KF_RMSNORM, KF_SILU_MUL for a
  * GEMV prologue); its row of shaders/kernels.def names it. Bindings A, B, [bias], [residual], Y
  * (addmm's reordered).
- * Push: {M, N, K, b_ks, b_ns, nbatch, bdim[4], sa[4], sb[4], bias_ms, bias_ns, act, alpha, beta,
- * post}. Spec: matmul {WG, vector, TM, TN, TK}; gemv {WG, R, MR, NV, U, G} (gemv_spec).
+ * Push: MatmulPush (shaders/abi.h MATMUL_PUSH; activation codes MM_ACT_*: explicit numbers, so a
+ * .npubin does not depend on the order of ops.def). Spec: matmul {WG, vector, TM, TN, TK}; gemv {WG, R, MR, NV, U, G} (gemv_spec).
  * linear_glu (fuse_concat.c) is the product over the gate's and up's weights interleaved, with
  * act(gate) * up in the epilogue (KF_GLU): the tiled path, or the tensor-core matmul
  * (lower_matmul_cm.c), never the GEMV or the vector path. */
@@ -24,12 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Activation codes the shaders switch on (shaders/matmul_epi.glsl activate()): explicit numbers,
- * so a .npubin does not depend on the order of ops.def. */
-enum { ACT_NONE = 0, ACT_RELU, ACT_GELU_ERF, ACT_GELU_TANH, ACT_SILU, ACT_SIGMOID, ACT_TANH,
-       ACT_HARDSWISH };
 
-#define MM_BATCH_DIMS 4
+#define MM_BATCH_DIMS 4 /* MatmulPush.bdim */
 
 /* The reduced problem. */
 typedef struct MmDesc {
@@ -43,7 +39,7 @@ typedef struct MmDesc {
     double eps;
     int64_t bias_ms, bias_ns;
     double alpha, beta;
-    uint32_t act, post; /* activation before the residual, after it (ACT_NONE or ACT_RELU) */
+    uint32_t act, post; /* activation before the residual, after it (MM_ACT_NONE or MM_ACT_RELU) */
     /* linear_glu: B is the gate's and up's weights interleaved (N = 2F) and Y [.., M, F] is
      * act(gate) * up (shaders/matmul_glu.glsl); act is the gate's activation */
     bool glu;
@@ -173,15 +169,15 @@ static Status desc_matmul(const KernelCtx *c, const PlanTensor *a, const PlanTen
 static uint32_t act_code(const Node *n)
 {
     switch (n->op) {
-    case OP_RELU: return ACT_RELU;
+    case OP_RELU: return MM_ACT_RELU;
     case OP_GELU:
-        return strcmp(attr_str(n, "approximate", "none"), "tanh") == 0 ? ACT_GELU_TANH
-                                                                       : ACT_GELU_ERF;
-    case OP_SILU: return ACT_SILU;
-    case OP_SIGMOID: return ACT_SIGMOID;
-    case OP_TANH: return ACT_TANH;
-    case OP_HARDSWISH: return ACT_HARDSWISH;
-    default: return ACT_NONE;
+        return strcmp(attr_str(n, "approximate", "none"), "tanh") == 0 ? MM_ACT_GELU_TANH
+                                                                       : MM_ACT_GELU_ERF;
+    case OP_SILU: return MM_ACT_SILU;
+    case OP_SIGMOID: return MM_ACT_SIGMOID;
+    case OP_TANH: return MM_ACT_TANH;
+    case OP_HARDSWISH: return MM_ACT_HARDSWISH;
+    default: return MM_ACT_NONE;
     }
 }
 
@@ -322,7 +318,7 @@ static bool vec16_fits(const KernelCtx *c, const PlanKernel *k, const MmDesc *d,
  * operand aligned as well.) */
 static bool gemv_fits(const KernelCtx *c, const PlanKernel *k, const MmDesc *d, int64_t *vn)
 {
-    if (d->m < 1 || d->m > 4 || !vec16_fits(c, k, d, vn)) return false;
+    if (d->m < 1 || d->m > GEMV_MAX_ROWS || !vec16_fits(c, k, d, vn)) return false;
     if (d->pro) {
         const PlanTensor *o = kc_arg(k, c->p, d->pro_arg), *y = kc_out(k, c->p);
         return o->storage == y->storage && dense(o) && kc_binding_offset(c->p, o) % 16 == 0;
@@ -408,13 +404,13 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
     if (st != ST_OK) return st;
     if (act) {
         d.act = act_code(act);
-        if (d.act == ACT_NONE)
+        if (d.act == MM_ACT_NONE)
             return kc_error(c, "matmul kernel: %s is not a fusable activation",
                             op_short_name(act->op));
     }
     if (post) {
         d.post = act_code(post);
-        if (d.post != ACT_RELU)
+        if (d.post != MM_ACT_RELU)
             return kc_error(c, "matmul kernel: only a relu may follow the residual add, not %s",
                             op_short_name(post->op));
     }
@@ -437,18 +433,19 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
     st = kc_pick(c, k,
                  (KernelKey){.kind = KK_matmul, .impl = fast ? KI_GEMV : KI_BASE, .flags = flags});
     if (st != ST_OK) return st;
-    int64_t words[] = {d.m, d.n, d.k, d.b_ks, d.b_ns, d.nbatch};
-    for (size_t i = 0; st == ST_OK && i < sizeof words / sizeof words[0]; i++)
-        st = kc_push_i(c, k, words[i]);
-    for (int i = 0; st == ST_OK && i < MM_BATCH_DIMS; i++) st = kc_push_i(c, k, d.bdim[i]);
-    for (int i = 0; st == ST_OK && i < MM_BATCH_DIMS; i++) st = kc_push_i(c, k, d.sa[i]);
-    for (int i = 0; st == ST_OK && i < MM_BATCH_DIMS; i++) st = kc_push_i(c, k, d.sb[i]);
-    if (st == ST_OK) st = kc_push_i(c, k, d.bias_ms);
-    if (st == ST_OK) st = kc_push_i(c, k, d.bias_ns);
-    if (st == ST_OK) st = kc_push_u(c, k, d.act);
-    if (st == ST_OK) st = kc_push_f(c, k, d.alpha);
-    if (st == ST_OK) st = kc_push_f(c, k, d.beta);
-    if (st == ST_OK) st = kc_push_u(c, k, d.post);
+    KcWords w = {0};
+    MatmulPush mp = {
+        .M = kc_word(&w, d.m), .N = kc_word(&w, d.n), .K = kc_word(&w, d.k),
+        .b_ks = kc_word(&w, d.b_ks), .b_ns = kc_word(&w, d.b_ns), .nbatch = kc_word(&w, d.nbatch),
+        .bias_ms = kc_word(&w, d.bias_ms), .bias_ns = kc_word(&w, d.bias_ns),
+        .act = d.act, .alpha = (float)d.alpha, .beta = (float)d.beta, .post = d.post,
+    };
+    for (int i = 0; i < MM_BATCH_DIMS; i++) {
+        mp.bdim[i] = kc_word(&w, d.bdim[i]);
+        mp.sa[i] = kc_word(&w, d.sa[i]);
+        mp.sb[i] = kc_word(&w, d.sb[i]);
+    }
+    st = kc_words_ok(c, k, &w);
     if (st != ST_OK) return st;
     /* offsets are 32-bit in the shader */
     int64_t ea = d.nbatch * d.m * d.k, eb = d.k * d.n, ey = d.nbatch * d.m * d.n;
@@ -456,6 +453,7 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
         return kc_error(c, "matmul kernel: operands past 2^32 elements");
 
     if (fast) {
+        st = kc_push_block(c, k, &mp, sizeof mp);
         uint32_t spec[6];
         gemv_spec(c, &d, vn, spec);
         uint32_t rows = spec[1] * (spec[5] ? spec[5] : 1);
@@ -483,7 +481,7 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
         tn = d.b_ks == 1 ? 4 : 32;
         kc_grid(k, d.nbatch * ((d.n + tn - 1) / tn), 1);
     } else if (matmul_cm_applies(c, k, &cm)) {
-        return lower_matmul_cm(c, k, &cm);
+        return lower_matmul_cm(c, k, &cm, &mp);
     } else {
         /* 4 x 4 per invocation; the smallest tile that covers small M or N (TK * (TM + TN) fits
          * the shader's 2048 shared floats) */
@@ -492,6 +490,7 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
         wg = (tm / 4) * (tn / 4);
         kc_grid(k, d.nbatch * ((d.m + tm - 1) / tm) * ((d.n + tn - 1) / tn), 1);
     }
+    st = kc_push_block(c, k, &mp, sizeof mp);
     uint32_t spec[] = {(uint32_t)wg, vec ? 1u : 0u, (uint32_t)(tm ? tm : 64), (uint32_t)tn,
                        (uint32_t)tk};
     for (size_t i = 0; st == ST_OK && i < sizeof spec / sizeof spec[0]; i++)

@@ -1,9 +1,8 @@
 /* The nv-coopmat tier's matmul for M > 1 (shaders/matmul_cm.glsl): tensor cores for f16 and
- * bf16 storage, chosen by lower_matmul.c's M > 1 branch through matmul_cm_applies. lower_matmul
- * has pushed the family's words {M, N, K, b_ks, b_ns, nbatch, bdim[4], sa[4], sb[4], bias_ms,
- * bias_ns, act, alpha, beta, post}; this adds {mtiles, ntiles, nsplit, kchunk}, the spec
- * constants {WG, BM, BN, BK, B_KMAJOR, -, -, VEC, ABLATE}, the stem and the grid (kc_gemm_tile
- * picks the tiles and the K split). A split writes fp32 partials [nsplit, batch*M*N]
+ * bf16 storage, chosen by lower_matmul.c's M > 1 branch through matmul_cm_applies. It pushes
+ * lower_matmul's block (MatmulPush) and its tiles (MatmulCmPush: shaders/abi.h MATMUL_CM_PUSH)
+ * and sets the spec constants {WG, BM, BN, BK, B_KMAJOR, -, -, VEC, ABLATE}, the kernel and the
+ * grid (kc_gemm_tile picks the tiles and the K split). A split writes fp32 partials [nsplit, batch*M*N]
  * (kc_scratch) with the KF_PART kernel and a reduce pass (kc_append: KF_RED with the epilogue's
  * flags) adds them up with the epilogue.
  *
@@ -42,7 +41,8 @@ static int64_t cm_tile(const KernelCtx *c, const CmProduct *q)
     return q->m >= KC_CM_TILE_LARGE && q->n >= KC_CM_TILE_LARGE ? KC_CM_TILE_LARGE : KC_CM_TILE;
 }
 
-Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q)
+Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q,
+                       const MatmulPush *mp)
 {
     int64_t edge = cm_tile(c, q);
     bool large = edge == KC_CM_TILE_LARGE;
@@ -59,9 +59,14 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q)
     int64_t mn = q->nbatch * q->m * q->n;
     if (t.nsplit * mn > UINT32_MAX)
         return kc_error(c, "matmul kernel: the K-split partials pass 2^32 elements");
-    int64_t words[] = {t.mtiles, t.ntiles, t.nsplit, t.kchunk};
-    Status st = ST_OK;
-    for (int i = 0; i < 4 && st == ST_OK; i++) st = kc_push_i(c, k, words[i]);
+    KcWords w = {0};
+    MatmulCmPush cp = {.mm = *mp,
+                       .mtiles = kc_word(&w, t.mtiles),
+                       .ntiles = kc_word(&w, t.ntiles),
+                       .nsplit = kc_word(&w, t.nsplit),
+                       .kchunk = kc_word(&w, t.kchunk)};
+    Status st = kc_words_ok(c, k, &w);
+    if (st == ST_OK) st = kc_push_block(c, k, &cp, sizeof cp);
     /* cm.ablate: parts of the K loop left out (shaders/gemm_tile.glsl CM_ABLATE; bench only,
      * wrong results by design) */
     uint32_t ablate = (uint32_t)kc_tune(c, TUNE_CM_ABLATE);
@@ -96,7 +101,7 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q)
     KernelKey red = {.kind = KK_matmul, .impl = KI_BASE, .flags = KF_RED | epi};
     PlanKernel *rk = kc_append(c, k, red, rargs, nr - 1, nr);
     if (!rk) return ST_BAD_INPUT;
-    for (int i = 0; i < k->npush && st == ST_OK; i++) st = kc_push_u(c, rk, k->push[i]);
+    st = kc_push_block(c, rk, &cp, sizeof cp);
     if (st == ST_OK) st = kc_spec(c, rk, MM_RED_WG);
     kc_grid(rk, q->glu ? mn / 2 : mn, MM_RED_WG); /* one invocation per element of Y */
     return st;

@@ -5,8 +5,8 @@
 
 #include <string.h>
 
-/* Codes the shader switches on (explicit numbers: a .npubin must not depend on ops.def). */
-enum { POOL_MAX = 1, POOL_AVG = 2, POOL_ADAPTIVE = 3 };
+/* The codes the shader switches on are shaders/abi.h POOL_* (explicit numbers: a .npubin must
+ * not depend on ops.def); the push block PoolPush (POOL2D_PUSH). */
 /* A window of WIDE_MIN or more elements is spread over LANES invocations: the largest power of
  * two up to its size, at most LANES_MAX: a global pool's few outputs would otherwise leave the GPU
  * idle, each invocation walking the whole window (measured: bench/NOTES.md, the wide pool). */
@@ -97,12 +97,19 @@ Status lower_pool2d(const KernelCtx *c, PlanKernel *k)
     }
     if (g.oh < 1 || g.ow < 1) return kc_error(c, "pool2d kernel: empty output");
     int64_t total = nb * ch * g.oh * g.ow;
-    int64_t words[] = {
-        nb, ch, h, w, g.oh, g.ow, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw,
-        x->pshape[o], y->pshape[o], code, include_pad, divisor, total,
+    KcWords wd = {0};
+    PoolPush pp = {
+        .n = kc_word(&wd, nb), .c = kc_word(&wd, ch), .h = kc_word(&wd, h), .w = kc_word(&wd, w),
+        .oh = kc_word(&wd, g.oh), .ow = kc_word(&wd, g.ow), .kh = kc_word(&wd, g.kh),
+        .kw = kc_word(&wd, g.kw), .sh = kc_word(&wd, g.sh), .sw = kc_word(&wd, g.sw),
+        .ph = kc_word(&wd, g.ph), .pw = kc_word(&wd, g.pw), .dh = kc_word(&wd, g.dh),
+        .dw = kc_word(&wd, g.dw), .xcp = kc_word(&wd, x->pshape[o]),
+        .ycp = kc_word(&wd, y->pshape[o]), .code = kc_word(&wd, code),
+        .include_pad = kc_word(&wd, include_pad), .divisor = kc_word(&wd, divisor),
+        .total = kc_word(&wd, total),
     };
-    for (size_t i = 0; i < sizeof words / sizeof words[0] && st == ST_OK; i++)
-        st = kc_push_i(c, k, words[i]);
+    if (st == ST_OK) st = kc_words_ok(c, k, &wd);
+    if (st == ST_OK) st = kc_push_block(c, k, &pp, sizeof pp);
     /* the widest window: adaptive windows span at most ceil(in / out) + 1 rows (columns) */
     int64_t win = code != POOL_ADAPTIVE ? g.kh * g.kw
                                         : ((h + g.oh - 1) / g.oh + 1) * ((w + g.ow - 1) / g.ow + 1);

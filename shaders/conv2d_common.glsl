@@ -12,6 +12,7 @@
 #ifndef NPU_CONV2D_COMMON_GLSL
 #define NPU_CONV2D_COMMON_GLSL
 
+#include "abi.h"
 #include "common.glsl"
 #include "eltwise.glsl"
 
@@ -70,32 +71,23 @@ uint conv_part_stride(uint npix)
 // Buffers are restrict: no binding aliases another (xw, ww, part4 are x, w, part declared again
 // with another element type, never written through both) (a loaded value may then be read ahead of an
 // earlier store).
-// rsrc: 0 no residual, 1 the res binding (bound exactly when rsrc is 1), 2 the residual is x itself (conv(x) + x; the reduce
-// pass binds x as res instead), 3 the add adds the conv output to itself. act (applied last): 0 none,
-// 1 relu, 2 clamp to [lo, hi] (relu6, hardtanh; act_lim holds lo and hi as two halves),
-// 3 hardswish, 4 hardsigmoid. Tiles: ptiles pixel tiles (BN) x mtiles channel tiles (BM) x groups x nsplit K splits of
-// kchunk (a multiple of BK) each.
-layout(push_constant) uniform Push {
-    uint n, c, h, w;
-    uint cout, oh, ow, groups;
-    uint kh, kw, sh, sw;
-    int ph, pw;
-    uint dh, dw;
-    uint xcp, ycp, rcp, rsrc;
-    uint act, mtiles, ptiles, nsplit;
-    uint kchunk, act_lim;
-} pc;
+// The push words: abi.h CONV2D_PUSH. rsrc: 0 no residual, 1 the res binding (bound exactly when
+// rsrc is 1), 2 the residual is x itself (conv(x) + x; the reduce pass binds x as res instead), 3
+// the add adds the conv output to itself. act (applied last): abi.h CONV_ACT_*. Tiles: ptiles
+// pixel tiles (BN) x mtiles channel tiles (BM) x groups x nsplit K splits of kchunk (a multiple of
+// BK) each.
+PUSH_BLOCK(CONV2D_PUSH)
 
 // The fused activation, NaN kept as the CPU reference keeps it.
 float conv_act(float v)
 {
-    if (pc.act == 1u) return npu_relu(v);
-    if (pc.act == 2u) {
+    if (pc.act == CONV_ACT_RELU) return npu_relu(v);
+    if (pc.act == CONV_ACT_CLAMP) {
         vec2 lim = unpackHalf2x16(pc.act_lim);
         return npu_clamp(v, lim.x, lim.y);
     }
-    if (pc.act == 3u) return npu_hardswish(v);
-    if (pc.act == 4u) return npu_hardsigmoid(v);
+    if (pc.act == CONV_ACT_HARDSWISH) return npu_hardswish(v);
+    if (pc.act == CONV_ACT_HARDSIGMOID) return npu_hardsigmoid(v);
     return v;
 }
 

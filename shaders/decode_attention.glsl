@@ -41,6 +41,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require
+#include "abi.h"
 #include "common.glsl"
 #include "index.glsl"
 
@@ -85,18 +86,14 @@ layout(std430, set = 0, binding = 3) readonly buffer MB { STORAGE_T msk[]; };
 // {m, l, acc[D]}]
 layout(std430, set = 0, binding = 4) coherent buffer SB { uint scr[]; };
 layout(std430, set = 0, binding = 5) writeonly buffer OB { STORAGE_T o[]; };
-layout(push_constant) uniform Push {
-    uint T; uint D; uint Hq; uint rep_k; uint rep_v; float scale;
-    uint k_sb; uint k_sh; uint k_st; uint v_sb; uint v_sh; uint v_st;
-    uint q_sb; uint q_sh; uint m_sb; uint m_sh; uint m_st; uint o_sb; uint o_sh;
-    uint nsplit; uint chunk; uint ngroups; // ngroups = B * Hq / G * Tq: the tickets
-    uint Tq; uint q_st; uint m_sq; uint o_st; // query rows; q's, the mask's, out's row strides
-} pc;
+// abi.h ATTN_PUSH (ngroups = B * Hq / G * Tq: the tickets; q_st, m_sq, o_st: q's, the mask's
+// and out's row strides)
+PUSH_BLOCK(ATTN_PUSH)
 
-#define MAXD 256  // compiler/lower_attention.c ATTN_MAX_D
-#define MAXG 8    // ATTN_MAX_G
+#define MAXD ATTN_MAX_D
+#define MAXG ATTN_MAX_G
 #define MAXSG 16  // subgroups in a workgroup: NPU_WG <= 128, subgroups of >= 8 lanes
-#define MAXSPLIT 16 // ATTN_MAX_SPLIT: splits of a group (sml holds their {m, l} per head)
+#define MAXSPLIT ATTN_MAX_SPLIT // splits of a group (sml holds their {m, l} per head)
 #define NINF uintBitsToFloat(0xff800000u)
 
 shared float qs[MAXG * MAXD];

@@ -2,7 +2,7 @@
 // shaders/gemv.glsl: the 16-byte vector path) that follows the dot products: the bindings after
 // A (0) and B (1), the push constants, the activation and the store with its epilogue
 //   Y[b, m, n] = post(act(alpha * acc + beta * bias[m, n]) + res[b, m, n])
-// (compiler/lower_matmul.c). The including .comp defines MM_BIAS and MM_RES (0 or 1): a bias
+// (compiler/lower_matmul.c). The kernel's row (shaders/kernels.def) defines MM_BIAS and MM_RES (0 or 1): a bias
 // binding, then a residual binding, then Y, each only when present (a pipeline layout must
 // have every binding its module declares), so the stems are matmul (bias), matmul_nb (none),
 // matmul_r (residual), matmul_br (bias and residual), and gemv, gemv_nb, gemv_r, gemv_br.
@@ -32,12 +32,10 @@ layout(std430, set = 0, binding = MM_FIRST + MM_BIAS) readonly buffer Res_ { STO
 #endif
 layout(std430, set = 0, binding = MM_FIRST + MM_BIAS + MM_RES) writeonly buffer Y_ { STORAGE_T y[]; };
 
-// post: what follows the residual add (0 nothing, 1 relu: linear_add_relu)
-layout(push_constant) uniform Push {
-    uint M; uint N; uint K; uint b_ks; uint b_ns; uint nbatch;
-    uint bdim[4]; uint sa[4]; uint sb[4];
-    uint bias_ms; uint bias_ns; uint act; float alpha; float beta; uint post;
-} pc;
+// The push words: abi.h MATMUL_PUSH; post, what follows the residual add: MM_ACT_NONE or
+// MM_ACT_RELU (linear_add_relu).
+#include "abi.h"
+PUSH_BLOCK(MATMUL_PUSH)
 
 #include "activation.glsl"
 

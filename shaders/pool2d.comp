@@ -5,9 +5,9 @@
 // average pool: 7x7 in resnet) is spread over LANES invocations, element e of the window to lane
 // e % LANES, their partial sums (maxima) combined through shared memory in a tree.
 // Spec: 0 = workgroup size, 1 = LANES (a power of two dividing it). Bindings: 0 = x, 1 = y.
-// Push {n, c, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, xcp, ycp, code, include_pad,
-//       divisor_override (0 = none), total}.
+// Push: abi.h POOL2D_PUSH.
 #version 450
+#include "abi.h"
 #include "common.glsl"
 #include "index.glsl"
 
@@ -15,22 +15,14 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint LANES = 1;
 layout(std430, set = 0, binding = 0) readonly buffer X { STORAGE_T x[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Y { STORAGE_T y[]; };
-layout(push_constant) uniform Push {
-    uint n, c;
-    int h, w;
-    uint oh, ow;
-    int kh, kw, sh, sw, ph, pw, dh, dw;
-    uint xcp, ycp, code, include_pad;
-    int divisor;
-    uint total;
-} pc;
+PUSH_BLOCK(POOL2D_PUSH)
 
 shared float part[NPU_WG];
 
 // max: padding never wins; NaN wins as in ATen. avg: the sum.
 float pool_add(float r, float v)
 {
-    return pc.code == 1 ? (v > r || isnan(v) ? v : r) : r + v;
+    return pc.code == POOL_MAX ? (v > r || isnan(v) ? v : r) : r + v;
 }
 
 void main()
@@ -43,10 +35,10 @@ void main()
     uint xb = (n * pc.xcp + c) * uint(pc.h * pc.w);
     // the window: rows x cols elements from (y0, x0), dy and dx apart (bounds checked per element)
     int y0, x0, rows, cols, dy = 1, dx = 1, div = 1;
-    if (pc.code == 1) {
+    if (pc.code == POOL_MAX) {
         y0 = int(oy) * pc.sh - pc.ph, x0 = int(ox) * pc.sw - pc.pw;
         rows = pc.kh, cols = pc.kw, dy = pc.dh, dx = pc.dw;
-    } else if (pc.code == 2) {
+    } else if (pc.code == POOL_AVG) {
         // the window clipped to input + padding counts with count_include_pad
         int hs = int(oy) * pc.sh - pc.ph, he = min(hs + pc.kh, pc.h + pc.ph);
         int ws = int(ox) * pc.sw - pc.pw, we = min(ws + pc.kw, pc.w + pc.pw);
@@ -63,7 +55,7 @@ void main()
         div = rows * cols;
     }
     if (!live) rows = 0;
-    float r = pc.code == 1 ? uintBitsToFloat(0xff800000u) : 0.0; // -inf
+    float r = pc.code == POOL_MAX ? uintBitsToFloat(0xff800000u) : 0.0; // -inf
     if (LANES == 1) {
         for (int a = 0; a < rows; a++) {
             int iy = y0 + a * dy;
@@ -90,6 +82,6 @@ void main()
         }
     }
     if (!live || lane != 0) return;
-    if (pc.code != 1) r /= float(div);
+    if (pc.code != POOL_MAX) r /= float(div);
     y[(n * pc.ycp + c) * pc.oh * pc.ow + oy * pc.ow + ox] = S_STORE(r);
 }
