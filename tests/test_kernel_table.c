@@ -1,0 +1,312 @@
+/* The kernel table (shaders/kernels.def) against what is built from it: every row's modules are
+ * embedded (runtime/vk_shaders.h) and nothing else is; every row is registered (its kind has a
+ * family function: compiler/kernels.c) but the device tests' modules, and every kind that has a
+ * family has a row but the generated kernels'; every op's and fusion pattern's kind has a family;
+ * keys and stems are unique, so kernel_pick and kernel_row find each row; every row's source is
+ * embedded and every whole shader (.comp) is some row's. The push blocks (shaders/abi.h): the C
+ * structs push their fields in the documented word order, each is as large as the shader's
+ * push_constant block in the SPIR-V of every module of its family, and a value outside int32 is
+ * refused with kc_push_i's message. No device: the tables only. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "compiler/fusion.h"
+#include "compiler/kernel_table.h"
+#include "compiler/kernels.h"
+#include "compiler/ops.h"
+#include "compiler/shader_src.h"
+#include "runtime/vk_shaders.h"
+
+/* The i-th storage variant of a row ("f32"), or NULL past the last; buf holds it. */
+static const char *variant(const KernelRow *r, int i, char *buf, size_t n)
+{
+    const char *v = r->variants;
+    for (int k = 0;; k++) {
+        while (*v == ' ') v++;
+        if (!*v) return NULL;
+        size_t len = strcspn(v, " ");
+        if (k == i) {
+            snprintf(buf, n, "%.*s", (int)len, v);
+            return buf;
+        }
+        v += len;
+    }
+}
+
+/* The module a row builds for variant var ("conv2d_b.f16", or the stem for "none"). */
+static void module_name(const KernelRow *r, const char *var, char *buf, size_t n)
+{
+    if (strcmp(var, "none") == 0)
+        snprintf(buf, n, "%s", r->stem);
+    else
+        snprintf(buf, n, "%s.%s", r->stem, var);
+}
+
+static void test_rows_are_embedded(void **state)
+{
+    (void)state;
+    int modules = 0;
+    for (int i = 0; i < kernel_row_count; i++) {
+        const KernelRow *r = &kernel_rows[i];
+        char var[16], name[128];
+        assert_non_null(variant(r, 0, var, sizeof var)); /* at least one variant */
+        for (int v = 0; variant(r, v, var, sizeof var); v++, modules++) {
+            module_name(r, var, name, sizeof name);
+            if (!vk_spv_find(name)) fail_msg("row %s: module %s is not embedded", r->stem, name);
+        }
+    }
+    /* the embedded table holds those modules and nothing else */
+    assert_int_equal(modules, (int)vk_spv_count);
+    for (size_t m = 0; m < vk_spv_count; m++) {
+        const char *name = vk_spv_table[m].name, *dot = strchr(name, '.');
+        char stem[128];
+        snprintf(stem, sizeof stem, "%.*s", (int)(dot ? dot - name : (long)strlen(name)), name);
+        const KernelRow *r = kernel_row(stem);
+        if (!r) fail_msg("module %s is embedded but no row of the table builds it", name);
+        bool listed = false;
+        char var[16], want[128];
+        for (int v = 0; variant(r, v, var, sizeof var) && !listed; v++) {
+            module_name(r, var, want, sizeof want);
+            listed = strcmp(want, name) == 0;
+        }
+        if (!listed) fail_msg("module %s is not a variant its row lists", name);
+    }
+}
+
+static void test_rows_are_registered(void **state)
+{
+    (void)state;
+    bool has_row[KK_COUNT] = {false};
+    for (int i = 0; i < kernel_row_count; i++) {
+        const KernelRow *r = &kernel_rows[i];
+        KernelKind kind = r->key.kind;
+        assert_true(kind > KK_NONE && kind < KK_COUNT);
+        has_row[kind] = true;
+        assert_ptr_equal(kernel_row(r->stem), r);
+        assert_ptr_equal(kernel_pick(r->key), r); /* keys are unique */
+        assert_int_equal(kernel_kind_of(r->stem), kind);
+        /* registered, but the modules only the device tests dispatch (test_vk_core.c) */
+        bool device_test = strcmp(r->stem, "fill") == 0 || strcmp(r->stem, "axpy") == 0;
+        if (kernel_has_family(r->stem) == device_test)
+            fail_msg("row %s: %s", r->stem,
+                     device_test ? "a device-test module has a family" : "no family function");
+    }
+    /* nothing else is registered: every kind with a family has a row (its kernels are the
+     * table's), but the generated kernels, whose modules the plan carries */
+    for (int k = KK_NONE + 1; k < KK_COUNT; k++) {
+        const char *name = kernel_kind_name((KernelKind)k);
+        assert_non_null(name);
+        assert_int_equal(kernel_kind_of(name), k);
+        if (kernel_family((KernelKind)k) && !has_row[k] && k != KK_elementwise)
+            fail_msg("kind %s has a family but no row", name);
+    }
+    assert_null(kernel_family(KK_NONE));
+    assert_false(kernel_has_family("no_such_stem"));
+    /* what lowering asks for has a family */
+    for (int op = 0; op < OP_COUNT; op++)
+        if (op_info[op].kernel != KK_NONE && !kernel_family(op_info[op].kernel))
+            fail_msg("op %s: kind %s has no family", op_info[op].id,
+                     kernel_kind_name(op_info[op].kernel));
+    for (int p = 0; p < fuse_pattern_count; p++)
+        if (!kernel_family(fuse_patterns[p].kernel))
+            fail_msg("fusion pattern %s: its kind has no family", fuse_patterns[p].name);
+}
+
+static void test_sources_are_embedded(void **state)
+{
+    (void)state;
+    for (int i = 0; i < kernel_row_count; i++)
+        if (!shader_src_find(kernel_rows[i].source))
+            fail_msg("row %s: source %s is not embedded", kernel_rows[i].stem,
+                     kernel_rows[i].source);
+    for (size_t s = 0; s < shader_src_count; s++) {
+        const char *name = shader_src_table[s].name;
+        size_t n = strlen(name);
+        if (n < 5 || strcmp(name + n - 5, ".comp") != 0) continue;
+        bool used = false;
+        for (int i = 0; i < kernel_row_count && !used; i++)
+            used = strcmp(kernel_rows[i].source, name) == 0;
+        if (!used) fail_msg("shaders/%s is a whole shader no row compiles", name);
+    }
+}
+
+/* The push_constant block's size in module m's SPIR-V: the largest member offset plus 4 (every
+ * block ends with a scalar); -1 when there is none. */
+static int spv_push_bytes(const VkSpv *m)
+{
+    enum { OP_TYPE_POINTER = 32, OP_VARIABLE = 59, OP_MEMBER_DECORATE = 72, SC_PUSH = 9,
+           DEC_OFFSET = 35 };
+    const uint32_t *w = m->code;
+    size_t n = m->size / 4;
+    uint32_t var_type = 0, block = 0;
+    for (size_t i = 5; i < n && w[i] >> 16; i += w[i] >> 16)
+        if ((w[i] & 0xffffu) == OP_VARIABLE && w[i + 3] == SC_PUSH) var_type = w[i + 1];
+    for (size_t i = 5; i < n && w[i] >> 16; i += w[i] >> 16)
+        if ((w[i] & 0xffffu) == OP_TYPE_POINTER && w[i + 1] == var_type) block = w[i + 3];
+    int last = -1;
+    for (size_t i = 5; i < n && w[i] >> 16; i += w[i] >> 16)
+        if ((w[i] & 0xffffu) == OP_MEMBER_DECORATE && w[i + 1] == block && w[i + 3] == DEC_OFFSET &&
+            (int)w[i + 4] > last)
+            last = (int)w[i + 4];
+    return block && last >= 0 ? last + 4 : -1;
+}
+
+static void test_push_blocks_match_the_shaders(void **state)
+{
+    (void)state;
+    static const struct {
+        KernelKind kind;
+        KernelImpl impl;
+        unsigned flags; /* any of them */
+        size_t bytes;
+    } families[] = {
+        {KK_conv2d, KI_BASE, 0, sizeof(ConvPush)},
+        {KK_conv2d, KI_DIRECT, 0, sizeof(ConvPush)},
+        {KK_conv2d, KI_CM, 0, sizeof(ConvPush)},
+        {KK_conv2d, KI_CMX, 0, sizeof(ConvPush)},
+        {KK_matmul, KI_BASE, 0, sizeof(MatmulPush)},
+        {KK_matmul, KI_GEMV, 0, sizeof(MatmulPush)},
+        {KK_matmul, KI_CM, 0, sizeof(MatmulCmPush)},
+        {KK_matmul, KI_CMX, 0, sizeof(MatmulCmPush)},
+        {KK_matmul, KI_BASE, KF_RED, sizeof(MatmulCmPush)},
+        {KK_decode_attention, KI_BASE, 0, sizeof(AttnPush)},
+        {KK_pool2d, KI_BASE, 0, sizeof(PoolPush)},
+    };
+    int checked = 0;
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+        for (int i = 0; i < kernel_row_count; i++) {
+            const KernelRow *r = &kernel_rows[i];
+            if (r->key.kind != families[f].kind || r->key.impl != families[f].impl ||
+                (families[f].flags && !(r->key.flags & families[f].flags)) ||
+                (!families[f].flags && r->key.kind == KK_matmul && (r->key.flags & KF_RED)))
+                continue;
+            char var[16], name[128];
+            for (int v = 0; variant(r, v, var, sizeof var); v++) {
+                module_name(r, var, name, sizeof name);
+                int got = spv_push_bytes(vk_spv_find(name));
+                if (got != (int)families[f].bytes)
+                    fail_msg("%s: push block of %d bytes, the C struct %zu", name, got,
+                             families[f].bytes);
+                checked++;
+            }
+        }
+    assert_true(checked > 100);
+}
+
+/* A context whose errors name a node of a file (kc_error). */
+typedef struct Ctx {
+    Graph g;
+    Node n;
+    DiagList d;
+    KernelCtx c;
+    PlanKernel k;
+} Ctx;
+
+static void ctx_init(Ctx *x, const char *stem)
+{
+    memset(x, 0, sizeof *x);
+    x->g.path = "m.json";
+    x->n.name = "node_7";
+    x->c = (KernelCtx){.g = &x->g, .anchor = &x->n, .d = &x->d};
+    x->k.shader = stem;
+}
+
+static uint32_t bits_of(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static void test_push_blocks_word_order(void **state)
+{
+    (void)state;
+    Ctx x;
+    ctx_init(&x, "conv2d");
+    ConvPush pc = {.n = 1, .ph = -2, .rsrc = 3, .act = CONV_ACT_CLAMP, .act_lim = 0x4600u};
+    assert_int_equal(kc_push_block(&x.c, &x.k, &pc, sizeof pc), ST_OK);
+    assert_int_equal(x.k.npush, CONV2D_PUSH_WORDS);
+    assert_int_equal(x.k.push[0], 1);
+    assert_int_equal(x.k.push[12], (uint32_t)-2); /* ph */
+    assert_int_equal(x.k.push[19], 3);            /* rsrc */
+    assert_int_equal(x.k.push[20], CONV_ACT_CLAMP);
+    assert_int_equal(x.k.push[25], 0x4600u); /* act_lim, last */
+
+    ctx_init(&x, "matmul_cm");
+    MatmulCmPush cp = {.mm = {.M = 5, .bdim = {1, 2, 3, 4}, .sb = {0, 0, 0, 9}, .alpha = 0.5f,
+                              .post = MM_ACT_RELU},
+                       .mtiles = 6, .kchunk = 7};
+    assert_int_equal(kc_push_block(&x.c, &x.k, &cp, sizeof cp), ST_OK);
+    assert_int_equal(x.k.npush, MATMUL_CM_PUSH_WORDS);
+    assert_int_equal(x.k.push[0], 5);
+    assert_int_equal(x.k.push[6], 1); /* bdim[0] */
+    assert_int_equal(x.k.push[9], 4);
+    assert_int_equal(x.k.push[17], 9); /* sb[3] */
+    assert_int_equal(x.k.push[21], bits_of(0.5f));
+    assert_int_equal(x.k.push[23], MM_ACT_RELU); /* post */
+    assert_int_equal(x.k.push[24], 6);           /* mtiles */
+    assert_int_equal(x.k.push[27], 7);           /* kchunk */
+
+    ctx_init(&x, "decode_attention");
+    AttnPush pa = {.T = 64, .scale = 0.25f, .o_sh = 3, .ngroups = 8, .o_st = 11};
+    assert_int_equal(kc_push_block(&x.c, &x.k, &pa, sizeof pa), ST_OK);
+    assert_int_equal(x.k.npush, ATTN_PUSH_WORDS);
+    assert_int_equal(x.k.push[0], 64);
+    assert_int_equal(x.k.push[5], bits_of(0.25f));
+    assert_int_equal(x.k.push[18], 3);  /* o_sh */
+    assert_int_equal(x.k.push[21], 8);  /* ngroups */
+    assert_int_equal(x.k.push[25], 11); /* o_st, last */
+
+    ctx_init(&x, "pool2d");
+    PoolPush pp = {.code = POOL_AVG, .divisor = -1, .total = 99};
+    assert_int_equal(kc_push_block(&x.c, &x.k, &pp, sizeof pp), ST_OK);
+    assert_int_equal(x.k.npush, POOL2D_PUSH_WORDS);
+    assert_int_equal(x.k.push[16], POOL_AVG);
+    assert_int_equal(x.k.push[18], (uint32_t)-1);
+    assert_int_equal(x.k.push[19], 99);
+
+    /* past PLAN_MAX_PUSH words: an error naming the node */
+    assert_int_not_equal(kc_push_block(&x.c, &x.k, &pp, sizeof pp), ST_OK);
+    assert_true(x.d.errors > 0);
+    diag_free(&x.d);
+}
+
+static void test_words_out_of_range_are_refused(void **state)
+{
+    (void)state;
+    Ctx x;
+    ctx_init(&x, "conv2d");
+    KcWords w = {0};
+    assert_int_equal(kc_word(&w, 7), 7);
+    assert_int_equal(kc_word(&w, INT32_MIN), INT32_MIN);
+    assert_int_equal(kc_words_ok(&x.c, &x.k, &w), ST_OK);
+    kc_word(&w, (int64_t)INT32_MAX + 1);
+    kc_word(&w, -5000000000LL); /* the first is the one reported */
+    assert_int_equal(kc_words_ok(&x.c, &x.k, &w), ST_BAD_INPUT);
+    assert_int_equal(x.d.count, 1);
+    char msg[512];
+    diag_format(&x.d.items[0], msg, sizeof msg);
+    assert_non_null(strstr(msg, "m.json"));
+    assert_non_null(strstr(msg, "node_7"));
+    assert_non_null(strstr(msg, "value 2147483648 does not fit the conv2d kernel's 32-bit"));
+    diag_free(&x.d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rows_are_embedded),
+        cmocka_unit_test(test_rows_are_registered),
+        cmocka_unit_test(test_sources_are_embedded),
+        cmocka_unit_test(test_push_blocks_match_the_shaders),
+        cmocka_unit_test(test_push_blocks_word_order),
+        cmocka_unit_test(test_words_out_of_range_are_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
