@@ -208,7 +208,9 @@ static Status lower_flash(const KernelCtx *c, PlanKernel *k, const int64_t dims[
     for (int i = 0; i < 4 && st == ST_OK; i++) st = kc_spec(c, k, (uint32_t)spec[i]);
     if (st != ST_OK) return st;
     kc_grid(k, B * Hq * nqb, 1);
-    k->shader = c->cm_emulate ? "flash_attn_cmx" : "flash_attn_cm";
+    st = kc_pick(c, k,
+                 (KernelKey){.kind = KK_decode_attention, .impl = c->cm_emulate ? KI_CMX : KI_CM});
+    if (st != ST_OK) return st;
     int bind[5] = {k->args[0], k->args[1], k->args[2], k->args[3], k->args[4]};
     return kc_set_args(c, k, bind, 4, 5);
 }

@@ -113,9 +113,11 @@ static bool vkb_supports(Backend *base, const Plan *p, const PlanKernel *k, cons
         *why = "the kernel has no parameters (its family is not lowered)";
         return false;
     }
-    /* decode_attention: teams of up to 8 lanes inside one subgroup, at most 16 subgroups in its
-     * workgroups of <= 128 (shaders/decode_attention.glsl) */
-    if (b->ctx && kernel_kind_of(k->shader) == KK_decode_attention &&
+    /* decode_attention (the attention kind's portable kernel): teams of up to 8 lanes inside
+     * one subgroup, at most 16 subgroups in its workgroups of <= 128
+     * (shaders/decode_attention.glsl) */
+    const KernelRow *row = kernel_row(k->shader);
+    if (b->ctx && row && row->key.kind == KK_decode_attention && row->key.impl == KI_BASE &&
         vk_ctx_info(b->ctx)->subgroup_size < 8) {
         *why = "the attention kernel needs subgroups of at least 8 lanes";
         return false;
