@@ -3,9 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../compiler/kernel_table.h"
+
 static bool is_corrupt(const PlanKernel *k)
 {
-    return strcmp(k->shader, "corrupt") == 0;
+    return kernel_kind_of(k->shader) == KK_corrupt;
 }
 
 static bool computes(const PlanKernel *k, const char *node)
