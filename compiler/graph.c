@@ -222,6 +222,9 @@ Graph *graph_clone(const Graph *g)
     c->ninputs = g->ninputs;
     c->noutputs = g->noutputs;
     c->nweights = g->nweights;
+    c->state_in = g->state_in;
+    c->state_out = g->state_out;
+    c->nstates = g->nstates;
     if (g->ninputs) memcpy(c->inputs, g->inputs, sizeof(int) * (size_t)g->ninputs);
     if (g->noutputs) memcpy(c->outputs, g->outputs, sizeof(int) * (size_t)g->noutputs);
     if (g->nweights) memcpy(c->weights, g->weights, sizeof(int) * (size_t)g->nweights);

@@ -33,7 +33,12 @@ typedef struct GTensor {
     int nconsumers;         /* filled by graph_link */
     int *consumers;         /* node indices, arena-owned */
     bool is_output;         /* a graph output */
-    const double *const_data; /* TK_CONST: numel values (arena-owned), NULL if none */
+    const double *const_data; /* TK_CONST: numel values (arena-owned), NULL if none; a
+                               * TK_WEIGHT's when the IR carries them too (a lifted tensor) */
+    bool state;             /* model state (compiler/inplace.c): a weight or constant that an op
+                             * writes in place, made a graph input (TK_INPUT) whose first value
+                             * is the weight's or constant's; Graph.state_out names its value
+                             * after a run */
     /* set by compiler passes */
     int alias_of;     /* views pass: shares the storage of this tensor (-1: own storage) */
     int64_t view_off; /* views pass: a view's first element inside its base's dense storage
@@ -151,7 +156,12 @@ typedef struct Graph {
     int nnodes, cap_nodes;
     int *inputs, ninputs; /* tensor ids, in IR order */
     int *outputs, noutputs;
-    int *weights, nweights; /* weight placeholder tensor ids, in first-use order */
+    int *weights, nweights; /* weight placeholder tensor ids, in first-use order (a state
+                             * input made from a weight stays listed: it is bound as one) */
+    /* Model state, made explicit at import (compiler/inplace.c): state_in[i] is a state input,
+     * outputs[state_out[i]] its value at the end of a run, the value the next run starts from
+     * when the caller carries it. Arena-owned and never changed by passes. */
+    int *state_in, *state_out, nstates;
     StrMap by_name;         /* tensor name -> id+1 */
     StrMap node_by_name;    /* node name -> index+1 */
     Recipe *recipes;
@@ -186,8 +196,8 @@ int graph_find_node(const Graph *g, const char *name);   /* -1 if absent */
 /* Recomputes producer/consumer links from the live nodes. */
 Status graph_link(Graph *g);
 /* Copy for pass snapshots. The copy borrows g's immutable data (names, op strings, attributes,
- * constant values) and copies what passes mutate (node operand lists, tensors, fusions), so g
- * must outlive it. NULL on allocation failure. */
+ * constant values, state pairs) and copies what passes mutate (node operand lists, tensors,
+ * fusions), so g must outlive it. NULL on allocation failure. */
 Graph *graph_clone(const Graph *g);
 /* Checks invariants: every live node's inputs are produced earlier or are inputs/weights/consts,
  * ids in range, no tensor produced twice. Errors name the node. */

@@ -3,16 +3,24 @@
  * a later node sees must become explicit or be refused, never dropped:
  *  - x produced by a computing node (or a graph input) and read again later: those later reads
  *    are redirected to y, which is what they see in torch;
- *  - x a slice of a base that is read later, the op zero_/fill_: the node becomes npu.slice_fill
- *    of the base (the base with that slice filled), and the later reads of the base read it;
- *  - any other write into a view that is read later, or into a weight or buffer (model state
- *    that would persist across runs): refused with the nodes named. */
+ *  - x a weight or constant (a buffer: model state in torch, kept across calls): the same, and
+ *    the buffer becomes model state unless every run overwrites it whole before reading it
+ *    (copy_, zero_ or fill_ as its first use). State is a graph input whose first value is the
+ *    weight's or constant's; the value it holds at the end of a run (the last write) becomes one
+ *    more graph output, paired with it (Graph.state_in/state_out), which a caller carries into
+ *    the next run's input (generate; the runtime carries it in place when the write is);
+ *  - x a slice of a base that is read later (or is model state), the op zero_/fill_: the node
+ *    becomes npu.slice_fill of the base (the base with that slice filled), and the later reads
+ *    of the base read it;
+ *  - any other write into a view that is read later or is model state, and a view made before
+ *    a write and read after it: refused with the nodes named. */
+#include <stdlib.h>
 #include <string.h>
 #include "inplace.h"
 #include "shape.h"
 
 /* A node whose output shares its input 0's storage in torch. */
-static bool is_view(const Node *n)
+static bool is_view(const Graph *g, const Node *n)
 {
     switch (n->op) {
     case OP_SLICE:
@@ -29,9 +37,42 @@ static bool is_view(const Node *n)
         return true;
     case OP_IDENTITY: /* alias and detach share storage; clone and contiguous copy */
         return n->aten && (strstr(n->aten, "alias") || strstr(n->aten, "detach"));
+    case OP_TO_DTYPE: /* `to` returns self when nothing changes; _to_copy always copies */
+        return n->aten && !strstr(n->aten, "_to_copy") && !attr_bool(n, "copy", false) &&
+               n->nin >= 1 && n->nout >= 1 &&
+               node_input(g, n, 0)->dtype == node_output(g, n, 0)->dtype;
     default:
         return false;
     }
+}
+
+/* An in-place ATen op ("aten.add_.Tensor"), not a dunder (aten.__and__). */
+static bool in_place(const Node *n)
+{
+    if (n->nin < 1 || n->nout < 1 || !n->aten || strncmp(n->aten, "aten.", 5) != 0) return false;
+    const char *dot = strchr(n->aten + 5, '.');
+    return dot && dot[-1] == '_' && strncmp(n->aten + 5, "__", 2) != 0;
+}
+
+/* Does in-place node n replace all of its input 0 without reading its values? */
+static bool overwrites_whole(const Node *n)
+{
+    if (n->op == OP_COPY) return true;
+    return n->op == OP_FILL_LIKE && (strstr(n->aten, "zero_.") || strstr(n->aten, "fill_."));
+}
+
+/* Is buffer t's value at the start of a run read? Not when its first use overwrites it whole. */
+static bool start_value_read(const Graph *g, int t)
+{
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = &g->nodes[i];
+        int uses = 0;
+        for (int k = 0; k < n->nin; k++)
+            uses += n->in[k] == t;
+        if (uses == 0) continue;
+        return !(uses == 1 && n->in[0] == t && in_place(n) && overwrites_whole(n));
+    }
+    return true; /* a graph output read as it is */
 }
 
 /* Index of the first node after `after` that reads tensor t, or -1 (graph outputs: nnodes). */
@@ -55,6 +96,31 @@ static void redirect_after(Graph *g, int from, int to, int after)
 static const char *reader(const Graph *g, int i)
 {
     return i < g->nnodes ? g->nodes[i].name : "(a graph output)";
+}
+
+/* The tensor owning t's storage: t, or the input at the end of its chain of views; *via (may
+ * be NULL) receives the view node nearest that base, -1 when t is no view. */
+static int storage_of(const Graph *g, int t, int *via)
+{
+    int v = -1;
+    while (g->tensors[t].producer >= 0 && is_view(g, &g->nodes[g->tensors[t].producer])) {
+        v = g->tensors[t].producer;
+        t = g->nodes[v].in[0];
+    }
+    if (via) *via = v;
+    return t;
+}
+
+/* The first node after k reading a view of x: made before node k wrote x (later views read
+ * the write's result), it would miss the write. -1 when none. */
+static int stale_view_read(const Graph *g, int x, int k)
+{
+    for (int i = k + 1; i < g->nnodes; i++)
+        for (int j = 0; j < g->nodes[i].nin; j++) {
+            int t = g->nodes[i].in[j];
+            if (t != x && storage_of(g, t, NULL) == x) return i;
+        }
+    return -1;
 }
 
 /* zero_/fill_ of x = slice(base) at node k: node k becomes slice_fill(base) -> its output,
@@ -89,47 +155,116 @@ static bool to_slice_fill(Graph *g, int k, const Node *s, int base)
     return true;
 }
 
-Status inplace_resolve(Graph *g, DiagList *d)
+static bool is_buffer(const GTensor *t)
+{
+    return t->kind == TK_WEIGHT || t->kind == TK_CONST;
+}
+
+/* The model state found: buffer state[i] holds last[i] at the end of a run; of[t] is the
+ * state whose current value tensor t is (-1: none). */
+typedef struct States {
+    int *of, *buf, *last, n;
+} States;
+
+/* Tensor y (written by node k) is now the value of the state whose value x was, if any; a
+ * buffer x whose start value a run reads becomes state. */
+static void track(const Graph *g, States *s, int x, int y)
+{
+    int i = s->of[x];
+    if (i < 0 && is_buffer(&g->tensors[x]) && start_value_read(g, x)) {
+        i = s->n++;
+        s->buf[i] = x;
+        s->of[x] = i;
+    }
+    if (i < 0) return;
+    s->last[i] = y;
+    s->of[y] = i;
+}
+
+/* Buffers holding state become graph inputs, their values at the end of a run graph outputs. */
+static Status make_state(Graph *g, const States *s)
+{
+    if (s->n == 0) return ST_OK;
+    int *in = realloc(g->inputs, sizeof(int) * (size_t)(g->ninputs + s->n));
+    g->state_in = arena_alloc(&g->arena, sizeof(int) * (size_t)s->n);
+    g->state_out = arena_alloc(&g->arena, sizeof(int) * (size_t)s->n);
+    if (in) g->inputs = in;
+    if (!in || !g->state_in || !g->state_out) return ST_NOMEM;
+    for (int i = 0; i < s->n; i++) {
+        GTensor *b = &g->tensors[s->buf[i]];
+        b->kind = TK_INPUT;
+        b->state = true;
+        g->inputs[g->ninputs++] = s->buf[i];
+        int o = 0;
+        while (o < g->noutputs && g->outputs[o] != s->last[i]) o++;
+        if (o == g->noutputs && !graph_add_output(g, s->last[i])) return ST_NOMEM;
+        g->state_in[i] = s->buf[i];
+        g->state_out[i] = o;
+    }
+    g->nstates = s->n;
+    return ST_OK;
+}
+
+static Status resolve(Graph *g, States *s, DiagList *d)
 {
     for (int k = 0; k < g->nnodes; k++) {
         Node *n = &g->nodes[k];
-        if (n->nin < 1 || n->nout < 1 || !n->aten || strncmp(n->aten, "aten.", 5) != 0) continue;
-        const char *dot = strchr(n->aten + 5, '.');
-        if (!dot || dot[-1] != '_' || !strncmp(n->aten + 5, "__", 2)) continue; /* not in place */
-        int x = n->in[0];
+        if (!in_place(n)) continue;
+        int x = n->in[0], y = n->out[0], via;
         const GTensor *xt = &g->tensors[x];
-        if (xt->kind == TK_WEIGHT || xt->kind == TK_CONST)
-            return diag_error(d, g->path, n->name, xt->name,
-                              "%s writes in place into '%s', a weight or buffer: model state "
-                              "that would have to persist across runs, which is not supported "
-                              "(export without in-place updates of buffers)",
-                              n->aten, xt->name);
-        /* the chain of views x is made by, down to the tensor that owns the storage */
-        int base = x, via = -1;
-        while (g->tensors[base].producer >= 0 && is_view(&g->nodes[g->tensors[base].producer])) {
-            via = g->tensors[base].producer;
-            base = g->nodes[via].in[0];
-        }
+        int base = storage_of(g, x, &via);
         if (via < 0) { /* x owns its storage: later reads of x see y */
-            redirect_after(g, x, n->out[0], k);
+            int r = stale_view_read(g, x, k);
+            if (r >= 0)
+                return diag_error(d, g->path, n->name, xt->name,
+                                  "%s writes in place into '%s', and '%s' reads it afterwards "
+                                  "through a view made before the write: the graph computes out "
+                                  "of place and would miss the write (export without in-place "
+                                  "ops, or make the view after the write)",
+                                  n->aten, xt->name, reader(g, r));
+            redirect_after(g, x, y, k);
+            track(g, s, x, y);
             continue;
+        }
+        const GTensor *bt = &g->tensors[base];
+        const Node *v = &g->nodes[g->tensors[x].producer];
+        if (is_buffer(bt) || s->of[base] >= 0) { /* the write reaches model state */
+            if (v->op == OP_SLICE && v->in[0] == base && to_slice_fill(g, k, v, base)) {
+                track(g, s, base, y);
+                continue;
+            }
+            return diag_error(d, g->path, n->name, bt->name,
+                              "%s writes in place into a view of '%s' (made by '%s'), model "
+                              "state that persists across runs: only writes into the whole "
+                              "buffer and zero_/fill_ of a slice of it are carried from one run "
+                              "to the next (export the update as one whole-buffer op, such as "
+                              "index_copy_)",
+                              n->aten, bt->name, g->nodes[via].name);
         }
         int r = read_after(g, base, k);
         if (r < 0) continue; /* nobody sees the write through the base */
-        const Node *s = &g->nodes[g->tensors[x].producer];
-        if (s->op == OP_SLICE && s->in[0] == base && to_slice_fill(g, k, s, base)) continue;
-        if (g->tensors[base].kind == TK_WEIGHT)
-            return diag_error(d, g->path, n->name, g->tensors[base].name,
-                              "%s writes in place into a view of '%s', a weight or buffer: model "
-                              "state that would have to persist across runs, which is not "
-                              "supported",
-                              n->aten, g->tensors[base].name);
+        if (v->op == OP_SLICE && v->in[0] == base && to_slice_fill(g, k, v, base)) continue;
         return diag_error(d, g->path, n->name, xt->name,
                           "%s writes in place into a view of '%s' (made by '%s') that '%s' "
                           "reads afterwards: the graph computes out of place and would miss "
                           "the write; only zero_/fill_ of a slice are rewritten (export without "
                           "in-place ops on views)",
-                          n->aten, g->tensors[base].name, g->nodes[via].name, reader(g, r));
+                          n->aten, bt->name, g->nodes[via].name, reader(g, r));
     }
-    return ST_OK;
+    return make_state(g, s);
+}
+
+Status inplace_resolve(Graph *g, DiagList *d)
+{
+    size_t n = (size_t)g->ntensors + 1;
+    States s = {.of = malloc(sizeof(int) * n), .buf = malloc(sizeof(int) * n),
+                .last = malloc(sizeof(int) * n)};
+    Status st = s.of && s.buf && s.last ? ST_OK : ST_NOMEM;
+    for (int t = 0; st == ST_OK && t < g->ntensors; t++)
+        s.of[t] = -1;
+    if (st == ST_OK) st = resolve(g, &s, d);
+    free(s.of);
+    free(s.buf);
+    free(s.last);
+    return st;
 }

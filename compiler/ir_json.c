@@ -152,6 +152,46 @@ static int same_shape(const GTensor *t, int rank, const int64_t *shape)
     return 1;
 }
 
+/* Stores the numbers of a value nested in lists (tolist()'s form; a bare number for a 0-dim
+ * tensor) in order into v[0..max), counting them all in *n; false on anything else. */
+static bool flat_values(struct json_object *o, double *v, int64_t max, int64_t *n, int depth)
+{
+    if (json_object_is_type(o, json_type_array)) {
+        for (size_t i = 0; i < json_object_array_length(o); i++)
+            if (depth >= NPU_MAX_RANK ||
+                !flat_values(json_object_array_get_idx(o, i), v, max, n, depth + 1))
+                return false;
+        return true;
+    }
+    if (!json_object_is_type(o, json_type_double) && !json_object_is_type(o, json_type_int) &&
+        !json_object_is_type(o, json_type_boolean))
+        return false;
+    if (*n < max) v[*n] = json_object_get_double(o);
+    ++*n;
+    return true;
+}
+
+/* The values of constant record crec ({"data": numbers, flat or nested}), when it has them,
+ * into tensor t's const_data. */
+static Status read_const_data(Reader *r, const char *node, struct json_object *crec, int t)
+{
+    Graph *g = r->g;
+    struct json_object *data = get(crec, "data");
+    if (!data || json_object_is_type(data, json_type_null)) return ST_OK;
+    int64_t numel = tensor_numel(&g->tensors[t]), n = 0;
+    double *v = arena_alloc(&g->arena, sizeof(double) * (size_t)(numel ? numel : 1));
+    if (!v) return ST_NOMEM;
+    if (!flat_values(data, v, numel, &n, 0))
+        return diag_error(r->d, r->path, node, g->tensors[t].name,
+                          "constant data is not numbers (in nested lists)");
+    if (n != numel)
+        return diag_error(r->d, r->path, node, g->tensors[t].name,
+                          "constant has %lld values for %lld elements", (long long)n,
+                          (long long)numel);
+    g->tensors[t].const_data = v;
+    return ST_OK;
+}
+
 /* Resolves a node input record to a tensor id, creating weight/const tensors on first use. */
 static Status resolve_input(Reader *r, const char *node, struct json_object *rec, int *id)
 {
@@ -214,27 +254,16 @@ static Status resolve_input(Reader *r, const char *node, struct json_object *rec
         g->weights = w;
         g->weights[g->nweights++] = t;
         *id = t;
-        return ST_OK;
+        /* a lifted tensor the IR carries under its key: the values when the file lacks it */
+        struct json_object *krec = get(r->consts, key);
+        return krec ? read_const_data(r, node, krec, t) : ST_OK;
     }
     struct json_object *crec = get(r->consts, name);
     if (crec) {
         t = graph_add_tensor(g, name, dt, rank, shape, TK_CONST);
         if (t < 0) return ST_NOMEM;
-        struct json_object *data = get(crec, "data");
-        if (data && json_object_is_type(data, json_type_array)) {
-            int64_t numel = tensor_numel(&g->tensors[t]);
-            if ((int64_t)json_object_array_length(data) != numel)
-                return diag_error(r->d, r->path, node, name,
-                                  "constant has %zu values for %lld elements",
-                                  json_object_array_length(data), (long long)numel);
-            double *v = arena_alloc(&g->arena, sizeof(double) * (size_t)(numel ? numel : 1));
-            if (!v) return ST_NOMEM;
-            for (int64_t i = 0; i < numel; i++)
-                v[i] = json_object_get_double(json_object_array_get_idx(data, (size_t)i));
-            g->tensors[t].const_data = v;
-        }
         *id = t;
-        return ST_OK;
+        return read_const_data(r, node, crec, t);
     }
     const char *prod = get_str(rec, "producer_node");
     int pk = prod ? graph_find_node(g, prod) : -1;
@@ -260,11 +289,6 @@ static const struct {
     {"wrap_with_set_grad_enabled",
      "a higher-order op whose body the IR does not carry (the model was exported with grad "
      "enabled): export it under torch.no_grad()"},
-    {"aten.copy_.default",
-     "copies into a tensor in place: the graph mutates model state (a buffer such as a static KV "
-     "cache) that would have to persist across runs, which is not supported; without it a run "
-     "would read stale state. Export without in-place state (e.g. pass the cache as graph inputs "
-     "and outputs)"},
 };
 
 /* Appends attribute `at` to n. */

@@ -1,5 +1,6 @@
 /* canonicalize: drop metadata assertions, make in-place ops out-of-place, turn eval dropout,
- * alias/detach/clone/contiguous, getitem and same-dtype `to` into identities and remove them,
+ * alias/detach/clone/contiguous, getitem, same-dtype `to` and a copy whose src already has
+ * self's shape and dtype into identities and remove them,
  * write scaled_dot_product_attention out as the attention chain (canon_sdpa.c), then remove
  * dead nodes. */
 #include <string.h>
@@ -13,6 +14,13 @@ static bool is_identity(const Graph *g, const Node *n)
     case OP_TO_DTYPE:
         return n->nin >= 1 && node_input(g, n, 0)->dtype == node_output(g, n, 0)->dtype;
     case OP_GETITEM: return true;
+    case OP_COPY: { /* src already of self's shape and dtype */
+        const GTensor *x = node_input(g, n, 0), *src = node_input(g, n, 1);
+        bool same = x->dtype == src->dtype && x->rank == src->rank;
+        for (int i = 0; same && i < x->rank; i++)
+            same = x->shape[i] == src->shape[i];
+        return same;
+    }
     default: return false;
     }
 }
@@ -38,6 +46,7 @@ Status pass_canonicalize(Graph *g, PassCtx *c)
         }
         if (!is_identity(g, n) || n->nout != 1) continue;
         int src = n->in[0];
+        if (n->op == OP_COPY) src = n->in[1];
         if (n->op == OP_GETITEM) {
             int64_t idx = attr_int(n, "index", 0);
             if (idx < 0 || idx >= n->nin) continue;

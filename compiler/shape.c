@@ -296,6 +296,8 @@ static Status dispatch(ShapeCtx *c)
         return shape_expand(c);
     case OP_INDEX_COPY:
         return shape_index_copy(c);
+    case OP_COPY:
+        return shape_copy(c);
     case OP_ARANGE:
         return shape_arange(c);
     case OP_FULL:
@@ -599,6 +601,8 @@ static OutType out_type(const Graph *g, const Node *n)
         return dt != DT_INVALID ? exact(dt) : of_cls(CL_FLOAT);
     case OP_FILL_LIKE:
         return dt != DT_INVALID ? exact(dt) : exact(node_input(g, n, 0)->dtype);
+    case OP_COPY:
+        return exact(node_input(g, n, 0)->dtype);
     case OP_DIFF:
     case OP_INDEX:
     case OP_GATHER:

@@ -65,6 +65,7 @@ Status shape_permute(ShapeCtx *c);
 Status shape_transpose(ShapeCtx *c);
 Status shape_expand(ShapeCtx *c);
 Status shape_index_copy(ShapeCtx *c);
+Status shape_copy(ShapeCtx *c);
 Status shape_arange(ShapeCtx *c);
 Status shape_filled(ShapeCtx *c);
 /* shape_more.c */

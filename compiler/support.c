@@ -177,6 +177,7 @@ bool npu_supports(Graph *g, const Node *n, const char **why)
     case OP_FLIP: case OP_ROLL: case OP_TRI: case OP_REPEAT: case OP_REPEAT_INTERLEAVE:
     case OP_PIXEL_SHUFFLE: case OP_BADDBMM: case OP_INSTANCE_NORM: case OP_SLICE_FILL:
     case OP_MAX_DIM: case OP_TOPK: case OP_SORT: case OP_UNBIND: case OP_MAX_POOL2D_WI:
+    case OP_COPY:
    
         return true;
     case OP_COUNT:

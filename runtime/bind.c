@@ -76,6 +76,15 @@ static Status load_into(const char *path, const StTensor *s, const GTensor *t, H
     return ST_OK;
 }
 
+/* slot = the values the IR carries for t (t->const_data), in the reference dtype. */
+static Status bind_ir_values(const GTensor *t, HTensor *slot)
+{
+    htensor_free(slot);
+    Status st = htensor_alloc(slot, htensor_ref_dtype(t->dtype), t->rank, t->shape);
+    if (st == ST_OK) htensor_convert(slot->data, slot->dtype, t->const_data, DT_F64, slot->numel);
+    return st;
+}
+
 Status bind_weights_file(const Graph *g, const char *path, Binding *b, DiagList *d)
 {
     SafeTensors st;
@@ -90,6 +99,10 @@ Status bind_weights_file(const Graph *g, const char *path, Binding *b, DiagList 
         const char *key = t->weight_key ? t->weight_key : t->name;
         const StTensor *s = st_find(&st, key);
         if (!s) s = st_find(&st, t->name);
+        if (!s && t->const_data) { /* a lifted tensor the IR carries */
+            rc = bind_ir_values(t, &b->vals[g->weights[i]]);
+            continue;
+        }
         if (!s) {
             if (strncmp(key, "lifted_tensor", 13) == 0 || strncmp(t->name, "c_lifted", 8) == 0)
                 rc = diag_error(d, path, NULL, t->name,
@@ -139,8 +152,11 @@ Status bind_weights_random(const Graph *g, uint64_t seed, Binding *b)
     for (int i = 0; i < g->nweights; i++) {
         const GTensor *t = &g->tensors[g->weights[i]];
         HTensor *v = &b->vals[g->weights[i]];
+        Status st = t->const_data ? bind_ir_values(t, v) : ST_OK; /* the IR's values are data */
+        if (st != ST_OK) return st;
+        if (t->const_data) continue;
         htensor_free(v);
-        Status st = htensor_alloc(v, htensor_ref_dtype(t->dtype), t->rank, t->shape);
+        st = htensor_alloc(v, htensor_ref_dtype(t->dtype), t->rank, t->shape);
         if (st != ST_OK) return st;
         const char *key = t->weight_key ? t->weight_key : t->name;
         uint64_t s = hash64(key, strlen(key)) ^ (seed * 0x2545F4914F6CDD1DULL);
@@ -194,6 +210,7 @@ Status bind_inputs_st(const Graph *g, const SafeTensors *st, const char *path,
         char buf[512];
         const char *key = prefixed(buf, sizeof buf, prefix, t->name);
         const StTensor *s = st_find(st, key);
+        if (!s && t->state) continue; /* model state starts from its weight or constant */
         if (!s)
             return diag_error(d, path, NULL, t->name, "graph input '%s' is not in the inputs file",
                               key);
@@ -249,6 +266,7 @@ Status bind_inputs_random(const Graph *g, uint64_t seed, Binding *b)
     for (int i = 0; i < g->ninputs; i++) {
         int id = g->inputs[i];
         const GTensor *t = &g->tensors[id];
+        if (t->state) continue; /* model state starts from its weight or constant */
         HTensor *v = &b->vals[id];
         htensor_free(v);
         Status st = htensor_alloc(v, htensor_ref_dtype(t->dtype), t->rank, t->shape);
@@ -297,13 +315,9 @@ Status bind_constants(const Graph *g, Binding *b)
 {
     for (int id = 0; id < g->ntensors; id++) {
         const GTensor *t = &g->tensors[id];
-        if (t->kind != TK_CONST || !t->const_data) continue;
-        HTensor *v = &b->vals[id];
-        htensor_free(v);
-        Status st = htensor_alloc(v, htensor_ref_dtype(t->dtype), t->rank, t->shape);
+        if ((t->kind != TK_CONST && !t->state) || !t->const_data) continue;
+        Status st = bind_ir_values(t, &b->vals[id]);
         if (st != ST_OK) return st;
-        HTensor src = {.dtype = DT_F64, .data = (void *)t->const_data};
-        htensor_convert(v->data, v->dtype, src.data, DT_F64, v->numel);
     }
     return ST_OK;
 }

@@ -28,22 +28,26 @@ typedef struct Binding {
 
 Status bind_init(const Graph *g, Binding *b);
 void bind_free(Binding *b);
-/* Binds every weight placeholder from a safetensors file or sharded index. A weight the IR names
- * but the file lacks is an error naming both (and explaining lifted_tensor_* buffers). */
+/* Binds every weight placeholder from a safetensors file or sharded index. A weight the file
+ * lacks takes the values the IR carries for it (a lifted tensor's, GTensor.const_data); without
+ * them it is an error naming both (and explaining lifted_tensor_* buffers). */
 Status bind_weights_file(const Graph *g, const char *path, Binding *b, DiagList *d);
-/* Deterministic weights for architecture-only IRs: shaped like real ones (norm weights near 1,
- * running variances positive, matrices scaled by 1/sqrt(fan_in)). */
+/* Deterministic weights for architecture-only IRs (a weight whose values the IR carries takes
+ * them): shaped like real ones (norm weights near 1, running variances positive, matrices
+ * scaled by 1/sqrt(fan_in)). */
 Status bind_weights_random(const Graph *g, uint64_t seed, Binding *b);
 /* Binds every graph input from a safetensors file (names as the IR names them, optionally with
- * a "prefix."). */
+ * a "prefix."); a model-state input (GTensor.state) the file lacks keeps the value its weight or
+ * constant bound. */
 Status bind_inputs_file(const Graph *g, const char *path, const char *prefix, Binding *b,
                         DiagList *d);
 /* The same from a file already open (path names it in diagnostics): many prefixed cases of one
  * file without parsing its header again (tests/test_opinfo.c). */
 Status bind_inputs_st(const Graph *g, const SafeTensors *st, const char *path,
                       const char *prefix, Binding *b, DiagList *d);
-/* Deterministic random inputs: floats in [-1, 1], integer inputs in range for their consumers
- * (embedding ids below the vocabulary size, index_copy indices inside the dim). */
+/* Deterministic random inputs (model state keeps its weight's or constant's value): floats in
+ * [-1, 1], integer inputs in range for their consumers (embedding ids below the vocabulary
+ * size, index_copy indices inside the dim). */
 Status bind_inputs_random(const Graph *g, uint64_t seed, Binding *b);
 /* Binds expected outputs from a file when it holds tensors named as the graph outputs; a file
  * with none of them is not an error (nref stays 0). A present tensor of the wrong shape is. */
@@ -62,7 +66,7 @@ Status bind_extend(const Graph *g, Binding *b);
 /* Computes recipe outputs (batch-norm folds, linear_concat's concatenated weights) from the
  * bound source weights. */
 Status bind_apply_recipes(const Graph *g, Binding *b, DiagList *d);
-/* Constants carried by the IR. */
+/* Constants carried by the IR, and the first value of model state made from one. */
 Status bind_constants(const Graph *g, Binding *b);
 
 #endif

@@ -74,10 +74,9 @@ Status cpu_permute(const CpuCall *c)
     return ST_OK;
 }
 
-Status cpu_expand(const CpuCall *c)
+/* o = x broadcast to o's shape (x of o's dtype). */
+static Status broadcast_into(const CpuCall *c, const HTensor *x, HTensor *o)
 {
-    const HTensor *x = c->in[0];
-    HTensor *o = c->out[0];
     if (x->rank > o->rank) return err(c, NULL, "expand to rank %lld from rank %lld", (long long)(o->rank), (long long)(x->rank));
     for (int i = 0; i < x->rank; i++) {
         int64_t a = x->shape[i], b = o->shape[i + o->rank - x->rank];
@@ -87,6 +86,25 @@ Status cpu_expand(const CpuCall *c)
     bcast_strides(x->shape, x->rank, o->shape, o->rank, st);
     gather(x, o, st);
     return ST_OK;
+}
+
+Status cpu_expand(const CpuCall *c)
+{
+    return broadcast_into(c, c->in[0], c->out[0]);
+}
+
+/* copy(self, src): src cast to self's dtype and broadcast to its shape. */
+Status cpu_copy_into(const CpuCall *c)
+{
+    const HTensor *x = c->in[1];
+    HTensor tmp = {0};
+    if (x->dtype != c->out[0]->dtype) {
+        if (htensor_convert_new(&tmp, x, c->out[0]->dtype) != ST_OK) return ST_NOMEM;
+        x = &tmp;
+    }
+    Status st = broadcast_into(c, x, c->out[0]);
+    htensor_free(&tmp);
+    return st;
 }
 
 Status cpu_cat(const CpuCall *c)

@@ -297,6 +297,7 @@ static Un un_of(OpId op)
     case OP_REPEAT_INTERLEAVE: case OP_PIXEL_SHUFFLE: case OP_BADDBMM: case OP_INSTANCE_NORM:
     case OP_SLICE_FILL:
     case OP_MAX_DIM: case OP_TOPK: case OP_SORT: case OP_UNBIND: case OP_MAX_POOL2D_WI:
+    case OP_COPY:
     case OP_COUNT: case OP_INVALID:
         break;
     }
@@ -617,6 +618,7 @@ static Bn bn_of(OpId op)
     case OP_REPEAT: case OP_REPEAT_INTERLEAVE: case OP_PIXEL_SHUFFLE: case OP_BADDBMM:
     case OP_INSTANCE_NORM: case OP_SLICE_FILL:
     case OP_MAX_DIM: case OP_TOPK: case OP_SORT: case OP_UNBIND: case OP_MAX_POOL2D_WI:
+    case OP_COPY:
     case OP_COUNT: case OP_INVALID:
         break;
     }

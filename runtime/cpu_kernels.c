@@ -132,6 +132,7 @@ const CpuKernelFn cpu_kernel_table[OP_COUNT] = {
     [OP_BADDBMM] = cpu_baddbmm,
     [OP_INSTANCE_NORM] = cpu_instance_norm,
     [OP_SLICE_FILL] = cpu_slice_fill,
+    [OP_COPY] = cpu_copy_into,
     [OP_MAX_DIM] = cpu_max_dim,
     [OP_TOPK] = cpu_topk,
     [OP_SORT] = cpu_sort,

@@ -79,6 +79,7 @@ Status cpu_getitem(const CpuCall *c);
 Status cpu_split(const CpuCall *c);
 Status cpu_permute(const CpuCall *c);  /* PERMUTE TRANSPOSE T */
 Status cpu_expand(const CpuCall *c);
+Status cpu_copy_into(const CpuCall *c);
 Status cpu_cat(const CpuCall *c);
 Status cpu_slice(const CpuCall *c);    /* SLICE SELECT */
 Status cpu_index_copy(const CpuCall *c);
