@@ -77,6 +77,16 @@ void describe_text(FILE *f, const Plan *p)
         shape(f, t->shape, t->rank);
     }
     fprintf(f, p->noutputs > 6 ? " ...\n" : "\n");
+    if (p->nstates > 0) { /* model state: where each run leaves it for the next */
+        int inplace = 0;
+        for (int i = 0; i < p->nstates; i++)
+            inplace += plan_base(p, p->state_out[i]) == p->state_in[i];
+        fprintf(f, "state    %d tensors, %d updated in place:", p->nstates, inplace);
+        for (int i = 0; i < p->nstates && i < 4; i++)
+            fprintf(f, " %s -> %s", p->tensors[p->state_in[i]].name,
+                    p->tensors[p->state_out[i]].name);
+        fprintf(f, p->nstates > 4 ? " ...\n" : "\n");
+    }
     int64_t wbytes = 0;
     int nwdev = 0, nrec[RECIPE_CONCAT + 1] = {0}, ninter = 0;
     for (int i = 0; i < p->nweights; i++) {
@@ -278,6 +288,10 @@ void describe_json(FILE *f, const Plan *p)
     for (int i = 0; i < p->noutputs; i++) fprintf(f, i ? ",%d" : "%d", p->outputs[i]);
     fprintf(f, "],\"weights\":[");
     for (int i = 0; i < p->nweights; i++) fprintf(f, i ? ",%d" : "%d", p->weights[i]);
+    fprintf(f, "],\"state_in\":[");
+    for (int i = 0; i < p->nstates; i++) fprintf(f, i ? ",%d" : "%d", p->state_in[i]);
+    fprintf(f, "],\"state_out\":[");
+    for (int i = 0; i < p->nstates; i++) fprintf(f, i ? ",%d" : "%d", p->state_out[i]);
     fprintf(f, "],\n\"recipes\":[");
     for (int i = 0; i < p->nrecipes; i++) {
         const PlanRecipe *r = &p->recipes[i];

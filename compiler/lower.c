@@ -147,8 +147,18 @@ static Status build_tensors(Lowering *L, const CompileOptions *o)
             p->tensors[L->pt[t]].alias_of = L->pt[g->tensors[t].alias_of];
     for (int i = 0; i < g->ninputs; i++) p->inputs[p->ninputs++] = L->pt[g->inputs[i]];
     for (int i = 0; i < g->noutputs; i++) p->outputs[p->noutputs++] = L->pt[g->outputs[i]];
-    for (int i = 0; i < g->nweights; i++)
-        if (L->pt[g->weights[i]] >= 0) p->weights[p->nweights++] = L->pt[g->weights[i]];
+    for (int i = 0; i < g->nweights; i++) /* a state input made from a weight is an input */
+        if (L->pt[g->weights[i]] >= 0 && g->tensors[g->weights[i]].kind == TK_WEIGHT)
+            p->weights[p->nweights++] = L->pt[g->weights[i]];
+    p->state_in = arena_alloc(&p->arena, sizeof(int) * (size_t)(g->nstates + 1));
+    p->state_out = arena_alloc(&p->arena, sizeof(int) * (size_t)(g->nstates + 1));
+    if (!p->state_in || !p->state_out) return ST_NOMEM;
+    for (int i = 0; i < g->nstates; i++) {
+        p->state_in[i] = L->pt[g->state_in[i]];
+        p->state_out[i] = L->pt[g->outputs[g->state_out[i]]];
+        if (p->state_in[i] < 0 || p->state_out[i] < 0) return ST_INTERNAL;
+    }
+    p->nstates = g->nstates;
     return ST_OK;
 }
 

@@ -227,8 +227,9 @@ static void put_module(Enc *e, const PlanModule *m)
 static void put_plan(Enc *e, const Plan *p)
 {
     /* tuning and tuning_env only when the plan has them: a plan of the default tuning is the
-     * same file as before they existed */
-    e->err |= msgpack_pack_map(&e->pk, PLAN_KEYS + (p->tuning != NULL) + (p->tuning_env != NULL));
+     * same file as before they existed; so are state_in and state_out (model state) */
+    e->err |= msgpack_pack_map(&e->pk, PLAN_KEYS + (p->tuning != NULL) + (p->tuning_env != NULL) +
+                                           2 * (p->nstates > 0));
     put_kstr(e, "model_name", p->model_name);
     put_kstr(e, "source", p->source);
     put_kstr(e, "compute", dtype_key(p->compute));
@@ -262,6 +263,10 @@ static void put_plan(Enc *e, const Plan *p)
     put_ints(e, "inputs", p->inputs, p->ninputs);
     put_ints(e, "outputs", p->outputs, p->noutputs);
     put_ints(e, "weights", p->weights, p->nweights);
+    if (p->nstates > 0) {
+        put_ints(e, "state_in", p->state_in, p->nstates);
+        put_ints(e, "state_out", p->state_out, p->nstates);
+    }
     put_str(e, "ir_json");
     if (!p->ir_json) {
         e->err |= msgpack_pack_nil(&e->pk);
@@ -842,6 +847,12 @@ static Status read_plan(const Dec *x, const msgpack_object *m, Plan *p)
     if (!st) st = get_ints(x, m, "inputs", &p->inputs, &p->ninputs);
     if (!st) st = get_ints(x, m, "outputs", &p->outputs, &p->noutputs);
     if (!st) st = get_ints(x, m, "weights", &p->weights, &p->nweights);
+    /* model state: only in a plan that has some */
+    int nout = 0;
+    if (!st && has_key(m, "state_in")) st = get_ints(x, m, "state_in", &p->state_in, &p->nstates);
+    if (!st && has_key(m, "state_out")) st = get_ints(x, m, "state_out", &p->state_out, &nout);
+    if (!st && nout != p->nstates)
+        return bad(x, "state_out", "has %d entries for %d in state_in", nout, p->nstates);
     const msgpack_object *v;
     if (!st) st = lookup(x, m, "ir_json", &v);
     if (st) return st;

@@ -262,5 +262,15 @@ Status npubin_check_plan(const Plan *p, const char *file, Status st, DiagList *d
     if (s == ST_OK) s = check_ids(&c, "inputs", p->inputs, p->ninputs, true);
     if (s == ST_OK) s = check_ids(&c, "outputs", p->outputs, p->noutputs, true);
     if (s == ST_OK) s = check_ids(&c, "weights", p->weights, p->nweights, false);
+    if (s == ST_OK) s = check_ids(&c, "state_in", p->state_in, p->nstates, false);
+    if (s == ST_OK) s = check_ids(&c, "state_out", p->state_out, p->nstates, false);
+    for (int i = 0; s == ST_OK && i < p->nstates; i++) {
+        bool in = false, out = false;
+        for (int k = 0; k < p->ninputs; k++) in |= p->inputs[k] == p->state_in[i];
+        for (int k = 0; k < p->noutputs; k++) out |= p->outputs[k] == p->state_out[i];
+        if (!in || !out)
+            s = fail(&c, "state %d: input %d and output %d must be a graph input and output", i,
+                     p->state_in[i], p->state_out[i]);
+    }
     return s;
 }

@@ -99,14 +99,16 @@ int plan_equal(const Plan *a, const Plan *b)
         a->compute != b->compute || a->tier != b->tier || a->channel_tile != b->channel_tile ||
         a->ntensors != b->ntensors || a->nkernels != b->nkernels || a->nparts != b->nparts ||
         a->nfusions != b->nfusions || a->nrecipes != b->nrecipes || a->ninputs != b->ninputs ||
-        a->noutputs != b->noutputs || a->nweights != b->nweights ||
+        a->noutputs != b->noutputs || a->nweights != b->nweights || a->nstates != b->nstates ||
         a->arena_bytes != b->arena_bytes || a->naive_bytes != b->naive_bytes ||
         a->nlevels != b->nlevels || a->ir_json_len != b->ir_json_len ||
         !streq(a->tuning, b->tuning) || !streq(a->tuning_env, b->tuning_env))
         return 0;
     if (a->ir_json_len && memcmp(a->ir_json, b->ir_json, a->ir_json_len) != 0) return 0;
     if (!ints_eq(a->inputs, b->inputs, a->ninputs) || !ints_eq(a->outputs, b->outputs, a->noutputs) ||
-        !ints_eq(a->weights, b->weights, a->nweights))
+        !ints_eq(a->weights, b->weights, a->nweights) ||
+        !ints_eq(a->state_in, b->state_in, a->nstates) ||
+        !ints_eq(a->state_out, b->state_out, a->nstates))
         return 0;
     for (int i = 0; i < a->ntensors; i++) {
         const PlanTensor *x = &a->tensors[i], *y = &b->tensors[i];
@@ -213,6 +215,13 @@ int plan_base(const Plan *p, int t)
 {
     for (int i = 0; i < 8 && t >= 0 && p->tensors[t].alias_of >= 0; i++) t = p->tensors[t].alias_of;
     return t;
+}
+
+int plan_state_of(const Plan *p, int t)
+{
+    for (int i = 0; i < p->nstates; i++)
+        if (p->state_in[i] == t) return i;
+    return -1;
 }
 
 uint64_t plan_device_bytes(const PlanTensor *t)

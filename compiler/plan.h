@@ -142,6 +142,12 @@ typedef struct Plan {
     PlanRecipe *recipes;
     int ninputs, noutputs, nweights;
     int *inputs, *outputs, *weights; /* plan tensor ids */
+    /* Model state (Graph.state_in/state_out): input state_in[i] (one of inputs) holds the state
+     * a run starts from, output state_out[i] (one of outputs) the state it ends with; the same
+     * storage when the run updates the state in place (plan_base of the output is the input).
+     * Plan tensor ids; nstates 0 for a model without state. */
+    int nstates;
+    int *state_in, *state_out;
     int64_t arena_bytes;  /* planned arena size */
     int64_t naive_bytes;  /* one buffer per tensor */
     int nlevels;
@@ -159,6 +165,8 @@ int plan_find_tensor(const Plan *p, const char *name);
 void plan_free(Plan *p);
 /* The tensor whose storage plan tensor t shares (t itself when it is no view). */
 int plan_base(const Plan *p, int t);
+/* The index i of the model state whose input (state_in[i]) is plan tensor t, -1 when t is none. */
+int plan_state_of(const Plan *p, int t);
 /* Gives every tensor that owns arena bytes a range of its own, aligned to `align` (no liveness
  * reuse, as CompileOptions.no_reuse would have planned it): the same kernels, each output
  * readable after a run (per-kernel errors of a compiled .npubin). Views follow their base. */
