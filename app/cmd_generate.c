@@ -25,6 +25,7 @@
 #include "../runtime/profile.h"
 #include "../runtime/safetensors.h"
 #include "commands.h"
+#include "report.h"
 #include "runner.h"
 #include "../common/clock.h"
 
@@ -41,6 +42,7 @@ typedef struct Step {
 
 typedef struct Gen {
     const char *dir;
+    bool single; /* one graph with model state (generate_single), not prefill + decode */
     int prefill_len, max_cache, vocab;
     int nstate;
     char *st_out[GEN_MAX_STATE], *st_in[GEN_MAX_STATE]; /* decode: output -> next input */
@@ -128,6 +130,16 @@ static Status find_step(const Plan *p, const Gen *g, Step *s, DiagList *d)
     for (int i = 0; i < p->noutputs && s->logits < 0; i++) {
         if (p->outputs[i] != tok && !is_state(g, p->tensors[p->outputs[i]].name)) s->logits = p->outputs[i];
     }
+    if (g->single) { /* its own state: input_ids and cache_position, the others if it has them */
+        for (int i = 0; i < p->ninputs; i++) {
+            int t = p->inputs[i];
+            if (t != s->ids && t != s->mask && t != s->pos && t != s->cpos && plan_state_of(p, t) < 0)
+                return diag_error(d, p->source, NULL, p->tensors[t].name, "generate fills input_ids, "
+                                  "cache_position, position_ids and attention_mask; the model has "
+                                  "another input");
+        }
+        if (s->ids >= 0 && s->cpos >= 0 && s->logits >= 0) return ST_OK;
+    }
     if (s->ids < 0 || s->mask < 0 || s->pos < 0 || s->cpos < 0 || s->logits < 0)
         return diag_error(d, p->source, NULL, NULL, "an LLM step needs inputs input_ids, "
                           "attention_mask, position_ids, cache_position and a logits output");
@@ -142,6 +154,7 @@ static Status set_step(Gen *g, Runner *r, Step *s, const int64_t *tok, int n, in
     HTensor *ts[4] = {&s->t_ids, &s->t_mask, &s->t_pos, &s->t_cpos};
     int ids[4] = {s->ids, s->mask, s->pos, s->cpos};
     for (int i = 0; i < 4; i++) {
+        if (ids[i] < 0) continue; /* a one-graph model without it */
         if (!ts[i]->data) {
             const PlanTensor *x = &p->tensors[ids[i]];
             Status st = htensor_alloc(ts[i], htensor_ref_dtype(x->dtype), x->rank, x->shape);
@@ -149,13 +162,15 @@ static Status set_step(Gen *g, Runner *r, Step *s, const int64_t *tok, int n, in
         }
         r->x.vals[ids[i]] = ts[i];
     }
-    if (s->t_ids.numel != n || s->t_cpos.numel != n || s->t_mask.numel != (int64_t)n * g->max_cache)
+    if (s->t_ids.numel != n || s->t_cpos.numel != n ||
+        (s->mask >= 0 && s->t_mask.numel != (int64_t)n * g->max_cache) ||
+        (s->pos >= 0 && s->t_pos.numel != n))
         return ST_INTERNAL;
     for (int i = 0; i < n; i++) {
         ((int64_t *)s->t_ids.data)[i] = tok[i];
-        ((int64_t *)s->t_pos.data)[i] = start + i;
         ((int64_t *)s->t_cpos.data)[i] = start + i;
-        for (int j = 0; j < g->max_cache; j++)
+        if (s->pos >= 0) ((int64_t *)s->t_pos.data)[i] = start + i;
+        for (int j = 0; s->mask >= 0 && j < g->max_cache; j++)
             ((float *)s->t_mask.data)[(int64_t)i * g->max_cache + j] = j <= start + i ? 0.0f : -INFINITY;
     }
     return ST_OK;
@@ -245,10 +260,8 @@ static Status carry_through_host(Gen *g, Runner *from, DiagList *d)
 {
     const Plan *pd = g->rd.pipe.plan;
     for (int k = 0; k < g->nstate; k++) {
-        HTensor v = {0};
-        Status st = exec_read(&from->x, plan_find_tensor(from->pipe.plan, g->st_out[k]), &v, d);
-        if (st == ST_OK) st = g->rd.be->ops->set_input(g->rd.be, plan_find_tensor(pd, g->st_in[k]), &v, d);
-        htensor_free(&v);
+        Status st = exec_move(&g->rd.x, plan_find_tensor(pd, g->st_in[k]), &from->x,
+                              plan_find_tensor(from->pipe.plan, g->st_out[k]), d);
         if (st != ST_OK) return st;
     }
     return ST_OK;
@@ -267,6 +280,24 @@ static Status parse_prompt(const char *s, int64_t *out, int *n, DiagList *d)
         if (*end && *end != ',') return diag_error(d, NULL, NULL, NULL, "--prompt-ids: bad '%s'", s);
     }
     return *n ? ST_OK : diag_error(d, NULL, NULL, NULL, "--prompt-ids is empty");
+}
+
+/* Every decode step's wall time by cache position, one JSON line (for benchmarks). */
+static void print_steps_json(const Gen *g, FILE *out)
+{
+    fprintf(out, "{\"schema\":\"npu-explore/generate/1\",\"kind\":\"steps\",\"pos\":[");
+    for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%d" : "%d", g->step_pos[i]);
+    fprintf(out, "],\"ms\":[");
+    for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_ms[i]);
+    fprintf(out, "],\"gpu_ms\":[");
+    for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_gpu[i]);
+    fprintf(out, "],\"upload_ms\":[");
+    for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_up[i]);
+    fprintf(out, "],\"submit_ms\":[");
+    for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_sub[i]);
+    fprintf(out, "],\"run_ms\":[");
+    for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_run[i]);
+    fprintf(out, "]}\n");
 }
 
 /* The graph edit before compiling (CompileOptions.edit): GEN_TOKEN = argmax(logits, dim=-1,
@@ -288,6 +319,228 @@ static Status add_argmax(Graph *gr, void *ctx, DiagList *d)
         !graph_add_attr(gr, n, "skip_nan", ATTR_BOOL, 1) || !graph_add_output(gr, t))
         return ST_NOMEM;
     return graph_link(gr);
+}
+
+/* ---- one graph with model state (a static-KV-cache export) ---- */
+
+/* What one step of generate_single saw: its input token, the token it picked, the reference's
+ * (-1: none, a prompt step before the last) and its logits' error (-1: not compared). */
+typedef struct StepCheck {
+    int64_t tok, next, ref;
+    double rel;
+} StepCheck;
+
+/* The positions a one-graph model's state holds: the size along `dim` of the state its
+ * index_copy nodes write (a static KV cache's length), else GEN_MAX_TOKENS. */
+static int state_positions(const Graph *gr)
+{
+    int64_t best = GEN_MAX_TOKENS;
+    for (int i = 0; i < gr->nnodes; i++) {
+        const Node *n = &gr->nodes[i];
+        if (n->dead || n->op != OP_INDEX_COPY || n->nin != 3) continue;
+        const GTensor *self = node_input(gr, n, 0);
+        int dim = norm_dim(attr_int(n, "dim", 0), self->rank);
+        if (self->state && dim >= 0 && self->shape[dim] < best) best = self->shape[dim];
+    }
+    return (int)best;
+}
+
+/* Reads int64 tensor `name` of rs into out[0..GEN_MAX_TOKENS), *n values; false when absent. */
+static bool ref_ids(const SafeTensors *rs, const char *name, int64_t *out, int *n)
+{
+    const StTensor *s = st_find(rs, name);
+    HTensor t = {0};
+    *n = 0;
+    if (!s || st_to_htensor(s, DT_I64, &t) != ST_OK) return false;
+    for (int64_t i = 0; i < t.numel && *n < GEN_MAX_TOKENS; i++) out[(*n)++] = ((int64_t *)t.data)[i];
+    htensor_free(&t);
+    return true;
+}
+
+static bool step_ok(const StepCheck *c, const Tolerance *tol)
+{
+    return (c->rel < 0 || c->rel <= tol->rel_l2) && (c->ref < 0 || c->ref == c->next);
+}
+
+/* The result of generate_single, for its report. */
+typedef struct SingleResult {
+    const StepCheck *chk;
+    int nc, np, ndec, ncmp;
+    double ttft, tdec, worst;
+    int match, logits_ok; /* 1 yes, 0 no, -1 nothing to compare with */
+    Tolerance tol;
+} SingleResult;
+
+/* Prints generate_single's report: a line per step, the tokens, the times, the verdicts. */
+static void print_single(const Gen *g, const SingleResult *r, FILE *out, bool json)
+{
+    const Plan *p = g->rd.pipe.plan;
+    int inplace = 0;
+    for (int i = 0; i < p->nstates; i++) inplace += exec_state_in_place(&g->rd.x, i);
+    double tps = r->ndec > 0 && r->tdec > 0 ? r->ndec / (r->tdec / 1e3) : 0;
+    const char *dev = g->rd.be->ops->device(g->rd.be);
+    if (json) {
+        for (int i = 0; i < r->nc; i++) {
+            const StepCheck *c = &r->chk[i];
+            fprintf(out, "{\"schema\":\"npu-explore/generate/1\",\"kind\":\"step\",\"pos\":%d,"
+                         "\"token\":%lld,\"next\":%lld,\"ref_next\":%lld,\"logits_rel_l2\":%.6g,"
+                         "\"verdict\":\"%s\"}\n",
+                    i, (long long)c->tok, (long long)c->next, (long long)c->ref, c->rel,
+                    c->rel < 0 && c->ref < 0 ? "-" : step_ok(c, &r->tol) ? "ok" : "MISMATCH");
+        }
+        fprintf(out, "{\"schema\":\"npu-explore/generate/1\",\"kind\":\"summary\",\"tokens\":[");
+        for (int i = 0; i < g->ntok; i++) fprintf(out, i ? ",%lld" : "%lld", (long long)g->tokens[i]);
+        fprintf(out, "],\"prompt_len\":%d,\"ttft_ms\":%.3f,\"decode_steps\":%d,\"decode_ms\":%.3f,"
+                     "\"decode_tokens_per_s\":%.2f,\"reference\":\"%s\",\"logits\":\"%s\","
+                     "\"logits_steps\":%d,\"logits_max_rel_l2\":%.6g,\"tol_rel_l2\":%g,"
+                     "\"state\":\"%s\",\"state_tensors\":%d,\"state_in_place\":%d,"
+                     "\"device\":\"%s\",\"dtype\":\"%s\",\"argmax\":\"%s\"}\n",
+                r->np, r->ttft, r->ndec, r->tdec, tps,
+                r->match < 0 ? "none" : r->match ? "match" : "mismatch",
+                r->logits_ok < 0 ? "none" : r->logits_ok ? "ok" : "mismatch", r->ncmp, r->worst,
+                r->tol.rel_l2, inplace == p->nstates ? "device" : "host", p->nstates, inplace, dev,
+                g->rd.dtype, g->sd.token >= 0 ? "gpu" : "host");
+        print_steps_json(g, out);
+        return;
+    }
+    fprintf(out, "device %s, %s; model state: %d tensors, %d updated in place on the device, %d "
+                 "carried through the host; next token picked on the %s\n",
+            dev, g->rd.dtype, p->nstates, inplace, p->nstates - inplace,
+            g->sd.token >= 0 ? "GPU (argmax)" : "host (logits read back)");
+    fprintf(out, "%5s %6s %6s %6s  %13s  %s\n", "pos", "token", "next", "ref", "logits rel_l2",
+            "verdict");
+    for (int i = 0; i < r->nc; i++) {
+        const StepCheck *c = &r->chk[i];
+        char ref[24] = "-", rel[24] = "-";
+        if (c->ref >= 0) snprintf(ref, sizeof ref, "%lld", (long long)c->ref);
+        if (c->rel >= 0) snprintf(rel, sizeof rel, "%.3e", c->rel);
+        fprintf(out, "%5d %6lld %6lld %6s  %13s  %s\n", i, (long long)c->tok, (long long)c->next,
+                ref, rel, c->rel < 0 && c->ref < 0 ? "-" : step_ok(c, &r->tol) ? "ok" : "MISMATCH");
+    }
+    fprintf(out, "tokens:");
+    for (int i = 0; i < g->ntok; i++) fprintf(out, " %lld", (long long)g->tokens[i]);
+    fprintf(out, "\ntime to first token %.2f ms (prompt %d tokens, a step each); decode %d steps "
+                 "in %.2f ms = %.1f tokens/s\n",
+            r->ttft, r->np, r->ndec, r->tdec, tps);
+    if (r->logits_ok >= 0)
+        fprintf(out, "logits vs reference: %d steps compared, worst rel_l2 %.3e (tolerance %g): %s\n",
+                r->ncmp, r->worst, r->tol.rel_l2, r->logits_ok ? "ok" : "MISMATCH");
+    if (r->match >= 0)
+        fprintf(out, "greedy tokens vs reference: %s (%d compared)\n",
+                r->match ? "match" : "MISMATCH", g->ntok);
+}
+
+/* Compiles the one-graph model and finds its steps' tensors; the state pairs come from the
+ * model itself (Graph.state_in/state_out), not from a generation.json. */
+static Status open_single(Gen *g, const Options *o, const char *model, DiagList *d)
+{
+    Options od = *o;
+    od.model = model;
+    od.inputs = NULL;
+    Status st = model_load_graph(&g->md, model, d);
+    if (st == ST_OK) st = model_bind(&g->md, &od, d);
+    const Graph *gr = g->md.g;
+    if (st == ST_OK && gr->nstates == 0)
+        st = diag_error(d, model, NULL, NULL, "the model keeps no state (no buffer it updates in "
+                        "place, such as a static KV cache) and there is no generation.json beside "
+                        "it: generate needs one or the other");
+    for (int k = 0; st == ST_OK && k < gr->nstates && k < GEN_MAX_STATE; k++, g->nstate++) {
+        g->st_in[k] = strdup(gr->tensors[gr->state_in[k]].name);
+        g->st_out[k] = strdup(gr->tensors[gr->outputs[gr->state_out[k]]].name);
+        if (!g->st_in[k] || !g->st_out[k]) st = ST_NOMEM;
+    }
+    if (st == ST_OK) g->max_cache = state_positions(gr);
+    bool gpu_argmax = strcmp(o->backend, "cpu") != 0 && !o->host_argmax;
+    if (st == ST_OK)
+        st = runner_open_edit(&g->rd, &od, &g->md, false, NULL, gpu_argmax ? add_argmax : NULL, g, d);
+    if (st == ST_OK) st = find_step(g->rd.pipe.plan, g, &g->sd, d);
+    if (st != ST_OK) return st;
+    const PlanTensor *mask = g->sd.mask >= 0 ? &g->rd.pipe.plan->tensors[g->sd.mask] : NULL;
+    if (mask) g->max_cache = (int)mask->shape[mask->rank - 1];
+    if (!g->rd.be->ops->watch) return (g->sd.token = -1), ST_OK;
+    return g->rd.be->ops->watch(g->rd.be, g->sd.token >= 0 ? g->sd.token : g->sd.logits, d);
+}
+
+/* generate with one compiled graph that keeps its own model state (Plan.state_in/state_out;
+ * transformers' TorchExportableModuleWithStaticCache): the prompt token by token, then greedy
+ * decoding, a run per position, the runtime carrying the state each run leaves into the next
+ * (exec_carry_state: in place on the device where the plan updates it in place). With
+ * greedy.safetensors beside the model (prompt, greedy_tokens, logits per position) the tokens
+ * and each step's logits are compared, the logits while every token so far is the reference's. */
+static Status generate_single(Gen *g, const Options *o, const char *model, FILE *out, int *rc,
+                              DiagList *d)
+{
+    Status st = open_single(g, o, model, d);
+    char ref[4096];
+    SafeTensors rs = {0};
+    DiagList quiet = {0};
+    bool have_ref = st == ST_OK && !o->prompt_ids &&
+                    file_exists(path_sibling(ref, sizeof ref, model, "greedy.safetensors")) &&
+                    st_open(&rs, ref, &quiet) == ST_OK;
+    diag_free(&quiet);
+    int64_t prompt[GEN_MAX_TOKENS], want[GEN_MAX_TOKENS];
+    int np = 0, nwant = 0;
+    if (st == ST_OK && o->prompt_ids) st = parse_prompt(o->prompt_ids, prompt, &np, d);
+    else if (st == ST_OK && !(have_ref && ref_ids(&rs, "prompt", prompt, &np) && np > 0))
+        st = diag_error(d, model, NULL, NULL,
+                        "no --prompt-ids and no prompt in a greedy.safetensors beside the model");
+    if (have_ref) ref_ids(&rs, "greedy_tokens", want, &nwant);
+    HTensor wl = {0}; /* the reference's logits, a row per position */
+    const StTensor *rl = have_ref ? st_find(&rs, "logits") : NULL;
+    if (st == ST_OK && rl) st = st_to_htensor(rl, DT_F32, &wl);
+    int max_new = o->max_new ? o->max_new : nwant > 0 ? nwant : 16;
+    if (st == ST_OK && (max_new > GEN_MAX_TOKENS || np + max_new - 1 > g->max_cache))
+        st = diag_error(d, model, NULL, NULL,
+                        "prompt (%d) + --max-new (%d) exceeds the cache (%d positions)", np,
+                        max_new, g->max_cache);
+    StepCheck *chk = calloc(GEN_MAX_TOKENS, sizeof *chk);
+    if (!chk) st = ST_NOMEM;
+    SingleResult r = {.chk = chk, .np = np, .match = nwant > 0 ? 1 : -1,
+                      .tol = report_tolerance(o, g->rd.dtype)};
+    int64_t vocab = wl.rank == 2 ? wl.shape[1] : 0, next = -1;
+    double t0 = clock_us() * 1e-3, td0 = 0;
+    bool same = true; /* every token so far is the reference's: the logits are comparable */
+    for (int pos = 0; st == ST_OK && g->ntok < max_new; pos++) {
+        double s0 = clock_us() * 1e-3;
+        int64_t tok = pos < np ? prompt[pos] : next;
+        HTensor lg = {0}, row = {0};
+        bool cmp = same && wl.rank == 2 && pos < wl.shape[0];
+        st = set_step(g, &g->rd, &g->sd, &tok, 1, pos);
+        if (st == ST_OK) st = run_step(&g->rd, &g->sd, &next, cmp ? &lg : NULL, d);
+        if (st == ST_OK) st = exec_carry_state(&g->rd.x, d);
+        note_step(g, pos, clock_us() * 1e-3 - s0);
+        StepCheck *c = &chk[r.nc++];
+        *c = (StepCheck){.tok = tok, .next = next, .ref = -1, .rel = -1};
+        CmpStats cs;
+        if (st == ST_OK && cmp && lg.numel == vocab &&
+            htensor_view(&row, &wl, 1, &vocab, pos * vocab) && cmp_tensors(&lg, &row, &cs)) {
+            c->rel = cs.rel_l2;
+            r.worst = cs.rel_l2 > r.worst ? cs.rel_l2 : r.worst;
+            r.ncmp++;
+        }
+        htensor_free(&lg);
+        if (st != ST_OK || pos < np - 1) continue; /* the next input is the prompt's */
+        if (g->ntok < nwant) {
+            c->ref = want[g->ntok];
+            if (c->ref != next) same = false, r.match = 0;
+        }
+        g->tokens[g->ntok++] = next;
+        if (g->ntok == 1) {
+            r.ttft = clock_us() * 1e-3 - t0;
+            td0 = clock_us() * 1e-3;
+        } else
+            r.ndec++;
+    }
+    r.tdec = clock_us() * 1e-3 - td0;
+    r.logits_ok = r.ncmp > 0 ? r.worst <= r.tol.rel_l2 : -1;
+    if (st == ST_OK) {
+        print_single(g, &r, out, o->json);
+        if (r.match == 0 || r.logits_ok == 0) *rc = 1;
+    }
+    free(chk);
+    htensor_free(&wl);
+    st_close(&rs);
+    return st;
 }
 
 static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d)
@@ -445,20 +698,7 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
                     match < 0 ? "none" : match ? "match" : "mismatch",
                     g->host_carry ? "host" : "device", g->rp.be->ops->device(g->rp.be), g->rd.dtype,
                     pf_runs, pf_wall, pf_gpu, g->sd.token >= 0 ? "gpu" : "host");
-            /* every decode step's wall time by cache position (one line, for benchmarks) */
-            fprintf(out, "{\"schema\":\"npu-explore/generate/1\",\"kind\":\"steps\",\"pos\":[");
-            for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%d" : "%d", g->step_pos[i]);
-            fprintf(out, "],\"ms\":[");
-            for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_ms[i]);
-            fprintf(out, "],\"gpu_ms\":[");
-            for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_gpu[i]);
-            fprintf(out, "],\"upload_ms\":[");
-            for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_up[i]);
-            fprintf(out, "],\"submit_ms\":[");
-            for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_sub[i]);
-            fprintf(out, "],\"run_ms\":[");
-            for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_run[i]);
-            fprintf(out, "]}\n");
+            print_steps_json(g, out);
         } else {
             fprintf(out, "device %s, %s; caches carried on the %s; next token picked on the %s\ntokens:",
                     g->rp.be->ops->device(g->rp.be), g->rd.dtype,
@@ -492,7 +732,16 @@ int cmd_generate(int argc, char **argv)
     memset(&g, 0, sizeof g);
     g.dir = o.model;
     int rc = 0;
-    if (st == ST_OK) st = generate(&g, &o, stdout, &rc, &d);
+    /* a folder with generation.json: prefill + decode; else one graph with model state: the
+     * folder's model.json, or the IR named */
+    char path[4096], model[4096];
+    snprintf(path, sizeof path, "%s/generation.json", o.model ? o.model : ".");
+    snprintf(model, sizeof model, "%s/model.json", o.model ? o.model : ".");
+    if (st == ST_OK && !file_exists(model) && file_exists(o.model))
+        snprintf(model, sizeof model, "%s", o.model);
+    g.single = st == ST_OK && !file_exists(path) && file_exists(model);
+    if (st == ST_OK && g.single) st = generate_single(&g, &o, model, stdout, &rc, &d);
+    else if (st == ST_OK) st = generate(&g, &o, stdout, &rc, &d);
     if (st != ST_OK) rc = status_exit_code(st);
     diag_print(&d, stderr);
     Step *steps[2] = {&g.sp, &g.sd};

@@ -105,11 +105,13 @@ static void print_json(FILE *f, const Plan *p, const Profile *pr, const char *de
             "\"dispatches\":%d,\"levels\":%d,\"barriers\":%d,"
             "\"gpu_sum_us\":%.3f,\"gpu_step_us\":%.3f,\"wall_us\":%.3f,\"upload_us\":%.3f,"
             "\"submit_us\":%.3f,\"cpu_ref_us\":%.3f,\"device_bytes\":%lld,"
-            "\"cpu_partition_us\":%.3f,\"transfers\":%d,\"transfer_us\":%.3f}\n",
+            "\"cpu_partition_us\":%.3f,\"transfers\":%d,\"transfer_us\":%.3f,"
+            "\"state_reset\":%d}\n",
             p->model_name ? p->model_name : "", dev, dtype, plan_tier_name(p->tier), pr->iters,
             p->nkernels, pr->dispatches, p->nlevels, plan_barriers_total(p), pr->gpu_sum_us,
             pr->gpu_step_us, pr->wall_med_us, pr->upload_us, pr->submit_us, pr->cpu_ref_us,
-            (long long)pr->device_bytes, pr->cpu_part_us, pr->nxfers, pr->xfer_sum_us);
+            (long long)pr->device_bytes, pr->cpu_part_us, pr->nxfers, pr->xfer_sum_us,
+            p->nstates);
 }
 
 static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *dev,
@@ -194,6 +196,11 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
     if (p->nkernels > pr->dispatches || pr->nxfers)
         fprintf(f, "mixed: %d cpu-partition kernels %.1f us, transfers: %d, %.1f us\n",
                 p->nkernels - pr->dispatches, pr->cpu_part_us, pr->nxfers, pr->xfer_sum_us);
+    if (p->nstates > 0) /* exec_run: state starts each run from its first value */
+        fprintf(f, "model state: %d tensors, reset to their first values before every run (each "
+                   "run is the step from the initial state, its upload counted; generate carries "
+                   "the state from run to run)\n",
+                p->nstates);
     if (pr->worst_kernel >= 0) {
         const CmpStats *w = &pr->k[pr->worst_kernel].err;
         char note[128];

@@ -83,6 +83,9 @@ int cmd_run(int argc, char **argv)
     if (st == ST_OK && o.check) {
         Tolerance tol = report_tolerance(&o, dtype);
         if (!cpu && !o.json) printf("device: %s, compute %s\n", dev, dtype);
+        if (m.g->nstates > 0 && !o.json)
+            printf("model state: %d tensors, the run starts from their first values (generate "
+                   "carries state from run to run)\n", m.g->nstates);
         if (cpu_ref && !o.json) printf("reference: the CPU reference (fp32) for outputs the files lack\n");
         rc = report_check(stdout, m.g, &m.b, vals, &tol, o.backend, o.json);
     }

@@ -94,9 +94,9 @@ static Status run_cpu_kernel(Exec *x, int k, DiagList *d)
             in[i] = x->vals[t];
         } else if (host_value(x, t, &views[i])) {
             in[i] = host_value(x, t, &views[i]);
-        } else if (p->tensors[t].kind == PT_INPUT) {
+        } else if (p->tensors[t].kind == PT_INPUT && x->vals[t]) {
             in[i] = x->vals[t];
-        } else {
+        } else { /* on the backend: computed there, or an input set there (carried state) */
             st = x->be->ops->read(x->be, t, &tmp[i], d);
             in[i] = &tmp[i];
         }
@@ -149,9 +149,12 @@ Status exec_run(Exec *x, bool timed, DiagList *d)
     const Plan *p = x->p;
     double t0 = clock_us();
     Status st = ST_OK;
-    for (int i = 0; i < p->ninputs && st == ST_OK && !x->keep_inputs; i++) {
+    for (int i = 0; i < p->ninputs && st == ST_OK; i++) {
         int t = p->inputs[i];
-        if (t >= 0 && x->vals[t]) st = x->be->ops->set_input(x->be, t, x->vals[t], d);
+        /* model state starts every run from its first value unless exec_carry_state carried
+         * the last run's (and cleared vals[t]), keep_inputs or not */
+        bool upload = !x->keep_inputs || plan_state_of(p, t) >= 0;
+        if (t >= 0 && x->vals[t] && upload) st = x->be->ops->set_input(x->be, t, x->vals[t], d);
     }
     x->upload_us = clock_us() - t0;
     x->submit_us = 0;
@@ -186,6 +189,32 @@ Status exec_read(Exec *x, int t, HTensor *out, DiagList *d)
     const HTensor *h = host_value(x, t, &view);
     if (h) return htensor_convert_new(out, h, h->dtype);
     return x->be->ops->read(x->be, t, out, d);
+}
+
+Status exec_move(Exec *dst, int t, Exec *src, int src_t, DiagList *d)
+{
+    HTensor v = {0};
+    Status st = exec_read(src, src_t, &v, d);
+    if (st == ST_OK) st = dst->be->ops->set_input(dst->be, t, &v, d);
+    htensor_free(&v);
+    return st;
+}
+
+Status exec_carry_state(Exec *x, DiagList *d)
+{
+    const Plan *p = x->p;
+    for (int i = 0; i < p->nstates; i++) {
+        int in = p->state_in[i], out = p->state_out[i];
+        Status st = plan_base(p, out) == in ? ST_OK : exec_move(x, in, x, out, d);
+        if (st != ST_OK) return st;
+        x->vals[in] = NULL;
+    }
+    return ST_OK;
+}
+
+bool exec_state_in_place(const Exec *x, int i)
+{
+    return plan_base(x->p, x->p->state_out[i]) == x->p->state_in[i];
 }
 
 void exec_close(Exec *x)

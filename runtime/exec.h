@@ -29,7 +29,9 @@ typedef struct Exec {
     double submit_us;     /* last run, wall time inside the backend's run calls (submit + wait) */
     bool keep_inputs;     /* exec_run leaves the graph inputs as an earlier run uploaded them (the
                            * profiler's back-to-back runs: a kernel that writes an input in place,
-                           * a KV-cache write, meets its own last write, the same values again) */
+                           * a KV-cache write, meets its own last write, the same values again);
+                           * model state is uploaded all the same: each run starts from its first
+                           * value unless exec_carry_state carries it */
 } Exec;
 
 /* Maps plan tensors to the values bound on graph g by name (the compiled graph, or the IR a
@@ -41,6 +43,17 @@ Status exec_open(Exec *x, const Plan *p, const Graph *g, const Binding *b, Backe
 Status exec_run(Exec *x, bool timed, DiagList *d);
 /* Reads plan tensor t after a run (from the host when a CPU kernel made it). */
 Status exec_read(Exec *x, int t, HTensor *out, DiagList *d);
+/* Sets input t of dst's backend, for its next run, to tensor src_t as src's last run left it
+ * (read back, set again: through the host). dst and src may be the same executor. */
+Status exec_move(Exec *dst, int t, Exec *src, int src_t, DiagList *d);
+/* Makes the next run start from the model state the last run left (Plan.state_in/state_out):
+ * a state the plan updates in place already is in its input's storage, any other is moved
+ * there (exec_move); the state inputs are no longer uploaded from their bound first values
+ * (vals cleared). Without it every run starts from the first values. Call after each run. */
+Status exec_carry_state(Exec *x, DiagList *d);
+/* Does the plan update state i in place (its output in its input's storage: carried with no
+ * copy)? */
+bool exec_state_in_place(const Exec *x, int i);
 void exec_close(Exec *x);
 
 #endif
