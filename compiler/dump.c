@@ -77,8 +77,12 @@ void graph_dump(FILE *f, const Graph *g)
             g->ninputs, g->noutputs, g->nweights);
     for (int i = 0; i < g->ninputs; i++) {
         const GTensor *t = &g->tensors[g->inputs[i]];
-        fprintf(f, "  input  %%%s %s%s\n", t->name, tensor_describe(t, sh, sizeof sh),
+        fprintf(f, "  input  %%%s %s%s", t->name, tensor_describe(t, sh, sizeof sh),
                 t->host_form ? " host-form" : "");
+        for (int k = 0; k < g->nstates; k++) /* model state: the value a run leaves */
+            if (g->state_in[k] == g->inputs[i])
+                fprintf(f, " state -> %%%s", g->tensors[g->outputs[g->state_out[k]]].name);
+        fprintf(f, "\n");
     }
     for (int i = 0; i < g->noutputs; i++) {
         const GTensor *t = &g->tensors[g->outputs[i]];

@@ -1,8 +1,11 @@
 #!/bin/bash
-# In-place ops (compiler/inplace.c) on three small IRs (tests/models/inplace): zero_ of a slice of
+# In-place ops (compiler/inplace.c) on small IRs (tests/models/inplace): zero_ of a slice of
 # a clone read afterwards (SwinV2's qkv bias) becomes slice_fill of the clone; relu_ of a tensor
 # read again makes the later read see relu's result; add_ into a slice of a tensor read afterwards
-# is refused with exit 2, never computed out of place.
+# is refused with exit 2, never computed out of place; so is a view made before a write and read
+# after it. state.json: add_ into a constant makes it model state (an input paired with the
+# value it ends with), copy_ overwriting a constant whole first does not; add_ into a slice of a
+# constant (state_view.json) is refused.
 B=${NPU_EXPLORE:-build/asan/npu-explore}
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 n=0
@@ -22,3 +25,17 @@ ok "slice_zero runs: elements 2 and 3 are zero, the others 2x" "[ $rc = 0 ] && [
 ok "relu_ of a tensor read again: the later read reads relu_'s result" "grep -q 'add(%relu_, %x)' $T/r.txt"
 "$B" run $D/view_add.json --backend cpu > "$T/v.txt" 2>&1; rc=$?
 ok "add_ into a slice of a tensor read afterwards: exit 2 naming the nodes" "[ $rc = 2 ] && grep -q \"node 'add_'.*writes in place into a view of 'neg' (made by 'slice_1') that 'mul' reads afterwards\" $T/v.txt"
+"$B" run $D/stale_view.json --backend cpu > "$T/s.txt" 2>&1; rc=$?
+ok "relu_ of a tensor whose earlier view is read afterwards: exit 2 naming the nodes" "[ $rc = 2 ] && grep -q \"node 'relu_'.*'mul' reads it afterwards through a view made before the write\" $T/s.txt"
+"$B" describe $D/state.json --dump-after import > /dev/null 2> "$T/st.txt"
+ok "add_ into a constant: model state, an input paired with add_; copy_ of another: a plain copy" "grep -q '^  input  %c_acc f32\[4\] state -> %add_$' $T/st.txt && grep -q '^  output %add_ f32\[4\]$' $T/st.txt && grep -q '%copy_ = copy(\$c_last, %x)' $T/st.txt"
+"$B" run $D/state.json --backend cpu --seed 3 -o "$T/st.st" > /dev/null 2>&1; rc=$?
+ok "state.json runs from the constant's value: add = 2 * (acc + x) + x, add_ = acc + x" "[ $rc = 0 ] && python3 -c '
+import json,struct,sys
+f=open(sys.argv[1],\"rb\"); n=struct.unpack(\"<Q\",f.read(8))[0]; h=json.loads(f.read(n)); d=f.read()
+v=lambda k: struct.unpack(\"<4f\", d[h[k][\"data_offsets\"][0]:h[k][\"data_offsets\"][1]])
+sys.exit(0 if all(abs(y - 2 * s - (s - a)) < 1e-5 and abs(s - a) <= 1 for y, s, a in zip(v(\"add\"), v(\"add_\"), (1, 2, 3, 4))) else 1)' $T/st.st"
+"$B" run $D/state_view.json --backend cpu > "$T/sv.txt" 2>&1; rc=$?
+ok "add_ into a slice of a constant (state the carry cannot express): exit 2 naming the node" "[ $rc = 2 ] && grep -q \"node 'add_': tensor 'c_acc': aten.add_.Tensor writes in place into a view of 'c_acc' (made by 'slice_1'), model state\" $T/sv.txt"
+"$B" generate $D/state.json > "$T/g.txt" 2>&1; rc=$?
+ok "generate of a state model whose input is no token: exit 2 naming the input" "[ $rc = 2 ] && grep -q \"tensor 'x': generate fills input_ids\" $T/g.txt"
