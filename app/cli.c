@@ -34,7 +34,8 @@ static const Subcommand subcommands[] = {
     {"dot", "MODEL.json [--after PASS] [--color kind|partition|time|error] [--profile SAVED.jsonl] [--expand] -o FILE.dot|svg|png",
      "draw the graph with Graphviz", cmd_dot},
     {"generate", "DIR [--weights W] [--prompt-ids 1,2,3] [--max-new N] [--host-argmax]",
-     "greedy decoding with an LLM folder (prefill.json, decode.json, generation.json)", cmd_generate},
+     "greedy decoding with an LLM folder (prefill.json, decode.json, generation.json), or a model "
+     "with its own KV caches (DIR/model.json with model state), token by token", cmd_generate},
     {"ops", "[--markdown] | --coverage MODEL.json...",
      "the op table: name, NPU support, CPU support; --coverage: per model, the ops on the NPU,\n"
      "on the CPU only, without a kernel, or unsupported (node names)", cmd_ops},

@@ -366,8 +366,9 @@ def static_cache_export(T):
         # Greedy reference: prompt token by token through the same wrapper, then 6 tokens.
         d = os.path.join(OUT, name)
         if LOG.get(name, {}).get("status") == "exported":
-            for b in w.buffers():
-                b.zero_() if b.is_floating_point() else None
+            # empty the KV caches only: the rotary inv_freq is a floating buffer too
+            for bn, b in w.named_buffers():
+                b.zero_() if b.is_floating_point() and "cache" in bn else None
             prompt = [7, 42, 3, 99]
             toks, logits_all = [], []
             with torch.no_grad():
