@@ -181,9 +181,21 @@ static void track(const Graph *g, States *s, int x, int y)
     s->of[y] = i;
 }
 
-/* Buffers holding state become graph inputs, their values at the end of a run graph outputs. */
-static Status make_state(Graph *g, const States *s)
+/* Buffers holding state become graph inputs, their values at the end of a run graph outputs;
+ * a last value of another shape or dtype (an in-place view op such as unsqueeze_) could not be
+ * carried into the next run: refused. */
+static Status make_state(Graph *g, const States *s, DiagList *d)
 {
+    for (int i = 0; i < s->n; i++) {
+        const GTensor *b = &g->tensors[s->buf[i]], *l = &g->tensors[s->last[i]];
+        bool same = b->rank == l->rank && b->dtype == l->dtype;
+        for (int k = 0; same && k < b->rank; k++)
+            same = b->shape[k] == l->shape[k];
+        if (!same)
+            return diag_error(d, g->path, l->producer >= 0 ? g->nodes[l->producer].name : NULL,
+                              b->name, "model state '%s' ends the run as '%s' of another shape "
+                              "or dtype: it cannot be carried into the next run", b->name, l->name);
+    }
     if (s->n == 0) return ST_OK;
     int *in = realloc(g->inputs, sizeof(int) * (size_t)(g->ninputs + s->n));
     g->state_in = arena_alloc(&g->arena, sizeof(int) * (size_t)s->n);
@@ -251,7 +263,7 @@ static Status resolve(Graph *g, States *s, DiagList *d)
                           "in-place ops on views)",
                           n->aten, bt->name, g->nodes[via].name, reader(g, r));
     }
-    return make_state(g, s);
+    return make_state(g, s, d);
 }
 
 Status inplace_resolve(Graph *g, DiagList *d)

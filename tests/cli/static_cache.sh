@@ -70,6 +70,9 @@ ok "generate on Vulkan fp32: tokens and logits match, the caches stay on the dev
 "$B" generate $Z --weights $T/w0.safetensors > "$T/g16.txt" 2>&1; rc=$?
 ok "generate on Vulkan bf16 (auto): the same greedy tokens, logits within 3e-2" \
    "[ $rc = 0 ] && grep -q 'greedy tokens vs reference: match (7 compared)' $T/g16.txt && grep -q ', bf16; model state: 4 tensors, 4 updated in place on the device' $T/g16.txt"
+"$B" generate $Z --weights $T/w0.safetensors --dtype fp32 --cpu-op aten.index_copy.default > "$T/gc.txt" 2>&1; rc=$?
+ok "index_copy on a CPU partition: the state carried through the host, the same tokens and logits" \
+   "[ $rc = 0 ] && grep -q 'model state: 4 tensors, 0 updated in place on the device, 4 carried through the host' $T/gc.txt && grep -q 'greedy tokens vs reference: match (7 compared)' $T/gc.txt && grep -q 'logits vs reference: 10 steps compared, .*: ok' $T/gc.txt"
 "$B" generate $T/q --backend cpu --max-new 1 > "$T/h.txt" 2>&1; rc=$?
 ok "generate, real rotary: the 8 positions' logits of transformers' causal forward, its next token" \
    "[ $rc = 0 ] && grep -q 'logits vs reference: 8 steps compared, .*: ok' $T/h.txt && grep -q 'greedy tokens vs reference: match (1 compared)' $T/h.txt || { cat $T/h.txt; false; }"
