@@ -30,6 +30,10 @@ Status sh_ints_n(const ShapeCtx *c, const char *key, int cnt, int64_t dflt, int6
 /* NumPy broadcasting of a and b into o; errors name `tensor`. */
 Status sh_broadcast(const ShapeCtx *c, const char *tensor, int ra, const int64_t *a, int rb,
                     const int64_t *b, int *ro, int64_t *o);
+/* t must broadcast to (rank, shape) without changing it: "WHAT [..] cannot be expanded to
+ * TARGET [..]" otherwise. */
+Status sh_expands_to(const ShapeCtx *c, const GTensor *t, int rank, const int64_t *shape,
+                     const char *what, const char *target);
 /* True for an in-place ATen op ("aten.add_.Tensor"): the result must keep input 0's shape. */
 bool sh_inplace(const Node *n);
 

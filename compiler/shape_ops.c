@@ -208,22 +208,28 @@ static Status k_mismatch(ShapeCtx *c, const GTensor *x, const GTensor *y)
                   shape_str(y->shape, y->rank, b, sizeof b));
 }
 
-/* The bias of linear/addmm must broadcast to the product's shape without changing it. */
-static Status check_bias(ShapeCtx *c, const GTensor *bias)
+Status sh_expands_to(const ShapeCtx *c, const GTensor *t, int rank, const int64_t *shape,
+                     const char *what, const char *target)
 {
     int r;
     int64_t s[NPU_MAX_RANK];
-    Status st = sh_broadcast(c, bias->name, c->rank, c->shape, bias->rank, bias->shape, &r, s);
+    Status st = sh_broadcast(c, t->name, rank, shape, t->rank, t->shape, &r, s);
     if (st != ST_OK) return st;
-    bool same = r == c->rank;
+    bool same = r == rank;
     for (int i = 0; same && i < r; i++)
-        same = s[i] == c->shape[i];
+        same = s[i] == shape[i];
     char a[128], b[128];
     if (!same)
-        return sh_err(c, bias->name, "bias %s cannot be expanded to the product's shape %s",
-                      shape_str(bias->shape, bias->rank, a, sizeof a),
-                      shape_str(c->shape, c->rank, b, sizeof b));
+        return sh_err(c, t->name, "%s %s cannot be expanded to %s %s", what,
+                      shape_str(t->shape, t->rank, a, sizeof a), target,
+                      shape_str(shape, rank, b, sizeof b));
     return ST_OK;
+}
+
+/* The bias of linear/addmm must broadcast to the product's shape without changing it. */
+static Status check_bias(ShapeCtx *c, const GTensor *bias)
+{
+    return sh_expands_to(c, bias, c->rank, c->shape, "bias", "the product's shape");
 }
 
 static Status rank_is(ShapeCtx *c, const GTensor *t, int want, const char *what)

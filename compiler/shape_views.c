@@ -397,20 +397,9 @@ Status shape_expand(ShapeCtx *c)
 /* copy(self, src): self's shape; src must broadcast to it without changing it. */
 Status shape_copy(ShapeCtx *c)
 {
-    const GTensor *x = sh_in(c, 0), *src = sh_in(c, 1);
-    int r;
-    int64_t s[NPU_MAX_RANK];
-    Status st = sh_broadcast(c, src->name, x->rank, x->shape, src->rank, src->shape, &r, s);
-    if (st != ST_OK) return st;
-    bool same = r == x->rank;
-    for (int i = 0; same && i < r; i++)
-        same = s[i] == x->shape[i];
-    char a[128], b[128];
-    if (!same)
-        return sh_err(c, src->name, "src of shape %s does not broadcast to self's shape %s",
-                      shape_str(src->shape, src->rank, a, sizeof a),
-                      shape_str(x->shape, x->rank, b, sizeof b));
-    return sh_set(c, x->rank, x->shape);
+    const GTensor *x = sh_in(c, 0);
+    Status st = sh_expands_to(c, sh_in(c, 1), x->rank, x->shape, "src", "self's shape");
+    return st != ST_OK ? st : sh_set(c, x->rank, x->shape);
 }
 
 Status shape_index_copy(ShapeCtx *c)

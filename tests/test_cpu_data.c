@@ -7,6 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "compiler/shape.h"
 #include "testutil.h"
 
 static float at(const HTensor *t, int64_t i)
@@ -157,6 +158,44 @@ static void test_index_copy_and_embedding(void **state)
     graph_free(g);
 }
 
+/* copy(self, src) (copy_ made out of place): src cast to self's dtype and broadcast to its
+ * shape; a src that does not broadcast to self's shape is refused at import. */
+static void test_copy(void **state)
+{
+    (void)state;
+    TuSpec in[2] = {{0, 2, {2, 3}}, {"int64", 1, {3}}};
+    TuSpec out = {0, 2, {2, 3}};
+    Graph *g = tu_node_graph("aten.copy.default", 2, in, 1, &out, NULL);
+    assert_non_null(g);
+    HTensor x[2], y;
+    tu_alloc(&x[0], NULL, 2, in[0].shape);
+    tu_rand(&x[0], 1, -1, 1);
+    tu_alloc(&x[1], "int64", 1, in[1].shape);
+    for (int i = 0; i < 3; i++) ((int64_t *)x[1].data)[i] = 5 - 4 * i;
+    DiagList d = {0};
+    assert_int_equal(tu_run(g, x, &y, &d), ST_OK);
+    assert_int_equal(y.dtype, DT_F32);
+    for (int r = 0; r < 2; r++)
+        for (int c = 0; c < 3; c++) assert_true(at(&y, r * 3 + c) == (float)(5 - 4 * c));
+    htensor_free(&y);
+    for (int i = 0; i < 2; i++) htensor_free(&x[i]);
+    diag_free(&d);
+    graph_free(g);
+    /* src [4] does not broadcast with [2,3]; src [2,1,3] does, to another shape */
+    TuSpec bad[2][2] = {{{0, 2, {2, 3}}, {0, 1, {4}}}, {{0, 2, {2, 3}}, {0, 3, {2, 1, 3}}}};
+    const char *why[2] = {"cannot be broadcast together", "src [2,1,3] cannot be expanded to self's shape [2,3]"};
+    for (int k = 0; k < 2; k++) {
+        g = tu_node_graph("aten.copy.default", 2, bad[k], 1, &out, NULL);
+        assert_non_null(g);
+        assert_int_equal(shape_check_graph(g, &d), ST_BAD_INPUT);
+        char buf[512];
+        diag_format(&d.items[d.count - 1], buf, sizeof buf);
+        if (!strstr(buf, why[k]) || !strstr(buf, "in1")) fail_msg("%s", buf);
+        diag_free(&d);
+        graph_free(g);
+    }
+}
+
 static void test_sources(void **state)
 {
     (void)state;
@@ -183,7 +222,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transpose_permute), cmocka_unit_test(test_slice_select_expand),
         cmocka_unit_test(test_cat_many), cmocka_unit_test(test_index_copy_and_embedding),
-        cmocka_unit_test(test_sources),
+        cmocka_unit_test(test_sources), cmocka_unit_test(test_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
