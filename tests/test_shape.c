@@ -266,6 +266,7 @@ static const Case good[] = {
     {"aten.baddbmm.default", "{'beta':0.5}", 3, {F(1, 4), F(3, 2, 3, 5), F(3, 2, 5, 4)}, 1, F(3, 2, 3, 4)},
     {"aten.instance_norm.default", "{'use_input_stats':true,'eps':1e-5}", 1, {F(3, 2, 3, 4)}, 1, F(3, 2, 3, 4)},
     {"npu.slice_fill", "{'dim':0,'start':2,'end':4,'value':0}", 1, {F(1, 6)}, 1, F(1, 6)},
+    {"aten.copy_.default", NULL, 2, {F(2, 2, 3), L(1, 3)}, 1, F(2, 2, 3)},
 };
 /* clang-format on */
 #define NGOOD (sizeof good / sizeof good[0])
@@ -492,6 +493,7 @@ static const BadCase bad_attrs[] = {
     {"aten.embedding.default", NULL, 2, {F(3, 2, 10, 4), L(1, 3)}, 1, {F(2, 3, 4)}, "must be 2-D"},
     {"aten.index_copy.default", "{'dim':2}", 3, {F(4, 1, 2, 64, 16), L(1, 7), F(4, 1, 2, 8, 16)}, 1, {F(4, 1, 2, 64, 16)}, "number of indices (7)"},
     {"aten.index_copy.default", "{'dim':2}", 3, {F(4, 1, 2, 64, 16), L(1, 8), F(4, 1, 3, 8, 16)}, 1, {F(4, 1, 2, 64, 16)}, "same slice shapes"},
+    {"aten.copy.default", NULL, 2, {F(2, 2, 3), F(3, 2, 1, 3)}, 1, {F(2, 2, 3)}, "src [2,1,3] cannot be expanded to self's shape [2,3]"},
     {"aten.arange.start_step", "{'start':0,'end':5,'step':-1}", 0, {NONE}, 1, {L(1, 5)}, "inconsistent with step sign"},
     {"aten.arange.start_step", "{'start':0,'end':5,'step':0}", 0, {NONE}, 1, {L(1, 5)}, "nonzero"},
     {"aten.arange.default", NULL, 0, {NONE}, 1, {L(1, 5)}, "'end' is required"},
