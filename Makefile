@@ -23,7 +23,7 @@ endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS_ALL := $(WARN) $(OPT) -D_DEFAULT_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS) $(CFLAGS)
-# glslang's C interface compiles generated kernels in-process (compiler/codegen_spv.c); SPIRV-Tools
+# glslang's C interface compiles generated kernels in-process (compiler/codegen/codegen_spv.c); SPIRV-Tools
 # disassembles (compiler/spv_disasm.c). Static libraries of glslang-dev and spirv-tools.
 GLSLANG_LIBS := -lglslang -lSPIRV -lMachineIndependent -lGenericCodeGen -lOSDependent \
                 -lOGLCompiler -lglslang-default-resource-limits -lSPIRV-Tools-opt -lSPIRV-Tools \
@@ -40,7 +40,7 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 # folder for every build mode: the modules do not depend on it, so `make test`'s second build reuses
 # them), one variant per storage dtype (-DSTORAGE_F32/F16/BF16/I32, see shaders/common.glsl) plus
 # the row's -D defines. All modules are embedded into ONE generated C file whose table
-# runtime/vk_shaders.h declares; its object joins LIB_OBJS. `make GLSLC_OPT=` skips spirv-opt.
+# runtime/vulkan/vk_shaders.h declares; its object joins LIB_OBJS. `make GLSLC_OPT=` skips spirv-opt.
 GLSLC ?= glslc
 GLSLC_OPT ?= -O
 GLSLC_FLAGS := $(GLSLC_OPT) --target-env=vulkan1.2 -fshader-stage=compute -Ishaders

@@ -1,14 +1,14 @@
-#include "cli.h"
+#include "app/cli.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "commands.h"
-#include "options.h"
-#include "../compiler/ops.h"
-#include "../compiler/tuning.h"
-#include "../runtime/cpu_kernels.h"
+#include "app/commands.h"
+#include "app/options.h"
+#include "compiler/ops.h"
+#include "compiler/tuning.h"
+#include "runtime/cpu/cpu_kernels.h"
 
 /* One row per subcommand: its name, its arguments for --help, what it does, its function. The
  * dispatch and the usage text both come from here, so --help cannot miss a command. */

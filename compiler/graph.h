@@ -6,11 +6,11 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "../common/arena.h"
-#include "../common/diag.h"
-#include "../common/strmap.h"
-#include "dtype.h"
-#include "ops.h"
+#include "common/arena.h"
+#include "common/diag.h"
+#include "common/strmap.h"
+#include "compiler/dtype.h"
+#include "compiler/ops.h"
 
 #define NPU_MAX_RANK 8
 

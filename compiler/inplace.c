@@ -16,8 +16,8 @@
  *    a write and read after it: refused with the nodes named. */
 #include <stdlib.h>
 #include <string.h>
-#include "inplace.h"
-#include "shape.h"
+#include "compiler/inplace.h"
+#include "compiler/shape/shape.h"
 
 /* A node whose output shares its input 0's storage in torch. */
 static bool is_view(const Graph *g, const Node *n)
