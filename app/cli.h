@@ -6,7 +6,8 @@
 #define NPU_VERSION "0.1.0"
 
 int cli_main(int argc, char **argv);
-/* The explorer, defined in tui/ (nothing includes tui/; the linker joins them). argv[0] is MODEL. */
+/* The explorer, defined in tui/ (nothing includes tui/; the linker joins them). argv[0] is MODEL.
+ */
 int tui_main(int argc, char **argv);
 
 #endif

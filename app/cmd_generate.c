@@ -53,7 +53,7 @@ typedef struct Gen {
     bool host_prefill; /* decode cannot use prefill's storage: copy prefill's caches over */
     int64_t tokens[GEN_MAX_TOKENS];
     int ntok;
-    float step_ms[GEN_MAX_TOKENS]; /* wall time of each decode step, by position */
+    float step_ms[GEN_MAX_TOKENS];  /* wall time of each decode step, by position */
     float step_gpu[GEN_MAX_TOKENS]; /* its GPU time by the device clock (-1: none) */
     float step_up[GEN_MAX_TOKENS], step_sub[GEN_MAX_TOKENS]; /* input upload, submit + wait */
     float step_run[GEN_MAX_TOKENS]; /* exec_run end to end: the rest of a step is the read back
@@ -69,7 +69,8 @@ static Status read_config(Gen *g, DiagList *d)
     json_object *root = json_object_from_file(path), *v, *cfg, *carry;
     if (!root) return diag_error(d, path, NULL, NULL, "cannot read or parse generation.json");
     Status st = ST_OK;
-    if (!json_object_object_get_ex(root, "prefill_len", &v) || !json_object_is_type(v, json_type_int))
+    if (!json_object_object_get_ex(root, "prefill_len", &v) ||
+        !json_object_is_type(v, json_type_int))
         st = diag_error(d, path, NULL, NULL, "'prefill_len' is missing or not an integer");
     else
         g->prefill_len = json_object_get_int(v);
@@ -78,7 +79,8 @@ static Status read_config(Gen *g, DiagList *d)
         st = diag_error(d, path, NULL, NULL, "'config.max_cache' is missing");
     else if (st == ST_OK)
         g->max_cache = json_object_get_int(v);
-    if (st == ST_OK && json_object_object_get_ex(cfg, "vocab", &v)) g->vocab = json_object_get_int(v);
+    if (st == ST_OK && json_object_object_get_ex(cfg, "vocab", &v))
+        g->vocab = json_object_get_int(v);
     if (st == ST_OK && (g->prefill_len < 1 || g->max_cache < 1 || g->max_cache > 1 << 20))
         st = diag_error(d, path, NULL, NULL, "prefill_len %d / max_cache %d out of range",
                         g->prefill_len, g->max_cache);
@@ -86,12 +88,14 @@ static Status read_config(Gen *g, DiagList *d)
         st = diag_error(d, path, NULL, NULL, "'state_carry' is missing");
     for (size_t i = 0; st == ST_OK && i < json_object_array_length(carry); i++) {
         json_object *e = json_object_array_get_idx(carry, i), *ir, *state;
-        if (!json_object_object_get_ex(e, "ir", &ir) || strcmp(json_object_get_string(ir), "decode.json") != 0)
+        if (!json_object_object_get_ex(e, "ir", &ir) ||
+            strcmp(json_object_get_string(ir), "decode.json") != 0)
             continue;
         if (!json_object_object_get_ex(e, "state", &state)) continue;
         for (size_t k = 0; k < json_object_array_length(state) && g->nstate < GEN_MAX_STATE; k++) {
             json_object *pair = json_object_array_get_idx(state, k), *o, *in;
-            if (!json_object_object_get_ex(pair, "output", &o) || !json_object_object_get_ex(pair, "input", &in)) {
+            if (!json_object_object_get_ex(pair, "output", &o) ||
+                !json_object_object_get_ex(pair, "input", &in)) {
                 st = diag_error(d, path, NULL, NULL, "state_carry entry %zu lacks output/input", k);
                 break;
             }
@@ -128,20 +132,24 @@ static Status find_step(const Plan *p, const Gen *g, Step *s, DiagList *d)
         for (int a = p->kernels[k].nin; a < p->kernels[k].nargs; a++)
             if (p->kernels[k].args[a] == tok && p->kernels[k].target == KT_NPU) s->token = tok;
     for (int i = 0; i < p->noutputs && s->logits < 0; i++) {
-        if (p->outputs[i] != tok && !is_state(g, p->tensors[p->outputs[i]].name)) s->logits = p->outputs[i];
+        if (p->outputs[i] != tok && !is_state(g, p->tensors[p->outputs[i]].name))
+            s->logits = p->outputs[i];
     }
     if (g->single) { /* its own state: input_ids and cache_position, the others if it has them */
         for (int i = 0; i < p->ninputs; i++) {
             int t = p->inputs[i];
-            if (t != s->ids && t != s->mask && t != s->pos && t != s->cpos && plan_state_of(p, t) < 0)
-                return diag_error(d, p->source, NULL, p->tensors[t].name, "generate fills input_ids, "
+            if (t != s->ids && t != s->mask && t != s->pos && t != s->cpos &&
+                plan_state_of(p, t) < 0)
+                return diag_error(d, p->source, NULL, p->tensors[t].name,
+                                  "generate fills input_ids, "
                                   "cache_position, position_ids and attention_mask; the model has "
                                   "another input");
         }
         if (s->ids >= 0 && s->cpos >= 0 && s->logits >= 0) return ST_OK;
     }
     if (s->ids < 0 || s->mask < 0 || s->pos < 0 || s->cpos < 0 || s->logits < 0)
-        return diag_error(d, p->source, NULL, NULL, "an LLM step needs inputs input_ids, "
+        return diag_error(d, p->source, NULL, NULL,
+                          "an LLM step needs inputs input_ids, "
                           "attention_mask, position_ids, cache_position and a logits output");
     return ST_OK;
 }
@@ -171,7 +179,8 @@ static Status set_step(Gen *g, Runner *r, Step *s, const int64_t *tok, int n, in
         ((int64_t *)s->t_cpos.data)[i] = start + i;
         if (s->pos >= 0) ((int64_t *)s->t_pos.data)[i] = start + i;
         for (int j = 0; s->mask >= 0 && j < g->max_cache; j++)
-            ((float *)s->t_mask.data)[(int64_t)i * g->max_cache + j] = j <= start + i ? 0.0f : -INFINITY;
+            ((float *)s->t_mask.data)[(int64_t)i * g->max_cache + j] =
+                j <= start + i ? 0.0f : -INFINITY;
     }
     return ST_OK;
 }
@@ -216,8 +225,10 @@ static Status run_step(Runner *r, Step *s, int64_t *token, HTensor *logits, Diag
             if (row[i] == row[i] && (best < 0 || row[i] > bv)) best = i, bv = row[i];
     }
     *token = best;
-    if (logits) *logits = out;
-    else htensor_free(&out);
+    if (logits)
+        *logits = out;
+    else
+        htensor_free(&out);
     if (best < 0)
         return diag_error(d, r->pipe.plan->source, NULL, r->pipe.plan->tensors[s->logits].name,
                           "the logits are all NaN");
@@ -233,10 +244,13 @@ static Status wire_state(Gen *g, DiagList *d)
         int din = plan_find_tensor(pd, g->st_in[k]), dout = plan_find_tensor(pd, g->st_out[k]);
         int pout = plan_find_tensor(pp, g->st_out[k]), pin = plan_find_tensor(pp, g->st_in[k]);
         if (din < 0 || dout < 0 || pout < 0 || pin < 0)
-            return diag_error(d, pd->source, NULL, g->st_in[k], "state_carry names a tensor (%s -> %s) "
-                              "the programs lack", g->st_out[k], g->st_in[k]);
+            return diag_error(d, pd->source, NULL, g->st_in[k],
+                              "state_carry names a tensor (%s -> %s) "
+                              "the programs lack",
+                              g->st_out[k], g->st_in[k]);
         int base = dout;
-        while (pd->tensors[base].alias_of >= 0) base = pd->tensors[base].alias_of;
+        while (pd->tensors[base].alias_of >= 0)
+            base = pd->tensors[base].alias_of;
         if (base != din) g->host_carry = true;
         Status st = bd->ops->share ? bd->ops->share(bd, din, g->rp.be, pout, d) : ST_OK;
         if (st != ST_OK) return st;
@@ -274,10 +288,12 @@ static Status parse_prompt(const char *s, int64_t *out, int *n, DiagList *d)
         char *end;
         long long v = strtoll(p, &end, 10);
         if (end == p || v < 0 || *n == GEN_MAX_TOKENS)
-            return diag_error(d, NULL, NULL, NULL, "--prompt-ids: expected token ids like 1,2,3, got '%s'", s);
+            return diag_error(d, NULL, NULL, NULL,
+                              "--prompt-ids: expected token ids like 1,2,3, got '%s'", s);
         out[(*n)++] = v;
         p = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',') return diag_error(d, NULL, NULL, NULL, "--prompt-ids: bad '%s'", s);
+        if (*end && *end != ',')
+            return diag_error(d, NULL, NULL, NULL, "--prompt-ids: bad '%s'", s);
     }
     return *n ? ST_OK : diag_error(d, NULL, NULL, NULL, "--prompt-ids is empty");
 }
@@ -286,17 +302,23 @@ static Status parse_prompt(const char *s, int64_t *out, int *n, DiagList *d)
 static void print_steps_json(const Gen *g, FILE *out)
 {
     fprintf(out, "{\"schema\":\"npu-explore/generate/1\",\"kind\":\"steps\",\"pos\":[");
-    for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%d" : "%d", g->step_pos[i]);
+    for (int i = 0; i < g->nsteps; i++)
+        fprintf(out, i ? ",%d" : "%d", g->step_pos[i]);
     fprintf(out, "],\"ms\":[");
-    for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_ms[i]);
+    for (int i = 0; i < g->nsteps; i++)
+        fprintf(out, i ? ",%.3f" : "%.3f", g->step_ms[i]);
     fprintf(out, "],\"gpu_ms\":[");
-    for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_gpu[i]);
+    for (int i = 0; i < g->nsteps; i++)
+        fprintf(out, i ? ",%.3f" : "%.3f", g->step_gpu[i]);
     fprintf(out, "],\"upload_ms\":[");
-    for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_up[i]);
+    for (int i = 0; i < g->nsteps; i++)
+        fprintf(out, i ? ",%.3f" : "%.3f", g->step_up[i]);
     fprintf(out, "],\"submit_ms\":[");
-    for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_sub[i]);
+    for (int i = 0; i < g->nsteps; i++)
+        fprintf(out, i ? ",%.3f" : "%.3f", g->step_sub[i]);
     fprintf(out, "],\"run_ms\":[");
-    for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_run[i]);
+    for (int i = 0; i < g->nsteps; i++)
+        fprintf(out, i ? ",%.3f" : "%.3f", g->step_run[i]);
     fprintf(out, "]}\n");
 }
 
@@ -310,12 +332,16 @@ static Status add_argmax(Graph *gr, void *ctx, DiagList *d)
         if (!is_state(g, gr->tensors[gr->outputs[i]].name)) lg = gr->outputs[i];
     if (lg < 0) return diag_error(d, gr->path, NULL, NULL, "an LLM step needs a logits output");
     if (graph_find_tensor(gr, GEN_TOKEN) >= 0)
-        return diag_error(d, gr->path, NULL, GEN_TOKEN, "the model already has a tensor of this name");
+        return diag_error(d, gr->path, NULL, GEN_TOKEN,
+                          "the model already has a tensor of this name");
     const GTensor *l = &gr->tensors[lg];
     if (l->rank < 1) return diag_error(d, gr->path, NULL, l->name, "the logits are a scalar");
     int t = graph_add_tensor(gr, GEN_TOKEN, DT_I64, l->rank - 1, l->shape, TK_ACT);
-    int n = t < 0 ? -1 : graph_add_node(gr, "generate_argmax", OP_ARGMAX, "aten.argmax.default", &lg, 1, &t, 1);
-    if (n < 0 || !graph_add_attr(gr, n, "dim", ATTR_INT, -1) || !graph_add_attr(gr, n, "keepdim", ATTR_BOOL, 0) ||
+    int n = t < 0 ? -1
+                  : graph_add_node(gr, "generate_argmax", OP_ARGMAX, "aten.argmax.default", &lg, 1,
+                                   &t, 1);
+    if (n < 0 || !graph_add_attr(gr, n, "dim", ATTR_INT, -1) ||
+        !graph_add_attr(gr, n, "keepdim", ATTR_BOOL, 0) ||
         !graph_add_attr(gr, n, "skip_nan", ATTR_BOOL, 1) || !graph_add_output(gr, t))
         return ST_NOMEM;
     return graph_link(gr);
@@ -352,7 +378,8 @@ static bool ref_ids(const SafeTensors *rs, const char *name, int64_t *out, int *
     HTensor t = {0};
     *n = 0;
     if (!s || st_to_htensor(s, DT_I64, &t) != ST_OK) return false;
-    for (int64_t i = 0; i < t.numel && *n < GEN_MAX_TOKENS; i++) out[(*n)++] = ((int64_t *)t.data)[i];
+    for (int64_t i = 0; i < t.numel && *n < GEN_MAX_TOKENS; i++)
+        out[(*n)++] = ((int64_t *)t.data)[i];
     htensor_free(&t);
     return true;
 }
@@ -376,35 +403,46 @@ static void print_single(const Gen *g, const SingleResult *r, FILE *out, bool js
 {
     const Plan *p = g->rd.pipe.plan;
     int inplace = 0;
-    for (int i = 0; i < p->nstates; i++) inplace += exec_state_in_place(&g->rd.x, i);
+    for (int i = 0; i < p->nstates; i++)
+        inplace += exec_state_in_place(&g->rd.x, i);
     double tps = r->ndec > 0 && r->tdec > 0 ? r->ndec / (r->tdec / 1e3) : 0;
     const char *dev = g->rd.be->ops->device(g->rd.be);
     if (json) {
         for (int i = 0; i < r->nc; i++) {
             const StepCheck *c = &r->chk[i];
-            fprintf(out, "{\"schema\":\"npu-explore/generate/1\",\"kind\":\"step\",\"pos\":%d,"
-                         "\"token\":%lld,\"next\":%lld,\"ref_next\":%lld,\"logits_rel_l2\":%.6g,"
-                         "\"verdict\":\"%s\"}\n",
+            fprintf(out,
+                    "{\"schema\":\"npu-explore/generate/1\",\"kind\":\"step\",\"pos\":%d,"
+                    "\"token\":%lld,\"next\":%lld,\"ref_next\":%lld,\"logits_rel_l2\":%.6g,"
+                    "\"verdict\":\"%s\"}\n",
                     i, (long long)c->tok, (long long)c->next, (long long)c->ref, c->rel,
-                    c->rel < 0 && c->ref < 0 ? "-" : step_ok(c, &r->tol) ? "ok" : "MISMATCH");
+                    c->rel < 0 && c->ref < 0 ? "-"
+                    : step_ok(c, &r->tol)    ? "ok"
+                                             : "MISMATCH");
         }
         fprintf(out, "{\"schema\":\"npu-explore/generate/1\",\"kind\":\"summary\",\"tokens\":[");
-        for (int i = 0; i < g->ntok; i++) fprintf(out, i ? ",%lld" : "%lld", (long long)g->tokens[i]);
-        fprintf(out, "],\"prompt_len\":%d,\"ttft_ms\":%.3f,\"decode_steps\":%d,\"decode_ms\":%.3f,"
-                     "\"decode_tokens_per_s\":%.2f,\"reference\":\"%s\",\"logits\":\"%s\","
-                     "\"logits_steps\":%d,\"logits_max_rel_l2\":%.6g,\"tol_rel_l2\":%g,"
-                     "\"state\":\"%s\",\"state_tensors\":%d,\"state_in_place\":%d,"
-                     "\"device\":\"%s\",\"dtype\":\"%s\",\"argmax\":\"%s\"}\n",
+        for (int i = 0; i < g->ntok; i++)
+            fprintf(out, i ? ",%lld" : "%lld", (long long)g->tokens[i]);
+        fprintf(out,
+                "],\"prompt_len\":%d,\"ttft_ms\":%.3f,\"decode_steps\":%d,\"decode_ms\":%.3f,"
+                "\"decode_tokens_per_s\":%.2f,\"reference\":\"%s\",\"logits\":\"%s\","
+                "\"logits_steps\":%d,\"logits_max_rel_l2\":%.6g,\"tol_rel_l2\":%g,"
+                "\"state\":\"%s\",\"state_tensors\":%d,\"state_in_place\":%d,"
+                "\"device\":\"%s\",\"dtype\":\"%s\",\"argmax\":\"%s\"}\n",
                 r->np, r->ttft, r->ndec, r->tdec, tps,
-                r->match < 0 ? "none" : r->match ? "match" : "mismatch",
-                r->logits_ok < 0 ? "none" : r->logits_ok ? "ok" : "mismatch", r->ncmp, r->worst,
-                r->tol.rel_l2, inplace == p->nstates ? "device" : "host", p->nstates, inplace, dev,
-                g->rd.dtype, g->sd.token >= 0 ? "gpu" : "host");
+                r->match < 0 ? "none"
+                : r->match   ? "match"
+                             : "mismatch",
+                r->logits_ok < 0 ? "none"
+                : r->logits_ok   ? "ok"
+                                 : "mismatch",
+                r->ncmp, r->worst, r->tol.rel_l2, inplace == p->nstates ? "device" : "host",
+                p->nstates, inplace, dev, g->rd.dtype, g->sd.token >= 0 ? "gpu" : "host");
         print_steps_json(g, out);
         return;
     }
-    fprintf(out, "device %s, %s; model state: %d tensors, %d updated in place on the device, %d "
-                 "carried through the host; next token picked on the %s\n",
+    fprintf(out,
+            "device %s, %s; model state: %d tensors, %d updated in place on the device, %d "
+            "carried through the host; next token picked on the %s\n",
             dev, g->rd.dtype, p->nstates, inplace, p->nstates - inplace,
             g->sd.token >= 0 ? "GPU (argmax)" : "host (logits read back)");
     fprintf(out, "%5s %6s %6s %6s  %13s  %s\n", "pos", "token", "next", "ref", "logits rel_l2",
@@ -415,15 +453,21 @@ static void print_single(const Gen *g, const SingleResult *r, FILE *out, bool js
         if (c->ref >= 0) snprintf(ref, sizeof ref, "%lld", (long long)c->ref);
         if (c->rel >= 0) snprintf(rel, sizeof rel, "%.3e", c->rel);
         fprintf(out, "%5d %6lld %6lld %6s  %13s  %s\n", i, (long long)c->tok, (long long)c->next,
-                ref, rel, c->rel < 0 && c->ref < 0 ? "-" : step_ok(c, &r->tol) ? "ok" : "MISMATCH");
+                ref, rel,
+                c->rel < 0 && c->ref < 0 ? "-"
+                : step_ok(c, &r->tol)    ? "ok"
+                                         : "MISMATCH");
     }
     fprintf(out, "tokens:");
-    for (int i = 0; i < g->ntok; i++) fprintf(out, " %lld", (long long)g->tokens[i]);
-    fprintf(out, "\ntime to first token %.2f ms (prompt %d tokens, a step each); decode %d steps "
-                 "in %.2f ms = %.1f tokens/s\n",
+    for (int i = 0; i < g->ntok; i++)
+        fprintf(out, " %lld", (long long)g->tokens[i]);
+    fprintf(out,
+            "\ntime to first token %.2f ms (prompt %d tokens, a step each); decode %d steps "
+            "in %.2f ms = %.1f tokens/s\n",
             r->ttft, r->np, r->ndec, r->tdec, tps);
     if (r->logits_ok >= 0)
-        fprintf(out, "logits vs reference: %d steps compared, worst rel_l2 %.3e (tolerance %g): %s\n",
+        fprintf(out,
+                "logits vs reference: %d steps compared, worst rel_l2 %.3e (tolerance %g): %s\n",
                 r->ncmp, r->worst, r->tol.rel_l2, r->logits_ok ? "ok" : "MISMATCH");
     if (r->match >= 0)
         fprintf(out, "greedy tokens vs reference: %s (%d compared)\n",
@@ -441,7 +485,8 @@ static Status open_single(Gen *g, const Options *o, const char *model, DiagList 
     if (st == ST_OK) st = model_bind(&g->md, &od, d);
     const Graph *gr = g->md.g;
     if (st == ST_OK && gr->nstates == 0)
-        st = diag_error(d, model, NULL, NULL, "the model keeps no state (no buffer it updates in "
+        st = diag_error(d, model, NULL, NULL,
+                        "the model keeps no state (no buffer it updates in "
                         "place, such as a static KV cache) and there is no generation.json beside "
                         "it: generate needs one or the other");
     for (int k = 0; st == ST_OK && k < gr->nstates && k < GEN_MAX_STATE; k++, g->nstate++) {
@@ -452,7 +497,8 @@ static Status open_single(Gen *g, const Options *o, const char *model, DiagList 
     if (st == ST_OK) g->max_cache = state_positions(gr);
     bool gpu_argmax = strcmp(o->backend, "cpu") != 0 && !o->host_argmax;
     if (st == ST_OK)
-        st = runner_open_edit(&g->rd, &od, &g->md, false, NULL, gpu_argmax ? add_argmax : NULL, g, d);
+        st = runner_open_edit(&g->rd, &od, &g->md, false, NULL, gpu_argmax ? add_argmax : NULL, g,
+                              d);
     if (st == ST_OK) st = find_step(g->rd.pipe.plan, g, &g->sd, d);
     if (st != ST_OK) return st;
     const PlanTensor *mask = g->sd.mask >= 0 ? &g->rd.pipe.plan->tensors[g->sd.mask] : NULL;
@@ -480,7 +526,8 @@ static Status generate_single(Gen *g, const Options *o, const char *model, FILE 
     diag_free(&quiet);
     int64_t prompt[GEN_MAX_TOKENS], want[GEN_MAX_TOKENS];
     int np = 0, nwant = 0;
-    if (st == ST_OK && o->prompt_ids) st = parse_prompt(o->prompt_ids, prompt, &np, d);
+    if (st == ST_OK && o->prompt_ids)
+        st = parse_prompt(o->prompt_ids, prompt, &np, d);
     else if (st == ST_OK && !(have_ref && ref_ids(&rs, "prompt", prompt, &np) && np > 0))
         st = diag_error(d, model, NULL, NULL,
                         "no --prompt-ids and no prompt in a greedy.safetensors beside the model");
@@ -495,8 +542,8 @@ static Status generate_single(Gen *g, const Options *o, const char *model, FILE 
                         max_new, g->max_cache);
     StepCheck *chk = calloc(GEN_MAX_TOKENS, sizeof *chk);
     if (!chk) st = ST_NOMEM;
-    SingleResult r = {.chk = chk, .np = np, .match = nwant > 0 ? 1 : -1,
-                      .tol = report_tolerance(o, g->rd.dtype)};
+    SingleResult r = {
+        .chk = chk, .np = np, .match = nwant > 0 ? 1 : -1, .tol = report_tolerance(o, g->rd.dtype)};
     int64_t vocab = wl.rank == 2 ? wl.shape[1] : 0, next = -1;
     double t0 = clock_us() * 1e-3, td0 = 0;
     bool same = true; /* every token so far is the reference's: the logits are comparable */
@@ -580,26 +627,31 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
     DiagList quiet = {0};
     bool have_ref = file_exists(ref) && st_open(&rs, ref, &quiet) == ST_OK;
     diag_free(&quiet);
-    if (o->prompt_ids) st = parse_prompt(o->prompt_ids, prompt, &np, d);
+    if (o->prompt_ids)
+        st = parse_prompt(o->prompt_ids, prompt, &np, d);
     else if (have_ref && st_find(&rs, "prefill.input_ids")) {
         HTensor t = {0};
         st = st_to_htensor(st_find(&rs, "prefill.input_ids"), DT_I64, &t);
-        for (int64_t i = 0; st == ST_OK && i < t.numel && np < GEN_MAX_TOKENS; i++) prompt[np++] = ((int64_t *)t.data)[i];
+        for (int64_t i = 0; st == ST_OK && i < t.numel && np < GEN_MAX_TOKENS; i++)
+            prompt[np++] = ((int64_t *)t.data)[i];
         htensor_free(&t);
     } else
-        st = diag_error(d, g->dir, NULL, NULL, "no --prompt-ids and no reference prompt in the folder");
+        st = diag_error(d, g->dir, NULL, NULL,
+                        "no --prompt-ids and no reference prompt in the folder");
     int max_new = o->max_new;
     if (max_new == 0) {
         const StTensor *gt = have_ref && !o->prompt_ids ? st_find(&rs, "greedy_tokens") : NULL;
         max_new = gt && gt->rank == 1 ? (int)gt->shape[0] : 16;
     }
     if (st == ST_OK && np + max_new > g->max_cache)
-        st = diag_error(d, g->dir, NULL, NULL, "prompt (%d) + --max-new (%d) exceeds the cache (%d)",
-                        np, max_new, g->max_cache);
+        st =
+            diag_error(d, g->dir, NULL, NULL, "prompt (%d) + --max-new (%d) exceeds the cache (%d)",
+                       np, max_new, g->max_cache);
     for (int i = 0; st == ST_OK && i < np; i++)
         if (g->vocab > 0 && prompt[i] >= g->vocab)
-            st = diag_error(d, g->dir, NULL, "input_ids", "token id %lld is outside the vocabulary (%d)",
-                            (long long)prompt[i], g->vocab);
+            st = diag_error(d, g->dir, NULL, "input_ids",
+                            "token id %lld is outside the vocabulary (%d)", (long long)prompt[i],
+                            g->vocab);
 
     double t0 = (clock_us() * 1e-3), ttft = 0, tdec = 0;
     int64_t next = -1;
@@ -651,7 +703,8 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
     double pf_wall = -1, pf_gpu = -1;
     int pf_runs = st == ST_OK && np >= g->prefill_len ? o->prefill_runs : 0;
     if (pf_runs > 0) {
-        double *w = malloc(sizeof(double) * (size_t)pf_runs), *gp = malloc(sizeof(double) * (size_t)pf_runs);
+        double *w = malloc(sizeof(double) * (size_t)pf_runs),
+               *gp = malloc(sizeof(double) * (size_t)pf_runs);
         if (!w || !gp) st = ST_NOMEM;
         if (st == ST_OK) st = set_step(g, &g->rp, &g->sp, prompt, g->prefill_len, 0);
         if (st == ST_OK) st = prof_warm_up(&g->rp.x, d);
@@ -688,33 +741,45 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
     if (st == ST_OK) {
         double tps = ndec > 0 && tdec > 0 ? ndec / (tdec / 1e3) : 0;
         if (o->json) {
-            fprintf(out, "{\"schema\":\"npu-explore/generate/1\",\"kind\":\"summary\",\"tokens\":[");
-            for (int i = 0; i < g->ntok; i++) fprintf(out, i ? ",%lld" : "%lld", (long long)g->tokens[i]);
-            fprintf(out, "],\"prompt_len\":%d,\"ttft_ms\":%.3f,\"decode_steps\":%d,\"decode_ms\":%.3f,"
-                         "\"decode_tokens_per_s\":%.2f,\"prefill_rel_l2\":%.6g,\"reference\":\"%s\","
-                         "\"state\":\"%s\",\"device\":\"%s\",\"dtype\":\"%s\",\"prefill_runs\":%d,"
-                         "\"prefill_wall_ms\":%.3f,\"prefill_gpu_ms\":%.3f,\"argmax\":\"%s\"}\n",
+            fprintf(out,
+                    "{\"schema\":\"npu-explore/generate/1\",\"kind\":\"summary\",\"tokens\":[");
+            for (int i = 0; i < g->ntok; i++)
+                fprintf(out, i ? ",%lld" : "%lld", (long long)g->tokens[i]);
+            fprintf(out,
+                    "],\"prompt_len\":%d,\"ttft_ms\":%.3f,\"decode_steps\":%d,\"decode_ms\":%.3f,"
+                    "\"decode_tokens_per_s\":%.2f,\"prefill_rel_l2\":%.6g,\"reference\":\"%s\","
+                    "\"state\":\"%s\",\"device\":\"%s\",\"dtype\":\"%s\",\"prefill_runs\":%d,"
+                    "\"prefill_wall_ms\":%.3f,\"prefill_gpu_ms\":%.3f,\"argmax\":\"%s\"}\n",
                     np, ttft, ndec, tdec, tps, prefill_rel,
-                    match < 0 ? "none" : match ? "match" : "mismatch",
+                    match < 0 ? "none"
+                    : match   ? "match"
+                              : "mismatch",
                     g->host_carry ? "host" : "device", g->rp.be->ops->device(g->rp.be), g->rd.dtype,
                     pf_runs, pf_wall, pf_gpu, g->sd.token >= 0 ? "gpu" : "host");
             print_steps_json(g, out);
         } else {
-            fprintf(out, "device %s, %s; caches carried on the %s; next token picked on the %s\ntokens:",
+            fprintf(out,
+                    "device %s, %s; caches carried on the %s; next token picked on the %s\ntokens:",
                     g->rp.be->ops->device(g->rp.be), g->rd.dtype,
                     g->host_carry ? "host (index_copy not in place)" : "device",
                     g->sd.token >= 0 ? "GPU (argmax)" : "host (logits read back)");
-            for (int i = 0; i < g->ntok; i++) fprintf(out, " %lld", (long long)g->tokens[i]);
-            fprintf(out, "\ntime to first token %.2f ms (prompt %d tokens); decode %d steps in %.2f ms = %.1f tokens/s\n",
+            for (int i = 0; i < g->ntok; i++)
+                fprintf(out, " %lld", (long long)g->tokens[i]);
+            fprintf(out,
+                    "\ntime to first token %.2f ms (prompt %d tokens); decode %d steps in %.2f ms "
+                    "= %.1f tokens/s\n",
                     ttft, np, ndec, tdec, tps);
-            if (prefill_rel >= 0) fprintf(out, "prefill logits vs reference: rel_l2 %.3e\n", prefill_rel);
+            if (prefill_rel >= 0)
+                fprintf(out, "prefill logits vs reference: rel_l2 %.3e\n", prefill_rel);
             if (pf_runs > 0) {
-                fprintf(out, "prefill step, median of %d warm runs: wall %.3f ms", pf_runs, pf_wall);
+                fprintf(out, "prefill step, median of %d warm runs: wall %.3f ms", pf_runs,
+                        pf_wall);
                 if (pf_gpu >= 0) fprintf(out, ", gpu %.3f ms", pf_gpu);
                 fprintf(out, "\n");
             }
             if (match >= 0)
-                fprintf(out, "greedy tokens vs reference: %s (%d compared)\n", match ? "match" : "MISMATCH", compared);
+                fprintf(out, "greedy tokens vs reference: %s (%d compared)\n",
+                        match ? "match" : "MISMATCH", compared);
         }
         if (match == 0) *rc = 1;
     }
@@ -740,8 +805,10 @@ int cmd_generate(int argc, char **argv)
     if (st == ST_OK && !file_exists(model) && file_exists(o.model))
         snprintf(model, sizeof model, "%s", o.model);
     g.single = st == ST_OK && !file_exists(path) && file_exists(model);
-    if (st == ST_OK && g.single) st = generate_single(&g, &o, model, stdout, &rc, &d);
-    else if (st == ST_OK) st = generate(&g, &o, stdout, &rc, &d);
+    if (st == ST_OK && g.single)
+        st = generate_single(&g, &o, model, stdout, &rc, &d);
+    else if (st == ST_OK)
+        st = generate(&g, &o, stdout, &rc, &d);
     if (st != ST_OK) rc = status_exit_code(st);
     diag_print(&d, stderr);
     Step *steps[2] = {&g.sp, &g.sd};

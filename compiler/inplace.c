@@ -193,8 +193,10 @@ static Status make_state(Graph *g, const States *s, DiagList *d)
             same = b->shape[k] == l->shape[k];
         if (!same)
             return diag_error(d, g->path, l->producer >= 0 ? g->nodes[l->producer].name : NULL,
-                              b->name, "model state '%s' ends the run as '%s' of another shape "
-                              "or dtype: it cannot be carried into the next run", b->name, l->name);
+                              b->name,
+                              "model state '%s' ends the run as '%s' of another shape "
+                              "or dtype: it cannot be carried into the next run",
+                              b->name, l->name);
     }
     if (s->n == 0) return ST_OK;
     int *in = realloc(g->inputs, sizeof(int) * (size_t)(g->ninputs + s->n));
@@ -208,7 +210,8 @@ static Status make_state(Graph *g, const States *s, DiagList *d)
         b->state = true;
         g->inputs[g->ninputs++] = s->buf[i];
         int o = 0;
-        while (o < g->noutputs && g->outputs[o] != s->last[i]) o++;
+        while (o < g->noutputs && g->outputs[o] != s->last[i])
+            o++;
         if (o == g->noutputs && !graph_add_output(g, s->last[i])) return ST_NOMEM;
         g->state_in[i] = s->buf[i];
         g->state_out[i] = o;
@@ -269,7 +272,8 @@ static Status resolve(Graph *g, States *s, DiagList *d)
 Status inplace_resolve(Graph *g, DiagList *d)
 {
     size_t n = (size_t)g->ntensors + 1;
-    States s = {.of = malloc(sizeof(int) * n), .buf = malloc(sizeof(int) * n),
+    States s = {.of = malloc(sizeof(int) * n),
+                .buf = malloc(sizeof(int) * n),
                 .last = malloc(sizeof(int) * n)};
     Status st = s.of && s.buf && s.last ? ST_OK : ST_NOMEM;
     for (int t = 0; st == ST_OK && t < g->ntensors; t++)

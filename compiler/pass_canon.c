@@ -9,11 +9,14 @@
 static bool is_identity(const Graph *g, const Node *n)
 {
     switch (n->op) {
-    case OP_IDENTITY: return true;
-    case OP_DROPOUT: return !attr_bool(n, "train", false) && !attr_bool(n, "training", false);
+    case OP_IDENTITY:
+        return true;
+    case OP_DROPOUT:
+        return !attr_bool(n, "train", false) && !attr_bool(n, "training", false);
     case OP_TO_DTYPE:
         return n->nin >= 1 && node_input(g, n, 0)->dtype == node_output(g, n, 0)->dtype;
-    case OP_GETITEM: return true;
+    case OP_GETITEM:
+        return true;
     case OP_COPY: { /* src already of self's shape and dtype */
         const GTensor *x = node_input(g, n, 0), *src = node_input(g, n, 1);
         bool same = x->dtype == src->dtype && x->rank == src->rank;
@@ -21,7 +24,8 @@ static bool is_identity(const Graph *g, const Node *n)
             same = x->shape[i] == src->shape[i];
         return same;
     }
-    default: return false;
+    default:
+        return false;
     }
 }
 
