@@ -23,7 +23,7 @@ endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS_ALL := $(WARN) $(OPT) -D_DEFAULT_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS) $(CFLAGS)
-# glslang's C interface compiles generated kernels in-process (compiler/codegen_spv.c); SPIRV-Tools
+# glslang's C interface compiles generated kernels in-process (compiler/codegen/codegen_spv.c); SPIRV-Tools
 # disassembles (compiler/spv_disasm.c). Static libraries of glslang-dev and spirv-tools.
 GLSLANG_LIBS := -lglslang -lSPIRV -lMachineIndependent -lGenericCodeGen -lOSDependent \
                 -lOGLCompiler -lglslang-default-resource-limits -lSPIRV-Tools-opt -lSPIRV-Tools \
@@ -31,7 +31,7 @@ GLSLANG_LIBS := -lglslang -lSPIRV -lMachineIndependent -lGenericCodeGen -lOSDepe
 LIBS := $(PKG_LIBS) $(GLSLANG_LIBS) -lm -lpthread
 
 LIB_DIRS := common compiler runtime viz app tui
-LIB_SRCS := $(filter-out app/main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
+LIB_SRCS := $(filter-out app/main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c $(d)/*/*.c)))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 
 # Shaders: the kernel table shaders/kernels.def has one row per hand-written kernel: its stem, its
@@ -40,7 +40,7 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 # folder for every build mode: the modules do not depend on it, so `make test`'s second build reuses
 # them), one variant per storage dtype (-DSTORAGE_F32/F16/BF16/I32, see shaders/common.glsl) plus
 # the row's -D defines. All modules are embedded into ONE generated C file whose table
-# runtime/vk_shaders.h declares; its object joins LIB_OBJS. `make GLSLC_OPT=` skips spirv-opt.
+# runtime/vulkan/vk_shaders.h declares; its object joins LIB_OBJS. `make GLSLC_OPT=` skips spirv-opt.
 GLSLC ?= glslc
 GLSLC_OPT ?= -O
 GLSLC_FLAGS := $(GLSLC_OPT) --target-env=vulkan1.2 -fshader-stage=compute -Ishaders
@@ -84,7 +84,27 @@ deps:
 build: deps
 	@$(MAKE) --no-print-directory MODE=$(MODE) all
 
-$(BIN): $(BUILD)/app/main.o $(LIB_OBJS)
+# One static library per layer, linked from the top layer down: an object of a lower layer that
+# calls up into a higher one (compiler into runtime, runtime into app, anything into tui) has
+# nothing after it to resolve the call, so the link fails: the layering of tools/deps_check.sh
+# holds at link time too. The generated objects join the layer that reads them.
+LAYERS := tui app viz runtime compiler common
+layer_objs = $(filter $(BUILD)/$(1)/%,$(LIB_OBJS))
+LAYER_LIBS := $(LAYERS:%=$(BUILD)/lib/libnpu_%.a)
+define LAYER_RULE
+$(BUILD)/lib/libnpu_$(1).a: $$(call layer_objs,$(1)) $(2)
+	@mkdir -p $$(dir $$@)
+	@echo "  AR $$@"
+	@rm -f $$@ && ar rcs $$@ $$^
+endef
+$(eval $(call LAYER_RULE,tui,))
+$(eval $(call LAYER_RULE,app,))
+$(eval $(call LAYER_RULE,viz,))
+$(eval $(call LAYER_RULE,runtime,$(BUILD)/gen/shaders_spv.o))
+$(eval $(call LAYER_RULE,compiler,$(BUILD)/gen/shaders_src.o))
+$(eval $(call LAYER_RULE,common,))
+
+$(BIN): $(BUILD)/app/main.o $(LAYER_LIBS)
 	@echo "  LD $@"
 	@$(CC) $(OPT) -o $@ $^ $(LDOPT) $(LIBS)
 
@@ -93,7 +113,7 @@ $(BUILD)/%.o: %.c
 	@echo "  CC $<"
 	@$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_HELP_OBJS) $(LIB_OBJS)
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_HELP_OBJS) $(LAYER_LIBS)
 	@echo "  LD $@"
 	@$(CC) $(OPT) -o $@ $^ $(LDOPT) $(LIBS) -lcmocka
 
@@ -134,11 +154,12 @@ fuzz: deps
 	@$(MAKE) --no-print-directory MODE=asan all
 	@tools/fuzz.sh $(FUZZ_SECONDS)
 
-deps-check:
+deps-check: $(LAYER_LIBS)
 	@tools/deps_check.sh
+	@tools/layers_check.sh $(BUILD)/lib
 
 format:
-	clang-format -i $(foreach d,$(LIB_DIRS) tests,$(wildcard $(d)/*.c $(d)/*.h))
+	clang-format -i $(foreach d,$(LIB_DIRS) tests,$(wildcard $(d)/*.c $(d)/*.h $(d)/*/*.c $(d)/*/*.h))
 
 clean:
 	rm -rf build
@@ -175,7 +196,7 @@ $(BUILD)/gen/shaders_src.o: $(SRC_GEN)
 	@$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 # Vulkan objects may include generated files: generate before compiling them (order-only).
-$(filter $(BUILD)/runtime/vk_%.o,$(LIB_OBJS)): | $(SPV_GEN)
+$(filter $(BUILD)/runtime/vulkan/%.o,$(LIB_OBJS)): | $(SPV_GEN)
 -include $(SPVS:=.d)
 
 -include $(LIB_OBJS:.o=.d) $(BUILD)/app/main.d $(TEST_BINS:=.d) $(TEST_HELP_OBJS:.o=.d)

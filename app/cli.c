@@ -1,14 +1,14 @@
-#include "cli.h"
+#include "app/cli.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "commands.h"
-#include "options.h"
-#include "../compiler/ops.h"
-#include "../compiler/tuning.h"
-#include "../runtime/cpu_kernels.h"
+#include "app/commands.h"
+#include "app/options.h"
+#include "compiler/ops.h"
+#include "compiler/tuning.h"
+#include "runtime/cpu/cpu_kernels.h"
 
 /* One row per subcommand: its name, its arguments for --help, what it does, its function. The
  * dispatch and the usage text both come from here, so --help cannot miss a command. */
@@ -175,7 +175,7 @@ int cli_main(int argc, char **argv)
     size_t n = strlen(cmd);
     if (cmd[0] != '-' && (access(cmd, F_OK) == 0 || (n > 5 && strcmp(cmd + n - 5, ".json") == 0) ||
                           (n > 7 && strcmp(cmd + n - 7, ".npubin") == 0)))
-        return tui_main(argc - 1, argv + 1);
+        return CLI_EXPLORER;
     fprintf(stderr, "error: unknown command '%s'\n", cmd);
     usage(stderr);
     return 2;

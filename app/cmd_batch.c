@@ -3,8 +3,8 @@
  * stops the script with its exit code unless `set on-error continue`. */
 #include <stdio.h>
 #include <string.h>
-#include "commands.h"
-#include "session.h"
+#include "app/commands.h"
+#include "app/session.h"
 
 int cmd_batch(int argc, char **argv)
 {

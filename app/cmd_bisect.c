@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attrib.h"
-#include "commands.h"
-#include "report.h"
-#include "results.h"
+#include "app/attrib.h"
+#include "app/commands.h"
+#include "app/report.h"
+#include "app/results.h"
 
 typedef struct Bisect {
     Options o;

@@ -2,15 +2,15 @@
  * Plan, --dump-after, and reading .npubin files. */
 #include <stdio.h>
 #include <string.h>
-#include "../compiler/codegen.h"
-#include "../compiler/describe.h"
-#include "../compiler/dump.h"
-#include "../compiler/lower.h"
-#include "../compiler/npubin.h"
-#include "commands.h"
-#include "compile.h"
-#include "model.h"
-#include "kernel_source.h"
+#include "compiler/codegen/codegen.h"
+#include "compiler/describe.h"
+#include "compiler/dump.h"
+#include "compiler/lower/lower.h"
+#include "compiler/npubin.h"
+#include "app/commands.h"
+#include "app/compile.h"
+#include "app/model.h"
+#include "app/kernel_source.h"
 
 static int ends_with(const char *s, const char *suf)
 {

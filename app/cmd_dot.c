@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../viz/viz.h"
-#include "commands.h"
-#include "compile.h"
-#include "heat.h"
+#include "viz/viz.h"
+#include "app/commands.h"
+#include "app/compile.h"
+#include "app/heat.h"
 
 int cmd_dot(int argc, char **argv)
 {

@@ -20,13 +20,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "../common/fileio.h"
-#include "../runtime/compare.h"
-#include "../runtime/profile.h"
-#include "../runtime/safetensors.h"
-#include "commands.h"
-#include "runner.h"
-#include "../common/clock.h"
+#include "common/fileio.h"
+#include "runtime/compare.h"
+#include "runtime/profile.h"
+#include "runtime/safetensors.h"
+#include "app/commands.h"
+#include "app/runner.h"
+#include "common/clock.h"
 
 #define GEN_MAX_STATE 128
 #define GEN_MAX_TOKENS 4096

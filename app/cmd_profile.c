@@ -19,13 +19,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../compiler/schedule.h"
-#include "../runtime/profile.h"
-#include "commands.h"
-#include "report.h"
-#include "results.h"
-#include "saved_profile.h"
-#include "timeline.h"
+#include "compiler/schedule.h"
+#include "runtime/profile.h"
+#include "app/commands.h"
+#include "app/report.h"
+#include "app/results.h"
+#include "app/saved_profile.h"
+#include "app/timeline.h"
 
 /* A name cut to the table's 24-column "fused from" field as report_fused_from cuts it. */
 static void fused_name(const char *s, char *buf, size_t n)

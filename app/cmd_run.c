@@ -1,17 +1,17 @@
 /* `npu-explore run`: execute a model on a backend (the compiled plan on Vulkan with CPU
  * partitions on the reference, or everything on the CPU reference), compare with the reference
  * (--check), write the outputs (-o). */
-#include "commands.h"
+#include "app/commands.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../runtime/compare.h"
-#include "../runtime/cpu_ref.h"
-#include "../runtime/safetensors.h"
-#include "runner.h"
-#include "model.h"
-#include "report.h"
+#include "runtime/compare.h"
+#include "runtime/cpu/cpu_ref.h"
+#include "runtime/safetensors.h"
+#include "app/runner.h"
+#include "app/model.h"
+#include "app/report.h"
 
 /* Runs the compiled plan; outs[i] receives graph output i, dtype the compute dtype. */
 static Status run_plan(const Options *o, Model *m, HTensor *outs, char *dev, size_t ndev,

@@ -17,8 +17,8 @@ int cmd_profile(int argc, char **argv);
  * o->model with o's options, measure with app/results.h and print to `out` (JSON lines when
  * o->json; profile -o FILE writes there instead). bisect sets *rc to the exit code. */
 #include <stdio.h>
-#include "../common/diag.h"
-#include "options.h"
+#include "common/diag.h"
+#include "app/options.h"
 Status app_profile(const Options *o, FILE *out, DiagList *d);
 Status app_bisect(const Options *o, FILE *out, int *rc, DiagList *d);
 int cmd_bisect(int argc, char **argv);

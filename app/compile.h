@@ -3,8 +3,8 @@
 #ifndef NPU_APP_COMPILE_H
 #define NPU_APP_COMPILE_H
 
-#include "../compiler/pass.h"
-#include "options.h"
+#include "compiler/pass.h"
+#include "app/options.h"
 
 void compile_options_from(const Options *o, CompileOptions *co);
 Status compile_model(const Options *o, Pipeline *p, DiagList *d);

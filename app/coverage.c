@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "commands.h"
-#include "../compiler/ir_json.h"
-#include "../compiler/pass.h"
+#include "app/commands.h"
+#include "compiler/ir_json.h"
+#include "compiler/pass.h"
 
 enum { C_NPU, C_CPU, C_GONE, C_NONE, C_N };
 static const char *cls_name[C_N] = {"npu", "cpu", "no kernel", "unsupported"};

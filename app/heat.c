@@ -1,4 +1,4 @@
-#include "heat.h"
+#include "app/heat.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,11 +6,11 @@
 #ifndef NPU_HEAT_H
 #define NPU_HEAT_H
 
-#include "../compiler/graph.h"
-#include "../compiler/plan.h"
-#include "../viz/viz.h"
-#include "results.h"
-#include "saved_profile.h"
+#include "compiler/graph.h"
+#include "compiler/plan.h"
+#include "viz/viz.h"
+#include "app/results.h"
+#include "app/saved_profile.h"
 
 /* The colour named by --color ("kind", "partition", "time", "error"); -1 for another word. */
 int heat_color_parse(const char *name);

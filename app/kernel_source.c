@@ -1,13 +1,14 @@
-#include "kernel_source.h"
+#include "app/kernel_source.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../compiler/kernel_table.h"
-#include "../compiler/shader_src.h"
-#include "../compiler/spv_tools.h"
-#include "../runtime/vk_shaders.h"
+#include "compiler/graph.h"
+#include "compiler/lower/kernel_table.h"
+#include "compiler/shader_src.h"
+#include "compiler/codegen/spv_tools.h"
+#include "runtime/vulkan/vk_shaders.h"
 
 int kernel_source_find(const Plan *p, const char *spec, DiagList *d)
 {

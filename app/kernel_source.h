@@ -7,8 +7,8 @@
 #define NPU_KERNEL_SOURCE_H
 
 #include <stdio.h>
-#include "../common/diag.h"
-#include "../compiler/plan.h"
+#include "common/diag.h"
+#include "compiler/plan.h"
 
 typedef struct KernelSource {
     char *title;  /* "kernel 3: gen_3fa9c2e1d4b5 (generated, F14 elementwise)" */

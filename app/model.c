@@ -1,13 +1,13 @@
-#include "model.h"
+#include "app/model.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include "../common/fileio.h"
-#include "../compiler/ir_json.h"
-#include "../compiler/model_src.h"
-#include "../compiler/shape.h"
-#include "../runtime/cpu_ref.h"
-#include "../runtime/safetensors.h"
+#include "common/fileio.h"
+#include "compiler/ir_json.h"
+#include "compiler/model_src.h"
+#include "compiler/shape/shape.h"
+#include "runtime/cpu/cpu_ref.h"
+#include "runtime/safetensors.h"
 
 Status model_load_graph(Model *m, const char *path, DiagList *d)
 {

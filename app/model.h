@@ -4,9 +4,9 @@
 #ifndef NPU_MODEL_H
 #define NPU_MODEL_H
 
-#include "../compiler/graph.h"
-#include "../runtime/bind.h"
-#include "options.h"
+#include "compiler/graph.h"
+#include "runtime/bind.h"
+#include "app/options.h"
 
 typedef struct Model {
     Graph *g;

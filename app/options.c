@@ -1,11 +1,11 @@
-#include "options.h"
+#include "app/options.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../compiler/pass.h"
+#include "compiler/pass.h"
 
 void opt_defaults(Options *o)
 {

@@ -5,8 +5,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "../common/diag.h"
-#include "../compiler/tuning.h"
+#include "common/diag.h"
+#include "compiler/tuning.h"
 
 #define OPT_MAX_LIST 512
 

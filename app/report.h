@@ -3,11 +3,11 @@
 #define NPU_REPORT_H
 
 #include <stdio.h>
-#include "../compiler/graph.h"
-#include "../compiler/plan.h"
-#include "../runtime/bind.h"
-#include "../runtime/compare.h"
-#include "options.h"
+#include "compiler/graph.h"
+#include "compiler/plan.h"
+#include "runtime/bind.h"
+#include "runtime/compare.h"
+#include "app/options.h"
 
 /* The tolerance of a compute dtype ("fp32", "fp16", "bf16"), overridden by --tol-rel/--tol-abs. */
 Tolerance report_tolerance(const Options *o, const char *dtype);

@@ -8,8 +8,8 @@
 #define NPU_RESULTS_H
 
 #include <stdio.h>
-#include "../runtime/profile.h"
-#include "runner.h"
+#include "runtime/profile.h"
+#include "app/runner.h"
 
 /* Called as a job advances: `stage` ("timed runs", "bisect step", ...), k of n (n 0: unknown,
  * n < 0: about -n, an estimate). `rows` (profile_measure; NULL: nobody) is told with fn, on the

@@ -1,13 +1,13 @@
-#include "runner.h"
+#include "app/runner.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../compiler/model_src.h"
-#include "../compiler/npubin.h"
-#include "compile.h"
+#include "compiler/model_src.h"
+#include "compiler/npubin.h"
+#include "app/compile.h"
 
 const char *runner_dtype(const Options *o, const Binding *b)
 {
@@ -131,7 +131,7 @@ static void target_of(const Options *o, const Binding *b, Backend *be, RunTarget
 /* One Vulkan device per process and device index, opened at the first runner that needs it and
  * kept to the process's end: every runner's backend shares it (vk_backend_create_shared), so a
  * profile's runs, a bisect's steps and a session's plan after each toggle neither create the
- * device again nor compile a pipeline that device already has (runtime/vk_pipe.c pools them). */
+ * device again nor compile a pipeline that device already has (runtime/vulkan/vk_pipe.c pools them). */
 enum { MAX_DEVICES = 8 };
 static struct {
     int device;

@@ -4,11 +4,11 @@
 #ifndef NPU_RUNNER_H
 #define NPU_RUNNER_H
 
-#include "../compiler/pass.h"
-#include "../runtime/backend.h"
-#include "../runtime/exec.h"
-#include "model.h"
-#include "options.h"
+#include "compiler/pass.h"
+#include "runtime/backend.h"
+#include "runtime/exec.h"
+#include "app/model.h"
+#include "app/options.h"
 
 typedef struct Runner {
     Pipeline pipe;

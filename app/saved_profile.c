@@ -1,4 +1,4 @@
-#include "saved_profile.h"
+#include "app/saved_profile.h"
 
 #include <json-c/json.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
 #define NPU_SAVED_PROFILE_H
 
 #include <stdbool.h>
-#include "../common/diag.h"
+#include "common/diag.h"
 
 typedef struct SavedKernel {
     int index;

@@ -1,11 +1,11 @@
-#include "session.h"
+#include "app/session.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "runner.h"
-#include "../common/clock.h"
+#include "app/runner.h"
+#include "common/clock.h"
 
 static char *dupstr(const char *s)
 {

@@ -13,11 +13,11 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include "../compiler/pass.h"
-#include "../runtime/cpu_ref.h"
-#include "model.h"
-#include "options.h"
-#include "results.h"
+#include "compiler/pass.h"
+#include "runtime/cpu/cpu_ref.h"
+#include "app/model.h"
+#include "app/options.h"
+#include "app/results.h"
 
 #define SESSION_MAX_OFF 256
 

@@ -3,18 +3,18 @@
  * generated from this table. */
 #include <stdlib.h>
 #include <string.h>
-#include "../common/fileio.h"
-#include "../compiler/describe.h"
-#include "../compiler/dump.h"
-#include "../compiler/fusion.h"
-#include "../compiler/npubin.h"
-#include "../viz/viz.h"
-#include "heat.h"
-#include "kernel_source.h"
-#include "report.h"
-#include "runner.h"
-#include "session.h"
-#include "timeline.h"
+#include "common/fileio.h"
+#include "compiler/describe.h"
+#include "compiler/dump.h"
+#include "compiler/fusion.h"
+#include "compiler/npubin.h"
+#include "viz/viz.h"
+#include "app/heat.h"
+#include "app/kernel_source.h"
+#include "app/report.h"
+#include "app/runner.h"
+#include "app/session.h"
+#include "app/timeline.h"
 
 char *session_dup(const char *s);
 

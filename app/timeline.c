@@ -1,13 +1,13 @@
 /* timeline_build: the profiled step laid out by level; timeline_write_trace: that layout as
  * Chrome trace-event JSON ({"traceEvents":[...]}, "X" complete events with ts and dur in
  * microseconds, "M" events naming the processes and lanes). */
-#include "timeline.h"
+#include "app/timeline.h"
 
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "app/report.h"
 
 Status timeline_build(const Plan *p, const Profile *pr, Timeline *tl, DiagList *d)
 {

@@ -8,8 +8,8 @@
 #define NPU_TIMELINE_H
 
 #include <stdio.h>
-#include "../compiler/plan.h"
-#include "results.h"
+#include "compiler/plan.h"
+#include "app/results.h"
 
 typedef struct TimelineBar {
     int kernel;        /* plan kernel index; -1 for a transfer */

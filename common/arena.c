@@ -1,4 +1,4 @@
-#include "arena.h"
+#include "common/arena.h"
 
 #include <stdarg.h>
 #include <stdint.h>

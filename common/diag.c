@@ -1,4 +1,4 @@
-#include "diag.h"
+#include "common/diag.h"
 
 #include <stdarg.h>
 #include <stdbool.h>

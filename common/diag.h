@@ -5,7 +5,7 @@
 #define NPU_DIAG_H
 
 #include <stdio.h>
-#include "status.h"
+#include "common/status.h"
 
 typedef enum DiagLevel { DIAG_ERROR, DIAG_WARNING, DIAG_NOTE } DiagLevel;
 

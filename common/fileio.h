@@ -4,7 +4,7 @@
 #define NPU_FILEIO_H
 
 #include <stddef.h>
-#include "diag.h"
+#include "common/diag.h"
 
 /* Reads a whole file; *out is malloc'd (NUL-terminated), caller frees. */
 Status file_read_all(const char *path, char **out, size_t *len, DiagList *d);

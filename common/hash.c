@@ -1,4 +1,4 @@
-#include "hash.h"
+#include "common/hash.h"
 
 uint64_t hash64_update(uint64_t h, const void *data, size_t n)
 {

@@ -1,4 +1,4 @@
-#include "hazard.h"
+#include "common/hazard.h"
 
 #include <stdlib.h>
 #include <string.h>

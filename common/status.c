@@ -1,4 +1,4 @@
-#include "status.h"
+#include "common/status.h"
 
 int status_exit_code(Status st)
 {

@@ -1,8 +1,8 @@
-#include "strmap.h"
+#include "common/strmap.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include "hash.h"
+#include "common/hash.h"
 
 void strmap_init(StrMap *m)
 {

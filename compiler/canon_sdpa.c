@@ -15,7 +15,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "pass.h"
+#include "compiler/pass.h"
 
 /* A new activation tensor named "<sdpa>.<what>". */
 static int new_tensor(Graph *g, const Node *s, const char *what, DType dt, int rank,

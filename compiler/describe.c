@@ -1,6 +1,6 @@
-#include "describe.h"
+#include "compiler/describe.h"
 
-#include "schedule.h"
+#include "compiler/schedule.h"
 
 #include <stdlib.h>
 #include <string.h>

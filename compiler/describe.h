@@ -4,7 +4,7 @@
 #define NPU_DESCRIBE_H
 
 #include <stdio.h>
-#include "plan.h"
+#include "compiler/plan.h"
 
 void describe_text(FILE *f, const Plan *p);
 void describe_json(FILE *f, const Plan *p);

@@ -1,4 +1,4 @@
-#include "dtype.h"
+#include "compiler/dtype.h"
 
 #include <string.h>
 

@@ -1,4 +1,4 @@
-#include "dump.h"
+#include "compiler/dump.h"
 
 #include <stdarg.h>
 #include <string.h>

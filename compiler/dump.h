@@ -4,7 +4,7 @@
 #define NPU_DUMP_H
 
 #include <stdio.h>
-#include "graph.h"
+#include "compiler/graph.h"
 
 /* One line per live node:
  *   %name = op(%in, ...) -> f32[1,64,56,56]  @npu:p0  F3:add_relu

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fusion.h"
-#include "pass.h"
+#include "compiler/fusion.h"
+#include "compiler/pass.h"
 
 int fuse_concat_parts(const Graph *g, const Fusion *f, ConcatPart *parts, int max)
 {

@@ -14,8 +14,8 @@
  * multiple of 8 (the 16-byte vectors of 16-bit storage, and of f32). The tiled matmul (prefill)
  * has no prologue: more rows are a near miss. The CPU backend runs the base's members before
  * each reader kernel (they join its provenance), the CPU reference the ATen nodes. */
-#include "fusion.h"
-#include "pass.h"
+#include "compiler/fusion.h"
+#include "compiler/pass.h"
 
 #include <string.h>
 

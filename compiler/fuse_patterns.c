@@ -4,12 +4,12 @@
  * kernel runs at the position of the last member, where every outside input is ready (a
  * linear_concat instance, whose parts are read right after each member, at the first one:
  * its inputs are ready there; fuse_concat.c). */
-#include "fusion.h"
+#include "compiler/fusion.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/half.h"
+#include "common/half.h"
 
 /* The unique consumer of tensor t, or -1 (several consumers, or a graph output). */
 static int only_consumer(const Graph *g, int t)

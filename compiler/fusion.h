@@ -6,7 +6,7 @@
 #define NPU_FUSION_H
 
 #include <stdbool.h>
-#include "graph.h"
+#include "compiler/graph.h"
 #include "shaders/abi.h" /* ATTN_MAX_D, the attention patterns' largest head dim; GEMV_MAX_ROWS */
 
 #define FUSE_MAX_NODES 32

@@ -8,8 +8,8 @@
  *  - any other write into a view that is read later, or into a weight or buffer (model state
  *    that would persist across runs): refused with the nodes named. */
 #include <string.h>
-#include "inplace.h"
-#include "shape.h"
+#include "compiler/inplace.h"
+#include "compiler/shape/shape.h"
 
 /* A node whose output shares its input 0's storage in torch. */
 static bool is_view(const Node *n)

@@ -4,8 +4,8 @@
 #ifndef NPU_INPLACE_H
 #define NPU_INPLACE_H
 
-#include "../common/diag.h"
-#include "graph.h"
+#include "common/diag.h"
+#include "compiler/graph.h"
 
 /* Rewrites g's in-place writes that later nodes see; ST_BAD_INPUT naming the node when one
  * cannot be expressed out of place. */

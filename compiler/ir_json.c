@@ -1,12 +1,12 @@
-#include "ir_json.h"
-#include "inplace.h"
+#include "compiler/ir_json.h"
+#include "compiler/inplace.h"
 
 #include <json.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../common/fileio.h"
+#include "common/fileio.h"
 
 typedef struct Reader {
     Graph *g;

@@ -3,12 +3,12 @@
  * into a Graph. Structural errors (not JSON, missing keys, wrong types, unknown op, wrong arity,
  * a tensor nobody produces, duplicate names, shapes that disagree between producer and consumer)
  * are reported with the file, node and tensor and return ST_BAD_INPUT. Op semantics (output
- * shapes from attributes) are checked separately by shape_check_graph (compiler/shape.h). */
+ * shapes from attributes) are checked separately by shape_check_graph (compiler/shape/shape.h). */
 #ifndef NPU_IR_JSON_H
 #define NPU_IR_JSON_H
 
-#include "../common/diag.h"
-#include "graph.h"
+#include "common/diag.h"
+#include "compiler/graph.h"
 
 struct json_object;
 

@@ -1,10 +1,10 @@
-#include "model_src.h"
+#include "compiler/model_src.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include "../common/fileio.h"
-#include "ir_json.h"
-#include "npubin.h"
+#include "common/fileio.h"
+#include "compiler/ir_json.h"
+#include "compiler/npubin.h"
 
 bool model_is_npubin(const char *path)
 {

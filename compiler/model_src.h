@@ -5,8 +5,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "../common/diag.h"
-#include "graph.h"
+#include "common/diag.h"
+#include "compiler/graph.h"
 
 /* Does path name a .npubin (by its extension)? */
 bool model_is_npubin(const char *path);

@@ -1,4 +1,4 @@
-#include "npubin.h"
+#include "compiler/npubin.h"
 
 #include <limits.h>
 #include <math.h>
@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/fileio.h"
-#include "../common/hash.h"
+#include "common/fileio.h"
+#include "compiler/ops.h"
+#include "common/hash.h"
 
 /* ---- names of enums (the file stores names, never enum values) ---- */
 

@@ -32,8 +32,8 @@
 #define NPU_NPUBIN_H
 
 #include <stddef.h>
-#include "../common/diag.h"
-#include "plan.h"
+#include "common/diag.h"
+#include "compiler/plan.h"
 
 #define NPUBIN_MAGIC "\x89NPUBIN\n"
 #define NPUBIN_HEADER_SIZE 32

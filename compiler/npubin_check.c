@@ -7,8 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "npubin.h"
-#include "spv_tools.h"
+#include "compiler/npubin.h"
+#include "compiler/ops.h"
+#include "compiler/codegen/spv_tools.h"
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 

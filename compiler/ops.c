@@ -1,12 +1,12 @@
-#include "ops.h"
+#include "compiler/ops.h"
 
 #include <string.h>
 #include <stdio.h>
-#include "../common/strmap.h"
+#include "common/strmap.h"
 
 const OpInfo op_info[OP_COUNT] = {
 #define X(id, nm, mn, mx, fl, kind, dc) [OP_##id] = {#id, nm, mn, mx, fl, KK_##kind, dc},
-#include "ops.def"
+#include "compiler/ops.def"
 #undef X
 };
 

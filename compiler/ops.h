@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "kernel_table.h"
+#include "compiler/lower/kernel_table.h"
 
 enum {
     OPF_ELTWISE = 1 << 0,
@@ -20,7 +20,7 @@ enum {
 
 typedef enum OpId {
 #define X(id, names, mn, mx, fl, sh, doc) OP_##id,
-#include "ops.def"
+#include "compiler/ops.def"
 #undef X
     OP_COUNT,
     OP_INVALID = -1

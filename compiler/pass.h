@@ -5,10 +5,10 @@
 #define NPU_PASS_H
 
 #include <stdbool.h>
-#include "../common/arena.h"
-#include "../common/diag.h"
-#include "graph.h"
-#include "tuning.h"
+#include "common/arena.h"
+#include "common/diag.h"
+#include "compiler/graph.h"
+#include "compiler/tuning.h"
 
 #define COMPILE_MAX_LIST 512
 /* pack-inputs packs a float input on the device from this many elements (pass_pack.c): below

@@ -3,7 +3,7 @@
  * scale = gamma / sqrt(var + eps). A conv without bias gets the shift as a new bias (the original
  * system lost it). Folding is a weight recipe applied at load time, recorded in the graph. */
 #include <stdlib.h>
-#include "pass.h"
+#include "compiler/pass.h"
 
 Status pass_fold_batchnorm(Graph *g, PassCtx *c)
 {

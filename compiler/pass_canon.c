@@ -3,7 +3,7 @@
  * write scaled_dot_product_attention out as the attention chain (canon_sdpa.c), then remove
  * dead nodes. */
 #include <string.h>
-#include "pass.h"
+#include "compiler/pass.h"
 
 static bool is_identity(const Graph *g, const Node *n)
 {

@@ -11,8 +11,8 @@
  * walk: instances over the members of another instance. */
 #include <stdlib.h>
 #include <string.h>
-#include "fusion.h"
-#include "pass.h"
+#include "compiler/fusion.h"
+#include "compiler/pass.h"
 
 static int cmp_int(const void *a, const void *b)
 {

@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen_build.h"
-#include "fusion.h"
-#include "pass.h"
+#include "compiler/codegen/codegen_build.h"
+#include "compiler/fusion.h"
+#include "compiler/pass.h"
 
 #define GROUP_MAX 64
 

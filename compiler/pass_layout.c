@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include "fusion.h"
-#include "pass.h"
+#include "compiler/fusion.h"
+#include "compiler/pass.h"
 
 static bool conv_family(OpId op)
 {

@@ -7,8 +7,8 @@
  * their own buffers (offset -1). Tensors inside an enabled fused kernel take no memory.
  * CompileOptions.no_reuse keeps every tensor alive to the end (for per-kernel comparisons). */
 #include <stdlib.h>
-#include "pass.h"
-#include "schedule.h"
+#include "compiler/pass.h"
+#include "compiler/schedule.h"
 
 typedef struct Live {
     int t;

@@ -18,7 +18,7 @@
  * Switched off (--disable pack-inputs), the plan is the one of before: the host packs. */
 #include <stdio.h>
 #include <string.h>
-#include "pass.h"
+#include "compiler/pass.h"
 
 /* Does any live node write t in place (index_copy's self, fused or not)? */
 static bool written_in_place(const Graph *g, int t)

@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "pass.h"
-#include "support.h"
+#include "compiler/pass.h"
+#include "compiler/support.h"
 
 /* Moves the host-only nodes (host[i]) to the front in their order; the rest keep theirs.
  * Nothing to do when no such node follows an NPU node. */

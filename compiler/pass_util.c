@@ -1,5 +1,5 @@
-#include "pass.h"
-#include "fusion.h"
+#include "compiler/pass.h"
+#include "compiler/fusion.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -10,8 +10,8 @@
  * output's readers, and the backends order kernels by the bytes they touch. A split chunk that is
  * a contiguous, aligned run of its input becomes a view starting inside the input's storage
  * (view_off, as linear_concat's parts), so GPT-2's q/k/v split of one token costs no copy. */
-#include "pass.h"
-#include "shape.h"
+#include "compiler/pass.h"
+#include "compiler/shape/shape.h"
 
 static bool order_preserving_permute(const Graph *g, const Node *n)
 {

@@ -2,11 +2,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "ir_json.h"
-#include "lower.h"
-#include "model_src.h"
-#include "pass.h"
-#include "shape.h"
+#include "compiler/ir_json.h"
+#include "compiler/lower/lower.h"
+#include "compiler/model_src.h"
+#include "compiler/pass.h"
+#include "compiler/shape/shape.h"
 
 /* The pipeline, in order (DESIGN.md "Compiler passes"). */
 const Pass pass_table[] = {

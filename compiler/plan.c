@@ -1,5 +1,5 @@
-#include "plan.h"
-#include "kernel_table.h"
+#include "compiler/plan.h"
+#include "compiler/lower/kernel_table.h"
 
 #include <stdio.h>
 #include <stdlib.h>

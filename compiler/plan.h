@@ -7,10 +7,10 @@
 #define NPU_PLAN_H
 
 #include <stdint.h>
-#include "../common/arena.h"
-#include "../common/status.h"
-#include "dtype.h"
-#include "graph.h"
+#include "common/arena.h"
+#include "common/status.h"
+#include "compiler/dtype.h"
+#include "compiler/recipe.h"
 
 #define PLAN_FORMAT_VERSION 2 /* 2: views with offsets, concat recipes (1 still reads) */
 #define PLAN_MAX_PUSH 32 /* 32-bit words: 128 bytes, lavapipe's limit */
@@ -97,7 +97,7 @@ typedef struct PlanPart {
     int *in, *out;
 } PlanPart;
 
-/* A kernel module generated at compile time (compiler/codegen.h): the kernels whose shader is
+/* A kernel module generated at compile time (compiler/codegen/codegen.h): the kernels whose shader is
  * `name` run it. The runtime needs no compiler: the SPIR-V travels in the plan (and .npubin). */
 typedef struct PlanModule {
     const char *name;      /* "gen_3fa9c2e1d4b5": from the hash of the source it compiles */

@@ -1,8 +1,8 @@
-#include "schedule.h"
+#include "compiler/schedule.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include "pass.h"
+#include "compiler/pass.h"
 
 static int base_of(const Graph *g, int t)
 {

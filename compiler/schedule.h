@@ -9,9 +9,9 @@
 #ifndef NPU_SCHEDULE_H
 #define NPU_SCHEDULE_H
 
-#include "../common/hazard.h"
-#include "graph.h"
-#include "plan.h"
+#include "common/hazard.h"
+#include "compiler/graph.h"
+#include "compiler/plan.h"
 
 /* The kernel order in graph terms, decided before plan-memory so that lifetimes are counted in
  * it: every node that runs a kernel gets a level by storage (one more than the levels of the

@@ -1,4 +1,4 @@
-#include "shader_src.h"
+#include "compiler/shader_src.h"
 
 #include <string.h>
 

@@ -1,4 +1,4 @@
-#include "support.h"
+#include "compiler/support.h"
 
 #include <stdio.h>
 

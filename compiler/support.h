@@ -4,7 +4,7 @@
 #define NPU_SUPPORT_H
 
 #include <stdbool.h>
-#include "graph.h"
+#include "compiler/graph.h"
 
 #define NPU_MAX_KERNEL_RANK 6
 #define NPU_MAX_CAT_INPUTS 4

@@ -1,18 +1,18 @@
 /* The tuning table (tuning.def) and its parsing; see tuning.h. */
-#include "tuning.h"
+#include "compiler/tuning.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels.h" /* the defaults' constants: KC_CONV_TARGET, ATTN_MAX_G, ... */
+#include "compiler/lower/kernels.h" /* the defaults' constants: KC_CONV_TARGET, ATTN_MAX_G, ... */
 
 const TuneInfo tune_info[TUNE_COUNT] = {
 #define X(id, nm, ev, ps, l, h, k, d, w)                                                           \
     [TUNE_##id] = {                                                                                \
         .name = nm, .env = ev, .pos = ps, .lo = l, .hi = h, .kind = k, .dflt = d, .why = w},
-#include "tuning.def"
+#include "compiler/tuning.def"
 #undef X
 };
 

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "../common/diag.h"
+#include "common/diag.h"
 
 #define TUNE_AUTO (-1) /* the default of a knob that lowering decides by itself */
 
@@ -17,7 +17,7 @@ typedef enum TuneKind { TK_INT, TK_POW2, TK_MUL32 } TuneKind;
 
 typedef enum TuneId {
 #define X(id, name, env, pos, lo, hi, kind, dflt, why) TUNE_##id,
-#include "tuning.def"
+#include "compiler/tuning.def"
 #undef X
     TUNE_COUNT
 } TuneId;

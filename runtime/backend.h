@@ -9,9 +9,9 @@
 #define NPU_BACKEND_H
 
 #include <stdbool.h>
-#include "../common/diag.h"
-#include "../compiler/plan.h"
-#include "htensor.h"
+#include "common/diag.h"
+#include "compiler/plan.h"
+#include "runtime/htensor.h"
 
 typedef struct Backend Backend;
 

@@ -1,11 +1,11 @@
-#include "bind.h"
+#include "runtime/bind.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../common/hash.h"
-#include "safetensors.h"
+#include "common/hash.h"
+#include "runtime/safetensors.h"
 
 Status bind_init(const Graph *g, Binding *b)
 {

@@ -6,11 +6,11 @@
 #define NPU_BIND_H
 
 #include <stdint.h>
-#include "../common/diag.h"
-#include "../compiler/graph.h"
-#include "compare.h"
-#include "htensor.h"
-#include "safetensors.h"
+#include "common/diag.h"
+#include "compiler/graph.h"
+#include "runtime/compare.h"
+#include "runtime/htensor.h"
+#include "runtime/safetensors.h"
 
 typedef struct Binding {
     int ntensors;

@@ -1,9 +1,9 @@
-#include "compare.h"
+#include "runtime/compare.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-#include "../compiler/ops.h"
+#include "compiler/ops.h"
 
 /* bf16's largest finite value: beyond it both 16-bit storage dtypes round to infinity. */
 #define BF16_MAX 3.3895313892515355e38

@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "htensor.h"
+#include "runtime/htensor.h"
 
 typedef struct CmpStats {
     int64_t n;

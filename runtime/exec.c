@@ -1,12 +1,12 @@
-#include "exec.h"
+#include "runtime/exec.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "cpu_ref.h"
-#include "hostxf.h"
-#include "../common/clock.h"
+#include "runtime/cpu/cpu_ref.h"
+#include "runtime/hostxf.h"
+#include "common/clock.h"
 
 Status exec_open(Exec *x, const Plan *p, const Graph *g, const Binding *b, Backend *be,
                  DiagList *d)

@@ -6,10 +6,10 @@
 #ifndef NPU_EXEC_H
 #define NPU_EXEC_H
 
-#include "../compiler/graph.h"
-#include "../compiler/plan.h"
-#include "backend.h"
-#include "bind.h"
+#include "compiler/graph.h"
+#include "compiler/plan.h"
+#include "runtime/backend.h"
+#include "runtime/bind.h"
 
 typedef struct Exec {
     const Plan *p;

@@ -1,8 +1,8 @@
-#include "hostxf.h"
+#include "runtime/hostxf.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include "../common/half.h"
+#include "common/half.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>

@@ -5,9 +5,9 @@
 #define NPU_HOSTXF_H
 
 #include <stdint.h>
-#include "../common/diag.h"
-#include "../compiler/plan.h"
-#include "htensor.h"
+#include "common/diag.h"
+#include "compiler/plan.h"
+#include "runtime/htensor.h"
 
 /* Bytes of t on the device: physical element count times the storage size, rounded up to 4. */
 uint64_t hostxf_device_bytes(const PlanTensor *t);

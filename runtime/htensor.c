@@ -1,9 +1,9 @@
-#include "htensor.h"
+#include "runtime/htensor.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../common/half.h"
+#include "common/half.h"
 
 int64_t shape_numel(const int64_t *shape, int rank)
 {

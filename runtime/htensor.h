@@ -7,9 +7,9 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "../common/status.h"
-#include "../compiler/dtype.h"
-#include "../compiler/graph.h"
+#include "common/status.h"
+#include "compiler/dtype.h"
+#include "compiler/graph.h"
 
 typedef struct HTensor {
     DType dtype;

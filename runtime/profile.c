@@ -1,9 +1,9 @@
-#include "profile.h"
+#include "runtime/profile.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "hostxf.h"
+#include "runtime/hostxf.h"
 
 enum { PROF_WARM_MAX = 200 };
 #define PROF_WARM_US 500000.0

@@ -9,9 +9,9 @@
 #ifndef NPU_PROFILE_H
 #define NPU_PROFILE_H
 
-#include "compare.h"
-#include "cpu_ref.h"
-#include "exec.h"
+#include "runtime/compare.h"
+#include "runtime/cpu/cpu_ref.h"
+#include "runtime/exec.h"
 
 typedef struct ProfKernel {
     double gpu_med, gpu_min, gpu_max; /* microseconds; -1 when not timed on the device */

@@ -2,7 +2,7 @@
  * checked before a pointer into the map is formed. json-c parses the header, but it keeps only the
  * last of two equal keys, so the top-level keys are also walked in the raw text (next_key) to see
  * duplicates and to keep file order. */
-#include "safetensors.h"
+#include "runtime/safetensors.h"
 
 #include <json-c/json.h>
 #include <stdbool.h>

@@ -9,12 +9,12 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "../common/diag.h"
-#include "../common/fileio.h"
-#include "../common/strmap.h"
-#include "../compiler/dtype.h"
-#include "../compiler/graph.h"
-#include "htensor.h"
+#include "common/diag.h"
+#include "common/fileio.h"
+#include "common/strmap.h"
+#include "compiler/dtype.h"
+#include "compiler/graph.h"
+#include "runtime/htensor.h"
 
 /* Header lengths above this are rejected before anything is parsed (the reference loader uses the
  * same 100 MB limit). */

@@ -1,5 +1,5 @@
 // The numbers both sides of the kernel contract use (docs/kernels.md "Parameters"), read by the
-// C compiler (compiler/kernels.h) and by glslc (the shaders that include it): codes, limits and
+// C compiler (compiler/lower/kernels.h) and by glslc (the shaders that include it): codes, limits and
 // push-constant blocks. Preprocessor text only, so both preprocessors read it.
 //
 // A push block is an X-macro, NAME_PUSH(X), listing its words in order as X(T, name): T is U

@@ -1,4 +1,4 @@
-// argmax helpers (compiler/lower_argmax.c): the push block both passes read, the order of
+// argmax helpers (compiler/lower/lower_argmax.c): the push block both passes read, the order of
 // (value, index) pairs and their combination over a segment's lanes, rows as in rows.glsl.
 #ifndef NPU_ARGMAX_GLSL
 #define NPU_ARGMAX_GLSL

@@ -1,4 +1,4 @@
-// argmax pass 2 (compiler/lower_argmax.c): a row's nsplit (value, index) pairs from pass 1,
+// argmax pass 2 (compiler/lower/lower_argmax.c): a row's nsplit (value, index) pairs from pass 1,
 // combined by NPU_TPR lanes (one pair each: nsplit <= the workgroup size) in the order of
 // argmax.glsl; lane 0 writes the index. Bindings: 0 = partials, 1 = y (int32). Push as pass 1.
 #version 450

@@ -1,4 +1,4 @@
-// argmax pass 1 (compiler/lower_argmax.c), the body of argmax_f32|f16|bf16, whose rows define
+// argmax pass 1 (compiler/lower/lower_argmax.c), the body of argmax_f32|f16|bf16, whose rows define
 // the input's storage: segment = (row, chunk), NPU_TPR lanes each scan the chunk with a stride
 // (indices in increasing order, so a lane keeps its first maximum) and combine. One chunk per row:
 // the index goes to y; else the segment's pair to the partials (argmax_red combines them).

@@ -1,6 +1,6 @@
 // batchnorm body of the rows batchnorm (x, w, b, mean, var) and batchnorm_plain (x, mean,
 // var), which define BN_AFFINE (1 or 0). Eval mode: y = x * a + c per channel with
-// a = [w] / sqrt(var + eps), c = [b] - mean * a (as runtime/cpu_reduce.c). One invocation per
+// a = [w] / sqrt(var + eps), c = [b] - mean * a (as runtime/cpu/cpu_reduce.c). One invocation per
 // logical element of [N, C, inner]; x and y may each have dim 1 padded (strides xs0/xs1, ys0/ys1),
 // padding is neither read nor written. Spec: 0 = workgroup size.
 // Push {total, C, inner, xs0, xs1, ys0, ys1, eps}.

@@ -1,7 +1,7 @@
 // binary core, the body of the rows binary, binary_s, add_relu and silu_mul:
 // y = a OP b elementwise with broadcasting, computed in float32 over the logical output shape,
 // each operand addressed with its own strides (0 on broadcast dims). Codes, flags and push words:
-// compiler/lower_binary.c. Spec: 0 = workgroup size.
+// compiler/lower/lower_binary.c. Spec: 0 = workgroup size.
 // BIN_SCALAR: bindings {a, y}; operand b is the scalar push word (or a itself with BF_SELF).
 // otherwise:  bindings {a, b, y}.
 #include "common.glsl"

@@ -1,5 +1,5 @@
 // cast: integer (int32 on the device) to float storage, y = float(x) rounded once to the
-// storage dtype; float to float is lowered as a copy (compiler/lower_copy.c). Same walk as
+// storage dtype; float to float is lowered as a copy (compiler/lower/lower_copy.c). Same walk as
 // shaders/gather.glsl. Bindings: 0 = x (int), 1 = y.
 // Push {n, in_off, oshape[6], ostride[6], ishape[6], istride[6]}.
 #version 450

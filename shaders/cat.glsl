@@ -1,5 +1,5 @@
 // cat of CAT_N dense inputs along one dim, the body of cat2, cat3, cat4 (the binding count is
-// static, so each input count is its own module; lowering: compiler/lower_cat.c). The tensors
+// static, so each input count is its own module; lowering: compiler/lower/lower_cat.c). The tensors
 // are seen as [outer, size, inner] around the cat dim; input k covers out rows
 // [end(k-1), end(k)) along it. Raw storage moves (exact for i32 and bf16 bits).
 // Bindings: 0..CAT_N-1 = inputs, CAT_N = y. Push {n, total, inner, end0, end1, end2}.

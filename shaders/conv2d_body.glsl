@@ -1,4 +1,4 @@
-// conv2d as an implicit GEMM (compiler/lower_conv2d.c, docs/kernels.md): per group g,
+// conv2d as an implicit GEMM (compiler/lower/lower_conv2d.c, docs/kernels.md): per group g,
 // C[co, p] = sum_k W[co, k] * X[k, p] with M = Cout/groups rows (output channels), N = N*OH*OW
 // columns (output pixels), K = Cin_g*KH*KW (k = (ci*KH + r)*KW + s); X is gathered from x on
 // the fly (im2col: padding, stride, dilation) while it is staged in shared memory; the tile loop

@@ -1,4 +1,4 @@
-// Declarations shared by the conv2d kernels (compiler/lower_conv2d.c, docs/kernels.md): the
+// Declarations shared by the conv2d kernels (compiler/lower/lower_conv2d.c, docs/kernels.md): the
 // push-constant block, the bindings of each stem, and the fused epilogue (bias, residual, activation,
 // store). The including kernel defines CONV_BIAS and CONV_RES (0 or 1: which bindings the stem
 // has), CONV_PART (1: the first pass of a K split, which writes fp32 partial sums instead) and

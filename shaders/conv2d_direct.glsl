@@ -1,4 +1,4 @@
-// conv2d, direct (compiler/lower_conv2d.c, docs/kernels.md): the portable tier's conv for a CPU
+// conv2d, direct (compiler/lower/lower_conv2d.c, docs/kernels.md): the portable tier's conv for a CPU
 // device (lavapipe), where it runs 2.3x faster than the implicit GEMM (shaders/conv2d_body.glsl)
 // and 20x slower on an H100 (bench/NOTES.md). Stems conv2d_direct, conv2d_direct_b,
 // conv2d_direct_r, conv2d_direct_br (bindings, push and epilogue: conv2d_common.glsl; nsplit 1).

@@ -1,4 +1,4 @@
-// conv2d K-split second pass (compiler/lower_conv2d.c): one invocation per output element
+// conv2d K-split second pass (compiler/lower/lower_conv2d.c): one invocation per output element
 // (co, p) of the N*OH*OW pixels adds the nsplit fp32 partial sums the first pass (conv2d_part,
 // conv2d_cm_part) wrote, in split order, then applies the fused epilogue
 // (shaders/conv2d_common.glsl). Stems conv2d_red, conv2d_red_b, conv2d_red_r, conv2d_red_br

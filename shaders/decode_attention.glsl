@@ -2,7 +2,7 @@
 // s_t = (q[b,h,r] . K[b,h/rep_k,t]) * scale + mask[b,h,r,t]
 // for Tq query rows r (1 in a decode step, the prompt's in a prefill), reading the KV caches
 // [B, Hkv, T, D] directly (grouped-query heads, no repeat copy). Roles, pushes and the choice of
-// the parameters: compiler/lower_attention.c.
+// the parameters: compiler/lower/lower_attention.c.
 //
 // Workgroup (b, group, row, split): the G query heads h0 .. h0 + G - 1 (h0 = group * G; G divides
 // rep_k and rep_v, so they share one K head and one V head: each K/V row is read once for all of

@@ -1,6 +1,6 @@
 // Elementwise math shared by the hand-written kernels (unary.comp, binary.glsl) and the generated
-// ones (compiler/codegen_glsl.c): float32 functions with the CPU reference's semantics
-// (runtime/cpu_eltwise.c): NaN through relu and clamp, torch's pow special cases, ATen's floor
+// ones (compiler/codegen/codegen_glsl.c): float32 functions with the CPU reference's semantics
+// (runtime/cpu/cpu_eltwise.c): NaN through relu and clamp, torch's pow special cases, ATen's floor
 // division, erf-based GELU. No bindings, no push constants: safe to include anywhere.
 #ifndef NPU_ELTWISE_GLSL
 #define NPU_ELTWISE_GLSL
@@ -73,7 +73,7 @@ float npu_gelu_tanh(float v)
     return 0.5 * v * (1.0 + tanh(clamp(u, -15.0, 15.0)));
 }
 
-// floor division as ATen's div_floor_floating (runtime/cpu_eltwise.c div_floor_f), in float32.
+// floor division as ATen's div_floor_floating (runtime/cpu/cpu_eltwise.c div_floor_f), in float32.
 // fmodf(x, z) is rebuilt exactly: the truncated quotient of the rounded x / z is off by one in
 // magnitude only when the rounding crossed an integer, and then the fma remainder has the wrong
 // sign; fma makes x - q * z exact.

@@ -1,7 +1,7 @@
 // embedding: y[r, c] = w[ids[r], c] for weight [V, D] and ids of any shape flattened to rows r
 // (int32 on the device: ids above 65504 are exact). Weight rows move raw. An id outside [0, V)
 // (the upload range-checks ids, so only a corrupt buffer) gives NaN rather than a stray read.
-// Lowering: compiler/lower_embedding.c. Bindings: 0 = w, 1 = ids (int), 2 = y.
+// Lowering: compiler/lower/lower_embedding.c. Bindings: 0 = w, 1 = ids (int), 2 = y.
 // Push {n, D, V, w_stride, y_stride}: n = rows * D; strides are the row pitches in elements.
 #version 450
 #include "common.glsl"

@@ -1,5 +1,5 @@
 // flash_attn_cm: multi-row attention (a prefill's) on the tensor cores, the nv-coopmat tier's
-// kernel for the fused attention pattern (compiler/lower_attention.c picks it over
+// kernel for the fused attention pattern (compiler/lower/lower_attention.c picks it over
 // decode_attention where it applies):
 //   out[b,h,r,:] = sum_t softmax_t(s_t) V[b,h/rep_v,t,:],
 //   s_t = (q[b,h,r] . K[b,h/rep_k,t]) * scale + mask[b,h,r,t]

@@ -4,7 +4,7 @@
 // "walk" shape with the input strides. A reshape walks the input's own shape; a transpose,
 // expand or slice walks the output's shape with per-out-dim input strides (permuted, 0 for a
 // broadcast dim, times the step) and an element offset (slice start). Raw storage moves (no
-// float round trip): exact for i32 ids and bf16 bits. Lowering: compiler/lower_copy.c.
+// float round trip): exact for i32 ids and bf16 bits. Lowering: compiler/lower/lower_copy.c.
 // Bindings: 0 = x, 1 = y. Push {n, in_off, oshape[6], ostride[6], ishape[6], istride[6]}.
 #include "common.glsl"
 #include "index.glsl"

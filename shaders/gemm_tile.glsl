@@ -181,7 +181,7 @@ uint ra_bits, rb_bits;
 
 // GEMM_LOAD's raw form for the prefetch of the next K step (conv2d): element idx of an operand
 // bound a second time as 32-bit words (wbuf) is loaded as the word that holds it (the storage
-// binds whole words: runtime/vk_record.c), its two bits (ok; the half) go to bits 2j, 2j + 1 of
+// binds whole words: runtime/vulkan/vk_record.c), its two bits (ok; the half) go to bits 2j, 2j + 1 of
 // `bits`, and GEMM_RAW(word, bits, j) converts and zeroes it where the step is staged. A value
 // converted at the load is needed as soon as it is loaded (and the prefetch sits under a branch,
 // which the conversion cannot leave), so the load no longer overlaps the step's FMAs.

@@ -1,6 +1,6 @@
 // gemv: the decode matrix-vector product with 16-byte loads, for M <= 4 rows of A and weights
 // contiguous along K (linear's [N, K]: b_ks = 1), K a multiple of the vector width and every row
-// start 16-byte aligned (compiler/lower_matmul.c proves it, else the scalar paths of
+// start 16-byte aligned (compiler/lower/lower_matmul.c proves it, else the scalar paths of
 // shaders/matmul.glsl run). Y[b, m, n] = act(alpha * sum_k A[b, m, k] * B[b, k, n] + beta *
 // bias[m, n]) (+ res), fp32 accumulation; the epilogue, push constants and the bindings after
 // B are shaders/matmul_epi.glsl (same words as matmul). The body of four stems (gemv, gemv_nb,

@@ -1,5 +1,5 @@
 // Index helpers shared by kernels: the linear workgroup index of a grid folded into y and z
-// (compiler/kernels.c kc_grid), and unravelling a linear element index over a logical shape of
+// (compiler/lower/kernels.c kc_grid), and unravelling a linear element index over a logical shape of
 // up to 6 dims into an offset with any strides (physical, broadcast 0, permuted, sliced).
 #ifndef NPU_INDEX_GLSL
 #define NPU_INDEX_GLSL

@@ -1,6 +1,6 @@
 // index_copy(self, index, source) along one dim, the tensors seen as [outer, size, inner]
 // (self, out) and [outer, m, inner] (source) around it (index logic: index_copy.glsl).
-// Lowering: compiler/lower_index_copy.c.
+// Lowering: compiler/lower/lower_index_copy.c.
 //   mode 1 (in place: out aliases self's storage, compiler/pass_views.c): one invocation per
 //     source element writes its row; self is never read. n = outer * m * inner.
 //   mode 0 (out has its own storage): one invocation per out element copies self or the last

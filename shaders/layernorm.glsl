@@ -1,7 +1,7 @@
 // layernorm body of the rows layernorm (x, w, b), layernorm_w (x, w) and layernorm_plain (x),
 // which define LN_WEIGHT and LN_BIAS (0 or 1): the output binds
 // right after the inputs. y = (x - mean) / sqrt(var + eps) [* w] [+ b] over the row, the mean and
-// the biased variance in two float32 passes (as runtime/cpu_reduce.c). One workgroup per row.
+// the biased variance in two float32 passes (as runtime/cpu/cpu_reduce.c). One workgroup per row.
 // Spec: 0 = workgroup size (a power of two). Push: shaders/norm_row.glsl.
 #include "common.glsl"
 #include "index.glsl"

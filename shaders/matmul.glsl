@@ -1,5 +1,5 @@
 // matmul: Y[b, m, n] = act(alpha * sum_k A[b, m, k] * B[b, k, n] + beta * bias[m, n]) (+ res)
-// for linear, addmm, matmul, bmm, mm, linear_act and linear_add (compiler/lower_matmul.c), fp32
+// for linear, addmm, matmul, bmm, mm, linear_act and linear_add (compiler/lower/lower_matmul.c), fp32
 // accumulation. The body of the stems that differ only in their bindings (matmul, matmul_nb,
 // matmul_r, matmul_br, the GLU's: MM_BIAS, MM_RES, MM_GLU in shaders/kernels.def; the bindings
 // after B, the push constants and the epilogue are shaders/matmul_epi.glsl). A is dense [.., M, K]; B[k, n] is at

@@ -1,4 +1,4 @@
-// Tensor-core matmul for M > 1 (compiler/lower_matmul_cm.c, docs/kernels.md): the nv-coopmat
+// Tensor-core matmul for M > 1 (compiler/lower/lower_matmul_cm.c, docs/kernels.md): the nv-coopmat
 // tier's kernel for the matmul family with f16 or bf16 storage, Y[b, m, n] = post(act(alpha *
 // sum_k A[b, m, k] B[b, k, n] + beta * bias[m, n]) + res[b, m, n]) with fp32 accumulation, on the
 // tile loop of shaders/gemm_tile.glsl (GEMM_CM 1; CM_EMULATE 1 builds the portable emulation,

@@ -2,7 +2,7 @@
 // shaders/gemv.glsl: the 16-byte vector path) that follows the dot products: the bindings after
 // A (0) and B (1), the push constants, the activation and the store with its epilogue
 //   Y[b, m, n] = post(act(alpha * acc + beta * bias[m, n]) + res[b, m, n])
-// (compiler/lower_matmul.c). The kernel's row (shaders/kernels.def) defines MM_BIAS and MM_RES (0 or 1): a bias
+// (compiler/lower/lower_matmul.c). The kernel's row (shaders/kernels.def) defines MM_BIAS and MM_RES (0 or 1): a bias
 // binding, then a residual binding, then Y, each only when present (a pipeline layout must
 // have every binding its module declares), so the stems are matmul (bias), matmul_nb (none),
 // matmul_r (residual), matmul_br (bias and residual), and gemv, gemv_nb, gemv_r, gemv_br.

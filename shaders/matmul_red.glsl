@@ -1,4 +1,4 @@
-// matmul K-split second pass (compiler/lower_matmul_cm.c): one invocation per output element of
+// matmul K-split second pass (compiler/lower/lower_matmul_cm.c): one invocation per output element of
 // the batch*M*N adds the nsplit fp32 partial sums of matmul_cm_part in split order, then the
 // epilogue post(act(alpha * sum + beta * bias) + res). Stems matmul_red (bindings partials,
 // bias, Y), matmul_red_nb (partials, Y), matmul_red_r (partials, res, Y) and matmul_red_br

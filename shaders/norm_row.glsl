@@ -1,6 +1,6 @@
 // Shared by the row-normalisation kernels (rmsnorm, layernorm*): one workgroup per row, the row's
 // elements contiguous, rows addressed through three collapsed outer dims with physical strides
-// (compiler/lower_norm.c push_rows). Statistics are float32, reduced in shared memory in a fixed
+// (compiler/lower/lower_norm.c push_rows). Statistics are float32, reduced in shared memory in a fixed
 // order (no subgroup-size assumption). NPU_WG must be a power of two (the lowering picks it).
 // Push {n, rows, eps, od1, od2, xs0, xs1, xs2, ys0, ys1, ys2}.
 #ifndef NPU_NORM_ROW_GLSL

@@ -1,6 +1,6 @@
 // pack: a graph input uploaded as the host holds it (f32, dense row-major; compiler/pass_pack.c)
 // to its device form, y = x rounded once to the storage dtype, written at the output's physical
-// offsets (its layout). Same walk as shaders/gather.glsl (lowering: compiler/lower_copy.c).
+// offsets (its layout). Same walk as shaders/gather.glsl (lowering: compiler/lower/lower_copy.c).
 // Bindings: 0 = x (f32), 1 = y. Push {n, in_off, oshape[6], ostride[6], ishape[6], istride[6]}.
 #version 450
 #include "common.glsl"

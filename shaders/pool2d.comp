@@ -1,6 +1,6 @@
 // pool2d: max, average and adaptive average pooling, LANES invocations per logical output element
 // (n, c, oy, ox); x and y are [N, Cp, H, W] with their own physical channel counts (padding never
-// read). Codes and parameters: compiler/lower_pool2d.c; semantics: runtime/cpu_conv.c (ATen).
+// read). Codes and parameters: compiler/lower/lower_pool2d.c; semantics: runtime/cpu/cpu_conv.c (ATen).
 // With LANES 1 an invocation walks its window's rows and columns; a wide window (a global
 // average pool: 7x7 in resnet) is spread over LANES invocations, element e of the window to lane
 // e % LANES, their partial sums (maxima) combined through shared memory in a tree.

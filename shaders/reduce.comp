@@ -1,5 +1,5 @@
 // reduce: sum (code 1), mean (2) or amax (3) over the last dim, fp32 accumulation, rows as in
-// rows.glsl. Lowering: compiler/lower_reduce.c. Spec: 0 = workgroup size, 1 = lanes per row.
+// rows.glsl. Lowering: compiler/lower/lower_reduce.c. Spec: 0 = workgroup size, 1 = lanes per row.
 // Bindings: 0 = x, 1 = y. Push {rows, len, code, lstride, oshape[5], xs[5], ys[5]}.
 #version 450
 #include "common.glsl"

@@ -1,5 +1,5 @@
 // rmsnorm: y = w * (x * 1/sqrt(mean(x^2) + eps)) over the last dim, one workgroup per row, the
-// sum of squares in float32 (the fused pow/mean/add/rsqrt/mul/mul chain; compiler/lower_norm.c).
+// sum of squares in float32 (the fused pow/mean/add/rsqrt/mul/mul chain; compiler/lower/lower_norm.c).
 // Spec: 0 = workgroup size (a power of two). Bindings: 0 = x, 1 = w [n], 2 = y.
 // Push {n, rows, eps, od1, od2, xs0, xs1, xs2, ys0, ys1, ys2} (shaders/norm_row.glsl).
 #version 450

@@ -1,4 +1,4 @@
-// rope: the fused 7-op chain (rope.glsl; compiler/lower_rope.c). Spec: 0 = workgroup size.
+// rope: the fused 7-op chain (rope.glsl; compiler/lower/lower_rope.c). Spec: 0 = workgroup size.
 // Bindings: 0 = x, 1 = cos, 2 = sin, 3 = out. Push as rope.glsl.
 #version 450
 #include "common.glsl"

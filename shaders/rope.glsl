@@ -1,4 +1,4 @@
-// The rotary embedding shared by rope.comp and rope_cache.comp (compiler/lower_rope.c):
+// The rotary embedding shared by rope.comp and rope_cache.comp (compiler/lower/lower_rope.c):
 // out = x*cos + rotate_half(x)*sin, rotate_half(x) = cat(-x[..., h:], x[..., :h]), in float32.
 // One invocation per pair (j, j + h) of a row; rows are addressed through three collapsed outer
 // dims with per-tensor strides (0 where cos/sin broadcast over heads).

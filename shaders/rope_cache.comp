@@ -1,5 +1,5 @@
 // rope_cache: rope whose output is the source of index_copy(cache, index, .) along one dim
-// (compiler/lower_rope.c): the rotated rows are written straight into the cache. The outer
+// (compiler/lower/lower_rope.c): the rotated rows are written straight into the cache. The outer
 // coordinate c[idim] is the index_copy dim (never collapsed with another).
 //   mode 1 (in place: out aliases the cache, compiler/pass_views.c): one invocation per pair of
 //     the rope output (c[idim] = source slice < m) writes it to the row the index names

@@ -3,7 +3,7 @@
 // two operands are one tensor) or, with SM_MASKED, v = x + mask with the mask broadcast by
 // strides. Statistics in fp32: the row max, then the sum of exp(v - max), then the outputs; an
 // all -inf row gives NaN as the reference does. Rows as in rows.glsl. Lowering:
-// compiler/lower_softmax.c. Spec: 0 = workgroup size, 1 = lanes per row.
+// compiler/lower/lower_softmax.c. Spec: 0 = workgroup size, 1 = lanes per row.
 // Push {rows, len, code, xls, mls, yls, oshape[5], xs[5], ms[5], ys[5]} (ls: last-dim strides).
 #include "common.glsl"
 #include "rows.glsl"

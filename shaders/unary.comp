@@ -1,5 +1,5 @@
 // unary: y[i] = f(x[i]) over the physical buffer, computed in float32. Codes and parameters:
-// compiler/lower_unary.c. Spec: 0 = workgroup size. Bindings: 0 = x, 1 = y. Push {n, code, a, b}.
+// compiler/lower/lower_unary.c. Spec: 0 = workgroup size. Bindings: 0 = x, 1 = y. Push {n, code, a, b}.
 #version 450
 #include "common.glsl"
 #include "index.glsl"

@@ -1,7 +1,7 @@
 // where core, the body of the rows where and where_s: y = cond != 0 ? a : b elementwise with
 // broadcasting, over the logical (dense) output shape, each operand addressed with its own
 // strides (0 on broadcast dims). Bool conditions are 0/1 in the storage dtype; NaN counts as true.
-// Flags, push words and masked_fill's mapping: compiler/lower_where.c. Spec: 0 = workgroup size.
+// Flags, push words and masked_fill's mapping: compiler/lower/lower_where.c. Spec: 0 = workgroup size.
 // WHERE_SCALAR: bindings {cond, t, y}, one operand the scalar push word (flag 1: a, 2: b).
 // otherwise:    bindings {cond, a, b, y}.
 #include "common.glsl"

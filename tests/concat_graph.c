@@ -1,4 +1,4 @@
-#include "concat_graph.h"
+#include "tests/concat_graph.h"
 
 #include <stdio.h>
 #include <stdlib.h>

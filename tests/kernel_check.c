@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kernel_check.h"
+#include "tests/kernel_check.h"
 
 void kc_set_v(HTensor *t, int64_t i, double v)
 {

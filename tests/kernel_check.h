@@ -4,7 +4,7 @@
 #define NPU_KERNEL_CHECK_H
 
 #include <stdbool.h>
-#include "testutil.h"
+#include "tests/testutil.h"
 
 #define S(...) ((const TuSpec[]){__VA_ARGS__})
 #define V(...) ((const double *const[]){__VA_ARGS__})

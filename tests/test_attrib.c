@@ -12,7 +12,7 @@
 
 #include "app/attrib.h"
 #include "compiler/pass.h"
-#include "testutil.h"
+#include "tests/testutil.h"
 
 static Pipeline compiled(const char *path, const char *brk)
 {

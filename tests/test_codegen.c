@@ -1,5 +1,5 @@
 /* Generated kernels without a device: the simplifier's index arithmetic and constant folding
- * (compiler/codegen_expr.c), the rendered GLSL, glslang in-process with its two caches (a second
+ * (compiler/codegen/codegen_expr.c), the rendered GLSL, glslang in-process with its two caches (a second
  * compile hits memory, a fresh process state hits the directory, a corrupt entry is rebuilt),
  * the fuse-elementwise pass's grouping rules, and .npubin round trips of plans that carry
  * generated modules (and the reader refusing a module that is not valid SPIR-V). */
@@ -13,12 +13,12 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "compiler/codegen.h"
+#include "compiler/codegen/codegen.h"
 #include "compiler/ir_json.h"
 #include "compiler/npubin.h"
 #include "compiler/pass.h"
 #include "compiler/plan.h"
-#include "compiler/spv_tools.h"
+#include "compiler/codegen/spv_tools.h"
 
 static char cache_dir[256];
 

@@ -16,7 +16,7 @@
 
 #include "compiler/ir_json.h"
 #include "runtime/compare.h"
-#include "testutil.h"
+#include "tests/testutil.h"
 
 static void pair(HTensor *a, HTensor *b, const float *x, const float *y, int n)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "testutil.h"
+#include "tests/testutil.h"
 
 /* Builds the one-node graph, runs it; the output lands in *y (caller frees). */
 static Status run_node(const char *aten, int nin, const TuSpec *in, const TuSpec *out,

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "testutil.h"
+#include "tests/testutil.h"
 
 static float at(const HTensor *t, int64_t i)
 {

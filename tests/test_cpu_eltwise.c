@@ -10,10 +10,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "runtime/cpu_kernels.h"
-#include "testutil.h"
+#include "runtime/cpu/cpu_kernels.h"
+#include "tests/testutil.h"
 
-#include "kernel_check.h"
+#include "tests/kernel_check.h"
 
 static const double XS[8] = {-4, -1.5, -0.5, 0, 0.5, 1, 2, 7};
 

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "runtime/cpu_gemm.h"
-#include "testutil.h"
+#include "runtime/cpu/cpu_gemm.h"
+#include "tests/testutil.h"
 
 static double max_abs(const float *v, int64_t n)
 {

@@ -11,10 +11,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "runtime/cpu_kernels.h"
-#include "testutil.h"
+#include "runtime/cpu/cpu_kernels.h"
+#include "tests/testutil.h"
 
-#include "kernel_check.h"
+#include "tests/kernel_check.h"
 
 /* Random tensor of `s` with values in [lo, hi]. */
 static void rnd(HTensor *t, TuSpec s, uint64_t seed, double lo, double hi)

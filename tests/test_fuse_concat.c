@@ -16,11 +16,11 @@
 #include "compiler/ir_json.h"
 #include "compiler/pass.h"
 #include "compiler/plan.h"
-#include "concat_graph.h"
+#include "tests/concat_graph.h"
 #include "runtime/backend.h"
 #include "runtime/bind.h"
 #include "runtime/compare.h"
-#include "runtime/cpu_ref.h"
+#include "runtime/cpu/cpu_ref.h"
 #include "runtime/exec.h"
 
 static Pipeline compile_spec(const ConcatSpec *s, const char *no_fuse);

@@ -10,7 +10,7 @@
 
 #include "common/half.h"
 #include "runtime/hostxf.h"
-#include "testutil.h"
+#include "tests/testutil.h"
 
 static PlanTensor tensor(DType dt, DType storage, int rank, const int64_t *shape, int64_t pad1)
 {
@@ -190,7 +190,7 @@ static void test_count_mismatch(void **state)
     diag_free(&d);
 }
 
-/* Bools live on the device as 0/1 in the compute dtype (compiler/lower.c): packed and unpacked
+/* Bools live on the device as 0/1 in the compute dtype (compiler/lower/lower.c): packed and unpacked
  * exactly through f32, f16 and bf16 storage, any nonzero byte a one. */
 static void test_bool_in_float_storage(void **state)
 {

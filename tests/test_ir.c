@@ -10,8 +10,8 @@
 
 #include "compiler/ir_json.h"
 #include "compiler/pass.h"
-#include "compiler/shape.h"
-#include "testutil.h"
+#include "compiler/shape/shape.h"
+#include "tests/testutil.h"
 
 static void test_fixture_counts(void **state)
 {

@@ -1,6 +1,6 @@
 /* The kernel table (shaders/kernels.def) against what is built from it: every row's modules are
- * embedded (runtime/vk_shaders.h) and nothing else is; every row is registered (its kind has a
- * family function: compiler/kernels.c) but the device tests' modules, and every kind that has a
+ * embedded (runtime/vulkan/vk_shaders.h) and nothing else is; every row is registered (its kind has a
+ * family function: compiler/lower/kernels.c) but the device tests' modules, and every kind that has a
  * family has a row but the generated kernels'; every op's and fusion pattern's kind has a family;
  * keys and stems are unique, so kernel_pick and kernel_row find each row; every row's source is
  * embedded and every whole shader (.comp) is some row's. The push blocks (shaders/abi.h): the C
@@ -17,11 +17,11 @@
 #include <cmocka.h>
 
 #include "compiler/fusion.h"
-#include "compiler/kernel_table.h"
-#include "compiler/kernels.h"
+#include "compiler/lower/kernel_table.h"
+#include "compiler/lower/kernels.h"
 #include "compiler/ops.h"
 #include "compiler/shader_src.h"
-#include "runtime/vk_shaders.h"
+#include "runtime/vulkan/vk_shaders.h"
 
 /* The i-th storage variant of a row ("f32"), or NULL past the last; buf holds it. */
 static const char *variant(const KernelRow *r, int i, char *buf, size_t n)

@@ -12,7 +12,7 @@
 #include "app/model.h"
 #include "compiler/pass.h"
 #include "runtime/compare.h"
-#include "runtime/cpu_ref.h"
+#include "runtime/cpu/cpu_ref.h"
 
 static const char *models[] = {
     "tests/models/mlp/model.json",         "tests/models/convnet/model.json",

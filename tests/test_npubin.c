@@ -15,7 +15,7 @@
 #include "common/fileio.h"
 #include "common/hash.h"
 #include "compiler/ir_json.h"
-#include "compiler/lower.h"
+#include "compiler/lower/lower.h"
 #include "compiler/npubin.h"
 #include "compiler/pass.h"
 

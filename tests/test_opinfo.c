@@ -17,8 +17,8 @@
 
 #include "app/model.h"
 #include "runtime/compare.h"
-#include "runtime/cpu_ref.h"
-#include "testutil.h"
+#include "runtime/cpu/cpu_ref.h"
+#include "tests/testutil.h"
 
 #define DIR "tests/models/opinfo/"
 

@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "compiler/ops.h"
-#include "runtime/cpu_kernels.h"
+#include "runtime/cpu/cpu_kernels.h"
 
 static void test_every_op_has_cpu_kernel(void **state)
 {

@@ -10,8 +10,8 @@
 #include <cmocka.h>
 
 #include "compiler/ir_json.h"
-#include "compiler/shape.h"
-#include "testutil.h"
+#include "compiler/shape/shape.h"
+#include "tests/testutil.h"
 
 /* clang-format off */
 #define F(r, ...) {"float32", r, {__VA_ARGS__}}

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "app/results.h"
-#include "testutil.h"
+#include "tests/testutil.h"
 #include "tui/internal.h"
 #include "common/clock.h"
 

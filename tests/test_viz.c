@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "compiler/pass.h"
-#include "testutil.h"
+#include "tests/testutil.h"
 #include "viz/viz.h"
 
 static Pipeline compiled(const char *path, const char *brk)

@@ -22,7 +22,7 @@
 #include "compiler/ir_json.h"
 #include "compiler/pass.h"
 #include "compiler/plan.h"
-#include "vk_check.h"
+#include "tests/vk_check.h"
 
 static const char *dts[] = {"fp32", "fp16", "bf16"};
 static const char *stems[] = {"argmax_f32", "argmax_f16", "argmax_bf16"};

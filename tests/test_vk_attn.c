@@ -30,7 +30,7 @@
 #include "compiler/ir_json.h"
 #include "compiler/pass.h"
 #include "compiler/plan.h"
-#include "vk_check.h"
+#include "tests/vk_check.h"
 
 enum { MASK_INPUT, MASK_TAIL, MASK_HOLES, MASK_PER_HEAD, MASK_CAUSAL, MASK_RANDOM_INF };
 typedef struct {

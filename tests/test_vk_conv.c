@@ -19,9 +19,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "compiler/kernels.h"
+#include "compiler/lower/kernels.h"
 #include "compiler/pass.h"
-#include "vk_check.h"
+#include "tests/vk_check.h"
 
 /* ---- a small builder for graphs in the exporter's format ---------------------------------- */
 
@@ -371,7 +371,7 @@ static void test_conv_activations(void **state)
 
 /* ---- pools -------------------------------------------------------------------------------- */
 
-/* ATen's pool output size (as runtime/cpu_conv.c). */
+/* ATen's pool output size (as runtime/cpu/cpu_conv.c). */
 static int64_t pout(int64_t in, int64_t k, int64_t p, int64_t s, int64_t d, bool ceil)
 {
     int64_t num = in + 2 * p - d * (k - 1) - 1 + (ceil ? s - 1 : 0);

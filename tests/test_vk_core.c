@@ -27,8 +27,8 @@
 #include <cmocka.h>
 
 #include "common/half.h"
-#include "runtime/vk_core.h"
-#include "runtime/vk_shaders.h"
+#include "runtime/vulkan/vk_core.h"
+#include "runtime/vulkan/vk_shaders.h"
 #include "common/clock.h"
 
 #define WG 64

@@ -15,8 +15,8 @@
 #include "compiler/ir_json.h"
 #include "compiler/pass.h"
 #include "compiler/plan.h"
-#include "kernel_check.h"
-#include "vk_check.h"
+#include "tests/kernel_check.h"
+#include "tests/vk_check.h"
 
 static const char *dts[] = {"fp32", "fp16", "bf16"};
 static const double tols[] = {VC_TOL_F32, VC_TOL_F16, VC_TOL_BF16};

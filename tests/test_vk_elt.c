@@ -16,8 +16,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kernel_check.h"
-#include "vk_check.h"
+#include "tests/kernel_check.h"
+#include "tests/vk_check.h"
 
 #define T VC_T
 #define NODE VC_NODE

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "vk_check.h"
+#include "tests/vk_check.h"
 
 static const char *dts[] = {"fp32", "fp16", "bf16"};
 static const double tols[] = {VC_TOL_F32, VC_TOL_F16, VC_TOL_BF16};

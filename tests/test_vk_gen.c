@@ -1,5 +1,5 @@
 /* run_tests: foreign-leaks-ok (lavapipe leaks inside itself; see test_vk_core.c)
- * Generated kernels (fuse-elementwise, compiler/codegen.h) on Vulkan against the CPU reference,
+ * Generated kernels (fuse-elementwise, compiler/codegen/codegen.h) on Vulkan against the CPU reference,
  * in f32, f16 and bf16, on random inputs with every device buffer poisoned with NaN: every unary
  * op, every binary op with tensor operands broadcast with 1s in every position (ranks 1 to 6),
  * scalar operands, alpha and the division modes, pow exponents, comparisons, logical ops, where
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "vk_check.h"
+#include "tests/vk_check.h"
 
 #define T VC_T
 #define NODE VC_NODE

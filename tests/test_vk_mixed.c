@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "vk_check.h"
+#include "tests/vk_check.h"
 
 #define T VC_T
 #define NODE VC_NODE

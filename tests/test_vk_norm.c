@@ -21,10 +21,10 @@
 #include <cmocka.h>
 
 #include "compiler/ir_json.h"
-#include "compiler/kernels.h"
+#include "compiler/lower/kernels.h"
 #include "compiler/pass.h"
-#include "kernel_check.h"
-#include "vk_check.h"
+#include "tests/kernel_check.h"
+#include "tests/vk_check.h"
 
 static const char *dts[] = {"fp32", "fp16", "bf16"};
 static const double tols[] = {VC_TOL_F32, VC_TOL_F16, VC_TOL_BF16};

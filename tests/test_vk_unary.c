@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "kernel_check.h"
-#include "vk_check.h"
+#include "tests/kernel_check.h"
+#include "tests/vk_check.h"
 
 static const char *ops[][2] = {
     {"aten.relu.default", ""},

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "common/fileio.h"
-#include "vk_check.h"
+#include "tests/vk_check.h"
 
 /* One model in fp32, fp16 and bf16 storage; `shader` must appear among the NPU kernels. The
  * numbers go to stdout so a run's log records how close each dtype came. */

@@ -1,4 +1,4 @@
-#include "testutil.h"
+#include "tests/testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,7 +6,7 @@
 
 #include "common/fileio.h"
 #include "compiler/ir_json.h"
-#include "runtime/cpu_kernels.h"
+#include "runtime/cpu/cpu_kernels.h"
 
 static int put_spec(char *b, size_t n, const char *name, const TuSpec *s)
 {

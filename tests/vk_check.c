@@ -1,4 +1,4 @@
-#include "vk_check.h"
+#include "tests/vk_check.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 #include "runtime/backend.h"
 #include "runtime/bind.h"
 #include "runtime/compare.h"
-#include "runtime/cpu_ref.h"
+#include "runtime/cpu/cpu_ref.h"
 #include "runtime/exec.h"
 
 static const char *no_fuse_spec;

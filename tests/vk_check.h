@@ -5,13 +5,13 @@
  * inputs (never zeros). Each graph output is compared by relative L2 error; the check fails the
  * cmocka test, naming the output and the numbers, when it exceeds `tol`, and also when no kernel
  * of family `expect_shader` ran (so a test cannot pass without exercising its kernel; "gen" stands
- * for any generated kernel, compiler/codegen.h). Generated kernels are cached in memory only. With
+ * for any generated kernel, compiler/codegen/codegen.h). Generated kernels are cached in memory only. With
  * NPU_VK_VALIDATE=1 it also fails on any validation-layer error. */
 #ifndef NPU_VK_CHECK_H
 #define NPU_VK_CHECK_H
 
 #include "compiler/pass.h"
-#include "testutil.h"
+#include "tests/testutil.h"
 
 /* Compiles `json` (the exporter's format) with the default options and vc_tune's knobs into *pipe (fusions on),
  * failing the test on any error; pipeline_free(pipe) when done. */

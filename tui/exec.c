@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "../app/report.h"
-#include "internal.h"
-#include "../common/clock.h"
+#include "app/report.h"
+#include "tui/internal.h"
+#include "common/clock.h"
 
 typedef struct Job {
     Session *s;

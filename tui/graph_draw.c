@@ -11,7 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "tui/internal.h"
 
 typedef struct Clip {
     TuiGrid *g;

@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "tui/internal.h"
 
 void tui_grid_resize(TuiGrid *g, int w, int h)
 {

@@ -6,11 +6,11 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include "../app/attrib.h"
-#include "../app/kernel_source.h"
-#include "../app/session.h"
-#include "../compiler/plan.h"
-#include "../viz/viz.h"
+#include "app/attrib.h"
+#include "app/kernel_source.h"
+#include "app/session.h"
+#include "compiler/plan.h"
+#include "viz/viz.h"
 
 /* cell attributes: low bits are styles, bits 3..5 a colour */
 enum { TA_DIM = 1, TA_BOLD = 2, TA_REV = 4 };

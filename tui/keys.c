@@ -7,7 +7,7 @@
  * search line editing, and the headless key-script reader. */
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "tui/internal.h"
 
 static TuiLines *lines(Tui *t, int p)
 {

@@ -3,7 +3,7 @@
  * log below), the footer of keys for the focused pane, the help overlay and the prompt line. Lists
  * are drawn by one function that keeps the selection visible. */
 #include <string.h>
-#include "internal.h"
+#include "tui/internal.h"
 
 static const char *names[P_COUNT] = {
     [P_PASSES] = "passes", [P_IR] = "ir", [P_GRAPH] = "graph", [P_KERNELS] = "kernels",

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../app/commands.h"
-#include "internal.h"
-#include "tui.h"
+#include "app/commands.h"
+#include "tui/internal.h"
+#include "tui/tui.h"
 
 static char *slurp(const char *path)
 {

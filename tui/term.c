@@ -4,7 +4,7 @@
 #include <curses.h>
 #include <locale.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "tui/internal.h"
 
 int tui_term_open(bool *no_color)
 {

@@ -3,8 +3,8 @@
  * that computes it) or the selected kernel (shader, target, fusion, dispatch, provenance,
  * profile numbers and error). */
 #include <string.h>
-#include "../app/report.h"
-#include "internal.h"
+#include "app/report.h"
+#include "tui/internal.h"
 
 static void attr_text(const Attr *a, char *buf, size_t n)
 {

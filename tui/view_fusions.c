@@ -1,7 +1,7 @@
 /* The fusions pane: every fusion instance of the current compile with its switch ([x] on, [ ]
  * off; Space toggles through the session's `fusion off|on ID`, z undoes), then the near misses:
  * patterns that almost matched and why not. */
-#include "internal.h"
+#include "tui/internal.h"
 
 void tui_view_fusions(Tui *t, TuiLines *out)
 {

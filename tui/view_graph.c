@@ -13,8 +13,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../app/heat.h"
-#include "internal.h"
+#include "app/heat.h"
+#include "tui/internal.h"
 
 static void edges_in(const Graph *g, const Node *n, char *buf, size_t cap)
 {

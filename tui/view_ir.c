@@ -4,8 +4,8 @@
  * the selected kernel are highlighted. */
 #include <stdlib.h>
 #include <string.h>
-#include "../compiler/dump.h"
-#include "internal.h"
+#include "compiler/dump.h"
+#include "tui/internal.h"
 
 static bool in_kernel(const Tui *t, const char *name)
 {

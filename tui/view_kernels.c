@@ -5,8 +5,8 @@
  * them. Selecting a kernel highlights its IR nodes and the pass that made it. */
 #include <stdlib.h>
 #include <string.h>
-#include "../app/report.h"
-#include "internal.h"
+#include "app/report.h"
+#include "tui/internal.h"
 
 static const char *sort_names[] = {"#", "gpu", "cpu", "speedup", "error"};
 

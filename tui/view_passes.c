@@ -3,7 +3,7 @@
  * made the selected kernel is starred (fuse or fuse-elementwise for a fused kernel, lower for the
  * rest). */
 #include <string.h>
-#include "internal.h"
+#include "tui/internal.h"
 
 const char *tui_ms(const Tui *t, double ms, char *buf, size_t n)
 {

@@ -6,7 +6,7 @@
  * print; opening it logs that command. */
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "tui/internal.h"
 
 typedef struct TuiSource {
     KernelSource ks;

@@ -9,8 +9,8 @@
  * times print as '-', so golden screens compare exactly. */
 #include <stdlib.h>
 #include <string.h>
-#include "../app/timeline.h"
-#include "internal.h"
+#include "app/timeline.h"
+#include "tui/internal.h"
 
 #define TL_MAX_ZOOM 6 /* 2^6 x the whole step across the pane */
 

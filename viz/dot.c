@@ -5,10 +5,10 @@
 #include <string.h>
 #include <gvc.h>
 
-#include "../common/fileio.h"
-#include "../compiler/fusion.h"
-#include "internal.h"
-#include "viz.h"
+#include "common/fileio.h"
+#include "compiler/fusion.h"
+#include "viz/internal.h"
+#include "viz/viz.h"
 
 static GVC_t *the_gvc;
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "viz.h"
+#include "viz/viz.h"
 
 typedef struct HeatBin {
     double upto;      /* time: the bin holds values below upto x the largest; error: rel_l2 below */

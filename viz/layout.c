@@ -6,9 +6,9 @@
 #include <string.h>
 #include <gvc.h>
 
-#include "../compiler/fusion.h"
-#include "internal.h"
-#include "viz.h"
+#include "compiler/fusion.h"
+#include "viz/internal.h"
+#include "viz/viz.h"
 
 static char *dup(const char *s)
 {

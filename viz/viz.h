@@ -5,8 +5,8 @@
 #define NPU_VIZ_H
 
 #include <stdbool.h>
-#include "../common/diag.h"
-#include "../compiler/graph.h"
+#include "common/diag.h"
+#include "compiler/graph.h"
 
 /* Node colours: op class, placement, or a heat map of a profile (VizHeat): the GPU time or the
  * error of the kernel computing each node. */

@@ -2,7 +2,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "compiler/ir_json.h"
-#include "compiler/shape.h"
+#include "compiler/shape/shape.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

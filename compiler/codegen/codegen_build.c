@@ -1,0 +1,553 @@
+/* The expression DAG of one generated kernel (codegen.h): the value of the anchor's output at
+ * the coordinates of output element `gid`, built backwards through the members. A member's value
+ * at coordinates c is its op applied to its inputs' values at the coordinates the op maps c to:
+ * elementwise ops broadcast (right-aligned, 0 on size-1 dims), views move coordinates (reshape
+ * through the row-major linear index, permute, expand, slice, select, cat as a select between
+ * clamped branches), and a tensor from outside the group is a load at sum c[d]*stride[d] with its
+ * physical strides (channel padding included). Semantics are the CPU reference's
+ * (runtime/cpu/cpu_eltwise.c, cpu_data.c): float results in float32, scalar attributes rounded to
+ * float32, comparisons in the operands' common type. */
+#include "compiler/codegen/codegen_build.h"
+#include "compiler/lower/kernels.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MEMO_MAX 256
+
+typedef struct Memo {
+    int t, rank, val;
+    int c[NPU_MAX_RANK];
+} Memo;
+
+typedef struct Build {
+    const KernelCtx *c;
+    const PlanKernel *k;
+    Cg *g;
+    int fusion; /* index of the group in g->fusions, -1 for a single node */
+    Memo memo[MEMO_MAX];
+    int nmemo;
+    int depth;
+} Build;
+
+/* ---- what a member may be ----------------------------------------------------------------- */
+
+/* Reads a number, bool or "inf"/"-inf"/"nan" string attribute (cpu_eltwise.c scalar_attr). */
+static bool scalar_attr(const Node *n, const char *key, double *v, bool *is_int)
+{
+    const Attr *a = node_attr(n, key);
+    *is_int = a && (a->kind == ATTR_INT || a->kind == ATTR_BOOL);
+    return kc_scalar_attr(n, key, v); /* as the hand-written kernels read it (lower_binary.c) */
+}
+
+static double fattr0(const Node *n, const char *key, double dflt)
+{
+    double v;
+    bool isint;
+    return scalar_attr(n, key, &v, &isint) ? v : dflt;
+}
+
+static bool is_reshape(OpId op)
+{
+    return op == OP_VIEW || op == OP_FLATTEN || op == OP_UNSQUEEZE || op == OP_SQUEEZE;
+}
+
+bool cg_is_view(OpId op)
+{
+    return is_reshape(op) || op == OP_IDENTITY || op == OP_DROPOUT || op == OP_DEPAD ||
+           op == OP_T || op == OP_TRANSPOSE || op == OP_PERMUTE || op == OP_EXPAND ||
+           op == OP_SLICE || op == OP_SELECT || op == OP_CAT;
+}
+
+static bool bcasts_to(const GTensor *in, const GTensor *out)
+{
+    if (in->rank > out->rank) return false;
+    for (int i = 0; i < in->rank; i++) {
+        int64_t a = in->shape[in->rank - 1 - i], b = out->shape[out->rank - 1 - i];
+        if (a != b && a != 1) return false;
+    }
+    return true;
+}
+
+bool cg_node_supported(const Graph *g, const Node *n, const char **why)
+{
+    *why = NULL;
+    if (n->nout != 1) return (*why = "not one output"), false;
+    const GTensor *o = node_output(g, n, 0);
+    if (o->rank > NPU_MAX_RANK || tensor_numel(o) > INT32_MAX || tensor_numel(o) < 1)
+        return (*why = "output size"), false;
+    for (int i = 0; i < n->nin; i++)
+        if (tensor_numel(node_input(g, n, i)) > INT32_MAX) return (*why = "input size"), false;
+    bool fl = dtype_is_float(o->dtype), bo = o->dtype == DT_BOOL;
+    double v;
+    bool isint;
+    if (cg_is_view(n->op)) {
+        if (n->nin < 1) return (*why = "no input"), false;
+        if (n->op == OP_CAT) {
+            if (n->nin > CG_MAX_BINDINGS) return (*why = "cat of too many inputs"), false;
+            return true;
+        }
+        if (n->nin != 1) return (*why = "view of several inputs"), false;
+        const GTensor *in = node_input(g, n, 0);
+        int perm[NPU_MAX_RANK];
+        if (is_reshape(n->op) || n->op == OP_IDENTITY || n->op == OP_DROPOUT || n->op == OP_DEPAD)
+            return tensor_numel(in) == tensor_numel(o) || (*why = "element count changes", false);
+        if (n->op == OP_EXPAND) return bcasts_to(in, o) || (*why = "bad expand", false);
+        if (n->op == OP_SLICE && attr_present(n, "step") && attr_int(n, "step", 1) <= 0)
+            return (*why = "slice step is not positive"), false;
+        if ((n->op == OP_SLICE || n->op == OP_SELECT) && norm_dim(attr_int(n, "dim", 0), in->rank) < 0)
+            return (*why = "dim out of range"), false;
+        if ((n->op == OP_T || n->op == OP_TRANSPOSE || n->op == OP_PERMUTE) &&
+            (!node_perm(n, in->rank, perm) || in->rank != o->rank))
+            return (*why = "not a permutation"), false;
+        return true;
+    }
+    if (n->op == OP_FULL || n->op == OP_ZEROS || n->op == OP_ONES || n->op == OP_ARANGE) {
+        if (n->nin != 0) return (*why = "a source with inputs"), false;
+        if (n->op != OP_ARANGE) return true;
+        double start = fattr0(n, "start", 0), step = fattr0(n, "step", 1);
+        if (o->rank != 1 || step == 0) return (*why = "arange shape or step"), false;
+        if (!fl && (start != (double)(int32_t)start || step != (double)(int32_t)step))
+            return (*why = "integer arange with a fractional start or step"), false;
+        return true;
+    }
+    if (!(op_info[n->op].flags & OPF_ELTWISE)) return (*why = "not elementwise"), false;
+    for (int i = 0; i < n->nin; i++)
+        if (!bcasts_to(node_input(g, n, i), o)) return (*why = "an operand does not broadcast"), false;
+    switch (n->op) {
+    case OP_RELU: case OP_RELU6: case OP_HARDSWISH: case OP_HARDSIGMOID: case OP_SIGMOID:
+    case OP_TANH: case OP_SILU: case OP_EXP: case OP_LOG: case OP_SQRT: case OP_RSQRT:
+    case OP_COS: case OP_SIN: case OP_HARDTANH: case OP_LEAKY_RELU:
+        return fl || (*why = "not a float output", false);
+    case OP_NEG: case OP_ABS: case OP_CLAMP:
+        return fl || (*why = "integer arithmetic", false);
+    case OP_GELU: {
+        const char *ap = attr_str(n, "approximate", "none");
+        if (!fl || (strcmp(ap, "none") != 0 && strcmp(ap, "tanh") != 0))
+            return (*why = "gelu approximation"), false;
+        return true;
+    }
+    case OP_ADD: case OP_SUB: case OP_RSUB: case OP_MUL: case OP_DIV: case OP_POW:
+        if (!fl) return (*why = "integer arithmetic"), false;
+        if (n->nin == 1 && !scalar_attr(n, n->op == OP_POW ? "exponent" : "other", &v, &isint))
+            return (*why = "no scalar operand"), false;
+        if (attr_present(n, "alpha") && !scalar_attr(n, "alpha", &v, &isint))
+            return (*why = "alpha is not a number"), false;
+        if (n->op == OP_DIV && attr_present(n, "rounding_mode")) {
+            const char *rm = attr_str(n, "rounding_mode", "");
+            if (strcmp(rm, "trunc") != 0 && strcmp(rm, "floor") != 0)
+                return (*why = "rounding mode"), false;
+        }
+        return true;
+    case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+        if (n->nin == 1 && !scalar_attr(n, "other", &v, &isint))
+            return (*why = "no scalar operand"), false;
+        return bo || (*why = "not a bool output", false);
+    case OP_LOGICAL_NOT: case OP_LOGICAL_AND: case OP_LOGICAL_OR:
+        return bo || (*why = "bitwise op on integers", false);
+    case OP_TO_DTYPE:
+        return (fl || bo || !dtype_is_float(node_input(g, n, 0)->dtype)) ||
+               (*why = "float to integer conversion", false);
+    case OP_WHERE:
+        if (n->nin == 3) return true;
+        if (n->nin == 2 && (scalar_attr(n, "other", &v, &isint) || scalar_attr(n, "self", &v, &isint)))
+            return true;
+        if (n->nin == 1 && scalar_attr(n, "self", &v, &isint) && scalar_attr(n, "other", &v, &isint))
+            return true;
+        return (*why = "where without its operands"), false;
+    case OP_MASKED_FILL:
+        return (n->nin == 2 && scalar_attr(n, "value", &v, &isint)) ||
+               (*why = "masked_fill without a value", false);
+    default: break;
+    }
+    return (*why = "no generated form"), false;
+}
+
+/* ---- building ----------------------------------------------------------------------------- */
+
+static CgType type_of(DType dt)
+{
+    if (dtype_is_float(dt)) return CGT_F32;
+    return dt == DT_BOOL || dt == DT_U8 ? CGT_BOOL : CGT_I32;
+}
+
+static bool member(const Build *b, int node)
+{
+    if (b->fusion < 0) return b->c->anchor == &b->c->g->nodes[node];
+    return b->c->g->nodes[node].fusion == b->fusion;
+}
+
+static int val(Build *b, int t, const int *coord);
+
+/* A scalar attribute as an operand: an int constant beside an int tensor, else float32. */
+static int scalar(Build *b, const Node *n, const char *key, CgType beside)
+{
+    double v = 0;
+    bool isint = false;
+    if (!scalar_attr(n, key, &v, &isint)) return -1;
+    if (isint && beside != CGT_F32) {
+        if (v > INT32_MAX || v < INT32_MIN) return cg_fconst(b->g, v);
+        return cg_iconst(b->g, (int64_t)v);
+    }
+    return cg_fconst(b->g, v);
+}
+
+/* Input i of elementwise node n at output coordinates oc (broadcast right-aligned). */
+static int operand(Build *b, const Node *n, int i, const int *oc)
+{
+    const GTensor *in = node_input(b->c->g, n, i), *o = node_output(b->c->g, n, 0);
+    int ic[NPU_MAX_RANK];
+    for (int j = 0; j < in->rank; j++) {
+        int d = j + o->rank - in->rank;
+        ic[j] = in->shape[j] == 1 ? cg_iconst(b->g, 0) : oc[d];
+    }
+    return val(b, n->in[i], ic);
+}
+
+static CgOp unary_op(OpId op)
+{
+    switch (op) {
+    case OP_RELU: return CG_RELU;
+    case OP_HARDSWISH: return CG_HARDSWISH;
+    case OP_HARDSIGMOID: return CG_HARDSIGMOID;
+    case OP_SIGMOID: return CG_SIGMOID;
+    case OP_TANH: return CG_TANH;
+    case OP_SILU: return CG_SILU;
+    case OP_NEG: return CG_NEG;
+    case OP_EXP: return CG_EXP;
+    case OP_LOG: return CG_LOG;
+    case OP_ABS: return CG_ABS;
+    case OP_SQRT: return CG_SQRT;
+    case OP_RSQRT: return CG_RSQRT;
+    case OP_COS: return CG_COS;
+    case OP_SIN: return CG_SIN;
+    case OP_LOGICAL_NOT: return CG_NOT;
+    default: return CG_OP_COUNT;
+    }
+}
+
+static CgOp compare_op(OpId op)
+{
+    switch (op) {
+    case OP_EQ: return CG_EQ;
+    case OP_NE: return CG_NE;
+    case OP_LT: return CG_LT;
+    case OP_LE: return CG_LE;
+    case OP_GT: return CG_GT;
+    case OP_GE: return CG_GE;
+    case OP_LOGICAL_AND: return CG_AND;
+    case OP_LOGICAL_OR: return CG_OR;
+    default: return CG_OP_COUNT;
+    }
+}
+
+static double fattr(const Node *n, const char *key, double dflt)
+{
+    double v;
+    bool isint;
+    return scalar_attr(n, key, &v, &isint) ? v : dflt;
+}
+
+/* a OP alpha*b for add/sub/rsub, mul, div (three modes), pow. */
+static int arith(Build *b, const Node *n, const int *oc)
+{
+    Cg *g = b->g;
+    int x = operand(b, n, 0, oc);
+    if (x < 0) return -1;
+    int y = n->nin >= 2 ? operand(b, n, 1, oc)
+                        : scalar(b, n, n->op == OP_POW ? "exponent" : "other", g->n[x].type);
+    double alpha = fattr(n, "alpha", 1.0);
+    int al = cg_fconst(g, alpha);
+    switch (n->op) {
+    case OP_ADD: return cg_binary(g, CG_ADD, x, cg_binary(g, CG_MUL, y, al));
+    case OP_SUB: return cg_binary(g, CG_SUB, x, cg_binary(g, CG_MUL, y, al));
+    case OP_RSUB: return cg_binary(g, CG_SUB, y, cg_binary(g, CG_MUL, x, al));
+    case OP_MUL: return cg_binary(g, CG_MUL, x, y);
+    case OP_POW: return cg_binary(g, CG_POW, x, y);
+    case OP_DIV: {
+        const char *rm = attr_present(n, "rounding_mode") ? attr_str(n, "rounding_mode", "") : "";
+        CgOp op = !strcmp(rm, "trunc") ? CG_DIV_TRUNC : !strcmp(rm, "floor") ? CG_DIV_FLOOR : CG_DIV;
+        return cg_binary(g, op, x, y);
+    }
+    default: return -1;
+    }
+}
+
+static int where_of(Build *b, const Node *n, const int *oc)
+{
+    Cg *g = b->g;
+    CgType ot = type_of(node_output(b->c->g, n, 0)->dtype);
+    if (n->op == OP_MASKED_FILL)
+        return cg_where(g, operand(b, n, 1, oc), scalar(b, n, "value", ot), operand(b, n, 0, oc));
+    int cond = operand(b, n, 0, oc), x, y;
+    if (n->nin == 3) {
+        x = operand(b, n, 1, oc);
+        y = operand(b, n, 2, oc);
+    } else if (n->nin == 2 && attr_present(n, "other")) {
+        x = operand(b, n, 1, oc);
+        y = scalar(b, n, "other", ot);
+    } else if (n->nin == 2) {
+        x = scalar(b, n, "self", ot);
+        y = operand(b, n, 1, oc);
+    } else {
+        x = scalar(b, n, "self", ot);
+        y = scalar(b, n, "other", ot);
+    }
+    return cg_where(g, cond, x, y);
+}
+
+/* Row-major linear index of coordinates c over shape. */
+static int linear(Cg *g, const int64_t *shape, int rank, const int *c)
+{
+    int lin = cg_iconst(g, 0);
+    int64_t s = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        lin = cg_iadd(g, lin, cg_imul(g, c[d], s));
+        s *= shape[d];
+    }
+    return lin;
+}
+
+/* Coordinates of linear index lin over shape. */
+static void unravel(Cg *g, int lin, const int64_t *shape, int rank, int *c)
+{
+    int64_t s = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        c[d] = cg_imod(g, cg_idiv(g, lin, s), shape[d]);
+        s *= shape[d];
+    }
+}
+
+static int cat_of(Build *b, const Node *n, const int *oc)
+{
+    Cg *g = b->g;
+    const GTensor *o = node_output(b->c->g, n, 0);
+    int dim = norm_dim(attr_int(n, "dim", 0), o->rank);
+    if (dim < 0) return (g->err = "cat dim out of range"), -1;
+    int branch[CG_MAX_BINDINGS + 4], nb = 0;
+    int64_t end[CG_MAX_BINDINGS + 4], at = 0;
+    for (int i = 0; i < n->nin && nb < CG_MAX_BINDINGS + 4; i++) {
+        const GTensor *x = node_input(b->c->g, n, i);
+        if (x->rank == 1 && x->shape[0] == 0) continue; /* legacy empty input */
+        if (x->rank != o->rank) return (g->err = "cat input of another rank"), -1;
+        if (x->shape[dim] == 0) continue;
+        int ic[NPU_MAX_RANK];
+        memcpy(ic, oc, sizeof(int) * (size_t)o->rank);
+        ic[dim] = cg_imin(g, cg_imax(g, cg_iadd(g, oc[dim], cg_iconst(g, -at)), 0),
+                          x->shape[dim] - 1);
+        branch[nb] = val(b, n->in[i], ic);
+        at += x->shape[dim];
+        end[nb++] = at;
+    }
+    if (nb == 0 || at != o->shape[dim]) return (g->err = "cat sizes do not add up"), -1;
+    int v = branch[nb - 1];
+    for (int i = nb - 2; i >= 0; i--)
+        v = cg_where(g, cg_binary(g, CG_LT, oc[dim], cg_iconst(g, end[i])), branch[i], v);
+    return v;
+}
+
+/* A view's input coordinates for output coordinates oc. */
+static int view_of(Build *b, const Node *n, const int *oc)
+{
+    Cg *g = b->g;
+    if (n->op == OP_CAT) return cat_of(b, n, oc);
+    const GTensor *in = node_input(b->c->g, n, 0), *o = node_output(b->c->g, n, 0);
+    int ic[NPU_MAX_RANK];
+    int r = in->rank;
+    if (is_reshape(n->op) || n->op == OP_IDENTITY || n->op == OP_DROPOUT || n->op == OP_DEPAD) {
+        if (in->rank == o->rank && memcmp(in->shape, o->shape, sizeof(int64_t) * (size_t)r) == 0)
+            memcpy(ic, oc, sizeof(int) * (size_t)r);
+        else
+            unravel(g, linear(g, o->shape, o->rank, oc), in->shape, r, ic);
+    } else if (n->op == OP_T || n->op == OP_TRANSPOSE || n->op == OP_PERMUTE) {
+        int perm[NPU_MAX_RANK];
+        if (!node_perm(n, r, perm)) return (g->err = "bad permutation"), -1;
+        for (int i = 0; i < r; i++) ic[perm[i]] = oc[i];
+    } else if (n->op == OP_EXPAND) {
+        for (int j = 0; j < r; j++)
+            ic[j] = in->shape[j] == 1 ? cg_iconst(g, 0) : oc[j + o->rank - r];
+    } else if (n->op == OP_SLICE || n->op == OP_SELECT) {
+        int dim = norm_dim(attr_int(n, "dim", 0), r);
+        if (dim < 0) return (g->err = "slice dim out of range"), -1;
+        int64_t size = in->shape[dim], start, step = 1;
+        if (n->op == OP_SELECT) {
+            start = attr_int(n, "index", 0);
+            if (start < 0) start += size;
+            if (start < 0 || start >= size) return (g->err = "select index out of range"), -1;
+        } else {
+            start = attr_present(n, "start") ? attr_int(n, "start", 0) : 0;
+            step = attr_present(n, "step") ? attr_int(n, "step", 1) : 1;
+            if (start < 0) start += size;
+            if (start < 0) start = 0;
+            if (start > size) start = size;
+        }
+        for (int i = 0, k = 0; i < r; i++) {
+            if (n->op == OP_SELECT && i == dim) {
+                ic[i] = cg_iconst(g, start);
+                continue;
+            }
+            ic[i] = i == dim ? cg_iadd(g, cg_imul(g, oc[k], step), cg_iconst(g, start)) : oc[k];
+            k++;
+        }
+        if (n->op == OP_SLICE && start + (o->shape[dim] - 1) * step >= size)
+            return (g->err = "slice runs past its input"), -1;
+    } else {
+        return (g->err = "not a view"), -1;
+    }
+    return val(b, n->in[0], ic);
+}
+
+/* The value of member n's output at coordinates oc. */
+static int member_val(Build *b, const Node *n, const int *oc)
+{
+    Cg *g = b->g;
+    const char *why;
+    if (!cg_node_supported(b->c->g, n, &why)) return (g->err = why), -1;
+    CgType ot = type_of(node_output(b->c->g, n, 0)->dtype);
+    int r = -1;
+    if (cg_is_view(n->op)) return view_of(b, n, oc);
+    switch (n->op) {
+    case OP_FULL: case OP_ZEROS: case OP_ONES: {
+        double fill = n->op == OP_ONES ? 1 : n->op == OP_FULL ? fattr(n, "fill_value", 0) : 0;
+        r = ot == CGT_F32 ? cg_fconst(g, fill) : ot == CGT_BOOL ? cg_bconst(g, fill != 0)
+                                                              : cg_iconst(g, (int64_t)fill);
+        break;
+    }
+    case OP_ARANGE: {
+        double start = fattr(n, "start", 0), step = fattr(n, "step", 1);
+        if (ot == CGT_I32)
+            r = cg_iadd(g, cg_imul(g, oc[0], (int64_t)step), cg_iconst(g, (int64_t)start));
+        else
+            r = cg_binary(g, CG_ADD, cg_fconst(g, start),
+                          cg_binary(g, CG_MUL, cg_cast(g, CGT_F32, oc[0]), cg_fconst(g, step)));
+        break;
+    }
+    case OP_RELU6: r = cg_clamp(g, operand(b, n, 0, oc), 0, 6); break;
+    case OP_HARDTANH:
+        r = cg_clamp(g, operand(b, n, 0, oc), fattr(n, "min_val", -1), fattr(n, "max_val", 1));
+        break;
+    case OP_CLAMP:
+        r = cg_clamp(g, operand(b, n, 0, oc), fattr(n, "min", -INFINITY), fattr(n, "max", INFINITY));
+        break;
+    case OP_LEAKY_RELU: { /* x > 0 ? x : x * slope (NaN: the product, NaN) */
+        int x = operand(b, n, 0, oc);
+        r = cg_where(g, cg_binary(g, CG_GT, x, cg_fconst(g, 0)), x,
+                     cg_binary(g, CG_MUL, x, cg_fconst(g, fattr(n, "negative_slope", 0.01))));
+        break;
+    }
+    case OP_GELU:
+        r = cg_unary(g, strcmp(attr_str(n, "approximate", "none"), "tanh") ? CG_GELU : CG_GELU_TANH,
+                     operand(b, n, 0, oc));
+        break;
+    case OP_ADD: case OP_SUB: case OP_RSUB: case OP_MUL: case OP_DIV: case OP_POW:
+        r = arith(b, n, oc);
+        break;
+    case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+    case OP_LOGICAL_AND: case OP_LOGICAL_OR: {
+        int x = operand(b, n, 0, oc);
+        if (x < 0) return -1;
+        int y = n->nin >= 2 ? operand(b, n, 1, oc) : scalar(b, n, "other", g->n[x].type);
+        if (n->op == OP_LOGICAL_AND || n->op == OP_LOGICAL_OR) {
+            x = cg_cast(g, CGT_BOOL, x);
+            y = cg_cast(g, CGT_BOOL, y);
+        }
+        r = cg_binary(g, compare_op(n->op), x, y);
+        break;
+    }
+    case OP_WHERE: case OP_MASKED_FILL: r = where_of(b, n, oc); break;
+    case OP_TO_DTYPE: r = operand(b, n, 0, oc); break;
+    default: {
+        CgOp u = unary_op(n->op);
+        if (u == CG_OP_COUNT) return (g->err = "no generated form"), -1;
+        r = cg_unary(g, u, operand(b, n, 0, oc));
+        break;
+    }
+    }
+    return cg_cast(g, ot, r);
+}
+
+/* The binding of an outside tensor t: its position among the kernel's inputs. */
+static int binding_of(const Build *b, int t)
+{
+    const char *name = b->c->g->tensors[t].name;
+    for (int i = 0; i < b->k->nin; i++)
+        if (strcmp(kc_arg(b->k, b->c->p, i)->name, name) == 0) return i;
+    return -1;
+}
+
+static int offset_of(Cg *g, const PlanTensor *pt, const int *coord)
+{
+    int64_t st[NPU_MAX_RANK];
+    kc_strides(pt, st);
+    int off = cg_iconst(g, 0);
+    for (int d = 0; d < pt->rank; d++) off = cg_iadd(g, off, cg_imul(g, coord[d], st[d]));
+    return off;
+}
+
+static int val(Build *b, int t, const int *coord)
+{
+    const Graph *G = b->c->g;
+    const GTensor *x = &G->tensors[t];
+    for (int i = 0; i < b->nmemo; i++) {
+        const Memo *m = &b->memo[i];
+        if (m->t == t && memcmp(m->c, coord, sizeof(int) * (size_t)x->rank) == 0) return m->val;
+    }
+    if (++b->depth > 256) return (b->g->err = "the group is too deep"), -1;
+    int v;
+    if (x->producer >= 0 && member(b, x->producer)) {
+        v = member_val(b, &G->nodes[x->producer], coord);
+    } else {
+        int bi = binding_of(b, t);
+        if (bi < 0) return (b->g->err = "an outside input is not bound"), -1;
+        const PlanTensor *pt = kc_arg(b->k, b->c->p, bi);
+        if (pt->rank != x->rank) return (b->g->err = "plan tensor of another rank"), -1;
+        v = cg_load(b->g, bi, type_of(pt->storage), offset_of(b->g, pt, coord));
+    }
+    b->depth--;
+    if (b->nmemo < MEMO_MAX) {
+        Memo *m = &b->memo[b->nmemo++];
+        m->t = t;
+        m->rank = x->rank;
+        memcpy(m->c, coord, sizeof(int) * (size_t)x->rank);
+        m->val = v;
+    }
+    return v;
+}
+
+Status cg_build(const KernelCtx *c, const PlanKernel *k, CgKernel *out)
+{
+    const PlanTensor *o = kc_out(k, c->p);
+    int64_t n = kc_numel(o);
+    cg_init(&out->g, n);
+    out->storage = c->p->compute;
+    if (k->nin > CG_MAX_BINDINGS) return kc_error(c, "generated kernel with %d inputs (at most %d)", k->nin, CG_MAX_BINDINGS);
+    out->nbind = k->nin + 1;
+    for (int i = 0; i < k->nargs; i++) {
+        const PlanTensor *t = kc_arg(k, c->p, i);
+        out->bind[i] = (CgBinding){t->name, type_of(t->storage)};
+    }
+    out->pack_bytes = out->bind[k->nin].type == CGT_BOOL;
+    Build *b = calloc(1, sizeof *b);
+    if (!b) return ST_NOMEM;
+    b->c = c;
+    b->k = k;
+    b->g = &out->g;
+    b->fusion = c->fusion ? (int)(c->fusion - c->g->fusions) : -1;
+    Cg *g = &out->g;
+    int gid = cg_gid(g), oc[NPU_MAX_RANK];
+    int64_t s = 1;
+    for (int d = o->rank - 1; d >= 0; d--) {
+        oc[d] = cg_imod(g, cg_idiv(g, gid, s), o->shape[d]);
+        s *= o->shape[d];
+    }
+    int anchor_out = c->fusion ? c->fusion->out : c->anchor->out[0];
+    out->value = cg_cast(g, out->bind[k->nin].type, val(b, anchor_out, oc));
+    out->offset = offset_of(g, o, oc);
+    free(b);
+    if (g->err || out->value < 0 || out->offset < 0)
+        return kc_error(c, "generated kernel: %s", g->err ? g->err : "no value");
+    if (out->pack_bytes && out->offset != gid)
+        return kc_error(c, "generated kernel: bool output %s is not dense", o->name);
+    return ST_OK;
+}

@@ -1,0 +1,261 @@
+/* conv2d family: a CONV2D node or a fused conv(_add)(_relu|_relu6|_hardtanh|_hardswish|
+ * _hardsigmoid) instance. Picks
+ * the kernel (the implicit GEMM of shaders/conv2d_body.glsl, its tensor-core version on the
+ * nv-coopmat tier where measured faster, or the direct kernel on a CPU device), its tiles and K
+ * split (kc_gemm_tile; a split appends the reduce pass), the key by which of bias and residual
+ * are bound (KF_BIAS, KF_RES: the runtime binds exactly the kernel's tensors), and fills the push
+ * block (shaders/abi.h CONV2D_PUSH, ConvPush). Attribute semantics follow runtime/cpu/cpu_conv.c (ATen). */
+#include "compiler/lower/kernels.h"
+
+#include "common/half.h"
+
+#include <string.h>
+
+enum { RED_WG = 256 };
+
+/* The direct kernel (shaders/conv2d_direct.glsl), the portable choice on a CPU device: each
+ * workgroup computes TM output channels x WG * TP output pixels. On lavapipe a larger register
+ * tile wins (each per-lane input load feeds TM FMAs, each uniform weight load, about 60% of the
+ * time, feeds TP): 8 x 1 and 8 x 2 ran 2-3x slower than 16 x 4 on resnet18; 8 x 8 and 16 x 8
+ * were within the (large, shared-machine) noise of 16 x 4. */
+enum { DIRECT_WG = 64, TM_MAX = 16, TP_MAX = 4 };
+
+typedef struct ConvGeom {
+    int64_t n, c, h, w, cout, oh, ow, groups;
+    int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+    bool same; /* padding='same': output = input size, the odd extra pad on the right */
+} ConvGeom;
+
+/* Stride, dilation, groups and padding (ints, "valid" or "same") as cpu_conv2d reads them. */
+static Status conv_attrs(const KernelCtx *c, const Node *conv, ConvGeom *g)
+{
+    int64_t v[2];
+    g->groups = attr_int(conv, "groups", 1);
+    if (!attr_ints_n(conv, "stride", v, 2, 1) || v[0] < 1 || v[1] < 1)
+        return kc_error(c, "conv2d: stride must be one or two positive ints");
+    g->sh = v[0], g->sw = v[1];
+    if (!attr_ints_n(conv, "dilation", v, 2, 1) || v[0] < 1 || v[1] < 1)
+        return kc_error(c, "conv2d: dilation must be one or two positive ints");
+    g->dh = v[0], g->dw = v[1];
+    const Attr *a = node_attr(conv, "padding");
+    if (a && a->kind == ATTR_STR) {
+        if (strcmp(a->s, "valid") == 0) {
+            g->ph = g->pw = 0;
+        } else if (strcmp(a->s, "same") == 0) {
+            g->ph = g->dh * (g->kh - 1) / 2; /* PyTorch puts the odd extra pad on the right */
+            g->same = true;
+            g->pw = g->dw * (g->kw - 1) / 2;
+        } else {
+            return kc_error(c, "conv2d: padding must be ints, 'same' or 'valid'");
+        }
+    } else {
+        if (!attr_ints_n(conv, "padding", v, 2, 0) || v[0] < 0 || v[1] < 0)
+            return kc_error(c, "conv2d: padding must be one or two non-negative ints");
+        g->ph = v[0], g->pw = v[1];
+    }
+    if (g->groups < 1 || g->c % g->groups || g->cout % g->groups)
+        return kc_error(c, "conv2d: groups=%lld must divide C=%lld and Cout=%lld",
+                        (long long)g->groups, (long long)g->c, (long long)g->cout);
+    return ST_OK;
+}
+
+/* The epilogue's activation (shaders/conv2d_common.glsl conv_act): a code of shaders/abi.h
+ * CONV_ACT_*, CLAMP's lo and hi as the two halves of one word (the fuse pattern admits only
+ * half-exact bounds). */
+static Status conv_act(const KernelCtx *c, uint32_t *code, uint32_t *lim)
+{
+    double lo = 0, hi = 0;
+    const Node *ht = kc_member(c, OP_HARDTANH);
+    *code = CONV_ACT_NONE;
+    if (kc_member(c, OP_RELU)) *code = CONV_ACT_RELU;
+    if (kc_member(c, OP_HARDSWISH)) *code = CONV_ACT_HARDSWISH;
+    if (kc_member(c, OP_HARDSIGMOID)) *code = CONV_ACT_HARDSIGMOID;
+    if (kc_member(c, OP_RELU6)) *code = CONV_ACT_CLAMP, lo = 0, hi = 6;
+    if (ht) {
+        *code = CONV_ACT_CLAMP;
+        lo = attr_float(ht, "min_val", -1.0);
+        hi = attr_float(ht, "max_val", 1.0);
+    }
+    uint16_t l = f32_to_f16((float)lo), h = f32_to_f16((float)hi);
+    if (f16_to_f32(l) != lo || f16_to_f32(h) != hi)
+        return kc_error(c, "conv2d kernel: hardtanh bounds %g, %g are not exact in half precision",
+                        lo, hi);
+    *lim = (uint32_t)h << 16 | l;
+    return ST_OK;
+}
+
+Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
+{
+    const Node *conv = kc_member(c, OP_CONV2D);
+    if (!conv) return kc_error(c, "conv2d kernel without a conv2d node");
+    const Node *add = kc_member(c, OP_ADD);
+    uint32_t act = 0, act_lim = 0;
+    Status ast = conv_act(c, &act, &act_lim);
+    if (ast != ST_OK) return ast;
+    int xi = kc_arg_of(c, k, conv->in[0]), wi = kc_arg_of(c, k, conv->in[1]);
+    int bi = conv->nin > 2 ? kc_arg_of(c, k, conv->in[2]) : -1;
+    if (xi != 0 || wi != 1 || (conv->nin > 2 && bi != 2))
+        return kc_error(c, "conv2d kernel: inputs are not x, weight(, bias)");
+    /* the residual: the add's input that is not the conv output */
+    int ri = -1, rsrc = 0;
+    if (add) {
+        int co = conv->out[0];
+        int rt = add->in[0] == co ? add->in[1] : add->in[0];
+        if (add->nin != 2 || (add->in[0] != co && add->in[1] != co))
+            return kc_error(c, "conv2d kernel: the fused add does not read the conv output");
+        if (rt == co) {
+            rsrc = 3; /* conv(x) + conv(x) */
+        } else if (rt == conv->in[0]) {
+            rsrc = 2; /* conv(x) + x: x is bound once */
+        } else {
+            ri = kc_arg_of(c, k, rt);
+            if (ri < 0) return kc_error(c, "conv2d kernel: residual tensor is not bound");
+            rsrc = 1;
+        }
+    }
+    bool has_b = bi >= 0, has_r = ri >= 0;
+    unsigned epi = (has_b ? KF_BIAS : 0) | (has_r ? KF_RES : 0); /* the key's bindings */
+    if (k->nin != 2 + has_b + has_r || (has_r && ri != 2 + has_b))
+        return kc_error(c, "conv2d kernel: unexpected inputs (%d bound)", k->nin);
+
+    const PlanTensor *x = kc_arg(k, c->p, 0), *wt = kc_arg(k, c->p, 1), *y = kc_out(k, c->p);
+    const PlanTensor *r = has_r ? kc_arg(k, c->p, ri) : NULL;
+    if ((x->rank != 3 && x->rank != 4) || y->rank != x->rank || wt->rank != 4)
+        return kc_error(c, "conv2d kernel: x and y must be 3-D or 4-D, weight 4-D");
+    int o = x->rank - 3;
+    ConvGeom g = {
+        .n = o ? x->shape[0] : 1,
+        .c = x->shape[o],
+        .h = x->shape[o + 1],
+        .w = x->shape[o + 2],
+        .cout = wt->shape[0],
+        .kh = wt->shape[2],
+        .kw = wt->shape[3],
+        .oh = y->shape[o + 1],
+        .ow = y->shape[o + 2],
+    };
+    Status st = conv_attrs(c, conv, &g);
+    if (st != ST_OK) return st;
+    if (wt->shape[1] != g.c / g.groups || y->shape[o] != g.cout || (o && y->shape[0] != g.n))
+        return kc_error(c, "conv2d kernel: weight or output shape does not fit the input");
+    int64_t eh = g.h + 2 * g.ph - g.dh * (g.kh - 1) - 1, ew = g.w + 2 * g.pw - g.dw * (g.kw - 1) - 1;
+    if (g.same ? g.oh != g.h || g.ow != g.w
+               : eh < 0 || ew < 0 || g.oh != eh / g.sh + 1 || g.ow != ew / g.sw + 1)
+        return kc_error(c, "conv2d kernel: the attributes do not give the declared output size");
+    if (has_r)
+        for (int i = 0; i < y->rank; i++)
+            if (r->shape[i] != y->shape[i])
+                return kc_error(c, "conv2d kernel: residual shape differs from the output");
+    if (rsrc == 2 && (x->shape[o] != g.cout || g.h != g.oh || g.w != g.ow))
+        return kc_error(c, "conv2d kernel: residual x differs from the output shape");
+
+    int64_t coutg = g.cout / g.groups, npix = g.n * g.oh * g.ow, kdim = g.c / g.groups * g.kh * g.kw;
+    if (g.n * x->pshape[o] * g.h * g.w > UINT32_MAX || g.n * y->pshape[o] * g.oh * g.ow > UINT32_MAX)
+        return kc_error(c, "conv2d kernel: a tensor past 2^32 elements");
+    KcWords w = {0};
+    ConvPush pc = {
+        .n = kc_word(&w, g.n), .c = kc_word(&w, g.c), .h = kc_word(&w, g.h), .w = kc_word(&w, g.w),
+        .cout = kc_word(&w, g.cout), .oh = kc_word(&w, g.oh), .ow = kc_word(&w, g.ow),
+        .groups = kc_word(&w, g.groups),
+        .kh = kc_word(&w, g.kh), .kw = kc_word(&w, g.kw), .sh = kc_word(&w, g.sh),
+        .sw = kc_word(&w, g.sw), .ph = kc_word(&w, g.ph), .pw = kc_word(&w, g.pw),
+        .dh = kc_word(&w, g.dh), .dw = kc_word(&w, g.dw),
+        .xcp = kc_word(&w, x->pshape[o]), .ycp = kc_word(&w, y->pshape[o]),
+        .rcp = kc_word(&w, has_r ? r->pshape[o] : 0), .rsrc = (uint32_t)rsrc,
+        .act = act, .act_lim = act_lim, /* the tiles and split: below */
+    };
+    /* The K split's grid targets (conv.target, conv.cm_target) and the tensor-core tile's plan at
+     * its own. Tensor cores (f16 storage, 16+ channels per group) where they were measured faster
+     * than the SIMT kernel on the H100 at batch 1: convs whose K the tensor-core plan splits,
+     * with whole 32-channel blocks per group (KORD), and the 1x1 stride-1 convs with K >= 1024;
+     * the stem (3 channels) and the unsplit convs ran slower there. cm_force (tests) and conv.cm
+     * take every conv the kernel can. */
+    int64_t target = kc_tune(c, TUNE_CONV_TARGET);
+    int64_t cm_target = kc_tune(c, TUNE_CONV_CM_TARGET);
+    int64_t cing = g.c / g.groups;
+    KcTile tcm = kc_gemm_tile(coutg, npix, kdim, g.groups, KC_CM_TILE, cm_target);
+    bool cm = c->tier == TIER_NV_COOPMAT && y->storage == DT_F16 && coutg >= 16 &&
+              (c->cm_force || kc_tune(c, TUNE_CONV_CM) ||
+               (cing % tcm.bk == 0 && tcm.nsplit > 1) ||
+               (g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
+                kdim >= 1024));
+    if (c->cpu_device && !cm) {
+        /* direct: channel tiles of at most TM_MAX, balanced (33 -> 3 x 11; depthwise TM 1);
+         * TP_MAX pixels per invocation, a small image shrinking the workgroup to a multiple of 8
+         * (lavapipe's SIMD width) rather than the pixels per invocation */
+        int64_t mtiles = (coutg + TM_MAX - 1) / TM_MAX, tm = (coutg + mtiles - 1) / mtiles;
+        int64_t tp = TP_MAX, wg = DIRECT_WG;
+        if (npix < DIRECT_WG * TP_MAX) {
+            wg = ((npix + TP_MAX - 1) / TP_MAX + 7) / 8 * 8;
+            tp = (npix + wg - 1) / wg;
+        }
+        int64_t ptiles = (npix + wg * tp - 1) / (wg * tp);
+        pc.mtiles = kc_word(&w, mtiles); /* channel tiles of TM, pixel tiles of WG * TP */
+        pc.ptiles = kc_word(&w, ptiles);
+        pc.nsplit = 1;
+        pc.kchunk = 0;
+        st = kc_words_ok(c, k, &w);
+        if (st == ST_OK) st = kc_push_block(c, k, &pc, sizeof pc);
+        if (st == ST_OK) st = kc_spec(c, k, (uint32_t)wg);
+        if (st == ST_OK) st = kc_spec(c, k, (uint32_t)tm);
+        if (st == ST_OK) st = kc_spec(c, k, (uint32_t)tp);
+        kc_grid(k, ptiles * mtiles * g.groups, 1);
+        if (st != ST_OK) return st;
+        return kc_pick(c, k, (KernelKey){.kind = KK_conv2d, .impl = KI_DIRECT, .flags = epi});
+    }
+    KcTile t = cm ? tcm : kc_gemm_tile(coutg, npix, kdim, g.groups, 0, target);
+    if (cm) t.wg = 256; /* conv2d_body.glsl's tile: 2 x 4 subgroups */
+    int64_t part_row = (npix + 3) / 4 * 4; /* conv2d_common.glsl conv_part_stride */
+    if (t.nsplit * g.cout * part_row > UINT32_MAX)
+        return kc_error(c, "conv2d kernel: the K-split partials pass 2^32 elements");
+    KernelImpl impl = !cm ? KI_BASE : c->cm_emulate ? KI_CMX : KI_CM;
+    pc.mtiles = kc_word(&w, t.mtiles);
+    pc.ptiles = kc_word(&w, t.ntiles);
+    pc.nsplit = kc_word(&w, t.nsplit);
+    pc.kchunk = kc_word(&w, t.kchunk);
+    st = kc_words_ok(c, k, &w);
+    if (st == ST_OK) st = kc_push_block(c, k, &pc, sizeof pc);
+    /* KORD 1 when the channels of a group fill whole K steps: the steps go through blocks of BK
+     * channels at one kernel position (conv2d_body.glsl); conv.kord=0 forces the plain order.
+     * Spec 9, conv.ablate: parts of the K loop left out (bench only, wrong results by design). */
+    bool kord = cing % t.bk == 0 && kc_tune(c, TUNE_CONV_KORD);
+    uint32_t spec[] = {(uint32_t)t.wg, (uint32_t)t.bm, (uint32_t)t.bn, (uint32_t)t.bk, 0,
+                       (uint32_t)t.tr, (uint32_t)t.tc, (uint32_t)g.kh, (uint32_t)g.kw,
+                       (uint32_t)kc_tune(c, TUNE_CONV_ABLATE), kord};
+    for (size_t i = 0; i < sizeof spec / sizeof spec[0] && st == ST_OK; i++)
+        st = kc_spec(c, k, spec[i]);
+    kc_grid(k, t.tiles * t.nsplit, 1);
+    if (st != ST_OK) return st;
+    if (t.nsplit == 1)
+        return kc_pick(c, k, (KernelKey){.kind = KK_conv2d, .impl = impl, .flags = epi});
+    /* K split: this kernel writes the partials {x, w} -> {partials, y}; a reduce pass
+     * {partials, [bias], [res]} -> y adds them up with the epilogue. A residual that is x itself
+     * is bound as the reduce's res. */
+    int64_t pshape[3] = {t.nsplit, g.cout, part_row};
+    int part = kc_scratch(c, k, ".partials", 3, pshape, DT_F32);
+    if (part < 0) return ST_BAD_INPUT;
+    int out = k->args[k->nargs - 1], xarg = k->args[0];
+    int rarg = has_r ? k->args[ri] : rsrc == 2 ? xarg : -1, barg = has_b ? k->args[bi] : -1;
+    int pargs[4] = {k->args[0], k->args[1], part, out};
+    st = kc_set_args(c, k, pargs, 2, 4);
+    if (st != ST_OK) return st;
+    st = kc_pick(c, k, (KernelKey){.kind = KK_conv2d, .impl = impl, .flags = KF_PART});
+    if (st != ST_OK) return st;
+    int rargs[4], nr = 0;
+    rargs[nr++] = part;
+    if (barg >= 0) rargs[nr++] = barg;
+    if (rarg >= 0) rargs[nr++] = rarg;
+    rargs[nr] = out;
+    unsigned repi = (barg >= 0 ? KF_BIAS : 0) | (rarg >= 0 ? KF_RES : 0);
+    KernelKey red = {.kind = KK_conv2d, .impl = KI_BASE, .flags = KF_RED | repi};
+    PlanKernel *rk = kc_append(c, k, red, rargs, nr, nr + 1);
+    if (!rk) return ST_BAD_INPUT;
+    if (rsrc == 2) { /* x is the reduce's res binding */
+        pc.rcp = pc.xcp;
+        pc.rsrc = 1;
+    }
+    st = kc_push_block(c, rk, &pc, sizeof pc);
+    if (st == ST_OK) st = kc_spec(c, rk, RED_WG);
+    kc_grid(rk, g.cout * npix, RED_WG);
+    return st;
+}

@@ -1,0 +1,108 @@
+/* The nv-coopmat tier's matmul for M > 1 (shaders/matmul_cm.glsl): tensor cores for f16 and
+ * bf16 storage, chosen by lower_matmul.c's M > 1 branch through matmul_cm_applies. It pushes
+ * lower_matmul's block (MatmulPush) and its tiles (MatmulCmPush: shaders/abi.h MATMUL_CM_PUSH)
+ * and sets the spec constants {WG, BM, BN, BK, B_KMAJOR, -, -, VEC, ABLATE}, the kernel and the
+ * grid (kc_gemm_tile picks the tiles and the K split). A split writes fp32 partials [nsplit, batch*M*N]
+ * (kc_scratch) with the KF_PART kernel and a reduce pass (kc_append: KF_RED with the epilogue's
+ * flags) adds them up with the epilogue.
+ *
+ * Two tiles (cm_tile): 64 x 64 on 128 invocations, and where M and N are both at least 128
+ * (prefill's GEMMs) 128 x 128 on 256 (KF_LARGE): each staged byte feeds twice the
+ * MMAs and the operand traffic halves; its K split aims at 1 workgroup per SM
+ * (KC_MATMUL_TARGET_LARGE) rather than 4.
+ *
+ * linear_glu (q->glu): the KF_GLU kernels, whose epilogue pairs the interleaved gate and up
+ * columns into Y [.., M, N / 2]; a K split's first pass is the plain KF_PART kernel (partials
+ * over all N columns) and its KF_RED | KF_GLU reduce pairs them.
+ *
+ * bf16 operands are converted to f16 as they are staged: exact in fp16's normal range, +-inf
+ * past 65504 (docs/kernels.md "Tiers"). f32 keeps the SIMT kernel (f16 operands would lose its
+ * precision). */
+#include "compiler/lower/kernels.h"
+
+enum { MM_RED_WG = 256 };
+#define KC_MATMUL_GLU_SPLITS 3
+
+bool matmul_cm_applies(const KernelCtx *c, const PlanKernel *k, const CmProduct *q)
+{
+    /* tiles of 16 rows and columns at least; only the A, B, [bias], [res], Y bindings (an
+     * operand or epilogue input this kernel does not know keeps the SIMT path) */
+    DType s = kc_out(k, c->p)->storage;
+    return c->tier == TIER_NV_COOPMAT && (s == DT_F16 || s == DT_BF16) && q->m >= 16 &&
+           q->n >= 16 && q->k >= 16 && k->nargs == 3 + q->bias + q->res;
+}
+
+/* The tile edge for this product: 128 where M and N both fill it, else 64; cm.tile forces
+ * one. */
+static int64_t cm_tile(const KernelCtx *c, const CmProduct *q)
+{
+    int64_t forced = kc_tune(c, TUNE_CM_TILE);
+    if (forced != TUNE_AUTO) return forced;
+    return q->m >= KC_CM_TILE_LARGE && q->n >= KC_CM_TILE_LARGE ? KC_CM_TILE_LARGE : KC_CM_TILE;
+}
+
+Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q,
+                       const MatmulPush *mp)
+{
+    int64_t edge = cm_tile(c, q);
+    bool large = edge == KC_CM_TILE_LARGE;
+    /* the K split's grid target (cm.target); the GLU kernels on the large tile aim at 3
+     * workgroups per SM (cm.glu_target): Qwen2.5-1.5B prefill-128's 140 tiles of 128 columns,
+     * one workgroup per SM, make a second wave of 8 unsplit */
+    int64_t target = kc_tune(c, TUNE_CM_TARGET);
+    if (target == TUNE_AUTO) target = large ? KC_MATMUL_TARGET_LARGE : KC_MATMUL_TARGET;
+    if (q->glu) {
+        int64_t glu = kc_tune(c, TUNE_CM_GLU_TARGET);
+        target = glu != TUNE_AUTO ? glu : large ? KC_MATMUL_GLU_SPLITS * TIER_NV_COOPMAT_SMS : target;
+    }
+    KcTile t = kc_gemm_tile(q->m, q->n, q->k, q->nbatch, edge, target);
+    int64_t mn = q->nbatch * q->m * q->n;
+    if (t.nsplit * mn > UINT32_MAX)
+        return kc_error(c, "matmul kernel: the K-split partials pass 2^32 elements");
+    KcWords w = {0};
+    MatmulCmPush cp = {.mm = *mp,
+                       .mtiles = kc_word(&w, t.mtiles),
+                       .ntiles = kc_word(&w, t.ntiles),
+                       .nsplit = kc_word(&w, t.nsplit),
+                       .kchunk = kc_word(&w, t.kchunk)};
+    Status st = kc_words_ok(c, k, &w);
+    if (st == ST_OK) st = kc_push_block(c, k, &cp, sizeof cp);
+    /* cm.ablate: parts of the K loop left out (shaders/gemm_tile.glsl CM_ABLATE; bench only,
+     * wrong results by design) */
+    uint32_t ablate = (uint32_t)kc_tune(c, TUNE_CM_ABLATE);
+    uint32_t spec[] = {(uint32_t)t.wg, (uint32_t)t.bm, (uint32_t)t.bn, (uint32_t)t.bk,
+                       q->kmajor ? 1u : 0u, 4, 4, q->vec ? 1u : 0u,
+                       ablate};
+    for (int i = 0; i < 9 && st == ST_OK; i++) st = kc_spec(c, k, spec[i]);
+    if (st != ST_OK) return st;
+    kc_grid(k, t.tiles * t.nsplit, 1);
+    /* the key: tile, emulation, the epilogue's bindings and GLU; a split's first pass is the
+     * plain product over all N columns, its reduce pass the epilogue */
+    KernelImpl impl = c->cm_emulate ? KI_CMX : KI_CM;
+    unsigned tile = large ? KF_LARGE : 0;
+    unsigned epi = (q->bias ? KF_BIAS : 0) | (q->res ? KF_RES : 0) | (q->glu ? KF_GLU : 0);
+    if (q->glu && q->res) return kc_error(c, "linear_glu kernel with a residual");
+    if (t.nsplit == 1)
+        return kc_pick(c, k, (KernelKey){.kind = KK_matmul, .impl = impl, .flags = tile | epi});
+    int64_t pshape[2] = {t.nsplit, mn};
+    int part = kc_scratch(c, k, ".partials", 2, pshape, DT_F32);
+    if (part < 0) return ST_BAD_INPUT;
+    /* k binds A, B, [bias], [res], Y: the first pass A, B, partials, Y; the reduce partials,
+     * [bias], [res], Y */
+    int out = k->args[k->nargs - 1], rargs[4], nr = 0;
+    rargs[nr++] = part;
+    for (int i = 2; i < k->nargs - 1; i++) rargs[nr++] = k->args[i];
+    rargs[nr++] = out;
+    int pargs[4] = {k->args[0], k->args[1], part, out};
+    st = kc_set_args(c, k, pargs, 2, 4);
+    if (st != ST_OK) return st;
+    st = kc_pick(c, k, (KernelKey){.kind = KK_matmul, .impl = impl, .flags = tile | KF_PART});
+    if (st != ST_OK) return st;
+    KernelKey red = {.kind = KK_matmul, .impl = KI_BASE, .flags = KF_RED | epi};
+    PlanKernel *rk = kc_append(c, k, red, rargs, nr - 1, nr);
+    if (!rk) return ST_BAD_INPUT;
+    st = kc_push_block(c, rk, &cp, sizeof cp);
+    if (st == ST_OK) st = kc_spec(c, rk, MM_RED_WG);
+    kc_grid(rk, q->glu ? mn / 2 : mn, MM_RED_WG); /* one invocation per element of Y */
+    return st;
+}

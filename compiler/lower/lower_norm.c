@@ -1,0 +1,195 @@
+/* norm family: rmsnorm (the fused pow -> mean -> add eps -> rsqrt -> mul x -> mul w chain),
+ * layernorm (LAYER_NORM over trailing dims) and batchnorm (eval-mode BATCH_NORM, channel dim 1).
+ *
+ * rmsnorm and layernorm run one workgroup per row (the normalised trailing dims), statistics in
+ * fp32 with a shared-memory reduction (shaders/norm_row.glsl). The row's elements must be
+ * contiguous; the rows themselves are addressed through up to three collapsed outer dims with
+ * physical strides, so a padded tensor is read and written without touching its padding.
+ *   push {n, rows, eps, od1, od2, xs0, xs1, xs2, ys0, ys1, ys2}
+ * batchnorm runs one invocation per logical element of [N, C, inner]:
+ *   push {total, C, inner, xs0, xs1, ys0, ys1, eps}
+ * A binding is one tensor and the output binds last, so optional inputs pick the stem:
+ * layernorm (x, w, b), layernorm_w (x, w), layernorm_plain (x); batchnorm (x, w, b, mean, var),
+ * batchnorm_plain (x, mean, var). The shaders share shaders/layernorm.glsl, batchnorm.glsl. */
+#include "compiler/fusion.h"
+#include "compiler/lower/kernels.h"
+
+#include <string.h>
+
+#define NORM_WG 256
+#define BN_WG 256
+
+/* Binds inputs in the order the shader expects: order[i] = argument index of binding i. Never
+ * more bindings than the kernel has (its args array is sized by lower.c). */
+static Status reorder_inputs(const KernelCtx *c, PlanKernel *k, const int *order, int n)
+{
+    int ids[64];
+    if (n > 64 || n > k->nin) return kc_error(c, "%s kernel: too many inputs", k->shader);
+    for (int i = 0; i < n; i++) {
+        if (order[i] < 0) return kc_error(c, "%s kernel: an input is not bound", k->shader);
+        ids[i] = k->args[order[i]];
+    }
+    int out = k->args[k->nargs - 1];
+    for (int i = 0; i < n; i++)
+        k->args[i] = ids[i];
+    k->args[n] = out;
+    k->nin = n;
+    k->nargs = n + 1;
+    return ST_OK;
+}
+
+/* Row geometry of x and y over their first `outer` dims (the rest is the row, length n):
+ * pushes {n, rows, eps, od1, od2, xs0, xs1, xs2, ys0, ys1, ys2}. */
+static Status push_rows(const KernelCtx *c, PlanKernel *k, const PlanTensor *x, const PlanTensor *y,
+                        int outer, double eps)
+{
+    if (x->rank != y->rank) return kc_error(c, "%s: input and output ranks differ", k->shader);
+    int64_t xs[NPU_MAX_RANK], ys[NPU_MAX_RANK], n = 1, rows = 1;
+    kc_strides(x, xs);
+    kc_strides(y, ys);
+    for (int d = 0; d < x->rank; d++) {
+        if (x->shape[d] != y->shape[d])
+            return kc_error(c, "%s: input and output shapes differ", k->shader);
+        if (d >= outer)
+            n *= x->shape[d];
+        else
+            rows *= x->shape[d];
+        /* the row must be contiguous: only its first dim may be padded (padding then lies after
+         * the logical elements) */
+        if (d > outer && (x->pshape[d] != x->shape[d] || y->pshape[d] != y->shape[d]))
+            return kc_error(c, "%s: the normalised dims are not contiguous in memory", k->shader);
+    }
+    /* collapse the outer dims: drop size-1 dims, merge neighbours that are contiguous in both */
+    int64_t sh[NPU_MAX_RANK], sx[NPU_MAX_RANK], sy[NPU_MAX_RANK];
+    int m = 0;
+    for (int d = 0; d < outer; d++) {
+        if (x->shape[d] == 1) continue;
+        if (m > 0 && sx[m - 1] == xs[d] * x->shape[d] && sy[m - 1] == ys[d] * x->shape[d]) {
+            sh[m - 1] *= x->shape[d];
+            sx[m - 1] = xs[d];
+            sy[m - 1] = ys[d];
+            continue;
+        }
+        sh[m] = x->shape[d];
+        sx[m] = xs[d];
+        sy[m] = ys[d];
+        m++;
+    }
+    if (m > 3) return kc_error(c, "%s: more than 3 non-contiguous outer dims", k->shader);
+    int64_t od[3] = {1, 1, 1}, ox[3] = {0, 0, 0}, oy[3] = {0, 0, 0};
+    for (int i = 0; i < m; i++) {
+        od[3 - m + i] = sh[i];
+        ox[3 - m + i] = sx[i];
+        oy[3 - m + i] = sy[i];
+    }
+    Status st = kc_push_i(c, k, n);
+    if (st == ST_OK) st = kc_push_i(c, k, rows);
+    if (st == ST_OK) st = kc_push_f(c, k, eps);
+    if (st == ST_OK) st = kc_push_i(c, k, od[1]);
+    if (st == ST_OK) st = kc_push_i(c, k, od[2]);
+    for (int i = 0; i < 3 && st == ST_OK; i++)
+        st = kc_push_i(c, k, ox[i]);
+    for (int i = 0; i < 3 && st == ST_OK; i++)
+        st = kc_push_i(c, k, oy[i]);
+    /* a power of two (the shader's tree reduction): short rows do not idle 256 lanes */
+    uint32_t wg = 32;
+    while (wg < NORM_WG && wg < n)
+        wg *= 2;
+    if (st == ST_OK) st = kc_spec(c, k, wg);
+    kc_grid(k, rows, 1);
+    return st;
+}
+
+static Status lower_rmsnorm(const KernelCtx *c, PlanKernel *k)
+{
+    /* x, the weight and eps from the members (shared with the GEMV prologue: fuse_fold.c) */
+    int x, w;
+    double eps;
+    if (!c->fusion || !fuse_fold_operands(c->g, c->fusion, &x, &w, &eps))
+        return kc_error(c, "rmsnorm kernel needs the fused pow/mean/add-eps/rsqrt/mul/mul chain");
+    int order[2] = {kc_arg_of(c, k, x), kc_arg_of(c, k, w)};
+    Status st = reorder_inputs(c, k, order, 2);
+    if (st != ST_OK) return st;
+    const PlanTensor *xt = kc_arg(k, c->p, 0), *wt = kc_arg(k, c->p, 1), *yt = kc_out(k, c->p);
+    if (xt->rank < 1 || wt->rank != 1 || wt->shape[0] != xt->shape[xt->rank - 1])
+        return kc_error(c, "rmsnorm: the weight is not a vector over the last dim");
+    return push_rows(c, k, xt, yt, xt->rank - 1, eps);
+}
+
+static Status lower_layernorm(const KernelCtx *c, PlanKernel *k)
+{
+    const Node *n = c->anchor;
+    if (n->op != OP_LAYER_NORM || k->nin < 1 || k->nin > 3)
+        return kc_error(c, "layernorm kernel needs one LAYER_NORM node with 1 to 3 inputs");
+    const PlanTensor *x = kc_arg(k, c->p, 0), *y = kc_out(k, c->p);
+    int64_t ns[NPU_MAX_RANK + 1];
+    int nd;
+    if (attr_present(n, "normalized_shape")) {
+        nd = attr_ints(n, "normalized_shape", ns, NPU_MAX_RANK + 1);
+    } else if (k->nin > 1) { /* as the CPU reference: the weight's shape */
+        const PlanTensor *w = kc_arg(k, c->p, 1);
+        nd = w->rank;
+        memcpy(ns, w->shape, sizeof(int64_t) * (size_t)nd);
+    } else {
+        return kc_error(c, "layer_norm has no `normalized_shape`");
+    }
+    if (nd < 0 || nd > x->rank) return kc_error(c, "layer_norm: bad `normalized_shape`");
+    int64_t len = 1;
+    for (int i = 0; i < nd; i++) {
+        if (ns[i] != x->shape[x->rank - nd + i])
+            return kc_error(c, "layer_norm: normalized_shape is not the input's trailing shape");
+        len *= ns[i];
+    }
+    for (int i = 1; i < k->nin; i++)
+        if (kc_numel(kc_arg(k, c->p, i)) != len)
+            return kc_error(c, "layer_norm: weight/bias must have %lld elements", (long long)len);
+    unsigned flags = (k->nin >= 2 ? KF_WEIGHT : 0) | (k->nin == 3 ? KF_BIAS : 0);
+    Status st = kc_pick(c, k, (KernelKey){.kind = KK_layernorm, .flags = flags});
+    return st == ST_OK ? push_rows(c, k, x, y, x->rank - nd, attr_float(n, "eps", 1e-5)) : st;
+}
+
+static Status lower_batchnorm(const KernelCtx *c, PlanKernel *k)
+{
+    const Node *n = c->anchor;
+    if (n->op != OP_BATCH_NORM || (k->nin != 5 && k->nin != 3))
+        return kc_error(c, "batchnorm kernel needs x, [weight, bias,] running mean and var");
+    if (attr_bool(n, "training", false))
+        return kc_error(c, "training-mode batch_norm is not supported");
+    const PlanTensor *x = kc_arg(k, c->p, 0), *y = kc_out(k, c->p);
+    if (x->rank < 2 || x->rank != y->rank)
+        return kc_error(c, "batchnorm: input of rank >= 2 with the output's rank needed");
+    int64_t C = x->shape[1], inner = 1;
+    for (int d = 0; d < x->rank; d++) {
+        if (x->shape[d] != y->shape[d])
+            return kc_error(c, "batchnorm: input and output shapes differ");
+        if (d >= 2) inner *= x->shape[d];
+        /* only the channel dim may be padded: [N, Cpad, inner] */
+        if (d != 1 && (x->pshape[d] != x->shape[d] || y->pshape[d] != y->shape[d]))
+            return kc_error(c, "batchnorm: a dim other than the channels is padded");
+    }
+    for (int i = 1; i < k->nin; i++)
+        if (kc_numel(kc_arg(k, c->p, i)) != C)
+            return kc_error(c, "batchnorm: parameters must have %lld elements", (long long)C);
+    int64_t total = x->shape[0] * C * inner;
+    unsigned flags = k->nin == 5 ? KF_WEIGHT | KF_BIAS : 0;
+    Status st = kc_pick(c, k, (KernelKey){.kind = KK_batchnorm, .flags = flags});
+    if (st == ST_OK) st = kc_push_i(c, k, total);
+    if (st == ST_OK) st = kc_push_i(c, k, C);
+    if (st == ST_OK) st = kc_push_i(c, k, inner);
+    if (st == ST_OK) st = kc_push_i(c, k, x->pshape[1] * inner);
+    if (st == ST_OK) st = kc_push_i(c, k, inner);
+    if (st == ST_OK) st = kc_push_i(c, k, y->pshape[1] * inner);
+    if (st == ST_OK) st = kc_push_i(c, k, inner);
+    if (st == ST_OK) st = kc_push_f(c, k, attr_float(n, "eps", 1e-5));
+    if (st == ST_OK) st = kc_spec(c, k, BN_WG);
+    kc_grid(k, total, BN_WG);
+    return st;
+}
+
+Status lower_norm(const KernelCtx *c, PlanKernel *k)
+{
+    if (c->kind == KK_rmsnorm) return lower_rmsnorm(c, k);
+    if (c->kind == KK_layernorm) return lower_layernorm(c, k);
+    if (c->kind == KK_batchnorm) return lower_batchnorm(c, k);
+    return kc_error(c, "no norm kernel of kind %s", kernel_kind_name(c->kind));
+}

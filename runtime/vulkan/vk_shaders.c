@@ -1,0 +1,51 @@
+#include "runtime/vulkan/vk_shaders.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const VkSpv *vk_spv_find(const char *name)
+{
+    if (!name) return NULL;
+    size_t lo = 0, hi = vk_spv_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(name, vk_spv_table[mid].name);
+        if (c == 0) return &vk_spv_table[mid];
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return NULL;
+}
+
+uint32_t vk_spv_subgroup_ops(const VkSpv *m)
+{
+    enum { OP_CAPABILITY = 17, OP_MEMORY_MODEL = 14, CAP_GROUP_NON_UNIFORM = 61,
+           CAP_GROUP_NON_UNIFORM_QUAD = 68 };
+    uint32_t ops = 0;
+    size_t n = m ? m->size / 4 : 0;
+    /* header of 5 words, then instructions: word count << 16 | opcode; the capabilities come
+     * first, before the memory model */
+    for (size_t i = 5; i < n;) {
+        uint32_t wc = m->code[i] >> 16, op = m->code[i] & 0xffffu;
+        if (wc == 0 || op == OP_MEMORY_MODEL) break;
+        if (op == OP_CAPABILITY && wc >= 2 && i + 1 < n) {
+            uint32_t cap = m->code[i + 1];
+            if (cap >= CAP_GROUP_NON_UNIFORM && cap <= CAP_GROUP_NON_UNIFORM_QUAD)
+                ops |= 1u << (cap - CAP_GROUP_NON_UNIFORM);
+        }
+        i += wc;
+    }
+    return ops;
+}
+
+const VkSpv *vk_spv_for(const char *stem, DType storage, char *name, size_t n)
+{
+    const char *v = storage == DT_F16 ? "f16" : storage == DT_BF16 ? "bf16" : storage == DT_I32 ? "i32" : "f32";
+    snprintf(name, n, "%s.%s", stem, v);
+    const VkSpv *m = vk_spv_find(name);
+    if (m) return m;
+    snprintf(name, n, "%s", stem);
+    return vk_spv_find(name);
+}
