@@ -74,8 +74,8 @@ int attrib_breaks(const Plan *p, const char *ids, BreakSite *out, int max)
             if (strlen(p->fusions[f].id) != len || strncmp(p->fusions[f].id, s, len) != 0) continue;
             BreakSite *b = &out[n++];
             *b = (BreakSite){p->fusions[f].id, f, -1, false, -1};
-            /* the corrupt kernel after a kernel computing its members (compiler/lower/lower.c puts it
-             * after the instance's own kernel, or after the first kernel a fold runs it in) */
+            /* the corrupt kernel after a kernel computing its members (compiler/lower/lower.c puts
+             * it after the instance's own kernel, or after the first kernel a fold runs it in) */
             for (int c = 0; c < p->nkernels && b->corrupt < 0; c++) {
                 int h = is_corrupt(&p->kernels[c]) ? corrupted(p, c) : -1;
                 if (h >= 0 && computes_member(p, &p->kernels[h], f)) b->kernel = h, b->corrupt = c;

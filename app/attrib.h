@@ -1,8 +1,8 @@
 /* Which kernel of a plan computes what, in the plan a user sees: a fusion instance's members
  * (its own kernel, or, for an instance a prologue fold computes inside the GEMVs that read it,
  * the kernel its ops run inside), a tensor, and where each `--break ID` lands (the kernel whose
- * output it corrupts and the `corrupt` kernel after it, compiler/lower/lower.c). bisect's culprit line
- * and the explorer's banner, kernels table and details all say it from here, so they name
+ * output it corrupts and the `corrupt` kernel after it, compiler/lower/lower.c). bisect's culprit
+ * line and the explorer's banner, kernels table and details all say it from here, so they name
  * kernels of the same plan. */
 #ifndef NPU_ATTRIB_H
 #define NPU_ATTRIB_H

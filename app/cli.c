@@ -20,24 +20,33 @@ typedef struct Subcommand {
 static const Subcommand subcommands[] = {
     {"--batch", "MODEL [options] [-x SCRIPT | -]",
      "scripted session (the explorer's commands: echo help | npu-explore --batch MODEL -x -);\n"
-     "without a script: describe, check, profile", cmd_batch},
+     "without a script: describe, check, profile",
+     cmd_batch},
     {"compile", "MODEL.json -o FILE.npubin [options]", "compile to a program file", cmd_compile},
     {"describe", "FILE.npubin | MODEL.json [--json] [--source K|ID]",
      "the compiled program (--source: a kernel's source and SPIR-V disassembly)", cmd_describe},
     {"run", "MODEL [options] [--check] [-o OUT.safetensors]",
      "run on Vulkan (or --backend cpu); --check compares with the reference", cmd_run},
-    {"profile", "MODEL [options] [--iters N] [--format table|json|csv|trace] [--save F] [--baseline F] [-o FILE]",
-     "per kernel: GPU time, CPU reference time, speedup, error (-o: the report to FILE)", cmd_profile},
+    {"profile",
+     "MODEL [options] [--iters N] [--format table|json|csv|trace] [--save F] [--baseline F] [-o "
+     "FILE]",
+     "per kernel: GPU time, CPU reference time, speedup, error (-o: the report to FILE)",
+     cmd_profile},
     {"bisect", "MODEL [options] [--mode first|minimal]",
      "the fusion whose enabling breaks the outputs (exit 0 culprit found or nothing to find,\n"
-     "1 nothing consistent)", cmd_bisect},
-    {"dot", "MODEL.json [--after PASS] [--color kind|partition|time|error] [--profile SAVED.jsonl] [--expand] -o FILE.dot|svg|png",
+     "1 nothing consistent)",
+     cmd_bisect},
+    {"dot",
+     "MODEL.json [--after PASS] [--color kind|partition|time|error] [--profile SAVED.jsonl] "
+     "[--expand] -o FILE.dot|svg|png",
      "draw the graph with Graphviz", cmd_dot},
     {"generate", "DIR [--weights W] [--prompt-ids 1,2,3] [--max-new N] [--host-argmax]",
-     "greedy decoding with an LLM folder (prefill.json, decode.json, generation.json)", cmd_generate},
+     "greedy decoding with an LLM folder (prefill.json, decode.json, generation.json)",
+     cmd_generate},
     {"ops", "[--markdown] | --coverage MODEL.json...",
      "the op table: name, NPU support, CPU support; --coverage: per model, the ops on the NPU,\n"
-     "on the CPU only, without a kernel, or unsupported (node names)", cmd_ops},
+     "on the CPU only, without a kernel, or unsupported (node names)",
+     cmd_ops},
     {"tuning", "[--markdown]",
      "the tuning knobs (--tune NAME=V): name, range, default, environment override, why",
      cmd_tuning},
@@ -59,18 +68,20 @@ static void usage(FILE *f)
     fprintf(f, "       npu-explore --help | --version\n"
                "options (docs/CLI.md):\n");
     opt_help(f);
-    fprintf(f,
-            "explorer, headless (no terminal needed; golden screens and scripted tests):\n"
-            "  --tui-script FILE   keys from FILE: a character is its key, <Left> <Right> <Up> <Down>\n"
-            "                      <PgUp> <PgDn> <Home> <End> <Enter> <Tab> <BTab> <Esc> <Space> <BS>\n"
-            "                      <F1> <lt> <C-u> name keys, <Dump> writes the screen, <Size WxH> resizes\n"
-            "  --tui-keys KEYS     the same keys inline (e.g. --tui-keys '3<Dump>j+')\n"
-            "  --tui-size WxH      screen size of a headless run (default 80x24; below 40x12 the\n"
-            "                      screen says it is too small)\n"
-            "  --tui-dump FILE     where <Dump> and the final screen go (default stdout)\n"
-            "  --tui-stable        times shown as '-', so screens compare exactly\n"
-            "  An <Esc> right after the key that starts a profile or bisect cancels it.\n"
-            "exit codes: 0 success, 1 numeric mismatch, 2 bad input or usage, 3 no Vulkan device\n");
+    fprintf(
+        f,
+        "explorer, headless (no terminal needed; golden screens and scripted tests):\n"
+        "  --tui-script FILE   keys from FILE: a character is its key, <Left> <Right> <Up> <Down>\n"
+        "                      <PgUp> <PgDn> <Home> <End> <Enter> <Tab> <BTab> <Esc> <Space> <BS>\n"
+        "                      <F1> <lt> <C-u> name keys, <Dump> writes the screen, <Size WxH> "
+        "resizes\n"
+        "  --tui-keys KEYS     the same keys inline (e.g. --tui-keys '3<Dump>j+')\n"
+        "  --tui-size WxH      screen size of a headless run (default 80x24; below 40x12 the\n"
+        "                      screen says it is too small)\n"
+        "  --tui-dump FILE     where <Dump> and the final screen go (default stdout)\n"
+        "  --tui-stable        times shown as '-', so screens compare exactly\n"
+        "  An <Esc> right after the key that starts a profile or bisect cancels it.\n"
+        "exit codes: 0 success, 1 numeric mismatch, 2 bad input or usage, 3 no Vulkan device\n");
 }
 
 int cmd_ops(int argc, char **argv)
@@ -78,16 +89,18 @@ int cmd_ops(int argc, char **argv)
     int md = 0;
     if (argc > 0 && strcmp(argv[0], "--coverage") == 0) return cmd_ops_coverage(argc - 1, argv + 1);
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--markdown") == 0) md = 1;
+        if (strcmp(argv[i], "--markdown") == 0)
+            md = 1;
         else {
             fprintf(stderr, "error: ops: unknown option '%s'\n", argv[i]);
             return 2;
         }
     }
     if (md) {
-        printf("# Operations\n\nGenerated by `npu-explore ops --markdown` from `compiler/ops.def`; "
-               "do not edit.\n\n| op | ATen names | inputs | NPU kernel | CPU reference | meaning |\n"
-               "|---|---|---|---|---|---|\n");
+        printf(
+            "# Operations\n\nGenerated by `npu-explore ops --markdown` from `compiler/ops.def`; "
+            "do not edit.\n\n| op | ATen names | inputs | NPU kernel | CPU reference | meaning |\n"
+            "|---|---|---|---|---|---|\n");
     } else {
         printf("%-20s %-6s %-4s %-11s %s\n", "op", "inputs", "cpu", "npu-shader", "ATen names");
     }
@@ -116,35 +129,41 @@ int cmd_tuning(int argc, char **argv)
 {
     int md = 0;
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--markdown") == 0) md = 1;
+        if (strcmp(argv[i], "--markdown") == 0)
+            md = 1;
         else {
             fprintf(stderr, "error: tuning: unknown option '%s'\n", argv[i]);
             return 2;
         }
     }
     if (md)
-        printf("# Tuning knobs\n\nGenerated by `npu-explore tuning --markdown` from "
-               "`compiler/tuning.def`; do not edit.\n\n"
-               "A knob changes how lowering shapes kernels (grid targets, tiles, workgroups), never "
-               "what they compute, except the `*.ablate` knobs (bench only: parts of a kernel left "
-               "out, wrong results by design). Set one with `--tune NAME=V` (repeatable; `auto` "
-               "restores lowering's own choice). bench/ scripts may set the environment variable "
-               "instead (read once by the CLI, before `--tune`; a tuple variable such as "
-               "`NPU_GEMV=WG,R,U,G` sets every knob of its row group). A plan records the knobs "
-               "that differ from the defaults and the variables that set them: `describe` shows "
-               "them and the `.npubin` keeps them. An invalid name or value is refused with "
-               "exit 2.\n\n"
-               "| knob | values | default | environment | why |\n|---|---|---|---|---|\n");
+        printf(
+            "# Tuning knobs\n\nGenerated by `npu-explore tuning --markdown` from "
+            "`compiler/tuning.def`; do not edit.\n\n"
+            "A knob changes how lowering shapes kernels (grid targets, tiles, workgroups), never "
+            "what they compute, except the `*.ablate` knobs (bench only: parts of a kernel left "
+            "out, wrong results by design). Set one with `--tune NAME=V` (repeatable; `auto` "
+            "restores lowering's own choice). bench/ scripts may set the environment variable "
+            "instead (read once by the CLI, before `--tune`; a tuple variable such as "
+            "`NPU_GEMV=WG,R,U,G` sets every knob of its row group). A plan records the knobs "
+            "that differ from the defaults and the variables that set them: `describe` shows "
+            "them and the `.npubin` keeps them. An invalid name or value is refused with "
+            "exit 2.\n\n"
+            "| knob | values | default | environment | why |\n|---|---|---|---|---|\n");
     else
         printf("%-16s %-37s %-8s %-20s %s\n", "knob", "values", "default", "environment", "why");
     for (int i = 0; i < TUNE_COUNT; i++) {
         const TuneInfo *k = &tune_info[i];
         char r[64], dv[32], env[48];
         tuning_range((TuneId)i, r, sizeof r);
-        if (k->dflt == TUNE_AUTO) snprintf(dv, sizeof dv, "auto");
-        else snprintf(dv, sizeof dv, "%lld", (long long)k->dflt);
-        if (tuning_env_parts((TuneId)i) > 1) snprintf(env, sizeof env, "%s[%d]", k->env, k->pos);
-        else snprintf(env, sizeof env, "%s", k->env);
+        if (k->dflt == TUNE_AUTO)
+            snprintf(dv, sizeof dv, "auto");
+        else
+            snprintf(dv, sizeof dv, "%lld", (long long)k->dflt);
+        if (tuning_env_parts((TuneId)i) > 1)
+            snprintf(env, sizeof env, "%s[%d]", k->env, k->pos);
+        else
+            snprintf(env, sizeof env, "%s", k->env);
         if (md)
             printf("| `%s` | %s | %s | `%s` | %s |\n", k->name, r, dv, env, k->why);
         else

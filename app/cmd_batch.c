@@ -1,6 +1,6 @@
 /* `npu-explore --batch MODEL [options] [-x SCRIPT | -]`: session commands from a script or
- * stdin, one per line; with no script: describe, check (or run) and profile. A failing command prints its error and
- * stops the script with its exit code unless `set on-error continue`. */
+ * stdin, one per line; with no script: describe, check (or run) and profile. A failing command
+ * prints its error and stops the script with its exit code unless `set on-error continue`. */
 #include <stdio.h>
 #include <string.h>
 #include "app/commands.h"

@@ -37,14 +37,16 @@ typedef struct Bisect {
 
 /* Runs with exactly the instances in `on` (a 0/1 mask) enabled; *ok and *worst from the
  * outputs. `repeat` runs the same compiled plan twice and reports a changed verdict as flaky. */
-static Status evaluate(Bisect *b, const char *on, bool repeat, bool *ok, double *worst,
-                       bool *flaky, DiagList *d)
+static Status evaluate(Bisect *b, const char *on, bool repeat, bool *ok, double *worst, bool *flaky,
+                       DiagList *d)
 {
     if (cancel_requested(b->o.cancel))
-        return diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL, "bisect cancelled after %d steps", b->res->nsteps);
+        return diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL,
+                        "bisect cancelled after %d steps", b->res->nsteps);
     Options o = b->o;
     o.n_no_fuse = 0;
-    for (int i = 0; i < b->o.n_no_fuse; i++) o.no_fuse[o.n_no_fuse++] = b->o.no_fuse[i];
+    for (int i = 0; i < b->o.n_no_fuse; i++)
+        o.no_fuse[o.n_no_fuse++] = b->o.no_fuse[i];
     for (int i = 0; i < b->n; i++)
         if (!on[i] && o.n_no_fuse < OPT_MAX_LIST) o.no_fuse[o.n_no_fuse++] = b->ids[i];
     Runner r;
@@ -82,7 +84,8 @@ static Status evaluate(Bisect *b, const char *on, bool repeat, bool *ok, double 
 static int expected_steps(const Bisect *b)
 {
     int halvings = 0;
-    while ((1 << halvings) < b->n) halvings++;
+    while ((1 << halvings) < b->n)
+        halvings++;
     return strcmp(b->o.mode, "first") == 0 ? 2 + halvings : 3 + (3 * halvings + 1) / 2;
 }
 
@@ -105,7 +108,8 @@ static Status record_step(Bisect *b, const char *what, const char *on, bool ok, 
         if (!on[i]) continue;
         s->enabled++;
         if (used < sizeof s->list - 40) {
-            int w = snprintf(s->list + used, sizeof s->list - used, "%s%s", used ? "," : "", b->ids[i]);
+            int w =
+                snprintf(s->list + used, sizeof s->list - used, "%s%s", used ? "," : "", b->ids[i]);
             if (w > 0) used += (size_t)w;
         } else if (used < sizeof s->list - 4) {
             strcpy(s->list + used, "...");
@@ -138,11 +142,14 @@ static Status bisect_first(Bisect *b, char *on, int *c, DiagList *d)
     Status st = ST_OK;
     while (hi - lo > 1 && st == ST_OK) {
         int mid = (lo + hi) / 2;
-        for (int i = 0; i < b->n; i++) on[i] = i < mid;
+        for (int i = 0; i < b->n; i++)
+            on[i] = i < mid;
         bool ok;
         st = check(b, "prefix", on, &ok, d);
-        if (ok) lo = mid;
-        else hi = mid;
+        if (ok)
+            lo = mid;
+        else
+            hi = mid;
     }
     *c = hi - 1;
     return st;
@@ -218,7 +225,8 @@ static Status add_culprit(Bisect *b, int c, DiagList *d)
     snprintf(cu->tensor, sizeof cu->tensor, "-");
     Options o = b->o;
     o.n_no_fuse = 0;
-    for (int i = 0; i < b->o.n_no_fuse; i++) o.no_fuse[o.n_no_fuse++] = b->o.no_fuse[i];
+    for (int i = 0; i < b->o.n_no_fuse; i++)
+        o.no_fuse[o.n_no_fuse++] = b->o.no_fuse[i];
     for (int i = 0; i < b->n; i++)
         if (i != c && o.n_no_fuse < OPT_MAX_LIST) o.no_fuse[o.n_no_fuse++] = b->ids[i];
     Runner r;
@@ -265,7 +273,8 @@ static Status list_instances(Bisect *b, DiagList *d)
         b->shader = calloc(n, sizeof(char *));
         b->kernel = calloc(n, sizeof(int));
         b->own = calloc(n, sizeof(bool));
-        if (!b->ids || !b->pattern || !b->nodes || !b->shader || !b->kernel || !b->own) st = ST_NOMEM;
+        if (!b->ids || !b->pattern || !b->nodes || !b->shader || !b->kernel || !b->own)
+            st = ST_NOMEM;
         for (int f = 0; st == ST_OK && f < p->nfusions; f++) {
             if (!p->fusions[f].enabled) continue;
             char buf[1024] = "";
@@ -346,13 +355,14 @@ Status bisect_run(const Options *o, Model *m, const Progress *pg, BisectResult *
     bisect_result_free(out);
     Status st = ST_OK;
     if (strcmp(b.o.mode, "first") && strcmp(b.o.mode, "minimal"))
-        st = diag_error(dl, NULL, NULL, NULL, "--mode must be first or minimal, got '%s'", b.o.mode);
+        st =
+            diag_error(dl, NULL, NULL, NULL, "--mode must be first or minimal, got '%s'", b.o.mode);
     RefOptions ro = {.keep_all = false, .keep_argmax_inputs = true};
     if (pg && pg->fn) pg->fn(pg->ctx, "CPU reference", 0, 0);
     if (st == ST_OK) st = ref_run(m->g, m->b.vals, &ro, &b.ref, dl);
     if (st == ST_OK)
         b.tol = report_tolerance(&b.o, strcmp(b.o.backend, "cpu") == 0 ? "fp32"
-                                                                        : runner_dtype(&b.o, &m->b));
+                                                                       : runner_dtype(&b.o, &m->b));
     if (st == ST_OK) st = list_instances(&b, dl);
     char *on = st == ST_OK ? calloc((size_t)b.n + 1, 1) : NULL;
     if (st == ST_OK && !on) st = ST_NOMEM;
@@ -364,8 +374,10 @@ Status bisect_run(const Options *o, Model *m, const Progress *pg, BisectResult *
     if (st == ST_OK && ok_off) st = evaluate(&b, on, true, &ok_on, &w, &fl, dl), flaky |= fl;
     if (st == ST_OK && ok_off) st = record_step(&b, "all on", on, ok_on, w);
     if (st == ST_OK) {
-        out->outcome = flaky ? BISECT_FLAKY : !ok_off ? BISECT_NOT_FUSION : ok_on ? BISECT_NOTHING
-                                                                             : BISECT_CULPRIT;
+        out->outcome = flaky     ? BISECT_FLAKY
+                       : !ok_off ? BISECT_NOT_FUSION
+                       : ok_on   ? BISECT_NOTHING
+                                 : BISECT_CULPRIT;
         if (out->outcome == BISECT_CULPRIT) st = search(&b, on, dl);
     }
     /* docs/CLI.md: 0 when a culprit was found or the outputs agree, 1 nothing consistent */
@@ -389,21 +401,27 @@ void bisect_step_text(const BisectResult *r, int i, bool json, char *buf, size_t
 {
     const BisectStep *s = &r->steps[i];
     if (json)
-        snprintf(buf, n, "{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"step\",\"step\":%d,\"what\":\"%s\","
-                         "\"enabled\":%d,\"of\":%d,\"verdict\":\"%s\",\"worst_rel_l2\":%.6g}",
-                 i + 1, s->what, s->enabled, s->of, s->ok ? "ok" : "MISMATCH", s->worst);
+        snprintf(
+            buf, n,
+            "{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"step\",\"step\":%d,\"what\":\"%s\","
+            "\"enabled\":%d,\"of\":%d,\"verdict\":\"%s\",\"worst_rel_l2\":%.6g}",
+            i + 1, s->what, s->enabled, s->of, s->ok ? "ok" : "MISMATCH", s->worst);
     else
-        snprintf(buf, n, "step %-3d %-14s %3d of %d on [%s]  %-8s worst rel_l2 %.3e", i + 1, s->what,
-                 s->enabled, s->of, s->list, s->ok ? "ok" : "MISMATCH", s->worst);
+        snprintf(buf, n, "step %-3d %-14s %3d of %d on [%s]  %-8s worst rel_l2 %.3e", i + 1,
+                 s->what, s->enabled, s->of, s->list, s->ok ? "ok" : "MISMATCH", s->worst);
 }
 
 static const char *why_text(BisectOutcome o)
 {
     switch (o) {
-    case BISECT_CULPRIT: return "culprit found";
-    case BISECT_NOTHING: return "every fusion on agrees with the reference: nothing to bisect";
-    case BISECT_NOT_FUSION: return "the outputs disagree with every fusion off: the fault is not in a fusion";
-    case BISECT_FLAKY: return "the verdict changed between two identical runs: a flaky oracle cannot be bisected";
+    case BISECT_CULPRIT:
+        return "culprit found";
+    case BISECT_NOTHING:
+        return "every fusion on agrees with the reference: nothing to bisect";
+    case BISECT_NOT_FUSION:
+        return "the outputs disagree with every fusion off: the fault is not in a fusion";
+    case BISECT_FLAKY:
+        return "the verdict changed between two identical runs: a flaky oracle cannot be bisected";
     }
     return "";
 }
@@ -412,16 +430,21 @@ void bisect_report_end(FILE *f, const BisectResult *r, bool json)
 {
     if (!r->have) {
         if (json)
-            fprintf(f, "{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"summary\",\"result\":\"cancelled\","
-                       "\"steps\":%d}\n", r->nsteps);
+            fprintf(f,
+                    "{\"schema\":\"npu-explore/bisect/"
+                    "1\",\"kind\":\"summary\",\"result\":\"cancelled\","
+                    "\"steps\":%d}\n",
+                    r->nsteps);
         else
             fprintf(f, "cancelled after %d steps\n", r->nsteps);
         return;
     }
     if (r->outcome != BISECT_CULPRIT) {
         if (json)
-            fprintf(f, "{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"summary\",\"result\":\"%s\","
-                       "\"steps\":%d}\n", why_text(r->outcome), r->nsteps);
+            fprintf(f,
+                    "{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"summary\",\"result\":\"%s\","
+                    "\"steps\":%d}\n",
+                    why_text(r->outcome), r->nsteps);
         else
             fprintf(f, "%s\n", why_text(r->outcome));
         return;
@@ -429,12 +452,14 @@ void bisect_report_end(FILE *f, const BisectResult *r, bool json)
     for (int i = 0; i < r->nculprits; i++) {
         const BisectCulprit *c = &r->culprits[i];
         if (json) {
-            fprintf(f, "{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"culprit\",\"fusion\":\"%s\","
-                       "\"pattern\":\"%s\",\"nodes\":\"%s\",\"kernel\":%d,\"own_kernel\":%s,"
-                       "\"host_fusion\":\"%s\",\"first_diverging\":\"%s\",\"tensor_kernel\":%d,"
-                       "\"first_kernel\":%d,\"rel_l2\":%.6g,\"max_abs\":%.6g%s}\n",
+            fprintf(f,
+                    "{\"schema\":\"npu-explore/bisect/1\",\"kind\":\"culprit\",\"fusion\":\"%s\","
+                    "\"pattern\":\"%s\",\"nodes\":\"%s\",\"kernel\":%d,\"own_kernel\":%s,"
+                    "\"host_fusion\":\"%s\",\"first_diverging\":\"%s\",\"tensor_kernel\":%d,"
+                    "\"first_kernel\":%d,\"rel_l2\":%.6g,\"max_abs\":%.6g%s}\n",
                     c->id, c->pattern, c->nodes, c->kernel, c->own ? "true" : "false", c->host,
-                    c->tensor, c->tensor_kernel, c->alone_kernel, c->rel_l2, c->max_abs, c->json_note);
+                    c->tensor, c->tensor_kernel, c->alone_kernel, c->rel_l2, c->max_abs,
+                    c->json_note);
             continue;
         }
         /* kernels of the plan bisected (the one describe and the explorer show), never of the
@@ -445,13 +470,15 @@ void bisect_report_end(FILE *f, const BisectResult *r, bool json)
         else if (c->own)
             snprintf(where, sizeof where, ", kernel %d (%s)", c->kernel, c->shader);
         else
-            snprintf(where, sizeof where, ": no kernel of its own, its ops run inside kernel %d (%s%s%s)",
-                     c->kernel, c->shader, c->host[0] ? ", " : "", c->host);
+            snprintf(where, sizeof where,
+                     ": no kernel of its own, its ops run inside kernel %d (%s%s%s)", c->kernel,
+                     c->shader, c->host[0] ? ", " : "", c->host);
         if (c->tensor_kernel >= 0)
-            snprintf(tk, sizeof tk, " (%s kernel %d)", c->tensor_inside ? "computed inside" : "the output of",
-                     c->tensor_kernel);
-        fprintf(f, "culprit: %s %s [%s]%s; with only it on, the first diverging tensor is '%s'%s "
-                   "rel_l2 %.3e max_abs %.3e%s%s\n",
+            snprintf(tk, sizeof tk, " (%s kernel %d)",
+                     c->tensor_inside ? "computed inside" : "the output of", c->tensor_kernel);
+        fprintf(f,
+                "culprit: %s %s [%s]%s; with only it on, the first diverging tensor is '%s'%s "
+                "rel_l2 %.3e max_abs %.3e%s%s\n",
                 c->id, c->pattern, c->nodes, where, c->tensor, tk, c->rel_l2, c->max_abs,
                 *c->note ? "; " : "", c->note);
     }
@@ -459,12 +486,18 @@ void bisect_report_end(FILE *f, const BisectResult *r, bool json)
 
 const char *bisect_summary(const BisectResult *r, char *buf, size_t n)
 {
-    if (!r->have) snprintf(buf, n, "stopped");
-    else if (r->outcome == BISECT_CULPRIT && r->nculprits == 1) snprintf(buf, n, "culprit %s", r->culprits[0].id);
-    else if (r->outcome == BISECT_CULPRIT) snprintf(buf, n, "%d culprits, %s first", r->nculprits, r->culprits[0].id);
-    else if (r->outcome == BISECT_NOTHING) snprintf(buf, n, "no culprit (all agree)");
-    else if (r->outcome == BISECT_NOT_FUSION) snprintf(buf, n, "not in a fusion");
-    else snprintf(buf, n, "flaky oracle");
+    if (!r->have)
+        snprintf(buf, n, "stopped");
+    else if (r->outcome == BISECT_CULPRIT && r->nculprits == 1)
+        snprintf(buf, n, "culprit %s", r->culprits[0].id);
+    else if (r->outcome == BISECT_CULPRIT)
+        snprintf(buf, n, "%d culprits, %s first", r->nculprits, r->culprits[0].id);
+    else if (r->outcome == BISECT_NOTHING)
+        snprintf(buf, n, "no culprit (all agree)");
+    else if (r->outcome == BISECT_NOT_FUSION)
+        snprintf(buf, n, "not in a fusion");
+    else
+        snprintf(buf, n, "flaky oracle");
     return buf;
 }
 
@@ -509,8 +542,10 @@ int cmd_bisect(int argc, char **argv)
     opt_defaults(&o);
     int rc = 2;
     Status st = opt_parse(&o, argc, argv, 1, &d);
-    if (st == ST_OK) app_bisect(&o, stdout, &rc, &d);
-    else rc = status_exit_code(st);
+    if (st == ST_OK)
+        app_bisect(&o, stdout, &rc, &d);
+    else
+        rc = status_exit_code(st);
     diag_print(&d, stderr);
     diag_free(&d);
     return rc;

@@ -21,19 +21,24 @@ static int ends_with(const char *s, const char *suf)
 void compile_options_from(const Options *o, CompileOptions *co)
 {
     compile_defaults(co);
-    for (int i = 0; i < o->n_no_fuse && i < COMPILE_MAX_LIST; i++) co->no_fuse[co->n_no_fuse++] = o->no_fuse[i];
-    for (int i = 0; i < o->n_cpu_ops && i < COMPILE_MAX_LIST; i++) co->cpu_ops[co->n_cpu_ops++] = o->cpu_ops[i];
+    for (int i = 0; i < o->n_no_fuse && i < COMPILE_MAX_LIST; i++)
+        co->no_fuse[co->n_no_fuse++] = o->no_fuse[i];
+    for (int i = 0; i < o->n_cpu_ops && i < COMPILE_MAX_LIST; i++)
+        co->cpu_ops[co->n_cpu_ops++] = o->cpu_ops[i];
     co->break_id = o->break_id;
     co->kernel_cache = o->kernel_cache;
-    for (int i = 0; i < o->n_disable && i < COMPILE_MAX_LIST; i++) co->disable[co->n_disable++] = o->disable[i];
+    for (int i = 0; i < o->n_disable && i < COMPILE_MAX_LIST; i++)
+        co->disable[co->n_disable++] = o->disable[i];
     co->cancel = o->cancel;
     co->tuning = o->tune;
     /* auto without a device (compile, describe, dot) is portable; the runner resolves auto
      * against its device first (runner.c) */
     int tier = plan_tier_parse(o->tier);
     co->tier = tier >= 0 ? tier : TIER_PORTABLE;
-    if (strcmp(o->dtype, "bf16") == 0) co->compute = DT_BF16;
-    else if (strcmp(o->dtype, "fp32") == 0) co->compute = DT_F32;
+    if (strcmp(o->dtype, "bf16") == 0)
+        co->compute = DT_BF16;
+    else if (strcmp(o->dtype, "fp32") == 0)
+        co->compute = DT_F32;
 }
 
 Status compile_model(const Options *o, Pipeline *p, DiagList *d)
@@ -43,10 +48,11 @@ Status compile_model(const Options *o, Pipeline *p, DiagList *d)
     oo.dtype = model_auto_dtype(o); /* auto: what `run` would pick */
     compile_options_from(&oo, &co);
     if (o->dump_after && strcmp(o->dump_after, "all") != 0 && pass_find(o->dump_after) < 0)
-        return diag_error(d, NULL, NULL, NULL, "--dump-after: unknown pass '%s' (passes: import, "
-                                               "canonicalize, fold-batchnorm, partition, fuse, "
-                                               "fuse-elementwise, layout, views, plan-memory, "
-                                               "lower)",
+        return diag_error(d, NULL, NULL, NULL,
+                          "--dump-after: unknown pass '%s' (passes: import, "
+                          "canonicalize, fold-batchnorm, partition, fuse, "
+                          "fuse-elementwise, layout, views, plan-memory, "
+                          "lower)",
                           o->dump_after);
     Status st = pipeline_run(o->model, &co, p, d);
     if (o->dump_after) {
@@ -67,7 +73,8 @@ int cmd_compile(int argc, char **argv)
     DiagList d = {0};
     opt_defaults(&o);
     Status st = opt_parse(&o, argc, argv, 1, &d);
-    if (st == ST_OK && !o.out) st = diag_error(&d, NULL, NULL, NULL, "compile needs -o FILE.npubin");
+    if (st == ST_OK && !o.out)
+        st = diag_error(&d, NULL, NULL, NULL, "compile needs -o FILE.npubin");
     Pipeline p = {0};
     if (st == ST_OK) st = compile_model(&o, &p, &d);
     if (st == ST_OK) st = npubin_write(p.plan, o.out, &d);
@@ -75,12 +82,14 @@ int cmd_compile(int argc, char **argv)
         printf("wrote %s: %d kernels, %d fusions, arena %lld bytes (%.1f ms)\n", o.out,
                p.plan->nkernels, p.plan->nfusions, (long long)p.plan->arena_bytes, p.total_ms);
         int ngen = 0;
-        for (int k = 0; k < p.plan->nkernels; k++) ngen += plan_find_module(p.plan, p.plan->kernels[k].shader) != NULL;
+        for (int k = 0; k < p.plan->nkernels; k++)
+            ngen += plan_find_module(p.plan, p.plan->kernels[k].shader) != NULL;
         CgStats cs = cg_stats();
         if (ngen)
             printf("generated kernels: %d, %d modules: %d compiled by glslang (%.1f ms), %d from "
                    "memory, %d from the disk cache\n",
-                   ngen, p.plan->nmodules, cs.compiled, cs.compile_ms, cs.memory_hits, cs.disk_hits);
+                   ngen, p.plan->nmodules, cs.compiled, cs.compile_ms, cs.memory_hits,
+                   cs.disk_hits);
     }
     diag_print(&d, stderr);
     pipeline_free(&p);

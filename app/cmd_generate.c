@@ -51,7 +51,7 @@ typedef struct Gen {
     bool host_prefill; /* decode cannot use prefill's storage: copy prefill's caches over */
     int64_t tokens[GEN_MAX_TOKENS];
     int ntok;
-    float step_ms[GEN_MAX_TOKENS]; /* wall time of each decode step, by position */
+    float step_ms[GEN_MAX_TOKENS];  /* wall time of each decode step, by position */
     float step_gpu[GEN_MAX_TOKENS]; /* its GPU time by the device clock (-1: none) */
     float step_up[GEN_MAX_TOKENS], step_sub[GEN_MAX_TOKENS]; /* input upload, submit + wait */
     float step_run[GEN_MAX_TOKENS]; /* exec_run end to end: the rest of a step is the read back
@@ -67,7 +67,8 @@ static Status read_config(Gen *g, DiagList *d)
     json_object *root = json_object_from_file(path), *v, *cfg, *carry;
     if (!root) return diag_error(d, path, NULL, NULL, "cannot read or parse generation.json");
     Status st = ST_OK;
-    if (!json_object_object_get_ex(root, "prefill_len", &v) || !json_object_is_type(v, json_type_int))
+    if (!json_object_object_get_ex(root, "prefill_len", &v) ||
+        !json_object_is_type(v, json_type_int))
         st = diag_error(d, path, NULL, NULL, "'prefill_len' is missing or not an integer");
     else
         g->prefill_len = json_object_get_int(v);
@@ -76,7 +77,8 @@ static Status read_config(Gen *g, DiagList *d)
         st = diag_error(d, path, NULL, NULL, "'config.max_cache' is missing");
     else if (st == ST_OK)
         g->max_cache = json_object_get_int(v);
-    if (st == ST_OK && json_object_object_get_ex(cfg, "vocab", &v)) g->vocab = json_object_get_int(v);
+    if (st == ST_OK && json_object_object_get_ex(cfg, "vocab", &v))
+        g->vocab = json_object_get_int(v);
     if (st == ST_OK && (g->prefill_len < 1 || g->max_cache < 1 || g->max_cache > 1 << 20))
         st = diag_error(d, path, NULL, NULL, "prefill_len %d / max_cache %d out of range",
                         g->prefill_len, g->max_cache);
@@ -84,12 +86,14 @@ static Status read_config(Gen *g, DiagList *d)
         st = diag_error(d, path, NULL, NULL, "'state_carry' is missing");
     for (size_t i = 0; st == ST_OK && i < json_object_array_length(carry); i++) {
         json_object *e = json_object_array_get_idx(carry, i), *ir, *state;
-        if (!json_object_object_get_ex(e, "ir", &ir) || strcmp(json_object_get_string(ir), "decode.json") != 0)
+        if (!json_object_object_get_ex(e, "ir", &ir) ||
+            strcmp(json_object_get_string(ir), "decode.json") != 0)
             continue;
         if (!json_object_object_get_ex(e, "state", &state)) continue;
         for (size_t k = 0; k < json_object_array_length(state) && g->nstate < GEN_MAX_STATE; k++) {
             json_object *pair = json_object_array_get_idx(state, k), *o, *in;
-            if (!json_object_object_get_ex(pair, "output", &o) || !json_object_object_get_ex(pair, "input", &in)) {
+            if (!json_object_object_get_ex(pair, "output", &o) ||
+                !json_object_object_get_ex(pair, "input", &in)) {
                 st = diag_error(d, path, NULL, NULL, "state_carry entry %zu lacks output/input", k);
                 break;
             }
@@ -126,10 +130,12 @@ static Status find_step(const Plan *p, const Gen *g, Step *s, DiagList *d)
         for (int a = p->kernels[k].nin; a < p->kernels[k].nargs; a++)
             if (p->kernels[k].args[a] == tok && p->kernels[k].target == KT_NPU) s->token = tok;
     for (int i = 0; i < p->noutputs && s->logits < 0; i++) {
-        if (p->outputs[i] != tok && !is_state(g, p->tensors[p->outputs[i]].name)) s->logits = p->outputs[i];
+        if (p->outputs[i] != tok && !is_state(g, p->tensors[p->outputs[i]].name))
+            s->logits = p->outputs[i];
     }
     if (s->ids < 0 || s->mask < 0 || s->pos < 0 || s->cpos < 0 || s->logits < 0)
-        return diag_error(d, p->source, NULL, NULL, "an LLM step needs inputs input_ids, "
+        return diag_error(d, p->source, NULL, NULL,
+                          "an LLM step needs inputs input_ids, "
                           "attention_mask, position_ids, cache_position and a logits output");
     return ST_OK;
 }
@@ -156,7 +162,8 @@ static Status set_step(Gen *g, Runner *r, Step *s, const int64_t *tok, int n, in
         ((int64_t *)s->t_pos.data)[i] = start + i;
         ((int64_t *)s->t_cpos.data)[i] = start + i;
         for (int j = 0; j < g->max_cache; j++)
-            ((float *)s->t_mask.data)[(int64_t)i * g->max_cache + j] = j <= start + i ? 0.0f : -INFINITY;
+            ((float *)s->t_mask.data)[(int64_t)i * g->max_cache + j] =
+                j <= start + i ? 0.0f : -INFINITY;
     }
     return ST_OK;
 }
@@ -201,8 +208,10 @@ static Status run_step(Runner *r, Step *s, int64_t *token, HTensor *logits, Diag
             if (row[i] == row[i] && (best < 0 || row[i] > bv)) best = i, bv = row[i];
     }
     *token = best;
-    if (logits) *logits = out;
-    else htensor_free(&out);
+    if (logits)
+        *logits = out;
+    else
+        htensor_free(&out);
     if (best < 0)
         return diag_error(d, r->pipe.plan->source, NULL, r->pipe.plan->tensors[s->logits].name,
                           "the logits are all NaN");
@@ -218,10 +227,13 @@ static Status wire_state(Gen *g, DiagList *d)
         int din = plan_find_tensor(pd, g->st_in[k]), dout = plan_find_tensor(pd, g->st_out[k]);
         int pout = plan_find_tensor(pp, g->st_out[k]), pin = plan_find_tensor(pp, g->st_in[k]);
         if (din < 0 || dout < 0 || pout < 0 || pin < 0)
-            return diag_error(d, pd->source, NULL, g->st_in[k], "state_carry names a tensor (%s -> %s) "
-                              "the programs lack", g->st_out[k], g->st_in[k]);
+            return diag_error(d, pd->source, NULL, g->st_in[k],
+                              "state_carry names a tensor (%s -> %s) "
+                              "the programs lack",
+                              g->st_out[k], g->st_in[k]);
         int base = dout;
-        while (pd->tensors[base].alias_of >= 0) base = pd->tensors[base].alias_of;
+        while (pd->tensors[base].alias_of >= 0)
+            base = pd->tensors[base].alias_of;
         if (base != din) g->host_carry = true;
         Status st = bd->ops->share ? bd->ops->share(bd, din, g->rp.be, pout, d) : ST_OK;
         if (st != ST_OK) return st;
@@ -247,7 +259,8 @@ static Status carry_through_host(Gen *g, Runner *from, DiagList *d)
     for (int k = 0; k < g->nstate; k++) {
         HTensor v = {0};
         Status st = exec_read(&from->x, plan_find_tensor(from->pipe.plan, g->st_out[k]), &v, d);
-        if (st == ST_OK) st = g->rd.be->ops->set_input(g->rd.be, plan_find_tensor(pd, g->st_in[k]), &v, d);
+        if (st == ST_OK)
+            st = g->rd.be->ops->set_input(g->rd.be, plan_find_tensor(pd, g->st_in[k]), &v, d);
         htensor_free(&v);
         if (st != ST_OK) return st;
     }
@@ -261,10 +274,12 @@ static Status parse_prompt(const char *s, int64_t *out, int *n, DiagList *d)
         char *end;
         long long v = strtoll(p, &end, 10);
         if (end == p || v < 0 || *n == GEN_MAX_TOKENS)
-            return diag_error(d, NULL, NULL, NULL, "--prompt-ids: expected token ids like 1,2,3, got '%s'", s);
+            return diag_error(d, NULL, NULL, NULL,
+                              "--prompt-ids: expected token ids like 1,2,3, got '%s'", s);
         out[(*n)++] = v;
         p = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',') return diag_error(d, NULL, NULL, NULL, "--prompt-ids: bad '%s'", s);
+        if (*end && *end != ',')
+            return diag_error(d, NULL, NULL, NULL, "--prompt-ids: bad '%s'", s);
     }
     return *n ? ST_OK : diag_error(d, NULL, NULL, NULL, "--prompt-ids is empty");
 }
@@ -279,12 +294,16 @@ static Status add_argmax(Graph *gr, void *ctx, DiagList *d)
         if (!is_state(g, gr->tensors[gr->outputs[i]].name)) lg = gr->outputs[i];
     if (lg < 0) return diag_error(d, gr->path, NULL, NULL, "an LLM step needs a logits output");
     if (graph_find_tensor(gr, GEN_TOKEN) >= 0)
-        return diag_error(d, gr->path, NULL, GEN_TOKEN, "the model already has a tensor of this name");
+        return diag_error(d, gr->path, NULL, GEN_TOKEN,
+                          "the model already has a tensor of this name");
     const GTensor *l = &gr->tensors[lg];
     if (l->rank < 1) return diag_error(d, gr->path, NULL, l->name, "the logits are a scalar");
     int t = graph_add_tensor(gr, GEN_TOKEN, DT_I64, l->rank - 1, l->shape, TK_ACT);
-    int n = t < 0 ? -1 : graph_add_node(gr, "generate_argmax", OP_ARGMAX, "aten.argmax.default", &lg, 1, &t, 1);
-    if (n < 0 || !graph_add_attr(gr, n, "dim", ATTR_INT, -1) || !graph_add_attr(gr, n, "keepdim", ATTR_BOOL, 0) ||
+    int n = t < 0 ? -1
+                  : graph_add_node(gr, "generate_argmax", OP_ARGMAX, "aten.argmax.default", &lg, 1,
+                                   &t, 1);
+    if (n < 0 || !graph_add_attr(gr, n, "dim", ATTR_INT, -1) ||
+        !graph_add_attr(gr, n, "keepdim", ATTR_BOOL, 0) ||
         !graph_add_attr(gr, n, "skip_nan", ATTR_BOOL, 1) || !graph_add_output(gr, t))
         return ST_NOMEM;
     return graph_link(gr);
@@ -327,26 +346,31 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
     DiagList quiet = {0};
     bool have_ref = file_exists(ref) && st_open(&rs, ref, &quiet) == ST_OK;
     diag_free(&quiet);
-    if (o->prompt_ids) st = parse_prompt(o->prompt_ids, prompt, &np, d);
+    if (o->prompt_ids)
+        st = parse_prompt(o->prompt_ids, prompt, &np, d);
     else if (have_ref && st_find(&rs, "prefill.input_ids")) {
         HTensor t = {0};
         st = st_to_htensor(st_find(&rs, "prefill.input_ids"), DT_I64, &t);
-        for (int64_t i = 0; st == ST_OK && i < t.numel && np < GEN_MAX_TOKENS; i++) prompt[np++] = ((int64_t *)t.data)[i];
+        for (int64_t i = 0; st == ST_OK && i < t.numel && np < GEN_MAX_TOKENS; i++)
+            prompt[np++] = ((int64_t *)t.data)[i];
         htensor_free(&t);
     } else
-        st = diag_error(d, g->dir, NULL, NULL, "no --prompt-ids and no reference prompt in the folder");
+        st = diag_error(d, g->dir, NULL, NULL,
+                        "no --prompt-ids and no reference prompt in the folder");
     int max_new = o->max_new;
     if (max_new == 0) {
         const StTensor *gt = have_ref && !o->prompt_ids ? st_find(&rs, "greedy_tokens") : NULL;
         max_new = gt && gt->rank == 1 ? (int)gt->shape[0] : 16;
     }
     if (st == ST_OK && np + max_new > g->max_cache)
-        st = diag_error(d, g->dir, NULL, NULL, "prompt (%d) + --max-new (%d) exceeds the cache (%d)",
-                        np, max_new, g->max_cache);
+        st =
+            diag_error(d, g->dir, NULL, NULL, "prompt (%d) + --max-new (%d) exceeds the cache (%d)",
+                       np, max_new, g->max_cache);
     for (int i = 0; st == ST_OK && i < np; i++)
         if (g->vocab > 0 && prompt[i] >= g->vocab)
-            st = diag_error(d, g->dir, NULL, "input_ids", "token id %lld is outside the vocabulary (%d)",
-                            (long long)prompt[i], g->vocab);
+            st = diag_error(d, g->dir, NULL, "input_ids",
+                            "token id %lld is outside the vocabulary (%d)", (long long)prompt[i],
+                            g->vocab);
 
     double t0 = (clock_us() * 1e-3), ttft = 0, tdec = 0;
     int64_t next = -1;
@@ -398,7 +422,8 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
     double pf_wall = -1, pf_gpu = -1;
     int pf_runs = st == ST_OK && np >= g->prefill_len ? o->prefill_runs : 0;
     if (pf_runs > 0) {
-        double *w = malloc(sizeof(double) * (size_t)pf_runs), *gp = malloc(sizeof(double) * (size_t)pf_runs);
+        double *w = malloc(sizeof(double) * (size_t)pf_runs),
+               *gp = malloc(sizeof(double) * (size_t)pf_runs);
         if (!w || !gp) st = ST_NOMEM;
         if (st == ST_OK) st = set_step(g, &g->rp, &g->sp, prompt, g->prefill_len, 0);
         if (st == ST_OK) st = prof_warm_up(&g->rp.x, d);
@@ -435,46 +460,64 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
     if (st == ST_OK) {
         double tps = ndec > 0 && tdec > 0 ? ndec / (tdec / 1e3) : 0;
         if (o->json) {
-            fprintf(out, "{\"schema\":\"npu-explore/generate/1\",\"kind\":\"summary\",\"tokens\":[");
-            for (int i = 0; i < g->ntok; i++) fprintf(out, i ? ",%lld" : "%lld", (long long)g->tokens[i]);
-            fprintf(out, "],\"prompt_len\":%d,\"ttft_ms\":%.3f,\"decode_steps\":%d,\"decode_ms\":%.3f,"
-                         "\"decode_tokens_per_s\":%.2f,\"prefill_rel_l2\":%.6g,\"reference\":\"%s\","
-                         "\"state\":\"%s\",\"device\":\"%s\",\"dtype\":\"%s\",\"prefill_runs\":%d,"
-                         "\"prefill_wall_ms\":%.3f,\"prefill_gpu_ms\":%.3f,\"argmax\":\"%s\"}\n",
+            fprintf(out,
+                    "{\"schema\":\"npu-explore/generate/1\",\"kind\":\"summary\",\"tokens\":[");
+            for (int i = 0; i < g->ntok; i++)
+                fprintf(out, i ? ",%lld" : "%lld", (long long)g->tokens[i]);
+            fprintf(out,
+                    "],\"prompt_len\":%d,\"ttft_ms\":%.3f,\"decode_steps\":%d,\"decode_ms\":%.3f,"
+                    "\"decode_tokens_per_s\":%.2f,\"prefill_rel_l2\":%.6g,\"reference\":\"%s\","
+                    "\"state\":\"%s\",\"device\":\"%s\",\"dtype\":\"%s\",\"prefill_runs\":%d,"
+                    "\"prefill_wall_ms\":%.3f,\"prefill_gpu_ms\":%.3f,\"argmax\":\"%s\"}\n",
                     np, ttft, ndec, tdec, tps, prefill_rel,
-                    match < 0 ? "none" : match ? "match" : "mismatch",
+                    match < 0 ? "none"
+                    : match   ? "match"
+                              : "mismatch",
                     g->host_carry ? "host" : "device", g->rp.be->ops->device(g->rp.be), g->rd.dtype,
                     pf_runs, pf_wall, pf_gpu, g->sd.token >= 0 ? "gpu" : "host");
             /* every decode step's wall time by cache position (one line, for benchmarks) */
             fprintf(out, "{\"schema\":\"npu-explore/generate/1\",\"kind\":\"steps\",\"pos\":[");
-            for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%d" : "%d", g->step_pos[i]);
+            for (int i = 0; i < g->nsteps; i++)
+                fprintf(out, i ? ",%d" : "%d", g->step_pos[i]);
             fprintf(out, "],\"ms\":[");
-            for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_ms[i]);
+            for (int i = 0; i < g->nsteps; i++)
+                fprintf(out, i ? ",%.3f" : "%.3f", g->step_ms[i]);
             fprintf(out, "],\"gpu_ms\":[");
-            for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_gpu[i]);
+            for (int i = 0; i < g->nsteps; i++)
+                fprintf(out, i ? ",%.3f" : "%.3f", g->step_gpu[i]);
             fprintf(out, "],\"upload_ms\":[");
-            for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_up[i]);
+            for (int i = 0; i < g->nsteps; i++)
+                fprintf(out, i ? ",%.3f" : "%.3f", g->step_up[i]);
             fprintf(out, "],\"submit_ms\":[");
-            for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_sub[i]);
+            for (int i = 0; i < g->nsteps; i++)
+                fprintf(out, i ? ",%.3f" : "%.3f", g->step_sub[i]);
             fprintf(out, "],\"run_ms\":[");
-            for (int i = 0; i < g->nsteps; i++) fprintf(out, i ? ",%.3f" : "%.3f", g->step_run[i]);
+            for (int i = 0; i < g->nsteps; i++)
+                fprintf(out, i ? ",%.3f" : "%.3f", g->step_run[i]);
             fprintf(out, "]}\n");
         } else {
-            fprintf(out, "device %s, %s; caches carried on the %s; next token picked on the %s\ntokens:",
+            fprintf(out,
+                    "device %s, %s; caches carried on the %s; next token picked on the %s\ntokens:",
                     g->rp.be->ops->device(g->rp.be), g->rd.dtype,
                     g->host_carry ? "host (index_copy not in place)" : "device",
                     g->sd.token >= 0 ? "GPU (argmax)" : "host (logits read back)");
-            for (int i = 0; i < g->ntok; i++) fprintf(out, " %lld", (long long)g->tokens[i]);
-            fprintf(out, "\ntime to first token %.2f ms (prompt %d tokens); decode %d steps in %.2f ms = %.1f tokens/s\n",
+            for (int i = 0; i < g->ntok; i++)
+                fprintf(out, " %lld", (long long)g->tokens[i]);
+            fprintf(out,
+                    "\ntime to first token %.2f ms (prompt %d tokens); decode %d steps in %.2f ms "
+                    "= %.1f tokens/s\n",
                     ttft, np, ndec, tdec, tps);
-            if (prefill_rel >= 0) fprintf(out, "prefill logits vs reference: rel_l2 %.3e\n", prefill_rel);
+            if (prefill_rel >= 0)
+                fprintf(out, "prefill logits vs reference: rel_l2 %.3e\n", prefill_rel);
             if (pf_runs > 0) {
-                fprintf(out, "prefill step, median of %d warm runs: wall %.3f ms", pf_runs, pf_wall);
+                fprintf(out, "prefill step, median of %d warm runs: wall %.3f ms", pf_runs,
+                        pf_wall);
                 if (pf_gpu >= 0) fprintf(out, ", gpu %.3f ms", pf_gpu);
                 fprintf(out, "\n");
             }
             if (match >= 0)
-                fprintf(out, "greedy tokens vs reference: %s (%d compared)\n", match ? "match" : "MISMATCH", compared);
+                fprintf(out, "greedy tokens vs reference: %s (%d compared)\n",
+                        match ? "match" : "MISMATCH", compared);
         }
         if (match == 0) *rc = 1;
     }

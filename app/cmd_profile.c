@@ -67,8 +67,9 @@ static void print_json_xfer(FILE *f, const Plan *p, const Profile *pr, int i)
             "\"to\":\"%s\",\"layout\":\"%s\",\"bytes\":%lld,\"us\":%.3f,\"min_us\":%.3f,"
             "\"max_us\":%.3f}\n",
             i, pr->x[i].part, p->tensors[x.tensor].name, x.to_cpu ? "npu->cpu" : "cpu->npu",
-            dtype_short(x.from), dtype_short(x.to), x.relayout ? (x.to_cpu ? "depad" : "pad") : "same",
-            (long long)x.device_bytes, pr->x[i].med, pr->x[i].min, pr->x[i].max);
+            dtype_short(x.from), dtype_short(x.to),
+            x.relayout ? (x.to_cpu ? "depad" : "pad") : "same", (long long)x.device_bytes,
+            pr->x[i].med, pr->x[i].min, pr->x[i].max);
 }
 
 static void print_json(FILE *f, const Plan *p, const Profile *pr, const char *dev,
@@ -79,24 +80,30 @@ static void print_json(FILE *f, const Plan *p, const Profile *pr, const char *de
         const PlanKernel *kn = &p->kernels[k];
         int lo, hi;
         xfers_before(p, pr, k, &lo, &hi);
-        for (int i = lo; i < hi; i++) print_json_xfer(f, p, pr, i);
+        for (int i = lo; i < hi; i++)
+            print_json_xfer(f, p, pr, i);
         const ProfKernel *pk = &pr->k[k];
         report_fused_from(kn, from, sizeof from);
         char amj[160] = "";
         if (pk->has_err) report_argmax_json(&pk->err, amj, sizeof amj);
         /* "nodes": every IR node it computes (fused_from is cut to fit), for dot --profile */
         json_object *nodes = json_object_new_array();
-        for (int i = 0; i < kn->nprov; i++) json_object_array_add(nodes, json_object_new_string(kn->prov[i]));
+        for (int i = 0; i < kn->nprov; i++)
+            json_object_array_add(nodes, json_object_new_string(kn->prov[i]));
         fprintf(f,
                 "{\"schema\":\"npu-explore/profile/1\",\"kind\":\"kernel\",\"index\":%d,"
                 "\"kernel\":\"%s\",\"target\":\"%s\",\"fusion\":\"%s\",\"output\":\"%s\","
-                "\"fused_from\":\"%s\",\"nodes\":%s,\"gpu_us\":%.3f,\"gpu_min_us\":%.3f,\"gpu_max_us\":%.3f,"
+                "\"fused_from\":\"%s\",\"nodes\":%s,\"gpu_us\":%.3f,\"gpu_min_us\":%.3f,\"gpu_max_"
+                "us\":%.3f,"
                 "\"cpu_us\":%.3f,\"rel_l2\":%.6g,\"max_abs\":%.6g%s,\"verdict\":\"%s\"}\n",
                 k, kn->shader, kn->target == KT_NPU ? "npu" : "cpu",
                 kn->fusion >= 0 ? p->fusions[kn->fusion].id : "", out_name(p, kn), from,
-                json_object_to_json_string_ext(nodes, JSON_C_TO_STRING_PLAIN), pk->gpu_med, pk->gpu_min, pk->gpu_max, pk->cpu_us,
-                pk->has_err ? pk->err.rel_l2 : -1, pk->has_err ? pk->err.max_abs : -1, amj,
-                !pk->has_err ? "-" : pk->ok ? "ok" : "MISMATCH");
+                json_object_to_json_string_ext(nodes, JSON_C_TO_STRING_PLAIN), pk->gpu_med,
+                pk->gpu_min, pk->gpu_max, pk->cpu_us, pk->has_err ? pk->err.rel_l2 : -1,
+                pk->has_err ? pk->err.max_abs : -1, amj,
+                !pk->has_err ? "-"
+                : pk->ok     ? "ok"
+                             : "MISMATCH");
         json_object_put(nodes);
     }
     fprintf(f,
@@ -120,12 +127,12 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
         fprintf(f, "index,kernel,target,fusion,output,gpu_us,gpu_min_us,gpu_max_us,cpu_us,"
                    "speedup,rel_l2,max_abs,verdict,argmax_rows,argmax_differ,argmax_beyond\n");
     else
-        fprintf(f, "profile %s on %s, %s, tier %s, %d timed runs (median)\n%-4s %-16s %-24s %9s "
-                   "%9s %9s %8s %9s  %-8s%s\n",
-                p->model_name ? p->model_name : "", dev, dtype, plan_tier_name(p->tier),
-                pr->iters, "#", "kernel",
-                "fused from", "gpu_us", "spread", "cpu_us", "speedup", "rel_l2", "verdict",
-                base ? "  vs baseline" : "");
+        fprintf(f,
+                "profile %s on %s, %s, tier %s, %d timed runs (median)\n%-4s %-16s %-24s %9s "
+                "%9s %9s %8s %9s  %-8s%s\n",
+                p->model_name ? p->model_name : "", dev, dtype, plan_tier_name(p->tier), pr->iters,
+                "#", "kernel", "fused from", "gpu_us", "spread", "cpu_us", "speedup", "rel_l2",
+                "verdict", base ? "  vs baseline" : "");
     for (int k = 0; k < p->nkernels; k++) {
         const PlanKernel *kn = &p->kernels[k];
         const ProfKernel *pk = &pr->k[k];
@@ -153,9 +160,9 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
         if (csv) {
             fprintf(f, "%d,%s,%s,%s,%s,%.3f,%.3f,%.3f,%.3f,%.2f,%.6g,%.6g,%s,%lld,%lld,%lld\n", k,
                     kn->shader, kn->target == KT_NPU ? "npu" : "cpu",
-                    kn->fusion >= 0 ? p->fusions[kn->fusion].id : "", out_name(p, kn),
-                    pk->gpu_med, pk->gpu_min, pk->gpu_max, pk->cpu_us, sp,
-                    pk->has_err ? pk->err.rel_l2 : -1, pk->has_err ? pk->err.max_abs : -1, verdict,
+                    kn->fusion >= 0 ? p->fusions[kn->fusion].id : "", out_name(p, kn), pk->gpu_med,
+                    pk->gpu_min, pk->gpu_max, pk->cpu_us, sp, pk->has_err ? pk->err.rel_l2 : -1,
+                    pk->has_err ? pk->err.max_abs : -1, verdict,
                     am ? (long long)pk->err.am_rows : -1, am ? (long long)pk->err.am_differ : -1,
                     am ? (long long)pk->err.am_beyond : -1);
             continue;
@@ -183,8 +190,9 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
     if (csv) return;
     char step[48] = "";
     if (pr->gpu_step_us >= 0) snprintf(step, sizeof step, "gpu step %.1f us, ", pr->gpu_step_us);
-    fprintf(f, "total: %d kernels, %d dispatches, %d levels, %d barriers, gpu sum %.1f us, %swall "
-               "%.1f us per run (min %.1f), cpu reference %.1f us, device memory %.2f MiB\n",
+    fprintf(f,
+            "total: %d kernels, %d dispatches, %d levels, %d barriers, gpu sum %.1f us, %swall "
+            "%.1f us per run (min %.1f), cpu reference %.1f us, device memory %.2f MiB\n",
             p->nkernels, pr->dispatches, p->nlevels, plan_barriers_total(p), pr->gpu_sum_us, step,
             pr->wall_med_us, pr->wall_min_us, pr->cpu_ref_us,
             (double)pr->device_bytes / (1024.0 * 1024.0));
@@ -209,10 +217,14 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
 
 const char *report_speedup(double sp, char *buf, size_t n)
 {
-    if (!(sp > 0)) snprintf(buf, n, "-");
-    else if (sp >= 9.95) snprintf(buf, n, "%.0fx", sp);
-    else if (sp >= 0.095) snprintf(buf, n, "%.1fx", sp);
-    else snprintf(buf, n, "%.1gx", sp); /* 0.04x, 0.003x: small, never 0.0x */
+    if (!(sp > 0))
+        snprintf(buf, n, "-");
+    else if (sp >= 9.95)
+        snprintf(buf, n, "%.0fx", sp);
+    else if (sp >= 0.095)
+        snprintf(buf, n, "%.1fx", sp);
+    else
+        snprintf(buf, n, "%.1gx", sp); /* 0.04x, 0.003x: small, never 0.0x */
     return buf;
 }
 
@@ -240,8 +252,10 @@ static Status match_kernels(const Plan *timed, const Plan *exact, int *to_timed,
         if (same_kernel(&timed->kernels[k], &exact->kernels[k]) && !used[k]) to_timed[k] = k;
         for (int j = 0; to_timed[k] < 0 && j < timed->nkernels; j++)
             if (!used[j] && same_kernel(&timed->kernels[j], &exact->kernels[k])) to_timed[k] = j;
-        if (to_timed[k] < 0) ok = false;
-        else used[to_timed[k]] = 1;
+        if (to_timed[k] < 0)
+            ok = false;
+        else
+            used[to_timed[k]] = 1;
     }
     free(used);
     if (ok) return ST_OK;
@@ -255,7 +269,8 @@ static Status match_kernels(const Plan *timed, const Plan *exact, int *to_timed,
 static Status cancel_point(const Options *o, const char *before, DiagList *d)
 {
     if (!cancel_requested(o->cancel)) return ST_OK;
-    return diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL, "profile cancelled before %s", before);
+    return diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL, "profile cancelled before %s",
+                    before);
 }
 
 static void progress(const Progress *pg, const char *stage, int k, int n)
@@ -293,7 +308,8 @@ Status profile_measure(const Options *o, Model *m, const Pipeline *pipe, const R
     progress(pg, "errors: compile keeping every output", 0, 0);
     if (st == ST_OK) st = cancel_point(o, "the error runs", d);
     if (st == ST_OK) st = runner_compile(o, m, t, true, &exact_pipe, d);
-    int *to_timed = st == ST_OK ? malloc(sizeof(int) * ((size_t)exact_pipe.plan->nkernels + 1)) : NULL;
+    int *to_timed =
+        st == ST_OK ? malloc(sizeof(int) * ((size_t)exact_pipe.plan->nkernels + 1)) : NULL;
     if (st == ST_OK && !to_timed) st = ST_NOMEM;
     if (st == ST_OK) st = match_kernels(pipe->plan, exact_pipe.plan, to_timed, d);
     if (st == ST_OK) st = runner_open_plan(&exact, o, m, &exact_pipe, d);
@@ -349,8 +365,7 @@ static Status report_file(const char *path, const Plan *p, const ProfileResult *
     return st;
 }
 
-Status profile_report(FILE *f, const Plan *p, const ProfileResult *r, const Options *o,
-                      DiagList *d)
+Status profile_report(FILE *f, const Plan *p, const ProfileResult *r, const Options *o, DiagList *d)
 {
     if (!r->have || r->nkernels != p->nkernels)
         return diag_error(d, NULL, NULL, NULL, "profile: no result for this plan");
@@ -374,8 +389,10 @@ Status profile_report(FILE *f, const Plan *p, const ProfileResult *r, const Opti
 static void tty_progress(void *ctx, const char *stage, int k, int n)
 {
     (void)ctx;
-    if (n > 0) fprintf(stderr, "\rprofile: %s %d/%d\033[K", stage, k, n);
-    else fprintf(stderr, "\rprofile: %s\033[K", stage);
+    if (n > 0)
+        fprintf(stderr, "\rprofile: %s %d/%d\033[K", stage, k, n);
+    else
+        fprintf(stderr, "\rprofile: %s\033[K", stage);
     fflush(stderr);
 }
 

@@ -60,7 +60,8 @@ int cmd_run(int argc, char **argv)
         outs = calloc((size_t)m.g->noutputs + 1, sizeof *outs);
         if (!vals || !outs) st = ST_NOMEM;
         if (st == ST_OK) st = run_plan(&o, &m, outs, dev, sizeof dev, dtype, &d);
-        for (int i = 0; st == ST_OK && i < m.g->noutputs; i++) vals[m.g->outputs[i]] = outs[i];
+        for (int i = 0; st == ST_OK && i < m.g->noutputs; i++)
+            vals[m.g->outputs[i]] = outs[i];
     }
     if (st == ST_OK && o.out) {
         const Graph *g = m.g;
@@ -83,12 +84,14 @@ int cmd_run(int argc, char **argv)
     if (st == ST_OK && o.check) {
         Tolerance tol = report_tolerance(&o, dtype);
         if (!cpu && !o.json) printf("device: %s, compute %s\n", dev, dtype);
-        if (cpu_ref && !o.json) printf("reference: the CPU reference (fp32) for outputs the files lack\n");
+        if (cpu_ref && !o.json)
+            printf("reference: the CPU reference (fp32) for outputs the files lack\n");
         rc = report_check(stdout, m.g, &m.b, vals, &tol, o.backend, o.json);
     }
     diag_print(&d, stderr);
     if (outs)
-        for (int i = 0; i < m.g->noutputs; i++) htensor_free(&outs[i]);
+        for (int i = 0; i < m.g->noutputs; i++)
+            htensor_free(&outs[i]);
     free(outs);
     if (!cpu) free(vals);
     ref_free(&r);

@@ -29,7 +29,8 @@ int kernel_source_find(const Plan *p, const char *spec, DiagList *d)
             for (int k = 0; pf->enabled && pf->nnodes > 0 && k < p->nkernels; k++)
                 for (int i = 0; i < p->kernels[k].nprov; i++)
                     if (strcmp(p->kernels[k].prov[i], pf->nodes[0]) == 0) return k;
-            diag_error(d, p->source, NULL, NULL, "fusion %s is switched off: it has no kernel", spec);
+            diag_error(d, p->source, NULL, NULL, "fusion %s is switched off: it has no kernel",
+                       spec);
             return -1;
         }
     diag_error(d, p->source, NULL, NULL, "'%s' is neither a kernel index nor a fusion id", spec);
@@ -56,7 +57,8 @@ static void add(Text *t, const char *s)
     if (t->failed) return;
     if (t->n + k + 1 > t->cap) {
         size_t cap = t->cap ? t->cap : 4096;
-        while (cap < t->n + k + 1) cap *= 2;
+        while (cap < t->n + k + 1)
+            cap *= 2;
         char *p = realloc(t->s, cap);
         if (!p) {
             t->failed = true;
@@ -100,7 +102,8 @@ static void add_defines(Text *t, const KernelRow *row, const char *module)
         add(t, def);
         add(t, "\n");
         d += n;
-        while (*d == ' ') d++;
+        while (*d == ' ')
+            d++;
     }
     add(t, "// ---- ");
     add(t, row->source);
@@ -154,8 +157,8 @@ Status kernel_source_get(const Plan *p, int k, KernelSource *out, DiagList *d)
         /* the module is shared by equal kernels: this one's members and tensors first */
         Text t = {0};
         char line[512];
-        snprintf(line, sizeof line, "// kernel %d%s%s%s%s%s computes:", k, fus ? " (" : "", fus ? fus : "",
-                 pat ? " " : "", pat ? pat : "", fus ? ")" : "");
+        snprintf(line, sizeof line, "// kernel %d%s%s%s%s%s computes:", k, fus ? " (" : "",
+                 fus ? fus : "", pat ? " " : "", pat ? pat : "", fus ? ")" : "");
         add(&t, line);
         for (int i = 0; i < kn->nprov; i++) {
             add(&t, i ? ", " : " ");
@@ -166,8 +169,8 @@ Status kernel_source_get(const Plan *p, int k, KernelSource *out, DiagList *d)
             const PlanTensor *pt = &p->tensors[kn->args[i]];
             char sh[128];
             shape_str(pt->shape, pt->rank, sh, sizeof sh);
-            snprintf(line, sizeof line, "//   t%d = %s %s%s%s\n", i, pt->name, dtype_short(pt->storage), sh,
-                     i >= kn->nin ? " (output)" : "");
+            snprintf(line, sizeof line, "//   t%d = %s %s%s%s\n", i, pt->name,
+                     dtype_short(pt->storage), sh, i >= kn->nin ? " (output)" : "");
             add(&t, line);
         }
         add(&t, m->source);

@@ -1,8 +1,8 @@
 /* A kernel's source and SPIR-V, Compiler-Explorer style: for a generated kernel the GLSL the
  * compiler rendered and the SPIR-V the plan carries; for a hand-written one the source file its
  * row of shaders/kernels.def names, after the defines glslc gets, with the files it includes
- * (embedded at build time), and the SPIR-V glslc built for the output's storage variant. `describe --source K`, the session's `source K` and the explorer's source view
- * all print through here. */
+ * (embedded at build time), and the SPIR-V glslc built for the output's storage variant. `describe
+ * --source K`, the session's `source K` and the explorer's source view all print through here. */
 #ifndef NPU_KERNEL_SOURCE_H
 #define NPU_KERNEL_SOURCE_H
 

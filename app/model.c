@@ -75,10 +75,13 @@ Status model_bind(Model *m, const Options *o, DiagList *d)
     char ibuf[4096];
     if (!inputs) {
         inputs = io_sibling(m, ibuf, sizeof ibuf);
-        if (!inputs) inputs = find_sibling(m->path, m->origin, ibuf, sizeof ibuf, "reference.safetensors");
+        if (!inputs)
+            inputs = find_sibling(m->path, m->origin, ibuf, sizeof ibuf, "reference.safetensors");
     }
-    if (inputs) st = bind_inputs_file(g, inputs, o->io_prefix, &m->b, d);
-    else st = bind_inputs_random(g, o->inputs_seed, &m->b);
+    if (inputs)
+        st = bind_inputs_file(g, inputs, o->io_prefix, &m->b, d);
+    else
+        st = bind_inputs_random(g, o->inputs_seed, &m->b);
     if (st != ST_OK) return st;
 
     /* a reference file beside the model was computed with the real weights: with generated
@@ -131,12 +134,14 @@ const char *model_auto_dtype(const Options *o)
     size_t len = 0;
     if (model_is_npubin(o->model)) /* for the IR file it names: its weights are defaults too */
         (void)model_src_read(o->model, &text, &len, &origin, &d);
-    const char *path = o->weights ? o->weights
-                                  : find_sibling(o->model, origin, buf, sizeof buf, "weights.safetensors");
+    const char *path = o->weights
+                           ? o->weights
+                           : find_sibling(o->model, origin, buf, sizeof buf, "weights.safetensors");
     SafeTensors st;
     bool bf16 = false;
     if (path && st_open(&st, path, &d) == ST_OK) {
-        for (int i = 0; i < st_count(&st) && !bf16; i++) bf16 = st_at(&st, i)->dtype == DT_BF16;
+        for (int i = 0; i < st_count(&st) && !bf16; i++)
+            bf16 = st_at(&st, i)->dtype == DT_BF16;
         st_close(&st);
     }
     free(text);

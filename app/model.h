@@ -14,7 +14,7 @@ typedef struct Model {
     char *path;
     char *ir_text; /* the IR JSON text g was read from (a .npubin's embedded IR for one) */
     size_t ir_len;
-    char *origin;  /* a .npubin's recorded IR file (files beside it are defaults too), or NULL */
+    char *origin; /* a .npubin's recorded IR file (files beside it are defaults too), or NULL */
 } Model;
 
 /* Imports the model at path (an IR JSON, or the IR a .npubin carries) and checks it. */

@@ -28,35 +28,42 @@ void opt_defaults(Options *o)
 static const struct {
     const char *name, *value, *help;
 } option_help[] = {
-    {"--weights", "FILE", "safetensors or *.safetensors.index.json (default: weights.safetensors beside)"},
+    {"--weights", "FILE",
+     "safetensors or *.safetensors.index.json (default: weights.safetensors beside)"},
     {"--inputs", "FILE", "one tensor per graph input (default: <stem>_io / reference.safetensors)"},
     {"--reference", "FILE", "expected outputs (default: the --inputs file when it holds them)"},
     {"--io-prefix", "NAME", "inputs and references named NAME.<tensor> (one file, many cases)"},
     {"--random-weights", "SEED", "deterministic generated weights (architecture-only IRs)"},
     {"--seed", "N", "seed of generated inputs"},
-    {"--backend", "vulkan|cpu", "where NPU partitions run (default vulkan; cpu: all on the reference)"},
+    {"--backend", "vulkan|cpu",
+     "where NPU partitions run (default vulkan; cpu: all on the reference)"},
     {"--device", "N", "Vulkan physical device index (default: first discrete GPU, else the first)"},
-    {"--dtype", "auto|fp16|bf16|fp32", "compute dtype (auto: bf16 when a weight is bf16, else fp16)"},
+    {"--dtype", "auto|fp16|bf16|fp32",
+     "compute dtype (auto: bf16 when a weight is bf16, else fp16)"},
     {"--tier", "auto|portable|nv-coopmat", "kernel tier (auto: the device's best)"},
     {"--no-fuse", "PATTERN|ID|all", "switch fusions off (repeatable; fuse-elementwise: the pass)"},
     {"--cpu-op", "ATEN", "force an op onto the CPU reference (repeatable)"},
-    {"--disable", "PASS", "switch a pass off (fold-batchnorm, fuse, fuse-elementwise, layout, views)"},
+    {"--disable", "PASS",
+     "switch a pass off (fold-batchnorm, fuse, fuse-elementwise, layout, views)"},
     {"--tune", "NAME=V", "set a tuning knob (repeatable; `npu-explore tuning` lists them)"},
     {"--break", "ID[,ID]", "corrupt fused kernels on purpose (bisect demonstrations and tests)"},
     {"--dump-after", "PASS|all", "print the graph after a pass, to stderr"},
     {"--tol-rel", "X", "relative tolerance (default: the dtype's)"},
     {"--tol-abs", "X", "absolute tolerance (default: the dtype's)"},
-    {"--kernel-cache", "DIR|none", "generated kernels' SPIR-V cache ($XDG_CACHE_HOME/npu-explore/kernels)"},
+    {"--kernel-cache", "DIR|none",
+     "generated kernels' SPIR-V cache ($XDG_CACHE_HOME/npu-explore/kernels)"},
     {"--json", "", "machine-readable output (JSON lines)"},
     {"--check", "", "run: compare the outputs with the reference"},
     {"-o", "FILE", "output file (compile, run, dot; profile: the report)"},
     {"--iters", "N", "profile: timed runs (default 20)"},
-    {"--format", "table|json|csv|trace", "profile: report format (trace: Chrome trace-event JSON for Perfetto)"},
+    {"--format", "table|json|csv|trace",
+     "profile: report format (trace: Chrome trace-event JSON for Perfetto)"},
     {"--save", "FILE", "profile: also write the JSON lines to FILE"},
     {"--baseline", "FILE", "profile: per-kernel deltas against a saved profile"},
     {"--mode", "first|minimal", "bisect: the first culprit, or every one"},
     {"--after", "PASS", "dot: the graph after this pass"},
-    {"--color", "kind|partition|time|error", "dot: node colours (time, error: a heat map of --profile)"},
+    {"--color", "kind|partition|time|error",
+     "dot: node colours (time, error: a heat map of --profile)"},
     {"--profile", "FILE", "dot: a profile saved by profile --save, for --color time|error"},
     {"--expand", "", "dot: draw fusion members even on large graphs"},
     {"-x", "SCRIPT|-", "--batch: commands from SCRIPT or stdin"},
@@ -106,15 +113,16 @@ Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED()                                                                                 \
-    do {                                                                                       \
-        if (!v) return diag_error(d, NULL, NULL, NULL, "option %s needs a value", a);          \
-        i++;                                                                                   \
+#define NEED()                                                                                     \
+    do {                                                                                           \
+        if (!v) return diag_error(d, NULL, NULL, NULL, "option %s needs a value", a);              \
+        i++;                                                                                       \
     } while (0)
         double x;
         bool positional_arg = a[0] != '-' || strcmp(a, "-") == 0;
         if (!positional_arg && !documented(a))
-            return diag_error(d, NULL, NULL, NULL, "unknown option '%s' (npu-explore --help lists them)", a);
+            return diag_error(d, NULL, NULL, NULL,
+                              "unknown option '%s' (npu-explore --help lists them)", a);
         if (positional_arg) {
             if (npos >= positional)
                 return diag_error(d, NULL, NULL, NULL, "unexpected argument '%s'", a);
@@ -206,7 +214,8 @@ Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d)
         } else if (strcmp(a, "--format") == 0) {
             NEED();
             if (strcmp(v, "table") && strcmp(v, "json") && strcmp(v, "csv") && strcmp(v, "trace"))
-                return diag_error(d, NULL, NULL, NULL, "--format must be table, json, csv or trace");
+                return diag_error(d, NULL, NULL, NULL,
+                                  "--format must be table, json, csv or trace");
             o->format = v;
         } else if (strcmp(a, "--after") == 0) {
             NEED();
@@ -232,8 +241,11 @@ Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d)
             NEED();
             int k = pass_find(v);
             if (k < 0 || !pass_table[k].can_disable)
-                return diag_error(d, NULL, NULL, NULL, "--disable: '%s' is not a pass that can be "
-                                  "switched off (fold-batchnorm, fuse, fuse-elementwise, layout, views)", v);
+                return diag_error(
+                    d, NULL, NULL, NULL,
+                    "--disable: '%s' is not a pass that can be "
+                    "switched off (fold-batchnorm, fuse, fuse-elementwise, layout, views)",
+                    v);
             if (o->n_disable == OPT_MAX_LIST)
                 return diag_error(d, NULL, NULL, NULL, "too many --disable");
             o->disable[o->n_disable++] = pass_table[k].name;

@@ -11,50 +11,50 @@
 #define OPT_MAX_LIST 512
 
 typedef struct Options {
-    const char *model;      /* positional MODEL */
-    const char *weights;    /* --weights */
-    const char *inputs;     /* --inputs */
-    const char *reference;  /* --reference */
-    const char *io_prefix;  /* --io-prefix: inputs and references named "PREFIX.<tensor>" */
-    bool random_weights;    /* --random-weights SEED */
+    const char *model;     /* positional MODEL */
+    const char *weights;   /* --weights */
+    const char *inputs;    /* --inputs */
+    const char *reference; /* --reference */
+    const char *io_prefix; /* --io-prefix: inputs and references named "PREFIX.<tensor>" */
+    bool random_weights;   /* --random-weights SEED */
     uint64_t weights_seed;
-    uint64_t inputs_seed;   /* --seed (random inputs) */
-    const char *backend;    /* --backend vulkan|cpu */
-    int device;             /* --device N, -1 = auto */
-    const char *dtype;      /* --dtype auto|fp16|bf16|fp32 */
-    const char *tier;       /* --tier auto|portable|nv-coopmat (kernel tier, docs/kernels.md) */
+    uint64_t inputs_seed; /* --seed (random inputs) */
+    const char *backend;  /* --backend vulkan|cpu */
+    int device;           /* --device N, -1 = auto */
+    const char *dtype;    /* --dtype auto|fp16|bf16|fp32 */
+    const char *tier;     /* --tier auto|portable|nv-coopmat (kernel tier, docs/kernels.md) */
     const char *no_fuse[OPT_MAX_LIST];
     int n_no_fuse;
     const char *cpu_ops[OPT_MAX_LIST]; /* --cpu-op ATEN: force these ops onto the CPU */
     int n_cpu_ops;
-    const char *break_id;   /* --break ID */
-    const char *dump_after; /* --dump-after PASS|all */
+    const char *break_id;    /* --break ID */
+    const char *dump_after;  /* --dump-after PASS|all */
     double tol_rel, tol_abs; /* < 0: dtype default */
     bool json;
-    bool check;             /* run --check */
-    const char *out;        /* -o FILE */
-    int iters;              /* profile --iters */
-    const char *format;     /* profile --format */
-    const char *after;      /* dot --after */
-    const char *color;      /* dot --color */
-    const char *mode;       /* bisect --mode */
-    const char *script;     /* --batch -x SCRIPT */
-    const char *source;     /* describe --source K */
+    bool check;               /* run --check */
+    const char *out;          /* -o FILE */
+    int iters;                /* profile --iters */
+    const char *format;       /* profile --format */
+    const char *after;        /* dot --after */
+    const char *color;        /* dot --color */
+    const char *mode;         /* bisect --mode */
+    const char *script;       /* --batch -x SCRIPT */
+    const char *source;       /* describe --source K */
     const char *kernel_cache; /* --kernel-cache DIR|none: generated kernels' SPIR-V cache */
     const char *disable[OPT_MAX_LIST]; /* --disable PASS: passes switched off (can_disable) */
     int n_disable;
     const char *save, *baseline; /* profile --save/--baseline */
-    const char *profile;    /* dot --profile: a saved profile (JSON lines) to colour by */
-    const char *prompt_ids; /* generate --prompt-ids */
-    int max_new;            /* generate --max-new */
-    bool host_argmax;       /* generate --host-argmax: the next token from read-back logits */
-    int prefill_runs;       /* generate --prefill-runs: extra warm prefill runs, timed (0: none) */
-    bool expand;            /* dot --expand: draw fusion members even on large graphs */
+    const char *profile;         /* dot --profile: a saved profile (JSON lines) to colour by */
+    const char *prompt_ids;      /* generate --prompt-ids */
+    int max_new;                 /* generate --max-new */
+    bool host_argmax;            /* generate --host-argmax: the next token from read-back logits */
+    int prefill_runs; /* generate --prefill-runs: extra warm prefill runs, timed (0: none) */
+    bool expand;      /* dot --expand: draw fusion members even on large graphs */
     int verbose;
     const atomic_bool *cancel; /* set by the TUI's Esc (the session's flag); NULL in the CLI */
-    Tuning tune;            /* the NPU_* environment (bench/'s override), then --tune NAME=V */
-    bool recompile;         /* the session: a .npubin's IR is compiled again (with the session's
-                             * switches) where the CLI runs the file's own plan */
+    Tuning tune;               /* the NPU_* environment (bench/'s override), then --tune NAME=V */
+    bool recompile;            /* the session: a .npubin's IR is compiled again (with the session's
+                                * switches) where the CLI runs the file's own plan */
 } Options;
 
 #include <stdio.h>

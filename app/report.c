@@ -28,7 +28,8 @@ void report_argmax_json(const CmpStats *s, char *buf, size_t n)
         snprintf(buf, n, "%s", "");
         return;
     }
-    snprintf(buf, n, ",\"argmax_rows\":%lld,\"argmax_differ\":%lld,\"argmax_beyond\":%lld,"
+    snprintf(buf, n,
+             ",\"argmax_rows\":%lld,\"argmax_differ\":%lld,\"argmax_beyond\":%lld,"
              "\"argmax_gap\":%.6g",
              (long long)s->am_rows, (long long)s->am_differ, (long long)s->am_beyond, s->am_gap);
 }
@@ -95,8 +96,9 @@ int report_check(FILE *f, const Graph *g, const Binding *b, const HTensor *vals,
                 "\"tol_rel_l2\":%g}\n",
                 backend, g->noutputs, ok, bad, missing, tol->rel_l2);
     else
-        fprintf(f, "summary: %d outputs, %d ok, %d mismatch, %d without reference (backend %s, "
-                   "tolerance rel_l2 <= %g)\n",
+        fprintf(f,
+                "summary: %d outputs, %d ok, %d mismatch, %d without reference (backend %s, "
+                "tolerance rel_l2 <= %g)\n",
                 g->noutputs, ok, bad, missing, backend, tol->rel_l2);
     if (bad) return 1;
     if (ok == 0) return 2;

@@ -22,12 +22,12 @@ typedef struct Progress {
 } Progress;
 
 typedef struct ProfileResult {
-    Profile pr;        /* per kernel and transfer of the plan measured (runtime/profile.h) */
-    unsigned gen;      /* the session's plan generation it measured (0 outside a session) */
-    int nkernels;      /* of that plan */
-    char device[160];  /* the backend's device */
+    Profile pr;       /* per kernel and transfer of the plan measured (runtime/profile.h) */
+    unsigned gen;     /* the session's plan generation it measured (0 outside a session) */
+    int nkernels;     /* of that plan */
+    char device[160]; /* the backend's device */
     char dtype[8];
-    bool have;         /* a complete result */
+    bool have; /* a complete result */
 } ProfileResult;
 
 /* Times every kernel of `pipe` (the session's plan, borrowed; NULL: compile o->model's loaded
@@ -46,34 +46,34 @@ Status profile_report(FILE *f, const Plan *p, const ProfileResult *r, const Opti
 const char *report_speedup(double sp, char *buf, size_t n);
 
 typedef enum BisectOutcome {
-    BISECT_CULPRIT,     /* culprits found */
-    BISECT_NOTHING,     /* every fusion on agrees: nothing to bisect */
-    BISECT_NOT_FUSION,  /* the outputs disagree with every fusion off */
-    BISECT_FLAKY,       /* the verdict changed between two identical runs */
+    BISECT_CULPRIT,    /* culprits found */
+    BISECT_NOTHING,    /* every fusion on agrees: nothing to bisect */
+    BISECT_NOT_FUSION, /* the outputs disagree with every fusion off */
+    BISECT_FLAKY,      /* the verdict changed between two identical runs */
 } BisectOutcome;
 
 typedef struct BisectStep {
-    char what[16];    /* "all off", "all on", "prefix", "subset", "complement", "remaining" */
-    int enabled, of;  /* instances on, of all */
-    char list[256];   /* their ids, cut with "..." */
+    char what[16];   /* "all off", "all on", "prefix", "subset", "complement", "remaining" */
+    int enabled, of; /* instances on, of all */
+    char list[256];  /* their ids, cut with "..." */
     bool ok;
-    double worst;     /* worst rel_l2 (an argmax output: the fraction of its rows beyond) */
+    double worst; /* worst rel_l2 (an argmax output: the fraction of its rows beyond) */
 } BisectStep;
 
 typedef struct BisectCulprit {
     char id[32], pattern[64], nodes[1024];
-    int kernel;           /* the first kernel computing its members in the plan bisected (all
-                           * instances on: the plan on screen), -1 (app/attrib.h) */
-    bool own;             /* that kernel is its own; else a fold runs its ops inside it */
-    char shader[64];      /* that kernel's shader */
-    char host[32];        /* that kernel's fusion id when not its own, "" */
-    int alone_kernel;     /* the first diverging kernel of the plan with only it on, -1 */
-    char tensor[128];     /* that kernel's output, "-" */
-    int tensor_kernel;    /* the kernel of the plan bisected computing that tensor, -1 */
-    bool tensor_inside;   /* it is not that kernel's output but computed inside it */
+    int kernel;         /* the first kernel computing its members in the plan bisected (all
+                         * instances on: the plan on screen), -1 (app/attrib.h) */
+    bool own;           /* that kernel is its own; else a fold runs its ops inside it */
+    char shader[64];    /* that kernel's shader */
+    char host[32];      /* that kernel's fusion id when not its own, "" */
+    int alone_kernel;   /* the first diverging kernel of the plan with only it on, -1 */
+    char tensor[128];   /* that kernel's output, "-" */
+    int tensor_kernel;  /* the kernel of the plan bisected computing that tensor, -1 */
+    bool tensor_inside; /* it is not that kernel's output but computed inside it */
     double rel_l2, max_abs;
-    char note[128];       /* an argmax output's rows (report_argmax_note), "" */
-    char json_note[160];  /* the same as JSON fields (report_argmax_json) */
+    char note[128];      /* an argmax output's rows (report_argmax_note), "" */
+    char json_note[160]; /* the same as JSON fields (report_argmax_json) */
 } BisectCulprit;
 
 typedef struct BisectResult {
@@ -82,17 +82,16 @@ typedef struct BisectResult {
     int nsteps, cap;
     BisectCulprit *culprits;
     int nculprits;
-    unsigned gen;  /* the session's plan generation bisected (0 outside a session) */
-    bool have;     /* a complete result */
-    int rc;        /* the exit code (docs/CLI.md): 0 culprit found or nothing to bisect, 1 nothing
-                    * consistent (the fault is not in a fusion, or a flaky oracle) */
+    unsigned gen; /* the session's plan generation bisected (0 outside a session) */
+    bool have;    /* a complete result */
+    int rc;       /* the exit code (docs/CLI.md): 0 culprit found or nothing to bisect, 1 nothing
+                   * consistent (the fault is not in a fusion, or a flaky oracle) */
 } BisectResult;
 
 /* Bisects the fusion instances enabled under o (o->mode first|minimal) on the loaded model m.
  * Each step is appended to *out as it is judged and reported to pg with k = the step. On an
  * error or a cancel *out holds the steps so far and `have` stays false. */
-Status bisect_run(const Options *o, Model *m, const Progress *pg, BisectResult *out,
-                  DiagList *d);
+Status bisect_run(const Options *o, Model *m, const Progress *pg, BisectResult *out, DiagList *d);
 void bisect_result_free(BisectResult *r);
 /* One step as its text line (json: its JSON line) into buf. */
 void bisect_step_text(const BisectResult *r, int i, bool json, char *buf, size_t n);

@@ -24,12 +24,17 @@ Status runner_open(Runner *r, const Options *o, Model *m, bool no_reuse, DiagLis
  * naming the option, not a silent run of something else. */
 static Status npubin_options(const Options *o, const Plan *p, DiagList *d)
 {
-    const char *opt = o->n_no_fuse ? "--no-fuse" : o->n_cpu_ops ? "--cpu-op" : o->break_id ? "--break"
-                      : o->n_disable ? "--disable" : o->dump_after ? "--dump-after"
-                      : o->tune.set & ~o->tune.env ? "--tune" : NULL;
+    const char *opt = o->n_no_fuse                 ? "--no-fuse"
+                      : o->n_cpu_ops               ? "--cpu-op"
+                      : o->break_id                ? "--break"
+                      : o->n_disable               ? "--disable"
+                      : o->dump_after              ? "--dump-after"
+                      : o->tune.set & ~o->tune.env ? "--tune"
+                                                   : NULL;
     static const char *names[] = {[DT_F16] = "fp16", [DT_BF16] = "bf16", [DT_F32] = "fp32"};
     const char *dt = p->compute == DT_F16 || p->compute == DT_BF16 || p->compute == DT_F32
-                         ? names[p->compute] : "?";
+                         ? names[p->compute]
+                         : "?";
     if (!opt && strcmp(o->dtype, "auto") != 0 && strcmp(o->dtype, dt) != 0) opt = "--dtype";
     if (!opt && strcmp(o->tier, "auto") != 0 && plan_tier_parse(o->tier) != p->tier) opt = "--tier";
     if (!opt) return ST_OK;
@@ -69,19 +74,24 @@ static Status npubin_graph(const Graph *src, const Plan *p, Graph **out, DiagLis
                             pr->gamma, pr->beta,  pr->mean,   pr->var};
         r->kind = pr->kind;
         r->eps = pr->eps;
-        for (int k = 0; k < 8; k++) *ids[k] = pids[k] >= 0 ? gid[pids[k]] : -1;
+        for (int k = 0; k < 8; k++)
+            *ids[k] = pids[k] >= 0 ? gid[pids[k]] : -1;
         r->nsrc = pr->nsrc;
         r->block = pr->block;
-        for (int k = 0; k < pr->nsrc; k++) r->src[k] = gid[pr->src[k]];
+        for (int k = 0; k < pr->nsrc; k++)
+            r->src[k] = gid[pr->src[k]];
         bool missing = r->out_w < 0 || (pr->conv_w >= 0 && r->conv_w < 0);
-        for (int k = 0; k < r->nsrc; k++) missing |= r->src[k] < 0;
+        for (int k = 0; k < r->nsrc; k++)
+            missing |= r->src[k] < 0;
         if (missing)
             st = diag_error(d, p->source, NULL, pr->out_w >= 0 ? p->tensors[pr->out_w].name : NULL,
                             "a weight recipe of the .npubin names a tensor its IR lacks");
     }
     free(gid);
-    if (st != ST_OK) graph_free(g);
-    else *out = g;
+    if (st != ST_OK)
+        graph_free(g);
+    else
+        *out = g;
     return st;
 }
 
@@ -131,7 +141,8 @@ static void target_of(const Options *o, const Binding *b, Backend *be, RunTarget
 /* One Vulkan device per process and device index, opened at the first runner that needs it and
  * kept to the process's end: every runner's backend shares it (vk_backend_create_shared), so a
  * profile's runs, a bisect's steps and a session's plan after each toggle neither create the
- * device again nor compile a pipeline that device already has (runtime/vulkan/vk_pipe.c pools them). */
+ * device again nor compile a pipeline that device already has (runtime/vulkan/vk_pipe.c pools
+ * them). */
 enum { MAX_DEVICES = 8 };
 static struct {
     int device;
@@ -142,7 +153,8 @@ static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void close_devices(void)
 {
-    for (int i = 0; i < ndevices; i++) devices[i].be->ops->destroy(devices[i].be);
+    for (int i = 0; i < ndevices; i++)
+        devices[i].be->ops->destroy(devices[i].be);
     ndevices = 0;
 }
 
@@ -203,15 +215,16 @@ static Status open_exec(Runner *r, const Options *o, Model *m, DiagList *d)
     bool cpu = strcmp(o->backend, "cpu") == 0;
     DType c = r->pipe.plan ? r->pipe.plan->compute : DT_F16;
     snprintf(r->dtype, sizeof r->dtype, "%s",
-             cpu || c == DT_F32 ? "fp32" : c == DT_BF16 ? "bf16" : "fp16");
+             cpu || c == DT_F32 ? "fp32"
+             : c == DT_BF16     ? "bf16"
+                                : "fp16");
     Status st = bind_apply_recipes(r->pipe.g, &m->b, d);
     if (st == ST_OK && cpu) st = cpu_backend_create(r->pipe.g, &r->be);
     if (st == ST_OK) st = exec_open(&r->x, r->pipe.plan, r->pipe.g, &m->b, r->be, d);
     return st;
 }
 
-Status runner_open_plan(Runner *r, const Options *o, Model *m, const Pipeline *pipe,
-                        DiagList *d)
+Status runner_open_plan(Runner *r, const Options *o, Model *m, const Pipeline *pipe, DiagList *d)
 {
     memset(r, 0, sizeof *r);
     r->pipe = *pipe;
@@ -223,8 +236,8 @@ Status runner_open_plan(Runner *r, const Options *o, Model *m, const Pipeline *p
 }
 
 static Status compile_edit(const Options *o, Model *m, const RunTarget *t, bool no_reuse,
-                           Status (*edit)(Graph *g, void *ctx, DiagList *d), void *ctx,
-                           Pipeline *p, DiagList *d)
+                           Status (*edit)(Graph *g, void *ctx, DiagList *d), void *ctx, Pipeline *p,
+                           DiagList *d)
 {
     memset(p, 0, sizeof *p);
     CompileOptions co;

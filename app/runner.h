@@ -41,13 +41,13 @@ void runner_compile_options(const Options *o, const RunTarget *t, CompileOptions
  * .npubin's own plan (unless o->recompile); no_reuse: every tensor readable after a run. */
 Status runner_compile(const Options *o, Model *m, const RunTarget *t, bool no_reuse, Pipeline *p,
                       DiagList *d);
-/* An executor over a pipeline compiled already (runner_compile; borrowed: it must outlive the runner):
- * the recipes applied to m's binding, the backend of --backend created, the plan loaded. */
-Status runner_open_plan(Runner *r, const Options *o, Model *m, const Pipeline *pipe,
-                        DiagList *d);
-/* Compiles m's IR (the loaded graph, not the file again) with o's switches (no_reuse: every tensor readable after a run), applies the
- * recipes to m's binding, creates the backend of --backend (Vulkan on --device, or the CPU
- * reference running each kernel's IR nodes) and loads the plan. */
+/* An executor over a pipeline compiled already (runner_compile; borrowed: it must outlive the
+ * runner): the recipes applied to m's binding, the backend of --backend created, the plan loaded.
+ */
+Status runner_open_plan(Runner *r, const Options *o, Model *m, const Pipeline *pipe, DiagList *d);
+/* Compiles m's IR (the loaded graph, not the file again) with o's switches (no_reuse: every tensor
+ * readable after a run), applies the recipes to m's binding, creates the backend of --backend
+ * (Vulkan on --device, or the CPU reference running each kernel's IR nodes) and loads the plan. */
 Status runner_open(Runner *r, const Options *o, Model *m, bool no_reuse, DiagList *d);
 /* The same on the device of an open runner's backend `with` (so the two can share storage). */
 Status runner_open_with(Runner *r, const Options *o, Model *m, bool no_reuse, Backend *with,

@@ -11,7 +11,7 @@
 typedef struct SavedKernel {
     int index;
     char *shader, *fusion, *output;
-    char **nodes;   /* the IR nodes it computes ("nodes", else "fused_from" split at commas) */
+    char **nodes; /* the IR nodes it computes ("nodes", else "fused_from" split at commas) */
     int nnodes;
     double gpu_us, cpu_us, rel_l2; /* rel_l2 < 0: not judged */
     char verdict[16];              /* "ok", "MISMATCH", "-" */

@@ -28,7 +28,8 @@ void session_forget_run(Session *s)
 {
     if (s->have_run) ref_free(&s->last);
     if (s->dev && s->pipe.g)
-        for (int t = 0; t < s->pipe.g->ntensors; t++) htensor_free(&s->dev[t]);
+        for (int t = 0; t < s->pipe.g->ntensors; t++)
+            htensor_free(&s->dev[t]);
     free(s->dev);
     s->dev = NULL;
     s->have_run = false;
@@ -75,13 +76,17 @@ void session_progress(void *sp, const char *stage, int k, int n)
 void session_progress_text(Session *s, char *buf, size_t n)
 {
     pthread_mutex_lock(&s->prog_mu);
-    if (!s->prog_stage[0]) buf[0] = 0;
+    if (!s->prog_stage[0])
+        buf[0] = 0;
     else if (s->prog_n > 0)
-        snprintf(buf, n, "%s %d/%d, %.1f s", s->prog_stage, s->prog_k, s->prog_n, (clock_us() * 1e-6) - s->prog_t0);
+        snprintf(buf, n, "%s %d/%d, %.1f s", s->prog_stage, s->prog_k, s->prog_n,
+                 (clock_us() * 1e-6) - s->prog_t0);
     else if (s->prog_n < 0)
-        snprintf(buf, n, "%s %d of ~%d, %.1f s", s->prog_stage, s->prog_k, -s->prog_n, (clock_us() * 1e-6) - s->prog_t0);
+        snprintf(buf, n, "%s %d of ~%d, %.1f s", s->prog_stage, s->prog_k, -s->prog_n,
+                 (clock_us() * 1e-6) - s->prog_t0);
     else if (s->prog_k > 0)
-        snprintf(buf, n, "%s %d, %.1f s", s->prog_stage, s->prog_k, (clock_us() * 1e-6) - s->prog_t0);
+        snprintf(buf, n, "%s %d, %.1f s", s->prog_stage, s->prog_k,
+                 (clock_us() * 1e-6) - s->prog_t0);
     else
         snprintf(buf, n, "%s, %.1f s", s->prog_stage, (clock_us() * 1e-6) - s->prog_t0);
     pthread_mutex_unlock(&s->prog_mu);
@@ -152,10 +157,12 @@ static Status session_target(Session *s, const Options *o, DiagList *d)
         snprintf(s->target.dtype, sizeof s->target.dtype, "%s", runner_dtype(o, &s->model.b));
         diag_add(d, DIAG_WARNING, ST_OK, o->model, NULL, NULL,
                  "%s: the plan is compiled for tier portable without a device; --backend cpu "
-                 "runs on the CPU reference", tmp.count ? tmp.items[0].msg : "no Vulkan device");
+                 "runs on the CPU reference",
+                 tmp.count ? tmp.items[0].msg : "no Vulkan device");
         st = ST_OK;
     } else if (st != ST_OK) {
-        diag_add(d, DIAG_ERROR, st, o->model, NULL, NULL, "%s", tmp.count ? tmp.items[0].msg : status_name(st));
+        diag_add(d, DIAG_ERROR, st, o->model, NULL, NULL, "%s",
+                 tmp.count ? tmp.items[0].msg : status_name(st));
     }
     diag_free(&tmp);
     return st;
@@ -191,7 +198,8 @@ void session_close(Session *s)
     profile_result_free(&s->prof);
     bisect_result_free(&s->bisect);
     session_live_clear(s);
-    for (int i = 0; i < s->noff; i++) free(s->off[i]);
+    for (int i = 0; i < s->noff; i++)
+        free(s->off[i]);
     pthread_mutex_destroy(&s->prog_mu);
     memset(s, 0, sizeof *s);
 }
@@ -201,10 +209,12 @@ static int split(char *line, char **argv, int max)
 {
     int n = 0;
     for (char *p = line; *p && n < max;) {
-        while (*p && isspace((unsigned char)*p)) p++;
+        while (*p && isspace((unsigned char)*p))
+            p++;
         if (!*p || *p == '#') break;
         argv[n++] = p;
-        while (*p && !isspace((unsigned char)*p)) p++;
+        while (*p && !isspace((unsigned char)*p))
+            p++;
         if (*p) *p++ = 0;
     }
     return n;
@@ -222,7 +232,8 @@ static const Command *match(char **argv, int argc, int *used)
         int nw = split(nm, w, 4);
         if (nw > argc || nw <= *used) continue;
         bool ok = true;
-        for (int k = 0; k < nw && ok; k++) ok = strcmp(w[k], argv[k]) == 0;
+        for (int k = 0; k < nw && ok; k++)
+            ok = strcmp(w[k], argv[k]) == 0;
         if (ok) {
             best = &session_commands[i];
             *used = nw;

@@ -23,28 +23,28 @@
 
 typedef struct Session {
     Options opt;
-    Model model;        /* imported graph + bound weights, inputs, reference */
-    RunTarget target;   /* what the plan is compiled for: the device's tier, dtype */
-    Pipeline pipe;      /* snapshots of the current compile; pipe.plan is the session's plan */
-    unsigned gen;       /* bumped by every compile: results carry the gen they measured */
-    int cursor;         /* pass index shown (pass goto/next/prev) */
+    Model model;      /* imported graph + bound weights, inputs, reference */
+    RunTarget target; /* what the plan is compiled for: the device's tier, dtype */
+    Pipeline pipe;    /* snapshots of the current compile; pipe.plan is the session's plan */
+    unsigned gen;     /* bumped by every compile: results carry the gen they measured */
+    int cursor;       /* pass index shown (pass goto/next/prev) */
     char *off[SESSION_MAX_OFF]; /* fusion switch rules in order: ID/PATTERN/all off, "+ID" on */
     int noff;
-    RefRun last;        /* last run on the CPU backend (reference of the compiled graph) */
-    HTensor *dev;       /* last run on Vulkan: [pipe.g->ntensors], graph outputs filled */
-    double run_ms;      /* wall time of the last run */
+    RefRun last;   /* last run on the CPU backend (reference of the compiled graph) */
+    HTensor *dev;  /* last run on Vulkan: [pipe.g->ntensors], graph outputs filled */
+    double run_ms; /* wall time of the last run */
     bool have_run;
-    ProfileResult prof;  /* the last complete profile (prof.gen: of which plan) */
-    BisectResult bisect; /* the last complete bisect */
+    ProfileResult prof;            /* the last complete profile (prof.gen: of which plan) */
+    BisectResult bisect;           /* the last complete bisect */
     unsigned prof_seq, bisect_seq; /* bumped when a new result is kept */
     pthread_mutex_t prog_mu;       /* guards the progress below (written by a worker thread) */
     char prog_stage[64];           /* the running job's stage, "" when none */
     int prog_k, prog_n;            /* n < 0: about -n (Progress) */
     double prog_t0;                /* when the job started (CLOCK_MONOTONIC seconds) */
     /* the running job's results so far (prog_mu; the TUI draws them while it runs): */
-    Profile live_prof;             /* the profile's rows (own arrays; nkernels 0: none) */
-    BisectResult live_bisect;      /* the bisect's steps */
-    unsigned live_seq;             /* bumped by every change of the two */
+    Profile live_prof;        /* the profile's rows (own arrays; nkernels 0: none) */
+    BisectResult live_bisect; /* the bisect's steps */
+    unsigned live_seq;        /* bumped by every change of the two */
     FILE *out;
     bool json;
     bool keep_going;    /* set on-error continue */
@@ -57,8 +57,8 @@ typedef struct Command {
     const char *args; /* "ID|PATTERN|all" */
     const char *help;
     Status (*fn)(Session *s, int argc, char **argv, DiagList *d);
-    bool job;         /* long work (runs the model): the TUI runs it on a worker thread with
-                       * progress and Esc to cancel; the others run at once */
+    bool job; /* long work (runs the model): the TUI runs it on a worker thread with
+               * progress and Esc to cancel; the others run at once */
 } Command;
 
 extern const Command session_commands[];

@@ -23,8 +23,10 @@ static void jstr(FILE *f, const char *s)
     fputc('"', f);
     for (; s && *s; s++) {
         if (*s == '"' || *s == '\\') fputc('\\', f);
-        if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
-        else fputc(*s, f);
+        if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\u%04x", *s);
+        else
+            fputc(*s, f);
     }
     fputc('"', f);
 }
@@ -72,7 +74,8 @@ static Status c_echo(Session *s, int argc, char **argv, DiagList *d)
         fprintf(s->out, "}\n");
         return ST_OK;
     }
-    for (int i = 0; i < argc; i++) fprintf(s->out, i ? " %s" : "%s", argv[i]);
+    for (int i = 0; i < argc; i++)
+        fprintf(s->out, i ? " %s" : "%s", argv[i]);
     fprintf(s->out, "\n");
     return ST_OK;
 }
@@ -81,9 +84,12 @@ static Status c_set(Session *s, int argc, char **argv, DiagList *d)
 {
     Status st = need(argc, 2, "set KEY VALUE (on-error stop|continue)", d);
     if (st != ST_OK) return st;
-    if (strcmp(argv[0], "on-error") == 0 && strcmp(argv[1], "continue") == 0) s->keep_going = true;
-    else if (strcmp(argv[0], "on-error") == 0 && strcmp(argv[1], "stop") == 0) s->keep_going = false;
-    else return diag_error(d, NULL, NULL, NULL, "set: unknown setting '%s %s'", argv[0], argv[1]);
+    if (strcmp(argv[0], "on-error") == 0 && strcmp(argv[1], "continue") == 0)
+        s->keep_going = true;
+    else if (strcmp(argv[0], "on-error") == 0 && strcmp(argv[1], "stop") == 0)
+        s->keep_going = false;
+    else
+        return diag_error(d, NULL, NULL, NULL, "set: unknown setting '%s %s'", argv[0], argv[1]);
     return ST_OK;
 }
 
@@ -97,8 +103,8 @@ static void pass_line(Session *s, int i)
                 i, sn->pass, sn->added, sn->removed, sn->rewritten, sn->ms,
                 i == s->cursor ? "true" : "false");
     } else {
-        fprintf(s->out, "%s %2d %-16s +%-4d -%-4d ~%-5d %8.2f ms%s\n", i == s->cursor ? ">" : " ", i,
-                sn->pass, sn->added, sn->removed, sn->rewritten, sn->ms,
+        fprintf(s->out, "%s %2d %-16s +%-4d -%-4d ~%-5d %8.2f ms%s\n", i == s->cursor ? ">" : " ",
+                i, sn->pass, sn->added, sn->removed, sn->rewritten, sn->ms,
                 sn->added + sn->removed + sn->rewritten ? "" : "   (no change)");
     }
 }
@@ -106,7 +112,8 @@ static void pass_line(Session *s, int i)
 static Status c_pass_list(Session *s, int argc, char **argv, DiagList *d)
 {
     (void)argc, (void)argv, (void)d;
-    for (int i = 0; i < s->pipe.nsnaps; i++) pass_line(s, i);
+    for (int i = 0; i < s->pipe.nsnaps; i++)
+        pass_line(s, i);
     return ST_OK;
 }
 
@@ -115,7 +122,8 @@ static Status c_pass_goto(Session *s, int argc, char **argv, DiagList *d)
     Status st = need(argc, 1, "pass goto NAME|N", d);
     if (st != ST_OK) return st;
     int k = pass_find(argv[0]);
-    if (k < 0 || k >= s->pipe.nsnaps) return diag_error(d, NULL, NULL, NULL, "no pass '%s'", argv[0]);
+    if (k < 0 || k >= s->pipe.nsnaps)
+        return diag_error(d, NULL, NULL, NULL, "no pass '%s'", argv[0]);
     s->cursor = k;
     pass_line(s, k);
     return ST_OK;
@@ -147,8 +155,10 @@ static Status c_pass_show(Session *s, int argc, char **argv, DiagList *d)
         const char *k = c->kind == CH_ADDED ? "+" : c->kind == CH_REMOVED ? "-" : "~";
         node_line(sn->g, c->node, buf, sizeof buf);
         if (s->json) {
-            fprintf(s->out, "{\"schema\":\"npu-explore/change/1\",\"kind\":\"change\",\"pass\":\"%s\","
-                            "\"change\":\"%s\",\"node\":", sn->pass, k);
+            fprintf(s->out,
+                    "{\"schema\":\"npu-explore/change/1\",\"kind\":\"change\",\"pass\":\"%s\","
+                    "\"change\":\"%s\",\"node\":",
+                    sn->pass, k);
             jstr(s->out, buf);
             fprintf(s->out, ",\"what\":");
             jstr(s->out, c->what);
@@ -173,8 +183,10 @@ static Status c_fusion_list(Session *s, int argc, char **argv, DiagList *d)
     for (int i = 0; i < g->nfusions; i++) {
         const Fusion *f = &g->fusions[i];
         if (s->json) {
-            fprintf(s->out, "{\"schema\":\"npu-explore/fusion/1\",\"kind\":\"fusion\",\"id\":\"%s\","
-                            "\"pattern\":\"%s\",\"nodes\":[", f->id, f->pattern);
+            fprintf(s->out,
+                    "{\"schema\":\"npu-explore/fusion/1\",\"kind\":\"fusion\",\"id\":\"%s\","
+                    "\"pattern\":\"%s\",\"nodes\":[",
+                    f->id, f->pattern);
             for (int k = 0; k < f->nnodes; k++) {
                 if (k) fputc(',', s->out);
                 jstr(s->out, g->nodes[f->nodes[k]].name);
@@ -210,7 +222,8 @@ static Status add_switch(Session *s, const Graph *g, const char *sel, bool on, D
 {
     drop_rule(s, sel);
     if (on && strcmp(sel, "all") == 0) {
-        for (int i = 0; i < s->noff; i++) free(s->off[i]);
+        for (int i = 0; i < s->noff; i++)
+            free(s->off[i]);
         s->noff = 0;
         return ST_OK;
     }
@@ -221,7 +234,8 @@ static Status add_switch(Session *s, const Graph *g, const char *sel, bool on, D
             needed = s->off[k][0] != '+' && fuse_selected(s->off[k], &g->fusions[i]);
     }
     if (!needed) return ST_OK;
-    if (s->noff == SESSION_MAX_OFF) return diag_error(d, NULL, NULL, NULL, "too many fusion switches");
+    if (s->noff == SESSION_MAX_OFF)
+        return diag_error(d, NULL, NULL, NULL, "too many fusion switches");
     char rule[256];
     snprintf(rule, sizeof rule, "%s%s", on ? "+" : "", sel);
     s->off[s->noff] = session_dup(rule);
@@ -238,7 +252,8 @@ static Status set_fusion(Session *s, int argc, char **argv, bool on, DiagList *d
     for (int a = 0; a < argc; a++) {
         /* the names --no-fuse takes, exactly (fuse_selected): a prefix selects nothing */
         bool known = strcmp(argv[a], "all") == 0;
-        for (int i = 0; i < g->nfusions && !known; i++) known = fuse_selected(argv[a], &g->fusions[i]);
+        for (int i = 0; i < g->nfusions && !known; i++)
+            known = fuse_selected(argv[a], &g->fusions[i]);
         if (!known)
             return diag_error(d, NULL, NULL, NULL,
                               "no fusion instance or pattern '%s' (names are exact: `fusion list`)",
@@ -249,7 +264,8 @@ static Status set_fusion(Session *s, int argc, char **argv, bool on, DiagList *d
     st = session_compile(s, d);
     if (st == ST_OK && !s->json) {
         int en = 0;
-        for (int i = 0; i < s->pipe.g->nfusions; i++) en += s->pipe.g->fusions[i].enabled;
+        for (int i = 0; i < s->pipe.g->nfusions; i++)
+            en += s->pipe.g->fusions[i].enabled;
         fprintf(s->out, "fusions: %d of %d on, %d kernels\n", en, s->pipe.g->nfusions,
                 s->pipe.plan ? s->pipe.plan->nkernels : 0);
     }
@@ -308,7 +324,8 @@ static Status c_profile(Session *s, int argc, char **argv, DiagList *d)
         char *end;
         long n = strtol(argv[0], &end, 10);
         if (*end || n < 1 || n > 100000)
-            return diag_error(d, NULL, NULL, NULL, "profile: N must be 1..100000, got '%s'", argv[0]);
+            return diag_error(d, NULL, NULL, NULL, "profile: N must be 1..100000, got '%s'",
+                              argv[0]);
         o.iters = (int)n;
     }
     o.json = s->json;
@@ -365,8 +382,9 @@ static Status c_bisect(Session *s, int argc, char **argv, DiagList *d)
     bisect_result_free(&s->bisect);
     s->bisect = r;
     s->bisect_seq++;
-    if (r.rc == 1) return diag_add(d, DIAG_ERROR, ST_MISMATCH, o.model, NULL, NULL,
-                                   "bisect found nothing consistent");
+    if (r.rc == 1)
+        return diag_add(d, DIAG_ERROR, ST_MISMATCH, o.model, NULL, NULL,
+                        "bisect found nothing consistent");
     return ST_OK;
 }
 
@@ -376,8 +394,10 @@ static Status c_run(Session *s, int argc, char **argv, DiagList *d)
     Status st = do_run(s, d);
     if (st != ST_OK) return st;
     if (s->json)
-        fprintf(s->out, "{\"schema\":\"npu-explore/run/1\",\"kind\":\"run\",\"backend\":\"%s\","
-                        "\"dtype\":\"%s\",\"ms\":%.3f}\n", s->opt.backend, s->target.dtype, s->run_ms);
+        fprintf(s->out,
+                "{\"schema\":\"npu-explore/run/1\",\"kind\":\"run\",\"backend\":\"%s\","
+                "\"dtype\":\"%s\",\"ms\":%.3f}\n",
+                s->opt.backend, s->target.dtype, s->run_ms);
     else
         fprintf(s->out, "ran %s on %s (%s) in %.2f ms\n", s->model.g->model_name,
                 on_cpu(s) ? "the CPU reference" : "Vulkan", s->target.dtype, s->run_ms);
@@ -395,7 +415,8 @@ static Status c_check(Session *s, int argc, char **argv, DiagList *d)
     if (st != ST_OK) return st;
     if (s->model.b.nref == 0)
         return diag_error(d, s->model.path, NULL, NULL, "no reference outputs to check against");
-    if (added && !s->json) fprintf(s->out, "reference: the CPU reference (fp32) for outputs the files lack\n");
+    if (added && !s->json)
+        fprintf(s->out, "reference: the CPU reference (fp32) for outputs the files lack\n");
     Tolerance tol = report_tolerance(&s->opt, s->target.dtype);
     int rc = report_check(s->out, s->pipe.g, &s->model.b, on_cpu(s) ? s->last.vals : s->dev, &tol,
                           s->opt.backend, s->json);
@@ -439,8 +460,10 @@ static Status c_source(Session *s, int argc, char **argv, DiagList *d)
     st = kernel_source_get(s->pipe.plan, k, &ks, d);
     if (st != ST_OK) return st;
     if (s->json) {
-        fprintf(s->out, "{\"schema\":\"npu-explore/source/1\",\"kind\":\"source\",\"kernel\":%d,"
-                        "\"title\":", k);
+        fprintf(s->out,
+                "{\"schema\":\"npu-explore/source/1\",\"kind\":\"source\",\"kernel\":%d,"
+                "\"title\":",
+                k);
         jstr(s->out, ks.title);
         fprintf(s->out, ",\"source\":");
         jstr(s->out, ks.source);
@@ -469,7 +492,9 @@ static Status c_dump(Session *s, int argc, char **argv, DiagList *d)
     if (!mem) return diag_error(d, NULL, NULL, NULL, "dump: out of memory");
     graph_dump(mem, sn->g);
     fclose(mem);
-    fprintf(s->out, "{\"schema\":\"npu-explore/graph/1\",\"kind\":\"graph\",\"pass\":\"%s\",\"text\":", sn->pass);
+    fprintf(s->out,
+            "{\"schema\":\"npu-explore/graph/1\",\"kind\":\"graph\",\"pass\":\"%s\",\"text\":",
+            sn->pass);
     jstr(s->out, buf);
     fprintf(s->out, "}\n");
     free(buf);
@@ -485,7 +510,8 @@ static Status c_dot(Session *s, int argc, char **argv, DiagList *d)
         if (strcmp(argv[i], "--after") == 0 && (at = pass_find(argv[i + 1])) < 0)
             return diag_error(d, NULL, NULL, NULL, "dot: unknown pass '%s'", argv[i + 1]);
         if (strcmp(argv[i], "--color") == 0 && (color = heat_color_parse(argv[i + 1])) < 0)
-            return diag_error(d, NULL, NULL, NULL, "dot: --color must be kind, partition, time or error");
+            return diag_error(d, NULL, NULL, NULL,
+                              "dot: --color must be kind, partition, time or error");
     }
     VizOptions vo = {.color = (VizColor)color};
     /* time, error: the heat map of the session's profile of this plan (the explorer's c) */
@@ -494,7 +520,9 @@ static Status c_dot(Session *s, int argc, char **argv, DiagList *d)
     const Graph *g = s->pipe.snaps[at].g;
     if (color == VIZ_COLOR_TIME || color == VIZ_COLOR_ERROR) {
         const ProfileResult *r = session_profile(s);
-        if (!r) return diag_error(d, NULL, NULL, NULL, "dot --color %s: %s", argv[argc - 1], s->prof.have
+        if (!r)
+            return diag_error(d, NULL, NULL, NULL, "dot --color %s: %s", argv[argc - 1],
+                              s->prof.have
                                   ? "the profile measured an earlier plan: profile this one first"
                                   : "profile first");
         st = heat_from_result(s->pipe.plan, r, &kd, d);
@@ -516,9 +544,10 @@ static Status c_trace(Session *s, int argc, char **argv, DiagList *d)
     if (st != ST_OK) return st;
     const ProfileResult *r = session_profile(s);
     if (!r)
-        return diag_error(d, argv[0], NULL, NULL, "trace: %s", s->prof.have
-                          ? "the profile measured an earlier plan: profile this one first"
-                          : "profile first");
+        return diag_error(d, argv[0], NULL, NULL, "trace: %s",
+                          s->prof.have
+                              ? "the profile measured an earlier plan: profile this one first"
+                              : "profile first");
     char *buf = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
@@ -527,7 +556,8 @@ static Status c_trace(Session *s, int argc, char **argv, DiagList *d)
     fclose(mem);
     if (st == ST_OK) st = file_write_atomic(argv[0], buf, len, d);
     free(buf);
-    if (st == ST_OK && !s->json) fprintf(s->out, "wrote %s (open it in ui.perfetto.dev or chrome://tracing)\n", argv[0]);
+    if (st == ST_OK && !s->json)
+        fprintf(s->out, "wrote %s (open it in ui.perfetto.dev or chrome://tracing)\n", argv[0]);
     return st;
 }
 
@@ -541,24 +571,31 @@ static Status c_save(Session *s, int argc, char **argv, DiagList *d)
 
 const Command session_commands[] = {
     {"help", "", "list the commands", c_help, false},
-    {"pass list", "", "every pass with its changes and time; > marks the current one", c_pass_list, false},
+    {"pass list", "", "every pass with its changes and time; > marks the current one", c_pass_list,
+     false},
     {"pass goto", "NAME|N", "make a pass current", c_pass_goto, false},
     {"pass next", "", "the next pass", c_pass_next, false},
     {"pass prev", "", "the previous pass", c_pass_prev, false},
-    {"pass show", "", "what the current pass changed (+ added, - removed, ~ rewritten)", c_pass_show, false},
+    {"pass show", "", "what the current pass changed (+ added, - removed, ~ rewritten)",
+     c_pass_show, false},
     {"dump", "", "the graph after the current pass", c_dump, false},
     {"fusion list", "", "every fusion instance with its state", c_fusion_list, false},
     {"fusion off", "ID|PATTERN|all", "switch fusions off and recompile", c_fusion_off, false},
     {"fusion on", "ID|PATTERN|all", "switch fusions back on and recompile", c_fusion_on, false},
     {"run", "", "run the compiled program (Vulkan; --backend cpu: the CPU reference)", c_run, true},
     {"check", "", "compare the outputs with the reference", c_check, true},
-    {"profile", "[N]", "per-kernel GPU time, CPU reference time and error (N timed runs)", c_profile, true},
+    {"profile", "[N]", "per-kernel GPU time, CPU reference time and error (N timed runs)",
+     c_profile, true},
     {"bisect", "[first|minimal]", "find the fusion that breaks the outputs", c_bisect, true},
     {"describe", "", "the compiled program", c_describe, false},
-    {"source", "K|ID", "a kernel's source (generated or hand-written) and SPIR-V disassembly", c_source, false},
-    {"dot", "FILE [--after PASS] [--color kind|partition|time|error]", "draw the graph (.dot, .svg, .png; time, error: the heat map of the profile)", c_dot, false},
+    {"source", "K|ID", "a kernel's source (generated or hand-written) and SPIR-V disassembly",
+     c_source, false},
+    {"dot", "FILE [--after PASS] [--color kind|partition|time|error]",
+     "draw the graph (.dot, .svg, .png; time, error: the heat map of the profile)", c_dot, false},
     {"save", "FILE.npubin", "write the compiled program", c_save, false},
-    {"trace", "FILE.json", "the profile as Chrome trace-event JSON (Perfetto; the explorer's t timeline)", c_trace, false},
+    {"trace", "FILE.json",
+     "the profile as Chrome trace-event JSON (Perfetto; the explorer's t timeline)", c_trace,
+     false},
     {"set", "KEY VALUE", "on-error stop|continue", c_set, false},
     {"echo", "TEXT", "print text", c_echo, false},
 };

@@ -21,10 +21,10 @@ typedef struct TimelineBar {
 typedef struct Timeline {
     TimelineBar *bar; /* [nkernels + nxfers]: the kernels by index, then the transfers */
     int nkernels, nxfers;
-    int nlanes;       /* the most kernels of one level */
+    int nlanes; /* the most kernels of one level */
     int nlevels;
-    double end;       /* the step's end by this layout */
-    double cpu_end;   /* the CPU reference's kernels one after another */
+    double end;     /* the step's end by this layout */
+    double cpu_end; /* the CPU reference's kernels one after another */
 } Timeline;
 
 /* Lays out pr, the measurement of plan p. tl->bar is malloc'd (timeline_free). */

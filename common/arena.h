@@ -11,11 +11,12 @@ typedef struct Arena {
     ArenaBlock *head;
     size_t block_size;
     size_t used_total;
-    int failed; /* an allocation returned NULL since init/reset: builders check it once at the end */
+    int failed; /* an allocation returned NULL since init/reset: builders check it once at the end
+                 */
 } Arena;
 
 void arena_init(Arena *a, size_t block_size);
-void *arena_alloc(Arena *a, size_t n);  /* zeroed, 16-byte aligned */
+void *arena_alloc(Arena *a, size_t n); /* zeroed, 16-byte aligned */
 void *arena_dup(Arena *a, const void *p, size_t n);
 char *arena_strdup(Arena *a, const char *s); /* NULL in, NULL out */
 char *arena_printf(Arena *a, const char *fmt, ...)

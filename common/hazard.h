@@ -2,8 +2,8 @@
  * A dispatch must wait for earlier ones when it reads bytes they wrote (read after write) or
  * writes bytes they read or wrote (write after read, write after write): the arena reuses
  * memory, so the last two happen between tensors that never meet in the graph. One rule for the
- * Vulkan recorder (buffers are VkBuf pointers; runtime/vulkan/vk_backend.c) and for the compiler's model
- * of it (compiler/schedule.c: kernel levels and barrier counts), so the two cannot drift. */
+ * Vulkan recorder (buffers are VkBuf pointers; runtime/vulkan/vk_backend.c) and for the compiler's
+ * model of it (compiler/schedule.c: kernel levels and barrier counts), so the two cannot drift. */
 #ifndef NPU_HAZARD_H
 #define NPU_HAZARD_H
 

@@ -13,7 +13,8 @@ static size_t slot(const StrMap *m, const char *key)
 {
     size_t mask = m->cap - 1;
     size_t i = (size_t)hash64(key, strlen(key)) & mask;
-    while (m->keys[i] && strcmp(m->keys[i], key) != 0) i = (i + 1) & mask;
+    while (m->keys[i] && strcmp(m->keys[i], key) != 0)
+        i = (i + 1) & mask;
     return i;
 }
 

@@ -8,22 +8,28 @@
 static void shape(FILE *f, const int64_t *s, int r)
 {
     fputc('[', f);
-    for (int i = 0; i < r; i++) fprintf(f, i ? ",%lld" : "%lld", (long long)s[i]);
+    for (int i = 0; i < r; i++)
+        fprintf(f, i ? ",%lld" : "%lld", (long long)s[i]);
     fputc(']', f);
 }
 
 static void human_bytes(char *buf, size_t n, int64_t b)
 {
-    if (b >= (1LL << 30)) snprintf(buf, n, "%.2f GiB", (double)b / (1LL << 30));
-    else if (b >= (1LL << 20)) snprintf(buf, n, "%.2f MiB", (double)b / (1LL << 20));
-    else if (b >= 1024) snprintf(buf, n, "%.1f KiB", (double)b / 1024);
-    else snprintf(buf, n, "%lld B", (long long)b);
+    if (b >= (1LL << 30))
+        snprintf(buf, n, "%.2f GiB", (double)b / (1LL << 30));
+    else if (b >= (1LL << 20))
+        snprintf(buf, n, "%.2f MiB", (double)b / (1LL << 20));
+    else if (b >= 1024)
+        snprintf(buf, n, "%.1f KiB", (double)b / 1024);
+    else
+        snprintf(buf, n, "%lld B", (long long)b);
 }
 
 static int64_t numel(const PlanTensor *t)
 {
     int64_t n = 1;
-    for (int i = 0; i < t->rank; i++) n *= t->shape[i];
+    for (int i = 0; i < t->rank; i++)
+        n *= t->shape[i];
     return n;
 }
 
@@ -58,7 +64,8 @@ void describe_text(FILE *f, const Plan *p)
             PLAN_FORMAT_VERSION);
     fprintf(f, "source   %s\n", p->source ? p->source : "-");
     if (p->tuning) /* only a plan built with non-default tuning knobs */
-        fprintf(f, "tuning   %s%s%s%s\n", p->tuning, p->tuning_env ? "   (from the environment: " : "",
+        fprintf(f, "tuning   %s%s%s%s\n", p->tuning,
+                p->tuning_env ? "   (from the environment: " : "",
                 p->tuning_env ? p->tuning_env : "", p->tuning_env ? ")" : "");
     fprintf(f, "inputs   %d ", p->ninputs);
     for (int i = 0; i < p->ninputs && i < 6; i++) {
@@ -104,7 +111,8 @@ void describe_text(FILE *f, const Plan *p)
     }
     human_bytes(b1, sizeof b1, p->arena_bytes);
     human_bytes(b2, sizeof b2, p->naive_bytes);
-    fprintf(f, "buffers  %d in one arena of %s (one buffer per tensor: %s)  padded: %d  views: %d\n",
+    fprintf(f,
+            "buffers  %d in one arena of %s (one buffer per tensor: %s)  padded: %d  views: %d\n",
             nbuf, b1, b2, npad, nalias);
     Count shaders[128], pats[64];
     int ns = 0, np = 0, nnpu = 0, ncpu = 0;
@@ -121,13 +129,16 @@ void describe_text(FILE *f, const Plan *p)
     fprintf(f, "kernels  %d (%d npu, %d cpu) in %d levels, %d barriers, %d partitions\n",
             p->nkernels, nnpu, ncpu, p->nlevels, plan_barriers_total(p), p->nparts);
     fprintf(f, "  fused: %d of %d instances on", on, p->nfusions);
-    for (int i = 0; i < np; i++) fprintf(f, "  %s x%d", pats[i].name, pats[i].n);
+    for (int i = 0; i < np; i++)
+        fprintf(f, "  %s x%d", pats[i].name, pats[i].n);
     fprintf(f, "\n  by shader:");
-    for (int i = 0; i < ns; i++) fprintf(f, "  %s x%d", shaders[i].name, shaders[i].n);
+    for (int i = 0; i < ns; i++)
+        fprintf(f, "  %s x%d", shaders[i].name, shaders[i].n);
     fprintf(f, "\n");
     if (p->nmodules) {
         int ngen = 0;
-        for (int k = 0; k < p->nkernels; k++) ngen += strncmp(p->kernels[k].shader, "gen_", 4) == 0;
+        for (int k = 0; k < p->nkernels; k++)
+            ngen += strncmp(p->kernels[k].shader, "gen_", 4) == 0;
         fprintf(f, "  generated: %d kernels in %d modules (describe --source K shows one)\n", ngen,
                 p->nmodules);
     }
@@ -161,16 +172,17 @@ void describe_text(FILE *f, const Plan *p)
             /* an output bound in two slots (decode attention without a split binds it in the
              * scratch's) is named once */
             bool again = false;
-            for (int b = kn->nin; a > kn->nin && b < a; b++) again |= kn->args[b] == kn->args[a];
+            for (int b = kn->nin; a > kn->nin && b < a; b++)
+                again |= kn->args[b] == kn->args[a];
             if (again) continue;
             const char *nm = kn->args[a] >= 0 ? p->tensors[kn->args[a]].name : "?";
-            n += (size_t)snprintf(io + n, sizeof io - n, "%s%s%s", a == kn->nin ? " -> " : (a ? "," : ""),
-                                  nm, "");
+            n += (size_t)snprintf(io + n, sizeof io - n, "%s%s%s",
+                                  a == kn->nin ? " -> " : (a ? "," : ""), nm, "");
         }
         char grid[48];
         snprintf(grid, sizeof grid, "%ux%ux%u", kn->groups[0], kn->groups[1], kn->groups[2]);
-        fprintf(f, "%-5d %-4s %-16s %-6d %-44s %-14s %s\n", k, target_name(kn->target),
-                kn->shader, kn->level, io, kn->target == KT_NPU ? grid : "-",
+        fprintf(f, "%-5d %-4s %-16s %-6d %-44s %-14s %s\n", k, target_name(kn->target), kn->shader,
+                kn->level, io, kn->target == KT_NPU ? grid : "-",
                 kn->fusion >= 0 ? p->fusions[kn->fusion].id : "");
     }
 }
@@ -180,9 +192,12 @@ static void jstr(FILE *f, const char *s)
     fputc('"', f);
     for (; s && *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
     }
     fputc('"', f);
 }
@@ -195,12 +210,18 @@ static void jshape(FILE *f, const int64_t *s, int r)
 static const char *kind_name(PlanTensorKind k)
 {
     switch (k) {
-    case PT_ACT: return "activation";
-    case PT_INPUT: return "input";
-    case PT_OUTPUT: return "output";
-    case PT_WEIGHT: return "weight";
-    case PT_CONST: return "const";
-    case PT_SCRATCH: return "scratch";
+    case PT_ACT:
+        return "activation";
+    case PT_INPUT:
+        return "input";
+    case PT_OUTPUT:
+        return "output";
+    case PT_WEIGHT:
+        return "weight";
+    case PT_CONST:
+        return "const";
+    case PT_SCRATCH:
+        return "scratch";
     }
     return "?";
 }
@@ -223,11 +244,14 @@ static void jwords(FILE *f, const char *s, bool pairs)
             char *end = NULL;
             long long v = eq && eq[1] ? strtoll(eq + 1, &end, 10) : 0;
             fputc(':', f);
-            if (end && !*end) fprintf(f, "%lld", v);
-            else jstr(f, eq ? eq + 1 : "");
+            if (end && !*end)
+                fprintf(f, "%lld", v);
+            else
+                jstr(f, eq ? eq + 1 : "");
         }
         s += len;
-        while (*s == ' ') s++;
+        while (*s == ' ')
+            s++;
     }
     fputc(pairs ? '}' : ']', f);
 }
@@ -239,8 +263,9 @@ void describe_json(FILE *f, const Plan *p)
     jstr(f, p->model_name);
     fprintf(f, ",\"source\":");
     jstr(f, p->source);
-    fprintf(f, ",\"compute\":\"%s\",\"tier\":\"%s\",\"channel_tile\":%d,\"arena_bytes\":%lld,"
-               "\"naive_bytes\":%lld,\"levels\":%d,\"barriers\":%d,",
+    fprintf(f,
+            ",\"compute\":\"%s\",\"tier\":\"%s\",\"channel_tile\":%d,\"arena_bytes\":%lld,"
+            "\"naive_bytes\":%lld,\"levels\":%d,\"barriers\":%d,",
             dtype_short(p->compute), plan_tier_name(p->tier), p->channel_tile,
             (long long)p->arena_bytes, (long long)p->naive_bytes, p->nlevels,
             plan_barriers_total(p));
@@ -256,8 +281,8 @@ void describe_json(FILE *f, const Plan *p)
         const PlanTensor *t = &p->tensors[i];
         fprintf(f, "%s\n {\"id\":%d,\"name\":", i ? "," : "", i);
         jstr(f, t->name);
-        fprintf(f, ",\"kind\":\"%s\",\"dtype\":\"%s\",\"storage\":\"%s\",\"shape\":", kind_name(t->kind),
-                dtype_name(t->dtype), dtype_name(t->storage));
+        fprintf(f, ",\"kind\":\"%s\",\"dtype\":\"%s\",\"storage\":\"%s\",\"shape\":",
+                kind_name(t->kind), dtype_name(t->dtype), dtype_name(t->storage));
         jshape(f, t->shape, t->rank);
         if (t->padded) {
             fprintf(f, ",\"padded_shape\":");
@@ -265,7 +290,9 @@ void describe_json(FILE *f, const Plan *p)
         }
         if (t->alias_of >= 0) fprintf(f, ",\"alias_of\":%d", t->alias_of);
         if (t->view_off) fprintf(f, ",\"view_offset\":%lld", (long long)t->view_off);
-        if (t->offset >= 0) fprintf(f, ",\"offset\":%lld,\"bytes\":%lld", (long long)t->offset, (long long)t->bytes);
+        if (t->offset >= 0)
+            fprintf(f, ",\"offset\":%lld,\"bytes\":%lld", (long long)t->offset,
+                    (long long)t->bytes);
         if (t->weight_key) {
             fprintf(f, ",\"weight_key\":");
             jstr(f, t->weight_key);
@@ -273,24 +300,29 @@ void describe_json(FILE *f, const Plan *p)
         fputc('}', f);
     }
     fprintf(f, "],\n\"inputs\":[");
-    for (int i = 0; i < p->ninputs; i++) fprintf(f, i ? ",%d" : "%d", p->inputs[i]);
+    for (int i = 0; i < p->ninputs; i++)
+        fprintf(f, i ? ",%d" : "%d", p->inputs[i]);
     fprintf(f, "],\"outputs\":[");
-    for (int i = 0; i < p->noutputs; i++) fprintf(f, i ? ",%d" : "%d", p->outputs[i]);
+    for (int i = 0; i < p->noutputs; i++)
+        fprintf(f, i ? ",%d" : "%d", p->outputs[i]);
     fprintf(f, "],\"weights\":[");
-    for (int i = 0; i < p->nweights; i++) fprintf(f, i ? ",%d" : "%d", p->weights[i]);
+    for (int i = 0; i < p->nweights; i++)
+        fprintf(f, i ? ",%d" : "%d", p->weights[i]);
     fprintf(f, "],\n\"recipes\":[");
     for (int i = 0; i < p->nrecipes; i++) {
         const PlanRecipe *r = &p->recipes[i];
         if (r->kind == RECIPE_CONCAT) {
             fprintf(f, "%s{\"kind\":\"concat\",\"out\":%d,\"src\":[", i ? "," : "", r->out_w);
-            for (int k = 0; k < r->nsrc; k++) fprintf(f, k ? ",%d" : "%d", r->src[k]);
+            for (int k = 0; k < r->nsrc; k++)
+                fprintf(f, k ? ",%d" : "%d", r->src[k]);
             fprintf(f, "]");
             if (r->block) fprintf(f, ",\"block\":%d", r->block);
             fprintf(f, "}");
             continue;
         }
-        fprintf(f, "%s{\"kind\":\"bn_fold\",\"out_w\":%d,\"out_b\":%d,\"conv_w\":%d,\"conv_b\":%d,"
-                   "\"gamma\":%d,\"beta\":%d,\"mean\":%d,\"var\":%d,\"eps\":%.9g}",
+        fprintf(f,
+                "%s{\"kind\":\"bn_fold\",\"out_w\":%d,\"out_b\":%d,\"conv_w\":%d,\"conv_b\":%d,"
+                "\"gamma\":%d,\"beta\":%d,\"mean\":%d,\"var\":%d,\"eps\":%.9g}",
                 i ? "," : "", r->out_w, r->out_b, r->conv_w, r->conv_b, r->gamma, r->beta, r->mean,
                 r->var, r->eps);
     }
@@ -314,12 +346,14 @@ void describe_json(FILE *f, const Plan *p)
         const PlanPart *pp = &p->parts[i];
         fprintf(f, "%s{\"target\":\"%s\",\"first_kernel\":%d,\"kernels\":%d,\"transfers_in\":[",
                 i ? "," : "", target_name(pp->target), pp->first_kernel, pp->nkernels);
-        for (int j = 0; j < pp->nin; j++) fprintf(f, j ? ",%d" : "%d", pp->in[j]);
+        for (int j = 0; j < pp->nin; j++)
+            fprintf(f, j ? ",%d" : "%d", pp->in[j]);
         fprintf(f, "],\"transfers\":[");
         for (int j = 0; j < pp->nin; j++) {
             PlanTransfer x = plan_transfer(p, i, j);
-            fprintf(f, "%s{\"tensor\":%d,\"direction\":\"%s\",\"from\":\"%s\",\"to\":\"%s\","
-                       "\"layout\":\"%s\",\"bytes\":%lld}",
+            fprintf(f,
+                    "%s{\"tensor\":%d,\"direction\":\"%s\",\"from\":\"%s\",\"to\":\"%s\","
+                    "\"layout\":\"%s\",\"bytes\":%lld}",
                     j ? "," : "", x.tensor, x.to_cpu ? "npu->cpu" : "cpu->npu", dtype_short(x.from),
                     dtype_short(x.to), x.relayout ? (x.to_cpu ? "depad" : "pad") : "same",
                     (long long)x.device_bytes);
@@ -333,14 +367,20 @@ void describe_json(FILE *f, const Plan *p)
                 target_name(kn->target));
         jstr(f, kn->shader);
         fprintf(f, ",\"level\":%d,\"partition\":%d,\"inputs\":[", kn->level, kn->part);
-        for (int a = 0; a < kn->nin; a++) fprintf(f, a ? ",%d" : "%d", kn->args[a]);
+        for (int a = 0; a < kn->nin; a++)
+            fprintf(f, a ? ",%d" : "%d", kn->args[a]);
         fprintf(f, "],\"outputs\":[");
-        for (int a = kn->nin; a < kn->nargs; a++) fprintf(f, a > kn->nin ? ",%d" : "%d", kn->args[a]);
-        fprintf(f, "],\"groups\":[%u,%u,%u],\"push\":[", kn->groups[0], kn->groups[1], kn->groups[2]);
-        for (int a = 0; a < kn->npush; a++) fprintf(f, a ? ",%u" : "%u", kn->push[a]);
+        for (int a = kn->nin; a < kn->nargs; a++)
+            fprintf(f, a > kn->nin ? ",%d" : "%d", kn->args[a]);
+        fprintf(f, "],\"groups\":[%u,%u,%u],\"push\":[", kn->groups[0], kn->groups[1],
+                kn->groups[2]);
+        for (int a = 0; a < kn->npush; a++)
+            fprintf(f, a ? ",%u" : "%u", kn->push[a]);
         fprintf(f, "],\"fusion\":");
-        if (kn->fusion >= 0) jstr(f, p->fusions[kn->fusion].id);
-        else fprintf(f, "null");
+        if (kn->fusion >= 0)
+            jstr(f, p->fusions[kn->fusion].id);
+        else
+            fprintf(f, "null");
         fprintf(f, ",\"provenance\":[");
         for (int a = 0; a < kn->nprov; a++) {
             if (a) fputc(',', f);

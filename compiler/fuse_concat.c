@@ -50,7 +50,8 @@ static Status add_recipe(Graph *g, int out, const int *src, int nsrc, int block)
     x->out_b = x->conv_w = x->conv_b = x->gamma = x->beta = x->mean = x->var = -1;
     x->nsrc = nsrc;
     x->block = block;
-    for (int i = 0; i < nsrc; i++) x->src[i] = src[i];
+    for (int i = 0; i < nsrc; i++)
+        x->src[i] = src[i];
     return ST_OK;
 }
 
@@ -84,7 +85,8 @@ Status fuse_concat_finish(Graph *g, int fi)
     shape[y0.rank - 1] = parts[np - 1].start + parts[np - 1].n;
     /* named after its parts: "linear|linear_1|linear_2" */
     size_t len = 1;
-    for (int i = 0; i < np; i++) len += strlen(g->tensors[parts[i].out].name) + 1;
+    for (int i = 0; i < np; i++)
+        len += strlen(g->tensors[parts[i].out].name) + 1;
     char *name = arena_alloc(&g->arena, len);
     if (!name) return ST_NOMEM;
     name[0] = 0;
@@ -127,8 +129,10 @@ void fuse_glu_linears(const Graph *g, const Fusion *f, int *gate, int *up)
     for (int i = 0; silu >= 0 && i < f->nnodes; i++) {
         const Node *n = &g->nodes[f->nodes[i]];
         if (n->op != OP_LINEAR) continue;
-        if (n->out[0] == g->nodes[silu].in[0]) *gate = f->nodes[i];
-        else *up = f->nodes[i];
+        if (n->out[0] == g->nodes[silu].in[0])
+            *gate = f->nodes[i];
+        else
+            *up = f->nodes[i];
     }
 }
 

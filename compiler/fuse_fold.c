@@ -77,8 +77,9 @@ bool fuse_fold_operands(const Graph *g, const Fusion *base, int *a, int *b, doub
 const char *fuse_fold_match(const Graph *g, const Fusion *base, const char **why)
 {
     *why = NULL;
-    const char *name = is_rmsnorm(base) ? "rmsnorm_linear" : is_silu_mul(base) ? "silu_mul_linear"
-                                                                                 : NULL;
+    const char *name = is_rmsnorm(base)    ? "rmsnorm_linear"
+                       : is_silu_mul(base) ? "silu_mul_linear"
+                                           : NULL;
     if (!name) return NULL;
     const GTensor *y = &g->tensors[base->out];
     int a, b;
@@ -91,7 +92,8 @@ const char *fuse_fold_match(const Graph *g, const Fusion *base, const char **why
         const Node *r = &g->nodes[y->consumers[c]];
         if (r->dead || r->op != OP_LINEAR || r->nin < 2 || r->in[0] != base->out)
             return (*why = "a reader is not a linear taking it as input (the prologue is the "
-                           "GEMV's)"), name;
+                           "GEMV's)"),
+                   name;
         for (int k = 1; k < r->nin; k++)
             if (r->in[k] == base->out) return (*why = "a linear reads it as a weight"), name;
         if (r->place != PLACE_NPU) return (*why = "a reader runs on the CPU"), name;
@@ -101,16 +103,17 @@ const char *fuse_fold_match(const Graph *g, const Fusion *base, const char **why
     }
     if (y->rank < 1) return (*why = "its output is a scalar"), name;
     int64_t k = y->shape[y->rank - 1], rows = 1;
-    for (int i = 0; i + 1 < y->rank; i++) rows *= y->shape[i];
+    for (int i = 0; i + 1 < y->rank; i++)
+        rows *= y->shape[i];
     if (rows > GEMV_MAX_ROWS)
-        return (*why = "more than " ABI_STR(GEMV_MAX_ROWS) " rows: the tiled matmul has no prologue"),
+        return (*why =
+                    "more than " ABI_STR(GEMV_MAX_ROWS) " rows: the tiled matmul has no prologue"),
                name;
-    if (k % 8 != 0)
-        return (*why = "K is not a multiple of 8 (the GEMV's 16-byte vectors)"), name;
+    if (k % 8 != 0) return (*why = "K is not a multiple of 8 (the GEMV's 16-byte vectors)"), name;
     const GTensor *ta = &g->tensors[a], *tb = &g->tensors[b];
     if (ta->rank != y->rank || memcmp(ta->shape, y->shape, sizeof(int64_t) * (size_t)y->rank) ||
-        (is_silu_mul(base) && (tb->rank != y->rank ||
-                               memcmp(tb->shape, y->shape, sizeof(int64_t) * (size_t)y->rank))))
+        (is_silu_mul(base) &&
+         (tb->rank != y->rank || memcmp(tb->shape, y->shape, sizeof(int64_t) * (size_t)y->rank))))
         return (*why = "an operand is broadcast"), name;
     if (is_rmsnorm(base) && (tb->rank != 1 || tb->shape[0] != k))
         return (*why = "the weight is not a vector over the last dim"), name;
@@ -154,7 +157,8 @@ int graph_kernel_inputs(const Graph *g, int i, int *ins, int max)
         if (!fuse_fold_operands(g, &g->fusions[f], &op[0], &op[1], &eps)) continue;
         for (int s = 0; s < 2; s++) {
             bool dup = false;
-            for (int q = 0; q < cnt; q++) dup |= ins[q] == op[s];
+            for (int q = 0; q < cnt; q++)
+                dup |= ins[q] == op[s];
             if (!dup && cnt < max) ins[cnt++] = op[s];
         }
     }

@@ -76,7 +76,8 @@ static int conv_act(const Graph *g, int t, const bool *taken, int *node, const c
     if (n->op == OP_HARDTANH) {
         double lo = attr_float(n, "min_val", -1.0), hi = attr_float(n, "max_val", 1.0);
         if (!half_exact(lo) || !half_exact(hi)) {
-            *why = "hardtanh bounds are not exact in half precision (the conv epilogue's push word)";
+            *why =
+                "hardtanh bounds are not exact in half precision (the conv epilogue's push word)";
             return 0;
         }
         v = lo == 0.0 && hi == 6.0 ? 2 : 3;
@@ -86,8 +87,7 @@ static int conv_act(const Graph *g, int t, const bool *taken, int *node, const c
 }
 
 /* conv2d (+ residual add) (+ relu | relu6 | hardtanh | hardswish | hardsigmoid) */
-static bool match_conv(const Graph *g, int node, const bool *taken, FuseMatch *m,
-                       const char **why)
+static bool match_conv(const Graph *g, int node, const bool *taken, FuseMatch *m, const char **why)
 {
     const Node *conv = &g->nodes[node];
     int out = conv->out[0];
@@ -115,9 +115,9 @@ static bool match_conv(const Graph *g, int node, const bool *taken, FuseMatch *m
     int r = -1, act = conv_act(g, out, taken, &r, &act_why);
     if (act) add(m, r);
     if (m->n == 1) {
-        *why = act_why                                            ? act_why
+        *why = act_why                                   ? act_why
                : g->tensors[conv->out[0]].nconsumers > 1 ? "conv output has several consumers"
-                                                                  : NULL;
+                                                         : NULL;
         return false;
     }
     m->variant = variants[act][a >= 0];
@@ -135,7 +135,8 @@ static bool match_add_relu(const Graph *g, int node, const bool *taken, FuseMatc
         const GTensor *o = &g->tensors[n->out[0]];
         if (o->nconsumers > 1)
             for (int k = 0; k < o->nconsumers; k++)
-                if (g->nodes[o->consumers[k]].op == OP_RELU) *why = "add output has several consumers";
+                if (g->nodes[o->consumers[k]].op == OP_RELU)
+                    *why = "add output has several consumers";
         return false;
     }
     add(m, node);
@@ -176,7 +177,8 @@ static bool match_rmsnorm(const Graph *g, int node, const bool *taken, FuseMatch
     if (wt->rank != 1 || wt->shape[0] != g->tensors[x].shape[rank - 1])
         return (*why = "the weight is not a vector over the last dim"), false;
     int seq[] = {node, mean, eps, rs, m1, m2};
-    for (int i = 0; i < 6; i++) add(m, seq[i]);
+    for (int i = 0; i < 6; i++)
+        add(m, seq[i]);
     m->variant = "rmsnorm";
     return true;
 }
@@ -248,11 +250,12 @@ static int rope_transpose(const Graph *g, int x, const int readers[3], const boo
     int tp = xt->producer, perm[NPU_MAX_RANK];
     if (tp < 0 || (g->nodes[tp].op != OP_TRANSPOSE && g->nodes[tp].op != OP_PERMUTE) ||
         !usable(g, tp, taken) || xt->is_output || xt->nconsumers != 3 ||
-        node_input(g, &g->nodes[tp], 0)->rank != xt->rank || !node_perm(&g->nodes[tp], xt->rank, perm) ||
-        perm[xt->rank - 1] != xt->rank - 1)
+        node_input(g, &g->nodes[tp], 0)->rank != xt->rank ||
+        !node_perm(&g->nodes[tp], xt->rank, perm) || perm[xt->rank - 1] != xt->rank - 1)
         return -1;
     for (int c = 0; c < 3; c++)
-        if (xt->consumers[c] != readers[0] && xt->consumers[c] != readers[1] && xt->consumers[c] != readers[2])
+        if (xt->consumers[c] != readers[0] && xt->consumers[c] != readers[1] &&
+            xt->consumers[c] != readers[2])
             return -1;
     return tp;
 }
@@ -260,8 +263,7 @@ static int rope_transpose(const Graph *g, int x, const int readers[3], const boo
 /* The RoPE chain x*cos + cat(-x[..., h:], x[..., :h]) * sin ending at add `node`: its member
  * nodes in members[] (slice, neg, slice, cat, mul, mul, add, and the transpose making x when
  * rope_transpose finds one); the count, 0 for no match. */
-static int rope_chain(const Graph *g, int node, const bool *taken, int members[8],
-                      const char **why)
+static int rope_chain(const Graph *g, int node, const bool *taken, int members[8], const char **why)
 {
     const Node *ad = &g->nodes[node];
     if (!is_plain_binary(ad)) return false;
@@ -314,12 +316,12 @@ static int rope_chain(const Graph *g, int node, const bool *taken, int members[8
 }
 
 /* RoPE: x*cos + cat(-x[..., h:], x[..., :h]) * sin */
-static bool match_rope(const Graph *g, int node, const bool *taken, FuseMatch *m,
-                       const char **why)
+static bool match_rope(const Graph *g, int node, const bool *taken, FuseMatch *m, const char **why)
 {
     int members[8], nm = rope_chain(g, node, taken, members, why);
     if (!nm) return false;
-    for (int i = 0; i < nm; i++) add(m, members[i]);
+    for (int i = 0; i < nm; i++)
+        add(m, members[i]);
     m->variant = "rope";
     return true;
 }
@@ -353,7 +355,8 @@ static bool match_rope_cache(const Graph *g, int node, const bool *taken, FuseMa
     if (dim < 0 || dim == r->rank - 1)
         return (*why = "the index_copy is along the rotated (last) dim"), false;
     if (node_input(g, n, 1)->rank != 1) return (*why = "the index is not a vector"), false;
-    for (int i = 0; i < nm; i++) add(m, members[i]);
+    for (int i = 0; i < nm; i++)
+        add(m, members[i]);
     add(m, ic);
     m->variant = "rope_cache";
     return true;
@@ -383,7 +386,8 @@ static bool match_index_copy_t(const Graph *g, int node, const bool *taken, Fuse
         sy[d] = acc;
         acc *= y->shape[d];
     }
-    for (int d = 0; d < r; d++) sx[d] = sy[perm[d]];
+    for (int d = 0; d < r; d++)
+        sx[d] = sy[perm[d]];
     if (!strides_outer_m_inner(r, x->shape, sx, dim, &so, why)) return false;
     add(m, tp);
     add(m, node);
@@ -472,7 +476,8 @@ static bool match_attention_rows(const Graph *g, int node, const bool *taken, Fu
     kv_source(g, tr->in[0], taken, m, false);
     kv_source(g, g->nodes[pv].in[1], taken, m, !one_row);
     int seq[] = {node, mm, sc, ad, sm, pv};
-    for (int i = 0; i < 6; i++) add(m, seq[i]);
+    for (int i = 0; i < 6; i++)
+        add(m, seq[i]);
     /* several rows: the transpose of the result to [B, Tq, Hq, D] (before o_proj) joins, the
      * kernel writes that layout and the copy is never made (one row: that transpose is a view) */
     int ot = one_row ? -1 : next_op(g, g->nodes[pv].out[0], OP_TRANSPOSE, taken), perm[4];
@@ -588,10 +593,13 @@ static bool match_linear_concat(const Graph *g, int node, const bool *taken, Fus
         if (c == node || cn->dead || cn->op != OP_LINEAR || cn->nin < 2 || cn->in[0] != n->in[0])
             continue;
         bool dup = false;
-        for (int j = 0; j < ns; j++) dup |= sib[j] == c;
+        for (int j = 0; j < ns; j++)
+            dup |= sib[j] == c;
         if (dup) continue;
-        if (c > node && usable(g, c, taken)) sib[ns++] = c;
-        else if (taken[c]) fused = c;
+        if (c > node && usable(g, c, taken))
+            sib[ns++] = c;
+        else if (taken[c])
+            fused = c;
     }
     if (ns == 0) {
         /* left out of an instance of its siblings: say why */
@@ -601,7 +609,8 @@ static bool match_linear_concat(const Graph *g, int node, const bool *taken, Fus
     }
     qsort(sib, (size_t)ns, sizeof(int), cmp_int);
     int64_t rows = 1;
-    for (int i = 0; i + 1 < x->rank; i++) rows *= x->shape[i];
+    for (int i = 0; i + 1 < x->rank; i++)
+        rows *= x->shape[i];
     if (rows != 1) return (*why = "more than one row (prefill): the parts would be strided"), false;
     const char *bad = concat_mismatch(g, node, node, taken);
     if (bad) return (*why = bad), false;
@@ -675,8 +684,7 @@ static bool match_linear_glu(const Graph *g, int node, const bool *taken, FuseMa
                              const char **why)
 {
     int gl, ul, si, mu;
-    if (g->nodes[node].nin < 2 || !glu_nodes(g, node, taken, &gl, &ul, &si, &mu, why))
-        return false;
+    if (g->nodes[node].nin < 2 || !glu_nodes(g, node, taken, &gl, &ul, &si, &mu, why)) return false;
     const Node *a = &g->nodes[gl], *b = &g->nodes[ul];
     if (a->in[0] != b->in[0])
         return (*why = "the gate and up linears read different inputs"), false;
@@ -689,13 +697,15 @@ static bool match_linear_glu(const Graph *g, int node, const bool *taken, FuseMa
     if (wa->shape[0] % GLU_BLOCK != 0)
         return (*why = "the weights' rows are not a multiple of 16 (runs of 16 interleave)"), false;
     int64_t rows = 1;
-    for (int i = 0; i + 1 < x->rank; i++) rows *= x->shape[i];
+    for (int i = 0; i + 1 < x->rank; i++)
+        rows *= x->shape[i];
     if (rows <= GEMV_MAX_ROWS)
         return (*why = "at most " ABI_STR(GEMV_MAX_ROWS) " rows: the GEMVs take the linears, "
-                       "silu_mul_linear the product"),
+                                                         "silu_mul_linear the product"),
                false;
     int seq[] = {gl, si, ul, mu};
-    for (int i = 0; i < 4; i++) add(m, seq[i]);
+    for (int i = 0; i < 4; i++)
+        add(m, seq[i]);
     m->variant = "linear_glu";
     m->finish = fuse_glu_finish;
     return true;
@@ -739,35 +749,50 @@ static bool match_linear_add(const Graph *g, int node, const bool *taken, FuseMa
 }
 
 const FusePattern fuse_patterns[] = {
-    {"conv", OP_CONV2D, match_conv, "conv2d(+bias)(+residual add)(+relu|relu6|hardtanh|hardswish|hardsigmoid)", NULL, KK_conv2d},
+    {"conv", OP_CONV2D, match_conv,
+     "conv2d(+bias)(+residual add)(+relu|relu6|hardtanh|hardswish|hardsigmoid)", NULL, KK_conv2d},
     {"add_relu", OP_ADD, match_add_relu, "add then relu", NULL, KK_add_relu},
-    {"rmsnorm", OP_POW, match_rmsnorm, "pow, mean, add eps, rsqrt, mul x, mul weight", NULL, KK_rmsnorm},
-    {"silu_mul", OP_SILU, match_silu_mul, "silu(gate) * up (gated MLP), either node order", NULL, KK_silu_mul},
-    {"masked_softmax", OP_ADD, match_masked_softmax, "add mask (broadcast) then softmax", NULL, KK_masked_softmax},
+    {"rmsnorm", OP_POW, match_rmsnorm, "pow, mean, add eps, rsqrt, mul x, mul weight", NULL,
+     KK_rmsnorm},
+    {"silu_mul", OP_SILU, match_silu_mul, "silu(gate) * up (gated MLP), either node order", NULL,
+     KK_silu_mul},
+    {"masked_softmax", OP_ADD, match_masked_softmax, "add mask (broadcast) then softmax", NULL,
+     KK_masked_softmax},
     {"index_copy_t", OP_INDEX_COPY, match_index_copy_t,
      "index_copy of a transposed source (prefill's v into the cache): the source read in place",
      NULL, KK_index_copy},
     {"rope_cache", OP_ADD, match_rope_cache,
      "rope whose output is stored into a KV cache by index_copy: the rotated rows written in place",
      "rope", KK_rope_cache},
-    {"rope", OP_ADD, match_rope, "x*cos + rotate_half(x)*sin (the 7-op chain; a transpose making x is read through)", NULL, KK_rope},
+    {"rope", OP_ADD, match_rope,
+     "x*cos + rotate_half(x)*sin (the 7-op chain; a transpose making x is read through)", NULL,
+     KK_rope},
     {"decode_attention", OP_TRANSPOSE, match_decode_attention,
-     "one-query attention reading the KV cache directly, grouped-query heads, no repeat copy", NULL, KK_decode_attention},
+     "one-query attention reading the KV cache directly, grouped-query heads, no repeat copy", NULL,
+     KK_decode_attention},
     {"attention", OP_TRANSPOSE, match_attention,
      "decode_attention's kernel over several query rows (prefill), one workgroup per row, the mask "
      "per row; switched off: masked_softmax and the chain's own kernels",
      "masked_softmax", KK_decode_attention},
     {"linear_glu", OP_LINEAR, match_linear_glu,
      "silu(linear(x, Wg)) * linear(x, Wu) with more than 4 rows as one matmul over Wg and Wu "
-     "interleaved, the GLU in its epilogue", "silu_mul", KK_matmul},
+     "interleaved, the GLU in its epilogue",
+     "silu_mul", KK_matmul},
     {"linear_concat", OP_LINEAR, match_linear_concat,
-     "linears on one input (q|k|v, gate|up) as one matmul over concatenated weights", NULL, KK_matmul},
-    {"linear_act", OP_LINEAR, match_linear_act, "linear (with bias) then an activation", NULL, KK_matmul},
-    {"linear_add", OP_LINEAR, match_linear_add, "linear then a residual add (same shape), relu", NULL, KK_matmul},
-    {"linear_add", OP_ADDMM, match_linear_add, "addmm then a residual add (same shape), relu", NULL, KK_matmul},
-    {"linear_add", OP_MATMUL, match_linear_add, "matmul then a residual add (same shape), relu", NULL, KK_matmul},
-    {"linear_add", OP_BMM, match_linear_add, "bmm then a residual add (same shape), relu", NULL, KK_matmul},
-    {"linear_add", OP_MM, match_linear_add, "mm then a residual add (same shape), relu", NULL, KK_matmul},
+     "linears on one input (q|k|v, gate|up) as one matmul over concatenated weights", NULL,
+     KK_matmul},
+    {"linear_act", OP_LINEAR, match_linear_act, "linear (with bias) then an activation", NULL,
+     KK_matmul},
+    {"linear_add", OP_LINEAR, match_linear_add, "linear then a residual add (same shape), relu",
+     NULL, KK_matmul},
+    {"linear_add", OP_ADDMM, match_linear_add, "addmm then a residual add (same shape), relu", NULL,
+     KK_matmul},
+    {"linear_add", OP_MATMUL, match_linear_add, "matmul then a residual add (same shape), relu",
+     NULL, KK_matmul},
+    {"linear_add", OP_BMM, match_linear_add, "bmm then a residual add (same shape), relu", NULL,
+     KK_matmul},
+    {"linear_add", OP_MM, match_linear_add, "mm then a residual add (same shape), relu", NULL,
+     KK_matmul},
 };
 const int fuse_pattern_count = (int)(sizeof fuse_patterns / sizeof fuse_patterns[0]);
 
@@ -780,8 +805,7 @@ bool fuse_selected(const char *spec, const Fusion *f)
      * the pass's name selects its instances (and turns the pass off:
      * pass_fuse_elt.c) */
     return strcmp(spec, "all") == 0 || strcmp(spec, f->id) == 0 || strcmp(spec, f->pattern) == 0 ||
-           (f->family && strcmp(spec, f->family) == 0) ||
-           (f->base && strcmp(spec, f->base) == 0) ||
+           (f->family && strcmp(spec, f->family) == 0) || (f->base && strcmp(spec, f->base) == 0) ||
            (f->fell_back_from && strcmp(spec, f->fell_back_from) == 0) ||
            (strcmp(spec, "fuse-elementwise") == 0 && strcmp(f->pattern, FUSE_ELEMENTWISE) == 0);
 }

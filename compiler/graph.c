@@ -42,7 +42,8 @@ int graph_add_tensor(Graph *g, const char *name, DType dt, int rank, const int64
 {
     if (rank < 0 || rank > NPU_MAX_RANK) return -1;
     int64_t sh[NPU_MAX_RANK]; /* `shape` may point into g->tensors, which may move below */
-    for (int i = 0; i < rank; i++) sh[i] = shape[i];
+    for (int i = 0; i < rank; i++)
+        sh[i] = shape[i];
     shape = sh;
     if (g->ntensors == g->cap_tensors) {
         int cap = g->cap_tensors ? g->cap_tensors * 2 : 256;
@@ -57,12 +58,14 @@ int graph_add_tensor(Graph *g, const char *name, DType dt, int rank, const int64
     if (!t->name) return -1;
     t->dtype = dt;
     t->rank = rank;
-    for (int i = 0; i < rank; i++) t->shape[i] = shape[i];
+    for (int i = 0; i < rank; i++)
+        t->shape[i] = shape[i];
     t->kind = kind;
     t->producer = -1;
     t->alias_of = -1;
     t->offset = -1;
-    for (int i = 0; i < rank; i++) t->pshape[i] = shape[i];
+    for (int i = 0; i < rank; i++)
+        t->pshape[i] = shape[i];
     if (!strmap_put(&g->by_name, t->name, (void *)(intptr_t)(g->ntensors + 1))) return -1;
     return g->ntensors++;
 }
@@ -157,7 +160,8 @@ Status graph_link(Graph *g)
         g->tensors[t].is_output = false;
         if (g->tensors[t].kind == TK_ACT) g->tensors[t].producer = -1;
     }
-    for (int i = 0; i < g->noutputs; i++) g->tensors[g->outputs[i]].is_output = true;
+    for (int i = 0; i < g->noutputs; i++)
+        g->tensors[g->outputs[i]].is_output = true;
     for (int i = 0; i < g->nnodes; i++) {
         Node *n = &g->nodes[i];
         if (n->dead) continue;
@@ -165,13 +169,13 @@ Status graph_link(Graph *g)
             g->tensors[n->out[k]].producer = i;
             g->tensors[n->out[k]].producer_out = k;
         }
-        for (int k = 0; k < n->nin; k++) g->tensors[n->in[k]].nconsumers++;
+        for (int k = 0; k < n->nin; k++)
+            g->tensors[n->in[k]].nconsumers++;
     }
     for (int t = 0; t < g->ntensors; t++) {
         GTensor *x = &g->tensors[t];
-        x->consumers = x->nconsumers
-                           ? arena_alloc(&g->arena, sizeof(int) * (size_t)x->nconsumers)
-                           : NULL;
+        x->consumers =
+            x->nconsumers ? arena_alloc(&g->arena, sizeof(int) * (size_t)x->nconsumers) : NULL;
         if (x->nconsumers && !x->consumers) return ST_NOMEM;
         x->nconsumers = 0;
     }
@@ -203,7 +207,8 @@ Graph *graph_clone(const Graph *g)
     c->outputs = malloc(sizeof(int) * (size_t)(g->noutputs + 1));
     c->weights = malloc(sizeof(int) * (size_t)(g->nweights + 1));
     int nops = 0;
-    for (int i = 0; i < g->nnodes; i++) nops += g->nodes[i].nin + g->nodes[i].nout + 2;
+    for (int i = 0; i < g->nnodes; i++)
+        nops += g->nodes[i].nin + g->nodes[i].nout + 2;
     int *ops = arena_alloc(&c->arena, sizeof(int) * (size_t)(nops + 1));
     if (!c->tensors || !c->nodes || !c->inputs || !c->outputs || !c->weights || !ops ||
         !strmap_copy(&c->by_name, &g->by_name) || !strmap_copy(&c->node_by_name, &g->node_by_name))
@@ -294,8 +299,8 @@ Status graph_verify(const Graph *g, DiagList *d)
     }
     for (int i = 0; i < g->noutputs; i++)
         if (!ready[g->outputs[i]])
-            st = diag_add(d, DIAG_ERROR, ST_INTERNAL, g->path, NULL,
-                          g->tensors[g->outputs[i]].name, "graph output is never produced");
+            st = diag_add(d, DIAG_ERROR, ST_INTERNAL, g->path, NULL, g->tensors[g->outputs[i]].name,
+                          "graph output is never produced");
     free(ready);
     return st;
 }
@@ -303,7 +308,8 @@ Status graph_verify(const Graph *g, DiagList *d)
 int64_t tensor_numel(const GTensor *t)
 {
     int64_t n = 1;
-    for (int i = 0; i < t->rank; i++) n *= t->shape[i];
+    for (int i = 0; i < t->rank; i++)
+        n *= t->shape[i];
     return n;
 }
 
@@ -380,7 +386,8 @@ int attr_ints(const Node *n, const char *key, int64_t *out, int maxn)
     }
     if (a->kind != ATTR_INTS) return -1;
     int k = a->n < maxn ? a->n : maxn;
-    for (int i = 0; i < k; i++) out[i] = a->ints[i];
+    for (int i = 0; i < k; i++)
+        out[i] = a->ints[i];
     return a->n;
 }
 
@@ -389,16 +396,19 @@ bool attr_ints_n(const Node *n, const char *key, int64_t *out, int cnt, int64_t 
     int64_t tmp[NPU_MAX_RANK];
     const Attr *a = node_attr(n, key);
     if (!a || a->kind == ATTR_NONE) {
-        for (int i = 0; i < cnt; i++) out[i] = dflt;
+        for (int i = 0; i < cnt; i++)
+            out[i] = dflt;
         return true;
     }
     int k = attr_ints(n, key, tmp, NPU_MAX_RANK);
     if (k == 1) {
-        for (int i = 0; i < cnt; i++) out[i] = tmp[0];
+        for (int i = 0; i < cnt; i++)
+            out[i] = tmp[0];
         return true;
     }
     if (k != cnt) return false;
-    for (int i = 0; i < cnt; i++) out[i] = tmp[i];
+    for (int i = 0; i < cnt; i++)
+        out[i] = tmp[i];
     return true;
 }
 
@@ -411,7 +421,8 @@ int norm_dim(int64_t dim, int rank)
 
 bool node_perm(const Node *n, int r, int *perm)
 {
-    for (int i = 0; i < r; i++) perm[i] = i;
+    for (int i = 0; i < r; i++)
+        perm[i] = i;
     if (n->op == OP_TRANSPOSE && r > 0) {
         int a = norm_dim(attr_int(n, "dim0", 0), r), b = norm_dim(attr_int(n, "dim1", 1), r);
         if (a < 0 || b < 0) return false;
@@ -440,7 +451,8 @@ bool strides_outer_m_inner(int r, const int64_t *shape, const int64_t *st, int d
     int64_t acc = 1, next = -1; /* next: the stride the next outer dim (going out) must have */
     for (int d = r - 1; d > dim; d--) {
         if (shape[d] != 1 && st[d] != acc)
-            return (*why = "the dims after the index_copy dim are not contiguous in the source"), false;
+            return (*why = "the dims after the index_copy dim are not contiguous in the source"),
+                   false;
         acc *= shape[d];
     }
     *so = 0;

@@ -26,28 +26,27 @@ typedef struct GTensor {
     int rank;
     int64_t shape[NPU_MAX_RANK];
     TensorKind kind;
-    const char *weight_key; /* TK_WEIGHT: state_dict key (via weight_name_mapping) */
-    int producer;           /* node index, -1 for inputs/weights/consts */
-    int producer_out;       /* which output of the producer */
-    int nconsumers;         /* filled by graph_link */
-    int *consumers;         /* node indices, arena-owned */
-    bool is_output;         /* a graph output */
+    const char *weight_key;   /* TK_WEIGHT: state_dict key (via weight_name_mapping) */
+    int producer;             /* node index, -1 for inputs/weights/consts */
+    int producer_out;         /* which output of the producer */
+    int nconsumers;           /* filled by graph_link */
+    int *consumers;           /* node indices, arena-owned */
+    bool is_output;           /* a graph output */
     const double *const_data; /* TK_CONST: numel values (arena-owned), NULL if none */
     /* set by compiler passes */
     int alias_of;     /* views pass: shares the storage of this tensor (-1: own storage) */
     int64_t view_off; /* views pass: a view's first element inside its base's dense storage
                        * (a part of a linear_concat output), 0 otherwise */
     int64_t pshape[NPU_MAX_RANK]; /* layout pass: physical shape (channel padded) */
-    int padded;       /* layout pass: dim 1 padded to the channel tile */
-    bool host_form;   /* pack-inputs: a graph input stored on the device as the host holds it
-                       * (f32, dense; a pack kernel makes the device form), not in the compute
-                       * dtype */
-    int64_t offset;   /* plan-memory: byte offset in the arena (-1: not in the arena) */
-    int64_t bytes;    /* plan-memory: bytes reserved */
+    int padded;                   /* layout pass: dim 1 padded to the channel tile */
+    bool host_form; /* pack-inputs: a graph input stored on the device as the host holds it
+                     * (f32, dense; a pack kernel makes the device form), not in the compute
+                     * dtype */
+    int64_t offset; /* plan-memory: byte offset in the arena (-1: not in the arena) */
+    int64_t bytes;  /* plan-memory: bytes reserved */
 } GTensor;
 
 typedef enum Placement { PLACE_NPU, PLACE_CPU } Placement;
-
 
 /* One fusion instance: a match of a pattern that can be switched on or off by id. */
 typedef struct Fusion {
@@ -58,11 +57,11 @@ typedef struct Fusion {
                             which selects it too; NULL */
     const char *fell_back_from; /* the extension switched off that this instance is the
                                    fallback form of ("rope_cache"), which selects it too; NULL */
-    KernelKind kernel;   /* the kind of kernel it runs (FusePattern.kernel, KK_elementwise for a
-                            generated group); KK_NONE: a prologue fold, which runs none */
-    int *nodes, nnodes;  /* member node indices, in graph order */
-    int anchor;          /* node index where the fused kernel runs */
-    int out;             /* the fused kernel's output tensor */
+    KernelKind kernel;  /* the kind of kernel it runs (FusePattern.kernel, KK_elementwise for a
+                           generated group); KK_NONE: a prologue fold, which runs none */
+    int *nodes, nnodes; /* member node indices, in graph order */
+    int anchor;         /* node index where the fused kernel runs */
+    int out;            /* the fused kernel's output tensor */
     bool enabled;
     /* The fused kernel's inputs when they are not the members' outside inputs (linear_concat:
      * x, the concatenated weight and bias), nkin 0 otherwise. */
@@ -99,9 +98,9 @@ typedef struct Attr {
     int64_t i; /* INT, BOOL */
     double f;  /* FLOAT (and INT as double) */
     const char *s;
-    int n;           /* INTS/FLOATS length */
-    int64_t *ints;   /* INTS */
-    double *floats;  /* FLOATS (also filled for INTS) */
+    int n;          /* INTS/FLOATS length */
+    int64_t *ints;  /* INTS */
+    double *floats; /* FLOATS (also filled for INTS) */
 } Attr;
 
 typedef struct Node {
@@ -114,11 +113,11 @@ typedef struct Node {
     Attr *attrs;
     bool dead; /* removed by a pass; kept so indices stay stable */
     /* set by compiler passes */
-    Placement place; /* partition */
-    int part;        /* partition index (runs of equal placement) */
-    int fusion;      /* index into Graph.fusions, -1 if not fused */
-    int slot;        /* plan-memory: the step of the kernel order this node's kernel runs in
-                      * (compiler/schedule.h), -1 when it runs none */
+    Placement place;     /* partition */
+    int part;            /* partition index (runs of equal placement) */
+    int fusion;          /* index into Graph.fusions, -1 if not fused */
+    int slot;            /* plan-memory: the step of the kernel order this node's kernel runs in
+                          * (compiler/schedule.h), -1 when it runs none */
     const char *why_cpu; /* partition: why this node cannot run on the NPU */
     bool adopted;        /* fuse-elementwise took it from the CPU: only generated kernels run it */
 } Node;

@@ -58,8 +58,7 @@ static Status read_tensor_rec(Reader *r, struct json_object *rec, const char *no
     *rank = (int)n;
     const char *ds = get_str(rec, "dtype");
     *dt = ds ? dtype_parse(ds) : DT_F32;
-    if (*dt == DT_INVALID)
-        return diag_error(r->d, r->path, node, name, "unknown dtype '%s'", ds);
+    if (*dt == DT_INVALID) return diag_error(r->d, r->path, node, name, "unknown dtype '%s'", ds);
     /* guard numel overflow */
     int64_t numel = 1;
     for (int i = 0; i < *rank; i++) {
@@ -84,7 +83,9 @@ Status ir_parse_attrs(Graph *g, Node *n, struct json_object *attrs, DiagList *d)
         Attr *a = &n->attrs[n->nattrs++];
         a->key = arena_strdup(&g->arena, key);
         switch (val ? json_object_get_type(val) : json_type_null) {
-        case json_type_null: a->kind = ATTR_NONE; break;
+        case json_type_null:
+            a->kind = ATTR_NONE;
+            break;
         case json_type_boolean:
             a->kind = ATTR_BOOL;
             a->i = json_object_get_boolean(val);
@@ -129,8 +130,8 @@ Status ir_parse_attrs(Graph *g, Node *n, struct json_object *attrs, DiagList *d)
                 a->floats[i] = json_object_get_double(e);
                 double fv = a->floats[i];
                 a->ints[i] = !json_object_is_type(e, json_type_double) ? json_object_get_int64(e)
-                             : (fv > -9.2e18 && fv < 9.2e18)          ? (int64_t)fv
-                                                                      : 0;
+                             : (fv > -9.2e18 && fv < 9.2e18)           ? (int64_t)fv
+                                                                       : 0;
             }
             break;
         }
@@ -168,7 +169,8 @@ static Status resolve_input(Reader *r, const char *node, struct json_object *rec
      * given, must agree with the position the name has among the producer's outputs */
     const char *pn = get_str(rec, "producer_node");
     struct json_object *pi = get(rec, "producer_output_idx");
-    if (t >= 0 && pn && pi && json_object_is_type(pi, json_type_int) && g->tensors[t].producer >= 0) {
+    if (t >= 0 && pn && pi && json_object_is_type(pi, json_type_int) &&
+        g->tensors[t].producer >= 0) {
         const GTensor *x = &g->tensors[t];
         const Node *p = &g->nodes[x->producer];
         int64_t idx = json_object_get_int64(pi);
@@ -198,12 +200,14 @@ static Status resolve_input(Reader *r, const char *node, struct json_object *rec
             DType wd;
             if (read_tensor_rec(r, wrec, NULL, key, &wr, ws, &wd) != ST_OK) return ST_BAD_INPUT;
             int ok = wr == rank;
-            for (int i = 0; ok && i < rank; i++) ok = ws[i] == shape[i];
+            for (int i = 0; ok && i < rank; i++)
+                ok = ws[i] == shape[i];
             if (!ok) {
                 char a[128], b[128];
                 return diag_error(r->d, r->path, node, name,
                                   "weight '%s' is declared %s in \"weights\" but used as %s", key,
-                                  shape_str(ws, wr, a, sizeof a), shape_str(shape, rank, b, sizeof b));
+                                  shape_str(ws, wr, a, sizeof a),
+                                  shape_str(shape, rank, b, sizeof b));
             }
         }
         t = graph_add_tensor(g, name, dt, rank, shape, TK_WEIGHT);
@@ -241,8 +245,9 @@ static Status resolve_input(Reader *r, const char *node, struct json_object *rec
     if (pk >= 0 && pi && json_object_is_type(pi, json_type_int))
         return diag_error(r->d, r->path, node, name,
                           "names output %lld of node '%s', which has %d output%s and none of "
-                          "this name", (long long)json_object_get_int64(pi), prod,
-                          g->nodes[pk].nout, g->nodes[pk].nout == 1 ? "" : "s");
+                          "this name",
+                          (long long)json_object_get_int64(pi), prod, g->nodes[pk].nout,
+                          g->nodes[pk].nout == 1 ? "" : "s");
     if (prod && pk < 0 && strcmp(prod, name) != 0)
         return diag_error(r->d, r->path, node, name,
                           "consumes a tensor of node '%s', which does not come before it "
@@ -312,8 +317,10 @@ static Status respell(Reader *r, Node *n)
         if (start < 0) start += x->shape[d];
         for (int i = 0; i < n->nattrs; i++)
             if (!strcmp(n->attrs[i].key, "start")) n->attrs[i].i = start;
-        if (!add_attr(g, n, (Attr){.key = "end", .kind = ATTR_INT, .i = start + len,
-                                   .f = (double)(start + len)}))
+        if (!add_attr(
+                g, n,
+                (Attr){
+                    .key = "end", .kind = ATTR_INT, .i = start + len, .f = (double)(start + len)}))
             return ST_NOMEM;
     }
     if (n->op == OP_EXPAND && n->nin == 2) {
@@ -335,7 +342,8 @@ static Status respell(Reader *r, Node *n)
             if (i != d)
                 s[m++] = x->shape[i];
             else
-                for (int j = 0; j < k; j++) s[m++] = sz[j];
+                for (int j = 0; j < k; j++)
+                    s[m++] = sz[j];
         if (!add_ints_attr(g, n, "size", s, m)) return ST_NOMEM;
     }
     return ST_OK;
@@ -499,7 +507,8 @@ Status ir_read_buffer(const char *path, const char *json, size_t len, Graph **ou
     if (!root || jerr != json_tokener_success) {
         size_t off = json_tokener_get_parse_end(tok);
         int line = 1;
-        for (size_t i = 0; i < off && i < len; i++) line += json[i] == '\n';
+        for (size_t i = 0; i < off && i < len; i++)
+            line += json[i] == '\n';
         json_tokener_free(tok);
         if (root) json_object_put(root);
         return diag_error(d, path, NULL, NULL, "not valid JSON (line %d: %s)", line,

@@ -20,8 +20,8 @@ static const char *const tkind_names[] = {
     [PT_WEIGHT] = "weight", [PT_CONST] = "const", [PT_SCRATCH] = "scratch",
 };
 static const char *const target_names[] = {[KT_NPU] = "npu", [KT_CPU] = "cpu"};
-static const char *const recipe_names[] = {[RECIPE_BN_FOLD] = "bn_fold",
-                                           [RECIPE_CONCAT] = "concat"};
+static const char *const recipe_names[] = {
+    [RECIPE_BN_FOLD] = "bn_fold", [RECIPE_CONCAT] = "concat"};
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static const char *tkind_name(int i)
@@ -64,7 +64,6 @@ static uint64_t get_le(const unsigned char *b, int n)
         v = v << 8 | b[i];
     return v;
 }
-
 
 /* ---- writer ---- */
 
@@ -767,7 +766,8 @@ static Status read_recipe(const Dec *x, const msgpack_object *m, PlanRecipe *r)
         st = get_ints(x, m, "src", &src, &r->nsrc);
         if (!st && r->nsrc > RECIPE_MAX_SRC)
             st = bad(x, "src", "%d sources, at most %d", r->nsrc, RECIPE_MAX_SRC);
-        for (int i = 0; !st && i < r->nsrc; i++) r->src[i] = src[i];
+        for (int i = 0; !st && i < r->nsrc; i++)
+            r->src[i] = src[i];
     }
     r->block = 0;
     if (!st && has_key(m, "block")) st = get_int(x, m, "block", &r->block);
@@ -857,7 +857,8 @@ static Status read_plan(const Dec *x, const msgpack_object *m, Plan *p)
     }
     /* modules came with generated kernels; a file without them has none */
     if (has_key(m, "modules")) {
-        READ_RECORDS(x, m, "modules", PlanModule, MODULE_KEYS, p->modules, p->nmodules, read_module);
+        READ_RECORDS(x, m, "modules", PlanModule, MODULE_KEYS, p->modules, p->nmodules,
+                     read_module);
         p->cap_modules = p->nmodules;
     }
     return ST_OK;

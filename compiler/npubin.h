@@ -15,8 +15,8 @@
  * compute, channel_tile, arena_bytes, naive_bytes, nlevels, tensors, kernels, parts, fusions,
  * recipes, inputs, outputs, weights, ir_json, and modules (generated kernels' {name, source, spirv
  * bin}; optional when reading: a file from before generated kernels has none; their SPIR-V is
- * validated by spirv-val before it is accepted). tensors/kernels/parts/fusions/recipes are arrays of
- * maps keyed the same way; counts are the lengths of arrays (nargs = len(args), npush =
+ * validated by spirv-val before it is accepted). tensors/kernels/parts/fusions/recipes are arrays
+ * of maps keyed the same way; counts are the lengths of arrays (nargs = len(args), npush =
  * len(push), rank = len(shape), ...). Enums are written as names, not numbers, so reordering an
  * enum never changes the meaning of old files: dtypes as "F32"/"F16"/..., ops as their ops.def
  * id ("CONV2D"), kinds as "act"/"input"/"output"/"weight"/"const", targets as "npu"/"cpu",

@@ -97,8 +97,8 @@ static Status check_tensor(Check *c, int i)
         return fail(c, "%s ('%s'): alias_of = %d is not another tensor's id", w, t->name,
                     t->alias_of);
     if (t->view_off < 0 || (t->view_off && t->alias_of < 0) ||
-        (t->view_off && (uint64_t)t->view_off + phys_elems(t) >
-                            phys_elems(&c->p->tensors[t->alias_of])))
+        (t->view_off &&
+         (uint64_t)t->view_off + phys_elems(t) > phys_elems(&c->p->tensors[t->alias_of])))
         return fail(c, "%s ('%s'): view offset %lld does not lie inside its base", w, t->name,
                     (long long)t->view_off);
     if (t->bytes < 0) return fail(c, "%s ('%s'): negative size", w, t->name);
@@ -207,7 +207,8 @@ static Status check_module(Check *c, int i)
         if (strcmp(c->p->modules[j].name, m->name) == 0)
             return fail(c, "modules[%d] ('%.40s'): name appears twice", i, m->name);
     if (m->nwords < 5 || m->nwords > NPUBIN_MAX_COUNT || !m->spirv)
-        return fail(c, "modules[%d] ('%.40s'): %lld SPIR-V words", i, m->name, (long long)m->nwords);
+        return fail(c, "modules[%d] ('%.40s'): %lld SPIR-V words", i, m->name,
+                    (long long)m->nwords);
     char why[256];
     if (!spv_validate(m->spirv, (size_t)m->nwords, why, sizeof why))
         return fail(c, "modules[%d] ('%.40s'): invalid SPIR-V: %s", i, m->name, why);
@@ -256,7 +257,8 @@ Status npubin_check_plan(const Plan *p, const char *file, Status st, DiagList *d
         s = check_module(&c, i);
     for (int i = 0; s == ST_OK && i < p->nkernels; i++) {
         const PlanKernel *k = &p->kernels[i];
-        if (k->target == KT_NPU && strncmp(k->shader, "gen_", 4) == 0 && !plan_find_module(p, k->shader))
+        if (k->target == KT_NPU && strncmp(k->shader, "gen_", 4) == 0 &&
+            !plan_find_module(p, k->shader))
             s = fail(&c, "kernels[%d] ('%.40s'): a generated kernel whose module the plan lacks", i,
                      k->shader);
     }

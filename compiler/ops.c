@@ -36,7 +36,7 @@ static void build(void)
             if (first) {
                 snprintf(canon[op], sizeof canon[op], "%s", k);
                 /* "aten.max_pool2d.default" -> "max_pool2d", "npu.depad" -> "depad" */
-                const char *a = strncmp(k, "aten.", 5) == 0 ? k + 5
+                const char *a = strncmp(k, "aten.", 5) == 0  ? k + 5
                                 : strncmp(k, "npu.", 4) == 0 ? k + 4
                                                              : k;
                 const char *dot = strchr(a, '.');

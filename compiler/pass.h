@@ -16,22 +16,22 @@
 #define PACK_INPUTS_MIN 16384
 
 typedef struct CompileOptions {
-    int channel_tile;               /* NPU conv-family channel padding (32) */
-    DType compute;                  /* storage dtype of float tensors on the NPU (F16, BF16, F32) */
-    int tier;                       /* PlanTier the kernels are chosen for (TIER_PORTABLE) */
-    bool cm_emulate;                /* tests: tier nv-coopmat's kernel choice, but its tensor-core
-                                     * modules replaced by portable emulations (stems *_cmx); the
-                                     * plan is then portable (docs/kernels.md "Tiers") */
-    bool cpu_device;                /* compiled for a CPU Vulkan device (lavapipe; the runner knows):
-                                     * portable convs take the direct kernel, 2.3x faster there and
-                                     * 20x slower on a GPU (docs/kernels.md "Tiers") */
-    bool cm_force;                  /* tests: on nv-coopmat, the tensor-core conv2d for every f16
-                                     * conv it can take, not only where it was measured faster */
-    int arena_align;                /* byte alignment of arena offsets (256) */
-    bool no_reuse;                  /* plan-memory: no liveness reuse (every output readable) */
-    int64_t pack_min;               /* pack-inputs: the fewest elements of an input it packs on
-                                     * the device (0: PACK_INPUTS_MIN; tests take 1) */
-    const char *break_id;           /* --break: corrupt this fusion instance's kernel on purpose */
+    int channel_tile;     /* NPU conv-family channel padding (32) */
+    DType compute;        /* storage dtype of float tensors on the NPU (F16, BF16, F32) */
+    int tier;             /* PlanTier the kernels are chosen for (TIER_PORTABLE) */
+    bool cm_emulate;      /* tests: tier nv-coopmat's kernel choice, but its tensor-core
+                           * modules replaced by portable emulations (stems *_cmx); the
+                           * plan is then portable (docs/kernels.md "Tiers") */
+    bool cpu_device;      /* compiled for a CPU Vulkan device (lavapipe; the runner knows):
+                           * portable convs take the direct kernel, 2.3x faster there and
+                           * 20x slower on a GPU (docs/kernels.md "Tiers") */
+    bool cm_force;        /* tests: on nv-coopmat, the tensor-core conv2d for every f16
+                           * conv it can take, not only where it was measured faster */
+    int arena_align;      /* byte alignment of arena offsets (256) */
+    bool no_reuse;        /* plan-memory: no liveness reuse (every output readable) */
+    int64_t pack_min;     /* pack-inputs: the fewest elements of an input it packs on
+                           * the device (0: PACK_INPUTS_MIN; tests take 1) */
+    const char *break_id; /* --break: corrupt this fusion instance's kernel on purpose */
     const char *no_fuse[COMPILE_MAX_LIST]; /* pattern names, instance ids, or "all", in order;
                                             * "+SEL" switches SEL back on */
     int n_no_fuse;
@@ -39,11 +39,11 @@ typedef struct CompileOptions {
     int n_cpu_ops;
     const char *disable[COMPILE_MAX_LIST]; /* passes switched off (can_disable only) */
     int n_disable;
-    const atomic_bool *cancel;      /* polled between passes (NULL: never) */
-    const char *kernel_cache;       /* generated kernels' SPIR-V cache directory: NULL the
-                                     * default ($XDG_CACHE_HOME/npu-explore/kernels), "none" off */
-    const char *ir_text;            /* the IR JSON the graph came from, embedded in the plan so a
-                                     * .npubin runs without it (borrowed; NULL: none embedded) */
+    const atomic_bool *cancel; /* polled between passes (NULL: never) */
+    const char *kernel_cache;  /* generated kernels' SPIR-V cache directory: NULL the
+                                * default ($XDG_CACHE_HOME/npu-explore/kernels), "none" off */
+    const char *ir_text;       /* the IR JSON the graph came from, embedded in the plan so a
+                                * .npubin runs without it (borrowed; NULL: none embedded) */
     size_t ir_len;
     /* An edit of the imported graph before its shape check and the passes (generate appends an
      * argmax output), NULL: none. The plan's embedded IR text does not have it. */
@@ -93,7 +93,7 @@ typedef struct Snapshot {
 typedef struct Pipeline {
     Snapshot *snaps; /* [pass_count] once complete */
     int nsnaps;
-    Graph *g;        /* the final graph (== snaps[nsnaps-1].g) */
+    Graph *g;          /* the final graph (== snaps[nsnaps-1].g) */
     struct Plan *plan; /* made by the lower step */
     double total_ms;
 } Pipeline;

@@ -8,12 +8,16 @@
 static bool is_identity(const Graph *g, const Node *n)
 {
     switch (n->op) {
-    case OP_IDENTITY: return true;
-    case OP_DROPOUT: return !attr_bool(n, "train", false) && !attr_bool(n, "training", false);
+    case OP_IDENTITY:
+        return true;
+    case OP_DROPOUT:
+        return !attr_bool(n, "train", false) && !attr_bool(n, "training", false);
     case OP_TO_DTYPE:
         return n->nin >= 1 && node_input(g, n, 0)->dtype == node_output(g, n, 0)->dtype;
-    case OP_GETITEM: return true;
-    default: return false;
+    case OP_GETITEM:
+        return true;
+    default:
+        return false;
     }
 }
 

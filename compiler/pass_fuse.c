@@ -43,7 +43,8 @@ static const char *check_group(const Graph *g, FuseMatch *m, const bool *taken)
             /* a part's output leaves the group; a tensor read inside it stays inside */
             bool inner = false;
             const GTensor *t = &g->tensors[n->out[0]];
-            for (int c = 0; c < t->nconsumers; c++) inner |= in_group(m, t->consumers[c]);
+            for (int c = 0; c < t->nconsumers; c++)
+                inner |= in_group(m, t->consumers[c]);
             if (!inner) continue;
         }
         for (int k = 0; k < n->nout; k++) {
@@ -93,7 +94,8 @@ static bool fallback_match(const Graph *g, const FuseMatch *m, const char *fallb
             const char *why = NULL;
             if (!fp->match(g, m->nodes[i], taken, &b, &why)) continue;
             bool inside = true;
-            for (int k = 0; k < b.n && inside; k++) inside = in_group(m, b.nodes[k]);
+            for (int k = 0; k < b.n && inside; k++)
+                inside = in_group(m, b.nodes[k]);
             if (inside && !check_group(g, &b, taken)) {
                 *out = b;
                 *kernel = fp->kernel;
@@ -105,10 +107,11 @@ static bool fallback_match(const Graph *g, const FuseMatch *m, const char *fallb
 }
 
 /* Records instance F<n> of `pattern` (family `family`, running a kernel of kind `kernel`) over
- * the nodes of m, its anchor the last, and applies the user's switches. A pattern with a fallback (rope_cache's rope, attention's
- * masked_softmax) switched off while the fallback stays selected becomes an instance of the
- * fallback's form among its members (m shrinks to it: the other members are left to later
- * patterns and passes, as without the extension). Returns its index, or -1 when out of memory. */
+ * the nodes of m, its anchor the last, and applies the user's switches. A pattern with a fallback
+ * (rope_cache's rope, attention's masked_softmax) switched off while the fallback stays selected
+ * becomes an instance of the fallback's form among its members (m shrinks to it: the other members
+ * are left to later patterns and passes, as without the extension). Returns its index, or -1 when
+ * out of memory. */
 static int record(Graph *g, PassCtx *c, FuseMatch *m, const char *pattern, const char *family,
                   const char *fallback, KernelKind kernel, const bool *taken)
 {

@@ -57,7 +57,6 @@ static bool touches_npu(const Graph *g, const int *m, int n)
     return false;
 }
 
-
 static bool in_list(const int *v, int n, int x)
 {
     for (int i = 0; i < n; i++)
@@ -140,13 +139,15 @@ Status pass_fuse_elementwise(Graph *g, PassCtx *c)
     int *owner = arena_alloc(c->scratch, sizeof(int) * ((size_t)g->nnodes + 1));
     Group *groups = arena_alloc(c->scratch, sizeof(Group) * ((size_t)g->nnodes + 1));
     if (!owner || !groups) return ST_NOMEM;
-    for (int i = 0; i < g->nnodes; i++) owner[i] = -1;
+    for (int i = 0; i < g->nnodes; i++)
+        owner[i] = -1;
     int ngroups = 0, m[GROUP_MAX];
     for (int root = g->nnodes - 1; root >= 0; root--) {
         if (!eligible(g, root, owner, c->opt)) continue;
         int n = grow(g, root, owner, c->opt, m);
         int kernels = 0;
-        for (int i = 0; i < n; i++) kernels += own_kernels(g, m[i]);
+        for (int i = 0; i < n; i++)
+            kernels += own_kernels(g, m[i]);
         if (kernels < 2 || !touches_npu(g, m, n)) continue;
         qsort(m, (size_t)n, sizeof(int), cmp_int);
         Group *gr = &groups[ngroups];
@@ -154,7 +155,8 @@ Status pass_fuse_elementwise(Graph *g, PassCtx *c)
         gr->n = n;
         gr->nodes = arena_dup(c->scratch, m, sizeof(int) * (size_t)n);
         if (!gr->nodes) return ST_NOMEM;
-        for (int i = 0; i < n; i++) owner[m[i]] = ngroups;
+        for (int i = 0; i < n; i++)
+            owner[m[i]] = ngroups;
         ngroups++;
     }
     /* instances in graph order of their anchors (found last to first) */

@@ -75,7 +75,8 @@ Status pass_layout(Graph *g, PassCtx *c)
         bool pad = conv_family(n->op);
         if (!pad && layout_agnostic(g, n) && n->nin > 0) {
             pad = true;
-            for (int k = 0; k < n->nin; k++) pad &= g->tensors[n->in[k]].padded != 0;
+            for (int k = 0; k < n->nin; k++)
+                pad &= g->tensors[n->in[k]].padded != 0;
         }
         if (!pad) continue;
         int64_t cp = (o->shape[1] + tile - 1) / tile * tile;
@@ -102,7 +103,8 @@ Status pass_layout(Graph *g, PassCtx *c)
         int ncons = x->nconsumers;
         int cons[256];
         if (ncons > 256) ncons = 256;
-        for (int k = 0; k < ncons; k++) cons[k] = x->consumers[k];
+        for (int k = 0; k < ncons; k++)
+            cons[k] = x->consumers[k];
         for (int k = 0; k < ncons; k++) {
             Node *cn = &g->nodes[cons[k]];
             if (reads_padded(g, cn, t)) continue;
@@ -122,8 +124,7 @@ Status pass_layout(Graph *g, PassCtx *c)
         }
         char *nname = arena_printf(&g->arena, "depad_%s", g->tensors[t].name);
         int in[1] = {t}, out[1] = {dense};
-        if (graph_insert_node(g, producer + 1, nname, OP_DEPAD, in, 1, out, 1) < 0)
-            return ST_NOMEM;
+        if (graph_insert_node(g, producer + 1, nname, OP_DEPAD, in, 1, out, 1) < 0) return ST_NOMEM;
         Node *dn = &g->nodes[producer + 1];
         dn->place = PLACE_NPU;
         dn->part = g->nodes[producer].part;

@@ -3,9 +3,10 @@
  * that owns storage lives from the slot of the kernel that produces it to the slot of its last
  * reader (through aliases); graph inputs from the start, graph outputs to the end. First-fit
  * placement over that order reuses dead tensors' bytes, and only across slots: a tensor written
- * in the slot where another is last read never takes its bytes, so reuse adds no barrier. Reports the arena size against one buffer per tensor. Weights get
- * their own buffers (offset -1). Tensors inside an enabled fused kernel take no memory.
- * CompileOptions.no_reuse keeps every tensor alive to the end (for per-kernel comparisons). */
+ * in the slot where another is last read never takes its bytes, so reuse adds no barrier. Reports
+ * the arena size against one buffer per tensor. Weights get their own buffers (offset -1). Tensors
+ * inside an enabled fused kernel take no memory. CompileOptions.no_reuse keeps every tensor alive
+ * to the end (for per-kernel comparisons). */
 #include <stdlib.h>
 #include "compiler/pass.h"
 #include "compiler/schedule.h"
@@ -48,7 +49,8 @@ static int def_slot(const Graph *g, int t)
     const GTensor *x = &g->tensors[t];
     if (x->producer >= 0) return g->nodes[x->producer].slot;
     for (int f = 0; f < g->nfusions; f++)
-        if (g->fusions[f].enabled && g->fusions[f].out == t) return g->nodes[g->fusions[f].anchor].slot;
+        if (g->fusions[f].enabled && g->fusions[f].out == t)
+            return g->nodes[g->fusions[f].anchor].slot;
     return -1;
 }
 
@@ -68,8 +70,11 @@ Status pass_plan_memory(Graph *g, PassCtx *c)
         if (!materialised(g, t)) continue;
         const GTensor *x = &g->tensors[t];
         int64_t numel = 1;
-        for (int i = 0; i < x->rank; i++) numel *= x->pshape[i];
-        int64_t bytes = (numel * (int64_t)dtype_size(compile_tensor_storage(c->opt, x)) + align - 1) / align * align;
+        for (int i = 0; i < x->rank; i++)
+            numel *= x->pshape[i];
+        int64_t bytes =
+            (numel * (int64_t)dtype_size(compile_tensor_storage(c->opt, x)) + align - 1) / align *
+            align;
         if (bytes == 0) bytes = align;
         int def = x->kind == TK_INPUT ? -1 : def_slot(g, t);
         idx[t] = n;
@@ -98,7 +103,8 @@ Status pass_plan_memory(Graph *g, PassCtx *c)
     /* no_reuse (profiling, bisect): every tensor keeps its bytes to the end, so each kernel's
      * output can be read after one run; the kernels themselves are the same */
     if (c->opt->no_reuse)
-        for (int i = 0; i < n; i++) lv[i].last = end;
+        for (int i = 0; i < n; i++)
+            lv[i].last = end;
     qsort(lv, (size_t)n, sizeof *lv, by_def);
     int64_t arena = 0, naive = 0;
     for (int i = 0; i < n; i++) {

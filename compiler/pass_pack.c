@@ -33,7 +33,8 @@ static bool written_in_place(const Graph *g, int t)
 static bool worth_packing(const Graph *g, const PassCtx *c, int t)
 {
     const GTensor *x = &g->tensors[t];
-    if (!dtype_is_float(x->dtype) || x->is_output || x->host_form || x->nconsumers == 0) return false;
+    if (!dtype_is_float(x->dtype) || x->is_output || x->host_form || x->nconsumers == 0)
+        return false;
     /* dense f32 is the host form; dense f16 the host converts as it copies (runtime/hostxf.c,
      * F16C: half the bytes over the bus and no kernel) */
     DType st = compile_storage(c->opt, x->dtype);

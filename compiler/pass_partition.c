@@ -33,7 +33,8 @@ static Status hoist_host_nodes(Graph *g, const bool *host)
         if (host[i]) order[k++] = i;
     for (int i = 0; i < g->nnodes; i++)
         if (!host[i]) order[k++] = i;
-    for (int i = 0; i < g->nnodes; i++) moved[i] = g->nodes[order[i]];
+    for (int i = 0; i < g->nnodes; i++)
+        moved[i] = g->nodes[order[i]];
     memcpy(g->nodes, moved, sizeof(Node) * (size_t)g->nnodes);
     free(order);
     free(moved);

@@ -38,7 +38,8 @@ int graph_add_derived_weight(Graph *g, const char *name, const GTensor *like, in
 int fusion_inputs(const Graph *g, const Fusion *f, int *ins, int max)
 {
     if (f->nkin > 0) {
-        for (int i = 0; i < f->nkin && i < max; i++) ins[i] = f->kin[i];
+        for (int i = 0; i < f->nkin && i < max; i++)
+            ins[i] = f->kin[i];
         return f->nkin < max ? f->nkin : max;
     }
     int n = 0;
@@ -48,8 +49,10 @@ int fusion_inputs(const Graph *g, const Fusion *f, int *ins, int max)
             int t = nd->in[k];
             bool inside = false, dup = false;
             int pr = g->tensors[t].producer;
-            for (int j = 0; j < f->nnodes && pr >= 0; j++) inside |= f->nodes[j] == pr;
-            for (int j = 0; j < n; j++) dup |= ins[j] == t;
+            for (int j = 0; j < f->nnodes && pr >= 0; j++)
+                inside |= f->nodes[j] == pr;
+            for (int j = 0; j < n; j++)
+                dup |= ins[j] == t;
             if (!inside && !dup && n < max) ins[n++] = t;
         }
     }

@@ -81,8 +81,10 @@ static void split_views(Graph *g, const Node *n, const PassCtx *c)
     int d = norm_dim(attr_int(n, "dim", 0), in->rank);
     if (d < 0) return;
     int64_t outer = 1, inner = 1, sizes[64], start = 0;
-    for (int i = 0; i < d; i++) outer *= in->shape[i];
-    for (int i = d + 1; i < in->rank; i++) inner *= in->shape[i];
+    for (int i = 0; i < d; i++)
+        outer *= in->shape[i];
+    for (int i = d + 1; i < in->rank; i++)
+        inner *= in->shape[i];
     const char *why = NULL;
     int cnt = shape_split_sizes(n, in->shape[d], sizes, 64, &why);
     if (outer != 1 || cnt != n->nout) return;
@@ -91,7 +93,9 @@ static void split_views(Graph *g, const Node *n, const PassCtx *c)
         int64_t elem = in->view_off + start * inner;
         start += sizes[k];
         GTensor *o = &g->tensors[n->out[k]];
-        if (o->padded || (elem * (int64_t)dtype_size(compile_tensor_storage(c->opt, o))) % align != 0) continue;
+        if (o->padded ||
+            (elem * (int64_t)dtype_size(compile_tensor_storage(c->opt, o))) % align != 0)
+            continue;
         o->alias_of = base;
         o->view_off = elem;
     }
@@ -119,12 +123,19 @@ Status pass_views(Graph *g, PassCtx *c)
         case OP_UNSQUEEZE:
         case OP_SQUEEZE:
         case OP_IDENTITY:
-        case OP_DROPOUT: alias = true; break;
+        case OP_DROPOUT:
+            alias = true;
+            break;
         case OP_TRANSPOSE:
         case OP_PERMUTE:
-        case OP_T: alias = order_preserving_permute(g, n); break;
-        case OP_INDEX_COPY: alias = index_copy_in_place(g, i); break;
-        default: break;
+        case OP_T:
+            alias = order_preserving_permute(g, n);
+            break;
+        case OP_INDEX_COPY:
+            alias = index_copy_in_place(g, i);
+            break;
+        default:
+            break;
         }
         const GTensor *in = node_input(g, n, 0);
         if (!alias || in->padded) continue;

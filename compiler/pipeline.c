@@ -102,10 +102,14 @@ static Status diff(const Graph *before, Snapshot *s)
             ch.what = "made out-of-place";
         } else if (a->nout && b->nout && a->out[0] < before->ntensors) {
             const GTensor *ta = &after->tensors[a->out[0]], *tb = &before->tensors[b->out[0]];
-            if (ta->padded != tb->padded) ch.what = "output channel-padded";
-            else if (ta->alias_of != tb->alias_of) ch.what = "output became a view";
-            else if (ta->offset != tb->offset) ch.what = "output placed in the arena";
-            else continue;
+            if (ta->padded != tb->padded)
+                ch.what = "output channel-padded";
+            else if (ta->alias_of != tb->alias_of)
+                ch.what = "output became a view";
+            else if (ta->offset != tb->offset)
+                ch.what = "output placed in the arena";
+            else
+                continue;
         } else {
             continue;
         }
@@ -147,7 +151,8 @@ Status pipeline_run_graph(Graph *g, const CompileOptions *o, Pipeline *p, DiagLi
     for (int i = 1; i < pass_count && st == ST_OK; i++) {
         const Pass *ps = &pass_table[i];
         if (cancel_requested(o->cancel)) {
-            st = diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL, "cancelled before pass %s", ps->name);
+            st = diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL, "cancelled before pass %s",
+                          ps->name);
             break;
         }
         Graph *next = graph_clone(p->g);
@@ -157,8 +162,10 @@ Status pipeline_run_graph(Graph *g, const CompileOptions *o, Pipeline *p, DiagLi
         }
         double a = now_ms();
         bool skip = disabled(o, ps);
-        if (!skip && ps->fn) st = ps->fn(next, &ctx);
-        else if (!ps->fn) st = plan_build(next, o, &p->plan, d);
+        if (!skip && ps->fn)
+            st = ps->fn(next, &ctx);
+        else if (!ps->fn)
+            st = plan_build(next, o, &p->plan, d);
         if (st == ST_OK) st = graph_verify(next, d);
         Snapshot *s = &p->snaps[p->nsnaps];
         *s = (Snapshot){.pass = ps->name, .g = next, .ms = now_ms() - a, .skipped = skip};
@@ -187,8 +194,10 @@ Status pipeline_run(const char *path, const CompileOptions *o, Pipeline *p, Diag
     }
     double read_ms = now_ms() - t0;
     CompileOptions co;
-    if (o) co = *o;
-    else compile_defaults(&co);
+    if (o)
+        co = *o;
+    else
+        compile_defaults(&co);
     co.ir_text = text;
     co.ir_len = len;
     st = pipeline_run_graph(g, &co, p, d);

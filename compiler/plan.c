@@ -31,19 +31,23 @@ PlanTransfer plan_transfer(const Plan *p, int part, int j)
 {
     const PlanPart *pp = &p->parts[part];
     const PlanTensor *t = &p->tensors[pp->in[j]];
-    PlanTransfer x = {.tensor = pp->in[j], .to_cpu = pp->target == KT_CPU, .relayout = t->padded,
+    PlanTransfer x = {.tensor = pp->in[j],
+                      .to_cpu = pp->target == KT_CPU,
+                      .relayout = t->padded,
                       .depad_kernel = -1};
     int b = plan_base(p, x.tensor);
     for (int k = 0; k < p->nkernels && x.to_cpu; k++) {
         const PlanKernel *kn = &p->kernels[k];
-        if (kn->nargs > kn->nin && kn->args[kn->nargs - 1] == b && kernel_kind_of(kn->shader) == KK_depad)
+        if (kn->nargs > kn->nin && kn->args[kn->nargs - 1] == b &&
+            kernel_kind_of(kn->shader) == KK_depad)
             x.depad_kernel = k;
     }
     DType h = host_dtype(t->dtype);
     x.from = x.to_cpu ? t->storage : h;
     x.to = x.to_cpu ? h : t->storage;
     int64_t n = 1;
-    for (int i = 0; i < t->rank; i++) n *= t->pshape[i];
+    for (int i = 0; i < t->rank; i++)
+        n *= t->pshape[i];
     x.device_bytes = n * (int64_t)dtype_size(t->storage);
     return x;
 }
@@ -52,9 +56,11 @@ const char *plan_transfer_text(const Plan *p, const PlanTransfer *x, char *buf, 
 {
     (void)p;
     char cast[32] = "no cast";
-    if (x->from != x->to) snprintf(cast, sizeof cast, "%s->%s", dtype_short(x->from), dtype_short(x->to));
+    if (x->from != x->to)
+        snprintf(cast, sizeof cast, "%s->%s", dtype_short(x->from), dtype_short(x->to));
     char dep[48] = "";
-    if (x->depad_kernel >= 0) snprintf(dep, sizeof dep, " (depadded by kernel %d)", x->depad_kernel);
+    if (x->depad_kernel >= 0)
+        snprintf(dep, sizeof dep, " (depadded by kernel %d)", x->depad_kernel);
     snprintf(buf, n, "%s%s%s", cast, x->relayout ? (x->to_cpu ? " depad" : " pad") : "", dep);
     return buf;
 }
@@ -62,15 +68,18 @@ const char *plan_transfer_text(const Plan *p, const PlanTransfer *x, char *buf, 
 int plan_ntransfers(const Plan *p)
 {
     int n = 0;
-    for (int i = 0; i < p->nparts; i++) n += p->parts[i].nin;
+    for (int i = 0; i < p->nparts; i++)
+        n += p->parts[i].nin;
     return n;
 }
 
 const char *plan_tier_name(int tier)
 {
     switch (tier) {
-    case TIER_PORTABLE: return "portable";
-    case TIER_NV_COOPMAT: return "nv-coopmat";
+    case TIER_PORTABLE:
+        return "portable";
+    case TIER_NV_COOPMAT:
+        return "nv-coopmat";
     }
     return NULL;
 }
@@ -105,15 +114,16 @@ int plan_equal(const Plan *a, const Plan *b)
         !streq(a->tuning, b->tuning) || !streq(a->tuning_env, b->tuning_env))
         return 0;
     if (a->ir_json_len && memcmp(a->ir_json, b->ir_json, a->ir_json_len) != 0) return 0;
-    if (!ints_eq(a->inputs, b->inputs, a->ninputs) || !ints_eq(a->outputs, b->outputs, a->noutputs) ||
+    if (!ints_eq(a->inputs, b->inputs, a->ninputs) ||
+        !ints_eq(a->outputs, b->outputs, a->noutputs) ||
         !ints_eq(a->weights, b->weights, a->nweights))
         return 0;
     for (int i = 0; i < a->ntensors; i++) {
         const PlanTensor *x = &a->tensors[i], *y = &b->tensors[i];
         if (!streq(x->name, y->name) || x->kind != y->kind || x->dtype != y->dtype ||
             x->storage != y->storage || x->rank != y->rank || x->padded != y->padded ||
-            x->alias_of != y->alias_of || x->view_off != y->view_off || x->offset != y->offset || x->bytes != y->bytes ||
-            !streq(x->weight_key, y->weight_key) ||
+            x->alias_of != y->alias_of || x->view_off != y->view_off || x->offset != y->offset ||
+            x->bytes != y->bytes || !streq(x->weight_key, y->weight_key) ||
             memcmp(x->shape, y->shape, sizeof(int64_t) * (size_t)x->rank) != 0 ||
             memcmp(x->pshape, y->pshape, sizeof(int64_t) * (size_t)x->rank) != 0)
             return 0;
@@ -211,14 +221,16 @@ void plan_spread_arena(Plan *p, int64_t align)
 
 int plan_base(const Plan *p, int t)
 {
-    for (int i = 0; i < 8 && t >= 0 && p->tensors[t].alias_of >= 0; i++) t = p->tensors[t].alias_of;
+    for (int i = 0; i < 8 && t >= 0 && p->tensors[t].alias_of >= 0; i++)
+        t = p->tensors[t].alias_of;
     return t;
 }
 
 uint64_t plan_device_bytes(const PlanTensor *t)
 {
     uint64_t n = 1;
-    for (int i = 0; i < t->rank; i++) n *= (uint64_t)t->pshape[i];
+    for (int i = 0; i < t->rank; i++)
+        n *= (uint64_t)t->pshape[i];
     uint64_t es = dtype_size(t->storage);
     uint64_t b = n * (es ? es : 4);
     return b < 4 ? 4 : (b + 3) / 4 * 4;

@@ -13,7 +13,7 @@
 #include "compiler/recipe.h"
 
 #define PLAN_FORMAT_VERSION 2 /* 2: views with offsets, concat recipes (1 still reads) */
-#define PLAN_MAX_PUSH 32 /* 32-bit words: 128 bytes, lavapipe's limit */
+#define PLAN_MAX_PUSH 32      /* 32-bit words: 128 bytes, lavapipe's limit */
 #define PLAN_MAX_SPEC 16
 
 typedef enum PlanTensorKind {
@@ -36,11 +36,11 @@ typedef struct PlanTensor {
     int64_t shape[NPU_MAX_RANK];
     int64_t pshape[NPU_MAX_RANK]; /* physical shape (dim 1 padded to the channel tile) */
     int padded;
-    int alias_of;  /* view of another plan tensor's storage, -1 if none */
+    int alias_of;     /* view of another plan tensor's storage, -1 if none */
     int64_t view_off; /* a view's first element inside its base's dense storage (a part of a
                        * linear_concat output: its byte offset is view_off times the storage
                        * size), 0 otherwise */
-    int64_t offset; /* byte offset in the arena, -1 for weights (own buffers) */
+    int64_t offset;   /* byte offset in the arena, -1 for weights (own buffers) */
     int64_t bytes;
     const char *weight_key; /* PT_WEIGHT: state_dict key or recipe output name */
 } PlanTensor;
@@ -60,22 +60,22 @@ const char *plan_tier_name(int tier);
 int plan_tier_parse(const char *name);
 
 typedef struct PlanKernel {
-    const char *shader;  /* shader stem ("conv2d", "binary", ...); for KT_CPU the op name */
+    const char *shader; /* shader stem ("conv2d", "binary", ...); for KT_CPU the op name */
     KernelTarget target;
-    int op;              /* OpId of the node that defines the kernel (the anchor) */
-    int node;            /* graph node index (anchor), for CPU kernels and provenance */
-    int fusion;          /* index into plan fusions, -1 */
-    int nargs, nin;      /* args[0..nin) inputs, args[nin..nargs) outputs: plan tensor ids */
+    int op;         /* OpId of the node that defines the kernel (the anchor) */
+    int node;       /* graph node index (anchor), for CPU kernels and provenance */
+    int fusion;     /* index into plan fusions, -1 */
+    int nargs, nin; /* args[0..nin) inputs, args[nin..nargs) outputs: plan tensor ids */
     int *args;
     int npush;
     uint32_t push[PLAN_MAX_PUSH];
     int nspec;
     uint32_t spec[PLAN_MAX_SPEC];
-    uint32_t groups[3];  /* dispatch size in workgroups */
+    uint32_t groups[3]; /* dispatch size in workgroups */
     int nprov;
-    const char **prov;   /* IR node names this kernel computes */
-    int part;            /* partition index */
-    int level;           /* dependency level: kernels of one level need no barrier between them */
+    const char **prov; /* IR node names this kernel computes */
+    int part;          /* partition index */
+    int level;         /* dependency level: kernels of one level need no barrier between them */
 } PlanKernel;
 
 typedef struct PlanFusion {
@@ -97,8 +97,8 @@ typedef struct PlanPart {
     int *in, *out;
 } PlanPart;
 
-/* A kernel module generated at compile time (compiler/codegen/codegen.h): the kernels whose shader is
- * `name` run it. The runtime needs no compiler: the SPIR-V travels in the plan (and .npubin). */
+/* A kernel module generated at compile time (compiler/codegen/codegen.h): the kernels whose shader
+ * is `name` run it. The runtime needs no compiler: the SPIR-V travels in the plan (and .npubin). */
 typedef struct PlanModule {
     const char *name;      /* "gen_3fa9c2e1d4b5": from the hash of the source it compiles */
     const char *source;    /* the GLSL (describe --source, the explorer) */
@@ -109,11 +109,11 @@ typedef struct PlanModule {
  * the reference's (f16 -> f32, i32 -> i64) and depads; an upload the other way round. */
 typedef struct PlanTransfer {
     int tensor;
-    bool to_cpu;           /* NPU -> CPU (a device read); else CPU -> NPU (an upload) */
-    DType from, to;        /* element types before and after (equal: no cast) */
-    bool relayout;         /* channel padding removed (to_cpu) or added by the host */
-    int depad_kernel;      /* the NPU depad kernel that made the dense copy it moves, -1 */
-    int64_t device_bytes;  /* bytes on the device side (physical shape, storage dtype) */
+    bool to_cpu;          /* NPU -> CPU (a device read); else CPU -> NPU (an upload) */
+    DType from, to;       /* element types before and after (equal: no cast) */
+    bool relayout;        /* channel padding removed (to_cpu) or added by the host */
+    int depad_kernel;     /* the NPU depad kernel that made the dense copy it moves, -1 */
+    int64_t device_bytes; /* bytes on the device side (physical shape, storage dtype) */
 } PlanTransfer;
 
 typedef struct PlanRecipe {
@@ -127,9 +127,9 @@ typedef struct PlanRecipe {
 typedef struct Plan {
     Arena arena;
     const char *model_name;
-    const char *source;   /* the IR file it was compiled from */
-    DType compute;        /* F16, BF16 or F32 */
-    int tier;             /* PlanTier: the kernels it may use and the devices it runs on */
+    const char *source; /* the IR file it was compiled from */
+    DType compute;      /* F16, BF16 or F32 */
+    int tier;           /* PlanTier: the kernels it may use and the devices it runs on */
     int channel_tile;
     /* The tuning knobs that differ from their defaults (tuning.h), "cm.tile=128 attn.g=2", and
      * the NPU_* variables that set any of them, "NPU_CM_TILE"; NULL: none. */
@@ -142,8 +142,8 @@ typedef struct Plan {
     PlanRecipe *recipes;
     int ninputs, noutputs, nweights;
     int *inputs, *outputs, *weights; /* plan tensor ids */
-    int64_t arena_bytes;  /* planned arena size */
-    int64_t naive_bytes;  /* one buffer per tensor */
+    int64_t arena_bytes;             /* planned arena size */
+    int64_t naive_bytes;             /* one buffer per tensor */
     int nlevels;
     /* CPU partitions run IR nodes on the CPU reference: the IR they came from is embedded so a
      * .npubin runs without the original file (NULL when every kernel runs on the NPU). */

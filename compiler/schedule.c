@@ -37,8 +37,8 @@ Status graph_schedule(Graph *g)
         Node *n = &g->nodes[i];
         n->slot = -1;
         if (graph_kernel_node(g, i) != i) continue;
-        const Fusion *f = n->fusion >= 0 && g->fusions[n->fusion].enabled ? &g->fusions[n->fusion]
-                                                                           : NULL;
+        const Fusion *f =
+            n->fusion >= 0 && g->fusions[n->fusion].enabled ? &g->fusions[n->fusion] : NULL;
         int buf[64], nin = n->nin, nout = f ? 1 : n->nout;
         const int *in = n->in, *out = f ? &f->out : n->out;
         if (f || nin <= 64) { /* (a CPU cat of more inputs reads no folded output) */
@@ -60,7 +60,8 @@ Status graph_schedule(Graph *g)
             int t = base_of(g, in[a]);
             if (rlvl[t] < level) rlvl[t] = level;
         }
-        for (int a = 0; a < nout; a++) lvl[base_of(g, out[a])] = level;
+        for (int a = 0; a < nout; a++)
+            lvl[base_of(g, out[a])] = level;
         bool npu = n->place == PLACE_NPU;
         if (nu > 0 && (g->nodes[u[nu - 1].node].place == PLACE_NPU) != npu) run++;
         /* NPU runs are ordered by level, CPU runs keep the graph order */
@@ -84,7 +85,8 @@ Status graph_schedule(Graph *g)
         int last = -1;
         for (int c = 0; c < y->nconsumers; c++)
             if (g->nodes[y->consumers[c]].slot > last) last = g->nodes[y->consumers[c]].slot;
-        for (int k = 0; k < fu->nnodes; k++) g->nodes[fu->nodes[k]].slot = last;
+        for (int k = 0; k < fu->nnodes; k++)
+            g->nodes[fu->nodes[k]].slot = last;
     }
     free(lvl);
     free(rlvl);
@@ -150,10 +152,12 @@ static Status order_part(Plan *p, int pi, const int *kv)
         free(tmp);
         return ST_NOMEM;
     }
-    for (int i = 0; i < n; i++) key[i] = (Key){kv[f + i], i};
+    for (int i = 0; i < n; i++)
+        key[i] = (Key){kv[f + i], i};
     qsort(key, (size_t)n, sizeof *key, by_level);
     memcpy(tmp, &p->kernels[f], sizeof *tmp * (size_t)n);
-    for (int i = 0; i < n; i++) p->kernels[f + i] = tmp[key[i].index];
+    for (int i = 0; i < n; i++)
+        p->kernels[f + i] = tmp[key[i].index];
     free(key);
     free(tmp);
     return ST_OK;
@@ -196,7 +200,8 @@ Status plan_schedule(Plan *p, const int *slot)
     }
     if (st == ST_OK) st = levels(p);
     if (st == ST_OK) {
-        for (int k = 0; k < n; k++) kv[k] = p->kernels[k].level;
+        for (int k = 0; k < n; k++)
+            kv[k] = p->kernels[k].level;
         st = order(p, kv, true);
     }
     free(kv);

@@ -15,7 +15,8 @@ static bool compares(OpId op)
 static const char *int_reason(const Graph *g, const Node *n)
 {
     if (n->op == OP_ARGMAX) /* float data in, an int32 index out */
-        return dtype_is_float(node_input(g, n, 0)->dtype) ? NULL : "argmax of integers runs on the CPU";
+        return dtype_is_float(node_input(g, n, 0)->dtype) ? NULL
+                                                          : "argmax of integers runs on the CPU";
     for (int k = 0; k < n->nout; k++) {
         DType dt = node_output(g, n, k)->dtype;
         if (dtype_is_int(dt) && (dt != DT_BOOL || !compares(n->op)))
@@ -74,8 +75,10 @@ bool npu_supports(Graph *g, const Node *n, const char **why)
         int r = node_input(g, n, 0)->rank;
         int dim = norm_dim(attr_int(n, "dim", -1), r);
         if (dim != r - 1 && r > 0) {
-            *why = arena_printf(&g->arena, "softmax over dim %d of %d: the NPU kernel reduces the "
-                                           "last dim", dim, r);
+            *why = arena_printf(&g->arena,
+                                "softmax over dim %d of %d: the NPU kernel reduces the "
+                                "last dim",
+                                dim, r);
             return false;
         }
         return true;
@@ -156,31 +159,124 @@ bool npu_supports(Graph *g, const Node *n, const char **why)
     case OP_LINEAR:
     case OP_ADDMM:
         return true;
-    case OP_ASSERT_META: case OP_IDENTITY: case OP_DROPOUT: case OP_GETITEM: case OP_T:
-    case OP_RELU: case OP_RELU6: case OP_HARDTANH: case OP_HARDSWISH: case OP_HARDSIGMOID:
-    case OP_SIGMOID: case OP_TANH: case OP_GELU: case OP_SILU: case OP_NEG: case OP_EXP:
-    case OP_LOG: case OP_ABS: case OP_SQRT: case OP_RSQRT: case OP_COS: case OP_SIN: case OP_POW:
-    case OP_CLAMP: case OP_ADD: case OP_SUB: case OP_RSUB: case OP_MUL: case OP_DIV:
-    case OP_EQ: case OP_NE: case OP_LT: case OP_LE:
-    case OP_GT: case OP_GE: case OP_LOGICAL_NOT: case OP_LOGICAL_AND: case OP_LOGICAL_OR:
-    case OP_CUMSUM: case OP_SLICE: case OP_SELECT: case OP_SPLIT: case OP_VIEW: case OP_FLATTEN:
-    case OP_UNSQUEEZE: case OP_SQUEEZE: case OP_PERMUTE: case OP_TRANSPOSE: case OP_EXPAND:
-    case OP_ARANGE: case OP_FULL: case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK:
-    case OP_LEAKY_RELU: case OP_FILL_LIKE: case OP_DIFF: case OP_INDEX: case OP_GATHER:
-    case OP_CONV1D: case OP_CONV_TRANSPOSE2D: case OP_GROUP_NORM: case OP_UPSAMPLE_BILINEAR2D:
-    case OP_UPSAMPLE_NEAREST2D: case OP_PAD: case OP_EINSUM: case OP_VECTOR_NORM: case OP_SDPA:
-    case OP_ACOS: case OP_ASIN: case OP_ATAN: case OP_TAN: case OP_LOG1P: case OP_EXPM1:
-    case OP_ERF: case OP_RECIPROCAL: case OP_SOFTPLUS: case OP_ELU: case OP_MISH: case OP_CEIL:
-    case OP_FLOOR: case OP_ROUND: case OP_SIGN: case OP_SQUARE: case OP_ISNAN: case OP_MAXIMUM:
-    case OP_MINIMUM: case OP_REMAINDER: case OP_AMIN: case OP_PROD: case OP_ANY: case OP_ALL:
-    case OP_VAR: case OP_STD: case OP_LOGSUMEXP: case OP_ARGMIN: case OP_CLAMP_T: case OP_STACK:
-    case OP_FLIP: case OP_ROLL: case OP_TRI: case OP_REPEAT: case OP_REPEAT_INTERLEAVE:
-    case OP_PIXEL_SHUFFLE: case OP_BADDBMM: case OP_INSTANCE_NORM: case OP_SLICE_FILL:
-    case OP_MAX_DIM: case OP_TOPK: case OP_SORT: case OP_UNBIND: case OP_MAX_POOL2D_WI:
-   
+    case OP_ASSERT_META:
+    case OP_IDENTITY:
+    case OP_DROPOUT:
+    case OP_GETITEM:
+    case OP_T:
+    case OP_RELU:
+    case OP_RELU6:
+    case OP_HARDTANH:
+    case OP_HARDSWISH:
+    case OP_HARDSIGMOID:
+    case OP_SIGMOID:
+    case OP_TANH:
+    case OP_GELU:
+    case OP_SILU:
+    case OP_NEG:
+    case OP_EXP:
+    case OP_LOG:
+    case OP_ABS:
+    case OP_SQRT:
+    case OP_RSQRT:
+    case OP_COS:
+    case OP_SIN:
+    case OP_POW:
+    case OP_CLAMP:
+    case OP_ADD:
+    case OP_SUB:
+    case OP_RSUB:
+    case OP_MUL:
+    case OP_DIV:
+    case OP_EQ:
+    case OP_NE:
+    case OP_LT:
+    case OP_LE:
+    case OP_GT:
+    case OP_GE:
+    case OP_LOGICAL_NOT:
+    case OP_LOGICAL_AND:
+    case OP_LOGICAL_OR:
+    case OP_CUMSUM:
+    case OP_SLICE:
+    case OP_SELECT:
+    case OP_SPLIT:
+    case OP_VIEW:
+    case OP_FLATTEN:
+    case OP_UNSQUEEZE:
+    case OP_SQUEEZE:
+    case OP_PERMUTE:
+    case OP_TRANSPOSE:
+    case OP_EXPAND:
+    case OP_ARANGE:
+    case OP_FULL:
+    case OP_ZEROS:
+    case OP_ONES:
+    case OP_DEPAD:
+    case OP_PACK:
+    case OP_LEAKY_RELU:
+    case OP_FILL_LIKE:
+    case OP_DIFF:
+    case OP_INDEX:
+    case OP_GATHER:
+    case OP_CONV1D:
+    case OP_CONV_TRANSPOSE2D:
+    case OP_GROUP_NORM:
+    case OP_UPSAMPLE_BILINEAR2D:
+    case OP_UPSAMPLE_NEAREST2D:
+    case OP_PAD:
+    case OP_EINSUM:
+    case OP_VECTOR_NORM:
+    case OP_SDPA:
+    case OP_ACOS:
+    case OP_ASIN:
+    case OP_ATAN:
+    case OP_TAN:
+    case OP_LOG1P:
+    case OP_EXPM1:
+    case OP_ERF:
+    case OP_RECIPROCAL:
+    case OP_SOFTPLUS:
+    case OP_ELU:
+    case OP_MISH:
+    case OP_CEIL:
+    case OP_FLOOR:
+    case OP_ROUND:
+    case OP_SIGN:
+    case OP_SQUARE:
+    case OP_ISNAN:
+    case OP_MAXIMUM:
+    case OP_MINIMUM:
+    case OP_REMAINDER:
+    case OP_AMIN:
+    case OP_PROD:
+    case OP_ANY:
+    case OP_ALL:
+    case OP_VAR:
+    case OP_STD:
+    case OP_LOGSUMEXP:
+    case OP_ARGMIN:
+    case OP_CLAMP_T:
+    case OP_STACK:
+    case OP_FLIP:
+    case OP_ROLL:
+    case OP_TRI:
+    case OP_REPEAT:
+    case OP_REPEAT_INTERLEAVE:
+    case OP_PIXEL_SHUFFLE:
+    case OP_BADDBMM:
+    case OP_INSTANCE_NORM:
+    case OP_SLICE_FILL:
+    case OP_MAX_DIM:
+    case OP_TOPK:
+    case OP_SORT:
+    case OP_UNBIND:
+    case OP_MAX_POOL2D_WI:
+
         return true;
     case OP_COUNT:
-    case OP_INVALID: break;
+    case OP_INVALID:
+        break;
     }
     return true;
 }

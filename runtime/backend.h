@@ -60,10 +60,10 @@ struct Backend {
 Status cpu_backend_create(const Graph *g, Backend **out);
 
 typedef struct VkBackendOptions {
-    int device;      /* -1: first discrete GPU, else the first device; else that index */
-    int validate;    /* -1: from NPU_VK_VALIDATE; 0 off; 1 Khronos validation layer */
-    bool poison;     /* fill device memory with NaN before the first run (tests) */
-    bool no_cache;   /* no on-disk pipeline cache */
+    int device;    /* -1: first discrete GPU, else the first device; else that index */
+    int validate;  /* -1: from NPU_VK_VALIDATE; 0 off; 1 Khronos validation layer */
+    bool poison;   /* fill device memory with NaN before the first run (tests) */
+    bool no_cache; /* no on-disk pipeline cache */
 } VkBackendOptions;
 
 VkBackendOptions vk_backend_options_default(void);

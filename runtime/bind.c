@@ -24,11 +24,14 @@ Status bind_init(const Graph *g, Binding *b)
 void bind_free(Binding *b)
 {
     if (b->vals)
-        for (int i = 0; i < b->ntensors; i++) htensor_free(&b->vals[i]);
+        for (int i = 0; i < b->ntensors; i++)
+            htensor_free(&b->vals[i]);
     if (b->ref)
-        for (int i = 0; i < b->noutputs; i++) htensor_free(&b->ref[i]);
+        for (int i = 0; i < b->noutputs; i++)
+            htensor_free(&b->ref[i]);
     if (b->argmax)
-        for (int i = 0; i < b->noutputs; i++) htensor_free(&b->argmax[i].x);
+        for (int i = 0; i < b->noutputs; i++)
+            htensor_free(&b->argmax[i].x);
     free(b->vals);
     free(b->ref);
     free(b->argmax);
@@ -147,28 +150,47 @@ Status bind_weights_random(const Graph *g, uint64_t seed, Binding *b)
         int64_t fan_in = t->rank >= 2 ? v->numel / t->shape[0] : v->numel;
         double bound = 1.0 / sqrt((double)(fan_in > 0 ? fan_in : 1));
         /* the tensor's kind once, not per element (1.5G elements for Qwen2.5-1.5B) */
-        enum { R_FREQ, R_VAR, R_MEAN, R_SCALE, R_BIAS, R_MAT } kind =
-            ends_with(key, "inv_freq")                   ? R_FREQ /* rotary frequencies */
-            : ends_with(key, "running_var")              ? R_VAR
-            : ends_with(key, "running_mean")             ? R_MEAN
-            : t->rank == 1 && ends_with(key, "weight")   ? R_SCALE
-            : t->rank == 1                               ? R_BIAS
-                                                         : R_MAT;
+        enum {
+            R_FREQ,
+            R_VAR,
+            R_MEAN,
+            R_SCALE,
+            R_BIAS,
+            R_MAT
+        } kind = ends_with(key, "inv_freq")                 ? R_FREQ /* rotary frequencies */
+                 : ends_with(key, "running_var")            ? R_VAR
+                 : ends_with(key, "running_mean")           ? R_MEAN
+                 : t->rank == 1 && ends_with(key, "weight") ? R_SCALE
+                 : t->rank == 1                             ? R_BIAS
+                                                            : R_MAT;
         for (int64_t k = 0; k < v->numel; k++) {
             double u = rng_unit(&s), x;
             switch (kind) {
             case R_FREQ: /* 1/base^(2k/dim) */
                 x = pow(10000.0, -(double)k / (double)v->numel);
                 break;
-            case R_VAR: x = 0.5 + u; break;
-            case R_MEAN: x = 0.2 * (u - 0.5); break;
-            case R_SCALE: x = 0.8 + 0.4 * u; break; /* norm scales */
-            case R_BIAS: x = 0.1 * (u - 0.5); break;
-            default: x = bound * (2 * u - 1); break;
+            case R_VAR:
+                x = 0.5 + u;
+                break;
+            case R_MEAN:
+                x = 0.2 * (u - 0.5);
+                break;
+            case R_SCALE:
+                x = 0.8 + 0.4 * u;
+                break; /* norm scales */
+            case R_BIAS:
+                x = 0.1 * (u - 0.5);
+                break;
+            default:
+                x = bound * (2 * u - 1);
+                break;
             }
-            if (v->dtype == DT_F32) ((float *)v->data)[k] = (float)x;
-            else if (v->dtype == DT_I64) ((int64_t *)v->data)[k] = (int64_t)(u * 8);
-            else ((uint8_t *)v->data)[k] = u < 0.5;
+            if (v->dtype == DT_F32)
+                ((float *)v->data)[k] = (float)x;
+            else if (v->dtype == DT_I64)
+                ((int64_t *)v->data)[k] = (int64_t)(u * 8);
+            else
+                ((uint8_t *)v->data)[k] = u < 0.5;
         }
     }
     free(b->weights_from);
@@ -185,8 +207,8 @@ static const char *prefixed(char *buf, size_t n, const char *prefix, const char 
     return buf;
 }
 
-Status bind_inputs_st(const Graph *g, const SafeTensors *st, const char *path,
-                      const char *prefix, Binding *b, DiagList *d)
+Status bind_inputs_st(const Graph *g, const SafeTensors *st, const char *path, const char *prefix,
+                      Binding *b, DiagList *d)
 {
     Status rc = ST_OK;
     for (int i = 0; i < g->ninputs && rc == ST_OK; i++) {
@@ -207,11 +229,11 @@ Status bind_inputs_st(const Graph *g, const SafeTensors *st, const char *path,
 }
 
 typedef Status (*BindSt)(const Graph *g, const SafeTensors *st, const char *path,
-                        const char *prefix, Binding *b, DiagList *d);
+                         const char *prefix, Binding *b, DiagList *d);
 
 /* Opens path, binds from it with fn, closes it. */
-static Status bind_file(BindSt fn, const Graph *g, const char *path, const char *prefix,
-                        Binding *b, DiagList *d)
+static Status bind_file(BindSt fn, const Graph *g, const char *path, const char *prefix, Binding *b,
+                        DiagList *d)
 {
     SafeTensors st;
     memset(&st, 0, sizeof st);
@@ -256,9 +278,12 @@ Status bind_inputs_random(const Graph *g, uint64_t seed, Binding *b)
         uint64_t s = hash64(t->name, strlen(t->name)) ^ (seed * 0x2545F4914F6CDD1DULL);
         int64_t hi = v->dtype == DT_I64 ? int_range(g, t, id) : 2;
         for (int64_t k = 0; k < v->numel; k++) {
-            if (v->dtype == DT_F32) ((float *)v->data)[k] = (float)(2 * rng_unit(&s) - 1);
-            else if (v->dtype == DT_I64) ((int64_t *)v->data)[k] = (int64_t)(rng_next(&s) % (uint64_t)hi);
-            else ((uint8_t *)v->data)[k] = rng_next(&s) & 1;
+            if (v->dtype == DT_F32)
+                ((float *)v->data)[k] = (float)(2 * rng_unit(&s) - 1);
+            else if (v->dtype == DT_I64)
+                ((int64_t *)v->data)[k] = (int64_t)(rng_next(&s) % (uint64_t)hi);
+            else
+                ((uint8_t *)v->data)[k] = rng_next(&s) & 1;
         }
     }
     free(b->inputs_from);
@@ -308,8 +333,7 @@ Status bind_constants(const Graph *g, Binding *b)
     return ST_OK;
 }
 
-Status bind_argmax_sources(const Graph *g, const HTensor *vals, int nvals, Binding *b,
-                           int *missing)
+Status bind_argmax_sources(const Graph *g, const HTensor *vals, int nvals, Binding *b, int *missing)
 {
     int left = 0;
     Status st = ST_OK;
@@ -348,7 +372,8 @@ static Status apply_concat(const Graph *g, const Recipe *r, Binding *b, DiagList
 {
     const GTensor *o = &g->tensors[r->out_w];
     int64_t rows = 0, inner = 1;
-    for (int k = 1; k < o->rank; k++) inner *= o->shape[k];
+    for (int k = 1; k < o->rank; k++)
+        inner *= o->shape[k];
     for (int i = 0; i < r->nsrc; i++) {
         const HTensor *s = &b->vals[r->src[i]];
         if (!s->data || s->dtype != DT_F32 || s->rank != o->rank || s->numel != s->shape[0] * inner)
@@ -425,7 +450,8 @@ Status bind_apply_recipes(const Graph *g, Binding *b, DiagList *d)
             double mean = ((const float *)mu->data)[c], var = ((const float *)va->data)[c];
             double scale = gam / sqrt(var + r->eps);
             double bias = cb ? ((const float *)cb->data)[c] : 0.0;
-            for (int64_t k = 0; k < per; k++) OW[c * per + k] = (float)(W[c * per + k] * scale);
+            for (int64_t k = 0; k < per; k++)
+                OW[c * per + k] = (float)(W[c * per + k] * scale);
             OB[c] = (float)((bias - mean) * scale + bet);
         }
     }

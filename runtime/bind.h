@@ -14,10 +14,10 @@
 
 typedef struct Binding {
     int ntensors;
-    HTensor *vals;  /* [ntensors]: weights, inputs, constants */
-    HTensor *ref;   /* [g->noutputs]: expected outputs; data NULL where none */
+    HTensor *vals; /* [ntensors]: weights, inputs, constants */
+    HTensor *ref;  /* [g->noutputs]: expected outputs; data NULL where none */
     int noutputs;
-    int nref;       /* how many outputs have a reference */
+    int nref;          /* how many outputs have a reference */
     ArgmaxSrc *argmax; /* [noutputs] or NULL: for an output an argmax produces, its input's
                         * reference value (owned) and the node's dim and NaN rule, for the
                         * tie-aware check (bind_argmax_sources); x.data NULL elsewhere */
@@ -40,8 +40,8 @@ Status bind_inputs_file(const Graph *g, const char *path, const char *prefix, Bi
                         DiagList *d);
 /* The same from a file already open (path names it in diagnostics): many prefixed cases of one
  * file without parsing its header again (tests/test_opinfo.c). */
-Status bind_inputs_st(const Graph *g, const SafeTensors *st, const char *path,
-                      const char *prefix, Binding *b, DiagList *d);
+Status bind_inputs_st(const Graph *g, const SafeTensors *st, const char *path, const char *prefix,
+                      Binding *b, DiagList *d);
 /* Deterministic random inputs: floats in [-1, 1], integer inputs in range for their consumers
  * (embedding ids below the vocabulary size, index_copy indices inside the dim). */
 Status bind_inputs_random(const Graph *g, uint64_t seed, Binding *b);

@@ -10,12 +10,14 @@
 
 static void topk(const HTensor *t, int64_t base, int64_t len, int k, int64_t *idx)
 {
-    for (int j = 0; j < k; j++) idx[j] = -1;
+    for (int j = 0; j < k; j++)
+        idx[j] = -1;
     for (int64_t i = 0; i < len; i++) {
         double v = htensor_get_f(t, base + i);
         for (int j = 0; j < k; j++) {
             if (idx[j] < 0 || v > htensor_get_f(t, base + idx[j])) {
-                for (int m = k - 1; m > j; m--) idx[m] = idx[m - 1];
+                for (int m = k - 1; m > j; m--)
+                    idx[m] = idx[m - 1];
                 idx[j] = i;
                 break;
             }
@@ -27,7 +29,8 @@ static bool same_set(const int64_t *a, const int64_t *b, int k)
 {
     for (int i = 0; i < k; i++) {
         bool f = false;
-        for (int j = 0; j < k; j++) f |= a[i] == b[j];
+        for (int j = 0; j < k; j++)
+            f |= a[i] == b[j];
         if (!f) return false;
     }
     return true;
@@ -128,7 +131,8 @@ static void argmax_rows(const HTensor *got, const HTensor *want, const ArgmaxSrc
     int64_t len = x ? x->numel : 0, inner = 1;
     if (x && a->dim >= 0 && a->dim < x->rank) {
         len = x->shape[a->dim];
-        for (int k = a->dim + 1; k < x->rank; k++) inner *= x->shape[k];
+        for (int k = a->dim + 1; k < x->rank; k++)
+            inner *= x->shape[k];
     }
     if (x && (len < 1 || x->numel / len != want->numel)) x = NULL; /* not its input: exactly */
     s->argmax = true;

@@ -11,21 +11,21 @@
 
 typedef struct CmpStats {
     int64_t n;
-    int64_t nonfinite;   /* NaN/Inf in `got` where `want` is finite */
-    double max_abs;      /* max |got - want| */
-    double rel_l2;       /* ||got - want|| / ||want|| (||got - want|| when want is all zero) */
-    double cosine;       /* cosine similarity (1 when both are zero) */
-    double pearson;      /* Pearson correlation (1 when both are constant and equal) */
-    bool has_topk;       /* logits-like: last dim >= 5 */
-    int64_t rows;        /* rows of the last dim */
-    int64_t top1_agree;  /* rows whose argmax agrees */
-    int64_t top5_agree;  /* rows whose top-5 index sets are equal */
+    int64_t nonfinite;  /* NaN/Inf in `got` where `want` is finite */
+    double max_abs;     /* max |got - want| */
+    double rel_l2;      /* ||got - want|| / ||want|| (||got - want|| when want is all zero) */
+    double cosine;      /* cosine similarity (1 when both are zero) */
+    double pearson;     /* Pearson correlation (1 when both are constant and equal) */
+    bool has_topk;      /* logits-like: last dim >= 5 */
+    int64_t rows;       /* rows of the last dim */
+    int64_t top1_agree; /* rows whose argmax agrees */
+    int64_t top5_agree; /* rows whose top-5 index sets are equal */
     /* an argmax's index output (cmp_output with an ArgmaxSrc); cmp_ok then judges am_beyond */
     bool argmax;
-    int64_t am_rows;     /* rows (reduced slices) compared */
-    int64_t am_differ;   /* rows whose index is not the reference's */
-    int64_t am_beyond;   /* rows whose index is not acceptable (cmp_output): the mismatches */
-    double am_gap;       /* largest reference (row max - value at the index) over the rows */
+    int64_t am_rows;   /* rows (reduced slices) compared */
+    int64_t am_differ; /* rows whose index is not the reference's */
+    int64_t am_beyond; /* rows whose index is not acceptable (cmp_output): the mismatches */
+    double am_gap;     /* largest reference (row max - value at the index) over the rows */
 } CmpStats;
 
 typedef struct Tolerance {

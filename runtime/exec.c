@@ -8,8 +8,7 @@
 #include "runtime/hostxf.h"
 #include "common/clock.h"
 
-Status exec_open(Exec *x, const Plan *p, const Graph *g, const Binding *b, Backend *be,
-                 DiagList *d)
+Status exec_open(Exec *x, const Plan *p, const Graph *g, const Binding *b, Backend *be, DiagList *d)
 {
     memset(x, 0, sizeof *x);
     x->p = p;
@@ -114,7 +113,8 @@ static Status run_cpu_kernel(Exec *x, int k, DiagList *d)
     double t0 = clock_us();
     if (st == ST_OK) st = ref_run_node(x->g, x->node[k], in, res, d);
     x->cpu_us[k] = clock_us() - t0;
-    for (int i = 0; i < n->nin; i++) htensor_free(&tmp[i]);
+    for (int i = 0; i < n->nin; i++)
+        htensor_free(&tmp[i]);
     if (st != ST_OK) return st;
     /* the kernel binds the node's outputs in order (a split binds every chunk) */
     for (int i = 0; i < n->nout; i++) {
@@ -155,7 +155,8 @@ Status exec_run(Exec *x, bool timed, DiagList *d)
     }
     x->upload_us = clock_us() - t0;
     x->submit_us = 0;
-    for (int t = 0; t < p->ntensors; t++) htensor_free(&x->host[t]);
+    for (int t = 0; t < p->ntensors; t++)
+        htensor_free(&x->host[t]);
     double gpu = 0;
     for (int pi = 0, xi = 0; pi < p->nparts && st == ST_OK; pi++) {
         const PlanPart *pp = &p->parts[pi];
@@ -191,7 +192,8 @@ Status exec_read(Exec *x, int t, HTensor *out, DiagList *d)
 void exec_close(Exec *x)
 {
     if (x->host && x->p)
-        for (int t = 0; t < x->p->ntensors; t++) htensor_free(&x->host[t]);
+        for (int t = 0; t < x->p->ntensors; t++)
+            htensor_free(&x->host[t]);
     free(x->vals);
     free(x->host);
     free(x->gt);

@@ -24,12 +24,12 @@ typedef struct Exec {
     double *xfer_us;      /* [plan_ntransfers] wall time of each transfer in the last run, in
                            * partition order (a device read or an upload with its cast) */
     double wall_us;       /* last run, end to end */
-    double gpu_us;        /* last run, the NPU partitions' GPU time by the device clock (-1: none) */
-    double upload_us;     /* last run, wall time spent uploading graph inputs */
-    double submit_us;     /* last run, wall time inside the backend's run calls (submit + wait) */
-    bool keep_inputs;     /* exec_run leaves the graph inputs as an earlier run uploaded them (the
-                           * profiler's back-to-back runs: a kernel that writes an input in place,
-                           * a KV-cache write, meets its own last write, the same values again) */
+    double gpu_us;    /* last run, the NPU partitions' GPU time by the device clock (-1: none) */
+    double upload_us; /* last run, wall time spent uploading graph inputs */
+    double submit_us; /* last run, wall time inside the backend's run calls (submit + wait) */
+    bool keep_inputs; /* exec_run leaves the graph inputs as an earlier run uploaded them (the
+                       * profiler's back-to-back runs: a kernel that writes an input in place,
+                       * a KV-cache write, meets its own last write, the same values again) */
 } Exec;
 
 /* Maps plan tensors to the values bound on graph g by name (the compiled graph, or the IR a

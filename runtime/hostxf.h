@@ -13,10 +13,9 @@
 uint64_t hostxf_device_bytes(const PlanTensor *t);
 /* Element size of a storage dtype in bytes. */
 int hostxf_elem_size(DType storage);
-/* Packs v into dst (hostxf_device_bytes(t) bytes). ST_BAD_INPUT naming `file` and the tensor when the
- * element count differs or an integer does not fit in 32 bits. */
-Status hostxf_pack(const PlanTensor *t, const HTensor *v, void *dst, const char *file,
-                   DiagList *d);
+/* Packs v into dst (hostxf_device_bytes(t) bytes). ST_BAD_INPUT naming `file` and the tensor when
+ * the element count differs or an integer does not fit in 32 bits. */
+Status hostxf_pack(const PlanTensor *t, const HTensor *v, void *dst, const char *file, DiagList *d);
 /* Are v's bytes t's device bytes: the element count, f32 (or i32) on both sides, no padding? Then
  * the upload is one memcpy of v->data, no per-element work (a graph input that pack-inputs left
  * in its host form; compiler/pass_pack.c). */

@@ -8,7 +8,8 @@
 int64_t shape_numel(const int64_t *shape, int rank)
 {
     int64_t n = 1;
-    for (int i = 0; i < rank; i++) n *= shape[i];
+    for (int i = 0; i < rank; i++)
+        n *= shape[i];
     return n;
 }
 
@@ -52,12 +53,12 @@ DType htensor_ref_dtype(DType declared)
 }
 
 /* Loads through memcpy: stored data (a mapped safetensors file) need not be aligned. */
-#define DEFINE_LOAD(T, name)                                                                     \
-    static T name(const void *p, int64_t i)                                                      \
-    {                                                                                            \
-        T v;                                                                                     \
-        memcpy(&v, (const char *)p + (size_t)i * sizeof(T), sizeof(T));                         \
-        return v;                                                                                \
+#define DEFINE_LOAD(T, name)                                                                       \
+    static T name(const void *p, int64_t i)                                                        \
+    {                                                                                              \
+        T v;                                                                                       \
+        memcpy(&v, (const char *)p + (size_t)i * sizeof(T), sizeof(T));                            \
+        return v;                                                                                  \
     }
 DEFINE_LOAD(float, ld_f32)
 DEFINE_LOAD(double, ld_f64)
@@ -70,18 +71,29 @@ double htensor_get_f(const HTensor *t, int64_t i)
 {
     const void *p = t->data;
     switch (t->dtype) {
-    case DT_F32: return ld_f32(p, i);
-    case DT_F16: return f16_to_f32(ld_u16(p, i));
-    case DT_BF16: return bf16_to_f32(ld_u16(p, i));
-    case DT_F64: return ld_f64(p, i);
-    case DT_I64: return (double)ld_i64(p, i);
-    case DT_I32: return ld_i32(p, i);
-    case DT_I16: return ld_i16(p, i);
-    case DT_I8: return ((const int8_t *)p)[i];
-    case DT_U8: return ((const uint8_t *)p)[i];
-    case DT_BOOL: return ((const uint8_t *)p)[i] != 0;
+    case DT_F32:
+        return ld_f32(p, i);
+    case DT_F16:
+        return f16_to_f32(ld_u16(p, i));
+    case DT_BF16:
+        return bf16_to_f32(ld_u16(p, i));
+    case DT_F64:
+        return ld_f64(p, i);
+    case DT_I64:
+        return (double)ld_i64(p, i);
+    case DT_I32:
+        return ld_i32(p, i);
+    case DT_I16:
+        return ld_i16(p, i);
+    case DT_I8:
+        return ((const int8_t *)p)[i];
+    case DT_U8:
+        return ((const uint8_t *)p)[i];
+    case DT_BOOL:
+        return ((const uint8_t *)p)[i] != 0;
     case DT_COUNT:
-    case DT_INVALID: break;
+    case DT_INVALID:
+        break;
     }
     return 0;
 }
@@ -90,12 +102,18 @@ int64_t htensor_get_i(const HTensor *t, int64_t i)
 {
     const void *p = t->data;
     switch (t->dtype) {
-    case DT_I64: return ld_i64(p, i);
-    case DT_I32: return ld_i32(p, i);
-    case DT_I16: return ld_i16(p, i);
-    case DT_I8: return ((const int8_t *)p)[i];
-    case DT_U8: return ((const uint8_t *)p)[i];
-    case DT_BOOL: return ((const uint8_t *)p)[i] != 0;
+    case DT_I64:
+        return ld_i64(p, i);
+    case DT_I32:
+        return ld_i32(p, i);
+    case DT_I16:
+        return ld_i16(p, i);
+    case DT_I8:
+        return ((const int8_t *)p)[i];
+    case DT_U8:
+        return ((const uint8_t *)p)[i];
+    case DT_BOOL:
+        return ((const uint8_t *)p)[i] != 0;
     case DT_F32:
     case DT_F16:
     case DT_BF16:
@@ -107,7 +125,8 @@ int64_t htensor_get_i(const HTensor *t, int64_t i)
         return (int64_t)v;
     }
     case DT_COUNT:
-    case DT_INVALID: break;
+    case DT_INVALID:
+        break;
     }
     return 0;
 }
@@ -115,18 +134,39 @@ int64_t htensor_get_i(const HTensor *t, int64_t i)
 static void put(void *dst, DType dt, int64_t i, const HTensor *src, int64_t j)
 {
     switch (dt) {
-    case DT_F32: ((float *)dst)[i] = (float)htensor_get_f(src, j); break;
-    case DT_F16: ((uint16_t *)dst)[i] = f32_to_f16((float)htensor_get_f(src, j)); break;
-    case DT_BF16: ((uint16_t *)dst)[i] = f32_to_bf16((float)htensor_get_f(src, j)); break;
-    case DT_F64: ((double *)dst)[i] = htensor_get_f(src, j); break;
-    case DT_I64: ((int64_t *)dst)[i] = htensor_get_i(src, j); break;
-    case DT_I32: ((int32_t *)dst)[i] = (int32_t)htensor_get_i(src, j); break;
-    case DT_I16: ((int16_t *)dst)[i] = (int16_t)htensor_get_i(src, j); break;
-    case DT_I8: ((int8_t *)dst)[i] = (int8_t)htensor_get_i(src, j); break;
-    case DT_U8: ((uint8_t *)dst)[i] = (uint8_t)htensor_get_i(src, j); break;
-    case DT_BOOL: ((uint8_t *)dst)[i] = htensor_get_f(src, j) != 0; break;
+    case DT_F32:
+        ((float *)dst)[i] = (float)htensor_get_f(src, j);
+        break;
+    case DT_F16:
+        ((uint16_t *)dst)[i] = f32_to_f16((float)htensor_get_f(src, j));
+        break;
+    case DT_BF16:
+        ((uint16_t *)dst)[i] = f32_to_bf16((float)htensor_get_f(src, j));
+        break;
+    case DT_F64:
+        ((double *)dst)[i] = htensor_get_f(src, j);
+        break;
+    case DT_I64:
+        ((int64_t *)dst)[i] = htensor_get_i(src, j);
+        break;
+    case DT_I32:
+        ((int32_t *)dst)[i] = (int32_t)htensor_get_i(src, j);
+        break;
+    case DT_I16:
+        ((int16_t *)dst)[i] = (int16_t)htensor_get_i(src, j);
+        break;
+    case DT_I8:
+        ((int8_t *)dst)[i] = (int8_t)htensor_get_i(src, j);
+        break;
+    case DT_U8:
+        ((uint8_t *)dst)[i] = (uint8_t)htensor_get_i(src, j);
+        break;
+    case DT_BOOL:
+        ((uint8_t *)dst)[i] = htensor_get_f(src, j) != 0;
+        break;
     case DT_COUNT:
-    case DT_INVALID: break;
+    case DT_INVALID:
+        break;
     }
 }
 
@@ -137,7 +177,8 @@ void htensor_convert(void *dst, DType dt, const void *src, DType st, int64_t n)
         return;
     }
     HTensor s = {.dtype = st, .data = (void *)src};
-    for (int64_t i = 0; i < n; i++) put(dst, dt, i, &s, i);
+    for (int64_t i = 0; i < n; i++)
+        put(dst, dt, i, &s, i);
 }
 
 Status htensor_convert_new(HTensor *dst, const HTensor *src, DType dt)

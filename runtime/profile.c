@@ -27,7 +27,8 @@ Status prof_init(Profile *pr, const Plan *p)
         return ST_NOMEM;
     }
     for (int pi = 0, i = 0; pi < p->nparts; pi++)
-        for (int j = 0; j < p->parts[pi].nin; j++, i++) pr->x[i] = (ProfXfer){pi, j, -1, -1, -1};
+        for (int j = 0; j < p->parts[pi].nin; j++, i++)
+            pr->x[i] = (ProfXfer){pi, j, -1, -1, -1};
     for (int t = 0; t < p->ntensors; t++) /* own buffers, as the backend makes */
         if (p->tensors[t].alias_of < 0 && p->tensors[t].offset < 0 && plan_on_device(p, t))
             pr->device_bytes += (int64_t)hostxf_device_bytes(&p->tensors[t]);
@@ -77,12 +78,16 @@ static void stats(double *s, int n, double *mn, double *med, double *mx)
 
 /* After `runs` timed runs: each kernel's and transfer's times so far into pr (the rows a
  * watcher sees while the rest runs; the final ones replace them). tmp holds `runs` values. */
-static void so_far(const Plan *p, Profile *pr, const double *samples, int iters, int runs, double *tmp)
+static void so_far(const Plan *p, Profile *pr, const double *samples, int iters, int runs,
+                   double *tmp)
 {
     for (int r = 0; r < p->nkernels + pr->nxfers; r++) {
         memcpy(tmp, &samples[(size_t)r * (size_t)iters], sizeof *tmp * (size_t)runs);
-        if (r < p->nkernels) stats(tmp, runs, &pr->k[r].gpu_min, &pr->k[r].gpu_med, &pr->k[r].gpu_max);
-        else stats(tmp, runs, &pr->x[r - p->nkernels].min, &pr->x[r - p->nkernels].med, &pr->x[r - p->nkernels].max);
+        if (r < p->nkernels)
+            stats(tmp, runs, &pr->k[r].gpu_min, &pr->k[r].gpu_med, &pr->k[r].gpu_max);
+        else
+            stats(tmp, runs, &pr->x[r - p->nkernels].min, &pr->x[r - p->nkernels].med,
+                  &pr->x[r - p->nkernels].max);
     }
 }
 
@@ -111,12 +116,14 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
     for (int it = 0; it < iters && st == ST_OK; it++) {
         on_run(pr, "timed runs", it + 1, iters);
         if (cancel_requested(pr->cancel)) {
-            st = diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL, "profile cancelled after %d of %d runs", it, iters);
+            st = diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL,
+                          "profile cancelled after %d of %d runs", it, iters);
             break;
         }
         st = exec_run(x, true, d);
         if (st == ST_OK && !x->be->ops->kernel_us(x->be, us, p->nkernels))
-            for (int k = 0; k < p->nkernels; k++) us[k] = -1;
+            for (int k = 0; k < p->nkernels; k++)
+                us[k] = -1;
         for (int k = 0; st == ST_OK && k < p->nkernels; k++)
             samples[(size_t)k * (size_t)iters + (size_t)it] =
                 p->kernels[k].target == KT_CPU ? x->cpu_us[k] : us[k];
@@ -135,7 +142,8 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
     for (int it = 0; it < iters && st == ST_OK; it++) {
         on_run(pr, "untimed runs", iters + it + 1, 2 * iters);
         if (cancel_requested(pr->cancel)) {
-            st = diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL, "profile cancelled during the untimed runs");
+            st = diag_add(d, DIAG_ERROR, ST_CANCELLED, NULL, NULL, NULL,
+                          "profile cancelled during the untimed runs");
             break;
         }
         st = exec_run(x, false, d);
@@ -150,7 +158,8 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
         pr->dispatches = 0;
         for (int k = 0; k < p->nkernels; k++) {
             ProfKernel *pk = &pr->k[k];
-            stats(&samples[(size_t)k * (size_t)iters], iters, &pk->gpu_min, &pk->gpu_med, &pk->gpu_max);
+            stats(&samples[(size_t)k * (size_t)iters], iters, &pk->gpu_min, &pk->gpu_med,
+                  &pk->gpu_max);
             if (p->kernels[k].target == KT_NPU) {
                 pr->gpu_sum_us += pk->gpu_med > 0 ? pk->gpu_med : 0;
                 pr->dispatches++;
@@ -160,7 +169,8 @@ Status prof_time(Exec *x, int iters, Profile *pr, DiagList *d)
         }
         pr->xfer_sum_us = 0;
         for (int i = 0; i < pr->nxfers; i++) {
-            stats(&samples[(size_t)(p->nkernels + i) * (size_t)iters], iters, &pr->x[i].min, &pr->x[i].med, &pr->x[i].max);
+            stats(&samples[(size_t)(p->nkernels + i) * (size_t)iters], iters, &pr->x[i].min,
+                  &pr->x[i].med, &pr->x[i].max);
             pr->xfer_sum_us += pr->x[i].med;
         }
         qsort(wall, (size_t)iters, sizeof *wall, cmp_double);
@@ -222,7 +232,9 @@ Status prof_errors_mapped(Exec *xe, const RefRun *ref, const Tolerance *tol, con
             g->tensors[gt].kind == TK_ACT)
             st = ref_assemble(g, gt, ref->vals, &combined);
         if (st != ST_OK) break;
-        const HTensor *want = combined.data ? &combined : gt >= 0 && gt < ref->ntensors ? &ref->vals[gt] : NULL;
+        const HTensor *want = combined.data                   ? &combined
+                              : gt >= 0 && gt < ref->ntensors ? &ref->vals[gt]
+                                                              : NULL;
         if (!want || !want->data) continue;
         HTensor got = {0};
         st = exec_read(xe, t, &got, d);

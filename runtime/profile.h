@@ -23,15 +23,15 @@ typedef struct ProfKernel {
 
 /* One transfer between partitions (compiler/plan.h PlanTransfer), host wall time. */
 typedef struct ProfXfer {
-    int part, j;                      /* plan_transfer(p, part, j) */
-    double med, min, max;             /* microseconds over the timed runs */
+    int part, j;          /* plan_transfer(p, part, j) */
+    double med, min, max; /* microseconds over the timed runs */
 } ProfXfer;
 
 typedef struct Profile {
     int nkernels;
     ProfKernel *k; /* [nkernels] */
     int nxfers;
-    ProfXfer *x;   /* [nxfers], in partition order */
+    ProfXfer *x; /* [nxfers], in partition order */
     int iters, dispatches;
     double wall_med_us, wall_min_us; /* untimed end-to-end runs (inputs uploaded, one submit) */
     double gpu_sum_us;               /* sum of NPU kernel medians */

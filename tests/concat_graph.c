@@ -5,10 +5,13 @@
 
 static void tensor(FILE *f, const char *name, int64_t a, int64_t b, int64_t c)
 {
-    if (c) fprintf(f, "{\"name\":\"%s\",\"shape\":[%lld,%lld,%lld]}", name, (long long)a,
-                   (long long)b, (long long)c);
-    else if (b) fprintf(f, "{\"name\":\"%s\",\"shape\":[%lld,%lld]}", name, (long long)a, (long long)b);
-    else fprintf(f, "{\"name\":\"%s\",\"shape\":[%lld]}", name, (long long)a);
+    if (c)
+        fprintf(f, "{\"name\":\"%s\",\"shape\":[%lld,%lld,%lld]}", name, (long long)a, (long long)b,
+                (long long)c);
+    else if (b)
+        fprintf(f, "{\"name\":\"%s\",\"shape\":[%lld,%lld]}", name, (long long)a, (long long)b);
+    else
+        fprintf(f, "{\"name\":\"%s\",\"shape\":[%lld]}", name, (long long)a);
 }
 
 char *concat_graph_json(const ConcatSpec *s)

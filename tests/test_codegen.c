@@ -1,7 +1,7 @@
 /* Generated kernels without a device: the simplifier's index arithmetic and constant folding
- * (compiler/codegen/codegen_expr.c), the rendered GLSL, glslang in-process with its two caches (a second
- * compile hits memory, a fresh process state hits the directory, a corrupt entry is rebuilt),
- * the fuse-elementwise pass's grouping rules, and .npubin round trips of plans that carry
+ * (compiler/codegen/codegen_expr.c), the rendered GLSL, glslang in-process with its two caches (a
+ * second compile hits memory, a fresh process state hits the directory, a corrupt entry is
+ * rebuilt), the fuse-elementwise pass's grouping rules, and .npubin round trips of plans that carry
  * generated modules (and the reader refusing a module that is not valid SPIR-V). */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -254,9 +254,9 @@ static void test_compile_and_caches(void **state)
     assert_int_equal(cg_stats().compiled, 1);
     free(w2);
     /* a shader that does not compile: glslang's message, no words */
-    assert_int_equal(cg_compile("#version 450\nvoid main() { nonsense; }\n", "none", "bad", &w2,
-                                &n2, &k2, &d),
-                     ST_INTERNAL);
+    assert_int_equal(
+        cg_compile("#version 450\nvoid main() { nonsense; }\n", "none", "bad", &w2, &n2, &k2, &d),
+        ST_INTERNAL);
     assert_null(w2);
     assert_true(d.count > 0);
     char *dis = spv_disassemble(w1, n1);
@@ -271,8 +271,8 @@ static void test_compile_and_caches(void **state)
 /* ---- the pass ---------------------------------------------------------------------------- */
 
 #define T(n, s) "{\"name\":\"" n "\",\"shape\":" s "}"
-#define NODE(name, op, ins, outs, attrs)                                                         \
-    "{\"name\":\"" name "\",\"op_type\":\"" op "\",\"inputs\":[" ins "],\"outputs\":[" outs     \
+#define NODE(name, op, ins, outs, attrs)                                                           \
+    "{\"name\":\"" name "\",\"op_type\":\"" op "\",\"inputs\":[" ins "],\"outputs\":[" outs        \
     "],\"attrs\":{" attrs "}}"
 
 static Pipeline compile(const char *json, const char *no_fuse)
@@ -296,20 +296,47 @@ static Pipeline compile(const char *json, const char *no_fuse)
 static int count_gen(const Plan *p)
 {
     int n = 0;
-    for (int k = 0; k < p->nkernels; k++) n += strncmp(p->kernels[k].shader, "gen_", 4) == 0;
+    for (int k = 0; k < p->nkernels; k++)
+        n += strncmp(p->kernels[k].shader, "gen_", 4) == 0;
     return n;
 }
 
 /* x -> neg -> exp -> (relu, sigmoid) -> mul -> relu: exp's output is read twice and is a graph
  * output, so it roots {neg, exp}; the graph output `o` roots {relu, sigmoid, mul, relu}. */
-static const char *diamond =
-    "{\"graph_inputs\":[" T("x", "[4,9]") "],\"graph_outputs\":[" T("o", "[4,9]") "," T("e", "[4,9]") "],\"nodes\":["
-    NODE("n", "aten.neg.default", T("x", "[4,9]"), T("a", "[4,9]"), "")
-    "," NODE("ex", "aten.exp.default", T("a", "[4,9]"), T("e", "[4,9]"), "")
-    "," NODE("r", "aten.relu.default", T("e", "[4,9]"), T("b", "[4,9]"), "")
-    "," NODE("s", "aten.sigmoid.default", T("e", "[4,9]"), T("c", "[4,9]"), "")
-    "," NODE("ad", "aten.mul.Tensor", T("b", "[4,9]") "," T("c", "[4,9]"), T("f", "[4,9]"), "")
-    "," NODE("r2", "aten.relu.default", T("f", "[4,9]"), T("o", "[4,9]"), "") "]}";
+static const char *diamond = "{\"graph_inputs\":[" T("x", "[4,9]") "],\"graph_outputs\":[" T("o", "[4,9]") "," T(
+    "e",
+    "[4,"
+    "9]") "],\"nodes\":[" NODE("n", "aten.neg.default", T("x", "[4,9]"), T("a", "[4,9]"),
+                               "") "," NODE("ex", "aten.exp.default", T("a", "[4,9]"),
+                                            T("e", "[4,9]"),
+                                            "") "," NODE("r", "aten.relu.default", T("e", "[4,9]"),
+                                                         T("b", "[4,9]"),
+                                                         "") "," NODE("s", "aten.sigmoid.default",
+                                                                      T("e", "[4,9]"),
+                                                                      T("c", "[4,9]"),
+                                                                      "") "," NODE("ad",
+                                                                                   "aten.mul."
+                                                                                   "Tensor",
+                                                                                   T("b", "[4,9]") "," T(
+                                                                                       "c",
+                                                                                       "[4,9]"),
+                                                                                   T("f", "[4,9]"),
+                                                                                   "") "," NODE("r"
+                                                                                                "2",
+                                                                                                "at"
+                                                                                                "en"
+                                                                                                ".r"
+                                                                                                "el"
+                                                                                                "u."
+                                                                                                "de"
+                                                                                                "fa"
+                                                                                                "ul"
+                                                                                                "t",
+                                                                                                T("f",
+                                                                                                  "[4,9]"),
+                                                                                                T("o",
+                                                                                                  "[4,9]"),
+                                                                                                "") "]}";
 
 static void test_pass_groups(void **state)
 {
@@ -346,12 +373,36 @@ static void test_pass_after_patterns(void **state)
 {
     (void)state;
     const char *g =
-        "{\"graph_inputs\":[" T("x", "[4,9]") "," T("y", "[4,9]") "],\"graph_outputs\":[" T("o", "[4,9]") "],\"nodes\":["
-        NODE("m", "aten.mul.Tensor", T("x", "[4,9]") "," T("y", "[4,9]"), T("a", "[4,9]"), "")
-        "," NODE("ad", "aten.add.Tensor", T("a", "[4,9]") "," T("y", "[4,9]"), T("b", "[4,9]"), "")
-        "," NODE("r", "aten.relu.default", T("b", "[4,9]"), T("c", "[4,9]"), "")
-        "," NODE("t", "aten.tanh.default", T("c", "[4,9]"), T("d", "[4,9]"), "")
-        "," NODE("n", "aten.neg.default", T("d", "[4,9]"), T("o", "[4,9]"), "") "]}";
+        "{\"graph_inputs\":[" T("x", "[4,9]") "," T("y", "[4,9]") "],\"graph_outputs\":[" T(
+            "o",
+            "[4,9]") "],\"nodes\":[" NODE("m", "aten.mul.Tensor",
+                                          T("x", "[4,9]") "," T("y", "[4,9]"), T("a", "[4,9]"),
+                                          "") "," NODE("ad", "aten.add.Tensor",
+                                                       T("a", "[4,9]") "," T("y", "[4,9]"),
+                                                       T("b", "[4,9]"),
+                                                       "") "," NODE("r", "aten.relu.default",
+                                                                    T("b", "[4,9]"),
+                                                                    T("c", "[4,9]"),
+                                                                    "") "," NODE("t",
+                                                                                 "aten.tanh."
+                                                                                 "default",
+                                                                                 T("c", "[4,9]"),
+                                                                                 T("d", "[4,9]"),
+                                                                                 "") "," NODE("n",
+                                                                                              "aten"
+                                                                                              ".neg"
+                                                                                              ".def"
+                                                                                              "aul"
+                                                                                              "t",
+                                                                                              T("d",
+                                                                                                "[4"
+                                                                                                ",9"
+                                                                                                "]"),
+                                                                                              T("o",
+                                                                                                "[4"
+                                                                                                ",9"
+                                                                                                "]"),
+                                                                                              "") "]}";
     Pipeline p = compile(g, NULL);
     assert_int_equal(p.g->nfusions, 2); /* F1 add_relu {ad, r}; F2 {t, n}; m alone saves nothing */
     assert_string_equal(p.g->fusions[0].pattern, "add_relu");

@@ -49,7 +49,8 @@ static void test_mask_constants(void **state)
     HTensor g, w;
     CmpStats s;
     /* -inf where the reference has finfo.min, and -inf against -inf: agree */
-    pair(&g, &w, (const float[]){-INFINITY, 0.5f, -INFINITY}, (const float[]){big, 0.5f, -INFINITY}, 3);
+    pair(&g, &w, (const float[]){-INFINITY, 0.5f, -INFINITY}, (const float[]){big, 0.5f, -INFINITY},
+         3);
     assert_true(cmp_tensors(&g, &w, &s));
     assert_int_equal(s.nonfinite, 0);
     assert_true(s.rel_l2 == 0);
@@ -73,7 +74,8 @@ static void am_setup(HTensor *x, HTensor *got, HTensor *want, int rows, int len,
     tu_alloc(x, "float32", 2, xs);
     tu_alloc(got, "int64", 1, ys);
     tu_alloc(want, "int64", 1, ys);
-    for (int i = 0; i < rows * len; i++) ((float *)x->data)[i] = v[i];
+    for (int i = 0; i < rows * len; i++)
+        ((float *)x->data)[i] = v[i];
     for (int r = 0; r < rows; r++) {
         ((int64_t *)got->data)[r] = g[r];
         ((int64_t *)want->data)[r] = w[r];
@@ -103,7 +105,7 @@ static void test_argmax_near_tie(void **state)
     (void)state;
     const float e = 1.0f / 1024; /* below bf16's resolution at 1 (1/128), far above fp32's */
     const float v[] = {0.1f, 1.0f, -0.5f, 1.0f + e, 0.3f, -1.0f, /* row 0: 3, or 1 near-tied */
-                       2.0f, 0.5f, 0.25f, -2.0f, 0.0f, 1.0f};    /* row 1: 0 alone */
+                       2.0f, 0.5f, 0.25f, -2.0f,    0.0f, 1.0f}; /* row 1: 0 alone */
     HTensor x, got, want;
     CmpStats s;
     /* the near-tie swapped: passes, counted as differing by index */
@@ -140,8 +142,8 @@ static void test_argmax_near_tie(void **state)
 static void test_argmax_nan_inf(void **state)
 {
     (void)state;
-    const float v[] = {1.0f, NAN, 3.0f, NAN,           /* row 0: NaN is the maximum (1) */
-                       NAN, NAN, NAN, NAN,             /* row 1: NaN alone */
+    const float v[] = {1.0f,      NAN,       3.0f,      NAN, /* row 0: NaN is the maximum (1) */
+                       NAN,       NAN,       NAN,       NAN, /* row 1: NaN alone */
                        -INFINITY, -INFINITY, -INFINITY, -INFINITY}; /* row 2: -inf alone */
     HTensor x, got, want;
     CmpStats s;
@@ -179,8 +181,10 @@ static void test_argmax_layouts(void **state)
     tu_alloc(&x, "float32", 2, xs);
     tu_alloc(&got, "int64", 1, ys);
     tu_alloc(&want, "int64", 1, ys);
-    const float v[] = {1.0f, 5.0f, 1.001f, -5.0f, 0.0f, 4.0f}; /* columns {1, 1.001, 0}, {5, -5, 4} */
-    for (int i = 0; i < 6; i++) ((float *)x.data)[i] = v[i];
+    const float v[] = {1.0f,  5.0f, 1.001f,
+                       -5.0f, 0.0f, 4.0f}; /* columns {1, 1.001, 0}, {5, -5, 4} */
+    for (int i = 0; i < 6; i++)
+        ((float *)x.data)[i] = v[i];
     int64_t *g = got.data, *w = want.data;
     ArgmaxSrc a = {.x = x, .dim = 0};
     a.x.borrowed = true;
@@ -221,7 +225,8 @@ static void test_argmax_source(void **state)
 {
     (void)state;
     TuSpec in = {NULL, 3, {2, 5, 7}}, out = {"int64", 2, {2, 7}};
-    Graph *g = tu_node_graph("aten.argmax.default", 1, &in, 1, &out, "{\"dim\":-2,\"skip_nan\":true}");
+    Graph *g =
+        tu_node_graph("aten.argmax.default", 1, &in, 1, &out, "{\"dim\":-2,\"skip_nan\":true}");
     assert_non_null(g);
     HTensor vals[8] = {0};
     int xi = g->inputs[0], yi = g->outputs[0];
@@ -246,12 +251,9 @@ static void test_argmax_source(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rel_l2),
-        cmocka_unit_test(test_mask_constants),
-        cmocka_unit_test(test_argmax_near_tie),
-        cmocka_unit_test(test_argmax_nan_inf),
-        cmocka_unit_test(test_argmax_layouts),
-        cmocka_unit_test(test_argmax_source),
+        cmocka_unit_test(test_rel_l2),          cmocka_unit_test(test_mask_constants),
+        cmocka_unit_test(test_argmax_near_tie), cmocka_unit_test(test_argmax_nan_inf),
+        cmocka_unit_test(test_argmax_layouts),  cmocka_unit_test(test_argmax_source),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,14 +34,16 @@ static void test_transpose_permute(void **state)
          "{\"dim0\":-1,\"dim1\":0}", &x, &y);
     for (int a = 0; a < 2; a++)
         for (int b = 0; b < 3; b++)
-            for (int c = 0; c < 4; c++) assert_true(at(&y, (c * 3 + b) * 2 + a) == at(&x, (a * 3 + b) * 4 + c));
+            for (int c = 0; c < 4; c++)
+                assert_true(at(&y, (c * 3 + b) * 2 + a) == at(&x, (a * 3 + b) * 4 + c));
     htensor_free(&x);
     htensor_free(&y);
     run1("aten.permute.default", (TuSpec){0, 3, {2, 3, 4}}, (TuSpec){0, 3, {3, 4, 2}},
          "{\"dims\":[1,-1,0]}", &x, &y);
     for (int a = 0; a < 2; a++)
         for (int b = 0; b < 3; b++)
-            for (int c = 0; c < 4; c++) assert_true(at(&y, (b * 4 + c) * 2 + a) == at(&x, (a * 3 + b) * 4 + c));
+            for (int c = 0; c < 4; c++)
+                assert_true(at(&y, (b * 4 + c) * 2 + a) == at(&x, (a * 3 + b) * 4 + c));
     htensor_free(&x);
     htensor_free(&y);
 }
@@ -54,13 +56,15 @@ static void test_slice_select_expand(void **state)
     run1("aten.slice.Tensor", (TuSpec){0, 2, {3, 10}}, (TuSpec){0, 2, {3, 3}},
          "{\"dim\":1,\"start\":-6,\"end\":9223372036854775807,\"step\":2}", &x, &y);
     for (int r = 0; r < 3; r++)
-        for (int k = 0; k < 3; k++) assert_true(at(&y, r * 3 + k) == at(&x, r * 10 + 4 + 2 * k));
+        for (int k = 0; k < 3; k++)
+            assert_true(at(&y, r * 3 + k) == at(&x, r * 10 + 4 + 2 * k));
     htensor_free(&x);
     htensor_free(&y);
-    run1("aten.select.int", (TuSpec){0, 3, {2, 3, 4}}, (TuSpec){0, 2, {2, 4}}, "{\"dim\":1,\"index\":-1}",
-         &x, &y);
+    run1("aten.select.int", (TuSpec){0, 3, {2, 3, 4}}, (TuSpec){0, 2, {2, 4}},
+         "{\"dim\":1,\"index\":-1}", &x, &y);
     for (int a = 0; a < 2; a++)
-        for (int c = 0; c < 4; c++) assert_true(at(&y, a * 4 + c) == at(&x, (a * 3 + 2) * 4 + c));
+        for (int c = 0; c < 4; c++)
+            assert_true(at(&y, a * 4 + c) == at(&x, (a * 3 + 2) * 4 + c));
     htensor_free(&x);
     htensor_free(&y);
     run1("aten.expand.default", (TuSpec){0, 3, {2, 1, 3}}, (TuSpec){0, 4, {2, 2, 4, 3}},
@@ -77,7 +81,8 @@ static void test_cat_many(void **state)
 {
     (void)state;
     TuSpec in[5];
-    for (int i = 0; i < 5; i++) in[i] = (TuSpec){0, 3, {2, i + 1, 3}};
+    for (int i = 0; i < 5; i++)
+        in[i] = (TuSpec){0, 3, {2, i + 1, 3}};
     TuSpec out = {0, 3, {2, 15, 3}};
     Graph *g = tu_node_graph("aten.cat.default", 5, in, 1, &out, "{\"dim\":-2}");
     assert_non_null(g);
@@ -93,9 +98,11 @@ static void test_cat_many(void **state)
         for (int i = 0; i < 5; i++)
             for (int r = 0; r <= i; r++, row++)
                 for (int c = 0; c < 3; c++)
-                    assert_true(at(&y, (b * 15 + row) * 3 + c) == at(&x[i], (b * (i + 1) + r) * 3 + c));
+                    assert_true(at(&y, (b * 15 + row) * 3 + c) ==
+                                at(&x[i], (b * (i + 1) + r) * 3 + c));
     }
-    for (int i = 0; i < 5; i++) htensor_free(&x[i]);
+    for (int i = 0; i < 5; i++)
+        htensor_free(&x[i]);
     htensor_free(&y);
     diag_free(&d);
     graph_free(g);
@@ -120,7 +127,7 @@ static void test_index_copy_and_embedding(void **state)
     for (int h = 0; h < 2; h++)
         for (int s = 0; s < 6; s++)
             for (int c = 0; c < 3; c++) {
-                float want = s == 4 ? at(&x[2], (h * 2 + 0) * 3 + c)
+                float want = s == 4   ? at(&x[2], (h * 2 + 0) * 3 + c)
                              : s == 1 ? at(&x[2], (h * 2 + 1) * 3 + c)
                                       : at(&x[0], (h * 6 + s) * 3 + c);
                 assert_true(at(&y, (h * 6 + s) * 3 + c) == want);
@@ -133,7 +140,8 @@ static void test_index_copy_and_embedding(void **state)
     diag_format(&d.items[d.count - 1], buf, sizeof buf);
     assert_non_null(strstr(buf, "n0"));
     assert_non_null(strstr(buf, "in1"));
-    for (int i = 0; i < 3; i++) htensor_free(&x[i]);
+    for (int i = 0; i < 3; i++)
+        htensor_free(&x[i]);
     diag_free(&d);
     graph_free(g);
 
@@ -148,11 +156,13 @@ static void test_index_copy_and_embedding(void **state)
     memcpy(x[1].data, ids, sizeof ids);
     assert_int_equal(tu_run(g, x, &y, &d), ST_OK);
     for (int i = 0; i < 3; i++)
-        for (int c = 0; c < 2; c++) assert_true(at(&y, i * 2 + c) == at(&x[0], ids[i] * 2 + c));
+        for (int c = 0; c < 2; c++)
+            assert_true(at(&y, i * 2 + c) == at(&x[0], ids[i] * 2 + c));
     htensor_free(&y);
     ((int64_t *)x[1].data)[0] = 70000;
     assert_int_equal(tu_run(g, x, &y, &d), ST_BAD_INPUT);
-    for (int i = 0; i < 2; i++) htensor_free(&x[i]);
+    for (int i = 0; i < 2; i++)
+        htensor_free(&x[i]);
     diag_free(&d);
     graph_free(g);
 }
@@ -166,13 +176,15 @@ static void test_sources(void **state)
     HTensor y;
     DiagList d = {0};
     assert_int_equal(tu_run(g, NULL, &y, &d), ST_OK);
-    for (int i = 0; i < 5; i++) assert_int_equal(((int64_t *)y.data)[i], 2 + 2 * i);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(((int64_t *)y.data)[i], 2 + 2 * i);
     htensor_free(&y);
     graph_free(g);
     TuSpec fo = {0, 2, {2, 2}};
     g = tu_node_graph("aten.full.default", 0, NULL, 1, &fo, "{\"size\":[2,2],\"fill_value\":-1.5}");
     assert_int_equal(tu_run(g, NULL, &y, &d), ST_OK);
-    for (int i = 0; i < 4; i++) assert_true(at(&y, i) == -1.5f);
+    for (int i = 0; i < 4; i++)
+        assert_true(at(&y, i) == -1.5f);
     htensor_free(&y);
     graph_free(g);
     diag_free(&d);
@@ -182,7 +194,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transpose_permute), cmocka_unit_test(test_slice_select_expand),
-        cmocka_unit_test(test_cat_many), cmocka_unit_test(test_index_copy_and_embedding),
+        cmocka_unit_test(test_cat_many),          cmocka_unit_test(test_index_copy_and_embedding),
         cmocka_unit_test(test_sources),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

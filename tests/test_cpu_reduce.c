@@ -34,27 +34,27 @@ static void test_reduce_hand(void **state)
     const TuSpec *x = S(F32(2, {2, 3}));
     const double *xv = D(1, 2, 3, 4, 5, 6);
     kc_expect("aten.mean.dim", 1, x, V(xv), F32(1, {2}), "{\"dim\":[1]}", D(2, 5), 0);
-    kc_expect("aten.mean.dim", 1, x, V(xv), F32(2, {2, 1}), "{\"dim\":[-1],\"keepdim\":true}", D(2, 5),
-           0);
+    kc_expect("aten.mean.dim", 1, x, V(xv), F32(2, {2, 1}), "{\"dim\":[-1],\"keepdim\":true}",
+              D(2, 5), 0);
     kc_expect("aten.mean.dim", 1, x, V(xv), F32(1, {3}), "{\"dim\":[-2]}", D(2.5, 3.5, 4.5), 0);
     kc_expect("aten.mean.dim", 1, x, V(xv), F32(1, {3}), "{\"dim\":0,\"keepdim\":false}",
-           D(2.5, 3.5, 4.5), 0);
+              D(2.5, 3.5, 4.5), 0);
     kc_expect("aten.mean.dim", 1, x, V(xv), F32(0, {0}), NULL, D(3.5), 0);
     kc_expect("aten.mean.dim", 1, x, V(xv), F32(0, {0}), "{\"dim\":null}", D(3.5), 0);
     kc_expect("aten.mean.dim", 1, x, V(xv), F32(2, {1, 1}), "{\"dim\":[],\"keepdim\":true}", D(3.5),
-           0);
+              0);
     kc_expect("aten.mean.default", 1, x, V(xv), F32(0, {0}), NULL, D(3.5), 0);
     kc_expect("aten.sum.dim_IntList", 1, x, V(xv), F32(0, {0}), "{\"dim\":[0,1]}", D(21), 0);
-    kc_expect("aten.sum.dim_IntList", 1, x, V(xv), F32(2, {2, 1}), "{\"dim\":[-1],\"keepdim\":true}",
-           D(6, 15), 0);
+    kc_expect("aten.sum.dim_IntList", 1, x, V(xv), F32(2, {2, 1}),
+              "{\"dim\":[-1],\"keepdim\":true}", D(6, 15), 0);
     kc_expect("aten.sum.default", 1, x, V(xv), F32(0, {0}), NULL, D(21), 0);
     kc_expect("aten.amax.default", 1, x, V(xv), F32(1, {2}), "{\"dim\":[1]}", D(3, 6), 0);
     kc_expect("aten.amax.default", 1, x, V(D(1, -7, 3, -4, 5, 6)), F32(2, {1, 3}),
-           "{\"dim\":[0],\"keepdim\":true}", D(1, 5, 6), 0);
+              "{\"dim\":[0],\"keepdim\":true}", D(1, 5, 6), 0);
     kc_expect("aten.amax.default", 1, x, V(D(1, NAN, 3, -4, -5, -6)), F32(1, {2}), "{\"dim\":[1]}",
-           D(NAN, -4), 0);
+              D(NAN, -4), 0);
     kc_expect("aten.amax.default", 1, S(F32(1, {3})), V(D(-INFINITY, -INFINITY, -INFINITY)),
-           F32(0, {0}), NULL, D(-INFINITY), 0);
+              F32(0, {0}), NULL, D(-INFINITY), 0);
     /* integers sum in int64 (2^52 + 2^52 + 1 is not a double), bools count, amax stays int */
     const TuSpec *xi = S(I64(1, {3}));
     HTensor in, r;
@@ -70,21 +70,23 @@ static void test_reduce_hand(void **state)
     htensor_free(&r);
     htensor_free(&in);
     kc_expect("aten.amax.default", 1, S(I64(2, {2, 2})), V(D(-3, -9, 4, 2)), I64(1, {2}),
-           "{\"dim\":[-1]}", D(-3, 4), 0);
+              "{\"dim\":[-1]}", D(-3, 4), 0);
     kc_expect("aten.sum.dim_IntList", 1, S(BOOL(2, {2, 3})), V(D(1, 1, 0, 1, 1, 1)), I64(1, {2}),
-           "{\"dim\":[1]}", D(2, 3), 0);
+              "{\"dim\":[1]}", D(2, 3), 0);
     kc_expect("aten.amax.default", 1, S(BOOL(2, {2, 2})), V(D(0, 0, 0, 1)), BOOL(1, {2}),
-           "{\"dim\":1}", D(0, 1), 0);
+              "{\"dim\":1}", D(0, 1), 0);
     kc_expect("aten.mean.dim", 1, S(I64(1, {4})), V(D(1, 2, 3, 5)), F32(0, {0}),
-           "{\"dtype\":\"torch.float32\"}", D(2.75), 0);
+              "{\"dtype\":\"torch.float32\"}", D(2.75), 0);
     /* bad attributes */
     kc_expect_err("aten.mean.dim", 1, x, NULL, F32(1, {2}), "{\"dim\":[2]}", "out of range");
-    kc_expect_err("aten.sum.dim_IntList", 1, x, NULL, F32(1, {2}), "{\"dim\":[-3]}", "out of range");
-    kc_expect_err("aten.sum.dim_IntList", 1, x, NULL, F32(0, {0}), "{\"dim\":[1,-1]}", "listed twice");
+    kc_expect_err("aten.sum.dim_IntList", 1, x, NULL, F32(1, {2}), "{\"dim\":[-3]}",
+                  "out of range");
+    kc_expect_err("aten.sum.dim_IntList", 1, x, NULL, F32(0, {0}), "{\"dim\":[1,-1]}",
+                  "listed twice");
     kc_expect_err("aten.amax.default", 1, x, NULL, F32(1, {3}), "{\"dim\":[1]}", "output has 3");
     kc_expect_err("aten.mean.dim", 1, x, NULL, F32(1, {3}), "{\"dim\":\"x\"}", "not an int list");
     kc_expect_err("aten.amax.default", 1, S(F32(2, {0, 3})), NULL, F32(1, {3}), "{\"dim\":[1]}",
-               "output has 3");
+                  "output has 3");
 }
 
 /* argmax: the first maximum; NaN the maximum (torch) or skipped (skip_nan: -1 for a row of NaN
@@ -97,17 +99,19 @@ static void test_argmax_hand(void **state)
               "{\"dim\":-1}", D(1, 0), 0);
     kc_expect("aten.argmax.default", 1, x, V(D(1, 3, 3, 2, -1, -2, 7, -3)), I64(2, {1, 4}),
               "{\"dim\":0,\"keepdim\":true}", D(0, 0, 1, 0), 0);
-    kc_expect("aten.argmax.default", 1, x, V(D(1, 3, 3, 2, -1, -2, 7, -3)), I64(0, {0}), NULL, D(6), 0);
+    kc_expect("aten.argmax.default", 1, x, V(D(1, 3, 3, 2, -1, -2, 7, -3)), I64(0, {0}), NULL, D(6),
+              0);
     kc_expect("aten.argmax.default", 1, x, V(D(1, 3, 3, 2, -1, -2, 7, -3)), I64(2, {1, 1}),
               "{\"dim\":null,\"keepdim\":true}", D(6), 0);
     const double *nan = D(1, NAN, 3, NAN, NAN, NAN, NAN, NAN);
     kc_expect("aten.argmax.default", 1, x, V(nan), I64(1, {2}), "{\"dim\":1}", D(1, 0), 0);
     kc_expect("aten.argmax.default", 1, x, V(nan), I64(1, {2}), "{\"dim\":1,\"skip_nan\":true}",
               D(2, -1), 0);
-    kc_expect("aten.argmax.default", 1, x, V(D(-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, 2, NAN, 2)),
-              I64(1, {2}), "{\"dim\":1,\"skip_nan\":true}", D(0, 1), 0);
-    kc_expect("aten.argmax.default", 1, S(I64(1, {4})), V(D(-3, 9, 4, 9)), I64(0, {0}), "{\"dim\":0}",
-              D(1), 0);
+    kc_expect("aten.argmax.default", 1, x,
+              V(D(-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, 2, NAN, 2)), I64(1, {2}),
+              "{\"dim\":1,\"skip_nan\":true}", D(0, 1), 0);
+    kc_expect("aten.argmax.default", 1, S(I64(1, {4})), V(D(-3, 9, 4, 9)), I64(0, {0}),
+              "{\"dim\":0}", D(1), 0);
     kc_expect_err("aten.argmax.default", 1, x, NULL, I64(1, {2}), "{\"dim\":2}", "out of range");
     kc_expect_err("aten.argmax.default", 1, x, NULL, I64(1, {3}), "{\"dim\":1}", "output has 3");
 }
@@ -190,25 +194,25 @@ static void test_softmax(void **state)
     const TuSpec *x3 = S(F32(1, {3}));
     TuSpec y3 = F32(1, {3});
     kc_expect("aten.softmax.int", 1, x3, V(D(1, 2, 3)), y3, "{\"dim\":0}",
-           D(0.09003057317038046, 0.24472847105479764, 0.6652409557748219), 1e-7);
+              D(0.09003057317038046, 0.24472847105479764, 0.6652409557748219), 1e-7);
     kc_expect("aten._softmax.default", 1, x3, V(D(1001, 1002, 1003)), y3,
-           "{\"dim\":-1,\"half_to_float\":false}",
-           D(0.09003057317038046, 0.24472847105479764, 0.6652409557748219), 1e-7);
+              "{\"dim\":-1,\"half_to_float\":false}",
+              D(0.09003057317038046, 0.24472847105479764, 0.6652409557748219), 1e-7);
     kc_expect("aten.log_softmax.int", 1, x3, V(D(1, 2, 3)), y3, NULL,
-           D(-2.4076059644443806, -1.4076059644443806, -0.4076059644443806), 1e-7);
+              D(-2.4076059644443806, -1.4076059644443806, -0.4076059644443806), 1e-7);
     /* an all -inf row is NaN in PyTorch; a partly masked row gives exact zeros */
     const TuSpec *m = S(F32(2, {2, 3}));
     const double *mv = D(-INFINITY, -INFINITY, -INFINITY, -INFINITY, 0, 0);
     kc_expect("aten.softmax.int", 1, m, V(mv), F32(2, {2, 3}), "{\"dim\":-1}",
-           D(NAN, NAN, NAN, 0, 0.5, 0.5), 0);
+              D(NAN, NAN, NAN, 0, 0.5, 0.5), 0);
     kc_expect("aten.log_softmax.int", 1, m, V(mv), F32(2, {2, 3}), "{\"dim\":1}",
-           D(NAN, NAN, NAN, -INFINITY, -M_LN2, -M_LN2), 1e-7);
+              D(NAN, NAN, NAN, -INFINITY, -M_LN2, -M_LN2), 1e-7);
     kc_expect("aten.softmax.int", 1, m, V(D(1, NAN, 2, 0, 1, 2)), F32(2, {2, 3}), "{\"dim\":-1}",
-           D(NAN, NAN, NAN, 0.09003057317038046, 0.24472847105479764, 0.6652409557748219), 1e-7);
+              D(NAN, NAN, NAN, 0.09003057317038046, 0.24472847105479764, 0.6652409557748219), 1e-7);
     /* a rank-0 tensor is one row of one element */
     kc_expect("aten.softmax.int", 1, S(F32(0, {0})), V(D(-3)), F32(0, {0}), "{\"dim\":0}", D(1), 0);
-    kc_expect("aten.log_softmax.int", 1, S(F32(0, {0})), V(D(-3)), F32(0, {0}), "{\"dim\":-1}", D(0),
-           0);
+    kc_expect("aten.log_softmax.int", 1, S(F32(0, {0})), V(D(-3)), F32(0, {0}), "{\"dim\":-1}",
+              D(0), 0);
     kc_expect_err("aten.softmax.int", 1, m, NULL, F32(2, {2, 3}), "{\"dim\":2}", "out of range");
     kc_expect_err("aten.softmax.int", 1, m, NULL, F32(2, {2, 3}), "{\"dim\":-3}", "out of range");
     /* the fixture's attention softmax, then every dim of a rank-3 tensor */
@@ -250,24 +254,26 @@ static void test_layer_norm(void **state)
     const double *x = D(1, 2, 3, 4, -1, -1, 1, 1), *w = D(1, 2, 1, 2), *b = D(0, 0, 1, 1);
     double k = 1 / sqrt(1.25);
     kc_expect("aten.layer_norm.default", 1, s, V(x), y, "{\"normalized_shape\":[4],\"eps\":0}",
-           D(-1.5 * k, -0.5 * k, 0.5 * k, 1.5 * k, -1, -1, 1, 1), 1e-7);
-    kc_expect("aten.layer_norm.default", 3, s, V(x, w, b), y, "{\"normalized_shape\":[4],\"eps\":0}",
-           D(-1.5 * k, -k, 1 + 0.5 * k, 1 + 3 * k, -1, -2, 2, 3), 1e-7);
+              D(-1.5 * k, -0.5 * k, 0.5 * k, 1.5 * k, -1, -1, 1, 1), 1e-7);
+    kc_expect("aten.layer_norm.default", 3, s, V(x, w, b), y,
+              "{\"normalized_shape\":[4],\"eps\":0}",
+              D(-1.5 * k, -k, 1 + 0.5 * k, 1 + 3 * k, -1, -2, 2, 3), 1e-7);
     kc_expect("aten.layer_norm.default", 2, s, V(x, w), y, "{\"normalized_shape\":4,\"eps\":0}",
-           D(-1.5 * k, -k, 0.5 * k, 3 * k, -1, -2, 1, 2), 1e-7);
+              D(-1.5 * k, -k, 0.5 * k, 3 * k, -1, -2, 1, 2), 1e-7);
     kc_expect("aten.layer_norm.default", 3, s, V(x, w, b), y, "{\"eps\":0}",
-           D(-1.5 * k, -k, 1 + 0.5 * k, 1 + 3 * k, -1, -2, 2, 3), 1e-7);
+              D(-1.5 * k, -k, 1 + 0.5 * k, 1 + 3 * k, -1, -2, 2, 3), 1e-7);
     /* eps default 1e-5 on a constant row: (x - mean) = 0 exactly */
     kc_expect("aten.layer_norm.default", 1, s, V(D(3, 3, 3, 3, 0, 0, 0, 2)), y,
-           "{\"normalized_shape\":[4]}",
-           D(0, 0, 0, 0, -0.5 / sqrt(0.75 + 1e-5), -0.5 / sqrt(0.75 + 1e-5),
-             -0.5 / sqrt(0.75 + 1e-5), 1.5 / sqrt(0.75 + 1e-5)),
-           1e-7);
-    kc_expect_err("aten.layer_norm.default", 1, s, NULL, y, "{\"normalized_shape\":[3]}", "trailing");
+              "{\"normalized_shape\":[4]}",
+              D(0, 0, 0, 0, -0.5 / sqrt(0.75 + 1e-5), -0.5 / sqrt(0.75 + 1e-5),
+                -0.5 / sqrt(0.75 + 1e-5), 1.5 / sqrt(0.75 + 1e-5)),
+              1e-7);
+    kc_expect_err("aten.layer_norm.default", 1, s, NULL, y, "{\"normalized_shape\":[3]}",
+                  "trailing");
     kc_expect_err("aten.layer_norm.default", 1, s, NULL, y, "{\"normalized_shape\":[2,2,4]}",
-               "trailing");
+                  "trailing");
     kc_expect_err("aten.layer_norm.default", 2, S(F32(2, {2, 4}), F32(1, {3})), NULL, y,
-               "{\"normalized_shape\":[4]}", "weight/bias");
+                  "{\"normalized_shape\":[4]}", "weight/bias");
     kc_expect_err("aten.layer_norm.default", 1, s, NULL, y, NULL, "normalized_shape");
     /* random [2,3,8] over the last one and the last two dims */
     for (int nd = 1; nd <= 2; nd++) {
@@ -292,7 +298,7 @@ static void test_layer_norm(void **state)
         const char *attrs = nd == 1 ? "{\"normalized_shape\":[8]}" : "{\"normalized_shape\":[3,8]}";
         DiagList d = {0};
         assert_int_equal(kc_run_node("aten.layer_norm.default", 3, (TuSpec[]){xs, ws, ws}, NULL, xs,
-                                  attrs, in, &r, &d),
+                                     attrs, in, &r, &d),
                          ST_OK);
         kc_check(&r, want, 1e-6, attrs);
         htensor_free(&r);
@@ -307,18 +313,18 @@ static void test_batch_norm(void **state)
     const TuSpec *s = S(F32(3, {1, 2, 2}), F32(1, {2}), F32(1, {2}), F32(1, {2}), F32(1, {2}));
     TuSpec y = F32(3, {1, 2, 2});
     const double *x = D(1, 3, 2, 6), *w = D(2, 1), *b = D(0.5, -1), *rm = D(1, 2), *rv = D(4, 16);
-    kc_expect("aten.batch_norm.default", 5, s, V(x, w, b, rm, rv), y, "{\"training\":false,\"eps\":0}",
-           D(0.5, 2.5, -1, 0), 0);
+    kc_expect("aten.batch_norm.default", 5, s, V(x, w, b, rm, rv), y,
+              "{\"training\":false,\"eps\":0}", D(0.5, 2.5, -1, 0), 0);
     kc_expect("aten.batch_norm.default", 3, S(F32(3, {1, 2, 2}), F32(1, {2}), F32(1, {2})),
-           V(x, rm, rv), y, "{\"eps\":0}", D(0, 1, 0, 1), 0);
+              V(x, rm, rv), y, "{\"eps\":0}", D(0, 1, 0, 1), 0);
     kc_expect_err("aten.batch_norm.default", 5, s, NULL, y, "{\"training\":true}",
-               "training-mode batch_norm is not supported");
+                  "training-mode batch_norm is not supported");
     kc_expect_err("aten.batch_norm.default", 4, s, NULL, y, NULL, "takes 5 inputs");
     kc_expect_err("aten.batch_norm.default", 5,
-               S(F32(3, {1, 2, 2}), F32(1, {3}), F32(1, {2}), F32(1, {2}), F32(1, {2})), NULL, y,
-               NULL, "channels");
+                  S(F32(3, {1, 2, 2}), F32(1, {3}), F32(1, {2}), F32(1, {2}), F32(1, {2})), NULL, y,
+                  NULL, "channels");
     kc_expect_err("aten.batch_norm.default", 3, S(F32(1, {2}), F32(1, {2}), F32(1, {2})), NULL,
-               F32(1, {2}), NULL, "rank 1");
+                  F32(1, {2}), NULL, "rank 1");
     /* the fixture's attributes, non-trivial running statistics; rank 4 and rank 2 */
     static const TuSpec xs[] = {{"float32", 4, {2, 3, 4, 5}}, {"float32", 2, {6, 3}}};
     for (int t = 0; t < 2; t++) {
@@ -340,8 +346,8 @@ static void test_batch_norm(void **state)
         DiagList d = {0};
         const char *attrs =
             "{\"training\":false,\"momentum\":0.1,\"eps\":1e-05,\"cudnn_enabled\":false}";
-        assert_int_equal(kc_run_node("aten.batch_norm.default", 5, (TuSpec[]){xs[t], c, c, c, c}, NULL,
-                                  xs[t], attrs, in, &r, &d),
+        assert_int_equal(kc_run_node("aten.batch_norm.default", 5, (TuSpec[]){xs[t], c, c, c, c},
+                                     NULL, xs[t], attrs, in, &r, &d),
                          ST_OK);
         kc_check(&r, want, 1e-6, "batch_norm");
         htensor_free(&r);
@@ -361,11 +367,11 @@ static void test_cumsum(void **state)
     kc_expect("aten.cumsum.default", 1, x, V(xv), y, "{\"dim\":-1}", D(1, 3, 6, 4, 9, 15), 0);
     kc_expect("aten.cumsum.default", 1, x, V(xv), y, "{\"dim\":0}", D(1, 2, 3, 5, 7, 9), 0);
     kc_expect("aten.cumsum.default", 1, S(I64(2, {2, 3})), V(D(-1, 5, 7, 2, 2, -9)), I64(2, {2, 3}),
-           "{\"dim\":1}", D(-1, 4, 11, 2, 4, -5), 0);
-    kc_expect("aten.cumsum.default", 1, S(BOOL(1, {4})), V(D(1, 0, 1, 1)), I64(1, {4}), "{\"dim\":0}",
-           D(1, 1, 2, 3), 0);
-    kc_expect("aten.cumsum.default", 1, S(F32(0, {0})), V(D(2.5)), F32(0, {0}), "{\"dim\":0}", D(2.5),
-           0);
+              "{\"dim\":1}", D(-1, 4, 11, 2, 4, -5), 0);
+    kc_expect("aten.cumsum.default", 1, S(BOOL(1, {4})), V(D(1, 0, 1, 1)), I64(1, {4}),
+              "{\"dim\":0}", D(1, 1, 2, 3), 0);
+    kc_expect("aten.cumsum.default", 1, S(F32(0, {0})), V(D(2.5)), F32(0, {0}), "{\"dim\":0}",
+              D(2.5), 0);
     kc_expect_err("aten.cumsum.default", 1, x, NULL, y, NULL, "no `dim`");
     kc_expect_err("aten.cumsum.default", 1, x, NULL, y, "{\"dim\":2}", "out of range");
     TuSpec rs = F32(3, {3, 4, 5});
@@ -381,8 +387,8 @@ static void test_cumsum(void **state)
             }
         }
     DiagList d = {0};
-    assert_int_equal(kc_run_node("aten.cumsum.default", 1, &rs, NULL, rs, "{\"dim\":-2}", &in, &r, &d),
-                     ST_OK);
+    assert_int_equal(
+        kc_run_node("aten.cumsum.default", 1, &rs, NULL, rs, "{\"dim\":-2}", &in, &r, &d), ST_OK);
     kc_check(&r, want, 1e-6, "cumsum");
     htensor_free(&r);
     htensor_free(&in);
@@ -391,10 +397,10 @@ static void test_cumsum(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reduce_hand),
-        cmocka_unit_test(test_argmax_hand), cmocka_unit_test(test_reduce_random),
-        cmocka_unit_test(test_softmax),     cmocka_unit_test(test_layer_norm),
-        cmocka_unit_test(test_batch_norm),  cmocka_unit_test(test_cumsum),
+        cmocka_unit_test(test_reduce_hand),   cmocka_unit_test(test_argmax_hand),
+        cmocka_unit_test(test_reduce_random), cmocka_unit_test(test_softmax),
+        cmocka_unit_test(test_layer_norm),    cmocka_unit_test(test_batch_norm),
+        cmocka_unit_test(test_cumsum),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

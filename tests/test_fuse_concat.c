@@ -81,7 +81,8 @@ static Pipeline compile_spec(const ConcatSpec *s, const char *no_fuse)
 static int count(const Graph *g, const char *pattern)
 {
     int n = 0;
-    for (int i = 0; i < g->nfusions; i++) n += strcmp(g->fusions[i].pattern, pattern) == 0;
+    for (int i = 0; i < g->nfusions; i++)
+        n += strcmp(g->fusions[i].pattern, pattern) == 0;
     return n;
 }
 
@@ -100,8 +101,8 @@ static const char *miss(const Graph *g)
 
 static ConcatSpec qkv(void)
 {
-    return (ConcatSpec){.rows = 1, .k = 64, .n = 3, .cols = {64, 32, 32},
-                        .bias = {true, true, true}};
+    return (ConcatSpec){
+        .rows = 1, .k = 64, .n = 3, .cols = {64, 32, 32}, .bias = {true, true, true}};
 }
 
 static void test_qkv_fuses(void **state)
@@ -171,7 +172,10 @@ static void test_qkv_fuses(void **state)
 static void test_no_bias_and_activations(void **state)
 {
     (void)state;
-    ConcatSpec s = {.rows = 1, .k = 48, .n = 2, .cols = {64, 40},
+    ConcatSpec s = {.rows = 1,
+                    .k = 48,
+                    .n = 2,
+                    .cols = {64, 40},
                     .act = {"aten.relu.default", "aten.relu.default"}};
     Pipeline p = compile_spec(&s, NULL);
     assert_int_equal(count(p.g, "linear_concat"), 1);
@@ -323,8 +327,10 @@ static void test_cpu_backend(void **state)
         const Plan *p = f.pipe.plan;
         for (int i = 0; i < p->noutputs; i++) {
             double e = fused_err(&f, i);
-            if (broken) assert_true(e > 1e-2);
-            else assert_true(e < 1e-6);
+            if (broken)
+                assert_true(e > 1e-2);
+            else
+                assert_true(e < 1e-6);
         }
         /* the combined output is the three parts side by side */
         HTensor y = {0};
@@ -356,8 +362,13 @@ static void test_glu_fuses(void **state)
 {
     (void)state;
     for (int v = 0; v < 4; v++) {
-        GluSpec s = {.rows = 8, .k = 64, .f = 48, .bias = v & 1, .bias_up = v & 1,
-                     .up_first = v & 2, .up_node_first = v == 1 || v == 2};
+        GluSpec s = {.rows = 8,
+                     .k = 64,
+                     .f = 48,
+                     .bias = v & 1,
+                     .bias_up = v & 1,
+                     .up_first = v & 2,
+                     .up_node_first = v == 1 || v == 2};
         Pipeline p = compile_text(glu_graph_json(&s), NULL, NULL);
         const Graph *g = p.g;
         assert_int_equal(count(g, "linear_glu"), 1);
@@ -452,8 +463,12 @@ static void test_glu_near_misses(void **state)
         {"up reads another input", "different inputs"},
     };
     for (int c = 0; c < 4; c++) {
-        GluSpec s = {.rows = c == 0 ? 4 : 9, .k = 32, .f = c == 1 ? 40 : 48, .bias = c == 2,
-                     .up_reads_x2 = c == 3, .up_node_first = c == 3};
+        GluSpec s = {.rows = c == 0 ? 4 : 9,
+                     .k = 32,
+                     .f = c == 1 ? 40 : 48,
+                     .bias = c == 2,
+                     .up_reads_x2 = c == 3,
+                     .up_node_first = c == 3};
         Pipeline p = compile_text(glu_graph_json(&s), NULL, NULL);
         assert_int_equal(count(p.g, "linear_glu"), 0);
         assert_int_equal(count(p.g, "silu_mul"), 1);
@@ -499,8 +514,10 @@ static void test_glu_recipe_and_cpu_backend(void **state)
             }
         }
         double e = fused_err(&f, 0);
-        if (broken) assert_true(e > 1e-2);
-        else assert_true(e == 0.0);
+        if (broken)
+            assert_true(e > 1e-2);
+        else
+            assert_true(e == 0.0);
         fused_close(&f);
     }
     fixture_close(&f);

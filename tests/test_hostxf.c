@@ -20,7 +20,8 @@ static PlanTensor tensor(DType dt, DType storage, int rank, const int64_t *shape
     t.dtype = dt;
     t.storage = storage;
     t.rank = rank;
-    for (int i = 0; i < rank; i++) t.shape[i] = t.pshape[i] = shape[i];
+    for (int i = 0; i < rank; i++)
+        t.shape[i] = t.pshape[i] = shape[i];
     if (pad1) {
         t.pshape[1] = pad1;
         t.padded = 1;
@@ -44,7 +45,8 @@ static void test_padded_roundtrip(void **state)
     /* element [1,2,1,4] sits at physical ((1*32+2)*2+1)*5+4; channel 3..31 are zero */
     int64_t li = ((1 * 3 + 2) * 2 + 1) * 5 + 4, pi = ((1 * 32 + 2) * 2 + 1) * 5 + 4;
     assert_int_equal(dev[pi], f32_to_f16(((float *)v.data)[li]));
-    for (int c = 3; c < 32; c++) assert_int_equal(dev[((0 * 32 + c) * 2 + 1) * 5 + 2], 0);
+    for (int c = 3; c < 32; c++)
+        assert_int_equal(dev[((0 * 32 + c) * 2 + 1) * 5 + 2], 0);
     /* every element at its physical place (the packer copies dense runs per (n, c) row) */
     for (int64_t n = 0, i = 0; n < 2; n++)
         for (int64_t c = 0; c < 3; c++)
@@ -98,7 +100,8 @@ static void test_casts(void **state)
     uint16_t dev[4];
     DiagList d = {0};
     assert_int_equal(hostxf_pack(&b, &v, dev, NULL, &d), ST_OK);
-    for (int i = 0; i < 4; i++) assert_int_equal(dev[i], f32_to_bf16(vals[i]));
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(dev[i], f32_to_bf16(vals[i]));
     assert_int_equal(dev[1], 0x3f80); /* 1.00390625 = 0x3f808000: the tie goes to even */
     htensor_free(&v);
     /* integers stay exact in i32, above fp16's range too */
@@ -109,7 +112,8 @@ static void test_casts(void **state)
     PlanTensor it = tensor(DT_I64, DT_I32, 1, shape, 0);
     int32_t idev[4];
     assert_int_equal(hostxf_pack(&it, &iv, idev, NULL, &d), ST_OK);
-    for (int i = 0; i < 4; i++) assert_int_equal(idev[i], ids[i]);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(idev[i], ids[i]);
     HTensor back = {0};
     assert_int_equal(hostxf_unpack(&it, idev, &back), ST_OK);
     assert_int_equal(back.dtype, DT_I64);
@@ -135,11 +139,26 @@ static void test_f16_vector_cast(void **state)
 {
     (void)state;
     static const uint32_t special[] = {
-        0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u,
-        0x7f800001u /* signalling NaN: quietened */, 0x7fbfe000u, 0x477fe000u /* 65504 */,
-        0x477fefffu, 0x477ff000u /* 65520: the tie rounds up to inf */, 0x33000000u /* 2^-25 */,
-        0x33000001u, 0x33800000u /* 2^-24: the smallest subnormal */, 0x387fc000u, 0x38800000u,
-        0x3f801000u /* 1 + 2^-11: tie to even */, 0x3f803000u, 0x00000001u, 0x807fffffu,
+        0x00000000u,
+        0x80000000u,
+        0x7f800000u,
+        0xff800000u,
+        0x7fc00000u,
+        0xffc00001u,
+        0x7f800001u /* signalling NaN: quietened */,
+        0x7fbfe000u,
+        0x477fe000u /* 65504 */,
+        0x477fefffu,
+        0x477ff000u /* 65520: the tie rounds up to inf */,
+        0x33000000u /* 2^-25 */,
+        0x33000001u,
+        0x33800000u /* 2^-24: the smallest subnormal */,
+        0x387fc000u,
+        0x38800000u,
+        0x3f801000u /* 1 + 2^-11: tie to even */,
+        0x3f803000u,
+        0x00000001u,
+        0x807fffffu,
     };
     uint32_t seed = 12345;
     for (int64_t n = 1; n <= 67; n += 3) {
@@ -168,7 +187,8 @@ static void test_f16_vector_cast(void **state)
                                  ((uint32_t *)f)[c * n + i], got, want);
                 }
             if (pad)
-                for (int64_t i = 2 * n; i < 5 * n; i++) assert_int_equal(dev[i], 0);
+                for (int64_t i = 2 * n; i < 5 * n; i++)
+                    assert_int_equal(dev[i], 0);
             diag_free(&d);
         }
         htensor_free(&v);
@@ -190,8 +210,8 @@ static void test_count_mismatch(void **state)
     diag_free(&d);
 }
 
-/* Bools live on the device as 0/1 in the compute dtype (compiler/lower/lower.c): packed and unpacked
- * exactly through f32, f16 and bf16 storage, any nonzero byte a one. */
+/* Bools live on the device as 0/1 in the compute dtype (compiler/lower/lower.c): packed and
+ * unpacked exactly through f32, f16 and bf16 storage, any nonzero byte a one. */
 static void test_bool_in_float_storage(void **state)
 {
     (void)state;
@@ -201,12 +221,13 @@ static void test_bool_in_float_storage(void **state)
         PlanTensor t = tensor(DT_BOOL, st[s], 2, shape, 0);
         HTensor v, back = {0};
         tu_alloc(&v, "bool", 2, shape);
-        for (int64_t i = 0; i < v.numel; i++) ((uint8_t *)v.data)[i] = (uint8_t)(i % 3 == 0 ? 0 : i);
+        for (int64_t i = 0; i < v.numel; i++)
+            ((uint8_t *)v.data)[i] = (uint8_t)(i % 3 == 0 ? 0 : i);
         unsigned char dev[21 * 4];
         DiagList d = {0};
         assert_int_equal(hostxf_pack(&t, &v, dev, "f", &d), ST_OK);
         for (int64_t i = 0; i < v.numel; i++) {
-            float f = st[s] == DT_F32 ? ((float *)dev)[i]
+            float f = st[s] == DT_F32   ? ((float *)dev)[i]
                       : st[s] == DT_F16 ? f16_to_f32(((uint16_t *)dev)[i])
                                         : bf16_to_f32(((uint16_t *)dev)[i]);
             assert_true(f == (i % 3 == 0 ? 0.0f : 1.0f));

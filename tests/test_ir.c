@@ -59,9 +59,10 @@ static void test_weights_mapped(void **state)
 #define HDR "{\"graph_inputs\":[{\"name\":\"x\",\"shape\":[2,3],\"dtype\":\"float32\"}],"
 #define XIN "{\"name\":\"x\",\"shape\":[2,3],\"dtype\":\"float32\"}"
 /* split(x [2,3], 1, dim 0): two outputs as the exporter writes them (split_0, split_1) */
-#define SPLIT2 "{\"name\":\"split\",\"op_type\":\"aten.split.Tensor\",\"inputs\":[" XIN "]," \
-               "\"outputs\":[{\"name\":\"split_0\",\"shape\":[1,3]},{\"name\":\"split_1\",\"shape\":[1,3]}]," \
-               "\"attrs\":{\"split_size\":1}}"
+#define SPLIT2                                                                                     \
+    "{\"name\":\"split\",\"op_type\":\"aten.split.Tensor\",\"inputs\":[" XIN "],"                  \
+    "\"outputs\":[{\"name\":\"split_0\",\"shape\":[1,3]},{\"name\":\"split_1\",\"shape\":[1,3]}]," \
+    "\"attrs\":{\"split_size\":1}}"
 static void test_malformed(void **state)
 {
     (void)state;
@@ -71,43 +72,53 @@ static void test_malformed(void **state)
         {"{", "not valid JSON", NULL},
         {"[1,2]", "not a JSON object", NULL},
         {"{\"nodes\":[]}", "graph_inputs", NULL},
-        {HDR "\"graph_outputs\":[],\"nodes\":[{\"name\":\"a\",\"op_type\":\"aten.frobnicate.default\","
-             "\"inputs\":[" XIN "],\"outputs\":[{\"name\":\"y\",\"shape\":[2,3]}]}]}",
+        {HDR
+         "\"graph_outputs\":[],\"nodes\":[{\"name\":\"a\",\"op_type\":\"aten.frobnicate.default\","
+         "\"inputs\":[" XIN "],\"outputs\":[{\"name\":\"y\",\"shape\":[2,3]}]}]}",
          "unknown op", "'a'"},
         {HDR "\"graph_outputs\":[],\"nodes\":[{\"name\":\"a\",\"op_type\":\"aten.relu.default\","
              "\"inputs\":[" XIN "," XIN "],\"outputs\":[{\"name\":\"y\",\"shape\":[2,3]}]}]}",
          "takes 1..1", "'a'"},
         {HDR "\"graph_outputs\":[],\"nodes\":[{\"name\":\"a\",\"op_type\":\"aten.relu.default\","
-             "\"inputs\":[{\"name\":\"zz\",\"shape\":[2,3]}],\"outputs\":[{\"name\":\"y\",\"shape\":[2,3]}]}]}",
+             "\"inputs\":[{\"name\":\"zz\",\"shape\":[2,3]}],\"outputs\":[{\"name\":\"y\","
+             "\"shape\":[2,3]}]}]}",
          "no earlier node produces", "'zz'"},
         {HDR "\"graph_outputs\":[],\"nodes\":[{\"name\":\"a\",\"op_type\":\"aten.relu.default\","
-             "\"inputs\":[{\"name\":\"x\",\"shape\":[3,2]}],\"outputs\":[{\"name\":\"y\",\"shape\":[2,3]}]}]}",
+             "\"inputs\":[{\"name\":\"x\",\"shape\":[3,2]}],\"outputs\":[{\"name\":\"y\",\"shape\":"
+             "[2,3]}]}]}",
          "consumed with shape [3,2]", "'x'"},
         {HDR "\"graph_outputs\":[{\"name\":\"nope\"}],\"nodes\":[]}", "not produced", "'nope'"},
         {HDR "\"graph_outputs\":[],\"nodes\":[{\"name\":\"a\",\"op_type\":\"aten.relu.default\","
              "\"inputs\":[" XIN "],\"outputs\":[{\"name\":\"x\",\"shape\":[2,3]}]}]}",
          "produced twice", "'a'"},
         {HDR "\"graph_outputs\":[],\"nodes\":[{\"name\":\"a\",\"op_type\":\"aten.relu.default\","
-             "\"inputs\":[{\"name\":\"x\",\"shape\":[2,\"s0\"]}],\"outputs\":[{\"name\":\"y\",\"shape\":[2,3]}]}]}",
+             "\"inputs\":[{\"name\":\"x\",\"shape\":[2,\"s0\"]}],\"outputs\":[{\"name\":\"y\","
+             "\"shape\":[2,3]}]}]}",
          "dynamic shapes", "'x'"},
         {HDR "\"graph_outputs\":[],\"nodes\":[{\"name\":\"a\",\"op_type\":\"aten.relu.default\","
-             "\"inputs\":[{\"name\":\"x\",\"shape\":[2,3],\"dtype\":\"complex32\"}],\"outputs\":[{\"name\":\"y\",\"shape\":[2,3]}]}]}",
+             "\"inputs\":[{\"name\":\"x\",\"shape\":[2,3],\"dtype\":\"complex32\"}],\"outputs\":[{"
+             "\"name\":\"y\",\"shape\":[2,3]}]}]}",
          "unknown dtype", NULL},
         {"{\"graph_inputs\":[{\"name\":\"x\",\"shape\":[-2]}],\"graph_outputs\":[],\"nodes\":[]}",
          "shape entry 0 is -2", NULL},
         {HDR "\"graph_outputs\":[],\"nodes\":[{\"name\":\"b\",\"op_type\":\"aten.relu.default\","
-             "\"inputs\":[{\"name\":\"y\",\"shape\":[2,3],\"producer_node\":\"a\"}],\"outputs\":[{\"name\":\"z\",\"shape\":[2,3]}]},"
+             "\"inputs\":[{\"name\":\"y\",\"shape\":[2,3],\"producer_node\":\"a\"}],\"outputs\":[{"
+             "\"name\":\"z\",\"shape\":[2,3]}]},"
              "{\"name\":\"a\",\"op_type\":\"aten.relu.default\","
              "\"inputs\":[" XIN "],\"outputs\":[{\"name\":\"y\",\"shape\":[2,3]}]}]}",
          "does not come before it", "'b'"},
         /* multi-output: a chunk the split does not have, a producer_output_idx that disagrees
          * with the name, and a declared chunk count the split attributes do not give */
-        {HDR "\"graph_outputs\":[],\"nodes\":[" SPLIT2 ",{\"name\":\"g\",\"op_type\":\"aten.relu.default\","
-             "\"inputs\":[{\"name\":\"split_2\",\"shape\":[1,3],\"producer_node\":\"split\",\"producer_output_idx\":2}],"
+        {HDR "\"graph_outputs\":[],\"nodes\":[" SPLIT2
+             ",{\"name\":\"g\",\"op_type\":\"aten.relu.default\","
+             "\"inputs\":[{\"name\":\"split_2\",\"shape\":[1,3],\"producer_node\":\"split\","
+             "\"producer_output_idx\":2}],"
              "\"outputs\":[{\"name\":\"y\",\"shape\":[1,3]}]}]}",
          "output 2 of node 'split', which has 2 outputs", "'split_2'"},
-        {HDR "\"graph_outputs\":[],\"nodes\":[" SPLIT2 ",{\"name\":\"g\",\"op_type\":\"aten.relu.default\","
-             "\"inputs\":[{\"name\":\"split_1\",\"shape\":[1,3],\"producer_node\":\"split\",\"producer_output_idx\":0}],"
+        {HDR "\"graph_outputs\":[],\"nodes\":[" SPLIT2
+             ",{\"name\":\"g\",\"op_type\":\"aten.relu.default\","
+             "\"inputs\":[{\"name\":\"split_1\",\"shape\":[1,3],\"producer_node\":\"split\","
+             "\"producer_output_idx\":0}],"
              "\"outputs\":[{\"name\":\"y\",\"shape\":[1,3]}]}]}",
          "is output 1 of node 'split', but the record says output 0", "'g'"},
     };
@@ -159,18 +170,24 @@ static void test_multi_output(void **state)
 {
     (void)state;
     const char *json =
-        HDR "\"graph_outputs\":[{\"name\":\"y\",\"shape\":[1,3]},{\"name\":\"getitem\",\"shape\":[1,3]}],\"nodes\":[" SPLIT2
-        ",{\"name\":\"getitem\",\"op_type\":\"<built-in function getitem>\",\"inputs\":["
-        "{\"name\":\"split_0\",\"shape\":[1,3],\"producer_node\":\"split\",\"producer_output_idx\":0},"
-        "{\"name\":\"split_1\",\"shape\":[1,3],\"producer_node\":\"split\",\"producer_output_idx\":1}],"
-        "\"outputs\":[{\"name\":\"getitem\",\"shape\":[1,3]}],\"attrs\":{\"index\":0}}"
-        ",{\"name\":\"getitem_1\",\"op_type\":\"<built-in function getitem>\",\"inputs\":["
-        "{\"name\":\"split_0\",\"shape\":[1,3],\"producer_node\":\"split\",\"producer_output_idx\":0},"
-        "{\"name\":\"split_1\",\"shape\":[1,3],\"producer_node\":\"split\",\"producer_output_idx\":1}],"
-        "\"outputs\":[{\"name\":\"getitem_1\",\"shape\":[1,3]}],\"attrs\":{\"index\":1}}"
-        ",{\"name\":\"relu\",\"op_type\":\"aten.relu.default\",\"inputs\":["
-        "{\"name\":\"getitem_1\",\"shape\":[1,3],\"producer_node\":\"getitem_1\",\"producer_output_idx\":0}],"
-        "\"outputs\":[{\"name\":\"y\",\"shape\":[1,3]}]}]}";
+        HDR "\"graph_outputs\":[{\"name\":\"y\",\"shape\":[1,3]},{\"name\":\"getitem\",\"shape\":["
+            "1,3]}],\"nodes\":[" SPLIT2
+            ",{\"name\":\"getitem\",\"op_type\":\"<built-in function getitem>\",\"inputs\":["
+            "{\"name\":\"split_0\",\"shape\":[1,3],\"producer_node\":\"split\",\"producer_output_"
+            "idx\":0},"
+            "{\"name\":\"split_1\",\"shape\":[1,3],\"producer_node\":\"split\",\"producer_output_"
+            "idx\":1}],"
+            "\"outputs\":[{\"name\":\"getitem\",\"shape\":[1,3]}],\"attrs\":{\"index\":0}}"
+            ",{\"name\":\"getitem_1\",\"op_type\":\"<built-in function getitem>\",\"inputs\":["
+            "{\"name\":\"split_0\",\"shape\":[1,3],\"producer_node\":\"split\",\"producer_output_"
+            "idx\":0},"
+            "{\"name\":\"split_1\",\"shape\":[1,3],\"producer_node\":\"split\",\"producer_output_"
+            "idx\":1}],"
+            "\"outputs\":[{\"name\":\"getitem_1\",\"shape\":[1,3]}],\"attrs\":{\"index\":1}}"
+            ",{\"name\":\"relu\",\"op_type\":\"aten.relu.default\",\"inputs\":["
+            "{\"name\":\"getitem_1\",\"shape\":[1,3],\"producer_node\":\"getitem_1\",\"producer_"
+            "output_idx\":0}],"
+            "\"outputs\":[{\"name\":\"y\",\"shape\":[1,3]}]}]}";
     Graph *g = NULL;
     DiagList d = {0};
     Status st = ir_read_buffer("m.json", json, strlen(json), &g, &d);
@@ -197,14 +214,17 @@ static void test_multi_output(void **state)
     const Graph *c = pipe.g;
     const Node *relu = &c->nodes[graph_find_node(c, "relu")];
     assert_int_equal(relu->in[0], graph_find_tensor(c, "split_1"));
-    assert_true(graph_find_node(c, "getitem_1") < 0 || c->nodes[graph_find_node(c, "getitem_1")].dead);
+    assert_true(graph_find_node(c, "getitem_1") < 0 ||
+                c->nodes[graph_find_node(c, "getitem_1")].dead);
     assert_false(c->nodes[graph_find_node(c, "getitem")].dead);
     pipeline_free(&pipe);
     diag_free(&d);
     /* a declared chunk count the attributes do not give */
-    const char *bad = HDR "\"graph_outputs\":[],\"nodes\":[{\"name\":\"split\",\"op_type\":\"aten.split.Tensor\","
-                      "\"inputs\":[" XIN "],\"outputs\":[{\"name\":\"split_0\",\"shape\":[2,2]},{\"name\":\"split_1\",\"shape\":[2,1]}],"
-                      "\"attrs\":{\"split_size\":1,\"dim\":1}}]}";
+    const char *bad =
+        HDR "\"graph_outputs\":[],\"nodes\":[{\"name\":\"split\",\"op_type\":\"aten.split.Tensor\","
+            "\"inputs\":[" XIN "],\"outputs\":[{\"name\":\"split_0\",\"shape\":[2,2]},{\"name\":"
+            "\"split_1\",\"shape\":[2,1]}],"
+            "\"attrs\":{\"split_size\":1,\"dim\":1}}]}";
     assert_int_equal(ir_read_buffer("m.json", bad, strlen(bad), &g, &d), ST_OK);
     assert_int_equal(shape_check_graph(g, &d), ST_BAD_INPUT);
     char buf[2048];
@@ -217,10 +237,8 @@ static void test_multi_output(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixture_counts),
-        cmocka_unit_test(test_weights_mapped),
-        cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_attrs),
+        cmocka_unit_test(test_fixture_counts), cmocka_unit_test(test_weights_mapped),
+        cmocka_unit_test(test_malformed),      cmocka_unit_test(test_attrs),
         cmocka_unit_test(test_multi_output),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

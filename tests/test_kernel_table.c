@@ -1,10 +1,10 @@
 /* The kernel table (shaders/kernels.def) against what is built from it: every row's modules are
- * embedded (runtime/vulkan/vk_shaders.h) and nothing else is; every row is registered (its kind has a
- * family function: compiler/lower/kernels.c) but the device tests' modules, and every kind that has a
- * family has a row but the generated kernels'; every op's and fusion pattern's kind has a family;
- * keys and stems are unique, so kernel_pick and kernel_row find each row; every row's source is
- * embedded and every whole shader (.comp) is some row's. The push blocks (shaders/abi.h): the C
- * structs push their fields in the documented word order, each is as large as the shader's
+ * embedded (runtime/vulkan/vk_shaders.h) and nothing else is; every row is registered (its kind has
+ * a family function: compiler/lower/kernels.c) but the device tests' modules, and every kind that
+ * has a family has a row but the generated kernels'; every op's and fusion pattern's kind has a
+ * family; keys and stems are unique, so kernel_pick and kernel_row find each row; every row's
+ * source is embedded and every whole shader (.comp) is some row's. The push blocks (shaders/abi.h):
+ * the C structs push their fields in the documented word order, each is as large as the shader's
  * push_constant block in the SPIR-V of every module of its family, and a value outside int32 is
  * refused with kc_push_i's message. No device: the tables only. */
 #include <setjmp.h>
@@ -28,7 +28,8 @@ static const char *variant(const KernelRow *r, int i, char *buf, size_t n)
 {
     const char *v = r->variants;
     for (int k = 0;; k++) {
-        while (*v == ' ') v++;
+        while (*v == ' ')
+            v++;
         if (!*v) return NULL;
         size_t len = strcspn(v, " ");
         if (k == i) {
@@ -140,8 +141,13 @@ static void test_sources_are_embedded(void **state)
  * block ends with a scalar); -1 when there is none. */
 static int spv_push_bytes(const VkSpv *m)
 {
-    enum { OP_TYPE_POINTER = 32, OP_VARIABLE = 59, OP_MEMBER_DECORATE = 72, SC_PUSH = 9,
-           DEC_OFFSET = 35 };
+    enum {
+        OP_TYPE_POINTER = 32,
+        OP_VARIABLE = 59,
+        OP_MEMBER_DECORATE = 72,
+        SC_PUSH = 9,
+        DEC_OFFSET = 35
+    };
     const uint32_t *w = m->code;
     size_t n = m->size / 4;
     uint32_t var_type = 0, block = 0;
@@ -239,9 +245,13 @@ static void test_push_blocks_word_order(void **state)
     assert_int_equal(x.k.push[25], 0x4600u); /* act_lim, last */
 
     ctx_init(&x, "matmul_cm");
-    MatmulCmPush cp = {.mm = {.M = 5, .bdim = {1, 2, 3, 4}, .sb = {0, 0, 0, 9}, .alpha = 0.5f,
+    MatmulCmPush cp = {.mm = {.M = 5,
+                              .bdim = {1, 2, 3, 4},
+                              .sb = {0, 0, 0, 9},
+                              .alpha = 0.5f,
                               .post = MM_ACT_RELU},
-                       .mtiles = 6, .kchunk = 7};
+                       .mtiles = 6,
+                       .kchunk = 7};
     assert_int_equal(kc_push_block(&x.c, &x.k, &cp, sizeof cp), ST_OK);
     assert_int_equal(x.k.npush, MATMUL_CM_PUSH_WORDS);
     assert_int_equal(x.k.push[0], 5);

@@ -95,7 +95,8 @@ static void test_compiled_graphs_preserve_meaning(void **state)
         DiagList d = {0};
         assert_int_equal(pipeline_run(models[i], NULL, &p, &d), ST_OK);
         int nf = p.g->nfusions;
-        for (int f = 0; f < nf; f++) compile_and_check(&m, models[i], p.g->fusions[f].id);
+        for (int f = 0; f < nf; f++)
+            compile_and_check(&m, models[i], p.g->fusions[f].id);
         pipeline_free(&p);
         diag_free(&d);
         model_free(&m);

@@ -103,14 +103,16 @@ static void sweep(const char *path)
             fail_at = 0;
             char *again = slurp(out);
             assert_non_null(again);
-            if (strcmp(again, clean) != 0) fail_msg("allocation %ld failed silently: the plan differs", n);
+            if (strcmp(again, clean) != 0)
+                fail_msg("allocation %ld failed silently: the plan differs", n);
             free(again);
         }
     }
     free(clean);
     fail_at = 0;
     /* most injected failures must surface as errors (a few allocations are optional caches) */
-    fprintf(stderr, "%s: %ld allocations, %d injected failures reported as errors\n", path, total, failed);
+    fprintf(stderr, "%s: %ld allocations, %d injected failures reported as errors\n", path, total,
+            failed);
     assert_true(failed > total / 2);
     remove(out);
 }

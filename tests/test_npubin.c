@@ -20,8 +20,7 @@
 #include "compiler/pass.h"
 
 static const char *const models[] = {
-    "tests/models/mlp/model.json",
-    "tests/models/convnet/model.json",
+    "tests/models/mlp/model.json", "tests/models/convnet/model.json",
     "tests/models/qwen2_tiny/decode.json",
     "tests/models/qwen2_tiny/prefill.json", /* linear_glu: interleaved concat recipes */
 };
@@ -42,9 +41,8 @@ static Plan *build_plan(const char *path)
     Arena scratch;
     arena_init(&scratch, 64 * 1024);
     PassCtx c = {&o, &d, &scratch};
-    PassFn passes[] = {pass_canonicalize, pass_fold_batchnorm, pass_partition,  pass_fuse,
-                       pass_layout,       pass_pack_inputs,    pass_views,
-                       pass_plan_memory};
+    PassFn passes[] = {pass_canonicalize, pass_fold_batchnorm, pass_partition, pass_fuse,
+                       pass_layout,       pass_pack_inputs,    pass_views,     pass_plan_memory};
     for (size_t i = 0; st == ST_OK && i < sizeof passes / sizeof passes[0]; i++) {
         st = passes[i](g, &c);
         arena_reset(&scratch);
@@ -888,7 +886,8 @@ static void test_recipe_block(void **state)
     p = build_plan(models[2]);
     size_t len;
     unsigned char *buf = encode_ok(p, &len);
-    for (size_t i = 0; i + 5 <= len; i++) assert_false(memcmp(buf + i, "block", 5) == 0);
+    for (size_t i = 0; i + 5 <= len; i++)
+        assert_false(memcmp(buf + i, "block", 5) == 0);
     free(buf);
     plan_free(p);
 }

@@ -39,7 +39,8 @@ static void test_resnet18_counts(void **state)
     const Graph *g = p.g;
     assert_int_equal(g->nrecipes, 20); /* every conv has a batch_norm */
     int live_bn = 0;
-    for (int i = 0; i < g->nnodes; i++) live_bn += !g->nodes[i].dead && g->nodes[i].op == OP_BATCH_NORM;
+    for (int i = 0; i < g->nnodes; i++)
+        live_bn += !g->nodes[i].dead && g->nodes[i].op == OP_BATCH_NORM;
     assert_int_equal(live_bn, 0);
     /* 8 basic blocks: conv1+relu in each, conv2+add+relu in each; the stem conv+relu */
     assert_int_equal(count_pattern(g, "conv_add_relu"), 8);
@@ -109,8 +110,8 @@ static void test_rope_cache_switches(void **state)
         int on_cache, on_rope, off_cache, off_rope, kernels; /* kernels: more than fused */
     } cases[] = {
         {{NULL}, 2, 2, 0, 0, 0},
-        {{"rope_cache"}, 0, 4, 0, 0, 2},        /* today's rope and index_copy kernels */
-        {{"rope"}, 0, 0, 2, 2, -1},             /* rope selects rope_cache too */
+        {{"rope_cache"}, 0, 4, 0, 0, 2}, /* today's rope and index_copy kernels */
+        {{"rope"}, 0, 0, 2, 2, -1},      /* rope selects rope_cache too */
         {{"rope", "+rope_cache"}, 2, 0, 0, 2, -1},
         {{"F4"}, 1, 2, 1, 0, -1},               /* the id: off, no fallback */
         {{"rope_cache", "+F4"}, 1, 3, 0, 0, 1}, /* F13 falls back, F4 on again */
@@ -119,14 +120,16 @@ static void test_rope_cache_switches(void **state)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         CompileOptions o;
         compile_defaults(&o);
-        for (int r = 0; r < 3 && cases[c].rules[r]; r++) o.no_fuse[o.n_no_fuse++] = cases[c].rules[r];
+        for (int r = 0; r < 3 && cases[c].rules[r]; r++)
+            o.no_fuse[o.n_no_fuse++] = cases[c].rules[r];
         Pipeline p = compile("tests/models/qwen2_tiny/decode.json", &o);
         assert_int_equal(p.g->nfusions, q.g->nfusions);
         int n[2][2] = {{0}};
         for (int i = 0; i < p.g->nfusions; i++) {
             const Fusion *f = &p.g->fusions[i];
             assert_string_equal(f->id, q.g->fusions[i].id);
-            bool cache = strcmp(f->pattern, "rope_cache") == 0, rope = strcmp(f->pattern, "rope") == 0;
+            bool cache = strcmp(f->pattern, "rope_cache") == 0,
+                 rope = strcmp(f->pattern, "rope") == 0;
             if (cache || rope) n[f->enabled ? 0 : 1][cache ? 0 : 1]++;
             /* a fallback keeps every member but the index_copy */
             if (rope && strcmp(q.g->fusions[i].pattern, "rope_cache") == 0)
@@ -160,8 +163,8 @@ static Graph *read_json(const char *json)
 }
 
 #define T(n, s) "{\"name\":\"" n "\",\"shape\":" s "}"
-#define NODE(name, op, ins, outs, attrs)                                                         \
-    "{\"name\":\"" name "\",\"op_type\":\"" op "\",\"inputs\":[" ins "],\"outputs\":[" outs     \
+#define NODE(name, op, ins, outs, attrs)                                                           \
+    "{\"name\":\"" name "\",\"op_type\":\"" op "\",\"inputs\":[" ins "],\"outputs\":[" outs        \
     "],\"attrs\":{" attrs "}}"
 
 static Pipeline compile_json_opts(const char *json, const CompileOptions *o)
@@ -194,7 +197,8 @@ static Pipeline compile_json_no_gen(const char *json)
 static int count_shader(const Plan *p, const char *stem)
 {
     int n = 0;
-    for (int k = 0; k < p->nkernels; k++) n += strcmp(p->kernels[k].shader, stem) == 0;
+    for (int k = 0; k < p->nkernels; k++)
+        n += strcmp(p->kernels[k].shader, stem) == 0;
     return n;
 }
 
@@ -285,81 +289,208 @@ static void test_rmsnorm_rules(void **state)
     (void)state;
     /* exponent 3 is not a norm; the normalised tensor must be the pow's input */
     const char *g3 =
-        "{\"graph_inputs\":[" T("x", "[1,4]") "," T("w", "[4]") "],\"graph_outputs\":[" T("o", "[1,4]") "],\"nodes\":["
-        NODE("pow", "aten.pow.Tensor_Scalar", T("x", "[1,4]"), T("p", "[1,4]"), "\"exponent\":2")
-        "," NODE("mean", "aten.mean.dim", T("p", "[1,4]"), T("m", "[1,1]"), "\"dim\":[-1],\"keepdim\":true")
-        "," NODE("eps", "aten.add.Tensor", T("m", "[1,1]"), T("e", "[1,1]"), "\"other\":1e-6")
-        "," NODE("rs", "aten.rsqrt.default", T("e", "[1,1]"), T("r", "[1,1]"), "")
-        "," NODE("mx", "aten.mul.Tensor", T("x", "[1,4]") "," T("r", "[1,1]"), T("y", "[1,4]"), "")
-        "," NODE("mw", "aten.mul.Tensor", T("w", "[4]") "," T("y", "[1,4]"), T("o", "[1,4]"), "") "]}";
+        "{\"graph_inputs\":[" T("x", "[1,4]") "," T("w", "[4]") "],\"graph_outputs\":[" T(
+            "o",
+            "[1,"
+            "4]") "],\"nodes\":[" NODE("pow", "aten.pow.Tensor_Scalar", T("x", "[1,4]"),
+                                       T("p", "[1,4]"),
+                                       "\"exponent\":2") "," NODE("mean", "aten.mean.dim",
+                                                                  T("p", "[1,4]"), T("m", "[1,1]"),
+                                                                  "\"dim\":[-1],\"keepdim\":"
+                                                                  "true") "," NODE("eps",
+                                                                                   "aten.add."
+                                                                                   "Tensor",
+                                                                                   T("m", "[1,1]"),
+                                                                                   T("e", "[1,1]"),
+                                                                                   "\"other\":"
+                                                                                   "1e-"
+                                                                                   "6") "," NODE("r"
+                                                                                                 "s",
+                                                                                                 "a"
+                                                                                                 "t"
+                                                                                                 "e"
+                                                                                                 "n"
+                                                                                                 "."
+                                                                                                 "r"
+                                                                                                 "s"
+                                                                                                 "q"
+                                                                                                 "r"
+                                                                                                 "t"
+                                                                                                 "."
+                                                                                                 "d"
+                                                                                                 "e"
+                                                                                                 "f"
+                                                                                                 "a"
+                                                                                                 "u"
+                                                                                                 "l"
+                                                                                                 "t",
+                                                                                                 T("e",
+                                                                                                   "["
+                                                                                                   "1"
+                                                                                                   ","
+                                                                                                   "1"
+                                                                                                   "]"),
+                                                                                                 T("r",
+                                                                                                   "["
+                                                                                                   "1"
+                                                                                                   ","
+                                                                                                   "1"
+                                                                                                   "]"),
+                                                                                                 "") "," NODE("mx",
+                                                                                                              "aten.mul.Tensor",
+                                                                                                              T("x", "[1,4]") "," T(
+                                                                                                                  "r",
+                                                                                                                  "[1,1]"),
+                                                                                                              T("y",
+                                                                                                                "[1,4]"),
+                                                                                                              "") "," NODE("mw",
+                                                                                                                           "aten.mul.Tensor",
+                                                                                                                           T("w", "[4]") "," T(
+                                                                                                                               "y",
+                                                                                                                               "[1,4]"),
+                                                                                                                           T("o",
+                                                                                                                             "[1,4]"),
+                                                                                                                           "") "]}";
     Pipeline p = compile_json(g3);
     assert_int_equal(count_pattern(p.g, "rmsnorm"), 1);
     assert_int_equal(p.g->fusions[0].nnodes, 6);
     pipeline_free(&p);
     /* the normalised tensor is not the pow's input: a near miss, no instance */
-    p = compile_json(
-        "{\"graph_inputs\":[" T("x", "[1,4]") "," T("z", "[1,4]") "," T("w", "[4]") "],\"graph_outputs\":[" T("o", "[1,4]") "],\"nodes\":["
-        NODE("pow", "aten.pow.Tensor_Scalar", T("x", "[1,4]"), T("p", "[1,4]"), "\"exponent\":2")
-        "," NODE("mean", "aten.mean.dim", T("p", "[1,4]"), T("m", "[1,1]"), "\"dim\":[-1],\"keepdim\":true")
-        "," NODE("eps", "aten.add.Tensor", T("m", "[1,1]"), T("e", "[1,1]"), "\"other\":1e-6")
-        "," NODE("rs", "aten.rsqrt.default", T("e", "[1,1]"), T("r", "[1,1]"), "")
-        "," NODE("mx", "aten.mul.Tensor", T("z", "[1,4]") "," T("r", "[1,1]"), T("y", "[1,4]"), "")
-        "," NODE("mw", "aten.mul.Tensor", T("w", "[4]") "," T("y", "[1,4]"), T("o", "[1,4]"), "") "]}");
+    p =
+        compile_json("{\"graph_inputs\":[" T("x", "[1,4]") "," T("z", "[1,4]") "," T(
+            "w", "[4]") "],\"graph_outputs\":[" T("o", "[1,4]") "],\"nodes\":[" NODE("pow",
+                                                                                     "aten.pow."
+                                                                                     "Tensor_"
+                                                                                     "Scalar",
+                                                                                     T("x",
+                                                                                       "[1,4]"),
+                                                                                     T("p",
+                                                                                       "[1,4]"),
+                                                                                     "\"exponent\":"
+                                                                                     "2") "," NODE("mean",
+                                                                                                   "aten.mean.dim",
+                                                                                                   T("p", "[1,4]"), T("m", "[1,1]"), "\"dim\":[-1],\"keepdim\":true") "," NODE("eps", "aten.add.Tensor", T("m", "[1,1]"), T("e", "[1,1]"), "\"other\":1e-6") "," NODE("rs", "aten.rsqrt.default", T("e", "[1,1]"), T("r", "[1,1]"), "") "," NODE("mx",
+                                                                                                                                                                                                                                                                                                                                                 "aten.mul.Tensor",
+                                                                                                                                                                                                                                                                                                                                                 T("z", "[1,4]") "," T(
+                                                                                                                                                                                                                                                                                                                                                     "r", "[1,1]"),
+                                                                                                                                                                                                                                                                                                                                                 T("y",
+                                                                                                                                                                                                                                                                                                                                                   "[1,4]"),
+                                                                                                                                                                                                                                                                                                                                                 "") "," NODE("mw", "aten.mul.Tensor", T("w", "[4]") "," T("y", "[1,4]"),
+                                                                                                                                                                                                                                                                                                                                                              T("o",
+                                                                                                                                                                                                                                                                                                                                                                "[1,4]"),
+                                                                                                                                                                                                                                                                                                                                                              "") "]}");
     assert_int_equal(count_pattern(p.g, "rmsnorm"), 0);
     assert_int_equal(p.g->nmisses, 1);
     assert_non_null(strstr(p.g->misses[0].reason, "not the pow's input"));
     pipeline_free(&p);
 }
 
-
 static void test_conv_rope_linear_rules(void **state)
 {
     (void)state;
     /* conv whose output feeds two nodes: no conv instance, a near miss names the reason */
     Pipeline p = compile_json(
-        "{\"graph_inputs\":[" T("x", "[1,3,4,4]") "],\"graph_outputs\":[" T("r", "[1,8,4,4]") "," T("n", "[1,8,4,4]") "],"
-        "\"weights\":[" T("w", "[8,3,1,1]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
-        NODE("conv", "aten.conv2d.default", T("x", "[1,3,4,4]") "," T("p_w", "[8,3,1,1]"), T("c", "[1,8,4,4]"), "")
-        "," NODE("relu", "aten.relu.default", T("c", "[1,8,4,4]"), T("r", "[1,8,4,4]"), "")
-        "," NODE("neg", "aten.neg.default", T("c", "[1,8,4,4]"), T("n", "[1,8,4,4]"), "") "]}");
+        "{\"graph_inputs\":[" T("x", "[1,3,4,4]") "],\"graph_outputs\":[" T("r", "[1,8,4,4]") "," T(
+            "n",
+            "[1,8,4,4]") "],"
+                         "\"weights\":[" T(
+                             "w",
+                             "[8,3,1,1]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":"
+                                          "[" NODE(
+                                              "conv", "aten.conv2d.default",
+                                              T("x", "[1,3,4,4]") "," T("p_w", "[8,3,1,1]"),
+                                              T("c", "[1,8,4,4]"),
+                                              "") "," NODE("relu", "aten.relu.default",
+                                                           T("c", "[1,8,4,4]"), T("r", "[1,8,4,4]"),
+                                                           "") "," NODE("neg", "aten.neg.default",
+                                                                        T("c", "[1,8,4,4]"),
+                                                                        T("n", "[1,8,4,4]"),
+                                                                        "") "]}");
     assert_int_equal(count_pattern(p.g, "conv"), 0);
     assert_true(p.g->nmisses >= 1);
     assert_non_null(strstr(p.g->misses[0].reason, "several consumers"));
     pipeline_free(&p);
     /* conv + relu fuses; the same graph with a broadcast residual add stops before the add */
     p = compile_json(
-        "{\"graph_inputs\":[" T("x", "[1,3,4,4]") "," T("b", "[1,8,1,1]") "],\"graph_outputs\":[" T("r", "[1,8,4,4]") "],"
-        "\"weights\":[" T("w", "[8,3,1,1]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
-        NODE("conv", "aten.conv2d.default", T("x", "[1,3,4,4]") "," T("p_w", "[8,3,1,1]"), T("c", "[1,8,4,4]"), "")
-        "," NODE("add", "aten.add.Tensor", T("c", "[1,8,4,4]") "," T("b", "[1,8,1,1]"), T("a", "[1,8,4,4]"), "")
-        "," NODE("relu", "aten.relu.default", T("a", "[1,8,4,4]"), T("r", "[1,8,4,4]"), "") "]}");
-    assert_int_equal(count_pattern(p.g, "conv"), 0);      /* the add is not a residual */
-    assert_int_equal(count_pattern(p.g, "add_relu"), 1);  /* the add and relu still fuse */
+        "{\"graph_inputs\":[" T("x", "[1,3,4,4]") "," T("b", "[1,8,1,1]") "],\"graph_outputs\":[" T(
+            "r",
+            "[1,8,4,4]") "],"
+                         "\"weights\":[" T(
+                             "w",
+                             "[8,3,1,1]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":"
+                                          "[" NODE("conv", "aten.conv2d.default",
+                                                   T("x", "[1,3,4,4]") "," T("p_w", "[8,3,1,1]"),
+                                                   T("c", "[1,8,4,4]"),
+                                                   "") "," NODE("add", "aten.add.Tensor",
+                                                                T("c", "[1,8,4,4]") "," T(
+                                                                    "b", "[1,8,1,1]"),
+                                                                T("a", "[1,8,4,4]"),
+                                                                "") "," NODE("relu",
+                                                                             "aten.relu.default",
+                                                                             T("a", "[1,8,4,4]"),
+                                                                             T("r", "[1,8,4,4]"),
+                                                                             "") "]}");
+    assert_int_equal(count_pattern(p.g, "conv"), 0);     /* the add is not a residual */
+    assert_int_equal(count_pattern(p.g, "add_relu"), 1); /* the add and relu still fuse */
     pipeline_free(&p);
     /* linear + gelu fuses as linear_gelu; linear + neg does not fuse */
     p = compile_json(
-        "{\"graph_inputs\":[" T("x", "[2,4]") "],\"graph_outputs\":[" T("g", "[2,3]") "," T("n", "[2,3]") "],"
-        "\"weights\":[" T("w", "[3,4]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
-        NODE("l1", "aten.linear.default", T("x", "[2,4]") "," T("p_w", "[3,4]"), T("y", "[2,3]"), "")
-        "," NODE("gelu", "aten.gelu.default", T("y", "[2,3]"), T("g", "[2,3]"), "")
-        "," NODE("l2", "aten.linear.default", T("x", "[2,4]") "," T("p_w", "[3,4]"), T("z", "[2,3]"), "")
-        "," NODE("neg", "aten.neg.default", T("z", "[2,3]"), T("n", "[2,3]"), "") "]}");
+        "{\"graph_inputs\":[" T("x", "[2,4]") "],\"graph_outputs\":[" T("g", "[2,3]") "," T(
+            "n",
+            "[2,3]") "],"
+                     "\"weights\":[" T(
+                         "w",
+                         "[3,4]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":"
+                                  "[" NODE("l1", "aten.linear.default",
+                                           T("x", "[2,4]") "," T("p_w", "[3,4]"), T("y", "[2,3]"),
+                                           "") "," NODE("gelu", "aten.gelu.default",
+                                                        T("y", "[2,3]"), T("g", "[2,3]"),
+                                                        "") "," NODE("l2", "aten.linear.default",
+                                                                     T("x", "[2,4]") "," T("p_w",
+                                                                                           "[3,4]"),
+                                                                     T("z", "[2,3]"),
+                                                                     "") "," NODE("neg",
+                                                                                  "aten."
+                                                                                  "neg."
+                                                                                  "defaul"
+                                                                                  "t",
+                                                                                  T("z", "[2,"
+                                                                                         "3]"),
+                                                                                  T("n", "[2,"
+                                                                                         "3]"),
+                                                                                  "") "]"
+                                                                                      "}");
     assert_int_equal(p.g->nfusions, 1);
     assert_string_equal(p.g->fusions[0].pattern, "linear_gelu");
     pipeline_free(&p);
     /* rope: the two slices must be the halves of the last dim; here the first takes [0:3] of 8 */
-    p = compile_json(
-        "{\"graph_inputs\":[" T("x", "[1,2,1,8]") "," T("c", "[1,1,1,8]") "," T("s", "[1,1,1,8]") "],\"graph_outputs\":[" T("o", "[1,2,1,8]") "],\"nodes\":["
-        NODE("m1", "aten.mul.Tensor", T("x", "[1,2,1,8]") "," T("c", "[1,1,1,8]"), T("a", "[1,2,1,8]"), "")
-        "," NODE("s1", "aten.slice.Tensor", T("x", "[1,2,1,8]"), T("h1", "[1,2,1,5]"), "\"dim\":3,\"start\":3,\"end\":9223372036854775807")
-        "," NODE("ng", "aten.neg.default", T("h1", "[1,2,1,5]"), T("nh", "[1,2,1,5]"), "")
-        "," NODE("s2", "aten.slice.Tensor", T("x", "[1,2,1,8]"), T("h2", "[1,2,1,3]"), "\"dim\":3,\"start\":0,\"end\":3")
-        "," NODE("ct", "aten.cat.default", T("nh", "[1,2,1,5]") "," T("h2", "[1,2,1,3]"), T("rt", "[1,2,1,8]"), "\"dim\":-1")
-        "," NODE("m2", "aten.mul.Tensor", T("rt", "[1,2,1,8]") "," T("s", "[1,1,1,8]"), T("b", "[1,2,1,8]"), "")
-        "," NODE("ad", "aten.add.Tensor", T("a", "[1,2,1,8]") "," T("b", "[1,2,1,8]"), T("o", "[1,2,1,8]"), "") "]}");
+    p =
+        compile_json(
+            "{\"graph_inputs\":[" T("x", "[1,2,1,8]") "," T("c", "[1,1,1,8]") "," T(
+                "s", "[1,1,1,8]") "],\"graph_outputs\":[" T("o",
+                                                            "[1,2,1,8]") "],\"nodes\":[" NODE("m1", "aten.mul.Tensor", T("x", "[1,2,1,8]") "," T("c", "[1,1,1,8]"), T("a", "[1,2,1,8]"), "") "," NODE("s1", "aten.slice.Tensor", T("x", "[1,2,1,8]"), T("h1", "[1,2,1,5]"), "\"dim\":3,\"start\":3,\"end\":9223372036854775807") "," NODE("ng", "aten.neg.default", T("h1", "[1,2,1,5]"), T("nh", "[1,2,1,5]"), "") "," NODE("s2",
+                                                                                                                                                                                                                                                                                                                                                                                                                             "aten.slice.Tensor",
+                                                                                                                                                                                                                                                                                                                                                                                                                             T("x", "[1,2,1,8]"), T("h2", "[1,2,1,3]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                             "\"dim\":3,\"start\":0,\"end\":3") "," NODE("ct",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                         "aten.cat.default",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                         T(
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                             "nh", "[1,2,1,5]") "," T("h2", "[1,2,1,3]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                         T("rt",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                           "[1,2,1,8]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                         "\"dim\":-1") "," NODE("m2",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "aten.mul.Tensor",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                T("rt", "[1,2,1,8]") "," T("s", "[1,1,1,8]"), T("b", "[1,2,1,8]"), "") "," NODE("ad",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "aten.add.Tensor",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                T("a", "[1,2,1,8]") "," T(
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                    "b",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                    "[1,2,1,8]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                T("o",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  "[1,2,1,8]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "") "]}");
     assert_int_equal(count_pattern(p.g, "rope"), 0);
     int why = 0;
-    for (int i = 0; i < p.g->nmisses; i++) why += strstr(p.g->misses[i].reason, "halves") != NULL;
+    for (int i = 0; i < p.g->nmisses; i++)
+        why += strstr(p.g->misses[i].reason, "halves") != NULL;
     assert_int_equal(why, 1);
     pipeline_free(&p);
     /* rope_cache: a rope output that is a graph output as well as the index_copy's source stays
@@ -371,18 +502,32 @@ static void test_conv_rope_linear_rules(void **state)
         char json[4096], kv[64], ix[64];
         snprintf(kv, sizeof kv, "{\"name\":\"kv\",\"shape\":%s}", ic_kv[k]);
         snprintf(ix, sizeof ix, "{\"name\":\"i\",\"dtype\":\"int64\",\"shape\":%s}", ic_n[k]);
-        snprintf(json, sizeof json,
-            "{\"graph_inputs\":[" T("x", "[1,2,1,8]") "," T("c", "[1,1,1,8]") "," T("s", "[1,1,1,8]") ",%1$s,%2$s],"
-            "\"graph_outputs\":[%3$s{\"name\":\"ic\",\"shape\":%4$s}],\"nodes\":["
-            NODE("m1", "aten.mul.Tensor", T("x", "[1,2,1,8]") "," T("c", "[1,1,1,8]"), T("a", "[1,2,1,8]"), "")
-            "," NODE("s1", "aten.slice.Tensor", T("x", "[1,2,1,8]"), T("h1", "[1,2,1,4]"), "\"dim\":3,\"start\":4,\"end\":9223372036854775807")
-            "," NODE("ng", "aten.neg.default", T("h1", "[1,2,1,4]"), T("nh", "[1,2,1,4]"), "")
-            "," NODE("s2", "aten.slice.Tensor", T("x", "[1,2,1,8]"), T("h2", "[1,2,1,4]"), "\"dim\":3,\"start\":0,\"end\":4")
-            "," NODE("ct", "aten.cat.default", T("nh", "[1,2,1,4]") "," T("h2", "[1,2,1,4]"), T("rt", "[1,2,1,8]"), "\"dim\":-1")
-            "," NODE("m2", "aten.mul.Tensor", T("rt", "[1,2,1,8]") "," T("s", "[1,1,1,8]"), T("b", "[1,2,1,8]"), "")
-            "," NODE("ad", "aten.add.Tensor", T("a", "[1,2,1,8]") "," T("b", "[1,2,1,8]"), T("o", "[1,2,1,8]"), "")
-            ",{\"name\":\"icp\",\"op_type\":\"aten.index_copy.default\",\"inputs\":[%1$s,%2$s," T("o", "[1,2,1,8]") "],"
-            "\"outputs\":[{\"name\":\"ic\",\"shape\":%4$s}],\"attrs\":{\"dim\":%5$s}}]}",
+        snprintf(
+            json, sizeof json,
+            "{\"graph_inputs\":[" T("x", "[1,2,1,8]") "," T(
+                "c", "[1,1,1,8]") "," T("s", "[1,1,1,8]") ",%1$s,%2$s],"
+                                                          "\"graph_outputs\":[%3$s{\"name\":\"ic\","
+                                                          "\"shape\":%4$s}],\"nodes\":[" NODE("m1", "aten.mul.Tensor", T("x", "[1,2,1,8]") "," T("c", "[1,1,1,8]"), T("a", "[1,2,1,8]"), "") "," NODE("s1", "aten.slice.Tensor", T("x", "[1,2,1,8]"), T("h1", "[1,2,1,4]"), "\"dim\":3,\"start\":4,\"end\":9223372036854775807") "," NODE("ng", "aten.neg.default", T("h1", "[1,2,1,4]"), T("nh", "[1,2,1,4]"), "") "," NODE("s2",
+                                                                                                                                                                                                                                                                                                                                                                                                                             "aten.slice.Tensor",
+                                                                                                                                                                                                                                                                                                                                                                                                                             T("x", "[1,2,1,8]"), T("h2", "[1,2,1,4]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                             "\"dim\":3,\"start\":0,\"end\":4") "," NODE("ct",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                         "aten.cat.default",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                         T(
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                             "nh", "[1,2,1,4]") "," T("h2", "[1,2,1,4]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                         T("rt",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                           "[1,2,1,8]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                         "\"dim\":-1") "," NODE("m2",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "aten.mul.Tensor",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                T("rt", "[1,2,1,8]") "," T("s", "[1,1,1,8]"), T("b", "[1,2,1,8]"), "") "," NODE("ad",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "aten.add.Tensor",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                T("a", "[1,2,1,8]") "," T(
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                    "b",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                    "[1,2,1,8]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                T("o",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  "[1,2,1,8]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "") ",{\"name\":\"icp\",\"op_type\":\"aten.index_copy.default\",\"inputs\":[%1$s,%2$s," T("o",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          "[1,2,1,8]") "],"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                       "\"outputs\":[{\"name\":\"ic\",\"shape\":%4$s}],\"attrs\":{\"dim\":%5$s}}]}",
             kv, ix, k == 0 ? T("o", "[1,2,1,8]") "," : "", ic_kv[k], ic_dim[k]);
         p = compile_json(json);
         assert_int_equal(count_pattern(p.g, "rope_cache"), 0);
@@ -397,16 +542,22 @@ static void test_conv_rope_linear_rules(void **state)
 }
 
 /* x[2,4] @ w[3,4]^T then add(y, r) (or add(r, y)) with r of shape RS, optionally a relu. */
-#define LIN_ADD(RS, ADD_INS, TAIL, OUTS)                                                            \
-    "{\"graph_inputs\":[" T("x", "[2,4]") "," T("r", RS) "],\"graph_outputs\":[" OUTS "],"     \
-    "\"weights\":[" T("w", "[3,4]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["  \
-    NODE("lin", "aten.linear.default", T("x", "[2,4]") "," T("p_w", "[3,4]"), T("y", "[2,3]"), "")  \
-    "," NODE("add", "aten.add.Tensor", ADD_INS, T("s", "[2,3]"), "") TAIL "]}"
+#define LIN_ADD(RS, ADD_INS, TAIL, OUTS)                                                           \
+    "{\"graph_inputs\":[" T("x", "[2,4]") "," T(                                                   \
+        "r", RS) "],\"graph_outputs\":[" OUTS "],"                                                 \
+                 "\"weights\":[" T(                                                                \
+                     "w", "[3,4]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":"          \
+                                   "[" NODE("lin", "aten.linear.default",                          \
+                                            T("x", "[2,4]") "," T("p_w", "[3,4]"),                 \
+                                            T("y", "[2,3]"),                                       \
+                                            "") "," NODE("add", "aten.add.Tensor", ADD_INS,        \
+                                                         T("s", "[2,3]"), "") TAIL "]}"
 
 static bool has_miss(const Graph *g, const char *pattern, const char *why)
 {
     for (int i = 0; i < g->nmisses; i++)
-        if (strcmp(g->misses[i].pattern, pattern) == 0 && strstr(g->misses[i].reason, why)) return true;
+        if (strcmp(g->misses[i].pattern, pattern) == 0 && strstr(g->misses[i].reason, why))
+            return true;
     return false;
 }
 
@@ -432,31 +583,45 @@ static void test_linear_add_rules(void **state)
     }
     /* near misses: a broadcast residual (the add stays a binary kernel), the linear's output
      * read twice, an add with alpha */
-    Pipeline p = compile_json(LIN_ADD("[1,3]", T("y", "[2,3]") "," T("r", "[1,3]"), "", T("s", "[2,3]")));
+    Pipeline p =
+        compile_json(LIN_ADD("[1,3]", T("y", "[2,3]") "," T("r", "[1,3]"), "", T("s", "[2,3]")));
     assert_int_equal(p.g->nfusions, 0);
     assert_true(has_miss(p.g, "linear_add", "broadcast"));
     pipeline_free(&p);
-    p = compile_json(LIN_ADD("[2,3]", T("y", "[2,3]") "," T("r", "[2,3]"),
-                             "," NODE("neg", "aten.neg.default", T("y", "[2,3]"), T("n", "[2,3]"), ""),
-                             T("s", "[2,3]") "," T("n", "[2,3]")));
+    p = compile_json(
+        LIN_ADD("[2,3]", T("y", "[2,3]") "," T("r", "[2,3]"),
+                "," NODE("neg", "aten.neg.default", T("y", "[2,3]"), T("n", "[2,3]"), ""),
+                T("s", "[2,3]") "," T("n", "[2,3]")));
     assert_int_equal(p.g->nfusions, 0);
     assert_true(has_miss(p.g, "linear_add", "several consumers"));
     pipeline_free(&p);
     p = compile_json(
-        "{\"graph_inputs\":[" T("x", "[2,4]") "," T("r", "[2,3]") "],\"graph_outputs\":[" T("s", "[2,3]") "],"
-        "\"weights\":[" T("w", "[3,4]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
-        NODE("lin", "aten.linear.default", T("x", "[2,4]") "," T("p_w", "[3,4]"), T("y", "[2,3]"), "")
-        "," NODE("add", "aten.add.Tensor", T("y", "[2,3]") "," T("r", "[2,3]"), T("s", "[2,3]"), "\"alpha\":2") "]}");
+        "{\"graph_inputs\":[" T("x", "[2,4]") "," T("r", "[2,3]") "],\"graph_outputs\":[" T(
+            "s", "[2,3]") "],"
+                          "\"weights\":[" T(
+                              "w",
+                              "[3,4]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":"
+                                       "[" NODE("lin", "aten.linear.default",
+                                                T("x", "[2,4]") "," T("p_w", "[3,4]"),
+                                                T("y", "[2,3]"),
+                                                "") "," NODE("add", "aten.add.Tensor",
+                                                             T("y", "[2,3]") "," T("r", "[2,3]"),
+                                                             T("s", "[2,3]"), "\"alpha\":2") "]}");
     assert_int_equal(p.g->nfusions, 0);
     assert_true(has_miss(p.g, "linear_add", "alpha"));
     pipeline_free(&p);
     /* matmul + add of a same-shape mask + softmax: masked_softmax keeps the add */
-    p = compile_json(
-        "{\"graph_inputs\":[" T("q", "[1,2,4,8]") "," T("k", "[1,2,8,4]") "," T("m", "[1,2,4,4]") "],"
-        "\"graph_outputs\":[" T("o", "[1,2,4,4]") "],\"nodes\":["
-        NODE("mm", "aten.matmul.default", T("q", "[1,2,4,8]") "," T("k", "[1,2,8,4]"), T("s", "[1,2,4,4]"), "")
-        "," NODE("add", "aten.add.Tensor", T("s", "[1,2,4,4]") "," T("m", "[1,2,4,4]"), T("a", "[1,2,4,4]"), "")
-        "," NODE("sm", "aten.softmax.int", T("a", "[1,2,4,4]"), T("o", "[1,2,4,4]"), "\"dim\":-1") "]}");
+    p = compile_json("{\"graph_inputs\":[" T("q", "[1,2,4,8]") "," T("k", "[1,2,8,4]") "," T(
+        "m", "[1,2,4,4]") "],"
+                          "\"graph_outputs\":[" T("o", "[1,2,4,4]") "],\"nodes\":[" NODE(
+                              "mm", "aten.matmul.default",
+                              T("q", "[1,2,4,8]") "," T("k", "[1,2,8,4]"), T("s", "[1,2,4,4]"),
+                              "") "," NODE("add", "aten.add.Tensor",
+                                           T("s", "[1,2,4,4]") "," T("m", "[1,2,4,4]"),
+                                           T("a", "[1,2,4,4]"),
+                                           "") "," NODE("sm", "aten.softmax.int",
+                                                        T("a", "[1,2,4,4]"), T("o", "[1,2,4,4]"),
+                                                        "\"dim\":-1") "]}");
     assert_int_equal(count_pattern(p.g, "masked_softmax"), 1);
     assert_int_equal(count_pattern(p.g, "linear_add"), 0);
     assert_true(has_miss(p.g, "linear_add", "softmax"));
@@ -473,10 +638,17 @@ static void test_linear_add_rules(void **state)
     compile_defaults(&o);
     o.no_fuse[o.n_no_fuse++] = "linear_act";
     p = compile_json_opts(
-        "{\"graph_inputs\":[" T("x", "[2,4]") "],\"graph_outputs\":[" T("g", "[2,3]") "],"
-        "\"weights\":[" T("w", "[3,4]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
-        NODE("l1", "aten.linear.default", T("x", "[2,4]") "," T("p_w", "[3,4]"), T("y", "[2,3]"), "")
-        "," NODE("gelu", "aten.gelu.default", T("y", "[2,3]"), T("g", "[2,3]"), "") "]}", &o);
+        "{\"graph_inputs\":[" T("x", "[2,4]") "],\"graph_outputs\":[" T(
+            "g", "[2,3]") "],"
+                          "\"weights\":[" T(
+                              "w", "[3,4]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":"
+                                            "[" NODE("l1", "aten.linear.default",
+                                                     T("x", "[2,4]") "," T("p_w", "[3,4]"),
+                                                     T("y", "[2,3]"),
+                                                     "") "," NODE("gelu", "aten.gelu.default",
+                                                                  T("y", "[2,3]"), T("g", "[2,3]"),
+                                                                  "") "]}",
+        &o);
     assert_int_equal(p.g->nfusions, 1);
     assert_string_equal(p.g->fusions[0].pattern, "linear_gelu");
     assert_false(p.g->fusions[0].enabled);
@@ -493,8 +665,10 @@ static void test_conv_activation_patterns(void **state)
         const char *op, *attrs, *variant, *add_variant;
     } cases[] = {
         {"aten.relu6.default", "", "conv_relu6", "conv_add_relu6"},
-        {"aten.hardtanh.default", "\"min_val\":0.0,\"max_val\":6.0", "conv_relu6", "conv_add_relu6"},
-        {"aten.hardtanh.default", "\"min_val\":-1.5,\"max_val\":2.25", "conv_hardtanh", "conv_add_hardtanh"},
+        {"aten.hardtanh.default", "\"min_val\":0.0,\"max_val\":6.0", "conv_relu6",
+         "conv_add_relu6"},
+        {"aten.hardtanh.default", "\"min_val\":-1.5,\"max_val\":2.25", "conv_hardtanh",
+         "conv_add_hardtanh"},
         {"aten.hardswish.default", "", "conv_hardswish", "conv_add_hardswish"},
         {"aten.hardsigmoid.default", "", "conv_hardsigmoid", "conv_add_hardsigmoid"},
         {"aten.hardtanh.default", "\"min_val\":-0.1,\"max_val\":0.3", NULL, "conv_add"},
@@ -502,13 +676,64 @@ static void test_conv_activation_patterns(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int add = 0; add < 2; add++) {
             char g[4096];
-            snprintf(g, sizeof g,
-                     "{\"graph_inputs\":[" T("x", "[1,3,4,4]") "," T("r", "[1,8,4,4]") "],\"graph_outputs\":[" T("y", "[1,8,4,4]") "],"
-                     "\"weights\":[" T("w", "[8,3,1,1]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
-                     NODE("conv", "aten.conv2d.default", T("x", "[1,3,4,4]") "," T("p_w", "[8,3,1,1]"), T("c", "[1,8,4,4]"), "")
-                     "%s," NODE("act", "%s", T("%s", "[1,8,4,4]"), T("y", "[1,8,4,4]"), "%s") "]}",
-                     add ? "," NODE("add", "aten.add.Tensor", T("c", "[1,8,4,4]") "," T("r", "[1,8,4,4]"), T("a", "[1,8,4,4]"), "") : "",
-                     cases[i].op, add ? "a" : "c", cases[i].attrs);
+            snprintf(
+                g, sizeof g,
+                "{\"graph_inputs\":[" T("x", "[1,3,4,4]") "," T(
+                    "r",
+                    "[1,8,4,4]") "],\"graph_outputs\":[" T("y",
+                                                           "[1,8,4,4]") "],"
+                                                                        "\"weights\":[" T(
+                                                                            "w",
+                                                                            "[8,"
+                                                                            "3,"
+                                                                            "1,"
+                                                                            "1]") "],\"weight_name_"
+                                                                                  "mapping\":{\"p_"
+                                                                                  "w\":\"w\"},"
+                                                                                  "\"nodes\":"
+                                                                                  "[" NODE(
+                                                                                      "conv",
+                                                                                      "aten."
+                                                                                      "conv2d."
+                                                                                      "defaul"
+                                                                                      "t",
+                                                                                      T("x",
+                                                                                        "[1,3,"
+                                                                                        "4,4]") "," T("p_"
+                                                                                                      "w",
+                                                                                                      "[8,"
+                                                                                                      "3,"
+                                                                                                      "1,"
+                                                                                                      "1"
+                                                                                                      "]"),
+                                                                                      T("c", "[1,8,"
+                                                                                             "4,"
+                                                                                             "4]"),
+                                                                                      "") "%s"
+                                                                                          "," NODE(
+                                                                                              "act",
+                                                                                              "%s",
+                                                                                              T("%"
+                                                                                                "s",
+                                                                                                "[1"
+                                                                                                ",8"
+                                                                                                ","
+                                                                                                "4,"
+                                                                                                "4"
+                                                                                                "]"),
+                                                                                              T("y",
+                                                                                                "[1"
+                                                                                                ",8"
+                                                                                                ","
+                                                                                                "4,"
+                                                                                                "4"
+                                                                                                "]"),
+                                                                                              "%s") "]"
+                                                                                                    "}",
+                add ? "," NODE("add", "aten.add.Tensor",
+                               T("c", "[1,8,4,4]") "," T("r", "[1,8,4,4]"), T("a", "[1,8,4,4]"), "")
+                    : "",
+                cases[i].op, add ? "a" : "c", cases[i].attrs);
             Pipeline p = compile_json(g);
             const char *want = add ? cases[i].add_variant : cases[i].variant;
             if (!want) {
@@ -543,14 +768,51 @@ static void test_partition_hoists_host_work(void **state)
 {
     (void)state;
     Pipeline p = compile_json_no_gen(
-        "{\"graph_inputs\":[" T("x", "[2,6]") "," TIB("i", "[2,6]") "],\"graph_outputs\":[" T("o", "[2,6]") "],\"nodes\":["
-        NODE("sin", "aten.sin.default", T("x", "[2,6]"), T("s", "[2,6]"), "")
-        "," NODE("cs", "aten.cumsum.default", TIB("i", "[2,6]"), TIB("c", "[2,6]"), "\"dim\":1")
-        "," NODE("gt", "aten.gt.Scalar", TIB("c", "[2,6]"), TBB("m", "[2,6]"), "\"other\":3")
-        "," NODE("v", "aten.view.default", TBB("m", "[2,6]"), TBB("mv", "[12]"), "\"size\":[12]")
-        "," NODE("v2", "aten.view.default", TBB("mv", "[12]"), TBB("m2", "[2,6]"), "\"size\":[2,6]")
-        "," NODE("cos", "aten.cos.default", T("s", "[2,6]"), T("k", "[2,6]"), "")
-        "," NODE("w", "aten.where.ScalarOther", TBB("m2", "[2,6]") "," T("k", "[2,6]"), T("o", "[2,6]"), "\"other\":-1") "]}");
+        "{\"graph_inputs\":[" T("x", "[2,6]") "," TIB("i", "[2,6]") "],\"graph_outputs\":[" T("o", "[2,6]") "],\"nodes\":[" NODE(
+            "sin", "aten.sin.default", T("x", "[2,6]"), T("s", "[2,6]"),
+            "") "," NODE("cs", "aten.cumsum.default", TIB("i", "[2,6]"), TIB("c", "[2,6]"),
+                         "\"dim\":1") "," NODE("gt", "aten.gt.Scalar", TIB("c", "[2,6]"),
+                                               TBB("m", "[2,6]"),
+                                               "\"other\":3") "," NODE("v", "aten.view.default",
+                                                                       TBB("m", "[2,6]"),
+                                                                       TBB("mv", "[12]"),
+                                                                       "\"size\":[12]") "," NODE("v"
+                                                                                                 "2",
+                                                                                                 "a"
+                                                                                                 "t"
+                                                                                                 "e"
+                                                                                                 "n"
+                                                                                                 "."
+                                                                                                 "v"
+                                                                                                 "i"
+                                                                                                 "e"
+                                                                                                 "w"
+                                                                                                 "."
+                                                                                                 "d"
+                                                                                                 "e"
+                                                                                                 "f"
+                                                                                                 "a"
+                                                                                                 "u"
+                                                                                                 "l"
+                                                                                                 "t",
+                                                                                                 TBB("mv",
+                                                                                                     "[12]"),
+                                                                                                 TBB("m2",
+                                                                                                     "[2,6]"),
+                                                                                                 "\"size\":[2,6]") "," NODE("cos",
+                                                                                                                            "aten.cos.default",
+                                                                                                                            T("s",
+                                                                                                                              "[2,6]"),
+                                                                                                                            T("k",
+                                                                                                                              "[2,6]"),
+                                                                                                                            "") "," NODE("w",
+                                                                                                                                         "aten.where.ScalarOther",
+                                                                                                                                         TBB("m2", "[2,6]") "," T(
+                                                                                                                                             "k",
+                                                                                                                                             "[2,6]"),
+                                                                                                                                         T("o",
+                                                                                                                                           "[2,6]"),
+                                                                                                                                         "\"other\":-1") "]}");
     const Graph *g = p.g;
     static const char *want[] = {"cs", "gt", "v", "v2", "sin", "cos", "w"};
     int live = 0;
@@ -566,11 +828,14 @@ static void test_partition_hoists_host_work(void **state)
     assert_int_equal(p.plan->parts[0].target, KT_CPU);
     pipeline_free(&p);
     /* the CPU op reads the NPU's sin: nothing moves, three partitions */
-    p = compile_json(
-        "{\"graph_inputs\":[" T("x", "[2,6]") "],\"graph_outputs\":[" T("o", "[2,6]") "],\"nodes\":["
-        NODE("sin", "aten.sin.default", T("x", "[2,6]"), T("s", "[2,6]"), "")
-        "," NODE("cs", "aten.cumsum.default", T("s", "[2,6]"), T("c", "[2,6]"), "\"dim\":1")
-        "," NODE("cos", "aten.cos.default", T("c", "[2,6]"), T("o", "[2,6]"), "") "]}");
+    p = compile_json("{\"graph_inputs\":[" T("x", "[2,6]") "],\"graph_outputs\":[" T(
+        "o",
+        "[2,6]") "],\"nodes\":[" NODE("sin", "aten.sin.default", T("x", "[2,6]"), T("s", "[2,6]"),
+                                      "") "," NODE("cs", "aten.cumsum.default", T("s", "[2,6]"),
+                                                   T("c", "[2,6]"),
+                                                   "\"dim\":1") "," NODE("cos", "aten.cos.default",
+                                                                         T("c", "[2,6]"),
+                                                                         T("o", "[2,6]"), "") "]}");
     assert_string_equal(p.g->nodes[0].name, "sin");
     assert_int_equal(p.plan->nparts, 3);
     pipeline_free(&p);
@@ -594,15 +859,26 @@ static void test_split_views(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char g[4096];
-        snprintf(g, sizeof g,
-                 "{\"graph_inputs\":[" T("x", "%s") "],\"graph_outputs\":[" T("a", "%s") "," T("b", "%s") "," T("c", "%s") "],\"nodes\":["
-                 NODE("split", "aten.split.Tensor", T("x", "%s"), T("split_0", "%s") "," T("split_1", "%s") "," T("split_2", "%s"), "\"split_size\":%d,\"dim\":%d")
-                 "," NODE("s", "aten.sin.default", T("split_0", "%s"), T("a", "%s"), "")
-                 "," NODE("t", "aten.cos.default", T("split_1", "%s"), T("b", "%s"), "")
-                 "," NODE("u", "aten.neg.default", T("split_2", "%s"), T("c", "%s"), "") "]}",
-                 cases[i].x, cases[i].chunk, cases[i].chunk, cases[i].chunk, cases[i].x, cases[i].chunk,
-                 cases[i].chunk, cases[i].chunk, cases[i].size, cases[i].dim, cases[i].chunk,
-                 cases[i].chunk, cases[i].chunk, cases[i].chunk, cases[i].chunk, cases[i].chunk);
+        snprintf(
+            g, sizeof g,
+            "{\"graph_inputs\":[" T("x", "%s") "],\"graph_outputs\":[" T("a", "%s") "," T("b", "%s") "," T("c", "%s") "],\"nodes\":[" NODE(
+                "split", "aten.split.Tensor", T("x", "%s"),
+                T("split_0", "%s") "," T("split_1", "%s") "," T("split_2", "%s"),
+                "\"split_size\":%d,\"dim\":%d") "," NODE("s", "aten.sin.default",
+                                                         T("split_0", "%s"), T("a", "%s"),
+                                                         "") "," NODE("t", "aten.cos.default",
+                                                                      T("split_1", "%s"),
+                                                                      T("b", "%s"),
+                                                                      "") "," NODE("u",
+                                                                                   "aten.neg."
+                                                                                   "default",
+                                                                                   T("split_2",
+                                                                                     "%s"),
+                                                                                   T("c", "%s"),
+                                                                                   "") "]}",
+            cases[i].x, cases[i].chunk, cases[i].chunk, cases[i].chunk, cases[i].x, cases[i].chunk,
+            cases[i].chunk, cases[i].chunk, cases[i].size, cases[i].dim, cases[i].chunk,
+            cases[i].chunk, cases[i].chunk, cases[i].chunk, cases[i].chunk, cases[i].chunk);
         Pipeline p = compile_json(g);
         int slices = 0, want = 0;
         for (int k = 0; k < 3; k++) {
@@ -615,10 +891,12 @@ static void test_split_views(void **state)
             } else {
                 assert_int_equal(t->alias_of, graph_find_tensor(p.g, "x"));
                 assert_int_equal(t->view_off, cases[i].elems[k]);
-                assert_int_equal(t->offset, p.g->tensors[t->alias_of].offset); /* view_off says where */
+                assert_int_equal(t->offset,
+                                 p.g->tensors[t->alias_of].offset); /* view_off says where */
             }
         }
-        for (int k = 0; k < p.plan->nkernels; k++) slices += strcmp(p.plan->kernels[k].shader, "slice") == 0;
+        for (int k = 0; k < p.plan->nkernels; k++)
+            slices += strcmp(p.plan->kernels[k].shader, "slice") == 0;
         assert_int_equal(slices, want);
         pipeline_free(&p);
     }
@@ -628,27 +906,35 @@ static void test_add_relu_rules(void **state)
 {
     (void)state;
     /* fused: add's only consumer is relu */
-    Pipeline p = compile_json("{\"graph_inputs\":[" T("a", "[2,3]") "," T("b", "[2,3]") "],"
-                              "\"graph_outputs\":[" T("r", "[2,3]") "],\"nodes\":["
-                              NODE("add", "aten.add.Tensor", T("a", "[2,3]") "," T("b", "[2,3]"), T("s", "[2,3]"), "")
-                              "," NODE("relu", "aten.relu.default", T("s", "[2,3]"), T("r", "[2,3]"), "") "]}");
+    Pipeline p = compile_json("{\"graph_inputs\":[" T("a", "[2,3]") "," T(
+        "b", "[2,3]") "],"
+                      "\"graph_outputs\":[" T("r", "[2,3]") "],\"nodes\":[" NODE(
+                          "add", "aten.add.Tensor", T("a", "[2,3]") "," T("b", "[2,3]"),
+                          T("s", "[2,3]"), "") "," NODE("relu", "aten.relu.default",
+                                                        T("s", "[2,3]"), T("r", "[2,3]"), "") "]}");
     assert_int_equal(p.g->nfusions, 1);
     assert_string_equal(p.g->fusions[0].pattern, "add_relu");
     assert_string_equal(p.g->fusions[0].id, "F1");
     pipeline_free(&p);
     /* not fused: the add's output is also a graph output; the near miss says why */
-    p = compile_json("{\"graph_inputs\":[" T("a", "[2,3]") "," T("b", "[2,3]") "],"
-                     "\"graph_outputs\":[" T("r", "[2,3]") "," T("s", "[2,3]") "],\"nodes\":["
-                     NODE("add", "aten.add.Tensor", T("a", "[2,3]") "," T("b", "[2,3]"), T("s", "[2,3]"), "")
-                     "," NODE("relu", "aten.relu.default", T("s", "[2,3]"), T("r", "[2,3]"), "") "]}");
+    p = compile_json("{\"graph_inputs\":[" T("a", "[2,3]") "," T(
+        "b",
+        "[2,3]") "],"
+                 "\"graph_outputs\":[" T("r", "[2,3]") "," T("s", "[2,3]") "],\"nodes\":[" NODE(
+                     "add", "aten.add.Tensor", T("a", "[2,3]") "," T("b", "[2,3]"), T("s", "[2,3]"),
+                     "") "," NODE("relu", "aten.relu.default", T("s", "[2,3]"), T("r", "[2,3]"),
+                                  "") "]}");
     assert_int_equal(p.g->nfusions, 0);
     pipeline_free(&p);
     /* not fused: two consumers */
-    p = compile_json("{\"graph_inputs\":[" T("a", "[2,3]") "," T("b", "[2,3]") "],"
-                     "\"graph_outputs\":[" T("r", "[2,3]") "," T("n", "[2,3]") "],\"nodes\":["
-                     NODE("add", "aten.add.Tensor", T("a", "[2,3]") "," T("b", "[2,3]"), T("s", "[2,3]"), "")
-                     "," NODE("relu", "aten.relu.default", T("s", "[2,3]"), T("r", "[2,3]"), "")
-                     "," NODE("neg", "aten.neg.default", T("s", "[2,3]"), T("n", "[2,3]"), "") "]}");
+    p = compile_json("{\"graph_inputs\":[" T("a", "[2,3]") "," T(
+        "b",
+        "[2,3]") "],"
+                 "\"graph_outputs\":[" T("r", "[2,3]") "," T("n", "[2,3]") "],\"nodes\":[" NODE(
+                     "add", "aten.add.Tensor", T("a", "[2,3]") "," T("b", "[2,3]"), T("s", "[2,3]"),
+                     "") "," NODE("relu", "aten.relu.default", T("s", "[2,3]"), T("r", "[2,3]"),
+                                  "") "," NODE("neg", "aten.neg.default", T("s", "[2,3]"),
+                                               T("n", "[2,3]"), "") "]}");
     assert_int_equal(p.g->nfusions, 0);
     assert_true(p.g->nmisses >= 1);
     assert_non_null(strstr(p.g->misses[0].reason, "several consumers"));
@@ -659,20 +945,26 @@ static void test_silu_mul_either_order(void **state)
 {
     (void)state;
     /* up is computed after silu (the order Hugging Face exports): still fused */
-    Pipeline p = compile_json("{\"graph_inputs\":[" T("x", "[1,4]") "],"
-                              "\"graph_outputs\":[" T("m", "[1,4]") "],\"nodes\":["
-                              NODE("silu", "aten.silu.default", T("x", "[1,4]"), T("s", "[1,4]"), "")
-                              "," NODE("up", "aten.neg.default", T("x", "[1,4]"), T("u", "[1,4]"), "")
-                              "," NODE("mul", "aten.mul.Tensor", T("s", "[1,4]") "," T("u", "[1,4]"), T("m", "[1,4]"), "") "]}");
+    Pipeline p = compile_json("{\"graph_inputs\":[" T(
+        "x", "[1,4]") "],"
+                      "\"graph_outputs\":[" T("m", "[1,4]") "],\"nodes\":[" NODE(
+                          "silu", "aten.silu.default", T("x", "[1,4]"), T("s", "[1,4]"),
+                          "") "," NODE("up", "aten.neg.default", T("x", "[1,4]"), T("u", "[1,4]"),
+                                       "") "," NODE("mul", "aten.mul.Tensor",
+                                                    T("s", "[1,4]") "," T("u", "[1,4]"),
+                                                    T("m", "[1,4]"), "") "]}");
     assert_int_equal(p.g->nfusions, 1);
     assert_string_equal(p.g->fusions[0].pattern, "silu_mul");
     assert_int_equal(p.g->fusions[0].anchor, graph_find_node(p.g, "mul"));
     pipeline_free(&p);
     /* a broadcast multiplier is a near miss */
-    p = compile_json("{\"graph_inputs\":[" T("x", "[2,4]") "," T("y", "[1,4]") "],"
-                     "\"graph_outputs\":[" T("m", "[2,4]") "],\"nodes\":["
-                     NODE("silu", "aten.silu.default", T("x", "[2,4]"), T("s", "[2,4]"), "")
-                     "," NODE("mul", "aten.mul.Tensor", T("s", "[2,4]") "," T("y", "[1,4]"), T("m", "[2,4]"), "") "]}");
+    p = compile_json("{\"graph_inputs\":[" T("x", "[2,4]") "," T(
+        "y", "[1,4]") "],"
+                      "\"graph_outputs\":[" T("m", "[2,4]") "],\"nodes\":[" NODE(
+                          "silu", "aten.silu.default", T("x", "[2,4]"), T("s", "[2,4]"),
+                          "") "," NODE("mul", "aten.mul.Tensor",
+                                       T("s", "[2,4]") "," T("y", "[1,4]"), T("m", "[2,4]"),
+                                       "") "]}");
     assert_int_equal(count_pattern(p.g, "silu_mul"), 0);
     assert_int_equal(count_pattern(p.g, "elementwise"), 1); /* a generated kernel takes the pair */
     assert_int_equal(p.g->nmisses, 1);
@@ -684,12 +976,25 @@ static void test_partition_by_attrs(void **state)
 {
     (void)state;
     /* softmax over a non-last dim and a 5-way cat go to the CPU; relu stays on the NPU */
-    Pipeline p = compile_json_no_gen(
-        "{\"graph_inputs\":[" T("x", "[2,3]") "],\"graph_outputs\":[" T("c", "[10,3]") "],\"nodes\":["
-        NODE("sm", "aten.softmax.int", T("x", "[2,3]"), T("s", "[2,3]"), "\"dim\":0")
-        "," NODE("r", "aten.relu.default", T("s", "[2,3]"), T("y", "[2,3]"), "")
-        "," NODE("cat", "aten.cat.default", T("y", "[2,3]") "," T("y", "[2,3]") "," T("y", "[2,3]") "," T("y", "[2,3]") "," T("y", "[2,3]"), T("c", "[10,3]"), "\"dim\":0")
-        "]}");
+    Pipeline p =
+        compile_json_no_gen("{\"graph_inputs\":[" T("x", "[2,3]") "],\"graph_outputs\":[" T(
+            "c",
+            "["
+            "1"
+            "0"
+            ","
+            "3"
+            "]") "],\"nodes\":[" NODE("sm", "aten.softmax.int", T("x", "[2,3]"), T("s", "[2,3]"),
+                                      "\"dim\":0") "," NODE("r", "aten.relu.default",
+                                                            T("s", "[2,3]"), T("y", "[2,3]"),
+                                                            "") "," NODE("cat", "aten.cat.default",
+                                                                         T("y", "[2,3]") "," T("y", "[2,3]") "," T(
+                                                                             "y",
+                                                                             "[2,3]") "," T("y",
+                                                                                            "[2,3]") "," T("y",
+                                                                                                           "[2,3]"),
+                                                                         T("c", "[10,3]"),
+                                                                         "\"dim\":0") "]}");
     const Graph *g = p.g;
     assert_int_equal(g->nodes[graph_find_node(g, "sm")].place, PLACE_CPU);
     assert_non_null(strstr(g->nodes[graph_find_node(g, "sm")].why_cpu, "last dim"));
@@ -704,7 +1009,8 @@ static void test_every_snapshot_verifies(void **state)
 {
     (void)state;
     const char *models[] = {"tests/models/mlp/model.json", "tests/models/convnet/model.json",
-                            "tests/models/resnet18/model.json", "tests/models/qwen2_tiny/prefill.json",
+                            "tests/models/resnet18/model.json",
+                            "tests/models/qwen2_tiny/prefill.json",
                             "tests/models/qwen2_tiny/decode.json"};
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
         Pipeline p = compile(models[i], NULL);
@@ -725,7 +1031,8 @@ static void test_convnet_layout_batch2(void **state)
      * [N, Cpad, H, W] and the flatten reads a depadded copy */
     Pipeline p = compile("tests/models/convnet/model.json", NULL);
     int padded = 0;
-    for (int t = 0; t < p.g->ntensors; t++) padded += p.g->tensors[t].padded;
+    for (int t = 0; t < p.g->ntensors; t++)
+        padded += p.g->tensors[t].padded;
     assert_true(padded > 0);
     for (int t = 0; t < p.g->ntensors; t++) {
         const GTensor *x = &p.g->tensors[t];
@@ -740,12 +1047,18 @@ static void test_layout_inserts_depad(void **state)
 {
     (void)state;
     /* conv 3->16 channels (padded to 32) read by a flatten: a depad conversion is inserted */
-    Pipeline p = compile_json(
-        "{\"graph_inputs\":[" T("x", "[2,3,4,4]") "],\"graph_outputs\":[" T("f", "[2,256]") "],"
-        "\"weights\":[" T("w", "[16,3,1,1]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
-        NODE("conv", "aten.conv2d.default", T("x", "[2,3,4,4]") "," T("p_w", "[16,3,1,1]"), T("c", "[2,16,4,4]"), "")
-        "," NODE("flat", "aten.flatten.using_ints", T("c", "[2,16,4,4]"), T("f", "[2,256]"), "\"start_dim\":1")
-        "]}");
+    Pipeline p = compile_json("{\"graph_inputs\":[" T("x", "[2,3,4,4]") "],\"graph_outputs\":[" T(
+        "f", "[2,256]") "],"
+                        "\"weights\":[" T(
+                            "w",
+                            "[16,3,1,1]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":"
+                                          "[" NODE("conv", "aten.conv2d.default",
+                                                   T("x", "[2,3,4,4]") "," T("p_w", "[16,3,1,1]"),
+                                                   T("c", "[2,16,4,4]"),
+                                                   "") "," NODE("flat", "aten.flatten.using_ints",
+                                                                T("c", "[2,16,4,4]"),
+                                                                T("f", "[2,256]"),
+                                                                "\"start_dim\":1") "]}");
     const Graph *g = p.g;
     int c = graph_find_tensor(g, "c");
     assert_true(g->tensors[c].padded);
@@ -780,7 +1093,8 @@ static void test_pack_inputs(void **state)
     assert_int_equal(k0->args[0], x);
     assert_int_equal(k0->args[1], xd);
     for (int k = 1; k < p->nkernels; k++) /* nothing else reads the host form */
-        for (int a = 0; a < p->kernels[k].nin; a++) assert_int_not_equal(p->kernels[k].args[a], x);
+        for (int a = 0; a < p->kernels[k].nin; a++)
+            assert_int_not_equal(p->kernels[k].args[a], x);
     assert_true(p->kernels[1].args[0] == xd);
     assert_true(p->kernels[1].level > k0->level);
 
@@ -848,20 +1162,26 @@ static void test_pack_inputs_choice(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_resnet18_counts),      cmocka_unit_test(test_qwen_counts),
+        cmocka_unit_test(test_resnet18_counts),
+        cmocka_unit_test(test_qwen_counts),
         cmocka_unit_test(test_no_fuse_switches),
         cmocka_unit_test(test_rope_cache_switches),
         cmocka_unit_test(test_prefill_patterns),
         cmocka_unit_test(test_prefill_attention_switches),
-        cmocka_unit_test(test_conv_rope_linear_rules), cmocka_unit_test(test_rmsnorm_rules),     cmocka_unit_test(test_add_relu_rules),
+        cmocka_unit_test(test_conv_rope_linear_rules),
+        cmocka_unit_test(test_rmsnorm_rules),
+        cmocka_unit_test(test_add_relu_rules),
         cmocka_unit_test(test_linear_add_rules),
-        cmocka_unit_test(test_silu_mul_either_order), cmocka_unit_test(test_partition_by_attrs),
-        cmocka_unit_test(test_every_snapshot_verifies), cmocka_unit_test(test_convnet_layout_batch2),
+        cmocka_unit_test(test_silu_mul_either_order),
+        cmocka_unit_test(test_partition_by_attrs),
+        cmocka_unit_test(test_every_snapshot_verifies),
+        cmocka_unit_test(test_convnet_layout_batch2),
         cmocka_unit_test(test_layout_inserts_depad),
         cmocka_unit_test(test_conv_activation_patterns),
         cmocka_unit_test(test_partition_hoists_host_work),
         cmocka_unit_test(test_split_views),
-        cmocka_unit_test(test_pack_inputs),          cmocka_unit_test(test_pack_inputs_choice),
+        cmocka_unit_test(test_pack_inputs),
+        cmocka_unit_test(test_pack_inputs_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -57,9 +57,8 @@ static void mem_read(const Mem *m, const Plan *p, int t, int k)
     HzSpan s = plan_span(p, t);
     for (uint64_t c = s.lo / BLOCK; c < (s.hi + BLOCK - 1) / BLOCK; c++)
         if (m->own[c] != plan_base(p, t) + 1) {
-            fprintf(stderr, "%s: kernel %d (%s) reads %s, whose bytes at %llu hold %s\n",
-                    p->source, k, p->kernels[k].shader, p->tensors[t].name,
-                    (unsigned long long)(c * BLOCK),
+            fprintf(stderr, "%s: kernel %d (%s) reads %s, whose bytes at %llu hold %s\n", p->source,
+                    k, p->kernels[k].shader, p->tensors[t].name, (unsigned long long)(c * BLOCK),
                     m->own[c] ? p->tensors[m->own[c] - 1].name : "nothing");
             fail();
         }
@@ -70,13 +69,17 @@ static void check_memory(const Plan *p)
 {
     Mem m = {calloc((size_t)(p->arena_bytes / BLOCK + 1), sizeof(int)), p->arena_bytes / BLOCK + 1};
     assert_non_null(m.own);
-    for (int i = 0; i < p->ninputs; i++) mem_write(&m, p, p->inputs[i]);
+    for (int i = 0; i < p->ninputs; i++)
+        mem_write(&m, p, p->inputs[i]);
     for (int k = 0; k < p->nkernels; k++) {
         const PlanKernel *kn = &p->kernels[k];
-        for (int a = 0; a < kn->nin; a++) mem_read(&m, p, kn->args[a], k);
-        for (int a = kn->nin; a < kn->nargs; a++) mem_write(&m, p, kn->args[a]);
+        for (int a = 0; a < kn->nin; a++)
+            mem_read(&m, p, kn->args[a], k);
+        for (int a = kn->nin; a < kn->nargs; a++)
+            mem_write(&m, p, kn->args[a]);
     }
-    for (int i = 0; i < p->noutputs; i++) mem_read(&m, p, p->outputs[i], p->nkernels - 1);
+    for (int i = 0; i < p->noutputs; i++)
+        mem_read(&m, p, p->outputs[i], p->nkernels - 1);
     free(m.own);
 }
 
@@ -99,16 +102,22 @@ static void check_order(const Plan *p)
         int k = p->fusions[f].kernel;
         if (k < 0) continue;
         assert_int_equal(p->kernels[k].fusion, f);
-        for (int j = 0; j < k; j++) assert_int_not_equal(p->kernels[j].fusion, f);
+        for (int j = 0; j < k; j++)
+            assert_int_not_equal(p->kernels[j].fusion, f);
     }
 }
 
 static const char *const fixtures[] = {
-    "tests/models/mlp/model.json",           "tests/models/convnet/model.json",
-    "tests/models/resnet18/model.json",      "tests/models/resnet50/model.json",
-    "tests/models/mobilenet_block/model.json", "tests/models/gpt_block/model.json",
-    "tests/models/qwen2_tiny/prefill.json",  "tests/models/qwen2_tiny/decode.json",
-    "tests/models/qwen2_5_1_5b/decode.json", "tests/models/qwen2_5_1_5b/prefill.json",
+    "tests/models/mlp/model.json",
+    "tests/models/convnet/model.json",
+    "tests/models/resnet18/model.json",
+    "tests/models/resnet50/model.json",
+    "tests/models/mobilenet_block/model.json",
+    "tests/models/gpt_block/model.json",
+    "tests/models/qwen2_tiny/prefill.json",
+    "tests/models/qwen2_tiny/decode.json",
+    "tests/models/qwen2_5_1_5b/decode.json",
+    "tests/models/qwen2_5_1_5b/prefill.json",
 };
 
 static void test_fixtures_order_and_memory(void **state)
@@ -152,7 +161,8 @@ static void test_levels_are_dependency_levels(void **state)
 {
     (void)state;
     Pipeline p = compile("tests/models/qwen2_tiny/decode.json", NULL);
-    assert_int_equal(p.plan->nlevels, 14); /* the rmsnorm and silu_mul levels folded (fuse_fold.c) */
+    assert_int_equal(p.plan->nlevels,
+                     14); /* the rmsnorm and silu_mul levels folded (fuse_fold.c) */
     pipeline_free(&p);
     CompileOptions o;
     compile_defaults(&o);

@@ -301,7 +301,8 @@ static void test_every_op_covered(void **state)
         if (op == OP_INVALID) fail_msg("case %zu: unknown op %s", i, good[i].aten);
         seen[op] = true;
     }
-    for (size_t i = 0; i < sizeof multi / sizeof multi[0]; i++) seen[op_lookup(multi[i].aten)] = true;
+    for (size_t i = 0; i < sizeof multi / sizeof multi[0]; i++)
+        seen[op_lookup(multi[i].aten)] = true;
     for (int op = 0; op < OP_COUNT; op++)
         if (!seen[op]) fail_msg("op %s has no shape test case", op_info[op].id);
     /* An op id outside the table is reported as our bug, not silently accepted. */
@@ -638,7 +639,8 @@ static void test_split_chunks(void **state)
 {
     (void)state;
     for (size_t i = 0; i < sizeof multi / sizeof multi[0]; i++) {
-        Graph *g = build(multi[i].aten, 1, &multi[i].in, multi[i].nout, multi[i].out, multi[i].attrs);
+        Graph *g =
+            build(multi[i].aten, 1, &multi[i].in, multi[i].nout, multi[i].out, multi[i].attrs);
         DiagList d = {0};
         int rank[4];
         int64_t shape[4][NPU_MAX_RANK];
@@ -648,7 +650,8 @@ static void test_split_chunks(void **state)
         }
         for (int k = 0; k < multi[i].nout; k++) {
             assert_int_equal(rank[k], multi[i].out[k].rank);
-            for (int j = 0; j < rank[k]; j++) assert_int_equal(shape[k][j], multi[i].out[k].shape[j]);
+            for (int j = 0; j < rank[k]; j++)
+                assert_int_equal(shape[k][j], multi[i].out[k].shape[j]);
         }
         assert_int_equal(shape_check_graph(g, &d), ST_OK);
         diag_free(&d);

@@ -34,13 +34,14 @@ static void test_redraw_1725_nodes(void **state)
     t->stable = true;
     tui_grid_resize(&t->grid, 160, 48);
     int live = 0;
-    for (int i = 0; i < t->s.pipe.g->nnodes; i++) live += !t->s.pipe.g->nodes[i].dead;
+    for (int i = 0; i < t->s.pipe.g->nnodes; i++)
+        live += !t->s.pipe.g->nodes[i].dead;
     static const int panes[] = {P_GRAPH, P_IR, P_IR, P_KERNELS, P_FUSIONS};
     for (size_t k = 0; k < sizeof panes / sizeof panes[0]; k++) {
         t->main_pane = t->focus = panes[k];
         t->full_ir = k == 1;
         t->pane[t->focus].sel = 1 << 20; /* End: the last row */
-        tui_render(t);                    /* warm */
+        tui_render(t);                   /* warm */
         int frames = 20;
         double t0 = (clock_us() * 1e-3);
         for (int f = 0; f < frames; f++) {
@@ -48,8 +49,8 @@ static void test_redraw_1725_nodes(void **state)
             tui_render(t);
         }
         double per = ((clock_us() * 1e-3) - t0) / frames;
-        printf("# redraw %-8s%s: %.2f ms per frame (%d live nodes, %d rows)\n", tui_pane_name(panes[k]),
-               t->full_ir ? " full" : "", per, live, t->lines[panes[k]].n);
+        printf("# redraw %-8s%s: %.2f ms per frame (%d live nodes, %d rows)\n",
+               tui_pane_name(panes[k]), t->full_ir ? " full" : "", per, live, t->lines[panes[k]].n);
         assert_true(per < 30.0);
     }
     assert_true(t->lines[P_FUSIONS].n > 0);
@@ -143,9 +144,10 @@ static void test_live_profile_rows(void **state)
     char *txt = screen(t);
     assert_non_null(strstr(txt, "kernels, profiling: the rows fill in as measured"));
     assert_non_null(strstr(txt, "working: profile 5: errors 1/"));
-    assert_non_null(strstr(txt, "ok            12.5      40.0    3.2x"));  /* judged */
-    assert_non_null(strstr(txt, "...            7.2       ...     ...      ..."));  /* timed, error to come */
-    assert_non_null(strstr(txt, "...            ...       ...")); /* not yet timed */
+    assert_non_null(strstr(txt, "ok            12.5      40.0    3.2x")); /* judged */
+    assert_non_null(
+        strstr(txt, "...            7.2       ...     ...      ...")); /* timed, error to come */
+    assert_non_null(strstr(txt, "...            ...       ..."));      /* not yet timed */
     free(txt);
     /* a later publication replaces the rows */
     so_far.k[1].has_err = true;
@@ -183,8 +185,9 @@ static void test_live_bisect_steps(void **state)
     t->busy = session_command("bisect");
     t->busy_line = "bisect";
     BisectResult r = {0};
-    BisectStep steps[2] = {{.what = "all off", .enabled = 0, .of = 3, .ok = true},
-                           {.what = "all on", .enabled = 3, .of = 3, .list = "F1,F2,F3", .ok = false, .worst = 0.5}};
+    BisectStep steps[2] = {
+        {.what = "all off", .enabled = 0, .of = 3, .ok = true},
+        {.what = "all on", .enabled = 3, .of = 3, .list = "F1,F2,F3", .ok = false, .worst = 0.5}};
     r.steps = steps;
     r.nsteps = 2;
     session_progress(&t->s, "bisect step", 2, -4);
@@ -209,7 +212,8 @@ static char *help_words(int width, int *widest)
     TuiLines l = {0};
     tui_help_lines(&l, width);
     size_t cap = 1, u = 0;
-    for (int i = 0; i < l.n; i++) cap += strlen(l.v[i].text) + 1;
+    for (int i = 0; i < l.n; i++)
+        cap += strlen(l.v[i].text) + 1;
     char *w = calloc(cap, 1);
     assert_non_null(w);
     *widest = 0;
@@ -217,7 +221,8 @@ static char *help_words(int width, int *widest)
         int n = (int)strlen(l.v[i].text);
         if (n > *widest) *widest = n;
         for (const char *p = l.v[i].text; *p;) {
-            while (*p == ' ') p++;
+            while (*p == ' ')
+                p++;
             size_t k = strcspn(p, " ");
             if (k) u += (size_t)sprintf(w + u, "%s%.*s", u ? " " : "", (int)k, p);
             p += k;
@@ -292,14 +297,19 @@ static void labels_whole(const Tui *t, int x0, int x1, int y0, int y1)
     const Graph *g = t->s.pipe.snaps[t->s.cursor].g;
     for (int y = y0; y <= y1; y++)
         for (int x = x0; x <= x1; x++) {
-            char open = t->grid.c[y * t->grid.w + x].ch, close = open == '[' ? ']' : open == '(' ? ')' : 0;
+            char open = t->grid.c[y * t->grid.w + x].ch, close = open == '['   ? ']'
+                                                                 : open == '(' ? ')'
+                                                                               : 0;
             if (!close) continue;
             char lab[128];
             int n = 0;
             for (int k = x + 1; k <= x1 && n < 127; k++) {
                 char ch = t->grid.c[y * t->grid.w + k].ch;
                 if (ch == close) break;
-                if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')) { n = -1; break; }
+                if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')) {
+                    n = -1;
+                    break;
+                }
                 lab[n++] = ch;
             }
             if (n <= 0) continue; /* not a label (a shape's brackets hold digits and commas) */
@@ -307,7 +317,8 @@ static void labels_whole(const Tui *t, int x0, int x1, int y0, int y1)
             bool known = false;
             for (int i = 0; i < g->nnodes && !known; i++)
                 known = !g->nodes[i].dead && strcmp(op_short_name(g->nodes[i].op), lab) == 0;
-            for (int i = 0; i < g->ninputs && !known; i++) known = strcmp(g->tensors[g->inputs[i]].name, lab) == 0;
+            for (int i = 0; i < g->ninputs && !known; i++)
+                known = strcmp(g->tensors[g->inputs[i]].name, lab) == 0;
             if (!known) fprintf(stderr, "cut label '%c%s%c' at %d,%d\n", open, lab, close, x, y);
             assert_true(known);
         }
@@ -411,12 +422,9 @@ static void test_grid_dump(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_redraw_1725_nodes),
-        cmocka_unit_test(test_live_profile_rows),
-        cmocka_unit_test(test_live_bisect_steps),
-        cmocka_unit_test(test_help_wraps),
-        cmocka_unit_test(test_graph_fits),
-        cmocka_unit_test(test_script_keys),
+        cmocka_unit_test(test_redraw_1725_nodes), cmocka_unit_test(test_live_profile_rows),
+        cmocka_unit_test(test_live_bisect_steps), cmocka_unit_test(test_help_wraps),
+        cmocka_unit_test(test_graph_fits),        cmocka_unit_test(test_script_keys),
         cmocka_unit_test(test_grid_dump),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -63,10 +63,13 @@ static void fill(HTensor *t, int input, void *ctx)
 static void am_graph(char *json, size_t size, const char *in, const char *out, const char *attrs)
 {
     snprintf(json, size,
-             "{\"model_name\":\"am\",\"graph_inputs\":[" VC_T("x", "%s") "],"
-             "\"graph_outputs\":[" VC_TI("y", "%s") "],\"weights\":[],\"weight_name_mapping\":{},"
-             "\"nodes\":[" VC_NODE("am", "aten.argmax.default", VC_T("x", "%s"), VC_TI("y", "%s"),
-                                   "%s") "]}",
+             "{\"model_name\":\"am\",\"graph_inputs\":[" VC_T(
+                 "x", "%s") "],"
+                            "\"graph_outputs\":[" VC_TI(
+                                "y", "%s") "],\"weights\":[],\"weight_name_mapping\":{},"
+                                           "\"nodes\":[" VC_NODE("am", "aten.argmax.default",
+                                                                 VC_T("x", "%s"), VC_TI("y", "%s"),
+                                                                 "%s") "]}",
              in, out, in, out, attrs);
 }
 
@@ -79,7 +82,8 @@ static void check(const char *in, const char *out, int64_t len, bool keepdim, bo
     am_graph(json, sizeof json, in, out, attrs);
     Fill f = {mode, len};
     vc_set_fill(fill, &f);
-    for (int t = 0; t < 3; t++) vc_check_json(json, dts[t], 0.0, stems[t]);
+    for (int t = 0; t < 3; t++)
+        vc_check_json(json, dts[t], 0.0, stems[t]);
     vc_set_fill(NULL, NULL);
 }
 
@@ -111,7 +115,8 @@ static void test_nan(void **state)
 {
     (void)state;
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
-        for (int skip = 0; skip < 2; skip++) check(shapes[i].in, shapes[i].out, shapes[i].len, false, skip, M_NAN);
+        for (int skip = 0; skip < 2; skip++)
+            check(shapes[i].in, shapes[i].out, shapes[i].len, false, skip, M_NAN);
 }
 
 static void test_nan_row(void **state)
@@ -121,7 +126,8 @@ static void test_nan_row(void **state)
     static const int pick[] = {1, 3, 5, 6, 7};
     for (size_t i = 0; i < sizeof pick / sizeof *pick; i++)
         for (int skip = 0; skip < 2; skip++)
-            check(shapes[pick[i]].in, shapes[pick[i]].out, shapes[pick[i]].len, false, skip, M_NAN_ROW);
+            check(shapes[pick[i]].in, shapes[pick[i]].out, shapes[pick[i]].len, false, skip,
+                  M_NAN_ROW);
 }
 
 static void test_neginf(void **state)
@@ -138,18 +144,21 @@ static void test_random_f32(void **state)
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
         char json[2048];
         snprintf(json, sizeof json,
-                 "{\"model_name\":\"am\",\"graph_inputs\":[" VC_T("x", "%s") "],"
-                 "\"graph_outputs\":[" VC_TI("y", "%s") "],\"weights\":[],"
-                 "\"weight_name_mapping\":{},\"nodes\":[" VC_NODE("am", "aten.argmax.default",
-                 VC_T("x", "%s"), VC_TI("y", "%s"), "\"dim\":-1") "]}",
+                 "{\"model_name\":\"am\",\"graph_inputs\":[" VC_T(
+                     "x", "%s") "],"
+                                "\"graph_outputs\":[" VC_TI(
+                                    "y", "%s") "],\"weights\":[],"
+                                               "\"weight_name_mapping\":{},\"nodes\":[" VC_NODE(
+                                                   "am", "aten.argmax.default", VC_T("x", "%s"),
+                                                   VC_TI("y", "%s"), "\"dim\":-1") "]}",
                  shapes[i].in, shapes[i].out, shapes[i].in, shapes[i].out);
         vc_check_json(json, "fp32", 0.0, "argmax_f32");
     }
 }
 
 /* The kernels lowering makes: stems, the chunk count (push word 3) and the grids. */
-static void expect_plan(const char *shape, const char *out, bool cpu_device, int nkernels, int nsplit,
-                        uint32_t groups1, uint32_t groups2)
+static void expect_plan(const char *shape, const char *out, bool cpu_device, int nkernels,
+                        int nsplit, uint32_t groups1, uint32_t groups2)
 {
     char json[2048];
     am_graph(json, sizeof json, shape, out, "\"dim\":-1");
@@ -196,12 +205,9 @@ static void test_plans(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ties),
-        cmocka_unit_test(test_nan),
-        cmocka_unit_test(test_nan_row),
-        cmocka_unit_test(test_neginf),
-        cmocka_unit_test(test_random_f32),
-        cmocka_unit_test(test_plans),
+        cmocka_unit_test(test_ties),       cmocka_unit_test(test_nan),
+        cmocka_unit_test(test_nan_row),    cmocka_unit_test(test_neginf),
+        cmocka_unit_test(test_random_f32), cmocka_unit_test(test_plans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,11 +36,15 @@ static char dir[64], model_path[128], inputs_path[128];
 
 static const char *model_json =
     "{\"model_name\":\"am_tie\",\"graph_inputs\":[{\"name\":\"x\",\"shape\":[4,1000],"
-    "\"dtype\":\"float32\"}],\"graph_outputs\":[{\"name\":\"y\",\"shape\":[4],\"dtype\":\"int64\"}],"
+    "\"dtype\":\"float32\"}],\"graph_outputs\":[{\"name\":\"y\",\"shape\":[4],\"dtype\":\"int64\"}]"
+    ","
     "\"weights\":[],\"weight_name_mapping\":{},\"nodes\":["
-    "{\"name\":\"dbl\",\"op_type\":\"aten.add.Tensor\",\"inputs\":[{\"name\":\"x\",\"shape\":[4,1000]},"
-    "{\"name\":\"x\",\"shape\":[4,1000]}],\"outputs\":[{\"name\":\"h\",\"shape\":[4,1000]}],\"attrs\":{}},"
-    "{\"name\":\"am\",\"op_type\":\"aten.argmax.default\",\"inputs\":[{\"name\":\"h\",\"shape\":[4,1000]}],"
+    "{\"name\":\"dbl\",\"op_type\":\"aten.add.Tensor\",\"inputs\":[{\"name\":\"x\",\"shape\":[4,"
+    "1000]},"
+    "{\"name\":\"x\",\"shape\":[4,1000]}],\"outputs\":[{\"name\":\"h\",\"shape\":[4,1000]}],"
+    "\"attrs\":{}},"
+    "{\"name\":\"am\",\"op_type\":\"aten.argmax.default\",\"inputs\":[{\"name\":\"h\",\"shape\":[4,"
+    "1000]}],"
     "\"outputs\":[{\"name\":\"y\",\"shape\":[4],\"dtype\":\"int64\"}],\"attrs\":{\"dim\":-1,"
     "\"keepdim\":false}}]}";
 

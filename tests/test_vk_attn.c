@@ -66,7 +66,8 @@ static int tensor(char *b, size_t cap, const char *name, int rank, const int *s)
 {
     int k = 0;
     PUT("{\"name\":\"%s\",\"shape\":[", name);
-    for (int i = 0; i < rank; i++) PUT(i ? ",%d" : "%d", s[i]);
+    for (int i = 0; i < rank; i++)
+        PUT(i ? ",%d" : "%d", s[i]);
     PUT("]}");
     return k;
 }
@@ -87,12 +88,12 @@ static int node(char *b, size_t cap, const char *name, const char *op, int nin,
     return k;
 }
 
-#define NODE1(nm, op, in, ir, is, out, orank, os, attrs)                                         \
-    do {                                                                                         \
-        const char *in_[] = {in};                                                                \
-        const int *is_[] = {is};                                                                 \
-        int ir_[] = {ir};                                                                        \
-        k += node(b + k, cap - (size_t)k, nm, op, 1, in_, is_, ir_, out, orank, os, attrs);      \
+#define NODE1(nm, op, in, ir, is, out, orank, os, attrs)                                           \
+    do {                                                                                           \
+        const char *in_[] = {in};                                                                  \
+        const int *is_[] = {is};                                                                   \
+        int ir_[] = {ir};                                                                          \
+        k += node(b + k, cap - (size_t)k, nm, op, 1, in_, is_, ir_, out, orank, os, attrs);        \
     } while (0)
 
 /* The exporter's JSON for one decode attention (names as in qwen2_tiny/decode.json). */
@@ -127,7 +128,8 @@ static char *attn_graph(const Case *c)
     PUT("],");
     if (!input) {
         PUT("\"constants\":{\"attention_mask\":{\"data\":[");
-        for (int t = 0; t < T; t++) PUT("%s%s", t ? "," : "", masked(c, t) ? "-Infinity" : "0");
+        for (int t = 0; t < T; t++)
+            PUT("%s%s", t ? "," : "", masked(c, t) ? "-Infinity" : "0");
         PUT("]}},");
     }
     PUT("\"nodes\":[");
@@ -140,8 +142,8 @@ static char *attn_graph(const Case *c)
         snprintf(at, sizeof at, "\"size\":[%d,%d,%d,%d,%d]", B, Hkv, rep, T, D);
         char rs[128];
         snprintf(rs, sizeof rs, "\"shape\":[%d,%d,%d,%d]", B, Hq, T, D);
-        NODE1("unsqueeze_5", "aten.unsqueeze.default", "index_copy", 4, cache, "unsqueeze_5", 5,
-              u5, "\"dim\":2");
+        NODE1("unsqueeze_5", "aten.unsqueeze.default", "index_copy", 4, cache, "unsqueeze_5", 5, u5,
+              "\"dim\":2");
         NODE1("expand", "aten.expand.default", "unsqueeze_5", 5, u5, "expand", 5, e5, at);
         NODE1("reshape", "aten.reshape.default", "expand", 5, e5, "reshape", 4, r4, rs);
         NODE1("unsqueeze_6", "aten.unsqueeze.default", "index_copy_1", 4, cache, "unsqueeze_6", 5,
@@ -167,8 +169,8 @@ static char *attn_graph(const Case *c)
         const char *in_[] = {"mul_7", "attention_mask"};
         const int *is_[] = {sc, mask};
         int ir_[] = {4, 4};
-        k += node(b + k, cap - (size_t)k, "add_3", "aten.add.Tensor", 2, in_, is_, ir_, "add_3",
-                  4, sc, "");
+        k += node(b + k, cap - (size_t)k, "add_3", "aten.add.Tensor", 2, in_, is_, ir_, "add_3", 4,
+                  sc, "");
     }
     NODE1("softmax", "aten.softmax.int", "add_3", 4, sc, "softmax", 4, sc,
           "\"dim\":-1,\"dtype\":\"torch.float32\"");
@@ -365,20 +367,13 @@ static void test_attn_gqa_shapes(void **state)
 {
     (void)state;
     static const Case cases[] = {
-        {1, 2, 2, 16, 1, 0, 0, 1, Q},
-        {1, 2, 2, 64, 17, 0, 0, 1, L},
-        {1, 4, 2, 64, 64, 0, 0, 1, Q},
-        {1, 4, 2, 16, 300, 0, 0, 1, L},
-        {1, 12, 2, 128, 7, 0, 0, 1, L},
-        {1, 12, 2, 128, 300, 0, 0, 1, Q},
-        {1, 4, 2, 128, 1, 0, 0, 1, L},
-        {1, 12, 2, 64, 64, 0, 0, 1, L},
-        {1, 2, 2, 128, 1024, 0, 0, 1, L},
-        {1, 12, 2, 128, 1024, 0, 0, 1, L},
-        {1, 12, 2, 128, 128, 0, 0, 1, L},
-        {1, 4, 1, 64, 2000, 0, 0, 1, Q},
-        {1, 12, 4, 64, 1000, 0, 0, 1, L},
-        {1, 8, 2, 128, 7, 0, 0, 1, L},
+        {1, 2, 2, 16, 1, 0, 0, 1, Q},     {1, 2, 2, 64, 17, 0, 0, 1, L},
+        {1, 4, 2, 64, 64, 0, 0, 1, Q},    {1, 4, 2, 16, 300, 0, 0, 1, L},
+        {1, 12, 2, 128, 7, 0, 0, 1, L},   {1, 12, 2, 128, 300, 0, 0, 1, Q},
+        {1, 4, 2, 128, 1, 0, 0, 1, L},    {1, 12, 2, 64, 64, 0, 0, 1, L},
+        {1, 2, 2, 128, 1024, 0, 0, 1, L}, {1, 12, 2, 128, 1024, 0, 0, 1, L},
+        {1, 12, 2, 128, 128, 0, 0, 1, L}, {1, 4, 1, 64, 2000, 0, 0, 1, Q},
+        {1, 12, 4, 64, 1000, 0, 0, 1, L}, {1, 8, 2, 128, 7, 0, 0, 1, L},
     };
     CHECK(cases);
 }
@@ -389,14 +384,10 @@ static void test_attn_odd_head_dims(void **state)
 {
     (void)state;
     static const Case cases[] = {
-        {1, 4, 2, 256, 17, 0, 0, 1, Q},
-        {1, 4, 2, 200, 64, 0, 0, 1, L},
-        {1, 6, 2, 48, 33, 0, 0, 1, L},
-        {1, 4, 2, 72, 64, 0, 0, 1, Q},
-        {1, 12, 2, 50, 300, 0, 0, 1, L},
-        {1, 6, 2, 36, 1000, 0, 0, 1, Q},
-        {1, 2, 1, 50, 7, 0, 0, 1, L},
-        {1, 12, 2, 72, 1024, 0, 0, 1, L},
+        {1, 4, 2, 256, 17, 0, 0, 1, Q},   {1, 4, 2, 200, 64, 0, 0, 1, L},
+        {1, 6, 2, 48, 33, 0, 0, 1, L},    {1, 4, 2, 72, 64, 0, 0, 1, Q},
+        {1, 12, 2, 50, 300, 0, 0, 1, L},  {1, 6, 2, 36, 1000, 0, 0, 1, Q},
+        {1, 2, 1, 50, 7, 0, 0, 1, L},     {1, 12, 2, 72, 1024, 0, 0, 1, L},
         {1, 4, 2, 256, 1000, 0, 0, 1, L},
     };
     CHECK(cases);
@@ -419,18 +410,12 @@ static void test_attn_inf_mask(void **state)
 {
     (void)state;
     static const Case cases[] = {
-        {1, 4, 2, 64, 300, 130, 1, 1, Q},
-        {1, 12, 2, 128, 64, 1, 1, 1, L},
-        {1, 4, 2, 16, 17, 17, 1, 1, L},
-        {1, 2, 2, 16, 300, 129, 1, 1, L},
-        {1, 12, 2, 64, 300, 300, 1, 1, L},
-        {2, 4, 2, 128, 17, 5, 1, 1, Q},
-        {1, 12, 2, 128, 1024, 65, 1, 1, L},
-        {1, 4, 1, 64, 2000, 1, 1, 1, Q},
-        {1, 4, 1, 64, 2000, 1999, 1, 1, L},
-        {2, 4, 2, 32, 1024, 300, 1, 1, L},
-        {1, 4, 1, 32, 1024, 1024, 1, 1, L},
-        {1, 4, 2, 200, 300, 150, 1, 1, L},
+        {1, 4, 2, 64, 300, 130, 1, 1, Q},   {1, 12, 2, 128, 64, 1, 1, 1, L},
+        {1, 4, 2, 16, 17, 17, 1, 1, L},     {1, 2, 2, 16, 300, 129, 1, 1, L},
+        {1, 12, 2, 64, 300, 300, 1, 1, L},  {2, 4, 2, 128, 17, 5, 1, 1, Q},
+        {1, 12, 2, 128, 1024, 65, 1, 1, L}, {1, 4, 1, 64, 2000, 1, 1, 1, Q},
+        {1, 4, 1, 64, 2000, 1999, 1, 1, L}, {2, 4, 2, 32, 1024, 300, 1, 1, L},
+        {1, 4, 1, 32, 1024, 1024, 1, 1, L}, {1, 4, 2, 200, 300, 150, 1, 1, L},
     };
     CHECK(cases);
 }
@@ -441,10 +426,8 @@ static void test_attn_mask_holes(void **state)
 {
     (void)state;
     static const Case cases[] = {
-        {1, 12, 2, 128, 1024, 700, 2, 1, Q},
-        {1, 4, 4, 64, 300, 250, 2, 1, L},
-        {2, 12, 2, 72, 1000, 1000, 2, 1, L},
-        {1, 2, 1, 128, 7, 7, 2, 1, Q},
+        {1, 12, 2, 128, 1024, 700, 2, 1, Q}, {1, 4, 4, 64, 300, 250, 2, 1, L},
+        {2, 12, 2, 72, 1000, 1000, 2, 1, L}, {1, 2, 1, 128, 7, 7, 2, 1, Q},
         {1, 6, 2, 50, 1024, 1000, 2, 1, L},
     };
     CHECK(cases);
@@ -469,10 +452,8 @@ static void test_attn_rows_causal(void **state)
 {
     (void)state;
     static const Case cases[] = {
-        {1, 12, 2, 128, 300, 1, MASK_CAUSAL, 128, Q},
-        {1, 4, 4, 64, 37, 31, MASK_CAUSAL, 7, L},
-        {2, 6, 2, 72, 301, 202, MASK_CAUSAL, 100, L},
-        {1, 4, 2, 50, 19, 1, MASK_CAUSAL, 7, Q},
+        {1, 12, 2, 128, 300, 1, MASK_CAUSAL, 128, Q}, {1, 4, 4, 64, 37, 31, MASK_CAUSAL, 7, L},
+        {2, 6, 2, 72, 301, 202, MASK_CAUSAL, 100, L}, {1, 4, 2, 50, 19, 1, MASK_CAUSAL, 7, Q},
         {1, 2, 2, 16, 5, 4, MASK_CAUSAL, 2, Q},
     };
     CHECK(cases);
@@ -503,10 +484,8 @@ static void test_attn_flash(void **state)
 {
     (void)state;
     static const Case cases[] = {
-        {1, 4, 2, 32, 45, 29, MASK_CAUSAL, 17, Q},
-        {2, 6, 2, 80, 72, 0, MASK_RANDOM_INF, 33, Q},
-        {1, 3, 1, 16, 19, 0, MASK_PER_HEAD, 16, Q},
-        {1, 6, 1, 128, 50, 0, MASK_INPUT, 50, L},
+        {1, 4, 2, 32, 45, 29, MASK_CAUSAL, 17, Q},   {2, 6, 2, 80, 72, 0, MASK_RANDOM_INF, 33, Q},
+        {1, 3, 1, 16, 19, 0, MASK_PER_HEAD, 16, Q},  {1, 6, 1, 128, 50, 0, MASK_INPUT, 50, L},
         {1, 2, 2, 64, 1000, 60, MASK_CAUSAL, 64, L},
     };
     CHECK(cases);
@@ -558,16 +537,11 @@ static void test_attn_near_misses(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_attn_gqa_shapes),
-        cmocka_unit_test(test_attn_odd_head_dims),
-        cmocka_unit_test(test_attn_batch),
-        cmocka_unit_test(test_attn_inf_mask),
-        cmocka_unit_test(test_attn_mask_holes),
-        cmocka_unit_test(test_attn_mask_per_head),
-        cmocka_unit_test(test_attn_rows_causal),
-        cmocka_unit_test(test_attn_rows_random),
-        cmocka_unit_test(test_attn_rows_splits),
-        cmocka_unit_test(test_attn_flash),
+        cmocka_unit_test(test_attn_gqa_shapes),  cmocka_unit_test(test_attn_odd_head_dims),
+        cmocka_unit_test(test_attn_batch),       cmocka_unit_test(test_attn_inf_mask),
+        cmocka_unit_test(test_attn_mask_holes),  cmocka_unit_test(test_attn_mask_per_head),
+        cmocka_unit_test(test_attn_rows_causal), cmocka_unit_test(test_attn_rows_random),
+        cmocka_unit_test(test_attn_rows_splits), cmocka_unit_test(test_attn_flash),
         cmocka_unit_test(test_attn_near_misses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,8 +4,8 @@
  * bias or none, channel counts that are not multiples of the channel tile or the register tile,
  * N = 2 and odd spatial sizes; the fused conv_relu, conv_add, conv_add_relu (a residual from
  * another conv, the conv's own input, the conv output itself), the epilogue's relu6, hardtanh,
- * hardswish and hardsigmoid (alone, after an add, on a depthwise conv); conv -> conv chains so padded
- * inputs are read; pools with every attribute variant (ceil_mode windows, count_include_pad,
+ * hardswish and hardsigmoid (alone, after an add, on a depthwise conv); conv -> conv chains so
+ * padded inputs are read; pools with every attribute variant (ceil_mode windows, count_include_pad,
  * divisor_override, dilation, adaptive sizes); f32 and f16, bf16 for coverage. The tiling of the
  * implicit-GEMM kernels: several tiles each way, K splits and their reduce with every epilogue.
  * Every case runs per kernel tier (tests/vk_check.c: portable, the emulated tensor-core kernels,
@@ -97,9 +97,10 @@ static void gb_conv(Gb *g, const char *name, const char *x, const int64_t *xs, i
              (long long)groups);
     /* the bias shape is printed by hand: tt() is 4-D */
     cat(g->nodes, sizeof g->nodes,
-        "%s{\"name\":\"%s\",\"op_type\":\"aten.conv2d.default\",\"inputs\":[%s,%s", g->nodes[0] ? "," : "",
-        name, tt(x, xs), tt(pw, ws));
-    if (bias) cat(g->nodes, sizeof g->nodes, ",{\"name\":\"%s\",\"shape\":[%lld]}", pb, (long long)cout);
+        "%s{\"name\":\"%s\",\"op_type\":\"aten.conv2d.default\",\"inputs\":[%s,%s",
+        g->nodes[0] ? "," : "", name, tt(x, xs), tt(pw, ws));
+    if (bias)
+        cat(g->nodes, sizeof g->nodes, ",{\"name\":\"%s\",\"shape\":[%lld]}", pb, (long long)cout);
     cat(g->nodes, sizeof g->nodes, "],\"outputs\":[%s],\"attrs\":{%s}}", tt(out, os), a);
 }
 
@@ -163,7 +164,8 @@ static void conv_case(const ConvCase *cc, int t0, int t1)
         ow = (cc->w + 2 * pw - cc->dw * (cc->kw - 1) - 1) / cc->sw + 1;
     }
     if (cc->pad_str)
-        snprintf(attrs, sizeof attrs, "\"stride\":[%lld,%lld],\"padding\":\"%s\",\"dilation\":[%lld,%lld]",
+        snprintf(attrs, sizeof attrs,
+                 "\"stride\":[%lld,%lld],\"padding\":\"%s\",\"dilation\":[%lld,%lld]",
                  (long long)cc->sh, (long long)cc->sw, cc->pad_str, (long long)cc->dh,
                  (long long)cc->dw);
     else
@@ -175,7 +177,8 @@ static void conv_case(const ConvCase *cc, int t0, int t1)
     Gb g = {0};
     gb_input(&g, "x", xs);
     gb_conv(&g, "conv", "x", xs, cc->cout, cc->groups, cc->kh, cc->kw, cc->bias, "y", ys, attrs);
-    for (int t = t0; t < t1; t++) gb_check(&g, "y", ys, dts[t], tols[t], cc->expect);
+    for (int t = t0; t < t1; t++)
+        gb_check(&g, "y", ys, dts[t], tols[t], cc->expect);
 }
 
 static void test_conv_shapes(void **state)
@@ -189,11 +192,13 @@ static void test_conv_shapes(void **state)
         {1, 3, 23, 21, 16, 1, 7, 7, 2, 2, 3, 3, 1, 1, true, NULL, "conv2d_b", Q},
         {2, 5, 13, 11, 7, 1, 3, 3, 1, 1, 2, 2, 2, 2, false, NULL, "conv2d", L},
         {2, 6, 12, 10, 8, 1, 3, 2, 1, 2, 0, 1, 2, 1, true, NULL, "conv2d_b", L},
-        {1, 300, 5, 3, 70, 1, 1, 1, 1, 1, 0, 0, 1, 1, false, NULL, "conv2d", Q}, /* long K, 2 tiles */
+        {1, 300, 5, 3, 70, 1, 1, 1, 1, 1, 0, 0, 1, 1, false, NULL, "conv2d",
+         Q}, /* long K, 2 tiles */
         {1, 4, 9, 8, 6, 1, 4, 4, 1, 1, 0, 0, 1, 1, true, "same", "conv2d_b", Q},
         {1, 4, 9, 8, 6, 1, 3, 3, 2, 1, 0, 0, 1, 1, false, "valid", "conv2d", Q},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) conv_case(&cases[i], 0, 2);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        conv_case(&cases[i], 0, 2);
     static const ConvCase *bf16[] = {&cases[0], &cases[1]};
     for (int i = 0; i < 2; i++) {
         ConvCase c = *bf16[i];
@@ -206,13 +211,14 @@ static void test_conv_groups(void **state)
 {
     (void)state;
     static const ConvCase cases[] = {
-        {2, 8, 13, 11, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b", L},     /* groups 2 */
-        {2, 12, 13, 11, 12, 12, 3, 3, 2, 2, 1, 1, 1, 1, false, NULL, "conv2d", Q},   /* depthwise */
-        {2, 6, 13, 11, 12, 6, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b", L},    /* mult. 2 */
-        {1, 40, 9, 7, 40, 40, 5, 5, 1, 1, 4, 4, 2, 2, true, NULL, "conv2d_b", Q},    /* dw dilated */
-        {1, 64, 7, 5, 96, 2, 3, 3, 1, 1, 1, 1, 1, 1, false, NULL, "conv2d", Q},      /* 48 per group */
+        {2, 8, 13, 11, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b", L},   /* groups 2 */
+        {2, 12, 13, 11, 12, 12, 3, 3, 2, 2, 1, 1, 1, 1, false, NULL, "conv2d", Q}, /* depthwise */
+        {2, 6, 13, 11, 12, 6, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b", L},  /* mult. 2 */
+        {1, 40, 9, 7, 40, 40, 5, 5, 1, 1, 4, 4, 2, 2, true, NULL, "conv2d_b", Q},  /* dw dilated */
+        {1, 64, 7, 5, 96, 2, 3, 3, 1, 1, 1, 1, 1, 1, false, NULL, "conv2d", Q}, /* 48 per group */
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) conv_case(&cases[i], 0, 2);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        conv_case(&cases[i], 0, 2);
     ConvCase c = cases[1];
     c.lng = L;
     conv_case(&c, 2, 3);
@@ -227,14 +233,18 @@ static void test_conv_gemm_tiles(void **state)
     (void)state;
     static const ConvCase cases[] = {
         /* n  c  h   w  cout g  kh kw sh sw ph pw dh dw bias */
-        {1, 64, 7, 7, 130, 1, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b", Q},   /* M 64+64+2, K 576 */
-        {2, 40, 11, 9, 96, 1, 1, 1, 1, 1, 0, 0, 1, 1, false, NULL, "conv2d", L},    /* N 198: 4 tiles */
-        {1, 32, 15, 13, 64, 2, 3, 3, 2, 2, 1, 1, 1, 1, true, NULL, "conv2d_b", L},  /* 32 per group */
-        {1, 3, 32, 30, 24, 1, 7, 7, 2, 2, 3, 3, 1, 1, true, NULL, "conv2d_b", Q},   /* stem, K 147 */
-        {1, 48, 9, 9, 40, 1, 3, 3, 1, 1, 2, 2, 2, 2, false, NULL, "conv2d", L},     /* dilation 2 */
-        {1, 100, 5, 6, 17, 1, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b", L},   /* K 900 */
+        {1, 64, 7, 7, 130, 1, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b",
+         Q}, /* M 64+64+2, K 576 */
+        {2, 40, 11, 9, 96, 1, 1, 1, 1, 1, 0, 0, 1, 1, false, NULL, "conv2d",
+         L}, /* N 198: 4 tiles */
+        {1, 32, 15, 13, 64, 2, 3, 3, 2, 2, 1, 1, 1, 1, true, NULL, "conv2d_b",
+         L},                                                                      /* 32 per group */
+        {1, 3, 32, 30, 24, 1, 7, 7, 2, 2, 3, 3, 1, 1, true, NULL, "conv2d_b", Q}, /* stem, K 147 */
+        {1, 48, 9, 9, 40, 1, 3, 3, 1, 1, 2, 2, 2, 2, false, NULL, "conv2d", L},   /* dilation 2 */
+        {1, 100, 5, 6, 17, 1, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b", L}, /* K 900 */
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) conv_case(&cases[i], 0, 3);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        conv_case(&cases[i], 0, 3);
 }
 
 /* The K-split reduce with each residual source on shapes the tensor-core tier takes (64+
@@ -252,8 +262,8 @@ static void test_conv_split_residual(void **state)
     gb_conv(&g, "main", "x", xs, 96, 1, 3, 3, true, "m", a, "\"stride\":2,\"padding\":1");
     gb_node(&g, "add", "aten.add.Tensor", (const char *[]){"m", "dd", NULL},
             (const int64_t *[]){a, a}, "s", a, NULL);
-    gb_node(&g, "r", "aten.relu.default", (const char *[]){"s", NULL}, (const int64_t *[]){a},
-            "y", a, NULL);
+    gb_node(&g, "r", "aten.relu.default", (const char *[]){"s", NULL}, (const int64_t *[]){a}, "y",
+            a, NULL);
     for (int t = 0; t < 3; t++)
         if (here(t == 2)) gb_check(&g, "y", a, dts[t], tols[t], "conv2d_br");
     Gb h = {0};
@@ -282,8 +292,8 @@ static void test_conv_relu_chain(void **state)
     gb_conv(&g, "c2", "r1o", a, 20, 1, 3, 3, true, "c2o", a, "\"padding\":[1,1]");
     gb_node(&g, "add", "aten.add.Tensor", (const char *[]){"c2o", "r1o", NULL},
             (const int64_t *[]){a, a}, "s", a, NULL);
-    gb_node(&g, "r2", "aten.relu.default", (const char *[]){"s", NULL}, (const int64_t *[]){a},
-            "y", a, NULL);
+    gb_node(&g, "r2", "aten.relu.default", (const char *[]){"s", NULL}, (const int64_t *[]){a}, "y",
+            a, NULL);
     for (int t = 0; t < 3; t++)
         if (here(t == 2)) gb_check(&g, "y", a, dts[t], tols[t], "conv2d_b");
 }
@@ -322,7 +332,6 @@ static void test_conv_add_self(void **state)
             (const int64_t *[]){a, a}, "y", a, NULL);
     gb_check(&g, "y", a, "fp32", VC_TOL_F32, "conv2d_b");
 }
-
 
 /* The conv epilogue's activations (mobilenet's patterns): relu6 (the op, and hardtanh(0, 6) as
  * torchvision exports ReLU6), hardtanh with other half-exact bounds, hardswish, hardsigmoid; alone
@@ -397,7 +406,8 @@ static void pool_case(const PoolCase *pc, int t0, int t1, bool lng)
     int64_t ys[4] = {2, 20, pout(13, pc->kh, pc->ph, sh, pc->dh, pc->ceil),
                      pout(11, pc->kw, pc->pw, sw, pc->dw, pc->ceil)};
     char attrs[256] = "";
-    snprintf(attrs, sizeof attrs, "\"kernel_size\":[%lld,%lld],\"padding\":[%lld,%lld],\"ceil_mode\":%s",
+    snprintf(attrs, sizeof attrs,
+             "\"kernel_size\":[%lld,%lld],\"padding\":[%lld,%lld],\"ceil_mode\":%s",
              (long long)pc->kh, (long long)pc->kw, (long long)pc->ph, (long long)pc->pw,
              pc->ceil ? "true" : "false");
     if (pc->sh) cat(attrs, sizeof attrs, ",\"stride\":[%lld,%lld]", (long long)sh, (long long)sw);
@@ -410,7 +420,8 @@ static void pool_case(const PoolCase *pc, int t0, int t1, bool lng)
         if (padded) gb_conv(&g, "c", "x", in3, 20, 1, 3, 3, false, "xc", xs, "\"padding\":1");
         gb_node(&g, "pool", pc->op, (const char *[]){padded ? "xc" : "x", NULL},
                 (const int64_t *[]){xs}, "y", ys, attrs);
-        for (int t = t0; t < t1; t++) gb_check(&g, "y", ys, dts[t], tols[t], "pool2d");
+        for (int t = t0; t < t1; t++)
+            gb_check(&g, "y", ys, dts[t], tols[t], "pool2d");
     }
 }
 
@@ -420,8 +431,8 @@ static void test_max_pool(void **state)
     static const PoolCase cases[] = {
         {"aten.max_pool2d.default", 3, 3, 2, 2, 1, 1, 1, 1, false, NULL},
         {"aten.max_pool2d.default", 3, 3, 2, 2, 0, 0, 1, 1, true, NULL},
-        {"aten.max_pool2d.default", 2, 2, 2, 2, 1, 1, 1, 1, true, NULL}, /* last window dropped */
-        {"aten.max_pool2d.default", 3, 2, 2, 3, 1, 1, 1, 1, true, NULL}, /* rectangular */
+        {"aten.max_pool2d.default", 2, 2, 2, 2, 1, 1, 1, 1, true, NULL},  /* last window dropped */
+        {"aten.max_pool2d.default", 3, 2, 2, 3, 1, 1, 1, 1, true, NULL},  /* rectangular */
         {"aten.max_pool2d.default", 2, 2, 0, 0, 0, 0, 1, 1, false, NULL}, /* stride = kernel */
         /* wide windows, spread over 32 and 16 invocations (dilated max pools run on the CPU) */
         {"aten.max_pool2d.default", 7, 7, 1, 1, 3, 3, 1, 1, false, NULL},
@@ -479,7 +490,8 @@ static void test_adaptive_pool(void **state)
 static void test_packed_input(void **state)
 {
     (void)state;
-    static const int64_t shapes[][4] = {{1, 1, 130, 131}, {1, 3, 75, 77}, {1, 5, 59, 57}, {1, 17, 33, 31}};
+    static const int64_t shapes[][4] = {
+        {1, 1, 130, 131}, {1, 3, 75, 77}, {1, 5, 59, 57}, {1, 17, 33, 31}};
     static char json[32768];
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const int64_t *xs = shapes[i];
@@ -511,8 +523,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_shapes),       cmocka_unit_test(test_conv_groups),
         cmocka_unit_test(test_conv_gemm_tiles),   cmocka_unit_test(test_conv_split_residual),
-        cmocka_unit_test(test_conv_relu_chain),
-        cmocka_unit_test(test_conv_activations),
+        cmocka_unit_test(test_conv_relu_chain),   cmocka_unit_test(test_conv_activations),
         cmocka_unit_test(test_conv_add_residual), cmocka_unit_test(test_conv_add_self),
         cmocka_unit_test(test_max_pool),          cmocka_unit_test(test_avg_pool),
         cmocka_unit_test(test_adaptive_pool),     cmocka_unit_test(test_packed_input),

@@ -24,7 +24,8 @@ static const double tols[] = {VC_TOL_F32, VC_TOL_F16, VC_TOL_BF16};
 static void node3(const char *aten, int nin, const TuSpec *in, TuSpec out, const char *attrs,
                   const char *stem)
 {
-    for (int t = 0; t < 3; t++) vc_check_node(aten, nin, in, out, attrs, dts[t], tols[t], stem);
+    for (int t = 0; t < 3; t++)
+        vc_check_node(aten, nin, in, out, attrs, dts[t], tols[t], stem);
 }
 
 static void test_transpose(void **state)
@@ -104,11 +105,23 @@ static void test_int_data(void **state)
                       "\"dims\":[2,0,1]", dts[t], 0, "transpose");
     }
     /* ids up to 200000 (the embedding consumer sets their random range) moved raw */
-    const char *g =
-        "{\"graph_inputs\":[" VC_TI("ids", "[6,7]") "],\"graph_outputs\":[" VC_T("e", "[6,7,3]") "," VC_TI("tr", "[7,6]") "],"
-        "\"weights\":[" VC_T("w", "[200000,3]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
-        VC_NODE("emb", "aten.embedding.default", VC_T("p_w", "[200000,3]") "," VC_TI("ids", "[6,7]"), VC_T("e", "[6,7,3]"), "")
-        "," VC_NODE("tr", "aten.t.default", VC_TI("ids", "[6,7]"), VC_TI("tr", "[7,6]"), "") "]}";
+    const char *g = "{\"graph_inputs\":[" VC_TI("ids", "[6,7]") "],\"graph_outputs\":[" VC_T(
+        "e",
+        "[6,7,3]") "," VC_TI("tr",
+                             "[7,6]") "],"
+                                      "\"weights\":[" VC_T(
+                                          "w",
+                                          "[200000,3]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},"
+                                                        "\"nodes\":"
+                                                        "[" VC_NODE(
+                                                            "emb", "aten.embedding.default",
+                                                            VC_T("p_w", "[200000,3]") "," VC_TI(
+                                                                "ids", "[6,7]"),
+                                                            VC_T("e", "[6,7,3]"),
+                                                            "") "," VC_NODE("tr", "aten.t.default",
+                                                                            VC_TI("ids", "[6,7]"),
+                                                                            VC_TI("tr", "[7,6]"),
+                                                                            "") "]}";
     vc_check_json(g, "fp32", 0, "transpose");
 }
 
@@ -118,10 +131,30 @@ static void test_cast_int(void **state)
 {
     (void)state;
 #define CAST_G(V)                                                                                  \
-    "{\"graph_inputs\":[" VC_TI("ids", "[5,9]") "],\"graph_outputs\":[" VC_T("e", "[5,9,2]") "," VC_T("f", "[5,9]") "],"   \
-    "\"weights\":[" VC_T("w", "[" V ",2]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["                                       \
-    VC_NODE("emb", "aten.embedding.default", VC_T("p_w", "[" V ",2]") "," VC_TI("ids", "[5,9]"), VC_T("e", "[5,9,2]"), "") \
-    "," VC_NODE("f", "aten._to_copy.default", VC_TI("ids", "[5,9]"), VC_T("f", "[5,9]"), "\"dtype\":\"torch.float32\"") "]}"
+    "{\"graph_inputs\":[" VC_TI("ids", "[5,9]") "],\"graph_outputs\":[" VC_T(                      \
+        "e", "[5,9,2]") "," VC_T("f",                                                              \
+                                 "[5,9]") "],"                                                     \
+                                          "\"weights\":[" VC_T(                                    \
+                                              "w",                                                 \
+                                              "[" V                                                \
+                                              ",2]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},"  \
+                                                     "\"nodes\":[" VC_NODE(                        \
+                                                         "emb", "aten.embedding.default",          \
+                                                         VC_T("p_w", "[" V ",2]") "," VC_TI("ids", \
+                                                                                            "[5,"  \
+                                                                                            "9]"), \
+                                                         VC_T("e", "[5,9,2]"),                     \
+                                                         "") "," VC_NODE("f",                      \
+                                                                         "aten._to_"               \
+                                                                         "copy."                   \
+                                                                         "default",                \
+                                                                         VC_TI("ids", "[5,"        \
+                                                                                      "9]"),       \
+                                                                         VC_T("f", "[5,"           \
+                                                                                   "9]"),          \
+                                                                         "\"dtype\":"              \
+                                                                         "\"torch."                \
+                                                                         "float32\"") "]}"
     vc_check_json(CAST_G("200000"), "fp32", 0, "cast");
     vc_check_json(CAST_G("200000"), "bf16", VC_TOL_BF16, "cast");
     vc_check_json(CAST_G("1000"), "fp16", VC_TOL_F16, "cast");
@@ -131,29 +164,43 @@ static void test_cast_int(void **state)
 static void test_embedding(void **state)
 {
     (void)state;
-    const char *g =
-        "{\"graph_inputs\":[" VC_TI("ids", "[4,16]") "],\"graph_outputs\":[" VC_T("e", "[4,16,5]") "],"
-        "\"weights\":[" VC_T("w", "[70000,5]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
-        VC_NODE("emb", "aten.embedding.default", VC_T("p_w", "[70000,5]") "," VC_TI("ids", "[4,16]"), VC_T("e", "[4,16,5]"), "") "]}";
-    for (int t = 0; t < 3; t++) vc_check_json(g, dts[t], t == 0 ? 0 : tols[t], "embedding");
-    const char *g1 =
-        "{\"graph_inputs\":[" VC_TI("ids", "[300]") "],\"graph_outputs\":[" VC_T("e", "[300,67]") "],"
-        "\"weights\":[" VC_T("w", "[50,67]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
-        VC_NODE("emb", "aten.embedding.default", VC_T("p_w", "[50,67]") "," VC_TI("ids", "[300]"), VC_T("e", "[300,67]"), "") "]}";
-    for (int t = 0; t < 3; t++) vc_check_json(g1, dts[t], tols[t], "embedding");
+    const char *g = "{\"graph_inputs\":[" VC_TI("ids", "[4,16]") "],\"graph_outputs\":[" VC_T(
+        "e", "[4,16,5]") "],"
+                         "\"weights\":[" VC_T(
+                             "w",
+                             "[70000,5]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":"
+                                          "[" VC_NODE(
+                                              "emb", "aten.embedding.default",
+                                              VC_T("p_w", "[70000,5]") "," VC_TI("ids", "[4,16]"),
+                                              VC_T("e", "[4,16,5]"), "") "]}";
+    for (int t = 0; t < 3; t++)
+        vc_check_json(g, dts[t], t == 0 ? 0 : tols[t], "embedding");
+    const char *g1 = "{\"graph_inputs\":[" VC_TI("ids", "[300]") "],\"graph_outputs\":[" VC_T(
+        "e", "[300,67]") "],"
+                         "\"weights\":[" VC_T(
+                             "w", "[50,67]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":"
+                                             "[" VC_NODE(
+                                                 "emb", "aten.embedding.default",
+                                                 VC_T("p_w", "[50,67]") "," VC_TI("ids", "[300]"),
+                                                 VC_T("e", "[300,67]"), "") "]}";
+    for (int t = 0; t < 3; t++)
+        vc_check_json(g1, dts[t], tols[t], "embedding");
 }
 
 /* index_copy: self [2,3,5,17] along dim -2 (size 5) with 7 indices (so some repeat: the last
  * source slice wins). In place when self is read by nothing else; not in place when a
  * transpose reads self after it. */
-#define IC_IN                                                                                      \
-    VC_T("self", "[2,3,5,17]") "," VC_TI("idx", "[7]") "," VC_T("src", "[2,3,7,17]")
-#define IC_NODE VC_NODE("ic", "aten.index_copy.default", IC_IN, VC_T("ic", "[2,3,5,17]"), "\"dim\":-2")
+#define IC_IN VC_T("self", "[2,3,5,17]") "," VC_TI("idx", "[7]") "," VC_T("src", "[2,3,7,17]")
+#define IC_NODE                                                                                    \
+    VC_NODE("ic", "aten.index_copy.default", IC_IN, VC_T("ic", "[2,3,5,17]"), "\"dim\":-2")
 static const char *ic_in_place =
-    "{\"graph_inputs\":[" IC_IN "],\"graph_outputs\":[" VC_T("ic", "[2,3,5,17]") "],\"nodes\":[" IC_NODE "]}";
+    "{\"graph_inputs\":[" IC_IN
+    "],\"graph_outputs\":[" VC_T("ic", "[2,3,5,17]") "],\"nodes\":[" IC_NODE "]}";
 static const char *ic_copy =
-    "{\"graph_inputs\":[" IC_IN "],\"graph_outputs\":[" VC_T("ic", "[2,3,5,17]") "," VC_T("st", "[3,2,5,17]") "],\"nodes\":["
-    IC_NODE "," VC_NODE("st", "aten.transpose.int", VC_T("self", "[2,3,5,17]"), VC_T("st", "[3,2,5,17]"), "\"dim0\":0,\"dim1\":1") "]}";
+    "{\"graph_inputs\":[" IC_IN "],\"graph_outputs\":[" VC_T("ic", "[2,3,5,17]") "," VC_T(
+        "st", "[3,2,5,17]") "],\"nodes\":[" IC_NODE
+                            "," VC_NODE("st", "aten.transpose.int", VC_T("self", "[2,3,5,17]"),
+                                        VC_T("st", "[3,2,5,17]"), "\"dim0\":0,\"dim1\":1") "]}";
 
 /* Is the index_copy output an alias of self in the compiled plan (and its kernel's mode)? */
 static bool ic_aliased(const char *json, uint32_t *mode)
@@ -193,16 +240,19 @@ static void test_index_copy(void **state)
 #define ICT_IN(b)                                                                                  \
     VC_T("self", "[" b ",3,5,17]") "," VC_TI("idx", "[7]") "," VC_T("y", "[" b ",7,3,17]")
 #define ICT_NODES(b)                                                                               \
-    VC_NODE("tr", "aten.transpose.int", VC_T("y", "[" b ",7,3,17]"), VC_T("x", "[" b ",3,7,17]"),   \
-            "\"dim0\":1,\"dim1\":2") ","                                                          \
-    VC_NODE("ic", "aten.index_copy.default", VC_T("self", "[" b ",3,5,17]") "," VC_TI("idx", "[7]") \
-            "," VC_T("x", "[" b ",3,7,17]"), VC_T("ic", "[" b ",3,5,17]"), "\"dim\":2")
+    VC_NODE("tr", "aten.transpose.int", VC_T("y", "[" b ",7,3,17]"), VC_T("x", "[" b ",3,7,17]"),  \
+            "\"dim0\":1,\"dim1\":2")                                                               \
+    "," VC_NODE(                                                                                   \
+        "ic", "aten.index_copy.default",                                                           \
+        VC_T("self", "[" b ",3,5,17]") "," VC_TI("idx", "[7]") "," VC_T("x", "[" b ",3,7,17]"),    \
+        VC_T("ic", "[" b ",3,5,17]"), "\"dim\":2")
 static int count_stem(const char *json, const char *stem)
 {
     Pipeline pipe;
     vc_compile_json(json, &pipe);
     int n = 0;
-    for (int k = 0; k < pipe.plan->nkernels; k++) n += strcmp(pipe.plan->kernels[k].shader, stem) == 0;
+    for (int k = 0; k < pipe.plan->nkernels; k++)
+        n += strcmp(pipe.plan->kernels[k].shader, stem) == 0;
     pipeline_free(&pipe);
     return n;
 }
@@ -210,13 +260,17 @@ static int count_stem(const char *json, const char *stem)
 static void test_index_copy_transposed(void **state)
 {
     (void)state;
-    static const char *in_place =
-        "{\"graph_inputs\":[" ICT_IN("1") "],\"graph_outputs\":[" VC_T("ic", "[1,3,5,17]") "],\"nodes\":[" ICT_NODES("1") "]}";
+    static const char *in_place = "{\"graph_inputs\":[" ICT_IN("1") "],\"graph_outputs\":[" VC_T(
+        "ic", "[1,3,5,17]") "],\"nodes\":[" ICT_NODES("1") "]}";
     static const char *copy =
-        "{\"graph_inputs\":[" ICT_IN("1") "],\"graph_outputs\":[" VC_T("ic", "[1,3,5,17]") "," VC_T("st", "[1,5,3,17]") "],\"nodes\":["
-        ICT_NODES("1") "," VC_NODE("st", "aten.transpose.int", VC_T("self", "[1,3,5,17]"), VC_T("st", "[1,5,3,17]"), "\"dim0\":1,\"dim1\":2") "]}";
-    static const char *two =
-        "{\"graph_inputs\":[" ICT_IN("2") "],\"graph_outputs\":[" VC_T("ic", "[2,3,5,17]") "],\"nodes\":[" ICT_NODES("2") "]}";
+        "{\"graph_inputs\":[" ICT_IN("1") "],\"graph_outputs\":[" VC_T("ic", "[1,3,5,17]") "," VC_T(
+            "st",
+            "[1,5,3,17]") "],\"nodes\":[" ICT_NODES("1") "," VC_NODE("st", "aten.transpose.int",
+                                                                     VC_T("self", "[1,3,5,17]"),
+                                                                     VC_T("st", "[1,5,3,17]"),
+                                                                     "\"dim0\":1,\"dim1\":2") "]}";
+    static const char *two = "{\"graph_inputs\":[" ICT_IN("2") "],\"graph_outputs\":[" VC_T(
+        "ic", "[2,3,5,17]") "],\"nodes\":[" ICT_NODES("2") "]}";
     assert_int_equal(count_stem(in_place, "transpose"), 0);
     assert_int_equal(count_stem(copy, "transpose"), 1); /* self's reader, not the source */
     assert_int_equal(count_stem(two, "transpose"), 1);
@@ -232,39 +286,152 @@ static void test_index_copy_transposed(void **state)
  * GPT-2's q/k/v: split(c_attn out [1,S,3C], C, dim=2); uneven chunks along dim 0; split_with_sizes
  * with an unused (zero-size) chunk; getitem outputs as graph outputs (the getitem stays a copy);
  * int64 data through the i32 modules. */
-#define SPL(n, i, s) "{\"name\":\"" n "\",\"shape\":" s ",\"producer_node\":\"split\",\"producer_output_idx\":" #i "}"
+#define SPL(n, i, s)                                                                               \
+    "{\"name\":\"" n "\",\"shape\":" s ",\"producer_node\":\"split\",\"producer_output_idx\":" #i  \
+    "}"
 static void test_split(void **state)
 {
     (void)state;
-    const char *qkv =
-        "{\"graph_inputs\":[" VC_T("x", "[1,10,144]") "],\"graph_outputs\":[" VC_T("o", "[1,10,48]") "," VC_T("p", "[1,4,10,12]") "],\"nodes\":["
-        VC_NODE("split", "aten.split.Tensor", VC_T("x", "[1,10,144]"), VC_T("split_0", "[1,10,48]") "," VC_T("split_1", "[1,10,48]") "," VC_T("split_2", "[1,10,48]"), "\"split_size\":48,\"dim\":2")
-        "," VC_NODE("getitem", "<built-in function getitem>", SPL("split_0", 0, "[1,10,48]") "," SPL("split_1", 1, "[1,10,48]") "," SPL("split_2", 2, "[1,10,48]"), VC_T("getitem", "[1,10,48]"), "\"index\":0")
-        "," VC_NODE("getitem_1", "<built-in function getitem>", SPL("split_0", 0, "[1,10,48]") "," SPL("split_1", 1, "[1,10,48]") "," SPL("split_2", 2, "[1,10,48]"), VC_T("getitem_1", "[1,10,48]"), "\"index\":1")
-        "," VC_NODE("getitem_2", "<built-in function getitem>", SPL("split_0", 0, "[1,10,48]") "," SPL("split_1", 1, "[1,10,48]") "," SPL("split_2", 2, "[1,10,48]"), VC_T("getitem_2", "[1,10,48]"), "\"index\":2")
-        "," VC_NODE("mul", "aten.mul.Tensor", VC_T("getitem", "[1,10,48]") "," VC_T("getitem_1", "[1,10,48]"), VC_T("o", "[1,10,48]"), "")
-        "," VC_NODE("view", "aten.view.default", VC_T("getitem_2", "[1,10,48]"), VC_T("view", "[1,10,4,12]"), "\"size\":[1,10,4,12]")
-        "," VC_NODE("permute", "aten.permute.default", VC_T("view", "[1,10,4,12]"), VC_T("p", "[1,4,10,12]"), "\"dims\":[0,2,1,3]") "]}";
-    for (int t = 0; t < 3; t++) vc_check_json(qkv, dts[t], tols[t], "slice");
+    const char
+        *qkv =
+            "{\"graph_inputs\":[" VC_T("x",
+                                       "[1,10,144]") "],\"graph_outputs\":[" VC_T("o",
+                                                                                  "[1,10,48]") "," VC_T("p",
+                                                                                                        "[1,4,10,12]") "],\"nodes\":[" VC_NODE("split",
+                                                                                                                                               "aten.split.Tensor", VC_T("x", "[1,10,144]"), VC_T("split_0", "[1,10,48]") "," VC_T("split_1", "[1,10,48]") "," VC_T("split_2", "[1,10,48]"), "\"split_size\":48,\"dim\":2") "," VC_NODE("getitem",
+                                                                                                                                                                                                                                                                                                                                        "<built-in function getitem>",
+                                                                                                                                                                                                                                                                                                                                        SPL("split_0",
+                                                                                                                                                                                                                                                                                                                                            0,
+                                                                                                                                                                                                                                                                                                                                            "[1,10,48]") "," SPL("split_1", 1, "[1,10,48]") "," SPL("split_2", 2, "[1,10,48]"),
+                                                                                                                                                                                                                                                                                                                                        VC_T(
+                                                                                                                                                                                                                                                                                                                                            "getitem",
+                                                                                                                                                                                                                                                                                                                                            "[1,10,48]"),
+                                                                                                                                                                                                                                                                                                                                        "\"index\":0") "," VC_NODE("getitem_1",
+                                                                                                                                                                                                                                                                                                                                                                   "<built-in function getitem>",
+                                                                                                                                                                                                                                                                                                                                                                   SPL("split_0", 0, "[1,10,48]") "," SPL("split_1", 1, "[1,10,48]") "," SPL(
+                                                                                                                                                                                                                                                                                                                                                                       "split_2",
+                                                                                                                                                                                                                                                                                                                                                                       2,
+                                                                                                                                                                                                                                                                                                                                                                       "[1,10,48]"),
+                                                                                                                                                                                                                                                                                                                                                                   VC_T(
+                                                                                                                                                                                                                                                                                                                                                                       "getitem_1",
+                                                                                                                                                                                                                                                                                                                                                                       "[1,10,48]"),
+                                                                                                                                                                                                                                                                                                                                                                   "\"index\":1") "," VC_NODE("getitem_2", "<built-in function getitem>", SPL("split_0", 0, "[1,10,48]") "," SPL("split_1", 1, "[1,10,48]") "," SPL("split_2", 2, "[1,10,48]"),
+                                                                                                                                                                                                                                                                                                                                                                                              VC_T(
+                                                                                                                                                                                                                                                                                                                                                                                                  "getitem_2",
+                                                                                                                                                                                                                                                                                                                                                                                                  "[1,10,48]"),
+                                                                                                                                                                                                                                                                                                                                                                                              "\"index\":2") "," VC_NODE("mul",
+                                                                                                                                                                                                                                                                                                                                                                                                                         "aten.mul.Tensor", VC_T("getitem", "[1,10,48]") "," VC_T("getitem_1", "[1,10,48]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                         VC_T(
+                                                                                                                                                                                                                                                                                                                                                                                                                             "o",
+                                                                                                                                                                                                                                                                                                                                                                                                                             "[1,10,48]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                         "") "," VC_NODE("view",
+                                                                                                                                                                                                                                                                                                                                                                                                                                         "aten.view.default", VC_T("getitem_2", "[1,10,48]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                                         VC_T("view", "[1,10,4,12]"), "\"size\":[1,10,4,12]") "," VC_NODE("permute",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          "aten.permute.default",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          VC_T("view", "[1,10,4,12]"), VC_T("p", "[1,4,10,12]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          "\"dims\":[0,2,1,3]") "]}";
+    for (int t = 0; t < 3; t++)
+        vc_check_json(qkv, dts[t], tols[t], "slice");
     const char *uneven =
-        "{\"graph_inputs\":[" VC_T("x", "[7,10]") "],\"graph_outputs\":[" VC_T("getitem", "[3,10]") "," VC_T("getitem_1", "[1,10]") "],\"nodes\":["
-        VC_NODE("split", "aten.split.Tensor", VC_T("x", "[7,10]"), VC_T("split_0", "[3,10]") "," VC_T("split_1", "[3,10]") "," VC_T("split_2", "[1,10]"), "\"split_size\":3")
-        "," VC_NODE("getitem", "<built-in function getitem>", SPL("split_0", 0, "[3,10]") "," SPL("split_1", 1, "[3,10]") "," SPL("split_2", 2, "[1,10]"), VC_T("getitem", "[3,10]"), "\"index\":0")
-        "," VC_NODE("getitem_1", "<built-in function getitem>", SPL("split_0", 0, "[3,10]") "," SPL("split_1", 1, "[3,10]") "," SPL("split_2", 2, "[1,10]"), VC_T("getitem_1", "[1,10]"), "\"index\":-1") "]}";
-    for (int t = 0; t < 3; t++) vc_check_json(uneven, dts[t], tols[t], "slice");
-    const char *sizes =
-        "{\"graph_inputs\":[" VC_T("x", "[2,5,9]") "],\"graph_outputs\":[" VC_T("o", "[2,5,4]") "],\"nodes\":["
-        VC_NODE("split", "aten.split_with_sizes.default", VC_T("x", "[2,5,9]"), VC_T("split_0", "[2,5,2]") "," VC_T("split_1", "[2,5,0]") "," VC_T("split_2", "[2,5,4]") "," VC_T("split_3", "[2,5,3]"), "\"split_sizes\":[2,0,4,3],\"dim\":-1")
-        "," VC_NODE("getitem", "<built-in function getitem>", SPL("split_0", 0, "[2,5,2]") "," SPL("split_1", 1, "[2,5,0]") "," SPL("split_2", 2, "[2,5,4]") "," SPL("split_3", 3, "[2,5,3]"), VC_T("getitem", "[2,5,4]"), "\"index\":2")
-        "," VC_NODE("getitem_1", "<built-in function getitem>", SPL("split_0", 0, "[2,5,2]") "," SPL("split_1", 1, "[2,5,0]") "," SPL("split_2", 2, "[2,5,4]") "," SPL("split_3", 3, "[2,5,3]"), VC_T("getitem_1", "[2,5,2]"), "\"index\":0")
-        "," VC_NODE("slice", "aten.slice.Tensor", VC_T("getitem_1", "[2,5,2]"), VC_T("s", "[2,5,1]"), "\"dim\":2,\"start\":1")
-        "," VC_NODE("add", "aten.add.Tensor", VC_T("getitem", "[2,5,4]") "," VC_T("s", "[2,5,1]"), VC_T("o", "[2,5,4]"), "") "]}";
-    for (int t = 0; t < 3; t++) vc_check_json(sizes, dts[t], tols[t], "slice");
-    const char *ints =
-        "{\"graph_inputs\":[" VC_TI("x", "[6,8]") "],\"graph_outputs\":[" VC_TI("o", "[4,6]") "],\"nodes\":["
-        VC_NODE("split", "aten.split.sizes", VC_TI("x", "[6,8]"), VC_TI("split_0", "[6,4]") "," VC_TI("split_1", "[6,4]"), "\"split_size\":[4,4],\"dim\":1")
-        "," VC_NODE("getitem", "<built-in function getitem>", "{\"name\":\"split_0\",\"dtype\":\"int64\",\"shape\":[6,4]},{\"name\":\"split_1\",\"dtype\":\"int64\",\"shape\":[6,4]}", VC_TI("getitem", "[6,4]"), "\"index\":1")
-        "," VC_NODE("t", "aten.t.default", VC_TI("getitem", "[6,4]"), VC_TI("o", "[4,6]"), "") "]}";
+        "{\"graph_inputs\":[" VC_T("x", "[7,10]") "],\"graph_outputs\":[" VC_T("getitem", "[3,10]") "," VC_T("getitem_1", "[1,10]") "],\"nodes\":[" VC_NODE(
+            "split", "aten.split.Tensor", VC_T("x", "[7,10]"),
+            VC_T("split_0", "[3,10]") "," VC_T("split_1", "[3,10]") "," VC_T("split_2", "[1,10]"),
+            "\"split_size\":3") "," VC_NODE("getitem", "<built-in function getitem>",
+                                            SPL("split_0", 0, "[3,10]") "," SPL(
+                                                "split_1", 1, "[3,10]") "," SPL("split_2", 2,
+                                                                                "[1,10]"),
+                                            VC_T("getitem", "[3,10]"),
+                                            "\"index\":0") "," VC_NODE("getitem_1",
+                                                                       "<built-in function "
+                                                                       "getitem>",
+                                                                       SPL("split_0", 0, "[3,10]") "," SPL(
+                                                                           "split_1", 1,
+                                                                           "[3,10]") "," SPL("split"
+                                                                                             "_2",
+                                                                                             2,
+                                                                                             "[1,"
+                                                                                             "10]"),
+                                                                       VC_T("getitem_1", "[1,10]"),
+                                                                       "\"index\":-1") "]}";
+    for (int t = 0; t < 3; t++)
+        vc_check_json(uneven, dts[t], tols[t], "slice");
+    const char *sizes = "{\"graph_inputs\":[" VC_T("x", "[2,5,9]") "],\"graph_outputs\":[" VC_T("o", "[2,5,4]") "],\"nodes\":[" VC_NODE(
+        "split", "aten.split_with_sizes.default", VC_T("x", "[2,5,9]"),
+        VC_T("split_0", "[2,5,2]") "," VC_T("split_1", "[2,5,0]") "," VC_T(
+            "split_2", "[2,5,4]") "," VC_T("split_3", "[2,5,3]"),
+        "\"split_sizes\":[2,0,4,3],\"dim\":-1") "," VC_NODE("getitem",
+                                                            "<built-in function getitem>",
+                                                            SPL("split_0", 0, "[2,5,2]") "," SPL(
+                                                                "split_1", 1,
+                                                                "[2,5,0]") "," SPL("split_2", 2,
+                                                                                   "[2,5,4]") "," SPL("split_3",
+                                                                                                      3,
+                                                                                                      "[2,5,3]"),
+                                                            VC_T("getitem", "[2,5,4]"),
+                                                            "\"index\":2") "," VC_NODE("getitem_1",
+                                                                                       "<built-in "
+                                                                                       "function "
+                                                                                       "getitem>",
+                                                                                       SPL("split_"
+                                                                                           "0",
+                                                                                           0,
+                                                                                           "[2,5,"
+                                                                                           "2]") "," SPL("split_1",
+                                                                                                         1,
+                                                                                                         "[2,5,0]") "," SPL("split_2",
+                                                                                                                            2,
+                                                                                                                            "[2,5,4]") "," SPL("split_3",
+                                                                                                                                               3,
+                                                                                                                                               "[2,5,3]"),
+                                                                                       VC_T("getite"
+                                                                                            "m_1",
+                                                                                            "[2,5,"
+                                                                                            "2]"),
+                                                                                       "\"index\":"
+                                                                                       "0") "," VC_NODE("slice",
+                                                                                                        "aten.slice.Tensor",
+                                                                                                        VC_T(
+                                                                                                            "getitem_1",
+                                                                                                            "[2,5,2]"),
+                                                                                                        VC_T(
+                                                                                                            "s",
+                                                                                                            "[2,5,1]"),
+                                                                                                        "\"dim\":2,\"start\":1") "," VC_NODE("add",
+                                                                                                                                             "aten.add.Tensor",
+                                                                                                                                             VC_T("getitem", "[2,5,4]") "," VC_T(
+                                                                                                                                                 "s",
+                                                                                                                                                 "[2,5,1]"),
+                                                                                                                                             VC_T(
+                                                                                                                                                 "o",
+                                                                                                                                                 "[2,5,4]"),
+                                                                                                                                             "") "]}";
+    for (int t = 0; t < 3; t++)
+        vc_check_json(sizes, dts[t], tols[t], "slice");
+    const char
+        *ints =
+            "{\"graph_inputs\":[" VC_TI("x", "[6,8]") "],\"graph_outputs\":[" VC_TI("o", "[4,6]") "],\"nodes\":[" VC_NODE(
+                "split", "aten.split.sizes", VC_TI("x", "[6,8]"),
+                VC_TI("split_0", "[6,4]") "," VC_TI("split_1", "[6,4]"),
+                "\"split_size\":[4,4],\"dim\":1") "," VC_NODE("getitem",
+                                                              "<built-in function getitem>",
+                                                              "{\"name\":\"split_0\",\"dtype\":"
+                                                              "\"int64\",\"shape\":[6,4]},{"
+                                                              "\"name\":\"split_1\",\"dtype\":"
+                                                              "\"int64\",\"shape\":[6,4]}",
+                                                              VC_TI("getitem", "[6,4]"),
+                                                              "\"index\":1") "," VC_NODE("t",
+                                                                                         "aten.t."
+                                                                                         "default",
+                                                                                         VC_TI(
+                                                                                             "getit"
+                                                                                             "em",
+                                                                                             "[6,"
+                                                                                             "4]"),
+                                                                                         VC_TI(
+                                                                                             "o",
+                                                                                             "[4,"
+                                                                                             "6]"),
+                                                                                         "") "]}";
     vc_check_json(ints, "fp16", 0, "slice");
 }
 
@@ -275,17 +442,45 @@ static void test_split(void **state)
 static void test_split_views(void **state)
 {
     (void)state;
-    const char *g =
-        "{\"graph_inputs\":[" VC_T("x", "[1,1,384]") "," VC_T("y", "[6,64]") "],\"graph_outputs\":[" VC_T("o", "[1,1,128]") "," VC_T("p", "[1,4,1,32]") "," VC_T("q", "[1,64]") "," VC_T("z", "[2,64]") "],\"nodes\":["
-        VC_NODE("relu", "aten.relu.default", VC_T("x", "[1,1,384]"), VC_T("r", "[1,1,384]"), "")
-        "," VC_NODE("split", "aten.split.Tensor", VC_T("r", "[1,1,384]"), VC_T("split_0", "[1,1,128]") "," VC_T("split_1", "[1,1,128]") "," VC_T("split_2", "[1,1,128]"), "\"split_size\":128,\"dim\":2")
-        "," VC_NODE("mul", "aten.mul.Tensor", VC_T("split_0", "[1,1,128]") "," VC_T("split_1", "[1,1,128]"), VC_T("o", "[1,1,128]"), "")
-        "," VC_NODE("view", "aten.view.default", VC_T("split_2", "[1,1,128]"), VC_T("v", "[1,1,4,32]"), "\"size\":[1,1,4,32]")
-        "," VC_NODE("permute", "aten.permute.default", VC_T("v", "[1,1,4,32]"), VC_T("p", "[1,4,1,32]"), "\"dims\":[0,2,1,3]")
-        "," VC_NODE("neg", "aten.neg.default", VC_T("y", "[6,64]"), VC_T("ny", "[6,64]"), "")
-        "," VC_NODE("split_1", "aten.split.Tensor", VC_T("ny", "[6,64]"), VC_T("split_1_0", "[4,64]") "," VC_T("split_1_1", "[2,64]"), "\"split_size\":4")
-        "," VC_NODE("sum", "aten.sum.dim_IntList", VC_T("split_1_0", "[4,64]"), VC_T("q", "[1,64]"), "\"dim\":[0],\"keepdim\":true")
-        "," VC_NODE("sin", "aten.sin.default", VC_T("split_1_1", "[2,64]"), VC_T("z", "[2,64]"), "") "]}";
+    const char
+        *g =
+            "{\"graph_inputs\":[" VC_T(
+                "x", "[1,1,384]") "," VC_T("y", "[6,64]") "],\"graph_outputs\":[" VC_T("o",
+                                                                                       "[1,1,128]") "," VC_T("p", "[1,4,1,32]") "," VC_T("q", "[1,64]") "," VC_T("z", "[2,64]") "],\"nodes\":[" VC_NODE("relu", "aten.relu.default", VC_T("x", "[1,1,384]"), VC_T("r", "[1,1,384]"), "") "," VC_NODE("split",
+                                                                                                                                                                                                                                                                                                     "aten.split.Tensor",
+                                                                                                                                                                                                                                                                                                     VC_T("r", "[1,1,384]"), VC_T("split_0", "[1,1,128]") "," VC_T("split_1", "[1,1,128]") "," VC_T("split_2", "[1,1,128]"), "\"split_size\":128,\"dim\":2") "," VC_NODE("mul",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                         "aten.mul.Tensor",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                         VC_T(
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                             "split_0",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                             "[1,1,128]") "," VC_T("split_1",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   "[1,1,128]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                         VC_T(
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                             "o",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                             "[1,1,128]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                         "") "," VC_NODE("view",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                         "aten.view.default",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                         VC_T("split_2", "[1,1,128]"), VC_T("v", "[1,1,4,32]"), "\"size\":[1,1,4,32]") "," VC_NODE("permute",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   "aten.permute.default",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   VC_T(
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                       "v",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                       "[1,1,4,32]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   VC_T(
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                       "p",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                       "[1,4,1,32]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   "\"dims\":[0,2,1,3]") "," VC_NODE("neg",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                     "aten.neg.default",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                     VC_T("y", "[6,64]"), VC_T("ny", "[6,64]"), "") "," VC_NODE("split_1",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "aten.split.Tensor", VC_T("ny", "[6,64]"), VC_T("split_1_0", "[4,64]") "," VC_T("split_1_1", "[2,64]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "\"split_size\":4") "," VC_NODE("sum",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "aten.sum.dim_IntList", VC_T("split_1_0", "[4,64]"), VC_T("q", "[1,64]"), "\"dim\":[0],\"keepdim\":true") "," VC_NODE("sin",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      "aten.sin.default",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      VC_T(
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          "split_1_1",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          "[2,64]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      VC_T(
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          "z",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          "[2,64]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      "") "]}";
     for (int t = 0; t < 3; t++) {
         vc_check_json(g, dts[t], tols[t], "unary");
         vc_check_json_on(g, dts[t], tols[t], "unary", true);
@@ -295,13 +490,12 @@ static void test_split_views(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_transpose),  cmocka_unit_test(test_expand),
+        cmocka_unit_test(test_transpose),    cmocka_unit_test(test_expand),
         cmocka_unit_test(test_slice_select), cmocka_unit_test(test_cat),
-        cmocka_unit_test(test_copy),       cmocka_unit_test(test_int_data),
-        cmocka_unit_test(test_cast_int),   cmocka_unit_test(test_embedding),
-        cmocka_unit_test(test_index_copy), cmocka_unit_test(test_index_copy_transposed),
-        cmocka_unit_test(test_split),
-        cmocka_unit_test(test_split_views),
+        cmocka_unit_test(test_copy),         cmocka_unit_test(test_int_data),
+        cmocka_unit_test(test_cast_int),     cmocka_unit_test(test_embedding),
+        cmocka_unit_test(test_index_copy),   cmocka_unit_test(test_index_copy_transposed),
+        cmocka_unit_test(test_split),        cmocka_unit_test(test_split_views),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -102,34 +102,66 @@ static void test_div_pow_positive(void **state)
     static const char *pows[] = {"-0.5", "-1", "-2", "-3", "1.7", "-2.25", "0.5"};
     for (size_t e = 0; e < sizeof pows / sizeof pows[0]; e++) {
         char g[4096];
-        snprintf(g, sizeof g,
-                 "{\"graph_inputs\":[" T("x", "[3,111]") "],\"graph_outputs\":[" T("o", "[3,111]") "],\"nodes\":["
-                 NODE("a", "aten.abs.default", T("x", "[3,111]"), T("ax", "[3,111]"), "")
-                 "," NODE("p", "aten.add.Tensor", T("ax", "[3,111]"), T("y", "[3,111]"), "\"other\":0.5")
-                 "," NODE("w", "aten.pow.Tensor_Scalar", T("y", "[3,111]"), T("o", "[3,111]"), "\"exponent\":%s") "]}",
-                 pows[e]);
-        for (int t = 0; t < 3; t++) vc_check_json(g, dts[t], tols[t], "binary_s");
+        snprintf(
+            g, sizeof g,
+            "{\"graph_inputs\":[" T("x", "[3,111]") "],\"graph_outputs\":[" T(
+                "o",
+                "[3,111]") "],\"nodes\":[" NODE("a", "aten.abs.default", T("x", "[3,111]"),
+                                                T("ax", "[3,111]"),
+                                                "") "," NODE("p", "aten.add.Tensor",
+                                                             T("ax", "[3,111]"), T("y", "[3,111]"),
+                                                             "\"other\":0.5") "," NODE("w",
+                                                                                       "aten.pow."
+                                                                                       "Tensor_"
+                                                                                       "Scalar",
+                                                                                       T("y",
+                                                                                         "[3,111]"),
+                                                                                       T("o",
+                                                                                         "[3,111]"),
+                                                                                       "\"exponent"
+                                                                                       "\":%s") "]"
+                                                                                                "}",
+            pows[e]);
+        for (int t = 0; t < 3; t++)
+            vc_check_json(g, dts[t], tols[t], "binary_s");
     }
     /* tensor ** tensor: base in [0.5, 1.5], exponent in [-3, 3]; and a broadcast exponent row */
     const char *pt =
-        "{\"graph_inputs\":[" T("x", "[4,1,33]") "," T("e", "[5,33]") "],\"graph_outputs\":[" T("o", "[4,5,33]") "],\"nodes\":["
-        NODE("a", "aten.abs.default", T("x", "[4,1,33]"), T("ax", "[4,1,33]"), "")
-        "," NODE("p", "aten.add.Tensor", T("ax", "[4,1,33]"), T("b", "[4,1,33]"), "\"other\":0.5")
-        "," NODE("m", "aten.mul.Tensor", T("e", "[5,33]"), T("e3", "[5,33]"), "\"other\":3")
-        "," NODE("w", "aten.pow.Tensor_Tensor", T("b", "[4,1,33]") "," T("e3", "[5,33]"), T("o", "[4,5,33]"), "") "]}";
-    for (int t = 0; t < 3; t++) vc_check_json(pt, dts[t], tols[t], "binary");
+        "{\"graph_inputs\":[" T("x", "[4,1,33]") "," T("e", "[5,33]") "],\"graph_outputs\":[" T("o", "[4,5,33]") "],\"nodes\":[" NODE(
+            "a", "aten.abs.default", T("x", "[4,1,33]"), T("ax", "[4,1,33]"),
+            "") "," NODE("p", "aten.add.Tensor", T("ax", "[4,1,33]"), T("b", "[4,1,33]"),
+                         "\"other\":0.5") "," NODE("m", "aten.mul.Tensor", T("e", "[5,33]"),
+                                                   T("e3", "[5,33]"),
+                                                   "\"other\":3") "," NODE("w",
+                                                                           "aten.pow.Tensor_Tensor",
+                                                                           T("b", "[4,1,33]") "," T(
+                                                                               "e3", "[5,33]"),
+                                                                           T("o", "[4,5,33]"),
+                                                                           "") "]}";
+    for (int t = 0; t < 3; t++)
+        vc_check_json(pt, dts[t], tols[t], "binary");
     /* x * 3 / (|y| + 0.25): quotients in [-12, 12] straddle integers */
-    static const char *modes[] = {"", ",\"rounding_mode\":\"trunc\"", ",\"rounding_mode\":\"floor\""};
+    static const char *modes[] = {"", ",\"rounding_mode\":\"trunc\"",
+                                  ",\"rounding_mode\":\"floor\""};
     for (int m = 0; m < 3; m++) {
         char g[4096];
-        snprintf(g, sizeof g,
-                 "{\"graph_inputs\":[" T("x", "[6,1,40]") "," T("y", "[5,40]") "],\"graph_outputs\":[" T("o", "[6,5,40]") "],\"nodes\":["
-                 NODE("a", "aten.abs.default", T("y", "[5,40]"), T("ay", "[5,40]"), "")
-                 "," NODE("p", "aten.add.Tensor", T("ay", "[5,40]"), T("d", "[5,40]"), "\"other\":0.25")
-                 "," NODE("m", "aten.mul.Tensor", T("x", "[6,1,40]"), T("x3", "[6,1,40]"), "\"other\":3")
-                 "," NODE("q", "aten.div.Tensor_mode", T("x3", "[6,1,40]") "," T("d", "[5,40]"), T("o", "[6,5,40]"), "%s") "]}",
-                 modes[m] + (m ? 1 : 0));
-        for (int t = 0; t < 3; t++) vc_check_json(g, dts[t], m ? mode_tols[t] : tols[t], "binary");
+        snprintf(
+            g, sizeof g,
+            "{\"graph_inputs\":[" T("x", "[6,1,40]") "," T("y", "[5,40]") "],\"graph_outputs\":[" T("o", "[6,5,40]") "],\"nodes\":[" NODE(
+                "a", "aten.abs.default", T("y", "[5,40]"), T("ay", "[5,40]"),
+                "") "," NODE("p", "aten.add.Tensor", T("ay", "[5,40]"), T("d", "[5,40]"),
+                             "\"other\":0.25") "," NODE("m", "aten.mul.Tensor", T("x", "[6,1,40]"),
+                                                        T("x3", "[6,1,40]"),
+                                                        "\"other\":3") "," NODE("q",
+                                                                                "aten.div.Tensor_"
+                                                                                "mode",
+                                                                                T("x3", "[6,1,40]") "," T(
+                                                                                    "d", "[5,40]"),
+                                                                                T("o", "[6,5,40]"),
+                                                                                "%s") "]}",
+            modes[m] + (m ? 1 : 0));
+        for (int t = 0; t < 3; t++)
+            vc_check_json(g, dts[t], m ? mode_tols[t] : tols[t], "binary");
     }
 }
 
@@ -137,14 +169,19 @@ static void test_add_relu(void **state)
 {
     (void)state;
     const char *g =
-        "{\"graph_inputs\":[" T("x", "[2,8,5,5]") "," T("b", "[1,8,1,1]") "],\"graph_outputs\":[" T("o", "[2,8,5,5]") "],\"nodes\":["
-        NODE("a", "aten.add.Tensor", T("x", "[2,8,5,5]") "," T("b", "[1,8,1,1]"), T("s", "[2,8,5,5]"), "")
-        "," NODE("r", "aten.relu.default", T("s", "[2,8,5,5]"), T("o", "[2,8,5,5]"), "") "]}";
+        "{\"graph_inputs\":[" T("x", "[2,8,5,5]") "," T("b", "[1,8,1,1]") "],\"graph_outputs\":[" T(
+            "o", "[2,8,5,5]") "],\"nodes\":[" NODE("a", "aten.add.Tensor",
+                                                   T("x", "[2,8,5,5]") "," T("b", "[1,8,1,1]"),
+                                                   T("s", "[2,8,5,5]"),
+                                                   "") "," NODE("r", "aten.relu.default",
+                                                                T("s", "[2,8,5,5]"),
+                                                                T("o", "[2,8,5,5]"), "") "]}";
     /* the same tensor on both sides: the fused group lists it once */
-    const char *self =
-        "{\"graph_inputs\":[" T("x", "[3,77]") "],\"graph_outputs\":[" T("o", "[3,77]") "],\"nodes\":["
-        NODE("a", "aten.add.Tensor", T("x", "[3,77]") "," T("x", "[3,77]"), T("s", "[3,77]"), "")
-        "," NODE("r", "aten.relu.default", T("s", "[3,77]"), T("o", "[3,77]"), "") "]}";
+    const char *self = "{\"graph_inputs\":[" T("x", "[3,77]") "],\"graph_outputs\":[" T(
+        "o", "[3,77]") "],\"nodes\":[" NODE("a", "aten.add.Tensor",
+                                            T("x", "[3,77]") "," T("x", "[3,77]"), T("s", "[3,77]"),
+                                            "") "," NODE("r", "aten.relu.default", T("s", "[3,77]"),
+                                                         T("o", "[3,77]"), "") "]}";
     for (int t = 0; t < 3; t++) {
         vc_check_json(g, dts[t], tols[t], "add_relu");
         vc_check_json(self, dts[t], tols[t], "binary_s");
@@ -156,18 +193,32 @@ static void test_silu_mul(void **state)
     (void)state;
     /* silu(g) * u, u * silu(g), and the multiplier produced after the silu */
     const char *g1 =
-        "{\"graph_inputs\":[" T("g", "[3,177]") "," T("u", "[3,177]") "],\"graph_outputs\":[" T("o", "[3,177]") "],\"nodes\":["
-        NODE("s", "aten.silu.default", T("g", "[3,177]"), T("sg", "[3,177]"), "")
-        "," NODE("m", "aten.mul.Tensor", T("sg", "[3,177]") "," T("u", "[3,177]"), T("o", "[3,177]"), "") "]}";
+        "{\"graph_inputs\":[" T("g", "[3,177]") "," T("u", "[3,177]") "],\"graph_outputs\":[" T(
+            "o",
+            "[3,177]") "],\"nodes\":[" NODE("s", "aten.silu.default", T("g", "[3,177]"),
+                                            T("sg", "[3,177]"),
+                                            "") "," NODE("m", "aten.mul.Tensor",
+                                                         T("sg", "[3,177]") "," T("u", "[3,177]"),
+                                                         T("o", "[3,177]"), "") "]}";
     const char *g2 =
-        "{\"graph_inputs\":[" T("u", "[3,177]") "," T("g", "[3,177]") "],\"graph_outputs\":[" T("o", "[3,177]") "],\"nodes\":["
-        NODE("s", "aten.silu.default", T("g", "[3,177]"), T("sg", "[3,177]"), "")
-        "," NODE("m", "aten.mul.Tensor", T("u", "[3,177]") "," T("sg", "[3,177]"), T("o", "[3,177]"), "") "]}";
+        "{\"graph_inputs\":[" T("u", "[3,177]") "," T("g", "[3,177]") "],\"graph_outputs\":[" T(
+            "o",
+            "[3,177]") "],\"nodes\":[" NODE("s", "aten.silu.default", T("g", "[3,177]"),
+                                            T("sg", "[3,177]"),
+                                            "") "," NODE("m", "aten.mul.Tensor",
+                                                         T("u", "[3,177]") "," T("sg", "[3,177]"),
+                                                         T("o", "[3,177]"), "") "]}";
     const char *g3 =
-        "{\"graph_inputs\":[" T("g", "[3,177]") "," T("v", "[3,177]") "],\"graph_outputs\":[" T("o", "[3,177]") "],\"nodes\":["
-        NODE("s", "aten.silu.default", T("g", "[3,177]"), T("sg", "[3,177]"), "")
-        "," NODE("n", "aten.sin.default", T("v", "[3,177]"), T("u", "[3,177]"), "")
-        "," NODE("m", "aten.mul.Tensor", T("u", "[3,177]") "," T("sg", "[3,177]"), T("o", "[3,177]"), "") "]}";
+        "{\"graph_inputs\":[" T("g", "[3,177]") "," T("v", "[3,177]") "],\"graph_outputs\":[" T(
+            "o", "[3,177]") "],\"nodes\":[" NODE("s", "aten.silu.default", T("g", "[3,177]"),
+                                                 T("sg", "[3,177]"),
+                                                 "") "," NODE("n", "aten.sin.default",
+                                                              T("v", "[3,177]"), T("u", "[3,177]"),
+                                                              "") "," NODE("m", "aten.mul.Tensor",
+                                                                           T("u", "[3,177]") "," T(
+                                                                               "sg", "[3,177]"),
+                                                                           T("o", "[3,177]"),
+                                                                           "") "]}";
     for (int t = 0; t < 3; t++) {
         vc_check_json(g1, dts[t], tols[t], "silu_mul");
         vc_check_json(g2, dts[t], tols[t], "silu_mul");
@@ -237,24 +288,64 @@ static void test_masked_softmax(void **state)
         const char *x = cases[c].x, *m = cases[c].m;
         snprintf(g, sizeof g,
                  "{\"graph_inputs\":[{\"name\":\"x\",\"shape\":%s},{\"name\":\"mm\",\"shape\":%s}],"
-                 "\"graph_outputs\":[{\"name\":\"o\",\"shape\":%s}],\"nodes\":["
-                 NODE("r", "aten.relu.default", "{\"name\":\"mm\",\"shape\":%s}", "{\"name\":\"rm\",\"shape\":%s}", "")
-                 "," NODE("l", "aten.log.default", "{\"name\":\"rm\",\"shape\":%s}", "{\"name\":\"mask\",\"shape\":%s}", "")
-                 "," NODE("a", "aten.add.Tensor", "{\"name\":\"x\",\"shape\":%s},{\"name\":\"mask\",\"shape\":%s}", "{\"name\":\"s\",\"shape\":%s}", "")
-                 "," NODE("sm", "aten.softmax.int", "{\"name\":\"s\",\"shape\":%s}", "{\"name\":\"o\",\"shape\":%s}", "\"dim\":-1") "]}",
+                 "\"graph_outputs\":[{\"name\":\"o\",\"shape\":%s}],\"nodes\":[" NODE(
+                     "r", "aten.relu.default", "{\"name\":\"mm\",\"shape\":%s}",
+                     "{\"name\":\"rm\",\"shape\":%s}",
+                     "") "," NODE("l", "aten.log.default", "{\"name\":\"rm\",\"shape\":%s}",
+                                  "{\"name\":\"mask\",\"shape\":%s}",
+                                  "") "," NODE("a", "aten.add.Tensor",
+                                               "{\"name\":\"x\",\"shape\":%s},{\"name\":\"mask\","
+                                               "\"shape\":%s}",
+                                               "{\"name\":\"s\",\"shape\":%s}",
+                                               "") "," NODE("sm", "aten.softmax.int",
+                                                            "{\"name\":\"s\",\"shape\":%s}",
+                                                            "{\"name\":\"o\",\"shape\":%s}",
+                                                            "\"dim\":-1") "]}",
                  x, m, x, m, m, m, m, x, m, x, x, x);
-        for (int t = 0; t < 3; t++) vc_check_json(g, dts[t], tols[t], "masked_softmax");
+        for (int t = 0; t < 3; t++)
+            vc_check_json(g, dts[t], tols[t], "masked_softmax");
     }
-    const char *full =
-        "{\"graph_inputs\":[" T("x", "[1,3,16,40]") "," T("mr", "[1,1,16,1]") "," T("mc", "[1,1,1,40]") "],\"graph_outputs\":[" T("o", "[1,3,16,40]") "],\"nodes\":["
-        NODE("r1", "aten.relu.default", T("mr", "[1,1,16,1]"), T("r1", "[1,1,16,1]"), "")
-        "," NODE("l1", "aten.log.default", T("r1", "[1,1,16,1]"), T("l1", "[1,1,16,1]"), "")
-        "," NODE("r2", "aten.relu.default", T("mc", "[1,1,1,40]"), T("r2", "[1,1,1,40]"), "")
-        "," NODE("l2", "aten.log.default", T("r2", "[1,1,1,40]"), T("l2", "[1,1,1,40]"), "")
-        "," NODE("mk", "aten.add.Tensor", T("l1", "[1,1,16,1]") "," T("l2", "[1,1,1,40]"), T("mask", "[1,1,16,40]"), "")
-        "," NODE("a", "aten.add.Tensor", T("x", "[1,3,16,40]") "," T("mask", "[1,1,16,40]"), T("s", "[1,3,16,40]"), "")
-        "," NODE("sm", "aten.softmax.int", T("s", "[1,3,16,40]"), T("o", "[1,3,16,40]"), "\"dim\":-1") "]}";
-    for (int t = 0; t < 3; t++) vc_check_json(full, dts[t], tols[t], "masked_softmax");
+    const char
+        *full =
+            "{\"graph_inputs\":[" T(
+                "x", "[1,3,16,40]") "," T("mr",
+                                          "[1,1,16,1]") "," T("mc",
+                                                              "[1,"
+                                                              "1,1,"
+                                                              "40]") "],\"graph_outputs\":[" T("o", "[1,3,16,40]") "],\"nodes\":[" NODE("r1", "aten.relu.default", T("mr", "[1,1,16,1]"), T("r1", "[1,1,16,1]"), "") "," NODE("l1", "aten.log.default", T("r1", "[1,1,16,1]"), T("l1", "[1,1,16,1]"), "") "," NODE("r2",
+                                                                                                                                                                                                                                                                                                                   "aten.relu.default", T("mc", "[1,1,1,40]"),
+                                                                                                                                                                                                                                                                                                                   T("r2", "[1,1,1,40]"), "") "," NODE("l2", "aten.log.default", T("r2", "[1,1,1,40]"),
+                                                                                                                                                                                                                                                                                                                                                       T("l2", "[1,1,1,40]"), "") "," NODE("mk", "aten.add.Tensor", T("l1", "[1,1,16,1]") "," T("l2", "[1,1,1,40]"), T("mask", "[1,1,16,40]"), "") "," NODE("a",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                            "aten.add.Tensor",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                            T("x",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                              "[1,3,16,"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                              "40]") "," T("mask",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                           "[1,1,16,40]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                            T("s", "[1,3,16,40]"), "") "," NODE("sm",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "aten"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                ".sof"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "tmax"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                ".in"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "t",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                T("s",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  "[1"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  ",3"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  ",1"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  "6,"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  "40"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  "]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                T("o",
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  "[1"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  ",3"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  ",1"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  "6,"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  "40"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  "]"),
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "\"di"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "m\":"
+                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "-1") "]}";
+    for (int t = 0; t < 3; t++)
+        vc_check_json(full, dts[t], tols[t], "masked_softmax");
 }
 
 /* ---- where, masked_fill, comparisons, logical ops ------------------------------------------
@@ -294,17 +385,35 @@ static void test_where_scalar_masked_fill(void **state)
         const char *op, *attrs;
         TuSpec in[2], out;
     } cases[] = {
-        {"aten.where.ScalarOther", "\"other\":-0.25", {B8(3, {3, 5, 67}), F32(3, {3, 5, 67})}, F32(3, {3, 5, 67})},
-        {"aten.where.ScalarOther", "\"other\":\"-inf\"", {B8(4, {1, 1, 7, 7}), F32(4, {2, 3, 7, 7})}, F32(4, {2, 3, 7, 7})},
-        {"aten.where.ScalarSelf", "\"self\":2.5", {B8(2, {5, 1}), F32(2, {1, 33})}, F32(2, {5, 33})},
-        {"aten.masked_fill.Scalar", "\"value\":\"-inf\"", {F32(4, {1, 4, 10, 10}), B8(4, {1, 1, 10, 10})}, F32(4, {1, 4, 10, 10})},
-        {"aten.masked_fill.Scalar", "\"value\":0.5", {F32(3, {2, 9, 13}), B8(3, {2, 9, 13})}, F32(3, {2, 9, 13})},
-        {"aten.masked_fill.Scalar", "\"value\":-3", {F32(2, {1, 31}), B8(3, {4, 6, 31})}, F32(3, {4, 6, 31})},
+        {"aten.where.ScalarOther",
+         "\"other\":-0.25",
+         {B8(3, {3, 5, 67}), F32(3, {3, 5, 67})},
+         F32(3, {3, 5, 67})},
+        {"aten.where.ScalarOther",
+         "\"other\":\"-inf\"",
+         {B8(4, {1, 1, 7, 7}), F32(4, {2, 3, 7, 7})},
+         F32(4, {2, 3, 7, 7})},
+        {"aten.where.ScalarSelf",
+         "\"self\":2.5",
+         {B8(2, {5, 1}), F32(2, {1, 33})},
+         F32(2, {5, 33})},
+        {"aten.masked_fill.Scalar",
+         "\"value\":\"-inf\"",
+         {F32(4, {1, 4, 10, 10}), B8(4, {1, 1, 10, 10})},
+         F32(4, {1, 4, 10, 10})},
+        {"aten.masked_fill.Scalar",
+         "\"value\":0.5",
+         {F32(3, {2, 9, 13}), B8(3, {2, 9, 13})},
+         F32(3, {2, 9, 13})},
+        {"aten.masked_fill.Scalar",
+         "\"value\":-3",
+         {F32(2, {1, 31}), B8(3, {4, 6, 31})},
+         F32(3, {4, 6, 31})},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int t = 0; t < 3; t++)
-            vc_check_node(cases[i].op, 2, cases[i].in, cases[i].out, cases[i].attrs, dts[t], tols[t],
-                          "where_s");
+            vc_check_node(cases[i].op, 2, cases[i].in, cases[i].out, cases[i].attrs, dts[t],
+                          tols[t], "where_s");
 }
 
 /* where(a OP b, a, b) for tensor comparisons, broadcast both ways; the comparison alone (a bool
@@ -317,7 +426,8 @@ static void test_compare(void **state)
         const char *a, *b, *out;
         TuSpec ta, tb, tout;
     } sh[] = {
-        {"[3,5,67]", "[3,5,67]", "[3,5,67]", F32(3, {3, 5, 67}), F32(3, {3, 5, 67}), B8(3, {3, 5, 67})},
+        {"[3,5,67]", "[3,5,67]", "[3,5,67]", F32(3, {3, 5, 67}), F32(3, {3, 5, 67}),
+         B8(3, {3, 5, 67})},
         {"[4,1,9]", "[1,3,1]", "[4,3,9]", F32(3, {4, 1, 9}), F32(3, {1, 3, 1}), B8(3, {4, 3, 9})},
         {"[2,1,5,1,7]", "[3,1,6,1]", "[2,3,5,6,7]", F32(5, {2, 1, 5, 1, 7}), F32(4, {3, 1, 6, 1}),
          B8(5, {2, 3, 5, 6, 7})},
@@ -325,15 +435,19 @@ static void test_compare(void **state)
     for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
         for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
             char g[4096], aten[32];
-            snprintf(g, sizeof g,
-                     "{\"graph_inputs\":[" T("a", "%s") "," T("b", "%s") "],\"graph_outputs\":["
-                     T("o", "%s") "],\"nodes\":["
-                     NODE("c", "aten.%s.Tensor", T("a", "%s") "," T("b", "%s"), TB("m", "%s"), "")
-                     "," NODE("w", "aten.where.self", TB("m", "%s") "," T("a", "%s") "," T("b", "%s"),
-                              T("o", "%s"), "") "]}",
-                     sh[i].a, sh[i].b, sh[i].out, ops[o], sh[i].a, sh[i].b, sh[i].out, sh[i].out,
-                     sh[i].a, sh[i].b, sh[i].out);
-            for (int t = 0; t < 3; t++) vc_check_json(g, dts[t], tols[t], "binary");
+            snprintf(
+                g, sizeof g,
+                "{\"graph_inputs\":[" T("a", "%s") "," T("b", "%s") "],\"graph_outputs\":[" T(
+                    "o", "%s") "],\"nodes\":[" NODE("c", "aten.%s.Tensor",
+                                                    T("a", "%s") "," T("b", "%s"), TB("m", "%s"),
+                                                    "") "," NODE("w", "aten.where.self",
+                                                                 TB("m", "%s") "," T(
+                                                                     "a", "%s") "," T("b", "%s"),
+                                                                 T("o", "%s"), "") "]}",
+                sh[i].a, sh[i].b, sh[i].out, ops[o], sh[i].a, sh[i].b, sh[i].out, sh[i].out,
+                sh[i].a, sh[i].b, sh[i].out);
+            for (int t = 0; t < 3; t++)
+                vc_check_json(g, dts[t], tols[t], "binary");
             snprintf(aten, sizeof aten, "aten.%s.Tensor", ops[o]);
             vc_check_node(aten, 2, S(sh[i].ta, sh[i].tb), sh[i].tout, "", "fp32", 0, "binary");
         }
@@ -343,18 +457,26 @@ static void test_compare(void **state)
 static void test_compare_scalar(void **state)
 {
     (void)state;
-    static const char *cases[][2] = {{"eq.Scalar", "0.5"}, {"ne.Scalar", "0"},  {"lt.Scalar", "0.25"},
-                                     {"le.Scalar", "-0.5"}, {"gt.Tensor", "0"}, {"ge.Scalar", "0.75"}};
+    static const char *cases[][2] = {{"eq.Scalar", "0.5"},  {"ne.Scalar", "0"},
+                                     {"lt.Scalar", "0.25"}, {"le.Scalar", "-0.5"},
+                                     {"gt.Tensor", "0"},    {"ge.Scalar", "0.75"}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char g[4096];
-        snprintf(g, sizeof g,
-                 "{\"graph_inputs\":[" T("x", "[6,7,37]") "],\"graph_outputs\":[" T("o", "[6,7,37]")
-                 "],\"nodes\":["
-                 NODE("c", "aten.%s", T("x", "[6,7,37]"), TB("m", "[6,7,37]"), "\"other\":%s")
-                 "," NODE("w", "aten.where.ScalarOther", TB("m", "[6,7,37]") "," T("x", "[6,7,37]"),
-                          T("o", "[6,7,37]"), "\"other\":%s") "]}",
-                 cases[c][0], cases[c][1], cases[c][1]);
-        for (int t = 0; t < 3; t++) vc_check_json(g, dts[t], tols[t], "binary_s");
+        snprintf(
+            g, sizeof g,
+            "{\"graph_inputs\":[" T("x", "[6,7,37]") "],\"graph_outputs\":[" T(
+                "o",
+                "[6,7,37]") "],\"nodes\":[" NODE("c", "aten.%s", T("x", "[6,7,37]"),
+                                                 TB("m", "[6,7,37]"),
+                                                 "\"other\":%s") "," NODE("w",
+                                                                          "aten.where.ScalarOther",
+                                                                          TB("m", "[6,7,37]") "," T(
+                                                                              "x", "[6,7,37]"),
+                                                                          T("o", "[6,7,37]"),
+                                                                          "\"other\":%s") "]}",
+            cases[c][0], cases[c][1], cases[c][1]);
+        for (int t = 0; t < 3; t++)
+            vc_check_json(g, dts[t], tols[t], "binary_s");
         char aten[32], attrs[32];
         snprintf(aten, sizeof aten, "aten.%s", cases[c][0]);
         snprintf(attrs, sizeof attrs, "\"other\":%s", cases[c][1]);
@@ -369,19 +491,32 @@ static void test_compare_exact(void **state)
 {
     (void)state;
     const char *g2 =
-        "{\"graph_inputs\":[" T("x", "[5,4,33]") "],\"graph_outputs\":["
-        TB("e", "[5,4,33]") "," TB("n", "[5,4,33]") "],\"nodes\":["
-        NODE("r", "aten.relu.default", T("x", "[5,4,33]"), T("rx", "[5,4,33]"), "")
-        "," NODE("eq", "aten.eq.Tensor", T("x", "[5,4,33]") "," T("rx", "[5,4,33]"), TB("e", "[5,4,33]"), "")
-        "," NODE("ne", "aten.ne.Tensor", T("rx", "[5,4,33]") "," T("x", "[5,4,33]"), TB("n", "[5,4,33]"), "") "]}";
-    for (int t = 0; t < 3; t++) vc_check_json(g2, dts[t], 0, "binary");
+        "{\"graph_inputs\":[" T("x", "[5,4,33]") "],\"graph_outputs\":[" TB("e", "[5,4,33]") "," TB(
+            "n",
+            "[5,4,33]") "],\"nodes\":[" NODE("r", "aten.relu.default", T("x", "[5,4,33]"),
+                                             T("rx", "[5,4,33]"),
+                                             "") "," NODE("eq", "aten.eq.Tensor",
+                                                          T("x", "[5,4,33]") "," T("rx",
+                                                                                   "[5,4,33]"),
+                                                          TB("e", "[5,4,33]"),
+                                                          "") "," NODE("ne", "aten.ne.Tensor",
+                                                                       T("rx", "[5,4,33]") "," T(
+                                                                           "x", "[5,4,33]"),
+                                                                       TB("n", "[5,4,33]"),
+                                                                       "") "]}";
+    for (int t = 0; t < 3; t++)
+        vc_check_json(g2, dts[t], 0, "binary");
     static const struct {
         const char *op;
         int nin;
         TuSpec in[2], out;
         const char *stem;
     } cases[] = {
-        {"aten.logical_and.default", 2, {B8(3, {4, 1, 9}), B8(3, {1, 3, 9})}, B8(3, {4, 3, 9}), "binary"},
+        {"aten.logical_and.default",
+         2,
+         {B8(3, {4, 1, 9}), B8(3, {1, 3, 9})},
+         B8(3, {4, 3, 9}),
+         "binary"},
         {"aten.logical_or.default", 2, {B8(2, {7, 41}), B8(1, {41})}, B8(2, {7, 41}), "binary"},
         {"aten.bitwise_and.Tensor", 2, {B8(2, {7, 41}), B8(2, {7, 41})}, B8(2, {7, 41}), "binary"},
         {"aten.logical_not.default", 1, {B8(4, {2, 3, 5, 7})}, B8(4, {2, 3, 5, 7}), "binary_s"},
@@ -399,12 +534,18 @@ int main(void)
      * one generated kernel (test_vk_gen.c) */
     vc_set_no_fuse("fuse-elementwise");
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_binary_tensor_tensor), cmocka_unit_test(test_binary_scalar),
-        cmocka_unit_test(test_div_pow_positive),     cmocka_unit_test(test_add_relu),
-        cmocka_unit_test(test_silu_mul),             cmocka_unit_test(test_reduce),
-        cmocka_unit_test(test_softmax),              cmocka_unit_test(test_masked_softmax),
-        cmocka_unit_test(test_where),                cmocka_unit_test(test_where_scalar_masked_fill),
-        cmocka_unit_test(test_compare),              cmocka_unit_test(test_compare_scalar),
+        cmocka_unit_test(test_binary_tensor_tensor),
+        cmocka_unit_test(test_binary_scalar),
+        cmocka_unit_test(test_div_pow_positive),
+        cmocka_unit_test(test_add_relu),
+        cmocka_unit_test(test_silu_mul),
+        cmocka_unit_test(test_reduce),
+        cmocka_unit_test(test_softmax),
+        cmocka_unit_test(test_masked_softmax),
+        cmocka_unit_test(test_where),
+        cmocka_unit_test(test_where_scalar_masked_fill),
+        cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_compare_scalar),
         cmocka_unit_test(test_compare_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

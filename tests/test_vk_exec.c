@@ -110,7 +110,8 @@ static void test_recorder_barriers_are_levels(void **state)
                             "tests/models/resnet18/model.json",
                             "tests/models/qwen2_tiny/prefill.json",
                             "tests/models/qwen2_tiny/decode.json"};
-    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) check_barriers(models[i]);
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
+        check_barriers(models[i]);
 }
 
 static void test_timed_equals_untimed_qwen(void **state)
@@ -190,7 +191,8 @@ static void test_packed_input_upload(void **state)
     assert_true(x >= 0 && xd >= 0 && r.x.vals[x]);
     const HTensor *v = r.x.vals[x];
     int64_t nonzero = 0;
-    for (int64_t i = 0; i < v->numel; i++) nonzero += ((const float *)v->data)[i] != 0;
+    for (int64_t i = 0; i < v->numel; i++)
+        nonzero += ((const float *)v->data)[i] != 0;
     assert_true(nonzero > v->numel / 2); /* random, not zeros */
     assert_true(hostxf_is_raw(&p->tensors[x], v));
     assert_false(hostxf_is_raw(&p->tensors[xd], v));
@@ -204,7 +206,8 @@ static void test_packed_input_upload(void **state)
     assert_memory_equal(hx.data, v->data, (size_t)v->numel * 4);
     const float *a = v->data, *b = hd.data;
     int64_t bad = 0;
-    for (int64_t i = 0; i < v->numel; i++) bad += b[i] != bf16_to_f32(f32_to_bf16(a[i]));
+    for (int64_t i = 0; i < v->numel; i++)
+        bad += b[i] != bf16_to_f32(f32_to_bf16(a[i]));
     assert_int_equal(bad, 0);
     htensor_free(&hx);
     htensor_free(&hd);
@@ -224,7 +227,8 @@ static void test_packed_input_upload(void **state)
     assert_int_equal(r.be->ops->read(r.be, x, &hd, &d), ST_OK);
     b = hd.data;
     bad = 0;
-    for (int64_t i = 0; i < v->numel; i++) bad += b[i] != f16_to_f32(f32_to_f16(a[i]));
+    for (int64_t i = 0; i < v->numel; i++)
+        bad += b[i] != f16_to_f32(f32_to_f16(a[i]));
     assert_int_equal(bad, 0);
     htensor_free(&hd);
     runner_close(&r);

@@ -1,11 +1,11 @@
 /* run_tests: foreign-leaks-ok (lavapipe leaks inside itself; see test_vk_core.c)
- * Generated kernels (fuse-elementwise, compiler/codegen/codegen.h) on Vulkan against the CPU reference,
- * in f32, f16 and bf16, on random inputs with every device buffer poisoned with NaN: every unary
- * op, every binary op with tensor operands broadcast with 1s in every position (ranks 1 to 6),
- * scalar operands, alpha and the division modes, pow exponents, comparisons, logical ops, where
- * and masked_fill (taken from the CPU into the group), casts from integers, strided views inside
- * a group (permute, transpose, slice with a step, select, expand, reshape, cat), sources folded
- * into constants and index arithmetic (a causal mask from two aranges), bool outputs written
+ * Generated kernels (fuse-elementwise, compiler/codegen/codegen.h) on Vulkan against the CPU
+ * reference, in f32, f16 and bf16, on random inputs with every device buffer poisoned with NaN:
+ * every unary op, every binary op with tensor operands broadcast with 1s in every position (ranks 1
+ * to 6), scalar operands, alpha and the division modes, pow exponents, comparisons, logical ops,
+ * where and masked_fill (taken from the CPU into the group), casts from integers, strided views
+ * inside a group (permute, transpose, slice with a step, select, expand, reshape, cat), sources
+ * folded into constants and index arithmetic (a causal mask from two aranges), bool outputs written
  * four bytes at a time, and the same groups switched off (their where and comparison members
  * then run as lone generated kernels), and the whole fixtures with the pass on and off. Each check
  * fails when no generated kernel ran where one should. */
@@ -28,7 +28,8 @@ static const double tols[] = {VC_TOL_F32, VC_TOL_F16, VC_TOL_BF16};
 
 static void all_dtypes(const char *json)
 {
-    for (int t = 0; t < 3; t++) vc_check_json(json, dts[t], tols[t], "gen");
+    for (int t = 0; t < 3; t++)
+        vc_check_json(json, dts[t], tols[t], "gen");
 }
 
 /* y = U(|x * w| + 0.5) (domain-safe) or U(x * w), with w broadcast, then * 1.5 */
@@ -39,31 +40,51 @@ static void test_unary_ops(void **state)
         const char *op, *attrs;
         bool positive;
     } ops[] = {
-        {"aten.relu.default", "", false},          {"aten.relu6.default", "", false},
+        {"aten.relu.default", "", false},
+        {"aten.relu6.default", "", false},
         {"aten.hardtanh.default", "\"min_val\":-0.25,\"max_val\":0.5", false},
-        {"aten.hardswish.default", "", false},     {"aten.hardsigmoid.default", "", false},
-        {"aten.sigmoid.default", "", false},       {"aten.tanh.default", "", false},
-        {"aten.gelu.default", "", false},          {"aten.gelu.default", "\"approximate\":\"tanh\"", false},
-        {"aten.silu.default", "", false},          {"aten.neg.default", "", false},
-        {"aten.exp.default", "", false},           {"aten.log.default", "", true},
-        {"aten.abs.default", "", false},           {"aten.sqrt.default", "", true},
-        {"aten.rsqrt.default", "", true},          {"aten.cos.default", "", false},
-        {"aten.sin.default", "", false},           {"aten.clamp.default", "\"min\":-0.2,\"max\":0.3", false},
+        {"aten.hardswish.default", "", false},
+        {"aten.hardsigmoid.default", "", false},
+        {"aten.sigmoid.default", "", false},
+        {"aten.tanh.default", "", false},
+        {"aten.gelu.default", "", false},
+        {"aten.gelu.default", "\"approximate\":\"tanh\"", false},
+        {"aten.silu.default", "", false},
+        {"aten.neg.default", "", false},
+        {"aten.exp.default", "", false},
+        {"aten.log.default", "", true},
+        {"aten.abs.default", "", false},
+        {"aten.sqrt.default", "", true},
+        {"aten.rsqrt.default", "", true},
+        {"aten.cos.default", "", false},
+        {"aten.sin.default", "", false},
+        {"aten.clamp.default", "\"min\":-0.2,\"max\":0.3", false},
         {"aten.clamp_min.default", "\"min\":0.1", false},
         {"aten.leaky_relu.default", "\"negative_slope\":0.2", false},
     };
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
         char g[4096];
-        snprintf(g, sizeof g,
-                 "{\"graph_inputs\":[" T("x", "[3,1,37]") "," T("w", "[5,1]") "],\"graph_outputs\":[" T("o", "[3,5,37]") "],\"nodes\":["
-                 NODE("m", "aten.mul.Tensor", T("x", "[3,1,37]") "," T("w", "[5,1]"), T("a", "[3,5,37]"), "")
-                 "%s," NODE("u", "%s", T("%s", "[3,5,37]"), T("b", "[3,5,37]"), "%s")
-                 "," NODE("s", "aten.mul.Tensor", T("b", "[3,5,37]"), T("o", "[3,5,37]"), "\"other\":1.5") "]}",
-                 ops[i].positive
-                     ? "," NODE("ab", "aten.abs.default", T("a", "[3,5,37]"), T("p", "[3,5,37]"), "")
-                       "," NODE("q", "aten.add.Tensor", T("p", "[3,5,37]"), T("c", "[3,5,37]"), "\"other\":0.5")
-                     : "",
-                 ops[i].op, ops[i].positive ? "c" : "a", ops[i].attrs);
+        snprintf(
+            g, sizeof g,
+            "{\"graph_inputs\":[" T("x", "[3,1,37]") "," T("w", "[5,1]") "],\"graph_outputs\":[" T(
+                "o",
+                "[3,5,37]") "],\"nodes\":[" NODE("m", "aten.mul.Tensor",
+                                                 T("x", "[3,1,37]") "," T("w", "[5,1]"),
+                                                 T("a", "[3,5,37]"),
+                                                 "") "%s," NODE("u", "%s", T("%s", "[3,5,37]"),
+                                                                T("b", "[3,5,37]"),
+                                                                "%s") "," NODE("s",
+                                                                               "aten.mul.Tensor",
+                                                                               T("b", "[3,5,37]"),
+                                                                               T("o", "[3,5,37]"),
+                                                                               "\"other\":1.5") "]"
+                                                                                                "}",
+            ops[i].positive
+                ? "," NODE("ab", "aten.abs.default", T("a", "[3,5,37]"), T("p", "[3,5,37]"),
+                           "") "," NODE("q", "aten.add.Tensor", T("p", "[3,5,37]"),
+                                        T("c", "[3,5,37]"), "\"other\":0.5")
+                : "",
+            ops[i].op, ops[i].positive ? "c" : "a", ops[i].attrs);
         all_dtypes(g);
     }
 }
@@ -88,9 +109,12 @@ static void test_binary_broadcast(void **state)
 {
     (void)state;
     static const char *ops[][2] = {
-        {"aten.add.Tensor", ""},          {"aten.add.Tensor", "\"alpha\":0.5"},
-        {"aten.sub.Tensor", "\"alpha\":2"}, {"aten.rsub.Tensor", "\"alpha\":0.75"},
-        {"aten.mul.Tensor", ""},          {"aten.div.Tensor", ""},
+        {"aten.add.Tensor", ""},
+        {"aten.add.Tensor", "\"alpha\":0.5"},
+        {"aten.sub.Tensor", "\"alpha\":2"},
+        {"aten.rsub.Tensor", "\"alpha\":0.75"},
+        {"aten.mul.Tensor", ""},
+        {"aten.div.Tensor", ""},
         {"aten.pow.Tensor_Tensor", ""},
     };
     for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
@@ -101,17 +125,27 @@ static void test_binary_broadcast(void **state)
             snprintf(b, sizeof b, "%s", shapes[s].b);
             snprintf(out, sizeof out, "%s", shapes[s].out);
             /* safe: a' = |a| + 0.5 for pow's base, b' = |b| + 0.5 for the divisor */
-            snprintf(g, sizeof g,
-                     "{\"graph_inputs\":[{\"name\":\"a\",\"shape\":%s},{\"name\":\"b\",\"shape\":%s}],"
-                     "\"graph_outputs\":[{\"name\":\"o\",\"shape\":%s}],\"nodes\":["
-                     "{\"name\":\"pa\",\"op_type\":\"aten.abs.default\",\"inputs\":[{\"name\":\"a\",\"shape\":%s}],\"outputs\":[{\"name\":\"a1\",\"shape\":%s}],\"attrs\":{}},"
-                     "{\"name\":\"qa\",\"op_type\":\"aten.add.Tensor\",\"inputs\":[{\"name\":\"a1\",\"shape\":%s}],\"outputs\":[{\"name\":\"a2\",\"shape\":%s}],\"attrs\":{\"other\":0.5}},"
-                     "{\"name\":\"pb\",\"op_type\":\"aten.abs.default\",\"inputs\":[{\"name\":\"b\",\"shape\":%s}],\"outputs\":[{\"name\":\"b1\",\"shape\":%s}],\"attrs\":{}},"
-                     "{\"name\":\"qb\",\"op_type\":\"aten.add.Tensor\",\"inputs\":[{\"name\":\"b1\",\"shape\":%s}],\"outputs\":[{\"name\":\"b2\",\"shape\":%s}],\"attrs\":{\"other\":0.5}},"
-                     "{\"name\":\"op\",\"op_type\":\"%s\",\"inputs\":[{\"name\":\"%s\",\"shape\":%s},{\"name\":\"%s\",\"shape\":%s}],\"outputs\":[{\"name\":\"c\",\"shape\":%s}],\"attrs\":{%s}},"
-                     "{\"name\":\"n\",\"op_type\":\"aten.neg.default\",\"inputs\":[{\"name\":\"c\",\"shape\":%s}],\"outputs\":[{\"name\":\"o\",\"shape\":%s}],\"attrs\":{}}]}",
-                     a, b, out, a, a, a, a, b, b, b, b, ops[o][0], safe ? "a2" : "a", a,
-                     safe ? "b2" : "b", b, out, ops[o][1], out, out);
+            snprintf(
+                g, sizeof g,
+                "{\"graph_inputs\":[{\"name\":\"a\",\"shape\":%s},{\"name\":\"b\",\"shape\":%s}],"
+                "\"graph_outputs\":[{\"name\":\"o\",\"shape\":%s}],\"nodes\":["
+                "{\"name\":\"pa\",\"op_type\":\"aten.abs.default\",\"inputs\":[{\"name\":\"a\","
+                "\"shape\":%s}],\"outputs\":[{\"name\":\"a1\",\"shape\":%s}],\"attrs\":{}},"
+                "{\"name\":\"qa\",\"op_type\":\"aten.add.Tensor\",\"inputs\":[{\"name\":\"a1\","
+                "\"shape\":%s}],\"outputs\":[{\"name\":\"a2\",\"shape\":%s}],\"attrs\":{\"other\":"
+                "0.5}},"
+                "{\"name\":\"pb\",\"op_type\":\"aten.abs.default\",\"inputs\":[{\"name\":\"b\","
+                "\"shape\":%s}],\"outputs\":[{\"name\":\"b1\",\"shape\":%s}],\"attrs\":{}},"
+                "{\"name\":\"qb\",\"op_type\":\"aten.add.Tensor\",\"inputs\":[{\"name\":\"b1\","
+                "\"shape\":%s}],\"outputs\":[{\"name\":\"b2\",\"shape\":%s}],\"attrs\":{\"other\":"
+                "0.5}},"
+                "{\"name\":\"op\",\"op_type\":\"%s\",\"inputs\":[{\"name\":\"%s\",\"shape\":%s},{"
+                "\"name\":\"%s\",\"shape\":%s}],\"outputs\":[{\"name\":\"c\",\"shape\":%s}],"
+                "\"attrs\":{%s}},"
+                "{\"name\":\"n\",\"op_type\":\"aten.neg.default\",\"inputs\":[{\"name\":\"c\","
+                "\"shape\":%s}],\"outputs\":[{\"name\":\"o\",\"shape\":%s}],\"attrs\":{}}]}",
+                a, b, out, a, a, a, a, b, b, b, b, ops[o][0], safe ? "a2" : "a", a,
+                safe ? "b2" : "b", b, out, ops[o][1], out, out);
             all_dtypes(g);
         }
 }
@@ -138,14 +172,31 @@ static void test_scalar_operands(void **state)
     for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
         bool pos = strstr(ops[o][0], "pow") != NULL;
         char g[4096];
-        snprintf(g, sizeof g,
-                 "{\"graph_inputs\":[" T("x", "[4,33]") "," T("w", "[33]") "],\"graph_outputs\":[" T("o", "[4,33]") "],\"nodes\":["
-                 NODE("m", "aten.mul.Tensor", T("x", "[4,33]") "," T("w", "[33]"), T("a", "[4,33]"), "")
-                 "," NODE("ab", "%s", T("a", "[4,33]"), T("p", "[4,33]"), "%s")
-                 "," NODE("op", "%s", T("p", "[4,33]"), T("c", "[4,33]"), "%s")
-                 "," NODE("n", "aten.neg.default", T("c", "[4,33]"), T("o", "[4,33]"), "") "]}",
-                 pos ? "aten.abs.default" : "aten.mul.Tensor", pos ? "" : "\"other\":4",
-                 ops[o][0], ops[o][1]);
+        snprintf(
+            g, sizeof g,
+            "{\"graph_inputs\":[" T("x", "[4,33]") "," T("w", "[33]") "],\"graph_outputs\":[" T(
+                "o",
+                "[4,33]") "],\"nodes\":[" NODE("m", "aten.mul.Tensor",
+                                               T("x", "[4,33]") "," T("w", "[33]"),
+                                               T("a", "[4,33]"),
+                                               "") "," NODE("ab", "%s", T("a", "[4,33]"),
+                                                            T("p", "[4,33]"),
+                                                            "%s") "," NODE("op", "%s",
+                                                                           T("p", "[4,33]"),
+                                                                           T("c", "[4,33]"),
+                                                                           "%s") "," NODE("n",
+                                                                                          "aten."
+                                                                                          "neg."
+                                                                                          "default",
+                                                                                          T("c",
+                                                                                            "[4,"
+                                                                                            "33]"),
+                                                                                          T("o",
+                                                                                            "[4,"
+                                                                                            "33]"),
+                                                                                          "") "]}",
+            pos ? "aten.abs.default" : "aten.mul.Tensor", pos ? "" : "\"other\":4", ops[o][0],
+            ops[o][1]);
         /* div with rounding modes in 16-bit storage: quotients near integers round either way
          * (test_vk_elt.c's tolerances) */
         bool mode = strstr(ops[o][1], "rounding_mode") != NULL;
@@ -166,19 +217,45 @@ static void test_where_comparisons(void **state)
         bool scalar = strstr(cmp[c], "Scalar") != NULL;
         char g[4096];
         /* eq/ne against a value the rounded inputs hit: x * 4 rounded by floor division */
-        snprintf(g, sizeof g,
-                 "{\"graph_inputs\":[" T("x", "[6,1,19]") "," T("y", "[5,19]") "],\"graph_outputs\":[" T("o", "[6,5,19]") "],\"nodes\":["
-                 NODE("f", "aten.div.Tensor_mode", T("x", "[6,1,19]"), T("xf", "[6,1,19]"), "\"other\":0.25,\"rounding_mode\":\"floor\"")
-                 "," NODE("xe", "aten.expand.default", T("xf", "[6,1,19]"), T("xg", "[6,5,19]"), "\"size\":[6,5,19]")
-                 "," NODE("k", "%s", T("%s", "%s") "%s", TB("m", "[6,5,19]"), "%s")
-                 "," NODE("n", "aten.logical_not.default", TB("m", "[6,5,19]"), TB("nm", "[6,5,19]"), "")
-                 "," NODE("w", "aten.where.self", TB("nm", "[6,5,19]") "," T("y", "[5,19]") "," T("xf", "[6,1,19]"), T("a", "[6,5,19]"), "")
-                 "," NODE("mf", "aten.masked_fill.Scalar", T("a", "[6,5,19]") "," TB("m", "[6,5,19]"), T("o", "[6,5,19]"), "\"value\":-2.5") "]}",
-                 cmp[c], scalar ? "xg" : "xf", scalar ? "[6,5,19]" : "[6,1,19]",
-                 scalar ? "" : "," T("y", "[5,19]"), scalar ? "\"other\":1" : "");
+        snprintf(
+            g, sizeof g,
+            "{\"graph_inputs\":[" T("x", "[6,1,19]") "," T("y", "[5,19]") "],\"graph_outputs\":[" T("o", "[6,5,19]") "],\"nodes\":[" NODE("f", "aten.div.Tensor_mode", T("x", "[6,1,19]"), T("xf", "[6,1,19]"), "\"other\":0.25,\"rounding_mode\":\"floor\"") "," NODE(
+                "xe", "aten.expand.default", T("xf", "[6,1,19]"), T("xg", "[6,5,19]"),
+                "\"size\":[6,5,19]") "," NODE("k", "%s", T("%s", "%s") "%s", TB("m", "[6,5,19]"),
+                                              "%s") "," NODE("n", "aten.logical_not.default",
+                                                             TB("m", "[6,5,19]"),
+                                                             TB("nm", "[6,5,19]"),
+                                                             "") "," NODE("w", "aten.where.self",
+                                                                          TB("nm", "[6,5,19]") "," T(
+                                                                              "y",
+                                                                              "[5,19]") "," T("xf",
+                                                                                              "[6,"
+                                                                                              "1,"
+                                                                                              "19"
+                                                                                              "]"),
+                                                                          T("a", "[6,5,19]"),
+                                                                          "") "," NODE("mf",
+                                                                                       "aten."
+                                                                                       "masked_"
+                                                                                       "fill."
+                                                                                       "Scalar",
+                                                                                       T("a",
+                                                                                         "[6,"
+                                                                                         "5,"
+                                                                                         "19]") "," TB("m",
+                                                                                                       "[6,5,"
+                                                                                                       "19]"),
+                                                                                       T("o",
+                                                                                         "[6,5,"
+                                                                                         "19]"),
+                                                                                       "\"value\":-"
+                                                                                       "2.5") "]}",
+            cmp[c], scalar ? "xg" : "xf", scalar ? "[6,5,19]" : "[6,1,19]",
+            scalar ? "" : "," T("y", "[5,19]"), scalar ? "\"other\":1" : "");
         all_dtypes(g);
     }
     /* logical_and / logical_or of two comparisons; where with scalar operands */
+    /* clang-format off */
     const char *g =
         "{\"graph_inputs\":[" T("x", "[7,23]") "," T("y", "[23]") "],\"graph_outputs\":[" T("o", "[7,23]") "],\"nodes\":["
         NODE("a", "aten.gt.Scalar", T("x", "[7,23]"), TB("p", "[7,23]"), "\"other\":-0.3")
@@ -188,6 +265,7 @@ static void test_where_comparisons(void **state)
         "," NODE("w1", "aten.where.ScalarOther", TB("r", "[7,23]") "," T("x", "[7,23]"), T("u", "[7,23]"), "\"other\":0.75")
         "," NODE("w2", "aten.where.ScalarSelf", TB("s", "[7,23]") "," T("u", "[7,23]"), T("v", "[7,23]"), "\"self\":-1.25")
         "," NODE("e", "aten.exp.default", T("v", "[7,23]"), T("o", "[7,23]"), "") "]}";
+    /* clang-format on */
     all_dtypes(g);
 }
 
@@ -195,11 +273,13 @@ static void test_where_comparisons(void **state)
 static void test_bool_output(void **state)
 {
     (void)state;
+    /* clang-format off */
     const char *g =
         "{\"graph_inputs\":[" T("x", "[3,7]") "," T("y", "[3,7]") "],\"graph_outputs\":[" TB("o", "[3,7]") "],\"nodes\":["
         NODE("s", "aten.sin.default", T("x", "[3,7]"), T("a", "[3,7]"), "")
         "," NODE("c", "aten.gt.Tensor", T("a", "[3,7]") "," T("y", "[3,7]"), TB("m", "[3,7]"), "")
         "," NODE("n", "aten.logical_not.default", TB("m", "[3,7]"), TB("o", "[3,7]"), "") "]}";
+    /* clang-format on */
     vc_check_json(g, "fp32", 0, "gen");
     vc_check_json(g, "bf16", 0.5, "gen"); /* sin(x) > y may flip where the two nearly tie */
 }
@@ -208,12 +288,14 @@ static void test_bool_output(void **state)
 static void test_casts(void **state)
 {
     (void)state;
+    /* clang-format off */
     const char *g =
         "{\"graph_inputs\":[" VC_TI("ids", "[2,1,9]") "," T("w", "[4,1]") "],\"graph_outputs\":[" T("o", "[2,4,9]") "],\"nodes\":["
         NODE("t", "aten.to.dtype", VC_TI("ids", "[2,1,9]"), T("f", "[2,1,9]"), "\"dtype\":\"torch.float32\"")
         "," NODE("m", "aten.mul.Tensor", T("f", "[2,1,9]") "," T("w", "[4,1]"), T("a", "[2,4,9]"), "")
         "," NODE("t2", "aten._to_copy.default", T("a", "[2,4,9]"), T("b", "[2,4,9]"), "\"dtype\":\"torch.float32\"")
         "," NODE("c", "aten.cos.default", T("b", "[2,4,9]"), T("o", "[2,4,9]"), "") "]}";
+    /* clang-format on */
     all_dtypes(g);
 }
 
@@ -223,13 +305,16 @@ static void test_casts(void **state)
 static void test_views(void **state)
 {
     (void)state;
+    /* clang-format off */
     const char *g1 =
         "{\"graph_inputs\":[" T("x", "[2,3,4,5]") "," T("w", "[3,1,1]") "],\"graph_outputs\":[" T("o", "[5,3,2,2]") "],\"nodes\":["
         NODE("m", "aten.mul.Tensor", T("x", "[2,3,4,5]") "," T("w", "[3,1,1]"), T("a", "[2,3,4,5]"), "")
         "," NODE("p", "aten.permute.default", T("a", "[2,3,4,5]"), T("b", "[5,3,2,4]"), "\"dims\":[3,1,0,2]")
         "," NODE("s", "aten.slice.Tensor", T("b", "[5,3,2,4]"), T("c", "[5,3,2,2]"), "\"dim\":3,\"start\":1,\"end\":4,\"step\":2")
         "," NODE("r", "aten.relu.default", T("c", "[5,3,2,2]"), T("o", "[5,3,2,2]"), "") "]}";
+    /* clang-format on */
     all_dtypes(g1);
+    /* clang-format off */
     const char *g2 =
         "{\"graph_inputs\":[" T("x", "[4,6]") "," T("y", "[6,1]") "],\"graph_outputs\":[" T("o", "[3,8]") "],\"nodes\":["
         NODE("t", "aten.transpose.int", T("x", "[4,6]"), T("a", "[6,4]"), "\"dim0\":0,\"dim1\":1")
@@ -237,13 +322,17 @@ static void test_views(void **state)
         "," NODE("m", "aten.mul.Tensor", T("a", "[6,4]") "," T("b", "[6,4]"), T("c", "[6,4]"), "")
         "," NODE("v", "aten.view.default", T("c", "[6,4]"), T("d", "[3,8]"), "\"size\":[3,8]")
         "," NODE("n", "aten.neg.default", T("d", "[3,8]"), T("o", "[3,8]"), "") "]}";
+    /* clang-format on */
     all_dtypes(g2);
+    /* clang-format off */
     const char *g3 =
         "{\"graph_inputs\":[" T("x", "[2,5,7]") "],\"graph_outputs\":[" T("o", "[2,7]") "],\"nodes\":["
         NODE("s", "aten.select.int", T("x", "[2,5,7]"), T("a", "[2,7]"), "\"dim\":1,\"index\":-2")
         "," NODE("e", "aten.exp.default", T("a", "[2,7]"), T("o", "[2,7]"), "") "]}";
+    /* clang-format on */
     all_dtypes(g3);
     /* rotate_half(x) * sin + x * cos with the two slices, the neg and the cat in the group */
+    /* clang-format off */
     const char *g4 =
         "{\"graph_inputs\":[" T("x", "[1,2,3,8]") "," T("c", "[3,8]") "," T("s", "[3,8]") "],\"graph_outputs\":[" T("o", "[1,2,3,8]") "],\"nodes\":["
         NODE("s1", "aten.slice.Tensor", T("x", "[1,2,3,8]"), T("x1", "[1,2,3,4]"), "\"dim\":3,\"start\":0,\"end\":4")
@@ -253,18 +342,22 @@ static void test_views(void **state)
         "," NODE("m1", "aten.mul.Tensor", T("x", "[1,2,3,8]") "," T("c", "[3,8]"), T("a", "[1,2,3,8]"), "")
         "," NODE("m2", "aten.mul.Tensor", T("r", "[1,2,3,8]") "," T("s", "[3,8]"), T("b", "[1,2,3,8]"), "")
         "," NODE("ad", "aten.sub.Tensor", T("a", "[1,2,3,8]") "," T("b", "[1,2,3,8]"), T("o", "[1,2,3,8]"), "") "]}";
+    /* clang-format on */
     all_dtypes(g4);
     /* a cat of three unequal parts along a middle dim, one of them broadcast */
+    /* clang-format off */
     const char *g5 =
         "{\"graph_inputs\":[" T("a", "[2,3,5]") "," T("b", "[2,1,5]") "," T("c", "[1,5]") "],\"graph_outputs\":[" T("o", "[2,6,5]") "],\"nodes\":["
         NODE("e", "aten.expand.default", T("c", "[1,5]"), T("c2", "[2,2,5]"), "\"size\":[2,2,5]")
         "," NODE("ct", "aten.cat.default", T("a", "[2,3,5]") "," T("b", "[2,1,5]") "," T("c2", "[2,2,5]"), T("d", "[2,6,5]"), "\"dim\":1")
         "," NODE("t", "aten.tanh.default", T("d", "[2,6,5]"), T("o", "[2,6,5]"), "") "]}";
+    /* clang-format on */
     all_dtypes(g5);
 }
 
 /* sources become constants and index arithmetic: GPT-2's causal mask from two aranges, a full,
  * a where and a masked_fill, all in the kernel that scales the scores */
+/* clang-format off */
 static const char *causal =
     "{\"graph_inputs\":[" T("x", "[1,3,6,6]") "],\"graph_outputs\":[" T("o", "[1,3,6,6]") "],\"nodes\":["
     NODE("d", "aten.div.Tensor", T("x", "[1,3,6,6]"), T("s", "[1,3,6,6]"), "\"other\":2.5")
@@ -279,17 +372,20 @@ static const char *causal =
     "," NODE("ln", "aten.logical_not.default", TB("mv", "[1,1,6,6]"), TB("nm", "[1,1,6,6]"), "")
     "," NODE("mf", "aten.masked_fill.Scalar", T("y", "[1,3,6,6]") "," TB("nm", "[1,1,6,6]"), T("z", "[1,3,6,6]"), "\"value\":-2000.0")
     "," NODE("sm", "aten.softmax.int", T("z", "[1,3,6,6]"), T("o", "[1,3,6,6]"), "\"dim\":-1") "]}";
+/* clang-format on */
 
 static void test_sources_and_mask(void **state)
 {
     (void)state;
     all_dtypes(causal);
+    /* clang-format off */
     const char *g =
         "{\"graph_inputs\":[" T("x", "[3,5]") "],\"graph_outputs\":[" T("o", "[3,5]") "],\"nodes\":["
         NODE("on", "aten.ones.default", "", T("one", "[5]"), "\"size\":[5]")
         "," NODE("ar", "aten.arange.start_step", "", T("r", "[5]"), "\"start\":0.5,\"end\":3.0,\"step\":0.5")
         "," NODE("ad", "aten.add.Tensor", T("one", "[5]") "," T("r", "[5]"), T("k", "[5]"), "")
         "," NODE("m", "aten.mul.Tensor", T("x", "[3,5]") "," T("k", "[5]"), T("o", "[3,5]"), "") "]}";
+    /* clang-format on */
     all_dtypes(g);
 }
 
@@ -341,11 +437,11 @@ static void test_fixtures_on_off(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_unary_ops),        cmocka_unit_test(test_binary_broadcast),
-        cmocka_unit_test(test_scalar_operands),  cmocka_unit_test(test_where_comparisons),
-        cmocka_unit_test(test_bool_output),      cmocka_unit_test(test_casts),
-        cmocka_unit_test(test_views),            cmocka_unit_test(test_sources_and_mask),
-        cmocka_unit_test(test_groups_off),       cmocka_unit_test(test_fixtures_on_off),
+        cmocka_unit_test(test_unary_ops),       cmocka_unit_test(test_binary_broadcast),
+        cmocka_unit_test(test_scalar_operands), cmocka_unit_test(test_where_comparisons),
+        cmocka_unit_test(test_bool_output),     cmocka_unit_test(test_casts),
+        cmocka_unit_test(test_views),           cmocka_unit_test(test_sources_and_mask),
+        cmocka_unit_test(test_groups_off),      cmocka_unit_test(test_fixtures_on_off),
     };
     const struct CMUnitTest long_tests[] = {cmocka_unit_test(test_fixtures_on_off)};
     return TU_RUN(tests, long_tests);

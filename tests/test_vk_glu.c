@@ -30,19 +30,24 @@ static const double tols[] = {VC_TOL_F32, VC_TOL_F16, VC_TOL_BF16};
 static const struct {
     int64_t rows, k, f;
 } cases[] = {
-    {5, 16, 16},    /* the smallest: one pair run, M under the tensor-core kernel's 16 */
-    {37, 72, 48},   /* odd M; N 96: a partial second tile (SIMT 64, tensor-core 64) */
-    {21, 35, 80},   /* K odd: one-element loads; N 160 */
-    {130, 96, 176}, /* the 128 tile, partial in M (130) and N (352) */
-    {40, 1000, 32}, /* one tile, long K: split (64 tile), the GLU reduce */
+    {5, 16, 16},     /* the smallest: one pair run, M under the tensor-core kernel's 16 */
+    {37, 72, 48},    /* odd M; N 96: a partial second tile (SIMT 64, tensor-core 64) */
+    {21, 35, 80},    /* K odd: one-element loads; N 160 */
+    {130, 96, 176},  /* the 128 tile, partial in M (130) and N (352) */
+    {40, 1000, 32},  /* one tile, long K: split (64 tile), the GLU reduce */
     {128, 1003, 64}, /* one 128 tile, long K not a multiple of 8: split, element loads */
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 
 static GluSpec spec(int c, int v)
 {
-    return (GluSpec){.rows = cases[c].rows, .k = cases[c].k, .f = cases[c].f, .bias = v & 1,
-                     .bias_up = v & 1, .up_first = v & 2, .up_node_first = (v + c) & 1};
+    return (GluSpec){.rows = cases[c].rows,
+                     .k = cases[c].k,
+                     .f = cases[c].f,
+                     .bias = v & 1,
+                     .bias_up = v & 1,
+                     .up_first = v & 2,
+                     .up_node_first = (v + c) & 1};
 }
 
 static void glu_check(const GluSpec *s, int t)
@@ -132,12 +137,12 @@ static void test_glu_stems(void **state)
     (void)state;
     vc_tune(NULL);
     static const char *emulated[] = {
-        "matmul_glu_nb",                       /* M 5: the SIMT kernel on either tier */
-        "matmul_cmx_glu",                      /* 64 tile, bias */
+        "matmul_glu_nb",  /* M 5: the SIMT kernel on either tier */
+        "matmul_cmx_glu", /* 64 tile, bias */
         "matmul_cmx_glu_nb",
-        "matmul_cmlx_glu",                     /* 128 tile */
-        "matmul_cmx_part matmul_red_glu_nb",   /* 64 tile, split */
-        "matmul_cmlx_part matmul_red_glu",     /* 128 tile, split, bias */
+        "matmul_cmlx_glu",                   /* 128 tile */
+        "matmul_cmx_part matmul_red_glu_nb", /* 64 tile, split */
+        "matmul_cmlx_part matmul_red_glu",   /* 128 tile, split, bias */
     };
     static const uint32_t splits[] = {1, 1, 1, 1, 8, 8}; /* 32 steps of 32, 4 per split */
     for (int c = 0; c < NCASES; c++) {

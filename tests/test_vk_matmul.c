@@ -238,10 +238,11 @@ static void lin_graph(char *json, size_t cap, int64_t m, int64_t k, int64_t n, b
                        "\"outputs\":[{\"name\":\"%s\",\"shape\":%s}],\"attrs\":{}}",
                        xs, ws, bs, act || res ? "h" : "y", ys);
     if (act)
-        len += snprintf(nodes + len, sizeof nodes - (size_t)len,
-                        ",{\"name\":\"act\",\"op_type\":\"%s\",\"inputs\":[{\"name\":\"h\",\"shape\":"
-                        "%s}],\"outputs\":[{\"name\":\"y\",\"shape\":%s}],\"attrs\":{}}",
-                        act, ys, ys);
+        len +=
+            snprintf(nodes + len, sizeof nodes - (size_t)len,
+                     ",{\"name\":\"act\",\"op_type\":\"%s\",\"inputs\":[{\"name\":\"h\",\"shape\":"
+                     "%s}],\"outputs\":[{\"name\":\"y\",\"shape\":%s}],\"attrs\":{}}",
+                     act, ys, ys);
     if (res) {
         const char *a = res == RES_AFTER ? "h" : "r", *b = res == RES_AFTER ? "r" : "h";
         len += snprintf(nodes + len, sizeof nodes - (size_t)len,
@@ -319,9 +320,9 @@ static void test_gemv_rows(void **state)
 static void test_gemv_act_residual(void **state)
 {
     (void)state;
-    static const char *acts[] = {"aten.relu.default", "aten.gelu.default", "aten.silu.default",
-                                 "aten.sigmoid.default", "aten.tanh.default",
-                                 "aten.hardswish.default"};
+    static const char *acts[] = {"aten.relu.default", "aten.gelu.default",
+                                 "aten.silu.default", "aten.sigmoid.default",
+                                 "aten.tanh.default", "aten.hardswish.default"};
     for (int t = 0; t < 3; t++) {
         for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
             lin_check(1, 256, 33, true, acts[i], RES_NONE, t);
@@ -347,8 +348,8 @@ static void test_gemv_addmm_batch(void **state)
         vc_check_node("aten.matmul.default", 2, S(F32(4, {2, 3, 1, 16}), F32(4, {2, 1, 16, 1})),
                       F32(4, {2, 3, 1, 1}), "", dts[t], tols[t], "gemv_nb");
         /* a 1-D B folds the batch into M = 4; K = 20 is 16-byte vectors only in f32 */
-        vc_check_node("aten.matmul.default", 2, S(F32(3, {2, 2, 20}), F32(1, {20})),
-                      F32(2, {2, 2}), "", dts[t], tols[t], t ? "matmul_nb" : "gemv_nb");
+        vc_check_node("aten.matmul.default", 2, S(F32(3, {2, 2, 20}), F32(1, {20})), F32(2, {2, 2}),
+                      "", dts[t], tols[t], t ? "matmul_nb" : "gemv_nb");
     }
 }
 
@@ -373,12 +374,30 @@ static Pipeline compile_json(const char *json, const CompileOptions *o)
 static void test_gemv_alignment(void **state)
 {
     (void)state;
-    const char *json =
-        "{\"graph_inputs\":[" VC_T("a", "[3]") "," VC_T("x", "[1,64]") "," VC_T(
-            "w", "[16,64]") "],\"graph_outputs\":[" VC_T("y", "[1,16]") "," VC_T("c", "[3]") "],"
-        "\"nodes\":[" VC_NODE("n", "aten.linear.default", VC_T("x", "[1,64]") "," VC_T("w", "[16,64]"),
-                              VC_T("y", "[1,16]"), "") "," VC_NODE("r", "aten.relu.default",
-                              VC_T("a", "[3]"), VC_T("c", "[3]"), "") "]}";
+    const char *json = "{\"graph_inputs\":[" VC_T("a", "[3]") "," VC_T("x", "[1,64]") "," VC_T(
+        "w",
+        "[16,64]") "],\"graph_outputs\":[" VC_T("y",
+                                                "[1,16]") "," VC_T("c",
+                                                                   "[3]") "],"
+                                                                          "\"nodes\":[" VC_NODE(
+                                                                              "n",
+                                                                              "aten.linear.default",
+                                                                              VC_T("x", "[1,64]") "," VC_T(
+                                                                                  "w", "[16,64]"),
+                                                                              VC_T("y", "[1,16]"),
+                                                                              "") "," VC_NODE("r",
+                                                                                              "aten"
+                                                                                              ".rel"
+                                                                                              "u."
+                                                                                              "defa"
+                                                                                              "ult",
+                                                                                              VC_T(
+                                                                                                  "a",
+                                                                                                  "[3]"),
+                                                                                              VC_T(
+                                                                                                  "c",
+                                                                                                  "[3]"),
+                                                                                              "") "]}";
     for (int align = 4; align <= 256; align *= 64) {
         CompileOptions o;
         compile_defaults(&o);
@@ -474,13 +493,17 @@ static void test_linear_concat(void **state)
     (void)state;
     ConcatSpec qkv = {.rows = 1, .k = 70, .n = 3, .cols = {64, 32, 33}, .bias = {1, 1, 1}};
     ConcatSpec gate_up = {.rows = 1, .k = 96, .n = 2, .cols = {96, 160}};
-    ConcatSpec act = {.rows = 1, .k = 45, .n = 2, .cols = {32, 21}, .bias = {1, 1},
+    ConcatSpec act = {.rows = 1,
+                      .k = 45,
+                      .n = 2,
+                      .cols = {32, 21},
+                      .bias = {1, 1},
                       .act = {"aten.gelu.default", "aten.gelu.default"}};
     ConcatSpec four = {.rows = 1, .k = 302, .n = 4, .cols = {32, 64, 32, 7}};
     ConcatSpec qkv8 = {.rows = 1, .k = 64, .n = 3, .cols = {64, 32, 33}, .bias = {1, 1, 1}};
     for (int t = 0; t < 3; t++) {
-        concat(&qkv, t, "matmul");      /* K = 70: the scalar vector path */
-        concat(&qkv8, t, "gemv");       /* K a multiple of 8: the 16-byte-load path */
+        concat(&qkv, t, "matmul"); /* K = 70: the scalar vector path */
+        concat(&qkv8, t, "gemv");  /* K a multiple of 8: the 16-byte-load path */
         concat(&gate_up, t, "gemv_nb");
         concat(&act, t, "matmul");
         concat(&four, t, "matmul_nb");
@@ -503,10 +526,11 @@ static void test_gemm_tiles(void **state)
                       F32(2, {70, 90}), "", dts[t], tols[t], "matmul_nb");
         vc_check_node("aten.bmm.default", 2, S(F32(3, {3, 20, 260}), F32(3, {3, 260, 24})),
                       F32(3, {3, 20, 24}), "", dts[t], tols[t], "matmul_nb");
-        vc_check_node("aten.addmm.default", 3, S(F32(1, {50}), F32(2, {33, 400}), F32(2, {400, 50})),
-                      F32(2, {33, 50}), "\"alpha\":0.5,\"beta\":2.0", dts[t], tols[t], "matmul");
+        vc_check_node("aten.addmm.default", 3,
+                      S(F32(1, {50}), F32(2, {33, 400}), F32(2, {400, 50})), F32(2, {33, 50}),
+                      "\"alpha\":0.5,\"beta\":2.0", dts[t], tols[t], "matmul");
         linear_act("aten.gelu.default", "", 48, t);
-        lin_check(40, 1000, 70, false, NULL, RES_RELU, t); /* split, 16-byte loads, reduce _r */
+        lin_check(40, 1000, 70, false, NULL, RES_RELU, t);  /* split, 16-byte loads, reduce _r */
         lin_check(40, 1003, 70, true, NULL, RES_BEFORE, t); /* split, element loads, reduce _br */
         lin_check(70, 48, 129, true, NULL, RES_RELU, t);    /* one split, 16-byte loads, _br */
     }
@@ -522,20 +546,22 @@ static void test_gemm_tiles_large(void **state)
 {
     (void)state;
     for (int t = 1; t < 3; t++) {
-        if (!tu_here(t == 2)) continue; /* quick: f16 */
+        if (!tu_here(t == 2)) continue;  /* quick: f16 */
         linear(128, 96, 136, true, t);   /* one split, 16-byte loads, bias */
         linear(200, 600, 300, false, t); /* 2 x 3 tiles, partial both ways, K split */
-        lin_check(200, 100, 136, true, NULL, RES_RELU, t);   /* K 100: element loads, _br */
+        lin_check(200, 100, 136, true, NULL, RES_RELU, t);     /* K 100: element loads, _br */
         lin_check(128, 1003, 300, false, NULL, RES_BEFORE, t); /* split, element loads, reduce _r */
-        lin_check(130, 520, 129, true, "aten.silu.default", RES_NONE, t); /* split, act, reduce with bias */
+        lin_check(130, 520, 129, true, "aten.silu.default", RES_NONE,
+                  t); /* split, act, reduce with bias */
         vc_check_node("aten.mm.default", 2, S(F32(2, {140, 72}), F32(2, {72, 150})),
                       F32(2, {140, 150}), "", dts[t], tols[t], "matmul_nb");
         vc_check_node("aten.bmm.default", 2, S(F32(3, {2, 130, 200}), F32(3, {2, 200, 140})),
                       F32(3, {2, 130, 140}), "", dts[t], tols[t], "matmul_nb");
         vc_check_node("aten.bmm.default", 2, S(F32(3, {2, 128, 520}), F32(3, {2, 520, 128})),
                       F32(3, {2, 128, 128}), "", dts[t], tols[t], "matmul_nb");
-        vc_check_node("aten.addmm.default", 3, S(F32(1, {150}), F32(2, {140, 300}), F32(2, {300, 150})),
-                      F32(2, {140, 150}), "\"alpha\":0.5,\"beta\":2.0", dts[t], tols[t], "matmul");
+        vc_check_node("aten.addmm.default", 3,
+                      S(F32(1, {150}), F32(2, {140, 300}), F32(2, {300, 150})), F32(2, {140, 150}),
+                      "\"alpha\":0.5,\"beta\":2.0", dts[t], tols[t], "matmul");
     }
 }
 
@@ -577,7 +603,8 @@ static void expect_cm(int64_t m, int64_t k, int64_t n, bool emu, const char *ste
     assert_int_equal(red != NULL, nsplit > 1);
     /* grid: one workgroup per tile and split */
     uint32_t tiles = (uint32_t)(((m + tile - 1) / tile) * ((n + tile - 1) / tile));
-    assert_int_equal((uint64_t)mk->groups[0] * mk->groups[1] * mk->groups[2], (uint64_t)tiles * nsplit);
+    assert_int_equal((uint64_t)mk->groups[0] * mk->groups[1] * mk->groups[2],
+                     (uint64_t)tiles * nsplit);
     pipeline_free(&pipe);
 }
 
@@ -632,8 +659,8 @@ int main(void)
     };
     /* `make test-long`: the cases the quick suite leaves out (tu_here) */
     const struct CMUnitTest long_tests[] = {
-        cmocka_unit_test(test_gemv_shapes),   cmocka_unit_test(test_gemv_large_n),
-        cmocka_unit_test(test_gemv_rows),     cmocka_unit_test(test_gemv_variants),
+        cmocka_unit_test(test_gemv_shapes),      cmocka_unit_test(test_gemv_large_n),
+        cmocka_unit_test(test_gemv_rows),        cmocka_unit_test(test_gemv_variants),
         cmocka_unit_test(test_gemm_tiles_large),
     };
     const char *only = getenv("NPU_TEST_FILTER"); /* e.g. "test_gemm_*" on a slow host */

@@ -211,8 +211,8 @@ static void test_batchnorm_padded(void **state)
 /* The exporter's chain (qwen2_tiny decode/prefill): x [1,H,S,D], cos/sin of shape cshp;
  * swapped: cos*x, sin*cat and add(mul_4, mul_3) instead. ext (NULL: the rope output is the graph
  * output) adds graph inputs, replaces the outputs and adds nodes: "INPUTS|OUTPUTS|NODES". */
-static void rope_graph_ext(char *b, size_t cap, int H, int S, int D, const char *cshp,
-                           bool swapped, const char *ext)
+static void rope_graph_ext(char *b, size_t cap, int H, int S, int D, const char *cshp, bool swapped,
+                           const char *ext)
 {
     char xs[64], hs[64], t1[128], t2[128], a1[512], a2[512], add[256];
     snprintf(xs, sizeof xs, "[1,%d,%d,%d]", H, S, D);
@@ -321,8 +321,9 @@ static void rope_cache_graph(char *b, size_t cap, int H, int S, int D, int T, co
                  "{\"name\":\"pos\",\"op_type\":\"aten.arange.start\",\"inputs\":[],"
                  "\"outputs\":[%s],\"attrs\":{\"start\":%d,\"end\":%d}},",
                  pos, T - S, T);
-    snprintf(ext, sizeof ext, "{\"name\":\"kv\",\"shape\":%s}%s%s|{\"name\":\"ic\",\"shape\":%s}%s|%s%s%s",
-             kv, how == RC_LAST ? "" : ",", how == RC_LAST ? "" : pos, kv, trout, ar, node, tr);
+    snprintf(ext, sizeof ext,
+             "{\"name\":\"kv\",\"shape\":%s}%s%s|{\"name\":\"ic\",\"shape\":%s}%s|%s%s%s", kv,
+             how == RC_LAST ? "" : ",", how == RC_LAST ? "" : pos, kv, trout, ar, node, tr);
     rope_graph_ext(b, cap, H, S, D, cshp, false, ext);
 }
 

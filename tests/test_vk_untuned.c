@@ -23,8 +23,10 @@ static void check_model(const char *path, const char *shader)
 {
     char *j = tu_read_file(path);
     if (!j) fail_msg("cannot read %s (run from the repository root)", path);
-    static const struct { const char *dt; double tol; } cases[] = {
-        {"fp32", VC_TOL_F32}, {"fp16", VC_TOL_F16}, {"bf16", VC_TOL_BF16}};
+    static const struct {
+        const char *dt;
+        double tol;
+    } cases[] = {{"fp32", VC_TOL_F32}, {"fp16", VC_TOL_F16}, {"bf16", VC_TOL_BF16}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         double e = vc_check_json(j, cases[i].dt, cases[i].tol, shader);
         printf("%s %s: worst rel_l2 %.3g (tol %.3g)\n", path, cases[i].dt, e, cases[i].tol);

@@ -36,8 +36,9 @@ char *tu_node_json(const char *aten, int nin, const TuSpec *in, int nout, const 
         k += snprintf(b + k, cap - (size_t)k, i ? "," : "");
         k += put_spec(b + k, cap - (size_t)k, nm, &out[i]);
     }
-    k += snprintf(b + k, cap - (size_t)k, "],\"weights\":[],\"weight_name_mapping\":{},"
-                                          "\"nodes\":[{\"name\":\"n0\",\"op_type\":\"%s\",\"inputs\":[",
+    k += snprintf(b + k, cap - (size_t)k,
+                  "],\"weights\":[],\"weight_name_mapping\":{},"
+                  "\"nodes\":[{\"name\":\"n0\",\"op_type\":\"%s\",\"inputs\":[",
                   aten);
     for (int i = 0; i < nin; i++) {
         snprintf(nm, sizeof nm, "in%d", i);
@@ -86,9 +87,11 @@ Status tu_run(const Graph *g, HTensor *in, HTensor *out, DiagList *d)
     }
     CpuCall c = {g, n, ip, n->nin, op, n->nout, d, "<test>"};
     Status st = cpu_kernel_table[n->op](&c);
-    for (int i = 0; i < n->nin; i++) htensor_free(&conv[i]);
+    for (int i = 0; i < n->nin; i++)
+        htensor_free(&conv[i]);
     if (st != ST_OK)
-        for (int i = 0; i < n->nout; i++) htensor_free(&out[i]);
+        for (int i = 0; i < n->nout; i++)
+            htensor_free(&out[i]);
     return st;
 }
 
@@ -112,10 +115,17 @@ void tu_rand(HTensor *t, uint64_t seed, double lo, double hi)
         double u = (double)(next(&s) >> 11) / 9007199254740992.0;
         double v = lo + (hi - lo) * u;
         switch (t->dtype) {
-        case DT_F32: ((float *)t->data)[i] = (float)v; break;
-        case DT_I64: ((int64_t *)t->data)[i] = (int64_t)(lo + (double)(next(&s) % (uint64_t)(hi - lo + 1))); break;
-        case DT_BOOL: ((uint8_t *)t->data)[i] = (uint8_t)(next(&s) & 1); break;
-        default: break;
+        case DT_F32:
+            ((float *)t->data)[i] = (float)v;
+            break;
+        case DT_I64:
+            ((int64_t *)t->data)[i] = (int64_t)(lo + (double)(next(&s) % (uint64_t)(hi - lo + 1)));
+            break;
+        case DT_BOOL:
+            ((uint8_t *)t->data)[i] = (uint8_t)(next(&s) & 1);
+            break;
+        default:
+            break;
         }
     }
 }

@@ -39,8 +39,8 @@ bool tu_long(void);
 /* Whether a case of the long set (lng) or of the quick set runs in this suite. */
 bool tu_here(bool lng);
 /* cmocka's runner over the quick tests, or under tu_long() the long ones. */
-#define TU_RUN(quick, long_)                                                                   \
-    (tu_long() ? cmocka_run_group_tests(long_, NULL, NULL)                                     \
+#define TU_RUN(quick, long_)                                                                       \
+    (tu_long() ? cmocka_run_group_tests(long_, NULL, NULL)                                         \
                : cmocka_run_group_tests(quick, NULL, NULL))
 
 /* Compiles the IR file `path` with the default options (and --break ids, NULL none) into *p;

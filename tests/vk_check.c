@@ -33,7 +33,8 @@ void vc_set_fill(VcFill fill, void *ctx)
 static void bind_inputs(const Graph *g, uint64_t seed, Binding *b)
 {
     assert_int_equal(bind_inputs_random(g, seed, b), ST_OK);
-    for (int i = 0; fill_fn && i < g->ninputs; i++) fill_fn(&b->vals[g->inputs[i]], i, fill_ctx);
+    for (int i = 0; fill_fn && i < g->ninputs; i++)
+        fill_fn(&b->vals[g->inputs[i]], i, fill_ctx);
 }
 
 void vc_set_runs(int n)
@@ -99,7 +100,9 @@ static void check_transfers(const Plan *p)
                 for (int a = p->kernels[k].nin; a < p->kernels[k].nargs; a++)
                     if (plan_base(p, p->kernels[k].args[a]) == b)
                         other |= p->kernels[k].target != p->parts[pi].target;
-            if (!other) fail_msg("partition %d lists transfer %s, made on its own side", pi, p->tensors[t].name);
+            if (!other)
+                fail_msg("partition %d lists transfer %s, made on its own side", pi,
+                         p->tensors[t].name);
             for (int qi = 0; qi < p->nparts; qi++)
                 for (int i = 0; i < p->parts[qi].nin; i++)
                     if ((qi != pi || i != j) && p->parts[qi].in[i] == t &&
@@ -222,13 +225,14 @@ static double run_kind(const char *json, const Graph *g0, const RefRun *r, const
         if (kind == RUN_DIRECT && strncmp(s, "argmax", 6) == 0) differs = true;
     }
     if (!found) {
-        for (int k = 0; k < p->nkernels; k++) fprintf(stderr, "  kernel %d: %s\n", k, p->kernels[k].shader);
+        for (int k = 0; k < p->nkernels; k++)
+            fprintf(stderr, "  kernel %d: %s\n", k, p->kernels[k].shader);
         fail_msg("no NPU kernel of family '%s' in the compiled plan", expect_shader);
     }
     check_transfers(p);
     double worst = -1;
     Backend *be = NULL;
-    int verr0 = 0; /* the shared device's validation errors before this check */
+    int verr0 = 0;           /* the shared device's validation errors before this check */
     if (!differs) goto done; /* the same plan as the portable run */
     if (cpu_backend) {
         if (cpu_backend_create(pipe.g, &be) != ST_OK) fail_msg("no CPU backend");
@@ -272,7 +276,8 @@ static double run_kind(const char *json, const Graph *g0, const RefRun *r, const
         if (!cmp_tensors(&got, want, &s)) fail_msg("output %d: element counts differ", i);
         if (s.rel_l2 > worst || s.nonfinite) worst = s.nonfinite ? 1e30 : s.rel_l2;
         if (s.nonfinite || !(s.rel_l2 <= tol)) {
-            fprintf(stderr, "output %s (%s, %s): rel_l2 %.3g (tol %.3g) max_abs %.3g nonfinite %lld\n",
+            fprintf(stderr,
+                    "output %s (%s, %s): rel_l2 %.3g (tol %.3g) max_abs %.3g nonfinite %lld\n",
                     p->tensors[p->outputs[i]].name, dtype, kind_name[kind], s.rel_l2, tol,
                     s.max_abs, (long long)s.nonfinite);
             htensor_free(&got);
@@ -320,15 +325,21 @@ double vc_check_json_on(const char *json, const char *dtype, double tol, const c
     if (ref_run(g0, b.vals, &ro, &r, &d) != ST_OK) fail_with(&d, "CPU reference failed");
     const char *tiers = getenv("NPU_TEST_TIER");
     bool all = !tiers || !*tiers || strcmp(tiers, "all") == 0;
-    bool portable = all || strcmp(tiers, "portable") == 0, coopmat = all || strcmp(tiers, "nv-coopmat") == 0;
+    bool portable = all || strcmp(tiers, "portable") == 0,
+         coopmat = all || strcmp(tiers, "nv-coopmat") == 0;
     if (!portable && !coopmat) fail_msg("NPU_TEST_TIER must be all, portable or nv-coopmat");
     double worst = 0, w;
     bool cb = cpu_backend;
     if (portable || cb) worst = run_kind(json, g0, &r, dtype, tol, expect_shader, RUN_PORTABLE, cb);
     if (cb) portable = coopmat = all = false;
-    if (portable && (w = run_kind(json, g0, &r, dtype, tol, expect_shader, RUN_DIRECT, false)) > worst) worst = w;
-    if (all && (w = run_kind(json, g0, &r, dtype, tol, expect_shader, RUN_EMULATED, false)) > worst) worst = w;
-    if (coopmat && (w = run_kind(json, g0, &r, dtype, tol, expect_shader, RUN_COOPMAT, false)) > worst) worst = w;
+    if (portable &&
+        (w = run_kind(json, g0, &r, dtype, tol, expect_shader, RUN_DIRECT, false)) > worst)
+        worst = w;
+    if (all && (w = run_kind(json, g0, &r, dtype, tol, expect_shader, RUN_EMULATED, false)) > worst)
+        worst = w;
+    if (coopmat &&
+        (w = run_kind(json, g0, &r, dtype, tol, expect_shader, RUN_COOPMAT, false)) > worst)
+        worst = w;
     ref_free(&r);
     bind_free(&b);
     graph_free(g0);

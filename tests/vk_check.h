@@ -5,16 +5,16 @@
  * inputs (never zeros). Each graph output is compared by relative L2 error; the check fails the
  * cmocka test, naming the output and the numbers, when it exceeds `tol`, and also when no kernel
  * of family `expect_shader` ran (so a test cannot pass without exercising its kernel; "gen" stands
- * for any generated kernel, compiler/codegen/codegen.h). Generated kernels are cached in memory only. With
- * NPU_VK_VALIDATE=1 it also fails on any validation-layer error. */
+ * for any generated kernel, compiler/codegen/codegen.h). Generated kernels are cached in memory
+ * only. With NPU_VK_VALIDATE=1 it also fails on any validation-layer error. */
 #ifndef NPU_VK_CHECK_H
 #define NPU_VK_CHECK_H
 
 #include "compiler/pass.h"
 #include "tests/testutil.h"
 
-/* Compiles `json` (the exporter's format) with the default options and vc_tune's knobs into *pipe (fusions on),
- * failing the test on any error; pipeline_free(pipe) when done. */
+/* Compiles `json` (the exporter's format) with the default options and vc_tune's knobs into *pipe
+ * (fusions on), failing the test on any error; pipeline_free(pipe) when done. */
 void vc_compile_json(const char *json, Pipeline *pipe);
 
 /* A --no-fuse spec for the checks that follow (NULL: none), e.g. "fuse-elementwise" for the plans
@@ -50,8 +50,8 @@ double vc_check_node(const char *aten, int nin, const TuSpec *in, TuSpec out, co
 /* JSON building blocks for the exporter's format: a tensor, a node. */
 #define VC_T(n, s) "{\"name\":\"" n "\",\"shape\":" s "}"
 #define VC_TI(n, s) "{\"name\":\"" n "\",\"dtype\":\"int64\",\"shape\":" s "}"
-#define VC_NODE(name, op, ins, outs, attrs)                                                      \
-    "{\"name\":\"" name "\",\"op_type\":\"" op "\",\"inputs\":[" ins "],\"outputs\":[" outs     \
+#define VC_NODE(name, op, ins, outs, attrs)                                                        \
+    "{\"name\":\"" name "\",\"op_type\":\"" op "\",\"inputs\":[" ins "],\"outputs\":[" outs        \
     "],\"attrs\":{" attrs "}}"
 
 #endif

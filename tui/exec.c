@@ -51,7 +51,8 @@ static void log_text(Tui *t, int attr, const char *text)
     /* keep the log bounded, in whole lines */
     if (t->log.n > TUI_LOG_MAX) {
         int drop = t->log.n - TUI_LOG_MAX * 3 / 4;
-        for (int i = 0; i < drop; i++) free(t->log.v[i].text);
+        for (int i = 0; i < drop; i++)
+            free(t->log.v[i].text);
         memmove(t->log.v, t->log.v + drop, sizeof *t->log.v * (size_t)(t->log.n - drop));
         t->log.n -= drop;
     }
@@ -159,8 +160,10 @@ Status tui_exec(Tui *t, const char *line, bool json, char **out)
     fclose(mem);
     t->s.out = old;
     t->s.json = oldj;
-    if (t->stable) tui_logf(t, TA_BOLD, "> %s", line);
-    else tui_logf(t, TA_BOLD, "> %s   (%.0f ms)", line, ms);
+    if (t->stable)
+        tui_logf(t, TA_BOLD, "> %s", line);
+    else
+        tui_logf(t, TA_BOLD, "> %s   (%.0f ms)", line, ms);
     /* navigation output repeats the passes pane: only the command is logged */
     if (!json && buf && *buf && strncmp(line, "pass ", 5) != 0) log_text(t, 0, buf);
     for (int i = 0; i < j.d.count; i++) {
@@ -172,11 +175,14 @@ Status tui_exec(Tui *t, const char *line, bool json, char **out)
         tui_logf(t, TA_BOLD | TA_COLOR(TC_YELLOW), "cancelled: %s", line);
         snprintf(t->status, sizeof t->status, "cancelled: %s", line);
     } else if (j.st != ST_OK)
-        snprintf(t->status, sizeof t->status, "%s: %s", line, j.d.count ? j.d.items[0].msg : status_name(j.st));
+        snprintf(t->status, sizeof t->status, "%s: %s", line,
+                 j.d.count ? j.d.items[0].msg : status_name(j.st));
     diag_free(&j.d);
     atomic_store(&t->s.cancel, false);
-    if (out) *out = buf;
-    else free(buf);
+    if (out)
+        *out = buf;
+    else
+        free(buf);
     return j.st;
 }
 
@@ -230,11 +236,16 @@ static void prof_rows(Tui *t, const Plan *p, const Profile *pr, bool live)
         row->pending = live && !pk->has_err;
         snprintf(row->kernel, sizeof row->kernel, "%s", kn->shader);
         snprintf(row->target, sizeof row->target, "%s", kn->target == KT_NPU ? "npu" : "cpu");
-        snprintf(row->fusion, sizeof row->fusion, "%s", kn->fusion >= 0 ? p->fusions[kn->fusion].id : "");
+        snprintf(row->fusion, sizeof row->fusion, "%s",
+                 kn->fusion >= 0 ? p->fusions[kn->fusion].id : "");
         snprintf(row->output, sizeof row->output, "%s",
                  kn->nargs > kn->nin ? p->tensors[kn->args[kn->nargs - 1]].name : "");
         report_fused_from(kn, row->from, sizeof row->from);
-        snprintf(row->verdict, sizeof row->verdict, "%s", row->pending ? "..." : !pk->has_err ? "-" : pk->ok ? "ok" : "MISMATCH");
+        snprintf(row->verdict, sizeof row->verdict, "%s",
+                 row->pending   ? "..."
+                 : !pk->has_err ? "-"
+                 : pk->ok       ? "ok"
+                                : "MISMATCH");
         row->gpu_us = pk->gpu_med;
         row->cpu_us = pk->cpu_us;
         row->rel_l2 = pk->has_err && !pk->err.argmax ? pk->err.rel_l2 : -1;
@@ -258,14 +269,17 @@ static void live_sync(Tui *t)
     if (s->live_seq != t->live_seq || (prof && !t->prof_live) || (bis && !t->bisect_live)) {
         t->live_seq = s->live_seq;
         const Profile *pr = &s->live_prof;
-        if (prof) prof_rows(t, s->pipe.plan, pr->nkernels == s->pipe.plan->nkernels ? pr : NULL, true);
+        if (prof)
+            prof_rows(t, s->pipe.plan, pr->nkernels == s->pipe.plan->nkernels ? pr : NULL, true);
         if (bis) {
             t->bisect_live = true;
             tui_lines_reset(&t->bisect);
             char line[1024];
             for (int i = 0; i < s->live_bisect.nsteps; i++) {
                 bisect_step_text(&s->live_bisect, i, false, line, sizeof line);
-                tui_lines_add(&t->bisect, s->live_bisect.steps[i].ok ? TA_COLOR(TC_GREEN) : TA_COLOR(TC_YELLOW), -1, "%s", line);
+                tui_lines_add(&t->bisect,
+                              s->live_bisect.steps[i].ok ? TA_COLOR(TC_GREEN) : TA_COLOR(TC_YELLOW),
+                              -1, "%s", line);
             }
         }
     }
@@ -273,13 +287,16 @@ static void live_sync(Tui *t)
     if (bis) { /* the busy line's progress, as the pane's last row (rebuilt every frame) */
         char prog[160];
         session_progress_text(s, prog, sizeof prog);
-        if (t->bisect.n && t->bisect.v[t->bisect.n - 1].id == -2) free(t->bisect.v[--t->bisect.n].text);
-        tui_lines_add(&t->bisect, TA_BOLD, -2, "running: %s (Esc cancels)", prog[0] ? prog : "starting");
+        if (t->bisect.n && t->bisect.v[t->bisect.n - 1].id == -2)
+            free(t->bisect.v[--t->bisect.n].text);
+        tui_lines_add(&t->bisect, TA_BOLD, -2, "running: %s (Esc cancels)",
+                      prog[0] ? prog : "starting");
     }
     if (prof) {
         char prog[160];
         session_progress_text(s, prog, sizeof prog);
-        snprintf(t->prof_summary, sizeof t->prof_summary, "measuring (%s): the rows fill in as each number arrives",
+        snprintf(t->prof_summary, sizeof t->prof_summary,
+                 "measuring (%s): the rows fill in as each number arrives",
                  prog[0] ? prog : "starting");
     }
 }
@@ -304,8 +321,8 @@ void tui_prof_sync(Tui *t)
     const Profile *pr = &r->pr;
     prof_rows(t, s->pipe.plan, pr, false);
     int n = snprintf(t->prof_summary, sizeof t->prof_summary,
-                     "%s: gpu sum %.1f us, wall %.1f us, cpu ref %.1f us", r->device, pr->gpu_sum_us,
-                     pr->wall_med_us, pr->cpu_ref_us);
+                     "%s: gpu sum %.1f us, wall %.1f us, cpu ref %.1f us", r->device,
+                     pr->gpu_sum_us, pr->wall_med_us, pr->cpu_ref_us);
     if (pr->nxfers > 0 && n > 0 && (size_t)n < sizeof t->prof_summary)
         snprintf(t->prof_summary + n, sizeof t->prof_summary - (size_t)n,
                  ", cpu partitions %.1f us, %d transfers %.1f us", pr->cpu_part_us, pr->nxfers,
@@ -314,7 +331,7 @@ void tui_prof_sync(Tui *t)
 
 void tui_profile(Tui *t)
 {
-    t->main_pane = t->focus = P_KERNELS; /* where the rows fill in */
+    t->main_pane = t->focus = P_KERNELS;               /* where the rows fill in */
     Status st = tui_exec(t, "profile 5", false, NULL); /* the table goes to the log */
     tui_prof_sync(t);
     int bad = 0, nk = 0;
@@ -326,8 +343,7 @@ void tui_profile(Tui *t)
         tui_logf(t, 0, "%d kernels profiled, %d mismatching; %s", nk, bad, t->prof_summary);
         tui_verdict(t, "profile: %d/%d ok", nk - bad, nk);
     } else if (st == ST_CANCELLED) {
-        tui_verdict(t, "profile: cancelled%s",
-                 t->nprof ? " (previous kept)" : "");
+        tui_verdict(t, "profile: cancelled%s", t->nprof ? " (previous kept)" : "");
     }
 }
 
@@ -349,7 +365,8 @@ void tui_bisect_sync(Tui *t)
     char line[1024];
     for (int i = 0; i < r->nsteps; i++) {
         bisect_step_text(r, i, false, line, sizeof line);
-        tui_lines_add(&t->bisect, r->steps[i].ok ? TA_COLOR(TC_GREEN) : TA_COLOR(TC_YELLOW), -1, "%s", line);
+        tui_lines_add(&t->bisect, r->steps[i].ok ? TA_COLOR(TC_GREEN) : TA_COLOR(TC_YELLOW), -1,
+                      "%s", line);
     }
     char *buf = NULL;
     size_t len = 0;
@@ -358,7 +375,8 @@ void tui_bisect_sync(Tui *t)
     bisect_report_end(mem, r, false); /* the reporter's lines for the data, not parsed */
     fclose(mem);
     int first = t->bisect.n;
-    tui_lines_text(&t->bisect, r->outcome == BISECT_CULPRIT ? TA_BOLD | TA_COLOR(TC_RED) : TA_BOLD, buf);
+    tui_lines_text(&t->bisect, r->outcome == BISECT_CULPRIT ? TA_BOLD | TA_COLOR(TC_RED) : TA_BOLD,
+                   buf);
     if (t->bisect.n > first && t->bisect.v[t->bisect.n - 1].text[0] == 0) {
         free(t->bisect.v[--t->bisect.n].text); /* the report's final newline */
     }
@@ -374,15 +392,14 @@ void tui_bisect(Tui *t)
     if (st == ST_OK || st == ST_MISMATCH)
         tui_verdict(t, "bisect: %s", bisect_summary(&t->s.bisect, sum, sizeof sum));
     else
-        tui_verdict(t, "bisect: %s%s",
-                 st == ST_CANCELLED ? "cancelled" : "failed", t->s.bisect.have ? " (previous kept)" : "");
+        tui_verdict(t, "bisect: %s%s", st == ST_CANCELLED ? "cancelled" : "failed",
+                    t->s.bisect.have ? " (previous kept)" : "");
 }
 
 void tui_verify(Tui *t)
 {
     Status st = tui_exec(t, "check", false, NULL);
-    tui_verdict(t, "verify: %s",
-             st == ST_OK ? "ok" : st == ST_MISMATCH ? "MISMATCH" : "error");
+    tui_verdict(t, "verify: %s", st == ST_OK ? "ok" : st == ST_MISMATCH ? "MISMATCH" : "error");
 }
 
 void tui_toggle_fusion(Tui *t, int fi)
@@ -396,7 +413,8 @@ void tui_toggle_fusion(Tui *t, int fi)
     if (tui_exec(t, line, false, NULL) == ST_OK) {
         if (t->nundo == TUI_MAX_UNDO) {
             memmove(t->undo_id, t->undo_id + 1, sizeof t->undo_id[0] * (TUI_MAX_UNDO - 1));
-            memmove(t->undo_was_on, t->undo_was_on + 1, sizeof t->undo_was_on[0] * (TUI_MAX_UNDO - 1));
+            memmove(t->undo_was_on, t->undo_was_on + 1,
+                    sizeof t->undo_was_on[0] * (TUI_MAX_UNDO - 1));
             t->nundo--;
         }
         snprintf(t->undo_id[t->nundo], sizeof t->undo_id[0], "%s", id);

@@ -69,8 +69,12 @@ static void line(const Clip *c, int x0, int y0, int x1, int y1, int attr)
 {
     int dx = x1 - x0, dy = y1 - y0;
     int steps = abs(dx) > abs(dy) ? abs(dx) : abs(dy);
-    char ch = dy == 0 ? '-' : dx == 0 ? '|' : abs(dx) > 2 * abs(dy) ? '-'
-              : abs(dy) > 2 * abs(dx) ? '|' : (dx > 0) == (dy > 0) ? '\\' : '/';
+    char ch = dy == 0                 ? '-'
+              : dx == 0               ? '|'
+              : abs(dx) > 2 * abs(dy) ? '-'
+              : abs(dy) > 2 * abs(dx) ? '|'
+              : (dx > 0) == (dy > 0)  ? '\\'
+                                      : '/';
     for (int i = 0; i <= steps; i++) {
         int cx = steps ? x0 + (dx * i + (dx > 0 ? steps / 2 : -(steps / 2))) / steps : x0;
         int cy = steps ? y0 + (dy * i + (dy > 0 ? steps / 2 : -(steps / 2))) / steps : y0;
@@ -161,7 +165,9 @@ static void edge_shape(const Clip *c, const TuiGraphPaint *p, const VizEdge *e, 
     for (int d = 0; d < npt; d++) { /* from the middle outwards */
         int i = npt / 2 + (d % 2 ? -(d + 1) / 2 : d / 2);
         if (i < 0 || i >= npt) continue;
-        int x = room(c, px[i] + 2, py[i], n) ? px[i] + 2 : room(c, px[i] - n - 1, py[i], n) ? px[i] - n - 1 : -1;
+        int x = room(c, px[i] + 2, py[i], n)       ? px[i] + 2
+                : room(c, px[i] - n - 1, py[i], n) ? px[i] - n - 1
+                                                   : -1;
         if (x < 0) continue;
         text(c, x, py[i], n, sh, TA_DIM);
         take(c, x - 1, py[i], n + 2, 1);
@@ -177,8 +183,10 @@ static void frame(const Clip *c, const TuiGraphPaint *p, const VizCluster *k, bo
     if (x1 - x0 < 2) x1 = x0 + 2;
     if (y1 - y0 < 2) y1 = y0 + 2;
     if (!title_only)
-        for (int x = x0; x <= x1; x++) cell(c, x, y0, '.', a), cell(c, x, y1, '.', a);
-    for (int y = y0 + 1; y < y1 && !title_only; y++) cell(c, x0, y, ':', a), cell(c, x1, y, ':', a);
+        for (int x = x0; x <= x1; x++)
+            cell(c, x, y0, '.', a), cell(c, x, y1, '.', a);
+    for (int y = y0 + 1; y < y1 && !title_only; y++)
+        cell(c, x0, y, ':', a), cell(c, x1, y, ':', a);
     char title[160];
     viz_cluster_title(p->g, k->fusion, title, sizeof title);
     text(c, x0 + 1, y0, x1 - x0 - 1, title, a | TA_BOLD);
@@ -189,14 +197,19 @@ static void box(const Clip *c, const TuiGraphPaint *p, const VizBox *b, int attr
 {
     int len = (int)strlen(b->label), cx = col(p, b->x), cy = row(p, b->y);
     int bw = (int)lround(b->w / p->sx), bh = (int)lround(b->h / p->sy);
-    if (bw < len + 2) bw = len + 2;       /* the label whole */
+    if (bw < len + 2) bw = len + 2;             /* the label whole */
     if (bw > 2 * (len + 2)) bw = 2 * (len + 2); /* stretched across: not wider than twice that */
     int x0 = cx - bw / 2, y0 = cy - bh / 2;
     if (b->node >= 0 && bh >= 3 && free_rect(c, x0, y0, bw, bh)) {
         for (int y = y0; y < y0 + bh; y++)
             for (int x = x0; x < x0 + bw; x++) {
                 bool top = y == y0 || y == y0 + bh - 1, side = x == x0 || x == x0 + bw - 1;
-                cell(c, x, y, top && side ? (sel ? '#' : '+') : top ? (sel ? '=' : '-') : side ? (sel ? '#' : '|') : ' ', attr);
+                cell(c, x, y,
+                     top && side ? (sel ? '#' : '+')
+                     : top       ? (sel ? '=' : '-')
+                     : side      ? (sel ? '#' : '|')
+                                 : ' ',
+                     attr);
             }
         text(c, x0 + 1 + (bw - 2 - len) / 2, y0 + bh / 2, bw - 2, b->label, attr);
         take(c, x0, y0, bw, bh);
@@ -218,13 +231,18 @@ static void box(const Clip *c, const TuiGraphPaint *p, const VizBox *b, int attr
 
 void tui_graph_paint(Tui *t, const TuiGraphPaint *p)
 {
-    Clip c = {&t->grid, p->x, p->y, p->w, p->h, calloc((size_t)(p->w > 0 ? p->w : 1) * (size_t)(p->h > 0 ? p->h : 1), 1)};
+    Clip c = {&t->grid, p->x,
+              p->y,     p->w,
+              p->h,     calloc((size_t)(p->w > 0 ? p->w : 1) * (size_t)(p->h > 0 ? p->h : 1), 1)};
     if (!c.taken) return;
     const VizLayout *l = p->l;
-    for (int i = 0; i < l->ncl; i++) frame(&c, p, &l->cl[i], false);
-    for (int i = 0; i < l->nedge; i++) edge(&c, p, &l->edge[i]);
-    for (int i = 0; i < l->ncl; i++) frame(&c, p, &l->cl[i], true); /* titles over the edges */
-    if (p->sel_box >= 0) { /* first: it keeps its label */
+    for (int i = 0; i < l->ncl; i++)
+        frame(&c, p, &l->cl[i], false);
+    for (int i = 0; i < l->nedge; i++)
+        edge(&c, p, &l->edge[i]);
+    for (int i = 0; i < l->ncl; i++)
+        frame(&c, p, &l->cl[i], true); /* titles over the edges */
+    if (p->sel_box >= 0) {             /* first: it keeps its label */
         int a = p->box_attr ? p->box_attr[p->sel_box] : 0;
         box(&c, p, &l->box[p->sel_box], (a & ~TA_DIM) | TA_REV | TA_BOLD, true);
     }
@@ -244,7 +262,8 @@ void tui_graph_paint(Tui *t, const TuiGraphPaint *p)
 /* The map's viewport line through an empty cell (nodes stay visible). */
 static void mark(const Clip *c, int x, int y, char ch)
 {
-    if (inside(c, x, y) && c->g->c[y * c->g->w + x].ch == ' ') cell(c, x, y, ch, TA_BOLD | TA_COLOR(TC_YELLOW));
+    if (inside(c, x, y) && c->g->c[y * c->g->w + x].ch == ' ')
+        cell(c, x, y, ch, TA_BOLD | TA_COLOR(TC_YELLOW));
 }
 
 /* The map's size for a drawing in a pane of pw x ph cells (0 x 0: no room), and its scale in
@@ -283,13 +302,17 @@ void tui_graph_map(Tui *t, const TuiGraphPaint *p, int x, int y, int pw, int ph)
     for (int i = 0; i < l->nbox; i++) {
         const VizBox *b = &l->box[i];
         int a = i == p->sel_box ? TA_REV | TA_BOLD : p->box_attr ? p->box_attr[i] : 0;
-        cell(&c, x + 1 + (int)(b->x / s), y + 1 + (int)(b->y / (2 * s)), i == p->sel_box ? '#' : 'o', a);
+        cell(&c, x + 1 + (int)(b->x / s), y + 1 + (int)(b->y / (2 * s)),
+             i == p->sel_box ? '#' : 'o', a);
     }
     /* the viewport: the part of the drawing the pane shows */
     int v0 = x + 1 + (int)floor(p->ox / s), v1 = x + 1 + (int)floor((p->ox + p->w * p->sx) / s);
-    int u0 = y + 1 + (int)floor(p->oy / (2 * s)), u1 = y + 1 + (int)floor((p->oy + p->h * p->sy) / (2 * s));
+    int u0 = y + 1 + (int)floor(p->oy / (2 * s)),
+        u1 = y + 1 + (int)floor((p->oy + p->h * p->sy) / (2 * s));
     v0 = v0 < c.x ? c.x : v0, u0 = u0 < c.y ? c.y : u0;
     v1 = v1 >= c.x + c.w ? c.x + c.w - 1 : v1, u1 = u1 >= c.y + c.h ? c.y + c.h - 1 : u1;
-    for (int xx = v0; xx <= v1; xx++) mark(&c, xx, u0, '-'), mark(&c, xx, u1, '-');
-    for (int yy = u0 + 1; yy < u1; yy++) mark(&c, v0, yy, '|'), mark(&c, v1, yy, '|');
+    for (int xx = v0; xx <= v1; xx++)
+        mark(&c, xx, u0, '-'), mark(&c, xx, u1, '-');
+    for (int yy = u0 + 1; yy < u1; yy++)
+        mark(&c, v0, yy, '|'), mark(&c, v1, yy, '|');
 }

@@ -27,7 +27,8 @@ void tui_grid_free(TuiGrid *g)
 
 void tui_grid_clear(TuiGrid *g)
 {
-    for (int i = 0; i < g->w * g->h; i++) g->c[i] = (TuiCell){' ', 0};
+    for (int i = 0; i < g->w * g->h; i++)
+        g->c[i] = (TuiCell){' ', 0};
 }
 
 /* Writes at most maxw characters of s (non-printables as '?'); returns how many. */
@@ -80,8 +81,10 @@ void tui_grid_dump(const TuiGrid *g, FILE *f)
 {
     for (int y = 0; y < g->h; y++) {
         int end = g->w;
-        while (end > 0 && g->c[y * g->w + end - 1].ch == ' ') end--;
-        for (int x = 0; x < end; x++) fputc(g->c[y * g->w + x].ch, f);
+        while (end > 0 && g->c[y * g->w + end - 1].ch == ' ')
+            end--;
+        for (int x = 0; x < end; x++)
+            fputc(g->c[y * g->w + x].ch, f);
         fputc('\n', f);
     }
 }
@@ -127,7 +130,8 @@ void tui_lines_text(TuiLines *l, int attr, const char *text)
     }
 }
 
-void tui_lines_wrap(TuiLines *l, int attr, int id, const char *head, int indent, int width, const char *text)
+void tui_lines_wrap(TuiLines *l, int attr, int id, const char *head, int indent, int width,
+                    const char *text)
 {
     char line[2048];
     int hl = (int)strlen(head);
@@ -138,13 +142,16 @@ void tui_lines_wrap(TuiLines *l, int attr, int id, const char *head, int indent,
     }
     int room = width - indent > 8 ? width - indent : 8; /* at least some words per row */
     for (const char *p = text ? text : ""; *p;) {
-        while (*p == ' ') p++;
+        while (*p == ' ')
+            p++;
         int n = (int)strlen(p);
         if (n > room) { /* the last blank that fits (a double blank, which parts pairs such as
                          * "p profile", in the room's second half first), else the word is cut */
             int cut = room, pair = room;
-            while (cut > 0 && p[cut] != ' ') cut--;
-            while (pair > room / 2 && !(p[pair] == ' ' && p[pair - 1] == ' ')) pair--;
+            while (cut > 0 && p[cut] != ' ')
+                cut--;
+            while (pair > room / 2 && !(p[pair] == ' ' && p[pair - 1] == ' '))
+                pair--;
             n = pair > room / 2 ? pair : cut > 0 ? cut : room;
         }
         size_t u = strlen(line);
@@ -153,13 +160,16 @@ void tui_lines_wrap(TuiLines *l, int attr, int id, const char *head, int indent,
         snprintf(line, sizeof line, "%*s", indent, "");
         p += n;
     }
-    if ((!text || !*text) && hl <= width) tui_lines_add(l, attr, id, "%s", head);
-    else if (!text || !*text) tui_lines_wrap(l, attr, id, "", 0, width, head);
+    if ((!text || !*text) && hl <= width)
+        tui_lines_add(l, attr, id, "%s", head);
+    else if (!text || !*text)
+        tui_lines_wrap(l, attr, id, "", 0, width, head);
 }
 
 void tui_lines_reset(TuiLines *l)
 {
-    for (int i = 0; i < l->n; i++) free(l->v[i].text);
+    for (int i = 0; i < l->n; i++)
+        free(l->v[i].text);
     free(l->v);
     memset(l, 0, sizeof *l);
 }

@@ -45,14 +45,32 @@ enum {
     TK_ESC = 27,
     TK_ENTER = '\n',
     TK_TAB = '\t',
-    TK_LEFT = 0x100, TK_RIGHT, TK_UP, TK_DOWN, TK_PGUP, TK_PGDN, TK_HOME, TK_END,
-    TK_BS, TK_F1, TK_RESIZE, TK_BTAB,
+    TK_LEFT = 0x100,
+    TK_RIGHT,
+    TK_UP,
+    TK_DOWN,
+    TK_PGUP,
+    TK_PGDN,
+    TK_HOME,
+    TK_END,
+    TK_BS,
+    TK_F1,
+    TK_RESIZE,
+    TK_BTAB,
     TK_CTRL_U = 21, /* clears the prompt line */
-    TK_DUMP, /* headless script only: write the screen */
+    TK_DUMP,        /* headless script only: write the screen */
 };
 
 typedef enum TuiPaneId {
-    P_PASSES, P_IR, P_GRAPH, P_KERNELS, P_FUSIONS, P_BISECT, P_LOG, P_DETAILS, P_COUNT
+    P_PASSES,
+    P_IR,
+    P_GRAPH,
+    P_KERNELS,
+    P_FUSIONS,
+    P_BISECT,
+    P_LOG,
+    P_DETAILS,
+    P_COUNT
 } TuiPaneId;
 
 typedef struct TuiPane {
@@ -61,21 +79,21 @@ typedef struct TuiPane {
 } TuiPane;
 
 typedef struct TuiProfRow {
-    int index;         /* kernel index; for a transfer its index among the transfers */
-    bool xfer;         /* a transfer between partitions (profile's "transfer" lines): `kernel`
-                        * holds the direction, `from` the tensor and cast, gpu_us the time */
-    int first_kernel;  /* transfer: the kernel it runs before (its partition's first) */
+    int index;        /* kernel index; for a transfer its index among the transfers */
+    bool xfer;        /* a transfer between partitions (profile's "transfer" lines): `kernel`
+                       * holds the direction, `from` the tensor and cast, gpu_us the time */
+    int first_kernel; /* transfer: the kernel it runs before (its partition's first) */
     char kernel[32], target[8], fusion[16], output[96], from[160], verdict[16];
-    double gpu_us, cpu_us, rel_l2, speedup; /* rel_l2 -1: none (an argmax's: its rows say it) */
+    double gpu_us, cpu_us, rel_l2, speedup;  /* rel_l2 -1: none (an argmax's: its rows say it) */
     long long am_rows, am_differ, am_beyond; /* an argmax kernel's rows (am_rows 0: not one) */
-    bool pending;      /* a running profile's row whose error is still to come */
+    bool pending; /* a running profile's row whose error is still to come */
 } TuiProfRow;
 
 #define TUI_MAX_UNDO 128
-#define TUI_HIST 32 /* `:` prompt lines remembered */
+#define TUI_HIST 32  /* `:` prompt lines remembered */
 #define TUI_MIN_W 40 /* the smallest screen the layout fits; below it a message */
 #define TUI_MIN_H 12
-#define TUI_LOG_MAX 20000 /* log lines kept (whole outputs; the oldest dropped first) */
+#define TUI_LOG_MAX 20000      /* log lines kept (whole outputs; the oldest dropped first) */
 #define TUI_GRAPH_MAX_DRAW 300 /* live nodes: larger graphs keep the node list */
 
 typedef struct TuiGraphView TuiGraphView; /* view_graph.c: layout cache, zoom, pan, colours */
@@ -88,8 +106,8 @@ typedef struct Tui {
     TuiLines lines[P_COUNT]; /* rebuilt every frame */
     int focus, main_pane;
     bool hide_unchanged, full_ir, help, stable, no_color, quit, headless;
-    bool timeline;   /* the kernels pane draws the profiled step as a timeline (t) */
-    int tl_zoom;     /* the timeline's zoom: 2^tl_zoom x the whole step across the pane */
+    bool timeline;     /* the kernels pane draws the profiled step as a timeline (t) */
+    int tl_zoom;       /* the timeline's zoom: 2^tl_zoom x the whole step across the pane */
     bool confirm_quit; /* q asked "quit?": the next key answers */
     bool prompting, searching;
     char input[512];
@@ -113,20 +131,20 @@ typedef struct Tui {
      * the job leaves alone; t->prof and t->bisect then hold its rows and steps so far */
     const Command *busy; /* the job's command row, NULL: none */
     const char *busy_line;
-    bool prof_kept;      /* the session kept a profile when the job started */
+    bool prof_kept;              /* the session kept a profile when the job started */
     bool prof_live, bisect_live; /* t->prof / t->bisect hold a running job's rows so far */
-    unsigned live_seq;   /* the session's live_seq they were built from */
-    bool zoomed;         /* the focused pane takes the whole body (Z) */
-    TuiLines log;    /* each action as its batch command, then its output */
+    unsigned live_seq;           /* the session's live_seq they were built from */
+    bool zoomed;                 /* the focused pane takes the whole body (Z) */
+    TuiLines log;                /* each action as its batch command, then its output */
     char sel_node[256];
-    int sel_kernel; /* plan kernel index, -1 */
+    int sel_kernel;  /* plan kernel index, -1 */
     int goto_kernel; /* kernel + 1 to select in pane 4 at the next frame (Enter on "computed by
                       * kernel N"), 0: none */
     int jump_back;   /* pane + 1 that Esc in pane 4 returns to after that jump, 0: none */
     int spin, help_top;
     char dot_file[256];
-    TuiGraphView *gv; /* owned; NULL until the graph pane is first shown */
-    bool graph_sync;  /* focus just moved to the graph: select the IR/kernel selection's node */
+    TuiGraphView *gv;    /* owned; NULL until the graph pane is first shown */
+    bool graph_sync;     /* focus just moved to the graph: select the IR/kernel selection's node */
     const char *keys_at; /* headless: the key script's cursor (Esc typed ahead cancels work) */
     TuiSource *src;      /* the source view (o), NULL when closed; owned */
 } Tui;
@@ -147,7 +165,8 @@ void tui_lines_text(TuiLines *l, int attr, const char *text); /* one row per tex
 /* `head` (padded to `indent` columns; longer: a row of its own), then `text` word-wrapped to
  * `width` columns (at a double blank when one falls in a row's second half), its continuation
  * rows indented by `indent`. */
-void tui_lines_wrap(TuiLines *l, int attr, int id, const char *head, int indent, int width, const char *text);
+void tui_lines_wrap(TuiLines *l, int attr, int id, const char *head, int indent, int width,
+                    const char *text);
 void tui_lines_reset(TuiLines *l);
 
 /* term.c: the only file that includes ncurses */
@@ -207,19 +226,19 @@ void tui_view_graph(Tui *t, TuiLines *out);
 /* view_graph.c: the drawing of the graph pane (false: show the node list instead) */
 bool tui_graph_draw(Tui *t, int x, int y, int w, int h);
 const char *tui_graph_title(const Tui *t, char *buf, size_t n);
-bool tui_graph_key(Tui *t, int key); /* true when the graph pane used the key */
+bool tui_graph_key(Tui *t, int key);   /* true when the graph pane used the key */
 bool tui_graph_key_hint(const Tui *t); /* the drawing is shown: arrows pan */
 void tui_graph_free(Tui *t);
 /* graph_draw.c: paints a laid-out graph into the grid (view in points: scale, origin) */
 typedef struct TuiGraphPaint {
     const VizLayout *l;
-    const Graph *g;       /* the graph laid out */
-    int x, y, w, h;       /* the pane's cells */
-    double sx, sy;        /* points per cell */
-    double ox, oy;        /* the point at the pane's top-left cell */
-    int sel_box;          /* box drawn reversed, -1 */
-    const int *box_attr;  /* [nbox] colours */
-    bool shapes;          /* label the edges with their tensors' shapes where there is room */
+    const Graph *g;      /* the graph laid out */
+    int x, y, w, h;      /* the pane's cells */
+    double sx, sy;       /* points per cell */
+    double ox, oy;       /* the point at the pane's top-left cell */
+    int sel_box;         /* box drawn reversed, -1 */
+    const int *box_attr; /* [nbox] colours */
+    bool shapes;         /* label the edges with their tensors' shapes where there is room */
 } TuiGraphPaint;
 void tui_graph_paint(Tui *t, const TuiGraphPaint *p);
 /* The overview map at x, y (the top right corner of a pane of pw x ph cells): the whole

@@ -75,7 +75,8 @@ static void ask_quit(Tui *t)
         return;
     }
     t->confirm_quit = true;
-    snprintf(t->status, sizeof t->status, "quit? the %s%s%s would be lost: q or y quits, any other key stays",
+    snprintf(t->status, sizeof t->status,
+             "quit? the %s%s%s would be lost: q or y quits, any other key stays",
              t->s.prof.have ? "profile" : "", t->s.prof.have && t->s.bisect.have ? " and " : "",
              t->s.bisect.have ? "bisect" : "");
 }
@@ -84,12 +85,15 @@ static void ask_quit(Tui *t)
  * main pane from details or the log; never quits. */
 static void back_out(Tui *t)
 {
-    if (t->zoomed) t->zoomed = false; /* the zoomed pane back in its place */
+    if (t->zoomed)
+        t->zoomed = false;                                /* the zoomed pane back in its place */
     else if (t->focus == P_KERNELS && t->jump_back > 0) { /* back from "computed by kernel N" */
         focus(t, t->jump_back - 1);
         t->jump_back = 0;
-    } else if (t->focus == P_DETAILS || t->focus == P_LOG) focus(t, t->main_pane);
-    else snprintf(t->status, sizeof t->status, "Esc backs out of help, prompts and panes; q quits");
+    } else if (t->focus == P_DETAILS || t->focus == P_LOG)
+        focus(t, t->main_pane);
+    else
+        snprintf(t->status, sizeof t->status, "Esc backs out of help, prompts and panes; q quits");
 }
 
 static void a_help(Tui *t, int key)
@@ -125,7 +129,8 @@ static void a_focus(Tui *t, int key)
     }
     static const int ring[] = {P_PASSES, -1, P_DETAILS, P_LOG};
     int i = 0;
-    while (i < 4 && (ring[i] == -1 ? t->focus != t->main_pane : ring[i] != t->focus)) i++;
+    while (i < 4 && (ring[i] == -1 ? t->focus != t->main_pane : ring[i] != t->focus))
+        i++;
     int nx = ring[(i + 1) % 4];
     focus(t, nx < 0 ? t->main_pane : nx);
 }
@@ -139,12 +144,26 @@ static void a_move(Tui *t, int key)
 {
     int page = t->grid.h / 2;
     switch (key) {
-    case TK_UP: case 'k': move(t, -1, false); break;
-    case TK_DOWN: case 'j': move(t, 1, false); break;
-    case TK_PGUP: move(t, -page, false); break;
-    case TK_PGDN: move(t, page, false); break;
-    case TK_HOME: move(t, 0, true); break;
-    default: move(t, 1 << 30, true); break;
+    case TK_UP:
+    case 'k':
+        move(t, -1, false);
+        break;
+    case TK_DOWN:
+    case 'j':
+        move(t, 1, false);
+        break;
+    case TK_PGUP:
+        move(t, -page, false);
+        break;
+    case TK_PGDN:
+        move(t, page, false);
+        break;
+    case TK_HOME:
+        move(t, 0, true);
+        break;
+    default:
+        move(t, 1 << 30, true);
+        break;
     }
 }
 
@@ -167,8 +186,10 @@ static void a_enter(Tui *t, int key)
 static void a_toggle(Tui *t, int key)
 {
     (void)key;
-    if (t->main_pane == P_FUSIONS && t->focus == P_FUSIONS) tui_toggle_fusion(t, selected_id(t));
-    else snprintf(t->status, sizeof t->status, "Space toggles a fusion in pane 5");
+    if (t->main_pane == P_FUSIONS && t->focus == P_FUSIONS)
+        tui_toggle_fusion(t, selected_id(t));
+    else
+        snprintf(t->status, sizeof t->status, "Space toggles a fusion in pane 5");
 }
 
 static void a_undo(Tui *t, int key)
@@ -202,14 +223,18 @@ static void a_timeline(Tui *t, int key)
     t->timeline = !t->timeline;
     focus(t, P_KERNELS);
     if (t->timeline && !tui_profile_result(t))
-        snprintf(t->status, sizeof t->status, "timeline: %s", tui_profile_kept(t) ? "the profile measured an earlier plan: p profiles this one"
-                                                                               : "p profiles the plan, then the timeline shows it");
+        snprintf(t->status, sizeof t->status, "timeline: %s",
+                 tui_profile_kept(t) ? "the profile measured an earlier plan: p profiles this one"
+                                     : "p profiles the plan, then the timeline shows it");
 }
 
 static void a_zoom(Tui *t, int key)
 {
-    if (t->focus == P_KERNELS && t->timeline) tui_timeline_zoom(t, key == '-' ? -1 : 1);
-    else snprintf(t->status, sizeof t->status, "+ - zoom the timeline (4, t) and the graph drawing (3)");
+    if (t->focus == P_KERNELS && t->timeline)
+        tui_timeline_zoom(t, key == '-' ? -1 : 1);
+    else
+        snprintf(t->status, sizeof t->status,
+                 "+ - zoom the timeline (4, t) and the graph drawing (3)");
 }
 
 static void a_verify(Tui *t, int key)
@@ -240,9 +265,11 @@ static void a_dot(Tui *t, int key)
 {
     (void)key;
     char line[300];
-    snprintf(t->dot_file, sizeof t->dot_file, "npu-explore-%s.svg", t->s.pipe.snaps[t->s.cursor].pass);
+    snprintf(t->dot_file, sizeof t->dot_file, "npu-explore-%s.svg",
+             t->s.pipe.snaps[t->s.cursor].pass);
     snprintf(line, sizeof line, "dot %s", t->dot_file);
-    if (tui_exec(t, line, false, NULL) == ST_OK) snprintf(t->status, sizeof t->status, "wrote %s", t->dot_file);
+    if (tui_exec(t, line, false, NULL) == ST_OK)
+        snprintf(t->status, sizeof t->status, "wrote %s", t->dot_file);
 }
 
 static void a_sideways(Tui *t, int key)
@@ -279,10 +306,10 @@ static void a_next(Tui *t, int key)
  * view owns: their help and footer. */
 typedef struct Action {
     const char *keys;
-    int code[12];      /* 0-terminated */
+    int code[12];             /* 0-terminated */
     const char *fkey, *label; /* footer: "p profile"; NULL: not in footers */
-    const char *cmd;   /* the session command it runs ("-" none); a bare word here also runs the
-                        * action from the `:` prompt */
+    const char *cmd; /* the session command it runs ("-" none); a bare word here also runs the
+                      * action from the `:` prompt */
     const char *help;
     unsigned panes;
     void (*fn)(Tui *t, int key);
@@ -290,43 +317,301 @@ typedef struct Action {
 } Action;
 
 static const Action actions[] = {
-    {"?  F1", {'?', TK_F1}, "?", "help", "help", "this help (keys, then every session command; Up/Down PgUp/PgDn Home/End scroll it)", ALL_PANES, a_help, true},
-    {"q", {'q'}, "q", "quit", "quit", "quit (asks first when a profile or bisect would be lost)", ALL_PANES, a_quit, false},
-    {"Z", {'Z'}, "Z", "full", "zoom", "zoom: the focused pane takes the whole screen, as tmux's zoom (Z or Esc restores; focusing another pane zooms that one)", ALL_PANES, a_zoom_pane, true},
-    {"Space", {' '}, "Space", "toggle", "fusion off|on ID", "toggle the selected fusion instance (pane 5)", PB(P_FUSIONS), a_toggle, false},
-    {"z", {'z'}, "z", "undo", "fusion on|off ID", "undo the last toggle", PB(P_FUSIONS), a_undo, false},
-    {"o", {'o'}, "o", "source", "source K", "the selected kernel's source and SPIR-V side by side (o/Esc close)", PB(P_KERNELS), a_source, false},
-    {"p", {'p'}, "p", "profile", "profile", "profile every kernel of the plan (profile 5: GPU, CPU reference, error; the rows fill in as measured)", PB(P_KERNELS), a_profile, false},
-    {"s", {'s'}, "s", "sort", "-", "sort the profiled kernels by the next column", PB(P_KERNELS), a_sort, true},
-    {"t", {'t'}, "t", "timeline", "timeline", "the profiled step as a timeline: kernels by level on lanes, bars scaled to GPU time (t: the table again)", PB(P_KERNELS), a_timeline, true},
-    {"+ -", {'+', '=', '-'}, "+/-", "zoom", "-", "zoom the timeline around the selected kernel, or the graph drawing", V_GRAPH, a_zoom, true},
-    {"b", {'b'}, "b", "bisect", "bisect", "find the fusion that breaks the outputs (the steps show as they are judged)", PB(P_FUSIONS) | PB(P_BISECT), a_bisect, false},
-    {"v", {'v'}, "v", "verify", "check", "verify: run and compare the outputs with the reference", PB(P_KERNELS) | PB(P_FUSIONS), a_verify, false},
-    {"d", {'d'}, "d", "diff/full", "pass show / dump", "changes of the pass vs the full graph after it", PB(P_IR), a_diff, true},
-    {"h", {'h'}, "h", "hide", "-", "hide / show passes that changed nothing", PB(P_PASSES), a_hide, true},
-    {"Left Right  [ ]", {TK_LEFT, TK_RIGHT, '[', ']'}, "Left/Right", "pass", "pass prev / pass next", "previous / next pass ([ ] also in the drawn graph)", PB(P_PASSES) | PB(P_IR) | PB(P_GRAPH), a_pass, false},
-    {"Up Down PgUp PgDn Home End", {TK_UP, TK_DOWN, TK_PGUP, TK_PGDN, TK_HOME, TK_END, 'k', 'j'}, "Up/Dn", "move", "-", "move, also k j (in passes: pass goto N)", PB(P_PASSES) | PB(P_GRAPH) | PB(P_BISECT) | PB(P_LOG), a_move, true},
-    {"Enter", {TK_ENTER}, "Enter", "details", "pass goto N", "drill in: a pass opens its changes, a row its details; on \"computed by kernel N\" go there (Esc back)", PB(P_PASSES) | PB(P_IR) | PB(P_GRAPH) | PB(P_KERNELS) | PB(P_FUSIONS), a_enter, true},
-    {"g", {'g'}, "g", "svg", "dot npu-explore-PASS.svg", "render the current pass's graph with Graphviz", PB(P_IR) | PB(P_GRAPH), a_dot, false},
-    {"<  >", {'<', '>'}, "<>", "sideways", "-", "scroll the focused pane sideways, 8 columns (long lines are cut, not wrapped)", PB(P_IR) | PB(P_KERNELS) | PB(P_BISECT) | PB(P_LOG) | PB(P_DETAILS), a_sideways, true},
-    {"/  n  N", {'/'}, "/", "search", "-", "search the focused pane, next, previous", PB(P_IR) | PB(P_GRAPH) | PB(P_KERNELS) | PB(P_LOG), a_prompt, true},
+    {"?  F1",
+     {'?', TK_F1},
+     "?",
+     "help",
+     "help",
+     "this help (keys, then every session command; Up/Down PgUp/PgDn Home/End scroll it)",
+     ALL_PANES,
+     a_help,
+     true},
+    {"q",
+     {'q'},
+     "q",
+     "quit",
+     "quit",
+     "quit (asks first when a profile or bisect would be lost)",
+     ALL_PANES,
+     a_quit,
+     false},
+    {"Z",
+     {'Z'},
+     "Z",
+     "full",
+     "zoom",
+     "zoom: the focused pane takes the whole screen, as tmux's zoom (Z or Esc restores; focusing "
+     "another pane zooms that one)",
+     ALL_PANES,
+     a_zoom_pane,
+     true},
+    {"Space",
+     {' '},
+     "Space",
+     "toggle",
+     "fusion off|on ID",
+     "toggle the selected fusion instance (pane 5)",
+     PB(P_FUSIONS),
+     a_toggle,
+     false},
+    {"z",
+     {'z'},
+     "z",
+     "undo",
+     "fusion on|off ID",
+     "undo the last toggle",
+     PB(P_FUSIONS),
+     a_undo,
+     false},
+    {"o",
+     {'o'},
+     "o",
+     "source",
+     "source K",
+     "the selected kernel's source and SPIR-V side by side (o/Esc close)",
+     PB(P_KERNELS),
+     a_source,
+     false},
+    {"p",
+     {'p'},
+     "p",
+     "profile",
+     "profile",
+     "profile every kernel of the plan (profile 5: GPU, CPU reference, error; the rows fill in as "
+     "measured)",
+     PB(P_KERNELS),
+     a_profile,
+     false},
+    {"s",
+     {'s'},
+     "s",
+     "sort",
+     "-",
+     "sort the profiled kernels by the next column",
+     PB(P_KERNELS),
+     a_sort,
+     true},
+    {"t",
+     {'t'},
+     "t",
+     "timeline",
+     "timeline",
+     "the profiled step as a timeline: kernels by level on lanes, bars scaled to GPU time (t: the "
+     "table again)",
+     PB(P_KERNELS),
+     a_timeline,
+     true},
+    {"+ -",
+     {'+', '=', '-'},
+     "+/-",
+     "zoom",
+     "-",
+     "zoom the timeline around the selected kernel, or the graph drawing",
+     V_GRAPH,
+     a_zoom,
+     true},
+    {"b",
+     {'b'},
+     "b",
+     "bisect",
+     "bisect",
+     "find the fusion that breaks the outputs (the steps show as they are judged)",
+     PB(P_FUSIONS) | PB(P_BISECT),
+     a_bisect,
+     false},
+    {"v",
+     {'v'},
+     "v",
+     "verify",
+     "check",
+     "verify: run and compare the outputs with the reference",
+     PB(P_KERNELS) | PB(P_FUSIONS),
+     a_verify,
+     false},
+    {"d",
+     {'d'},
+     "d",
+     "diff/full",
+     "pass show / dump",
+     "changes of the pass vs the full graph after it",
+     PB(P_IR),
+     a_diff,
+     true},
+    {"h",
+     {'h'},
+     "h",
+     "hide",
+     "-",
+     "hide / show passes that changed nothing",
+     PB(P_PASSES),
+     a_hide,
+     true},
+    {"Left Right  [ ]",
+     {TK_LEFT, TK_RIGHT, '[', ']'},
+     "Left/Right",
+     "pass",
+     "pass prev / pass next",
+     "previous / next pass ([ ] also in the drawn graph)",
+     PB(P_PASSES) | PB(P_IR) | PB(P_GRAPH),
+     a_pass,
+     false},
+    {"Up Down PgUp PgDn Home End",
+     {TK_UP, TK_DOWN, TK_PGUP, TK_PGDN, TK_HOME, TK_END, 'k', 'j'},
+     "Up/Dn",
+     "move",
+     "-",
+     "move, also k j (in passes: pass goto N)",
+     PB(P_PASSES) | PB(P_GRAPH) | PB(P_BISECT) | PB(P_LOG),
+     a_move,
+     true},
+    {"Enter",
+     {TK_ENTER},
+     "Enter",
+     "details",
+     "pass goto N",
+     "drill in: a pass opens its changes, a row its details; on \"computed by kernel N\" go there "
+     "(Esc back)",
+     PB(P_PASSES) | PB(P_IR) | PB(P_GRAPH) | PB(P_KERNELS) | PB(P_FUSIONS),
+     a_enter,
+     true},
+    {"g",
+     {'g'},
+     "g",
+     "svg",
+     "dot npu-explore-PASS.svg",
+     "render the current pass's graph with Graphviz",
+     PB(P_IR) | PB(P_GRAPH),
+     a_dot,
+     false},
+    {"<  >",
+     {'<', '>'},
+     "<>",
+     "sideways",
+     "-",
+     "scroll the focused pane sideways, 8 columns (long lines are cut, not wrapped)",
+     PB(P_IR) | PB(P_KERNELS) | PB(P_BISECT) | PB(P_LOG) | PB(P_DETAILS),
+     a_sideways,
+     true},
+    {"/  n  N",
+     {'/'},
+     "/",
+     "search",
+     "-",
+     "search the focused pane, next, previous",
+     PB(P_IR) | PB(P_GRAPH) | PB(P_KERNELS) | PB(P_LOG),
+     a_prompt,
+     true},
     {"", {'n', 'N'}, NULL, NULL, "-", NULL, 0, a_next, true},
-    {"Tab  1..8", {TK_TAB, '1', '2', '3', '4', '5', '6', '7', '8'}, "Tab", "pane", "-", "focus a pane: 1 passes 2 ir 3 graph 4 kernels 5 fusions 6 bisect 7 log 8 details", PB(P_PASSES) | PB(P_LOG) | PB(P_DETAILS), a_focus, true},
-    {":", {':'}, ":", "cmd", "any command below", "command prompt: the --batch language (:profile, :bisect, :check, :zoom, :quit run the keys' actions; Up/Down history, Ctrl-U clears)", PB(P_PASSES) | PB(P_LOG) | PB(P_DETAILS), a_prompt, false},
-    {"Esc", {TK_ESC}, NULL, NULL, "-", "back out: close help, prompt, search or source; unzoom; leave details or the log; never quits", 0, a_back, false},
-    {"Esc (busy)", {0}, NULL, NULL, "-", "cancel the running profile, bisect or check (meanwhile the keys that only move, scroll, focus, zoom or search act; the others are dropped)", 0, NULL, false},
+    {"Tab  1..8",
+     {TK_TAB, '1', '2', '3', '4', '5', '6', '7', '8'},
+     "Tab",
+     "pane",
+     "-",
+     "focus a pane: 1 passes 2 ir 3 graph 4 kernels 5 fusions 6 bisect 7 log 8 details",
+     PB(P_PASSES) | PB(P_LOG) | PB(P_DETAILS),
+     a_focus,
+     true},
+    {":",
+     {':'},
+     ":",
+     "cmd",
+     "any command below",
+     "command prompt: the --batch language (:profile, :bisect, :check, :zoom, :quit run the keys' "
+     "actions; Up/Down history, Ctrl-U clears)",
+     PB(P_PASSES) | PB(P_LOG) | PB(P_DETAILS),
+     a_prompt,
+     false},
+    {"Esc",
+     {TK_ESC},
+     NULL,
+     NULL,
+     "-",
+     "back out: close help, prompt, search or source; unzoom; leave details or the log; never "
+     "quits",
+     0,
+     a_back,
+     false},
+    {"Esc (busy)",
+     {0},
+     NULL,
+     NULL,
+     "-",
+     "cancel the running profile, bisect or check (meanwhile the keys that only move, scroll, "
+     "focus, zoom or search act; the others are dropped)",
+     0,
+     NULL,
+     false},
     /* the graph pane's drawing (3) */
     {"arrows", {0}, "arrows", "pan", "-", "graph drawing: pan", V_GRAPH, NULL, true},
-    {"j k", {0}, "j/k", "node", "-", "graph drawing: select the next / previous node (Enter: its details)", V_GRAPH, NULL, true},
-    {"f", {0}, "f", "follow", "-", "graph drawing: follow the selection on/off", V_GRAPH, NULL, true},
-    {"c", {0}, "c", "colour", "-", "graph drawing: colour by partition, then by the profile's GPU time, then its error (a heat map)", V_GRAPH, NULL, true},
-    {"0", {0}, "0", "fit", "-", "graph drawing: fit the pane again (the default: the width spanned, the whole height when it fits at 50%; from 100% up the edges carry their shapes)", V_GRAPH, NULL, true},
-    {"m", {0}, "m", "map", "-", "graph drawing: show / hide the overview map (the whole graph, the part shown marked; shown when the drawing does not fit)", V_GRAPH, NULL, true},
+    {"j k",
+     {0},
+     "j/k",
+     "node",
+     "-",
+     "graph drawing: select the next / previous node (Enter: its details)",
+     V_GRAPH,
+     NULL,
+     true},
+    {"f",
+     {0},
+     "f",
+     "follow",
+     "-",
+     "graph drawing: follow the selection on/off",
+     V_GRAPH,
+     NULL,
+     true},
+    {"c",
+     {0},
+     "c",
+     "colour",
+     "-",
+     "graph drawing: colour by partition, then by the profile's GPU time, then its error (a heat "
+     "map)",
+     V_GRAPH,
+     NULL,
+     true},
+    {"0",
+     {0},
+     "0",
+     "fit",
+     "-",
+     "graph drawing: fit the pane again (the default: the width spanned, the whole height when it "
+     "fits at 50%; from 100% up the edges carry their shapes)",
+     V_GRAPH,
+     NULL,
+     true},
+    {"m",
+     {0},
+     "m",
+     "map",
+     "-",
+     "graph drawing: show / hide the overview map (the whole graph, the part shown marked; shown "
+     "when the drawing does not fit)",
+     V_GRAPH,
+     NULL,
+     true},
     {"[ ]", {0}, "[ ]", "pass", "-", NULL, V_GRAPH, NULL, true},
     {"Enter", {0}, "Enter", "details", "-", NULL, V_GRAPH, NULL, true},
     /* the source view (o) */
-    {"Up Down PgUp PgDn Home End", {0}, "Up/Dn/PgUp/PgDn", "scroll", "-", "source view: scroll the side in focus", V_SOURCE, NULL, true},
-    {"Left Right  Tab", {0}, "Left/Right", "side", "-", "source view: the source or the SPIR-V side", V_SOURCE, NULL, true},
+    {"Up Down PgUp PgDn Home End",
+     {0},
+     "Up/Dn/PgUp/PgDn",
+     "scroll",
+     "-",
+     "source view: scroll the side in focus",
+     V_SOURCE,
+     NULL,
+     true},
+    {"Left Right  Tab",
+     {0},
+     "Left/Right",
+     "side",
+     "-",
+     "source view: the source or the SPIR-V side",
+     V_SOURCE,
+     NULL,
+     true},
     {"o  Esc", {0}, "o/Esc", "close", "-", "source view: close", V_SOURCE, NULL, true},
 };
 #define NACTIONS ((int)(sizeof actions / sizeof actions[0]))
@@ -335,8 +620,10 @@ void tui_help_lines(TuiLines *out, int width)
 {
     bool wide = width >= 100; /* keys, command and what side by side; else what below */
     int ind = wide ? 55 : 4;
-    tui_lines_wrap(out, TA_BOLD, -1, wide ? "keys                        session command            what"
-                                          : "keys             session command, then what", 0, width, NULL);
+    tui_lines_wrap(out, TA_BOLD, -1,
+                   wide ? "keys                        session command            what"
+                        : "keys             session command, then what",
+                   0, width, NULL);
     char head[128];
     for (int i = 0; i < NACTIONS; i++) {
         if (!actions[i].help) continue;
@@ -368,7 +655,8 @@ const char *tui_footer(const Tui *t)
     buf[0] = 0;
     for (int i = 0; i < NACTIONS && u < sizeof buf; i++) {
         unsigned pn = actions[i].panes;
-        if (actions[i].label && (view ? pn == ALL_PANES || (pn & view) : (pn & PB(t->focus)) != 0)) {
+        if (actions[i].label &&
+            (view ? pn == ALL_PANES || (pn & view) : (pn & PB(t->focus)) != 0)) {
             int w = snprintf(buf + u, sizeof buf - u, " %s %s ", actions[i].fkey, actions[i].label);
             if (w > 0) u += (size_t)w;
         }
@@ -379,13 +667,15 @@ const char *tui_footer(const Tui *t)
 const char *tui_keys_hint(void)
 {
     static char buf[256];
-    static void (*const main_keys[])(Tui *, int) = {a_pass, a_enter, a_focus, a_profile, a_bisect, a_zoom_pane, a_help, a_quit};
+    static void (*const main_keys[])(Tui *, int) = {a_pass,   a_enter,     a_focus, a_profile,
+                                                    a_bisect, a_zoom_pane, a_help,  a_quit};
     size_t u = 0;
     buf[0] = 0;
     for (size_t k = 0; k < sizeof main_keys / sizeof main_keys[0]; k++)
         for (int i = 0; i < NACTIONS && u < sizeof buf; i++)
             if (actions[i].fn == main_keys[k] && actions[i].label) {
-                int w = snprintf(buf + u, sizeof buf - u, "%s%s %s", u ? "  " : "", actions[i].fkey, actions[i].label);
+                int w = snprintf(buf + u, sizeof buf - u, "%s%s %s", u ? "  " : "", actions[i].fkey,
+                                 actions[i].label);
                 if (w > 0) u += (size_t)w;
                 break;
             }
@@ -436,7 +726,8 @@ static void edit(Tui *t, int key)
         bool was_prompt = t->prompting;
         t->prompting = t->searching = false;
         if (was_prompt && t->input[0]) { /* remembered, oldest dropped */
-            if (t->nhist == TUI_HIST) memmove(t->hist, t->hist + 1, sizeof t->hist[0] * (TUI_HIST - 1)), t->nhist--;
+            if (t->nhist == TUI_HIST)
+                memmove(t->hist, t->hist + 1, sizeof t->hist[0] * (TUI_HIST - 1)), t->nhist--;
             snprintf(t->hist[t->nhist++], sizeof t->hist[0], "%s", t->input);
         }
         const Action *a = was_prompt ? action_of_word(t->input) : NULL;
@@ -478,19 +769,29 @@ void tui_key(Tui *t, int key)
     t->status[0] = 0;
     if (t->confirm_quit) { /* the answer to ask_quit */
         t->confirm_quit = false;
-        if (key == 'q' || key == 'y') t->quit = true;
-        else snprintf(t->status, sizeof t->status, "not quitting");
+        if (key == 'q' || key == 'y')
+            t->quit = true;
+        else
+            snprintf(t->status, sizeof t->status, "not quitting");
         return;
     }
-    if (t->prompting || t->searching) edit(t, key);
+    if (t->prompting || t->searching)
+        edit(t, key);
     else if (t->help) { /* layout.c's help() keeps help_top within the rows */
-        if (key == TK_ESC || key == 'q' || key == '?' || key == TK_F1) t->help = false;
-        else if (key == TK_DOWN || key == 'j') t->help_top++;
-        else if (key == TK_UP || key == 'k') t->help_top--;
-        else if (key == TK_PGDN || key == ' ') t->help_top += t->grid.h / 2;
-        else if (key == TK_PGUP) t->help_top -= t->grid.h / 2;
-        else if (key == TK_HOME) t->help_top = 0;
-        else if (key == TK_END) t->help_top = 1 << 20;
+        if (key == TK_ESC || key == 'q' || key == '?' || key == TK_F1)
+            t->help = false;
+        else if (key == TK_DOWN || key == 'j')
+            t->help_top++;
+        else if (key == TK_UP || key == 'k')
+            t->help_top--;
+        else if (key == TK_PGDN || key == ' ')
+            t->help_top += t->grid.h / 2;
+        else if (key == TK_PGUP)
+            t->help_top -= t->grid.h / 2;
+        else if (key == TK_HOME)
+            t->help_top = 0;
+        else if (key == TK_END)
+            t->help_top = 1 << 20;
     } else if (!tui_source_key(t, key) && !(t->focus == P_GRAPH && tui_graph_key(t, key))) {
         const Action *a = action_of_key(key);
         if (a && a->fn) a->fn(t, key);
@@ -502,14 +803,19 @@ void tui_key(Tui *t, int key)
  * `<Size WxH>` resizes; newlines are skipped. TK_NONE at the end. */
 int tui_script_key(const char **pp, int *w, int *h)
 {
-    static const struct { const char *name; int key; } named[] = {
-        {"Left", TK_LEFT}, {"Right", TK_RIGHT}, {"Up", TK_UP}, {"Down", TK_DOWN}, {"PgUp", TK_PGUP},
-        {"PgDn", TK_PGDN}, {"Home", TK_HOME}, {"End", TK_END}, {"Enter", TK_ENTER}, {"Tab", TK_TAB},
-        {"BTab", TK_BTAB}, {"Esc", TK_ESC}, {"Space", ' '}, {"BS", TK_BS}, {"F1", TK_F1}, {"lt", '<'},
-        {"Dump", TK_DUMP}, {"C-u", TK_CTRL_U},
+    static const struct {
+        const char *name;
+        int key;
+    } named[] = {
+        {"Left", TK_LEFT},   {"Right", TK_RIGHT}, {"Up", TK_UP},     {"Down", TK_DOWN},
+        {"PgUp", TK_PGUP},   {"PgDn", TK_PGDN},   {"Home", TK_HOME}, {"End", TK_END},
+        {"Enter", TK_ENTER}, {"Tab", TK_TAB},     {"BTab", TK_BTAB}, {"Esc", TK_ESC},
+        {"Space", ' '},      {"BS", TK_BS},       {"F1", TK_F1},     {"lt", '<'},
+        {"Dump", TK_DUMP},   {"C-u", TK_CTRL_U},
     };
     const char *p = *pp;
-    while (*p == '\n' || *p == '\r') p++;
+    while (*p == '\n' || *p == '\r')
+        p++;
     if (!*p) {
         *pp = p;
         return TK_NONE;
@@ -520,7 +826,8 @@ int tui_script_key(const char **pp, int *w, int *h)
             size_t n = (size_t)(e - p - 1);
             *pp = e + 1;
             for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
-                if (strlen(named[i].name) == n && strncmp(named[i].name, p + 1, n) == 0) return named[i].key;
+                if (strlen(named[i].name) == n && strncmp(named[i].name, p + 1, n) == 0)
+                    return named[i].key;
             if (sscanf(p + 1, "Size %dx%d", w, h) == 2) return TK_RESIZE;
             return 0; /* unknown names are skipped (key 0 does nothing) */
         }

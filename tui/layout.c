@@ -6,8 +6,8 @@
 #include "tui/internal.h"
 
 static const char *names[P_COUNT] = {
-    [P_PASSES] = "passes", [P_IR] = "ir", [P_GRAPH] = "graph", [P_KERNELS] = "kernels",
-    [P_FUSIONS] = "fusions", [P_BISECT] = "bisect", [P_LOG] = "log", [P_DETAILS] = "details",
+    [P_PASSES] = "passes",   [P_IR] = "ir",         [P_GRAPH] = "graph", [P_KERNELS] = "kernels",
+    [P_FUSIONS] = "fusions", [P_BISECT] = "bisect", [P_LOG] = "log",     [P_DETAILS] = "details",
 };
 
 const char *tui_pane_name(int p)
@@ -43,7 +43,8 @@ static void draw_list(Tui *t, int p, int x, int y, int w, int h, int ind_y)
         tui_put(&t->grid, x, y + r, 1, a, sel ? ">" : " ");
         tui_put(&t->grid, x + 1, y + r, w - 1, a, ln->text + (pn->left < len ? pn->left : len));
     }
-    if ((l->n > h || pn->left > 0) && w > 20) { /* where we are, at the right end of the title row */
+    if ((l->n > h || pn->left > 0) &&
+        w > 20) { /* where we are, at the right end of the title row */
         char pos[48], col[24] = "";
         if (pn->left > 0) snprintf(col, sizeof col, "col %d, ", pn->left + 1);
         int n = snprintf(pos, sizeof pos, " %s%d/%d ", col, pn->sel + 1, l->n);
@@ -64,7 +65,8 @@ static void header(Tui *t)
     const Session *s = &t->s;
     tui_fill(g, 0, 0, g->w, 1, ' ', TA_REV);
     int en = 0, nf = s->pipe.g ? s->pipe.g->nfusions : 0;
-    for (int i = 0; i < nf; i++) en += s->pipe.g->fusions[i].enabled;
+    for (int i = 0; i < nf; i++)
+        en += s->pipe.g->fusions[i].enabled;
     const char *pass = s->pipe.nsnaps ? s->pipe.snaps[s->cursor].pass : "-";
     int x = 0;
     if (s->opt.break_id) { /* a deliberate fault: never look like a real result; where it lands */
@@ -73,7 +75,8 @@ static void header(Tui *t)
         x = tui_putf(g, 0, 0, g->w / 2, TA_REV | TA_BOLD | TA_COLOR(TC_RED), " %s ", b);
     }
     bool old = t->verdict[0] && t->verdict_gen != s->gen;
-    tui_putf(g, x, 0, g->w - x, TA_REV | TA_BOLD, "%s%s | pass %d/%d %s | fusions %d/%d | %s%s", g->w >= 100 ? " npu-explore " : " ",
+    tui_putf(g, x, 0, g->w - x, TA_REV | TA_BOLD, "%s%s | pass %d/%d %s | fusions %d/%d | %s%s",
+             g->w >= 100 ? " npu-explore " : " ",
              s->model.g && s->model.g->model_name ? s->model.g->model_name : "?", s->cursor,
              s->pipe.nsnaps - 1, pass, en, nf, t->verdict[0] ? t->verdict : "not verified",
              old ? " (earlier plan)" : "");
@@ -90,8 +93,8 @@ static void footer(Tui *t)
     } else if (t->busy) { /* the job's stage, run k of n or step k of ~n, elapsed */
         char prog[160];
         session_progress_text(&t->s, prog, sizeof prog);
-        tui_putf(g, 0, y, g->w, TA_REV | TA_BOLD, " %c working: %s%s%s   (%s)", spin[t->spin++ % 4], t->busy_line,
-                 prog[0] ? ": " : "", prog, t->status[0] ? t->status : "Esc: cancel");
+        tui_putf(g, 0, y, g->w, TA_REV | TA_BOLD, " %c working: %s%s%s   (%s)", spin[t->spin++ % 4],
+                 t->busy_line, prog[0] ? ": " : "", prog, t->status[0] ? t->status : "Esc: cancel");
     } else if (t->status[0]) {
         tui_put(g, 0, y, g->w, TA_REV | TA_COLOR(TC_YELLOW), t->status);
     } else {
@@ -129,7 +132,8 @@ static void help(Tui *t)
     if (l.n > h - 2 && w > 50) {
         char pos[64];
         int end = t->help_top + h - 2 < l.n ? t->help_top + h - 2 : l.n;
-        int n = snprintf(pos, sizeof pos, " rows %d-%d of %d, Up/Down PgUp/PgDn ", t->help_top + 1, end, l.n);
+        int n = snprintf(pos, sizeof pos, " rows %d-%d of %d, Up/Down PgUp/PgDn ", t->help_top + 1,
+                         end, l.n);
         tui_put(g, x + w - n - 1, y + h - 1, n, TA_BOLD, pos);
     }
     tui_lines_reset(&l);
@@ -145,8 +149,12 @@ static int left_width(int w)
 static int text_width(const Tui *t, int p)
 {
     int w = t->grid.w;
-    if (t->zoomed && (t->focus == p || (t->focus == t->main_pane && p == t->main_pane))) return w - 3;
-    return (p == P_LOG ? w : p == P_PASSES || p == P_DETAILS ? left_width(w) : w - left_width(w)) - 3;
+    if (t->zoomed && (t->focus == p || (t->focus == t->main_pane && p == t->main_pane)))
+        return w - 3;
+    return (p == P_LOG                        ? w
+            : p == P_PASSES || p == P_DETAILS ? left_width(w)
+                                              : w - left_width(w)) -
+           3;
 }
 
 static void build(Tui *t)
@@ -214,19 +222,25 @@ static bool too_small(Tui *t)
 static const char *main_title(Tui *t, char *buf, size_t n)
 {
     switch (t->main_pane) {
-    case P_IR: return t->full_ir ? "graph text (d: diff)" : "changes (d: full)";
-    case P_GRAPH: return tui_graph_title(t, buf, n);
+    case P_IR:
+        return t->full_ir ? "graph text (d: diff)" : "changes (d: full)";
+    case P_GRAPH:
+        return tui_graph_title(t, buf, n);
     case P_KERNELS:
         if (t->prof_live) return "kernels, profiling: the rows fill in as measured (Esc cancels)";
         if (t->timeline)
-            return t->nprof ? "kernels: timeline of the profiled step (t: table)"
-                   : tui_profile_kept(t) ? "kernels: timeline (profile stale: p)" : "kernels: timeline (p: profile)";
-        return t->nprof ? "kernels, profiled (s: sort, t: timeline)"
-               : tui_profile_kept(t) ? "kernels (profile stale: p)" : "kernels (p: profile)";
-    case P_FUSIONS: return "fusions (Space, z undo)";
+            return t->nprof              ? "kernels: timeline of the profiled step (t: table)"
+                   : tui_profile_kept(t) ? "kernels: timeline (profile stale: p)"
+                                         : "kernels: timeline (p: profile)";
+        return t->nprof              ? "kernels, profiled (s: sort, t: timeline)"
+               : tui_profile_kept(t) ? "kernels (profile stale: p)"
+                                     : "kernels (p: profile)";
+    case P_FUSIONS:
+        return "fusions (Space, z undo)";
     default:
-        return t->bisect_live ? "bisect (running: the steps so far)"
-               : !t->busy && session_bisect_stale(&t->s) ? "bisect (stale: b)" : "bisect";
+        return t->bisect_live                            ? "bisect (running: the steps so far)"
+               : !t->busy && session_bisect_stale(&t->s) ? "bisect (stale: b)"
+                                                         : "bisect";
     }
 }
 
@@ -238,7 +252,8 @@ static void main_area(Tui *t, int x, int y, int w, int h)
     if (t->src && tui_source_draw(t, x, y, w, h)) return;
     /* drawn first: the title says how (zoom, or the list instead of the drawing) */
     bool drawn = (t->main_pane == P_GRAPH && tui_graph_draw(t, x + 1, y + 2, w - 2, h - 3)) ||
-                 (t->main_pane == P_KERNELS && t->timeline && tui_timeline_draw(t, x + 1, y + 2, w - 2, h - 3));
+                 (t->main_pane == P_KERNELS && t->timeline &&
+                  tui_timeline_draw(t, x + 1, y + 2, w - 2, h - 3));
     char title[160];
     tui_box(g, x, y, w, h, main_title(t, title, sizeof title), t->focus == t->main_pane);
     tabs(t, x + 1, y + 1, w - 2);
@@ -248,9 +263,12 @@ static void main_area(Tui *t, int x, int y, int w, int h)
 static const char *pane_title(int p)
 {
     switch (p) {
-    case P_PASSES: return "1 passes +-~ nodes, ms"; /* added, removed, rewritten; wall time */
-    case P_DETAILS: return "8 details";
-    default: return "7 log (each action as its --batch command)";
+    case P_PASSES:
+        return "1 passes +-~ nodes, ms"; /* added, removed, rewritten; wall time */
+    case P_DETAILS:
+        return "8 details";
+    default:
+        return "7 log (each action as its --batch command)";
     }
 }
 
@@ -263,8 +281,10 @@ void tui_render(Tui *t)
     header(t);
     int body = g->h - 2;
     if (t->zoomed) { /* the focused pane alone (Z) */
-        if (t->focus == t->main_pane) main_area(t, 0, 1, g->w, body);
-        else pane(t, t->focus, 0, 1, g->w, body, pane_title(t->focus));
+        if (t->focus == t->main_pane)
+            main_area(t, 0, 1, g->w, body);
+        else
+            pane(t, t->focus, 0, 1, g->w, body, pane_title(t->focus));
     } else {
         int logh = g->h <= 30 ? 6 : g->h / 5;
         int top = body - logh;

@@ -66,17 +66,22 @@ int tui_main(int argc, char **argv)
     if (!rest) return 2;
     for (int i = 0; i < argc; i++) {
         bool has = i + 1 < argc;
-        if (strcmp(argv[i], "--tui-script") == 0 && has) script = argv[++i];
-        else if (strcmp(argv[i], "--tui-keys") == 0 && has) keys = argv[++i];
-        else if (strcmp(argv[i], "--tui-dump") == 0 && has) dump_path = argv[++i];
-        else if (strcmp(argv[i], "--tui-stable") == 0) stable = true;
+        if (strcmp(argv[i], "--tui-script") == 0 && has)
+            script = argv[++i];
+        else if (strcmp(argv[i], "--tui-keys") == 0 && has)
+            keys = argv[++i];
+        else if (strcmp(argv[i], "--tui-dump") == 0 && has)
+            dump_path = argv[++i];
+        else if (strcmp(argv[i], "--tui-stable") == 0)
+            stable = true;
         else if (strcmp(argv[i], "--tui-size") == 0 && has) {
             if (sscanf(argv[++i], "%dx%d", &w, &h) != 2 || w < 1 || h < 1 || w > 1000 || h > 500) {
                 fprintf(stderr, "error: --tui-size wants WxH (up to 1000x500)\n");
                 free(rest);
                 return 2;
             }
-        } else rest[nrest++] = argv[i];
+        } else
+            rest[nrest++] = argv[i];
     }
     bool headless = script || keys;
     if (!headless && (!isatty(0) || !isatty(1))) {
@@ -113,8 +118,8 @@ int tui_main(int argc, char **argv)
     t->sel_kernel = -1;
     t->main_pane = P_IR;
     t->focus = P_PASSES;
-    tui_logf(t, TA_DIM, "opened %s: %d passes, %d kernels (keys: ? help)", o.model, t->s.pipe.nsnaps,
-             t->s.pipe.plan ? t->s.pipe.plan->nkernels : 0);
+    tui_logf(t, TA_DIM, "opened %s: %d passes, %d kernels (keys: ? help)", o.model,
+             t->s.pipe.nsnaps, t->s.pipe.plan ? t->s.pipe.plan->nkernels : 0);
     BreakSite b[TUI_MAX_BREAKS];
     for (int i = 0, nb = tui_breaks(t, b); i < nb; i++) { /* the banner's fault, said in full */
         char said[512];
@@ -122,8 +127,10 @@ int tui_main(int argc, char **argv)
         tui_logf(t, TA_BOLD | TA_COLOR(TC_RED), "--break %s: %s", b[i].id, said);
     }
     if (t->s.model.origin)
-        tui_logf(t, TA_DIM, "a .npubin: its IR (from %s) compiled again; `npu-explore run` and "
-                 "`profile` run the file's own kernels", t->s.model.origin);
+        tui_logf(t, TA_DIM,
+                 "a .npubin: its IR (from %s) compiled again; `npu-explore run` and "
+                 "`profile` run the file's own kernels",
+                 t->s.model.origin);
     int rc = 0;
     if (headless) {
         FILE *out = dump_path ? fopen(dump_path, "w") : stdout;
@@ -139,9 +146,12 @@ int tui_main(int argc, char **argv)
                 if (t->quit) break;
                 int k = tui_script_key(&t->keys_at, &nw, &nh);
                 if (k == TK_NONE) break;
-                if (k == TK_DUMP) dump(t, out, &nscreen);
-                else if (k == TK_RESIZE) tui_grid_resize(&t->grid, nw, nh);
-                else tui_key(t, k);
+                if (k == TK_DUMP)
+                    dump(t, out, &nscreen);
+                else if (k == TK_RESIZE)
+                    tui_grid_resize(&t->grid, nw, nh);
+                else
+                    tui_key(t, k);
             }
             dump(t, out, &nscreen);
             if (out != stdout) fclose(out);

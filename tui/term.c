@@ -24,8 +24,10 @@ int tui_term_open(bool *no_color)
     if (!*no_color) {
         start_color();
         use_default_colors();
-        short map[7] = {-1, COLOR_RED, COLOR_GREEN, COLOR_YELLOW, COLOR_BLUE, COLOR_MAGENTA, COLOR_CYAN};
-        for (short i = 1; i < 7; i++) init_pair(i, map[i], -1);
+        short map[7] = {-1,         COLOR_RED,     COLOR_GREEN, COLOR_YELLOW,
+                        COLOR_BLUE, COLOR_MAGENTA, COLOR_CYAN};
+        for (short i = 1; i < 7; i++)
+            init_pair(i, map[i], -1);
     }
     return 0;
 }
@@ -63,20 +65,38 @@ int tui_term_key(int timeout_ms)
     timeout(timeout_ms);
     int k = getch();
     switch (k) {
-    case ERR: return TK_NONE;
-    case KEY_LEFT: return TK_LEFT;
-    case KEY_RIGHT: return TK_RIGHT;
-    case KEY_UP: return TK_UP;
-    case KEY_DOWN: return TK_DOWN;
-    case KEY_PPAGE: return TK_PGUP;
-    case KEY_NPAGE: return TK_PGDN;
-    case KEY_HOME: return TK_HOME;
-    case KEY_END: return TK_END;
-    case KEY_BACKSPACE: case 127: case 8: return TK_BS;
-    case KEY_F(1): return TK_F1;
-    case KEY_RESIZE: return TK_RESIZE;
-    case KEY_BTAB: return TK_BTAB;
-    case KEY_ENTER: case '\r': return TK_ENTER;
-    default: return k >= 0 && k < 0x100 ? k : TK_NONE;
+    case ERR:
+        return TK_NONE;
+    case KEY_LEFT:
+        return TK_LEFT;
+    case KEY_RIGHT:
+        return TK_RIGHT;
+    case KEY_UP:
+        return TK_UP;
+    case KEY_DOWN:
+        return TK_DOWN;
+    case KEY_PPAGE:
+        return TK_PGUP;
+    case KEY_NPAGE:
+        return TK_PGDN;
+    case KEY_HOME:
+        return TK_HOME;
+    case KEY_END:
+        return TK_END;
+    case KEY_BACKSPACE:
+    case 127:
+    case 8:
+        return TK_BS;
+    case KEY_F(1):
+        return TK_F1;
+    case KEY_RESIZE:
+        return TK_RESIZE;
+    case KEY_BTAB:
+        return TK_BTAB;
+    case KEY_ENTER:
+    case '\r':
+        return TK_ENTER;
+    default:
+        return k >= 0 && k < 0x100 ? k : TK_NONE;
     }
 }

@@ -10,18 +10,29 @@ static void attr_text(const Attr *a, char *buf, size_t n)
 {
     size_t u = 0;
     switch (a->kind) {
-    case ATTR_NONE: snprintf(buf, n, "None"); return;
-    case ATTR_INT: snprintf(buf, n, "%lld", (long long)a->i); return;
-    case ATTR_FLOAT: snprintf(buf, n, "%g", a->f); return;
-    case ATTR_BOOL: snprintf(buf, n, "%s", a->i ? "True" : "False"); return;
+    case ATTR_NONE:
+        snprintf(buf, n, "None");
+        return;
+    case ATTR_INT:
+        snprintf(buf, n, "%lld", (long long)a->i);
+        return;
+    case ATTR_FLOAT:
+        snprintf(buf, n, "%g", a->f);
+        return;
+    case ATTR_BOOL:
+        snprintf(buf, n, "%s", a->i ? "True" : "False");
+        return;
     case ATTR_STR:
-    case ATTR_OTHER: snprintf(buf, n, "%s", a->s ? a->s : ""); return;
+    case ATTR_OTHER:
+        snprintf(buf, n, "%s", a->s ? a->s : "");
+        return;
     case ATTR_INTS:
     case ATTR_FLOATS:
         buf[u++] = '[';
         for (int i = 0; i < a->n && u + 24 < n; i++) {
-            int w = a->kind == ATTR_INTS ? snprintf(buf + u, n - u, "%s%lld", i ? "," : "", (long long)a->ints[i])
-                                         : snprintf(buf + u, n - u, "%s%g", i ? "," : "", a->floats[i]);
+            int w = a->kind == ATTR_INTS
+                        ? snprintf(buf + u, n - u, "%s%lld", i ? "," : "", (long long)a->ints[i])
+                        : snprintf(buf + u, n - u, "%s%g", i ? "," : "", a->floats[i]);
             if (w > 0) u += (size_t)w;
         }
         snprintf(buf + u, n - u, "]");
@@ -105,8 +116,10 @@ static void tensor_rows(const Graph *g, TuiLines *out, const char *what, const i
 static void error_text(const TuiProfRow *r, int prec, char *buf, size_t n)
 {
     if (r->am_rows > 0)
-        report_argmax_note(&(CmpStats){.argmax = true, .am_rows = r->am_rows,
-                                       .am_differ = r->am_differ, .am_beyond = r->am_beyond},
+        report_argmax_note(&(CmpStats){.argmax = true,
+                                       .am_rows = r->am_rows,
+                                       .am_differ = r->am_differ,
+                                       .am_beyond = r->am_beyond},
                            buf, n);
     else
         snprintf(buf, n, "rel_l2 %.*e", prec, r->rel_l2);
@@ -130,8 +143,9 @@ static void node_details(const Tui *t, TuiLines *out, int width)
         attr_text(&n->attrs[i], buf, sizeof buf);
         tui_lines_add(out, TA_DIM, -1, "  %s = %s", n->attrs[i].key, buf);
     }
-    tui_lines_add(out, n->place == PLACE_CPU ? TA_COLOR(TC_YELLOW) : 0, -1, "placed on %s (partition %d)%s%s",
-                  n->place == PLACE_CPU ? "cpu" : "npu", n->part, n->why_cpu ? ": " : "", n->why_cpu ? n->why_cpu : "");
+    tui_lines_add(out, n->place == PLACE_CPU ? TA_COLOR(TC_YELLOW) : 0, -1,
+                  "placed on %s (partition %d)%s%s", n->place == PLACE_CPU ? "cpu" : "npu", n->part,
+                  n->why_cpu ? ": " : "", n->why_cpu ? n->why_cpu : "");
     if (n->fusion >= 0 && n->fusion < g->nfusions)
         tui_lines_add(out, TA_COLOR(TC_CYAN), -1, "fusion %s %s (%s)", g->fusions[n->fusion].id,
                       g->fusions[n->fusion].pattern, g->fusions[n->fusion].enabled ? "on" : "off");
@@ -139,7 +153,8 @@ static void node_details(const Tui *t, TuiLines *out, int width)
         tui_lines_add(out, TA_DIM, -1, "not fused");
     for (int i = 0; i < g->nmisses; i++)
         if (g->misses[i].node == ni)
-            tui_lines_add(out, TA_COLOR(TC_YELLOW), -1, "why not %s: %s", g->misses[i].pattern, g->misses[i].reason);
+            tui_lines_add(out, TA_COLOR(TC_YELLOW), -1, "why not %s: %s", g->misses[i].pattern,
+                          g->misses[i].reason);
     int k;
     tui_kernel_of_node(t, n->name, &k);
     if (k >= 0) {
@@ -148,8 +163,9 @@ static void node_details(const Tui *t, TuiLines *out, int width)
         const TuiProfRow *r = tui_prof_row(t, k);
         char err[96];
         if (r) error_text(r, 2, err, sizeof err);
-        if (r) tui_lines_add(out, 0, -1, "gpu %.1f us, cpu %.1f us, %s %s", r->gpu_us, r->cpu_us, err,
-                             r->verdict);
+        if (r)
+            tui_lines_add(out, 0, -1, "gpu %.1f us, cpu %.1f us, %s %s", r->gpu_us, r->cpu_us, err,
+                          r->verdict);
     } else {
         tui_lines_add(out, TA_DIM, -1, "no kernel computes it (view, folded or removed)");
     }
@@ -160,23 +176,27 @@ static void kernel_details(const Tui *t, TuiLines *out, int width)
 {
     const Plan *p = t->s.pipe.plan;
     const PlanKernel *k = &p->kernels[t->sel_kernel];
-    tui_lines_add(out, TA_BOLD, -1, "kernel %d %s on %s", t->sel_kernel, k->shader, k->target == KT_NPU ? "npu" : "cpu");
+    tui_lines_add(out, TA_BOLD, -1, "kernel %d %s on %s", t->sel_kernel, k->shader,
+                  k->target == KT_NPU ? "npu" : "cpu");
     break_lines(t, out, width, t->sel_kernel, NULL);
     if (k->fusion >= 0)
-        tui_lines_add(out, TA_COLOR(TC_CYAN), -1, "fusion %s %s", p->fusions[k->fusion].id, p->fusions[k->fusion].pattern);
-    tui_lines_add(out, 0, -1, "dispatch %ux%ux%u, level %d, partition %d", k->groups[0], k->groups[1],
-                  k->groups[2], k->level, k->part);
+        tui_lines_add(out, TA_COLOR(TC_CYAN), -1, "fusion %s %s", p->fusions[k->fusion].id,
+                      p->fusions[k->fusion].pattern);
+    tui_lines_add(out, 0, -1, "dispatch %ux%ux%u, level %d, partition %d", k->groups[0],
+                  k->groups[1], k->groups[2], k->level, k->part);
     for (int i = 0; i < k->nargs; i++) {
         bool again = false; /* an output bound in two slots is listed once (describe.c) */
-        for (int j = k->nin; i > k->nin && j < i; j++) again |= k->args[j] == k->args[i];
+        for (int j = k->nin; i > k->nin && j < i; j++)
+            again |= k->args[j] == k->args[i];
         if (again) continue;
         const PlanTensor *pt = &p->tensors[k->args[i]];
         char sh[128];
         shape_str(pt->shape, pt->rank, sh, sizeof sh);
-        tui_lines_add(out, 0, -1, "%s %s %s%s %s", i < k->nin ? "in " : "out", pt->name, dtype_short(pt->storage),
-                      sh, pt->padded ? "(padded)" : "");
+        tui_lines_add(out, 0, -1, "%s %s %s%s %s", i < k->nin ? "in " : "out", pt->name,
+                      dtype_short(pt->storage), sh, pt->padded ? "(padded)" : "");
     }
-    for (int i = 0; i < k->nprov; i++) tui_lines_add(out, TA_COLOR(TC_MAGENTA), -1, "from IR node %s", k->prov[i]);
+    for (int i = 0; i < k->nprov; i++)
+        tui_lines_add(out, TA_COLOR(TC_MAGENTA), -1, "from IR node %s", k->prov[i]);
     const TuiProfRow *r = tui_prof_row(t, t->sel_kernel);
     if (r) {
         char sp[16];
@@ -201,10 +221,12 @@ static void pass_details(const Tui *t, TuiLines *out, int width)
     tui_lines_add(out, TA_BOLD, -1, "pass %d %s", i, sn->pass);
     if (ps) tui_lines_wrap(out, 0, -1, "", 0, width, ps->summary);
     if (sn->added + sn->removed + sn->rewritten)
-        snprintf(buf, sizeof buf, "nodes: %d added, %d removed, %d rewritten (%s ms; Enter: the changes)", sn->added,
+        snprintf(buf, sizeof buf,
+                 "nodes: %d added, %d removed, %d rewritten (%s ms; Enter: the changes)", sn->added,
                  sn->removed, sn->rewritten, tui_ms(t, sn->ms, ms, sizeof ms));
     else
-        snprintf(buf, sizeof buf, "%s (%s ms)", sn->skipped ? "switched off" : "changed nothing in the graph",
+        snprintf(buf, sizeof buf, "%s (%s ms)",
+                 sn->skipped ? "switched off" : "changed nothing in the graph",
                  tui_ms(t, sn->ms, ms, sizeof ms));
     tui_lines_wrap(out, 0, -1, "", 0, width, buf);
     if (ps && ps->can_disable) {

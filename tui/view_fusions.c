@@ -12,11 +12,12 @@ void tui_view_fusions(Tui *t, TuiLines *out)
         char nodes[512] = "";
         size_t u = 0;
         for (int k = 0; k < f->nnodes && u + 4 < sizeof nodes; k++) {
-            int w = snprintf(nodes + u, sizeof nodes - u, "%s%s", k ? "," : "", g->nodes[f->nodes[k]].name);
+            int w = snprintf(nodes + u, sizeof nodes - u, "%s%s", k ? "," : "",
+                             g->nodes[f->nodes[k]].name);
             if (w > 0) u += (size_t)w;
         }
-        tui_lines_add(out, f->enabled ? 0 : TA_DIM, i, "[%c] %-5s %-15s %s", f->enabled ? 'x' : ' ', f->id,
-                      f->pattern, nodes);
+        tui_lines_add(out, f->enabled ? 0 : TA_DIM, i, "[%c] %-5s %-15s %s", f->enabled ? 'x' : ' ',
+                      f->id, f->pattern, nodes);
     }
     if (!g->nfusions) tui_lines_add(out, TA_DIM, -1, "(no fusion instances)");
     for (int i = 0; i < g->nmisses; i++)

@@ -23,7 +23,9 @@ static void edges_in(const Graph *g, const Node *n, char *buf, size_t cap)
     for (int i = 0; i < n->nin && u + 8 < cap; i++) {
         const GTensor *ten = &g->tensors[n->in[i]];
         if (ten->kind == TK_WEIGHT || ten->kind == TK_CONST) continue;
-        const char *nm = ten->producer >= 0 && ten->producer < g->nnodes ? g->nodes[ten->producer].name : ten->name;
+        const char *nm = ten->producer >= 0 && ten->producer < g->nnodes
+                             ? g->nodes[ten->producer].name
+                             : ten->name;
         int w = snprintf(buf + u, cap - u, "%s%s", u ? "," : "", nm);
         if (w > 0) u += (size_t)w;
     }
@@ -41,7 +43,8 @@ static void edges_out(const Graph *g, const Node *n, char *buf, size_t cap)
             int w = snprintf(buf + u, cap - u, "%s%s", u ? "," : "", g->nodes[k].name);
             if (w > 0) u += (size_t)w;
         }
-        if (ten->is_output && u + 8 < cap) u += (size_t)snprintf(buf + u, cap - u, "%sOUT", u ? "," : "");
+        if (ten->is_output && u + 8 < cap)
+            u += (size_t)snprintf(buf + u, cap - u, "%sOUT", u ? "," : "");
     }
 }
 
@@ -65,12 +68,12 @@ typedef struct Entry {
 struct TuiGraphView {
     Entry e[NCACHE];
     unsigned tick;
-    int zoom;      /* index into zooms[], or ZOOM_FIT */
+    int zoom; /* index into zooms[], or ZOOM_FIT */
     int color, map;
     bool follow, drawn, panned, map_shown;
-    double cx, cy; /* the view's centre, in points */
-    double sx, sy; /* the scale last drawn, points per cell */
-    int live;      /* live nodes of the graph shown */
+    double cx, cy;   /* the view's centre, in points */
+    double sx, sy;   /* the scale last drawn, points per cell */
+    int live;        /* live nodes of the graph shown */
     const char *why; /* why the list is shown instead of the drawing */
 };
 
@@ -94,7 +97,8 @@ static double clamp(double v, double lo, double hi)
 
 /* Points per cell for a pane of w x h cells: the manual zoom's, or fit's (see the top); a map
  * beside the drawing takes `mapw` columns of the width fit spans. */
-static void scale(const TuiGraphView *v, const VizLayout *l, int w, int h, int mapw, double *sx, double *sy)
+static void scale(const TuiGraphView *v, const VizLayout *l, int w, int h, int mapw, double *sx,
+                  double *sy)
 {
     if (v->zoom != ZOOM_FIT) {
         *sx = PT_X / zooms[v->zoom];
@@ -121,9 +125,10 @@ void tui_graph_free(Tui *t)
 static Entry *layout(Tui *t, TuiGraphView *v, const Graph *g)
 {
     char key[2048];
-    size_t u = (size_t)snprintf(key, sizeof key, "%d:%s:%d:%d", t->s.cursor, t->s.pipe.snaps[t->s.cursor].pass,
-                                g->nnodes, g->nfusions);
-    for (int i = 0; i < g->nfusions && u + 2 < sizeof key; i++) key[u++] = g->fusions[i].enabled ? '1' : '0';
+    size_t u = (size_t)snprintf(key, sizeof key, "%d:%s:%d:%d", t->s.cursor,
+                                t->s.pipe.snaps[t->s.cursor].pass, g->nnodes, g->nfusions);
+    for (int i = 0; i < g->nfusions && u + 2 < sizeof key; i++)
+        key[u++] = g->fusions[i].enabled ? '1' : '0';
     for (int i = 0; i < t->s.noff && u + 2 < sizeof key; i++)
         u += (size_t)snprintf(key + u, sizeof key - u, ",%s", t->s.off[i]);
     key[u < sizeof key ? u : sizeof key - 1] = 0;
@@ -175,7 +180,8 @@ void tui_view_graph(Tui *t, TuiLines *out)
         int a = n->place == PLACE_CPU ? TA_COLOR(TC_YELLOW) : 0;
         if (i == want) t->pane[P_GRAPH].sel = out->n;
         tui_lines_add(out, a, i, "%-4s %-3s %-18s %-12s <- %s -> %s", fid[0] ? fid : "",
-                      n->place == PLACE_CPU ? "cpu" : "npu", n->name, op_short_name(n->op), in, outs);
+                      n->place == PLACE_CPU ? "cpu" : "npu", n->name, op_short_name(n->op), in,
+                      outs);
     }
 }
 
@@ -188,8 +194,8 @@ static void colours(Tui *t, const Graph *g, const VizLayout *l, int mode, int *a
     VizKernelData *kd = NULL;
     DiagList d = {0};
     bool heat = mode != COL_PART && r && heat_from_result(t->s.pipe.plan, r, &kd, &d) == ST_OK &&
-                viz_heat(g, mode == COL_GPU ? VIZ_COLOR_TIME : VIZ_COLOR_ERROR, kd, t->s.pipe.plan->nkernels,
-                         hm, &d) == ST_OK;
+                viz_heat(g, mode == COL_GPU ? VIZ_COLOR_TIME : VIZ_COLOR_ERROR, kd,
+                         t->s.pipe.plan->nkernels, hm, &d) == ST_OK;
     free(kd);
     diag_free(&d);
     for (int i = 0; i < l->nbox; i++) {
@@ -210,9 +216,12 @@ static void colours(Tui *t, const Graph *g, const VizLayout *l, int mode, int *a
 static void heat_legend(Tui *t, const VizHeat *hm, int x, int y, int w)
 {
     int cx = x;
-    cx += tui_put(&t->grid, cx, y, w, TA_BOLD, hm->by == VIZ_COLOR_TIME ? "gpu time: " : "rel_l2: ");
+    cx +=
+        tui_put(&t->grid, cx, y, w, TA_BOLD, hm->by == VIZ_COLOR_TIME ? "gpu time: " : "rel_l2: ");
     for (int b = 0; b < VIZ_HEAT_BINS && cx < x + w; b++)
-        cx += tui_putf(&t->grid, cx, y, x + w - cx, TA_REV | TA_COLOR(viz_heat_ansi(hm, b)), "[%s]", t->stable ? hm->share[b] : hm->label[b]) + 1;
+        cx += tui_putf(&t->grid, cx, y, x + w - cx, TA_REV | TA_COLOR(viz_heat_ansi(hm, b)), "[%s]",
+                       t->stable ? hm->share[b] : hm->label[b]) +
+              1;
     if (cx < x + w) tui_putf(&t->grid, cx, y, x + w - cx, TA_DIM, "(dim: %s)", viz_heat_none(hm));
 }
 
@@ -223,7 +232,8 @@ bool tui_graph_draw(Tui *t, int x, int y, int w, int h)
     v->drawn = false;
     const Graph *g = t->s.pipe.snaps[t->s.cursor].g;
     v->live = 0;
-    for (int i = 0; i < g->nnodes; i++) v->live += !g->nodes[i].dead;
+    for (int i = 0; i < g->nnodes; i++)
+        v->live += !g->nodes[i].dead;
     v->why = NULL;
     if (v->live > TUI_GRAPH_MAX_DRAW) {
         v->why = "too many to draw";
@@ -237,10 +247,18 @@ bool tui_graph_draw(Tui *t, int x, int y, int w, int h)
     const VizLayout *l = &e->l;
     int *attr = calloc((size_t)l->nbox + 1, sizeof *attr);
     if (!attr) return false;
-    if (v->color != COL_PART && !t->busy && !tui_profile_result(t)) v->color = COL_PART; /* none, or stale */
+    if (v->color != COL_PART && !t->busy && !tui_profile_result(t))
+        v->color = COL_PART; /* none, or stale */
     VizHeat hm = {0};
     colours(t, g, l, tui_profile_result(t) ? v->color : COL_PART, attr, &hm);
-    TuiGraphPaint p = {.l = l, .g = g, .x = x, .y = y, .w = w, .h = hm.bin ? h - 1 : h, .sel_box = -1, .box_attr = attr};
+    TuiGraphPaint p = {.l = l,
+                       .g = g,
+                       .x = x,
+                       .y = y,
+                       .w = w,
+                       .h = hm.bin ? h - 1 : h,
+                       .sel_box = -1,
+                       .box_attr = attr};
     h = p.h;
     /* the overview: by default when the drawing does not fit the pane; m shows or hides it */
     scale(v, l, w, h, 0, &p.sx, &p.sy);
@@ -272,10 +290,14 @@ bool tui_graph_draw(Tui *t, int x, int y, int w, int h)
     p.ox = v->cx - dw * p.sx / 2;
     p.oy = v->cy - h * p.sy / 2;
     bool across = l->w <= (dw - 1) * p.sx, down = l->h <= (h - 1) * p.sy;
-    if (across) p.ox = (l->w - dw * p.sx) / 2; /* fits across: centred */
-    else p.ox = clamp(p.ox, -p.sx, l->w - (dw - 1) * p.sx); /* else no blank beyond an edge */
-    if (down) p.oy = -p.sy / 2;                /* fits down: from the top */
-    else p.oy = clamp(p.oy, -p.sy / 2, l->h - (h - 1) * p.sy);
+    if (across)
+        p.ox = (l->w - dw * p.sx) / 2; /* fits across: centred */
+    else
+        p.ox = clamp(p.ox, -p.sx, l->w - (dw - 1) * p.sx); /* else no blank beyond an edge */
+    if (down)
+        p.oy = -p.sy / 2; /* fits down: from the top */
+    else
+        p.oy = clamp(p.oy, -p.sy / 2, l->h - (h - 1) * p.sy);
     tui_graph_paint(t, &p);
     if (v->map_shown) tui_graph_map(t, &p, x + w - mapw, y, w, h);
     if (hm.bin) heat_legend(t, &hm, x, y + p.h, w); /* the row below the drawing */
@@ -287,20 +309,22 @@ bool tui_graph_draw(Tui *t, int x, int y, int w, int h)
 
 const char *tui_graph_title(const Tui *t, char *buf, size_t n)
 {
-    static const char *cols[COL_N] = {"partition: cyan npu, yellow cpu", "heat: gpu time (legend below)",
+    static const char *cols[COL_N] = {"partition: cyan npu, yellow cpu",
+                                      "heat: gpu time (legend below)",
                                       "heat: error (legend below)"};
     const TuiGraphView *v = t->gv;
     if (!v || !v->drawn) {
         if (v && v->why)
-            snprintf(buf, n, "node list with edges: %d nodes, %s (over %d; g: svg)", v->live, v->why,
-                     TUI_GRAPH_MAX_DRAW);
+            snprintf(buf, n, "node list with edges: %d nodes, %s (over %d; g: svg)", v->live,
+                     v->why, TUI_GRAPH_MAX_DRAW);
         else
             snprintf(buf, n, "node list with edges");
         return buf;
     }
     char zoom[48];
     if (v->zoom == ZOOM_FIT)
-        snprintf(zoom, sizeof zoom, "fit %.0fx%.0f%%", 100 * PT_X / v->sx, 100 * PT_Y / v->sy); /* across x down */
+        snprintf(zoom, sizeof zoom, "fit %.0fx%.0f%%", 100 * PT_X / v->sx,
+                 100 * PT_Y / v->sy); /* across x down */
     else
         snprintf(zoom, sizeof zoom, "zoom %.0f%%", zooms[v->zoom] * 100);
     snprintf(buf, n, "graph %d nodes, %s%s%s, %s", v->live, zoom, v->follow ? ", follow" : "",
@@ -320,16 +344,27 @@ bool tui_graph_key(Tui *t, int key)
     double sx = v->sx, sy = v->sy, now = PT_Y / sy; /* the zoom down, which +/- step from */
     int pw = t->grid.w / 3, ph = t->grid.h / 4, z;
     switch (key) {
-    case TK_LEFT: v->cx -= pw * sx; break;
-    case TK_RIGHT: v->cx += pw * sx; break;
-    case TK_UP: v->cy -= ph * sy; break;
-    case TK_DOWN: v->cy += ph * sy; break;
-    case '+': case '=': /* the next zoom above the one shown */
-        for (z = 0; z < NZOOM - 1 && zooms[z] <= now * 1.01; z++) {}
+    case TK_LEFT:
+        v->cx -= pw * sx;
+        break;
+    case TK_RIGHT:
+        v->cx += pw * sx;
+        break;
+    case TK_UP:
+        v->cy -= ph * sy;
+        break;
+    case TK_DOWN:
+        v->cy += ph * sy;
+        break;
+    case '+':
+    case '=': /* the next zoom above the one shown */
+        for (z = 0; z < NZOOM - 1 && zooms[z] <= now * 1.01; z++) {
+        }
         v->zoom = zooms[z] > now * 1.01 ? z : v->zoom;
         return true;
     case '-':
-        for (z = NZOOM - 1; z > 0 && zooms[z] >= now * 0.99; z--) {}
+        for (z = NZOOM - 1; z > 0 && zooms[z] >= now * 0.99; z--) {
+        }
         v->zoom = zooms[z] < now * 0.99 ? z : v->zoom;
         return true;
     case '0':
@@ -342,18 +377,22 @@ bool tui_graph_key(Tui *t, int key)
     case 'f':
         v->follow = !v->follow;
         v->panned = false;
-        snprintf(t->status, sizeof t->status, "graph: follow the selection %s", v->follow ? "on" : "off");
+        snprintf(t->status, sizeof t->status, "graph: follow the selection %s",
+                 v->follow ? "on" : "off");
         return true;
     case 'c':
         v->color = (v->color + 1) % COL_N;
         if (v->color != COL_PART && !tui_profile_result(t)) {
             v->color = COL_PART;
-            snprintf(t->status, sizeof t->status, "%s", tui_profile_kept(t)
-                     ? "graph: the profile measured an earlier plan: p profiles this one, then c"
-                     : "graph: colour by GPU time or error after p (profile)");
+            snprintf(
+                t->status, sizeof t->status, "%s",
+                tui_profile_kept(t)
+                    ? "graph: the profile measured an earlier plan: p profiles this one, then c"
+                    : "graph: colour by GPU time or error after p (profile)");
         }
         return true;
-    default: return false;
+    default:
+        return false;
     }
     v->follow = false; /* an arrow pans: stop following the selection */
     v->panned = true;

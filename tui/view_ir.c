@@ -20,7 +20,8 @@ static bool in_kernel(const Tui *t, const char *name)
 static int live_nodes(const Graph *g)
 {
     int n = 0;
-    for (int i = 0; i < g->nnodes; i++) n += !g->nodes[i].dead;
+    for (int i = 0; i < g->nnodes; i++)
+        n += !g->nodes[i].dead;
     return n;
 }
 
@@ -32,12 +33,15 @@ static void compile_summary(const Tui *t, TuiLines *out, int width)
     const Plan *p = pp->plan;
     char buf[1024];
     size_t u = 0;
-    snprintf(buf, sizeof buf, "(%s changed nothing in the graph; d: the whole graph after it)", pp->snaps[t->s.cursor].pass);
+    snprintf(buf, sizeof buf, "(%s changed nothing in the graph; d: the whole graph after it)",
+             pp->snaps[t->s.cursor].pass);
     tui_lines_wrap(out, TA_DIM, -1, "", 0, width, buf);
     tui_lines_wrap(out, TA_BOLD, -1, "keys: ", 6, width, tui_keys_hint());
     tui_lines_add(out, 0, -1, "%s", "");
-    tui_lines_add(out, TA_BOLD, -1, "what the compile did to %s:", pp->g->model_name ? pp->g->model_name : "the model");
-    snprintf(buf, sizeof buf, "%d IR nodes imported, %d live after the passes", live_nodes(pp->snaps[0].g), live_nodes(pp->g));
+    tui_lines_add(out, TA_BOLD, -1, "what the compile did to %s:",
+                  pp->g->model_name ? pp->g->model_name : "the model");
+    snprintf(buf, sizeof buf, "%d IR nodes imported, %d live after the passes",
+             live_nodes(pp->snaps[0].g), live_nodes(pp->g));
     tui_lines_wrap(out, 0, -1, "  - ", 4, width, buf);
     u = (size_t)snprintf(buf, sizeof buf, "the passes that changed it:");
     for (int i = 1; i < pp->nsnaps && u < sizeof buf; i++) {
@@ -45,16 +49,21 @@ static void compile_summary(const Tui *t, TuiLines *out, int width)
         if (sn->added + sn->removed + sn->rewritten)
             u += (size_t)snprintf(buf + u, sizeof buf - u, " %s,", sn->pass);
     }
-    if (u < sizeof buf && buf[u - 1] == ',') snprintf(buf + u - 1, sizeof buf - u + 1, " (Left/Right: each one's changes)");
+    if (u < sizeof buf && buf[u - 1] == ',')
+        snprintf(buf + u - 1, sizeof buf - u + 1, " (Left/Right: each one's changes)");
     tui_lines_wrap(out, 0, -1, "  - ", 4, width, buf);
     if (p) {
-        snprintf(buf, sizeof buf, "its plan: %d kernels in %d levels, %d partition%s (4: the kernels, p: profile them)",
-                 p->nkernels, p->nlevels, p->nparts, p->nparts == 1 ? "" : "s");
+        snprintf(
+            buf, sizeof buf,
+            "its plan: %d kernels in %d levels, %d partition%s (4: the kernels, p: profile them)",
+            p->nkernels, p->nlevels, p->nparts, p->nparts == 1 ? "" : "s");
         tui_lines_wrap(out, 0, -1, "  - ", 4, width, buf);
     }
     int en = 0;
-    for (int i = 0; i < pp->g->nfusions; i++) en += pp->g->fusions[i].enabled;
-    snprintf(buf, sizeof buf, "%d of %d fusion instances on (5: switch them, b: bisect them)", en, pp->g->nfusions);
+    for (int i = 0; i < pp->g->nfusions; i++)
+        en += pp->g->fusions[i].enabled;
+    snprintf(buf, sizeof buf, "%d of %d fusion instances on (5: switch them, b: bisect them)", en,
+             pp->g->nfusions);
     tui_lines_wrap(out, 0, -1, "  - ", 4, width, buf);
     BreakSite b[TUI_MAX_BREAKS];
     for (int i = 0, nb = tui_breaks(t, b); i < nb; i++) { /* a deliberate fault: where it lands */
@@ -92,7 +101,8 @@ void tui_view_ir(Tui *t, TuiLines *out, int width)
         if (g->nodes[i].dead && !kind[i]) continue;
         int a = kind[i] ? TA_COLOR(color[kind[i] - 1]) : 0;
         if (in_kernel(t, g->nodes[i].name)) a = TA_BOLD | TA_COLOR(TC_MAGENTA);
-        tui_lines_add(out, a, i, "%c %s", kind[i] ? mark[kind[i] - 1] : ' ', node_line(g, i, buf, sizeof buf));
+        tui_lines_add(out, a, i, "%c %s", kind[i] ? mark[kind[i] - 1] : ' ',
+                      node_line(g, i, buf, sizeof buf));
     }
     free(kind);
 }

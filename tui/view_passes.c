@@ -7,8 +7,10 @@
 
 const char *tui_ms(const Tui *t, double ms, char *buf, size_t n)
 {
-    if (t->stable) snprintf(buf, n, "-");
-    else snprintf(buf, n, "%.2f", ms);
+    if (t->stable)
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.2f", ms);
     return buf;
 }
 
@@ -17,7 +19,9 @@ static int creator_pass(const Tui *t)
     const Plan *p = t->s.pipe.plan;
     if (!p || t->sel_kernel < 0 || t->sel_kernel >= p->nkernels) return -1;
     int f = p->kernels[t->sel_kernel].fusion;
-    const char *want = f < 0 ? "lower" : strcmp(p->fusions[f].pattern, "elementwise") == 0 ? "fuse-elementwise" : "fuse";
+    const char *want = f < 0                                               ? "lower"
+                       : strcmp(p->fusions[f].pattern, "elementwise") == 0 ? "fuse-elementwise"
+                                                                           : "fuse";
     for (int i = 0; i < t->s.pipe.nsnaps; i++)
         if (strcmp(t->s.pipe.snaps[i].pass, want) == 0) return i;
     return -1;
@@ -39,8 +43,8 @@ void tui_view_passes(Tui *t, TuiLines *out)
         if (none) snprintf(ch, sizeof ch, "%s", sn->skipped ? "skipped" : "-");
         int a = none ? TA_DIM : 0;
         if (i == star) a = TA_BOLD | TA_COLOR(TC_MAGENTA);
-        tui_lines_add(out, a, i, "%*d %-16s %-8s%6s%s", w, i, sn->pass, ch, tui_ms(t, sn->ms, ms, sizeof ms),
-                      i == star ? "*" : "");
+        tui_lines_add(out, a, i, "%*d %-16s %-8s%6s%s", w, i, sn->pass, ch,
+                      tui_ms(t, sn->ms, ms, sizeof ms), i == star ? "*" : "");
     }
     /* the selection is the session's cursor */
     for (int r = 0; r < out->n; r++)

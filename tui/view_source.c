@@ -18,7 +18,8 @@ typedef struct TuiSource {
 static int count_lines(const char *s)
 {
     int n = 0;
-    for (; s && *s; s++) n += *s == '\n';
+    for (; s && *s; s++)
+        n += *s == '\n';
     return n + 1;
 }
 
@@ -28,7 +29,8 @@ static const char *line_at(const char *s, int i, char *buf, size_t n)
     for (; s && *s && i > 0; s++)
         if (*s == '\n') i--;
     size_t k = 0;
-    for (; s && *s && *s != '\n' && k + 1 < n; s++) buf[k++] = *s;
+    for (; s && *s && *s != '\n' && k + 1 < n; s++)
+        buf[k++] = *s;
     buf[k] = 0;
     return buf;
 }
@@ -72,15 +74,38 @@ bool tui_source_key(Tui *t, int key)
     int page = t->grid.h / 2, *top = &s->top[s->side];
     int n = count_lines(s->side ? s->ks.disasm : s->ks.source);
     switch (key) {
-    case 'o': case TK_ESC: tui_source_close(t); return true;
-    case TK_LEFT: case TK_RIGHT: case TK_TAB: case TK_BTAB: s->side = !s->side; return true;
-    case TK_UP: case 'k': (*top)--; break;
-    case TK_DOWN: case 'j': (*top)++; break;
-    case TK_PGUP: *top -= page; break;
-    case TK_PGDN: *top += page; break;
-    case TK_HOME: *top = 0; break;
-    case TK_END: *top = n - 1; break;
-    default: return false;
+    case 'o':
+    case TK_ESC:
+        tui_source_close(t);
+        return true;
+    case TK_LEFT:
+    case TK_RIGHT:
+    case TK_TAB:
+    case TK_BTAB:
+        s->side = !s->side;
+        return true;
+    case TK_UP:
+    case 'k':
+        (*top)--;
+        break;
+    case TK_DOWN:
+    case 'j':
+        (*top)++;
+        break;
+    case TK_PGUP:
+        *top -= page;
+        break;
+    case TK_PGDN:
+        *top += page;
+        break;
+    case TK_HOME:
+        *top = 0;
+        break;
+    case TK_END:
+        *top = n - 1;
+        break;
+    default:
+        return false;
     }
     if (*top > n - 1) *top = n - 1;
     if (*top < 0) *top = 0;

@@ -170,9 +170,9 @@ bool tui_timeline_draw(Tui *t, int x, int y, int w, int h)
         tui_put(&t->grid, x, iy + 1, w, TA_DIM, "(j/k select a kernel)");
     }
     tui_putf(&t->grid, x, iy + 2, w, TA_DIM,
-             "%d kernels in %d levels, step %s us by level (gpu sum %s us); zoom x%d (+/-)", tl.nkernels,
-             p->nlevels, us(t, tl.end, b1, sizeof b1), us(t, r->pr.gpu_sum_us, b2, sizeof b2),
-             1 << t->tl_zoom);
+             "%d kernels in %d levels, step %s us by level (gpu sum %s us); zoom x%d (+/-)",
+             tl.nkernels, p->nlevels, us(t, tl.end, b1, sizeof b1),
+             us(t, r->pr.gpu_sum_us, b2, sizeof b2), 1 << t->tl_zoom);
     timeline_free(&tl);
     return true;
 }

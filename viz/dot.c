@@ -62,9 +62,12 @@ static void quoted(Buf *b, const char *s)
 {
     put(b, "\"");
     for (; *s; s++) {
-        if (*s == '"' || *s == '\\') put(b, "\\%c", *s);
-        else if (*s == '\n') put(b, "\\n");
-        else put(b, "%c", *s);
+        if (*s == '"' || *s == '\\')
+            put(b, "\\%c", *s);
+        else if (*s == '\n')
+            put(b, "\\n");
+        else
+            put(b, "%c", *s);
     }
     put(b, "\"");
 }
@@ -72,15 +75,31 @@ static void quoted(Buf *b, const char *s)
 static const char *kind_color(OpId op)
 {
     switch (op) {
-    case OP_CONV2D: case OP_LINEAR: case OP_ADDMM: case OP_MATMUL: case OP_BMM: case OP_MM:
+    case OP_CONV2D:
+    case OP_LINEAR:
+    case OP_ADDMM:
+    case OP_MATMUL:
+    case OP_BMM:
+    case OP_MM:
         return "#f4a582";
-    case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_MEAN: case OP_SUM: case OP_AMAX: case OP_ARGMAX:
-    case OP_LAYER_NORM: case OP_BATCH_NORM: case OP_MAX_POOL2D: case OP_AVG_POOL2D:
-    case OP_ADAPTIVE_AVG_POOL2D: case OP_CUMSUM:
+    case OP_SOFTMAX:
+    case OP_LOG_SOFTMAX:
+    case OP_MEAN:
+    case OP_SUM:
+    case OP_AMAX:
+    case OP_ARGMAX:
+    case OP_LAYER_NORM:
+    case OP_BATCH_NORM:
+    case OP_MAX_POOL2D:
+    case OP_AVG_POOL2D:
+    case OP_ADAPTIVE_AVG_POOL2D:
+    case OP_CUMSUM:
         return "#92c5de";
     case OP_DEPAD:
-    case OP_PACK: return "#ffff99";
-    default: break;
+    case OP_PACK:
+        return "#ffff99";
+    default:
+        break;
     }
     if (op_has(op, OPF_VIEW)) return "#e0e0e0";
     if (op_has(op, OPF_SOURCE)) return "#c2a5cf";
@@ -91,23 +110,29 @@ static const char *kind_color(OpId op)
 static void html(Buf *b, const char *s)
 {
     for (; *s; s++) {
-        if (*s == '&') put(b, "&amp;");
-        else if (*s == '<') put(b, "&lt;");
-        else if (*s == '>') put(b, "&gt;");
-        else put(b, "%c", *s);
+        if (*s == '&')
+            put(b, "&amp;");
+        else if (*s == '<')
+            put(b, "&lt;");
+        else if (*s == '>')
+            put(b, "&gt;");
+        else
+            put(b, "%c", *s);
     }
 }
 
 /* The heat map's legend as the graph's label (top left): a swatch and its range per bin. */
 static void heat_legend(Buf *b, const VizHeat *h)
 {
-    put(b, "  labelloc=t; labeljust=l; fontname=\"Helvetica\"; fontsize=10; label=<<table border=\"0\" "
+    put(b, "  labelloc=t; labeljust=l; fontname=\"Helvetica\"; fontsize=10; label=<<table "
+           "border=\"0\" "
            "cellborder=\"1\" cellspacing=\"0\" cellpadding=\"3\"><tr><td colspan=\"2\">");
     html(b, h->title);
     put(b, "</td></tr>");
     for (int i = 0; i <= VIZ_HEAT_BINS; i++) {
         int bin = i < VIZ_HEAT_BINS ? i : -1;
-        put(b, "<tr><td bgcolor=\"%s\" width=\"24\"> </td><td align=\"left\">", viz_heat_fill(h, bin));
+        put(b, "<tr><td bgcolor=\"%s\" width=\"24\"> </td><td align=\"left\">",
+            viz_heat_fill(h, bin));
         html(b, bin < 0 ? viz_heat_none(h) : h->label[bin]);
         put(b, "</td></tr>");
     }
@@ -142,7 +167,8 @@ Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d)
     put(&b, "digraph ");
     quoted(&b, g->model_name ? g->model_name : "model");
     int live = 0;
-    for (int i = 0; i < g->nnodes; i++) live += !g->nodes[i].dead;
+    for (int i = 0; i < g->nnodes; i++)
+        live += !g->nodes[i].dead;
     bool big = live > 300;
     put(&b, " {\n");
     if (big) /* keep Graphviz's crossing minimisation and spline routing bounded */
@@ -158,13 +184,16 @@ Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d)
         const GTensor *t = &g->tensors[g->inputs[i]];
         put(&b, "  t%d [shape=ellipse, fillcolor=\"#ffffff\", label=", g->inputs[i]);
         char lbl[512];
-        if (o->compact) snprintf(lbl, sizeof lbl, "%s", t->name);
-        else snprintf(lbl, sizeof lbl, "%s\n%s", t->name, tensor_describe(t, sh, sizeof sh));
+        if (o->compact)
+            snprintf(lbl, sizeof lbl, "%s", t->name);
+        else
+            snprintf(lbl, sizeof lbl, "%s\n%s", t->name, tensor_describe(t, sh, sizeof sh));
         quoted(&b, lbl);
         put(&b, "];\n");
     }
     /* clusters: one per fusion instance; a prologue fold's members are its base's, so the fold
-     * has no cluster of its own (a node in two clusters breaks dot's layout): the base's names it */
+     * has no cluster of its own (a node in two clusters breaks dot's layout): the base's names it
+     */
     for (int f = 0; f < g->nfusions; f++) {
         const Fusion *fu = &g->fusions[f];
         if (fu->folds) continue;
@@ -174,7 +203,8 @@ Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d)
             const char *fill = "#fdb863";
             int hot = -1; /* a heat map: the hottest member's colour */
             for (int k = 0; o->heat && k < fu->nnodes; k++)
-                if (fu->nodes[k] < o->heat->nnodes && o->heat->bin[fu->nodes[k]] > hot) hot = o->heat->bin[fu->nodes[k]];
+                if (fu->nodes[k] < o->heat->nnodes && o->heat->bin[fu->nodes[k]] > hot)
+                    hot = o->heat->bin[fu->nodes[k]];
             if (o->heat) fill = viz_heat_fill(o->heat, hot);
             put(&b, "  f%d [shape=box3d, fillcolor=\"%s\", label=", f, fill);
             char lbl[256];
@@ -187,7 +217,8 @@ Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d)
         put(&b, "  subgraph cluster_f%d {\n    label=", f);
         quoted(&b, title);
         put(&b, "; style=%s; color=\"#b35806\";\n", fu->enabled ? "rounded" : "dashed");
-        for (int k = 0; k < fu->nnodes; k++) put(&b, "    n%d;\n", fu->nodes[k]);
+        for (int k = 0; k < fu->nnodes; k++)
+            put(&b, "    n%d;\n", fu->nodes[k]);
         put(&b, "  }\n");
     }
     for (int i = 0; i < g->nnodes; i++) {
@@ -196,7 +227,8 @@ Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d)
         if (o->collapse_fusions && n->fusion >= 0 && g->fusions[n->fusion].enabled) continue;
         const char *fill = node_fill(o, n, i);
         int nw = 0;
-        for (int k = 0; k < n->nin; k++) nw += g->tensors[n->in[k]].kind == TK_WEIGHT;
+        for (int k = 0; k < n->nin; k++)
+            nw += g->tensors[n->in[k]].kind == TK_WEIGHT;
         char lbl[512], wl[32] = "";
         if (nw) snprintf(wl, sizeof wl, "\n+%d weight%s", nw, nw > 1 ? "s" : "");
         if (o->compact)
@@ -227,11 +259,15 @@ Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d)
                 const Node *pn = &g->nodes[p];
                 bool pc = o->collapse_fusions && pn->fusion >= 0 && g->fusions[pn->fusion].enabled;
                 if (pc && nc && pn->fusion == n->fusion) continue;
-                if (pc) snprintf(from, sizeof from, "f%d", pn->fusion);
-                else snprintf(from, sizeof from, "n%d", p);
+                if (pc)
+                    snprintf(from, sizeof from, "f%d", pn->fusion);
+                else
+                    snprintf(from, sizeof from, "n%d", p);
             }
-            if (nc) snprintf(to, sizeof to, "f%d", n->fusion);
-            else snprintf(to, sizeof to, "n%d", i);
+            if (nc)
+                snprintf(to, sizeof to, "f%d", n->fusion);
+            else
+                snprintf(to, sizeof to, "n%d", i);
             if (big || o->compact) {
                 put(&b, "  %s -> %s;\n", from, to);
                 continue;
@@ -258,9 +294,10 @@ static int ends_with(const char *s, const char *suf)
 
 Status viz_write(const Graph *g, const VizOptions *o, const char *file, DiagList *d)
 {
-    const char *fmt = ends_with(file, ".svg") ? "svg" : ends_with(file, ".png") ? "png"
-                      : ends_with(file, ".dot")                                ? "dot"
-                                                                               : NULL;
+    const char *fmt = ends_with(file, ".svg")   ? "svg"
+                      : ends_with(file, ".png") ? "png"
+                      : ends_with(file, ".dot") ? "dot"
+                                                : NULL;
     if (!fmt) return diag_error(d, file, NULL, NULL, "output must end in .dot, .svg or .png");
     char *text;
     Status st = viz_dot(g, o, &text, d);
@@ -274,12 +311,14 @@ Status viz_write(const Graph *g, const VizOptions *o, const char *file, DiagList
     Agraph_t *ag = gvc ? agmemread(text) : NULL;
     free(text);
     if (!ag) {
-        return diag_add(d, DIAG_ERROR, ST_INTERNAL, file, NULL, NULL, "Graphviz could not read the graph");
+        return diag_add(d, DIAG_ERROR, ST_INTERNAL, file, NULL, NULL,
+                        "Graphviz could not read the graph");
     }
     char *data = NULL;
     unsigned int len = 0;
     if (gvLayout(gvc, ag, "dot") != 0 || gvRenderData(gvc, ag, fmt, &data, &len) != 0) {
-        st = diag_add(d, DIAG_ERROR, ST_INTERNAL, file, NULL, NULL, "Graphviz layout/render failed");
+        st =
+            diag_add(d, DIAG_ERROR, ST_INTERNAL, file, NULL, NULL, "Graphviz layout/render failed");
     } else {
         st = file_write_atomic(file, data, len, d);
     }

@@ -20,8 +20,10 @@ static char *dup(const char *s)
 
 void viz_layout_free(VizLayout *l)
 {
-    for (int i = 0; i < l->nbox; i++) free(l->box[i].label);
-    for (int i = 0; i < l->nedge; i++) free(l->edge[i].pts);
+    for (int i = 0; i < l->nbox; i++)
+        free(l->box[i].label);
+    for (int i = 0; i < l->nedge; i++)
+        free(l->edge[i].pts);
     free(l->box);
     free(l->edge);
     free(l->cl);
@@ -35,7 +37,8 @@ static int box_of(const VizLayout *l, Agnode_t *n)
     int id;
     if (!nm || sscanf(nm + 1, "%d", &id) != 1) return -1;
     for (int i = 0; i < l->nbox; i++)
-        if ((nm[0] == 'n' && l->box[i].node == id) || (nm[0] == 't' && l->box[i].tensor == id)) return i;
+        if ((nm[0] == 'n' && l->box[i].node == id) || (nm[0] == 't' && l->box[i].tensor == id))
+            return i;
     return -1;
 }
 
@@ -100,10 +103,12 @@ static Status copy_out(const Graph *g, Agraph_t *ag, VizLayout *l)
     for (int i = 1; i <= GD_n_cluster(ag); i++) {
         Agraph_t *sub = GD_clust(ag)[i];
         int f;
-        if (!sub || sscanf(agnameof(sub), "cluster_f%d", &f) != 1 || f < 0 || f >= g->nfusions) continue;
+        if (!sub || sscanf(agnameof(sub), "cluster_f%d", &f) != 1 || f < 0 || f >= g->nfusions)
+            continue;
         boxf cb = GD_bb(sub);
-        l->cl[l->ncl++] = (VizCluster){cb.LL.x - bb.LL.x, top - cb.UR.y, cb.UR.x - bb.LL.x, top - cb.LL.y, f,
-                                       fuse_fold_of(g, f)};
+        l->cl[l->ncl++] =
+            (VizCluster){cb.LL.x - bb.LL.x, top - cb.UR.y, cb.UR.x - bb.LL.x, top - cb.LL.y, f,
+                         fuse_fold_of(g, f)};
     }
     return ST_OK;
 }
@@ -119,13 +124,15 @@ Status viz_layout(const Graph *g, VizLayout *out, DiagList *d)
     Agraph_t *ag = gvc ? agmemread(text) : NULL;
     free(text);
     if (!ag) {
-        return diag_add(d, DIAG_ERROR, ST_INTERNAL, g->path, NULL, NULL, "Graphviz could not read the graph");
+        return diag_add(d, DIAG_ERROR, ST_INTERNAL, g->path, NULL, NULL,
+                        "Graphviz could not read the graph");
     }
     if (gvLayout(gvc, ag, "dot") != 0) {
         st = diag_add(d, DIAG_ERROR, ST_INTERNAL, g->path, NULL, NULL, "Graphviz layout failed");
     } else {
         st = copy_out(g, ag, out);
-        if (st != ST_OK) diag_add(d, DIAG_ERROR, st, g->path, NULL, NULL, "out of memory laying out");
+        if (st != ST_OK)
+            diag_add(d, DIAG_ERROR, st, g->path, NULL, NULL, "out of memory laying out");
         gvFreeLayout(gvc, ag);
     }
     if (st != ST_OK) viz_layout_free(out);

@@ -1,6 +1,7 @@
 /* Graph drawing: a graph snapshot to DOT text (nodes shaped and coloured by op class, by
- * partition or by a profile's heat map with its legend, fusion instances as clusters, edges labelled with shapes), and rendering through
- * libgvc to .dot, .svg or .png. Only viz/ includes Graphviz headers. */
+ * partition or by a profile's heat map with its legend, fusion instances as clusters, edges
+ * labelled with shapes), and rendering through libgvc to .dot, .svg or .png. Only viz/ includes
+ * Graphviz headers. */
 #ifndef NPU_VIZ_H
 #define NPU_VIZ_H
 
@@ -10,16 +11,21 @@
 
 /* Node colours: op class, placement, or a heat map of a profile (VizHeat): the GPU time or the
  * error of the kernel computing each node. */
-typedef enum VizColor { VIZ_COLOR_KIND, VIZ_COLOR_PARTITION, VIZ_COLOR_TIME, VIZ_COLOR_ERROR } VizColor;
+typedef enum VizColor {
+    VIZ_COLOR_KIND,
+    VIZ_COLOR_PARTITION,
+    VIZ_COLOR_TIME,
+    VIZ_COLOR_ERROR
+} VizColor;
 
 /* What a profile measured of one kernel, overlaid on the IR nodes it computes. */
 typedef struct VizKernelData {
     int kernel;               /* its index in the plan measured */
     const char *const *nodes; /* the IR node names it computes (borrowed) */
     int nnodes;
-    double gpu_us;            /* median; < 0: not timed */
-    double rel_l2;            /* < 0: no number (not judged, or an argmax: `bad` says) */
-    bool judged, bad;         /* compared with the reference; beyond its tolerance */
+    double gpu_us;    /* median; < 0: not timed */
+    double rel_l2;    /* < 0: no number (not judged, or an argmax: `bad` says) */
+    bool judged, bad; /* compared with the reference; beyond its tolerance */
 } VizKernelData;
 
 #define VIZ_HEAT_BINS 5
@@ -27,13 +33,13 @@ typedef struct VizKernelData {
  * it; error: the worst of them) and its bin of the colour scale (one table in heat.c gives each
  * bin its SVG colour, its terminal colour and its legend). */
 typedef struct VizHeat {
-    VizColor by;              /* VIZ_COLOR_TIME or VIZ_COLOR_ERROR */
-    int nnodes;               /* of the graph it was made for */
-    signed char *bin;         /* [nnodes]: 0..VIZ_HEAT_BINS-1, -1: no kernel or not judged */
-    int *kernel;              /* [nnodes]: the first kernel computing it, -1 */
-    double *value;            /* [nnodes] */
-    double max;               /* time: the largest node value (the scale's top) */
-    char title[96];           /* the legend's heading */
+    VizColor by;                   /* VIZ_COLOR_TIME or VIZ_COLOR_ERROR */
+    int nnodes;                    /* of the graph it was made for */
+    signed char *bin;              /* [nnodes]: 0..VIZ_HEAT_BINS-1, -1: no kernel or not judged */
+    int *kernel;                   /* [nnodes]: the first kernel computing it, -1 */
+    double *value;                 /* [nnodes] */
+    double max;                    /* time: the largest node value (the scale's top) */
+    char title[96];                /* the legend's heading */
     char label[VIZ_HEAT_BINS][48]; /* the legend's line per bin */
     char share[VIZ_HEAT_BINS][24]; /* time: each bin as a share of the largest ("5-15%"); error:
                                     * the label again (the same every run: golden screens) */
@@ -71,7 +77,8 @@ typedef struct VizBox {
 typedef struct VizEdge {
     int from, to; /* box indices */
     int npts;
-    double *pts;  /* [2*npts] x,y: the spline's control points (1 + 3k of them), then the arrow tip */
+    double
+        *pts; /* [2*npts] x,y: the spline's control points (1 + 3k of them), then the arrow tip */
 } VizEdge;
 
 typedef struct VizCluster {

@@ -58,7 +58,7 @@ typedef struct Cg {
     int count, cap;
     int *slot; /* open-addressing hash table of node ids (+1), for hash-consing */
     int nslot;
-    int64_t numel; /* elements of the output: the range of CG_GID */
+    int64_t numel;   /* elements of the output: the range of CG_GID */
     const char *err; /* first failure (out of memory, a node budget, an index beyond int32) */
 } Cg;
 
@@ -70,7 +70,7 @@ const char *cg_op_name(CgOp op);
 
 /* Builders. Every one returns a node id, or -1 after setting g->err; every one accepts -1
  * arguments and passes the failure on, so a builder chain checks once at the end. */
-int cg_fconst(Cg *g, double v);       /* rounded to float32 */
+int cg_fconst(Cg *g, double v); /* rounded to float32 */
 int cg_iconst(Cg *g, int64_t v);
 int cg_bconst(Cg *g, bool v);
 int cg_gid(Cg *g);
@@ -117,9 +117,9 @@ char *cg_render_glsl(const CgKernel *k);
 /* ---- compiling (codegen_spv.c) ----------------------------------------------------------- */
 
 typedef struct CgStats {
-    int compiled;     /* glslang runs */
-    int memory_hits;  /* found in this process's cache */
-    int disk_hits;    /* found in the cache directory */
+    int compiled;      /* glslang runs */
+    int memory_hits;   /* found in this process's cache */
+    int disk_hits;     /* found in the cache directory */
     double compile_ms; /* total glslang time */
 } CgStats;
 

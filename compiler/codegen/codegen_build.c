@@ -96,7 +96,8 @@ bool cg_node_supported(const Graph *g, const Node *n, const char **why)
         if (n->op == OP_EXPAND) return bcasts_to(in, o) || (*why = "bad expand", false);
         if (n->op == OP_SLICE && attr_present(n, "step") && attr_int(n, "step", 1) <= 0)
             return (*why = "slice step is not positive"), false;
-        if ((n->op == OP_SLICE || n->op == OP_SELECT) && norm_dim(attr_int(n, "dim", 0), in->rank) < 0)
+        if ((n->op == OP_SLICE || n->op == OP_SELECT) &&
+            norm_dim(attr_int(n, "dim", 0), in->rank) < 0)
             return (*why = "dim out of range"), false;
         if ((n->op == OP_T || n->op == OP_TRANSPOSE || n->op == OP_PERMUTE) &&
             (!node_perm(n, in->rank, perm) || in->rank != o->rank))
@@ -114,13 +115,28 @@ bool cg_node_supported(const Graph *g, const Node *n, const char **why)
     }
     if (!(op_info[n->op].flags & OPF_ELTWISE)) return (*why = "not elementwise"), false;
     for (int i = 0; i < n->nin; i++)
-        if (!bcasts_to(node_input(g, n, i), o)) return (*why = "an operand does not broadcast"), false;
+        if (!bcasts_to(node_input(g, n, i), o))
+            return (*why = "an operand does not broadcast"), false;
     switch (n->op) {
-    case OP_RELU: case OP_RELU6: case OP_HARDSWISH: case OP_HARDSIGMOID: case OP_SIGMOID:
-    case OP_TANH: case OP_SILU: case OP_EXP: case OP_LOG: case OP_SQRT: case OP_RSQRT:
-    case OP_COS: case OP_SIN: case OP_HARDTANH: case OP_LEAKY_RELU:
+    case OP_RELU:
+    case OP_RELU6:
+    case OP_HARDSWISH:
+    case OP_HARDSIGMOID:
+    case OP_SIGMOID:
+    case OP_TANH:
+    case OP_SILU:
+    case OP_EXP:
+    case OP_LOG:
+    case OP_SQRT:
+    case OP_RSQRT:
+    case OP_COS:
+    case OP_SIN:
+    case OP_HARDTANH:
+    case OP_LEAKY_RELU:
         return fl || (*why = "not a float output", false);
-    case OP_NEG: case OP_ABS: case OP_CLAMP:
+    case OP_NEG:
+    case OP_ABS:
+    case OP_CLAMP:
         return fl || (*why = "integer arithmetic", false);
     case OP_GELU: {
         const char *ap = attr_str(n, "approximate", "none");
@@ -128,7 +144,12 @@ bool cg_node_supported(const Graph *g, const Node *n, const char **why)
             return (*why = "gelu approximation"), false;
         return true;
     }
-    case OP_ADD: case OP_SUB: case OP_RSUB: case OP_MUL: case OP_DIV: case OP_POW:
+    case OP_ADD:
+    case OP_SUB:
+    case OP_RSUB:
+    case OP_MUL:
+    case OP_DIV:
+    case OP_POW:
         if (!fl) return (*why = "integer arithmetic"), false;
         if (n->nin == 1 && !scalar_attr(n, n->op == OP_POW ? "exponent" : "other", &v, &isint))
             return (*why = "no scalar operand"), false;
@@ -140,26 +161,36 @@ bool cg_node_supported(const Graph *g, const Node *n, const char **why)
                 return (*why = "rounding mode"), false;
         }
         return true;
-    case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+    case OP_EQ:
+    case OP_NE:
+    case OP_LT:
+    case OP_LE:
+    case OP_GT:
+    case OP_GE:
         if (n->nin == 1 && !scalar_attr(n, "other", &v, &isint))
             return (*why = "no scalar operand"), false;
         return bo || (*why = "not a bool output", false);
-    case OP_LOGICAL_NOT: case OP_LOGICAL_AND: case OP_LOGICAL_OR:
+    case OP_LOGICAL_NOT:
+    case OP_LOGICAL_AND:
+    case OP_LOGICAL_OR:
         return bo || (*why = "bitwise op on integers", false);
     case OP_TO_DTYPE:
         return (fl || bo || !dtype_is_float(node_input(g, n, 0)->dtype)) ||
                (*why = "float to integer conversion", false);
     case OP_WHERE:
         if (n->nin == 3) return true;
-        if (n->nin == 2 && (scalar_attr(n, "other", &v, &isint) || scalar_attr(n, "self", &v, &isint)))
+        if (n->nin == 2 &&
+            (scalar_attr(n, "other", &v, &isint) || scalar_attr(n, "self", &v, &isint)))
             return true;
-        if (n->nin == 1 && scalar_attr(n, "self", &v, &isint) && scalar_attr(n, "other", &v, &isint))
+        if (n->nin == 1 && scalar_attr(n, "self", &v, &isint) &&
+            scalar_attr(n, "other", &v, &isint))
             return true;
         return (*why = "where without its operands"), false;
     case OP_MASKED_FILL:
         return (n->nin == 2 && scalar_attr(n, "value", &v, &isint)) ||
                (*why = "masked_fill without a value", false);
-    default: break;
+    default:
+        break;
     }
     return (*why = "no generated form"), false;
 }
@@ -208,37 +239,62 @@ static int operand(Build *b, const Node *n, int i, const int *oc)
 static CgOp unary_op(OpId op)
 {
     switch (op) {
-    case OP_RELU: return CG_RELU;
-    case OP_HARDSWISH: return CG_HARDSWISH;
-    case OP_HARDSIGMOID: return CG_HARDSIGMOID;
-    case OP_SIGMOID: return CG_SIGMOID;
-    case OP_TANH: return CG_TANH;
-    case OP_SILU: return CG_SILU;
-    case OP_NEG: return CG_NEG;
-    case OP_EXP: return CG_EXP;
-    case OP_LOG: return CG_LOG;
-    case OP_ABS: return CG_ABS;
-    case OP_SQRT: return CG_SQRT;
-    case OP_RSQRT: return CG_RSQRT;
-    case OP_COS: return CG_COS;
-    case OP_SIN: return CG_SIN;
-    case OP_LOGICAL_NOT: return CG_NOT;
-    default: return CG_OP_COUNT;
+    case OP_RELU:
+        return CG_RELU;
+    case OP_HARDSWISH:
+        return CG_HARDSWISH;
+    case OP_HARDSIGMOID:
+        return CG_HARDSIGMOID;
+    case OP_SIGMOID:
+        return CG_SIGMOID;
+    case OP_TANH:
+        return CG_TANH;
+    case OP_SILU:
+        return CG_SILU;
+    case OP_NEG:
+        return CG_NEG;
+    case OP_EXP:
+        return CG_EXP;
+    case OP_LOG:
+        return CG_LOG;
+    case OP_ABS:
+        return CG_ABS;
+    case OP_SQRT:
+        return CG_SQRT;
+    case OP_RSQRT:
+        return CG_RSQRT;
+    case OP_COS:
+        return CG_COS;
+    case OP_SIN:
+        return CG_SIN;
+    case OP_LOGICAL_NOT:
+        return CG_NOT;
+    default:
+        return CG_OP_COUNT;
     }
 }
 
 static CgOp compare_op(OpId op)
 {
     switch (op) {
-    case OP_EQ: return CG_EQ;
-    case OP_NE: return CG_NE;
-    case OP_LT: return CG_LT;
-    case OP_LE: return CG_LE;
-    case OP_GT: return CG_GT;
-    case OP_GE: return CG_GE;
-    case OP_LOGICAL_AND: return CG_AND;
-    case OP_LOGICAL_OR: return CG_OR;
-    default: return CG_OP_COUNT;
+    case OP_EQ:
+        return CG_EQ;
+    case OP_NE:
+        return CG_NE;
+    case OP_LT:
+        return CG_LT;
+    case OP_LE:
+        return CG_LE;
+    case OP_GT:
+        return CG_GT;
+    case OP_GE:
+        return CG_GE;
+    case OP_LOGICAL_AND:
+        return CG_AND;
+    case OP_LOGICAL_OR:
+        return CG_OR;
+    default:
+        return CG_OP_COUNT;
     }
 }
 
@@ -260,17 +316,25 @@ static int arith(Build *b, const Node *n, const int *oc)
     double alpha = fattr(n, "alpha", 1.0);
     int al = cg_fconst(g, alpha);
     switch (n->op) {
-    case OP_ADD: return cg_binary(g, CG_ADD, x, cg_binary(g, CG_MUL, y, al));
-    case OP_SUB: return cg_binary(g, CG_SUB, x, cg_binary(g, CG_MUL, y, al));
-    case OP_RSUB: return cg_binary(g, CG_SUB, y, cg_binary(g, CG_MUL, x, al));
-    case OP_MUL: return cg_binary(g, CG_MUL, x, y);
-    case OP_POW: return cg_binary(g, CG_POW, x, y);
+    case OP_ADD:
+        return cg_binary(g, CG_ADD, x, cg_binary(g, CG_MUL, y, al));
+    case OP_SUB:
+        return cg_binary(g, CG_SUB, x, cg_binary(g, CG_MUL, y, al));
+    case OP_RSUB:
+        return cg_binary(g, CG_SUB, y, cg_binary(g, CG_MUL, x, al));
+    case OP_MUL:
+        return cg_binary(g, CG_MUL, x, y);
+    case OP_POW:
+        return cg_binary(g, CG_POW, x, y);
     case OP_DIV: {
         const char *rm = attr_present(n, "rounding_mode") ? attr_str(n, "rounding_mode", "") : "";
-        CgOp op = !strcmp(rm, "trunc") ? CG_DIV_TRUNC : !strcmp(rm, "floor") ? CG_DIV_FLOOR : CG_DIV;
+        CgOp op = !strcmp(rm, "trunc")   ? CG_DIV_TRUNC
+                  : !strcmp(rm, "floor") ? CG_DIV_FLOOR
+                                         : CG_DIV;
         return cg_binary(g, op, x, y);
     }
-    default: return -1;
+    default:
+        return -1;
     }
 }
 
@@ -334,8 +398,8 @@ static int cat_of(Build *b, const Node *n, const int *oc)
         if (x->shape[dim] == 0) continue;
         int ic[NPU_MAX_RANK];
         memcpy(ic, oc, sizeof(int) * (size_t)o->rank);
-        ic[dim] = cg_imin(g, cg_imax(g, cg_iadd(g, oc[dim], cg_iconst(g, -at)), 0),
-                          x->shape[dim] - 1);
+        ic[dim] =
+            cg_imin(g, cg_imax(g, cg_iadd(g, oc[dim], cg_iconst(g, -at)), 0), x->shape[dim] - 1);
         branch[nb] = val(b, n->in[i], ic);
         at += x->shape[dim];
         end[nb++] = at;
@@ -363,7 +427,8 @@ static int view_of(Build *b, const Node *n, const int *oc)
     } else if (n->op == OP_T || n->op == OP_TRANSPOSE || n->op == OP_PERMUTE) {
         int perm[NPU_MAX_RANK];
         if (!node_perm(n, r, perm)) return (g->err = "bad permutation"), -1;
-        for (int i = 0; i < r; i++) ic[perm[i]] = oc[i];
+        for (int i = 0; i < r; i++)
+            ic[perm[i]] = oc[i];
     } else if (n->op == OP_EXPAND) {
         for (int j = 0; j < r; j++)
             ic[j] = in->shape[j] == 1 ? cg_iconst(g, 0) : oc[j + o->rank - r];
@@ -408,10 +473,13 @@ static int member_val(Build *b, const Node *n, const int *oc)
     int r = -1;
     if (cg_is_view(n->op)) return view_of(b, n, oc);
     switch (n->op) {
-    case OP_FULL: case OP_ZEROS: case OP_ONES: {
+    case OP_FULL:
+    case OP_ZEROS:
+    case OP_ONES: {
         double fill = n->op == OP_ONES ? 1 : n->op == OP_FULL ? fattr(n, "fill_value", 0) : 0;
-        r = ot == CGT_F32 ? cg_fconst(g, fill) : ot == CGT_BOOL ? cg_bconst(g, fill != 0)
-                                                              : cg_iconst(g, (int64_t)fill);
+        r = ot == CGT_F32    ? cg_fconst(g, fill)
+            : ot == CGT_BOOL ? cg_bconst(g, fill != 0)
+                             : cg_iconst(g, (int64_t)fill);
         break;
     }
     case OP_ARANGE: {
@@ -423,12 +491,15 @@ static int member_val(Build *b, const Node *n, const int *oc)
                           cg_binary(g, CG_MUL, cg_cast(g, CGT_F32, oc[0]), cg_fconst(g, step)));
         break;
     }
-    case OP_RELU6: r = cg_clamp(g, operand(b, n, 0, oc), 0, 6); break;
+    case OP_RELU6:
+        r = cg_clamp(g, operand(b, n, 0, oc), 0, 6);
+        break;
     case OP_HARDTANH:
         r = cg_clamp(g, operand(b, n, 0, oc), fattr(n, "min_val", -1), fattr(n, "max_val", 1));
         break;
     case OP_CLAMP:
-        r = cg_clamp(g, operand(b, n, 0, oc), fattr(n, "min", -INFINITY), fattr(n, "max", INFINITY));
+        r = cg_clamp(g, operand(b, n, 0, oc), fattr(n, "min", -INFINITY),
+                     fattr(n, "max", INFINITY));
         break;
     case OP_LEAKY_RELU: { /* x > 0 ? x : x * slope (NaN: the product, NaN) */
         int x = operand(b, n, 0, oc);
@@ -440,11 +511,22 @@ static int member_val(Build *b, const Node *n, const int *oc)
         r = cg_unary(g, strcmp(attr_str(n, "approximate", "none"), "tanh") ? CG_GELU : CG_GELU_TANH,
                      operand(b, n, 0, oc));
         break;
-    case OP_ADD: case OP_SUB: case OP_RSUB: case OP_MUL: case OP_DIV: case OP_POW:
+    case OP_ADD:
+    case OP_SUB:
+    case OP_RSUB:
+    case OP_MUL:
+    case OP_DIV:
+    case OP_POW:
         r = arith(b, n, oc);
         break;
-    case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
-    case OP_LOGICAL_AND: case OP_LOGICAL_OR: {
+    case OP_EQ:
+    case OP_NE:
+    case OP_LT:
+    case OP_LE:
+    case OP_GT:
+    case OP_GE:
+    case OP_LOGICAL_AND:
+    case OP_LOGICAL_OR: {
         int x = operand(b, n, 0, oc);
         if (x < 0) return -1;
         int y = n->nin >= 2 ? operand(b, n, 1, oc) : scalar(b, n, "other", g->n[x].type);
@@ -455,8 +537,13 @@ static int member_val(Build *b, const Node *n, const int *oc)
         r = cg_binary(g, compare_op(n->op), x, y);
         break;
     }
-    case OP_WHERE: case OP_MASKED_FILL: r = where_of(b, n, oc); break;
-    case OP_TO_DTYPE: r = operand(b, n, 0, oc); break;
+    case OP_WHERE:
+    case OP_MASKED_FILL:
+        r = where_of(b, n, oc);
+        break;
+    case OP_TO_DTYPE:
+        r = operand(b, n, 0, oc);
+        break;
     default: {
         CgOp u = unary_op(n->op);
         if (u == CG_OP_COUNT) return (g->err = "no generated form"), -1;
@@ -481,7 +568,8 @@ static int offset_of(Cg *g, const PlanTensor *pt, const int *coord)
     int64_t st[NPU_MAX_RANK];
     kc_strides(pt, st);
     int off = cg_iconst(g, 0);
-    for (int d = 0; d < pt->rank; d++) off = cg_iadd(g, off, cg_imul(g, coord[d], st[d]));
+    for (int d = 0; d < pt->rank; d++)
+        off = cg_iadd(g, off, cg_imul(g, coord[d], st[d]));
     return off;
 }
 
@@ -521,7 +609,8 @@ Status cg_build(const KernelCtx *c, const PlanKernel *k, CgKernel *out)
     int64_t n = kc_numel(o);
     cg_init(&out->g, n);
     out->storage = c->p->compute;
-    if (k->nin > CG_MAX_BINDINGS) return kc_error(c, "generated kernel with %d inputs (at most %d)", k->nin, CG_MAX_BINDINGS);
+    if (k->nin > CG_MAX_BINDINGS)
+        return kc_error(c, "generated kernel with %d inputs (at most %d)", k->nin, CG_MAX_BINDINGS);
     out->nbind = k->nin + 1;
     for (int i = 0; i < k->nargs; i++) {
         const PlanTensor *t = kc_arg(k, c->p, i);

@@ -23,20 +23,48 @@
 #define AFF_MAX 24
 
 static const char *const op_names[CG_OP_COUNT] = {
-    [CG_CONST] = "const",     [CG_GID] = "gid",           [CG_LOAD] = "load",
-    [CG_ADD] = "add",         [CG_SUB] = "sub",           [CG_MUL] = "mul",
-    [CG_DIV] = "div",         [CG_IDIV] = "idiv",         [CG_IMOD] = "imod",
-    [CG_MIN] = "min",         [CG_MAX] = "max",           [CG_NEG] = "neg",
-    [CG_ABS] = "abs",         [CG_EXP] = "exp",           [CG_LOG] = "log",
-    [CG_SQRT] = "sqrt",       [CG_RSQRT] = "rsqrt",       [CG_COS] = "cos",
-    [CG_SIN] = "sin",         [CG_TANH] = "tanh",         [CG_SIGMOID] = "sigmoid",
-    [CG_RELU] = "relu",       [CG_GELU] = "gelu",         [CG_GELU_TANH] = "gelu_tanh",
-    [CG_SILU] = "silu",       [CG_HARDSWISH] = "hardswish", [CG_HARDSIGMOID] = "hardsigmoid",
-    [CG_CLAMP] = "clamp",     [CG_POW] = "pow",           [CG_DIV_TRUNC] = "div_trunc",
-    [CG_DIV_FLOOR] = "div_floor", [CG_EQ] = "eq",         [CG_NE] = "ne",
-    [CG_LT] = "lt",           [CG_LE] = "le",             [CG_GT] = "gt",
-    [CG_GE] = "ge",           [CG_AND] = "and",           [CG_OR] = "or",
-    [CG_NOT] = "not",         [CG_WHERE] = "where",       [CG_CAST] = "cast",
+    [CG_CONST] = "const",
+    [CG_GID] = "gid",
+    [CG_LOAD] = "load",
+    [CG_ADD] = "add",
+    [CG_SUB] = "sub",
+    [CG_MUL] = "mul",
+    [CG_DIV] = "div",
+    [CG_IDIV] = "idiv",
+    [CG_IMOD] = "imod",
+    [CG_MIN] = "min",
+    [CG_MAX] = "max",
+    [CG_NEG] = "neg",
+    [CG_ABS] = "abs",
+    [CG_EXP] = "exp",
+    [CG_LOG] = "log",
+    [CG_SQRT] = "sqrt",
+    [CG_RSQRT] = "rsqrt",
+    [CG_COS] = "cos",
+    [CG_SIN] = "sin",
+    [CG_TANH] = "tanh",
+    [CG_SIGMOID] = "sigmoid",
+    [CG_RELU] = "relu",
+    [CG_GELU] = "gelu",
+    [CG_GELU_TANH] = "gelu_tanh",
+    [CG_SILU] = "silu",
+    [CG_HARDSWISH] = "hardswish",
+    [CG_HARDSIGMOID] = "hardsigmoid",
+    [CG_CLAMP] = "clamp",
+    [CG_POW] = "pow",
+    [CG_DIV_TRUNC] = "div_trunc",
+    [CG_DIV_FLOOR] = "div_floor",
+    [CG_EQ] = "eq",
+    [CG_NE] = "ne",
+    [CG_LT] = "lt",
+    [CG_LE] = "le",
+    [CG_GT] = "gt",
+    [CG_GE] = "ge",
+    [CG_AND] = "and",
+    [CG_OR] = "or",
+    [CG_NOT] = "not",
+    [CG_WHERE] = "where",
+    [CG_CAST] = "cast",
 };
 
 const char *cg_op_name(CgOp op)
@@ -76,8 +104,7 @@ static uint64_t node_hash(const CgNode *n)
 static bool node_eq(const CgNode *a, const CgNode *b)
 {
     return a->op == b->op && a->type == b->type && a->na == b->na && a->a[0] == b->a[0] &&
-           a->a[1] == b->a[1] && a->a[2] == b->a[2] &&
-           memcmp(&a->c, &b->c, sizeof a->c) == 0;
+           a->a[1] == b->a[1] && a->a[2] == b->a[2] && memcmp(&a->c, &b->c, sizeof a->c) == 0;
 }
 
 static bool rehash(Cg *g, int nslot)
@@ -86,7 +113,8 @@ static bool rehash(Cg *g, int nslot)
     if (!s) return false;
     for (int i = 0; i < g->count; i++) {
         size_t h = (size_t)node_hash(&g->n[i]) & (size_t)(nslot - 1);
-        while (s[h]) h = (h + 1) & (size_t)(nslot - 1);
+        while (s[h])
+            h = (h + 1) & (size_t)(nslot - 1);
         s[h] = i + 1;
     }
     free(g->slot);
@@ -98,7 +126,8 @@ static bool rehash(Cg *g, int nslot)
 static int intern(Cg *g, CgNode nn)
 {
     if (g->err) return -1;
-    for (int i = nn.na; i < 3; i++) nn.a[i] = -1;
+    for (int i = nn.na; i < 3; i++)
+        nn.a[i] = -1;
     if (nn.type != CGT_I32) nn.lo = nn.hi = 0;
     /* an int whose range is one value is that constant (gid of a one-element output, x % 1) */
     if (nn.type == CGT_I32 && nn.op != CG_CONST && nn.op != CG_LOAD && nn.lo == nn.hi)
@@ -455,8 +484,7 @@ int cg_imod(Cg *g, int x, int64_t m)
     if (m > INT32_MAX) return fail(g, "an index beyond int32");
     Aff a;
     if (aff_of_node(g, x, &a) < 0) return -1;
-    if (!aff_nonneg(g, &a))
-        return raw_int(g, CG_IMOD, x, cg_iconst(g, m), -(m - 1), m - 1);
+    if (!aff_nonneg(g, &a)) return raw_int(g, CG_IMOD, x, cg_iconst(g, m), -(m - 1), m - 1);
     Aff r;
     memset(&r, 0, sizeof r);
     for (int i = 0; i < a.n; i++)
@@ -506,24 +534,42 @@ static double clampn(double v, double lo, double hi)
 static double fold_unary(CgOp op, double v)
 {
     switch (op) {
-    case CG_NEG: return -v;
-    case CG_ABS: return fabs(v);
-    case CG_EXP: return exp(v);
-    case CG_LOG: return log(v);
-    case CG_SQRT: return sqrt(v);
-    case CG_RSQRT: return 1 / f32(sqrt(v));
-    case CG_COS: return cos(v);
-    case CG_SIN: return sin(v);
-    case CG_TANH: return tanh(v);
-    case CG_SIGMOID: return 1 / (1 + exp(-v));
-    case CG_RELU: return (v > 0 || v != v) ? v : 0;
-    case CG_GELU: return 0.5 * v * (1.0 + erf(v / sqrt(2.0)));
-    case CG_GELU_TANH: return 0.5 * v * (1.0 + tanh(sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
-    case CG_SILU: return v / (1 + exp(-v));
-    case CG_HARDSWISH: return v * clampn(v + 3, 0, 6) / 6;
-    case CG_HARDSIGMOID: return clampn(v + 3, 0, 6) / 6;
-    case CG_NOT: return v == 0;
-    default: return v;
+    case CG_NEG:
+        return -v;
+    case CG_ABS:
+        return fabs(v);
+    case CG_EXP:
+        return exp(v);
+    case CG_LOG:
+        return log(v);
+    case CG_SQRT:
+        return sqrt(v);
+    case CG_RSQRT:
+        return 1 / f32(sqrt(v));
+    case CG_COS:
+        return cos(v);
+    case CG_SIN:
+        return sin(v);
+    case CG_TANH:
+        return tanh(v);
+    case CG_SIGMOID:
+        return 1 / (1 + exp(-v));
+    case CG_RELU:
+        return (v > 0 || v != v) ? v : 0;
+    case CG_GELU:
+        return 0.5 * v * (1.0 + erf(v / sqrt(2.0)));
+    case CG_GELU_TANH:
+        return 0.5 * v * (1.0 + tanh(sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+    case CG_SILU:
+        return v / (1 + exp(-v));
+    case CG_HARDSWISH:
+        return v * clampn(v + 3, 0, 6) / 6;
+    case CG_HARDSIGMOID:
+        return clampn(v + 3, 0, 6) / 6;
+    case CG_NOT:
+        return v == 0;
+    default:
+        return v;
     }
 }
 
@@ -543,22 +589,38 @@ static double div_floor_f(double a64, double b64)
 static double fold_binary(CgOp op, double a, double b)
 {
     switch (op) {
-    case CG_ADD: return a + b;
-    case CG_SUB: return a - b;
-    case CG_MUL: return a * b;
-    case CG_DIV: return a / b;
-    case CG_DIV_TRUNC: return trunc(f32(a / b));
-    case CG_DIV_FLOOR: return div_floor_f(a, b);
-    case CG_POW: return pow(a, b);
-    case CG_EQ: return a == b;
-    case CG_NE: return a != b;
-    case CG_LT: return a < b;
-    case CG_LE: return a <= b;
-    case CG_GT: return a > b;
-    case CG_GE: return a >= b;
-    case CG_AND: return a != 0 && b != 0;
-    case CG_OR: return a != 0 || b != 0;
-    default: return 0;
+    case CG_ADD:
+        return a + b;
+    case CG_SUB:
+        return a - b;
+    case CG_MUL:
+        return a * b;
+    case CG_DIV:
+        return a / b;
+    case CG_DIV_TRUNC:
+        return trunc(f32(a / b));
+    case CG_DIV_FLOOR:
+        return div_floor_f(a, b);
+    case CG_POW:
+        return pow(a, b);
+    case CG_EQ:
+        return a == b;
+    case CG_NE:
+        return a != b;
+    case CG_LT:
+        return a < b;
+    case CG_LE:
+        return a <= b;
+    case CG_GT:
+        return a > b;
+    case CG_GE:
+        return a >= b;
+    case CG_AND:
+        return a != 0 && b != 0;
+    case CG_OR:
+        return a != 0 || b != 0;
+    default:
+        return 0;
     }
 }
 

@@ -39,7 +39,8 @@ static void put(Out *o, const char *fmt, ...)
             return;
         }
         size_t cap = o->cap ? o->cap * 2 : 4096;
-        while (cap < o->n + (size_t)k + 1) cap *= 2;
+        while (cap < o->n + (size_t)k + 1)
+            cap *= 2;
         char *s = realloc(o->s, cap);
         if (!s) {
             o->failed = true;
@@ -100,48 +101,84 @@ static void ref(const Cg *g, int id, char *buf, size_t n)
 static const char *func_of(CgOp op)
 {
     switch (op) {
-    case CG_ABS: return "abs";
-    case CG_EXP: return "exp";
-    case CG_LOG: return "log";
-    case CG_SQRT: return "sqrt";
-    case CG_RSQRT: return "inversesqrt";
-    case CG_COS: return "cos";
-    case CG_SIN: return "sin";
-    case CG_TANH: return "npu_tanh";
-    case CG_SIGMOID: return "npu_sigmoid";
-    case CG_RELU: return "npu_relu";
-    case CG_GELU: return "npu_gelu";
-    case CG_GELU_TANH: return "npu_gelu_tanh";
-    case CG_SILU: return "npu_silu";
-    case CG_HARDSWISH: return "npu_hardswish";
-    case CG_HARDSIGMOID: return "npu_hardsigmoid";
-    case CG_CLAMP: return "npu_clamp";
-    case CG_POW: return "npu_pow";
-    case CG_DIV_FLOOR: return "div_floor";
-    case CG_MIN: return "min";
-    case CG_MAX: return "max";
-    default: return NULL;
+    case CG_ABS:
+        return "abs";
+    case CG_EXP:
+        return "exp";
+    case CG_LOG:
+        return "log";
+    case CG_SQRT:
+        return "sqrt";
+    case CG_RSQRT:
+        return "inversesqrt";
+    case CG_COS:
+        return "cos";
+    case CG_SIN:
+        return "sin";
+    case CG_TANH:
+        return "npu_tanh";
+    case CG_SIGMOID:
+        return "npu_sigmoid";
+    case CG_RELU:
+        return "npu_relu";
+    case CG_GELU:
+        return "npu_gelu";
+    case CG_GELU_TANH:
+        return "npu_gelu_tanh";
+    case CG_SILU:
+        return "npu_silu";
+    case CG_HARDSWISH:
+        return "npu_hardswish";
+    case CG_HARDSIGMOID:
+        return "npu_hardsigmoid";
+    case CG_CLAMP:
+        return "npu_clamp";
+    case CG_POW:
+        return "npu_pow";
+    case CG_DIV_FLOOR:
+        return "div_floor";
+    case CG_MIN:
+        return "min";
+    case CG_MAX:
+        return "max";
+    default:
+        return NULL;
     }
 }
 
 static const char *infix_of(CgOp op)
 {
     switch (op) {
-    case CG_ADD: return "+";
-    case CG_SUB: return "-";
-    case CG_MUL: return "*";
-    case CG_DIV: return "/";
-    case CG_IDIV: return "/";
-    case CG_IMOD: return "%";
-    case CG_EQ: return "==";
-    case CG_NE: return "!=";
-    case CG_LT: return "<";
-    case CG_LE: return "<=";
-    case CG_GT: return ">";
-    case CG_GE: return ">=";
-    case CG_AND: return "&&";
-    case CG_OR: return "||";
-    default: return NULL;
+    case CG_ADD:
+        return "+";
+    case CG_SUB:
+        return "-";
+    case CG_MUL:
+        return "*";
+    case CG_DIV:
+        return "/";
+    case CG_IDIV:
+        return "/";
+    case CG_IMOD:
+        return "%";
+    case CG_EQ:
+        return "==";
+    case CG_NE:
+        return "!=";
+    case CG_LT:
+        return "<";
+    case CG_LE:
+        return "<=";
+    case CG_GT:
+        return ">";
+    case CG_GE:
+        return ">=";
+    case CG_AND:
+        return "&&";
+    case CG_OR:
+        return "||";
+    default:
+        return NULL;
     }
 }
 
@@ -150,7 +187,8 @@ static void emit_node(Out *o, const CgKernel *k, int id)
     const Cg *g = &k->g;
     const CgNode *x = &g->n[id];
     char a[3][64];
-    for (int i = 0; i < x->na; i++) ref(g, x->a[i], a[i], sizeof a[i]);
+    for (int i = 0; i < x->na; i++)
+        ref(g, x->a[i], a[i], sizeof a[i]);
     put(o, "    %s %c%d = ", type_name(x->type), prefix(x->type), id);
     const char *f = func_of(x->op), *in = infix_of(x->op);
     if (x->op == CG_LOAD) {
@@ -179,7 +217,8 @@ static void emit_node(Out *o, const CgKernel *k, int id)
         put(o, "%s %s %s", a[0], in, a[1]);
     } else if (f) {
         put(o, "%s(", f);
-        for (int i = 0; i < x->na; i++) put(o, "%s%s", i ? ", " : "", a[i]);
+        for (int i = 0; i < x->na; i++)
+            put(o, "%s%s", i ? ", " : "", a[i]);
         put(o, ")");
     } else {
         put(o, "0 /* %s */", cg_op_name(x->op));
@@ -190,9 +229,12 @@ static void emit_node(Out *o, const CgKernel *k, int id)
 static const char *storage_define(DType dt)
 {
     switch (dt) {
-    case DT_F16: return "STORAGE_F16";
-    case DT_BF16: return "STORAGE_BF16";
-    default: return "STORAGE_F32";
+    case DT_F16:
+        return "STORAGE_F16";
+    case DT_BF16:
+        return "STORAGE_BF16";
+    default:
+        return "STORAGE_F32";
     }
 }
 
@@ -200,7 +242,8 @@ static void mark(const Cg *g, int id, char *live)
 {
     if (id < 0 || live[id]) return;
     live[id] = 1;
-    for (int i = 0; i < g->n[id].na; i++) mark(g, g->n[id].a[i], live);
+    for (int i = 0; i < g->n[id].na; i++)
+        mark(g, g->n[id].a[i], live);
 }
 
 char *cg_render_glsl(const CgKernel *k)
@@ -221,7 +264,9 @@ char *cg_render_glsl(const CgKernel *k)
     put(&o, "layout(local_size_x_id = 0) in;\n");
     for (int b = 0; b < k->nbind; b++) {
         bool out = b == k->nbind - 1;
-        const char *ty = k->bind[b].type == CGT_F32 ? "STORAGE_T" : k->bind[b].type == CGT_I32 ? "int" : "uint";
+        const char *ty = k->bind[b].type == CGT_F32   ? "STORAGE_T"
+                         : k->bind[b].type == CGT_I32 ? "int"
+                                                      : "uint";
         put(&o, "layout(std430, set = 0, binding = %d) %s buffer B%d { %s t%d[]; };%s\n", b,
             out ? "writeonly" : "readonly", b, ty, b,
             k->bind[b].type == CGT_BOOL ? " // bool bytes" : "");
@@ -233,12 +278,17 @@ char *cg_render_glsl(const CgKernel *k)
     int ob = k->nbind - 1;
     if (k->pack_bytes) {
         /* bool bytes: four elements per invocation, packed into one uint (no 8-bit stores) */
-        put(&o, "    uint u = npu_global_index();\n    if (u >= %lluu) return;\n    uint word = 0u;\n",
+        put(&o,
+            "    uint u = npu_global_index();\n    if (u >= %lluu) return;\n    uint word = 0u;\n",
             (unsigned long long)(g->numel + 3) / 4);
-        put(&o, "    for (int j = 0; j < 4; j++) {\n    int gid = int(u) * 4 + j;\n    if (gid >= %lld) break;\n",
+        put(&o,
+            "    for (int j = 0; j < 4; j++) {\n    int gid = int(u) * 4 + j;\n    if (gid >= "
+            "%lld) break;\n",
             (long long)g->numel);
     } else {
-        put(&o, "    uint u = npu_global_index();\n    if (u >= %lluu) return;\n    int gid = int(u);\n",
+        put(&o,
+            "    uint u = npu_global_index();\n    if (u >= %lluu) return;\n    int gid = "
+            "int(u);\n",
             (unsigned long long)g->numel);
     }
     for (int i = 0; i < g->count; i++)

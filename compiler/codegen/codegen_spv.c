@@ -61,7 +61,8 @@ static void append(Buf *b, const char *s, size_t n)
     if (b->failed) return;
     if (b->n + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 8192;
-        while (cap < b->n + n + 1) cap *= 2;
+        while (cap < b->n + n + 1)
+            cap *= 2;
         char *p = realloc(b->s, cap);
         if (!p) {
             b->failed = true;
@@ -79,13 +80,16 @@ static void append(Buf *b, const char *s, size_t n)
 static size_t include_name(const char *line, size_t len, const char **name)
 {
     size_t i = 0;
-    while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
+    while (i < len && (line[i] == ' ' || line[i] == '\t'))
+        i++;
     if (len - i < 8 || strncmp(line + i, "#include", 8) != 0) return 0;
     i += 8;
-    while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
+    while (i < len && (line[i] == ' ' || line[i] == '\t'))
+        i++;
     if (i >= len || line[i] != '"') return 0;
     size_t s = ++i;
-    while (i < len && line[i] != '"') i++;
+    while (i < len && line[i] != '"')
+        i++;
     if (i >= len) return 0;
     *name = line + s;
     return i - s;
@@ -107,7 +111,8 @@ static bool expand(Buf *b, const char *text, const char **seen, int *nseen, int 
             const ShaderSource *s = shader_src_find(name);
             if (!s) return false;
             bool done = false;
-            for (int i = 0; i < *nseen; i++) done |= seen[i] == s->name;
+            for (int i = 0; i < *nseen; i++)
+                done |= seen[i] == s->name;
             if (!done) {
                 if (*nseen == 64) return false;
                 seen[(*nseen)++] = s->name;
@@ -252,7 +257,8 @@ static void mem_put(uint64_t key, const uint32_t *words, size_t nw)
 void cg_cache_reset(void)
 {
     pthread_mutex_lock(&lock);
-    for (int i = 0; i < nentries; i++) free(entries[i].words);
+    for (int i = 0; i < nentries; i++)
+        free(entries[i].words);
     free(entries);
     entries = NULL;
     nentries = capentries = 0;
@@ -337,8 +343,9 @@ Status cg_compile(const char *source, const char *cache_dir, const char *what, u
     *nwords = 0;
     char *text = cg_expand_includes(source);
     if (!text)
-        return diag_error(d, NULL, what, NULL, "generated shader: an #include names no embedded "
-                                               "shader source (or out of memory)");
+        return diag_error(d, NULL, what, NULL,
+                          "generated shader: an #include names no embedded "
+                          "shader source (or out of memory)");
     uint64_t k = hash64_update(hash64(text, strlen(text)), CG_COMPILER_ID, sizeof CG_COMPILER_ID);
     *key = k;
     char dflt[900];

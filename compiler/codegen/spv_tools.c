@@ -12,10 +12,9 @@ char *spv_disassemble(const uint32_t *words, size_t n)
     if (!ctx) return NULL;
     spv_text text = NULL;
     spv_diagnostic diag = NULL;
-    spv_result_t r = spvBinaryToText(ctx, words, n,
-                                     SPV_BINARY_TO_TEXT_OPTION_FRIENDLY_NAMES |
-                                         SPV_BINARY_TO_TEXT_OPTION_INDENT,
-                                     &text, &diag);
+    spv_result_t r = spvBinaryToText(
+        ctx, words, n, SPV_BINARY_TO_TEXT_OPTION_FRIENDLY_NAMES | SPV_BINARY_TO_TEXT_OPTION_INDENT,
+        &text, &diag);
     char *out = NULL;
     if (r == SPV_SUCCESS && text) {
         out = malloc(text->length + 1);

@@ -25,7 +25,7 @@ static const char *const kind_names[KK_COUNT] = {
 #define WEIGHT KF_WEIGHT
 const KernelRow kernel_rows[] = {
 #define KIND(name, fn)
-#define KERNEL(stem, kind, impl, flags, n, src, var, defs) \
+#define KERNEL(stem, kind, impl, flags, n, src, var, defs)                                         \
     {#stem, {KK_##kind, KI_##impl, flags, n}, src, var, defs},
 #include "shaders/kernels.def"
 #undef KIND

@@ -51,7 +51,7 @@ typedef struct KernelKey {
 } KernelKey;
 
 typedef struct KernelRow {
-    const char *stem;     /* "conv2d_b": module STEM.VARIANT, PlanKernel.shader */
+    const char *stem; /* "conv2d_b": module STEM.VARIANT, PlanKernel.shader */
     KernelKey key;
     const char *source;   /* "conv2d_body.glsl", a file in shaders/ */
     const char *variants; /* "f32 f16 bf16"; "none": one module STEM without STORAGE_ */

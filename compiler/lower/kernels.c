@@ -116,21 +116,24 @@ void kc_strides(const PlanTensor *t, int64_t *strides)
 int64_t kc_binding_offset(const Plan *p, const PlanTensor *t)
 {
     int64_t off = (int64_t)plan_view_bytes(t);
-    while (t->alias_of >= 0) t = &p->tensors[t->alias_of];
+    while (t->alias_of >= 0)
+        t = &p->tensors[t->alias_of];
     return off + (t->offset < 0 ? 0 : t->offset);
 }
 
 int64_t kc_numel(const PlanTensor *t)
 {
     int64_t n = 1;
-    for (int i = 0; i < t->rank; i++) n *= t->shape[i];
+    for (int i = 0; i < t->rank; i++)
+        n *= t->shape[i];
     return n;
 }
 
 uint32_t kc_lanes_for(int64_t len, uint32_t wg)
 {
     uint32_t t = 1;
-    while (t < wg && t < len) t <<= 1;
+    while (t < wg && t < len)
+        t <<= 1;
     return t;
 }
 

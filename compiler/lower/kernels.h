@@ -32,13 +32,13 @@ typedef struct KernelCtx {
     Plan *grow;
     int max_tensors, max_kernels;
     const struct CompileOptions *opt; /* the kernel cache and tuning; NULL: the defaults */
-    KernelKind kind; /* the kind lowering asks for (ops.def, the fusion pattern) */
+    KernelKind kind;                  /* the kind lowering asks for (ops.def, the fusion pattern) */
     /* The tier kernels are chosen for (PlanTier; the plan's, except under cm_emulate), and
      * whether its tensor-core stems are replaced by their portable emulations (`STEM` ->
      * the `_cmx` stems: tests only, CompileOptions.cm_emulate). */
     int tier;
     bool cm_emulate;
-    bool cm_force; /* tests: tensor cores for every conv the kernel can take (CompileOptions) */
+    bool cm_force;   /* tests: tensor cores for every conv the kernel can take (CompileOptions) */
     bool cpu_device; /* the plan is compiled for a CPU device (CompileOptions) */
 } KernelCtx;
 
@@ -76,8 +76,8 @@ bool kc_permuted_strides(const PlanTensor *y, const Node *tp, int r, const int64
 void kc_strides(const PlanTensor *t, int64_t *strides);
 /* Logical element count. */
 int64_t kc_numel(const PlanTensor *t);
-/* The byte offset at which the backend binds t (runtime/vulkan/vk_backend.c): its base's arena offset
- * (0 for an own buffer) plus a view's own offset (a linear_concat part, a split chunk). */
+/* The byte offset at which the backend binds t (runtime/vulkan/vk_backend.c): its base's arena
+ * offset (0 for an own buffer) plus a view's own offset (a linear_concat part, a split chunk). */
 int64_t kc_binding_offset(const Plan *p, const PlanTensor *t);
 /* The push blocks of shaders/abi.h as C structs: a family fills one by field name and pushes it
  * whole (kc_push_block); the shader declares its block from the same list (PUSH_BLOCK). */
@@ -201,7 +201,8 @@ typedef struct KcTile {
     int64_t nsplit, kchunk;         /* K splits of kchunk (a multiple of bk) each */
     bool cm;
 } KcTile;
-KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t cm_tile, int64_t target);
+KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t cm_tile,
+                    int64_t target);
 
 /* index_copy's geometry (lower_index_copy.c), shared by the kernels that store into a cache:
  * self and out seen as [outer, size, inner] around dim, the source as [outer, m, inner]. */
@@ -220,17 +221,18 @@ Status kc_index_copy_geom(const KernelCtx *c, const PlanKernel *k, const Node *n
 Status kc_error(const KernelCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- the families (one file each: lower_FAMILY.c) ---------------------------------------- */
-Status lower_copy(const KernelCtx *c, PlanKernel *k);       /* copy, transpose, expand, slice, depad, cast */
+Status lower_copy(const KernelCtx *c,
+                  PlanKernel *k); /* copy, transpose, expand, slice, depad, cast */
 Status lower_cat(const KernelCtx *c, PlanKernel *k);
 Status lower_embedding(const KernelCtx *c, PlanKernel *k);
 Status lower_index_copy(const KernelCtx *c, PlanKernel *k);
 Status lower_unary(const KernelCtx *c, PlanKernel *k);
-Status lower_binary(const KernelCtx *c, PlanKernel *k);     /* binary, add_relu, silu_mul */
-Status lower_where(const KernelCtx *c, PlanKernel *k);      /* where, where_s (masked_fill) */
+Status lower_binary(const KernelCtx *c, PlanKernel *k); /* binary, add_relu, silu_mul */
+Status lower_where(const KernelCtx *c, PlanKernel *k);  /* where, where_s (masked_fill) */
 Status lower_reduce(const KernelCtx *c, PlanKernel *k);
-Status lower_argmax(const KernelCtx *c, PlanKernel *k);     /* argmax_f32|f16|bf16, argmax_red */
-Status lower_softmax(const KernelCtx *c, PlanKernel *k);    /* softmax, log_softmax, masked_softmax */
-Status lower_norm(const KernelCtx *c, PlanKernel *k);       /* rmsnorm, layernorm, batchnorm */
+Status lower_argmax(const KernelCtx *c, PlanKernel *k);  /* argmax_f32|f16|bf16, argmax_red */
+Status lower_softmax(const KernelCtx *c, PlanKernel *k); /* softmax, log_softmax, masked_softmax */
+Status lower_norm(const KernelCtx *c, PlanKernel *k);    /* rmsnorm, layernorm, batchnorm */
 Status lower_conv2d(const KernelCtx *c, PlanKernel *k);
 Status lower_pool2d(const KernelCtx *c, PlanKernel *k);
 Status lower_matmul(const KernelCtx *c, PlanKernel *k); /* matmul*, gemv* */
@@ -245,11 +247,10 @@ typedef struct CmProduct {
     bool glu; /* linear_glu: Y has N / 2 columns, act(gate) * up (shaders/matmul_glu.glsl) */
 } CmProduct;
 bool matmul_cm_applies(const KernelCtx *c, const PlanKernel *k, const CmProduct *q);
-Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q,
-                       const MatmulPush *mp);
-Status lower_rope(const KernelCtx *c, PlanKernel *k);       /* rope, rope_cache */
-Status lower_attention(const KernelCtx *c, PlanKernel *k);  /* decode_attention */
-Status lower_corrupt(const KernelCtx *c, PlanKernel *k);    /* --break: lower_debug.c */
-Status lower_generated(const KernelCtx *c, PlanKernel *k);  /* elementwise: lower_gen.c */
+Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q, const MatmulPush *mp);
+Status lower_rope(const KernelCtx *c, PlanKernel *k);      /* rope, rope_cache */
+Status lower_attention(const KernelCtx *c, PlanKernel *k); /* decode_attention */
+Status lower_corrupt(const KernelCtx *c, PlanKernel *k);   /* --break: lower_debug.c */
+Status lower_generated(const KernelCtx *c, PlanKernel *k); /* elementwise: lower_gen.c */
 
 #endif

@@ -38,16 +38,19 @@ static Status add_kernel(Lowering *L, const Node *anchor, int node, int fusion, 
     k->args = arena_alloc(&p->arena, sizeof(int) * (size_t)(k->nargs + 1));
     k->prov = arena_alloc(&p->arena, sizeof(char *) * (size_t)(nprov + 1));
     if (!k->args || !k->prov || !k->shader) return ST_NOMEM;
-    for (int i = 0; i < nin; i++) k->args[i] = plan_tensor(L, ins[i]);
+    for (int i = 0; i < nin; i++)
+        k->args[i] = plan_tensor(L, ins[i]);
     if (out >= 0) k->args[nin] = plan_tensor(L, out);
-    for (int i = 0; i < nprov; i++) k->prov[i] = arena_strdup(&p->arena, L->g->nodes[prov[i]].name);
+    for (int i = 0; i < nprov; i++)
+        k->prov[i] = arena_strdup(&p->arena, L->g->nodes[prov[i]].name);
     k->nprov = nprov;
     /* generic dispatch: one invocation per output element in groups of 256; shader families
      * with their own tiling refine this when the Vulkan backend lowers them */
     int64_t numel = 1;
     if (out >= 0) {
         const PlanTensor *o = &p->tensors[k->args[nin]];
-        for (int i = 0; i < o->rank; i++) numel *= o->pshape[i];
+        for (int i = 0; i < o->rank; i++)
+            numel *= o->pshape[i];
     }
     int64_t groups = (numel + 255) / 256;
     k->groups[0] = (uint32_t)(groups > 65535 ? 65535 : groups);
@@ -85,7 +88,8 @@ static Status bind_all_outputs(Lowering *L, PlanKernel *k, const Node *n)
     int *a = arena_alloc(&L->p->arena, sizeof(int) * (size_t)(k->nin + n->nout + 1));
     if (!a) return ST_NOMEM;
     memcpy(a, k->args, sizeof(int) * (size_t)k->nin);
-    for (int i = 0; i < n->nout; i++) a[k->nin + i] = plan_tensor(L, n->out[i]);
+    for (int i = 0; i < n->nout; i++)
+        a[k->nin + i] = plan_tensor(L, n->out[i]);
     k->args = a;
     k->nargs = k->nin + n->nout;
     return ST_OK;
@@ -110,7 +114,8 @@ static Status build_tensors(Lowering *L, const CompileOptions *o)
         int ids[] = {r->conv_w, r->conv_b, r->gamma, r->beta, r->mean, r->var, r->out_w, r->out_b};
         for (int k = 0; k < 8; k++)
             if (ids[k] >= 0) recipe_in[ids[k]] = 1;
-        for (int k = 0; k < r->nsrc; k++) recipe_in[r->src[k]] = 1;
+        for (int k = 0; k < r->nsrc; k++)
+            recipe_in[r->src[k]] = 1;
     }
     for (int t = 0; t < g->ntensors; t++) {
         const GTensor *x = &g->tensors[t];
@@ -145,8 +150,10 @@ static Status build_tensors(Lowering *L, const CompileOptions *o)
     for (int t = 0; t < g->ntensors; t++)
         if (L->pt[t] >= 0 && g->tensors[t].alias_of >= 0)
             p->tensors[L->pt[t]].alias_of = L->pt[g->tensors[t].alias_of];
-    for (int i = 0; i < g->ninputs; i++) p->inputs[p->ninputs++] = L->pt[g->inputs[i]];
-    for (int i = 0; i < g->noutputs; i++) p->outputs[p->noutputs++] = L->pt[g->outputs[i]];
+    for (int i = 0; i < g->ninputs; i++)
+        p->inputs[p->ninputs++] = L->pt[g->inputs[i]];
+    for (int i = 0; i < g->noutputs; i++)
+        p->outputs[p->noutputs++] = L->pt[g->outputs[i]];
     for (int i = 0; i < g->nweights; i++)
         if (L->pt[g->weights[i]] >= 0) p->weights[p->nweights++] = L->pt[g->weights[i]];
     return ST_OK;
@@ -198,8 +205,8 @@ static bool in_list(const char *list, const char *id)
     return false;
 }
 
-/* --break ID[,ID...]: a visible extra kernel right after the instance's fused kernel that corrupts its
- * output in place, so bisect can be demonstrated and tested on a known culprit. */
+/* --break ID[,ID...]: a visible extra kernel right after the instance's fused kernel that corrupts
+ * its output in place, so bisect can be demonstrated and tested on a known culprit. */
 static Status add_corrupt(Lowering *L, const Node *n, int node, int fusion, const Fusion *fu,
                           DiagList *d)
 {
@@ -218,14 +225,17 @@ static int kernel_prov(Lowering *L, int i, const int *own, int nown, int *prov, 
     if (n->fusion >= 0 && g->fusions[n->fusion].enabled)
         nraw = fusion_inputs(g, &g->fusions[n->fusion], raw, 64);
     else
-        for (int k = 0; k < n->nin && k < 64; k++) raw[nraw++] = n->in[k];
+        for (int k = 0; k < n->nin && k < 64; k++)
+            raw[nraw++] = n->in[k];
     for (int k = 0; k < nraw; k++) {
         int b = fuse_folded_at(g, raw[k]);
         if (b < 0) continue;
         const Fusion *base = &g->fusions[b];
-        for (int j = 0; j < base->nnodes && np < max; j++) prov[np++] = base->nodes[j];
+        for (int j = 0; j < base->nnodes && np < max; j++)
+            prov[np++] = base->nodes[j];
     }
-    for (int j = 0; j < nown && np < max; j++) prov[np++] = own[j];
+    for (int j = 0; j < nown && np < max; j++)
+        prov[np++] = own[j];
     return np;
 }
 
@@ -241,7 +251,8 @@ static Status add_fold_breaks(Lowering *L, const Node *n, int i, int kf, int out
     if (kf >= 0)
         nraw = fusion_inputs(g, &g->fusions[kf], raw, 64);
     else
-        for (int k = 0; k < n->nin && k < 64; k++) raw[nraw++] = n->in[k];
+        for (int k = 0; k < n->nin && k < 64; k++)
+            raw[nraw++] = n->in[k];
     for (int k = 0; k < nraw; k++) {
         int b = fuse_folded_at(g, raw[k]), f = b >= 0 ? fuse_fold_of(g, b) : -1;
         if (b < 0 || broken[b] ||
@@ -309,8 +320,9 @@ static Status build_kernels(Lowering *L, DiagList *d)
             /* no hand-written kernel: a member of a switched-off generated group (where, a
              * comparison, a source the group took from the CPU) runs as its own generated one
              * (graph_kernel_node lets only those through) */
-            KernelKind kind = op_info[n->op].kernel != KK_NONE && !n->adopted ? op_info[n->op].kernel
-                                                                               : KK_elementwise;
+            KernelKind kind = op_info[n->op].kernel != KK_NONE && !n->adopted
+                                  ? op_info[n->op].kernel
+                                  : KK_elementwise;
             int out = n->nout ? n->out[0] : -1, ins[64], prov[FUSE_MAX_NODES * 4];
             int nin = n->nin, nprov = kernel_prov(L, i, &i, 1, prov, FUSE_MAX_NODES * 4);
             const int *in = n->in;
@@ -336,7 +348,8 @@ static Status build_parts(Lowering *L)
         free(part_of);
         return ST_NOMEM;
     }
-    for (int t = 0; t < p->ntensors; t++) part_of[t] = -1;
+    for (int t = 0; t < p->ntensors; t++)
+        part_of[t] = -1;
     for (int k = 0; k < p->nkernels; k++) {
         PlanKernel *kn = &p->kernels[k];
         if (p->nparts == 0 || p->parts[p->nparts - 1].target != kn->target) {
@@ -394,7 +407,8 @@ static void warn_unused_switches(const Graph *g, const CompileOptions *o, DiagLi
     for (int k = 0; k < o->n_no_fuse; k++) {
         const char *sel = o->no_fuse[k][0] == '+' ? o->no_fuse[k] + 1 : o->no_fuse[k];
         bool any = strcmp(sel, "fuse-elementwise") == 0;
-        for (int f = 0; f < g->nfusions && !any; f++) any = fuse_selected(sel, &g->fusions[f]);
+        for (int f = 0; f < g->nfusions && !any; f++)
+            any = fuse_selected(sel, &g->fusions[f]);
         if (any) continue;
         char have[512] = "";
         size_t u = 0;
@@ -402,8 +416,9 @@ static void warn_unused_switches(const Graph *g, const CompileOptions *o, DiagLi
             bool seen = false;
             for (int e = 0; e < f && !seen; e++)
                 seen = strcmp(g->fusions[e].pattern, g->fusions[f].pattern) == 0;
-            int w = seen ? 0 : snprintf(have + u, sizeof have - u, "%s%s", u ? ", " : "",
-                                        g->fusions[f].pattern);
+            int w = seen ? 0
+                         : snprintf(have + u, sizeof have - u, "%s%s", u ? ", " : "",
+                                    g->fusions[f].pattern);
             if (w > 0) u += (size_t)w;
         }
         diag_add(d, DIAG_WARNING, ST_OK, g->path, NULL, NULL,
@@ -451,8 +466,10 @@ Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList 
     if (st == ST_OK) st = build_kernels(&L, d);
     /* every --break id must name an instance; a switched-off one has no kernel to corrupt */
     int nbreak = 0, known = 0;
-    for (const char *c = o->break_id; c && *c; c++) nbreak += *c == ',';
-    for (int f = 0; o->break_id && f < g->nfusions; f++) known += in_list(o->break_id, g->fusions[f].id);
+    for (const char *c = o->break_id; c && *c; c++)
+        nbreak += *c == ',';
+    for (int f = 0; o->break_id && f < g->nfusions; f++)
+        known += in_list(o->break_id, g->fusions[f].id);
     if (st == ST_OK && o->break_id && known != nbreak + 1)
         st = diag_error(d, g->path, NULL, NULL, "--break %s: %s (see `fusion list`)", o->break_id,
                         nbreak ? "not every id names a fusion instance"
@@ -463,7 +480,8 @@ Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList 
      * kernels touch, each NPU partition ordered by level */
     int *slot = st == ST_OK ? malloc(sizeof(int) * ((size_t)p->nkernels + 1)) : NULL;
     if (st == ST_OK && !slot) st = ST_NOMEM;
-    for (int k = 0; st == ST_OK && k < p->nkernels; k++) slot[k] = g->nodes[p->kernels[k].node].slot;
+    for (int k = 0; st == ST_OK && k < p->nkernels; k++)
+        slot[k] = g->nodes[p->kernels[k].node].slot;
     if (st == ST_OK) st = plan_schedule(p, slot);
     free(slot);
     if (st == ST_OK) {
@@ -473,16 +491,18 @@ Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList 
             const Recipe *r = &g->recipes[i];
 #define PT(x) ((x) >= 0 ? pt[x] : -1)
             PlanRecipe *q = &p->recipes[p->nrecipes++];
-            *q = (PlanRecipe){r->kind,      PT(r->out_w), PT(r->out_b), PT(r->conv_w),
-                              PT(r->conv_b), PT(r->gamma), PT(r->beta),  PT(r->mean),
-                              PT(r->var),    r->eps,       r->nsrc,      {0},
-                              r->block};
-            for (int k = 0; k < r->nsrc; k++) q->src[k] = PT(r->src[k]);
+            *q =
+                (PlanRecipe){r->kind,      PT(r->out_w), PT(r->out_b), PT(r->conv_w), PT(r->conv_b),
+                             PT(r->gamma), PT(r->beta),  PT(r->mean),  PT(r->var),    r->eps,
+                             r->nsrc,      {0},          r->block};
+            for (int k = 0; k < r->nsrc; k++)
+                q->src[k] = PT(r->src[k]);
 #undef PT
         }
     }
     free(pt);
-    if (st == ST_OK && p->arena.failed) st = ST_NOMEM; /* a name or list the builders did not check */
+    if (st == ST_OK && p->arena.failed)
+        st = ST_NOMEM; /* a name or list the builders did not check */
     if (st != ST_OK) {
         plan_free(p);
         return st;

@@ -29,7 +29,8 @@
 Status lower_argmax(const KernelCtx *c, PlanKernel *k)
 {
     const Node *n = c->anchor;
-    if (n->op != OP_ARGMAX) return kc_error(c, "%s is not an argmax kernel op", op_short_name(n->op));
+    if (n->op != OP_ARGMAX)
+        return kc_error(c, "%s is not an argmax kernel op", op_short_name(n->op));
     if (k->nin != 1) return kc_error(c, "argmax kernel needs one input");
     const PlanTensor *x = kc_arg(k, c->p, 0), *y = kc_out(k, c->p);
     /* pass 1 by the input's storage (the module variant follows the int32 output) */
@@ -38,7 +39,8 @@ Status lower_argmax(const KernelCtx *c, PlanKernel *k)
         return kc_error(c, "argmax kernel: float input and int32 output storage expected");
     int r = x->rank;
     int64_t dim = r - 1;
-    if (r > 1 && (!attr_present(n, "dim") || attr_ints(n, "dim", &dim, 1) != 1 || norm_dim(dim, r) != r - 1))
+    if (r > 1 &&
+        (!attr_present(n, "dim") || attr_ints(n, "dim", &dim, 1) != 1 || norm_dim(dim, r) != r - 1))
         return kc_error(c, "argmax kernel reduces the last dim only");
     if (r - 1 > AM_OUTER) return kc_error(c, "argmax kernel: rank %d above 6", r);
     if (y->rank != r && y->rank != r - 1 && !(r == 0 && y->rank == 0))
@@ -54,8 +56,8 @@ Status lower_argmax(const KernelCtx *c, PlanKernel *k)
     if (nsplit < 1) nsplit = 1;
     int64_t chunk = (len + nsplit - 1) / nsplit;
     nsplit = (len + chunk - 1) / chunk;
-    int64_t words[6 + 3 * AM_OUTER] = {rows, len, w.step, nsplit, chunk,
-                                       attr_bool(n, "skip_nan", false)};
+    int64_t words[6 + 3 * AM_OUTER] = {rows,   len,   w.step,
+                                       nsplit, chunk, attr_bool(n, "skip_nan", false)};
     for (int d = 0; d < AM_OUTER; d++) {
         words[6 + d] = w.shape[d];
         words[6 + AM_OUTER + d] = w.xs[d];
@@ -72,17 +74,18 @@ Status lower_argmax(const KernelCtx *c, PlanKernel *k)
     if (st != ST_OK) return st;
     k->shader = pass1->stem;
     uint32_t tpr = kc_lanes_for(chunk, AM_WG);
-    for (int i = 0; i < 6 + 3 * AM_OUTER && st == ST_OK; i++) st = kc_push_i(c, k, words[i]);
+    for (int i = 0; i < 6 + 3 * AM_OUTER && st == ST_OK; i++)
+        st = kc_push_i(c, k, words[i]);
     if (st == ST_OK) st = kc_spec(c, k, AM_WG);
     if (st == ST_OK) st = kc_spec(c, k, tpr);
     kc_grid(k, rows * nsplit, AM_WG / tpr);
     if (st != ST_OK || nsplit == 1) return st;
     int rargs[2] = {part, out};
-    PlanKernel *rk = kc_append(c, k, (KernelKey){.kind = KK_argmax, .flags = KF_RED}, rargs, 1,
-                               2);
+    PlanKernel *rk = kc_append(c, k, (KernelKey){.kind = KK_argmax, .flags = KF_RED}, rargs, 1, 2);
     if (!rk) return ST_BAD_INPUT;
     uint32_t tpr2 = kc_lanes_for(nsplit, AM_WG);
-    for (int i = 0; i < 6 + 3 * AM_OUTER && st == ST_OK; i++) st = kc_push_i(c, rk, words[i]);
+    for (int i = 0; i < 6 + 3 * AM_OUTER && st == ST_OK; i++)
+        st = kc_push_i(c, rk, words[i]);
     if (st == ST_OK) st = kc_spec(c, rk, AM_WG);
     if (st == ST_OK) st = kc_spec(c, rk, tpr2);
     kc_grid(rk, rows, AM_WG / tpr2);

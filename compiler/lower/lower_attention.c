@@ -39,13 +39,13 @@
 #include "compiler/fusion.h"
 #include "compiler/lower/kernels.h"
 
-#define ATTN_MAX_L 8   /* lanes per key row: every subgroup the backend accepts holds a team */
+#define ATTN_MAX_L 8     /* lanes per key row: every subgroup the backend accepts holds a team */
 #define ATTN_MAX_ACC 128 /* fp32 accumulators per lane: G * elements per lane */
 #define ATTN_GPU_WG 128  /* at most 128: MAXSG */
 #define ATTN_CPU_WG 64
 #define ATTN_GPU_TARGET (2 * TIER_NV_COOPMAT_SMS) /* workgroups to aim for on a GPU */
-#define ATTN_CPU_CHUNK 256  /* positions per split at least on a CPU device */
-#define ATTN_CPU_TARGET 4   /* workgroups to aim for on a CPU device */
+#define ATTN_CPU_CHUNK 256                        /* positions per split at least on a CPU device */
+#define ATTN_CPU_TARGET 4                         /* workgroups to aim for on a CPU device */
 
 typedef struct AttnParams {
     int64_t wg, g, lanes, vec, nv, rb, nsplit, chunk;
@@ -63,14 +63,14 @@ static int64_t gcd64(int64_t a, int64_t b)
 
 /* The kernel's shape for B batches, Hq query heads in groups sharing kv heads (rep_k, rep_v), Tq
  * query rows, head dim D, cache T; vec_ok: 16-byte loads are possible, ew elements per vector. */
-static AttnParams attn_params(const KernelCtx *c, int64_t B, int64_t Hq, int64_t Tq,
-                              int64_t rep_k, int64_t rep_v, int64_t D, int64_t T, bool vec_ok,
-                              int64_t ew)
+static AttnParams attn_params(const KernelCtx *c, int64_t B, int64_t Hq, int64_t Tq, int64_t rep_k,
+                              int64_t rep_v, int64_t D, int64_t T, bool vec_ok, int64_t ew)
 {
     AttnParams a = {.wg = c->cpu_device ? ATTN_CPU_WG : ATTN_GPU_WG, .vec = vec_ok};
     a.nv = vec_ok ? D / ew : D;
     a.lanes = 1;
-    while (a.lanes < ATTN_MAX_L && a.lanes < a.nv) a.lanes *= 2;
+    while (a.lanes < ATTN_MAX_L && a.lanes < a.nv)
+        a.lanes *= 2;
     int64_t vpl = (a.nv + a.lanes - 1) / a.lanes, epl = vpl * (vec_ok ? ew : 1);
     /* the largest group of heads sharing both kv heads whose accumulators fit */
     int64_t r = gcd64(rep_k, rep_v);
@@ -172,20 +172,23 @@ static bool flash_applies(const KernelCtx *c, const PlanTensor *const t[5], int6
 {
     /* K and V are read as 16-byte vectors: strides multiples of 8 elements, aligned bindings */
     bool vec = kc_binding_offset(c->p, t[0]) % 16 == 0 && kc_binding_offset(c->p, t[1]) % 16 == 0;
-    for (int i = 0; i < 3 && vec; i++) vec = ks[i] % 8 == 0 && vs[i] % 8 == 0;
+    for (int i = 0; i < 3 && vec; i++)
+        vec = ks[i] % 8 == 0 && vs[i] % 8 == 0;
     int64_t rows = kc_tune(c, TUNE_ATTN_FLASH);
     DType s = t[0]->storage;
     bool ok = vec && c->tier == TIER_NV_COOPMAT && rows > 0 && Tq >= rows && D % 16 == 0 &&
               D <= FLASH_MAX_D && T < (1 << 24) && (s == DT_F16 || s == DT_BF16);
-    for (int i = 1; i < 5 && ok; i++) ok = t[i]->storage == s;
-    for (int i = 0; i < 4 && ok; i++) ok = *last[i] == 1;
+    for (int i = 1; i < 5 && ok; i++)
+        ok = t[i]->storage == s;
+    for (int i = 0; i < 4 && ok; i++)
+        ok = *last[i] == 1;
     return ok;
 }
 
 /* Pushes: {T, Tq, Hq, rep_k, rep_v, scale, k_sb, k_sh, k_st, v_sb, v_sh, v_st, q_sb, q_sh, q_st,
- * m_sb, m_sh, m_sq, m_st, o_sb, o_sh, o_st, nqb}; spec {workgroup, D, SAFE, MVEC}; bindings {K, V, q,
- * mask, out}; one workgroup per (batch, head, block of FLASH_BR query rows); dims {B, Hq, Tq,
- * D, T, rep_k, rep_v}. */
+ * m_sb, m_sh, m_sq, m_st, o_sb, o_sh, o_st, nqb}; spec {workgroup, D, SAFE, MVEC}; bindings {K, V,
+ * q, mask, out}; one workgroup per (batch, head, block of FLASH_BR query rows); dims {B, Hq, Tq, D,
+ * T, rep_k, rep_v}. */
 static Status lower_flash(const KernelCtx *c, PlanKernel *k, const int64_t dims[7], double scale,
                           const int64_t *ks, const int64_t *vs, const int64_t *qs,
                           const int64_t *ms, const int64_t *os, bool safe)
@@ -194,18 +197,22 @@ static Status lower_flash(const KernelCtx *c, PlanKernel *k, const int64_t dims[
     int64_t rep_k = dims[5], rep_v = dims[6], br = FLASH_BR, nqb = (Tq + br - 1) / br;
     int64_t w[] = {T, Tq, Hq, rep_k, rep_v};
     Status st = ST_OK;
-    for (int i = 0; i < 5 && st == ST_OK; i++) st = kc_push_i(c, k, w[i]);
+    for (int i = 0; i < 5 && st == ST_OK; i++)
+        st = kc_push_i(c, k, w[i]);
     if (st == ST_OK) st = kc_push_f(c, k, scale);
     int64_t s[] = {ks[0], ks[1], ks[2], vs[0], vs[1], vs[2], qs[0], qs[1], qs[2],
                    ms[0], ms[1], ms[2], ms[3], os[0], os[1], os[2], nqb};
-    for (int i = 0; i < 17 && st == ST_OK; i++) st = kc_push_i(c, k, s[i]);
+    for (int i = 0; i < 17 && st == ST_OK; i++)
+        st = kc_push_i(c, k, s[i]);
     /* the mask as 16-byte vectors in the kernel's key-range scan: keys contiguous, T and the
      * other strides multiples of 8 elements, an aligned binding */
     const PlanTensor *M = kc_arg(k, c->p, 3);
     bool mvec = ms[3] == 1 && T % 8 == 0 && kc_binding_offset(c->p, M) % 16 == 0;
-    for (int i = 0; i < 3 && mvec; i++) mvec = ms[i] % 8 == 0;
+    for (int i = 0; i < 3 && mvec; i++)
+        mvec = ms[i] % 8 == 0;
     int64_t spec[] = {FLASH_WG, D, safe, mvec};
-    for (int i = 0; i < 4 && st == ST_OK; i++) st = kc_spec(c, k, (uint32_t)spec[i]);
+    for (int i = 0; i < 4 && st == ST_OK; i++)
+        st = kc_spec(c, k, (uint32_t)spec[i]);
     if (st != ST_OK) return st;
     kc_grid(k, B * Hq * nqb, 1);
     st = kc_pick(c, k,
@@ -238,7 +245,8 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
         return kc_error(c, "decode_attention: no scores matmul reading the transposed K");
     int64_t rep_k, rep_v;
     bool swk, swv;
-    int tk = kv_cache_of(c, tr->in[0], &rep_k, &swk), tv = kv_cache_of(c, mm[1]->in[1], &rep_v, &swv);
+    int tk = kv_cache_of(c, tr->in[0], &rep_k, &swk),
+        tv = kv_cache_of(c, mm[1]->in[1], &rep_v, &swv);
     int tq = mm[0]->in[0];
     int tm = ad->in[0] == sc->out[0] ? ad->in[1] : ad->in[0];
     int ik = tk < 0 ? -1 : kc_arg_of(c, k, tk), iv = tv < 0 ? -1 : kc_arg_of(c, k, tv);
@@ -312,29 +320,48 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
      * binding (arena offsets are 256-aligned, own buffers start at 0) */
     int64_t ew = 16 / (int64_t)dtype_size(K->storage);
     bool vec_ok = dtype_is_float(K->storage) && K->storage == V->storage && D % ew == 0;
-    for (int i = 0; i < 3 && vec_ok; i++) vec_ok = ks[i] % ew == 0 && vs[i] % ew == 0;
+    for (int i = 0; i < 3 && vec_ok; i++)
+        vec_ok = ks[i] % ew == 0 && vs[i] % ew == 0;
     vec_ok = vec_ok && kc_binding_offset(c->p, K) % 16 == 0 && kc_binding_offset(c->p, V) % 16 == 0;
     AttnParams a = attn_params(c, B, Hq, Tq, rep_k, rep_v, D, T, vec_ok, ew);
     /* the tickets: one per (batch, head group, query row) */
     int64_t ngroups = B * (Hq / a.g) * Tq;
     KcWords w = {0};
     AttnPush pa = {
-        .T = kc_word(&w, T), .D = kc_word(&w, D), .Hq = kc_word(&w, Hq),
-        .rep_k = kc_word(&w, rep_k), .rep_v = kc_word(&w, rep_v), .scale = (float)scale,
-        .k_sb = kc_word(&w, ks[0]), .k_sh = kc_word(&w, ks[1]), .k_st = kc_word(&w, ks[2]),
-        .v_sb = kc_word(&w, vs[0]), .v_sh = kc_word(&w, vs[1]), .v_st = kc_word(&w, vs[2]),
-        .q_sb = kc_word(&w, qs[0]), .q_sh = kc_word(&w, qs[1]), .q_st = kc_word(&w, qs[2]),
-        .m_sb = kc_word(&w, ms[0]), .m_sh = kc_word(&w, ms[1]), .m_st = kc_word(&w, ms[3]),
-        .m_sq = kc_word(&w, ms[2]), .o_sb = kc_word(&w, os[0]), .o_sh = kc_word(&w, os[1]),
-        .o_st = kc_word(&w, os[2]), .nsplit = kc_word(&w, a.nsplit), .chunk = kc_word(&w, a.chunk),
-        .ngroups = kc_word(&w, ngroups), .Tq = kc_word(&w, Tq),
+        .T = kc_word(&w, T),
+        .D = kc_word(&w, D),
+        .Hq = kc_word(&w, Hq),
+        .rep_k = kc_word(&w, rep_k),
+        .rep_v = kc_word(&w, rep_v),
+        .scale = (float)scale,
+        .k_sb = kc_word(&w, ks[0]),
+        .k_sh = kc_word(&w, ks[1]),
+        .k_st = kc_word(&w, ks[2]),
+        .v_sb = kc_word(&w, vs[0]),
+        .v_sh = kc_word(&w, vs[1]),
+        .v_st = kc_word(&w, vs[2]),
+        .q_sb = kc_word(&w, qs[0]),
+        .q_sh = kc_word(&w, qs[1]),
+        .q_st = kc_word(&w, qs[2]),
+        .m_sb = kc_word(&w, ms[0]),
+        .m_sh = kc_word(&w, ms[1]),
+        .m_st = kc_word(&w, ms[3]),
+        .m_sq = kc_word(&w, ms[2]),
+        .o_sb = kc_word(&w, os[0]),
+        .o_sh = kc_word(&w, os[1]),
+        .o_st = kc_word(&w, os[2]),
+        .nsplit = kc_word(&w, a.nsplit),
+        .chunk = kc_word(&w, a.chunk),
+        .ngroups = kc_word(&w, ngroups),
+        .Tq = kc_word(&w, Tq),
     };
     Status st = kc_words_ok(c, k, &w);
     if (st == ST_OK) st = kc_push_block(c, k, &pa, sizeof pa);
     /* spec 6, attn.ablate: parts of the kernel left out (bench only, wrong results by design);
      * SAFE: the member softmax is an exported sdpa's (canon_sdpa.c): empty rows give zeros */
     int64_t spec[] = {a.wg, a.g, a.lanes, a.vec, a.nv, a.rb, kc_tune(c, TUNE_ATTN_ABLATE), safe};
-    for (int i = 0; i < 8 && st == ST_OK; i++) st = kc_spec(c, k, (uint32_t)spec[i]);
+    for (int i = 0; i < 8 && st == ST_OK; i++)
+        st = kc_spec(c, k, (uint32_t)spec[i]);
     if (st != ST_OK) return st;
     kc_grid(k, ngroups * a.nsplit, 1);
     int out = k->args[4], scratch = out;

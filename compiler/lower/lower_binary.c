@@ -1,8 +1,9 @@
 /* binary: out = a OP b elementwise with NumPy broadcasting (add, sub, rsub, mul, div with its
  * rounding modes, pow; comparisons eq/ne/lt/le/gt/ge and logical and/or/not with a bool result
- * stored as 0/1 in the compute dtype, which is how bool tensors live on the NPU), and the fused add_relu (relu after the add) and silu_mul (silu of one
- * operand times the other). Computed over the logical output shape; every operand is addressed
- * with its own physical strides (0 on broadcast dims), so channel-padded operands work too.
+ * stored as 0/1 in the compute dtype, which is how bool tensors live on the NPU), and the fused
+ * add_relu (relu after the add) and silu_mul (silu of one operand times the other). Computed over
+ * the logical output shape; every operand is addressed with its own physical strides (0 on
+ * broadcast dims), so channel-padded operands work too.
  *
  * Stems: `binary`, `add_relu`, `silu_mul` bind {a, b, out}; `binary_s` binds {a, out} for a
  * scalar second operand (attr `other` / `exponent`) or when both operands are one tensor (a

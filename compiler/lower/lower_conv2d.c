@@ -4,7 +4,8 @@
  * nv-coopmat tier where measured faster, or the direct kernel on a CPU device), its tiles and K
  * split (kc_gemm_tile; a split appends the reduce pass), the key by which of bias and residual
  * are bound (KF_BIAS, KF_RES: the runtime binds exactly the kernel's tensors), and fills the push
- * block (shaders/abi.h CONV2D_PUSH, ConvPush). Attribute semantics follow runtime/cpu/cpu_conv.c (ATen). */
+ * block (shaders/abi.h CONV2D_PUSH, ConvPush). Attribute semantics follow runtime/cpu/cpu_conv.c
+ * (ATen). */
 #include "compiler/lower/kernels.h"
 
 #include "common/half.h"
@@ -138,7 +139,8 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     if (st != ST_OK) return st;
     if (wt->shape[1] != g.c / g.groups || y->shape[o] != g.cout || (o && y->shape[0] != g.n))
         return kc_error(c, "conv2d kernel: weight or output shape does not fit the input");
-    int64_t eh = g.h + 2 * g.ph - g.dh * (g.kh - 1) - 1, ew = g.w + 2 * g.pw - g.dw * (g.kw - 1) - 1;
+    int64_t eh = g.h + 2 * g.ph - g.dh * (g.kh - 1) - 1,
+            ew = g.w + 2 * g.pw - g.dw * (g.kw - 1) - 1;
     if (g.same ? g.oh != g.h || g.ow != g.w
                : eh < 0 || ew < 0 || g.oh != eh / g.sh + 1 || g.ow != ew / g.sw + 1)
         return kc_error(c, "conv2d kernel: the attributes do not give the declared output size");
@@ -149,20 +151,35 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     if (rsrc == 2 && (x->shape[o] != g.cout || g.h != g.oh || g.w != g.ow))
         return kc_error(c, "conv2d kernel: residual x differs from the output shape");
 
-    int64_t coutg = g.cout / g.groups, npix = g.n * g.oh * g.ow, kdim = g.c / g.groups * g.kh * g.kw;
-    if (g.n * x->pshape[o] * g.h * g.w > UINT32_MAX || g.n * y->pshape[o] * g.oh * g.ow > UINT32_MAX)
+    int64_t coutg = g.cout / g.groups, npix = g.n * g.oh * g.ow,
+            kdim = g.c / g.groups * g.kh * g.kw;
+    if (g.n * x->pshape[o] * g.h * g.w > UINT32_MAX ||
+        g.n * y->pshape[o] * g.oh * g.ow > UINT32_MAX)
         return kc_error(c, "conv2d kernel: a tensor past 2^32 elements");
     KcWords w = {0};
     ConvPush pc = {
-        .n = kc_word(&w, g.n), .c = kc_word(&w, g.c), .h = kc_word(&w, g.h), .w = kc_word(&w, g.w),
-        .cout = kc_word(&w, g.cout), .oh = kc_word(&w, g.oh), .ow = kc_word(&w, g.ow),
+        .n = kc_word(&w, g.n),
+        .c = kc_word(&w, g.c),
+        .h = kc_word(&w, g.h),
+        .w = kc_word(&w, g.w),
+        .cout = kc_word(&w, g.cout),
+        .oh = kc_word(&w, g.oh),
+        .ow = kc_word(&w, g.ow),
         .groups = kc_word(&w, g.groups),
-        .kh = kc_word(&w, g.kh), .kw = kc_word(&w, g.kw), .sh = kc_word(&w, g.sh),
-        .sw = kc_word(&w, g.sw), .ph = kc_word(&w, g.ph), .pw = kc_word(&w, g.pw),
-        .dh = kc_word(&w, g.dh), .dw = kc_word(&w, g.dw),
-        .xcp = kc_word(&w, x->pshape[o]), .ycp = kc_word(&w, y->pshape[o]),
-        .rcp = kc_word(&w, has_r ? r->pshape[o] : 0), .rsrc = (uint32_t)rsrc,
-        .act = act, .act_lim = act_lim, /* the tiles and split: below */
+        .kh = kc_word(&w, g.kh),
+        .kw = kc_word(&w, g.kw),
+        .sh = kc_word(&w, g.sh),
+        .sw = kc_word(&w, g.sw),
+        .ph = kc_word(&w, g.ph),
+        .pw = kc_word(&w, g.pw),
+        .dh = kc_word(&w, g.dh),
+        .dw = kc_word(&w, g.dw),
+        .xcp = kc_word(&w, x->pshape[o]),
+        .ycp = kc_word(&w, y->pshape[o]),
+        .rcp = kc_word(&w, has_r ? r->pshape[o] : 0),
+        .rsrc = (uint32_t)rsrc,
+        .act = act,
+        .act_lim = act_lim, /* the tiles and split: below */
     };
     /* The K split's grid targets (conv.target, conv.cm_target) and the tensor-core tile's plan at
      * its own. Tensor cores (f16 storage, 16+ channels per group) where they were measured faster
@@ -175,8 +192,7 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     int64_t cing = g.c / g.groups;
     KcTile tcm = kc_gemm_tile(coutg, npix, kdim, g.groups, KC_CM_TILE, cm_target);
     bool cm = c->tier == TIER_NV_COOPMAT && y->storage == DT_F16 && coutg >= 16 &&
-              (c->cm_force || kc_tune(c, TUNE_CONV_CM) ||
-               (cing % tcm.bk == 0 && tcm.nsplit > 1) ||
+              (c->cm_force || kc_tune(c, TUNE_CONV_CM) || (cing % tcm.bk == 0 && tcm.nsplit > 1) ||
                (g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
                 kdim >= 1024));
     if (c->cpu_device && !cm) {
@@ -204,7 +220,7 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
         return kc_pick(c, k, (KernelKey){.kind = KK_conv2d, .impl = KI_DIRECT, .flags = epi});
     }
     KcTile t = cm ? tcm : kc_gemm_tile(coutg, npix, kdim, g.groups, 0, target);
-    if (cm) t.wg = 256; /* conv2d_body.glsl's tile: 2 x 4 subgroups */
+    if (cm) t.wg = 256;                    /* conv2d_body.glsl's tile: 2 x 4 subgroups */
     int64_t part_row = (npix + 3) / 4 * 4; /* conv2d_common.glsl conv_part_stride */
     if (t.nsplit * g.cout * part_row > UINT32_MAX)
         return kc_error(c, "conv2d kernel: the K-split partials pass 2^32 elements");
@@ -219,9 +235,17 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
      * channels at one kernel position (conv2d_body.glsl); conv.kord=0 forces the plain order.
      * Spec 9, conv.ablate: parts of the K loop left out (bench only, wrong results by design). */
     bool kord = cing % t.bk == 0 && kc_tune(c, TUNE_CONV_KORD);
-    uint32_t spec[] = {(uint32_t)t.wg, (uint32_t)t.bm, (uint32_t)t.bn, (uint32_t)t.bk, 0,
-                       (uint32_t)t.tr, (uint32_t)t.tc, (uint32_t)g.kh, (uint32_t)g.kw,
-                       (uint32_t)kc_tune(c, TUNE_CONV_ABLATE), kord};
+    uint32_t spec[] = {(uint32_t)t.wg,
+                       (uint32_t)t.bm,
+                       (uint32_t)t.bn,
+                       (uint32_t)t.bk,
+                       0,
+                       (uint32_t)t.tr,
+                       (uint32_t)t.tc,
+                       (uint32_t)g.kh,
+                       (uint32_t)g.kw,
+                       (uint32_t)kc_tune(c, TUNE_CONV_ABLATE),
+                       kord};
     for (size_t i = 0; i < sizeof spec / sizeof spec[0] && st == ST_OK; i++)
         st = kc_spec(c, k, spec[i]);
     kc_grid(k, t.tiles * t.nsplit, 1);

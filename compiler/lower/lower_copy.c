@@ -151,10 +151,13 @@ static Status walk_strided(const KernelCtx *c, const PlanTensor *in, const PlanT
         if (cnt < 0) return kc_error(c, "%s", why);
         int which = -1;
         for (int o = 0; o < n->nout && o < cnt && which < 0; o++) {
-            if (strcmp(c->g->tensors[n->out[o]].name, out->name) == 0) which = o;
-            else start += sizes[o];
+            if (strcmp(c->g->tensors[n->out[o]].name, out->name) == 0)
+                which = o;
+            else
+                start += sizes[o];
         }
-        if (which < 0) return kc_error(c, "split kernel writes %s, no chunk of the node", out->name);
+        if (which < 0)
+            return kc_error(c, "split kernel writes %s, no chunk of the node", out->name);
         if (ro != r) return kc_error(c, "split output has rank %d, expected %d", ro, r);
         for (int i = 0; i < r; i++) {
             if (out->shape[i] != (i == dim ? sizes[which] : in->shape[i]))

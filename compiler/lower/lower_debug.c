@@ -7,7 +7,8 @@ Status lower_corrupt(const KernelCtx *c, PlanKernel *k)
 {
     const PlanTensor *out = kc_out(k, c->p);
     int64_t total = 1;
-    for (int i = 0; i < out->rank; i++) total *= out->pshape[i];
+    for (int i = 0; i < out->rank; i++)
+        total *= out->pshape[i];
     Status st = kc_push_i(c, k, total);
     if (st == ST_OK) st = kc_spec(c, k, 256);
     kc_grid(k, total, 256);

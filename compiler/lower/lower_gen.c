@@ -1,10 +1,11 @@
 /* elementwise: the generated kernels (codegen.h). The group's DAG is built (codegen_build.c),
  * rendered to GLSL (codegen_glsl.c) and compiled to SPIR-V (codegen_spv.c, cached); the module
  * joins the plan under the name gen_HASH, which becomes the kernel's shader, so the runtime finds
- * it in the plan (and a .npubin carries it): HASH is of the GLSL source. Shapes are constants in the source: no push words.
- * Spec 0 = workgroup size; one invocation per logical output element (per four for a bool
- * output: bytes are written as whole uints). The source names no tensor, so a model's layers
- * share modules; describe --source adds which tensors a kernel binds (app/kernel_source.c). */
+ * it in the plan (and a .npubin carries it): HASH is of the GLSL source. Shapes are constants in
+ * the source: no push words. Spec 0 = workgroup size; one invocation per logical output element
+ * (per four for a bool output: bytes are written as whole uints). The source names no tensor, so a
+ * model's layers share modules; describe --source adds which tensors a kernel binds
+ * (app/kernel_source.c). */
 #include "compiler/lower/kernels.h"
 
 #include <stdio.h>
@@ -35,7 +36,8 @@ Status lower_generated(const KernelCtx *c, PlanKernel *k)
     /* the module's name hashes the generated source alone (stable when a shared include
      * changes); the caches key on the expanded text (codegen_spv.c) */
     char name[32];
-    snprintf(name, sizeof name, "gen_%012llx", (unsigned long long)(hash64(src, strlen(src)) >> 16));
+    snprintf(name, sizeof name, "gen_%012llx",
+             (unsigned long long)(hash64(src, strlen(src)) >> 16));
     if (st == ST_OK) st = plan_add_module(c->grow, name, src, words, (int64_t)nw);
     free(src);
     free(words);

@@ -53,8 +53,8 @@ Status kc_index_copy_geom(const KernelCtx *c, const PlanKernel *k, const Node *n
 
 /* index_copy_t (fuse_patterns.c): the source comes through a member transpose; binds {self,
  * index, the transpose's input} and gives the source's strides as the index_copy sees it. */
-static Status transposed_source(const KernelCtx *c, PlanKernel *k, const Node *ic,
-                                const Node *tp, int64_t *sx)
+static Status transposed_source(const KernelCtx *c, PlanKernel *k, const Node *ic, const Node *tp,
+                                int64_t *sx)
 {
     int want[3] = {ic->in[0], ic->in[1], tp->in[0]}, ids[3];
     for (int i = 0; i < 3; i++) {
@@ -94,7 +94,8 @@ Status lower_index_copy(const KernelCtx *c, PlanKernel *k)
     if (!strides_outer_m_inner(rank, shape, sx, ic.dim, &so, &why))
         return kc_error(c, "index_copy: %s", why);
     int64_t n_el = 1;
-    for (int d = 0; d < rank; d++) n_el *= shape[d];
+    for (int d = 0; d < rank; d++)
+        n_el *= shape[d];
     int64_t nk = ic.in_place ? n_el : kc_numel(out);
     st = kc_push_i(c, k, nk);
     if (st == ST_OK) st = kc_push_u(c, k, ic.in_place ? 1 : 0);

@@ -1,8 +1,8 @@
 /* matmul: the matrix-product family (linear, addmm, matmul, bmm, mm, the linear_act fusions
  * linear_relu ... linear_hardswish and the residual fusions linear_add, linear_add_relu). Every
- * op is reduced, as runtime/cpu/cpu_matmul.c does, to a batch of M x N products over K with broadcast
- * batch strides, an optional bias with its own strides, alpha, beta, an activation code, an
- * optional residual tensor (dense, Y's shape) and a relu after it. Three paths:
+ * op is reduced, as runtime/cpu/cpu_matmul.c does, to a batch of M x N products over K with
+ * broadcast batch strides, an optional bias with its own strides, alpha, beta, an activation code,
+ * an optional residual tensor (dense, Y's shape) and a relu after it. Three paths:
  *  - gemv (shaders/gemv.glsl) when M <= 4, B is contiguous along K (b_ks = 1), K is a multiple
  *    of the 16-byte vector (8 f16/bf16, 4 f32) and every row start of A and B is provably
  *    16-byte aligned (binding offsets: arena offsets, pass_memory.c, or 0 for own buffers);
@@ -13,17 +13,16 @@
  * GEMV prologue); its row of shaders/kernels.def names it. Bindings A, B, [bias], [residual], Y
  * (addmm's reordered).
  * Push: MatmulPush (shaders/abi.h MATMUL_PUSH; activation codes MM_ACT_*: explicit numbers, so a
- * .npubin does not depend on the order of ops.def). Spec: matmul {WG, vector, TM, TN, TK}; gemv {WG, R, MR, NV, U, G} (gemv_spec).
- * linear_glu (fuse_concat.c) is the product over the gate's and up's weights interleaved, with
- * act(gate) * up in the epilogue (KF_GLU): the tiled path, or the tensor-core matmul
- * (lower_matmul_cm.c), never the GEMV or the vector path. */
+ * .npubin does not depend on the order of ops.def). Spec: matmul {WG, vector, TM, TN, TK}; gemv
+ * {WG, R, MR, NV, U, G} (gemv_spec). linear_glu (fuse_concat.c) is the product over the gate's and
+ * up's weights interleaved, with act(gate) * up in the epilogue (KF_GLU): the tiled path, or the
+ * tensor-core matmul (lower_matmul_cm.c), never the GEMV or the vector path. */
 #include "compiler/fusion.h"
 #include "compiler/lower/kernels.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
 
 #define MM_BATCH_DIMS 4 /* MatmulPush.bdim */
 
@@ -103,7 +102,8 @@ static bool bias_strides(const PlanTensor *b, int64_t m, int64_t n, int64_t *ms,
 static int64_t prod(const int64_t *v, int n)
 {
     int64_t p = 1;
-    for (int i = 0; i < n; i++) p *= v[i];
+    for (int i = 0; i < n; i++)
+        p *= v[i];
     return p;
 }
 
@@ -135,7 +135,8 @@ static Status desc_matmul(const KernelCtx *c, const PlanTensor *a, const PlanTen
         rb_acc *= db;
     }
     d->nbatch = prod(ob, no);
-    for (int i = 0; i < MM_BATCH_DIMS; i++) d->bdim[i] = 1, d->sa[i] = 0, d->sb[i] = 0;
+    for (int i = 0; i < MM_BATCH_DIMS; i++)
+        d->bdim[i] = 1, d->sa[i] = 0, d->sb[i] = 0;
     if (prod(b->shape, nb) == 1) {
         /* b is one matrix: a's batch (dense, never broadcast then) folds into the rows */
         d->m *= d->nbatch;
@@ -169,15 +170,21 @@ static Status desc_matmul(const KernelCtx *c, const PlanTensor *a, const PlanTen
 static uint32_t act_code(const Node *n)
 {
     switch (n->op) {
-    case OP_RELU: return MM_ACT_RELU;
+    case OP_RELU:
+        return MM_ACT_RELU;
     case OP_GELU:
         return strcmp(attr_str(n, "approximate", "none"), "tanh") == 0 ? MM_ACT_GELU_TANH
                                                                        : MM_ACT_GELU_ERF;
-    case OP_SILU: return MM_ACT_SILU;
-    case OP_SIGMOID: return MM_ACT_SIGMOID;
-    case OP_TANH: return MM_ACT_TANH;
-    case OP_HARDSWISH: return MM_ACT_HARDSWISH;
-    default: return MM_ACT_NONE;
+    case OP_SILU:
+        return MM_ACT_SILU;
+    case OP_SIGMOID:
+        return MM_ACT_SIGMOID;
+    case OP_TANH:
+        return MM_ACT_TANH;
+    case OP_HARDSWISH:
+        return MM_ACT_HARDSWISH;
+    default:
+        return MM_ACT_NONE;
     }
 }
 
@@ -226,7 +233,8 @@ static Status describe_product(const KernelCtx *c, PlanKernel *k, const Node *p,
         d->b_ks = 1;
         d->b_ns = d->k;
         d->nbatch = 1;
-        for (int i = 0; i < MM_BATCH_DIMS; i++) d->bdim[i] = 1;
+        for (int i = 0; i < MM_BATCH_DIMS; i++)
+            d->bdim[i] = 1;
     } else if (p->op == OP_ADDMM) {
         if (a->rank != 2 || b->rank != 2 || b->shape[0] != a->shape[1])
             return kc_error(c, "addmm: needs mat1 [M, K] and mat2 [K, N]");
@@ -234,7 +242,8 @@ static Status describe_product(const KernelCtx *c, PlanKernel *k, const Node *p,
         d->b_ks = d->n;
         d->b_ns = 1;
         d->nbatch = 1;
-        for (int i = 0; i < MM_BATCH_DIMS; i++) d->bdim[i] = 1;
+        for (int i = 0; i < MM_BATCH_DIMS; i++)
+            d->bdim[i] = 1;
     } else {
         st = desc_matmul(c, a, b, d);
     }
@@ -264,12 +273,14 @@ static Status describe_residual(const KernelCtx *c, const PlanKernel *k, const N
 {
     int po = p->out[0];
     if (add->nin != 2 || (add->in[0] != po && add->in[1] != po) || add->in[0] == add->in[1])
-        return kc_error(c, "matmul kernel: the fused add does not read the product and another tensor");
+        return kc_error(
+            c, "matmul kernel: the fused add does not read the product and another tensor");
     int ri = kc_arg_of(c, k, add->in[0] == po ? add->in[1] : add->in[0]);
     if (ri < 0) return kc_error(c, "matmul kernel: the residual tensor is not bound");
     const PlanTensor *r = kc_arg(k, c->p, ri), *y = kc_out(k, c->p);
     bool same = r->rank == y->rank && dense(r) && r->storage == y->storage;
-    for (int i = 0; same && i < r->rank; i++) same = r->shape[i] == y->shape[i];
+    for (int i = 0; same && i < r->rank; i++)
+        same = r->shape[i] == y->shape[i];
     if (!same)
         return kc_error(c, "matmul kernel: the residual is not a dense tensor of the output's "
                            "shape and dtype");
@@ -291,7 +302,8 @@ static Status bind_operands(const KernelCtx *c, PlanKernel *k, const MmDesc *d)
     if (na + 1 > k->nargs) return kc_set_args(c, k, args, na, na + 1);
     k->nin = na;
     k->nargs = na + 1;
-    for (int i = 0; i <= na; i++) k->args[i] = args[i];
+    for (int i = 0; i <= na; i++)
+        k->args[i] = args[i];
     return ST_OK;
 }
 
@@ -309,7 +321,8 @@ static bool vec16_fits(const KernelCtx *c, const PlanKernel *k, const MmDesc *d,
     int64_t v = 16 / (int64_t)dtype_size(y->storage);
     bool ok = d->k % v == 0 && (d->n == 1 || d->b_ns % v == 0) &&
               kc_binding_offset(c->p, a) % 16 == 0 && kc_binding_offset(c->p, b) % 16 == 0;
-    for (int i = 0; ok && i < MM_BATCH_DIMS; i++) ok = d->sa[i] % v == 0 && d->sb[i] % v == 0;
+    for (int i = 0; ok && i < MM_BATCH_DIMS; i++)
+        ok = d->sa[i] % v == 0 && d->sb[i] % v == 0;
     *vn = v;
     return ok;
 }
@@ -419,9 +432,10 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
     /* the fold's match (fuse_fold.c) requires what the gemv path needs but the binding offsets,
      * which are 16-byte aligned unless a test shrinks the arena alignment */
     if (d.pro && !fast)
-        return kc_error(c, "the GEMV cannot take this product (an operand's binding offset is "
-                           "not 16-byte aligned), so the %s prologue cannot run: switch it off "
-                           "(--no-fuse %s)",
+        return kc_error(c,
+                        "the GEMV cannot take this product (an operand's binding offset is "
+                        "not 16-byte aligned), so the %s prologue cannot run: switch it off "
+                        "(--no-fuse %s)",
                         d.pro == 1 ? "rmsnorm_linear" : "silu_mul_linear",
                         d.pro == 1 ? "rmsnorm_linear" : "silu_mul_linear");
     st = bind_operands(c, k, &d);
@@ -429,16 +443,27 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
     /* a module's bindings are fixed: one kernel per (path, prologue, bias, residual, GLU); the
      * tensor-core path picks its own (lower_matmul_cm.c) */
     unsigned flags = (d.bias_arg >= 0 ? KF_BIAS : 0) | (d.res_arg >= 0 ? KF_RES : 0) |
-                     (d.glu ? KF_GLU : 0) | (d.pro == 1 ? KF_RMSNORM : d.pro == 2 ? KF_SILU_MUL : 0);
+                     (d.glu ? KF_GLU : 0) |
+                     (d.pro == 1   ? KF_RMSNORM
+                      : d.pro == 2 ? KF_SILU_MUL
+                                   : 0);
     st = kc_pick(c, k,
                  (KernelKey){.kind = KK_matmul, .impl = fast ? KI_GEMV : KI_BASE, .flags = flags});
     if (st != ST_OK) return st;
     KcWords w = {0};
     MatmulPush mp = {
-        .M = kc_word(&w, d.m), .N = kc_word(&w, d.n), .K = kc_word(&w, d.k),
-        .b_ks = kc_word(&w, d.b_ks), .b_ns = kc_word(&w, d.b_ns), .nbatch = kc_word(&w, d.nbatch),
-        .bias_ms = kc_word(&w, d.bias_ms), .bias_ns = kc_word(&w, d.bias_ns),
-        .act = d.act, .alpha = (float)d.alpha, .beta = (float)d.beta, .post = d.post,
+        .M = kc_word(&w, d.m),
+        .N = kc_word(&w, d.n),
+        .K = kc_word(&w, d.k),
+        .b_ks = kc_word(&w, d.b_ks),
+        .b_ns = kc_word(&w, d.b_ns),
+        .nbatch = kc_word(&w, d.nbatch),
+        .bias_ms = kc_word(&w, d.bias_ms),
+        .bias_ns = kc_word(&w, d.bias_ns),
+        .act = d.act,
+        .alpha = (float)d.alpha,
+        .beta = (float)d.beta,
+        .post = d.post,
     };
     for (int i = 0; i < MM_BATCH_DIMS; i++) {
         mp.bdim[i] = kc_word(&w, d.bdim[i]);
@@ -470,8 +495,14 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
     }
     bool vec = d.m == 1 && !d.glu; /* the GLU pairs columns of a tile */
     int64_t wg, tm = 0, tn, tk = 16;
-    CmProduct cm = {.m = d.m, .n = d.n, .k = d.k, .nbatch = d.nbatch, .kmajor = d.b_ks == 1,
-                    .bias = d.bias_arg >= 0, .res = d.res_arg >= 0, .glu = d.glu};
+    CmProduct cm = {.m = d.m,
+                    .n = d.n,
+                    .k = d.k,
+                    .nbatch = d.nbatch,
+                    .kmajor = d.b_ks == 1,
+                    .bias = d.bias_arg >= 0,
+                    .res = d.res_arg >= 0,
+                    .glu = d.glu};
     /* cm.vec=0 keeps the one-element staging loads */
     cm.vec = cm.kmajor && vec16_fits(c, k, &d, &vn) && vn == 8 && kc_tune(c, TUNE_CM_VEC);
     if (vec) {

@@ -2,9 +2,9 @@
  * bf16 storage, chosen by lower_matmul.c's M > 1 branch through matmul_cm_applies. It pushes
  * lower_matmul's block (MatmulPush) and its tiles (MatmulCmPush: shaders/abi.h MATMUL_CM_PUSH)
  * and sets the spec constants {WG, BM, BN, BK, B_KMAJOR, -, -, VEC, ABLATE}, the kernel and the
- * grid (kc_gemm_tile picks the tiles and the K split). A split writes fp32 partials [nsplit, batch*M*N]
- * (kc_scratch) with the KF_PART kernel and a reduce pass (kc_append: KF_RED with the epilogue's
- * flags) adds them up with the epilogue.
+ * grid (kc_gemm_tile picks the tiles and the K split). A split writes fp32 partials [nsplit,
+ * batch*M*N] (kc_scratch) with the KF_PART kernel and a reduce pass (kc_append: KF_RED with the
+ * epilogue's flags) adds them up with the epilogue.
  *
  * Two tiles (cm_tile): 64 x 64 on 128 invocations, and where M and N are both at least 128
  * (prefill's GEMMs) 128 x 128 on 256 (KF_LARGE): each staged byte feeds twice the
@@ -41,8 +41,7 @@ static int64_t cm_tile(const KernelCtx *c, const CmProduct *q)
     return q->m >= KC_CM_TILE_LARGE && q->n >= KC_CM_TILE_LARGE ? KC_CM_TILE_LARGE : KC_CM_TILE;
 }
 
-Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q,
-                       const MatmulPush *mp)
+Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q, const MatmulPush *mp)
 {
     int64_t edge = cm_tile(c, q);
     bool large = edge == KC_CM_TILE_LARGE;
@@ -53,7 +52,9 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q,
     if (target == TUNE_AUTO) target = large ? KC_MATMUL_TARGET_LARGE : KC_MATMUL_TARGET;
     if (q->glu) {
         int64_t glu = kc_tune(c, TUNE_CM_GLU_TARGET);
-        target = glu != TUNE_AUTO ? glu : large ? KC_MATMUL_GLU_SPLITS * TIER_NV_COOPMAT_SMS : target;
+        target = glu != TUNE_AUTO ? glu
+                 : large          ? KC_MATMUL_GLU_SPLITS * TIER_NV_COOPMAT_SMS
+                                  : target;
     }
     KcTile t = kc_gemm_tile(q->m, q->n, q->k, q->nbatch, edge, target);
     int64_t mn = q->nbatch * q->m * q->n;
@@ -70,10 +71,11 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q,
     /* cm.ablate: parts of the K loop left out (shaders/gemm_tile.glsl CM_ABLATE; bench only,
      * wrong results by design) */
     uint32_t ablate = (uint32_t)kc_tune(c, TUNE_CM_ABLATE);
-    uint32_t spec[] = {(uint32_t)t.wg, (uint32_t)t.bm, (uint32_t)t.bn, (uint32_t)t.bk,
-                       q->kmajor ? 1u : 0u, 4, 4, q->vec ? 1u : 0u,
-                       ablate};
-    for (int i = 0; i < 9 && st == ST_OK; i++) st = kc_spec(c, k, spec[i]);
+    uint32_t spec[] = {
+        (uint32_t)t.wg,   (uint32_t)t.bm, (uint32_t)t.bn, (uint32_t)t.bk, q->kmajor ? 1u : 0u, 4, 4,
+        q->vec ? 1u : 0u, ablate};
+    for (int i = 0; i < 9 && st == ST_OK; i++)
+        st = kc_spec(c, k, spec[i]);
     if (st != ST_OK) return st;
     kc_grid(k, t.tiles * t.nsplit, 1);
     /* the key: tile, emulation, the epilogue's bindings and GLU; a split's first pass is the
@@ -91,7 +93,8 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q,
      * [bias], [res], Y */
     int out = k->args[k->nargs - 1], rargs[4], nr = 0;
     rargs[nr++] = part;
-    for (int i = 2; i < k->nargs - 1; i++) rargs[nr++] = k->args[i];
+    for (int i = 2; i < k->nargs - 1; i++)
+        rargs[nr++] = k->args[i];
     rargs[nr++] = out;
     int pargs[4] = {k->args[0], k->args[1], part, out};
     st = kc_set_args(c, k, pargs, 2, 4);

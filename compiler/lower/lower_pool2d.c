@@ -76,9 +76,11 @@ Status lower_pool2d(const KernelCtx *c, PlanKernel *k)
         code = n->op == OP_MAX_POOL2D ? POOL_MAX : POOL_AVG;
         if ((st = window(c, n, h, w, &g)) != ST_OK) return st;
         if (g.oh != y->shape[o + 1] || g.ow != y->shape[o + 2])
-            return kc_error(c, "pool2d kernel: the attributes give %lldx%lld, the output is "
-                            "%lldx%lld", (long long)g.oh, (long long)g.ow,
-                            (long long)y->shape[o + 1], (long long)y->shape[o + 2]);
+            return kc_error(c,
+                            "pool2d kernel: the attributes give %lldx%lld, the output is "
+                            "%lldx%lld",
+                            (long long)g.oh, (long long)g.ow, (long long)y->shape[o + 1],
+                            (long long)y->shape[o + 2]);
         if (n->op == OP_AVG_POOL2D) {
             include_pad = attr_bool(n, "count_include_pad", true);
             if (attr_present(n, "divisor_override")) {
@@ -93,19 +95,32 @@ Status lower_pool2d(const KernelCtx *c, PlanKernel *k)
         g.oh = y->shape[o + 1];
         g.ow = y->shape[o + 2];
         break;
-    default: return kc_error(c, "%s is not a pool2d kernel op", op_short_name(n->op));
+    default:
+        return kc_error(c, "%s is not a pool2d kernel op", op_short_name(n->op));
     }
     if (g.oh < 1 || g.ow < 1) return kc_error(c, "pool2d kernel: empty output");
     int64_t total = nb * ch * g.oh * g.ow;
     KcWords wd = {0};
     PoolPush pp = {
-        .n = kc_word(&wd, nb), .c = kc_word(&wd, ch), .h = kc_word(&wd, h), .w = kc_word(&wd, w),
-        .oh = kc_word(&wd, g.oh), .ow = kc_word(&wd, g.ow), .kh = kc_word(&wd, g.kh),
-        .kw = kc_word(&wd, g.kw), .sh = kc_word(&wd, g.sh), .sw = kc_word(&wd, g.sw),
-        .ph = kc_word(&wd, g.ph), .pw = kc_word(&wd, g.pw), .dh = kc_word(&wd, g.dh),
-        .dw = kc_word(&wd, g.dw), .xcp = kc_word(&wd, x->pshape[o]),
-        .ycp = kc_word(&wd, y->pshape[o]), .code = kc_word(&wd, code),
-        .include_pad = kc_word(&wd, include_pad), .divisor = kc_word(&wd, divisor),
+        .n = kc_word(&wd, nb),
+        .c = kc_word(&wd, ch),
+        .h = kc_word(&wd, h),
+        .w = kc_word(&wd, w),
+        .oh = kc_word(&wd, g.oh),
+        .ow = kc_word(&wd, g.ow),
+        .kh = kc_word(&wd, g.kh),
+        .kw = kc_word(&wd, g.kw),
+        .sh = kc_word(&wd, g.sh),
+        .sw = kc_word(&wd, g.sw),
+        .ph = kc_word(&wd, g.ph),
+        .pw = kc_word(&wd, g.pw),
+        .dh = kc_word(&wd, g.dh),
+        .dw = kc_word(&wd, g.dw),
+        .xcp = kc_word(&wd, x->pshape[o]),
+        .ycp = kc_word(&wd, y->pshape[o]),
+        .code = kc_word(&wd, code),
+        .include_pad = kc_word(&wd, include_pad),
+        .divisor = kc_word(&wd, divisor),
         .total = kc_word(&wd, total),
     };
     if (st == ST_OK) st = kc_words_ok(c, k, &wd);
@@ -115,7 +130,8 @@ Status lower_pool2d(const KernelCtx *c, PlanKernel *k)
                                         : ((h + g.oh - 1) / g.oh + 1) * ((w + g.ow - 1) / g.ow + 1);
     int64_t lanes = 1;
     if (win >= WIDE_MIN && total <= UINT32_MAX / LANES_MAX)
-        while (lanes * 2 <= win && lanes < LANES_MAX) lanes *= 2;
+        while (lanes * 2 <= win && lanes < LANES_MAX)
+            lanes *= 2;
     if (st == ST_OK) st = kc_spec(c, k, POOL_WG);
     if (st == ST_OK) st = kc_spec(c, k, (uint32_t)lanes);
     kc_grid(k, total * lanes, POOL_WG);

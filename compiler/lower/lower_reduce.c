@@ -11,7 +11,6 @@ enum { RD_SUM = 1, RD_MEAN = 2, RD_AMAX = 3 }; /* codes of shaders/reduce.comp *
 #define RD_WG 256
 #define RD_OUTER KC_ROW_OUTER
 
-
 Status lower_reduce(const KernelCtx *c, PlanKernel *k)
 {
     const Node *n = c->anchor;

@@ -63,15 +63,18 @@ static Status rope_inputs(const KernelCtx *c, PlanKernel *k, const int *extra, i
     }
     if (cos < 0 || sin < 0 || *rope_out < 0)
         return kc_error(c, "rope: no x*cos and rotate_half(x)*sin multiplies");
-    if (kc_is_member(c, c->g->tensors[cos].producer) || kc_is_member(c, c->g->tensors[sin].producer))
+    if (kc_is_member(c, c->g->tensors[cos].producer) ||
+        kc_is_member(c, c->g->tensors[sin].producer))
         return kc_error(c, "rope: x, cos and sin must be outside inputs");
     int want[5] = {tp ? tp->in[0] : x, cos, sin, -1, -1}, n = 3 + nextra, ids[5];
-    for (int i = 0; i < nextra; i++) want[3 + i] = extra[i];
+    for (int i = 0; i < nextra; i++)
+        want[3 + i] = extra[i];
     bool ok = k->nin == n && n <= 5;
     for (int i = 0; i < n && ok; i++) {
         int a = kc_arg_of(c, k, want[i]);
         ok = a >= 0;
-        for (int j = 0; j < i && ok; j++) ok = want[j] != want[i];
+        for (int j = 0; j < i && ok; j++)
+            ok = want[j] != want[i];
         if (ok) ids[i] = k->args[a];
     }
     if (!ok)
@@ -150,7 +153,8 @@ static Status rope_geom(const KernelCtx *c, int r, const int64_t *shape,
     }
     if (m > 3) return kc_error(c, "rope: more than 3 non-contiguous outer dims");
     memset(gm, 0, sizeof *gm);
-    for (int j = 0; j < 3; j++) gm->od[j] = 1;
+    for (int j = 0; j < 3; j++)
+        gm->od[j] = 1;
     for (int j = 0; j < m; j++) {
         gm->od[3 - m + j] = sh[j];
         for (int i = 0; i < 4; i++)
@@ -185,7 +189,8 @@ static Status lower_rope_cache(const KernelCtx *c, PlanKernel *k)
     int rope_out;
     Status s = rope_inputs(c, k, ic->in, 2, &rope_out);
     if (s != ST_OK) return s;
-    if (ic->in[2] != rope_out) return kc_error(c, "rope_cache: the index_copy's source is not the rope");
+    if (ic->in[2] != rope_out)
+        return kc_error(c, "rope_cache: the index_copy's source is not the rope");
     const GTensor *ro = &c->g->tensors[rope_out];
     const PlanTensor *out = kc_out(k, c->p), *self = kc_arg(k, c->p, 3);
     IcGeom icg;
@@ -205,7 +210,8 @@ static Status lower_rope_cache(const KernelCtx *c, PlanKernel *k)
     /* mode 1 iterates over the rope output's pairs, mode 0 over out's */
     gm.od[gm.idim] = icg.in_place ? icg.m : icg.size;
     int64_t rope_numel = 1;
-    for (int d = 0; d < r; d++) rope_numel *= ro->shape[d];
+    for (int d = 0; d < r; d++)
+        rope_numel *= ro->shape[d];
     int64_t total = (icg.in_place ? rope_numel : kc_numel(out)) / 2;
     s = rope_push(c, k, total, &gm);
     if (s == ST_OK) s = kc_push_u(c, k, icg.in_place ? 1 : 0);

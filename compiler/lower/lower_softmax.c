@@ -9,7 +9,6 @@
  * softmax, compiler/canon_sdpa.c). Spec {256, TPR}. */
 #include "compiler/lower/kernels.h"
 
-
 #define SM_WG 256
 #define SM_OUTER 5
 
@@ -30,7 +29,6 @@ static bool bstrides(const PlanTensor *t, const PlanTensor *y, int64_t *st)
     }
     return true;
 }
-
 
 Status lower_softmax(const KernelCtx *c, PlanKernel *k)
 {

@@ -8,9 +8,26 @@
 /* Codes the shader switches on (shaders/unary.comp): explicit numbers, so a .npubin does not
  * depend on the order of ops.def. 0 = not unary. */
 enum {
-    UN_RELU = 1, UN_RELU6, UN_HARDTANH, UN_HARDSWISH, UN_HARDSIGMOID, UN_SIGMOID, UN_TANH,
-    UN_GELU_ERF, UN_GELU_TANH, UN_SILU, UN_NEG, UN_EXP, UN_LOG, UN_ABS, UN_SQRT, UN_RSQRT, UN_COS,
-    UN_SIN, UN_CLAMP, UN_LEAKY_RELU,
+    UN_RELU = 1,
+    UN_RELU6,
+    UN_HARDTANH,
+    UN_HARDSWISH,
+    UN_HARDSIGMOID,
+    UN_SIGMOID,
+    UN_TANH,
+    UN_GELU_ERF,
+    UN_GELU_TANH,
+    UN_SILU,
+    UN_NEG,
+    UN_EXP,
+    UN_LOG,
+    UN_ABS,
+    UN_SQRT,
+    UN_RSQRT,
+    UN_COS,
+    UN_SIN,
+    UN_CLAMP,
+    UN_LEAKY_RELU,
 };
 
 Status lower_unary(const KernelCtx *c, PlanKernel *k)
@@ -28,29 +45,59 @@ Status lower_unary(const KernelCtx *c, PlanKernel *k)
     double a = 0, b = 0;
     uint32_t code = 0;
     switch (n->op) {
-    case OP_RELU: code = UN_RELU; break;
-    case OP_RELU6: code = UN_RELU6; break;
+    case OP_RELU:
+        code = UN_RELU;
+        break;
+    case OP_RELU6:
+        code = UN_RELU6;
+        break;
     case OP_HARDTANH:
         code = UN_HARDTANH;
         a = attr_float(n, "min_val", -1.0);
         b = attr_float(n, "max_val", 1.0);
         break;
-    case OP_HARDSWISH: code = UN_HARDSWISH; break;
-    case OP_HARDSIGMOID: code = UN_HARDSIGMOID; break;
-    case OP_SIGMOID: code = UN_SIGMOID; break;
-    case OP_TANH: code = UN_TANH; break;
+    case OP_HARDSWISH:
+        code = UN_HARDSWISH;
+        break;
+    case OP_HARDSIGMOID:
+        code = UN_HARDSIGMOID;
+        break;
+    case OP_SIGMOID:
+        code = UN_SIGMOID;
+        break;
+    case OP_TANH:
+        code = UN_TANH;
+        break;
     case OP_GELU:
         code = strcmp(attr_str(n, "approximate", "none"), "tanh") == 0 ? UN_GELU_TANH : UN_GELU_ERF;
         break;
-    case OP_SILU: code = UN_SILU; break;
-    case OP_NEG: code = UN_NEG; break;
-    case OP_EXP: code = UN_EXP; break;
-    case OP_LOG: code = UN_LOG; break;
-    case OP_ABS: code = UN_ABS; break;
-    case OP_SQRT: code = UN_SQRT; break;
-    case OP_RSQRT: code = UN_RSQRT; break;
-    case OP_COS: code = UN_COS; break;
-    case OP_SIN: code = UN_SIN; break;
+    case OP_SILU:
+        code = UN_SILU;
+        break;
+    case OP_NEG:
+        code = UN_NEG;
+        break;
+    case OP_EXP:
+        code = UN_EXP;
+        break;
+    case OP_LOG:
+        code = UN_LOG;
+        break;
+    case OP_ABS:
+        code = UN_ABS;
+        break;
+    case OP_SQRT:
+        code = UN_SQRT;
+        break;
+    case OP_RSQRT:
+        code = UN_RSQRT;
+        break;
+    case OP_COS:
+        code = UN_COS;
+        break;
+    case OP_SIN:
+        code = UN_SIN;
+        break;
     case OP_CLAMP:
         /* an absent bound is infinite (clamp_min and clamp_max name one) */
         code = UN_CLAMP;
@@ -61,7 +108,8 @@ Status lower_unary(const KernelCtx *c, PlanKernel *k)
         code = UN_LEAKY_RELU;
         a = attr_float(n, "negative_slope", 0.01);
         break;
-    default: return kc_error(c, "%s is not a unary kernel op", op_short_name(n->op));
+    default:
+        return kc_error(c, "%s is not a unary kernel op", op_short_name(n->op));
     }
     Status st = kc_push_i(c, k, total);
     if (st == ST_OK) st = kc_push_u(c, k, code);

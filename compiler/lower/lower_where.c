@@ -34,7 +34,8 @@ Status lower_where(const KernelCtx *c, PlanKernel *k)
         args[nin++] = k->args[0];
         flags = WF_A_SCALAR;
     } else if (k->nin == 3) {
-        for (int i = 0; i < 3; i++) args[nin++] = k->args[i];
+        for (int i = 0; i < 3; i++)
+            args[nin++] = k->args[i];
     } else if (k->nin == 2 && kc_scalar_attr(n, "other", &bs)) {
         args[nin++] = k->args[0];
         args[nin++] = k->args[1];
@@ -44,8 +45,10 @@ Status lower_where(const KernelCtx *c, PlanKernel *k)
         args[nin++] = k->args[1];
         flags = WF_A_SCALAR;
     } else {
-        return kc_error(c, "%s with %d tensor inputs: the where kernel needs two tensor operands "
-                           "or one and a numeric `self`/`other`", n->aten, k->nin);
+        return kc_error(c,
+                        "%s with %d tensor inputs: the where kernel needs two tensor operands "
+                        "or one and a numeric `self`/`other`",
+                        n->aten, k->nin);
     }
     int outk = k->args[k->nargs - 1];
     args[nin] = outk;
@@ -81,9 +84,11 @@ Status lower_where(const KernelCtx *c, PlanKernel *k)
     if (s == ST_OK) s = kc_push_u(c, k, flags);
     if (s == ST_OK) s = kc_push_f(c, k, as);
     if (s == ST_OK) s = kc_push_f(c, k, bs);
-    for (int d = 0; d < WHERE_DIMS && s == ST_OK; d++) s = kc_push_i(c, k, shape[d]);
+    for (int d = 0; d < WHERE_DIMS && s == ST_OK; d++)
+        s = kc_push_i(c, k, shape[d]);
     for (int i = 0; i < 3; i++)
-        for (int d = 0; d < WHERE_DIMS && s == ST_OK; d++) s = kc_push_i(c, k, st[i][d]);
+        for (int d = 0; d < WHERE_DIMS && s == ST_OK; d++)
+            s = kc_push_i(c, k, st[i][d]);
     if (s == ST_OK) s = kc_spec(c, k, WHERE_WG);
     kc_grid(k, total, WHERE_WG);
     return s;

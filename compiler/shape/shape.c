@@ -184,7 +184,8 @@ static Status dispatch(ShapeCtx *c)
          * a different answer, so it is refused as training-mode batch_norm is */
         if ((attr_bool(c->n, "train", false) || attr_bool(c->n, "training", false)) &&
             attr_float(c->n, "p", 0.5) > 0)
-            return sh_err(c, NULL, "training-mode dropout (p=%g) is random and is not supported: "
+            return sh_err(c, NULL,
+                          "training-mode dropout (p=%g) is random and is not supported: "
                           "export the model in eval mode (model.eval())",
                           attr_float(c->n, "p", 0.5));
         return shape_same(c);
@@ -363,7 +364,8 @@ static Status dispatch(ShapeCtx *c)
         return shape_argmax(c);
     case OP_CLAMP_T:
         if (c->n->nin == 2)
-            return sh_err(c, NULL, "one bound tensor: the IR does not say whether it is min or "
+            return sh_err(c, NULL,
+                          "one bound tensor: the IR does not say whether it is min or "
                           "max (export clamp_min/clamp_max, or pass both bounds)");
         return shape_eltwise(c);
     case OP_STACK:
@@ -488,8 +490,8 @@ static DType dtype_attr(const Node *n)
 static bool is_bitwise(const Node *n)
 {
     /* a & b is bitwise_and: logical on bools, bitwise on integers, refused on floats */
-    return n->aten && (strncmp(n->aten, "aten.bitwise_", 13) == 0 ||
-                       strncmp(n->aten, "aten.__", 7) == 0);
+    return n->aten &&
+           (strncmp(n->aten, "aten.bitwise_", 13) == 0 || strncmp(n->aten, "aten.__", 7) == 0);
 }
 
 static Cls in_cls(const Graph *g, const Node *n, int i)
@@ -614,25 +616,57 @@ static OutType out_type(const Graph *g, const Node *n)
         return of_cls(c0);
     case OP_VECTOR_NORM:
         return dt != DT_INVALID ? exact(dt) : of_cls(CL_FLOAT);
-    case OP_ACOS: case OP_ASIN: case OP_ATAN: case OP_TAN: case OP_LOG1P: case OP_EXPM1:
-    case OP_ERF: case OP_RECIPROCAL: case OP_SOFTPLUS: case OP_ELU: case OP_MISH: case OP_VAR:
-    case OP_STD: case OP_LOGSUMEXP:
+    case OP_ACOS:
+    case OP_ASIN:
+    case OP_ATAN:
+    case OP_TAN:
+    case OP_LOG1P:
+    case OP_EXPM1:
+    case OP_ERF:
+    case OP_RECIPROCAL:
+    case OP_SOFTPLUS:
+    case OP_ELU:
+    case OP_MISH:
+    case OP_VAR:
+    case OP_STD:
+    case OP_LOGSUMEXP:
         return dt != DT_INVALID ? exact(dt) : of_cls(CL_FLOAT);
-    case OP_CEIL: case OP_FLOOR: case OP_ROUND: case OP_SIGN: case OP_SQUARE: case OP_AMIN:
-    case OP_FLIP: case OP_ROLL: case OP_TRI: case OP_REPEAT: case OP_REPEAT_INTERLEAVE:
-    case OP_PIXEL_SHUFFLE: case OP_INSTANCE_NORM: case OP_SLICE_FILL: case OP_MAX_DIM:
-    case OP_TOPK: case OP_SORT: case OP_UNBIND: case OP_MAX_POOL2D_WI:
+    case OP_CEIL:
+    case OP_FLOOR:
+    case OP_ROUND:
+    case OP_SIGN:
+    case OP_SQUARE:
+    case OP_AMIN:
+    case OP_FLIP:
+    case OP_ROLL:
+    case OP_TRI:
+    case OP_REPEAT:
+    case OP_REPEAT_INTERLEAVE:
+    case OP_PIXEL_SHUFFLE:
+    case OP_INSTANCE_NORM:
+    case OP_SLICE_FILL:
+    case OP_MAX_DIM:
+    case OP_TOPK:
+    case OP_SORT:
+    case OP_UNBIND:
+    case OP_MAX_POOL2D_WI:
         return of_cls(c0);
-    case OP_ISNAN: case OP_ANY: case OP_ALL:
+    case OP_ISNAN:
+    case OP_ANY:
+    case OP_ALL:
         return exact(DT_BOOL);
     case OP_ARGMIN:
         return exact(DT_I64);
     case OP_PROD:
         if (dt != DT_INVALID) return exact(dt);
         return c0 == CL_FLOAT ? of_cls(CL_FLOAT) : exact(DT_I64);
-    case OP_MAXIMUM: case OP_MINIMUM: case OP_REMAINDER:
+    case OP_MAXIMUM:
+    case OP_MINIMUM:
+    case OP_REMAINDER:
         return of_cls(promote_attr(promote_inputs(g, n, 0), n, "other"));
-    case OP_CLAMP_T: case OP_STACK: case OP_BADDBMM:
+    case OP_CLAMP_T:
+    case OP_STACK:
+    case OP_BADDBMM:
         return of_cls(promote_inputs(g, n, 0));
     case OP_IDENTITY:
     case OP_DEPAD:
@@ -759,7 +793,8 @@ static bool check_out_dtype(const Graph *g, const Node *n, DiagList *d)
     for (int k = 0; k < n->nout && n->op == OP_SPLIT; k++)
         if (node_output(g, n, k)->dtype != node_input(g, n, 0)->dtype) {
             diag_error(d, g->path, n->name, node_output(g, n, k)->name,
-                       "declared dtype %s but split gives %s", dtype_name(node_output(g, n, k)->dtype),
+                       "declared dtype %s but split gives %s",
+                       dtype_name(node_output(g, n, k)->dtype),
                        dtype_name(node_input(g, n, 0)->dtype));
             return false;
         }

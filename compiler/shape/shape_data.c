@@ -95,7 +95,8 @@ Status shape_repeat_interleave(ShapeCtx *c)
         const GTensor *r = sh_in(c, 1);
         int64_t os;
         if (!attr_present(c->n, "output_size"))
-            return sh_err(c, NULL, "repeats is a tensor: the result's size depends on its values "
+            return sh_err(c, NULL,
+                          "repeats is a tensor: the result's size depends on its values "
                           "(export with output_size)");
         if (!dtype_is_int(r->dtype) || r->dtype == DT_BOOL || r->rank > 1)
             return sh_err(c, r->name, "repeats must be an integer tensor of at most one dim");

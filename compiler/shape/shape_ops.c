@@ -17,9 +17,9 @@ Status shape_same(ShapeCtx *c)
 
 /* Ops whose second operand may be a scalar attribute instead of a tensor. */
 static const bool takes_scalar[OP_COUNT] = {
-    [OP_POW] = true, [OP_ADD] = true, [OP_SUB] = true, [OP_RSUB] = true,
-    [OP_MUL] = true, [OP_DIV] = true, [OP_EQ] = true,  [OP_NE] = true,
-    [OP_LT] = true,  [OP_LE] = true,  [OP_GT] = true,  [OP_GE] = true,
+    [OP_POW] = true,     [OP_ADD] = true,     [OP_SUB] = true,       [OP_RSUB] = true,
+    [OP_MUL] = true,     [OP_DIV] = true,     [OP_EQ] = true,        [OP_NE] = true,
+    [OP_LT] = true,      [OP_LE] = true,      [OP_GT] = true,        [OP_GE] = true,
     [OP_MAXIMUM] = true, [OP_MINIMUM] = true, [OP_REMAINDER] = true,
 };
 

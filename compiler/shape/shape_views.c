@@ -1,5 +1,5 @@
-/* Shape rules of data movement and tensor sources: views, cat, slice/select/split, expand, index_copy,
- * embedding, getitem, arange/full/zeros/ones. */
+/* Shape rules of data movement and tensor sources: views, cat, slice/select/split, expand,
+ * index_copy, embedding, getitem, arange/full/zeros/ones. */
 #include "compiler/shape/shape_int.h"
 
 #include <math.h>
@@ -172,9 +172,11 @@ Status shape_split(ShapeCtx *c, int *rank, int64_t (*shape)[NPU_MAX_RANK])
     int64_t sizes[64];
     const char *why = NULL;
     int cnt = shape_split_sizes(c->n, x->shape[d], sizes, 64, &why);
-    if (cnt < 0) return sh_err(c, NULL, "%s (dim %d has size %lld)", why, d, (long long)x->shape[d]);
+    if (cnt < 0)
+        return sh_err(c, NULL, "%s (dim %d has size %lld)", why, d, (long long)x->shape[d]);
     if (cnt != c->n->nout)
-        return sh_err(c, NULL, "produces %d outputs (chunks of dim %d, size %lld), the node declares %d",
+        return sh_err(c, NULL,
+                      "produces %d outputs (chunks of dim %d, size %lld), the node declares %d",
                       cnt, d, (long long)x->shape[d], c->n->nout);
     for (int k = 0; k < cnt; k++) {
         rank[k] = x->rank;

@@ -16,9 +16,9 @@ typedef struct CpuBackend {
     Backend base;
     const Graph *g;
     const Plan *p;
-    HTensor *vals;    /* [g->ntensors] computed or set values (owned) */
+    HTensor *vals;         /* [g->ntensors] computed or set values (owned) */
     const HTensor **bound; /* [g->ntensors] weights (borrowed) */
-    int *gt;          /* plan tensor -> graph tensor */
+    int *gt;               /* plan tensor -> graph tensor */
     double *kus;
     bool timed;
 } CpuBackend;
@@ -78,7 +78,8 @@ static Status run_node(CpuBackend *b, int node, DiagList *d)
     const Node *n = &b->g->nodes[node];
     const HTensor *in[64];
     HTensor views[64];
-    if (n->nin > 64 || n->nout > 64) return diag_error(d, b->p->source, n->name, NULL, "too many operands");
+    if (n->nin > 64 || n->nout > 64)
+        return diag_error(d, b->p->source, n->name, NULL, "too many operands");
     for (int i = 0; i < n->nin; i++) {
         in[i] = value(b, n->in[i], &views[i]);
         if (!in[i])
@@ -160,7 +161,8 @@ static bool cb_kernel_us(Backend *base, double *us, int n)
 {
     CpuBackend *b = (CpuBackend *)base;
     if (!b->timed) return false;
-    for (int k = 0; k < n && k < b->p->nkernels; k++) us[k] = b->kus[k];
+    for (int k = 0; k < n && k < b->p->nkernels; k++)
+        us[k] = b->kus[k];
     return true;
 }
 
@@ -175,7 +177,8 @@ static void cb_destroy(Backend *base)
     CpuBackend *b = (CpuBackend *)base;
     if (!b) return;
     if (b->vals)
-        for (int t = 0; t < b->g->ntensors; t++) htensor_free(&b->vals[t]);
+        for (int t = 0; t < b->g->ntensors; t++)
+            htensor_free(&b->vals[t]);
     free(b->vals);
     free(b->bound);
     free(b->gt);

@@ -277,9 +277,17 @@ Status cpu_conv1d(const CpuCall *c)
     const HTensor *b = c->nin > 2 ? c->in[2] : NULL;
     if ((x->rank != 2 && x->rank != 3) || w->rank != 3)
         return bad(c, in_name(c, 0), "input must be [N,]C,L and weight [Cout, C/groups, K]");
-    Geom g = {.n = x->rank == 3 ? x->shape[0] : 1, .c = x->shape[x->rank - 2], .h = 1,
-              .w = x->shape[x->rank - 1], .cout = w->shape[0], .groups = attr_int(c->node, "groups", 1),
-              .kh = 1, .kw = w->shape[2], .sh = 1, .dh = 1, .oh = 1};
+    Geom g = {.n = x->rank == 3 ? x->shape[0] : 1,
+              .c = x->shape[x->rank - 2],
+              .h = 1,
+              .w = x->shape[x->rank - 1],
+              .cout = w->shape[0],
+              .groups = attr_int(c->node, "groups", 1),
+              .kh = 1,
+              .kw = w->shape[2],
+              .sh = 1,
+              .dh = 1,
+              .oh = 1};
     int64_t v;
     if (!attr_ints_n(c->node, "stride", &v, 1, 1) || v < 1) return bad(c, NULL, "bad stride");
     g.sw = v;
@@ -345,12 +353,14 @@ Status cpu_conv_transpose2d(const CpuCall *c)
                             for (int64_t e = 0; e < kw; e++) {
                                 int64_t ox = iw * s[1] - p[1] + e * d[1];
                                 if (ox >= 0 && ox < g.ow)
-                                    acc[oy * g.ow + ox] += (double)xp[ih * g.w + iw] * wp[a * kw + e];
+                                    acc[oy * g.ow + ox] +=
+                                        (double)xp[ih * g.w + iw] * wp[a * kw + e];
                             }
                         }
             }
             float *yp = yd + (n * g.cout + co) * g.oh * g.ow;
-            for (int64_t i = 0; i < g.oh * g.ow; i++) yp[i] = (float)(acc[i] + (bd ? bd[co] : 0));
+            for (int64_t i = 0; i < g.oh * g.ow; i++)
+                yp[i] = (float)(acc[i] + (bd ? bd[co] : 0));
         }
     free(acc);
     return ST_OK;

@@ -29,19 +29,19 @@ extern const CpuKernelFn cpu_kernel_table[OP_COUNT];
 
 /* Kernel families, one file each. */
 /* cpu_eltwise.c */
-Status cpu_unary(const CpuCall *c);    /* RELU..CLAMP, LOGICAL_NOT, TO_DTYPE */
-Status cpu_binary(const CpuCall *c);   /* ADD SUB RSUB MUL DIV POW, comparisons, logical and/or */
-Status cpu_where(const CpuCall *c);    /* WHERE, MASKED_FILL */
+Status cpu_unary(const CpuCall *c);  /* RELU..CLAMP, LOGICAL_NOT, TO_DTYPE */
+Status cpu_binary(const CpuCall *c); /* ADD SUB RSUB MUL DIV POW, comparisons, logical and/or */
+Status cpu_where(const CpuCall *c);  /* WHERE, MASKED_FILL */
 /* cpu_reduce.c */
-Status cpu_reduce(const CpuCall *c);   /* MEAN SUM AMAX VECTOR_NORM */
+Status cpu_reduce(const CpuCall *c); /* MEAN SUM AMAX VECTOR_NORM */
 Status cpu_argmax(const CpuCall *c);
-Status cpu_softmax(const CpuCall *c);  /* SOFTMAX LOG_SOFTMAX */
+Status cpu_softmax(const CpuCall *c); /* SOFTMAX LOG_SOFTMAX */
 Status cpu_layer_norm(const CpuCall *c);
 Status cpu_batch_norm(const CpuCall *c);
 Status cpu_cumsum(const CpuCall *c);
 /* cpu_conv.c */
 Status cpu_conv2d(const CpuCall *c);
-Status cpu_pool2d(const CpuCall *c);   /* MAX_POOL2D(_WI) AVG_POOL2D ADAPTIVE_AVG_POOL2D */
+Status cpu_pool2d(const CpuCall *c); /* MAX_POOL2D(_WI) AVG_POOL2D ADAPTIVE_AVG_POOL2D */
 Status cpu_conv1d(const CpuCall *c);
 Status cpu_conv_transpose2d(const CpuCall *c);
 /* cpu_more.c */
@@ -72,18 +72,18 @@ Status cpu_topk(const CpuCall *c);
 Status cpu_sort(const CpuCall *c);
 Status cpu_unbind(const CpuCall *c);
 /* cpu_matmul.c */
-Status cpu_matmul(const CpuCall *c);   /* LINEAR ADDMM MATMUL BMM MM */
+Status cpu_matmul(const CpuCall *c); /* LINEAR ADDMM MATMUL BMM MM */
 /* cpu_data.c */
-Status cpu_copy(const CpuCall *c);     /* IDENTITY DROPOUT VIEW FLATTEN UNSQUEEZE SQUEEZE, ASSERT */
+Status cpu_copy(const CpuCall *c); /* IDENTITY DROPOUT VIEW FLATTEN UNSQUEEZE SQUEEZE, ASSERT */
 Status cpu_getitem(const CpuCall *c);
 Status cpu_split(const CpuCall *c);
-Status cpu_permute(const CpuCall *c);  /* PERMUTE TRANSPOSE T */
+Status cpu_permute(const CpuCall *c); /* PERMUTE TRANSPOSE T */
 Status cpu_expand(const CpuCall *c);
 Status cpu_cat(const CpuCall *c);
-Status cpu_slice(const CpuCall *c);    /* SLICE SELECT */
+Status cpu_slice(const CpuCall *c); /* SLICE SELECT */
 Status cpu_index_copy(const CpuCall *c);
 Status cpu_embedding(const CpuCall *c);
-Status cpu_source(const CpuCall *c);   /* ARANGE FULL ZEROS ONES */
+Status cpu_source(const CpuCall *c); /* ARANGE FULL ZEROS ONES */
 
 /* Shared helpers (cpu_util.c). */
 /* Broadcast strides: for input shape `in` (rank rin) viewed in the output shape `out` (rank

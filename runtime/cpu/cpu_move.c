@@ -147,8 +147,10 @@ static Status repeat_by_tensor(const CpuCall *c)
     bool flat = !attr_present(c->node, "dim") || x->rank == 0;
     int d = flat ? 0 : norm_dim(attr_int(c->node, "dim", 0), x->rank);
     int64_t len = flat ? x->numel : x->shape[d], outer = 1, inner = 1, total = 0;
-    for (int i = 0; !flat && i < d; i++) outer *= x->shape[i];
-    for (int i = d + 1; !flat && i < x->rank; i++) inner *= x->shape[i];
+    for (int i = 0; !flat && i < d; i++)
+        outer *= x->shape[i];
+    for (int i = d + 1; !flat && i < x->rank; i++)
+        inner *= x->shape[i];
     if (d < 0 || (r->numel != len && r->numel != 1))
         return err(c, "repeat_interleave: repeats must have one count per element along dim");
     for (int64_t j = 0; j < len; j++) {
@@ -229,7 +231,9 @@ Status cpu_slice_fill(const CpuCall *c)
     end = end < start ? start : end > size ? size : end;
     const Attr *v = node_attr(c->node, "value");
     double f = v ? v->f : 0;
-    int64_t iv = v && v->kind == ATTR_INT ? v->i : f != f || f >= 9.2e18 || f <= -9.2e18 ? 0 : (int64_t)f;
+    int64_t iv = v && v->kind == ATTR_INT                ? v->i
+                 : f != f || f >= 9.2e18 || f <= -9.2e18 ? 0
+                                                         : (int64_t)f;
     size_t s = dtype_size(o->dtype);
     int64_t pos[NPU_MAX_RANK] = {0};
     for (int64_t i = 0; i < o->numel; i++, step(pos, o->shape, o->rank)) {

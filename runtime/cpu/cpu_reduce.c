@@ -1,5 +1,5 @@
-/* CPU reference for reductions and normalisations: mean/sum/amax over dim lists, argmax, softmax and
- * log-softmax, layer_norm, eval-mode batch_norm, cumsum. Sums accumulate in double (int64 for
+/* CPU reference for reductions and normalisations: mean/sum/amax over dim lists, argmax, softmax
+ * and log-softmax, layer_norm, eval-mode batch_norm, cumsum. Sums accumulate in double (int64 for
  * integer outputs, wrapping as torch does); results round to float32 once on store. */
 #include <math.h>
 #include <stdlib.h>
@@ -121,18 +121,18 @@ static double norm_end(double acc, double p)
 
 /* Walks x in row-major order calling f(acc slot, value index); off is the output element that
  * input element i reduces into (ost: output strides per input dim, 0 on reduced dims). */
-#define FOR_REDUCED(x, ost, i, off, body)                                                         \
-    do {                                                                                         \
-        int64_t idx_[NPU_MAX_RANK] = {0}, off = 0;                                               \
-        for (int64_t i = 0; i < (x)->numel; i++) {                                               \
-            body;                                                                                \
-            for (int d_ = (x)->rank - 1; d_ >= 0; d_--) {                                        \
-                off += (ost)[d_];                                                                \
-                if (++idx_[d_] < (x)->shape[d_]) break;                                          \
-                off -= (ost)[d_] * (x)->shape[d_];                                               \
-                idx_[d_] = 0;                                                                    \
-            }                                                                                    \
-        }                                                                                        \
+#define FOR_REDUCED(x, ost, i, off, body)                                                          \
+    do {                                                                                           \
+        int64_t idx_[NPU_MAX_RANK] = {0}, off = 0;                                                 \
+        for (int64_t i = 0; i < (x)->numel; i++) {                                                 \
+            body;                                                                                  \
+            for (int d_ = (x)->rank - 1; d_ >= 0; d_--) {                                          \
+                off += (ost)[d_];                                                                  \
+                if (++idx_[d_] < (x)->shape[d_]) break;                                            \
+                off -= (ost)[d_] * (x)->shape[d_];                                                 \
+                idx_[d_] = 0;                                                                      \
+            }                                                                                      \
+        }                                                                                          \
     } while (0)
 
 /* var/std's divisor offset: `correction` (default 1) or, in var.dim, `unbiased`. */
@@ -192,10 +192,10 @@ Status cpu_reduce(const CpuCall *c)
     for (int64_t i = 0; i < onumel; i++) {
         if (ints) acci[i] = mx ? INT64_MIN : mn ? INT64_MAX : prod ? 1 : 0;
         if (!ints)
-            accf[i] = mx ? -INFINITY
-                    : mn || (norm && p == -INFINITY) ? INFINITY
-                    : prod || op == OP_ALL ? 1
-                    : 0;
+            accf[i] = mx                               ? -INFINITY
+                      : mn || (norm && p == -INFINITY) ? INFINITY
+                      : prod || op == OP_ALL           ? 1
+                                                       : 0;
         if (two) pre[i] = op == OP_LOGSUMEXP ? -INFINITY : 0;
     }
     if (two) { /* the mean (var, std) or the max (logsumexp) of each output's elements */
@@ -206,7 +206,8 @@ Status cpu_reduce(const CpuCall *c)
             else if (v > pre[off] || v != v)
                 pre[off] = v;
         });
-        for (int64_t i = 0; i < onumel && op != OP_LOGSUMEXP; i++) pre[i] /= (double)count;
+        for (int64_t i = 0; i < onumel && op != OP_LOGSUMEXP; i++)
+            pre[i] /= (double)count;
         for (int64_t i = 0; i < onumel && op == OP_LOGSUMEXP; i++)
             if (isinf(pre[i])) pre[i] = 0; /* ATen: an infinite max does not shift */
     }
@@ -335,7 +336,8 @@ Status cpu_softmax(const CpuCall *c)
             /* An all -inf row gives exp(-inf - -inf) = NaN everywhere, as in PyTorch; zeros
              * with `safe` (an exported sdpa's softmax, compiler/canon_sdpa.c) */
             if (safe && mx == -INFINITY) {
-                for (int64_t j = 0; j < len; j++) stf(y, base + j * inner, logsm ? -INFINITY : 0);
+                for (int64_t j = 0; j < len; j++)
+                    stf(y, base + j * inner, logsm ? -INFINITY : 0);
                 continue;
             }
             for (int64_t j = 0; j < len; j++)

@@ -8,8 +8,7 @@
 #include "runtime/cpu/cpu_kernels.h"
 #include "common/clock.h"
 
-Status ref_run_node(const Graph *g, int node, const HTensor *const *in, HTensor *out,
-                    DiagList *d)
+Status ref_run_node(const Graph *g, int node, const HTensor *const *in, HTensor *out, DiagList *d)
 {
     const Node *n = &g->nodes[node];
     HTensor *op[64];
@@ -19,7 +18,8 @@ Status ref_run_node(const Graph *g, int node, const HTensor *const *in, HTensor 
         const GTensor *t = node_output(g, n, k);
         Status st = htensor_alloc(&out[k], htensor_ref_dtype(t->dtype), t->rank, t->shape);
         if (st != ST_OK) {
-            for (int j = 0; j <= k; j++) htensor_free(&out[j]);
+            for (int j = 0; j <= k; j++)
+                htensor_free(&out[j]);
             return diag_add(d, DIAG_ERROR, ST_NOMEM, g->path, n->name, t->name,
                             "out of memory allocating %lld elements", (long long)tensor_numel(t));
         }
@@ -28,21 +28,22 @@ Status ref_run_node(const Graph *g, int node, const HTensor *const *in, HTensor 
     CpuCall c = {g, n, in, n->nin, op, n->nout, d, g->path};
     Status st = cpu_kernel_table[n->op](&c);
     if (st != ST_OK)
-        for (int k = 0; k < n->nout; k++) htensor_free(&out[k]);
+        for (int k = 0; k < n->nout; k++)
+            htensor_free(&out[k]);
     return st;
 }
 
 void ref_free(RefRun *r)
 {
     if (!r->vals) return;
-    for (int i = 0; i < r->ntensors; i++) htensor_free(&r->vals[i]);
+    for (int i = 0; i < r->ntensors; i++)
+        htensor_free(&r->vals[i]);
     free(r->vals);
     free(r->node_us);
     memset(r, 0, sizeof *r);
 }
 
-Status ref_run(const Graph *g, const HTensor *bound, const RefOptions *opt, RefRun *r,
-               DiagList *d)
+Status ref_run(const Graph *g, const HTensor *bound, const RefOptions *opt, RefRun *r, DiagList *d)
 {
     memset(r, 0, sizeof *r);
     RefOptions o = opt ? *opt : (RefOptions){.keep_all = true};
@@ -103,10 +104,10 @@ Status ref_run(const Graph *g, const HTensor *bound, const RefOptions *opt, RefR
         if (!o.keep_all) {
             for (int k = 0; k < n->nin; k++) {
                 int t = n->in[k], seen = 0;
-                for (int j = 0; j < k; j++) seen |= n->in[j] == t;
+                for (int j = 0; j < k; j++)
+                    seen |= n->in[j] == t;
                 if (seen) continue;
-                if (--remaining[t] <= 0 && g->tensors[t].kind == TK_ACT &&
-                    !g->tensors[t].is_output)
+                if (--remaining[t] <= 0 && g->tensors[t].kind == TK_ACT && !g->tensors[t].is_output)
                     htensor_free(&r->vals[t]);
             }
         }
@@ -122,7 +123,8 @@ Status ref_assemble(const Graph *g, int t, const HTensor *vals, HTensor *out)
     const GTensor *y = &g->tensors[t];
     Status st = htensor_alloc(out, htensor_ref_dtype(y->dtype), y->rank, y->shape);
     if (st != ST_OK) return st;
-    for (int64_t i = 0; i < out->numel && out->dtype == DT_F32; i++) ((float *)out->data)[i] = NAN;
+    for (int64_t i = 0; i < out->numel && out->dtype == DT_F32; i++)
+        ((float *)out->data)[i] = NAN;
     size_t es = dtype_size(out->dtype);
     for (int v = 0; v < g->ntensors; v++) {
         const HTensor *part = &vals[v];

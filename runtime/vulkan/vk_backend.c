@@ -17,7 +17,6 @@
 #include "runtime/vulkan/vk_shaders.h"
 #include "compiler/lower/kernel_table.h"
 
-
 typedef struct PipeEntry {
     char module[96];
     uint32_t spec[PLAN_MAX_SPEC];
@@ -37,8 +36,8 @@ typedef struct Recording {
 enum { MAX_WATCH = 8 };
 typedef struct Watch {
     int t;
-    uint64_t off;  /* in rb */
-    bool fresh;    /* rb holds what the last run wrote */
+    uint64_t off; /* in rb */
+    bool fresh;   /* rb holds what the last run wrote */
 } Watch;
 
 typedef struct SharedCtx {
@@ -52,14 +51,15 @@ typedef struct VkBackend {
     VkCtx *ctx;
     const Plan *p;
     VkBuf *arena;
-    VkBuf **own;      /* [ntensors]: buffers of tensors outside the arena (base tensors only) */
-    int *kpipe;       /* [nkernels]: index into pipes, -1 for kernels not run here */
+    VkBuf **own; /* [ntensors]: buffers of tensors outside the arena (base tensors only) */
+    int *kpipe;  /* [nkernels]: index into pipes, -1 for kernels not run here */
     PipeEntry *pipes;
     int npipes;
     Recording *rec; /* one per (kernel range, timed) run so far: each NPU partition twice */
     int nrec, caprec;
     double *kus; /* [nkernels] */
-    VkBinding *over; /* [ntensors]: storage borrowed from another program (share), buf NULL if none */
+    VkBinding
+        *over; /* [ntensors]: storage borrowed from another program (share), buf NULL if none */
     struct SharedCtx *sc; /* the device, shared by backends made with vk_backend_create_shared */
     bool have_times;
     double last_gpu_us; /* the last run()'s GPU time, -1 when unknown */
@@ -67,7 +67,7 @@ typedef struct VkBackend {
     size_t pack_cap;
     Watch watch[MAX_WATCH]; /* tensors read back by every run (watch) */
     int nwatch;
-    VkBuf *rb;              /* their host copies (VKBUF_HOST), made at the first recording */
+    VkBuf *rb; /* their host copies (VKBUF_HOST), made at the first recording */
     char desc[600];
 } VkBackend;
 
@@ -76,10 +76,9 @@ VkBackendOptions vk_backend_options_default(void)
     return (VkBackendOptions){.device = -1, .validate = -1, .poison = false, .no_cache = false};
 }
 
-/* The module for kernel k: one the plan carries (a generated kernel, compiler/codegen/codegen.h), else
- * the embedded build of its stem for the output's storage variant; NULL when there is none. */
-static const VkSpv *module_of(const Plan *p, const PlanKernel *k, char *name, size_t n,
-                              VkSpv *gen)
+/* The module for kernel k: one the plan carries (a generated kernel, compiler/codegen/codegen.h),
+ * else the embedded build of its stem for the output's storage variant; NULL when there is none. */
+static const VkSpv *module_of(const Plan *p, const PlanKernel *k, char *name, size_t n, VkSpv *gen)
 {
     const PlanModule *pm = plan_find_module(p, k->shader);
     if (pm) {
@@ -171,7 +170,8 @@ static Status get_pipe(VkBackend *b, const PlanKernel *k, int *idx, DiagList *d)
     for (int i = 0; i < b->npipes; i++) {
         PipeEntry *e = &b->pipes[i];
         if (strcmp(e->module, name) == 0 && e->nspec == k->nspec && e->npush == k->npush &&
-            e->nargs == k->nargs && memcmp(e->spec, k->spec, sizeof(uint32_t) * (size_t)k->nspec) == 0) {
+            e->nargs == k->nargs &&
+            memcmp(e->spec, k->spec, sizeof(uint32_t) * (size_t)k->nspec) == 0) {
             *idx = i;
             return ST_OK;
         }
@@ -255,8 +255,8 @@ static Status vkb_prepare(Backend *base, const Plan *p, const HTensor *const *va
     if (asize > info->max_allocation_size)
         return diag_add(d, DIAG_ERROR, ST_BAD_INPUT, p->source, NULL, NULL,
                         "the activation arena needs %llu bytes; the device allocates at most "
-                        "%llu in one buffer", (unsigned long long)asize,
-                        (unsigned long long)info->max_allocation_size);
+                        "%llu in one buffer",
+                        (unsigned long long)asize, (unsigned long long)info->max_allocation_size);
     Status st = vk_buf_create(b->ctx, asize, VKBUF_DEVICE, "arena", &b->arena, d);
     if (st != ST_OK) return st;
     if (b->opt.poison) {
@@ -330,7 +330,8 @@ static Status record_readback(VkBackend *b, Recording *r, DiagList *d)
         uint64_t size = 0;
         for (int i = 0; i < b->nwatch; i++) {
             b->watch[i].off = size;
-            size = vk_align_offset(b->ctx, size + hostxf_device_bytes(&b->p->tensors[b->watch[i].t]));
+            size =
+                vk_align_offset(b->ctx, size + hostxf_device_bytes(&b->p->tensors[b->watch[i].t]));
         }
         st = vk_buf_create(b->ctx, size, VKBUF_HOST, "readback", &b->rb, d);
     }
@@ -338,7 +339,8 @@ static Status record_readback(VkBackend *b, Recording *r, DiagList *d)
         if (!range_writes(b->p, r->first, r->n, b->watch[i].t)) continue;
         VkBinding loc;
         st = locate(b, b->watch[i].t, &loc, d);
-        if (st == ST_OK) st = vk_cmd_copy(r->cmd, loc.buf, loc.offset, b->rb, b->watch[i].off, loc.range, d);
+        if (st == ST_OK)
+            st = vk_cmd_copy(r->cmd, loc.buf, loc.offset, b->rb, b->watch[i].off, loc.range, d);
         r->copies |= 1u << i;
     }
     return st;
@@ -374,8 +376,8 @@ static Status record(VkBackend *b, Recording *r, DiagList *d)
         for (int a = 0; a < kn->nargs && st == ST_OK; a++) {
             st = locate(b, kn->args[a], &bind[a], d);
             if (st != ST_OK) break;
-            span[a] = (HzSpan){(uintptr_t)bind[a].buf, bind[a].offset,
-                               bind[a].offset + bind[a].range, 0};
+            span[a] =
+                (HzSpan){(uintptr_t)bind[a].buf, bind[a].offset, bind[a].offset + bind[a].range, 0};
             hazard |= hz_conflict(&pending, &span[a], a >= kn->nin) >= 0;
         }
         if (st != ST_OK) break;
@@ -434,7 +436,8 @@ static Status vkb_run(Backend *base, int first, int n, bool timed, DiagList *d)
     if (st != ST_OK) return st;
     if (!timed) {
         uint64_t se[2];
-        if (vk_cmd_timestamps_ns(r->cmd, se, 2, d) == ST_OK) b->last_gpu_us = (double)(se[1] - se[0]) / 1000.0;
+        if (vk_cmd_timestamps_ns(r->cmd, se, 2, d) == ST_OK)
+            b->last_gpu_us = (double)(se[1] - se[0]) / 1000.0;
         return st;
     }
     uint64_t *ts = malloc(sizeof(uint64_t) * ((size_t)n + 1));
@@ -442,8 +445,10 @@ static Status vkb_run(Backend *base, int first, int n, bool timed, DiagList *d)
     st = vk_cmd_timestamps_ns(r->cmd, ts, (uint32_t)n + 1, d);
     if (st == ST_OK) {
         if (!b->have_times)
-            for (int k = 0; k < b->p->nkernels; k++) b->kus[k] = -1;
-        for (int k = 0; k < n; k++) b->kus[first + k] = (double)(ts[k + 1] - ts[k]) / 1000.0;
+            for (int k = 0; k < b->p->nkernels; k++)
+                b->kus[k] = -1;
+        for (int k = 0; k < n; k++)
+            b->kus[first + k] = (double)(ts[k + 1] - ts[k]) / 1000.0;
         b->last_gpu_us = (double)(ts[n] - ts[0]) / 1000.0;
         b->have_times = true;
     }
@@ -478,8 +483,8 @@ static Status vkb_watch(Backend *base, int t, DiagList *d)
         if (b->watch[i].t == t) return ST_OK;
     if (b->nrec || b->nwatch == MAX_WATCH)
         return diag_add(d, DIAG_ERROR, ST_INTERNAL, b->p->source, NULL, b->p->tensors[t].name,
-                        "watch: %s", b->nrec ? "the program was already recorded"
-                                             : "too many watched tensors");
+                        "watch: %s",
+                        b->nrec ? "the program was already recorded" : "too many watched tensors");
     b->watch[b->nwatch++] = (Watch){t, 0, false};
     return ST_OK;
 }
@@ -491,7 +496,8 @@ static Status vkb_read(Backend *base, int t, HTensor *out, DiagList *d)
         return diag_add(d, DIAG_ERROR, ST_INTERNAL, NULL, NULL, NULL, "bad tensor id %d", t);
     for (int i = 0; i < b->nwatch; i++)
         if (b->watch[i].t == t && b->watch[i].fresh)
-            return hostxf_unpack(&b->p->tensors[t], (const char *)vk_buf_map(b->rb) + b->watch[i].off, out);
+            return hostxf_unpack(&b->p->tensors[t],
+                                 (const char *)vk_buf_map(b->rb) + b->watch[i].off, out);
     VkBinding loc;
     Status st = locate(b, t, &loc, d);
     if (st != ST_OK) return st;
@@ -535,7 +541,8 @@ static bool vkb_kernel_us(Backend *base, double *us, int n)
 {
     VkBackend *b = (VkBackend *)base;
     if (!b->have_times || !b->p) return false;
-    for (int k = 0; k < n && k < b->p->nkernels; k++) us[k] = b->kus[k];
+    for (int k = 0; k < n && k < b->p->nkernels; k++)
+        us[k] = b->kus[k];
     return true;
 }
 
@@ -548,11 +555,14 @@ static void vkb_destroy(Backend *base)
 {
     VkBackend *b = (VkBackend *)base;
     if (!b) return;
-    for (int i = 0; i < b->nrec; i++) vk_cmd_destroy(b->rec[i].cmd);
+    for (int i = 0; i < b->nrec; i++)
+        vk_cmd_destroy(b->rec[i].cmd);
     free(b->rec);
-    for (int i = 0; i < b->npipes; i++) vk_pipe_destroy(b->pipes[i].pipe);
+    for (int i = 0; i < b->npipes; i++)
+        vk_pipe_destroy(b->pipes[i].pipe);
     if (b->own && b->p)
-        for (int t = 0; t < b->p->ntensors; t++) vk_buf_destroy(b->own[t]);
+        for (int t = 0; t < b->p->ntensors; t++)
+            vk_buf_destroy(b->own[t]);
     vk_buf_destroy(b->arena);
     vk_buf_destroy(b->rb);
     if (b->sc && --b->sc->refs == 0) { /* the device goes with its last user */
@@ -635,7 +645,8 @@ Status vk_backend_create(const VkBackendOptions *o, Backend **out, DiagList *d)
     co.device_index = b->opt.device;
     co.validate = b->opt.validate;
     char cache[512];
-    co.pipeline_cache_path = b->opt.no_cache ? NULL : vk_default_pipeline_cache_path(cache, sizeof cache);
+    co.pipeline_cache_path =
+        b->opt.no_cache ? NULL : vk_default_pipeline_cache_path(cache, sizeof cache);
     b->sc = calloc(1, sizeof *b->sc);
     Status st = b->sc ? vk_ctx_create(&co, &b->ctx, d) : ST_NOMEM;
     if (st != ST_OK) {

@@ -347,13 +347,15 @@ static bool probe_coopmat_nv(VkInstance inst, VkPhysicalDevice pd, const VkDevic
         (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)vkGetInstanceProcAddr(
             inst, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
     uint32_t n = 0;
-    if (!cf.cooperativeMatrix || !(cp.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
-        !get || get(pd, &n, NULL) != VK_SUCCESS || n == 0)
+    if (!cf.cooperativeMatrix ||
+        !(cp.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) || !get ||
+        get(pd, &n, NULL) != VK_SUCCESS || n == 0)
         return false;
     VkCooperativeMatrixPropertiesNV *m = calloc(n, sizeof *m);
     bool ok = false;
     if (!m) return false;
-    for (uint32_t i = 0; i < n; i++) m[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+    for (uint32_t i = 0; i < n; i++)
+        m[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
     VkResult r = get(pd, &n, m);
     if (r == VK_SUCCESS || r == VK_INCOMPLETE)
         for (uint32_t i = 0; i < n && !ok; i++)
@@ -401,7 +403,8 @@ static uint32_t describe(VkInstance inst, VkPhysicalDevice pd, int index, VkDevi
     o->device_id = base.deviceID;
     o->api_version = base.apiVersion;
     o->subgroup_size = sg.subgroupSize;
-    o->subgroup_ops = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ? sg.supportedOperations : 0;
+    o->subgroup_ops =
+        (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ? sg.supportedOperations : 0;
     o->max_shared_memory = L->maxComputeSharedMemorySize;
     o->max_workgroup_invocations = L->maxComputeWorkGroupInvocations;
     for (int i = 0; i < 3; i++)
@@ -686,8 +689,9 @@ Status vk_ctx_create(const VkCtxOptions *opt, VkCtx **out, DiagList *d)
     if (ctx->force_staging) ctx->info.device_local_host_visible = false;
     const char *w = getenv("NPU_VK_WAIT");
     bool gpu = ctx->info.type == VKDEV_DISCRETE || ctx->info.type == VKDEV_INTEGRATED;
-    ctx->spin_ns = w && strcmp(w, "block") == 0 ? 0
-                   : (w && strcmp(w, "spin") == 0) || gpu ? 20000000ull : 0;
+    ctx->spin_ns = w && strcmp(w, "block") == 0           ? 0
+                   : (w && strcmp(w, "spin") == 0) || gpu ? 20000000ull
+                                                          : 0;
     ctx->info.validation = ctx->validating;
     *out = ctx;
     return ST_OK;

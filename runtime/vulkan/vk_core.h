@@ -72,7 +72,7 @@ typedef struct VkDeviceInfo {
      * shaderFloat16, 16-bit storage, the memory model and 32-lane subgroups: what the nv-coopmat
      * kernel tier needs; the extension and its feature are enabled then (else not). */
     bool coopmat_nv;
-    bool validation;                         /* the validation layer is active */
+    bool validation; /* the validation layer is active */
 } VkDeviceInfo;
 
 /* Creates the instance, picks a device (opt NULL = defaults), creates the compute queue and loads

@@ -218,8 +218,7 @@ static Status copy_and_wait(VkCtx *ctx, VkBuf *src, uint64_t so, VkBuf *dst, uin
                        .pCommandBuffers = &ctx->copy_cb};
     r = vkResetFences(ctx->device, 1, &ctx->copy_fence);
     if (r == VK_SUCCESS) r = vkQueueSubmit(ctx->queue, 1, &si, ctx->copy_fence);
-    if (r == VK_SUCCESS)
-        r = vk_wait_fence(ctx, ctx->copy_fence, COPY_TIMEOUT_NS);
+    if (r == VK_SUCCESS) r = vk_wait_fence(ctx, ctx->copy_fence, COPY_TIMEOUT_NS);
     if (r != VK_SUCCESS) return vk_fail(d, ST_INTERNAL, r, "staging: buffer copy");
     return ST_OK;
 }

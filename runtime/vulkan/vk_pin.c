@@ -16,7 +16,8 @@ static int pin_one(struct dl_phdr_info *info, size_t size, void *data)
     (void)size, (void)data;
     const char *n = info->dlpi_name;
     if (n && (strstr(n, "libvulkan_") || strstr(n, "libVkLayer_")))
-        (void)dlopen(n, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE); /* never closed: that is the point */
+        (void)dlopen(n,
+                     RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE); /* never closed: that is the point */
     return 0;
 }
 #endif

@@ -140,7 +140,8 @@ static void print_stats(const VkPipe *p, const VkPipeDesc *desc)
             fprintf(stderr, "%s%u", i ? "," : "", desc->spec[i]);
         fprintf(stderr, "] %s (subgroup %u):", ex[e].name, ex[e].subgroupSize);
         VkPipelineExecutableInfoKHR ei = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR,
-                                          .pipeline = p->pipeline, .executableIndex = e};
+                                          .pipeline = p->pipeline,
+                                          .executableIndex = e};
         VkPipelineExecutableStatisticKHR st[32];
         uint32_t n = 32;
         for (uint32_t i = 0; i < n; i++)
@@ -213,7 +214,8 @@ static uint64_t code_hash(const uint32_t *code, size_t size)
 {
     uint64_t h = 1469598103934665603ull;
     const unsigned char *b = (const unsigned char *)code;
-    for (size_t i = 0; i < size; i++) h = (h ^ b[i]) * 1099511628211ull;
+    for (size_t i = 0; i < size; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
     return h;
 }
 
@@ -254,7 +256,8 @@ static void pipe_free(VkPipe *p)
 
 void vk_pipe_pool_destroy(VkCtx *ctx)
 {
-    for (int i = 0; i < ctx->npool; i++) pipe_free(ctx->pool[i]);
+    for (int i = 0; i < ctx->npool; i++)
+        pipe_free(ctx->pool[i]);
     free(ctx->pool);
     ctx->pool = NULL;
     ctx->npool = ctx->cappool = 0;
@@ -355,8 +358,10 @@ Status vk_pipe_create(VkCtx *ctx, const VkPipeDesc *desc, VkPipe **out, DiagList
         pipe_free(p);
         return st;
     }
-    if (ctx->pipe_stats) print_stats(p, desc);
-    else p->pooled = pool_add(ctx, p) == ST_OK; /* not pooled (no memory): freed by its user */
+    if (ctx->pipe_stats)
+        print_stats(p, desc);
+    else
+        p->pooled = pool_add(ctx, p) == ST_OK; /* not pooled (no memory): freed by its user */
     *out = p;
     return ST_OK;
 }

@@ -21,8 +21,12 @@ const VkSpv *vk_spv_find(const char *name)
 
 uint32_t vk_spv_subgroup_ops(const VkSpv *m)
 {
-    enum { OP_CAPABILITY = 17, OP_MEMORY_MODEL = 14, CAP_GROUP_NON_UNIFORM = 61,
-           CAP_GROUP_NON_UNIFORM_QUAD = 68 };
+    enum {
+        OP_CAPABILITY = 17,
+        OP_MEMORY_MODEL = 14,
+        CAP_GROUP_NON_UNIFORM = 61,
+        CAP_GROUP_NON_UNIFORM_QUAD = 68
+    };
     uint32_t ops = 0;
     size_t n = m ? m->size / 4 : 0;
     /* header of 5 words, then instructions: word count << 16 | opcode; the capabilities come
@@ -42,7 +46,10 @@ uint32_t vk_spv_subgroup_ops(const VkSpv *m)
 
 const VkSpv *vk_spv_for(const char *stem, DType storage, char *name, size_t n)
 {
-    const char *v = storage == DT_F16 ? "f16" : storage == DT_BF16 ? "bf16" : storage == DT_I32 ? "i32" : "f32";
+    const char *v = storage == DT_F16    ? "f16"
+                    : storage == DT_BF16 ? "bf16"
+                    : storage == DT_I32  ? "i32"
+                                         : "f32";
     snprintf(name, n, "%s.%s", stem, v);
     const VkSpv *m = vk_spv_find(name);
     if (m) return m;
