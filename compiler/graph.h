@@ -178,6 +178,8 @@ int64_t tensor_numel(const GTensor *t);
 /* "f32[1,3,224,224]" into buf. */
 char *tensor_describe(const GTensor *t, char *buf, size_t n);
 char *shape_str(const int64_t *shape, int rank, char *buf, size_t n);
+/* Whether two shapes (rank and sizes) are equal. */
+bool shape_equal(int ra, const int64_t *a, int rb, const int64_t *b);
 
 static inline const GTensor *node_input(const Graph *g, const Node *n, int i)
 {
