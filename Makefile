@@ -6,7 +6,7 @@ CC ?= cc
 
 DEB_PKGS := pkg-config libncursesw5-dev libjson-c-dev libmsgpack-dev libvulkan-dev glslc \
             libgraphviz-dev libcmocka-dev mesa-vulkan-drivers glslang-dev spirv-tools \
-            vulkan-validationlayers tmux clang libclang-rt-14-dev valgrind
+            vulkan-validationlayers tmux clang libclang-rt-14-dev valgrind clang-format
 PKGS := json-c msgpack vulkan ncursesw libgvc
 
 WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -31,7 +31,7 @@ GLSLANG_LIBS := -lglslang -lSPIRV -lMachineIndependent -lGenericCodeGen -lOSDepe
 LIBS := $(PKG_LIBS) $(GLSLANG_LIBS) -lm -lpthread
 
 LIB_DIRS := common compiler runtime viz app tui
-LIB_SRCS := $(filter-out app/main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
+LIB_SRCS := $(filter-out app/main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c $(d)/*/*.c)))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 
 # Shaders: the kernel table shaders/kernels.def has one row per hand-written kernel: its stem, its
@@ -84,7 +84,27 @@ deps:
 build: deps
 	@$(MAKE) --no-print-directory MODE=$(MODE) all
 
-$(BIN): $(BUILD)/app/main.o $(LIB_OBJS)
+# One static library per layer, linked from the top layer down: an object of a lower layer that
+# calls up into a higher one (compiler into runtime, runtime into app, anything into tui) has
+# nothing after it to resolve the call, so the link fails: the layering of tools/deps_check.sh
+# holds at link time too. The generated objects join the layer that reads them.
+LAYERS := tui app viz runtime compiler common
+layer_objs = $(filter $(BUILD)/$(1)/%,$(LIB_OBJS))
+LAYER_LIBS := $(LAYERS:%=$(BUILD)/lib/libnpu_%.a)
+define LAYER_RULE
+$(BUILD)/lib/libnpu_$(1).a: $$(call layer_objs,$(1)) $(2)
+	@mkdir -p $$(dir $$@)
+	@echo "  AR $$@"
+	@rm -f $$@ && ar rcs $$@ $$^
+endef
+$(eval $(call LAYER_RULE,tui,))
+$(eval $(call LAYER_RULE,app,))
+$(eval $(call LAYER_RULE,viz,))
+$(eval $(call LAYER_RULE,runtime,$(BUILD)/gen/shaders_spv.o))
+$(eval $(call LAYER_RULE,compiler,$(BUILD)/gen/shaders_src.o))
+$(eval $(call LAYER_RULE,common,))
+
+$(BIN): $(BUILD)/app/main.o $(LAYER_LIBS)
 	@echo "  LD $@"
 	@$(CC) $(OPT) -o $@ $^ $(LDOPT) $(LIBS)
 
@@ -93,7 +113,7 @@ $(BUILD)/%.o: %.c
 	@echo "  CC $<"
 	@$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_HELP_OBJS) $(LIB_OBJS)
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_HELP_OBJS) $(LAYER_LIBS)
 	@echo "  LD $@"
 	@$(CC) $(OPT) -o $@ $^ $(LDOPT) $(LIBS) -lcmocka
 
@@ -134,11 +154,14 @@ fuzz: deps
 	@$(MAKE) --no-print-directory MODE=asan all
 	@tools/fuzz.sh $(FUZZ_SECONDS)
 
-deps-check:
+deps-check: $(LAYER_LIBS)
 	@tools/deps_check.sh
+	@tools/layers_check.sh $(BUILD)/lib
 
+# The C sources clang-format owns (.clang-format); tests/cli/format.sh checks them in `make test`.
+FORMAT_SRCS := $(foreach d,$(LIB_DIRS) tests,$(wildcard $(d)/*.c $(d)/*.h $(d)/*/*.c $(d)/*/*.h))
 format:
-	clang-format -i $(foreach d,$(LIB_DIRS) tests,$(wildcard $(d)/*.c $(d)/*.h))
+	clang-format -i $(FORMAT_SRCS)
 
 clean:
 	rm -rf build
@@ -175,7 +198,7 @@ $(BUILD)/gen/shaders_src.o: $(SRC_GEN)
 	@$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 # Vulkan objects may include generated files: generate before compiling them (order-only).
-$(filter $(BUILD)/runtime/vk_%.o,$(LIB_OBJS)): | $(SPV_GEN)
+$(filter $(BUILD)/runtime/vulkan/%.o,$(LIB_OBJS)): | $(SPV_GEN)
 -include $(SPVS:=.d)
 
 -include $(LIB_OBJS:.o=.d) $(BUILD)/app/main.d $(TEST_BINS:=.d) $(TEST_HELP_OBJS:.o=.d)

@@ -195,7 +195,7 @@ int cli_main(int argc, char **argv)
     size_t n = strlen(cmd);
     if (cmd[0] != '-' && (access(cmd, F_OK) == 0 || (n > 5 && strcmp(cmd + n - 5, ".json") == 0) ||
                           (n > 7 && strcmp(cmd + n - 7, ".npubin") == 0)))
-        return tui_main(argc - 1, argv + 1);
+        return CLI_EXPLORER;
     fprintf(stderr, "error: unknown command '%s'\n", cmd);
     usage(stderr);
     return 2;

@@ -5,9 +5,9 @@
 
 #define NPU_VERSION "0.1.0"
 
+/* Runs the subcommand argv[1] and returns its exit code, or CLI_EXPLORER when argv[1] is a model
+ * to open in the explorer (tui/, which the entry point calls: app/ does not call up into tui/). */
 int cli_main(int argc, char **argv);
-/* The explorer, defined in tui/ (nothing includes tui/; the linker joins them). argv[0] is MODEL.
- */
-int tui_main(int argc, char **argv);
+#define CLI_EXPLORER (-1)
 
 #endif

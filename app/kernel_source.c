@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/graph.h"
 #include "compiler/lower/kernel_table.h"
 #include "compiler/shader_src.h"
 #include "compiler/codegen/spv_tools.h"

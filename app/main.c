@@ -1,10 +1,10 @@
-/* The CLI entry point: parses the subcommand and hands off to app/ functions. */
-#include <stdio.h>
-#include <string.h>
-
+/* The entry point: the subcommands (app/cli.c), or the explorer (tui/) on a model. The one file
+ * of app/ that includes tui/: it is linked above every layer (Makefile LAYERS). */
 #include "app/cli.h"
+#include "tui/tui.h"
 
 int main(int argc, char **argv)
 {
-    return cli_main(argc, argv);
+    int rc = cli_main(argc, argv);
+    return rc == CLI_EXPLORER ? tui_main(argc - 1, argv + 1) : rc;
 }

@@ -1,9 +1,12 @@
-/* Element types as the IR, safetensors and the plan name them. */
+/* Element types as the IR, safetensors and the plan name them, and the rank limit that the
+ * graph's and the plan's tensors share. */
 #ifndef NPU_DTYPE_H
 #define NPU_DTYPE_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#define NPU_MAX_RANK 8
 
 typedef enum DType {
     DT_F32,

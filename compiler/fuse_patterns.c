@@ -5,6 +5,7 @@
  * linear_concat instance, whose parts are read right after each member, at the first one:
  * its inputs are ready there; fuse_concat.c). */
 #include "compiler/fusion.h"
+#include "common/cmp.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -34,10 +35,7 @@ static bool add(FuseMatch *m, int node)
 
 static bool same_shape(const GTensor *a, const GTensor *b)
 {
-    if (a->rank != b->rank) return false;
-    for (int i = 0; i < a->rank; i++)
-        if (a->shape[i] != b->shape[i]) return false;
-    return true;
+    return shape_equal(a->rank, a->shape, b->rank, b->shape);
 }
 
 /* Follows t to its single consumer if that consumer is a usable node of op `op`. */
@@ -570,11 +568,6 @@ static const char *concat_mismatch(const Graph *g, int node, int c, const bool *
     int out = xb >= 0 ? g->nodes[xb].out[0] : b->out[0];
     if (g->tensors[out].is_output) return "a part's output is a graph output";
     return NULL;
-}
-
-static int cmp_int(const void *x, const void *y)
-{
-    return *(const int *)x - *(const int *)y;
 }
 
 /* Linear nodes reading one activation with weights of one K and dtype (all with a bias or none,

@@ -468,3 +468,11 @@ bool strides_outer_m_inner(int r, const int64_t *shape, const int64_t *st, int d
     }
     return true;
 }
+
+bool shape_equal(int ra, const int64_t *a, int rb, const int64_t *b)
+{
+    if (ra != rb) return false;
+    for (int i = 0; i < ra; i++)
+        if (a[i] != b[i]) return false;
+    return true;
+}

@@ -11,8 +11,7 @@
 #include "common/strmap.h"
 #include "compiler/dtype.h"
 #include "compiler/ops.h"
-
-#define NPU_MAX_RANK 8
+#include "compiler/recipe.h"
 
 typedef enum TensorKind {
     TK_ACT,    /* produced by a node */
@@ -53,24 +52,6 @@ typedef struct GTensor {
 } GTensor;
 
 typedef enum Placement { PLACE_NPU, PLACE_CPU } Placement;
-
-/* A weight recipe: derived weights computed at load time (recorded in the plan, not as data).
- * bn_fold: out_w, out_b from the conv's weight and bias and the batch_norm parameters.
- * concat: out_w = src[0] | src[1] | ... along dim 0 (linear_concat's weight or bias); with a
- * block of B rows, the sources interleaved in runs of B rows: src[0][0:B] | src[1][0:B] | ... |
- * src[0][B:2B] | src[1][B:2B] | ... (every source has the same rows, a multiple of B;
- * linear_glu's gate|up weight and bias). */
-typedef enum RecipeKind { RECIPE_BN_FOLD, RECIPE_CONCAT } RecipeKind;
-#define RECIPE_MAX_SRC 8
-typedef struct Recipe {
-    RecipeKind kind;
-    int out_w, out_b;           /* tensor ids of the derived weight and bias (-1: none) */
-    int conv_w, conv_b;         /* conv weight and bias (-1: none) */
-    int gamma, beta, mean, var; /* batch_norm parameters (-1: absent = 1 / 0) */
-    double eps;
-    int nsrc, src[RECIPE_MAX_SRC]; /* concat: the parts, in order */
-    int block;                     /* concat: rows per source and run, 0 = each source whole */
-} Recipe;
 
 /* One fusion instance: a match of a pattern that can be switched on or off by id. */
 typedef struct Fusion {
@@ -207,6 +188,8 @@ int64_t tensor_numel(const GTensor *t);
 /* "f32[1,3,224,224]" into buf. */
 char *tensor_describe(const GTensor *t, char *buf, size_t n);
 char *shape_str(const int64_t *shape, int rank, char *buf, size_t n);
+/* Whether two shapes (rank and sizes) are equal. */
+bool shape_equal(int ra, const int64_t *a, int rb, const int64_t *b);
 
 static inline const GTensor *node_input(const Graph *g, const Node *n, int i)
 {

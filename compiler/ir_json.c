@@ -147,10 +147,7 @@ Status ir_parse_attrs(Graph *g, Node *n, struct json_object *attrs, DiagList *d)
 
 static int same_shape(const GTensor *t, int rank, const int64_t *shape)
 {
-    if (t->rank != rank) return 0;
-    for (int i = 0; i < rank; i++)
-        if (t->shape[i] != shape[i]) return 0;
-    return 1;
+    return shape_equal(t->rank, t->shape, rank, shape);
 }
 
 /* Stores the numbers of a value nested in lists (tolist()'s form; a bare number for a 0-dim

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "compiler/ops.h"
 #include "common/hash.h"
 
 /* ---- names of enums (the file stores names, never enum values) ---- */

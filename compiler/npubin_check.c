@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compiler/npubin.h"
+#include "compiler/ops.h"
 #include "compiler/codegen/spv_tools.h"
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))

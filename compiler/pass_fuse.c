@@ -12,12 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "compiler/fusion.h"
+#include "common/cmp.h"
 #include "compiler/pass.h"
-
-static int cmp_int(const void *a, const void *b)
-{
-    return *(const int *)a - *(const int *)b;
-}
 
 static bool in_group(const FuseMatch *m, int node)
 {

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "compiler/codegen/codegen_build.h"
+#include "common/cmp.h"
 #include "compiler/fusion.h"
 #include "compiler/pass.h"
 
@@ -100,11 +101,6 @@ static int own_kernels(const Graph *g, int i)
          op == OP_IDENTITY || op == OP_DROPOUT))
         return 0;
     return 1;
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-    return *(const int *)a - *(const int *)b;
 }
 
 /* Grows the group rooted at `root`; returns its size (members in m). */

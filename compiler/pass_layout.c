@@ -17,10 +17,7 @@ static bool conv_family(OpId op)
 
 static bool same_shape(const GTensor *a, const GTensor *b)
 {
-    if (a->rank != b->rank) return false;
-    for (int i = 0; i < a->rank; i++)
-        if (a->shape[i] != b->shape[i]) return false;
-    return true;
+    return shape_equal(a->rank, a->shape, b->rank, b->shape);
 }
 
 /* Elementwise over tensors of one shape: reads padded memory as well as dense. */

@@ -10,7 +10,7 @@
 #include "common/arena.h"
 #include "common/status.h"
 #include "compiler/dtype.h"
-#include "compiler/graph.h"
+#include "compiler/recipe.h"
 
 #define PLAN_FORMAT_VERSION 2 /* 2: views with offsets, concat recipes (1 still reads) */
 #define PLAN_MAX_PUSH 32      /* 32-bit words: 128 bytes, lavapipe's limit */

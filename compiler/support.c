@@ -117,7 +117,7 @@ bool npu_supports(Graph *g, const Node *n, const char **why)
             return false;
         }
         if (n->nin > NPU_MAX_CAT_INPUTS) {
-            *why = arena_printf(&g->arena, "cat of %d inputs: the NPU kernel takes at most %d",
+            *why = arena_printf(&g->arena, "cat of %d inputs: the NPU kernels take at most %d",
                                 n->nin, NPU_MAX_CAT_INPUTS);
             return false;
         }

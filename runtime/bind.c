@@ -51,10 +51,7 @@ static char *dupstr(const char *s)
 
 static int same_shape(const StTensor *s, const GTensor *t)
 {
-    if (s->rank != t->rank) return 0;
-    for (int i = 0; i < t->rank; i++)
-        if (s->shape[i] != t->shape[i]) return 0;
-    return 1;
+    return shape_equal(s->rank, s->shape, t->rank, t->shape);
 }
 
 /* Loads stored tensor s into the slot for tensor t, checking the shape. */

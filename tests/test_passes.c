@@ -288,61 +288,69 @@ static void test_rmsnorm_rules(void **state)
 {
     (void)state;
     /* exponent 3 is not a norm; the normalised tensor must be the pow's input */
-    const char
-        *g3 =
-            "{\"graph_inputs\":[" T("x", "[1,4]") "," T("w", "[4]") "],\"graph_outputs\":[" T(
-                "o",
-                "[1,"
-                "4]") "],\"nodes\":[" NODE("pow", "aten.pow.Tensor_Scalar", T("x", "[1,4]"),
-                                           T("p", "[1,4]"),
-                                           "\"exponent\":2") "," NODE("mean", "aten.mean.dim",
-                                                                      T("p", "[1,4]"),
-                                                                      T("m", "[1,1]"),
-                                                                      "\"dim\":[-1],\"keepdim\":"
-                                                                      "true") "," NODE("eps",
-                                                                                       "aten.add."
-                                                                                       "Tensor",
-                                                                                       T("m",
-                                                                                         "[1,1]"),
-                                                                                       T("e",
-                                                                                         "[1,1]"),
-                                                                                       "\"other\":"
-                                                                                       "1e-"
-                                                                                       "6") "," NODE("rs",
-                                                                                                     "ate"
-                                                                                                     "n."
-                                                                                                     "rsq"
-                                                                                                     "rt."
-                                                                                                     "def"
-                                                                                                     "aul"
-                                                                                                     "t",
-                                                                                                     T("e",
-                                                                                                       "["
-                                                                                                       "1"
-                                                                                                       ","
-                                                                                                       "1"
-                                                                                                       "]"),
-                                                                                                     T("r",
-                                                                                                       "["
-                                                                                                       "1"
-                                                                                                       ","
-                                                                                                       "1"
-                                                                                                       "]"),
-                                                                                                     "") "," NODE("mx",
-                                                                                                                  "aten.mul.Tensor",
-                                                                                                                  T("x", "[1,4]") "," T(
-                                                                                                                      "r",
-                                                                                                                      "[1,1]"),
-                                                                                                                  T("y",
-                                                                                                                    "[1,4]"),
-                                                                                                                  "") "," NODE("mw",
-                                                                                                                               "aten.mul.Tensor",
-                                                                                                                               T("w", "[4]") "," T(
-                                                                                                                                   "y",
-                                                                                                                                   "[1,4]"),
-                                                                                                                               T("o",
-                                                                                                                                 "[1,4]"),
-                                                                                                                               "") "]}";
+    const char *g3 =
+        "{\"graph_inputs\":[" T("x", "[1,4]") "," T("w", "[4]") "],\"graph_outputs\":[" T(
+            "o",
+            "[1,"
+            "4]") "],\"nodes\":[" NODE("pow", "aten.pow.Tensor_Scalar", T("x", "[1,4]"),
+                                       T("p", "[1,4]"),
+                                       "\"exponent\":2") "," NODE("mean", "aten.mean.dim",
+                                                                  T("p", "[1,4]"), T("m", "[1,1]"),
+                                                                  "\"dim\":[-1],\"keepdim\":"
+                                                                  "true") "," NODE("eps",
+                                                                                   "aten.add."
+                                                                                   "Tensor",
+                                                                                   T("m", "[1,1]"),
+                                                                                   T("e", "[1,1]"),
+                                                                                   "\"other\":"
+                                                                                   "1e-"
+                                                                                   "6") "," NODE("r"
+                                                                                                 "s",
+                                                                                                 "a"
+                                                                                                 "t"
+                                                                                                 "e"
+                                                                                                 "n"
+                                                                                                 "."
+                                                                                                 "r"
+                                                                                                 "s"
+                                                                                                 "q"
+                                                                                                 "r"
+                                                                                                 "t"
+                                                                                                 "."
+                                                                                                 "d"
+                                                                                                 "e"
+                                                                                                 "f"
+                                                                                                 "a"
+                                                                                                 "u"
+                                                                                                 "l"
+                                                                                                 "t",
+                                                                                                 T("e",
+                                                                                                   "["
+                                                                                                   "1"
+                                                                                                   ","
+                                                                                                   "1"
+                                                                                                   "]"),
+                                                                                                 T("r",
+                                                                                                   "["
+                                                                                                   "1"
+                                                                                                   ","
+                                                                                                   "1"
+                                                                                                   "]"),
+                                                                                                 "") "," NODE("mx",
+                                                                                                              "aten.mul.Tensor",
+                                                                                                              T("x", "[1,4]") "," T(
+                                                                                                                  "r",
+                                                                                                                  "[1,1]"),
+                                                                                                              T("y",
+                                                                                                                "[1,4]"),
+                                                                                                              "") "," NODE("mw",
+                                                                                                                           "aten.mul.Tensor",
+                                                                                                                           T("w", "[4]") "," T(
+                                                                                                                               "y",
+                                                                                                                               "[1,4]"),
+                                                                                                                           T("o",
+                                                                                                                             "[1,4]"),
+                                                                                                                           "") "]}";
     Pipeline p = compile_json(g3);
     assert_int_equal(count_pattern(p.g, "rmsnorm"), 1);
     assert_int_equal(p.g->fusions[0].nnodes, 6);
@@ -689,15 +697,15 @@ static void test_conv_activation_patterns(void **state)
                                                                                       "conv2d."
                                                                                       "defaul"
                                                                                       "t",
-                                                                                      T("x", "[1,3,"
-                                                                                             "4,4]") "," T(
-                                                                                          "p_"
-                                                                                          "w",
-                                                                                          "[8,"
-                                                                                          "3,"
-                                                                                          "1,"
-                                                                                          "1"
-                                                                                          "]"),
+                                                                                      T("x",
+                                                                                        "[1,3,"
+                                                                                        "4,4]") "," T("p_"
+                                                                                                      "w",
+                                                                                                      "[8,"
+                                                                                                      "3,"
+                                                                                                      "1,"
+                                                                                                      "1"
+                                                                                                      "]"),
                                                                                       T("c", "[1,8,"
                                                                                              "4,"
                                                                                              "4]"),
@@ -967,33 +975,28 @@ static void test_silu_mul_either_order(void **state)
 static void test_partition_by_attrs(void **state)
 {
     (void)state;
-    /* softmax over a non-last dim and a 5-way cat go to the CPU; relu stays on the NPU */
-    Pipeline p =
-        compile_json_no_gen("{\"graph_inputs\":[" T("x", "[2,3]") "],\"graph_outputs\":[" T(
-            "c",
-            "["
-            "1"
-            "0"
-            ","
-            "3"
-            "]") "],\"nodes\":[" NODE("sm", "aten.softmax.int", T("x", "[2,3]"), T("s", "[2,3]"),
-                                      "\"dim\":0") "," NODE("r", "aten.relu.default",
-                                                            T("s", "[2,3]"), T("y", "[2,3]"),
-                                                            "") "," NODE("cat", "aten.cat.default",
-                                                                         T("y", "[2,3]") "," T("y", "[2,3]") "," T(
-                                                                             "y",
-                                                                             "[2,3]") "," T("y",
-                                                                                            "[2,3]") "," T("y",
-                                                                                                           "[2,3]"),
-                                                                         T("c", "[10,3]"),
-                                                                         "\"dim\":0") "]}");
+    /* softmax over a non-last dim goes to the CPU; relu and a 5-way cat (two NPU kernels, one
+     * per group of inputs) stay on the NPU */
+    /* clang-format off */
+    Pipeline p = compile_json_no_gen(
+        "{\"graph_inputs\":[" T("x", "[2,3]") "],\"graph_outputs\":[" T("c", "[10,3]") "],\"nodes\":["
+        NODE("sm", "aten.softmax.int", T("x", "[2,3]"), T("s", "[2,3]"), "\"dim\":0") ","
+        NODE("r", "aten.relu.default", T("s", "[2,3]"), T("y", "[2,3]"), "") ","
+        NODE("cat", "aten.cat.default",
+             T("y", "[2,3]") "," T("y", "[2,3]") "," T("y", "[2,3]") "," T("y", "[2,3]") "," T("y", "[2,3]"),
+             T("c", "[10,3]"), "\"dim\":0") "]}");
+    /* clang-format on */
     const Graph *g = p.g;
     assert_int_equal(g->nodes[graph_find_node(g, "sm")].place, PLACE_CPU);
     assert_non_null(strstr(g->nodes[graph_find_node(g, "sm")].why_cpu, "last dim"));
     assert_int_equal(g->nodes[graph_find_node(g, "r")].place, PLACE_NPU);
-    assert_int_equal(g->nodes[graph_find_node(g, "cat")].place, PLACE_CPU);
-    assert_int_equal(g->nparts, 3);
-    assert_int_equal(p.plan->nparts, 3);
+    assert_int_equal(g->nodes[graph_find_node(g, "cat")].place, PLACE_NPU);
+    assert_int_equal(g->nparts, 2);
+    assert_int_equal(p.plan->nparts, 2);
+    int cats = 0;
+    for (int k = 0; k < p.plan->nkernels; k++)
+        cats += strncmp(p.plan->kernels[k].shader, "cat", 3) == 0;
+    assert_int_equal(cats, 2);
     pipeline_free(&p);
 }
 

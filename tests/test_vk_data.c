@@ -77,6 +77,16 @@ static void test_cat(void **state)
           F32(3, {2, 3, 91}), "\"dim\":2", "cat4");
     node3("aten.cat.default", 2, S(F32(3, {2, 3, 33}), F32(3, {2, 4, 33})), F32(3, {2, 7, 33}),
           "\"dim\":1", "cat2");
+    /* more inputs than one kernel binds: a kernel per group, each writing its slice (5 = 3 + 2
+     * along a middle dim; 9 = 3 + 3 + 3 along the last, odd sizes) */
+    node3("aten.cat.default", 5,
+          S(F32(3, {2, 1, 7}), F32(3, {2, 3, 7}), F32(3, {2, 2, 7}), F32(3, {2, 5, 7}),
+            F32(3, {2, 1, 7})),
+          F32(3, {2, 12, 7}), "\"dim\":1", "cat2");
+    node3("aten.cat.default", 9,
+          S(F32(2, {3, 1}), F32(2, {3, 2}), F32(2, {3, 3}), F32(2, {3, 1}), F32(2, {3, 4}),
+            F32(2, {3, 1}), F32(2, {3, 5}), F32(2, {3, 2}), F32(2, {3, 1})),
+          F32(2, {3, 20}), "\"dim\":-1", "cat3");
 }
 
 /* getitem and a float->float cast run the copy module */

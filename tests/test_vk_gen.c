@@ -255,79 +255,17 @@ static void test_where_comparisons(void **state)
         all_dtypes(g);
     }
     /* logical_and / logical_or of two comparisons; where with scalar operands */
+    /* clang-format off */
     const char *g =
-        "{\"graph_inputs\":[" T("x", "[7,23]") "," T("y", "[23]") "],\"graph_outputs\":[" T(
-            "o",
-            "["
-            "7"
-            ","
-            "2"
-            "3"
-            "]") "],\"nodes\":[" NODE("a", "aten.gt.Scalar", T("x", "[7,23]"), TB("p", "[7,23]"),
-                                      "\"other\":-0.3") "," NODE("b", "aten.lt.Tensor",
-                                                                 T("x", "[7,23]") "," T("y",
-                                                                                        "[23]"),
-                                                                 TB("q", "[7,23]"),
-                                                                 "") "," NODE("c",
-                                                                              "aten.logical_and."
-                                                                              "default",
-                                                                              TB("p", "[7,23]") "," TB(
-                                                                                  "q", "[7,23]"),
-                                                                              TB("r", "[7,23]"),
-                                                                              "") "," NODE("d",
-                                                                                           "aten."
-                                                                                           "logical"
-                                                                                           "_or."
-                                                                                           "defaul"
-                                                                                           "t",
-                                                                                           TB("r", "[7,23]") "," TB(
-                                                                                               "q",
-                                                                                               "[7,"
-                                                                                               "23"
-                                                                                               "]"),
-                                                                                           TB("s",
-                                                                                              "[7,"
-                                                                                              "23"
-                                                                                              "]"),
-                                                                                           "") "," NODE("w1",
-                                                                                                        "aten.where."
-                                                                                                        "ScalarOther",
-                                                                                                        TB("r",
-                                                                                                           "[7,"
-                                                                                                           "23]") "," T("x",
-                                                                                                                        "[7,"
-                                                                                                                        "23"
-                                                                                                                        "]"),
-                                                                                                        T("u",
-                                                                                                          "[7,23]"),
-                                                                                                        "\"other\":0."
-                                                                                                        "75") "," NODE("w2",
-                                                                                                                       "aten."
-                                                                                                                       "where"
-                                                                                                                       ".Scal"
-                                                                                                                       "arSel"
-                                                                                                                       "f",
-                                                                                                                       TB("s", "[7,23]") "," T(
-                                                                                                                           "u",
-                                                                                                                           "["
-                                                                                                                           "7"
-                                                                                                                           ","
-                                                                                                                           "2"
-                                                                                                                           "3"
-                                                                                                                           "]"),
-                                                                                                                       T("v",
-                                                                                                                         "[7,"
-                                                                                                                         "23"
-                                                                                                                         "]"),
-                                                                                                                       "\"sel"
-                                                                                                                       "f\":-"
-                                                                                                                       "1.25") "," NODE("e",
-                                                                                                                                        "aten.exp.default",
-                                                                                                                                        T("v",
-                                                                                                                                          "[7,23]"),
-                                                                                                                                        T("o",
-                                                                                                                                          "[7,23]"),
-                                                                                                                                        "") "]}";
+        "{\"graph_inputs\":[" T("x", "[7,23]") "," T("y", "[23]") "],\"graph_outputs\":[" T("o", "[7,23]") "],\"nodes\":["
+        NODE("a", "aten.gt.Scalar", T("x", "[7,23]"), TB("p", "[7,23]"), "\"other\":-0.3")
+        "," NODE("b", "aten.lt.Tensor", T("x", "[7,23]") "," T("y", "[23]"), TB("q", "[7,23]"), "")
+        "," NODE("c", "aten.logical_and.default", TB("p", "[7,23]") "," TB("q", "[7,23]"), TB("r", "[7,23]"), "")
+        "," NODE("d", "aten.logical_or.default", TB("r", "[7,23]") "," TB("q", "[7,23]"), TB("s", "[7,23]"), "")
+        "," NODE("w1", "aten.where.ScalarOther", TB("r", "[7,23]") "," T("x", "[7,23]"), T("u", "[7,23]"), "\"other\":0.75")
+        "," NODE("w2", "aten.where.ScalarSelf", TB("s", "[7,23]") "," T("u", "[7,23]"), T("v", "[7,23]"), "\"self\":-1.25")
+        "," NODE("e", "aten.exp.default", T("v", "[7,23]"), T("o", "[7,23]"), "") "]}";
+    /* clang-format on */
     all_dtypes(g);
 }
 
@@ -335,16 +273,13 @@ static void test_where_comparisons(void **state)
 static void test_bool_output(void **state)
 {
     (void)state;
+    /* clang-format off */
     const char *g =
-        "{\"graph_inputs\":[" T("x", "[3,7]") "," T("y", "[3,7]") "],\"graph_outputs\":[" TB(
-            "o",
-            "[3,7]") "],\"nodes\":[" NODE("s", "aten.sin.default", T("x", "[3,7]"), T("a", "[3,7]"),
-                                          "") "," NODE("c", "aten.gt.Tensor",
-                                                       T("a", "[3,7]") "," T("y", "[3,7]"),
-                                                       TB("m", "[3,7]"),
-                                                       "") "," NODE("n", "aten.logical_not.default",
-                                                                    TB("m", "[3,7]"),
-                                                                    TB("o", "[3,7]"), "") "]}";
+        "{\"graph_inputs\":[" T("x", "[3,7]") "," T("y", "[3,7]") "],\"graph_outputs\":[" TB("o", "[3,7]") "],\"nodes\":["
+        NODE("s", "aten.sin.default", T("x", "[3,7]"), T("a", "[3,7]"), "")
+        "," NODE("c", "aten.gt.Tensor", T("a", "[3,7]") "," T("y", "[3,7]"), TB("m", "[3,7]"), "")
+        "," NODE("n", "aten.logical_not.default", TB("m", "[3,7]"), TB("o", "[3,7]"), "") "]}";
+    /* clang-format on */
     vc_check_json(g, "fp32", 0, "gen");
     vc_check_json(g, "bf16", 0.5, "gen"); /* sin(x) > y may flip where the two nearly tie */
 }
@@ -353,22 +288,14 @@ static void test_bool_output(void **state)
 static void test_casts(void **state)
 {
     (void)state;
+    /* clang-format off */
     const char *g =
-        "{\"graph_inputs\":[" VC_TI("ids", "[2,1,9]") "," T("w", "[4,1]") "],\"graph_outputs\":[" T("o", "[2,4,9]") "],\"nodes\":[" NODE(
-            "t", "aten.to.dtype", VC_TI("ids", "[2,1,9]"), T("f", "[2,1,9]"),
-            "\"dtype\":\"torch.float32\"") "," NODE("m", "aten.mul.Tensor",
-                                                    T("f", "[2,1,9]") "," T("w", "[4,1]"),
-                                                    T("a", "[2,4,9]"),
-                                                    "") "," NODE("t2", "aten._to_copy.default",
-                                                                 T("a", "[2,4,9]"),
-                                                                 T("b", "[2,4,9]"),
-                                                                 "\"dtype\":\"torch.float32\"") "," NODE("c",
-                                                                                                         "aten.cos.default",
-                                                                                                         T("b",
-                                                                                                           "[2,4,9]"),
-                                                                                                         T("o",
-                                                                                                           "[2,4,9]"),
-                                                                                                         "") "]}";
+        "{\"graph_inputs\":[" VC_TI("ids", "[2,1,9]") "," T("w", "[4,1]") "],\"graph_outputs\":[" T("o", "[2,4,9]") "],\"nodes\":["
+        NODE("t", "aten.to.dtype", VC_TI("ids", "[2,1,9]"), T("f", "[2,1,9]"), "\"dtype\":\"torch.float32\"")
+        "," NODE("m", "aten.mul.Tensor", T("f", "[2,1,9]") "," T("w", "[4,1]"), T("a", "[2,4,9]"), "")
+        "," NODE("t2", "aten._to_copy.default", T("a", "[2,4,9]"), T("b", "[2,4,9]"), "\"dtype\":\"torch.float32\"")
+        "," NODE("c", "aten.cos.default", T("b", "[2,4,9]"), T("o", "[2,4,9]"), "") "]}";
+    /* clang-format on */
     all_dtypes(g);
 }
 
@@ -378,186 +305,87 @@ static void test_casts(void **state)
 static void test_views(void **state)
 {
     (void)state;
+    /* clang-format off */
     const char *g1 =
-        "{\"graph_inputs\":[" T("x", "[2,3,4,5]") "," T("w", "[3,1,1]") "],\"graph_outputs\":[" T("o", "[5,3,2,2]") "],\"nodes\":[" NODE(
-            "m", "aten.mul.Tensor", T("x", "[2,3,4,5]") "," T("w", "[3,1,1]"), T("a", "[2,3,4,5]"),
-            "") "," NODE("p", "aten.permute.default", T("a", "[2,3,4,5]"), T("b", "[5,3,2,4]"),
-                         "\"dims\":[3,1,0,2]") "," NODE("s", "aten.slice.Tensor",
-                                                        T("b", "[5,3,2,4]"), T("c", "[5,3,2,2]"),
-                                                        "\"dim\":3,\"start\":1,\"end\":4,\"step\":"
-                                                        "2") "," NODE("r", "aten.relu.default",
-                                                                      T("c", "[5,3,2,2]"),
-                                                                      T("o", "[5,3,2,2]"), "") "]}";
+        "{\"graph_inputs\":[" T("x", "[2,3,4,5]") "," T("w", "[3,1,1]") "],\"graph_outputs\":[" T("o", "[5,3,2,2]") "],\"nodes\":["
+        NODE("m", "aten.mul.Tensor", T("x", "[2,3,4,5]") "," T("w", "[3,1,1]"), T("a", "[2,3,4,5]"), "")
+        "," NODE("p", "aten.permute.default", T("a", "[2,3,4,5]"), T("b", "[5,3,2,4]"), "\"dims\":[3,1,0,2]")
+        "," NODE("s", "aten.slice.Tensor", T("b", "[5,3,2,4]"), T("c", "[5,3,2,2]"), "\"dim\":3,\"start\":1,\"end\":4,\"step\":2")
+        "," NODE("r", "aten.relu.default", T("c", "[5,3,2,2]"), T("o", "[5,3,2,2]"), "") "]}";
+    /* clang-format on */
     all_dtypes(g1);
+    /* clang-format off */
     const char *g2 =
-        "{\"graph_inputs\":[" T("x", "[4,6]") "," T("y", "[6,1]") "],\"graph_outputs\":[" T(
-            "o",
-            "["
-            "3"
-            ","
-            "8"
-            "]") "],\"nodes\":[" NODE("t", "aten.transpose.int", T("x", "[4,6]"), T("a", "[6,4]"),
-                                      "\"dim0\":0,\"dim1\":1") "," NODE("e", "aten.expand.default",
-                                                                        T("y", "[6,1]"),
-                                                                        T("b", "[6,4]"),
-                                                                        "\"size\":[6,4]") "," NODE("m",
-                                                                                                   "aten.mul.Tensor",
-                                                                                                   T("a", "[6,4]") "," T(
-                                                                                                       "b",
-                                                                                                       "[6,4]"),
-                                                                                                   T("c",
-                                                                                                     "[6,4]"),
-                                                                                                   "") "," NODE("v",
-                                                                                                                "aten.view."
-                                                                                                                "default",
-                                                                                                                T("c",
-                                                                                                                  "[6,4]"),
-                                                                                                                T("d",
-                                                                                                                  "[3,8]"),
-                                                                                                                "\"size\":[3,"
-                                                                                                                "8]") "," NODE("n",
-                                                                                                                               "aten.neg.default",
-                                                                                                                               T("d",
-                                                                                                                                 "[3,8]"),
-                                                                                                                               T("o",
-                                                                                                                                 "[3,8]"),
-                                                                                                                               "") "]}";
+        "{\"graph_inputs\":[" T("x", "[4,6]") "," T("y", "[6,1]") "],\"graph_outputs\":[" T("o", "[3,8]") "],\"nodes\":["
+        NODE("t", "aten.transpose.int", T("x", "[4,6]"), T("a", "[6,4]"), "\"dim0\":0,\"dim1\":1")
+        "," NODE("e", "aten.expand.default", T("y", "[6,1]"), T("b", "[6,4]"), "\"size\":[6,4]")
+        "," NODE("m", "aten.mul.Tensor", T("a", "[6,4]") "," T("b", "[6,4]"), T("c", "[6,4]"), "")
+        "," NODE("v", "aten.view.default", T("c", "[6,4]"), T("d", "[3,8]"), "\"size\":[3,8]")
+        "," NODE("n", "aten.neg.default", T("d", "[3,8]"), T("o", "[3,8]"), "") "]}";
+    /* clang-format on */
     all_dtypes(g2);
-    const char *g3 = "{\"graph_inputs\":[" T("x", "[2,5,7]") "],\"graph_outputs\":[" T(
-        "o",
-        "[2,7]") "],\"nodes\":[" NODE("s", "aten.select.int", T("x", "[2,5,7]"), T("a", "[2,7]"),
-                                      "\"dim\":1,\"index\":-2") "," NODE("e", "aten.exp.default",
-                                                                         T("a", "[2,7]"),
-                                                                         T("o", "[2,7]"), "") "]}";
+    /* clang-format off */
+    const char *g3 =
+        "{\"graph_inputs\":[" T("x", "[2,5,7]") "],\"graph_outputs\":[" T("o", "[2,7]") "],\"nodes\":["
+        NODE("s", "aten.select.int", T("x", "[2,5,7]"), T("a", "[2,7]"), "\"dim\":1,\"index\":-2")
+        "," NODE("e", "aten.exp.default", T("a", "[2,7]"), T("o", "[2,7]"), "") "]}";
+    /* clang-format on */
     all_dtypes(g3);
     /* rotate_half(x) * sin + x * cos with the two slices, the neg and the cat in the group */
-    const char
-        *
-            g4 = "{\"graph_inputs\":[" T("x", "[1,2,3,8]") "," T("c", "[3,8]") "," T("s", "[3,8]") "],\"graph_outputs\":[" T(
-                "o", "[1,2,3,8]") "],\"nodes\":[" NODE("s1", "aten.slice.Tensor", T("x", "[1,2,3,8]"), T("x1", "[1,2,3,4]"), "\"dim\":3,\"start\":0,\"end\":4") "," NODE("s2", "aten.slice.Tensor", T("x", "[1,2,3,8]"), T("x2", "[1,2,3,4]"), "\"dim\":3,\"start\":4,\"end\":9223372036854775807") "," NODE("ng", "aten.neg.default", T("x2", "[1,2,3,4]"),
-                                                                                                                                                                                                                                                                                                             T("n2", "[1,2,3,4]"), "") "," NODE("ct",
-                                                                                                                                                                                                                                                                                                                                                "aten.cat.default",
-                                                                                                                                                                                                                                                                                                                                                T("n2", "[1,2,3,4]") "," T("x1", "[1,2,3,4]"), T("r", "[1,2,3,8]"), "\"dim\":-1") "," NODE("m1", "aten.mul.Tensor", T("x", "[1,2,3,8]") "," T("c", "[3,8]"), T("a", "[1,2,3,8]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                           "") "," NODE("m2", "aten.mul.Tensor", T("r", "[1,2,3,8]") "," T("s", "[3,8]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                        T("b", "[1,2,3,8]"), "") "," NODE("ad",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          "aten.sub.Tensor", T("a", "[1,2,3,8]") "," T("b", "[1,2,3,8]"), T("o", "[1,2,3,8]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          "") "]}";
+    /* clang-format off */
+    const char *g4 =
+        "{\"graph_inputs\":[" T("x", "[1,2,3,8]") "," T("c", "[3,8]") "," T("s", "[3,8]") "],\"graph_outputs\":[" T("o", "[1,2,3,8]") "],\"nodes\":["
+        NODE("s1", "aten.slice.Tensor", T("x", "[1,2,3,8]"), T("x1", "[1,2,3,4]"), "\"dim\":3,\"start\":0,\"end\":4")
+        "," NODE("s2", "aten.slice.Tensor", T("x", "[1,2,3,8]"), T("x2", "[1,2,3,4]"), "\"dim\":3,\"start\":4,\"end\":9223372036854775807")
+        "," NODE("ng", "aten.neg.default", T("x2", "[1,2,3,4]"), T("n2", "[1,2,3,4]"), "")
+        "," NODE("ct", "aten.cat.default", T("n2", "[1,2,3,4]") "," T("x1", "[1,2,3,4]"), T("r", "[1,2,3,8]"), "\"dim\":-1")
+        "," NODE("m1", "aten.mul.Tensor", T("x", "[1,2,3,8]") "," T("c", "[3,8]"), T("a", "[1,2,3,8]"), "")
+        "," NODE("m2", "aten.mul.Tensor", T("r", "[1,2,3,8]") "," T("s", "[3,8]"), T("b", "[1,2,3,8]"), "")
+        "," NODE("ad", "aten.sub.Tensor", T("a", "[1,2,3,8]") "," T("b", "[1,2,3,8]"), T("o", "[1,2,3,8]"), "") "]}";
+    /* clang-format on */
     all_dtypes(g4);
     /* a cat of three unequal parts along a middle dim, one of them broadcast */
+    /* clang-format off */
     const char *g5 =
-        "{\"graph_inputs\":[" T("a", "[2,3,5]") "," T("b", "[2,1,5]") "," T(
-            "c",
-            "[1,"
-            "5]") "],\"graph_outputs\":[" T("o",
-                                            "[2,6,5]") "],\"nodes\":[" NODE("e",
-                                                                            "aten.expand."
-                                                                            "default",
-                                                                            T("c", "[1,5]"),
-                                                                            T("c2", "[2,2,5]"),
-                                                                            "\"size\":[2,2,"
-                                                                            "5]") "," NODE("c"
-                                                                                           "t",
-                                                                                           "a"
-                                                                                           "t"
-                                                                                           "e"
-                                                                                           "n"
-                                                                                           "."
-                                                                                           "c"
-                                                                                           "a"
-                                                                                           "t"
-                                                                                           "."
-                                                                                           "d"
-                                                                                           "e"
-                                                                                           "f"
-                                                                                           "a"
-                                                                                           "u"
-                                                                                           "l"
-                                                                                           "t",
-                                                                                           T("a", "[2,3,5]") "," T(
-                                                                                               "b",
-                                                                                               "[2,"
-                                                                                               "1,"
-                                                                                               "5]") "," T("c2",
-                                                                                                           "[2,2,"
-                                                                                                           "5]"),
-                                                                                           T("d",
-                                                                                             "[2,6,"
-                                                                                             "5]"),
-                                                                                           "\"dim\""
-                                                                                           ":1") "," NODE("t",
-                                                                                                          "aten."
-                                                                                                          "tanh."
-                                                                                                          "defaul"
-                                                                                                          "t",
-                                                                                                          T("d",
-                                                                                                            "[2,6,"
-                                                                                                            "5]"),
-                                                                                                          T("o",
-                                                                                                            "[2,6,"
-                                                                                                            "5]"),
-                                                                                                          "") "]}";
+        "{\"graph_inputs\":[" T("a", "[2,3,5]") "," T("b", "[2,1,5]") "," T("c", "[1,5]") "],\"graph_outputs\":[" T("o", "[2,6,5]") "],\"nodes\":["
+        NODE("e", "aten.expand.default", T("c", "[1,5]"), T("c2", "[2,2,5]"), "\"size\":[2,2,5]")
+        "," NODE("ct", "aten.cat.default", T("a", "[2,3,5]") "," T("b", "[2,1,5]") "," T("c2", "[2,2,5]"), T("d", "[2,6,5]"), "\"dim\":1")
+        "," NODE("t", "aten.tanh.default", T("d", "[2,6,5]"), T("o", "[2,6,5]"), "") "]}";
+    /* clang-format on */
     all_dtypes(g5);
 }
 
 /* sources become constants and index arithmetic: GPT-2's causal mask from two aranges, a full,
  * a where and a masked_fill, all in the kernel that scales the scores */
-static const char
-    *
-        causal =
-            "{\"graph_inputs\":[" T("x", "[1,3,6,6]") "],\"graph_outputs\":[" T(
-                "o",
-                "[1,3,6,6]") "],\"nodes\":[" NODE("d", "aten.div.Tensor", T("x", "[1,3,6,6]"),
-                                                  T("s", "[1,3,6,6]"),
-                                                  "\"other\":2.5") "," NODE("a0",
-                                                                            "aten.arange.default",
-                                                                            "", VC_TI("r0", "[6]"),
-                                                                            "\"end\":6") "," NODE("a1",
-                                                                                                  "aten.arange.start", "", VC_TI("r1", "[6]"), "\"start\":0,\"end\":6") "," NODE("u0", "aten.unsqueeze.default", VC_TI("r0", "[6]"), VC_TI("q0", "[1,6]"), "\"dim\":0") "," NODE("u1",
-                                                                                                                                                                                                                                                                                 "aten.unsqueeze.default", VC_TI("r1", "[6]"), VC_TI("q1", "[6,1]"), "\"dim\":1") "," NODE("le",
-                                                                                                                                                                                                                                                                                                                                                                           "aten.le.Tensor", VC_TI("q0", "[1,6]") "," VC_TI("q1", "[6,1]"),
-                                                                                                                                                                                                                                                                                                                                                                           TB("m",
-                                                                                                                                                                                                                                                                                                                                                                              "[6,6]"),
-                                                                                                                                                                                                                                                                                                                                                                           "") "," NODE("v", "aten.view.default", TB("m", "[6,6]"), TB("mv", "[1,1,6,6]"), "\"size\":[1,1,6,6]") "," NODE("f",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          "aten.full.default", "", T("lo", "[]"), "\"size\":[],\"fill_value\":-1000.0") "," NODE("w",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                 "aten.where.self",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                 TB("mv", "[1,1,6,6]") "," T(
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                     "s",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                     "[1,3,6,6]") "," T("lo",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                        "[]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                 T("y", "[1,3,6,6]"), "") "," NODE("ln",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   "aten.logical_not.default", TB("mv", "[1,1,6,6]"), TB("nm", "[1,1,6,6]"), "") "," NODE("mf",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          "aten.masked_fill.Scalar", T("y", "[1,3,6,6]") "," TB("nm", "[1,1,6,6]"), T("z", "[1,3,6,6]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          "\"value\":-2000.0") "," NODE("sm",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                        "aten.softmax.int",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                        T("z",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          "[1,3,6,6]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                        T("o",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          "[1,3,6,6]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                        "\"dim\":-1") "]}";
+/* clang-format off */
+static const char *causal =
+    "{\"graph_inputs\":[" T("x", "[1,3,6,6]") "],\"graph_outputs\":[" T("o", "[1,3,6,6]") "],\"nodes\":["
+    NODE("d", "aten.div.Tensor", T("x", "[1,3,6,6]"), T("s", "[1,3,6,6]"), "\"other\":2.5")
+    "," NODE("a0", "aten.arange.default", "", VC_TI("r0", "[6]"), "\"end\":6")
+    "," NODE("a1", "aten.arange.start", "", VC_TI("r1", "[6]"), "\"start\":0,\"end\":6")
+    "," NODE("u0", "aten.unsqueeze.default", VC_TI("r0", "[6]"), VC_TI("q0", "[1,6]"), "\"dim\":0")
+    "," NODE("u1", "aten.unsqueeze.default", VC_TI("r1", "[6]"), VC_TI("q1", "[6,1]"), "\"dim\":1")
+    "," NODE("le", "aten.le.Tensor", VC_TI("q0", "[1,6]") "," VC_TI("q1", "[6,1]"), TB("m", "[6,6]"), "")
+    "," NODE("v", "aten.view.default", TB("m", "[6,6]"), TB("mv", "[1,1,6,6]"), "\"size\":[1,1,6,6]")
+    "," NODE("f", "aten.full.default", "", T("lo", "[]"), "\"size\":[],\"fill_value\":-1000.0")
+    "," NODE("w", "aten.where.self", TB("mv", "[1,1,6,6]") "," T("s", "[1,3,6,6]") "," T("lo", "[]"), T("y", "[1,3,6,6]"), "")
+    "," NODE("ln", "aten.logical_not.default", TB("mv", "[1,1,6,6]"), TB("nm", "[1,1,6,6]"), "")
+    "," NODE("mf", "aten.masked_fill.Scalar", T("y", "[1,3,6,6]") "," TB("nm", "[1,1,6,6]"), T("z", "[1,3,6,6]"), "\"value\":-2000.0")
+    "," NODE("sm", "aten.softmax.int", T("z", "[1,3,6,6]"), T("o", "[1,3,6,6]"), "\"dim\":-1") "]}";
+/* clang-format on */
 
 static void test_sources_and_mask(void **state)
 {
     (void)state;
     all_dtypes(causal);
-    const char *g = "{\"graph_inputs\":[" T("x", "[3,5]") "],\"graph_outputs\":[" T("o", "[3,5]") "],\"nodes\":[" NODE(
-        "on", "aten.ones.default", "", T("one", "[5]"),
-        "\"size\":[5]") "," NODE("ar", "aten.arange.start_step", "", T("r", "[5]"),
-                                 "\"start\":0.5,\"end\":3.0,\"step\":"
-                                 "0.5") "," NODE("ad", "aten.add.Tensor",
-                                                 T("one", "[5]") "," T("r", "[5"
-                                                                            "]"),
-                                                 T("k", "[5]"),
-                                                 "") "," NODE("m",
-                                                              "aten."
-                                                              "mul."
-                                                              "Tenso"
-                                                              "r",
-                                                              T("x", "[3,5]") "," T("k", "[5"
-                                                                                         "]"),
-                                                              T("o", "[3,"
-                                                                     "5]"),
-                                                              "") "]"
-                                                                  "}";
+    /* clang-format off */
+    const char *g =
+        "{\"graph_inputs\":[" T("x", "[3,5]") "],\"graph_outputs\":[" T("o", "[3,5]") "],\"nodes\":["
+        NODE("on", "aten.ones.default", "", T("one", "[5]"), "\"size\":[5]")
+        "," NODE("ar", "aten.arange.start_step", "", T("r", "[5]"), "\"start\":0.5,\"end\":3.0,\"step\":0.5")
+        "," NODE("ad", "aten.add.Tensor", T("one", "[5]") "," T("r", "[5]"), T("k", "[5]"), "")
+        "," NODE("m", "aten.mul.Tensor", T("x", "[3,5]") "," T("k", "[5]"), T("o", "[3,5]"), "") "]}";
+    /* clang-format on */
     all_dtypes(g);
 }
 

@@ -2,9 +2,10 @@
  * Mixed execution: NPU partitions on Vulkan, the rest on the CPU reference, transfers at the
  * boundaries (integers and bools stay exact, floats cast to and from the storage dtype), against
  * the CPU-only run of the same graph. Ops the NPU lacks (cumsum, integer comparisons feeding a
- * where), ops it lacks for these attributes (softmax over a non-last dim, a five-way cat, a
- * dilated max_pool2d), chains that cross the boundary several times, host-only work hoisted
- * ahead of the NPU work, and split chunks viewed inside a CPU-made tensor. */
+ * where), ops it lacks for these attributes (softmax over a non-last dim, a dilated max_pool2d),
+ * chains that cross the boundary several times, host-only work hoisted ahead of the NPU work,
+ * split chunks viewed inside a CPU-made tensor, and a five-way cat between NPU ops (a CPU node
+ * once; now two NPU kernels, each writing its slice). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

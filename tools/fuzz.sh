@@ -15,10 +15,10 @@ libs="$(pkg-config --libs json-c msgpack) -lglslang -lSPIRV -lMachineIndependent
       -lOSDependent -lOGLCompiler -lglslang-default-resource-limits -lSPIRV-Tools-opt -lSPIRV-Tools \
       -lstdc++ -lm -lpthread"
 tools/embed_src.sh "$out/shaders_src.c" shaders/*.comp shaders/*.glsl || exit 1
-srcs="$(ls common/*.c compiler/*.c) runtime/safetensors.c runtime/htensor.c $out/shaders_src.c"
+srcs="$(ls common/*.c compiler/*.c compiler/*/*.c) runtime/safetensors.c runtime/htensor.c $out/shaders_src.c"
 objs=()
 # a changed header (a struct's layout) rebuilds everything: objects must agree on it
-newest_h=$(ls -t common/*.h compiler/*.h compiler/*.def runtime/*.h | head -1)
+newest_h=$(ls -t common/*.h compiler/*.h compiler/*/*.h compiler/*.def shaders/*.def shaders/*.h runtime/*.h | head -1)
 for s in $srcs; do
     o="$out/$(echo "$s" | tr '/' '_').o"
     if [ ! -f "$o" ] || [ "$s" -nt "$o" ] || [ "$newest_h" -nt "$o" ]; then $CC $flags -c "$s" -o "$o" || exit 1; fi

@@ -1,4 +1,5 @@
 #include "compiler/lower/lower.h"
+#include "compiler/support.h"
 #include "compiler/fusion.h"
 
 #include "compiler/fusion.h"
@@ -74,9 +75,12 @@ static int tensor_cap(const Graph *g)
  * kernel (kc_append). */
 static int kernel_cap(const Graph *g)
 {
-    int extra = 0; /* an NPU split has a kernel per chunk */
+    int extra = 0; /* an NPU split has a kernel per chunk, a long cat one per group of inputs */
     for (int i = 0; i < g->nnodes; i++)
-        if (g->nodes[i].op == OP_SPLIT && g->nodes[i].nout > 1) extra += g->nodes[i].nout - 1;
+        if (g->nodes[i].op == OP_SPLIT && g->nodes[i].nout > 1)
+            extra += g->nodes[i].nout - 1;
+        else if (g->nodes[i].op == OP_CAT) /* a kernel per group of inputs */
+            extra += (g->nodes[i].nin - 1) / NPU_CAT_GROUP;
     return 2 * (g->nnodes + g->nfusions) + extra + 2;
 }
 

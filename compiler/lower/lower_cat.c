@@ -1,8 +1,13 @@
-/* cat: up to NPU_MAX_CAT_INPUTS dense inputs along one dim (shaders/cat.glsl). The binding
- * count of a shader is static, so the kernel runs the module of its input count: cat2, cat3 or
- * cat4 (one input left after dropping legacy empty tensors is a copy). Tensors are seen as
- * [outer, size, inner] around the cat dim. Push {n, total, inner, end0, end1, end2}: input k
- * covers out rows [end(k-1), end(k)) along the dim. */
+/* cat: dense inputs along one dim (shaders/cat.glsl). The binding count of a shader is static,
+ * so a kernel takes a group of 2 to NPU_CAT_GROUP inputs (cat2, cat3, cat4) and writes their
+ * slice of the output: a cat of more inputs is one kernel per group (groups as even as possible,
+ * each of at least 2), every one writing its own rows along the dim, so DenseNet's long
+ * concatenations stay on the NPU. One input left after dropping legacy empty tensors is a copy.
+ * Tensors are seen as [outer, size, inner] around the cat dim. Push {n, total, inner, end0, end1,
+ * end2, start, span}: the kernel writes out rows [start, start + span) along the dim, its input k
+ * rows [start + end(k-1), start + end(k)) (ends relative to start); n = outer * span * inner. */
+#include <string.h>
+
 #include "compiler/lower/kernels.h"
 
 #include "compiler/support.h"
@@ -28,7 +33,7 @@ Status lower_cat(const KernelCtx *c, PlanKernel *k)
     k->nargs = nin + 1;
     if (nin < 1 || nin > NPU_MAX_CAT_INPUTS)
         return kc_error(c, "cat of %d inputs (the kernels take 1..%d)", nin, NPU_MAX_CAT_INPUTS);
-    int64_t end[NPU_MAX_CAT_INPUTS] = {0}, at = 0, inner = 1;
+    int64_t at = 0, inner = 1;
     for (int i = dim + 1; i < r; i++)
         inner *= out->shape[i];
     for (int i = 0; i < nin; i++) {
@@ -41,7 +46,6 @@ Status lower_cat(const KernelCtx *c, PlanKernel *k)
                 return kc_error(c, "cat input %d: dim %d is %lld, the output's %lld", i, d,
                                 (long long)x->shape[d], (long long)out->shape[d]);
         at += x->shape[dim];
-        end[i] = at;
     }
     if (at != out->shape[dim])
         return kc_error(c, "cat gives %lld along the dim, declared %lld", (long long)at,
@@ -50,14 +54,39 @@ Status lower_cat(const KernelCtx *c, PlanKernel *k)
         Status st = kc_pick(c, k, (KernelKey){.kind = KK_copy});
         return st == ST_OK ? lower_copy(c, k) : st;
     }
-    int64_t n = kc_numel(out);
-    Status st = kc_pick(c, k, (KernelKey){.kind = KK_cat, .n = nin});
-    if (st == ST_OK) st = kc_push_i(c, k, n);
-    if (st == ST_OK) st = kc_push_i(c, k, out->shape[dim]);
-    if (st == ST_OK) st = kc_push_i(c, k, inner);
-    for (int i = 0; i < 3 && st == ST_OK; i++)
-        st = kc_push_i(c, k, end[i]);
-    if (st == ST_OK) st = kc_spec(c, k, CAT_WG);
-    kc_grid(k, n, CAT_WG);
-    return st;
+    /* groups of inputs, as even as possible: the first `rem` take one more */
+    int ng = (nin + NPU_CAT_GROUP - 1) / NPU_CAT_GROUP, base = nin / ng, rem = nin % ng;
+    int64_t rows = out->shape[dim] * inner, outer = rows ? kc_numel(out) / rows : 0, start = 0;
+    int args[NPU_MAX_CAT_INPUTS + 1];
+    memcpy(args, k->args, sizeof(int) * (size_t)nin);
+    PlanKernel *kg = k;
+    for (int gi = 0, first = 0; gi < ng; gi++) {
+        int m = base + (gi < rem), bind[NPU_CAT_GROUP + 1];
+        int64_t end[NPU_CAT_GROUP] = {0}, span = 0;
+        for (int i = 0; i < m; i++) {
+            bind[i] = args[first + i];
+            span += c->p->tensors[args[first + i]].shape[dim];
+            end[i] = span;
+        }
+        bind[m] = outk;
+        KernelKey key = {.kind = KK_cat, .n = m};
+        Status st = ST_OK;
+        if (gi == 0) {
+            st = kc_set_args(c, k, bind, m, m + 1);
+            if (st == ST_OK) st = kc_pick(c, k, key);
+        } else {
+            kg = kc_append(c, kg, key, bind, m, m + 1);
+            if (!kg) return ST_BAD_INPUT;
+        }
+        int64_t n = outer * span * inner;
+        int64_t words[] = {n, out->shape[dim], inner, end[0], end[1], end[2], start, span};
+        for (int i = 0; i < 8 && st == ST_OK; i++)
+            st = kc_push_i(c, kg, words[i]);
+        if (st == ST_OK) st = kc_spec(c, kg, CAT_WG);
+        if (st != ST_OK) return st;
+        kc_grid(kg, n, CAT_WG);
+        first += m;
+        start += span;
+    }
+    return ST_OK;
 }

@@ -820,14 +820,6 @@ static bool check_out_dtype(const Graph *g, const Node *n, DiagList *d)
     return true;
 }
 
-static bool same_shape(int ra, const int64_t *a, int rb, const int64_t *b)
-{
-    if (ra != rb) return false;
-    for (int i = 0; i < ra; i++)
-        if (a[i] != b[i]) return false;
-    return true;
-}
-
 Status shape_check_graph(const Graph *g, DiagList *d)
 {
     enum { MAXOUT = 64 };
@@ -850,7 +842,7 @@ Status shape_check_graph(const Graph *g, DiagList *d)
             char lb[48];
             for (int k = 0; k < n->nout; k++) {
                 const GTensor *t = node_output(g, n, k);
-                if (same_shape(t->rank, t->shape, rank[k], shape[k])) continue;
+                if (shape_equal(t->rank, t->shape, rank[k], shape[k])) continue;
                 char a[160], b[160];
                 diag_error(d, g->path, n->name, t->name, "declared shape %s but %s gives %s",
                            shape_str(t->shape, t->rank, a, sizeof a), op_label(n, lb, sizeof lb),

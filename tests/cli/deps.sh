@@ -1,6 +1,7 @@
 #!/bin/bash
-# `make deps-check` (tools/deps_check.sh): the layering rules hold in this checkout, and a copy
-# with violations planted is refused, naming each.
+# `make deps-check` (tools/deps_check.sh, tools/layers_check.sh): the layering rules hold in this
+# checkout, by includes and by the per-layer libraries' symbols, and copies with violations
+# planted are refused, naming each.
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 n=0
 ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
@@ -24,3 +25,15 @@ echo '#include "app/session.h"' >> "$T/d/viz/dot.c"
 bash tools/deps_check.sh "$T/d" > "$T/o3" 2>&1; rc=$?
 ok "root-relative includes across layers: exit 1, each named" \
    "[ $rc = 1 ] && grep -q 'compiler/plan.c.*compiler/ may include only' $T/o3 && grep -q 'viz/dot.c.*viz/ may not include app/' $T/o3"
+# the same rules at link level (tools/layers_check.sh over the per-layer libraries): the build's
+# libraries pass; a copy whose compiler/ library calls into runtime/ is named
+L=$(dirname "${NPU_EXPLORE:-build/asan/npu-explore}")/lib
+bash tools/layers_check.sh "$L" > "$T/o4" 2>&1; rc=$?
+ok "the per-layer libraries use no symbol of a layer above them" "[ $rc = 0 ] && grep -q 'layers-check: ok' $T/o4"
+mkdir -p "$T/l"
+cp "$L"/libnpu_*.a "$T/l/"
+printf 'int vk_backend_validation_errors(void *);\nint probe_(void);\nint probe_(void) { return vk_backend_validation_errors(0); }\n' > "$T/probe.c"
+cc -c "$T/probe.c" -o "$T/probe.o" && ar rs "$T/l/libnpu_compiler.a" "$T/probe.o" 2>/dev/null
+bash tools/layers_check.sh "$T/l" > "$T/o5" 2>&1; rc=$?
+ok "a planted call from compiler/ up into runtime/: exit 1, named" \
+   "[ $rc = 1 ] && grep -q \"compiler/ uses 'vk_backend_validation_errors'.*probe.o\" $T/o5"
