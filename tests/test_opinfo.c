@@ -16,6 +16,8 @@
 #include <json-c/json.h>
 
 #include "app/model.h"
+#include "app/options.h"
+#include "app/runner.h"
 #include "runtime/compare.h"
 #include "runtime/cpu/cpu_ref.h"
 #include "tests/testutil.h"
@@ -24,17 +26,24 @@
 
 typedef enum Verdict { V_MATCH, V_REFUSED, V_MISMATCH } Verdict;
 
-/* Whether the graph's outputs match the references: floats by rel_l2, the rest exactly. */
-static bool outputs_match(const Graph *g, const HTensor *vals, const Binding *b, char *why,
-                          size_t n)
+/* Whether the graph's outputs match the references: floats by rel_l2 (1e-4; with dtype_tol a
+ * reference stored in fp16 or bf16 gets that dtype's tolerance, as the NPU keeps float tensors
+ * in its plan's compute dtype: a cast to bf16 in an fp32 plan stores fp32), the rest exactly. */
+static bool outputs_match(const Graph *g, const HTensor *const *outs, const Binding *b,
+                          bool dtype_tol, char *why, size_t n)
 {
-    Tolerance tol = {.rel_l2 = 1e-4, .max_abs = 0};
     if (b->nref != g->noutputs) {
         snprintf(why, n, "%d of %d outputs have a reference", b->nref, g->noutputs);
         return false;
     }
     for (int i = 0; i < g->noutputs; i++) {
-        const HTensor *got = &vals[g->outputs[i]];
+        const HTensor *got = outs[i];
+        DType rd = g->tensors[g->outputs[i]].dtype; /* as the IR declares it */
+        Tolerance tol = {.rel_l2 = !dtype_tol      ? 1e-4
+                                   : rd == DT_F16  ? 3e-3
+                                   : rd == DT_BF16 ? 2e-2
+                                                   : 1e-4,
+                         .max_abs = 0};
         CmpStats s;
         if (!cmp_output(got, &b->ref[i], NULL, &tol, &s)) {
             snprintf(why, n, "output %d: element counts differ", i);
@@ -51,7 +60,7 @@ static bool outputs_match(const Graph *g, const HTensor *vals, const Binding *b,
 }
 
 /* One case: its IR, its inputs and references bound from the open cases file `io`. */
-static Verdict run_case(const SafeTensors *io, const char *name, char *why, size_t n)
+static Verdict run_case(const SafeTensors *io, const char *name, bool vulkan, char *why, size_t n)
 {
     char path[512];
     snprintf(path, sizeof path, DIR "%s.json", name);
@@ -63,11 +72,43 @@ static Verdict run_case(const SafeTensors *io, const char *name, char *why, size
     if (st == ST_OK) st = bind_constants(m.g, &m.b);
     if (st == ST_OK) st = bind_inputs_st(m.g, io, DIR "cases.safetensors", name, &m.b, &d);
     if (st == ST_OK) st = bind_reference_st(m.g, io, DIR "cases.safetensors", name, &m.b, &d);
+    if (vulkan && st == ST_OK) { /* the plan compiled for lavapipe in fp32, run there */
+        Options o;
+        opt_defaults(&o);
+        o.model = path;
+        o.dtype = "fp32";
+        o.backend = "vulkan";
+        o.kernel_cache = "none";
+        Runner rn;
+        HTensor outs[16] = {{0}};
+        const HTensor *po[16];
+        int no = m.g->noutputs;
+        st = no <= 16 ? runner_open(&rn, &o, &m, false, &d) : ST_BAD_INPUT;
+        if (st == ST_OK) {
+            st = exec_run(&rn.x, false, &d);
+            for (int i = 0; st == ST_OK && i < no; i++) {
+                st = exec_read(&rn.x, rn.pipe.plan->outputs[i], &outs[i], &d);
+                po[i] = &outs[i];
+            }
+            runner_close(&rn);
+        }
+        if (st == ST_OK) v = outputs_match(m.g, po, &m.b, true, why, n) ? V_MATCH : V_MISMATCH;
+        for (int i = 0; i < no && i < 16; i++)
+            htensor_free(&outs[i]);
+        if (st != ST_OK) snprintf(why, n, "%s", d.count ? d.items[0].msg : "failed");
+        model_free(&m);
+        diag_free(&d);
+        return v;
+    }
     RefRun r = {0};
     if (st == ST_OK) {
         RefOptions ro = {.keep_all = false};
         st = ref_run(m.g, m.b.vals, &ro, &r, &d);
-        if (st == ST_OK) v = outputs_match(m.g, r.vals, &m.b, why, n) ? V_MATCH : V_MISMATCH;
+        const HTensor *outs[16];
+        for (int i = 0; i < m.g->noutputs && i < 16; i++)
+            outs[i] = &r.vals[m.g->outputs[i]];
+        if (st == ST_OK && m.g->noutputs > 16) st = ST_BAD_INPUT;
+        if (st == ST_OK) v = outputs_match(m.g, outs, &m.b, false, why, n) ? V_MATCH : V_MISMATCH;
         ref_free(&r);
     }
     if (st == ST_BAD_INPUT && d.count > 0) {
@@ -114,7 +155,7 @@ static void test_opinfo_cases_match_or_are_refused(void **state)
         struct json_object *c = json_object_array_get_idx(cases, (size_t)i);
         const char *name = json_object_get_string(json_object_object_get(c, "name"));
         char why[512] = "";
-        Verdict v = run_case(&io, name, why, sizeof why);
+        Verdict v = run_case(&io, name, false, why, sizeof why);
         bool want_refused = listed(refused, name);
         if (v == V_MATCH) match++;
         if (v == V_REFUSED) ref++;
@@ -137,10 +178,52 @@ static void test_opinfo_cases_match_or_are_refused(void **state)
     assert_int_equal(bad, 0);
 }
 
+/* The same samples on Vulkan (lavapipe, fp32 plans, kernels and partitions as `run` makes them):
+ * the first case of each op that the CPU reference matches must match PyTorch there too, within
+ * 1e-4, or the dtype's tolerance for an fp16/bf16 result (one case an op keeps `make test` quick:
+ * every case compiles its own kernels). */
+static void test_opinfo_vulkan_one_case_per_op(void **state)
+{
+    (void)state;
+    struct json_object *root = json_object_from_file(DIR "cases.json");
+    assert_non_null(root);
+    char *refused = tu_read_file(DIR "refused.txt");
+    assert_non_null(refused);
+    SafeTensors io;
+    DiagList d = {0};
+    memset(&io, 0, sizeof io);
+    assert_int_equal(st_open(&io, DIR "cases.safetensors", &d), ST_OK);
+    struct json_object *cases = json_object_object_get(root, "cases");
+    int n = (int)json_object_array_length(cases), bad = 0, ran = 0;
+    const char *last_op = "";
+    for (int i = 0; i < n; i++) {
+        struct json_object *c = json_object_array_get_idx(cases, (size_t)i);
+        const char *name = json_object_get_string(json_object_object_get(c, "name"));
+        const char *op = json_object_get_string(json_object_object_get(c, "op"));
+        if (strcmp(op, last_op) == 0 || listed(refused, name)) continue;
+        last_op = op;
+        char why[512] = "";
+        Verdict v = run_case(&io, name, true, why, sizeof why);
+        ran++;
+        if (v != V_MATCH) {
+            bad++;
+            print_message("%s on Vulkan: %s %s\n", name,
+                          v == V_MISMATCH ? "MISMATCH" : "refused:", why);
+        }
+    }
+    print_message("%d ops' first cases on Vulkan, %d disagree\n", ran, bad);
+    st_close(&io);
+    diag_free(&d);
+    free(refused);
+    json_object_put(root);
+    assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_opinfo_cases_match_or_are_refused),
+        cmocka_unit_test(test_opinfo_vulkan_one_case_per_op),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
