@@ -137,26 +137,54 @@ static bool listed(const char *list, const char *name)
     return false;
 }
 
+/* The suite's files, opened once per test: cases.json, refused.txt, cases.safetensors. */
+typedef struct Suite {
+    struct json_object *root, *cases;
+    char *refused;
+    SafeTensors io;
+    DiagList d;
+    int n;
+} Suite;
+
+static void suite_open(Suite *s)
+{
+    memset(s, 0, sizeof *s);
+    s->root = json_object_from_file(DIR "cases.json");
+    assert_non_null(s->root);
+    s->refused = tu_read_file(DIR "refused.txt");
+    assert_non_null(s->refused);
+    assert_int_equal(st_open(&s->io, DIR "cases.safetensors", &s->d), ST_OK);
+    s->cases = json_object_object_get(s->root, "cases");
+    s->n = (int)json_object_array_length(s->cases);
+}
+
+/* Case i's field `key` ("name", "op"). */
+static const char *suite_get(const Suite *s, int i, const char *key)
+{
+    struct json_object *c = json_object_array_get_idx(s->cases, (size_t)i);
+    return json_object_get_string(json_object_object_get(c, key));
+}
+
+static void suite_close(Suite *s)
+{
+    st_close(&s->io);
+    diag_free(&s->d);
+    free(s->refused);
+    json_object_put(s->root);
+}
+
 static void test_opinfo_cases_match_or_are_refused(void **state)
 {
     (void)state;
-    struct json_object *root = json_object_from_file(DIR "cases.json");
-    assert_non_null(root);
-    char *refused = tu_read_file(DIR "refused.txt");
-    assert_non_null(refused);
-    SafeTensors io;
-    DiagList d = {0};
-    memset(&io, 0, sizeof io);
-    assert_int_equal(st_open(&io, DIR "cases.safetensors", &d), ST_OK);
-    struct json_object *cases = json_object_object_get(root, "cases");
-    int n = (int)json_object_array_length(cases), bad = 0, match = 0, ref = 0;
+    Suite s;
+    suite_open(&s);
+    int n = s.n, bad = 0, match = 0, ref = 0;
     FILE *dump = getenv("OPINFO_LIST") ? fopen(getenv("OPINFO_LIST"), "w") : NULL;
     for (int i = 0; i < n; i++) {
-        struct json_object *c = json_object_array_get_idx(cases, (size_t)i);
-        const char *name = json_object_get_string(json_object_object_get(c, "name"));
+        const char *name = suite_get(&s, i, "name");
         char why[512] = "";
-        Verdict v = run_case(&io, name, false, why, sizeof why);
-        bool want_refused = listed(refused, name);
+        Verdict v = run_case(&s.io, name, false, why, sizeof why);
+        bool want_refused = listed(s.refused, name);
         if (v == V_MATCH) match++;
         if (v == V_REFUSED) ref++;
         if (dump && v == V_REFUSED) fprintf(dump, "%s # %s\n", name, why);
@@ -171,10 +199,7 @@ static void test_opinfo_cases_match_or_are_refused(void **state)
     }
     print_message("%d cases: %d match PyTorch, %d refused\n", n, match, ref);
     if (dump) fclose(dump);
-    st_close(&io);
-    diag_free(&d);
-    free(refused);
-    json_object_put(root);
+    suite_close(&s);
     assert_int_equal(bad, 0);
 }
 
@@ -185,25 +210,16 @@ static void test_opinfo_cases_match_or_are_refused(void **state)
 static void test_opinfo_vulkan_one_case_per_op(void **state)
 {
     (void)state;
-    struct json_object *root = json_object_from_file(DIR "cases.json");
-    assert_non_null(root);
-    char *refused = tu_read_file(DIR "refused.txt");
-    assert_non_null(refused);
-    SafeTensors io;
-    DiagList d = {0};
-    memset(&io, 0, sizeof io);
-    assert_int_equal(st_open(&io, DIR "cases.safetensors", &d), ST_OK);
-    struct json_object *cases = json_object_object_get(root, "cases");
-    int n = (int)json_object_array_length(cases), bad = 0, ran = 0;
+    Suite s;
+    suite_open(&s);
+    int n = s.n, bad = 0, ran = 0;
     const char *last_op = "";
     for (int i = 0; i < n; i++) {
-        struct json_object *c = json_object_array_get_idx(cases, (size_t)i);
-        const char *name = json_object_get_string(json_object_object_get(c, "name"));
-        const char *op = json_object_get_string(json_object_object_get(c, "op"));
-        if (strcmp(op, last_op) == 0 || listed(refused, name)) continue;
+        const char *name = suite_get(&s, i, "name"), *op = suite_get(&s, i, "op");
+        if (strcmp(op, last_op) == 0 || listed(s.refused, name)) continue;
         last_op = op;
         char why[512] = "";
-        Verdict v = run_case(&io, name, true, why, sizeof why);
+        Verdict v = run_case(&s.io, name, true, why, sizeof why);
         ran++;
         if (v != V_MATCH) {
             bad++;
@@ -212,10 +228,7 @@ static void test_opinfo_vulkan_one_case_per_op(void **state)
         }
     }
     print_message("%d ops' first cases on Vulkan, %d disagree\n", ran, bad);
-    st_close(&io);
-    diag_free(&d);
-    free(refused);
-    json_object_put(root);
+    suite_close(&s);
     assert_int_equal(bad, 0);
 }
 
