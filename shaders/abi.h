@@ -87,6 +87,26 @@
     X(I, divisor) X(U, total)
 #define POOL2D_PUSH_WORDS 20
 
+// flash_attn_cm (shaders/flash_attn_cm.glsl): the largest head dim, query rows per workgroup and
+// its invocations (4 subgroups of 32 lanes); the push words: the caches' and q's strides (batch,
+// head, row), the mask's (batch, head, query row, key: 0 where it broadcasts), the output's, and
+// the query blocks per (batch, head).
+#define FLASH_MAX_D 128
+#define FLASH_ROWS 16
+#define FLASH_WG 128
+#define FLASH_PUSH(X)                                                                              \
+    X(U, T) X(U, Tq) X(U, Hq) X(U, rep_k) X(U, rep_v) X(F, scale)                                  \
+    X(U, k_sb) X(U, k_sh) X(U, k_st) X(U, v_sb) X(U, v_sh) X(U, v_st)                              \
+    X(U, q_sb) X(U, q_sh) X(U, q_st) X(U, m_sb) X(U, m_sh) X(U, m_sq) X(U, m_st)                   \
+    X(U, o_sb) X(U, o_sh) X(U, o_st) X(U, nqb)
+#define FLASH_PUSH_WORDS 23
+
+// cat2..cat4 (shaders/cat.glsl): out rows [start, start + span) along the cat dim of [outer,
+// total, inner], input k's rows [start + end(k-1), start + end(k)); n elements written.
+#define CAT_PUSH(X)                                                                                \
+    X(U, n) X(U, total) X(U, inner) X(U, end0) X(U, end1) X(U, end2) X(U, start) X(U, span)
+#define CAT_PUSH_WORDS 8
+
 // A block's field as each language spells it.
 #ifdef VULKAN
 #define PUSH_T_U uint

@@ -4,9 +4,10 @@
 // [outer, size, inner] around the cat dim; this kernel writes out rows [start, start + span) along
 // it, its input k rows [start + end(k-1), start + end(k)) (ends relative to start). Raw storage
 // moves (exact for i32 and bf16 bits).
-// Bindings: 0..CAT_N-1 = inputs, CAT_N = y. Push {n, total, inner, end0, end1, end2, start, span}
-// (n = outer * span * inner: one invocation per element written).
+// Bindings: 0..CAT_N-1 = inputs, CAT_N = y. Push abi.h CAT_PUSH (n = outer * span * inner: one
+// invocation per element written).
 #include "common.glsl"
+#include "abi.h"
 #include "index.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -19,9 +20,7 @@ layout(std430, set = 0, binding = 2) readonly buffer X2 { STORAGE_T x2[]; };
 layout(std430, set = 0, binding = 3) readonly buffer X3 { STORAGE_T x3[]; };
 #endif
 layout(std430, set = 0, binding = CAT_N) writeonly buffer Y { STORAGE_T y[]; };
-layout(push_constant) uniform Push {
-    uint n; uint total; uint inner; uint end0, end1, end2; uint start; uint span;
-} pc;
+PUSH_BLOCK(CAT_PUSH)
 
 void main()
 {

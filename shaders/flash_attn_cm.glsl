@@ -41,7 +41,7 @@
 // 3 = MVEC (the mask as 16-byte vectors: its keys contiguous, T and its other strides multiples
 // of 8 elements, an aligned binding). K and V are always read as 16-byte vectors (lowering proves
 // their strides and bindings aligned).
-// Push: see the block below (strides in elements; 0 for a broadcast mask dimension).
+// Push: abi.h FLASH_PUSH (strides in elements; 0 for a broadcast mask dimension).
 // Bindings: {K, V, q, mask, out}.
 #ifndef NPU_FLASH_ATTN_CM_GLSL
 #define NPU_FLASH_ATTN_CM_GLSL
@@ -53,15 +53,16 @@
 #endif
 #define GEMM_SH_VEC 0
 #include "common.glsl"
+#include "abi.h"
 #include "gemm_cm.glsl"
 
 #define FA_SG 4u                        // subgroups of 32 lanes
-#define FA_WG (32u * FA_SG)             // invocations
-#define FA_BR 16u                       // query rows per workgroup
+#define FA_WG uint(FLASH_WG)            // invocations: 32 * FA_SG
+#define FA_BR uint(FLASH_ROWS)          // query rows per workgroup
 #define FA_BC (16u * FA_SG)             // keys per tile: one S fragment per subgroup
 #define FA_TPR (FA_WG / FA_BR)          // invocations per row: 8
 #define FA_CPT (FA_BC / FA_TPR)         // keys of a tile per invocation: 8
-#define FA_DMAX 128u
+#define FA_DMAX uint(FLASH_MAX_D)
 #define FA_DF (FA_DMAX / 16u)           // O fragments at most
 #define FA_OF (FA_DF / FA_SG)           // per subgroup
 #define FA_SV (FA_BC * FA_DMAX / 8u / FA_WG) // 16-byte vectors of a tile per invocation
@@ -81,13 +82,7 @@ layout(std430, set = 0, binding = 2) readonly buffer QB { STORAGE_T q[]; };
 layout(std430, set = 0, binding = 3) readonly buffer MB { STORAGE_T msk[]; };
 layout(std430, set = 0, binding = 3) readonly buffer MB4 { uvec4 msk4[]; };
 layout(std430, set = 0, binding = 4) writeonly buffer OB { STORAGE_T o[]; };
-layout(push_constant) uniform Push {
-    uint T; uint Tq; uint Hq; uint rep_k; uint rep_v; float scale;
-    uint k_sb; uint k_sh; uint k_st; uint v_sb; uint v_sh; uint v_st;
-    uint q_sb; uint q_sh; uint q_st; uint m_sb; uint m_sh; uint m_sq; uint m_st;
-    uint o_sb; uint o_sh; uint o_st;
-    uint nqb; // query blocks per (batch, head)
-} pc;
+PUSH_BLOCK(FLASH_PUSH)
 
 #define NINF uintBitsToFloat(0xff800000u)
 #if defined(STORAGE_BF16)

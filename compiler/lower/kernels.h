@@ -97,12 +97,20 @@ typedef struct AttnPush {
 typedef struct PoolPush {
     POOL2D_PUSH(PUSH_FIELD)
 } PoolPush;
+typedef struct FlashPush {
+    FLASH_PUSH(PUSH_FIELD)
+} FlashPush;
+typedef struct CatPush {
+    CAT_PUSH(PUSH_FIELD)
+} CatPush;
 _Static_assert(sizeof(ConvPush) == 4 * CONV2D_PUSH_WORDS, "conv2d push: CONV2D_PUSH_WORDS words");
 _Static_assert(sizeof(MatmulPush) == 4 * MATMUL_PUSH_WORDS, "matmul push: MATMUL_PUSH_WORDS words");
 _Static_assert(sizeof(MatmulCmPush) == 4 * MATMUL_CM_PUSH_WORDS,
                "tensor-core matmul push: MATMUL_CM_PUSH_WORDS words");
 _Static_assert(sizeof(AttnPush) == 4 * ATTN_PUSH_WORDS, "attention push: ATTN_PUSH_WORDS words");
 _Static_assert(sizeof(PoolPush) == 4 * POOL2D_PUSH_WORDS, "pool2d push: POOL2D_PUSH_WORDS words");
+_Static_assert(sizeof(FlashPush) == 4 * FLASH_PUSH_WORDS, "flash push: FLASH_PUSH_WORDS words");
+_Static_assert(sizeof(CatPush) == 4 * CAT_PUSH_WORDS, "cat push: CAT_PUSH_WORDS words");
 _Static_assert(CONV2D_PUSH_WORDS <= PLAN_MAX_PUSH && MATMUL_CM_PUSH_WORDS <= PLAN_MAX_PUSH &&
                    ATTN_PUSH_WORDS <= PLAN_MAX_PUSH,
                "a push block within PLAN_MAX_PUSH words");

@@ -162,10 +162,6 @@ static void strides4(const PlanTensor *t, int64_t *st)
  * of 16 up to FLASH_MAX_D, every operand's rows contiguous along D, K and V in 16-byte vectors, and
  * at least attn.flash rows (0: never). Elsewhere decode_attention takes them, one workgroup per
  * row. */
-#define FLASH_MAX_D 128 /* FA_DMAX */
-#define FLASH_WG 128    /* FA_WG: 4 subgroups of 32 lanes */
-#define FLASH_BR 16     /* FA_BR: query rows per workgroup */
-
 static bool flash_applies(const KernelCtx *c, const PlanTensor *const t[5], int64_t Tq, int64_t D,
                           int64_t T, const int64_t *const last[4], const int64_t *ks,
                           const int64_t *vs)
@@ -185,25 +181,43 @@ static bool flash_applies(const KernelCtx *c, const PlanTensor *const t[5], int6
     return ok;
 }
 
-/* Pushes: {T, Tq, Hq, rep_k, rep_v, scale, k_sb, k_sh, k_st, v_sb, v_sh, v_st, q_sb, q_sh, q_st,
- * m_sb, m_sh, m_sq, m_st, o_sb, o_sh, o_st, nqb}; spec {workgroup, D, SAFE, MVEC}; bindings {K, V,
- * q, mask, out}; one workgroup per (batch, head, block of FLASH_BR query rows); dims {B, Hq, Tq, D,
+/* Push FlashPush (shaders/abi.h FLASH_PUSH); spec {workgroup, D, SAFE, MVEC}; bindings {K, V, q,
+ * mask, out}; one workgroup per (batch, head, block of FLASH_ROWS query rows); dims {B, Hq, Tq, D,
  * T, rep_k, rep_v}. */
 static Status lower_flash(const KernelCtx *c, PlanKernel *k, const int64_t dims[7], double scale,
                           const int64_t *ks, const int64_t *vs, const int64_t *qs,
                           const int64_t *ms, const int64_t *os, bool safe)
 {
     int64_t B = dims[0], Hq = dims[1], Tq = dims[2], D = dims[3], T = dims[4];
-    int64_t rep_k = dims[5], rep_v = dims[6], br = FLASH_BR, nqb = (Tq + br - 1) / br;
-    int64_t w[] = {T, Tq, Hq, rep_k, rep_v};
-    Status st = ST_OK;
-    for (int i = 0; i < 5 && st == ST_OK; i++)
-        st = kc_push_i(c, k, w[i]);
-    if (st == ST_OK) st = kc_push_f(c, k, scale);
-    int64_t s[] = {ks[0], ks[1], ks[2], vs[0], vs[1], vs[2], qs[0], qs[1], qs[2],
-                   ms[0], ms[1], ms[2], ms[3], os[0], os[1], os[2], nqb};
-    for (int i = 0; i < 17 && st == ST_OK; i++)
-        st = kc_push_i(c, k, s[i]);
+    int64_t rep_k = dims[5], rep_v = dims[6], nqb = (Tq + FLASH_ROWS - 1) / FLASH_ROWS;
+    KcWords w = {0};
+    FlashPush pf = {
+        .T = kc_word(&w, T),
+        .Tq = kc_word(&w, Tq),
+        .Hq = kc_word(&w, Hq),
+        .rep_k = kc_word(&w, rep_k),
+        .rep_v = kc_word(&w, rep_v),
+        .scale = (float)scale,
+        .k_sb = kc_word(&w, ks[0]),
+        .k_sh = kc_word(&w, ks[1]),
+        .k_st = kc_word(&w, ks[2]),
+        .v_sb = kc_word(&w, vs[0]),
+        .v_sh = kc_word(&w, vs[1]),
+        .v_st = kc_word(&w, vs[2]),
+        .q_sb = kc_word(&w, qs[0]),
+        .q_sh = kc_word(&w, qs[1]),
+        .q_st = kc_word(&w, qs[2]),
+        .m_sb = kc_word(&w, ms[0]),
+        .m_sh = kc_word(&w, ms[1]),
+        .m_sq = kc_word(&w, ms[2]),
+        .m_st = kc_word(&w, ms[3]),
+        .o_sb = kc_word(&w, os[0]),
+        .o_sh = kc_word(&w, os[1]),
+        .o_st = kc_word(&w, os[2]),
+        .nqb = kc_word(&w, nqb),
+    };
+    Status st = kc_words_ok(c, k, &w);
+    if (st == ST_OK) st = kc_push_block(c, k, &pf, sizeof pf);
     /* the mask as 16-byte vectors in the kernel's key-range scan: keys contiguous, T and the
      * other strides multiples of 8 elements, an aligned binding */
     const PlanTensor *M = kc_arg(k, c->p, 3);

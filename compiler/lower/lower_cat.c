@@ -3,8 +3,8 @@
  * slice of the output: a cat of more inputs is one kernel per group (groups as even as possible,
  * each of at least 2), every one writing its own rows along the dim, so DenseNet's long
  * concatenations stay on the NPU. One input left after dropping legacy empty tensors is a copy.
- * Tensors are seen as [outer, size, inner] around the cat dim. Push {n, total, inner, end0, end1,
- * end2, start, span}: the kernel writes out rows [start, start + span) along the dim, its input k
+ * Tensors are seen as [outer, size, inner] around the cat dim. Push CatPush (shaders/abi.h
+ * CAT_PUSH): the kernel writes out rows [start, start + span) along the dim, its input k
  * rows [start + end(k-1), start + end(k)) (ends relative to start); n = outer * span * inner. */
 #include <string.h>
 
@@ -79,9 +79,19 @@ Status lower_cat(const KernelCtx *c, PlanKernel *k)
             if (!kg) return ST_BAD_INPUT;
         }
         int64_t n = outer * span * inner;
-        int64_t words[] = {n, out->shape[dim], inner, end[0], end[1], end[2], start, span};
-        for (int i = 0; i < 8 && st == ST_OK; i++)
-            st = kc_push_i(c, kg, words[i]);
+        KcWords w = {0};
+        CatPush pc = {
+            .n = kc_word(&w, n),
+            .total = kc_word(&w, out->shape[dim]),
+            .inner = kc_word(&w, inner),
+            .end0 = kc_word(&w, end[0]),
+            .end1 = kc_word(&w, end[1]),
+            .end2 = kc_word(&w, end[2]),
+            .start = kc_word(&w, start),
+            .span = kc_word(&w, span),
+        };
+        if (st == ST_OK) st = kc_words_ok(c, kg, &w);
+        if (st == ST_OK) st = kc_push_block(c, kg, &pc, sizeof pc);
         if (st == ST_OK) st = kc_spec(c, kg, CAT_WG);
         if (st != ST_OK) return st;
         kc_grid(kg, n, CAT_WG);
