@@ -188,10 +188,7 @@ static Status make_state(Graph *g, const States *s, DiagList *d)
 {
     for (int i = 0; i < s->n; i++) {
         const GTensor *b = &g->tensors[s->buf[i]], *l = &g->tensors[s->last[i]];
-        bool same = b->rank == l->rank && b->dtype == l->dtype;
-        for (int k = 0; same && k < b->rank; k++)
-            same = b->shape[k] == l->shape[k];
-        if (!same)
+        if (b->dtype != l->dtype || !shape_equal(b->rank, b->shape, l->rank, l->shape))
             return diag_error(d, g->path, l->producer >= 0 ? g->nodes[l->producer].name : NULL,
                               b->name,
                               "model state '%s' ends the run as '%s' of another shape "

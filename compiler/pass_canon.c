@@ -19,10 +19,7 @@ static bool is_identity(const Graph *g, const Node *n)
         return true;
     case OP_COPY: { /* src already of self's shape and dtype */
         const GTensor *x = node_input(g, n, 0), *src = node_input(g, n, 1);
-        bool same = x->dtype == src->dtype && x->rank == src->rank;
-        for (int i = 0; same && i < x->rank; i++)
-            same = x->shape[i] == src->shape[i];
-        return same;
+        return x->dtype == src->dtype && shape_equal(x->rank, x->shape, src->rank, src->shape);
     }
     default:
         return false;
