@@ -28,7 +28,8 @@ static const Subcommand subcommands[] = {
     {"run", "MODEL [options] [--check] [-o OUT.safetensors]",
      "run on Vulkan (or --backend cpu); --check compares with the reference", cmd_run},
     {"profile",
-     "MODEL [options] [--iters N] [--format table|json|csv|trace] [--save F] [--baseline F] [-o "
+     "MODEL [options] [--iters N] [--time-only] [--format table|json|csv|trace] [--save F] "
+     "[--baseline F] [-o "
      "FILE]",
      "per kernel: GPU time, CPU reference time, speedup, error (-o: the report to FILE)",
      cmd_profile},

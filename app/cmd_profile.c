@@ -183,20 +183,22 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
             note[0] = ' ', note[1] = ' ';
             report_argmax_note(&pk->err, note + 2, sizeof note - 2);
         }
-        fprintf(f, "%-4d %-16s %-24s %9.2f %9.2f %9.2f %8s %9s  %-8s%s%s\n", k,
+        char cpu[16] = "-";
+        if (pk->cpu_us >= 0) snprintf(cpu, sizeof cpu, "%.2f", pk->cpu_us);
+        fprintf(f, "%-4d %-16s %-24s %9.2f %9.2f %9s %8s %9s  %-8s%s%s\n", k,
                 kn->target == KT_CPU ? "cpu" : kn->shader, from, pk->gpu_med,
-                pk->gpu_max - pk->gpu_min, pk->cpu_us, report_speedup(sp, spd, sizeof spd), rel,
-                verdict, delta, note);
+                pk->gpu_max - pk->gpu_min, cpu, report_speedup(sp, spd, sizeof spd), rel, verdict,
+                delta, note);
     }
     if (csv) return;
-    char step[48] = "";
+    char step[48] = "", cref[48] = "no cpu reference (--time-only)";
+    if (pr->cpu_ref_us >= 0) snprintf(cref, sizeof cref, "cpu reference %.1f us", pr->cpu_ref_us);
     if (pr->gpu_step_us >= 0) snprintf(step, sizeof step, "gpu step %.1f us, ", pr->gpu_step_us);
     fprintf(f,
             "total: %d kernels, %d dispatches, %d levels, %d barriers, gpu sum %.1f us, %swall "
-            "%.1f us per run (min %.1f), cpu reference %.1f us, device memory %.2f MiB\n",
+            "%.1f us per run (min %.1f), %s, device memory %.2f MiB\n",
             p->nkernels, pr->dispatches, p->nlevels, plan_barriers_total(p), pr->gpu_sum_us, step,
-            pr->wall_med_us, pr->wall_min_us, pr->cpu_ref_us,
-            (double)pr->device_bytes / (1024.0 * 1024.0));
+            pr->wall_med_us, pr->wall_min_us, cref, (double)pr->device_bytes / (1024.0 * 1024.0));
     if (pr->gpu_step_us >= 0)
         fprintf(f, "per run: inputs upload %.1f us, submit + wait %.1f us (gpu step %.1f us)\n",
                 pr->upload_us, pr->submit_us, pr->gpu_step_us);
@@ -312,6 +314,12 @@ Status profile_measure(const Options *o, Model *m, const Pipeline *pipe, const R
     Watch w = {pg, &r.pr};
     if (pg) r.pr.on_run = watch_run, r.pr.on_run_ctx = &w;
     if (st == ST_OK) st = prof_time(&timed.x, o->iters, &r.pr, d);
+    if (o->time_only) { /* no reference: every CPU time unknown, no kernel judged */
+        for (int k = 0; k < r.pr.nkernels; k++)
+            r.pr.k[k].cpu_us = -1;
+        r.pr.cpu_ref_us = -1;
+        goto done;
+    }
     progress(pg, "errors: compile keeping every output", 0, 0);
     if (st == ST_OK) st = cancel_point(o, "the error runs", d);
     if (st == ST_OK) st = runner_compile(o, m, t, true, &exact_pipe, d);
@@ -328,6 +336,7 @@ Status profile_measure(const Options *o, Model *m, const Pipeline *pipe, const R
     if (st == ST_OK) st = cancel_point(o, "the comparison", d);
     if (st == ST_OK) st = prof_errors_mapped(&exact.x, &ref, &tol, to_timed, &r.pr, d);
     free(to_timed);
+done:
     if (st == ST_OK) {
         snprintf(r.device, sizeof r.device, "%s", timed.be->ops->device(timed.be));
         snprintf(r.dtype, sizeof r.dtype, "%s", timed.dtype);

@@ -56,6 +56,8 @@ static const struct {
     {"--check", "", "run: compare the outputs with the reference"},
     {"-o", "FILE", "output file (compile, run, dot; profile: the report)"},
     {"--iters", "N", "profile: timed runs (default 20)"},
+    {"--time-only", "",
+     "profile: device times only (no CPU reference and no errors: large models in seconds)"},
     {"--format", "table|json|csv|trace",
      "profile: report format (trace: Chrome trace-event JSON for Perfetto)"},
     {"--save", "FILE", "profile: also write the JSON lines to FILE"},
@@ -203,6 +205,8 @@ Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d)
             o->expand = true;
         } else if (strcmp(a, "--check") == 0) {
             o->check = true;
+        } else if (strcmp(a, "--time-only") == 0) {
+            o->time_only = true;
         } else if (strcmp(a, "-o") == 0) {
             NEED();
             o->out = v;

@@ -34,6 +34,7 @@ typedef struct Options {
     bool check;               /* run --check */
     const char *out;          /* -o FILE */
     int iters;                /* profile --iters */
+    bool time_only;           /* profile --time-only: no CPU reference, no errors */
     const char *format;       /* profile --format */
     const char *after;        /* dot --after */
     const char *color;        /* dot --color */

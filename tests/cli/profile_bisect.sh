@@ -26,6 +26,13 @@ ok "every kernel compared ok but the K-splits' partial passes (their output is t
 ok "--break: the broken kernel's row is not judged, the corrupt kernel after it is the first MISMATCH" \
     "[ \"\$(grep -E '^[0-9]+ ' $T/pbk.txt | grep -m1 MISMATCH | awk '{print \$2}')\" = corrupt ] \
      && grep -E '^[0-9]+ +conv2d_red_b ' $T/pbk.txt | grep -qE ' -  +- *$'"
+"$B" profile $M --backend cpu --iters 2 --time-only --format json > "$T/pt.jsonl"; rc=$?
+ok "--time-only: every kernel timed, none judged, no CPU reference time" \
+    "[ $rc = 0 ] && [ \$(grep -c '\"kind\":\"kernel\"' $T/pt.jsonl) = 8 ] && ! grep -q '\"verdict\":\"ok\"' $T/pt.jsonl \
+     && [ \$(grep -c '\"cpu_us\":-1.000' $T/pt.jsonl) = 8 ] && grep -q '\"cpu_ref_us\":-1.000' $T/pt.jsonl"
+"$B" profile $M --backend cpu --iters 2 --time-only > "$T/pt.txt"
+ok "--time-only table: '-' for CPU time and error, the total says why" \
+    "grep -q 'no cpu reference (--time-only)' $T/pt.txt && [ \$(grep -cE '^[0-9]+ .* -  +- *$' $T/pt.txt) = 8 ]"
 "$B" profile $M --backend cpu --iters 2 --format csv > "$T/p.csv"
 ok "csv has a header and 8 rows" "head -1 $T/p.csv | grep -q '^index,kernel,' && [ \$(wc -l < $T/p.csv) = 9 ]"
 "$B" profile $M --backend cpu --iters 2 --save "$T/base.jsonl" > /dev/null
