@@ -6,6 +6,7 @@
  * its inputs are ready there; fuse_concat.c). */
 #include "compiler/fusion.h"
 #include "common/cmp.h"
+#include "compiler/act.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,33 +59,33 @@ static bool half_exact(double v)
     return (double)f16_to_f32(f32_to_f16((float)v)) == v;
 }
 
-/* The activation the conv epilogue applies after the (conv + add) output t: relu, relu6 (also
- * hardtanh(0, 6) as exported), hardtanh with half-exact bounds, hardswish, hardsigmoid. Its
- * variant index (1..5) and node, or 0. */
-static int conv_act(const Graph *g, int t, const bool *taken, int *node, const char **why)
+/* The activation the conv epilogue applies after the (conv + add) output t: any of
+ * compiler/act.c's table, hardtanh only with half-exact bounds, and not one whose output a single
+ * mul reads (a squeeze-excite gate x * sigmoid(s)): fuse-elementwise computes the activation and
+ * the mul in one generated kernel, which reads the conv's channel-padded output as it is, where
+ * the mul alone would be a binary kernel behind a depad (EfficientNet-B0: 7 kernels fewer). Its
+ * row and node, or NULL. */
+static const EpiAct *conv_act(const Graph *g, int t, const bool *taken, int *node, const char **why)
 {
     int c = only_consumer(g, t);
-    if (c < 0 || !usable(g, c, taken)) return 0;
+    if (c < 0 || !usable(g, c, taken)) return NULL;
     const Node *n = &g->nodes[c];
-    int v = 0;
-    if (n->op == OP_RELU) v = 1;
-    if (n->op == OP_RELU6) v = 2;
-    if (n->op == OP_HARDSWISH) v = 4;
-    if (n->op == OP_HARDSIGMOID) v = 5;
-    if (n->op == OP_HARDTANH) {
-        double lo = attr_float(n, "min_val", -1.0), hi = attr_float(n, "max_val", 1.0);
-        if (!half_exact(lo) || !half_exact(hi)) {
-            *why =
-                "hardtanh bounds are not exact in half precision (the conv epilogue's push word)";
-            return 0;
-        }
-        v = lo == 0.0 && hi == 6.0 ? 2 : 3;
+    const EpiAct *a = epi_act(n);
+    if (a && next_op(g, n->out[0], OP_MUL, taken) >= 0) {
+        *why = "the activation feeds a single mul (fuse-elementwise computes both in one kernel)";
+        return NULL;
     }
-    if (v) *node = c;
-    return v;
+    if (a && a->op == OP_HARDTANH &&
+        (!half_exact(attr_float(n, "min_val", -1.0)) ||
+         !half_exact(attr_float(n, "max_val", 1.0)))) {
+        *why = "hardtanh bounds are not exact in half precision (the conv epilogue's push word)";
+        return NULL;
+    }
+    if (a) *node = c;
+    return a;
 }
 
-/* conv2d (+ residual add) (+ relu | relu6 | hardtanh | hardswish | hardsigmoid) */
+/* conv2d (+ residual add) (+ an activation of compiler/act.c's table) */
 static bool match_conv(const Graph *g, int node, const bool *taken, FuseMatch *m, const char **why)
 {
     const Node *conv = &g->nodes[node];
@@ -103,14 +104,9 @@ static bool match_conv(const Graph *g, int node, const bool *taken, FuseMatch *m
     } else {
         a = -1;
     }
-    static const char *variants[6][2] = {{NULL, "conv_add"},
-                                         {"conv_relu", "conv_add_relu"},
-                                         {"conv_relu6", "conv_add_relu6"},
-                                         {"conv_hardtanh", "conv_add_hardtanh"},
-                                         {"conv_hardswish", "conv_add_hardswish"},
-                                         {"conv_hardsigmoid", "conv_add_hardsigmoid"}};
     const char *act_why = NULL;
-    int r = -1, act = conv_act(g, out, taken, &r, &act_why);
+    int r = -1;
+    const EpiAct *act = conv_act(g, out, taken, &r, &act_why);
     if (act) add(m, r);
     if (m->n == 1) {
         *why = act_why                                   ? act_why
@@ -118,7 +114,7 @@ static bool match_conv(const Graph *g, int node, const bool *taken, FuseMatch *m
                                                          : NULL;
         return false;
     }
-    m->variant = variants[act][a >= 0];
+    m->variant = !act ? "conv_add" : a >= 0 ? act->conv_add : act->conv;
     return true;
 }
 
@@ -506,22 +502,14 @@ static int linear_act_node(const Graph *g, int node, const bool *taken, const ch
 {
     int c = only_consumer(g, g->nodes[node].out[0]);
     if (c < 0 || !usable(g, c, taken)) return -1;
-    static const struct {
-        OpId op;
-        const char *variant;
-    } acts[] = {{OP_RELU, "linear_relu"},       {OP_GELU, "linear_gelu"},
-                {OP_SILU, "linear_silu"},       {OP_TANH, "linear_tanh"},
-                {OP_SIGMOID, "linear_sigmoid"}, {OP_HARDSWISH, "linear_hardswish"}};
     if (g->nodes[c].op == OP_SILU) {
         int m2 = only_consumer(g, g->nodes[c].out[0]);
         if (m2 >= 0 && g->nodes[m2].op == OP_MUL) return -1;
     }
-    for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
-        if (g->nodes[c].op == acts[i].op) {
-            *variant = acts[i].variant;
-            return c;
-        }
-    return -1;
+    const EpiAct *a = epi_act(&g->nodes[c]);
+    if (!a || !a->linear) return -1;
+    *variant = a->linear;
+    return c;
 }
 
 /* linear (with its bias) + activation */
@@ -743,7 +731,9 @@ static bool match_linear_add(const Graph *g, int node, const bool *taken, FuseMa
 
 const FusePattern fuse_patterns[] = {
     {"conv", OP_CONV2D, match_conv,
-     "conv2d(+bias)(+residual add)(+relu|relu6|hardtanh|hardswish|hardsigmoid)", NULL, KK_conv2d},
+     "conv2d(+bias)(+residual add)(+relu|relu6|hardtanh|hardswish|hardsigmoid|silu|sigmoid|gelu|"
+     "tanh)",
+     NULL, KK_conv2d},
     {"add_relu", OP_ADD, match_add_relu, "add then relu", NULL, KK_add_relu},
     {"rmsnorm", OP_POW, match_rmsnorm, "pow, mean, add eps, rsqrt, mul x, mul weight", NULL,
      KK_rmsnorm},

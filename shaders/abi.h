@@ -9,23 +9,19 @@
 #ifndef NPU_ABI_H
 #define NPU_ABI_H
 
-// conv2d's fused activation (the push word act; shaders/conv2d_common.glsl conv_act): CLAMP to
-// [lo, hi] for relu6 and hardtanh, lo and hi the halves of act_lim.
-#define CONV_ACT_NONE 0
-#define CONV_ACT_RELU 1
-#define CONV_ACT_CLAMP 2
-#define CONV_ACT_HARDSWISH 3
-#define CONV_ACT_HARDSIGMOID 4
-
-// The matmul family's activations (the push words act and post; shaders/activation.glsl).
-#define MM_ACT_NONE 0
-#define MM_ACT_RELU 1
-#define MM_ACT_GELU_ERF 2
-#define MM_ACT_GELU_TANH 3
-#define MM_ACT_SILU 4
-#define MM_ACT_SIGMOID 5
-#define MM_ACT_TANH 6
-#define MM_ACT_HARDSWISH 7
+// The activation of a fused epilogue (conv2d's push word act; the matmul family's act and post):
+// one code per function of shaders/activation.glsl npu_activate, chosen by compiler/act.c. CLAMP
+// clamps to [lo, hi] (relu6, hardtanh), lo and hi the halves of the conv's push word act_lim.
+#define ACT_NONE 0
+#define ACT_RELU 1
+#define ACT_GELU_ERF 2
+#define ACT_GELU_TANH 3
+#define ACT_SILU 4
+#define ACT_SIGMOID 5
+#define ACT_TANH 6
+#define ACT_HARDSWISH 7
+#define ACT_CLAMP 8
+#define ACT_HARDSIGMOID 9
 
 // The most rows of A the GEMV takes (shaders/gemv.glsl spec MR: registers per lane grow with
 // it); the prologue folds and linear_glu leave the products with more rows to the tiled matmul.
@@ -48,6 +44,16 @@
     X(U, xcp) X(U, ycp) X(U, rcp) X(U, rsrc) X(U, act) X(U, mtiles) X(U, ptiles) X(U, nsplit)      \
     X(U, kchunk) X(U, act_lim)
 #define CONV2D_PUSH_WORDS 26
+
+// conv2d_dw (shaders/conv2d_dw.glsl): the depthwise conv, groups = c, mult = cout / c output
+// channels per input channel; x, y, the residual and rsrc as CONV2D_PUSH's (the same names: the
+// epilogue of conv2d_common.glsl reads them); wtiles tiles of TX outputs (spec) per output row.
+// The kernel width, horizontal stride and dilation are spec constants (unrolled loops).
+#define DWCONV_PUSH(X)                                                                             \
+    X(U, n) X(U, c) X(U, h) X(U, w) X(U, cout) X(U, oh) X(U, ow) X(U, mult)                        \
+    X(U, kh) X(U, sh) X(U, dh) X(I, ph) X(I, pw)                                                   \
+    X(U, xcp) X(U, ycp) X(U, rcp) X(U, rsrc) X(U, act) X(U, act_lim) X(U, wtiles)
+#define DWCONV_PUSH_WORDS 20
 
 // The matmul family (matmul, gemv; shaders/matmul_epi.glsl): Y[b, m, n] = post(act(alpha *
 // sum_k A[b, m, k] B[b, k, n] + beta * bias[m * bias_ms + n * bias_ns]) + res), B[k, n] at

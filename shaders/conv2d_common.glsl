@@ -2,7 +2,9 @@
 // push-constant block, the bindings of each stem, and the fused epilogue (bias, residual, activation,
 // store). The including kernel defines CONV_BIAS and CONV_RES (0 or 1: which bindings the stem
 // has), CONV_PART (1: the first pass of a K split, which writes fp32 partial sums instead) and
-// CONV_REDUCE (1: the second pass, which reads them instead of x and w).
+// CONV_REDUCE (1: the second pass, which reads them instead of x and w); CONV_DW (1: the depthwise
+// kernel, conv2d_dw.glsl, whose push block is abi.h DWCONV_PUSH: the epilogue's words by the same
+// names).
 //
 // Bindings: GEMM pass: 0 = x, 1 = w, then [bias], [res], y; with CONV_PART: 0 = x, 1 = w,
 // 2 = partials (float), 3 = y (not accessed: it sets the module variant and orders the reduce
@@ -14,7 +16,7 @@
 
 #include "abi.h"
 #include "common.glsl"
-#include "eltwise.glsl"
+#include "activation.glsl"
 
 #ifndef CONV_BIAS
 #define CONV_BIAS 0
@@ -27,6 +29,9 @@
 #endif
 #ifndef CONV_REDUCE
 #define CONV_REDUCE 0
+#endif
+#ifndef CONV_DW
+#define CONV_DW 0
 #endif
 
 #if CONV_REDUCE
@@ -73,23 +78,15 @@ uint conv_part_stride(uint npix)
 // earlier store).
 // The push words: abi.h CONV2D_PUSH. rsrc: 0 no residual, 1 the res binding (bound exactly when
 // rsrc is 1), 2 the residual is x itself (conv(x) + x; the reduce pass binds x as res instead), 3
-// the add adds the conv output to itself. act (applied last): abi.h CONV_ACT_*. Tiles: ptiles
+// the add adds the conv output to itself. act (applied last): abi.h ACT_*
+// (activation.glsl; act_lim: ACT_CLAMP's bounds). Tiles: ptiles
 // pixel tiles (BN) x mtiles channel tiles (BM) x groups x nsplit K splits of kchunk (a multiple of
 // BK) each.
+#if CONV_DW
+PUSH_BLOCK(DWCONV_PUSH)
+#else
 PUSH_BLOCK(CONV2D_PUSH)
-
-// The fused activation, NaN kept as the CPU reference keeps it.
-float conv_act(float v)
-{
-    if (pc.act == CONV_ACT_RELU) return npu_relu(v);
-    if (pc.act == CONV_ACT_CLAMP) {
-        vec2 lim = unpackHalf2x16(pc.act_lim);
-        return npu_clamp(v, lim.x, lim.y);
-    }
-    if (pc.act == CONV_ACT_HARDSWISH) return npu_hardswish(v);
-    if (pc.act == CONV_ACT_HARDSIGMOID) return npu_hardsigmoid(v);
-    return v;
-}
+#endif
 
 #if !CONV_PART
 // Bias, residual and activation of output element (n, co, q = oy*OW + ox). Its loads are not under a
@@ -107,7 +104,7 @@ float epilogue_value(uint n, uint co, uint q, float v)
     if (pc.rsrc == 2) v += S_LOAD(x[(n * pc.xcp + co) * ohw + q]);
 #endif
     if (pc.rsrc == 3) v += v;
-    return conv_act(v);
+    return npu_activate(v, pc.act, pc.act_lim);
 }
 
 void epilogue_store(uint n, uint co, uint q, float v)

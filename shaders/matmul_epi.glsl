@@ -32,8 +32,8 @@ layout(std430, set = 0, binding = MM_FIRST + MM_BIAS) readonly buffer Res_ { STO
 #endif
 layout(std430, set = 0, binding = MM_FIRST + MM_BIAS + MM_RES) writeonly buffer Y_ { STORAGE_T y[]; };
 
-// The push words: abi.h MATMUL_PUSH; post, what follows the residual add: MM_ACT_NONE or
-// MM_ACT_RELU (linear_add_relu).
+// The push words: abi.h MATMUL_PUSH; post, what follows the residual add: ACT_NONE or ACT_RELU
+// (linear_add_relu).
 #include "abi.h"
 PUSH_BLOCK(MATMUL_PUSH)
 

@@ -174,6 +174,7 @@ static void test_push_blocks_match_the_shaders(void **state)
     } families[] = {
         {KK_conv2d, KI_BASE, 0, sizeof(ConvPush)},
         {KK_conv2d, KI_DIRECT, 0, sizeof(ConvPush)},
+        {KK_conv2d, KI_DW, 0, sizeof(DwPush)},
         {KK_conv2d, KI_CM, 0, sizeof(ConvPush)},
         {KK_conv2d, KI_CMX, 0, sizeof(ConvPush)},
         {KK_matmul, KI_BASE, 0, sizeof(MatmulPush)},
@@ -238,23 +239,20 @@ static void test_push_blocks_word_order(void **state)
     (void)state;
     Ctx x;
     ctx_init(&x, "conv2d");
-    ConvPush pc = {.n = 1, .ph = -2, .rsrc = 3, .act = CONV_ACT_CLAMP, .act_lim = 0x4600u};
+    ConvPush pc = {.n = 1, .ph = -2, .rsrc = 3, .act = ACT_CLAMP, .act_lim = 0x4600u};
     assert_int_equal(kc_push_block(&x.c, &x.k, &pc, sizeof pc), ST_OK);
     assert_int_equal(x.k.npush, CONV2D_PUSH_WORDS);
     assert_int_equal(x.k.push[0], 1);
     assert_int_equal(x.k.push[12], (uint32_t)-2); /* ph */
     assert_int_equal(x.k.push[19], 3);            /* rsrc */
-    assert_int_equal(x.k.push[20], CONV_ACT_CLAMP);
+    assert_int_equal(x.k.push[20], ACT_CLAMP);
     assert_int_equal(x.k.push[25], 0x4600u); /* act_lim, last */
 
     ctx_init(&x, "matmul_cm");
-    MatmulCmPush cp = {.mm = {.M = 5,
-                              .bdim = {1, 2, 3, 4},
-                              .sb = {0, 0, 0, 9},
-                              .alpha = 0.5f,
-                              .post = MM_ACT_RELU},
-                       .mtiles = 6,
-                       .kchunk = 7};
+    MatmulCmPush cp = {
+        .mm = {.M = 5, .bdim = {1, 2, 3, 4}, .sb = {0, 0, 0, 9}, .alpha = 0.5f, .post = ACT_RELU},
+        .mtiles = 6,
+        .kchunk = 7};
     assert_int_equal(kc_push_block(&x.c, &x.k, &cp, sizeof cp), ST_OK);
     assert_int_equal(x.k.npush, MATMUL_CM_PUSH_WORDS);
     assert_int_equal(x.k.push[0], 5);
@@ -262,9 +260,9 @@ static void test_push_blocks_word_order(void **state)
     assert_int_equal(x.k.push[9], 4);
     assert_int_equal(x.k.push[17], 9); /* sb[3] */
     assert_int_equal(x.k.push[21], bits_of(0.5f));
-    assert_int_equal(x.k.push[23], MM_ACT_RELU); /* post */
-    assert_int_equal(x.k.push[24], 6);           /* mtiles */
-    assert_int_equal(x.k.push[27], 7);           /* kchunk */
+    assert_int_equal(x.k.push[23], ACT_RELU); /* post */
+    assert_int_equal(x.k.push[24], 6);        /* mtiles */
+    assert_int_equal(x.k.push[27], 7);        /* kchunk */
 
     ctx_init(&x, "decode_attention");
     AttnPush pa = {.T = 64, .scale = 0.25f, .o_sh = 3, .ngroups = 8, .o_st = 11};

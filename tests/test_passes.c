@@ -10,6 +10,7 @@
 
 #include "compiler/dump.h"
 #include "compiler/ir_json.h"
+#include "compiler/fusion.h"
 #include "compiler/pass.h"
 #include "compiler/plan.h"
 #include "tests/pass_check.h"
@@ -598,9 +599,33 @@ static void test_linear_add_rules(void **state)
     pipeline_free(&p);
 }
 
-/* The conv epilogue's activations fuse: relu6 (op and hardtanh(0, 6)), hardtanh with half-exact
- * bounds, hardswish, hardsigmoid, after an add too; hardtanh bounds half precision cannot hold
- * stay unfused with the reason recorded; mobilenet_block fuses every conv with its activation. */
+/* conv -> [add r] -> ACT -> [mul r] as a graph with output y: x [1,3,4,4], r and y [1,8,4,4]. */
+static void conv_act_graph(char *g, size_t cap, const char *op, const char *attrs, bool add,
+                           bool mul)
+{
+    static const char x[] = T("x", "[1,3,4,4]"), w[] = T("w", "[8,3,1,1]"),
+                      pw[] = T("p_w", "[8,3,1,1]"), c[] = T("c", "[1,8,4,4]"),
+                      r[] = T("r", "[1,8,4,4]"), a[] = T("a", "[1,8,4,4]"),
+                      s[] = T("s", "[1,8,4,4]"), y[] = T("y", "[1,8,4,4]");
+    static const char node[] = NODE("%s", "%s", "%s,%s", "%s", "%s");
+    static const char unary[] = NODE("%s", "%s", "%s", "%s", "%s");
+    char conv[512], addn[512] = "", act[512], muln[512] = "";
+    snprintf(conv, sizeof conv, node, "conv", "aten.conv2d.default", x, pw, c, "");
+    if (add) snprintf(addn, sizeof addn, node, "add", "aten.add.Tensor", c, r, a, "");
+    snprintf(act, sizeof act, unary, "act", op, add ? a : c, mul ? s : y, attrs);
+    if (mul) snprintf(muln, sizeof muln, node, "mul", "aten.mul.Tensor", s, r, y, "");
+    int n = snprintf(g, cap,
+                     "{\"graph_inputs\":[%s,%s],\"graph_outputs\":[%s],\"weights\":[%s],"
+                     "\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":[%s%s%s%s%s%s%s]}",
+                     x, r, y, w, conv, add ? "," : "", addn, ",", act, mul ? "," : "", muln);
+    assert_true(n > 0 && (size_t)n < cap);
+}
+
+/* The conv epilogue's activations fuse (compiler/act.c): relu6 (op and hardtanh(0, 6)), hardtanh
+ * with half-exact bounds, hardswish, hardsigmoid, silu, sigmoid, gelu (both forms), tanh, after
+ * an add too; hardtanh bounds half precision cannot hold stay unfused with the reason recorded;
+ * an activation feeding a single mul (a squeeze-excite gate) is left to fuse-elementwise with it.
+ * mobilenet_block fuses every conv with its activation but the SE gate's hardsigmoid. */
 static void test_conv_activation_patterns(void **state)
 {
     (void)state;
@@ -614,69 +639,17 @@ static void test_conv_activation_patterns(void **state)
          "conv_add_hardtanh"},
         {"aten.hardswish.default", "", "conv_hardswish", "conv_add_hardswish"},
         {"aten.hardsigmoid.default", "", "conv_hardsigmoid", "conv_add_hardsigmoid"},
+        {"aten.silu.default", "", "conv_silu", "conv_add_silu"},
+        {"aten.sigmoid.default", "", "conv_sigmoid", "conv_add_sigmoid"},
+        {"aten.gelu.default", "", "conv_gelu", "conv_add_gelu"},
+        {"aten.gelu.default", "\"approximate\":\"tanh\"", "conv_gelu", "conv_add_gelu"},
+        {"aten.tanh.default", "", "conv_tanh", "conv_add_tanh"},
         {"aten.hardtanh.default", "\"min_val\":-0.1,\"max_val\":0.3", NULL, "conv_add"},
     };
+    char g[4096];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int add = 0; add < 2; add++) {
-            char g[4096];
-            snprintf(
-                g, sizeof g,
-                "{\"graph_inputs\":[" T("x", "[1,3,4,4]") "," T(
-                    "r",
-                    "[1,8,4,4]") "],\"graph_outputs\":[" T("y",
-                                                           "[1,8,4,4]") "],"
-                                                                        "\"weights\":[" T(
-                                                                            "w",
-                                                                            "[8,"
-                                                                            "3,"
-                                                                            "1,"
-                                                                            "1]") "],\"weight_name_"
-                                                                                  "mapping\":{\"p_"
-                                                                                  "w\":\"w\"},"
-                                                                                  "\"nodes\":"
-                                                                                  "[" NODE(
-                                                                                      "conv",
-                                                                                      "aten."
-                                                                                      "conv2d."
-                                                                                      "defaul"
-                                                                                      "t",
-                                                                                      T("x",
-                                                                                        "[1,3,"
-                                                                                        "4,4]") "," T("p_"
-                                                                                                      "w",
-                                                                                                      "[8,"
-                                                                                                      "3,"
-                                                                                                      "1,"
-                                                                                                      "1"
-                                                                                                      "]"),
-                                                                                      T("c", "[1,8,"
-                                                                                             "4,"
-                                                                                             "4]"),
-                                                                                      "") "%s"
-                                                                                          "," NODE(
-                                                                                              "act",
-                                                                                              "%s",
-                                                                                              T("%"
-                                                                                                "s",
-                                                                                                "[1"
-                                                                                                ",8"
-                                                                                                ","
-                                                                                                "4,"
-                                                                                                "4"
-                                                                                                "]"),
-                                                                                              T("y",
-                                                                                                "[1"
-                                                                                                ",8"
-                                                                                                ","
-                                                                                                "4,"
-                                                                                                "4"
-                                                                                                "]"),
-                                                                                              "%s") "]"
-                                                                                                    "}",
-                add ? "," NODE("add", "aten.add.Tensor",
-                               T("c", "[1,8,4,4]") "," T("r", "[1,8,4,4]"), T("a", "[1,8,4,4]"), "")
-                    : "",
-                cases[i].op, add ? "a" : "c", cases[i].attrs);
+            conv_act_graph(g, sizeof g, cases[i].op, cases[i].attrs, add, false);
             Pipeline p = tp_compile_json(g);
             const char *want = add ? cases[i].add_variant : cases[i].variant;
             if (!want) {
@@ -693,10 +666,28 @@ static void test_conv_activation_patterns(void **state)
             }
             pipeline_free(&p);
         }
+    /* the activation feeds a mul: conv(_add) alone, the activation and the mul one generated
+     * kernel reading the padded conv output (no depad, no binary kernel) */
+    for (int add = 0; add < 2; add++) {
+        conv_act_graph(g, sizeof g, "aten.sigmoid.default", "", add, true);
+        Pipeline p = tp_compile_json(g);
+        assert_int_equal(tp_count_pattern(p.g, "conv_sigmoid"), 0);
+        assert_int_equal(tp_count_pattern(p.g, "conv_add_sigmoid"), 0);
+        assert_int_equal(tp_count_pattern(p.g, "conv_add"), add);
+        assert_int_equal(tp_count_pattern(p.g, FUSE_ELEMENTWISE), 1);
+        bool said = false; /* the conv alone is a near miss that says why */
+        for (int m = 0; m < p.g->nmisses; m++)
+            said |= strstr(p.g->misses[m].reason, "single mul") != NULL;
+        assert_true(said == !add);
+        assert_int_equal(tp_count_shader(p.plan, "depad"), 0);
+        assert_int_equal(tp_count_shader(p.plan, "binary"), 0);
+        pipeline_free(&p);
+    }
     Pipeline p = tp_compile("tests/models/mobilenet_block/model.json", NULL);
     assert_int_equal(tp_count_pattern(p.g, "conv_hardswish"), 3);
     assert_int_equal(tp_count_pattern(p.g, "conv_relu6"), 1);
-    assert_int_equal(tp_count_pattern(p.g, "conv_hardsigmoid"), 1);
+    assert_int_equal(tp_count_pattern(p.g, "conv_hardsigmoid"), 0);
+    assert_int_equal(tp_count_pattern(p.g, FUSE_ELEMENTWISE), 1); /* hardsigmoid * x */
     for (int k = 0; k < p.plan->nkernels; k++)
         assert_string_not_equal(p.plan->kernels[k].shader, "unary"); /* no activation left alone */
     pipeline_free(&p);

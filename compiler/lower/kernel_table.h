@@ -23,6 +23,7 @@ typedef enum KernelKind {
 typedef enum KernelImpl {
     KI_BASE,   /* the portable kernel */
     KI_DIRECT, /* conv2d on a CPU device: no shared memory */
+    KI_DW,     /* conv2d with one input channel per group (depthwise) */
     KI_GEMV,   /* the 16-byte-load GEMV */
     KI_CM,     /* nv-coopmat tensor cores */
     KI_CMX,    /* KI_CM's portable emulation (tests: CompileOptions.cm_emulate) */

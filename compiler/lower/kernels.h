@@ -84,6 +84,9 @@ int64_t kc_binding_offset(const Plan *p, const PlanTensor *t);
 typedef struct ConvPush {
     CONV2D_PUSH(PUSH_FIELD)
 } ConvPush;
+typedef struct DwPush {
+    DWCONV_PUSH(PUSH_FIELD)
+} DwPush;
 typedef struct MatmulPush {
     MATMUL_PUSH(PUSH_FIELD)
 } MatmulPush;
@@ -104,6 +107,7 @@ typedef struct CatPush {
     CAT_PUSH(PUSH_FIELD)
 } CatPush;
 _Static_assert(sizeof(ConvPush) == 4 * CONV2D_PUSH_WORDS, "conv2d push: CONV2D_PUSH_WORDS words");
+_Static_assert(sizeof(DwPush) == 4 * DWCONV_PUSH_WORDS, "conv2d_dw push: DWCONV_PUSH_WORDS words");
 _Static_assert(sizeof(MatmulPush) == 4 * MATMUL_PUSH_WORDS, "matmul push: MATMUL_PUSH_WORDS words");
 _Static_assert(sizeof(MatmulCmPush) == 4 * MATMUL_CM_PUSH_WORDS,
                "tensor-core matmul push: MATMUL_CM_PUSH_WORDS words");

@@ -1,11 +1,12 @@
-/* conv2d family: a CONV2D node or a fused conv(_add)(_relu|_relu6|_hardtanh|_hardswish|
- * _hardsigmoid) instance. Picks
+/* conv2d family: a CONV2D node or a fused conv(_add)(_ACT) instance (ACT one of compiler/act.c's
+ * table). Picks
  * the kernel (the implicit GEMM of shaders/conv2d_body.glsl, its tensor-core version on the
  * nv-coopmat tier where measured faster, or the direct kernel on a CPU device), its tiles and K
  * split (kc_gemm_tile; a split appends the reduce pass), the key by which of bias and residual
  * are bound (KF_BIAS, KF_RES: the runtime binds exactly the kernel's tensors), and fills the push
  * block (shaders/abi.h CONV2D_PUSH, ConvPush). Attribute semantics follow runtime/cpu/cpu_conv.c
  * (ATen). */
+#include "compiler/act.h"
 #include "compiler/lower/kernels.h"
 
 #include "common/half.h"
@@ -60,29 +61,92 @@ static Status conv_attrs(const KernelCtx *c, const Node *conv, ConvGeom *g)
     return ST_OK;
 }
 
-/* The epilogue's activation (shaders/conv2d_common.glsl conv_act): a code of shaders/abi.h
- * CONV_ACT_*, CLAMP's lo and hi as the two halves of one word (the fuse pattern admits only
- * half-exact bounds). */
+/* The epilogue's activation (shaders/activation.glsl npu_activate): the code (abi.h ACT_*) of the
+ * fused member the table of compiler/act.c names, ACT_CLAMP's lo and hi as the two halves of one
+ * word (the fuse pattern admits only half-exact bounds). */
 static Status conv_act(const KernelCtx *c, uint32_t *code, uint32_t *lim)
 {
     double lo = 0, hi = 0;
-    const Node *ht = kc_member(c, OP_HARDTANH);
-    *code = CONV_ACT_NONE;
-    if (kc_member(c, OP_RELU)) *code = CONV_ACT_RELU;
-    if (kc_member(c, OP_HARDSWISH)) *code = CONV_ACT_HARDSWISH;
-    if (kc_member(c, OP_HARDSIGMOID)) *code = CONV_ACT_HARDSIGMOID;
-    if (kc_member(c, OP_RELU6)) *code = CONV_ACT_CLAMP, lo = 0, hi = 6;
-    if (ht) {
-        *code = CONV_ACT_CLAMP;
-        lo = attr_float(ht, "min_val", -1.0);
-        hi = attr_float(ht, "max_val", 1.0);
-    }
+    *code = ACT_NONE;
+    for (int i = 0; c->fusion && i < c->fusion->nnodes && *code == ACT_NONE; i++)
+        *code = epi_act_code(&c->g->nodes[c->fusion->nodes[i]], &lo, &hi);
     uint16_t l = f32_to_f16((float)lo), h = f32_to_f16((float)hi);
     if (f16_to_f32(l) != lo || f16_to_f32(h) != hi)
         return kc_error(c, "conv2d kernel: hardtanh bounds %g, %g are not exact in half precision",
                         lo, hi);
     *lim = (uint32_t)h << 16 | l;
     return ST_OK;
+}
+
+/* The depthwise kernel (shaders/conv2d_dw.glsl): one input channel per group, any channel
+ * multiplier, where a row of TX = 1 output's input fits DW_SEG_MAX registers (conv.dw=0: the
+ * other kernels). Workgroups of DW_WG, spec {WG, TX, KW, SW, DW}. */
+enum { DW_WG = 64, DW_TX_MIN = 4, DW_TX_MAX = 8, DW_SEG_MAX = 32 };
+
+static int64_t dw_seg(const ConvGeom *g, int64_t tx)
+{
+    return (tx - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+}
+
+static bool dw_applies(const KernelCtx *c, const ConvGeom *g)
+{
+    return g->groups == g->c && kc_tune(c, TUNE_CONV_DW) && dw_seg(g, 1) <= DW_SEG_MAX;
+}
+
+/* Outputs per invocation: conv.dw_tx, else the count in DW_TX_MIN..DW_TX_MAX (the row's width when
+ * narrower) that leaves the fewest idle columns in a row's last tile, the larger on a tie (56 ->
+ * 8, 28 and 14 -> 7, 10 -> 5); then fewer while their input passes DW_SEG_MAX registers. */
+static int64_t dw_tx(const KernelCtx *c, const ConvGeom *g)
+{
+    int64_t tx = kc_tune(c, TUNE_CONV_DW_TX);
+    if (tx == TUNE_AUTO) {
+        tx = g->ow <= DW_TX_MAX ? g->ow : DW_TX_MAX;
+        for (int64_t t = DW_TX_MAX - 1; t >= DW_TX_MIN && g->ow > DW_TX_MAX; t--)
+            if ((g->ow + t - 1) / t * t < (g->ow + tx - 1) / tx * tx) tx = t;
+    }
+    tx = tx < g->ow ? tx : g->ow;
+    while (tx > 1 && dw_seg(g, tx) > DW_SEG_MAX)
+        tx--;
+    return tx;
+}
+
+static Status lower_dw(const KernelCtx *c, PlanKernel *k, const ConvGeom *g, const ConvPush *cp,
+                       unsigned epi)
+{
+    int64_t tx = dw_tx(c, g), wtiles = (g->ow + tx - 1) / tx;
+    int64_t n = g->n * g->cout * g->oh * wtiles;
+    if (n > UINT32_MAX) return kc_error(c, "conv2d kernel: more than 2^32 invocations");
+    KcWords w = {0};
+    DwPush pc = {
+        .n = cp->n,
+        .c = cp->c,
+        .h = cp->h,
+        .w = cp->w,
+        .cout = cp->cout,
+        .oh = cp->oh,
+        .ow = cp->ow,
+        .mult = kc_word(&w, g->cout / g->c),
+        .kh = cp->kh,
+        .sh = cp->sh,
+        .dh = cp->dh,
+        .ph = cp->ph,
+        .pw = cp->pw,
+        .xcp = cp->xcp,
+        .ycp = cp->ycp,
+        .rcp = cp->rcp,
+        .rsrc = cp->rsrc,
+        .act = cp->act,
+        .act_lim = cp->act_lim,
+        .wtiles = kc_word(&w, wtiles),
+    };
+    Status st = kc_words_ok(c, k, &w);
+    if (st == ST_OK) st = kc_push_block(c, k, &pc, sizeof pc);
+    uint32_t spec[] = {DW_WG, (uint32_t)tx, (uint32_t)g->kw, (uint32_t)g->sw, (uint32_t)g->dw};
+    for (size_t i = 0; i < sizeof spec / sizeof spec[0] && st == ST_OK; i++)
+        st = kc_spec(c, k, spec[i]);
+    kc_grid(k, n, DW_WG);
+    if (st != ST_OK) return st;
+    return kc_pick(c, k, (KernelKey){.kind = KK_conv2d, .impl = KI_DW, .flags = epi});
 }
 
 Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
@@ -181,6 +245,9 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
         .act = act,
         .act_lim = act_lim, /* the tiles and split: below */
     };
+    st = kc_words_ok(c, k, &w);
+    if (st != ST_OK) return st;
+    if (dw_applies(c, &g)) return lower_dw(c, k, &g, &pc, epi);
     /* The K split's grid targets (conv.target, conv.cm_target) and the tensor-core tile's plan at
      * its own. Tensor cores (f16 storage, 16+ channels per group) where they were measured faster
      * than the SIMT kernel on the H100 at batch 1: convs whose K the tensor-core plan splits,

@@ -12,11 +12,12 @@
  * exactly the kernel's tensors) and the path (KI_BASE, KI_GEMV; KF_RMSNORM, KF_SILU_MUL for a
  * GEMV prologue); its row of shaders/kernels.def names it. Bindings A, B, [bias], [residual], Y
  * (addmm's reordered).
- * Push: MatmulPush (shaders/abi.h MATMUL_PUSH; activation codes MM_ACT_*: explicit numbers, so a
+ * Push: MatmulPush (shaders/abi.h MATMUL_PUSH; activation codes ACT_*: explicit numbers, so a
  * .npubin does not depend on the order of ops.def). Spec: matmul {WG, vector, TM, TN, TK}; gemv
  * {WG, R, MR, NV, U, G} (gemv_spec). linear_glu (fuse_concat.c) is the product over the gate's and
  * up's weights interleaved, with act(gate) * up in the epilogue (KF_GLU): the tiled path, or the
  * tensor-core matmul (lower_matmul_cm.c), never the GEMV or the vector path. */
+#include "compiler/act.h"
 #include "compiler/fusion.h"
 #include "compiler/lower/kernels.h"
 
@@ -38,7 +39,7 @@ typedef struct MmDesc {
     double eps;
     int64_t bias_ms, bias_ns;
     double alpha, beta;
-    uint32_t act, post; /* activation before the residual, after it (MM_ACT_NONE or MM_ACT_RELU) */
+    uint32_t act, post; /* activation before the residual, after it (ACT_NONE or ACT_RELU) */
     /* linear_glu: B is the gate's and up's weights interleaved (N = 2F) and Y [.., M, F] is
      * act(gate) * up (shaders/matmul_glu.glsl); act is the gate's activation */
     bool glu;
@@ -167,25 +168,13 @@ static Status desc_matmul(const KernelCtx *c, const PlanTensor *a, const PlanTen
     return ST_OK;
 }
 
+/* The code of an activation fused after the product: one the table lets follow a linear
+ * (compiler/act.c; the push block has no clamp bounds), else ACT_NONE. */
 static uint32_t act_code(const Node *n)
 {
-    switch (n->op) {
-    case OP_RELU:
-        return MM_ACT_RELU;
-    case OP_GELU:
-        return strcmp(attr_str(n, "approximate", "none"), "tanh") == 0 ? MM_ACT_GELU_TANH
-                                                                       : MM_ACT_GELU_ERF;
-    case OP_SILU:
-        return MM_ACT_SILU;
-    case OP_SIGMOID:
-        return MM_ACT_SIGMOID;
-    case OP_TANH:
-        return MM_ACT_TANH;
-    case OP_HARDSWISH:
-        return MM_ACT_HARDSWISH;
-    default:
-        return MM_ACT_NONE;
-    }
+    const EpiAct *a = epi_act(n);
+    double lo, hi;
+    return a && a->linear ? epi_act_code(n, &lo, &hi) : ACT_NONE;
 }
 
 static bool is_product(OpId op)
@@ -417,13 +406,13 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
     if (st != ST_OK) return st;
     if (act) {
         d.act = act_code(act);
-        if (d.act == MM_ACT_NONE)
+        if (d.act == ACT_NONE)
             return kc_error(c, "matmul kernel: %s is not a fusable activation",
                             op_short_name(act->op));
     }
     if (post) {
         d.post = act_code(post);
-        if (d.post != MM_ACT_RELU)
+        if (d.post != ACT_RELU)
             return kc_error(c, "matmul kernel: only a relu may follow the residual add, not %s",
                             op_short_name(post->op));
     }
