@@ -3,8 +3,8 @@
  * stride, padding (ints, 'same', 'valid'), dilation, 1x1 / 3x3 / 7x7 and rectangular kernels,
  * bias or none, channel counts that are not multiples of the channel tile or the register tile,
  * N = 2 and odd spatial sizes; the fused conv_relu, conv_add, conv_add_relu (a residual from
- * another conv, the conv's own input, the conv output itself), the epilogue's relu6, hardtanh,
- * hardswish and hardsigmoid (alone, after an add, on a depthwise conv); conv -> conv chains so
+ * another conv, the conv's own input, the conv output itself), every activation of the epilogue
+ * (alone, after an add, on a depthwise conv, in a K split's reduce); conv -> conv chains so
  * padded inputs are read; pools with every attribute variant (ceil_mode windows, count_include_pad,
  * divisor_override, dilation, adaptive sizes); f32 and f16, bf16 for coverage. The tiling of the
  * implicit-GEMM kernels: several tiles each way, K splits and their reduce with every epilogue.
@@ -21,114 +21,8 @@
 
 #include "compiler/lower/kernels.h"
 #include "compiler/pass.h"
+#include "tests/conv_graph.h"
 #include "tests/vk_check.h"
-
-/* ---- a small builder for graphs in the exporter's format ---------------------------------- */
-
-typedef struct Gb {
-    char in[2048], out[1024], w[2048], map[2048], nodes[12288];
-} Gb;
-
-static void cat(char *dst, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void cat(char *dst, size_t cap, const char *fmt, ...)
-{
-    size_t n = strlen(dst);
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(dst + n, cap - n, fmt, ap);
-    va_end(ap);
-    assert_true(k >= 0 && (size_t)k < cap - n);
-}
-
-/* Tensor text {"name":..,"shape":[..]} in one of a few rotating buffers. */
-static const char *tt(const char *name, const int64_t *s)
-{
-    static char bufs[8][160];
-    static int next;
-    char *b = bufs[next++ % 8];
-    snprintf(b, 160, "{\"name\":\"%s\",\"shape\":[%lld,%lld,%lld,%lld]}", name, (long long)s[0],
-             (long long)s[1], (long long)s[2], (long long)s[3]);
-    return b;
-}
-
-static void gb_input(Gb *g, const char *name, const int64_t *s)
-{
-    cat(g->in, sizeof g->in, "%s%s", g->in[0] ? "," : "", tt(name, s));
-}
-
-static void gb_output(Gb *g, const char *name, const int64_t *s)
-{
-    cat(g->out, sizeof g->out, "%s%s", g->out[0] ? "," : "", tt(name, s));
-}
-
-/* A node with up to three inputs (NULL names end the list) and one output. */
-static void gb_node(Gb *g, const char *name, const char *op, const char *const *ins,
-                    const int64_t *const *ishapes, const char *out, const int64_t *oshape,
-                    const char *attrs)
-{
-    cat(g->nodes, sizeof g->nodes, "%s{\"name\":\"%s\",\"op_type\":\"%s\",\"inputs\":[",
-        g->nodes[0] ? "," : "", name, op);
-    for (int i = 0; i < 3 && ins[i]; i++)
-        cat(g->nodes, sizeof g->nodes, "%s%s", i ? "," : "", tt(ins[i], ishapes[i]));
-    cat(g->nodes, sizeof g->nodes, "],\"outputs\":[%s],\"attrs\":{%s}}", tt(out, oshape),
-        attrs ? attrs : "");
-}
-
-/* conv2d node `name`: weights "NAME_w" [cout, cin/groups, kh, kw] (and "NAME_b" [cout] when
- * bias) declared and mapped as the exporter does (parameter p_NAME_w -> state_dict NAME_w). */
-static void gb_conv(Gb *g, const char *name, const char *x, const int64_t *xs, int64_t cout,
-                    int64_t groups, int64_t kh, int64_t kw, bool bias, const char *out,
-                    const int64_t *os, const char *attrs)
-{
-    char wn[64], pw[64], bn[64], pb[64];
-    snprintf(wn, sizeof wn, "%s_w", name);
-    snprintf(pw, sizeof pw, "p_%s_w", name);
-    snprintf(bn, sizeof bn, "%s_b", name);
-    snprintf(pb, sizeof pb, "p_%s_b", name);
-    int64_t ws[4] = {cout, xs[1] / groups, kh, kw};
-    cat(g->w, sizeof g->w, "%s%s", g->w[0] ? "," : "", tt(wn, ws));
-    cat(g->map, sizeof g->map, "%s\"%s\":\"%s\"", g->map[0] ? "," : "", pw, wn);
-    if (bias) {
-        cat(g->w, sizeof g->w, ",{\"name\":\"%s\",\"shape\":[%lld]}", bn, (long long)cout);
-        cat(g->map, sizeof g->map, ",\"%s\":\"%s\"", pb, bn);
-    }
-    char a[256];
-    snprintf(a, sizeof a, "%s%s\"groups\":%lld", attrs ? attrs : "", attrs && *attrs ? "," : "",
-             (long long)groups);
-    /* the bias shape is printed by hand: tt() is 4-D */
-    cat(g->nodes, sizeof g->nodes,
-        "%s{\"name\":\"%s\",\"op_type\":\"aten.conv2d.default\",\"inputs\":[%s,%s",
-        g->nodes[0] ? "," : "", name, tt(x, xs), tt(pw, ws));
-    if (bias)
-        cat(g->nodes, sizeof g->nodes, ",{\"name\":\"%s\",\"shape\":[%lld]}", pb, (long long)cout);
-    cat(g->nodes, sizeof g->nodes, "],\"outputs\":[%s],\"attrs\":{%s}}", tt(out, os), a);
-}
-
-/* Checks the graph whose result is tensor `res` of shape rs. A conv-family result whose channels
- * are not a multiple of the channel tile is padded, and a padded graph output goes through the
- * copy family's depad kernel: until that family is in the build, such a result is checked
- * through a bias-free 1x1 conv to 32 channels (dense, no depad), which reads every logical
- * channel of it, so a wrong element still changes the output. */
-static double gb_check(const Gb *g0, const char *res, const int64_t *rs, const char *dtype,
-                       double tol, const char *expect)
-{
-    static Gb gc;
-    static char json[81920];
-    Gb *g = &gc;
-    *g = *g0;
-    if (rs[1] % 32 != 0 && !kernel_has_family("depad")) {
-        int64_t hs[4] = {rs[0], 32, rs[2], rs[3]};
-        gb_conv(g, "head", res, rs, 32, 1, 1, 1, false, "yh", hs, NULL);
-        gb_output(g, "yh", hs);
-    } else {
-        gb_output(g, res, rs);
-    }
-    snprintf(json, sizeof json,
-             "{\"model_name\":\"t\",\"graph_inputs\":[%s],\"graph_outputs\":[%s],\"weights\":[%s],"
-             "\"weight_name_mapping\":{%s},\"nodes\":[%s]}",
-             g->in, g->out, g->w, g->map, g->nodes);
-    return vc_check_json(json, dtype, tol, expect);
-}
 
 /* `make test` runs a case per code path (kernel shape, epilogue, tile and split, pool variant);
  * `make test-long` (tu_long) the rest: L marks those, and here() says whether a case of the
@@ -137,49 +31,7 @@ static double gb_check(const Gb *g0, const char *res, const int64_t *rs, const c
 #define Q 0
 #define here tu_here
 
-static const char *dts[] = {"fp32", "fp16", "bf16"};
-static const double tols[] = {VC_TOL_F32, VC_TOL_F16, VC_TOL_BF16};
-
 /* ---- conv2d ------------------------------------------------------------------------------- */
-
-typedef struct ConvCase {
-    int64_t n, c, h, w, cout, groups, kh, kw, sh, sw, ph, pw, dh, dw;
-    bool bias;
-    const char *pad_str; /* "same" / "valid" instead of ints */
-    const char *expect;
-    int lng; /* L: only under `make test-long` (tu_long); Q: the quick suite's */
-} ConvCase;
-
-/* The case in dtypes t0 .. t1 - 1, when its set (quick or long) runs in this suite. */
-static void conv_case(const ConvCase *cc, int t0, int t1)
-{
-    if (!here(cc->lng)) return;
-    int64_t oh, ow, ph = cc->ph, pw = cc->pw;
-    char attrs[200];
-    if (cc->pad_str && strcmp(cc->pad_str, "same") == 0) {
-        oh = cc->h, ow = cc->w;
-    } else {
-        if (cc->pad_str) ph = pw = 0;
-        oh = (cc->h + 2 * ph - cc->dh * (cc->kh - 1) - 1) / cc->sh + 1;
-        ow = (cc->w + 2 * pw - cc->dw * (cc->kw - 1) - 1) / cc->sw + 1;
-    }
-    if (cc->pad_str)
-        snprintf(attrs, sizeof attrs,
-                 "\"stride\":[%lld,%lld],\"padding\":\"%s\",\"dilation\":[%lld,%lld]",
-                 (long long)cc->sh, (long long)cc->sw, cc->pad_str, (long long)cc->dh,
-                 (long long)cc->dw);
-    else
-        snprintf(attrs, sizeof attrs,
-                 "\"stride\":[%lld,%lld],\"padding\":[%lld,%lld],\"dilation\":[%lld,%lld]",
-                 (long long)cc->sh, (long long)cc->sw, (long long)ph, (long long)pw,
-                 (long long)cc->dh, (long long)cc->dw);
-    int64_t xs[4] = {cc->n, cc->c, cc->h, cc->w}, ys[4] = {cc->n, cc->cout, oh, ow};
-    Gb g = {0};
-    gb_input(&g, "x", xs);
-    gb_conv(&g, "conv", "x", xs, cc->cout, cc->groups, cc->kh, cc->kw, cc->bias, "y", ys, attrs);
-    for (int t = t0; t < t1; t++)
-        gb_check(&g, "y", ys, dts[t], tols[t], cc->expect);
-}
 
 static void test_conv_shapes(void **state)
 {
@@ -198,30 +50,41 @@ static void test_conv_shapes(void **state)
         {1, 4, 9, 8, 6, 1, 3, 3, 2, 1, 0, 0, 1, 1, false, "valid", "conv2d", Q},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        conv_case(&cases[i], 0, 2);
+        gb_conv_case(&cases[i], 0, 2);
     static const ConvCase *bf16[] = {&cases[0], &cases[1]};
     for (int i = 0; i < 2; i++) {
         ConvCase c = *bf16[i];
         c.lng = L;
-        conv_case(&c, 2, 3);
+        gb_conv_case(&c, 2, 3);
     }
 }
 
+/* Grouped convs: groups < C on the implicit GEMM; groups = C (one input channel per group) on
+ * the depthwise kernel (tests/test_vk_dwconv.c checks it in depth), and with conv.dw=0 on the
+ * implicit GEMM, which still takes the depthwise convs the depthwise kernel does not. */
 static void test_conv_groups(void **state)
 {
     (void)state;
     static const ConvCase cases[] = {
-        {2, 8, 13, 11, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b", L},   /* groups 2 */
-        {2, 12, 13, 11, 12, 12, 3, 3, 2, 2, 1, 1, 1, 1, false, NULL, "conv2d", Q}, /* depthwise */
-        {2, 6, 13, 11, 12, 6, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b", L},  /* mult. 2 */
-        {1, 40, 9, 7, 40, 40, 5, 5, 1, 1, 4, 4, 2, 2, true, NULL, "conv2d_b", Q},  /* dw dilated */
+        {2, 8, 13, 11, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b", L}, /* groups 2 */
+        {2, 12, 13, 11, 12, 12, 3, 3, 2, 2, 1, 1, 1, 1, false, NULL, "conv2d_dw",
+         Q},                                                                         /* depthwise */
+        {2, 6, 13, 11, 12, 6, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_dw_b", L}, /* mult. 2 */
+        {1, 40, 9, 7, 40, 40, 5, 5, 1, 1, 4, 4, 2, 2, true, NULL, "conv2d_dw_b", Q}, /* dilated */
         {1, 64, 7, 5, 96, 2, 3, 3, 1, 1, 1, 1, 1, 1, false, NULL, "conv2d", Q}, /* 48 per group */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        conv_case(&cases[i], 0, 2);
+        gb_conv_case(&cases[i], 0, 2);
     ConvCase c = cases[1];
     c.lng = L;
-    conv_case(&c, 2, 3);
+    gb_conv_case(&c, 2, 3);
+    vc_tune("conv.dw=0");
+    for (size_t i = 1; i < 4; i++) {
+        c = cases[i];
+        c.expect = c.bias ? "conv2d_b" : "conv2d";
+        gb_conv_case(&c, 0, 2);
+    }
+    vc_tune(NULL);
 }
 
 /* The tiling of the implicit-GEMM kernels (portable and tensor-core): several channel and
@@ -244,7 +107,7 @@ static void test_conv_gemm_tiles(void **state)
         {1, 100, 5, 6, 17, 1, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b", L}, /* K 900 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        conv_case(&cases[i], 0, 3);
+        gb_conv_case(&cases[i], 0, 3);
 }
 
 /* The K-split reduce with each residual source on shapes the tensor-core tier takes (64+
@@ -265,7 +128,7 @@ static void test_conv_split_residual(void **state)
     gb_node(&g, "r", "aten.relu.default", (const char *[]){"s", NULL}, (const int64_t *[]){a}, "y",
             a, NULL);
     for (int t = 0; t < 3; t++)
-        if (here(t == 2)) gb_check(&g, "y", a, dts[t], tols[t], "conv2d_br");
+        if (here(t == 2)) gb_check(&g, "y", a, gb_dtypes[t], gb_tols[t], "conv2d_br");
     Gb h = {0};
     gb_input(&h, "x", xs);
     gb_conv(&h, "c1", "x", xs, 64, 1, 3, 3, true, "c1o", c, "\"padding\":[1,1]");
@@ -273,7 +136,7 @@ static void test_conv_split_residual(void **state)
     gb_node(&h, "add", "aten.add.Tensor", (const char *[]){"c2o", "c1o", NULL},
             (const int64_t *[]){c, c}, "y", c, NULL);
     for (int t = 0; t < 3; t++)
-        if (here(t == 2)) gb_check(&h, "y", c, dts[t], tols[t], "conv2d");
+        if (here(t == 2)) gb_check(&h, "y", c, gb_dtypes[t], gb_tols[t], "conv2d");
 }
 
 /* ---- fused conv patterns and padded inputs ------------------------------------------------ */
@@ -295,7 +158,7 @@ static void test_conv_relu_chain(void **state)
     gb_node(&g, "r2", "aten.relu.default", (const char *[]){"s", NULL}, (const int64_t *[]){a}, "y",
             a, NULL);
     for (int t = 0; t < 3; t++)
-        if (here(t == 2)) gb_check(&g, "y", a, dts[t], tols[t], "conv2d_b");
+        if (here(t == 2)) gb_check(&g, "y", a, gb_dtypes[t], gb_tols[t], "conv2d_b");
 }
 
 /* A residual from another conv (bias on one, none on the other), with and without the relu,
@@ -315,7 +178,7 @@ static void test_conv_add_residual(void **state)
             gb_node(&g, "r", "aten.relu.default", (const char *[]){"s", NULL},
                     (const int64_t *[]){a}, "y", a, NULL);
         for (int t = 0; t < 2; t++)
-            if (here(relu == 0)) gb_check(&g, "y", a, dts[t], tols[t], "conv2d_r");
+            if (here(relu == 0)) gb_check(&g, "y", a, gb_dtypes[t], gb_tols[t], "conv2d_r");
     }
 }
 
@@ -333,10 +196,12 @@ static void test_conv_add_self(void **state)
     gb_check(&g, "y", a, "fp32", VC_TOL_F32, "conv2d_b");
 }
 
-/* The conv epilogue's activations (mobilenet's patterns): relu6 (the op, and hardtanh(0, 6) as
- * torchvision exports ReLU6), hardtanh with other half-exact bounds, hardswish, hardsigmoid; alone
- * (conv_ACT, on a depthwise conv too) and after a residual add (conv_add_ACT). Conv outputs of
- * this size reach past every bound. test_passes.c checks the same graphs fuse. */
+/* The conv epilogue's activations (shaders/activation.glsl): relu6 (the op, and hardtanh(0, 6) as
+ * torchvision exports ReLU6), hardtanh with other half-exact bounds, hardswish, hardsigmoid, silu,
+ * sigmoid, gelu (erf and tanh), tanh; after four producers: a conv alone (conv_ACT), after a
+ * residual add (conv_add_ACT), a depthwise conv as in mobilenet's blocks, and a conv whose K the
+ * plan splits (the reduce pass applies it; the tensor cores, emulated, take it in fp16). Conv
+ * outputs of this size reach past every bound. test_passes.c checks the same graphs fuse. */
 static void test_conv_activations(void **state)
 {
     (void)state;
@@ -348,19 +213,24 @@ static void test_conv_activations(void **state)
         {"aten.hardtanh.default", "\"min_val\":-1.5,\"max_val\":2.25"},
         {"aten.hardswish.default", NULL},
         {"aten.hardsigmoid.default", NULL},
+        {"aten.silu.default", NULL},
+        {"aten.sigmoid.default", NULL},
+        {"aten.gelu.default", NULL},
+        {"aten.gelu.default", "\"approximate\":\"tanh\""},
+        {"aten.tanh.default", NULL},
     };
     int64_t xs[4] = {2, 10, 11, 9}, a[4] = {2, 12, 11, 9};
+    int64_t ks[4] = {1, 64, 9, 9}, ka[4] = {1, 32, 9, 9};
     for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
-        for (int add = 0; add < 3; add++) {
+        for (int add = 0; add < 4; add++) {
             Gb g = {0};
-            gb_input(&g, "x", xs);
-            /* add 2: a depthwise conv (groups = channels) as in mobilenet's blocks */
-            if (add == 2) {
+            const int64_t *in = add == 3 ? ks : xs, *os = add == 2 ? xs : add == 3 ? ka : a;
+            gb_input(&g, "x", in);
+            /* add 2: a depthwise conv (groups = channels); add 3: K 576 over 81 pixels */
+            if (add == 2)
                 gb_conv(&g, "c", "x", xs, 10, 10, 3, 3, true, "co", xs, "\"padding\":[1,1]");
-            } else {
-                gb_conv(&g, "c", "x", xs, 12, 1, 3, 3, true, "co", a, "\"padding\":[1,1]");
-            }
-            const int64_t *os = add == 2 ? xs : a;
+            else
+                gb_conv(&g, "c", "x", in, os[1], 1, 3, 3, true, "co", os, "\"padding\":[1,1]");
             const char *pre = "co";
             if (add == 1) {
                 gb_conv(&g, "r", "x", xs, 12, 1, 1, 1, false, "ro", a, NULL);
@@ -370,11 +240,13 @@ static void test_conv_activations(void **state)
             }
             gb_node(&g, "act", acts[i].op, (const char *[]){pre, NULL}, (const int64_t *[]){os},
                     "y", os, acts[i].attrs);
-            /* quick: each activation once (after one of the three producers) in fp32 and fp16 */
-            bool quick = add == (int)(i % 3);
+            static const char *const expect[] = {"conv2d_b", "conv2d_br", "conv2d_dw_b",
+                                                 "conv2d_b"};
+            /* quick: each activation once (after one of the producers) in fp32 and fp16 */
+            bool quick = add == (int)(i % 4);
             for (int t = 0; t < 3; t++)
                 if (here(!(quick && t < 2)))
-                    gb_check(&g, "y", os, dts[t], tols[t], add == 1 ? "conv2d_br" : "conv2d_b");
+                    gb_check(&g, "y", os, gb_dtypes[t], gb_tols[t], expect[add]);
         }
 }
 
@@ -410,10 +282,12 @@ static void pool_case(const PoolCase *pc, int t0, int t1, bool lng)
              "\"kernel_size\":[%lld,%lld],\"padding\":[%lld,%lld],\"ceil_mode\":%s",
              (long long)pc->kh, (long long)pc->kw, (long long)pc->ph, (long long)pc->pw,
              pc->ceil ? "true" : "false");
-    if (pc->sh) cat(attrs, sizeof attrs, ",\"stride\":[%lld,%lld]", (long long)sh, (long long)sw);
+    if (pc->sh)
+        gb_cat(attrs, sizeof attrs, ",\"stride\":[%lld,%lld]", (long long)sh, (long long)sw);
     if (strstr(pc->op, "max"))
-        cat(attrs, sizeof attrs, ",\"dilation\":[%lld,%lld]", (long long)pc->dh, (long long)pc->dw);
-    if (pc->extra) cat(attrs, sizeof attrs, ",%s", pc->extra);
+        gb_cat(attrs, sizeof attrs, ",\"dilation\":[%lld,%lld]", (long long)pc->dh,
+               (long long)pc->dw);
+    if (pc->extra) gb_cat(attrs, sizeof attrs, ",%s", pc->extra);
     for (int padded = 0; padded < 2; padded++) {
         Gb g = {0};
         gb_input(&g, "x", padded ? in3 : xs);
@@ -421,7 +295,7 @@ static void pool_case(const PoolCase *pc, int t0, int t1, bool lng)
         gb_node(&g, "pool", pc->op, (const char *[]){padded ? "xc" : "x", NULL},
                 (const int64_t *[]){xs}, "y", ys, attrs);
         for (int t = t0; t < t1; t++)
-            gb_check(&g, "y", ys, dts[t], tols[t], "pool2d");
+            gb_check(&g, "y", ys, gb_dtypes[t], gb_tols[t], "pool2d");
     }
 }
 
@@ -476,7 +350,7 @@ static void test_adaptive_pool(void **state)
         gb_node(&g, "pool", "aten.adaptive_avg_pool2d.default", (const char *[]){"x", NULL},
                 (const int64_t *[]){xs}, "y", ys, attrs);
         for (int t = 0; t < (i == 1 ? 3 : 2); t++)
-            if (here(i == 1 || i == 3)) gb_check(&g, "y", ys, dts[t], tols[t], "pool2d");
+            if (here(i == 1 || i == 3)) gb_check(&g, "y", ys, gb_dtypes[t], gb_tols[t], "pool2d");
     }
 }
 
@@ -511,9 +385,10 @@ static void test_packed_input(void **state)
                  "\"weights\":[%s],\"weight_name_mapping\":{%s},\"nodes\":[%s]}",
                  g.in, g.out, g.w, g.map, g.nodes);
         for (int t = 1; t < 3; t++) {
-            const char *want = t == 2 ? "pack" : "conv2d_b";
-            vc_check_json(json, dts[t], tols[t], want);
-            vc_check_json_on(json, dts[t], tols[t], want, true);
+            /* one input channel: the depthwise kernel, 17 output channels from it */
+            const char *want = t == 2 ? "pack" : xs[1] == 1 ? "conv2d_dw_b" : "conv2d_b";
+            vc_check_json(json, gb_dtypes[t], gb_tols[t], want);
+            vc_check_json_on(json, gb_dtypes[t], gb_tols[t], want, true);
         }
     }
 }
