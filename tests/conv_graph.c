@@ -12,6 +12,21 @@
 const char *const gb_dtypes[3] = {"fp32", "fp16", "bf16"};
 const double gb_tols[3] = {VC_TOL_F32, VC_TOL_F16, VC_TOL_BF16};
 
+const GbAct gb_acts[] = {
+    {"aten.relu.default", NULL},
+    {"aten.relu6.default", NULL},
+    {"aten.hardtanh.default", "\"min_val\":0.0,\"max_val\":6.0"},
+    {"aten.hardtanh.default", "\"min_val\":-1.5,\"max_val\":2.25"},
+    {"aten.hardswish.default", NULL},
+    {"aten.hardsigmoid.default", NULL},
+    {"aten.silu.default", NULL},
+    {"aten.sigmoid.default", NULL},
+    {"aten.gelu.default", NULL},
+    {"aten.gelu.default", "\"approximate\":\"tanh\""},
+    {"aten.tanh.default", NULL},
+};
+const int gb_nacts = (int)(sizeof gb_acts / sizeof gb_acts[0]);
+
 void gb_cat(char *dst, size_t cap, const char *fmt, ...)
 {
     size_t n = strlen(dst);

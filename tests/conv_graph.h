@@ -39,6 +39,15 @@ double gb_check(const Gb *g, const char *res, const int64_t *rs, const char *dty
 extern const char *const gb_dtypes[3];
 extern const double gb_tols[3];
 
+/* The activations the conv epilogue fuses (compiler/act.c), as the exporter writes them: relu,
+ * relu6 (the op, and hardtanh(0, 6) as torchvision exports ReLU6), hardtanh with other
+ * half-exact bounds, hardswish, hardsigmoid, silu, sigmoid, gelu (erf and tanh), tanh. */
+typedef struct GbAct {
+    const char *op, *attrs;
+} GbAct;
+extern const GbAct gb_acts[];
+extern const int gb_nacts;
+
 /* One conv: x [n, c, h, w] -> y [n, cout, oh, ow]. */
 typedef struct ConvCase {
     int64_t n, c, h, w, cout, groups, kh, kw, sh, sw, ph, pw, dh, dw;

@@ -108,26 +108,13 @@ static void test_dw_epilogues(void **state)
             for (int t = 0; t < 3; t++)
                 if (tu_here(!(t < 2 && bias == (res != 2))))
                     dw_epilogue(bias, res, NULL, NULL, t, res_stem[bias][res]);
-    static const struct {
-        const char *op, *attrs;
-    } acts[] = {
-        {"aten.relu.default", NULL},
-        {"aten.relu6.default", NULL},
-        {"aten.hardtanh.default", "\"min_val\":-1.5,\"max_val\":2.25"},
-        {"aten.hardswish.default", NULL},
-        {"aten.hardsigmoid.default", NULL},
-        {"aten.silu.default", NULL},
-        {"aten.sigmoid.default", NULL},
-        {"aten.gelu.default", NULL},
-        {"aten.gelu.default", "\"approximate\":\"tanh\""},
-        {"aten.tanh.default", NULL},
-    };
     /* quick: each activation alone in fp32 and fp16, after a residual in fp16 every third */
-    for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
+    for (int i = 0; i < gb_nacts; i++)
         for (int t = 0; t < 3; t++) {
-            if (tu_here(t == 2)) dw_epilogue(true, 0, acts[i].op, acts[i].attrs, t, "conv2d_dw_b");
+            if (tu_here(t == 2))
+                dw_epilogue(true, 0, gb_acts[i].op, gb_acts[i].attrs, t, "conv2d_dw_b");
             if (tu_here(!(t == 1 && i % 3 == 0)))
-                dw_epilogue(true, 1, acts[i].op, acts[i].attrs, t, "conv2d_dw_br");
+                dw_epilogue(true, 1, gb_acts[i].op, gb_acts[i].attrs, t, "conv2d_dw_br");
         }
 }
 
