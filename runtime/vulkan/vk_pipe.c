@@ -225,7 +225,7 @@ static VkPipe *pool_find(VkCtx *ctx, uint64_t hash, size_t size, const VkPipeDes
         VkPipe *p = ctx->pool[i];
         if (p->code_hash == hash && p->code_size == size && p->nspec == desc->nspec &&
             p->push_size == desc->push_size && p->nbindings == desc->nbindings &&
-            memcmp(p->spec, desc->spec, sizeof(uint32_t) * desc->nspec) == 0)
+            (desc->nspec == 0 || memcmp(p->spec, desc->spec, sizeof(uint32_t) * desc->nspec) == 0))
             return p;
     }
     return NULL;
