@@ -57,7 +57,7 @@ typedef struct VkBackend {
     int npipes;
     Recording *rec; /* one per (kernel range, timed) run so far: each NPU partition twice */
     int nrec, caprec;
-    double *kus; /* [nkernels] */
+    double *kus;         /* [nkernels] */
     uint32_t warm_trips; /* the last prepare's clock warm-up: spin trips and time */
     double warm_us;
     VkBinding
