@@ -129,6 +129,10 @@ void graph_replace_uses(Graph *g, int from, int to);
  * (== pos) or -1 on allocation failure. */
 int graph_insert_node(Graph *g, int pos, const char *name, OpId op, const int *in, int nin,
                       const int *out, int nout);
+/* Moves the nodes with first[i] ahead of the others, each side in its order, and remaps every
+ * node index the graph holds (fusions, near misses, names, links). Moving a node earlier must
+ * not put it before a producer it reads (callers move nodes whose producers move too). */
+Status graph_move_first(Graph *g, const bool *first);
 /* Marks node dead. */
 void graph_kill(Graph *g, int node);
 /* Appends a weight-like tensor (derived by a recipe). */
@@ -146,6 +150,14 @@ int graph_kernel_node(const Graph *g, int i);
 int graph_kernel_inputs(const Graph *g, int i, int *ins, int max);
 /* Partition indices: runs of one placement over the live nodes in graph order (g->nparts). */
 void graph_number_parts(Graph *g);
+/* Moves the host-only nodes (on the CPU, reading only graph inputs, weights, constants and other
+ * such nodes' outputs) ahead of the rest, so they form one CPU partition before the NPU work,
+ * and numbers the partitions (pass_partition.c). */
+Status graph_hoist_host(Graph *g, Arena *scratch);
+/* Does op keep its input's memory order whatever the shapes (view, flatten, unsqueeze, squeeze,
+ * identity, eval dropout)? On the NPU the views pass makes such an output an alias of an
+ * unpadded input: no kernel, no memory. */
+bool op_keeps_order(OpId op);
 /* Is this ATen name listed in opt->cpu_ops? */
 bool compile_forced_cpu(const CompileOptions *o, const Node *n);
 /* A tensor's device storage: floats in the compute dtype, bools too (0/1, so comparisons, where

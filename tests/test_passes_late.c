@@ -109,6 +109,102 @@ static void test_partition_hoists_host_work(void **state)
     pipeline_free(&p);
 }
 
+/* A static-cache decode step (transformers' StaticCache export, two layers): each layer selects
+ * the position from cache_position, adds it to an arange on the CPU (integer arithmetic) and
+ * the NPU reads the sum. The select is a view the NPU would run as a kernel; a CPU node reads it,
+ * so it stays on the host with the adds, and the step is one CPU prologue and one NPU partition
+ * (on the NPU the selects gave cpu, npu, cpu, npu, cpu, npu: a wait and 4-byte transfers per
+ * layer). */
+static void test_partition_static_decode(void **state)
+{
+    (void)state;
+#define LAYER(k, in, out)                                                                          \
+    NODE("sel" k, "aten.select.int", TIB("cp", "[1]"), TIB("s" k, "[]"), "\"dim\":0,\"index\":0")  \
+    "," NODE("ar" k, "aten.arange.default", "", TIB("a" k, "[4]"), "\"end\":4") "," NODE(          \
+        "ad" k, "aten.add.Tensor", TIB("a" k, "[4]") "," TIB("s" k, "[]"), TIB("p" k, "[4]"),      \
+        "") "," NODE("cv" k, "aten.to.dtype", TIB("p" k, "[4]"), T("f" k, "[4]"),                  \
+                     "\"dtype\":\"torch.float32\"") "," NODE("mu" k, "aten.mul.Tensor",            \
+                                                             T(in, "[1,4]") "," T("f" k, "[4]"),   \
+                                                             T(out, "[1,4]"), "")
+    /* clang-format off */
+    const char *json =
+        "{\"graph_inputs\":[" T("x", "[1,4]") "," TIB("cp", "[1]") "],"
+        "\"graph_outputs\":[" T("o", "[1,4]") "],\"nodes\":["
+        NODE("sin", "aten.sin.default", T("x", "[1,4]"), T("y", "[1,4]"), "") ","
+        LAYER("0", "y", "m") "," LAYER("1", "m", "o") "]}";
+    /* clang-format on */
+#undef LAYER
+    char parts[64];
+    for (int gen = 0; gen < 2; gen++) { /* the partition pass's plan, then fuse-elementwise's */
+        Pipeline p = gen ? tp_compile_json(json) : tp_compile_json_no_gen(json);
+        const Graph *g = p.g;
+        for (int k = 0; k < 2; k++) {
+            const Node *sel = &g->nodes[graph_find_node(g, k ? "sel1" : "sel0")];
+            assert_int_equal(sel->place, PLACE_CPU);
+            assert_non_null(strstr(sel->why_cpu, "the CPU reads"));
+            assert_int_equal(tp_place(g, k ? "ad1" : "ad0"), PLACE_CPU);
+            assert_int_equal(tp_place(g, k ? "mu1" : "mu0"), PLACE_NPU);
+        }
+        assert_string_equal(tp_parts(p.plan, parts, sizeof parts), "cpu npu");
+        pipeline_free(&p);
+    }
+    /* a select of an input that only the NPU reads, and a reshape-like view of an integer input
+     * (an alias on the NPU, read by a CPU cumsum), stay on the NPU: the first costs no transfer
+     * there, the second no kernel */
+    /* clang-format off */
+    Pipeline p = tp_compile_json_no_gen(
+        "{\"graph_inputs\":[" T("x", "[2,4]") "," TIB("i", "[2,2]") "],"
+        "\"graph_outputs\":[" T("o", "[4]") "," TIB("c", "[4]") "],\"nodes\":["
+        NODE("sel", "aten.select.int", T("x", "[2,4]"), T("r", "[4]"), "\"dim\":0,\"index\":1") ","
+        NODE("sin", "aten.sin.default", T("r", "[4]"), T("o", "[4]"), "") ","
+        NODE("v", "aten.view.default", TIB("i", "[2,2]"), TIB("iv", "[4]"), "\"size\":[4]") ","
+        NODE("cs", "aten.cumsum.default", TIB("iv", "[4]"), TIB("c", "[4]"), "\"dim\":0") "]}");
+    /* clang-format on */
+    assert_int_equal(tp_place(p.g, "sel"), PLACE_NPU);
+    assert_int_equal(tp_place(p.g, "v"), PLACE_NPU);
+    assert_int_equal(tp_place(p.g, "cs"), PLACE_CPU);
+    assert_int_equal(tp_count_shader(p.plan, "view"), 0);
+    pipeline_free(&p);
+}
+
+/* Swin's relative-position bias: a table indexed on the CPU by a weight (host-only, hoisted),
+ * then permuted and unsqueezed (views of host-made data, on the CPU with it) for an NPU matmul.
+ * fuse-elementwise takes the views onto the NPU as one generated kernel that runs at the
+ * unsqueeze, among the hoisted nodes; the second block's index is hoisted again ahead of it:
+ * one CPU and one NPU partition, not cpu, npu, cpu, npu. */
+static void test_partition_rehoist_after_gen(void **state)
+{
+    (void)state;
+#define BLOCK(k, in, out)                                                                          \
+    NODE("ix" k, "aten.index.Tensor", T("tab", "[5,4]") "," TIB("idx", "[4]"), T("b" k, "[4,4]"),  \
+         "")                                                                                       \
+    "," NODE("pm" k, "aten.permute.default", T("b" k, "[4,4]"), T("bp" k, "[4,4]"),                \
+             "\"dims\":[1,0]") "," NODE("us" k, "aten.unsqueeze.default", T("bp" k, "[4,4]"),      \
+                                        T("bu" k, "[1,4,4]"),                                      \
+                                        "\"dim\":0") "," NODE("mm" k, "aten.matmul.default",       \
+                                                              T(in, "[1,4,4]") "," T("bu" k,       \
+                                                                                     "[1,4,4]"),   \
+                                                              T(out, "[1,4,4]"), "")
+    /* clang-format off */
+    Pipeline p = tp_compile_json(
+        "{\"graph_inputs\":[" T("x", "[1,4,4]") "," T("tab", "[5,4]") "," TIB("idx", "[4]") "],"
+        "\"graph_outputs\":[" T("o", "[1,4,4]") "],\"nodes\":["
+        BLOCK("0", "x", "h") ","
+        NODE("sin", "aten.sin.default", T("h", "[1,4,4]"), T("s", "[1,4,4]"), "") ","
+        BLOCK("1", "s", "o") "]}");
+    /* clang-format on */
+#undef BLOCK
+    const Graph *g = p.g;
+    assert_int_equal(tp_place(g, "ix0"), PLACE_CPU);
+    assert_int_equal(tp_place(g, "ix1"), PLACE_CPU);
+    assert_int_equal(tp_place(g, "us0"), PLACE_NPU); /* taken by a generated group */
+    assert_true(g->nodes[graph_find_node(g, "us0")].fusion >= 0);
+    char parts[64];
+    assert_string_equal(tp_parts(p.plan, parts, sizeof parts), "cpu npu");
+    assert_int_equal(p.plan->parts[0].nkernels, 2);
+    pipeline_free(&p);
+}
+
 /* split: chunks of one token are views starting inside the input where the start keeps the
  * arena alignment (f16: 128 elements = 256 bytes), else slice kernels; chunks of several rows
  * are always slice kernels. */
@@ -358,6 +454,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_partition_hoists_host_work),
+        cmocka_unit_test(test_partition_static_decode),
+        cmocka_unit_test(test_partition_rehoist_after_gen),
         cmocka_unit_test(test_split_views),
         cmocka_unit_test(test_partition_by_attrs),
         cmocka_unit_test(test_every_snapshot_verifies),
