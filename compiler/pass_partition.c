@@ -38,9 +38,7 @@ static Status hoist_host_nodes(Graph *g, const bool *host)
     memcpy(g->nodes, moved, sizeof(Node) * (size_t)g->nnodes);
     free(order);
     free(moved);
-    for (int i = 0; i < g->nnodes; i++)
-        if (!strmap_put(&g->node_by_name, g->nodes[i].name, (void *)(intptr_t)(i + 1)))
-            return ST_NOMEM;
+    if (!graph_index_nodes(g, 0)) return ST_NOMEM;
     return graph_link(g);
 }
 

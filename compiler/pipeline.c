@@ -171,6 +171,7 @@ Status pipeline_run_graph(Graph *g, const CompileOptions *o, Pipeline *p, DiagLi
         *s = (Snapshot){.pass = ps->name, .g = next, .ms = now_ms() - a, .skipped = skip};
         p->nsnaps++;
         if (st == ST_OK) st = diff(p->g, s);
+        if (st == ST_OK) graph_share(next, p->g);
         p->g = next;
         arena_reset(&scratch);
     }
