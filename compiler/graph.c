@@ -452,6 +452,14 @@ Status graph_verify(const Graph *g, DiagList *d)
             st = diag_add(d, DIAG_ERROR, ST_INTERNAL, g->path, NULL, g->tensors[g->outputs[i]].name,
                           "graph output is never produced");
     free(ready);
+#ifndef NDEBUG
+    /* node names are unique and their map current: the pipeline's change list takes a node at
+     * the same index under the same name for the same node (pipeline.c) */
+    for (int i = 0; i < g->nnodes; i++)
+        if (graph_find_node(g, g->nodes[i].name) != i)
+            st = diag_add(d, DIAG_ERROR, ST_INTERNAL, g->path, g->nodes[i].name, NULL,
+                          "node name taken twice or not indexed");
+#endif
     return st;
 }
 

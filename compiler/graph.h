@@ -203,7 +203,8 @@ Graph *graph_clone(const Graph *g);
  * graph_add_tensor, graph_add_node or graph_link on g first makes its arrays its own again. */
 void graph_share(Graph *g, const Graph *prev);
 /* Checks invariants: every live node's inputs are produced earlier or are inputs/weights/consts,
- * ids in range, no tensor produced twice. Errors name the node. */
+ * ids in range, no tensor produced twice; in builds with assertions, also every node's name its
+ * own and mapped to it. Errors name the node. */
 Status graph_verify(const Graph *g, DiagList *d);
 
 int64_t tensor_numel(const GTensor *t);
