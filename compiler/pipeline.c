@@ -204,8 +204,9 @@ Status pipeline_run(const char *path, const CompileOptions *o, Pipeline *p, Diag
         compile_defaults(&co);
     co.ir_text = src.text;
     co.ir_len = src.len;
+    co.ir_outlives = true;
     st = pipeline_run_graph(g, &co, p, d);
-    model_src_close(&src);
+    p->src = src; /* closed by pipeline_free, after the plan that refers to it */
     if (p->nsnaps > 0) p->snaps[0].ms += read_ms;
     p->total_ms += read_ms;
     return st;
@@ -219,5 +220,6 @@ void pipeline_free(Pipeline *p)
     }
     free(p->snaps);
     plan_free(p->plan);
+    model_src_close(&p->src);
     memset(p, 0, sizeof *p);
 }

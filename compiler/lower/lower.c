@@ -456,14 +456,13 @@ Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList 
     p->model_name = arena_strdup(&p->arena, g->model_name);
     p->source = arena_strdup(&p->arena, g->path);
     if (o->ir_text && o->ir_len) {
-        char *ir = arena_alloc(&p->arena, o->ir_len);
-        if (!ir) {
+        char *ir = o->ir_outlives ? NULL : arena_dup(&p->arena, o->ir_text, o->ir_len);
+        if (!o->ir_outlives && !ir) {
             plan_free(p);
             free(pt);
             return ST_NOMEM;
         }
-        memcpy(ir, o->ir_text, o->ir_len);
-        p->ir_json = ir;
+        p->ir_json = o->ir_outlives ? o->ir_text : ir;
         p->ir_json_len = o->ir_len;
     }
     p->compute = o->compute;
