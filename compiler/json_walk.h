@@ -20,13 +20,13 @@ struct json_tokener;
 #define JSON_WALK_LEVELS 4 /* the deepest value the walker parses on its own */
 
 typedef struct JsonWalk {
+    /* the text and the cursor (pos and level saved and restored read a stretch again) */
     const char *s;
-    size_t len, pos;  /* the text and the cursor (pos and level saved and restored read a
-                       * stretch of the text again) */
-    int max_depth;    /* the document's nesting limit (json-c's tokener depth) */
-    int level;        /* containers open at the cursor */
+    size_t len, pos;
+    int max_depth; /* the document's nesting limit (json-c's tokener depth) */
+    int level;     /* containers open at the cursor */
     struct json_tokener *tok[JSON_WALK_LEVELS]; /* per depth, made on first use */
-    struct json_object *key; /* the current member's key (owned) */
+    struct json_object *key;                    /* the current member's key (owned) */
 } JsonWalk;
 
 /* A walk over s[0..len) with the cursor at its start; no allocation. */

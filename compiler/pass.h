@@ -46,8 +46,8 @@ typedef struct CompileOptions {
     const char *ir_text;       /* the IR JSON the graph came from, embedded in the plan so a
                                 * .npubin runs without it (borrowed; NULL: none embedded) */
     size_t ir_len;
-    bool ir_outlives;          /* ir_text outlives the plan (pipeline_run keeps it in the
-                                * Pipeline): the plan refers to it instead of a copy */
+    bool ir_outlives; /* ir_text outlives the plan (pipeline_run keeps it in the
+                       * Pipeline): the plan refers to it instead of a copy */
     /* An edit of the imported graph before its shape check and the passes (generate appends an
      * argmax output), NULL: none. The plan's embedded IR text does not have it. */
     Status (*edit)(Graph *g, void *ctx, DiagList *d);

@@ -290,14 +290,14 @@ static void test_walk_fixtures(void **state)
 }
 
 #define RELU(in, out)                                                                              \
-    "{\"name\":\"" out "\",\"op_type\":\"aten.relu.default\",\"inputs\":[{\"name\":\"" in           \
+    "{\"name\":\"" out "\",\"op_type\":\"aten.relu.default\",\"inputs\":[{\"name\":\"" in          \
     "\",\"shape\":[2,3]}],\"outputs\":[{\"name\":\"" out "\",\"shape\":[2,3]}]}"
 #define INPUTS "\"graph_inputs\":[" XIN "]"
 #define OUTPUTS "\"graph_outputs\":[{\"name\":\"z\"}]"
 #define NODES "\"nodes\":[" RELU("x", "y") "," RELU("y", "z") "]"
 /* add(x, c) with c a constant the file carries */
 #define ADDC                                                                                       \
-    "\"nodes\":[{\"name\":\"z\",\"op_type\":\"aten.add.Tensor\",\"inputs\":[" XIN                 \
+    "\"nodes\":[{\"name\":\"z\",\"op_type\":\"aten.add.Tensor\",\"inputs\":[" XIN                  \
     ",{\"name\":\"c\",\"shape\":[3]}],\"outputs\":[{\"name\":\"z\",\"shape\":[2,3]}]}]"
 #define CONSTS "\"constants\":{\"c\":{\"data\":[1,2,3]}}"
 
@@ -420,8 +420,8 @@ static void test_json_walk(void **state)
     assert_int_equal(json_walk_member(&w, &first, &key), 0);
     assert_int_equal(w.level, 0);
     json_walk_free(&w);
-    static const char *bad[] = {"{\"a\" 1}", "{\"a\":1,}", "{\"a\":1 \"b\":2}", "{1:2}",
-                                "{\"a\":tru}", "{\"a\":1", "{\"a\":[1,2}", "{,}"};
+    static const char *bad[] = {"{\"a\" 1}",   "{\"a\":1,}", "{\"a\":1 \"b\":2}", "{1:2}",
+                                "{\"a\":tru}", "{\"a\":1",   "{\"a\":[1,2}",      "{,}"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         json_walk_init(&w, bad[i], strlen(bad[i]), 32);
         first = true;
