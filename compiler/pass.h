@@ -8,6 +8,7 @@
 #include "common/arena.h"
 #include "common/diag.h"
 #include "compiler/graph.h"
+#include "compiler/model_src.h"
 #include "compiler/tuning.h"
 
 #define COMPILE_MAX_LIST 512
@@ -45,6 +46,8 @@ typedef struct CompileOptions {
     const char *ir_text;       /* the IR JSON the graph came from, embedded in the plan so a
                                 * .npubin runs without it (borrowed; NULL: none embedded) */
     size_t ir_len;
+    bool ir_outlives; /* ir_text outlives the plan (pipeline_run keeps it in the
+                       * Pipeline): the plan refers to it instead of a copy */
     /* An edit of the imported graph before its shape check and the passes (generate appends an
      * argmax output), NULL: none. The plan's embedded IR text does not have it. */
     Status (*edit)(Graph *g, void *ctx, DiagList *d);
@@ -96,6 +99,7 @@ typedef struct Pipeline {
     Graph *g;          /* the final graph (== snaps[nsnaps-1].g) */
     struct Plan *plan; /* made by the lower step */
     double total_ms;
+    ModelText src; /* pipeline_run's IR text, which the plan refers to */
 } Pipeline;
 
 void compile_defaults(CompileOptions *o);

@@ -113,10 +113,8 @@ Status pass_layout(Graph *g, PassCtx *c)
             for (int i = 0; i < g->noutputs; i++)
                 if (g->outputs[i] == t) g->outputs[i] = dense;
             const char *orig = x->name;
-            x->name = arena_printf(&g->arena, "%s@padded", orig);
-            g->tensors[dense].name = orig;
-            if (!x->name || !strmap_put(&g->by_name, x->name, (void *)(intptr_t)(t + 1)) ||
-                !strmap_put(&g->by_name, orig, (void *)(intptr_t)(dense + 1)))
+            if (!graph_name_tensor(g, t, arena_printf(&g->arena, "%s@padded", orig)) ||
+                !graph_name_tensor(g, dense, orig))
                 return ST_NOMEM;
         }
         char *nname = arena_printf(&g->arena, "depad_%s", g->tensors[t].name);

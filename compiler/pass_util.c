@@ -147,9 +147,7 @@ Status graph_move_first(Graph *g, const bool *first)
         g->misses[i].node = where[g->misses[i].node];
     free(order);
     free(where);
-    for (int i = 0; i < g->nnodes; i++)
-        if (!strmap_put(&g->node_by_name, g->nodes[i].name, (void *)(intptr_t)(i + 1)))
-            return ST_NOMEM;
+    if (!graph_index_nodes(g, 0)) return ST_NOMEM; /* the name map may be shared: it copies */
     return graph_link(g);
 }
 
@@ -169,8 +167,6 @@ int graph_insert_node(Graph *g, int pos, const char *name, OpId op, const int *i
     }
     for (int i = 0; i < g->nmisses; i++)
         if (g->misses[i].node >= pos) g->misses[i].node++;
-    for (int i = pos; i < g->nnodes; i++)
-        if (!strmap_put(&g->node_by_name, g->nodes[i].name, (void *)(intptr_t)(i + 1))) return -1;
-    if (graph_link(g) != ST_OK) return -1;
+    if (!graph_index_nodes(g, pos) || graph_link(g) != ST_OK) return -1;
     return pos;
 }

@@ -1,6 +1,7 @@
 /* The passes after fusion on small graphs and fixtures: the partition (by attributes, host-only
- * work hoisted), split chunks as views, every snapshot verifying, layout (batch 2, depads) and
- * pack-inputs. Split from test_passes.c (fusion patterns and rules). */
+ * work hoisted), split chunks as views, every snapshot verifying, snapshots sharing what their
+ * pass left unchanged, layout (batch 2, depads) and pack-inputs. Split from test_passes.c (fusion
+ * patterns and rules). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include "compiler/ir_json.h"
 #include "compiler/pass.h"
 #include "compiler/plan.h"
+#include "tests/graph_eq.h"
 #include "tests/pass_check.h"
 
 /* Host-only CPU work (an integer cumsum and comparison of a graph input, a view of it) that the
@@ -450,6 +452,56 @@ static void test_pack_inputs_choice(void **state)
     pipeline_free(&all);
 }
 
+/* A snapshot shares with the one before it the arrays its pass left unchanged (fold-batchnorm on
+ * a model without batch norm changes nothing), and a change to a graph that shares makes its own
+ * copy first, leaving the lender as it was; a clone shares its source's name maps until it
+ * changes names. */
+static void test_snapshots_share(void **state)
+{
+    (void)state;
+    Pipeline p = tp_compile("tests/models/mlp/model.json", NULL);
+    int fb = pass_find("fold-batchnorm");
+    assert_true(fb > 0 && fb < p.nsnaps);
+    Graph *prev = p.snaps[fb - 1].g, *g = p.snaps[fb].g;
+    assert_true(g->shared & GRAPH_SHARES_TENSORS);
+    assert_true(g->shared & GRAPH_SHARES_NODES);
+    assert_ptr_equal(g->tensors, prev->tensors);
+    assert_ptr_equal(g->nodes, prev->nodes);
+    for (int i = 1; i < p.nsnaps; i++) /* whatever is shared is the snapshot's own content */
+        assert_int_equal(graph_verify(p.snaps[i].g, NULL), ST_OK);
+    char why[256];
+    Graph *ref = graph_clone(prev); /* the lender as it is now */
+    assert_non_null(ref);
+    int64_t shape[1] = {4};
+    int t = graph_add_tensor(g, "added_here", DT_F32, 1, shape, TK_ACT);
+    assert_true(t >= 0);
+    assert_false(g->shared & (GRAPH_SHARES_TENSORS | GRAPH_SHARES_BY_NAME));
+    assert_ptr_not_equal(g->tensors, prev->tensors);
+    assert_true(graph_find_tensor(g, "added_here") == t);
+    assert_true(graph_find_tensor(prev, "added_here") < 0);
+    int in[1] = {0}, out[1] = {t};
+    assert_true(graph_add_node(g, "added_node", OP_RELU, "aten.relu.default", in, 1, out, 1) >= 0);
+    assert_false(g->shared & (GRAPH_SHARES_NODES | GRAPH_SHARES_NODE_BY_NAME));
+    assert_int_equal(graph_link(g), ST_OK);
+    if (!geq_same(ref, prev, why, sizeof why)) fail_msg("the lender changed: %s", why);
+    /* a clone: the maps are its source's until it renames */
+    Graph *c = graph_clone(ref);
+    assert_non_null(c);
+    assert_int_equal(c->shared, GRAPH_SHARES_BY_NAME | GRAPH_SHARES_NODE_BY_NAME);
+    assert_ptr_equal(c->by_name.keys, ref->by_name.keys);
+    if (!geq_same(c, ref, why, sizeof why)) fail_msg("the clone differs: %s", why);
+    const char *first = c->nodes[0].name;
+    assert_true(graph_name_tensor(c, 0, "renamed"));
+    assert_true(graph_index_nodes(c, 0));
+    assert_int_equal(c->shared, 0);
+    assert_int_equal(graph_find_tensor(c, "renamed"), 0);
+    assert_true(graph_find_tensor(ref, "renamed") < 0);
+    assert_int_equal(graph_find_node(c, first), 0);
+    graph_free(c);
+    graph_free(ref);
+    pipeline_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -459,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_split_views),
         cmocka_unit_test(test_partition_by_attrs),
         cmocka_unit_test(test_every_snapshot_verifies),
+        cmocka_unit_test(test_snapshots_share),
         cmocka_unit_test(test_convnet_layout_batch2),
         cmocka_unit_test(test_layout_inserts_depad),
         cmocka_unit_test(test_pack_inputs),

@@ -15,6 +15,7 @@ typedef struct Lowering {
     Plan *p;
     int *pt; /* graph tensor -> plan tensor */
     const CompileOptions *o;
+    int max_kernels; /* kernel_cap(g): the room of p->kernels */
 } Lowering;
 
 static int plan_tensor(Lowering *L, int t)
@@ -184,7 +185,7 @@ static Status lower_last(Lowering *L, const Node *anchor, const Fusion *fu, Kern
                    .d = d,
                    .grow = L->p,
                    .max_tensors = tensor_cap(L->g),
-                   .max_kernels = kernel_cap(L->g),
+                   .max_kernels = L->max_kernels,
                    .opt = L->o,
                    .kind = kind,
                    .tier = L->o->cm_emulate ? TIER_NV_COOPMAT : L->o->tier,
@@ -286,7 +287,8 @@ static Status build_kernels(Lowering *L, DiagList *d)
 {
     const Graph *g = L->g;
     Plan *p = L->p;
-    p->kernels = arena_alloc(&p->arena, sizeof(PlanKernel) * (size_t)kernel_cap(g));
+    L->max_kernels = kernel_cap(g);
+    p->kernels = arena_alloc(&p->arena, sizeof(PlanKernel) * (size_t)L->max_kernels);
     p->fusions = arena_alloc(&p->arena, sizeof(PlanFusion) * (size_t)(g->nfusions + 1));
     bool *broken = arena_alloc(&p->arena, (size_t)g->nfusions + 1); /* add_fold_breaks */
     if (!p->kernels || !p->fusions || !broken) return ST_NOMEM;
@@ -452,18 +454,17 @@ Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList 
         free(pt);
         return ST_NOMEM;
     }
-    Lowering L = {g, p, pt, o};
+    Lowering L = {g, p, pt, o, 0};
     p->model_name = arena_strdup(&p->arena, g->model_name);
     p->source = arena_strdup(&p->arena, g->path);
     if (o->ir_text && o->ir_len) {
-        char *ir = arena_alloc(&p->arena, o->ir_len);
-        if (!ir) {
+        char *ir = o->ir_outlives ? NULL : arena_dup(&p->arena, o->ir_text, o->ir_len);
+        if (!o->ir_outlives && !ir) {
             plan_free(p);
             free(pt);
             return ST_NOMEM;
         }
-        memcpy(ir, o->ir_text, o->ir_len);
-        p->ir_json = ir;
+        p->ir_json = o->ir_outlives ? o->ir_text : ir;
         p->ir_json_len = o->ir_len;
     }
     p->compute = o->compute;
