@@ -32,6 +32,10 @@ static const Subcommand subcommands[] = {
      "FILE]",
      "per kernel: GPU time, CPU reference time, speedup, error (-o: the report to FILE)",
      cmd_profile},
+    {"tune", "MODEL [options] [--beam N] [--budget-s S] [--kernel K] [--iters N] [--json]",
+     "search each kernel's tuning knobs on the device (beam search, each kernel timed alone,\n"
+     "results checked against the defaults'); the winners go to the tuning cache (--tuned)",
+     cmd_tune},
     {"bisect", "MODEL [options] [--mode first|minimal]",
      "the fusion whose enabling breaks the outputs (exit 0 culprit found or nothing to find,\n"
      "1 nothing consistent)",
