@@ -101,8 +101,8 @@ void tune_report(FILE *f, const TuneResult *r, bool json)
         if (w->note[0] && (w->rejected || w->failed))
             fprintf(f, "      %d refused, %d failed; first: %s\n", w->rejected, w->failed, w->note);
     }
-    fprintf(f, "%d kernels searched in %.1f s, %d faster than the defaults by %.0f%% or more", r->n,
-            r->seconds, won, 100 * TUNE_MARGIN);
+    fprintf(f, "%d kernel%s searched in %.1f s, %d faster than the defaults by %.0f%% or more",
+            r->n, r->n == 1 ? "" : "s", r->seconds, won, 100 * TUNE_MARGIN);
     if (r->cache[0])
         fprintf(f, ": cache %s (%d entries for this device)\n", r->cache, r->cached);
     else

@@ -71,9 +71,9 @@ void describe_text(FILE *f, const Plan *p)
     for (int k = 0; k < p->nkernels; k++)
         ntuned += p->kernels[k].tuned != NULL;
     if (ntuned)
-        fprintf(f,
-                "tuned    %d kernels with their own knobs from a tuning cache (npu-explore tune)\n",
-                ntuned);
+        fprintf(
+            f, "tuned    %d kernel%s with their own knobs from a tuning cache (npu-explore tune)\n",
+            ntuned, ntuned == 1 ? "" : "s");
     fprintf(f, "inputs   %d ", p->ninputs);
     for (int i = 0; i < p->ninputs && i < 6; i++) {
         const PlanTensor *t = &p->tensors[p->inputs[i]];
