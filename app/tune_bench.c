@@ -174,8 +174,10 @@ static Status judge(TuneBench *b, Isolated *iso, bool *ok, char *why, size_t n, 
             CmpStats s;
             if (!cmp_tensors(&h, want, &s) || !cmp_ok(&s, &b->tol)) {
                 *ok = false;
-                snprintf(why, n, "'%s' differs from the defaults': rel_l2 %.3g, max_abs %.3g", name,
-                         s.rel_l2, s.max_abs);
+                snprintf(why, n,
+                         "'%s' differs from the defaults': rel_l2 %.3g, max_abs %.3g, %lld "
+                         "non-finite",
+                         name, s.rel_l2, s.max_abs, (long long)s.nonfinite);
             }
         }
         htensor_free(&h);

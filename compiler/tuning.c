@@ -192,6 +192,11 @@ int tuning_candidates(TuneId id, int64_t *v, int max)
 {
     const TuneInfo *k = &tune_info[id];
     int n = 0;
+    if (k->use == TU_BENCH) { /* an ablation's parts, one bit each (searched by tests only) */
+        for (int64_t b = 1; b <= k->hi; b *= 2)
+            add_candidate(k, b, v, &n, max);
+        return n;
+    }
     if (k->kind == TK_INT && k->hi - k->lo <= 16) {
         for (int64_t x = k->lo; x <= k->hi; x++)
             add_candidate(k, x, v, &n, max);

@@ -67,8 +67,9 @@ int tuning_env_parts(TuneId id);
 const char *tuning_range(TuneId id, char *buf, size_t n);
 /* The values `tune` tries for knob id, ascending, at most max into v (returns the count): every
  * value of a range of at most 17, else the powers of two in it (a multiple of 32: 32 and 96
- * times a power of two); with its numeric default. TUNE_AUTO, the default of an auto knob, is
- * not among them: the search starts from it. */
+ * times a power of two) and its low end, with its numeric default; a TU_BENCH knob's single
+ * bits (tests force one into a search). TUNE_AUTO, the default of an auto knob, is not among
+ * them: the search starts from it. */
 int tuning_candidates(TuneId id, int64_t *v, int max);
 /* Does some knob of use TU_SEARCH shape kernels of this kind? */
 bool tuning_kind_searchable(KernelKind kind);
