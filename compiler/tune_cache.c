@@ -151,8 +151,11 @@ static Status read_line(TuneCache *c, char *line, const char *path, int lineno, 
         snprintf(why, sizeof why, "the times '%.30s' '%.30s' are not microseconds", f[3], f[4]);
     } else {
         DiagList e = {0};
-        if (tuning_parse_list(&t, f[2], &e) != ST_OK)
-            snprintf(why, sizeof why, "%s", e.count ? e.items[0].msg : "bad knobs");
+        if (tuning_parse_list(&t, f[2], &e) != ST_OK) { /* tuning_set's words, less "--tune" */
+            const char *m = e.count ? e.items[0].msg : "bad knobs";
+            if (strncmp(m, "--tune", 6) == 0) m += 6 + strspn(m + 6, ": ");
+            snprintf(why, sizeof why, "knobs: %s", m);
+        }
         diag_free(&e);
         for (int i = 0; !why[0] && i < TUNE_COUNT; i++)
             if ((t.set >> i & 1u) && tune_info[i].use != TU_SEARCH)
