@@ -485,17 +485,6 @@ Status profile_report(FILE *f, const Plan *p, const ProfileResult *r, const Opti
     return st;
 }
 
-/* The CLI's progress on a terminal's stderr, one line rewritten in place. */
-static void tty_progress(void *ctx, const char *stage, int k, int n)
-{
-    (void)ctx;
-    if (n > 0)
-        fprintf(stderr, "\rprofile: %s %d/%d\033[K", stage, k, n);
-    else
-        fprintf(stderr, "\rprofile: %s\033[K", stage);
-    fflush(stderr);
-}
-
 Status app_profile(const Options *o, FILE *out, DiagList *d)
 {
     Model m = {0};
@@ -506,7 +495,7 @@ Status app_profile(const Options *o, FILE *out, DiagList *d)
     if (st == ST_OK) st = model_bind(&m, o, d);
     if (st == ST_OK) st = runner_target(o, &m.b, &t, d);
     if (st == ST_OK) st = runner_compile(o, &m, &t, false, &pipe, d);
-    Progress pg = {tty_progress, NULL, NULL};
+    Progress pg = {report_tty_progress, (void *)"profile", NULL};
     bool tty = isatty(2) && out == stdout;
     if (st == ST_OK) st = profile_measure(o, &m, &pipe, &t, tty ? &pg : NULL, &r, d);
     if (tty) fprintf(stderr, "\r\033[K");

@@ -7,7 +7,17 @@
 
 #include "app/commands.h"
 #include "app/model.h"
+#include "app/report.h"
 #include "app/tune.h"
+
+/* A new JSON line of the tune schema, of kind `kind`. */
+static json_object *new_line(const char *kind)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "schema", json_object_new_string("npu-explore/tune/1"));
+    json_object_object_add(o, "kind", json_object_new_string(kind));
+    return o;
+}
 
 /* The knobs of mask m as a JSON array of names. */
 static json_object *knob_names(uint32_t m)
@@ -22,9 +32,7 @@ static void report_json(FILE *f, const TuneResult *r)
 {
     for (int i = 0; i < r->n; i++) {
         const TuneRow *w = &r->rows[i];
-        json_object *o = json_object_new_object();
-        json_object_object_add(o, "schema", json_object_new_string("npu-explore/tune/1"));
-        json_object_object_add(o, "kind", json_object_new_string("kernel"));
+        json_object *o = new_line("kernel");
         json_object_object_add(o, "index", json_object_new_int(w->kernel));
         json_object_object_add(o, "kernel", json_object_new_string(w->stem));
         json_object_object_add(o, "count", json_object_new_int(w->count));
@@ -52,9 +60,7 @@ static void report_json(FILE *f, const TuneResult *r)
     int won = 0;
     for (int i = 0; i < r->n; i++)
         won += r->rows[i].improved;
-    json_object *o = json_object_new_object();
-    json_object_object_add(o, "schema", json_object_new_string("npu-explore/tune/1"));
-    json_object_object_add(o, "kind", json_object_new_string("summary"));
+    json_object *o = new_line("summary");
     json_object_object_add(o, "model", json_object_new_string(r->model));
     json_object_object_add(o, "device", json_object_new_string(r->device));
     json_object_object_add(o, "dtype", json_object_new_string(r->dtype));
@@ -109,17 +115,6 @@ void tune_report(FILE *f, const TuneResult *r, bool json)
         fprintf(f, " (--tuned none: nothing cached)\n");
 }
 
-/* The CLI's progress on a terminal's stderr, one line rewritten in place. */
-static void tty_progress(void *ctx, const char *stage, int k, int n)
-{
-    (void)ctx;
-    if (n > 0)
-        fprintf(stderr, "\rtune: %s %d/%d\033[K", stage, k, n);
-    else
-        fprintf(stderr, "\rtune: %s\033[K", stage);
-    fflush(stderr);
-}
-
 int cmd_tune(int argc, char **argv)
 {
     Options o;
@@ -132,7 +127,7 @@ int cmd_tune(int argc, char **argv)
     if (st == ST_OK) st = model_load_graph(&m, o.model, &d);
     if (st == ST_OK) st = model_bind(&m, &o, &d);
     TuneSearch ts = {.kernel = o.kernel, .beam = o.beam, .budget_s = o.budget_s, .iters = o.iters};
-    Progress pg = {tty_progress, NULL, NULL};
+    Progress pg = {report_tty_progress, (void *)"tune", NULL};
     bool tty = isatty(2);
     if (st == ST_OK) st = tune_measure(&o, &m, &ts, tty ? &pg : NULL, &r, &d);
     if (tty) fprintf(stderr, "\r\033[K");
