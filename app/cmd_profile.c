@@ -240,8 +240,9 @@ static void print_tuned(FILE *f, const Plan *p, const ProfileResult *r)
 {
     if (!r->tuned_us) return;
     fprintf(f,
-            "tuned kernels (knobs from the tuning cache), each timed alone on this run's values, "
-            "defaults vs tuned:\n%-4s %-16s %10s %10s %8s  %s\n",
+            "tuned kernels (knobs from the tuning cache), timed alone on this run's values with "
+            "the defaults and with the knobs (once per tuning key):\n%-4s %-16s %10s %10s %8s  "
+            "%s\n",
             "#", "kernel", "default_us", "tuned_us", "speedup", "knobs");
     for (int k = 0; k < p->nkernels; k++) {
         if (r->tuned_us[k] < 0) continue;
