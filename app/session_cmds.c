@@ -363,7 +363,10 @@ static Status c_tune(Session *s, int argc, char **argv, DiagList *d)
     session_progress(s, NULL, 0, 0);
     if (st == ST_OK) st = tune_store(&o, &r, d);
     if (st == ST_OK) tune_report(s->out, &r, s->json);
-    if (st == ST_OK && r.n && r.rows[0].improved) st = session_compile(s, d); /* with it */
+    /* the plan again with the winner, or without the entry the search dropped */
+    bool changed =
+        r.n && !r.rows[0].skipped && (r.rows[0].improved || s->pipe.plan->kernels[k].tuned);
+    if (st == ST_OK && changed) st = session_compile(s, d);
     tune_result_free(&r);
     return st;
 }

@@ -94,6 +94,13 @@ ok "--backend cpu: exit 2" "[ $rc = 2 ] && grep -q 'tune times kernels on a Vulk
 "$B" tune $M --beam 0 > "$T/o" 2>&1; rc=$?
 ok "--beam 0: exit 2" "[ $rc = 2 ] && grep -q -- '--beam must be 1..64' '$T/o'"
 
+# the session command: tune K in a batch script (the plan compiled again when the cache changed)
+printf 'tune 2\ndescribe\n' | "$B" --batch $M --tuned "$T/b.tsv" $Q -x - > "$T/o" 2>&1; rc=$?
+ok "--batch tune K: the table, then the session goes on" \
+   "[ $rc = 0 ] && grep -Eq '^2 +gemv +1 ' '$T/o' && grep -q '^program  mlp' '$T/o'"
+printf 'tune 7\n' | "$B" --batch $M --tuned "$T/b.tsv" $Q -x - > "$T/o" 2>&1; rc=$?
+ok "--batch tune of no kernel: exit 2" "[ $rc = 2 ] && grep -q 'tune: K must be a kernel of the plan (0..2)' '$T/o'"
+
 # the explorer: T on the selected kernel runs `tune K`, its table in the log
 "$B" $M --tuned "$T/x.tsv" $Q --tui-keys '4jT7<Dump>' --tui-size 160x48 --tui-stable \
     --tui-dump "$T/s" > /dev/null 2>&1; rc=$?
