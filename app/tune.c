@@ -109,12 +109,13 @@ static void note(TuneRow *row, const Tuning *t, const char *why)
     snprintf(row->note, sizeof row->note, "%s: %.150s", k[0] ? k : "the defaults", why);
 }
 
-/* Lowers and times configuration t (unless it lowers to a kernel seen already). */
-static Status try_config(Search *s, const Tuning *t, DiagList *d)
+/* Lowers and times configuration t (unless it lowers to a kernel seen already). A configuration
+ * that fails is counted and noted, not an error: only running out of memory is. */
+static Status try_config(Search *s, const Tuning *t)
 {
     TuneRow *row = s->row;
     Status st = cfgs_add(&s->visited, t, 0);
-    DiagList local = {0}; /* a configuration that fails is counted and noted, not an error */
+    DiagList local = {0};
     BenchPlan bp;
     if (st == ST_OK) st = bench_lower(s->b, t, &bp, &local);
     if (st == ST_OK && sig_seen(s, bp.sig)) {
@@ -140,7 +141,6 @@ static Status try_config(Search *s, const Tuning *t, DiagList *d)
     }
     bench_plan_free(&bp);
     diag_free(&local);
-    (void)d;
     return st;
 }
 
@@ -177,7 +177,7 @@ static Status round_once(Search *s, uint32_t knobs, int beam, bool *better, Diag
                 t.set |= 1u << i;
                 if (cfgs_has(&s->visited, &t)) continue;
                 st = stop_point(s, d);
-                if (st == ST_OK && !s->out_of_time) st = try_config(s, &t, d);
+                if (st == ST_OK && !s->out_of_time) st = try_config(s, &t);
             }
         }
     }
@@ -235,7 +235,7 @@ static Status search_kernel(TuneBench *b, const TuneSearch *ts, const Options *o
 {
     Search s = {.b = b, .row = row, .o = o, .deadline = deadline};
     Tuning none = {0};
-    Status st = try_config(&s, &none, d); /* the defaults: their outputs are the reference */
+    Status st = try_config(&s, &none); /* the defaults: their outputs are the reference */
     if (st == ST_OK && s.timed.n == 0)
         st = diag_error(d, NULL, NULL, NULL, "tune: kernel %d (%s) does not run alone: %s",
                         row->kernel, row->stem, row->note);
