@@ -55,6 +55,11 @@ typedef struct CompileOptions {
     /* Lowering's tuning knobs (tuning.h; zeroed: the defaults). Filled by the caller: the CLI
      * applies the NPU_* environment, then --tune; tests set it directly. */
     Tuning tuning;
+    /* Per-kernel tuning (compiler/tune_cache.h): the entries of device `tuned_device` in
+     * `tuned` give the kernels whose key they name their knob values (knobs set in `tuning`
+     * still win). NULL (either): none. Borrowed. */
+    const struct TuneCache *tuned;
+    const char *tuned_device;
 } CompileOptions;
 
 typedef struct PassCtx {

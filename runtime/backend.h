@@ -89,6 +89,10 @@ int vk_backend_best_tier(Backend *b);
 /* Is the backend's device a CPU (lavapipe)? Lowering then takes the direct conv
  * (CompileOptions.cpu_device). */
 bool vk_backend_cpu_device(Backend *b);
+/* The device's identity for a tuning cache (compiler/tune_cache.h): its name, PCI vendor and
+ * device ids and driver with its version, "NVIDIA H100 80GB HBM3 [10de:2330] NVIDIA:
+ * 580.159.04"; one line (no tab or newline). */
+void vk_backend_device_key(Backend *b, char *buf, size_t n);
 /* Validation errors seen so far (0 without the layer); for tests. */
 int vk_backend_validation_errors(Backend *b);
 /* The i-th kept validation message ("" when none). */

@@ -230,6 +230,14 @@ int vk_backend_best_tier(Backend *base)
     return vk_ctx_info(b->ctx)->coopmat_nv ? TIER_NV_COOPMAT : TIER_PORTABLE;
 }
 
+void vk_backend_device_key(Backend *base, char *buf, size_t n)
+{
+    const VkDeviceInfo *i = vk_ctx_info(((VkBackend *)base)->ctx);
+    snprintf(buf, n, "%s [%04x:%04x] %s", i->name, i->vendor_id, i->device_id, i->driver);
+    for (char *c = buf; *c; c++)
+        if (*c == '\t' || *c == '\n' || *c == '\r') *c = ' ';
+}
+
 bool vk_backend_cpu_device(Backend *base)
 {
     return vk_ctx_info(((VkBackend *)base)->ctx)->type == VKDEV_CPU;
