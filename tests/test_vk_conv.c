@@ -29,16 +29,7 @@ typedef struct Gb {
     char in[2048], out[1024], w[2048], map[2048], nodes[12288];
 } Gb;
 
-static void cat(char *dst, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void cat(char *dst, size_t cap, const char *fmt, ...)
-{
-    size_t n = strlen(dst);
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(dst + n, cap - n, fmt, ap);
-    va_end(ap);
-    assert_true(k >= 0 && (size_t)k < cap - n);
-}
+#define cat tu_cat
 
 /* Tensor text {"name":..,"shape":[..]} in one of a few rotating buffers. */
 static const char *tt(const char *name, const int64_t *s)

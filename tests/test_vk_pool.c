@@ -11,7 +11,6 @@
  * every operand with its own strides), and a same-shape add of a padded and a dense tensor
  * does too. Pools with windows: tests/test_vk_conv.c. */
 #include <setjmp.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,18 +34,6 @@ static const char *tt(const char *name, const char *shape)
     return b;
 }
 
-/* Appends formatted text to dst. */
-static void cat(char *dst, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void cat(char *dst, size_t cap, const char *fmt, ...)
-{
-    size_t n = strlen(dst);
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(dst + n, cap - n, fmt, ap);
-    va_end(ap);
-    assert_true(k >= 0 && (size_t)k < cap - n);
-}
-
 /* A graph under construction: its inputs, outputs, weights (each mapped from p_NAME) and nodes. */
 typedef struct G {
     char in[512], out[512], w[512], map[256], nodes[8192];
@@ -55,9 +42,9 @@ typedef struct G {
 static void g_node(G *g, const char *name, const char *op, const char *ins, const char *out,
                    const char *attrs)
 {
-    cat(g->nodes, sizeof g->nodes,
-        "%s{\"name\":\"%s\",\"op_type\":\"%s\",\"inputs\":[%s],\"outputs\":[%s],\"attrs\":{%s}}",
-        g->nodes[0] ? "," : "", name, op, ins, out, attrs);
+    tu_cat(g->nodes, sizeof g->nodes,
+           "%s{\"name\":\"%s\",\"op_type\":\"%s\",\"inputs\":[%s],\"outputs\":[%s],\"attrs\":{%s}}",
+           g->nodes[0] ? "," : "", name, op, ins, out, attrs);
 }
 
 /* conv2d `name` without bias: x -> out, weight w [shape] (parameter p_w). */
@@ -66,8 +53,8 @@ static void g_conv(G *g, const char *name, const char *x, const char *xs, const 
 {
     char pw[32], ins[256];
     snprintf(pw, sizeof pw, "p_%s", w);
-    cat(g->w, sizeof g->w, "%s%s", g->w[0] ? "," : "", tt(w, ws));
-    cat(g->map, sizeof g->map, "%s\"%s\":\"%s\"", g->map[0] ? "," : "", pw, w);
+    tu_cat(g->w, sizeof g->w, "%s%s", g->w[0] ? "," : "", tt(w, ws));
+    tu_cat(g->map, sizeof g->map, "%s\"%s\":\"%s\"", g->map[0] ? "," : "", pw, w);
     snprintf(ins, sizeof ins, "%s,%s", tt(x, xs), tt(pw, ws));
     g_node(g, name, "aten.conv2d.default", ins, tt(out, os), attrs);
 }
@@ -100,8 +87,8 @@ static void pool_json(const PoolG *q)
     snprintf(ws, sizeof ws, "[%lld,3,3,3]", (long long)q->c);
     static G g;
     memset(&g, 0, sizeof g);
-    cat(g.in, sizeof g.in, "%s", tt("x", q->conv ? in3 : xs));
-    cat(g.out, sizeof g.out, "%s", tt("y", ys));
+    tu_cat(g.in, sizeof g.in, "%s", tt("x", q->conv ? in3 : xs));
+    tu_cat(g.out, sizeof g.out, "%s", tt("y", ys));
     if (q->conv) g_conv(&g, "conv", "x", in3, "cw", ws, "xc", xs, "\"padding\":[1,1]");
     g_node(&g, "pool", q->op, tt(q->conv ? "xc" : "x", xs), tt("y", ys), q->attrs);
     g_json(&g);
@@ -164,8 +151,7 @@ static void test_global_windows(void **state)
          false},
         {AVG, "\"kernel_size\":[8,6],\"divisor_override\":7", 2, 33, 8, 6, 1, 1, true},
         {MAX, "\"kernel_size\":[13,11]", 2, 20, 13, 11, 1, 1, true},
-        {MAX, "\"kernel_size\":[8,6],\"stride\":[1,1],\"dilation\":[1,1]", 1, 9, 8, 6, 1, 1,
-         false},
+        {MAX, "\"kernel_size\":[8,6],\"stride\":[1,1],\"dilation\":[1,1]", 1, 9, 8, 6, 1, 1, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_global(&cases[i], i == 3 ? F32 | F16 : F16);
@@ -247,8 +233,8 @@ static void se_json(int64_t c)
     static const char *const q = "[2,8,1,1]";
     static G g;
     memset(&g, 0, sizeof g);
-    cat(g.in, sizeof g.in, "%s,%s", tt("x", "[2,3,13,11]"), tt("x2", xc));
-    cat(g.out, sizeof g.out, "%s,%s", tt("y", xc), tt("z", xc));
+    tu_cat(g.in, sizeof g.in, "%s,%s", tt("x", "[2,3,13,11]"), tt("x2", xc));
+    tu_cat(g.out, sizeof g.out, "%s,%s", tt("y", xc), tt("z", xc));
     g_conv(&g, "conv", "x", "[2,3,13,11]", "cw", wc, "xc", xc, "\"padding\":[1,1]");
     g_node(&g, "r", "aten.relu.default", tt("xc", xc), tt("r", xc), "");
     g_node(&g, "pool", ADAPTIVE, tt("r", xc), tt("p", s1), "\"output_size\":[1,1]");

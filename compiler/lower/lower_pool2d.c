@@ -66,8 +66,8 @@ static Status window(const KernelCtx *c, const Node *n, int64_t h, int64_t w, Po
 static bool global_window(uint32_t code, const PoolGeom *g, int64_t h, int64_t w)
 {
     if (g->oh != 1 || g->ow != 1) return false;
-    return code == POOL_ADAPTIVE || (g->kh == h && g->kw == w && g->ph == 0 && g->pw == 0 &&
-                                     g->dh == 1 && g->dw == 1);
+    return code == POOL_ADAPTIVE ||
+           (g->kh == h && g->kw == w && g->ph == 0 && g->pw == 0 && g->dh == 1 && g->dw == 1);
 }
 
 /* The global pool's kernel: rows of h * w elements, read as 16-byte vectors when every row
