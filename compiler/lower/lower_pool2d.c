@@ -10,8 +10,9 @@
 /* The codes the shader switches on are shaders/abi.h POOL_* (explicit numbers: a .npubin must
  * not depend on ops.def); the push block PoolPush (POOL2D_PUSH). */
 /* A window of WIDE_MIN or more elements is spread over LANES invocations: the largest power of
- * two up to its size, at most LANES_MAX: a global pool's few outputs would otherwise leave the GPU
- * idle, each invocation walking the whole window (measured: bench/NOTES.md, the wide pool). */
+ * two up to its size, at most LANES_MAX: a wide window's few outputs would otherwise leave the
+ * GPU idle, each invocation walking the whole window (measured: bench/NOTES.md, the wide pool;
+ * global pools have their own kernel since). */
 enum { POOL_WG = 64, WIDE_MIN = 16, LANES_MAX = 32 };
 /* A global pool: GLOBAL_WG invocations per workgroup; a row gets lanes enough for at most
  * GLOBAL_PER_LANE loads each (one trip of the shader's U loads in flight), at most the
