@@ -185,6 +185,7 @@ static void test_push_blocks_match_the_shaders(void **state)
         {KK_matmul, KI_BASE, KF_RED, sizeof(MatmulCmPush)},
         {KK_decode_attention, KI_BASE, 0, sizeof(AttnPush)},
         {KK_pool2d, KI_BASE, 0, sizeof(PoolPush)},
+        {KK_pool2d, KI_GLOBAL, 0, sizeof(PoolPush)},
         {KK_decode_attention, KI_CM, 0, sizeof(FlashPush)},
         {KK_decode_attention, KI_CMX, 0, sizeof(FlashPush)},
         {KK_cat, KI_BASE, 0, sizeof(CatPush)},
