@@ -50,6 +50,8 @@ KERNELS_MK := $(BUILD)/gen/kernels.mk
 # The recipe of every module rule in $(KERNELS_MK) (SPV_FLAGS is the rule's own).
 SPV_COMPILE = @mkdir -p $(dir $@) && echo "  GLSLC $@" && \
     $(GLSLC) $(GLSLC_FLAGS) $(SPV_FLAGS) -MD -MF $@.d -MT $@ -o $@ $<
+# (the rules it holds come before `all`, which stays the default goal)
+.DEFAULT_GOAL := all
 ifeq ($(filter clean,$(MAKECMDGOALS)),)
 include $(KERNELS_MK)
 endif
@@ -68,7 +70,6 @@ SRC_LIST := $(BUILD)/gen/shaders_src.list
 $(shell mkdir -p $(BUILD)/gen && (echo '$(SHADER_TEXTS)' | cmp -s - $(SRC_LIST) || \
     echo '$(SHADER_TEXTS)' >$(SRC_LIST)))
 LIB_OBJS += $(BUILD)/gen/shaders_src.o
-# (the shader rules are below `clean`, so `all` stays the default goal)
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 TEST_HELP := $(filter-out $(TEST_SRCS),$(wildcard tests/*.c))

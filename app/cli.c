@@ -33,6 +33,10 @@ static const Subcommand subcommands[] = {
      "FILE]",
      "per kernel: GPU time, CPU reference time, speedup, error (-o: the report to FILE)",
      cmd_profile},
+    {"tune", "MODEL [options] [--beam N] [--budget-s S] [--kernel K] [--iters N] [--json]",
+     "search each kernel's tuning knobs on the device (beam search, each kernel timed alone,\n"
+     "results checked against the defaults'); the winners go to the tuning cache (--tuned)",
+     cmd_tune},
     {"bisect", "MODEL [options] [--mode first|minimal]",
      "the fusion whose enabling breaks the outputs (exit 0 culprit found or nothing to find,\n"
      "1 nothing consistent)",
@@ -151,9 +155,15 @@ int cmd_tuning(int argc, char **argv)
             "that differ from the defaults and the variables that set them: `describe` shows "
             "them and the `.npubin` keeps them. An invalid name or value is refused with "
             "exit 2.\n\n"
-            "| knob | values | default | environment | why |\n|---|---|---|---|---|\n");
+            "`npu-explore tune MODEL` searches the knobs of each kernel's kind (the `tune` "
+            "column: the kernel kind whose lowering reads the knob) per kernel on its device "
+            "and caches the winners per device and kernel shape; compiles for that device then "
+            "give those kernels their own values (`--tuned`, docs/CLI.md). The bench-only "
+            "knobs are never searched nor cached.\n\n"
+            "| knob | values | default | environment | tune | why |\n|---|---|---|---|---|---|\n");
     else
-        printf("%-16s %-37s %-8s %-20s %s\n", "knob", "values", "default", "environment", "why");
+        printf("%-16s %-37s %-8s %-20s %-16s %s\n", "knob", "values", "default", "environment",
+               "tune", "why");
     for (int i = 0; i < TUNE_COUNT; i++) {
         const TuneInfo *k = &tune_info[i];
         char r[64], dv[32], env[48];
@@ -166,10 +176,11 @@ int cmd_tuning(int argc, char **argv)
             snprintf(env, sizeof env, "%s[%d]", k->env, k->pos);
         else
             snprintf(env, sizeof env, "%s", k->env);
+        const char *fam = k->use == TU_SEARCH ? kernel_kind_name(k->family) : "bench only";
         if (md)
-            printf("| `%s` | %s | %s | `%s` | %s |\n", k->name, r, dv, env, k->why);
+            printf("| `%s` | %s | %s | `%s` | %s | %s |\n", k->name, r, dv, env, fam, k->why);
         else
-            printf("%-16s %-37s %-8s %-20s %s\n", k->name, r, dv, env, k->why);
+            printf("%-16s %-37s %-8s %-20s %-16s %s\n", k->name, r, dv, env, fam, k->why);
     }
     return 0;
 }

@@ -11,6 +11,7 @@
 #include "app/compile.h"
 #include "app/model.h"
 #include "app/kernel_source.h"
+#include "app/tuned.h"
 
 static int ends_with(const char *s, const char *suf)
 {
@@ -47,6 +48,8 @@ Status compile_model(const Options *o, Pipeline *p, DiagList *d)
     Options oo = *o;
     oo.dtype = model_auto_dtype(o); /* auto: what `run` would pick */
     compile_options_from(&oo, &co);
+    Status tst = tuned_compile_options(o, NULL, &co, d); /* no device: a --tuned FILE only */
+    if (tst != ST_OK) return tst;
     if (o->dump_after && strcmp(o->dump_after, "all") != 0 && pass_find(o->dump_after) < 0)
         return diag_error(d, NULL, NULL, NULL,
                           "--dump-after: unknown pass '%s' (passes: import, "

@@ -26,6 +26,7 @@
 #include "app/results.h"
 #include "app/saved_profile.h"
 #include "app/timeline.h"
+#include "app/tune_bench.h"
 
 /* A name cut to the table's 24-column "fused from" field as report_fused_from cuts it. */
 static void fused_name(const char *s, char *buf, size_t n)
@@ -72,9 +73,20 @@ static void print_json_xfer(FILE *f, const Plan *p, const Profile *pr, int i)
             pr->x[i].med, pr->x[i].min, pr->x[i].max);
 }
 
-static void print_json(FILE *f, const Plan *p, const Profile *pr, const char *dev,
-                       const char *dtype)
+/* A tuned kernel's times alone (ProfileResult's tuned arrays) as JSON fields to splice into
+ * its line, "" for another kernel. */
+static void tuned_json(const Plan *p, const ProfileResult *r, int k, char *buf, size_t n)
 {
+    buf[0] = '\0';
+    if (!r->tuned_us || r->tuned_us[k] < 0) return;
+    snprintf(buf, n, ",\"tuned\":\"%s\",\"tuned_default_us\":%.3f,\"tuned_us\":%.3f",
+             p->kernels[k].tuned, r->tuned_default_us[k], r->tuned_us[k]);
+}
+
+static void print_json(FILE *f, const Plan *p, const ProfileResult *r)
+{
+    const Profile *pr = &r->pr;
+    const char *dev = r->device, *dtype = r->dtype;
     char from[512];
     for (int k = 0; k < p->nkernels; k++) {
         const PlanKernel *kn = &p->kernels[k];
@@ -84,8 +96,9 @@ static void print_json(FILE *f, const Plan *p, const Profile *pr, const char *de
             print_json_xfer(f, p, pr, i);
         const ProfKernel *pk = &pr->k[k];
         report_fused_from(kn, from, sizeof from);
-        char amj[160] = "";
+        char amj[160] = "", tj[200];
         if (pk->has_err) report_argmax_json(&pk->err, amj, sizeof amj);
+        tuned_json(p, r, k, tj, sizeof tj);
         /* "nodes": every IR node it computes (fused_from is cut to fit), for dot --profile */
         json_object *nodes = json_object_new_array();
         for (int i = 0; i < kn->nprov; i++)
@@ -95,12 +108,12 @@ static void print_json(FILE *f, const Plan *p, const Profile *pr, const char *de
                 "\"kernel\":\"%s\",\"target\":\"%s\",\"fusion\":\"%s\",\"output\":\"%s\","
                 "\"fused_from\":\"%s\",\"nodes\":%s,\"gpu_us\":%.3f,\"gpu_min_us\":%.3f,\"gpu_max_"
                 "us\":%.3f,"
-                "\"cpu_us\":%.3f,\"rel_l2\":%.6g,\"max_abs\":%.6g%s,\"verdict\":\"%s\"}\n",
+                "\"cpu_us\":%.3f,\"rel_l2\":%.6g,\"max_abs\":%.6g%s%s,\"verdict\":\"%s\"}\n",
                 k, kn->shader, kn->target == KT_NPU ? "npu" : "cpu",
                 kn->fusion >= 0 ? p->fusions[kn->fusion].id : "", out_name(p, kn), from,
                 json_object_to_json_string_ext(nodes, JSON_C_TO_STRING_PLAIN), pk->gpu_med,
                 pk->gpu_min, pk->gpu_max, pk->cpu_us, pk->has_err ? pk->err.rel_l2 : -1,
-                pk->has_err ? pk->err.max_abs : -1, amj,
+                pk->has_err ? pk->err.max_abs : -1, amj, tj,
                 !pk->has_err ? "-"
                 : pk->ok     ? "ok"
                              : "MISMATCH");
@@ -224,6 +237,26 @@ static void print_table(FILE *f, const Plan *p, const Profile *pr, const char *d
     }
 }
 
+/* The tuned kernels' lines: each alone with the defaults and with its knobs. */
+static void print_tuned(FILE *f, const Plan *p, const ProfileResult *r)
+{
+    if (!r->tuned_us) return;
+    fprintf(f,
+            "tuned kernels (knobs from the tuning cache), timed alone on this run's values with "
+            "the defaults and with the knobs (once per tuning key):\n%-4s %-16s %10s %10s %8s  "
+            "%s\n",
+            "#", "kernel", "default_us", "tuned_us", "speedup", "knobs");
+    for (int k = 0; k < p->nkernels; k++) {
+        if (r->tuned_us[k] < 0) continue;
+        char sp[16];
+        fprintf(f, "%-4d %-16s %10.2f %10.2f %8s  %s\n", k, p->kernels[k].shader,
+                r->tuned_default_us[k], r->tuned_us[k],
+                report_speedup(r->tuned_us[k] > 0 ? r->tuned_default_us[k] / r->tuned_us[k] : 0, sp,
+                               sizeof sp),
+                p->kernels[k].tuned);
+    }
+}
+
 const char *report_speedup(double sp, char *buf, size_t n)
 {
     if (!(sp > 0))
@@ -272,6 +305,60 @@ static Status match_kernels(const Plan *timed, const Plan *exact, int *to_timed,
                     "profile: the plan compiled with every output kept has other kernels than "
                     "the timed plan (%d vs %d): its errors would name the wrong kernels",
                     exact->nkernels, timed->nkernels);
+}
+
+/* Each tuned instance of the no-reuse compile ep (run by ex; its kernel k is the timed plan's
+ * to_timed[k]) timed alone with the defaults and with its knobs, into r's tuned arrays at the
+ * instance's first kernel; the instances of one key are timed once. */
+static Status tuned_times(const Options *o, const RunTarget *t, const Pipeline *ep, Runner *ex,
+                          const int *to_timed, ProfileResult *r, DiagList *d)
+{
+    const Plan *p = ep->plan;
+    int any = 0;
+    for (int k = 0; k < p->nkernels; k++)
+        any += p->kernels[k].tuned != NULL;
+    if (!any) return ST_OK;
+    r->tuned_default_us = malloc(sizeof(double) * (size_t)p->nkernels);
+    r->tuned_us = malloc(sizeof(double) * (size_t)p->nkernels);
+    if (!r->tuned_default_us || !r->tuned_us) return ST_NOMEM;
+    for (int k = 0; k < p->nkernels; k++)
+        r->tuned_default_us[k] = r->tuned_us[k] = -1;
+    CompileOptions co;
+    Status st = runner_options(o, t, true, &co, d);
+    Tolerance tol = report_tolerance(o, ex->dtype);
+    for (int k = 0; st == ST_OK && k < p->nkernels; k++) {
+        const PlanKernel *kn = &p->kernels[k];
+        if (!kn->tuned) continue;
+        int first = -1;     /* the first kernel of the key (timed already) */
+        bool later = false; /* a later kernel of an instance (a K split's reduce) */
+        for (int j = 0; j < k; j++) {
+            const PlanKernel *e = &p->kernels[j];
+            if (!e->tuned || strcmp(e->tune_key, kn->tune_key) != 0) continue;
+            later |= e->node == kn->node;
+            if (first < 0) first = j;
+        }
+        if (later) continue;
+        double du = -1, tu = -1;
+        if (first >= 0) {
+            du = r->tuned_default_us[to_timed[first]];
+            tu = r->tuned_us[to_timed[first]];
+        } else {
+            Tuning knobs = {0};
+            bool ok = true;
+            char why[200];
+            st = tuning_parse_list(&knobs, kn->tuned, d);
+            if (st == ST_OK)
+                st = bench_compare(ep->g, &co, &ex->x, ex->be, kn->node, kn->tune_key, &knobs,
+                                   o->iters, tol, &du, &tu, &ok, why, sizeof why, d);
+            if (st == ST_OK && !ok)
+                diag_add(d, DIAG_WARNING, ST_OK, p->source, kn->nprov ? kn->prov[0] : NULL, NULL,
+                         "kernel %d's tuned knobs (%s) change its results: %s", to_timed[k],
+                         kn->tuned, why);
+        }
+        r->tuned_default_us[to_timed[k]] = du;
+        r->tuned_us[to_timed[k]] = tu;
+    }
+    return st;
 }
 
 /* ST_CANCELLED when the user asked to stop (checked between the measurement's stages). */
@@ -335,6 +422,9 @@ Status profile_measure(const Options *o, Model *m, const Pipeline *pipe, const R
     Tolerance tol = report_tolerance(o, timed.dtype);
     if (st == ST_OK) st = cancel_point(o, "the comparison", d);
     if (st == ST_OK) st = prof_errors_mapped(&exact.x, &ref, &tol, to_timed, &r.pr, d);
+    progress(pg, "tuned kernels: defaults and knobs, each alone", 0, 0);
+    if (st == ST_OK) st = cancel_point(o, "the tuned kernels' times", d);
+    if (st == ST_OK) st = tuned_times(o, t, &exact_pipe, &exact, to_timed, &r, d);
     free(to_timed);
 done:
     if (st == ST_OK) {
@@ -359,6 +449,8 @@ done:
 void profile_result_free(ProfileResult *r)
 {
     prof_free(&r->pr);
+    free(r->tuned_default_us);
+    free(r->tuned_us);
     memset(r, 0, sizeof *r);
 }
 
@@ -391,25 +483,16 @@ Status profile_report(FILE *f, const Plan *p, const ProfileResult *r, const Opti
         if (strcmp(o->format, "trace") == 0)
             st = timeline_write_trace(f, p, r, d);
         else if (strcmp(o->format, "json") == 0 || o->json)
-            print_json(f, p, &r->pr, r->device, r->dtype);
-        else
+            print_json(f, p, r);
+        else {
             print_table(f, p, &r->pr, r->device, r->dtype, base.nk ? &base : NULL,
                         strcmp(o->format, "csv") == 0);
+            if (strcmp(o->format, "csv") != 0) print_tuned(f, p, r);
+        }
     }
     saved_profile_free(&base);
     if (st == ST_OK && o->save) st = report_file(o->save, p, r, o, true, d);
     return st;
-}
-
-/* The CLI's progress on a terminal's stderr, one line rewritten in place. */
-static void tty_progress(void *ctx, const char *stage, int k, int n)
-{
-    (void)ctx;
-    if (n > 0)
-        fprintf(stderr, "\rprofile: %s %d/%d\033[K", stage, k, n);
-    else
-        fprintf(stderr, "\rprofile: %s\033[K", stage);
-    fflush(stderr);
 }
 
 Status app_profile(const Options *o, FILE *out, DiagList *d)
@@ -422,7 +505,7 @@ Status app_profile(const Options *o, FILE *out, DiagList *d)
     if (st == ST_OK) st = model_bind(&m, o, d);
     if (st == ST_OK) st = runner_target(o, &m.b, &t, d);
     if (st == ST_OK) st = runner_compile(o, &m, &t, false, &pipe, d);
-    Progress pg = {tty_progress, NULL, NULL};
+    Progress pg = {report_tty_progress, (void *)"profile", NULL};
     bool tty = isatty(2) && out == stdout;
     if (st == ST_OK) st = profile_measure(o, &m, &pipe, &t, tty ? &pg : NULL, &r, d);
     if (tty) fprintf(stderr, "\r\033[K");

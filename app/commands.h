@@ -23,5 +23,7 @@ Status app_profile(const Options *o, FILE *out, DiagList *d);
 Status app_bisect(const Options *o, FILE *out, int *rc, DiagList *d);
 int cmd_bisect(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
+/* tune MODEL: app/tune.h's search, its report, the tuning cache written. */
+int cmd_tune(int argc, char **argv);
 
 #endif

@@ -21,6 +21,9 @@ void opt_defaults(Options *o)
     o->mode = "first";
     o->max_new = 0; /* generate: the reference's token count, else 16 */
     o->color = "kind";
+    o->beam = 4;
+    o->budget_s = 600;
+    o->kernel = -1;
 }
 
 /* Every option opt_parse accepts, for --help; opt_parse refuses an option missing here, so the
@@ -46,6 +49,9 @@ static const struct {
     {"--disable", "PASS",
      "switch a pass off (fold-batchnorm, fuse, fuse-elementwise, layout, views)"},
     {"--tune", "NAME=V", "set a tuning knob (repeatable; `npu-explore tuning` lists them)"},
+    {"--tuned", "auto|none|FILE",
+     "per-kernel knobs from a tuning cache (auto: the device's, in "
+     "$XDG_CACHE_HOME/npu-explore/tuned.tsv)"},
     {"--break", "ID[,ID]", "corrupt fused kernels on purpose (bisect demonstrations and tests)"},
     {"--dump-after", "PASS|all", "print the graph after a pass, to stderr"},
     {"--tol-rel", "X", "relative tolerance (default: the dtype's)"},
@@ -55,7 +61,7 @@ static const struct {
     {"--json", "", "machine-readable output (JSON lines)"},
     {"--check", "", "run: compare the outputs with the reference"},
     {"-o", "FILE", "output file (compile, run, dot; profile: the report)"},
-    {"--iters", "N", "profile: timed runs (default 20)"},
+    {"--iters", "N", "profile: timed runs (default 20); tune: per configuration (default 10)"},
     {"--time-only", "",
      "profile: device times only (no CPU reference and no errors: large models in seconds)"},
     {"--format", "table|json|csv|trace",
@@ -70,6 +76,9 @@ static const struct {
     {"--expand", "", "dot: draw fusion members even on large graphs"},
     {"-x", "SCRIPT|-", "--batch: commands from SCRIPT or stdin"},
     {"--source", "K|ID", "describe: a kernel's source and SPIR-V disassembly"},
+    {"--beam", "N", "tune: configurations kept per round of the search (default 4)"},
+    {"--budget-s", "S", "tune: seconds of search in all (default 600)"},
+    {"--kernel", "K", "tune: only kernel K's instance (its index in profile's table)"},
     {"--prompt-ids", "1,2,3", "generate: the prompt's token ids"},
     {"--max-new", "N", "generate: tokens to generate"},
     {"--prefill-runs", "N", "generate: extra timed prefill runs"},
@@ -133,6 +142,26 @@ Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d)
         } else if (strcmp(a, "--tune") == 0) {
             NEED();
             if (tuning_set(&o->tune, v, d) != ST_OK) return ST_BAD_INPUT;
+        } else if (strcmp(a, "--tuned") == 0) {
+            NEED();
+            if (!*v) return diag_error(d, NULL, NULL, NULL, "--tuned needs auto, none or a FILE");
+            o->tuned = v;
+        } else if (strcmp(a, "--beam") == 0) {
+            NEED();
+            if (num(a, v, &x, d) != ST_OK || x < 1 || x > 64 || x != (int)x)
+                return diag_error(d, NULL, NULL, NULL, "--beam must be 1..64");
+            o->beam = (int)x;
+        } else if (strcmp(a, "--budget-s") == 0) {
+            NEED();
+            if (num(a, v, &x, d) != ST_OK || !(x > 0))
+                return diag_error(d, NULL, NULL, NULL,
+                                  "--budget-s must be a number of seconds > 0");
+            o->budget_s = x;
+        } else if (strcmp(a, "--kernel") == 0) {
+            NEED();
+            if (num(a, v, &x, d) != ST_OK || x < 0 || x > 1e9 || x != (int)x)
+                return diag_error(d, NULL, NULL, NULL, "--kernel must be a kernel index >= 0");
+            o->kernel = (int)x;
         } else if (strcmp(a, "--weights") == 0) {
             NEED();
             o->weights = v;

@@ -54,6 +54,11 @@ typedef struct Options {
     int verbose;
     const atomic_bool *cancel; /* set by the TUI's Esc (the session's flag); NULL in the CLI */
     Tuning tune;               /* the NPU_* environment (bench/'s override), then --tune NAME=V */
+    const char *tuned;         /* --tuned auto|none|FILE: the tuning cache (app/tuned.h); NULL:
+                                * $NPU_TUNED, else auto */
+    int beam;                  /* tune --beam: configurations kept per round */
+    double budget_s;           /* tune --budget-s: seconds of search in all */
+    int kernel;                /* tune --kernel K: that kernel's instance only (-1: every one) */
     bool recompile;            /* the session: a .npubin's IR is compiled again (with the session's
                                 * switches) where the CLI runs the file's own plan */
 } Options;

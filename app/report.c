@@ -116,3 +116,13 @@ void report_fused_from(const PlanKernel *k, char *buf, size_t n)
     }
     if (used >= n - 1 && n > 4) strcpy(buf + n - 4, "...");
 }
+
+void report_tty_progress(void *ctx, const char *stage, int k, int n)
+{
+    const char *cmd = ctx ? ctx : "";
+    if (n > 0)
+        fprintf(stderr, "\r%s: %s %d/%d\033[K", cmd, stage, k, n);
+    else
+        fprintf(stderr, "\r%s: %s\033[K", cmd, stage);
+    fflush(stderr);
+}

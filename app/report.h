@@ -28,4 +28,8 @@ void report_fused_from(const PlanKernel *k, char *buf, size_t n);
 int report_check(FILE *f, const Graph *g, const Binding *b, const HTensor *vals,
                  const Tolerance *tol, const char *backend, int json);
 
+/* A Progress callback for the CLI on a terminal: ctx (a const char *, the command's name) and
+ * the stage on one line of stderr, rewritten in place. */
+void report_tty_progress(void *ctx, const char *stage, int k, int n);
+
 #endif

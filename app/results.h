@@ -28,6 +28,10 @@ typedef struct ProfileResult {
     char device[160]; /* the backend's device */
     char dtype[8];
     bool have; /* a complete result */
+    /* [nkernels], NULL when no kernel is tuned: a kernel a tuning-cache entry shaped
+     * (PlanKernel.tuned) timed alone with the defaults and with its knobs, on the values of the
+     * error run (app/tune_bench.h); -1 for the others */
+    double *tuned_default_us, *tuned_us;
 } ProfileResult;
 
 /* Times every kernel of `pipe` (the session's plan, borrowed; NULL: compile o->model's loaded

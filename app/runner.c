@@ -8,6 +8,7 @@
 #include "compiler/model_src.h"
 #include "compiler/npubin.h"
 #include "app/compile.h"
+#include "app/tuned.h"
 
 const char *runner_dtype(const Options *o, const Binding *b)
 {
@@ -30,7 +31,9 @@ static Status npubin_options(const Options *o, const Plan *p, DiagList *d)
                       : o->n_disable               ? "--disable"
                       : o->dump_after              ? "--dump-after"
                       : o->tune.set & ~o->tune.env ? "--tune"
-                                                   : NULL;
+                      : o->tuned && strcmp(o->tuned, "auto") != 0 && strcmp(o->tuned, "none") != 0
+                          ? "--tuned"
+                          : NULL;
     static const char *names[] = {[DT_F16] = "fp16", [DT_BF16] = "bf16", [DT_F32] = "fp32"};
     const char *dt = p->compute == DT_F16 || p->compute == DT_BF16 || p->compute == DT_F32
                          ? names[p->compute]
@@ -136,6 +139,8 @@ static void target_of(const Options *o, const Binding *b, Backend *be, RunTarget
     int tier = plan_tier_parse(o->tier); /* -1: auto */
     t->tier = tier >= 0 ? tier : be && !cpu ? vk_backend_best_tier(be) : TIER_PORTABLE;
     t->cpu_device = be && !cpu && vk_backend_cpu_device(be);
+    t->device[0] = '\0';
+    if (be && !cpu) vk_backend_device_key(be, t->device, sizeof t->device);
 }
 
 /* One Vulkan device per process and device index, opened at the first runner that needs it and
@@ -208,6 +213,14 @@ void runner_compile_options(const Options *o, const RunTarget *t, CompileOptions
     co->cpu_device = t->cpu_device;
 }
 
+Status runner_options(const Options *o, const RunTarget *t, bool no_reuse, CompileOptions *co,
+                      DiagList *d)
+{
+    runner_compile_options(o, t, co);
+    co->no_reuse = no_reuse;
+    return tuned_compile_options(o, t->device, co, d);
+}
+
 /* The part of opening shared by a compiled and a borrowed pipeline: the dtype the plan computes
  * in, recipes, the CPU backend (over the compiled graph), the executor. */
 static Status open_exec(Runner *r, const Options *o, Model *m, DiagList *d)
@@ -241,16 +254,19 @@ static Status compile_edit(const Options *o, Model *m, const RunTarget *t, bool 
 {
     memset(p, 0, sizeof *p);
     CompileOptions co;
-    runner_compile_options(o, t, &co);
-    co.no_reuse = no_reuse;
+    bool npubin = model_is_npubin(o->model) && !o->recompile;
+    if (npubin && edit)
+        return diag_error(d, o->model, NULL, NULL, "a compiled .npubin cannot take a graph edit");
+    if (npubin) {
+        runner_compile_options(o, t, &co);
+        return npubin_pipeline(o, m, no_reuse ? co.arena_align : 0, p, d);
+    }
+    Status st = runner_options(o, t, no_reuse, &co, d);
+    if (st != ST_OK) return st;
     co.edit = edit;
     co.edit_ctx = ctx;
     co.ir_text = m->ir_text; /* embedded in the plan, as a compile of the file would */
     co.ir_len = m->ir_len;
-    bool npubin = model_is_npubin(o->model) && !o->recompile;
-    if (npubin && edit)
-        return diag_error(d, o->model, NULL, NULL, "a compiled .npubin cannot take a graph edit");
-    if (npubin) return npubin_pipeline(o, m, no_reuse ? co.arena_align : 0, p, d);
     Graph *g = graph_clone(m->g); /* the loaded model: the file is read once */
     return g ? pipeline_run_graph(g, &co, p, d) : ST_NOMEM;
 }

@@ -28,6 +28,8 @@ typedef struct RunTarget {
     char dtype[8];
     int tier;
     bool cpu_device;
+    char device[512]; /* the device's identity for the tuning cache (vk_backend_device_key), ""
+                       * on the CPU backend */
 } RunTarget;
 
 /* --dtype auto resolved against the bound weights: bf16 when one is stored bf16, else fp16. */
@@ -35,8 +37,13 @@ const char *runner_dtype(const Options *o, const Binding *b);
 /* Opens o's Vulkan device to ask it (none for --backend cpu) and fills *t; ST_NO_DEVICE (exit
  * 3) when there is none. */
 Status runner_target(const Options *o, const Binding *b, RunTarget *t, DiagList *d);
-/* o's compile options (switches, passes, --break) for target t. */
+/* o's compile options (switches, passes, --break) for target t (the tuning cache: the
+ * caller's, app/tuned.h). */
 void runner_compile_options(const Options *o, const RunTarget *t, CompileOptions *co);
+/* runner_compile_options with no_reuse and the tuning cache of o for t's device (app/tuned.h):
+ * exactly the options runner_compile compiles an IR with (the edit and IR text aside). */
+Status runner_options(const Options *o, const RunTarget *t, bool no_reuse, CompileOptions *co,
+                      DiagList *d);
 /* Compiles for target t what runner_open would: m's loaded graph with o's switches, or a
  * .npubin's own plan (unless o->recompile); no_reuse: every tensor readable after a run. */
 Status runner_compile(const Options *o, Model *m, const RunTarget *t, bool no_reuse, Pipeline *p,

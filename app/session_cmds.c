@@ -14,6 +14,7 @@
 #include "app/report.h"
 #include "app/runner.h"
 #include "app/session.h"
+#include "app/tune.h"
 #include "app/timeline.h"
 
 char *session_dup(const char *s);
@@ -341,6 +342,35 @@ static Status c_profile(Session *s, int argc, char **argv, DiagList *d)
     return profile_report(s->out, s->pipe.plan, &s->prof, &o, d);
 }
 
+/* tune K: app/tune.h's search of kernel K's instance of the session's plan on its device; the
+ * winner goes to the tuning cache and the session compiles again with it. */
+static Status c_tune(Session *s, int argc, char **argv, DiagList *d)
+{
+    Status st = need(argc, 1, "tune K", d);
+    char *end = NULL;
+    long k = st == ST_OK ? strtol(argv[0], &end, 10) : -1;
+    if (st == ST_OK && (*end || k < 0 || !s->pipe.plan || k >= s->pipe.plan->nkernels))
+        return diag_error(d, NULL, NULL, NULL,
+                          "tune: K must be a kernel of the plan (0..%d), got '%s'",
+                          s->pipe.plan ? s->pipe.plan->nkernels - 1 : -1, argv[0]);
+    if (st != ST_OK) return st;
+    Options o;
+    session_options(s, &o);
+    TuneSearch ts = {.kernel = (int)k, .beam = o.beam, .budget_s = o.budget_s, .iters = o.iters};
+    TuneResult r = {0};
+    Progress pg = {session_progress, s, NULL};
+    st = tune_measure(&o, &s->model, &ts, &pg, &r, d);
+    session_progress(s, NULL, 0, 0);
+    if (st == ST_OK) st = tune_store(&o, &r, d);
+    if (st == ST_OK) tune_report(s->out, &r, s->json);
+    /* the plan again with the winner, or without the entry the search dropped */
+    bool changed =
+        r.n && !r.rows[0].skipped && (r.rows[0].improved || s->pipe.plan->kernels[k].tuned);
+    if (st == ST_OK && changed) st = session_compile(s, d);
+    tune_result_free(&r);
+    return st;
+}
+
 /* The running bisect's progress: the stage, and its steps so far for the TUI. */
 typedef struct BisectWatch {
     Session *s;
@@ -587,6 +617,10 @@ const Command session_commands[] = {
     {"profile", "[N]", "per-kernel GPU time, CPU reference time and error (N timed runs)",
      c_profile, true},
     {"bisect", "[first|minimal]", "find the fusion that breaks the outputs", c_bisect, true},
+    {"tune", "K",
+     "search kernel K's tuning knobs on the device (each configuration timed alone); the winner "
+     "is cached and the plan compiled again with it",
+     c_tune, true},
     {"describe", "", "the compiled program", c_describe, false},
     {"source", "K|ID", "a kernel's source (generated or hand-written) and SPIR-V disassembly",
      c_source, false},

@@ -2,7 +2,7 @@
 # The GPU's clocks and power state beside a decode run, to tell what the slow first steps after a
 # model's upload are (bench/NOTES.md "A slow state of the GPU"): nvidia-smi sampled every 20 ms
 # during one `generate` of the Qwen2.5-1.5B fixture (random weights, bf16), then the same after
-# 1 s of idle, then with the weights uploaded by staged copies (NPU_VK_STAGING=1). Files under $OUT.
+# 1 s of idle, then (STAGING=1) with the weights uploaded by staged copies (NPU_VK_STAGING=1). Files under $OUT.
 #   on the GPU machine:  bash bench/clocks.sh
 set -u
 cd "$(dirname "$0")/.."
@@ -27,6 +27,8 @@ st = next((json.loads(l) for l in open(sys.argv[1]) if '"steps"' in l), None)
 if not st:
     print(sys.argv[3], "no steps"); sys.exit()
 g = st["gpu_ms"]
+sm = next((json.loads(l) for l in open(sys.argv[1]) if '"summary"' in l), {})
+print("%s: clock warm-up during the upload %.1f ms, ttft %.1f ms" % (sys.argv[3], sm.get("clock_warm_up_ms", -1), sm.get("ttft_ms", -1)))
 print("%s: steps gpu ms first 30: %s" % (sys.argv[3], " ".join("%.1f" % x for x in g[:30])))
 print("%s: median of steps 40-80: %.3f" % (sys.argv[3], sorted(g[40:])[len(g[40:]) // 2] if len(g) > 40 else -1))
 rows = [l.strip().split(", ") for l in open(sys.argv[2]) if l.strip()]
@@ -39,4 +41,4 @@ gen cold
 sleep 1
 gen idle1s
 # weights in device-local memory that is not host-visible, uploaded through a staging buffer
-NPU_VK_STAGING=1 gen staging
+[ "${STAGING:-0}" = 1 ] && NPU_VK_STAGING=1 gen staging

@@ -6,6 +6,8 @@
 # prefill. Prints a markdown table and each model's time by kernel family; files under $OUT.
 #   on the GPU machine (after bench/pack_device.sh here, the exporter's source in .exporter/):
 #     bash bench/untuned.sh [MODELS...]    (default: the issue's six)
+# TUNE_S=S: then `npu-explore tune` each model (S seconds of search, the device's tuning cache)
+# and profile it again with the cache: the table's "tuned" column.
 set -u
 cd "$(dirname "$0")/.."
 out=${OUT:-out}; mkdir -p "$out"
@@ -25,10 +27,20 @@ for m in $MODELS; do
     f=$FULL/$m/model.json
     [ -f "$f" ] || { echo "$m: not exported"; continue; }
     "$B" profile "$f" --random-weights 1 --dtype fp16 --iters "$ITERS" --time-only --format json \
-        > "$out/untuned_$m.jsonl" 2> "$out/untuned_$m.err" || { echo "ours $m failed:"; tail -3 "$out/untuned_$m.err"; }
+        --tuned none > "$out/untuned_$m.jsonl" 2> "$out/untuned_$m.err" || { echo "ours $m failed:"; tail -3 "$out/untuned_$m.err"; }
     python3 bench/torch_ir.py "$f" --dtype fp16 --iters "$ITERS" --label "$m" \
         >> "$out/untuned_torch.jsonl" 2>> "$out/untuned_torch.err" || echo "torch $m failed"
 done
+if [ -n "${TUNE_S:-}" ]; then
+    for m in $MODELS; do
+        f=$FULL/$m/model.json
+        [ -f "$f" ] || continue
+        "$B" tune "$f" --random-weights 1 --dtype fp16 --budget-s "$TUNE_S" > "$out/tune_$m.txt" 2>&1 ||
+            { echo "tune $m failed:"; tail -3 "$out/tune_$m.txt"; }
+        "$B" profile "$f" --random-weights 1 --dtype fp16 --iters "$ITERS" --time-only --format json \
+            > "$out/untuned_${m}_tuned.jsonl" 2> /dev/null
+    done
+fi
 # transformers' Qwen2.5-1.5B export beside our fixture: prefill-128, bf16, same method
 for q in tests/models/qwen2_5_1_5b/prefill.json tests/models/zoo/hf_qwen2_5_1_5b/prefill.json; do
     l=$(basename "$(dirname "$q")")
@@ -41,21 +53,24 @@ out, models = sys.argv[1], sys.argv[2:]
 def lines(p):
     return [json.loads(l) for l in open(p) if l.startswith("{")] if os.path.exists(p) else []
 torch = {o["label"]: o for o in lines(os.path.join(out, "untuned_torch.jsonl"))}
-print("| model | ours wall ms | ours gpu step ms | kernels / levels | torch eager ms | torch CUDA graph ms | ours / CUDA graph |")
-print("|---|---|---|---|---|---|---|")
+print("| model | ours wall ms | ours gpu step ms | kernels / levels | torch eager ms | torch CUDA graph ms | ours / CUDA graph | tuned wall ms | tuned / CUDA graph |")
+print("|---|---|---|---|---|---|---|---|---|")
 fam = {}
 for m in models:
     ls = lines(os.path.join(out, "untuned_%s.jsonl" % m))
     s = next((o for o in ls if o.get("kind") == "summary"), None)
     t = torch.get(m, {})
     if not s:
-        print("| %s | failed | | | %.3f | %.3f | - |" % (m, t.get("eager_ms", -1), t.get("graph_ms", -1)))
+        print("| %s | failed | | | %.3f | %.3f | - | - | - |" % (m, t.get("eager_ms", -1), t.get("graph_ms", -1)))
         continue
     w, g = s["wall_us"] / 1e3, s["gpu_step_us"] / 1e3
     ge = t.get("graph_ms", -1)
-    print("| %s | %.3f | %.3f | %d / %d | %.3f | %.3f | %s |" % (
+    tu = next((o for o in lines(os.path.join(out, "untuned_%s_tuned.jsonl" % m)) if o.get("kind") == "summary"), None)
+    tw = tu["wall_us"] / 1e3 if tu else -1
+    print("| %s | %.3f | %.3f | %d / %d | %.3f | %.3f | %s | %s | %s |" % (
         m, w, g, s["kernels"], s["levels"], t.get("eager_ms", -1), ge,
-        "%.2f" % (w / ge) if ge > 0 else "-"))
+        "%.2f" % (w / ge) if ge > 0 else "-", "%.3f" % tw if tu else "-",
+        "%.2f" % (tw / ge) if tu and ge > 0 else "-"))
     c = collections.defaultdict(lambda: [0, 0.0])
     for o in ls:
         if o.get("kind") == "kernel":

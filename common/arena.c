@@ -1,6 +1,7 @@
 #include "common/arena.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,8 +10,14 @@
 struct ArenaBlock {
     ArenaBlock *next;
     size_t size, used;
+    size_t dirty; /* data[dirty..size) is known to be zero */
     _Alignas(16) unsigned char data[];
 };
+
+/* A block this large is calloc'd: the allocator hands it out zeroed (fresh pages it need not
+ * touch), so an allocation from it is cleared only where the block was used before; the pages
+ * of a large array that is never filled to its capacity are never touched. */
+#define ARENA_CLEAN_BLOCK (128 * 1024)
 
 void arena_init(Arena *a, size_t block_size)
 {
@@ -27,20 +34,23 @@ void *arena_alloc(Arena *a, size_t n)
     ArenaBlock *b = a->head;
     if (!b || b->size - b->used < n) {
         size_t sz = n > a->block_size ? n : a->block_size;
-        b = malloc(sizeof *b + sz);
+        bool clean = sz >= ARENA_CLEAN_BLOCK;
+        b = clean ? calloc(1, sizeof *b + sz) : malloc(sizeof *b + sz);
         if (!b) {
             a->failed = 1;
             return NULL;
         }
         b->size = sz;
         b->used = 0;
+        b->dirty = clean ? 0 : sz;
         b->next = a->head;
         a->head = b;
     }
     void *p = b->data + b->used;
+    if (b->used < b->dirty) memset(p, 0, (b->dirty - b->used < n) ? b->dirty - b->used : n);
     b->used += n;
+    if (b->dirty < b->used) b->dirty = b->used;
     a->used_total += n;
-    memset(p, 0, n);
     return p;
 }
 

@@ -90,15 +90,22 @@ void diag_print(const DiagList *d, FILE *f)
     }
 }
 
+void diag_truncate(DiagList *d, int count)
+{
+    for (int i = count < 0 ? 0 : count; i < d->count; i++) {
+        Diag *g = &d->items[i];
+        d->errors -= g->level == DIAG_ERROR;
+        free(g->file);
+        free(g->node);
+        free(g->tensor);
+        free(g->msg);
+    }
+    if (count < d->count) d->count = count < 0 ? 0 : count;
+}
+
 void diag_clear(DiagList *d)
 {
-    for (int i = 0; i < d->count; i++) {
-        free(d->items[i].file);
-        free(d->items[i].node);
-        free(d->items[i].tensor);
-        free(d->items[i].msg);
-    }
-    d->count = 0;
+    diag_truncate(d, 0);
     d->errors = 0;
 }
 

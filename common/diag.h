@@ -39,6 +39,8 @@ void diag_print(const DiagList *d, FILE *f);
 /* Formats one diagnostic as "file: node 'n': tensor 't': message" into buf. */
 void diag_format(const Diag *g, char *buf, size_t n);
 void diag_clear(DiagList *d);
+/* Drops the diagnostics after the first `count` (a step whose findings are withdrawn). */
+void diag_truncate(DiagList *d, int count);
 void diag_free(DiagList *d);
 
 #endif

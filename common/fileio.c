@@ -110,3 +110,21 @@ int file_exists(const char *path)
     struct stat st;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
+
+/* mkdir -p of the directory part of `path`. */
+int file_make_parent_dirs(const char *path)
+{
+    char *p = strdup(path);
+    if (!p) return -1;
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/') continue;
+        *s = 0;
+        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+            free(p);
+            return -1;
+        }
+        *s = '/';
+    }
+    free(p);
+    return 0;
+}

@@ -5,10 +5,12 @@
 
 #include <stddef.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 typedef struct StrMap {
     const char **keys;
     void **vals;
+    uint32_t *hashes; /* of each key (hash64_str's low bits): most probes skip the strcmp */
     size_t cap, count;
 } StrMap;
 

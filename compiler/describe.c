@@ -67,6 +67,13 @@ void describe_text(FILE *f, const Plan *p)
         fprintf(f, "tuning   %s%s%s%s\n", p->tuning,
                 p->tuning_env ? "   (from the environment: " : "",
                 p->tuning_env ? p->tuning_env : "", p->tuning_env ? ")" : "");
+    int ntuned = 0; /* kernels a tuning-cache entry shaped (each marked in the table) */
+    for (int k = 0; k < p->nkernels; k++)
+        ntuned += p->kernels[k].tuned != NULL;
+    if (ntuned)
+        fprintf(
+            f, "tuned    %d kernel%s with their own knobs from a tuning cache (npu-explore tune)\n",
+            ntuned, ntuned == 1 ? "" : "s");
     fprintf(f, "inputs   %d ", p->ninputs);
     for (int i = 0; i < p->ninputs && i < 6; i++) {
         const PlanTensor *t = &p->tensors[p->inputs[i]];
@@ -191,9 +198,10 @@ void describe_text(FILE *f, const Plan *p)
         }
         char grid[48];
         snprintf(grid, sizeof grid, "%ux%ux%u", kn->groups[0], kn->groups[1], kn->groups[2]);
-        fprintf(f, "%-5d %-4s %-16s %-6d %-44s %-14s %s\n", k, target_name(kn->target), kn->shader,
-                kn->level, io, kn->target == KT_NPU ? grid : "-",
-                kn->fusion >= 0 ? p->fusions[kn->fusion].id : "");
+        fprintf(f, "%-5d %-4s %-16s %-6d %-44s %-14s %s%s%s\n", k, target_name(kn->target),
+                kn->shader, kn->level, io, kn->target == KT_NPU ? grid : "-",
+                kn->fusion >= 0 ? p->fusions[kn->fusion].id : "", kn->tuned ? "  tuned " : "",
+                kn->tuned ? kn->tuned : "");
     }
 }
 
@@ -402,7 +410,16 @@ void describe_json(FILE *f, const Plan *p)
             if (a) fputc(',', f);
             jstr(f, kn->prov[a]);
         }
-        fprintf(f, "]}");
+        fputc(']', f);
+        if (kn->tune_key) { /* a kernel of a kind tune searches, compiled here (not in a file) */
+            fprintf(f, ",\"tune_key\":");
+            jstr(f, kn->tune_key);
+        }
+        if (kn->tuned) { /* only a kernel a tuning-cache entry shaped */
+            fprintf(f, ",\"tuned\":");
+            jwords(f, kn->tuned, true);
+        }
+        fputc('}', f);
     }
     fprintf(f, "],\n\"modules\":[");
     for (int i = 0; i < p->nmodules; i++) {

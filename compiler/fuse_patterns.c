@@ -60,21 +60,13 @@ static bool half_exact(double v)
 }
 
 /* The activation the conv epilogue applies after the (conv + add) output t: any of
- * compiler/act.c's table, hardtanh only with half-exact bounds, and not one whose output a single
- * mul reads (a squeeze-excite gate x * sigmoid(s)): fuse-elementwise computes the activation and
- * the mul in one generated kernel, which reads the conv's channel-padded output as it is, where
- * the mul alone would be a binary kernel behind a depad (EfficientNet-B0: 7 kernels fewer). Its
- * row and node, or NULL. */
+ * compiler/act.c's table, hardtanh only with half-exact bounds. Its row and node, or NULL. */
 static const EpiAct *conv_act(const Graph *g, int t, const bool *taken, int *node, const char **why)
 {
     int c = only_consumer(g, t);
     if (c < 0 || !usable(g, c, taken)) return NULL;
     const Node *n = &g->nodes[c];
     const EpiAct *a = epi_act(n);
-    if (a && next_op(g, n->out[0], OP_MUL, taken) >= 0) {
-        *why = "the activation feeds a single mul (fuse-elementwise computes both in one kernel)";
-        return NULL;
-    }
     if (a && a->op == OP_HARDTANH &&
         (!half_exact(attr_float(n, "min_val", -1.0)) ||
          !half_exact(attr_float(n, "max_val", 1.0)))) {

@@ -20,27 +20,153 @@ Graph *graph_new(const char *path)
     return g;
 }
 
+/* Frees the arrays g owns of those named by `bits` (GRAPH_SHARES_*), leaving them NULL. */
+static void drop_arrays(Graph *g, unsigned bits)
+{
+    if (bits & GRAPH_SHARES_TENSORS) {
+        if (!(g->shared & GRAPH_SHARES_TENSORS)) free(g->tensors);
+        g->tensors = NULL;
+    }
+    if (bits & GRAPH_SHARES_NODES) {
+        if (!(g->shared & GRAPH_SHARES_NODES)) free(g->nodes);
+        g->nodes = NULL;
+    }
+    if (bits & GRAPH_SHARES_BY_NAME) {
+        if (!(g->shared & GRAPH_SHARES_BY_NAME)) strmap_free(&g->by_name);
+        strmap_init(&g->by_name);
+    }
+    if (bits & GRAPH_SHARES_NODE_BY_NAME) {
+        if (!(g->shared & GRAPH_SHARES_NODE_BY_NAME)) strmap_free(&g->node_by_name);
+        strmap_init(&g->node_by_name);
+    }
+    g->shared &= ~bits;
+}
+
 void graph_free(Graph *g)
 {
     if (!g) return;
-    free(g->tensors);
-    free(g->nodes);
+    drop_arrays(g, GRAPH_SHARES_TENSORS | GRAPH_SHARES_NODES | GRAPH_SHARES_BY_NAME |
+                       GRAPH_SHARES_NODE_BY_NAME);
     free(g->inputs);
     free(g->outputs);
     free(g->weights);
     free(g->recipes);
     free(g->fusions);
     free(g->misses);
-    strmap_free(&g->by_name);
-    strmap_free(&g->node_by_name);
     arena_free(&g->arena);
     free(g);
+}
+
+static void *dup_array(const void *p, size_t n)
+{
+    void *c = malloc(n ? n : 1);
+    if (c && n) memcpy(c, p, n);
+    return c;
+}
+
+/* Makes those of the arrays named by `bits` (GRAPH_SHARES_*) that g shares with another graph
+ * its own copies; false on allocation failure (g unchanged). */
+static bool own_arrays(Graph *g, unsigned bits)
+{
+    bits &= g->shared;
+    if (!bits) return true;
+    GTensor *t = g->tensors;
+    Node *n = g->nodes;
+    StrMap bn = g->by_name, nn = g->node_by_name;
+    bool ok = true;
+    if (bits & GRAPH_SHARES_TENSORS)
+        ok = (t = dup_array(g->tensors, sizeof *t * (size_t)g->cap_tensors)) != NULL;
+    if (ok && (bits & GRAPH_SHARES_NODES))
+        ok = (n = dup_array(g->nodes, sizeof *n * (size_t)g->cap_nodes)) != NULL;
+    if (ok && (bits & GRAPH_SHARES_BY_NAME)) ok = strmap_copy(&bn, &g->by_name);
+    if (ok && (bits & GRAPH_SHARES_NODE_BY_NAME)) ok = strmap_copy(&nn, &g->node_by_name);
+    if (!ok) {
+        if (t != g->tensors) free(t);
+        if (n != g->nodes) free(n);
+        if (bn.keys != g->by_name.keys) strmap_free(&bn);
+        return false;
+    }
+    g->tensors = t;
+    g->nodes = n;
+    g->by_name = bn;
+    g->node_by_name = nn;
+    g->shared &= ~bits;
+    return true;
+}
+
+static bool same_ints(const int *a, const int *b, int n)
+{
+    return n <= 0 || a == b || memcmp(a, b, sizeof(int) * (size_t)n) == 0;
+}
+
+/* Tensors equal but for where their consumer lists are stored. */
+static bool same_tensor(const GTensor *a, const GTensor *b)
+{
+    if (a->nconsumers != b->nconsumers || !same_ints(a->consumers, b->consumers, a->nconsumers))
+        return false;
+    GTensor x = *a;
+    x.consumers = b->consumers;
+    return memcmp(&x, b, sizeof x) == 0;
+}
+
+/* Nodes equal but for where their operand lists are stored. */
+static bool same_node(const Node *a, const Node *b)
+{
+    if (a->nin != b->nin || a->nout != b->nout || !same_ints(a->in, b->in, a->nin) ||
+        !same_ints(a->out, b->out, a->nout))
+        return false;
+    Node x = *a;
+    x.in = b->in;
+    x.out = b->out;
+    return memcmp(&x, b, sizeof x) == 0;
+}
+
+static bool same_map(const StrMap *a, const StrMap *b)
+{
+    return a->cap == b->cap && a->count == b->count &&
+           (a->cap == 0 || (memcmp(a->keys, b->keys, sizeof *a->keys * a->cap) == 0 &&
+                            memcmp(a->vals, b->vals, sizeof *a->vals * a->cap) == 0));
+}
+
+void graph_share(Graph *g, const Graph *prev)
+{
+    bool same = g->ntensors == prev->ntensors;
+    for (int t = 0; same && t < g->ntensors; t++)
+        same = same_tensor(&g->tensors[t], &prev->tensors[t]);
+    if (same && g->tensors != prev->tensors) {
+        drop_arrays(g, GRAPH_SHARES_TENSORS);
+        g->tensors = prev->tensors;
+        g->cap_tensors = prev->ntensors;
+        g->shared |= GRAPH_SHARES_TENSORS;
+    }
+    same = g->nnodes == prev->nnodes;
+    for (int i = 0; same && i < g->nnodes; i++)
+        same = same_node(&g->nodes[i], &prev->nodes[i]);
+    if (same && g->nodes != prev->nodes) {
+        drop_arrays(g, GRAPH_SHARES_NODES);
+        g->nodes = prev->nodes;
+        g->cap_nodes = prev->nnodes;
+        g->shared |= GRAPH_SHARES_NODES;
+    }
+    if (g->by_name.keys != prev->by_name.keys && same_map(&g->by_name, &prev->by_name)) {
+        drop_arrays(g, GRAPH_SHARES_BY_NAME);
+        g->by_name = prev->by_name;
+        g->shared |= GRAPH_SHARES_BY_NAME;
+    }
+    if (g->node_by_name.keys != prev->node_by_name.keys &&
+        same_map(&g->node_by_name, &prev->node_by_name)) {
+        drop_arrays(g, GRAPH_SHARES_NODE_BY_NAME);
+        g->node_by_name = prev->node_by_name;
+        g->shared |= GRAPH_SHARES_NODE_BY_NAME;
+    }
 }
 
 int graph_add_tensor(Graph *g, const char *name, DType dt, int rank, const int64_t *shape,
                      TensorKind kind)
 {
-    if (rank < 0 || rank > NPU_MAX_RANK) return -1;
+    if (rank < 0 || rank > NPU_MAX_RANK ||
+        !own_arrays(g, GRAPH_SHARES_TENSORS | GRAPH_SHARES_BY_NAME))
+        return -1;
     int64_t sh[NPU_MAX_RANK]; /* `shape` may point into g->tensors, which may move below */
     for (int i = 0; i < rank; i++)
         sh[i] = shape[i];
@@ -73,6 +199,7 @@ int graph_add_tensor(Graph *g, const char *name, DType dt, int rank, const int64
 int graph_add_node(Graph *g, const char *name, OpId op, const char *aten, const int *in, int nin,
                    const int *out, int nout)
 {
+    if (!own_arrays(g, GRAPH_SHARES_NODES | GRAPH_SHARES_NODE_BY_NAME)) return -1;
     if (g->nnodes == g->cap_nodes) {
         int cap = g->cap_nodes ? g->cap_nodes * 2 : 256;
         Node *p = realloc(g->nodes, (size_t)cap * sizeof *p);
@@ -135,6 +262,7 @@ bool graph_add_attr_v(Graph *g, int node, const Attr *at)
 
 bool graph_add_output(Graph *g, int t)
 {
+    if (!own_arrays(g, GRAPH_SHARES_TENSORS)) return false;
     int *o = realloc(g->outputs, sizeof(int) * (size_t)(g->noutputs + 1));
     if (!o) return false;
     g->outputs = o;
@@ -153,8 +281,25 @@ int graph_find_node(const Graph *g, const char *name)
     return (int)(intptr_t)strmap_get(&g->node_by_name, name) - 1;
 }
 
+bool graph_index_nodes(Graph *g, int from)
+{
+    if (!own_arrays(g, GRAPH_SHARES_NODE_BY_NAME)) return false;
+    for (int i = from < 0 ? 0 : from; i < g->nnodes; i++)
+        if (!strmap_put(&g->node_by_name, g->nodes[i].name, (void *)(intptr_t)(i + 1)))
+            return false;
+    return true;
+}
+
+bool graph_name_tensor(Graph *g, int t, const char *name)
+{
+    if (!name || !own_arrays(g, GRAPH_SHARES_TENSORS | GRAPH_SHARES_BY_NAME)) return false;
+    g->tensors[t].name = name;
+    return strmap_put(&g->by_name, name, (void *)(intptr_t)(t + 1));
+}
+
 Status graph_link(Graph *g)
 {
+    if (!own_arrays(g, GRAPH_SHARES_TENSORS)) return ST_NOMEM;
     for (int t = 0; t < g->ntensors; t++) {
         g->tensors[t].nconsumers = 0;
         g->tensors[t].is_output = false;
@@ -210,9 +355,11 @@ Graph *graph_clone(const Graph *g)
     for (int i = 0; i < g->nnodes; i++)
         nops += g->nodes[i].nin + g->nodes[i].nout + 2;
     int *ops = arena_alloc(&c->arena, sizeof(int) * (size_t)(nops + 1));
-    if (!c->tensors || !c->nodes || !c->inputs || !c->outputs || !c->weights || !ops ||
-        !strmap_copy(&c->by_name, &g->by_name) || !strmap_copy(&c->node_by_name, &g->node_by_name))
-        goto fail;
+    if (!c->tensors || !c->nodes || !c->inputs || !c->outputs || !c->weights || !ops) goto fail;
+    /* the name maps are g's until the copy changes them (graph_share's sharing) */
+    c->by_name = g->by_name;
+    c->node_by_name = g->node_by_name;
+    c->shared = GRAPH_SHARES_BY_NAME | GRAPH_SHARES_NODE_BY_NAME;
     if (g->ntensors) memcpy(c->tensors, g->tensors, sizeof(GTensor) * (size_t)g->ntensors);
     if (g->nnodes) memcpy(c->nodes, g->nodes, sizeof(Node) * (size_t)g->nnodes);
     for (int i = 0; i < g->nnodes; i++) { /* operand lists are edited in place by passes */
@@ -305,6 +452,14 @@ Status graph_verify(const Graph *g, DiagList *d)
             st = diag_add(d, DIAG_ERROR, ST_INTERNAL, g->path, NULL, g->tensors[g->outputs[i]].name,
                           "graph output is never produced");
     free(ready);
+#ifndef NDEBUG
+    /* node names are unique and their map current: the pipeline's change list takes a node at
+     * the same index under the same name for the same node (pipeline.c) */
+    for (int i = 0; i < g->nnodes; i++)
+        if (graph_find_node(g, g->nodes[i].name) != i)
+            st = diag_add(d, DIAG_ERROR, ST_INTERNAL, g->path, g->nodes[i].name, NULL,
+                          "node name taken twice or not indexed");
+#endif
     return st;
 }
 

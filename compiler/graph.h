@@ -143,8 +143,8 @@ typedef struct Graph {
      * outputs[state_out[i]] its value at the end of a run, the value the next run starts from
      * when the caller carries it. Arena-owned and never changed by passes. */
     int *state_in, *state_out, nstates;
-    StrMap by_name;      /* tensor name -> id+1 */
-    StrMap node_by_name; /* node name -> index+1 */
+    StrMap by_name;      /* tensor name -> id+1 (changed through graph.h's functions only) */
+    StrMap node_by_name; /* node name -> index+1 (changed through graph.h's functions only) */
     Recipe *recipes;
     int nrecipes;
     Fusion *fusions;
@@ -153,7 +153,16 @@ typedef struct Graph {
     int nmisses;
     int nparts;
     int64_t arena_bytes, naive_bytes; /* plan-memory */
+    unsigned shared; /* GRAPH_SHARES_* bits: arrays that are an earlier snapshot's (graph_share) */
 } Graph;
+
+/* Graph.shared bits. */
+enum {
+    GRAPH_SHARES_TENSORS = 1,
+    GRAPH_SHARES_NODES = 2,
+    GRAPH_SHARES_BY_NAME = 4,
+    GRAPH_SHARES_NODE_BY_NAME = 8,
+};
 
 Graph *graph_new(const char *path);
 void graph_free(Graph *g);
@@ -174,14 +183,28 @@ bool graph_add_attr_v(Graph *g, int node, const Attr *a);
 bool graph_add_output(Graph *g, int t);
 int graph_find_tensor(const Graph *g, const char *name); /* -1 if absent */
 int graph_find_node(const Graph *g, const char *name);   /* -1 if absent */
+/* Maps the names of nodes from..nnodes-1 to their indices again (nodes moved). False on
+ * allocation failure. */
+bool graph_index_nodes(Graph *g, int from);
+/* Names tensor t `name` (kept, not copied: g's arena or static) and maps the name to it. False
+ * on allocation failure. */
+bool graph_name_tensor(Graph *g, int t, const char *name);
 /* Recomputes producer/consumer links from the live nodes. */
 Status graph_link(Graph *g);
 /* Copy for pass snapshots. The copy borrows g's immutable data (names, op strings, attributes,
  * constant values, state pairs) and copies what passes mutate (node operand lists, tensors,
- * fusions), so g must outlive it. NULL on allocation failure. */
+ * fusions), so g must outlive it; it shares g's name maps until it changes them (graph_add_*,
+ * graph_index_nodes, graph_name_tensor: the only ways to change them), so g must not change its
+ * names meanwhile. NULL on allocation failure. */
 Graph *graph_clone(const Graph *g);
+/* For pass snapshots: each of g's tensor and node arrays and name maps that equals prev's is
+ * dropped and prev's used instead (Graph.shared), so a snapshot holds only what its pass changed.
+ * prev must outlive g, and neither may change afterwards (snapshots are read-only); a later
+ * graph_add_tensor, graph_add_node or graph_link on g first makes its arrays its own again. */
+void graph_share(Graph *g, const Graph *prev);
 /* Checks invariants: every live node's inputs are produced earlier or are inputs/weights/consts,
- * ids in range, no tensor produced twice. Errors name the node. */
+ * ids in range, no tensor produced twice; in builds with assertions, also every node's name its
+ * own and mapped to it. Errors name the node. */
 Status graph_verify(const Graph *g, DiagList *d);
 
 int64_t tensor_numel(const GTensor *t);

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* memmem */
 #include "compiler/ir_json.h"
 #include "compiler/inplace.h"
 
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/fileio.h"
+#include "compiler/json_walk.h"
 
 typedef struct Reader {
     Graph *g;
@@ -477,11 +479,14 @@ static Status read_io(Reader *r, struct json_object *list, const char *what, int
     return ST_OK;
 }
 
-static Status read_graph(Reader *r, struct json_object *root)
+/* The part of the top-level object read before the nodes: the model's name, the weights and their
+ * mapping, the constants and the graph inputs. */
+static const char *const head_keys[] = {"model_name", "weight_name_mapping", "constants", "weights",
+                                        "graph_inputs"};
+
+static Status read_head(Reader *r, struct json_object *root)
 {
     Graph *g = r->g;
-    if (!json_object_is_type(root, json_type_object))
-        return diag_error(r->d, r->path, NULL, NULL, "top level is not a JSON object");
     const char *mn = get_str(root, "model_name");
     g->model_name = arena_strdup(&g->arena, mn ? mn : "model");
     r->mapping = get(root, "weight_name_mapping");
@@ -500,27 +505,27 @@ static Status read_graph(Reader *r, struct json_object *root)
             if (!strmap_put(&r->weight_keys, k, w)) return ST_NOMEM;
         }
     }
-    Status st = read_io(r, get(root, "graph_inputs"), "graph_inputs", 1);
-    if (st != ST_OK) return st;
-    struct json_object *nodes = get(root, "nodes");
-    if (!nodes || !json_object_is_type(nodes, json_type_array))
-        return diag_error(r->d, r->path, NULL, NULL, "\"nodes\" missing or not a list");
-    for (size_t i = 0; i < json_object_array_length(nodes); i++) {
-        struct json_object *jn = json_object_array_get_idx(nodes, i);
-        if (!jn || !json_object_is_type(jn, json_type_object))
-            return diag_error(r->d, r->path, NULL, NULL, "nodes[%zu] is not an object", i);
-        st = read_node(r, jn, (int)i);
-        if (st != ST_OK) return st;
-    }
-    st = read_io(r, get(root, "graph_outputs"), "graph_outputs", 0);
-    if (st == ST_OK) st = inplace_resolve(g, r->d);
-    if (st != ST_OK) return st;
-    return graph_link(g);
+    return read_io(r, get(root, "graph_inputs"), "graph_inputs", 1);
 }
 
-Status ir_read_buffer(const char *path, const char *json, size_t len, Graph **out, DiagList *d)
+static Status read_node_at(Reader *r, struct json_object *jn, size_t i)
 {
-    *out = NULL;
+    if (!jn || !json_object_is_type(jn, json_type_object))
+        return diag_error(r->d, r->path, NULL, NULL, "nodes[%zu] is not an object", i);
+    return read_node(r, jn, (int)i);
+}
+
+/* The part read after the nodes: the graph outputs; then the graph is completed. */
+static Status read_tail(Reader *r, struct json_object *root)
+{
+    Status st = read_io(r, get(root, "graph_outputs"), "graph_outputs", 0);
+    if (st == ST_OK) st = inplace_resolve(r->g, r->d);
+    return st == ST_OK ? graph_link(r->g) : st;
+}
+
+/* The document as one json-c tree. */
+static Status read_tree(Reader *r, const char *json, size_t len)
+{
     struct json_tokener *tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
     if (!tok) return ST_NOMEM;
     struct json_object *root = json_tokener_parse_ex(tok, json, (int)len);
@@ -532,24 +537,211 @@ Status ir_read_buffer(const char *path, const char *json, size_t len, Graph **ou
             line += json[i] == '\n';
         json_tokener_free(tok);
         if (root) json_object_put(root);
-        return diag_error(d, path, NULL, NULL, "not valid JSON (line %d: %s)", line,
+        return diag_error(r->d, r->path, NULL, NULL, "not valid JSON (line %d: %s)", line,
                           jerr == json_tokener_success ? "incomplete document"
                                                        : json_tokener_error_desc(jerr));
     }
     json_tokener_free(tok);
+    Status st = ST_OK;
+    if (!json_object_is_type(root, json_type_object))
+        st = diag_error(r->d, r->path, NULL, NULL, "top level is not a JSON object");
+    if (st == ST_OK) st = read_head(r, root);
+    struct json_object *nodes = st == ST_OK ? get(root, "nodes") : NULL;
+    if (st == ST_OK && (!nodes || !json_object_is_type(nodes, json_type_array)))
+        st = diag_error(r->d, r->path, NULL, NULL, "\"nodes\" missing or not a list");
+    for (size_t i = 0; st == ST_OK && i < json_object_array_length(nodes); i++)
+        st = read_node_at(r, json_object_array_get_idx(nodes, i), i);
+    if (st == ST_OK) st = read_tail(r, root);
+    json_object_put(root);
+    return st;
+}
+
+static bool is_head_key(const char *k)
+{
+    for (size_t i = 0; i < sizeof head_keys / sizeof head_keys[0]; i++)
+        if (!strcmp(k, head_keys[i])) return true;
+    return false;
+}
+
+/* The nodes from the first one the walk could not read on (the export writes part of the head
+ * after the nodes, or the file is bad), parsed and kept for a second reading. */
+typedef struct Kept {
+    struct json_object **v;
+    size_t n, cap, from; /* v[i] is node from + i; from is SIZE_MAX while none is kept */
+} Kept;
+
+static void kept_free(Kept *k)
+{
+    for (size_t i = 0; i < k->n; i++)
+        json_object_put(k->v[i]);
+    free(k->v);
+}
+
+/* Reads the nodes array at w's cursor: each element parsed, read and freed while *st is ST_OK;
+ * from the first that fails on, kept in *kept instead (parsed to find the array's end), and every
+ * one kept unread when `defer`. False when the array is not plain JSON. */
+static bool walk_nodes(Reader *r, JsonWalk *w, Status *st, Kept *kept, bool defer)
+{
+    bool first = true;
+    int k = -1;
+    if (!json_walk_open(w, '[')) return false;
+    for (size_t i = 0; *st != ST_NOMEM && (k = json_walk_element(w, &first)) == 1; i++) {
+        struct json_object *jn;
+        if (!json_walk_value(w, &jn)) return false;
+        if (*st == ST_OK && !defer) *st = read_node_at(r, jn, i);
+        if (*st != ST_BAD_INPUT && !defer) {
+            json_object_put(jn);
+            continue;
+        }
+        if (kept->n == 0) kept->from = i;
+        if (kept->n == kept->cap) {
+            size_t cap = kept->cap ? kept->cap * 2 : 64;
+            struct json_object **v = realloc(kept->v, sizeof *v * cap);
+            if (!v) {
+                json_object_put(jn);
+                *st = ST_NOMEM;
+                break;
+            }
+            kept->v = v;
+            kept->cap = cap;
+        }
+        kept->v[kept->n++] = jn;
+    }
+    return *st == ST_NOMEM || k == 0;
+}
+
+/* The second reading of the nodes (array at w's cursor): those before kept->from parsed again,
+ * then the kept ones. */
+static Status reread_nodes(Reader *r, JsonWalk *w, const Kept *kept)
+{
+    Status st = ST_OK;
+    bool first = true;
+    if (!json_walk_open(w, '[')) return ST_BAD_INPUT;
+    for (size_t i = 0; st == ST_OK && i < kept->from; i++) {
+        struct json_object *jn;
+        int k = json_walk_element(w, &first);
+        if (k == 0 && kept->n == 0) break; /* none kept: the whole array again */
+        if (k != 1 || !json_walk_value(w, &jn)) return ST_BAD_INPUT;
+        st = read_node_at(r, jn, i);
+        json_object_put(jn);
+    }
+    for (size_t i = 0; st == ST_OK && i < kept->n; i++)
+        st = read_node_at(r, kept->v[i], kept->from + i);
+    return st;
+}
+
+/* Whether a head key the walk has not met may come after the nodes: its quoted name is in the
+ * text after them. A look, not a parse: a wrong yes costs only the streaming of the nodes. */
+static bool head_may_follow(struct json_object *root, const char *s, size_t len)
+{
+    for (size_t i = 0; i < sizeof head_keys / sizeof head_keys[0]; i++) {
+        char q[32];
+        int n = snprintf(q, sizeof q, "\"%s\"", head_keys[i]);
+        if (!json_object_object_get_ex(root, head_keys[i], NULL) && memmem(s, len, q, (size_t)n))
+            return true;
+    }
+    return false;
+}
+
+/* A fresh graph for the reader, its maps emptied (a read that starts over). */
+static Status restart(Reader *r)
+{
+    graph_free(r->g);
+    strmap_free(&r->weight_keys);
+    r->mapping = r->consts = NULL;
+    r->g = graph_new(r->path);
+    return r->g ? ST_OK : ST_NOMEM;
+}
+
+/* The document member by member (compiler/json_walk.h): the members but "nodes" are kept in one
+ * object, and each node is parsed, read and freed in turn, so the nodes never exist as one tree.
+ * The nodes are read when the walk reaches them, the head complete then; where a head key may
+ * come after them (an export that writes "constants" last), they are kept and read once the walk
+ * is done, and where one comes unforeseen, read again then.
+ * ST_OK or ST_NOMEM as read_tree would give them; *tree when this read cannot stand for
+ * read_tree's (a key twice, anything malformed or refused: read_tree's diagnostics are the ones
+ * to give). `mark`: the diagnostics before the read, kept when it starts over. */
+static Status read_walk(Reader *r, const char *json, size_t len, int mark, bool *tree)
+{
+    JsonWalk w;
+    json_walk_init(&w, json, len, JSON_TOKENER_DEFAULT_DEPTH);
+    struct json_object *root = json_object_new_object();
+    Kept kept = {.from = SIZE_MAX};
+    Status st = root ? ST_OK : ST_NOMEM;
+    bool first = true, late = false, defer = false;
+    size_t nodes_at = 0; /* where the nodes array starts, 0: not seen */
+    const char *key;
+    int k = -1;
+    if (st == ST_OK && json_walk_open(&w, '{'))
+        while (st != ST_NOMEM && (k = json_walk_member(&w, &first, &key)) == 1) {
+            bool nodes = !strcmp(key, "nodes");
+            if (json_object_object_get_ex(root, key, NULL) || (nodes && nodes_at)) break;
+            if (nodes) {
+                nodes_at = w.pos;
+                defer = head_may_follow(root, json + w.pos, len - w.pos);
+                if (!defer) st = read_head(r, root);
+                if (!walk_nodes(r, &w, &st, &kept, defer)) break;
+                continue;
+            }
+            late |= nodes_at && is_head_key(key);
+            struct json_object *v;
+            if (!json_walk_value(&w, &v)) break;
+            if (json_object_object_add(root, key, v) != 0) {
+                json_object_put(v);
+                st = ST_NOMEM;
+            }
+        }
+    bool plain = k == 0 && nodes_at;
+    if (st != ST_NOMEM && plain && (late || defer)) {
+        if (!defer) { /* read again from scratch */
+            if (r->d) diag_truncate(r->d, mark);
+            st = restart(r);
+        }
+        w.pos = nodes_at;
+        w.level = 1;
+        if (st == ST_OK) st = read_head(r, root);
+        if (st == ST_OK) st = reread_nodes(r, &w, &kept);
+    }
+    if (st == ST_OK && plain) st = read_tail(r, root);
+    *tree = st != ST_NOMEM && (!plain || st != ST_OK);
+    kept_free(&kept);
+    json_object_put(root);
+    json_walk_free(&w);
+    return st;
+}
+
+Status ir_read_buffer_as(const char *path, const char *json, size_t len, IrRead how, Graph **out,
+                         DiagList *d, bool *walked)
+{
+    *out = NULL;
     Reader r = {.d = d, .path = path};
     strmap_init(&r.weight_keys);
     r.g = graph_new(path);
-    Status st = r.g ? read_graph(&r, root) : ST_NOMEM;
+    Status st = r.g ? ST_OK : ST_NOMEM;
+    bool tree = how == IR_READ_TREE;
+    int mark = d ? d->count : 0;
+    if (st == ST_OK && !tree) {
+        st = read_walk(&r, json, len, mark, &tree);
+        if (tree) { /* read it again as one tree, from scratch */
+            if (d) diag_truncate(d, mark);
+            st = restart(&r);
+        }
+    }
+    if (walked) *walked = !tree;
+    if (st == ST_OK && tree) st = read_tree(&r, json, len);
     if (st == ST_NOMEM) diag_add(d, DIAG_ERROR, ST_NOMEM, path, NULL, NULL, "out of memory");
     strmap_free(&r.weight_keys);
-    json_object_put(root);
     if (st != ST_OK) {
         graph_free(r.g);
         return st;
     }
     *out = r.g;
     return ST_OK;
+}
+
+Status ir_read_buffer(const char *path, const char *json, size_t len, Graph **out, DiagList *d)
+{
+    return ir_read_buffer_as(path, json, len, IR_READ_WALK, out, d, NULL);
 }
 
 Status ir_read_file(const char *path, Graph **out, DiagList *d)

@@ -61,6 +61,28 @@ Status model_src_read(const char *path, char **text, size_t *len, char **origin,
     return ST_OK;
 }
 
+Status model_src_open(const char *path, ModelText *t, DiagList *d)
+{
+    memset(t, 0, sizeof *t);
+    if (model_is_npubin(path)) {
+        Status st = model_src_read(path, &t->copy, &t->len, NULL, d);
+        t->text = t->copy;
+        return st;
+    }
+    Status st = file_map(path, &t->map, d);
+    if (st == ST_OK && t->map.size == 0) return diag_error(d, path, NULL, NULL, "empty file");
+    t->text = (const char *)t->map.data;
+    t->len = t->map.size;
+    return st;
+}
+
+void model_src_close(ModelText *t)
+{
+    file_unmap(&t->map);
+    free(t->copy);
+    memset(t, 0, sizeof *t);
+}
+
 Status model_src_graph(const char *path, Graph **g, DiagList *d)
 {
     char *text;

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "common/diag.h"
+#include "common/fileio.h"
 #include "compiler/graph.h"
 
 /* Does path name a .npubin (by its extension)? */
@@ -15,6 +16,17 @@ bool model_is_npubin(const char *path);
  * recorded (NULL for an IR JSON path). A .npubin without an embedded IR (written before the IR
  * was embedded) is an error saying so. */
 Status model_src_read(const char *path, char **text, size_t *len, char **origin, DiagList *d);
+/* The IR text of path, read without a copy where it can be: an IR JSON file is mapped (not
+ * NUL-terminated: text[0..len) is the file), a .npubin's IR is model_src_read's copy. Errors as
+ * model_src_read's. Close with model_src_close. */
+typedef struct ModelText {
+    const char *text;
+    size_t len;
+    FileMap map;
+    char *copy;
+} ModelText;
+Status model_src_open(const char *path, ModelText *t, DiagList *d);
+void model_src_close(ModelText *t);
 /* Imports the IR text of path (model_src_read, then the IR reader); the graph's path is `path`. */
 Status model_src_graph(const char *path, Graph **g, DiagList *d);
 

@@ -160,7 +160,8 @@ static void put_tensor(Enc *e, const PlanTensor *t)
 
 static void put_kernel(Enc *e, const PlanKernel *k)
 {
-    e->err |= msgpack_pack_map(&e->pk, KERNEL_KEYS);
+    /* "tuned" only for a kernel a tuning-cache entry shaped (its record; describe shows it) */
+    e->err |= msgpack_pack_map(&e->pk, KERNEL_KEYS + (k->tuned != NULL));
     put_kstr(e, "shader", k->shader);
     put_kstr(e, "target", target_name(k->target));
     put_kstr(e, "op", op_key(k->op));
@@ -174,6 +175,7 @@ static void put_kernel(Enc *e, const PlanKernel *k)
     put_strs(e, "prov", k->prov, k->nprov);
     put_int(e, "part", k->part);
     put_int(e, "level", k->level);
+    if (k->tuned) put_kstr(e, "tuned", k->tuned);
 }
 
 static void put_part(Enc *e, const PlanPart *pp)
@@ -724,6 +726,7 @@ static Status read_kernel(const Dec *x, const msgpack_object *m, PlanKernel *k)
     if (!st) st = get_strs(x, m, "prov", &k->prov, &k->nprov);
     if (!st) st = get_int(x, m, "part", &k->part);
     if (!st) st = get_int(x, m, "level", &k->level);
+    if (!st && has_key(m, "tuned")) st = get_str(x, m, "tuned", false, &k->tuned);
     k->target = (KernelTarget)target;
     k->op = op;
     return st;

@@ -8,6 +8,7 @@
 #include "common/arena.h"
 #include "common/diag.h"
 #include "compiler/graph.h"
+#include "compiler/model_src.h"
 #include "compiler/tuning.h"
 
 #define COMPILE_MAX_LIST 512
@@ -45,6 +46,8 @@ typedef struct CompileOptions {
     const char *ir_text;       /* the IR JSON the graph came from, embedded in the plan so a
                                 * .npubin runs without it (borrowed; NULL: none embedded) */
     size_t ir_len;
+    bool ir_outlives; /* ir_text outlives the plan (pipeline_run keeps it in the
+                       * Pipeline): the plan refers to it instead of a copy */
     /* An edit of the imported graph before its shape check and the passes (generate appends an
      * argmax output), NULL: none. The plan's embedded IR text does not have it. */
     Status (*edit)(Graph *g, void *ctx, DiagList *d);
@@ -52,6 +55,11 @@ typedef struct CompileOptions {
     /* Lowering's tuning knobs (tuning.h; zeroed: the defaults). Filled by the caller: the CLI
      * applies the NPU_* environment, then --tune; tests set it directly. */
     Tuning tuning;
+    /* Per-kernel tuning (compiler/tune_cache.h): the entries of device `tuned_device` in
+     * `tuned` give the kernels whose key they name their knob values (knobs set in `tuning`
+     * still win). NULL (either): none. Borrowed. */
+    const struct TuneCache *tuned;
+    const char *tuned_device;
 } CompileOptions;
 
 typedef struct PassCtx {
@@ -96,6 +104,7 @@ typedef struct Pipeline {
     Graph *g;          /* the final graph (== snaps[nsnaps-1].g) */
     struct Plan *plan; /* made by the lower step */
     double total_ms;
+    ModelText src; /* pipeline_run's IR text, which the plan refers to */
 } Pipeline;
 
 void compile_defaults(CompileOptions *o);
@@ -129,6 +138,10 @@ void graph_replace_uses(Graph *g, int from, int to);
  * (== pos) or -1 on allocation failure. */
 int graph_insert_node(Graph *g, int pos, const char *name, OpId op, const int *in, int nin,
                       const int *out, int nout);
+/* Moves the nodes with first[i] ahead of the others, each side in its order, and remaps every
+ * node index the graph holds (fusions, near misses, names, links). Moving a node earlier must
+ * not put it before a producer it reads (callers move nodes whose producers move too). */
+Status graph_move_first(Graph *g, const bool *first);
 /* Marks node dead. */
 void graph_kill(Graph *g, int node);
 /* Appends a weight-like tensor (derived by a recipe). */
@@ -146,6 +159,14 @@ int graph_kernel_node(const Graph *g, int i);
 int graph_kernel_inputs(const Graph *g, int i, int *ins, int max);
 /* Partition indices: runs of one placement over the live nodes in graph order (g->nparts). */
 void graph_number_parts(Graph *g);
+/* Moves the host-only nodes (on the CPU, reading only graph inputs, weights, constants and other
+ * such nodes' outputs) ahead of the rest, so they form one CPU partition before the NPU work,
+ * and numbers the partitions (pass_partition.c). */
+Status graph_hoist_host(Graph *g, Arena *scratch);
+/* Does op keep its input's memory order whatever the shapes (view, flatten, unsqueeze, squeeze,
+ * identity, eval dropout)? On the NPU the views pass makes such an output an alias of an
+ * unpadded input: no kernel, no memory. */
+bool op_keeps_order(OpId op);
 /* Is this ATen name listed in opt->cpu_ops? */
 bool compile_forced_cpu(const CompileOptions *o, const Node *n);
 /* A tensor's device storage: floats in the compute dtype, bools too (0/1, so comparisons, where

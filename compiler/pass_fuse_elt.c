@@ -95,12 +95,7 @@ static bool only_members_read(const Graph *g, int p, const int *members, int n)
  * kernel (a CPU node always runs). */
 static int own_kernels(const Graph *g, int i)
 {
-    OpId op = g->nodes[i].op;
-    if (g->nodes[i].place == PLACE_NPU &&
-        (op == OP_VIEW || op == OP_FLATTEN || op == OP_UNSQUEEZE || op == OP_SQUEEZE ||
-         op == OP_IDENTITY || op == OP_DROPOUT))
-        return 0;
-    return 1;
+    return g->nodes[i].place == PLACE_NPU && op_keeps_order(g->nodes[i].op) ? 0 : 1;
 }
 
 /* Grows the group rooted at `root`; returns its size (members in m). */
@@ -183,6 +178,7 @@ Status pass_fuse_elementwise(Graph *g, PassCtx *c)
         }
         g->nfusions++;
     }
-    if (ngroups) graph_number_parts(g);
-    return ST_OK;
+    /* a group that took host-only views from the CPU runs at its root, which may sit among the
+     * hoisted host-only nodes: hoist them again ahead of it */
+    return ngroups ? graph_hoist_host(g, c->scratch) : ST_OK;
 }

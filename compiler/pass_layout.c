@@ -1,7 +1,7 @@
 /* layout: NPU conv-family tensors (4-D outputs of conv, pools, batch_norm, and same-shape
  * elementwise ops over padded inputs) get dim 1 padded to the target's channel tile. Where a
- * padded tensor meets a consumer that reads dense memory (a view, a linear, a broadcast op, the
- * CPU, a graph output), an explicit depad conversion is inserted: never a silent misread. Batch
+ * padded tensor meets a consumer that reads dense memory (a view, a linear, the CPU, a graph
+ * output), an explicit depad conversion is inserted: never a silent misread. Batch
  * size > 1 is correct because the padded shape is [N, Cpad, H, W], not a padded flat buffer. */
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +30,17 @@ static bool layout_agnostic(const Graph *g, const Node *n)
     return true;
 }
 
+/* Does c run alone as a kernel that addresses every operand with its own physical strides over
+ * the logical output shape (lower_binary.c, lower_where.c), so any layout of any operand, a
+ * broadcast one included? (The squeeze-excite scale: a padded [N, C, 1, 1] times a padded
+ * [N, C, H, W].) A member of an enabled fusion runs as its instance's kernel instead. */
+static bool strided_kernel(const Graph *g, const Node *c)
+{
+    if (c->fusion >= 0 && g->fusions[c->fusion].enabled) return false;
+    KernelKind k = op_info[c->op].kernel;
+    return k == KK_binary || k == KK_where;
+}
+
 /* Is t an intermediate of an enabled fusion that c belongs to? The fused kernel never writes
  * such a tensor to memory, so c does not read it from memory in any layout. */
 static bool fused_internal(const Graph *g, const Node *c, int t)
@@ -53,6 +64,7 @@ static bool reads_padded(const Graph *g, const Node *c, int t)
         strcmp(g->fusions[c->fusion].pattern, FUSE_ELEMENTWISE) == 0)
         return true;
     if (conv_family(c->op)) return c->in[0] == t; /* data input, not weights */
+    if (strided_kernel(g, c)) return true;
     if (layout_agnostic(g, c)) {
         for (int k = 0; k < c->nin; k++)
             if (!g->tensors[c->in[k]].padded) return false;
@@ -113,10 +125,8 @@ Status pass_layout(Graph *g, PassCtx *c)
             for (int i = 0; i < g->noutputs; i++)
                 if (g->outputs[i] == t) g->outputs[i] = dense;
             const char *orig = x->name;
-            x->name = arena_printf(&g->arena, "%s@padded", orig);
-            g->tensors[dense].name = orig;
-            if (!x->name || !strmap_put(&g->by_name, x->name, (void *)(intptr_t)(t + 1)) ||
-                !strmap_put(&g->by_name, orig, (void *)(intptr_t)(dense + 1)))
+            if (!graph_name_tensor(g, t, arena_printf(&g->arena, "%s@padded", orig)) ||
+                !graph_name_tensor(g, dense, orig))
                 return ST_NOMEM;
         }
         char *nname = arena_printf(&g->arena, "depad_%s", g->tensors[t].name);

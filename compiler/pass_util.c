@@ -1,5 +1,6 @@
 #include "compiler/pass.h"
 #include "compiler/fusion.h"
+#include "common/cmp.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -89,6 +90,12 @@ int graph_kernel_node(const Graph *g, int i)
     return n->fusion >= 0 && strcmp(g->fusions[n->fusion].pattern, FUSE_ELEMENTWISE) == 0 ? i : -1;
 }
 
+bool op_keeps_order(OpId op)
+{
+    return op == OP_VIEW || op == OP_FLATTEN || op == OP_UNSQUEEZE || op == OP_SQUEEZE ||
+           op == OP_IDENTITY || op == OP_DROPOUT;
+}
+
 DType compile_storage(const CompileOptions *o, DType dt)
 {
     if (dtype_is_float(dt) || dt == DT_BOOL) return o->compute;
@@ -108,6 +115,42 @@ bool compile_forced_cpu(const CompileOptions *o, const Node *n)
     return false;
 }
 
+Status graph_move_first(Graph *g, const bool *first)
+{
+    int *order = malloc(sizeof(int) * (size_t)(g->nnodes + 1)); /* new position -> old */
+    int *where = malloc(sizeof(int) * (size_t)(g->nnodes + 1)); /* old position -> new */
+    Node *moved = malloc(sizeof(Node) * (size_t)(g->nnodes + 1));
+    if (!order || !where || !moved) {
+        free(order);
+        free(where);
+        free(moved);
+        return ST_NOMEM;
+    }
+    int k = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < g->nnodes; i++)
+            if (first[i] == (pass == 0)) order[k++] = i;
+    for (int i = 0; i < g->nnodes; i++) {
+        moved[i] = g->nodes[order[i]];
+        where[order[i]] = i;
+    }
+    memcpy(g->nodes, moved, sizeof(Node) * (size_t)g->nnodes);
+    free(moved);
+    for (int i = 0; i < g->nfusions; i++) {
+        Fusion *f = &g->fusions[i];
+        for (int j = 0; j < f->nnodes; j++)
+            f->nodes[j] = where[f->nodes[j]];
+        qsort(f->nodes, (size_t)f->nnodes, sizeof(int), cmp_int); /* members in graph order */
+        if (f->anchor >= 0) f->anchor = where[f->anchor];
+    }
+    for (int i = 0; i < g->nmisses; i++)
+        g->misses[i].node = where[g->misses[i].node];
+    free(order);
+    free(where);
+    if (!graph_index_nodes(g, 0)) return ST_NOMEM; /* the name map may be shared: it copies */
+    return graph_link(g);
+}
+
 int graph_insert_node(Graph *g, int pos, const char *name, OpId op, const int *in, int nin,
                       const int *out, int nout)
 {
@@ -124,8 +167,6 @@ int graph_insert_node(Graph *g, int pos, const char *name, OpId op, const int *i
     }
     for (int i = 0; i < g->nmisses; i++)
         if (g->misses[i].node >= pos) g->misses[i].node++;
-    for (int i = pos; i < g->nnodes; i++)
-        if (!strmap_put(&g->node_by_name, g->nodes[i].name, (void *)(intptr_t)(i + 1))) return -1;
-    if (graph_link(g) != ST_OK) return -1;
+    if (!graph_index_nodes(g, pos) || graph_link(g) != ST_OK) return -1;
     return pos;
 }

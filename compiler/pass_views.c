@@ -118,14 +118,6 @@ Status pass_views(Graph *g, PassCtx *c)
         if (n->nout != 1) continue;
         bool alias = false;
         switch (n->op) {
-        case OP_VIEW:
-        case OP_FLATTEN:
-        case OP_UNSQUEEZE:
-        case OP_SQUEEZE:
-        case OP_IDENTITY:
-        case OP_DROPOUT:
-            alias = true;
-            break;
         case OP_TRANSPOSE:
         case OP_PERMUTE:
         case OP_T:
@@ -135,6 +127,7 @@ Status pass_views(Graph *g, PassCtx *c)
             alias = index_copy_in_place(g, i);
             break;
         default:
+            alias = op_keeps_order(n->op);
             break;
         }
         const GTensor *in = node_input(g, n, 0);

@@ -74,7 +74,11 @@ static Status diff(const Graph *before, Snapshot *s)
     if (!s->changes) return ST_NOMEM;
     for (int i = 0; i < after->nnodes; i++) {
         const Node *a = &after->nodes[i];
-        int bi = graph_find_node(before, a->name);
+        /* names are unique and indexed (graph_verify): the node at the same index under the
+         * same name is this node, as most are */
+        int bi = i < before->nnodes && before->nodes[i].name == a->name
+                     ? i
+                     : graph_find_node(before, a->name);
         const Node *b = bi >= 0 ? &before->nodes[bi] : NULL;
         Change ch = {CH_REWRITTEN, i, NULL};
         if (!b) {
@@ -171,6 +175,7 @@ Status pipeline_run_graph(Graph *g, const CompileOptions *o, Pipeline *p, DiagLi
         *s = (Snapshot){.pass = ps->name, .g = next, .ms = now_ms() - a, .skipped = skip};
         p->nsnaps++;
         if (st == ST_OK) st = diff(p->g, s);
+        if (st == ST_OK) graph_share(next, p->g);
         p->g = next;
         arena_reset(&scratch);
     }
@@ -184,12 +189,11 @@ Status pipeline_run(const char *path, const CompileOptions *o, Pipeline *p, Diag
     Graph *g = NULL;
     memset(p, 0, sizeof *p);
     double t0 = now_ms();
-    char *text = NULL;
-    size_t len = 0;
-    Status st = model_src_read(path, &text, &len, NULL, d);
-    if (st == ST_OK) st = ir_read_buffer(path, text, len, &g, d);
+    ModelText src;
+    Status st = model_src_open(path, &src, d);
+    if (st == ST_OK) st = ir_read_buffer(path, src.text, src.len, &g, d);
     if (st != ST_OK) {
-        free(text);
+        model_src_close(&src);
         return st;
     }
     double read_ms = now_ms() - t0;
@@ -198,10 +202,11 @@ Status pipeline_run(const char *path, const CompileOptions *o, Pipeline *p, Diag
         co = *o;
     else
         compile_defaults(&co);
-    co.ir_text = text;
-    co.ir_len = len;
+    co.ir_text = src.text;
+    co.ir_len = src.len;
+    co.ir_outlives = true;
     st = pipeline_run_graph(g, &co, p, d);
-    free(text);
+    p->src = src; /* closed by pipeline_free, after the plan that refers to it */
     if (p->nsnaps > 0) p->snaps[0].ms += read_ms;
     p->total_ms += read_ms;
     return st;
@@ -215,5 +220,6 @@ void pipeline_free(Pipeline *p)
     }
     free(p->snaps);
     plan_free(p->plan);
+    model_src_close(&p->src);
     memset(p, 0, sizeof *p);
 }

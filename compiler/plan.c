@@ -136,7 +136,7 @@ int plan_equal(const Plan *a, const Plan *b)
             x->node != y->node || x->fusion != y->fusion || x->nargs != y->nargs ||
             x->nin != y->nin || x->npush != y->npush || x->nspec != y->nspec ||
             x->part != y->part || x->level != y->level || x->nprov != y->nprov ||
-            memcmp(x->groups, y->groups, sizeof x->groups) != 0 ||
+            !streq(x->tuned, y->tuned) || memcmp(x->groups, y->groups, sizeof x->groups) != 0 ||
             !ints_eq(x->args, y->args, x->nargs) ||
             memcmp(x->push, y->push, sizeof(uint32_t) * (size_t)x->npush) != 0 ||
             memcmp(x->spec, y->spec, sizeof(uint32_t) * (size_t)x->nspec) != 0)

@@ -76,6 +76,13 @@ typedef struct PlanKernel {
     const char **prov; /* IR node names this kernel computes */
     int part;          /* partition index */
     int level;         /* dependency level: kernels of one level need no barrier between them */
+    /* The kernel's tuning key (compiler/tune_cache.h, kc_tune_key) when its kind has knobs
+     * `tune` searches, else NULL; every kernel of one lowered instance has it. In memory only:
+     * a .npubin does not keep it. */
+    const char *tune_key;
+    /* The knobs a tuning-cache entry set for it, "cm.target=64" (the instance's kernels all
+     * have it); NULL: none. Kept in a .npubin, shown by describe. */
+    const char *tuned;
 } PlanKernel;
 
 typedef struct PlanFusion {

@@ -65,7 +65,8 @@ Status graph_schedule(Graph *g)
         bool npu = n->place == PLACE_NPU;
         if (nu > 0 && (g->nodes[u[nu - 1].node].place == PLACE_NPU) != npu) run++;
         /* NPU runs are ordered by level, CPU runs keep the graph order */
-        u[nu++] = (Unit){i, level, run, npu ? level : nu};
+        u[nu] = (Unit){i, level, run, npu ? level : nu}; /* nu: this unit's index */
+        nu++;
     }
     qsort(u, (size_t)nu, sizeof *u, by_keys);
     for (int k = 0, slot = -1; k < nu; k++) {

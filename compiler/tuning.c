@@ -9,9 +9,17 @@
 #include "compiler/lower/kernels.h" /* the defaults' constants: KC_CONV_TARGET, ATTN_MAX_G, ... */
 
 const TuneInfo tune_info[TUNE_COUNT] = {
-#define X(id, nm, ev, ps, l, h, k, d, w)                                                           \
-    [TUNE_##id] = {                                                                                \
-        .name = nm, .env = ev, .pos = ps, .lo = l, .hi = h, .kind = k, .dflt = d, .why = w},
+#define X(id, nm, ev, ps, l, h, k, d, fm, u, w)                                                    \
+    [TUNE_##id] = {.name = nm,                                                                     \
+                   .env = ev,                                                                      \
+                   .pos = ps,                                                                      \
+                   .lo = l,                                                                        \
+                   .hi = h,                                                                        \
+                   .kind = k,                                                                      \
+                   .dflt = d,                                                                      \
+                   .family = fm,                                                                   \
+                   .use = u,                                                                       \
+                   .why = w},
 #include "compiler/tuning.def"
 #undef X
 };
@@ -126,16 +134,23 @@ static bool changed(const Tuning *t, int i)
     return (t->set >> i & 1u) && t->v[i] != tune_info[i].dflt;
 }
 
-void tuning_format(const Tuning *t, char *buf, size_t n)
+/* The knobs set in t (only those that differ from their defaults unless `all`) as
+ * "name=value" words into buf. */
+static void format_knobs(const Tuning *t, bool all, char *buf, size_t n)
 {
     size_t at = 0;
     if (n) buf[0] = '\0';
     for (int i = 0; i < TUNE_COUNT && at < n; i++) {
-        if (!changed(t, i)) continue;
+        if (all ? !(t->set >> i & 1u) : !changed(t, i)) continue;
         int w =
             snprintf(buf + at, n - at, "%s%s=%" PRId64, at ? " " : "", tune_info[i].name, t->v[i]);
         at += w > 0 ? (size_t)w : 0;
     }
+}
+
+void tuning_format(const Tuning *t, char *buf, size_t n)
+{
+    format_knobs(t, false, buf, n);
 }
 
 void tuning_format_env(const Tuning *t, char *buf, size_t n)
@@ -152,4 +167,76 @@ void tuning_format_env(const Tuning *t, char *buf, size_t n)
         int w = snprintf(buf + at, n - at, "%s%s", at ? " " : "", tune_info[i].env);
         at += w > 0 ? (size_t)w : 0;
     }
+}
+
+static bool pow2(int64_t x)
+{
+    return x > 0 && (x & (x - 1)) == 0;
+}
+
+/* Adds x to the ascending list v[0..*n) unless it is there already or outside knob k. */
+static void add_candidate(const TuneInfo *k, int64_t x, int64_t *v, int *n, int max)
+{
+    if (x < k->lo || x > k->hi || *n >= max) return;
+    if ((k->kind == TK_POW2 && !pow2(x)) || (k->kind == TK_MUL32 && x % 32 != 0)) return;
+    int i = 0;
+    while (i < *n && v[i] < x)
+        i++;
+    if (i < *n && v[i] == x) return;
+    memmove(v + i + 1, v + i, sizeof *v * (size_t)(*n - i));
+    v[i] = x;
+    (*n)++;
+}
+
+int tuning_candidates(TuneId id, int64_t *v, int max)
+{
+    const TuneInfo *k = &tune_info[id];
+    int n = 0;
+    if (k->use == TU_BENCH) { /* an ablation's parts, one bit each (searched by tests only) */
+        for (int64_t b = 1; b <= k->hi; b *= 2)
+            add_candidate(k, b, v, &n, max);
+        return n;
+    }
+    if (k->kind == TK_INT && k->hi - k->lo <= 16) {
+        for (int64_t x = k->lo; x <= k->hi; x++)
+            add_candidate(k, x, v, &n, max);
+        return n;
+    }
+    add_candidate(k, k->lo, v, &n, max);
+    for (int64_t p = 1; p <= k->hi; p *= 2) {
+        add_candidate(k, p, v, &n, max);
+        if (k->kind == TK_MUL32) add_candidate(k, 3 * p, v, &n, max);
+    }
+    if (k->dflt != TUNE_AUTO) add_candidate(k, k->dflt, v, &n, max);
+    return n;
+}
+
+bool tuning_kind_searchable(KernelKind kind)
+{
+    for (int i = 0; i < TUNE_COUNT; i++)
+        if (tune_info[i].family == kind && tune_info[i].use == TU_SEARCH) return true;
+    return false;
+}
+
+Status tuning_parse_list(Tuning *t, const char *list, DiagList *d)
+{
+    char word[128];
+    for (const char *s = list; *s;) {
+        s += strspn(s, " ");
+        size_t len = strcspn(s, " ");
+        if (!len) break;
+        if (len >= sizeof word)
+            return diag_error(d, NULL, NULL, NULL, "knob assignment too long: '%.40s...'", s);
+        memcpy(word, s, len);
+        word[len] = '\0';
+        Status st = tuning_set(t, word, d);
+        if (st != ST_OK) return st;
+        s += len;
+    }
+    return ST_OK;
+}
+
+void tuning_format_set(const Tuning *t, char *buf, size_t n)
+{
+    format_knobs(t, true, buf, n);
 }

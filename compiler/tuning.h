@@ -10,13 +10,17 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "common/diag.h"
+#include "compiler/lower/kernel_table.h"
 
 #define TUNE_AUTO (-1) /* the default of a knob that lowering decides by itself */
 
 typedef enum TuneKind { TK_INT, TK_POW2, TK_MUL32 } TuneKind;
+/* TU_SEARCH: `npu-explore tune` searches it per kernel and a tuning cache may set it;
+ * TU_BENCH: bench only (an ablation that changes results), never searched nor cached. */
+typedef enum TuneUse { TU_SEARCH, TU_BENCH } TuneUse;
 
 typedef enum TuneId {
-#define X(id, name, env, pos, lo, hi, kind, dflt, why) TUNE_##id,
+#define X(id, name, env, pos, lo, hi, kind, dflt, fam, use, why) TUNE_##id,
 #include "compiler/tuning.def"
 #undef X
     TUNE_COUNT
@@ -28,7 +32,9 @@ typedef struct TuneInfo {
     int pos;          /* place in env's comma-separated tuple */
     int64_t lo, hi;
     TuneKind kind;
-    int64_t dflt; /* TUNE_AUTO: lowering's own choice */
+    int64_t dflt;      /* TUNE_AUTO: lowering's own choice */
+    KernelKind family; /* the kind whose lowering reads it */
+    TuneUse use;
     const char *why;
 } TuneInfo;
 extern const TuneInfo tune_info[TUNE_COUNT];
@@ -59,5 +65,18 @@ void tuning_format_env(const Tuning *t, char *buf, size_t n);
 int tuning_env_parts(TuneId id);
 /* The allowed values of knob id, "1..65536", "a power of two in 64..128, or auto", into buf. */
 const char *tuning_range(TuneId id, char *buf, size_t n);
+/* The values `tune` tries for knob id, ascending, at most max into v (returns the count): every
+ * value of a range of at most 17, else the powers of two in it (a multiple of 32: 32 and 96
+ * times a power of two) and its low end, with its numeric default; a TU_BENCH knob's single
+ * bits (tests force one into a search). TUNE_AUTO, the default of an auto knob, is not among
+ * them: the search starts from it. */
+int tuning_candidates(TuneId id, int64_t *v, int max);
+/* Does some knob of use TU_SEARCH shape kernels of this kind? */
+bool tuning_kind_searchable(KernelKind kind);
+/* Knob assignments "cm.tile=128 cm.target=64" (blank-separated, as tuning_format writes them)
+ * into t; an unknown knob or a bad value is an error as tuning_set's. */
+Status tuning_parse_list(Tuning *t, const char *list, DiagList *d);
+/* The knobs set in t, as tuning_format prints them but every set one, even at its default. */
+void tuning_format_set(const Tuning *t, char *buf, size_t n);
 
 #endif

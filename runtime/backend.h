@@ -64,6 +64,8 @@ typedef struct VkBackendOptions {
     int validate;  /* -1: from NPU_VK_VALIDATE; 0 off; 1 Khronos validation layer */
     bool poison;   /* fill device memory with NaN before the first run (tests) */
     bool no_cache; /* no on-disk pipeline cache */
+    int warm;      /* the clock warm-up while prepare uploads (vk_core.h vk_warm_start): -1 on
+                    * GPUs whose device memory is mapped, 0 off, 1 wherever uploads are mapped */
 } VkBackendOptions;
 
 VkBackendOptions vk_backend_options_default(void);
@@ -74,6 +76,9 @@ Status vk_backend_create_shared(Backend *with, Backend **out, DiagList *d);
 /* Barriers between kernels in the untimed recordings made so far (each NPU partition recorded
  * once): what compiler/schedule.h's plan_barriers predicts; for tests and reports. */
 int vk_backend_barriers(Backend *b);
+/* The clock warm-up of the last prepare: the spin's trips (0: none ran, or b is no Vulkan
+ * backend) and *us its time. */
+uint32_t vk_backend_warm(Backend *b, double *us);
 /* Will read(t) come from the last run's recorded copy (a watched tensor that run wrote)? Tests. */
 bool vk_backend_read_is_copied(Backend *b, int t);
 /* The best kernel tier (PlanTier) the backend's device runs: TIER_NV_COOPMAT when it exposes
@@ -84,6 +89,10 @@ int vk_backend_best_tier(Backend *b);
 /* Is the backend's device a CPU (lavapipe)? Lowering then takes the direct conv
  * (CompileOptions.cpu_device). */
 bool vk_backend_cpu_device(Backend *b);
+/* The device's identity for a tuning cache (compiler/tune_cache.h): its name, PCI vendor and
+ * device ids and driver with its version, "NVIDIA H100 80GB HBM3 [10de:2330] NVIDIA:
+ * 580.159.04"; one line (no tab or newline). */
+void vk_backend_device_key(Backend *b, char *buf, size_t n);
 /* Validation errors seen so far (0 without the layer); for tests. */
 int vk_backend_validation_errors(Backend *b);
 /* The i-th kept validation message ("" when none). */

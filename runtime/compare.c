@@ -123,6 +123,12 @@ static bool index_ok(const HTensor *x, int64_t base, int64_t len, int64_t step, 
     return mx - v <= win;
 }
 
+bool cmp_near_max(const HTensor *x, int64_t i, const Tolerance *tol)
+{
+    double gap = 0;
+    return index_ok(x, 0, x->numel, 1, i, false, tol, &gap);
+}
+
 /* The argmax rows of cmp_output. */
 static void argmax_rows(const HTensor *got, const HTensor *want, const ArgmaxSrc *a,
                         const Tolerance *tol, CmpStats *s)

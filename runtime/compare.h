@@ -61,6 +61,10 @@ bool cmp_output(const HTensor *got, const HTensor *want, const ArgmaxSrc *a, con
  * as a->x a borrowed view of vals[its input] when vals holds it (vals: [nvals] by tensor id of g,
  * may be NULL). */
 bool cmp_argmax_source(const Graph *g, int t, const HTensor *vals, int nvals, ArgmaxSrc *a);
+/* Is index i of row x (a reference's logits) an acceptable argmax: the row's maximum, or within
+ * the tolerance's window of it (rel_l2 times the row's rms, at least max_abs)? The rule
+ * cmp_output judges an argmax's indices by; generate's near ties. */
+bool cmp_near_max(const HTensor *x, int64_t i, const Tolerance *tol);
 /* The verdict: finite everywhere and rel_l2 within tolerance; for an argmax output, no row
  * beyond tolerance (am_beyond == 0). */
 bool cmp_ok(const CmpStats *s, const Tolerance *tol);

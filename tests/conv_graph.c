@@ -1,6 +1,5 @@
 /* Conv-family graphs for the Vulkan conformance tests (conv_graph.h). */
 #include <setjmp.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,16 +26,6 @@ const GbAct gb_acts[] = {
 };
 const int gb_nacts = (int)(sizeof gb_acts / sizeof gb_acts[0]);
 
-void gb_cat(char *dst, size_t cap, const char *fmt, ...)
-{
-    size_t n = strlen(dst);
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(dst + n, cap - n, fmt, ap);
-    va_end(ap);
-    assert_true(k >= 0 && (size_t)k < cap - n);
-}
-
 /* Tensor text {"name":..,"shape":[..]} in one of a few rotating buffers. */
 static const char *tt(const char *name, const int64_t *s)
 {
@@ -50,12 +39,12 @@ static const char *tt(const char *name, const int64_t *s)
 
 void gb_input(Gb *g, const char *name, const int64_t *s)
 {
-    gb_cat(g->in, sizeof g->in, "%s%s", g->in[0] ? "," : "", tt(name, s));
+    tu_cat(g->in, sizeof g->in, "%s%s", g->in[0] ? "," : "", tt(name, s));
 }
 
 void gb_output(Gb *g, const char *name, const int64_t *s)
 {
-    gb_cat(g->out, sizeof g->out, "%s%s", g->out[0] ? "," : "", tt(name, s));
+    tu_cat(g->out, sizeof g->out, "%s%s", g->out[0] ? "," : "", tt(name, s));
 }
 
 /* A node with up to three inputs (NULL names end the list) and one output. */
@@ -63,11 +52,11 @@ void gb_node(Gb *g, const char *name, const char *op, const char *const *ins,
              const int64_t *const *ishapes, const char *out, const int64_t *oshape,
              const char *attrs)
 {
-    gb_cat(g->nodes, sizeof g->nodes, "%s{\"name\":\"%s\",\"op_type\":\"%s\",\"inputs\":[",
+    tu_cat(g->nodes, sizeof g->nodes, "%s{\"name\":\"%s\",\"op_type\":\"%s\",\"inputs\":[",
            g->nodes[0] ? "," : "", name, op);
     for (int i = 0; i < 3 && ins[i]; i++)
-        gb_cat(g->nodes, sizeof g->nodes, "%s%s", i ? "," : "", tt(ins[i], ishapes[i]));
-    gb_cat(g->nodes, sizeof g->nodes, "],\"outputs\":[%s],\"attrs\":{%s}}", tt(out, oshape),
+        tu_cat(g->nodes, sizeof g->nodes, "%s%s", i ? "," : "", tt(ins[i], ishapes[i]));
+    tu_cat(g->nodes, sizeof g->nodes, "],\"outputs\":[%s],\"attrs\":{%s}}", tt(out, oshape),
            attrs ? attrs : "");
 }
 
@@ -83,23 +72,23 @@ void gb_conv(Gb *g, const char *name, const char *x, const int64_t *xs, int64_t 
     snprintf(bn, sizeof bn, "%s_b", name);
     snprintf(pb, sizeof pb, "p_%s_b", name);
     int64_t ws[4] = {cout, xs[1] / groups, kh, kw};
-    gb_cat(g->w, sizeof g->w, "%s%s", g->w[0] ? "," : "", tt(wn, ws));
-    gb_cat(g->map, sizeof g->map, "%s\"%s\":\"%s\"", g->map[0] ? "," : "", pw, wn);
+    tu_cat(g->w, sizeof g->w, "%s%s", g->w[0] ? "," : "", tt(wn, ws));
+    tu_cat(g->map, sizeof g->map, "%s\"%s\":\"%s\"", g->map[0] ? "," : "", pw, wn);
     if (bias) {
-        gb_cat(g->w, sizeof g->w, ",{\"name\":\"%s\",\"shape\":[%lld]}", bn, (long long)cout);
-        gb_cat(g->map, sizeof g->map, ",\"%s\":\"%s\"", pb, bn);
+        tu_cat(g->w, sizeof g->w, ",{\"name\":\"%s\",\"shape\":[%lld]}", bn, (long long)cout);
+        tu_cat(g->map, sizeof g->map, ",\"%s\":\"%s\"", pb, bn);
     }
     char a[256];
     snprintf(a, sizeof a, "%s%s\"groups\":%lld", attrs ? attrs : "", attrs && *attrs ? "," : "",
              (long long)groups);
     /* the bias shape is printed by hand: tt() is 4-D */
-    gb_cat(g->nodes, sizeof g->nodes,
+    tu_cat(g->nodes, sizeof g->nodes,
            "%s{\"name\":\"%s\",\"op_type\":\"aten.conv2d.default\",\"inputs\":[%s,%s",
            g->nodes[0] ? "," : "", name, tt(x, xs), tt(pw, ws));
     if (bias)
-        gb_cat(g->nodes, sizeof g->nodes, ",{\"name\":\"%s\",\"shape\":[%lld]}", pb,
+        tu_cat(g->nodes, sizeof g->nodes, ",{\"name\":\"%s\",\"shape\":[%lld]}", pb,
                (long long)cout);
-    gb_cat(g->nodes, sizeof g->nodes, "],\"outputs\":[%s],\"attrs\":{%s}}", tt(out, os), a);
+    tu_cat(g->nodes, sizeof g->nodes, "],\"outputs\":[%s],\"attrs\":{%s}}", tt(out, os), a);
 }
 
 const char *gb_json(const Gb *g0, const char *res, const int64_t *rs)

@@ -14,8 +14,6 @@ typedef struct Gb {
     char in[2048], out[1024], w[2048], map[2048], nodes[12288];
 } Gb;
 
-/* Appends printf text to dst (capacity cap). */
-void gb_cat(char *dst, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void gb_input(Gb *g, const char *name, const int64_t *s);
 void gb_output(Gb *g, const char *name, const int64_t *s);
 /* A node with up to three inputs (NULL names end the list) and one output. */

@@ -75,3 +75,20 @@ int tp_count_shader(const Plan *p, const char *stem)
         n += strcmp(p->kernels[k].shader, stem) == 0;
     return n;
 }
+
+const char *tp_parts(const Plan *p, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    for (int i = 0; i < p->nparts && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? " " : "",
+                              p->parts[i].target == KT_CPU ? "cpu" : "npu");
+    return buf;
+}
+
+Placement tp_place(const Graph *g, const char *name)
+{
+    int i = graph_find_node(g, name);
+    assert_true(i >= 0);
+    return g->nodes[i].place;
+}

@@ -28,4 +28,9 @@ Pipeline tp_compile_json_no_gen(const char *json);
 /* The kernels of plan p with stem `stem`. */
 int tp_count_shader(const Plan *p, const char *stem);
 
+/* The plan's partitions' targets in order, "cpu npu ..." (in buf, returned). */
+const char *tp_parts(const Plan *p, char *buf, size_t n);
+/* Node `name`'s placement (the node must exist). */
+Placement tp_place(const Graph *g, const char *name);
+
 #endif

@@ -1,17 +1,50 @@
 /* IR reader: the fixtures import, malformed input is rejected with the node and tensor named,
- * multi-output nodes (split with getitems) import with their outputs told apart. */
+ * multi-output nodes (split with getitems) import with their outputs told apart; the walk over the
+ * text (compiler/json_walk.h) reads every file as the one-tree read does, and takes the files
+ * laid out as exports write them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <json.h>
 
 #include "compiler/ir_json.h"
+#include "compiler/json_walk.h"
 #include "compiler/pass.h"
 #include "compiler/shape/shape.h"
+#include "tests/graph_eq.h"
 #include "tests/testutil.h"
+
+/* Reads json[0..len) both ways (IR_READ_WALK, IR_READ_TREE); fails the test unless they give the
+ * same status, diagnostics and graph. *walked: whether the walk made the graph. */
+static Status read_both(const char *json, size_t len, bool *walked)
+{
+    Graph *a = NULL, *b = NULL;
+    DiagList da = {0}, db = {0};
+    Status sa = ir_read_buffer_as("m.json", json, len, IR_READ_WALK, &a, &da, walked);
+    Status sb = ir_read_buffer_as("m.json", json, len, IR_READ_TREE, &b, &db, NULL);
+    if (sa != sb) fail_msg("status %d walked, %d as a tree", sa, sb);
+    if (da.count != db.count || da.errors != db.errors)
+        fail_msg("%d diagnostics walked, %d as a tree", da.count, db.count);
+    for (int i = 0; i < da.count; i++) {
+        char x[2048], y[2048];
+        diag_format(&da.items[i], x, sizeof x);
+        diag_format(&db.items[i], y, sizeof y);
+        if (strcmp(x, y) != 0) fail_msg("walked: %s\nas a tree: %s", x, y);
+    }
+    char why[256];
+    if (sa == ST_OK && !geq_same(a, b, why, sizeof why)) fail_msg("graphs differ: %s", why);
+    assert_true((sa == ST_OK) == (a != NULL));
+    graph_free(a);
+    graph_free(b);
+    diag_free(&da);
+    diag_free(&db);
+    return sa;
+}
 
 static void test_fixture_counts(void **state)
 {
@@ -127,6 +160,7 @@ static void test_malformed(void **state)
         DiagList d = {0};
         Status st = ir_read_buffer("bad.json", cases[i].json, strlen(cases[i].json), &g, &d);
         assert_int_equal(st, ST_BAD_INPUT);
+        assert_int_equal(read_both(cases[i].json, strlen(cases[i].json), NULL), ST_BAD_INPUT);
         assert_null(g);
         assert_true(d.errors > 0);
         char buf[2048];
@@ -234,12 +268,186 @@ static void test_multi_output(void **state)
     diag_free(&d);
 }
 
+/* Every layout the exporters write is walked (nodes last; "constants" after the nodes) and
+ * makes the graph the one-tree read makes. */
+static void test_walk_fixtures(void **state)
+{
+    (void)state;
+    static const char *paths[] = {
+        "tests/models/mlp/model.json",          "tests/models/convnet/model.json",
+        "tests/models/qwen2_tiny/decode.json",  "tests/models/qwen2_5_1_5b/decode.json",
+        "tests/models/inplace/state.json",      "tests/models/zoo/hf_qwen2/model.json",
+        "tests/models/zoo/hf_gemma/model.json", "tests/models/resnet18/model.json",
+    };
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        char *text = tu_read_file(paths[i]);
+        assert_non_null(text);
+        bool walked = false;
+        assert_int_equal(read_both(text, strlen(text), &walked), ST_OK);
+        if (!walked) fail_msg("%s: not walked", paths[i]);
+        free(text);
+    }
+}
+
+#define RELU(in, out)                                                                              \
+    "{\"name\":\"" out "\",\"op_type\":\"aten.relu.default\",\"inputs\":[{\"name\":\"" in          \
+    "\",\"shape\":[2,3]}],\"outputs\":[{\"name\":\"" out "\",\"shape\":[2,3]}]}"
+#define INPUTS "\"graph_inputs\":[" XIN "]"
+#define OUTPUTS "\"graph_outputs\":[{\"name\":\"z\"}]"
+#define NODES "\"nodes\":[" RELU("x", "y") "," RELU("y", "z") "]"
+/* add(x, c) with c a constant the file carries */
+#define ADDC                                                                                       \
+    "\"nodes\":[{\"name\":\"z\",\"op_type\":\"aten.add.Tensor\",\"inputs\":[" XIN                  \
+    ",{\"name\":\"c\",\"shape\":[3]}],\"outputs\":[{\"name\":\"z\",\"shape\":[2,3]}]}]"
+#define CONSTS "\"constants\":{\"c\":{\"data\":[1,2,3]}}"
+
+/* Layouts the walk takes, and what it leaves to the one-tree read (which then gives the
+ * diagnostics): both ways agree on each, and the walk makes the graph where it should. */
+static void test_walk_layouts(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *json;
+        Status st;
+        bool walked;
+    } cases[] = {
+        {"{" INPUTS "," OUTPUTS "," NODES "}", ST_OK, true},
+        {"{" NODES "," INPUTS "," OUTPUTS "}", ST_OK, true}, /* the head after the nodes */
+        {"{" INPUTS "," OUTPUTS "," ADDC "," CONSTS "}", ST_OK, true},
+        {"{" INPUTS "," CONSTS "," OUTPUTS "," ADDC "}", ST_OK, true},
+        /* a head key the text does not spell plainly: the nodes are read again */
+        {"{" NODES "," OUTPUTS ",\"graph_\\u0069nputs\":[" XIN "]}", ST_OK, true},
+        {"{" INPUTS "," OUTPUTS "," ADDC ",\"co\\u006estants\":{\"c\":{\"data\":[1,2,3]}}}", ST_OK,
+         true},
+        {" \n{" INPUTS "," OUTPUTS "," NODES "}  trailing words", ST_OK, true},
+        {"{" INPUTS ",\"graph_outputs\":[],\"nodes\":[]}", ST_OK, true},
+        /* beyond plain JSON structure, or a key twice: the tree */
+        {"{ /* c */ " INPUTS "," OUTPUTS "," NODES "}", ST_OK, false},
+        {"{" INPUTS "," OUTPUTS ",\"nodes\":[" RELU("x", "y") "," RELU("y", "z") ",]}", ST_OK,
+         false},
+        {"{" INPUTS "," OUTPUTS "," NODES ",}", ST_OK, false},
+        {"{" INPUTS ",\"graph_outputs\":[]," OUTPUTS "," NODES "}", ST_OK, false},
+        {"{" INPUTS "," OUTPUTS "," NODES "," NODES "}", ST_OK, false}, /* json-c: the last */
+        {"{'graph_inputs':[" XIN "]," OUTPUTS "," NODES "}", ST_OK, false},
+        /* malformed: the tree's diagnostics */
+
+        {"{" INPUTS "," NODES ",\"graph_outputs\":[}", ST_BAD_INPUT, false},
+        {"{" INPUTS ",\"nodes\":[" RELU("q", "y") "],\"graph_outputs\":[}", ST_BAD_INPUT, false},
+        {"{" INPUTS ",\"nodes\":[" RELU("q", "y") "]," OUTPUTS "}", ST_BAD_INPUT, false},
+        {"{" INPUTS "," OUTPUTS "," ADDC "}", ST_BAD_INPUT, false},
+        {"{" INPUTS "," OUTPUTS ",\"nodes\":{}}", ST_BAD_INPUT, false},
+        {"{" INPUTS "," OUTPUTS ",\"nodes\":[1]}", ST_BAD_INPUT, false},
+        {"{" INPUTS "," OUTPUTS "}", ST_BAD_INPUT, false},
+        {"{" INPUTS "," OUTPUTS "," NODES, ST_BAD_INPUT, false},
+        {"", ST_BAD_INPUT, false},
+        {"  ", ST_BAD_INPUT, false},
+        {"[]", ST_BAD_INPUT, false},
+        {"{\"nodes\":[" RELU("x", "y") "]\"x\":1}", ST_BAD_INPUT, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bool walked = false;
+        Status st = read_both(cases[i].json, strlen(cases[i].json), &walked);
+        if (st != cases[i].st || walked != cases[i].walked)
+            fail_msg("case %zu: status %d walked %d, want %d and %d", i, st, walked, cases[i].st,
+                     cases[i].walked);
+    }
+}
+
+/* Attributes nested up to json-c's depth limit and past it: a node's values parse on their own
+ * with the limit they have inside the whole document, so both ways agree at every depth. */
+static void test_walk_depth(void **state)
+{
+    (void)state;
+    int last_ok = -1, first_bad = -1;
+    for (int depth = 20; depth <= 34; depth++) {
+        char attr[128] = "";
+        for (int i = 0; i < depth; i++)
+            strcat(attr, "[");
+        strcat(attr, "1");
+        for (int i = 0; i < depth; i++)
+            strcat(attr, "]");
+        char json[1024];
+        snprintf(json, sizeof json,
+                 "{" INPUTS "," OUTPUTS ",\"nodes\":[{\"name\":\"z\",\"op_type\":"
+                 "\"aten.relu.default\",\"inputs\":[" XIN "],\"outputs\":[{\"name\":\"z\","
+                 "\"shape\":[2,3]}],\"attrs\":{\"deep\":%s}}]}",
+                 attr);
+        bool walked;
+        Status st = read_both(json, strlen(json), &walked);
+        assert_int_equal(walked, st == ST_OK); /* too deep: the tree says so */
+        if (st == ST_OK) last_ok = depth;
+        if (st != ST_OK && first_bad < 0) first_bad = depth;
+    }
+    assert_true(last_ok >= 20 && first_bad == last_ok + 1); /* one limit, inside the range */
+}
+
+/* The walker on its own: members and elements in order, values of every kind, and a failed step
+ * on each break of plain JSON structure. */
+static void test_json_walk(void **state)
+{
+    (void)state;
+    const char *doc = " {\"a\" : 1, \"b\":[{\"x\":[2]}, \"s\" ,null], \"c\":{}}";
+    JsonWalk w;
+    json_walk_init(&w, doc, strlen(doc), 32);
+    bool first = true, fe = true;
+    const char *key;
+    struct json_object *v;
+    assert_true(json_walk_open(&w, '{'));
+    assert_int_equal(json_walk_member(&w, &first, &key), 1);
+    assert_string_equal(key, "a");
+    assert_true(json_walk_value(&w, &v));
+    assert_int_equal(json_object_get_int(v), 1);
+    json_object_put(v);
+    assert_int_equal(json_walk_member(&w, &first, &key), 1);
+    assert_string_equal(key, "b");
+    assert_true(json_walk_open(&w, '['));
+    assert_int_equal(json_walk_element(&w, &fe), 1);
+    assert_true(json_walk_value(&w, &v));
+    assert_true(json_object_is_type(v, json_type_object));
+    json_object_put(v);
+    assert_int_equal(json_walk_element(&w, &fe), 1);
+    assert_true(json_walk_value(&w, &v));
+    assert_string_equal(json_object_get_string(v), "s");
+    json_object_put(v);
+    assert_int_equal(json_walk_element(&w, &fe), 1);
+    assert_true(json_walk_value(&w, &v));
+    assert_null(v); /* null */
+    assert_int_equal(json_walk_element(&w, &fe), 0);
+    assert_int_equal(json_walk_member(&w, &first, &key), 1);
+    assert_string_equal(key, "c");
+    assert_true(json_walk_value(&w, &v));
+    json_object_put(v);
+    assert_int_equal(json_walk_member(&w, &first, &key), 0);
+    assert_int_equal(w.level, 0);
+    json_walk_free(&w);
+    static const char *bad[] = {"{\"a\" 1}",   "{\"a\":1,}", "{\"a\":1 \"b\":2}", "{1:2}",
+                                "{\"a\":tru}", "{\"a\":1",   "{\"a\":[1,2}",      "{,}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_walk_init(&w, bad[i], strlen(bad[i]), 32);
+        first = true;
+        bool ok = json_walk_open(&w, '{');
+        int k;
+        while (ok && (k = json_walk_member(&w, &first, &key)) == 1)
+            if (json_walk_value(&w, &v))
+                json_object_put(v);
+            else
+                ok = false;
+        if (ok && k == 0) fail_msg("'%s' walked", bad[i]);
+        json_walk_free(&w);
+    }
+    json_walk_init(&w, "[1]", 3, 32);
+    assert_false(json_walk_open(&w, '{'));
+    json_walk_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixture_counts), cmocka_unit_test(test_weights_mapped),
         cmocka_unit_test(test_malformed),      cmocka_unit_test(test_attrs),
-        cmocka_unit_test(test_multi_output),
+        cmocka_unit_test(test_multi_output),   cmocka_unit_test(test_walk_fixtures),
+        cmocka_unit_test(test_walk_layouts),   cmocka_unit_test(test_walk_depth),
+        cmocka_unit_test(test_json_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

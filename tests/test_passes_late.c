@@ -1,6 +1,7 @@
 /* The passes after fusion on small graphs and fixtures: the partition (by attributes, host-only
- * work hoisted), split chunks as views, every snapshot verifying, layout (batch 2, depads) and
- * pack-inputs. Split from test_passes.c (fusion patterns and rules). */
+ * work hoisted), split chunks as views, every snapshot verifying, snapshots sharing what their
+ * pass left unchanged, layout (batch 2, depads) and pack-inputs. Split from test_passes.c (fusion
+ * patterns and rules). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include "compiler/ir_json.h"
 #include "compiler/pass.h"
 #include "compiler/plan.h"
+#include "tests/graph_eq.h"
 #include "tests/pass_check.h"
 
 /* Host-only CPU work (an integer cumsum and comparison of a graph input, a view of it) that the
@@ -106,6 +108,102 @@ static void test_partition_hoists_host_work(void **state)
                                                                          T("o", "[2,6]"), "") "]}");
     assert_string_equal(p.g->nodes[0].name, "sin");
     assert_int_equal(p.plan->nparts, 3);
+    pipeline_free(&p);
+}
+
+/* A static-cache decode step (transformers' StaticCache export, two layers): each layer selects
+ * the position from cache_position, adds it to an arange on the CPU (integer arithmetic) and
+ * the NPU reads the sum. The select is a view the NPU would run as a kernel; a CPU node reads it,
+ * so it stays on the host with the adds, and the step is one CPU prologue and one NPU partition
+ * (on the NPU the selects gave cpu, npu, cpu, npu, cpu, npu: a wait and 4-byte transfers per
+ * layer). */
+static void test_partition_static_decode(void **state)
+{
+    (void)state;
+#define LAYER(k, in, out)                                                                          \
+    NODE("sel" k, "aten.select.int", TIB("cp", "[1]"), TIB("s" k, "[]"), "\"dim\":0,\"index\":0")  \
+    "," NODE("ar" k, "aten.arange.default", "", TIB("a" k, "[4]"), "\"end\":4") "," NODE(          \
+        "ad" k, "aten.add.Tensor", TIB("a" k, "[4]") "," TIB("s" k, "[]"), TIB("p" k, "[4]"),      \
+        "") "," NODE("cv" k, "aten.to.dtype", TIB("p" k, "[4]"), T("f" k, "[4]"),                  \
+                     "\"dtype\":\"torch.float32\"") "," NODE("mu" k, "aten.mul.Tensor",            \
+                                                             T(in, "[1,4]") "," T("f" k, "[4]"),   \
+                                                             T(out, "[1,4]"), "")
+    /* clang-format off */
+    const char *json =
+        "{\"graph_inputs\":[" T("x", "[1,4]") "," TIB("cp", "[1]") "],"
+        "\"graph_outputs\":[" T("o", "[1,4]") "],\"nodes\":["
+        NODE("sin", "aten.sin.default", T("x", "[1,4]"), T("y", "[1,4]"), "") ","
+        LAYER("0", "y", "m") "," LAYER("1", "m", "o") "]}";
+    /* clang-format on */
+#undef LAYER
+    char parts[64];
+    for (int gen = 0; gen < 2; gen++) { /* the partition pass's plan, then fuse-elementwise's */
+        Pipeline p = gen ? tp_compile_json(json) : tp_compile_json_no_gen(json);
+        const Graph *g = p.g;
+        for (int k = 0; k < 2; k++) {
+            const Node *sel = &g->nodes[graph_find_node(g, k ? "sel1" : "sel0")];
+            assert_int_equal(sel->place, PLACE_CPU);
+            assert_non_null(strstr(sel->why_cpu, "the CPU reads"));
+            assert_int_equal(tp_place(g, k ? "ad1" : "ad0"), PLACE_CPU);
+            assert_int_equal(tp_place(g, k ? "mu1" : "mu0"), PLACE_NPU);
+        }
+        assert_string_equal(tp_parts(p.plan, parts, sizeof parts), "cpu npu");
+        pipeline_free(&p);
+    }
+    /* a select of an input that only the NPU reads, and a reshape-like view of an integer input
+     * (an alias on the NPU, read by a CPU cumsum), stay on the NPU: the first costs no transfer
+     * there, the second no kernel */
+    /* clang-format off */
+    Pipeline p = tp_compile_json_no_gen(
+        "{\"graph_inputs\":[" T("x", "[2,4]") "," TIB("i", "[2,2]") "],"
+        "\"graph_outputs\":[" T("o", "[4]") "," TIB("c", "[4]") "],\"nodes\":["
+        NODE("sel", "aten.select.int", T("x", "[2,4]"), T("r", "[4]"), "\"dim\":0,\"index\":1") ","
+        NODE("sin", "aten.sin.default", T("r", "[4]"), T("o", "[4]"), "") ","
+        NODE("v", "aten.view.default", TIB("i", "[2,2]"), TIB("iv", "[4]"), "\"size\":[4]") ","
+        NODE("cs", "aten.cumsum.default", TIB("iv", "[4]"), TIB("c", "[4]"), "\"dim\":0") "]}");
+    /* clang-format on */
+    assert_int_equal(tp_place(p.g, "sel"), PLACE_NPU);
+    assert_int_equal(tp_place(p.g, "v"), PLACE_NPU);
+    assert_int_equal(tp_place(p.g, "cs"), PLACE_CPU);
+    assert_int_equal(tp_count_shader(p.plan, "view"), 0);
+    pipeline_free(&p);
+}
+
+/* Swin's relative-position bias: a table indexed on the CPU by a weight (host-only, hoisted),
+ * then permuted and unsqueezed (views of host-made data, on the CPU with it) for an NPU matmul.
+ * fuse-elementwise takes the views onto the NPU as one generated kernel that runs at the
+ * unsqueeze, among the hoisted nodes; the second block's index is hoisted again ahead of it:
+ * one CPU and one NPU partition, not cpu, npu, cpu, npu. */
+static void test_partition_rehoist_after_gen(void **state)
+{
+    (void)state;
+#define BLOCK(k, in, out)                                                                          \
+    NODE("ix" k, "aten.index.Tensor", T("tab", "[5,4]") "," TIB("idx", "[4]"), T("b" k, "[4,4]"),  \
+         "")                                                                                       \
+    "," NODE("pm" k, "aten.permute.default", T("b" k, "[4,4]"), T("bp" k, "[4,4]"),                \
+             "\"dims\":[1,0]") "," NODE("us" k, "aten.unsqueeze.default", T("bp" k, "[4,4]"),      \
+                                        T("bu" k, "[1,4,4]"),                                      \
+                                        "\"dim\":0") "," NODE("mm" k, "aten.matmul.default",       \
+                                                              T(in, "[1,4,4]") "," T("bu" k,       \
+                                                                                     "[1,4,4]"),   \
+                                                              T(out, "[1,4,4]"), "")
+    /* clang-format off */
+    Pipeline p = tp_compile_json(
+        "{\"graph_inputs\":[" T("x", "[1,4,4]") "," T("tab", "[5,4]") "," TIB("idx", "[4]") "],"
+        "\"graph_outputs\":[" T("o", "[1,4,4]") "],\"nodes\":["
+        BLOCK("0", "x", "h") ","
+        NODE("sin", "aten.sin.default", T("h", "[1,4,4]"), T("s", "[1,4,4]"), "") ","
+        BLOCK("1", "s", "o") "]}");
+    /* clang-format on */
+#undef BLOCK
+    const Graph *g = p.g;
+    assert_int_equal(tp_place(g, "ix0"), PLACE_CPU);
+    assert_int_equal(tp_place(g, "ix1"), PLACE_CPU);
+    assert_int_equal(tp_place(g, "us0"), PLACE_NPU); /* taken by a generated group */
+    assert_true(g->nodes[graph_find_node(g, "us0")].fusion >= 0);
+    char parts[64];
+    assert_string_equal(tp_parts(p.plan, parts, sizeof parts), "cpu npu");
+    assert_int_equal(p.plan->parts[0].nkernels, 2);
     pipeline_free(&p);
 }
 
@@ -354,13 +452,66 @@ static void test_pack_inputs_choice(void **state)
     pipeline_free(&all);
 }
 
+/* A snapshot shares with the one before it the arrays its pass left unchanged (fold-batchnorm on
+ * a model without batch norm changes nothing), and a change to a graph that shares makes its own
+ * copy first, leaving the lender as it was; a clone shares its source's name maps until it
+ * changes names. */
+static void test_snapshots_share(void **state)
+{
+    (void)state;
+    Pipeline p = tp_compile("tests/models/mlp/model.json", NULL);
+    int fb = pass_find("fold-batchnorm");
+    assert_true(fb > 0 && fb < p.nsnaps);
+    Graph *prev = p.snaps[fb - 1].g, *g = p.snaps[fb].g;
+    assert_true(g->shared & GRAPH_SHARES_TENSORS);
+    assert_true(g->shared & GRAPH_SHARES_NODES);
+    assert_ptr_equal(g->tensors, prev->tensors);
+    assert_ptr_equal(g->nodes, prev->nodes);
+    for (int i = 1; i < p.nsnaps; i++) /* whatever is shared is the snapshot's own content */
+        assert_int_equal(graph_verify(p.snaps[i].g, NULL), ST_OK);
+    char why[256];
+    Graph *ref = graph_clone(prev); /* the lender as it is now */
+    assert_non_null(ref);
+    int64_t shape[1] = {4};
+    int t = graph_add_tensor(g, "added_here", DT_F32, 1, shape, TK_ACT);
+    assert_true(t >= 0);
+    assert_false(g->shared & (GRAPH_SHARES_TENSORS | GRAPH_SHARES_BY_NAME));
+    assert_ptr_not_equal(g->tensors, prev->tensors);
+    assert_true(graph_find_tensor(g, "added_here") == t);
+    assert_true(graph_find_tensor(prev, "added_here") < 0);
+    int in[1] = {0}, out[1] = {t};
+    assert_true(graph_add_node(g, "added_node", OP_RELU, "aten.relu.default", in, 1, out, 1) >= 0);
+    assert_false(g->shared & (GRAPH_SHARES_NODES | GRAPH_SHARES_NODE_BY_NAME));
+    assert_int_equal(graph_link(g), ST_OK);
+    if (!geq_same(ref, prev, why, sizeof why)) fail_msg("the lender changed: %s", why);
+    /* a clone: the maps are its source's until it renames */
+    Graph *c = graph_clone(ref);
+    assert_non_null(c);
+    assert_int_equal(c->shared, GRAPH_SHARES_BY_NAME | GRAPH_SHARES_NODE_BY_NAME);
+    assert_ptr_equal(c->by_name.keys, ref->by_name.keys);
+    if (!geq_same(c, ref, why, sizeof why)) fail_msg("the clone differs: %s", why);
+    const char *first = c->nodes[0].name;
+    assert_true(graph_name_tensor(c, 0, "renamed"));
+    assert_true(graph_index_nodes(c, 0));
+    assert_int_equal(c->shared, 0);
+    assert_int_equal(graph_find_tensor(c, "renamed"), 0);
+    assert_true(graph_find_tensor(ref, "renamed") < 0);
+    assert_int_equal(graph_find_node(c, first), 0);
+    graph_free(c);
+    graph_free(ref);
+    pipeline_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_partition_hoists_host_work),
+        cmocka_unit_test(test_partition_static_decode),
+        cmocka_unit_test(test_partition_rehoist_after_gen),
         cmocka_unit_test(test_split_views),
         cmocka_unit_test(test_partition_by_attrs),
         cmocka_unit_test(test_every_snapshot_verifies),
+        cmocka_unit_test(test_snapshots_share),
         cmocka_unit_test(test_convnet_layout_batch2),
         cmocka_unit_test(test_layout_inserts_depad),
         cmocka_unit_test(test_pack_inputs),

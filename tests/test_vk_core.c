@@ -415,6 +415,61 @@ static void test_fallback_paths(void **state)
     diag_free(&d);
 }
 
+/* The clock warm-up: the spin runs until stopped (it sees the host's flag: far fewer trips than
+ * its bound), a second start while it runs does nothing, and any other submission stops it first
+ * (else a run would queue behind it), as does a staged copy and the device's end. */
+static void test_warm_up(void **state)
+{
+    (void)state;
+    VkCtx *ctx = make_ctx(NULL);
+    DiagList d = {0};
+    check_ok(vk_warm_start(ctx, &d), &d);
+    assert_true(vk_warm_running(ctx));
+    check_ok(vk_warm_start(ctx, &d), &d);
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    double us = 0;
+    uint32_t trips = vk_warm_stop(ctx, &us);
+    assert_false(vk_warm_running(ctx));
+    assert_true(trips >= 1 && trips < (1u << 20));
+    assert_true(us >= 20000);
+    assert_int_equal(vk_warm_stop(ctx, NULL), 0); /* nothing runs: nothing to stop */
+
+    check_ok(vk_warm_start(ctx, &d), &d);
+    VkBuf *buf = NULL;
+    check_ok(vk_buf_create(ctx, 4 * WG, VKBUF_DEVICE, "after", &buf, &d), &d);
+    uint32_t spec[2] = {WG, 0};
+    VkPipe *p = make_pipe(ctx, "fill", DT_F32, spec, 2, 1);
+    VkCmd *c = NULL;
+    check_ok(vk_cmd_create(ctx, 0, &c, &d), &d);
+    check_ok(vk_cmd_begin(c, &d), &d);
+    VkBinding bb = {buf, 0, 0};
+    Push pc = {WG, 7.0f};
+    check_ok(vk_cmd_dispatch(c, p, &bb, 1, &pc, sizeof pc, 1, 1, 1, &d), &d);
+    check_ok(vk_cmd_end(c, &d), &d);
+    check_ok(vk_cmd_run(c, &d), &d);
+    assert_false(vk_warm_running(ctx));
+    float v[WG];
+    check_ok(vk_buf_download(buf, 0, v, sizeof v, &d), &d);
+    assert_true(v[0] == 7.0f && v[WG - 1] == 7.0f);
+    vk_cmd_destroy(c);
+    vk_pipe_destroy(p);
+    vk_buf_destroy(buf);
+    check_ok(vk_warm_start(ctx, &d), &d); /* left running: vk_ctx_destroy stops it */
+    vk_ctx_destroy(ctx);
+
+    VkCtxOptions opt = vk_ctx_options_default();
+    opt.force_staging = true; /* a staged upload stops it */
+    ctx = make_ctx(&opt);
+    check_ok(vk_warm_start(ctx, &d), &d);
+    check_ok(vk_buf_create(ctx, 4 * WG, VKBUF_DEVICE, "staged", &buf, &d), &d);
+    check_ok(vk_buf_upload(buf, 0, v, sizeof v, &d), &d);
+    assert_false(vk_warm_running(ctx));
+    vk_buf_destroy(buf);
+    vk_ctx_destroy(ctx);
+    diag_free(&d);
+}
+
 static void test_validation_clean(void **state)
 {
     (void)state;
@@ -660,6 +715,7 @@ int main(void)
         cmocka_unit_test(test_fill_and_axpy),    cmocka_unit_test(test_fallback_paths),
         cmocka_unit_test(test_validation_clean), cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_pipeline_cache),   cmocka_unit_test(test_measure),
+        cmocka_unit_test(test_warm_up),
     };
     const char *only = getenv("NPU_TEST_FILTER"); /* e.g. "test_bad_*" while debugging */
     if (only && *only) cmocka_set_test_filter(only);

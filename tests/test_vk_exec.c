@@ -126,6 +126,44 @@ static void test_timed_equals_untimed_convnet(void **state)
     check_model("tests/models/convnet/model.json");
 }
 
+/* The clock warm-up around prepare: off by default on a CPU device (lavapipe), and where asked
+ * for it runs during the upload, is stopped by the end of prepare and changes nothing the plan
+ * computes. */
+static void test_warm_up_during_prepare(void **state)
+{
+    (void)state;
+    Options o;
+    Model m;
+    load("tests/models/convnet/model.json", false, &o, &m);
+    DiagList d = {0};
+    Runner r;
+    assert_int_equal(runner_open(&r, &o, &m, false, &d), ST_OK);
+    assert_int_equal(vk_backend_warm(r.be, NULL), 0);
+    HTensor a = {0}, b = {0};
+    outputs(&r, false, &a);
+    VkBackendOptions vo = vk_backend_options_default();
+    vo.warm = 1;
+    vo.no_cache = true;
+    Backend *be = NULL;
+    Exec x = {0};
+    Status st = vk_backend_create(&vo, &be, &d);
+    if (st == ST_OK) st = exec_open(&x, r.pipe.plan, r.pipe.g, &m.b, be, &d);
+    double us = -1;
+    if (st == ST_OK) assert_true(vk_backend_warm(be, &us) >= 1 && us > 0);
+    if (st == ST_OK) st = exec_run(&x, false, &d);
+    if (st == ST_OK) st = exec_read(&x, r.pipe.plan->outputs[0], &b, &d);
+    if (st != ST_OK) diag_print(&d, stderr);
+    assert_int_equal(st, ST_OK);
+    assert_int_equal(a.numel, b.numel);
+    assert_memory_equal(a.data, b.data, (size_t)a.numel * 4);
+    htensor_free(&a), htensor_free(&b);
+    exec_close(&x);
+    be->ops->destroy(be);
+    runner_close(&r);
+    model_free(&m);
+    diag_free(&d);
+}
+
 /* A watched output (a decode step's logits) comes back through the recording's own copy: the
  * same bytes as a staged read of an unwatched twin, fresh after each run, an input change
  * included; watching after the first recording is refused. */
@@ -241,6 +279,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timed_equals_untimed_qwen),
         cmocka_unit_test(test_timed_equals_untimed_convnet),
+        cmocka_unit_test(test_warm_up_during_prepare),
         cmocka_unit_test(test_recorder_barriers_are_levels),
         cmocka_unit_test(test_watched_output_reads_back),
         cmocka_unit_test(test_packed_input_upload),

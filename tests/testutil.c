@@ -1,8 +1,12 @@
 #include "tests/testutil.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "common/fileio.h"
 #include "compiler/ir_json.h"
@@ -176,4 +180,14 @@ Status tu_compile(const char *path, const char *break_id, Pipeline *p)
     if (st != ST_OK) diag_print(&d, stderr);
     diag_free(&d);
     return st;
+}
+
+void tu_cat(char *dst, size_t cap, const char *fmt, ...)
+{
+    size_t n = strlen(dst);
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(dst + n, cap - n, fmt, ap);
+    va_end(ap);
+    assert_true(k >= 0 && (size_t)k < cap - n);
 }

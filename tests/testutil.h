@@ -22,6 +22,9 @@ Graph *tu_node_graph(const char *aten, int nin, const TuSpec *in, int nout, cons
  * format. */
 char *tu_node_json(const char *aten, int nin, const TuSpec *in, int nout, const TuSpec *out,
                    const char *attrs_json, size_t *len);
+/* Appends printf-formatted text to the NUL-terminated dst of cap bytes; fails the test when it
+ * does not fit (graph JSON built piece by piece). */
+void tu_cat(char *dst, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Runs node 0's CPU kernel. `in` are the inputs (any dtype; converted to the reference dtype),
  * `out` receives newly allocated outputs (caller frees with htensor_free). */
 Status tu_run(const Graph *g, HTensor *in, HTensor *out, DiagList *d);

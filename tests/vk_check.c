@@ -362,12 +362,18 @@ double vc_check_node(const char *aten, int nin, const TuSpec *in, TuSpec out, co
 
 void vc_compile_json(const char *json, Pipeline *pipe)
 {
+    vc_compile_json_as(json, NULL, pipe);
+}
+
+void vc_compile_json_as(const char *json, const char *dtype, Pipeline *pipe)
+{
     Graph *g = NULL;
     DiagList d = {0};
     if (ir_read_buffer("<t>", json, strlen(json), &g, &d) != ST_OK) fail_with(&d, "import failed");
     CompileOptions o;
     compile_defaults(&o);
     o.tuning = tuning;
+    if (dtype) o.compute = dtype_arg(dtype);
     if (pipeline_run_graph(g, &o, pipe, &d) != ST_OK) fail_with(&d, "compile failed");
     diag_free(&d);
 }

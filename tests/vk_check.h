@@ -16,6 +16,8 @@
 /* Compiles `json` (the exporter's format) with the default options and vc_tune's knobs into *pipe
  * (fusions on), failing the test on any error; pipeline_free(pipe) when done. */
 void vc_compile_json(const char *json, Pipeline *pipe);
+/* The same in compute dtype `dtype` ("fp16", "bf16", "fp32"; NULL: the default). */
+void vc_compile_json_as(const char *json, const char *dtype, Pipeline *pipe);
 
 /* A --no-fuse spec for the checks that follow (NULL: none), e.g. "fuse-elementwise" for the plans
  * of before generated kernels, "elementwise" for their members as lone kernels. */

@@ -10,6 +10,9 @@ export NPU_EXPLORE="$PWD/$build/npu-explore"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# no developer's tuning cache (app/tuned.h): plans compile with the defaults unless a test names
+# a cache itself (--tuned FILE)
+export NPU_TUNED=none
 export logdir="$build/test-logs"
 mkdir -p "$logdir"
 rm -f "$logdir"/*.result

@@ -402,6 +402,26 @@ void tui_verify(Tui *t)
     tui_verdict(t, "verify: %s", st == ST_OK ? "ok" : st == ST_MISMATCH ? "MISMATCH" : "error");
 }
 
+void tui_tune(Tui *t)
+{
+    const Plan *p = t->s.pipe.plan;
+    if (!p || t->sel_kernel < 0 || t->sel_kernel >= p->nkernels) {
+        snprintf(t->status, sizeof t->status, "T tunes a kernel: select one in 4 kernels");
+        return;
+    }
+    char line[32];
+    snprintf(line, sizeof line, "tune %d", t->sel_kernel);
+    Status st = tui_exec(t, line, false, NULL);
+    const PlanKernel *k = st == ST_OK && t->sel_kernel < t->s.pipe.plan->nkernels
+                              ? &t->s.pipe.plan->kernels[t->sel_kernel]
+                              : NULL;
+    if (st == ST_OK)
+        tui_verdict(t, "tune: kernel %d %s (7: the table)", t->sel_kernel,
+                    k && k->tuned ? k->tuned : "keeps its defaults");
+    else
+        tui_verdict(t, "tune: %s", st == ST_CANCELLED ? "cancelled" : "failed (7: why)");
+}
+
 void tui_toggle_fusion(Tui *t, int fi)
 {
     const Graph *g = t->s.pipe.g;

@@ -193,6 +193,8 @@ bool tui_profile_kept(const Tui *t);
 /* Is the running job the session command `name`? */
 bool tui_busy_with(const Tui *t, const char *name);
 void tui_verify(Tui *t);
+/* T: `tune K` of the selected kernel (pane 4); its table goes to the log. */
+void tui_tune(Tui *t);
 void tui_toggle_fusion(Tui *t, int fusion);
 void tui_undo(Tui *t);
 int tui_next_key(Tui *t);

@@ -249,6 +249,12 @@ static void a_profile(Tui *t, int key)
     tui_profile(t);
 }
 
+static void a_tune(Tui *t, int key)
+{
+    (void)key;
+    tui_tune(t);
+}
+
 static void a_bisect(Tui *t, int key)
 {
     (void)key;
@@ -427,6 +433,16 @@ static const Action actions[] = {
      "verify: run and compare the outputs with the reference",
      PB(P_KERNELS) | PB(P_FUSIONS),
      a_verify,
+     false},
+    {"T",
+     {'T'},
+     "T",
+     "tune",
+     "tune K",
+     "tune the selected kernel: search its knobs on the device, each configuration timed alone "
+     "and checked against the defaults; the winner is cached and the plan compiled with it",
+     PB(P_KERNELS),
+     a_tune,
      false},
     {"d",
      {'d'},

@@ -184,6 +184,8 @@ static void kernel_details(const Tui *t, TuiLines *out, int width)
                       p->fusions[k->fusion].pattern);
     tui_lines_add(out, 0, -1, "dispatch %ux%ux%u, level %d, partition %d", k->groups[0],
                   k->groups[1], k->groups[2], k->level, k->part);
+    if (k->tuned) /* a tuning-cache entry shaped it (T tunes it) */
+        tui_lines_add(out, TA_COLOR(TC_GREEN), -1, "tuned %s", k->tuned);
     for (int i = 0; i < k->nargs; i++) {
         bool again = false; /* an output bound in two slots is listed once (describe.c) */
         for (int j = k->nin; i > k->nin && j < i; j++)

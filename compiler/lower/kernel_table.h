@@ -27,6 +27,7 @@ typedef enum KernelImpl {
     KI_GEMV,   /* the 16-byte-load GEMV */
     KI_CM,     /* nv-coopmat tensor cores */
     KI_CMX,    /* KI_CM's portable emulation (tests: CompileOptions.cm_emulate) */
+    KI_GLOBAL, /* a pool whose window is the whole input: a reduction per (n, c) row */
 } KernelImpl;
 
 /* The table's FLAGS column. */

@@ -1,5 +1,6 @@
 /* The kernel-family registry and the helpers family functions share. */
 #include "compiler/lower/kernels.h"
+#include "common/hash.h"
 #include "compiler/pass.h"
 
 #include <stdarg.h>
@@ -140,7 +141,58 @@ uint32_t kc_lanes_for(int64_t len, uint32_t wg)
 int64_t kc_tune(const KernelCtx *c, TuneId id)
 {
     static const Tuning defaults;
-    return tuning_get(c->opt ? &c->opt->tuning : &defaults, id);
+    return tuning_get(c->tuning ? c->tuning : c->opt ? &c->opt->tuning : &defaults, id);
+}
+
+/* Node n's op (by name: stable when ops.def changes) and attributes into the running hash h. */
+static uint64_t hash_attrs(uint64_t h, const Node *n)
+{
+    const char *op = op_short_name(n->op);
+    h = hash64_update(h, op, strlen(op) + 1);
+    for (int i = 0; i < n->nattrs; i++) {
+        const Attr *a = &n->attrs[i];
+        h = hash64_update(h, a->key, strlen(a->key) + 1);
+        h = hash64_update(h, &a->kind, sizeof a->kind);
+        if (a->kind == ATTR_INT || a->kind == ATTR_BOOL) h = hash64_update(h, &a->i, sizeof a->i);
+        if (a->kind == ATTR_FLOAT) h = hash64_update(h, &a->f, sizeof a->f);
+        if (a->s) h = hash64_update(h, a->s, strlen(a->s) + 1);
+        if (a->kind == ATTR_INTS && a->n > 0)
+            h = hash64_update(h, a->ints, sizeof *a->ints * (size_t)a->n);
+        if (a->kind == ATTR_FLOATS && a->n > 0)
+            h = hash64_update(h, a->floats, sizeof *a->floats * (size_t)a->n);
+    }
+    return h;
+}
+
+bool kc_tune_key(const KernelCtx *c, const PlanKernel *k, char *buf, size_t n)
+{
+    size_t at = 0;
+    int w = snprintf(buf, n, "%s:%s %s%s", kernel_kind_name(c->kind),
+                     c->fusion ? c->fusion->pattern : op_short_name(c->anchor->op),
+                     plan_tier_name(c->tier), c->cm_emulate ? "-emulated" : "");
+    at = w > 0 ? (size_t)w : n;
+    for (int a = 0; a < k->nargs && at < n; a++) {
+        const PlanTensor *t = k->args[a] >= 0 ? kc_arg(k, c->p, a) : NULL;
+        char shp[160];
+        if (t)
+            shape_str(t->pshape, t->rank, shp, sizeof shp);
+        else
+            snprintf(shp, sizeof shp, "?");
+        w = snprintf(buf + at, n - at, "%s %s%s", a == k->nin ? " ->" : "",
+                     t ? dtype_short(t->storage) : "", shp);
+        at += w > 0 ? (size_t)w : n;
+    }
+    uint64_t h = HASH64_INIT;
+    if (c->fusion)
+        for (int i = 0; i < c->fusion->nnodes; i++)
+            h = hash_attrs(h, &c->g->nodes[c->fusion->nodes[i]]);
+    else
+        h = hash_attrs(h, c->anchor);
+    if (at < n) {
+        w = snprintf(buf + at, n - at, " #%08x", (unsigned)(h ^ h >> 32));
+        at += w > 0 ? (size_t)w : n;
+    }
+    return at < n;
 }
 
 KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t cm_tile, int64_t target)

@@ -40,6 +40,9 @@ typedef struct KernelCtx {
     bool cm_emulate;
     bool cm_force;   /* tests: tensor cores for every conv the kernel can take (CompileOptions) */
     bool cpu_device; /* the plan is compiled for a CPU device (CompileOptions) */
+    /* The knobs this kernel lowers with (opt's tuning with its tuning-cache entry applied:
+     * tune_apply); NULL: opt's tuning. */
+    const Tuning *tuning;
 } KernelCtx;
 
 typedef Status (*KernelLowerFn)(const KernelCtx *c, PlanKernel *k);
@@ -141,10 +144,16 @@ Status kc_spec(const KernelCtx *c, PlanKernel *k, uint32_t v);
 void kc_grid(PlanKernel *k, int64_t n, int64_t per_group);
 /* Lanes per row for row kernels: the power of two at or above len, in 1..wg. */
 uint32_t kc_lanes_for(int64_t len, uint32_t wg);
-/* Tuning knob id's value for this compile (CompileOptions.tuning; compiler/tuning.def): the
- * one given, else its default, TUNE_AUTO where lowering decides by itself. The only way
- * lowering reads tuning: it never looks at the environment. */
+/* Tuning knob id's value for this kernel (KernelCtx.tuning, else CompileOptions.tuning;
+ * compiler/tuning.def): the one given, else its default, TUNE_AUTO where lowering decides by
+ * itself. The only way lowering reads tuning: it never looks at the environment. */
 int64_t kc_tune(const KernelCtx *c, TuneId id);
+/* The kernel's tuning key into buf (false when it does not fit): what a tuning-cache entry is
+ * found by. Its kind and fusion pattern (or op), the tier, every bound tensor's storage dtype
+ * and physical shape (inputs -> output), and a hash of the computed nodes' ops and attributes:
+ * "matmul:linear portable f16[1,64] f16[64,64] -> f16[1,64] #3fa9c2e1". Read before the family
+ * function runs (it may reorder the inputs), so the same instance always has the same key. */
+bool kc_tune_key(const KernelCtx *c, const PlanKernel *k, char *buf, size_t n);
 /* The rows of a reduction over x's last dim into y (reduce, argmax): the outer dims right-
  * aligned in KC_ROW_OUTER slots (leading slots of size 1, stride 0), their element strides in x
  * and y, the row count, the row length and x's stride along it. The caller has checked

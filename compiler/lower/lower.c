@@ -5,6 +5,7 @@
 #include "compiler/fusion.h"
 #include "compiler/lower/kernels.h"
 #include "compiler/schedule.h"
+#include "compiler/tune_cache.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,8 @@ typedef struct Lowering {
     Plan *p;
     int *pt; /* graph tensor -> plan tensor */
     const CompileOptions *o;
+    int max_kernels; /* kernel_cap(g): the room of p->kernels */
+    int only; /* lower only the kernels anchored at this node (plan_build_node); -1: every one */
 } Lowering;
 
 static int plan_tensor(Lowering *L, int t)
@@ -184,14 +187,34 @@ static Status lower_last(Lowering *L, const Node *anchor, const Fusion *fu, Kern
                    .d = d,
                    .grow = L->p,
                    .max_tensors = tensor_cap(L->g),
-                   .max_kernels = kernel_cap(L->g),
+                   .max_kernels = L->max_kernels,
                    .opt = L->o,
                    .kind = kind,
                    .tier = L->o->cm_emulate ? TIER_NV_COOPMAT : L->o->tier,
                    .cm_emulate = L->o->cm_emulate,
                    .cm_force = L->o->cm_force,
                    .cpu_device = L->o->cpu_device};
-    return kernel_lower(&c, &L->p->kernels[L->p->nkernels - 1]);
+    Plan *p = L->p;
+    int first = p->nkernels - 1;
+    PlanKernel *k = &p->kernels[first];
+    /* a kind `tune` searches has a key, and the tuning cache's entry for it (tune_cache.h) */
+    char key[1024], rec[512] = "";
+    Tuning tuned;
+    const char *tkey = NULL;
+    if (tuning_kind_searchable(kind) && kc_tune_key(&c, k, key, sizeof key)) {
+        tkey = arena_strdup(&p->arena, key);
+        if (!tkey) return ST_NOMEM;
+        const TuneEntry *e = tune_cache_find(L->o->tuned, L->o->tuned_device, key);
+        tune_apply(&L->o->tuning, e, kind, &tuned, rec, sizeof rec);
+        c.tuning = &tuned;
+    }
+    Status st = kernel_lower(&c, k);
+    const char *trec = rec[0] ? arena_strdup(&p->arena, rec) : NULL;
+    for (int i = first; st == ST_OK && i < p->nkernels; i++) { /* with those kc_append added */
+        p->kernels[i].tune_key = tkey;
+        p->kernels[i].tuned = trec;
+    }
+    return st;
 }
 
 /* Adds an NPU kernel of kind `kind` (named by the kind until its family picks a row) and lowers
@@ -286,7 +309,8 @@ static Status build_kernels(Lowering *L, DiagList *d)
 {
     const Graph *g = L->g;
     Plan *p = L->p;
-    p->kernels = arena_alloc(&p->arena, sizeof(PlanKernel) * (size_t)kernel_cap(g));
+    L->max_kernels = kernel_cap(g);
+    p->kernels = arena_alloc(&p->arena, sizeof(PlanKernel) * (size_t)L->max_kernels);
     p->fusions = arena_alloc(&p->arena, sizeof(PlanFusion) * (size_t)(g->nfusions + 1));
     bool *broken = arena_alloc(&p->arena, (size_t)g->nfusions + 1); /* add_fold_breaks */
     if (!p->kernels || !p->fusions || !broken) return ST_NOMEM;
@@ -306,7 +330,7 @@ static Status build_kernels(Lowering *L, DiagList *d)
     }
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = &g->nodes[i];
-        if (graph_kernel_node(g, i) != i) continue;
+        if (graph_kernel_node(g, i) != i || (L->only >= 0 && i != L->only)) continue;
         Status st = ST_OK;
         if (n->place == PLACE_CPU) {
             int out = n->nout ? n->out[0] : -1;
@@ -442,7 +466,8 @@ static void warn_unused_switches(const Graph *g, const CompileOptions *o, DiagLi
     }
 }
 
-Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList *d)
+/* plan_build, or with only >= 0 plan_build_node. */
+static Status build(const Graph *g, const CompileOptions *o, int only, Plan **out, DiagList *d)
 {
     *out = NULL;
     Plan *p = plan_new();
@@ -452,18 +477,17 @@ Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList 
         free(pt);
         return ST_NOMEM;
     }
-    Lowering L = {g, p, pt, o};
+    Lowering L = {g, p, pt, o, 0, only};
     p->model_name = arena_strdup(&p->arena, g->model_name);
     p->source = arena_strdup(&p->arena, g->path);
-    if (o->ir_text && o->ir_len) {
-        char *ir = arena_alloc(&p->arena, o->ir_len);
-        if (!ir) {
+    if (o->ir_text && o->ir_len && only < 0) {
+        char *ir = o->ir_outlives ? NULL : arena_dup(&p->arena, o->ir_text, o->ir_len);
+        if (!o->ir_outlives && !ir) {
             plan_free(p);
             free(pt);
             return ST_NOMEM;
         }
-        memcpy(ir, o->ir_text, o->ir_len);
-        p->ir_json = ir;
+        p->ir_json = o->ir_outlives ? o->ir_text : ir;
         p->ir_json_len = o->ir_len;
     }
     p->compute = o->compute;
@@ -478,6 +502,19 @@ Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList 
     p->naive_bytes = g->naive_bytes;
     Status st = build_tensors(&L, o);
     if (st == ST_OK) st = build_kernels(&L, d);
+    if (only >= 0) { /* the node's kernels in lowering order: no partitions, levels, recipes */
+        free(pt);
+        if (st == ST_OK && p->arena.failed) st = ST_NOMEM;
+        if (st == ST_OK && p->nkernels == 0)
+            st = diag_error(d, g->path, only < g->nnodes ? g->nodes[only].name : NULL, NULL,
+                            "no NPU kernel is anchored at this node");
+        if (st != ST_OK) {
+            plan_free(p);
+            return st;
+        }
+        *out = p;
+        return ST_OK;
+    }
     /* every --break id must name an instance; a switched-off one has no kernel to corrupt */
     int nbreak = 0, known = 0;
     for (const char *c = o->break_id; c && *c; c++)
@@ -523,4 +560,14 @@ Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList 
     }
     *out = p;
     return ST_OK;
+}
+
+Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList *d)
+{
+    return build(g, o, -1, out, d);
+}
+
+Status plan_build_node(const Graph *g, const CompileOptions *o, int node, Plan **out, DiagList *d)
+{
+    return build(g, o, node < 0 ? g->nnodes : node, out, d);
 }

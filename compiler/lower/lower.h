@@ -9,5 +9,10 @@
 #include "compiler/plan.h"
 
 Status plan_build(const Graph *g, const CompileOptions *o, Plan **out, DiagList *d);
+/* Only the kernels anchored at graph node `node` (its instance: a K split's reduce included,
+ * in lowering order, which is their execution order), over every tensor of g: what the tuner
+ * times alone (runtime/isolate.h). No partitions, levels, recipes or embedded IR. An error
+ * naming the node when it runs no NPU kernel. */
+Status plan_build_node(const Graph *g, const CompileOptions *o, int node, Plan **out, DiagList *d);
 
 #endif

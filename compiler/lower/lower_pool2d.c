@@ -1,6 +1,8 @@
 /* pool2d family: MAX_POOL2D, AVG_POOL2D and ADAPTIVE_AVG_POOL2D, one invocation per logical
- * output element, or LANES of them for a wide window (shaders/pool2d.comp). Window geometry,
- * output sizes, divisors and the ceil_mode rule follow runtime/cpu/cpu_conv.c (ATen) exactly. */
+ * output element, or LANES of them for a wide window (shaders/pool2d.comp); a global pool (one
+ * window, the whole input) is a reduction per (n, c) row (shaders/pool2d_global.comp). Window
+ * geometry, output sizes, divisors and the ceil_mode rule follow runtime/cpu/cpu_conv.c (ATen)
+ * exactly. */
 #include "compiler/lower/kernels.h"
 
 #include <string.h>
@@ -8,9 +10,14 @@
 /* The codes the shader switches on are shaders/abi.h POOL_* (explicit numbers: a .npubin must
  * not depend on ops.def); the push block PoolPush (POOL2D_PUSH). */
 /* A window of WIDE_MIN or more elements is spread over LANES invocations: the largest power of
- * two up to its size, at most LANES_MAX: a global pool's few outputs would otherwise leave the GPU
- * idle, each invocation walking the whole window (measured: bench/NOTES.md, the wide pool). */
+ * two up to its size, at most LANES_MAX: a wide window's few outputs would otherwise leave the
+ * GPU idle, each invocation walking the whole window (measured: bench/NOTES.md, the wide pool;
+ * global pools have their own kernel since). */
 enum { POOL_WG = 64, WIDE_MIN = 16, LANES_MAX = 32 };
+/* A global pool: GLOBAL_WG invocations per workgroup; a row gets lanes enough for at most
+ * GLOBAL_PER_LANE loads each (one trip of the shader's U loads in flight), at most the
+ * workgroup. */
+enum { GLOBAL_WG = 256, GLOBAL_PER_LANE = 4 };
 
 typedef struct PoolGeom {
     int64_t kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
@@ -54,6 +61,31 @@ static Status window(const KernelCtx *c, const Node *n, int64_t h, int64_t w, Po
     g->oh = pool_out(h, g->kh, g->ph, g->sh, g->dh, ceil);
     g->ow = pool_out(w, g->kw, g->pw, g->sw, g->dw, ceil);
     return ST_OK;
+}
+
+/* Is the one output window the whole input, each element once (no padding, no dilation)? */
+static bool global_window(uint32_t code, const PoolGeom *g, int64_t h, int64_t w)
+{
+    if (g->oh != 1 || g->ow != 1) return false;
+    return code == POOL_ADAPTIVE ||
+           (g->kh == h && g->kw == w && g->ph == 0 && g->pw == 0 && g->dh == 1 && g->dw == 1);
+}
+
+/* The global pool's kernel: rows of h * w elements, read as 16-byte vectors when every row
+ * start is 16-byte aligned (h * w a multiple of the vector, x's binding offset too). */
+static Status lower_global(const KernelCtx *c, PlanKernel *k, const PlanTensor *x, int64_t rows,
+                           int64_t len)
+{
+    int64_t vec = 16 / (int64_t)dtype_size(x->storage);
+    if (len % vec != 0 || kc_binding_offset(c->p, x) % 16 != 0) vec = 1;
+    int64_t units = len / vec;
+    uint32_t tpr = kc_lanes_for((units + GLOBAL_PER_LANE - 1) / GLOBAL_PER_LANE, GLOBAL_WG);
+    Status st = kc_pick(c, k, (KernelKey){.kind = KK_pool2d, .impl = KI_GLOBAL});
+    if (st == ST_OK) st = kc_spec(c, k, GLOBAL_WG);
+    if (st == ST_OK) st = kc_spec(c, k, tpr);
+    if (st == ST_OK) st = kc_spec(c, k, (uint32_t)vec);
+    kc_grid(k, rows, GLOBAL_WG / tpr);
+    return st;
 }
 
 Status lower_pool2d(const KernelCtx *c, PlanKernel *k)
@@ -125,6 +157,9 @@ Status lower_pool2d(const KernelCtx *c, PlanKernel *k)
     };
     if (st == ST_OK) st = kc_words_ok(c, k, &wd);
     if (st == ST_OK) st = kc_push_block(c, k, &pp, sizeof pp);
+    if (st == ST_OK && x->storage == y->storage && dtype_is_float(x->storage) && h * w >= 1 &&
+        global_window(code, &g, h, w))
+        return lower_global(c, k, x, total, h * w);
     /* the widest window: adaptive windows span at most ceil(in / out) + 1 rows (columns) */
     int64_t win = code != POOL_ADAPTIVE ? g.kh * g.kw
                                         : ((h + g.oh - 1) / g.oh + 1) * ((w + g.ow - 1) / g.ow + 1);

@@ -57,7 +57,9 @@ typedef struct VkBackend {
     int npipes;
     Recording *rec; /* one per (kernel range, timed) run so far: each NPU partition twice */
     int nrec, caprec;
-    double *kus; /* [nkernels] */
+    double *kus;         /* [nkernels] */
+    uint32_t warm_trips; /* the last prepare's clock warm-up: spin trips and time */
+    double warm_us;
     VkBinding
         *over; /* [ntensors]: storage borrowed from another program (share), buf NULL if none */
     struct SharedCtx *sc; /* the device, shared by backends made with vk_backend_create_shared */
@@ -73,7 +75,8 @@ typedef struct VkBackend {
 
 VkBackendOptions vk_backend_options_default(void)
 {
-    return (VkBackendOptions){.device = -1, .validate = -1, .poison = false, .no_cache = false};
+    return (VkBackendOptions){
+        .device = -1, .validate = -1, .poison = false, .no_cache = false, .warm = -1};
 }
 
 /* The module for kernel k: one the plan carries (a generated kernel, compiler/codegen/codegen.h),
@@ -227,12 +230,20 @@ int vk_backend_best_tier(Backend *base)
     return vk_ctx_info(b->ctx)->coopmat_nv ? TIER_NV_COOPMAT : TIER_PORTABLE;
 }
 
+void vk_backend_device_key(Backend *base, char *buf, size_t n)
+{
+    const VkDeviceInfo *i = vk_ctx_info(((VkBackend *)base)->ctx);
+    snprintf(buf, n, "%s [%04x:%04x] %s", i->name, i->vendor_id, i->device_id, i->driver);
+    for (char *c = buf; *c; c++)
+        if (*c == '\t' || *c == '\n' || *c == '\r') *c = ' ';
+}
+
 bool vk_backend_cpu_device(Backend *base)
 {
     return vk_ctx_info(((VkBackend *)base)->ctx)->type == VKDEV_CPU;
 }
 
-static Status vkb_prepare(Backend *base, const Plan *p, const HTensor *const *vals, DiagList *d)
+static Status prepare_body(Backend *base, const Plan *p, const HTensor *const *vals, DiagList *d)
 {
     VkBackend *b = (VkBackend *)base;
     if (p->tier > vk_backend_best_tier(base)) {
@@ -307,6 +318,34 @@ static Status vkb_prepare(Backend *base, const Plan *p, const HTensor *const *va
         st = get_pipe(b, &p->kernels[k], &b->kpipe[k], d);
     }
     return st;
+}
+
+/* Prepares with the clock warm-up around it (vk_core.h vk_warm_start) where uploads are memcpys
+ * into mapped device memory: on a GPU by default, anywhere with opt.warm 1. A warm-up that
+ * cannot start costs nothing but its effect: prepare goes on without it. */
+static Status vkb_prepare(Backend *base, const Plan *p, const HTensor *const *vals, DiagList *d)
+{
+    VkBackend *b = (VkBackend *)base;
+    const VkDeviceInfo *info = vk_ctx_info(b->ctx);
+    bool gpu = info->type == VKDEV_DISCRETE || info->type == VKDEV_INTEGRATED;
+    bool warm = info->device_local_host_visible && (b->opt.warm > 0 || (b->opt.warm < 0 && gpu));
+    if (warm) {
+        DiagList quiet = {0};
+        (void)vk_warm_start(b->ctx, &quiet);
+        diag_free(&quiet);
+    }
+    Status st = prepare_body(base, p, vals, d);
+    b->warm_trips = vk_warm_stop(b->ctx, &b->warm_us);
+    return st;
+}
+
+uint32_t vk_backend_warm(Backend *base, double *us)
+{
+    if (us) *us = 0;
+    if (!base || base->ops->prepare != vkb_prepare) return 0; /* not a Vulkan backend */
+    VkBackend *b = (VkBackend *)base;
+    if (us) *us = b->warm_us;
+    return b->warm_trips;
 }
 
 /* Does a kernel of [first, first + n) write (a view of) tensor t's base? */

@@ -706,6 +706,7 @@ int vk_ctx_destroy(VkCtx *ctx)
 {
     if (!ctx) return 0;
     if (ctx->device) {
+        vk_warm_stop(ctx, NULL);
         vkDeviceWaitIdle(ctx->device);
         vk_buf_destroy(ctx->staging);
         if (ctx->copy_fence) vkDestroyFence(ctx->device, ctx->copy_fence, NULL);

@@ -103,6 +103,17 @@ const char *vk_validation_message(const VkCtx *ctx, int i);
  * to prove the counter counts. No-op without validation. */
 void vk_validation_inject(VkCtx *ctx, const char *msg);
 
+/* ---- the clock warm-up (vk_warm.c) ------------------------------------------------------- */
+
+/* Keeps one workgroup of the device spinning so that an idle GPU's clock ramps up while the host
+ * uploads by memcpy (mapped device memory). Runs until vk_warm_stop; any other submission,
+ * staged copy or vk_ctx_destroy stops it first. A second start while one runs does nothing. */
+Status vk_warm_start(VkCtx *ctx, DiagList *d);
+/* Stops the spin and waits for it; returns the trips it ran (0 when none ran) and, in *us (may
+ * be NULL), how long it ran. */
+uint32_t vk_warm_stop(VkCtx *ctx, double *us);
+bool vk_warm_running(const VkCtx *ctx);
+
 /* ---- buffers ------------------------------------------------------------------------------ */
 
 typedef enum VkBufKind {

@@ -43,6 +43,8 @@ struct VkCtx {
      * specialization and layout are the same instead of compiling them again. */
     VkPipe **pool;
     int npool, cappool;
+    /* The clock warm-up's spin while it runs (vk_warm.c), else NULL. */
+    struct VkWarm *warm;
     /* Validation messenger state. */
     int val_errors, val_warnings, val_nmsgs;
     char *val_msgs[VK_MAX_VALIDATION_MSGS];

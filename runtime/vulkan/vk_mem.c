@@ -189,6 +189,7 @@ static Status copy_and_wait(VkCtx *ctx, VkBuf *src, uint64_t so, VkBuf *dst, uin
 {
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                    .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    if (ctx->warm) vk_warm_stop(ctx, NULL); /* the copy would wait behind the spin */
     VkResult r = vkResetCommandBuffer(ctx->copy_cb, 0);
     if (r == VK_SUCCESS) r = vkBeginCommandBuffer(ctx->copy_cb, &bi);
     if (r != VK_SUCCESS) return vk_fail(d, ST_INTERNAL, r, "staging: begin command buffer");

@@ -66,24 +66,6 @@ Status vk_cache_load(VkCtx *ctx, const char *path, DiagList *d)
     return ST_OK;
 }
 
-/* mkdir -p of the directory part of `path`. */
-static int make_parent_dirs(const char *path)
-{
-    char *p = strdup(path);
-    if (!p) return -1;
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/') continue;
-        *s = 0;
-        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-            free(p);
-            return -1;
-        }
-        *s = '/';
-    }
-    free(p);
-    return 0;
-}
-
 Status vk_ctx_save_pipeline_cache(VkCtx *ctx, DiagList *d)
 {
     if (!ctx || !ctx->cache || !ctx->cache_path) return ST_OK;
@@ -96,7 +78,7 @@ Status vk_ctx_save_pipeline_cache(VkCtx *ctx, DiagList *d)
     Status st = ST_OK;
     if (r != VK_SUCCESS)
         st = vk_fail(d, ST_INTERNAL, r, "vkGetPipelineCacheData failed");
-    else if (make_parent_dirs(ctx->cache_path) != 0)
+    else if (file_make_parent_dirs(ctx->cache_path) != 0)
         st = diag_add(d, DIAG_ERROR, ST_BAD_INPUT, ctx->cache_path, NULL, NULL,
                       "cannot create the pipeline cache directory: %s", strerror(errno));
     else
@@ -225,7 +207,7 @@ static VkPipe *pool_find(VkCtx *ctx, uint64_t hash, size_t size, const VkPipeDes
         VkPipe *p = ctx->pool[i];
         if (p->code_hash == hash && p->code_size == size && p->nspec == desc->nspec &&
             p->push_size == desc->push_size && p->nbindings == desc->nbindings &&
-            memcmp(p->spec, desc->spec, sizeof(uint32_t) * desc->nspec) == 0)
+            (desc->nspec == 0 || memcmp(p->spec, desc->spec, sizeof(uint32_t) * desc->nspec) == 0))
             return p;
     }
     return NULL;

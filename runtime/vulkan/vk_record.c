@@ -345,6 +345,7 @@ Status vk_cmd_submit(VkCmd *c, DiagList *d)
     if (c->state != CMD_EXECUTABLE)
         return diag_add(d, DIAG_ERROR, ST_BAD_INPUT, NULL, NULL, NULL,
                         "vk_cmd_submit: nothing recorded (vk_cmd_begin .. vk_cmd_end)");
+    if (c->ctx->warm) vk_warm_stop(c->ctx, NULL); /* nothing queues behind the spin */
     VkResult r = vkResetFences(c->ctx->device, 1, &c->fence);
     VkSubmitInfo si = {
         .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &c->cb};

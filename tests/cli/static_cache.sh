@@ -4,20 +4,18 @@
 # by index_copy_): the caches are model state, one call checks from the initial state on the CPU
 # reference and on Vulkan (where the caches are updated in place), and `generate` drives the one
 # graph token by token with the state carried from run to run: its tokens and every step's logits
-# equal PyTorch's. Two PyTorch references: greedy.safetensors, the wrapper driven token by token,
-# was made after the export script zeroed every floating buffer of the wrapper, the rotary
-# inv_freq with the caches (tests/models/zoo/README.md), so it is met with those zeroed
-# (--weights); and hf_qwen2's reference, the same weights through transformers' plain causal
-# forward of 8 tokens, with the real rotary frequencies. A step run without the carried state is
+# equal PyTorch's. Two PyTorch references: greedy.safetensors, the wrapper driven token by token
+# (the caches emptied, the rotary frequencies kept); and hf_qwen2's reference, the same weights
+# through transformers' plain causal forward of 8 tokens. A step run without the carried state is
 # far from the reference: the matches need the state.
 B=${NPU_EXPLORE:-build/asan/npu-explore}
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 n=0
 ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
 Z=tests/models/zoo/hf_qwen2_static
-# The files the checks need, from the fixtures: weights with the rotary inv_freq zeroed (as the
-# greedy reference had them); hf_qwen2's 8-token reference as a greedy.safetensors beside this
-# model (prompt, the next token, its logits per position); one step at position 1 alone.
+# The files the checks need, from the fixtures: hf_qwen2's 8-token reference as a
+# greedy.safetensors beside this model (prompt, the next token, its logits per position); one
+# step at position 1 alone.
 python3 - "$T" <<'EOF'
 import json, os, struct, sys
 T = sys.argv[1]
@@ -34,10 +32,6 @@ def save(p, t):
     hj = json.dumps(h).encode(); hj += b" " * ((8 - len(hj) % 8) % 8)
     open(p, "wb").write(struct.pack("<Q", len(hj)) + hj + b"".join(blobs))
 Z = "tests/models/zoo/"
-w = load(Z + "hf_qwen2_static/weights.safetensors")
-for k in w:
-    if k.endswith("inv_freq"): w[k] = (w[k][0], w[k][1], bytes(len(w[k][2])))
-save(T + "/w0.safetensors", w)
 r = load(Z + "hf_qwen2/reference.safetensors")
 L = struct.unpack("<%df" % (len(r["linear_14"][2]) // 4), r["linear_14"][2])
 last = L[7 * 256:]
@@ -61,16 +55,21 @@ ok "run --check on Vulkan: the logits and the 4 updated caches within the bf16 t
 "$B" describe $Z/model.json > "$T/d.txt" 2>&1; rc=$?
 ok "describe: 4 state tensors, all updated in place" \
    "[ $rc = 0 ] && grep -q '^state    4 tensors, 4 updated in place: c_w_model_model_layers_0_self_attn_lifted_tensor_2 -> index_copy_' $T/d.txt"
-"$B" generate $Z --weights $T/w0.safetensors --backend cpu > "$T/g.txt" 2>&1; rc=$?
+"$B" generate $Z --backend cpu > "$T/g.txt" 2>&1; rc=$?
 ok "generate --backend cpu: the greedy tokens and the 10 steps' logits of PyTorch's wrapper" \
-   "[ $rc = 0 ] && grep -q 'greedy tokens vs reference: match (7 compared)' $T/g.txt && grep -q 'logits vs reference: 10 steps compared, worst rel_l2 .*(tolerance 0.0001): ok' $T/g.txt && grep -q '^tokens: 45 70 83 248 29 239 237$' $T/g.txt || { cat $T/g.txt; false; }"
-"$B" generate $Z --weights $T/w0.safetensors --dtype fp32 --json > "$T/g32.txt" 2>&1; rc=$?
+   "[ $rc = 0 ] && grep -q 'greedy tokens vs reference: match (7 compared)' $T/g.txt && grep -q 'logits vs reference: 10 steps compared, worst rel_l2 .*(tolerance 0.0001): ok' $T/g.txt && grep -q '^tokens: 149 61 254 5 160 83 248$' $T/g.txt || { cat $T/g.txt; false; }"
+"$B" generate $Z --dtype fp32 --json > "$T/g32.txt" 2>&1; rc=$?
 ok "generate on Vulkan fp32: tokens and logits match, the caches stay on the device (in place)" \
-   "[ $rc = 0 ] && grep -q '\"kind\":\"summary\",\"tokens\":\[45,70,83,248,29,239,237\].*\"reference\":\"match\",\"logits\":\"ok\",\"logits_steps\":10,.*\"state\":\"device\",\"state_tensors\":4,\"state_in_place\":4,.*\"argmax\":\"gpu\"' $T/g32.txt && [ \$(grep -c '\"kind\":\"step\".*\"verdict\":\"ok\"' $T/g32.txt) = 10 ] || { cat $T/g32.txt; false; }"
-"$B" generate $Z --weights $T/w0.safetensors > "$T/g16.txt" 2>&1; rc=$?
-ok "generate on Vulkan bf16 (auto): the same greedy tokens, logits within 3e-2" \
-   "[ $rc = 0 ] && grep -q 'greedy tokens vs reference: match (7 compared)' $T/g16.txt && grep -q ', bf16; model state: 4 tensors, 4 updated in place on the device' $T/g16.txt"
-"$B" generate $Z --weights $T/w0.safetensors --dtype fp32 --cpu-op aten.index_copy.default > "$T/gc.txt" 2>&1; rc=$?
+   "[ $rc = 0 ] && grep -q '\"kind\":\"summary\",\"tokens\":\[149,61,254,5,160,83,248\].*\"reference\":\"match\",\"logits\":\"ok\",\"logits_steps\":10,.*\"state\":\"device\",\"state_tensors\":4,\"state_in_place\":4,.*\"argmax\":\"gpu\",\"tokens_compared\":7,\"near_tie_pos\":-1' $T/g32.txt && [ \$(grep -c '\"kind\":\"step\".*\"verdict\":\"ok\"' $T/g32.txt) = 10 ] || { cat $T/g32.txt; false; }"
+# bf16: logits within 3e-2 at every step compared; the tokens the reference's, except that at
+# position 3 (the reference's top two 3.3e-4 apart, tests/models/zoo/README.md) either may win
+"$B" generate $Z > "$T/g16.txt" 2>&1; rc=$?
+ok "generate on Vulkan bf16 (auto): the reference's tokens up to the near tie at position 3, logits within 3e-2" \
+   "[ $rc = 0 ] && grep -Eq 'greedy tokens vs reference: match \((7 compared\)|0 compared\), then a near tie at position 3:)' $T/g16.txt && grep -q 'logits vs reference: .*: ok' $T/g16.txt && grep -q ', bf16; model state: 4 tensors, 4 updated in place on the device' $T/g16.txt || { cat $T/g16.txt; false; }"
+"$B" generate $Z --dtype fp32 --break F3 > "$T/gb.txt" 2>&1; rc=$?
+ok "a corrupted kernel (--break F3) is a mismatch, never a near tie: exit 1" \
+   "[ $rc = 1 ] && grep -q 'logits vs reference: .*MISMATCH' $T/gb.txt && grep -q 'greedy tokens vs reference: MISMATCH' $T/gb.txt && ! grep -q 'near tie' $T/gb.txt || { cat $T/gb.txt; false; }"
+"$B" generate $Z --dtype fp32 --cpu-op aten.index_copy.default > "$T/gc.txt" 2>&1; rc=$?
 ok "index_copy on a CPU partition: the state carried through the host, the same tokens and logits" \
    "[ $rc = 0 ] && grep -q 'model state: 4 tensors, 0 updated in place on the device, 4 carried through the host' $T/gc.txt && grep -q 'greedy tokens vs reference: match (7 compared)' $T/gc.txt && grep -q 'logits vs reference: 10 steps compared, .*: ok' $T/gc.txt"
 "$B" generate $T/q --backend cpu --max-new 1 > "$T/h.txt" 2>&1; rc=$?
@@ -79,7 +78,7 @@ ok "generate, real rotary: the 8 positions' logits of transformers' causal forwa
 "$B" generate $T/q --max-new 1 --dtype fp32 > "$T/hv.txt" 2>&1; rc=$?
 ok "the same on Vulkan fp32" \
    "[ $rc = 0 ] && grep -q 'logits vs reference: 8 steps compared, .*: ok' $T/hv.txt && grep -q 'greedy tokens vs reference: match' $T/hv.txt"
-"$B" run $Z/model.json --weights $T/w0.safetensors --backend cpu --inputs $T/p1.safetensors \
+"$B" run $Z/model.json --backend cpu --inputs $T/p1.safetensors \
    --reference $T/r1.safetensors --check > "$T/s.txt" 2>&1; rc=$?
 ok "position 1 run alone (caches at their first values): far from the reference's step 1" \
    "[ $rc = 1 ] && grep -Eq '^linear_14 +f32\[1,1,256\] +[0-9.e+-]+ +[1-9][0-9.]*e-0[12] .*MISMATCH' $T/s.txt || { cat $T/s.txt; false; }"

@@ -75,14 +75,27 @@ assert gen and {\"arange\",\"le\",\"full\",\"where\",\"logical_not\",\"div\"} <=
 assert [q[\"target\"] for q in p[\"partitions\"]]==[\"cpu\",\"npu\"], p[\"partitions\"]
 ' $T/g2.json"
 "$B" describe $M/mobilenet_block/model.json --json > "$T/m.json"; rc=$?
-ok "mobilenet_block: everything on the NPU (4 pools, depthwise and SE convs), conv_add fused" "[ $rc = 0 ] && python3 -c '
+ok "mobilenet_block: everything on the NPU (4 pools, 2 of them global, depthwise and SE convs), conv_add fused, no depad in the squeeze-excite" "[ $rc = 0 ] && python3 -c '
 import json,sys
 p=json.load(open(sys.argv[1])); ks=p[\"kernels\"]
 assert ks and all(k[\"target\"]==\"npu\" for k in ks), [k[\"shader\"] for k in ks if k[\"target\"]!=\"npu\"]
 # 7 convs: a K split is two kernels, its first pass (*_part) not counted
-assert sum(k[\"shader\"]==\"pool2d\" for k in ks)==4 and sum(k[\"shader\"].startswith(\"conv2d\") and not k[\"shader\"].endswith(\"_part\") for k in ks)==7
+assert sum(k[\"shader\"]==\"pool2d\" for k in ks)==2 and sum(k[\"shader\"]==\"pool2d_global\" for k in ks)==2
+assert sum(k[\"shader\"].startswith(\"conv2d\") and not k[\"shader\"].endswith(\"_part\") for k in ks)==7
 assert any(f[\"pattern\"]==\"conv_add\" for f in p[\"fusions\"]), p[\"fusions\"]
+# the SE pool and its scale multiply read the padded conv outputs; the one depad feeds the
+# classifier (flatten, linear)
+assert [k[\"provenance\"] for k in ks if k[\"shader\"]==\"depad\"]==[[\"depad_adaptive_avg_pool2d_1\"]], ks
+assert [k[\"provenance\"] for k in ks if k[\"shader\"]==\"binary\"]==[[\"mul\"]], ks
 ' $T/m.json"
+"$B" describe $M/zoo/mobilenet_v3_large/model.json --json > "$T/v3.json"; rc=$?
+ok "zoo mobilenet_v3_large: 9 global pools, 8 SE scale multiplies, no depad but the classifier's" "[ $rc = 0 ] && python3 -c '
+import json,sys
+ks=json.load(open(sys.argv[1]))[\"kernels\"]
+n=lambda s: sum(k[\"shader\"]==s for k in ks)
+assert n(\"pool2d_global\")==9 and n(\"pool2d\")==0 and n(\"binary\")==8, ks
+assert [k[\"provenance\"] for k in ks if k[\"shader\"]==\"depad\"]==[[\"depad_adaptive_avg_pool2d_8\"]], ks
+' $T/v3.json"
 # op families forced onto the CPU: boundaries inside SE, at the residual, around the pools, the
 # norms and the matmuls. hardswish on the CPU makes the fused conv_add's residual dense (it
 # failed to compile before pass_layout stopped depadding fusion intermediates).
