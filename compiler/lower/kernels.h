@@ -103,6 +103,49 @@ typedef struct FlashPush {
 typedef struct CatPush {
     CAT_PUSH(PUSH_FIELD)
 } CatPush;
+typedef struct UnaryPush {
+    UNARY_PUSH(PUSH_FIELD)
+} UnaryPush;
+typedef struct BinaryPush {
+    BINARY_PUSH(PUSH_FIELD)
+} BinaryPush;
+typedef struct WherePush {
+    WHERE_PUSH(PUSH_FIELD)
+} WherePush;
+typedef struct GatherPush {
+    GATHER_PUSH(PUSH_FIELD)
+} GatherPush;
+typedef struct EmbeddingPush {
+    EMBEDDING_PUSH(PUSH_FIELD)
+} EmbeddingPush;
+typedef struct IndexCopyPush {
+    INDEX_COPY_PUSH(PUSH_FIELD)
+} IndexCopyPush;
+typedef struct ReducePush {
+    REDUCE_PUSH(PUSH_FIELD)
+} ReducePush;
+typedef struct ArgmaxPush {
+    ARGMAX_PUSH(PUSH_FIELD)
+} ArgmaxPush;
+typedef struct SoftmaxPush {
+    SOFTMAX_PUSH(PUSH_FIELD)
+} SoftmaxPush;
+typedef struct NormRowPush {
+    NORM_ROW_PUSH(PUSH_FIELD)
+} NormRowPush;
+typedef struct BatchnormPush {
+    BATCHNORM_PUSH(PUSH_FIELD)
+} BatchnormPush;
+typedef struct RopePush {
+    ROPE_PUSH(PUSH_FIELD)
+} RopePush;
+typedef struct RopeCachePush {
+    RopePush rope;
+    ROPE_CACHE_TAIL(PUSH_FIELD)
+} RopeCachePush;
+typedef struct CorruptPush {
+    CORRUPT_PUSH(PUSH_FIELD)
+} CorruptPush;
 _Static_assert(sizeof(ConvPush) == 4 * CONV2D_PUSH_WORDS, "conv2d push: CONV2D_PUSH_WORDS words");
 _Static_assert(sizeof(MatmulPush) == 4 * MATMUL_PUSH_WORDS, "matmul push: MATMUL_PUSH_WORDS words");
 _Static_assert(sizeof(MatmulCmPush) == 4 * MATMUL_CM_PUSH_WORDS,
@@ -111,25 +154,47 @@ _Static_assert(sizeof(AttnPush) == 4 * ATTN_PUSH_WORDS, "attention push: ATTN_PU
 _Static_assert(sizeof(PoolPush) == 4 * POOL2D_PUSH_WORDS, "pool2d push: POOL2D_PUSH_WORDS words");
 _Static_assert(sizeof(FlashPush) == 4 * FLASH_PUSH_WORDS, "flash push: FLASH_PUSH_WORDS words");
 _Static_assert(sizeof(CatPush) == 4 * CAT_PUSH_WORDS, "cat push: CAT_PUSH_WORDS words");
+_Static_assert(sizeof(UnaryPush) == 4 * UNARY_PUSH_WORDS, "unary push: UNARY_PUSH_WORDS words");
+_Static_assert(sizeof(BinaryPush) == 4 * BINARY_PUSH_WORDS, "binary push: BINARY_PUSH_WORDS words");
+_Static_assert(sizeof(WherePush) == 4 * WHERE_PUSH_WORDS, "where push: WHERE_PUSH_WORDS words");
+_Static_assert(sizeof(GatherPush) == 4 * GATHER_PUSH_WORDS, "gather push: GATHER_PUSH_WORDS words");
+_Static_assert(sizeof(EmbeddingPush) == 4 * EMBEDDING_PUSH_WORDS,
+               "embedding push: EMBEDDING_PUSH_WORDS words");
+_Static_assert(sizeof(IndexCopyPush) == 4 * INDEX_COPY_PUSH_WORDS,
+               "index_copy push: INDEX_COPY_PUSH_WORDS words");
+_Static_assert(sizeof(ReducePush) == 4 * REDUCE_PUSH_WORDS, "reduce push: REDUCE_PUSH_WORDS words");
+_Static_assert(sizeof(ArgmaxPush) == 4 * ARGMAX_PUSH_WORDS, "argmax push: ARGMAX_PUSH_WORDS words");
+_Static_assert(sizeof(SoftmaxPush) == 4 * SOFTMAX_PUSH_WORDS,
+               "softmax push: SOFTMAX_PUSH_WORDS words");
+_Static_assert(sizeof(NormRowPush) == 4 * NORM_ROW_PUSH_WORDS,
+               "norm row push: NORM_ROW_PUSH_WORDS words");
+_Static_assert(sizeof(BatchnormPush) == 4 * BATCHNORM_PUSH_WORDS,
+               "batchnorm push: BATCHNORM_PUSH_WORDS words");
+_Static_assert(sizeof(RopePush) == 4 * ROPE_PUSH_WORDS, "rope push: ROPE_PUSH_WORDS words");
+_Static_assert(sizeof(RopeCachePush) == 4 * ROPE_CACHE_PUSH_WORDS,
+               "rope_cache push: ROPE_CACHE_PUSH_WORDS words");
+_Static_assert(sizeof(CorruptPush) == 4 * CORRUPT_PUSH_WORDS,
+               "corrupt push: CORRUPT_PUSH_WORDS words");
 _Static_assert(CONV2D_PUSH_WORDS <= PLAN_MAX_PUSH && MATMUL_CM_PUSH_WORDS <= PLAN_MAX_PUSH &&
-                   ATTN_PUSH_WORDS <= PLAN_MAX_PUSH,
+                   ATTN_PUSH_WORDS <= PLAN_MAX_PUSH && BINARY_PUSH_WORDS <= PLAN_MAX_PUSH &&
+                   WHERE_PUSH_WORDS <= PLAN_MAX_PUSH,
                "a push block within PLAN_MAX_PUSH words");
 /* A push block's values: kc_word(&w, v) is v as a 32-bit word and remembers the first v outside
- * int32 (the range of kc_push_i), which kc_words_ok then refuses with kc_push_i's message. */
+ * int32, which kc_words_ok then refuses with an error naming the node and the value. */
 typedef struct KcWords {
     bool bad;
     int64_t first_bad;
 } KcWords;
 int32_t kc_word(KcWords *w, int64_t v);
+/* kc_word of each of v[0..n) into the 32-bit words at dst (an array field of a push block). */
+void kc_word_n(KcWords *w, void *dst, const int64_t *v, int n);
+/* An array field filled from v, as many words as the field has. */
+#define KC_WORDS(w, field, v)                                                                      \
+    kc_word_n((w), (field), (v), (int)(sizeof(field) / sizeof((field)[0])))
 Status kc_words_ok(const KernelCtx *c, const PlanKernel *k, const KcWords *w);
-/* Appends a push block (a struct above; bytes a multiple of 4); an error naming the node past
- * PLAN_MAX_PUSH words. */
+/* Appends a push block (a struct above; bytes a multiple of 4), the only way a family sets its
+ * push words; an error naming the node past PLAN_MAX_PUSH words (nothing appended). */
 Status kc_push_block(const KernelCtx *c, PlanKernel *k, const void *block, size_t bytes);
-/* Appends one push-constant word; ST_INTERNAL (with a message naming the node) past
- * PLAN_MAX_PUSH words. */
-Status kc_push_u(const KernelCtx *c, PlanKernel *k, uint32_t v);
-Status kc_push_i(const KernelCtx *c, PlanKernel *k, int64_t v); /* range-checked to int32 */
-Status kc_push_f(const KernelCtx *c, PlanKernel *k, double v);  /* float32 bits */
 /* Appends a specialization constant (constant_id = its position; id 0 is the workgroup size). */
 Status kc_spec(const KernelCtx *c, PlanKernel *k, uint32_t v);
 /* Sets a grid of ceil(n / per_group) workgroups, folded into y (and z) past 65535 in x: shaders
@@ -142,13 +207,12 @@ uint32_t kc_lanes_for(int64_t len, uint32_t wg);
  * lowering reads tuning: it never looks at the environment. */
 int64_t kc_tune(const KernelCtx *c, TuneId id);
 /* The rows of a reduction over x's last dim into y (reduce, argmax): the outer dims right-
- * aligned in KC_ROW_OUTER slots (leading slots of size 1, stride 0), their element strides in x
+ * aligned in ROW_OUTER slots (leading slots of size 1, stride 0), their element strides in x
  * and y, the row count, the row length and x's stride along it. The caller has checked
- * x->rank - 1 <= KC_ROW_OUTER. */
-#define KC_ROW_OUTER 5
+ * x->rank - 1 <= ROW_OUTER. */
 typedef struct KcRows {
     int64_t rows, len, step;
-    int64_t shape[KC_ROW_OUTER], xs[KC_ROW_OUTER], ys[KC_ROW_OUTER];
+    int64_t shape[ROW_OUTER], xs[ROW_OUTER], ys[ROW_OUTER];
 } KcRows;
 KcRows kc_last_dim_rows(const PlanTensor *x, const PlanTensor *y);
 /* A scratch tensor private to the kernels of this instance: dense, kind PT_ACT, offset -1 (so

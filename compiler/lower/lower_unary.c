@@ -1,34 +1,11 @@
 /* unary: out = f(in) elementwise over the physical buffer (input and output share one layout,
- * so padded channels are computed too and never read). Push: {n, code, a, b}. */
+ * so padded channels are computed too and never read). Push UnaryPush (shaders/abi.h
+ * UNARY_PUSH): the code UN_* (explicit numbers, so a .npubin does not depend on the order of
+ * ops.def) and its parameters a, b. */
 #include "compiler/lower/kernels.h"
 
 #include <math.h>
 #include <string.h>
-
-/* Codes the shader switches on (shaders/unary.comp): explicit numbers, so a .npubin does not
- * depend on the order of ops.def. 0 = not unary. */
-enum {
-    UN_RELU = 1,
-    UN_RELU6,
-    UN_HARDTANH,
-    UN_HARDSWISH,
-    UN_HARDSIGMOID,
-    UN_SIGMOID,
-    UN_TANH,
-    UN_GELU_ERF,
-    UN_GELU_TANH,
-    UN_SILU,
-    UN_NEG,
-    UN_EXP,
-    UN_LOG,
-    UN_ABS,
-    UN_SQRT,
-    UN_RSQRT,
-    UN_COS,
-    UN_SIN,
-    UN_CLAMP,
-    UN_LEAKY_RELU,
-};
 
 Status lower_unary(const KernelCtx *c, PlanKernel *k)
 {
@@ -111,10 +88,10 @@ Status lower_unary(const KernelCtx *c, PlanKernel *k)
     default:
         return kc_error(c, "%s is not a unary kernel op", op_short_name(n->op));
     }
-    Status st = kc_push_i(c, k, total);
-    if (st == ST_OK) st = kc_push_u(c, k, code);
-    if (st == ST_OK) st = kc_push_f(c, k, a);
-    if (st == ST_OK) st = kc_push_f(c, k, b);
+    KcWords w = {0};
+    UnaryPush pu = {.n = kc_word(&w, total), .code = code, .a = (float)a, .b = (float)b};
+    Status st = kc_words_ok(c, k, &w);
+    if (st == ST_OK) st = kc_push_block(c, k, &pu, sizeof pu);
     if (st == ST_OK) st = kc_spec(c, k, 256);
     kc_grid(k, total, 256);
     return st;
