@@ -69,5 +69,11 @@ static inline OpClass op_class(OpId op)
 {
     return op >= 0 && op < OP_COUNT ? op_info[op].cls : OC_other;
 }
+/* A reshape or an identity: the output is the input's elements in their order (on the NPU an
+ * alias of its storage where the layout allows). */
+static inline bool op_keeps_order(OpId op)
+{
+    return op_class(op) == OC_reshape || op_class(op) == OC_identity;
+}
 
 #endif

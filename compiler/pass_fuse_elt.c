@@ -96,10 +96,7 @@ static bool only_members_read(const Graph *g, int p, const int *members, int n)
 static int own_kernels(const Graph *g, int i)
 {
     OpId op = g->nodes[i].op;
-    if (g->nodes[i].place == PLACE_NPU &&
-        (op == OP_VIEW || op == OP_FLATTEN || op == OP_UNSQUEEZE || op == OP_SQUEEZE ||
-         op == OP_IDENTITY || op == OP_DROPOUT))
-        return 0;
+    if (g->nodes[i].place == PLACE_NPU && op_keeps_order(op)) return 0;
     return 1;
 }
 

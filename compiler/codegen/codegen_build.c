@@ -41,24 +41,70 @@ static bool scalar_attr(const Node *n, const char *key, double *v, bool *is_int)
     return kc_scalar_attr(n, key, v); /* as the hand-written kernels read it (lower_binary.c) */
 }
 
-static double fattr0(const Node *n, const char *key, double dflt)
+/* A numeric attribute, dflt when absent or not a number. */
+static double fattr(const Node *n, const char *key, double dflt)
 {
     double v;
     bool isint;
     return scalar_attr(n, key, &v, &isint) ? v : dflt;
 }
 
-static bool is_reshape(OpId op)
+/* The input's elements in order, in a new shape: reshapes, identities, and depad (a padded
+ * tensor's logical elements). */
+static bool keeps_order(OpId op)
 {
-    return op == OP_VIEW || op == OP_FLATTEN || op == OP_UNSQUEEZE || op == OP_SQUEEZE;
+    return op_keeps_order(op) || op == OP_DEPAD;
 }
 
 bool cg_is_view(OpId op)
 {
-    return is_reshape(op) || op == OP_IDENTITY || op == OP_DROPOUT || op == OP_DEPAD ||
-           op == OP_T || op == OP_TRANSPOSE || op == OP_PERMUTE || op == OP_EXPAND ||
+    return keeps_order(op) || op_class(op) == OC_permute || op_class(op) == OC_expand ||
            op == OP_SLICE || op == OP_SELECT || op == OP_CAT;
 }
+
+/* The generated form of each elementwise op that has one: the node of a unary op (cg_unary), of
+ * a comparison or logical op and the operator of an arithmetic one (cg_binary); the clamps,
+ * leaky_relu, gelu, where and the cast name the node they build (member_val). CG_CONST (0): no
+ * generated form. */
+static const CgOp cg_form[OP_COUNT] = {
+    [OP_RELU] = CG_RELU,
+    [OP_RELU6] = CG_CLAMP,
+    [OP_HARDTANH] = CG_CLAMP,
+    [OP_CLAMP] = CG_CLAMP,
+    [OP_LEAKY_RELU] = CG_WHERE,
+    [OP_GELU] = CG_GELU,
+    [OP_HARDSWISH] = CG_HARDSWISH,
+    [OP_HARDSIGMOID] = CG_HARDSIGMOID,
+    [OP_SIGMOID] = CG_SIGMOID,
+    [OP_TANH] = CG_TANH,
+    [OP_SILU] = CG_SILU,
+    [OP_NEG] = CG_NEG,
+    [OP_EXP] = CG_EXP,
+    [OP_LOG] = CG_LOG,
+    [OP_ABS] = CG_ABS,
+    [OP_SQRT] = CG_SQRT,
+    [OP_RSQRT] = CG_RSQRT,
+    [OP_COS] = CG_COS,
+    [OP_SIN] = CG_SIN,
+    [OP_ADD] = CG_ADD,
+    [OP_SUB] = CG_SUB,
+    [OP_RSUB] = CG_SUB,
+    [OP_MUL] = CG_MUL,
+    [OP_DIV] = CG_DIV,
+    [OP_POW] = CG_POW,
+    [OP_EQ] = CG_EQ,
+    [OP_NE] = CG_NE,
+    [OP_LT] = CG_LT,
+    [OP_LE] = CG_LE,
+    [OP_GT] = CG_GT,
+    [OP_GE] = CG_GE,
+    [OP_LOGICAL_NOT] = CG_NOT,
+    [OP_LOGICAL_AND] = CG_AND,
+    [OP_LOGICAL_OR] = CG_OR,
+    [OP_WHERE] = CG_WHERE,
+    [OP_MASKED_FILL] = CG_WHERE,
+    [OP_TO_DTYPE] = CG_CAST,
+};
 
 static bool bcasts_to(const GTensor *in, const GTensor *out)
 {
@@ -91,7 +137,7 @@ bool cg_node_supported(const Graph *g, const Node *n, const char **why)
         if (n->nin != 1) return (*why = "view of several inputs"), false;
         const GTensor *in = node_input(g, n, 0);
         int perm[NPU_MAX_RANK];
-        if (is_reshape(n->op) || n->op == OP_IDENTITY || n->op == OP_DROPOUT || n->op == OP_DEPAD)
+        if (keeps_order(n->op))
             return tensor_numel(in) == tensor_numel(o) || (*why = "element count changes", false);
         if (n->op == OP_EXPAND) return bcasts_to(in, o) || (*why = "bad expand", false);
         if (n->op == OP_SLICE && attr_present(n, "step") && attr_int(n, "step", 1) <= 0)
@@ -99,15 +145,14 @@ bool cg_node_supported(const Graph *g, const Node *n, const char **why)
         if ((n->op == OP_SLICE || n->op == OP_SELECT) &&
             norm_dim(attr_int(n, "dim", 0), in->rank) < 0)
             return (*why = "dim out of range"), false;
-        if ((n->op == OP_T || n->op == OP_TRANSPOSE || n->op == OP_PERMUTE) &&
-            (!node_perm(n, in->rank, perm) || in->rank != o->rank))
+        if (op_class(n->op) == OC_permute && (!node_perm(n, in->rank, perm) || in->rank != o->rank))
             return (*why = "not a permutation"), false;
         return true;
     }
     if (n->op == OP_FULL || n->op == OP_ZEROS || n->op == OP_ONES || n->op == OP_ARANGE) {
         if (n->nin != 0) return (*why = "a source with inputs"), false;
         if (n->op != OP_ARANGE) return true;
-        double start = fattr0(n, "start", 0), step = fattr0(n, "step", 1);
+        double start = fattr(n, "start", 0), step = fattr(n, "step", 1);
         if (o->rank != 1 || step == 0) return (*why = "arange shape or step"), false;
         if (!fl && (start != (double)(int32_t)start || step != (double)(int32_t)step))
             return (*why = "integer arange with a fractional start or step"), false;
@@ -117,39 +162,18 @@ bool cg_node_supported(const Graph *g, const Node *n, const char **why)
     for (int i = 0; i < n->nin; i++)
         if (!bcasts_to(node_input(g, n, i), o))
             return (*why = "an operand does not broadcast"), false;
-    switch (n->op) {
-    case OP_RELU:
-    case OP_RELU6:
-    case OP_HARDSWISH:
-    case OP_HARDSIGMOID:
-    case OP_SIGMOID:
-    case OP_TANH:
-    case OP_SILU:
-    case OP_EXP:
-    case OP_LOG:
-    case OP_SQRT:
-    case OP_RSQRT:
-    case OP_COS:
-    case OP_SIN:
-    case OP_HARDTANH:
-    case OP_LEAKY_RELU:
+    if (!cg_form[n->op]) return (*why = "no generated form"), false;
+    switch (op_class(n->op)) {
+    case OC_unary:
+        if (n->op == OP_GELU) {
+            const char *ap = attr_str(n, "approximate", "none");
+            if (!fl || (strcmp(ap, "none") != 0 && strcmp(ap, "tanh") != 0))
+                return (*why = "gelu approximation"), false;
+            return true;
+        }
+        if (op_has(n->op, OPF_INT_OK)) return fl || (*why = "integer arithmetic", false);
         return fl || (*why = "not a float output", false);
-    case OP_NEG:
-    case OP_ABS:
-    case OP_CLAMP:
-        return fl || (*why = "integer arithmetic", false);
-    case OP_GELU: {
-        const char *ap = attr_str(n, "approximate", "none");
-        if (!fl || (strcmp(ap, "none") != 0 && strcmp(ap, "tanh") != 0))
-            return (*why = "gelu approximation"), false;
-        return true;
-    }
-    case OP_ADD:
-    case OP_SUB:
-    case OP_RSUB:
-    case OP_MUL:
-    case OP_DIV:
-    case OP_POW:
+    case OC_binary:
         if (!fl) return (*why = "integer arithmetic"), false;
         if (n->nin == 1 && !scalar_attr(n, n->op == OP_POW ? "exponent" : "other", &v, &isint))
             return (*why = "no scalar operand"), false;
@@ -161,23 +185,16 @@ bool cg_node_supported(const Graph *g, const Node *n, const char **why)
                 return (*why = "rounding mode"), false;
         }
         return true;
-    case OP_EQ:
-    case OP_NE:
-    case OP_LT:
-    case OP_LE:
-    case OP_GT:
-    case OP_GE:
+    case OC_compare:
         if (n->nin == 1 && !scalar_attr(n, "other", &v, &isint))
             return (*why = "no scalar operand"), false;
         return bo || (*why = "not a bool output", false);
-    case OP_LOGICAL_NOT:
-    case OP_LOGICAL_AND:
-    case OP_LOGICAL_OR:
+    case OC_logical:
         return bo || (*why = "bitwise op on integers", false);
-    case OP_TO_DTYPE:
-        return (fl || bo || !dtype_is_float(node_input(g, n, 0)->dtype)) ||
-               (*why = "float to integer conversion", false);
-    case OP_WHERE:
+    case OC_select:
+        if (n->op == OP_MASKED_FILL)
+            return (n->nin == 2 && scalar_attr(n, "value", &v, &isint)) ||
+                   (*why = "masked_fill without a value", false);
         if (n->nin == 3) return true;
         if (n->nin == 2 &&
             (scalar_attr(n, "other", &v, &isint) || scalar_attr(n, "self", &v, &isint)))
@@ -186,10 +203,14 @@ bool cg_node_supported(const Graph *g, const Node *n, const char **why)
             scalar_attr(n, "other", &v, &isint))
             return true;
         return (*why = "where without its operands"), false;
-    case OP_MASKED_FILL:
-        return (n->nin == 2 && scalar_attr(n, "value", &v, &isint)) ||
-               (*why = "masked_fill without a value", false);
-    default:
+    case OC_other: /* the cast */
+        return (fl || bo || !dtype_is_float(node_input(g, n, 0)->dtype)) ||
+               (*why = "float to integer conversion", false);
+    case OC_reshape:
+    case OC_identity:
+    case OC_permute:
+    case OC_slice:
+    case OC_expand:
         break;
     }
     return (*why = "no generated form"), false;
@@ -234,75 +255,6 @@ static int operand(Build *b, const Node *n, int i, const int *oc)
         ic[j] = in->shape[j] == 1 ? cg_iconst(b->g, 0) : oc[d];
     }
     return val(b, n->in[i], ic);
-}
-
-static CgOp unary_op(OpId op)
-{
-    switch (op) {
-    case OP_RELU:
-        return CG_RELU;
-    case OP_HARDSWISH:
-        return CG_HARDSWISH;
-    case OP_HARDSIGMOID:
-        return CG_HARDSIGMOID;
-    case OP_SIGMOID:
-        return CG_SIGMOID;
-    case OP_TANH:
-        return CG_TANH;
-    case OP_SILU:
-        return CG_SILU;
-    case OP_NEG:
-        return CG_NEG;
-    case OP_EXP:
-        return CG_EXP;
-    case OP_LOG:
-        return CG_LOG;
-    case OP_ABS:
-        return CG_ABS;
-    case OP_SQRT:
-        return CG_SQRT;
-    case OP_RSQRT:
-        return CG_RSQRT;
-    case OP_COS:
-        return CG_COS;
-    case OP_SIN:
-        return CG_SIN;
-    case OP_LOGICAL_NOT:
-        return CG_NOT;
-    default:
-        return CG_OP_COUNT;
-    }
-}
-
-static CgOp compare_op(OpId op)
-{
-    switch (op) {
-    case OP_EQ:
-        return CG_EQ;
-    case OP_NE:
-        return CG_NE;
-    case OP_LT:
-        return CG_LT;
-    case OP_LE:
-        return CG_LE;
-    case OP_GT:
-        return CG_GT;
-    case OP_GE:
-        return CG_GE;
-    case OP_LOGICAL_AND:
-        return CG_AND;
-    case OP_LOGICAL_OR:
-        return CG_OR;
-    default:
-        return CG_OP_COUNT;
-    }
-}
-
-static double fattr(const Node *n, const char *key, double dflt)
-{
-    double v;
-    bool isint;
-    return scalar_attr(n, key, &v, &isint) ? v : dflt;
 }
 
 /* a OP alpha*b for add/sub/rsub, mul, div (three modes), pow. */
@@ -419,12 +371,12 @@ static int view_of(Build *b, const Node *n, const int *oc)
     const GTensor *in = node_input(b->c->g, n, 0), *o = node_output(b->c->g, n, 0);
     int ic[NPU_MAX_RANK];
     int r = in->rank;
-    if (is_reshape(n->op) || n->op == OP_IDENTITY || n->op == OP_DROPOUT || n->op == OP_DEPAD) {
+    if (keeps_order(n->op)) {
         if (in->rank == o->rank && memcmp(in->shape, o->shape, sizeof(int64_t) * (size_t)r) == 0)
             memcpy(ic, oc, sizeof(int) * (size_t)r);
         else
             unravel(g, linear(g, o->shape, o->rank, oc), in->shape, r, ic);
-    } else if (n->op == OP_T || n->op == OP_TRANSPOSE || n->op == OP_PERMUTE) {
+    } else if (op_class(n->op) == OC_permute) {
         int perm[NPU_MAX_RANK];
         if (!node_perm(n, r, perm)) return (g->err = "bad permutation"), -1;
         for (int i = 0; i < r; i++)
@@ -534,7 +486,7 @@ static int member_val(Build *b, const Node *n, const int *oc)
             x = cg_cast(g, CGT_BOOL, x);
             y = cg_cast(g, CGT_BOOL, y);
         }
-        r = cg_binary(g, compare_op(n->op), x, y);
+        r = cg_binary(g, cg_form[n->op], x, y);
         break;
     }
     case OP_WHERE:
@@ -544,12 +496,9 @@ static int member_val(Build *b, const Node *n, const int *oc)
     case OP_TO_DTYPE:
         r = operand(b, n, 0, oc);
         break;
-    default: {
-        CgOp u = unary_op(n->op);
-        if (u == CG_OP_COUNT) return (g->err = "no generated form"), -1;
-        r = cg_unary(g, u, operand(b, n, 0, oc));
+    default: /* a unary op (cg_node_supported took it) */
+        r = cg_unary(g, cg_form[n->op], operand(b, n, 0, oc));
         break;
-    }
     }
     return cg_cast(g, ot, r);
 }

@@ -71,48 +71,28 @@ static bool dense_like(const int64_t st[KERNEL_DIMS], const PlanTensor *out)
     return true;
 }
 
+/* The code of each op the kernel computes (0: not one); logical_not is x == 0 (the scalar operand
+ * is 0), a division's code follows its rounding mode. */
+static const uint32_t binary_codes[OP_COUNT] = {
+    [OP_ADD] = BN_ADD,        [OP_SUB] = BN_SUB,         [OP_RSUB] = BN_RSUB,     [OP_MUL] = BN_MUL,
+    [OP_DIV] = BN_DIV,        [OP_POW] = BN_POW,         [OP_EQ] = BN_EQ,         [OP_NE] = BN_NE,
+    [OP_LT] = BN_LT,          [OP_LE] = BN_LE,           [OP_GT] = BN_GT,         [OP_GE] = BN_GE,
+    [OP_LOGICAL_NOT] = BN_EQ, [OP_LOGICAL_AND] = BN_AND, [OP_LOGICAL_OR] = BN_OR,
+};
+
 static uint32_t op_code(const KernelCtx *c, const Node *n, Status *st)
 {
-    switch (n->op) {
-    case OP_ADD:
-        return BN_ADD;
-    case OP_SUB:
-        return BN_SUB;
-    case OP_RSUB:
-        return BN_RSUB;
-    case OP_MUL:
-        return BN_MUL;
-    case OP_POW:
-        return BN_POW;
-    case OP_EQ:
-    case OP_LOGICAL_NOT: /* x == 0 (the scalar operand is 0) */
-        return BN_EQ;
-    case OP_NE:
-        return BN_NE;
-    case OP_LT:
-        return BN_LT;
-    case OP_LE:
-        return BN_LE;
-    case OP_GT:
-        return BN_GT;
-    case OP_GE:
-        return BN_GE;
-    case OP_LOGICAL_AND:
-        return BN_AND;
-    case OP_LOGICAL_OR:
-        return BN_OR;
-    case OP_DIV: {
-        if (!attr_present(n, "rounding_mode")) return BN_DIV;
-        const char *rm = attr_str(n, "rounding_mode", "");
-        if (strcmp(rm, "trunc") == 0) return BN_DIV_TRUNC;
-        if (strcmp(rm, "floor") == 0) return BN_DIV_FLOOR;
-        *st = kc_error(c, "rounding_mode '%s' is not 'trunc' or 'floor'", rm);
-        return 0;
-    }
-    default:
+    uint32_t code = n->op >= 0 && n->op < OP_COUNT ? binary_codes[n->op] : 0;
+    if (!code) {
         *st = kc_error(c, "%s is not a binary kernel op", op_short_name(n->op));
         return 0;
     }
+    if (n->op != OP_DIV || !attr_present(n, "rounding_mode")) return code;
+    const char *rm = attr_str(n, "rounding_mode", "");
+    if (strcmp(rm, "trunc") == 0) return BN_DIV_TRUNC;
+    if (strcmp(rm, "floor") == 0) return BN_DIV_FLOOR;
+    *st = kc_error(c, "rounding_mode '%s' is not 'trunc' or 'floor'", rm);
+    return 0;
 }
 
 Status lower_binary(const KernelCtx *c, PlanKernel *k)

@@ -221,19 +221,13 @@ Status lower_copy(const KernelCtx *c, PlanKernel *k)
         raw = true;
         st = walk_input(c, in, out, &w);
         break;
-    case OP_CAT: /* one input left (lower_cat.c) */
-    case OP_IDENTITY:
-    case OP_DROPOUT:
-    case OP_GETITEM:
-    case OP_VIEW:
-    case OP_FLATTEN:
-    case OP_UNSQUEEZE:
-    case OP_SQUEEZE:
-    case OP_DEPAD:
-        st = walk_input(c, in, out, &w);
-        break;
     default:
-        st = walk_strided(c, in, out, &w, &off);
+        /* the input's element order: a cat with one input left (lower_cat.c), a getitem, depad */
+        if (op_keeps_order(c->anchor->op) || c->anchor->op == OP_CAT ||
+            c->anchor->op == OP_GETITEM || c->anchor->op == OP_DEPAD)
+            st = walk_input(c, in, out, &w);
+        else
+            st = walk_strided(c, in, out, &w, &off);
         break;
     }
     if (st == ST_OK && !raw)
