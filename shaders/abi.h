@@ -288,7 +288,8 @@
 #define PUSH_T_I int
 #define PUSH_T_F float
 #else
-#include <stdint.h>
+// C: the includer has <stdint.h> (none is included here: a shader's includes expanded as text,
+// compiler/codegen, are one source with none left)
 #define PUSH_T_U uint32_t
 #define PUSH_T_I int32_t
 #define PUSH_T_F float

@@ -19,6 +19,7 @@
 #include "compiler/tuning.h"
 
 #include <stddef.h>
+#include <stdint.h> /* the push structs' fields (shaders/abi.h) */
 
 /* What a family function may look at. */
 typedef struct KernelCtx {
