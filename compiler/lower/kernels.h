@@ -81,105 +81,49 @@ int64_t kc_numel(const PlanTensor *t);
  * offset (0 for an own buffer) plus a view's own offset (a linear_concat part, a split chunk). */
 int64_t kc_binding_offset(const Plan *p, const PlanTensor *t);
 /* The push blocks of shaders/abi.h as C structs: a family fills one by field name and pushes it
- * whole (kc_push_block); the shader declares its block from the same list (PUSH_BLOCK). */
-typedef struct ConvPush {
-    CONV2D_PUSH(PUSH_FIELD)
-} ConvPush;
-typedef struct MatmulPush {
-    MATMUL_PUSH(PUSH_FIELD)
-} MatmulPush;
+ * whole (kc_push_block); the shader declares its block from the same list (PUSH_BLOCK).
+ * PUSH_STRUCT(Name, LIST): the struct of LIST's words, asserted to be LIST_WORDS words and
+ * within PLAN_MAX_PUSH. */
+#define PUSH_STRUCT(Name, LIST)                                                                    \
+    typedef struct Name {                                                                          \
+        LIST(PUSH_FIELD)                                                                           \
+    } Name;                                                                                        \
+    _Static_assert(sizeof(Name) == 4 * LIST##_WORDS && LIST##_WORDS <= PLAN_MAX_PUSH,              \
+                   #Name ": " #LIST "_WORDS words")
+PUSH_STRUCT(ConvPush, CONV2D_PUSH);
+PUSH_STRUCT(MatmulPush, MATMUL_PUSH);
+PUSH_STRUCT(AttnPush, ATTN_PUSH);
+PUSH_STRUCT(PoolPush, POOL2D_PUSH);
+PUSH_STRUCT(FlashPush, FLASH_PUSH);
+PUSH_STRUCT(CatPush, CAT_PUSH);
+PUSH_STRUCT(UnaryPush, UNARY_PUSH);
+PUSH_STRUCT(BinaryPush, BINARY_PUSH);
+PUSH_STRUCT(WherePush, WHERE_PUSH);
+PUSH_STRUCT(GatherPush, GATHER_PUSH);
+PUSH_STRUCT(EmbeddingPush, EMBEDDING_PUSH);
+PUSH_STRUCT(IndexCopyPush, INDEX_COPY_PUSH);
+PUSH_STRUCT(ReducePush, REDUCE_PUSH);
+PUSH_STRUCT(ArgmaxPush, ARGMAX_PUSH);
+PUSH_STRUCT(SoftmaxPush, SOFTMAX_PUSH);
+PUSH_STRUCT(NormRowPush, NORM_ROW_PUSH);
+PUSH_STRUCT(BatchnormPush, BATCHNORM_PUSH);
+PUSH_STRUCT(RopePush, ROPE_PUSH);
+PUSH_STRUCT(CorruptPush, CORRUPT_PUSH);
+/* the tensor-core matmul's and rope_cache's: the base family's words, then their own */
 typedef struct MatmulCmPush {
     MatmulPush mm;
     MATMUL_CM_TAIL(PUSH_FIELD)
 } MatmulCmPush;
-typedef struct AttnPush {
-    ATTN_PUSH(PUSH_FIELD)
-} AttnPush;
-typedef struct PoolPush {
-    POOL2D_PUSH(PUSH_FIELD)
-} PoolPush;
-typedef struct FlashPush {
-    FLASH_PUSH(PUSH_FIELD)
-} FlashPush;
-typedef struct CatPush {
-    CAT_PUSH(PUSH_FIELD)
-} CatPush;
-typedef struct UnaryPush {
-    UNARY_PUSH(PUSH_FIELD)
-} UnaryPush;
-typedef struct BinaryPush {
-    BINARY_PUSH(PUSH_FIELD)
-} BinaryPush;
-typedef struct WherePush {
-    WHERE_PUSH(PUSH_FIELD)
-} WherePush;
-typedef struct GatherPush {
-    GATHER_PUSH(PUSH_FIELD)
-} GatherPush;
-typedef struct EmbeddingPush {
-    EMBEDDING_PUSH(PUSH_FIELD)
-} EmbeddingPush;
-typedef struct IndexCopyPush {
-    INDEX_COPY_PUSH(PUSH_FIELD)
-} IndexCopyPush;
-typedef struct ReducePush {
-    REDUCE_PUSH(PUSH_FIELD)
-} ReducePush;
-typedef struct ArgmaxPush {
-    ARGMAX_PUSH(PUSH_FIELD)
-} ArgmaxPush;
-typedef struct SoftmaxPush {
-    SOFTMAX_PUSH(PUSH_FIELD)
-} SoftmaxPush;
-typedef struct NormRowPush {
-    NORM_ROW_PUSH(PUSH_FIELD)
-} NormRowPush;
-typedef struct BatchnormPush {
-    BATCHNORM_PUSH(PUSH_FIELD)
-} BatchnormPush;
-typedef struct RopePush {
-    ROPE_PUSH(PUSH_FIELD)
-} RopePush;
+_Static_assert(sizeof(MatmulCmPush) == 4 * MATMUL_CM_PUSH_WORDS &&
+                   MATMUL_CM_PUSH_WORDS <= PLAN_MAX_PUSH,
+               "MatmulCmPush: MATMUL_CM_PUSH_WORDS words");
 typedef struct RopeCachePush {
     RopePush rope;
     ROPE_CACHE_TAIL(PUSH_FIELD)
 } RopeCachePush;
-typedef struct CorruptPush {
-    CORRUPT_PUSH(PUSH_FIELD)
-} CorruptPush;
-_Static_assert(sizeof(ConvPush) == 4 * CONV2D_PUSH_WORDS, "conv2d push: CONV2D_PUSH_WORDS words");
-_Static_assert(sizeof(MatmulPush) == 4 * MATMUL_PUSH_WORDS, "matmul push: MATMUL_PUSH_WORDS words");
-_Static_assert(sizeof(MatmulCmPush) == 4 * MATMUL_CM_PUSH_WORDS,
-               "tensor-core matmul push: MATMUL_CM_PUSH_WORDS words");
-_Static_assert(sizeof(AttnPush) == 4 * ATTN_PUSH_WORDS, "attention push: ATTN_PUSH_WORDS words");
-_Static_assert(sizeof(PoolPush) == 4 * POOL2D_PUSH_WORDS, "pool2d push: POOL2D_PUSH_WORDS words");
-_Static_assert(sizeof(FlashPush) == 4 * FLASH_PUSH_WORDS, "flash push: FLASH_PUSH_WORDS words");
-_Static_assert(sizeof(CatPush) == 4 * CAT_PUSH_WORDS, "cat push: CAT_PUSH_WORDS words");
-_Static_assert(sizeof(UnaryPush) == 4 * UNARY_PUSH_WORDS, "unary push: UNARY_PUSH_WORDS words");
-_Static_assert(sizeof(BinaryPush) == 4 * BINARY_PUSH_WORDS, "binary push: BINARY_PUSH_WORDS words");
-_Static_assert(sizeof(WherePush) == 4 * WHERE_PUSH_WORDS, "where push: WHERE_PUSH_WORDS words");
-_Static_assert(sizeof(GatherPush) == 4 * GATHER_PUSH_WORDS, "gather push: GATHER_PUSH_WORDS words");
-_Static_assert(sizeof(EmbeddingPush) == 4 * EMBEDDING_PUSH_WORDS,
-               "embedding push: EMBEDDING_PUSH_WORDS words");
-_Static_assert(sizeof(IndexCopyPush) == 4 * INDEX_COPY_PUSH_WORDS,
-               "index_copy push: INDEX_COPY_PUSH_WORDS words");
-_Static_assert(sizeof(ReducePush) == 4 * REDUCE_PUSH_WORDS, "reduce push: REDUCE_PUSH_WORDS words");
-_Static_assert(sizeof(ArgmaxPush) == 4 * ARGMAX_PUSH_WORDS, "argmax push: ARGMAX_PUSH_WORDS words");
-_Static_assert(sizeof(SoftmaxPush) == 4 * SOFTMAX_PUSH_WORDS,
-               "softmax push: SOFTMAX_PUSH_WORDS words");
-_Static_assert(sizeof(NormRowPush) == 4 * NORM_ROW_PUSH_WORDS,
-               "norm row push: NORM_ROW_PUSH_WORDS words");
-_Static_assert(sizeof(BatchnormPush) == 4 * BATCHNORM_PUSH_WORDS,
-               "batchnorm push: BATCHNORM_PUSH_WORDS words");
-_Static_assert(sizeof(RopePush) == 4 * ROPE_PUSH_WORDS, "rope push: ROPE_PUSH_WORDS words");
-_Static_assert(sizeof(RopeCachePush) == 4 * ROPE_CACHE_PUSH_WORDS,
-               "rope_cache push: ROPE_CACHE_PUSH_WORDS words");
-_Static_assert(sizeof(CorruptPush) == 4 * CORRUPT_PUSH_WORDS,
-               "corrupt push: CORRUPT_PUSH_WORDS words");
-_Static_assert(CONV2D_PUSH_WORDS <= PLAN_MAX_PUSH && MATMUL_CM_PUSH_WORDS <= PLAN_MAX_PUSH &&
-                   ATTN_PUSH_WORDS <= PLAN_MAX_PUSH && BINARY_PUSH_WORDS <= PLAN_MAX_PUSH &&
-                   WHERE_PUSH_WORDS <= PLAN_MAX_PUSH,
-               "a push block within PLAN_MAX_PUSH words");
+_Static_assert(sizeof(RopeCachePush) == 4 * ROPE_CACHE_PUSH_WORDS &&
+                   ROPE_CACHE_PUSH_WORDS <= PLAN_MAX_PUSH,
+               "RopeCachePush: ROPE_CACHE_PUSH_WORDS words");
 /* A push block's values: kc_word(&w, v) is v as a 32-bit word and remembers the first v outside
  * int32, which kc_words_ok then refuses with an error naming the node and the value. */
 typedef struct KcWords {
