@@ -38,7 +38,7 @@ static bool scalar_attr(const Node *n, const char *key, double *v, bool *is_int)
 {
     const Attr *a = node_attr(n, key);
     *is_int = a && (a->kind == ATTR_INT || a->kind == ATTR_BOOL);
-    return kc_scalar_attr(n, key, v); /* as the hand-written kernels read it (lower_binary.c) */
+    return attr_number(n, key, v); /* as the hand-written kernels read it */
 }
 
 /* A numeric attribute, dflt when absent or not a number. */

@@ -179,9 +179,6 @@ PlanKernel *kc_append(const KernelCtx *c, const PlanKernel *k, KernelKey key, co
 /* Replaces k's bindings by args[0..nargs) (the first nin inputs), in the plan's arena: for a
  * family that binds more tensors than the graph gives it (a scratch tensor). */
 Status kc_set_args(const KernelCtx *c, PlanKernel *k, const int *args, int nin, int nargs);
-/* Reads a numeric attribute as the CPU reference does: a number, a bool, or "inf"/"-inf"/"nan"
- * (lower_binary.c). */
-bool kc_scalar_attr(const Node *n, const char *key, double *v);
 /* Strides of t viewed in out's shape (right-aligned, physical strides, 0 on broadcast dims), as
  * 6 dims with leading dims of size 1; false if t does not broadcast to out (lower_binary.c). */
 bool kc_bcast_strides6(const PlanTensor *t, const PlanTensor *out, int64_t st[6]);

@@ -11,37 +11,9 @@
  * code BN_* (explicit numbers: a .npubin must not depend on ops.def) with the BF_* flags. */
 #include "compiler/lower/kernels.h"
 
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define BIN_WG 256
-
-bool kc_scalar_attr(const Node *n, const char *key, double *v)
-{
-    const Attr *a = node_attr(n, key);
-    if (!a) return false;
-    switch (a->kind) {
-    case ATTR_INT:
-    case ATTR_BOOL:
-        *v = (double)a->i;
-        return true;
-    case ATTR_FLOAT:
-        *v = a->f;
-        return true;
-    case ATTR_STR: {
-        char *end;
-        *v = strtod(a->s, &end);
-        return end != a->s && *end == 0;
-    }
-    case ATTR_NONE:
-    case ATTR_INTS:
-    case ATTR_FLOATS:
-    case ATTR_OTHER:
-        break;
-    }
-    return false;
-}
 
 bool kc_bcast_strides6(const PlanTensor *t, const PlanTensor *out, int64_t st[6])
 {
@@ -130,7 +102,7 @@ Status lower_binary(const KernelCtx *c, PlanKernel *k)
                             kc_arg(k, c->p, i)->name);
 
     double alpha = 1.0, scalar = 0.0;
-    if (attr_present(n, "alpha") && !kc_scalar_attr(n, "alpha", &alpha))
+    if (attr_present(n, "alpha") && !attr_number(n, "alpha", &alpha))
         return kc_error(c, "attribute `alpha` is not a number");
     /* One kernel input: a scalar operand (a single node with one input), or an operand shared by
      * both sides (a fused group lists it once). */
@@ -139,7 +111,7 @@ Status lower_binary(const KernelCtx *c, PlanKernel *k)
         scalar = 0.0;
     } else if (one && n->nin == 1) {
         const char *key = n->op == OP_POW ? "exponent" : "other";
-        if (!kc_scalar_attr(n, key, &scalar))
+        if (!attr_number(n, key, &scalar))
             return kc_error(c, "%s has one tensor input and no numeric attribute `%s`", n->aten,
                             key);
     } else if (one) {

@@ -25,7 +25,7 @@ Status lower_where(const KernelCtx *c, PlanKernel *k)
     double as = 0, bs = 0;
     int args[4], nin = 0;
     if (n->op == OP_MASKED_FILL) {
-        if (k->nin != 2 || !kc_scalar_attr(n, "value", &as))
+        if (k->nin != 2 || !attr_number(n, "value", &as))
             return kc_error(c, "masked_fill needs inputs x and mask and a numeric `value`");
         args[nin++] = k->args[1]; /* cond = mask, a = value, b = x */
         args[nin++] = k->args[0];
@@ -33,11 +33,11 @@ Status lower_where(const KernelCtx *c, PlanKernel *k)
     } else if (k->nin == 3) {
         for (int i = 0; i < 3; i++)
             args[nin++] = k->args[i];
-    } else if (k->nin == 2 && kc_scalar_attr(n, "other", &bs)) {
+    } else if (k->nin == 2 && attr_number(n, "other", &bs)) {
         args[nin++] = k->args[0];
         args[nin++] = k->args[1];
         flags = WF_B_SCALAR;
-    } else if (k->nin == 2 && kc_scalar_attr(n, "self", &as)) {
+    } else if (k->nin == 2 && attr_number(n, "self", &as)) {
         args[nin++] = k->args[0];
         args[nin++] = k->args[1];
         flags = WF_A_SCALAR;

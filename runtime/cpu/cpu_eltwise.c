@@ -13,18 +13,6 @@
 
 /* ---- element access ---- */
 
-static inline double ldf(const HTensor *t, int64_t i)
-{
-    if (t->dtype == DT_F32) return ((const float *)t->data)[i];
-    return htensor_get_f(t, i);
-}
-
-static inline int64_t ldi(const HTensor *t, int64_t i)
-{
-    if (t->dtype == DT_I64) return ((const int64_t *)t->data)[i];
-    return htensor_get_i(t, i);
-}
-
 /* Double to int64 without undefined behaviour: truncates, NaN -> 0, saturates. */
 static inline int64_t d2i(double v)
 {
@@ -75,11 +63,7 @@ static inline double f32r(double v)
     return (double)(float)v;
 }
 
-/* Wrap-around int64 arithmetic (torch wraps; C would be undefined). */
-static inline int64_t wadd(int64_t a, int64_t b)
-{
-    return (int64_t)((uint64_t)a + (uint64_t)b);
-}
+/* Wrap-around int64 arithmetic (cpu_wadd, cpu_kernels.h) */
 static inline int64_t wsub(int64_t a, int64_t b)
 {
     return (int64_t)((uint64_t)a - (uint64_t)b);
@@ -100,36 +84,11 @@ typedef struct Scalar {
 /* Reads a number, bool or "inf"/"-inf"/"nan" string attribute; false when absent or null. */
 static bool scalar_attr(const Node *n, const char *key, Scalar *s)
 {
+    if (!attr_number(n, key, &s->f)) return false;
     const Attr *a = node_attr(n, key);
-    if (!a) return false;
-    switch (a->kind) {
-    case ATTR_INT:
-    case ATTR_BOOL:
-        s->is_int = true;
-        s->i = a->i;
-        s->f = (double)a->i;
-        return true;
-    case ATTR_FLOAT:
-        s->is_int = false;
-        s->f = a->f;
-        s->i = d2i(a->f);
-        return true;
-    case ATTR_STR: {
-        char *end;
-        double v = strtod(a->s, &end);
-        if (end == a->s || *end) return false;
-        s->is_int = false;
-        s->f = v;
-        s->i = d2i(v);
-        return true;
-    }
-    case ATTR_NONE:
-    case ATTR_INTS:
-    case ATTR_FLOATS:
-    case ATTR_OTHER:
-        break;
-    }
-    return false;
+    s->is_int = a->kind == ATTR_INT || a->kind == ATTR_BOOL;
+    s->i = s->is_int ? a->i : d2i(s->f); /* an int exact beyond 2^53 */
+    return true;
 }
 
 /* ---- broadcasting ---- */
@@ -198,11 +157,11 @@ static inline void bi_step(BIter *it)
 
 static inline double opf(const Opnd *o, int64_t off)
 {
-    return o->t ? ldf(o->t, off) : o->s.f;
+    return o->t ? cpu_ldf(o->t, off) : o->s.f;
 }
 static inline int64_t opi(const Opnd *o, int64_t off)
 {
-    return o->t ? ldi(o->t, off) : o->s.i;
+    return o->t ? cpu_ldi(o->t, off) : o->s.i;
 }
 static bool op_is_float(const Opnd *o)
 {
@@ -277,7 +236,7 @@ static Status unary_float(const CpuCall *c, Un u, const HTensor *x, HTensor *y)
                               "gelu approximate '%s' is not 'none' or 'tanh'", ap);
     }
     for (int64_t i = 0; i < y->numel; i++) {
-        double v = f32r(ldf(x, i)), r = v;
+        double v = f32r(cpu_ldf(x, i)), r = v;
         switch (u) {
         case U_RELU:
             r = (v > 0 || v != v) ? v : 0;
@@ -408,7 +367,7 @@ static void unary_int(const CpuCall *c, Un u, const HTensor *x, HTensor *y)
         if (scalar_attr(c->node, "max", &s)) hi = s.is_int ? s.i : d2i(floor(s.f));
     }
     for (int64_t i = 0; i < y->numel; i++) {
-        int64_t v = ldi(x, i), r = v;
+        int64_t v = cpu_ldi(x, i), r = v;
         if (u == U_NEG)
             r = wsub(0, v);
         else if (u == U_ABS)
@@ -592,7 +551,7 @@ static inline bool bin_i(const BinCtx *k, int64_t a, int64_t b, int64_t *r)
 {
     switch (k->op) {
     case B_ADD:
-        *r = wadd(a, wmul(k->alpha_i, b));
+        *r = cpu_wadd(a, wmul(k->alpha_i, b));
         return true;
     case B_SUB:
         *r = wsub(a, wmul(k->alpha_i, b));
@@ -781,7 +740,7 @@ Status cpu_where(const CpuCall *c)
     BIter it;
     bi_init(&it, ops, 3, y);
     for (int64_t i = 0; i < y->numel; i++, bi_step(&it)) {
-        bool cnd = ldf(ops[0].t, it.off[0]) != 0;
+        bool cnd = cpu_ldf(ops[0].t, it.off[0]) != 0;
         int k = cnd ? 1 : 2;
         if (fl)
             stf(y, i, opf(&ops[k], it.off[k]));
