@@ -149,7 +149,7 @@ bool cg_node_supported(const Graph *g, const Node *n, const char **why)
             return (*why = "not a permutation"), false;
         return true;
     }
-    if (n->op == OP_FULL || n->op == OP_ZEROS || n->op == OP_ONES || n->op == OP_ARANGE) {
+    if (op_has(n->op, OPF_SOURCE)) {
         if (n->nin != 0) return (*why = "a source with inputs"), false;
         if (n->op != OP_ARANGE) return true;
         double start = fattr(n, "start", 0), step = fattr(n, "step", 1);
@@ -415,6 +415,62 @@ static int view_of(Build *b, const Node *n, const int *oc)
     return val(b, n->in[0], ic);
 }
 
+/* A source op's value: full, zeros, ones, arange. */
+static int source_of(Build *b, const Node *n, CgType ot, const int *oc)
+{
+    Cg *g = b->g;
+    if (n->op == OP_ARANGE) {
+        double start = fattr(n, "start", 0), step = fattr(n, "step", 1);
+        if (ot == CGT_I32)
+            return cg_iadd(g, cg_imul(g, oc[0], (int64_t)step), cg_iconst(g, (int64_t)start));
+        return cg_binary(g, CG_ADD, cg_fconst(g, start),
+                         cg_binary(g, CG_MUL, cg_cast(g, CGT_F32, oc[0]), cg_fconst(g, step)));
+    }
+    double fill = n->op == OP_ONES ? 1 : n->op == OP_FULL ? fattr(n, "fill_value", 0) : 0;
+    return ot == CGT_F32    ? cg_fconst(g, fill)
+           : ot == CGT_BOOL ? cg_bconst(g, fill != 0)
+                            : cg_iconst(g, (int64_t)fill);
+}
+
+/* A unary op's value: the clamps, leaky_relu and gelu's approximations built here, the others
+ * one node of cg_form. */
+static int unary_of(Build *b, const Node *n, const int *oc)
+{
+    Cg *g = b->g;
+    int x = operand(b, n, 0, oc);
+    switch (n->op) {
+    case OP_RELU6:
+        return cg_clamp(g, x, 0, 6);
+    case OP_HARDTANH:
+        return cg_clamp(g, x, fattr(n, "min_val", -1), fattr(n, "max_val", 1));
+    case OP_CLAMP:
+        return cg_clamp(g, x, fattr(n, "min", -INFINITY), fattr(n, "max", INFINITY));
+    case OP_LEAKY_RELU: /* x > 0 ? x : x * slope (NaN: the product, NaN) */
+        return cg_where(g, cg_binary(g, CG_GT, x, cg_fconst(g, 0)), x,
+                        cg_binary(g, CG_MUL, x, cg_fconst(g, fattr(n, "negative_slope", 0.01))));
+    case OP_GELU: {
+        bool tanh_form = strcmp(attr_str(n, "approximate", "none"), "tanh") == 0;
+        return cg_unary(g, tanh_form ? CG_GELU_TANH : CG_GELU, x);
+    }
+    default:
+        return cg_unary(g, cg_form[n->op], x);
+    }
+}
+
+/* A comparison's or logical and/or's value (bool); the second operand may be the scalar `other`. */
+static int compare_of(Build *b, const Node *n, const int *oc)
+{
+    Cg *g = b->g;
+    int x = operand(b, n, 0, oc);
+    if (x < 0) return -1;
+    int y = n->nin >= 2 ? operand(b, n, 1, oc) : scalar(b, n, "other", g->n[x].type);
+    if (op_class(n->op) == OC_logical) {
+        x = cg_cast(g, CGT_BOOL, x);
+        y = cg_cast(g, CGT_BOOL, y);
+    }
+    return cg_binary(g, cg_form[n->op], x, y);
+}
+
 /* The value of member n's output at coordinates oc. */
 static int member_val(Build *b, const Node *n, const int *oc)
 {
@@ -422,82 +478,33 @@ static int member_val(Build *b, const Node *n, const int *oc)
     const char *why;
     if (!cg_node_supported(b->c->g, n, &why)) return (g->err = why), -1;
     CgType ot = type_of(node_output(b->c->g, n, 0)->dtype);
-    int r = -1;
     if (cg_is_view(n->op)) return view_of(b, n, oc);
-    switch (n->op) {
-    case OP_FULL:
-    case OP_ZEROS:
-    case OP_ONES: {
-        double fill = n->op == OP_ONES ? 1 : n->op == OP_FULL ? fattr(n, "fill_value", 0) : 0;
-        r = ot == CGT_F32    ? cg_fconst(g, fill)
-            : ot == CGT_BOOL ? cg_bconst(g, fill != 0)
-                             : cg_iconst(g, (int64_t)fill);
+    if (op_has(n->op, OPF_SOURCE)) return cg_cast(g, ot, source_of(b, n, ot, oc));
+    int r = -1;
+    switch (op_class(n->op)) {
+    case OC_unary:
+        r = unary_of(b, n, oc);
         break;
-    }
-    case OP_ARANGE: {
-        double start = fattr(n, "start", 0), step = fattr(n, "step", 1);
-        if (ot == CGT_I32)
-            r = cg_iadd(g, cg_imul(g, oc[0], (int64_t)step), cg_iconst(g, (int64_t)start));
-        else
-            r = cg_binary(g, CG_ADD, cg_fconst(g, start),
-                          cg_binary(g, CG_MUL, cg_cast(g, CGT_F32, oc[0]), cg_fconst(g, step)));
-        break;
-    }
-    case OP_RELU6:
-        r = cg_clamp(g, operand(b, n, 0, oc), 0, 6);
-        break;
-    case OP_HARDTANH:
-        r = cg_clamp(g, operand(b, n, 0, oc), fattr(n, "min_val", -1), fattr(n, "max_val", 1));
-        break;
-    case OP_CLAMP:
-        r = cg_clamp(g, operand(b, n, 0, oc), fattr(n, "min", -INFINITY),
-                     fattr(n, "max", INFINITY));
-        break;
-    case OP_LEAKY_RELU: { /* x > 0 ? x : x * slope (NaN: the product, NaN) */
-        int x = operand(b, n, 0, oc);
-        r = cg_where(g, cg_binary(g, CG_GT, x, cg_fconst(g, 0)), x,
-                     cg_binary(g, CG_MUL, x, cg_fconst(g, fattr(n, "negative_slope", 0.01))));
-        break;
-    }
-    case OP_GELU:
-        r = cg_unary(g, strcmp(attr_str(n, "approximate", "none"), "tanh") ? CG_GELU : CG_GELU_TANH,
-                     operand(b, n, 0, oc));
-        break;
-    case OP_ADD:
-    case OP_SUB:
-    case OP_RSUB:
-    case OP_MUL:
-    case OP_DIV:
-    case OP_POW:
+    case OC_binary:
         r = arith(b, n, oc);
         break;
-    case OP_EQ:
-    case OP_NE:
-    case OP_LT:
-    case OP_LE:
-    case OP_GT:
-    case OP_GE:
-    case OP_LOGICAL_AND:
-    case OP_LOGICAL_OR: {
-        int x = operand(b, n, 0, oc);
-        if (x < 0) return -1;
-        int y = n->nin >= 2 ? operand(b, n, 1, oc) : scalar(b, n, "other", g->n[x].type);
-        if (n->op == OP_LOGICAL_AND || n->op == OP_LOGICAL_OR) {
-            x = cg_cast(g, CGT_BOOL, x);
-            y = cg_cast(g, CGT_BOOL, y);
-        }
-        r = cg_binary(g, cg_form[n->op], x, y);
+    case OC_compare:
+        r = compare_of(b, n, oc);
         break;
-    }
-    case OP_WHERE:
-    case OP_MASKED_FILL:
+    case OC_logical: /* not: one unary node */
+        r = n->op == OP_LOGICAL_NOT ? unary_of(b, n, oc) : compare_of(b, n, oc);
+        break;
+    case OC_select:
         r = where_of(b, n, oc);
         break;
-    case OP_TO_DTYPE:
+    case OC_other: /* the cast */
         r = operand(b, n, 0, oc);
         break;
-    default: /* a unary op (cg_node_supported took it) */
-        r = cg_unary(g, cg_form[n->op], operand(b, n, 0, oc));
+    case OC_reshape:
+    case OC_identity:
+    case OC_permute:
+    case OC_slice:
+    case OC_expand:
         break;
     }
     return cg_cast(g, ot, r);
