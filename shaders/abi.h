@@ -43,12 +43,10 @@
 // 2 x, 3 the conv output itself; the tiles and K split (mtiles x ptiles workgroups per group and
 // split, nsplit splits of kchunk).
 #define CONV2D_PUSH(X)                                                                             \
-    X(U, n)                                                                                        \
-    X(U, c)                                                                                        \
-    X(U, h)                                                                                        \
-    X(U, w) X(U, cout) X(U, oh) X(U, ow) X(U, groups) X(U, kh) X(U, kw) X(U, sh) X(U, sw) X(I, ph) \
-        X(I, pw) X(U, dh) X(U, dw) X(U, xcp) X(U, ycp) X(U, rcp) X(U, rsrc) X(U, act) X(U, mtiles) \
-            X(U, ptiles) X(U, nsplit) X(U, kchunk) X(U, act_lim)
+    X(U, n) X(U, c) X(U, h) X(U, w) X(U, cout) X(U, oh) X(U, ow) X(U, groups)                      \
+    X(U, kh) X(U, kw) X(U, sh) X(U, sw) X(I, ph) X(I, pw) X(U, dh) X(U, dw)                        \
+    X(U, xcp) X(U, ycp) X(U, rcp) X(U, rsrc) X(U, act) X(U, mtiles) X(U, ptiles) X(U, nsplit)      \
+    X(U, kchunk) X(U, act_lim)
 #define CONV2D_PUSH_WORDS 26
 
 // The matmul family (matmul, gemv; shaders/matmul_epi.glsl): Y[b, m, n] = post(act(alpha *
@@ -56,11 +54,9 @@
 // k * b_ks + n * b_ns, the batch as up to 4 dims bdim with A's and B's strides sa, sb (0:
 // broadcast).
 #define MATMUL_PUSH(X)                                                                             \
-    X(U, M)                                                                                        \
-    X(U, N)                                                                                        \
-    X(U, K)                                                                                        \
-    X(U, b_ks) X(U, b_ns) X(U, nbatch) X(U, bdim[4]) X(U, sa[4]) X(U, sb[4]) X(U, bias_ms)         \
-        X(U, bias_ns) X(U, act) X(F, alpha) X(F, beta) X(U, post)
+    X(U, M) X(U, N) X(U, K) X(U, b_ks) X(U, b_ns) X(U, nbatch)                                     \
+    X(U, bdim[4]) X(U, sa[4]) X(U, sb[4])                                                          \
+    X(U, bias_ms) X(U, bias_ns) X(U, act) X(F, alpha) X(F, beta) X(U, post)
 #define MATMUL_PUSH_WORDS 24
 // The tensor-core matmul and its K split's reduce (shaders/matmul_cm_common.glsl): the matmul
 // words, then the tiles and the split.
@@ -73,12 +69,10 @@
 // (sb), head (sh) and position or query row (st, q_st, m_sq, o_st); nsplit splits of chunk
 // positions; ngroups tickets, one per (batch, head group, query row); Tq query rows.
 #define ATTN_PUSH(X)                                                                               \
-    X(U, T)                                                                                        \
-    X(U, D)                                                                                        \
-    X(U, Hq)                                                                                       \
-    X(U, rep_k) X(U, rep_v) X(F, scale) X(U, k_sb) X(U, k_sh) X(U, k_st) X(U, v_sb) X(U, v_sh)     \
-        X(U, v_st) X(U, q_sb) X(U, q_sh) X(U, m_sb) X(U, m_sh) X(U, m_st) X(U, o_sb) X(U, o_sh)    \
-            X(U, nsplit) X(U, chunk) X(U, ngroups) X(U, Tq) X(U, q_st) X(U, m_sq) X(U, o_st)
+    X(U, T) X(U, D) X(U, Hq) X(U, rep_k) X(U, rep_v) X(F, scale)                                   \
+    X(U, k_sb) X(U, k_sh) X(U, k_st) X(U, v_sb) X(U, v_sh) X(U, v_st)                              \
+    X(U, q_sb) X(U, q_sh) X(U, m_sb) X(U, m_sh) X(U, m_st) X(U, o_sb) X(U, o_sh)                   \
+    X(U, nsplit) X(U, chunk) X(U, ngroups) X(U, Tq) X(U, q_st) X(U, m_sq) X(U, o_st)
 #define ATTN_PUSH_WORDS 26
 
 // pool2d (shaders/pool2d.comp): x [n, c, h, w] with xcp physical channels, y [n, c, oh, ow] with
@@ -88,11 +82,9 @@
 #define POOL_AVG 2
 #define POOL_ADAPTIVE 3
 #define POOL2D_PUSH(X)                                                                             \
-    X(U, n)                                                                                        \
-    X(U, c)                                                                                        \
-    X(I, h)                                                                                        \
-    X(I, w) X(U, oh) X(U, ow) X(I, kh) X(I, kw) X(I, sh) X(I, sw) X(I, ph) X(I, pw) X(I, dh)       \
-        X(I, dw) X(U, xcp) X(U, ycp) X(U, code) X(U, include_pad) X(I, divisor) X(U, total)
+    X(U, n) X(U, c) X(I, h) X(I, w) X(U, oh) X(U, ow) X(I, kh) X(I, kw) X(I, sh) X(I, sw)          \
+    X(I, ph) X(I, pw) X(I, dh) X(I, dw) X(U, xcp) X(U, ycp) X(U, code) X(U, include_pad)           \
+    X(I, divisor) X(U, total)
 #define POOL2D_PUSH_WORDS 20
 
 // flash_attn_cm (shaders/flash_attn_cm.glsl): the largest head dim, query rows per workgroup and
@@ -103,12 +95,10 @@
 #define FLASH_ROWS 16
 #define FLASH_WG 128
 #define FLASH_PUSH(X)                                                                              \
-    X(U, T)                                                                                        \
-    X(U, Tq)                                                                                       \
-    X(U, Hq)                                                                                       \
-    X(U, rep_k) X(U, rep_v) X(F, scale) X(U, k_sb) X(U, k_sh) X(U, k_st) X(U, v_sb) X(U, v_sh)     \
-        X(U, v_st) X(U, q_sb) X(U, q_sh) X(U, q_st) X(U, m_sb) X(U, m_sh) X(U, m_sq) X(U, m_st)    \
-            X(U, o_sb) X(U, o_sh) X(U, o_st) X(U, nqb)
+    X(U, T) X(U, Tq) X(U, Hq) X(U, rep_k) X(U, rep_v) X(F, scale)                                  \
+    X(U, k_sb) X(U, k_sh) X(U, k_st) X(U, v_sb) X(U, v_sh) X(U, v_st)                              \
+    X(U, q_sb) X(U, q_sh) X(U, q_st) X(U, m_sb) X(U, m_sh) X(U, m_sq) X(U, m_st)                   \
+    X(U, o_sb) X(U, o_sh) X(U, o_st) X(U, nqb)
 #define FLASH_PUSH_WORDS 23
 
 // cat2..cat4 (shaders/cat.glsl): out rows [start, start + span) along the cat dim of [outer,
@@ -173,11 +163,8 @@
 #define BF_SELF (1u << 10)  // binary_s: operand b is operand a (the same element)
 #define BF_DENSE (1u << 11) // every tensor dense in the output's shape: offset = index
 #define BINARY_PUSH(X)                                                                             \
-    X(U, n)                                                                                        \
-    X(U, code)                                                                                     \
-    X(F, alpha)                                                                                    \
-    X(F, scalar) X(U, shape[KERNEL_DIMS]) X(I, sa[KERNEL_DIMS]) X(I, sb[KERNEL_DIMS])              \
-        X(I, so[KERNEL_DIMS])
+    X(U, n) X(U, code) X(F, alpha) X(F, scalar) X(U, shape[KERNEL_DIMS]) X(I, sa[KERNEL_DIMS])     \
+    X(I, sb[KERNEL_DIMS]) X(I, so[KERNEL_DIMS])
 #define BINARY_PUSH_WORDS 28
 
 // where, where_s (shaders/where.glsl): y = cond != 0 ? a : b over n elements of the logical
@@ -186,21 +173,16 @@
 #define WF_A_SCALAR 1u
 #define WF_B_SCALAR 2u
 #define WHERE_PUSH(X)                                                                              \
-    X(U, n)                                                                                        \
-    X(U, flags)                                                                                    \
-    X(F, sa_val)                                                                                   \
-    X(F, sb_val) X(U, shape[KERNEL_DIMS]) X(I, sc[KERNEL_DIMS]) X(I, sa[KERNEL_DIMS])              \
-        X(I, sb[KERNEL_DIMS])
+    X(U, n) X(U, flags) X(F, sa_val) X(F, sb_val) X(U, shape[KERNEL_DIMS]) X(I, sc[KERNEL_DIMS])   \
+    X(I, sa[KERNEL_DIMS]) X(I, sb[KERNEL_DIMS])
 #define WHERE_PUSH_WORDS 28
 
 // The gather (copy, transpose, expand, slice, depad; cast, pack; shaders/gather.glsl): output
 // element i (of n, row-major over oshape) is written at its offset by ostride; its input element
 // is i unravelled over ishape with istride, plus in_off.
 #define GATHER_PUSH(X)                                                                             \
-    X(U, n)                                                                                        \
-    X(U, in_off)                                                                                   \
-    X(U, oshape[KERNEL_DIMS])                                                                      \
-    X(I, ostride[KERNEL_DIMS]) X(U, ishape[KERNEL_DIMS]) X(I, istride[KERNEL_DIMS])
+    X(U, n) X(U, in_off) X(U, oshape[KERNEL_DIMS]) X(I, ostride[KERNEL_DIMS])                      \
+    X(U, ishape[KERNEL_DIMS]) X(I, istride[KERNEL_DIMS])
 #define GATHER_PUSH_WORDS 26
 
 // embedding (shaders/embedding.comp): y[r, c] = w[ids[r], c] for n = rows * d elements, ids
@@ -220,20 +202,16 @@
 #define RD_MEAN 2
 #define RD_AMAX 3
 #define REDUCE_PUSH(X)                                                                             \
-    X(U, rows)                                                                                     \
-    X(U, len)                                                                                      \
-    X(U, code) X(I, lstride) X(U, oshape[ROW_OUTER]) X(I, xs[ROW_OUTER]) X(I, ys[ROW_OUTER])
+    X(U, rows) X(U, len) X(U, code) X(I, lstride) X(U, oshape[ROW_OUTER]) X(I, xs[ROW_OUTER])      \
+    X(I, ys[ROW_OUTER])
 #define REDUCE_PUSH_WORDS 19
 
 // argmax, both passes (shaders/argmax.glsl): rows as reduce's, each cut into nsplit chunks of
 // chunk elements (1: pass 1 writes the index); skip_nan 1: NaN ignored (a row of NaN gives -1),
 // 0: NaN is the maximum, as in torch.
 #define ARGMAX_PUSH(X)                                                                             \
-    X(U, rows)                                                                                     \
-    X(U, len)                                                                                      \
-    X(I, lstride)                                                                                  \
-    X(U, nsplit) X(U, chunk) X(U, skip_nan) X(U, oshape[ROW_OUTER]) X(I, xs[ROW_OUTER])            \
-        X(I, ys[ROW_OUTER])
+    X(U, rows) X(U, len) X(I, lstride) X(U, nsplit) X(U, chunk) X(U, skip_nan)                     \
+    X(U, oshape[ROW_OUTER]) X(I, xs[ROW_OUTER]) X(I, ys[ROW_OUTER])
 #define ARGMAX_PUSH_WORDS 21
 
 // softmax, masked_softmax (shaders/softmax.glsl): rows as reduce's, the mask's strides ms and
@@ -242,19 +220,15 @@
 #define SM_DOUBLE 2u // v = x + x: a mask add of one tensor to itself
 #define SM_SAFE 4u   // a row of -inf alone gives zeros (an exported sdpa's softmax)
 #define SOFTMAX_PUSH(X)                                                                            \
-    X(U, rows)                                                                                     \
-    X(U, len)                                                                                      \
-    X(U, code)                                                                                     \
-    X(I, xls) X(I, mls) X(I, yls) X(U, oshape[ROW_OUTER]) X(I, xs[ROW_OUTER]) X(I, ms[ROW_OUTER])  \
-        X(I, ys[ROW_OUTER])
+    X(U, rows) X(U, len) X(U, code) X(I, xls) X(I, mls) X(I, yls) X(U, oshape[ROW_OUTER])          \
+    X(I, xs[ROW_OUTER]) X(I, ms[ROW_OUTER]) X(I, ys[ROW_OUTER])
 #define SOFTMAX_PUSH_WORDS 26
 
 // rmsnorm, layernorm (shaders/norm_row.glsl): rows of n contiguous elements, addressed through
 // three collapsed outer dims (dim 0 implied by rows) with x's and y's strides.
 #define NORM_ROW_PUSH(X)                                                                           \
-    X(U, n)                                                                                        \
-    X(U, rows)                                                                                     \
-    X(F, eps) X(U, od1) X(U, od2) X(U, xs0) X(U, xs1) X(U, xs2) X(U, ys0) X(U, ys1) X(U, ys2)
+    X(U, n) X(U, rows) X(F, eps) X(U, od1) X(U, od2) X(U, xs0) X(U, xs1) X(U, xs2) X(U, ys0)       \
+    X(U, ys1) X(U, ys2)
 #define NORM_ROW_PUSH_WORDS 11
 
 // batchnorm (shaders/batchnorm.glsl): total elements of [N, C, inner], x's and y's strides of
@@ -268,11 +242,8 @@
 // sin (1, or 0 where they broadcast). rope_cache adds index_copy's mode and geometry, idim the
 // outer dim that is the index_copy dim.
 #define ROPE_PUSH(X)                                                                               \
-    X(U, total)                                                                                    \
-    X(U, h)                                                                                        \
-    X(U, od1)                                                                                      \
-    X(U, od2) X(U, xs0) X(U, xs1) X(U, xs2) X(U, cs0) X(U, cs1) X(U, cs2) X(U, ss0) X(U, ss1)      \
-        X(U, ss2) X(U, ys0) X(U, ys1) X(U, ys2) X(U, cl) X(U, sl)
+    X(U, total) X(U, h) X(U, od1) X(U, od2) X(U, xs0) X(U, xs1) X(U, xs2) X(U, cs0) X(U, cs1)      \
+    X(U, cs2) X(U, ss0) X(U, ss1) X(U, ss2) X(U, ys0) X(U, ys1) X(U, ys2) X(U, cl) X(U, sl)
 #define ROPE_PUSH_WORDS 18
 #define ROPE_CACHE_TAIL(X) X(U, mode) X(U, idim) X(U, size) X(U, m)
 #define ROPE_CACHE_PUSH(X) ROPE_PUSH(X) ROPE_CACHE_TAIL(X)
@@ -299,6 +270,6 @@
 #endif
 #define PUSH_FIELD(T, name) PUSH_T_##T name;
 // GLSL: the push_constant block of a list, as `pc`.
-#define PUSH_BLOCK(LIST) layout(push_constant) uniform Push{LIST(PUSH_FIELD)} pc;
+#define PUSH_BLOCK(LIST) layout(push_constant) uniform Push { LIST(PUSH_FIELD) } pc;
 
 #endif
