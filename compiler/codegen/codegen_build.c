@@ -471,6 +471,24 @@ static int compare_of(Build *b, const Node *n, const int *oc)
     return cg_binary(g, cg_form[n->op], x, y);
 }
 
+/* Logical not is one unary node; and/or compare their operands as bools. */
+static int logical_of(Build *b, const Node *n, const int *oc)
+{
+    return n->op == OP_LOGICAL_NOT ? unary_of(b, n, oc) : compare_of(b, n, oc);
+}
+
+/* A cast: the operand; member_val converts every value to the output's type. */
+static int cast_of(Build *b, const Node *n, const int *oc)
+{
+    return operand(b, n, 0, oc);
+}
+
+/* The value of a member of each class but the views (view_of), OC_expand the last class. */
+static int (*const class_val[OC_expand + 1])(Build *b, const Node *n, const int *oc) = {
+    [OC_unary] = unary_of,     [OC_binary] = arith,    [OC_compare] = compare_of,
+    [OC_logical] = logical_of, [OC_select] = where_of, [OC_other] = cast_of,
+};
+
 /* The value of member n's output at coordinates oc. */
 static int member_val(Build *b, const Node *n, const int *oc)
 {
@@ -480,34 +498,9 @@ static int member_val(Build *b, const Node *n, const int *oc)
     CgType ot = type_of(node_output(b->c->g, n, 0)->dtype);
     if (cg_is_view(n->op)) return view_of(b, n, oc);
     if (op_has(n->op, OPF_SOURCE)) return cg_cast(g, ot, source_of(b, n, ot, oc));
-    int r = -1;
-    switch (op_class(n->op)) {
-    case OC_unary:
-        r = unary_of(b, n, oc);
-        break;
-    case OC_binary:
-        r = arith(b, n, oc);
-        break;
-    case OC_compare:
-        r = compare_of(b, n, oc);
-        break;
-    case OC_logical: /* not: one unary node */
-        r = n->op == OP_LOGICAL_NOT ? unary_of(b, n, oc) : compare_of(b, n, oc);
-        break;
-    case OC_select:
-        r = where_of(b, n, oc);
-        break;
-    case OC_other: /* the cast */
-        r = operand(b, n, 0, oc);
-        break;
-    case OC_reshape:
-    case OC_identity:
-    case OC_permute:
-    case OC_slice:
-    case OC_expand:
-        break;
-    }
-    return cg_cast(g, ot, r);
+    int (*val_of)(Build *, const Node *, const int *) = class_val[op_class(n->op)];
+    if (!val_of) return (g->err = "no generated form"), -1;
+    return cg_cast(g, ot, val_of(b, n, oc));
 }
 
 /* The binding of an outside tensor t: its position among the kernel's inputs. */
