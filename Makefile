@@ -62,7 +62,7 @@ SPV_LIST := $(BUILD)/gen/shaders_spv.list
 $(shell mkdir -p $(BUILD)/gen && (echo '$(SPV_NAMES)' | cmp -s - $(SPV_LIST) || \
     echo '$(SPV_NAMES)' >$(SPV_LIST)))
 LIB_OBJS += $(BUILD)/gen/shaders_spv.o
-# The sources themselves (*.comp, *.glsl, *.h) are embedded too (tools/embed_src.sh, compiler/shader_src.h):
+# The sources themselves (*.comp, *.glsl, *.h) are embedded too (tools/embed.sh src, compiler/shader_src.h):
 # describe --source shows them and generated kernels' #include lines resolve to them.
 SHADER_TEXTS := $(wildcard shaders/*.comp shaders/*.glsl shaders/*.h)
 SRC_GEN := $(BUILD)/gen/shaders_src.c
@@ -182,17 +182,17 @@ $(SPV_DIR)/%.flags:
 	@mkdir -p $(dir $@)
 	@echo '$(SPV_FLAGS)' >$@
 
-$(SPV_GEN): $(SPVS) $(SPV_LIST) tools/embed_spv.sh
+$(SPV_GEN): $(SPVS) $(SPV_LIST) tools/embed.sh
 	@echo "  EMBED $@ ($(words $(SPVS)) modules)"
-	@tools/embed_spv.sh $@ $(SPVS)
+	@tools/embed.sh spv $@ $(SPVS)
 
 $(BUILD)/gen/shaders_spv.o: $(SPV_GEN)
 	@echo "  CC $<"
 	@$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
-$(SRC_GEN): $(SHADER_TEXTS) $(SRC_LIST) tools/embed_src.sh
+$(SRC_GEN): $(SHADER_TEXTS) $(SRC_LIST) tools/embed.sh
 	@echo "  EMBED $@ ($(words $(SHADER_TEXTS)) sources)"
-	@tools/embed_src.sh $@ $(SHADER_TEXTS)
+	@tools/embed.sh src $@ $(SHADER_TEXTS)
 
 $(BUILD)/gen/shaders_src.o: $(SRC_GEN)
 	@echo "  CC $<"

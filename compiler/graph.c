@@ -519,6 +519,32 @@ double attr_float(const Node *n, const char *key, double dflt)
     return dflt;
 }
 
+bool attr_number(const Node *n, const char *key, double *v)
+{
+    const Attr *a = node_attr(n, key);
+    if (!a) return false;
+    switch (a->kind) {
+    case ATTR_INT:
+    case ATTR_BOOL:
+        *v = (double)a->i;
+        return true;
+    case ATTR_FLOAT:
+        *v = a->f;
+        return true;
+    case ATTR_STR: {
+        char *end;
+        *v = strtod(a->s, &end);
+        return end != a->s && *end == 0;
+    }
+    case ATTR_NONE:
+    case ATTR_INTS:
+    case ATTR_FLOATS:
+    case ATTR_OTHER:
+        break;
+    }
+    return false;
+}
+
 bool attr_bool(const Node *n, const char *key, bool dflt)
 {
     const Attr *a = node_attr(n, key);

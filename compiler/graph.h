@@ -228,6 +228,10 @@ const Attr *node_attr(const Node *n, const char *key);
 bool attr_present(const Node *n, const char *key); /* present and not null */
 int64_t attr_int(const Node *n, const char *key, int64_t dflt);
 double attr_float(const Node *n, const char *key, double dflt); /* accepts ints and bools */
+/* A number, a bool or a numeric string ("inf", "-inf", "nan": how the IR writes a non-finite
+ * scalar) into *v; false when absent, null or not a number. The CPU reference and the kernels
+ * read scalar operands (`other`, `alpha`, `value`) through it. */
+bool attr_number(const Node *n, const char *key, double *v);
 bool attr_bool(const Node *n, const char *key, bool dflt);
 const char *attr_str(const Node *n, const char *key, const char *dflt);
 /* Reads an int list into out (at most maxn). A scalar int counts as a one-element list. Returns

@@ -22,28 +22,15 @@
 /* A node whose output shares its input 0's storage in torch. */
 static bool is_view(const Graph *g, const Node *n)
 {
-    switch (n->op) {
-    case OP_SLICE:
-    case OP_SELECT:
-    case OP_VIEW:
-    case OP_FLATTEN:
-    case OP_UNSQUEEZE:
-    case OP_SQUEEZE:
-    case OP_PERMUTE:
-    case OP_TRANSPOSE:
-    case OP_T:
-    case OP_EXPAND:
-    case OP_SPLIT:
-        return true;
-    case OP_IDENTITY: /* alias and detach share storage; clone and contiguous copy */
+    OpClass k = op_class(n->op);
+    if (k == OC_reshape || k == OC_permute || k == OC_slice || k == OC_expand) return true;
+    if (n->op == OP_IDENTITY) /* alias and detach share storage; clone and contiguous copy */
         return n->aten && (strstr(n->aten, "alias") || strstr(n->aten, "detach"));
-    case OP_TO_DTYPE: /* `to` returns self when nothing changes; _to_copy always copies */
+    if (n->op == OP_TO_DTYPE) /* `to` returns self when nothing changes; _to_copy always copies */
         return n->aten && !strstr(n->aten, "_to_copy") && !attr_bool(n, "copy", false) &&
                n->nin >= 1 && n->nout >= 1 &&
                node_input(g, n, 0)->dtype == node_output(g, n, 0)->dtype;
-    default:
-        return false;
-    }
+    return false;
 }
 
 /* An in-place ATen op ("aten.add_.Tensor"), not a dunder (aten.__and__). */

@@ -784,7 +784,7 @@ static Status read_recipe(const Dec *x, const msgpack_object *m, PlanRecipe *r)
     return st;
 }
 
-/* SPIR-V words, little-endian in the file as on every host we build for (embed_spv.sh too). */
+/* SPIR-V words, little-endian in the file as on every host we build for (tools/embed.sh too). */
 static Status read_module(const Dec *x, const msgpack_object *m, PlanModule *pm)
 {
     Status st = get_str(x, m, "name", false, &pm->name);

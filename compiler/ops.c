@@ -5,7 +5,8 @@
 #include "common/strmap.h"
 
 const OpInfo op_info[OP_COUNT] = {
-#define X(id, nm, mn, mx, fl, kind, dc) [OP_##id] = {#id, nm, mn, mx, fl, KK_##kind, dc},
+#define X(id, nm, mn, mx, fl, kind, cls, shape, dt, dc)                                            \
+    [OP_##id] = {#id, nm, mn, mx, fl, KK_##kind, OC_##cls, dc},
 #include "compiler/ops.def"
 #undef X
 };

@@ -18,8 +18,23 @@ enum {
     OPF_INT_OK = 1 << 6,
 };
 
+/* The CLASS column: groups of ops that code treats alike. */
+typedef enum OpClass {
+    OC_other,    /* none of these */
+    OC_unary,    /* elementwise f(x) */
+    OC_binary,   /* elementwise arithmetic a OP b */
+    OC_compare,  /* a OP b, a bool result */
+    OC_logical,  /* logical not/and/or of bools (bitwise of integers) */
+    OC_select,   /* where, masked_fill */
+    OC_reshape,  /* the same elements in order, a new shape */
+    OC_identity, /* the same tensor (identity, eval dropout) */
+    OC_permute,  /* dims reordered */
+    OC_slice,    /* a strided part along one dim */
+    OC_expand,   /* broadcast to a larger shape */
+} OpClass;
+
 typedef enum OpId {
-#define X(id, names, mn, mx, fl, sh, doc) OP_##id,
+#define X(id, names, mn, mx, fl, kind, cls, shape, dt, doc) OP_##id,
 #include "compiler/ops.def"
 #undef X
     OP_COUNT,
@@ -32,6 +47,7 @@ typedef struct OpInfo {
     int min_in, max_in;
     unsigned flags;
     KernelKind kernel; /* the NPU kernel's kind (shaders/kernels.def), KK_NONE for none */
+    OpClass cls;
     const char *doc;
 } OpInfo;
 
@@ -47,6 +63,17 @@ const char *op_short_name(OpId op);
 static inline bool op_has(OpId op, unsigned flag)
 {
     return op >= 0 && op < OP_COUNT && (op_info[op].flags & flag);
+}
+/* The op's class; OC_other outside the table. */
+static inline OpClass op_class(OpId op)
+{
+    return op >= 0 && op < OP_COUNT ? op_info[op].cls : OC_other;
+}
+/* A reshape or an identity: the output is the input's elements in their order (on the NPU an
+ * alias of its storage where the layout allows). */
+static inline bool op_keeps_order(OpId op)
+{
+    return op_class(op) == OC_reshape || op_class(op) == OC_identity;
 }
 
 #endif

@@ -163,10 +163,6 @@ void graph_number_parts(Graph *g);
  * such nodes' outputs) ahead of the rest, so they form one CPU partition before the NPU work,
  * and numbers the partitions (pass_partition.c). */
 Status graph_hoist_host(Graph *g, Arena *scratch);
-/* Does op keep its input's memory order whatever the shapes (view, flatten, unsqueeze, squeeze,
- * identity, eval dropout)? On the NPU the views pass makes such an output an alias of an
- * unpadded input: no kernel, no memory. */
-bool op_keeps_order(OpId op);
 /* Is this ATen name listed in opt->cpu_ops? */
 bool compile_forced_cpu(const CompileOptions *o, const Node *n);
 /* A tensor's device storage: floats in the compute dtype, bools too (0/1, so comparisons, where

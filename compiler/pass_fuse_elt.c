@@ -95,7 +95,9 @@ static bool only_members_read(const Graph *g, int p, const int *members, int n)
  * kernel (a CPU node always runs). */
 static int own_kernels(const Graph *g, int i)
 {
-    return g->nodes[i].place == PLACE_NPU && op_keeps_order(g->nodes[i].op) ? 0 : 1;
+    OpId op = g->nodes[i].op;
+    if (g->nodes[i].place == PLACE_NPU && op_keeps_order(op)) return 0;
+    return 1;
 }
 
 /* Grows the group rooted at `root`; returns its size (members in m). */

@@ -90,12 +90,6 @@ int graph_kernel_node(const Graph *g, int i)
     return n->fusion >= 0 && strcmp(g->fusions[n->fusion].pattern, FUSE_ELEMENTWISE) == 0 ? i : -1;
 }
 
-bool op_keeps_order(OpId op)
-{
-    return op == OP_VIEW || op == OP_FLATTEN || op == OP_UNSQUEEZE || op == OP_SQUEEZE ||
-           op == OP_IDENTITY || op == OP_DROPOUT;
-}
-
 DType compile_storage(const CompileOptions *o, DType dt)
 {
     if (dtype_is_float(dt) || dt == DT_BOOL) return o->compute;

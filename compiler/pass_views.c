@@ -116,20 +116,9 @@ Status pass_views(Graph *g, PassCtx *c)
             continue;
         }
         if (n->nout != 1) continue;
-        bool alias = false;
-        switch (n->op) {
-        case OP_TRANSPOSE:
-        case OP_PERMUTE:
-        case OP_T:
-            alias = order_preserving_permute(g, n);
-            break;
-        case OP_INDEX_COPY:
-            alias = index_copy_in_place(g, i);
-            break;
-        default:
-            alias = op_keeps_order(n->op);
-            break;
-        }
+        bool alias = op_keeps_order(n->op) ||
+                     (op_class(n->op) == OC_permute && order_preserving_permute(g, n)) ||
+                     (n->op == OP_INDEX_COPY && index_copy_in_place(g, i));
         const GTensor *in = node_input(g, n, 0);
         if (!alias || in->padded) continue;
         GTensor *o = &g->tensors[n->out[0]];

@@ -1,5 +1,5 @@
 /* The shader sources (shaders/NAME.comp, NAME.glsl and NAME.h) embedded at build time by
- * tools/embed_src.sh into $(BUILD)/gen/shaders_src.c, as the SPIR-V is by tools/embed_spv.sh:
+ * tools/embed.sh src into $(BUILD)/gen/shaders_src.c, as the SPIR-V is by tools/embed.sh spv:
  * `describe --source` and the explorer show a hand-written kernel's source from here, and the
  * `#include` lines of generated kernels resolve here (codegen_spv.c). Read-only data. */
 #ifndef NPU_SHADER_SRC_H

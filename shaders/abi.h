@@ -1,6 +1,6 @@
 // The numbers both sides of the kernel contract use (docs/kernels.md "Parameters"), read by the
-// C compiler (compiler/lower/kernels.h) and by glslc (the shaders that include it): codes, limits and
-// push-constant blocks. Preprocessor text only, so both preprocessors read it.
+// C compiler (compiler/lower/kernels.h) and by glslc (the shaders that include it): codes, limits
+// and push-constant blocks. Preprocessor text only, so both preprocessors read it.
 //
 // A push block is an X-macro, NAME_PUSH(X), listing its words in order as X(T, name): T is U
 // (32-bit unsigned), I (signed) or F (float32); an array is name[n]. C builds a struct of it
@@ -113,13 +113,160 @@
     X(U, n) X(U, total) X(U, inner) X(U, end0) X(U, end1) X(U, end2) X(U, start) X(U, span)
 #define CAT_PUSH_WORDS 8
 
+// The dims an elementwise or gather kernel walks (binary, where, the gather: shapes and strides
+// right-aligned, leading dims of size 1 and stride 0), and the outer dims of a row kernel's rows
+// (reduce, argmax, softmax: the last dim is the row).
+#define KERNEL_DIMS 6
+#define ROW_OUTER 5
+
+// unary (shaders/unary.comp): y = f(x) over n elements of the physical buffer, f the code, a and
+// b its parameters (clamp's bounds, leaky_relu's slope).
+#define UN_RELU 1
+#define UN_RELU6 2
+#define UN_HARDTANH 3
+#define UN_HARDSWISH 4
+#define UN_HARDSIGMOID 5
+#define UN_SIGMOID 6
+#define UN_TANH 7
+#define UN_GELU_ERF 8
+#define UN_GELU_TANH 9
+#define UN_SILU 10
+#define UN_NEG 11
+#define UN_EXP 12
+#define UN_LOG 13
+#define UN_ABS 14
+#define UN_SQRT 15
+#define UN_RSQRT 16
+#define UN_COS 17
+#define UN_SIN 18
+#define UN_CLAMP 19
+#define UN_LEAKY_RELU 20
+#define UNARY_PUSH(X) X(U, n) X(U, code) X(F, a) X(F, b)
+#define UNARY_PUSH_WORDS 4
+
+// binary, binary_s, add_relu, silu_mul (shaders/binary.glsl): y = a OP b over n elements of the
+// logical shape, each operand at its own strides (0 where it broadcasts); code is BN_* with the
+// BF_* flags above it; alpha scales b (add, sub, rsub); scalar is binary_s's operand b.
+// Comparisons and logical ops write bool as 0/1 in the compute dtype.
+#define BN_ADD 1
+#define BN_SUB 2
+#define BN_RSUB 3
+#define BN_MUL 4
+#define BN_DIV 5
+#define BN_DIV_TRUNC 6
+#define BN_DIV_FLOOR 7
+#define BN_POW 8
+#define BN_EQ 9
+#define BN_NE 10
+#define BN_LT 11
+#define BN_LE 12
+#define BN_GT 13
+#define BN_GE 14
+#define BN_AND 15
+#define BN_OR 16
+#define BF_RELU (1u << 8)   // add_relu: relu after the op
+#define BF_SILU_A (1u << 9) // silu_mul: silu on operand a before the op
+#define BF_SELF (1u << 10)  // binary_s: operand b is operand a (the same element)
+#define BF_DENSE (1u << 11) // every tensor dense in the output's shape: offset = index
+#define BINARY_PUSH(X)                                                                             \
+    X(U, n) X(U, code) X(F, alpha) X(F, scalar) X(U, shape[KERNEL_DIMS]) X(I, sa[KERNEL_DIMS])     \
+    X(I, sb[KERNEL_DIMS]) X(I, so[KERNEL_DIMS])
+#define BINARY_PUSH_WORDS 28
+
+// where, where_s (shaders/where.glsl): y = cond != 0 ? a : b over n elements of the logical
+// shape, each operand at its own strides; where_s takes one operand as a scalar: WF_A_SCALAR
+// (sa_val; the tensor is b), WF_B_SCALAR (sb_val; the tensor is a).
+#define WF_A_SCALAR 1u
+#define WF_B_SCALAR 2u
+#define WHERE_PUSH(X)                                                                              \
+    X(U, n) X(U, flags) X(F, sa_val) X(F, sb_val) X(U, shape[KERNEL_DIMS]) X(I, sc[KERNEL_DIMS])   \
+    X(I, sa[KERNEL_DIMS]) X(I, sb[KERNEL_DIMS])
+#define WHERE_PUSH_WORDS 28
+
+// The gather (copy, transpose, expand, slice, depad; cast, pack; shaders/gather.glsl): output
+// element i (of n, row-major over oshape) is written at its offset by ostride; its input element
+// is i unravelled over ishape with istride, plus in_off.
+#define GATHER_PUSH(X)                                                                             \
+    X(U, n) X(U, in_off) X(U, oshape[KERNEL_DIMS]) X(I, ostride[KERNEL_DIMS])                      \
+    X(U, ishape[KERNEL_DIMS]) X(I, istride[KERNEL_DIMS])
+#define GATHER_PUSH_WORDS 26
+
+// embedding (shaders/embedding.comp): y[r, c] = w[ids[r], c] for n = rows * d elements, ids
+// below v; the row pitches of w and y.
+#define EMBEDDING_PUSH(X) X(U, n) X(U, d) X(U, v) X(U, w_stride) X(U, y_stride)
+#define EMBEDDING_PUSH_WORDS 5
+
+// index_copy (shaders/index_copy.comp): n elements written; mode 1 writes the source rows into
+// out in place, mode 0 every out element; out as [outer, size, inner], the source [outer, m,
+// inner] with its element (o, j, e) at o * so + j * sm + e.
+#define INDEX_COPY_PUSH(X) X(U, n) X(U, mode) X(U, size) X(U, inner) X(U, m) X(U, so) X(U, sm)
+#define INDEX_COPY_PUSH_WORDS 7
+
+// reduce (shaders/reduce.comp): rows of len along the last dim (x's stride lstride), each row's
+// outer coordinates over oshape with x's and y's strides xs, ys.
+#define RD_SUM 1
+#define RD_MEAN 2
+#define RD_AMAX 3
+#define REDUCE_PUSH(X)                                                                             \
+    X(U, rows) X(U, len) X(U, code) X(I, lstride) X(U, oshape[ROW_OUTER]) X(I, xs[ROW_OUTER])      \
+    X(I, ys[ROW_OUTER])
+#define REDUCE_PUSH_WORDS 19
+
+// argmax, both passes (shaders/argmax.glsl): rows as reduce's, each cut into nsplit chunks of
+// chunk elements (1: pass 1 writes the index); skip_nan 1: NaN ignored (a row of NaN gives -1),
+// 0: NaN is the maximum, as in torch.
+#define ARGMAX_PUSH(X)                                                                             \
+    X(U, rows) X(U, len) X(I, lstride) X(U, nsplit) X(U, chunk) X(U, skip_nan)                     \
+    X(U, oshape[ROW_OUTER]) X(I, xs[ROW_OUTER]) X(I, ys[ROW_OUTER])
+#define ARGMAX_PUSH_WORDS 21
+
+// softmax, masked_softmax (shaders/softmax.glsl): rows as reduce's, the mask's strides ms and
+// each operand's along the row (xls, mls, yls); code of the SM_* bits.
+#define SM_LOG 1u    // log_softmax
+#define SM_DOUBLE 2u // v = x + x: a mask add of one tensor to itself
+#define SM_SAFE 4u   // a row of -inf alone gives zeros (an exported sdpa's softmax)
+#define SOFTMAX_PUSH(X)                                                                            \
+    X(U, rows) X(U, len) X(U, code) X(I, xls) X(I, mls) X(I, yls) X(U, oshape[ROW_OUTER])          \
+    X(I, xs[ROW_OUTER]) X(I, ms[ROW_OUTER]) X(I, ys[ROW_OUTER])
+#define SOFTMAX_PUSH_WORDS 26
+
+// rmsnorm, layernorm (shaders/norm_row.glsl): rows of n contiguous elements, addressed through
+// three collapsed outer dims (dim 0 implied by rows) with x's and y's strides.
+#define NORM_ROW_PUSH(X)                                                                           \
+    X(U, n) X(U, rows) X(F, eps) X(U, od1) X(U, od2) X(U, xs0) X(U, xs1) X(U, xs2) X(U, ys0)       \
+    X(U, ys1) X(U, ys2)
+#define NORM_ROW_PUSH_WORDS 11
+
+// batchnorm (shaders/batchnorm.glsl): total elements of [N, C, inner], x's and y's strides of
+// dims 0 and 1 (the channels padded or not).
+#define BATCHNORM_PUSH(X)                                                                          \
+    X(U, total) X(U, C) X(U, inner) X(U, xs0) X(U, xs1) X(U, ys0) X(U, ys1) X(F, eps)
+#define BATCHNORM_PUSH_WORDS 8
+
+// rope (shaders/rope.glsl): total pairs (j, j + h); three collapsed outer dims (od0 implied)
+// with the strides of x, cos, sin and the destination; cl, sl: the last-dim strides of cos and
+// sin (1, or 0 where they broadcast). rope_cache adds index_copy's mode and geometry, idim the
+// outer dim that is the index_copy dim.
+#define ROPE_PUSH(X)                                                                               \
+    X(U, total) X(U, h) X(U, od1) X(U, od2) X(U, xs0) X(U, xs1) X(U, xs2) X(U, cs0) X(U, cs1)      \
+    X(U, cs2) X(U, ss0) X(U, ss1) X(U, ss2) X(U, ys0) X(U, ys1) X(U, ys2) X(U, cl) X(U, sl)
+#define ROPE_PUSH_WORDS 18
+#define ROPE_CACHE_TAIL(X) X(U, mode) X(U, idim) X(U, size) X(U, m)
+#define ROPE_CACHE_PUSH(X) ROPE_PUSH(X) ROPE_CACHE_TAIL(X)
+#define ROPE_CACHE_PUSH_WORDS 22
+
+// corrupt (shaders/corrupt.comp, --break): n elements of the physical buffer.
+#define CORRUPT_PUSH(X) X(U, n)
+#define CORRUPT_PUSH_WORDS 1
+
 // A block's field as each language spells it.
 #ifdef VULKAN
 #define PUSH_T_U uint
 #define PUSH_T_I int
 #define PUSH_T_F float
 #else
-#include <stdint.h>
+// C: the includer has <stdint.h> (none is included here: a shader's includes expanded as text,
+// compiler/codegen, are one source with none left)
 #define PUSH_T_U uint32_t
 #define PUSH_T_I int32_t
 #define PUSH_T_F float

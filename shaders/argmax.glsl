@@ -1,20 +1,12 @@
-// argmax helpers (compiler/lower/lower_argmax.c): the push block both passes read, the order of
+// argmax helpers (compiler/lower/lower_argmax.c): the push block both passes read (abi.h
+// ARGMAX_PUSH), the order of
 // (value, index) pairs and their combination over a segment's lanes, rows as in rows.glsl.
 #ifndef NPU_ARGMAX_GLSL
 #define NPU_ARGMAX_GLSL
+#include "abi.h"
 #include "rows.glsl"
 
-layout(push_constant) uniform Push {
-    uint rows;     // outer rows
-    uint len;      // the reduced (last) dim
-    int lstride;   // its physical stride in x
-    uint nsplit;   // chunks per row (1: pass 1 writes the index)
-    uint chunk;    // elements per chunk
-    uint skip_nan; // 1: NaN ignored (a row of NaN gives -1); 0: NaN is the maximum, as in torch
-    uint oshape[5];
-    int xs[5];
-    int ys[5];
-} pc;
+PUSH_BLOCK(ARGMAX_PUSH)
 
 // Does (v, i) come before (bv, bi) as "the first maximum"? i < 0 is nothing; NaN is above every
 // number (pairs hold NaN only when it is not skipped); equal values: the smaller index. A total

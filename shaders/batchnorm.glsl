@@ -3,8 +3,9 @@
 // a = [w] / sqrt(var + eps), c = [b] - mean * a (as runtime/cpu/cpu_reduce.c). One invocation per
 // logical element of [N, C, inner]; x and y may each have dim 1 padded (strides xs0/xs1, ys0/ys1),
 // padding is neither read nor written. Spec: 0 = workgroup size.
-// Push {total, C, inner, xs0, xs1, ys0, ys1, eps}.
+// Push abi.h BATCHNORM_PUSH.
 #include "common.glsl"
+#include "abi.h"
 #include "index.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -16,10 +17,7 @@ layout(std430, set = 0, binding = 2) readonly buffer B { STORAGE_T b[]; };
 layout(std430, set = 0, binding = 1 + 2 * BN_AFFINE) readonly buffer M { STORAGE_T rm[]; };
 layout(std430, set = 0, binding = 2 + 2 * BN_AFFINE) readonly buffer V { STORAGE_T rv[]; };
 layout(std430, set = 0, binding = 3 + 2 * BN_AFFINE) writeonly buffer Y { STORAGE_T y[]; };
-layout(push_constant) uniform Push {
-    uint total, C, inner, xs0, xs1, ys0, ys1;
-    float eps;
-} pc;
+PUSH_BLOCK(BATCHNORM_PUSH)
 
 void main()
 {

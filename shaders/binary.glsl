@@ -1,10 +1,11 @@
 // binary core, the body of the rows binary, binary_s, add_relu and silu_mul:
 // y = a OP b elementwise with broadcasting, computed in float32 over the logical output shape,
 // each operand addressed with its own strides (0 on broadcast dims). Codes, flags and push words:
-// compiler/lower/lower_binary.c. Spec: 0 = workgroup size.
+// abi.h BINARY_PUSH; lowering: compiler/lower/lower_binary.c. Spec: 0 = workgroup size.
 // BIN_SCALAR: bindings {a, y}; operand b is the scalar push word (or a itself with BF_SELF).
 // otherwise:  bindings {a, b, y}.
 #include "common.glsl"
+#include "abi.h"
 #include "index.glsl"
 #include "eltwise.glsl"
 
@@ -16,41 +17,33 @@ layout(std430, set = 0, binding = 1) writeonly buffer Y { STORAGE_T y[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { STORAGE_T b[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer Y { STORAGE_T y[]; };
 #endif
-layout(push_constant) uniform Push {
-    uint n;
-    uint code;
-    float alpha;
-    float scalar;
-    uint shape[6];
-    int sa[6];
-    int sb[6];
-    int so[6];
-} pc;
+PUSH_BLOCK(BINARY_PUSH)
 
-const uint BF_RELU = 1u << 8, BF_SILU_A = 1u << 9, BF_SELF = 1u << 10, BF_DENSE = 1u << 11;
+// abi.h's flag bits as constants
+const uint F_RELU = BF_RELU, F_SILU_A = BF_SILU_A, F_SELF = BF_SELF, F_DENSE = BF_DENSE;
 
 float binop(uint op, float x, float z)
 {
     switch (op) {
-    case 1: return x + pc.alpha * z;
-    case 2: return x - pc.alpha * z;
-    case 3: return z - pc.alpha * x;
-    case 4: return x * z;
-    case 5: return x / z;
-    case 6: return trunc(x / z);
-    case 7: return div_floor(x, z);
-    case 8: return npu_pow(x, z);
+    case BN_ADD: return x + pc.alpha * z;
+    case BN_SUB: return x - pc.alpha * z;
+    case BN_RSUB: return z - pc.alpha * x;
+    case BN_MUL: return x * z;
+    case BN_DIV: return x / z;
+    case BN_DIV_TRUNC: return trunc(x / z);
+    case BN_DIV_FLOOR: return div_floor(x, z);
+    case BN_POW: return npu_pow(x, z);
     // comparisons and logical ops: bool results as 0/1 in the storage of bool tensors (the
     // compute dtype). Ordered compares are false with a NaN operand, != true (as C and torch);
     // a nonzero (or NaN) operand is true for and/or.
-    case 9: return x == z ? 1.0 : 0.0;
-    case 10: return x == z ? 0.0 : 1.0;
-    case 11: return x < z ? 1.0 : 0.0;
-    case 12: return x <= z ? 1.0 : 0.0;
-    case 13: return x > z ? 1.0 : 0.0;
-    case 14: return x >= z ? 1.0 : 0.0;
-    case 15: return (x == 0.0 || z == 0.0) ? 0.0 : 1.0;
-    case 16: return (x == 0.0 && z == 0.0) ? 0.0 : 1.0;
+    case BN_EQ: return x == z ? 1.0 : 0.0;
+    case BN_NE: return x == z ? 0.0 : 1.0;
+    case BN_LT: return x < z ? 1.0 : 0.0;
+    case BN_LE: return x <= z ? 1.0 : 0.0;
+    case BN_GT: return x > z ? 1.0 : 0.0;
+    case BN_GE: return x >= z ? 1.0 : 0.0;
+    case BN_AND: return (x == 0.0 || z == 0.0) ? 0.0 : 1.0;
+    case BN_OR: return (x == 0.0 && z == 0.0) ? 0.0 : 1.0;
     }
     return npu_nan();
 }
@@ -60,10 +53,10 @@ void main()
     uint i = npu_global_index();
     if (i >= pc.n) return;
     uint ia = i, ib = i, iy = i;
-    if ((pc.code & BF_DENSE) == 0u) {
+    if ((pc.code & F_DENSE) == 0u) {
         uint rem = i;
         int oa = 0, ob = 0, oy = 0;
-        for (int d = 5; d >= 0; d--) {
+        for (int d = KERNEL_DIMS - 1; d >= 0; d--) {
             uint c = rem % pc.shape[d];
             rem /= pc.shape[d];
             oa += int(c) * pc.sa[d];
@@ -76,12 +69,12 @@ void main()
     }
     float x = S_LOAD(a[ia]);
 #ifdef BIN_SCALAR
-    float z = (pc.code & BF_SELF) != 0u ? x : pc.scalar;
+    float z = (pc.code & F_SELF) != 0u ? x : pc.scalar;
 #else
     float z = S_LOAD(b[ib]);
 #endif
-    if ((pc.code & BF_SILU_A) != 0u) x = npu_silu(x);
+    if ((pc.code & F_SILU_A) != 0u) x = npu_silu(x);
     float r = binop(pc.code & 0xffu, x, z);
-    if ((pc.code & BF_RELU) != 0u) r = npu_relu(r);
+    if ((pc.code & F_RELU) != 0u) r = npu_relu(r);
     y[iy] = S_STORE(r);
 }

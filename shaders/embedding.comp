@@ -2,16 +2,17 @@
 // (int32 on the device: ids above 65504 are exact). Weight rows move raw. An id outside [0, V)
 // (the upload range-checks ids, so only a corrupt buffer) gives NaN rather than a stray read.
 // Lowering: compiler/lower/lower_embedding.c. Bindings: 0 = w, 1 = ids (int), 2 = y.
-// Push {n, D, V, w_stride, y_stride}: n = rows * D; strides are the row pitches in elements.
+// Push abi.h EMBEDDING_PUSH: n = rows * D; strides are the row pitches in elements.
 #version 450
 #include "common.glsl"
+#include "abi.h"
 #include "index.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(std430, set = 0, binding = 0) readonly buffer W { STORAGE_T w[]; };
 layout(std430, set = 0, binding = 1) readonly buffer I { int ids[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer Y { STORAGE_T y[]; };
-layout(push_constant) uniform Push { uint n; uint d; uint v; uint w_stride; uint y_stride; } pc;
+PUSH_BLOCK(EMBEDDING_PUSH)
 
 void main()
 {

@@ -5,21 +5,15 @@
 // expand or slice walks the output's shape with per-out-dim input strides (permuted, 0 for a
 // broadcast dim, times the step) and an element offset (slice start). Raw storage moves (no
 // float round trip): exact for i32 ids and bf16 bits. Lowering: compiler/lower/lower_copy.c.
-// Bindings: 0 = x, 1 = y. Push {n, in_off, oshape[6], ostride[6], ishape[6], istride[6]}.
+// Bindings: 0 = x, 1 = y. Push abi.h GATHER_PUSH.
 #include "common.glsl"
+#include "abi.h"
 #include "index.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(std430, set = 0, binding = 0) readonly buffer X { STORAGE_T x[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Y { STORAGE_T y[]; };
-layout(push_constant) uniform Push {
-    uint n;
-    uint in_off;
-    uint oshape[6];
-    int ostride[6];
-    uint ishape[6];
-    int istride[6];
-} pc;
+PUSH_BLOCK(GATHER_PUSH)
 
 void main()
 {

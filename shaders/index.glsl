@@ -3,6 +3,7 @@
 // up to 6 dims into an offset with any strides (physical, broadcast 0, permuted, sliced).
 #ifndef NPU_INDEX_GLSL
 #define NPU_INDEX_GLSL
+#include "abi.h"
 
 // The workgroup size along x, spec constant 0 as in `layout(local_size_x_id = 0) in;`, which
 // every kernel declares. glslang (Debian's 11.13) folds gl_WorkGroupSize.x to its default of 1
@@ -22,11 +23,12 @@ uint npu_global_index()
     return npu_group_index() * NPU_WG + gl_LocalInvocationID.x;
 }
 
-// Offset of logical element i of a 6-d shape (leading dims 1 for lower ranks) with strides st.
-uint npu_offset6(uint i, uint shape[6], int st[6])
+// Offset of logical element i of a KERNEL_DIMS-d shape (leading dims 1 for lower ranks) with
+// strides st.
+uint npu_offset6(uint i, uint shape[KERNEL_DIMS], int st[KERNEL_DIMS])
 {
     int off = 0;
-    for (int d = 5; d >= 0; d--) {
+    for (int d = KERNEL_DIMS - 1; d >= 0; d--) {
         uint c = i % shape[d];
         i /= shape[d];
         off += int(c) * st[d];

@@ -5,10 +5,11 @@
 //     source element writes its row; self is never read. n = outer * m * inner.
 //   mode 0 (out has its own storage): one invocation per out element copies self or the last
 //     matching source slice. n = outer * size * inner.
-// Bindings: 0 = self, 1 = index (int), 2 = source, 3 = out. Push {n, mode, size, inner, m, so,
-// sm}: source element (o, j, e) at o * so + j * sm + e (a transposed source: index_copy_t).
+// Bindings: 0 = self, 1 = index (int), 2 = source, 3 = out. Push abi.h INDEX_COPY_PUSH: source
+// element (o, j, e) at o * so + j * sm + e (a transposed source: index_copy_t).
 #version 450
 #include "common.glsl"
+#include "abi.h"
 #include "index.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -16,7 +17,7 @@ layout(std430, set = 0, binding = 0) readonly buffer S { STORAGE_T self_[]; };
 layout(std430, set = 0, binding = 1) readonly buffer I { int idx[]; };
 layout(std430, set = 0, binding = 2) readonly buffer R { STORAGE_T src[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Y { STORAGE_T y[]; };
-layout(push_constant) uniform Push { uint n; uint mode; uint size; uint inner; uint m; uint so; uint sm; } pc;
+PUSH_BLOCK(INDEX_COPY_PUSH)
 
 #include "index_copy.glsl"
 

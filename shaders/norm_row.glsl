@@ -2,18 +2,12 @@
 // elements contiguous, rows addressed through three collapsed outer dims with physical strides
 // (compiler/lower/lower_norm.c push_rows). Statistics are float32, reduced in shared memory in a fixed
 // order (no subgroup-size assumption). NPU_WG must be a power of two (the lowering picks it).
-// Push {n, rows, eps, od1, od2, xs0, xs1, xs2, ys0, ys1, ys2}.
+// Push abi.h NORM_ROW_PUSH: n, the row length (logical elements of the normalised dims).
 #ifndef NPU_NORM_ROW_GLSL
 #define NPU_NORM_ROW_GLSL
+#include "abi.h"
 
-layout(push_constant) uniform Push {
-    uint n;    // row length (logical elements of the normalised dims)
-    uint rows;
-    float eps;
-    uint od1, od2; // collapsed outer dims 1 and 2 (dim 0 is implied by rows)
-    uint xs0, xs1, xs2;
-    uint ys0, ys1, ys2;
-} pc;
+PUSH_BLOCK(NORM_ROW_PUSH)
 
 shared float npu_red[NPU_WG];
 

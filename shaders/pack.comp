@@ -1,22 +1,16 @@
 // pack: a graph input uploaded as the host holds it (f32, dense row-major; compiler/pass_pack.c)
 // to its device form, y = x rounded once to the storage dtype, written at the output's physical
 // offsets (its layout). Same walk as shaders/gather.glsl (lowering: compiler/lower/lower_copy.c).
-// Bindings: 0 = x (f32), 1 = y. Push {n, in_off, oshape[6], ostride[6], ishape[6], istride[6]}.
+// Bindings: 0 = x (f32), 1 = y. Push abi.h GATHER_PUSH.
 #version 450
 #include "common.glsl"
+#include "abi.h"
 #include "index.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Y { STORAGE_T y[]; };
-layout(push_constant) uniform Push {
-    uint n;
-    uint in_off;
-    uint oshape[6];
-    int ostride[6];
-    uint ishape[6];
-    int istride[6];
-} pc;
+PUSH_BLOCK(GATHER_PUSH)
 
 void main()
 {

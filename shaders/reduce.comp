@@ -1,28 +1,21 @@
-// reduce: sum (code 1), mean (2) or amax (3) over the last dim, fp32 accumulation, rows as in
-// rows.glsl. Lowering: compiler/lower/lower_reduce.c. Spec: 0 = workgroup size, 1 = lanes per row.
-// Bindings: 0 = x, 1 = y. Push {rows, len, code, lstride, oshape[5], xs[5], ys[5]}.
+// reduce: sum (code RD_SUM), mean (RD_MEAN) or amax (RD_AMAX) over the last dim, fp32
+// accumulation, rows as in rows.glsl. Lowering: compiler/lower/lower_reduce.c. Spec: 0 =
+// workgroup size, 1 = lanes per row. Bindings: 0 = x, 1 = y. Push abi.h REDUCE_PUSH.
 #version 450
 #include "common.glsl"
+#include "abi.h"
 #include "rows.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(std430, set = 0, binding = 0) readonly buffer X { STORAGE_T x[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Y { STORAGE_T y[]; };
-layout(push_constant) uniform Push {
-    uint rows;
-    uint len;
-    uint code;
-    int lstride;
-    uint oshape[5];
-    int xs[5];
-    int ys[5];
-} pc;
+PUSH_BLOCK(REDUCE_PUSH)
 
 void main()
 {
     uint r = row_index(), lane = row_lane();
     bool live = r < pc.rows;
-    bool mx = pc.code == 3u;
+    bool mx = pc.code == RD_AMAX;
     float acc = mx ? uintBitsToFloat(0xff800000u) : 0.0;
     if (live) {
         int base = row_offset(r, pc.oshape, pc.xs);
@@ -32,6 +25,6 @@ void main()
         }
     }
     float res = mx ? row_max(acc) : row_sum(acc);
-    if (pc.code == 2u) res = res / float(pc.len);
+    if (pc.code == RD_MEAN) res = res / float(pc.len);
     if (live && lane == 0u) y[row_offset(r, pc.oshape, pc.ys)] = S_STORE(res);
 }

@@ -3,22 +3,20 @@
 // One invocation per pair (j, j + h) of a row; rows are addressed through three collapsed outer
 // dims with per-tensor strides (0 where cos/sin broadcast over heads).
 // Bindings 0 = x, 1 = cos, 2 = sin (the including shader adds the rest).
-// Push {total, h, od1, od2, xs0..2, cs0..2, ss0..2, ys0..2, cl, sl} (cl, sl: last-dim strides
-// of cos and sin, 1 or 0 when broadcast), then rope_cache's {mode, idim, size, m}.
+// Push abi.h ROPE_PUSH (cl, sl: last-dim strides of cos and sin, 1 or 0 when broadcast);
+// rope_cache's ROPE_CACHE_PUSH adds {mode, idim, size, m}.
 #ifndef NPU_ROPE_GLSL
 #define NPU_ROPE_GLSL
+#include "abi.h"
 
 layout(std430, set = 0, binding = 0) readonly buffer X { STORAGE_T x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer C { STORAGE_T cs[]; };
 layout(std430, set = 0, binding = 2) readonly buffer S { STORAGE_T sn[]; };
-layout(push_constant) uniform Push {
-    uint total, h, od1, od2;
-    uint xs0, xs1, xs2, cs0, cs1, cs2, ss0, ss1, ss2, ys0, ys1, ys2;
-    uint cl, sl;
 #ifdef ROPE_CACHE
-    uint mode, idim, size, m;
+PUSH_BLOCK(ROPE_CACHE_PUSH)
+#else
+PUSH_BLOCK(ROPE_PUSH)
 #endif
-} pc;
 
 // Pair i: its outer coordinates (c) and its index j in the half row.
 uint rope_coords(uint i, out uvec3 c)

@@ -21,11 +21,11 @@ uint row_index()
     return npu_group_index() * (NPU_WG / NPU_TPR) + gl_LocalInvocationID.x / NPU_TPR;
 }
 
-// Offset of row r's first element over an outer shape of 5 dims with strides st.
-int row_offset(uint r, uint shape[5], int st[5])
+// Offset of row r's first element over an outer shape of ROW_OUTER dims with strides st.
+int row_offset(uint r, uint shape[ROW_OUTER], int st[ROW_OUTER])
 {
     int off = 0;
-    for (int d = 4; d >= 0; d--) {
+    for (int d = ROW_OUTER - 1; d >= 0; d--) {
         uint c = r % shape[d];
         r /= shape[d];
         off += int(c) * st[d];

@@ -4,8 +4,9 @@
 // strides. Statistics in fp32: the row max, then the sum of exp(v - max), then the outputs; an
 // all -inf row gives NaN as the reference does. Rows as in rows.glsl. Lowering:
 // compiler/lower/lower_softmax.c. Spec: 0 = workgroup size, 1 = lanes per row.
-// Push {rows, len, code, xls, mls, yls, oshape[5], xs[5], ms[5], ys[5]} (ls: last-dim strides).
+// Push abi.h SOFTMAX_PUSH (ls: last-dim strides).
 #include "common.glsl"
+#include "abi.h"
 #include "rows.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -16,18 +17,7 @@ layout(std430, set = 0, binding = 2) writeonly buffer Y { STORAGE_T y[]; };
 #else
 layout(std430, set = 0, binding = 1) writeonly buffer Y { STORAGE_T y[]; };
 #endif
-layout(push_constant) uniform Push {
-    uint rows;
-    uint len;
-    uint code;
-    int xls;
-    int mls;
-    int yls;
-    uint oshape[5];
-    int xs[5];
-    int ms[5];
-    int ys[5];
-} pc;
+PUSH_BLOCK(SOFTMAX_PUSH)
 
 int xb, mb;
 

@@ -1,10 +1,11 @@
 // where core, the body of the rows where and where_s: y = cond != 0 ? a : b elementwise with
 // broadcasting, over the logical (dense) output shape, each operand addressed with its own
 // strides (0 on broadcast dims). Bool conditions are 0/1 in the storage dtype; NaN counts as true.
-// Flags, push words and masked_fill's mapping: compiler/lower/lower_where.c. Spec: 0 = workgroup size.
+// Push abi.h WHERE_PUSH; masked_fill's mapping: compiler/lower/lower_where.c. Spec: 0 = workgroup size.
 // WHERE_SCALAR: bindings {cond, t, y}, one operand the scalar push word (flag 1: a, 2: b).
 // otherwise:    bindings {cond, a, b, y}.
 #include "common.glsl"
+#include "abi.h"
 #include "index.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -17,16 +18,7 @@ layout(std430, set = 0, binding = 1) readonly buffer A { STORAGE_T a[]; };
 layout(std430, set = 0, binding = 2) readonly buffer B { STORAGE_T b[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Y { STORAGE_T y[]; };
 #endif
-layout(push_constant) uniform Push {
-    uint n;
-    uint flags;
-    float sa_val;
-    float sb_val;
-    uint shape[6];
-    int sc[6];
-    int sa[6];
-    int sb[6];
-} pc;
+PUSH_BLOCK(WHERE_PUSH)
 
 void main()
 {
@@ -34,7 +26,7 @@ void main()
     if (i >= pc.n) return;
     uint rem = i;
     int oc = 0, oa = 0, ob = 0;
-    for (int d = 5; d >= 0; d--) {
+    for (int d = KERNEL_DIMS - 1; d >= 0; d--) {
         uint q = rem % pc.shape[d];
         rem /= pc.shape[d];
         oc += int(q) * pc.sc[d];
@@ -44,7 +36,7 @@ void main()
     bool pick_a = S_LOAD(c[oc]) != 0.0;
 #ifdef WHERE_SCALAR
     float r;
-    if ((pc.flags & 1u) != 0u)
+    if ((pc.flags & WF_A_SCALAR) != 0u)
         r = pick_a ? pc.sa_val : S_LOAD(t[ob]);
     else
         r = pick_a ? S_LOAD(t[oa]) : pc.sb_val;

@@ -1,6 +1,6 @@
-/* Helpers of the pass tests (test_passes.c, test_passes_late.c): compile a fixture or a graph in
- * the exporter's JSON (built with T and NODE), count fusions and kernels. Failures fail the
- * calling cmocka test. */
+/* Helpers of the pass tests (test_passes.c, test_passes_late.c, test_schedule.c): compile a fixture
+ * or a graph in the exporter's JSON (built with T and NODE), count fusions and kernels. Failures
+ * fail the calling cmocka test. */
 #ifndef NPU_TESTS_PASS_CHECK_H
 #define NPU_TESTS_PASS_CHECK_H
 

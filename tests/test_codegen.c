@@ -301,42 +301,18 @@ static int count_gen(const Plan *p)
     return n;
 }
 
+/* clang-format off */
 /* x -> neg -> exp -> (relu, sigmoid) -> mul -> relu: exp's output is read twice and is a graph
  * output, so it roots {neg, exp}; the graph output `o` roots {relu, sigmoid, mul, relu}. */
-static const char *diamond = "{\"graph_inputs\":[" T("x", "[4,9]") "],\"graph_outputs\":[" T("o", "[4,9]") "," T(
-    "e",
-    "[4,"
-    "9]") "],\"nodes\":[" NODE("n", "aten.neg.default", T("x", "[4,9]"), T("a", "[4,9]"),
-                               "") "," NODE("ex", "aten.exp.default", T("a", "[4,9]"),
-                                            T("e", "[4,9]"),
-                                            "") "," NODE("r", "aten.relu.default", T("e", "[4,9]"),
-                                                         T("b", "[4,9]"),
-                                                         "") "," NODE("s", "aten.sigmoid.default",
-                                                                      T("e", "[4,9]"),
-                                                                      T("c", "[4,9]"),
-                                                                      "") "," NODE("ad",
-                                                                                   "aten.mul."
-                                                                                   "Tensor",
-                                                                                   T("b", "[4,9]") "," T(
-                                                                                       "c",
-                                                                                       "[4,9]"),
-                                                                                   T("f", "[4,9]"),
-                                                                                   "") "," NODE("r"
-                                                                                                "2",
-                                                                                                "at"
-                                                                                                "en"
-                                                                                                ".r"
-                                                                                                "el"
-                                                                                                "u."
-                                                                                                "de"
-                                                                                                "fa"
-                                                                                                "ul"
-                                                                                                "t",
-                                                                                                T("f",
-                                                                                                  "[4,9]"),
-                                                                                                T("o",
-                                                                                                  "[4,9]"),
-                                                                                                "") "]}";
+static const char *diamond =
+    "{\"graph_inputs\":[" T("x", "[4,9]") "],\"graph_outputs\":[" T("o", "[4,9]") "," T("e", "[4,9]") "],\"nodes\":["
+    NODE("n", "aten.neg.default", T("x", "[4,9]"), T("a", "[4,9]"), "")
+    "," NODE("ex", "aten.exp.default", T("a", "[4,9]"), T("e", "[4,9]"), "")
+    "," NODE("r", "aten.relu.default", T("e", "[4,9]"), T("b", "[4,9]"), "")
+    "," NODE("s", "aten.sigmoid.default", T("e", "[4,9]"), T("c", "[4,9]"), "")
+    "," NODE("ad", "aten.mul.Tensor", T("b", "[4,9]") "," T("c", "[4,9]"), T("f", "[4,9]"), "")
+    "," NODE("r2", "aten.relu.default", T("f", "[4,9]"), T("o", "[4,9]"), "") "]}";
+/* clang-format on */
 
 static void test_pass_groups(void **state)
 {
@@ -372,37 +348,15 @@ static void test_pass_groups(void **state)
 static void test_pass_after_patterns(void **state)
 {
     (void)state;
+    /* clang-format off */
     const char *g =
-        "{\"graph_inputs\":[" T("x", "[4,9]") "," T("y", "[4,9]") "],\"graph_outputs\":[" T(
-            "o",
-            "[4,9]") "],\"nodes\":[" NODE("m", "aten.mul.Tensor",
-                                          T("x", "[4,9]") "," T("y", "[4,9]"), T("a", "[4,9]"),
-                                          "") "," NODE("ad", "aten.add.Tensor",
-                                                       T("a", "[4,9]") "," T("y", "[4,9]"),
-                                                       T("b", "[4,9]"),
-                                                       "") "," NODE("r", "aten.relu.default",
-                                                                    T("b", "[4,9]"),
-                                                                    T("c", "[4,9]"),
-                                                                    "") "," NODE("t",
-                                                                                 "aten.tanh."
-                                                                                 "default",
-                                                                                 T("c", "[4,9]"),
-                                                                                 T("d", "[4,9]"),
-                                                                                 "") "," NODE("n",
-                                                                                              "aten"
-                                                                                              ".neg"
-                                                                                              ".def"
-                                                                                              "aul"
-                                                                                              "t",
-                                                                                              T("d",
-                                                                                                "[4"
-                                                                                                ",9"
-                                                                                                "]"),
-                                                                                              T("o",
-                                                                                                "[4"
-                                                                                                ",9"
-                                                                                                "]"),
-                                                                                              "") "]}";
+        "{\"graph_inputs\":[" T("x", "[4,9]") "," T("y", "[4,9]") "],\"graph_outputs\":[" T("o", "[4,9]") "],\"nodes\":["
+        NODE("m", "aten.mul.Tensor", T("x", "[4,9]") "," T("y", "[4,9]"), T("a", "[4,9]"), "")
+        "," NODE("ad", "aten.add.Tensor", T("a", "[4,9]") "," T("y", "[4,9]"), T("b", "[4,9]"), "")
+        "," NODE("r", "aten.relu.default", T("b", "[4,9]"), T("c", "[4,9]"), "")
+        "," NODE("t", "aten.tanh.default", T("c", "[4,9]"), T("d", "[4,9]"), "")
+        "," NODE("n", "aten.neg.default", T("d", "[4,9]"), T("o", "[4,9]"), "") "]}";
+    /* clang-format on */
     Pipeline p = compile(g, NULL);
     assert_int_equal(p.g->nfusions, 2); /* F1 add_relu {ad, r}; F2 {t, n}; m alone saves nothing */
     assert_string_equal(p.g->fusions[0].pattern, "add_relu");

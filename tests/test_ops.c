@@ -1,4 +1,5 @@
-/* The op table: every slot of every per-op table is filled, names resolve both ways. */
+/* The op table: every slot of every per-op table is filled, names resolve both ways, the classes
+ * agree with the flags. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -47,12 +48,37 @@ static void test_names_unique(void **state)
     }
 }
 
+/* The CLASS column agrees with the flags: the elementwise classes are OPF_ELTWISE, the view
+ * classes OPF_VIEW, and the groups code relies on are what they say. */
+static void test_classes_agree_with_flags(void **state)
+{
+    (void)state;
+    for (int op = 0; op < OP_COUNT; op++) {
+        OpClass k = op_class((OpId)op);
+        bool elt =
+            k == OC_unary || k == OC_binary || k == OC_compare || k == OC_logical || k == OC_select;
+        bool view = k == OC_reshape || k == OC_identity || k == OC_permute || k == OC_slice ||
+                    k == OC_expand;
+        if (elt && !op_has((OpId)op, OPF_ELTWISE))
+            fail_msg("%s: an elementwise class without OPF_ELTWISE", op_info[op].id);
+        if (view && !op_has((OpId)op, OPF_VIEW))
+            fail_msg("%s: a view class without OPF_VIEW", op_info[op].id);
+    }
+    assert_int_equal(op_class(OP_EQ), OC_compare);
+    assert_int_equal(op_class(OP_LOGICAL_OR), OC_logical);
+    assert_int_equal(op_class(OP_TRANSPOSE), OC_permute);
+    assert_true(op_keeps_order(OP_VIEW) && op_keeps_order(OP_DROPOUT));
+    assert_false(op_keeps_order(OP_DEPAD) || op_keeps_order(OP_PERMUTE));
+    assert_int_equal(op_class(OP_COUNT), OC_other);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_op_has_cpu_kernel),
         cmocka_unit_test(test_names_resolve),
         cmocka_unit_test(test_names_unique),
+        cmocka_unit_test(test_classes_agree_with_flags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -217,111 +217,32 @@ static void test_prefill_attention_switches(void **state)
 static void test_rmsnorm_rules(void **state)
 {
     (void)state;
+    /* clang-format off */
     /* exponent 3 is not a norm; the normalised tensor must be the pow's input */
     const char *g3 =
-        "{\"graph_inputs\":[" T("x", "[1,4]") "," T("w", "[4]") "],\"graph_outputs\":[" T(
-            "o",
-            "[1,"
-            "4]") "],\"nodes\":[" NODE("pow", "aten.pow.Tensor_Scalar", T("x", "[1,4]"),
-                                       T("p", "[1,4]"),
-                                       "\"exponent\":2") "," NODE("mean", "aten.mean.dim",
-                                                                  T("p", "[1,4]"), T("m", "[1,1]"),
-                                                                  "\"dim\":[-1],\"keepdim\":"
-                                                                  "true") "," NODE("eps",
-                                                                                   "aten.add."
-                                                                                   "Tensor",
-                                                                                   T("m", "[1,1]"),
-                                                                                   T("e", "[1,1]"),
-                                                                                   "\"other\":"
-                                                                                   "1e-"
-                                                                                   "6") "," NODE("r"
-                                                                                                 "s",
-                                                                                                 "a"
-                                                                                                 "t"
-                                                                                                 "e"
-                                                                                                 "n"
-                                                                                                 "."
-                                                                                                 "r"
-                                                                                                 "s"
-                                                                                                 "q"
-                                                                                                 "r"
-                                                                                                 "t"
-                                                                                                 "."
-                                                                                                 "d"
-                                                                                                 "e"
-                                                                                                 "f"
-                                                                                                 "a"
-                                                                                                 "u"
-                                                                                                 "l"
-                                                                                                 "t",
-                                                                                                 T("e",
-                                                                                                   "["
-                                                                                                   "1"
-                                                                                                   ","
-                                                                                                   "1"
-                                                                                                   "]"),
-                                                                                                 T("r",
-                                                                                                   "["
-                                                                                                   "1"
-                                                                                                   ","
-                                                                                                   "1"
-                                                                                                   "]"),
-                                                                                                 "") "," NODE("mx",
-                                                                                                              "aten.mul.Tensor",
-                                                                                                              T("x", "[1,4]") "," T(
-                                                                                                                  "r",
-                                                                                                                  "[1,1]"),
-                                                                                                              T("y",
-                                                                                                                "[1,4]"),
-                                                                                                              "") "," NODE("mw",
-                                                                                                                           "aten.mul.Tensor",
-                                                                                                                           T("w", "[4]") "," T(
-                                                                                                                               "y",
-                                                                                                                               "[1,4]"),
-                                                                                                                           T("o",
-                                                                                                                             "[1,4]"),
-                                                                                                                           "") "]}";
+        "{\"graph_inputs\":[" T("x", "[1,4]") "," T("w", "[4]") "],\"graph_outputs\":[" T("o", "[1,4]") "],\"nodes\":["
+        NODE("pow", "aten.pow.Tensor_Scalar", T("x", "[1,4]"), T("p", "[1,4]"), "\"exponent\":2")
+        "," NODE("mean", "aten.mean.dim", T("p", "[1,4]"), T("m", "[1,1]"), "\"dim\":[-1],\"keepdim\":true")
+        "," NODE("eps", "aten.add.Tensor", T("m", "[1,1]"), T("e", "[1,1]"), "\"other\":1e-6")
+        "," NODE("rs", "aten.rsqrt.default", T("e", "[1,1]"), T("r", "[1,1]"), "")
+        "," NODE("mx", "aten.mul.Tensor", T("x", "[1,4]") "," T("r", "[1,1]"), T("y", "[1,4]"), "")
+        "," NODE("mw", "aten.mul.Tensor", T("w", "[4]") "," T("y", "[1,4]"), T("o", "[1,4]"), "") "]}";
+    /* clang-format on */
     Pipeline p = tp_compile_json(g3);
     assert_int_equal(tp_count_pattern(p.g, "rmsnorm"), 1);
     assert_int_equal(p.g->fusions[0].nnodes, 6);
     pipeline_free(&p);
+    /* clang-format off */
     /* the normalised tensor is not the pow's input: a near miss, no instance */
-    p = tp_compile_json("{\"graph_inputs\":[" T("x", "[1,4]") "," T("z", "[1,4]") "," T("w", "[4]") "],\"graph_outputs\":[" T("o", "[1,4]") "],\"nodes\":[" NODE(
-        "pow",
-        "aten.pow."
-        "Tensor_"
-        "Scalar",
-        T("x", "[1,4]"), T("p", "[1,4]"),
-        "\"exponent\":"
-        "2") "," NODE("mean", "aten.mean.dim", T("p", "[1,4]"), T("m", "[1,1]"),
-                      "\"dim\":[-1],\"keepdim\":true") "," NODE("eps", "aten.add.Tensor",
-                                                                T("m", "[1,1]"), T("e", "[1,1]"),
-                                                                "\"other\":1e-6") "," NODE("rs",
-                                                                                           "aten."
-                                                                                           "rsqrt."
-                                                                                           "defaul"
-                                                                                           "t",
-                                                                                           T("e",
-                                                                                             "[1,"
-                                                                                             "1]"),
-                                                                                           T("r",
-                                                                                             "[1,"
-                                                                                             "1]"),
-                                                                                           "") "," NODE("mx",
-                                                                                                        "aten.mul.Tensor",
-                                                                                                        T("z", "[1,4]") "," T(
-                                                                                                            "r",
-                                                                                                            "[1,1]"),
-                                                                                                        T("y",
-                                                                                                          "[1,4]"),
-                                                                                                        "") "," NODE("mw",
-                                                                                                                     "aten.mul.Tensor",
-                                                                                                                     T("w", "[4]") "," T(
-                                                                                                                         "y",
-                                                                                                                         "[1,4]"),
-                                                                                                                     T("o",
-                                                                                                                       "[1,4]"),
-                                                                                                                     "") "]}");
+    p = tp_compile_json(
+        "{\"graph_inputs\":[" T("x", "[1,4]") "," T("z", "[1,4]") "," T("w", "[4]") "],\"graph_outputs\":[" T("o", "[1,4]") "],\"nodes\":["
+        NODE("pow", "aten.pow.Tensor_Scalar", T("x", "[1,4]"), T("p", "[1,4]"), "\"exponent\":2")
+        "," NODE("mean", "aten.mean.dim", T("p", "[1,4]"), T("m", "[1,1]"), "\"dim\":[-1],\"keepdim\":true")
+        "," NODE("eps", "aten.add.Tensor", T("m", "[1,1]"), T("e", "[1,1]"), "\"other\":1e-6")
+        "," NODE("rs", "aten.rsqrt.default", T("e", "[1,1]"), T("r", "[1,1]"), "")
+        "," NODE("mx", "aten.mul.Tensor", T("z", "[1,4]") "," T("r", "[1,1]"), T("y", "[1,4]"), "")
+        "," NODE("mw", "aten.mul.Tensor", T("w", "[4]") "," T("y", "[1,4]"), T("o", "[1,4]"), "") "]}");
+    /* clang-format on */
     assert_int_equal(tp_count_pattern(p.g, "rmsnorm"), 0);
     assert_int_equal(p.g->nmisses, 1);
     assert_non_null(strstr(p.g->misses[0].reason, "not the pow's input"));
@@ -331,105 +252,56 @@ static void test_rmsnorm_rules(void **state)
 static void test_conv_rope_linear_rules(void **state)
 {
     (void)state;
+    /* clang-format off */
     /* conv whose output feeds two nodes: no conv instance, a near miss names the reason */
     Pipeline p = tp_compile_json(
-        "{\"graph_inputs\":[" T("x", "[1,3,4,4]") "],\"graph_outputs\":[" T("r", "[1,8,4,4]") "," T(
-            "n",
-            "[1,8,4,4]") "],"
-                         "\"weights\":[" T(
-                             "w",
-                             "[8,3,1,1]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":"
-                                          "[" NODE(
-                                              "conv", "aten.conv2d.default",
-                                              T("x", "[1,3,4,4]") "," T("p_w", "[8,3,1,1]"),
-                                              T("c", "[1,8,4,4]"),
-                                              "") "," NODE("relu", "aten.relu.default",
-                                                           T("c", "[1,8,4,4]"), T("r", "[1,8,4,4]"),
-                                                           "") "," NODE("neg", "aten.neg.default",
-                                                                        T("c", "[1,8,4,4]"),
-                                                                        T("n", "[1,8,4,4]"),
-                                                                        "") "]}");
+        "{\"graph_inputs\":[" T("x", "[1,3,4,4]") "],\"graph_outputs\":[" T("r", "[1,8,4,4]") "," T("n", "[1,8,4,4]") "],"
+        "\"weights\":[" T("w", "[8,3,1,1]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
+        NODE("conv", "aten.conv2d.default", T("x", "[1,3,4,4]") "," T("p_w", "[8,3,1,1]"), T("c", "[1,8,4,4]"), "")
+        "," NODE("relu", "aten.relu.default", T("c", "[1,8,4,4]"), T("r", "[1,8,4,4]"), "")
+        "," NODE("neg", "aten.neg.default", T("c", "[1,8,4,4]"), T("n", "[1,8,4,4]"), "") "]}");
+    /* clang-format on */
     assert_int_equal(tp_count_pattern(p.g, "conv"), 0);
     assert_true(p.g->nmisses >= 1);
     assert_non_null(strstr(p.g->misses[0].reason, "several consumers"));
     pipeline_free(&p);
+    /* clang-format off */
     /* conv + relu fuses; the same graph with a broadcast residual add stops before the add */
     p = tp_compile_json(
-        "{\"graph_inputs\":[" T("x", "[1,3,4,4]") "," T("b", "[1,8,1,1]") "],\"graph_outputs\":[" T(
-            "r",
-            "[1,8,4,4]") "],"
-                         "\"weights\":[" T(
-                             "w",
-                             "[8,3,1,1]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":"
-                                          "[" NODE("conv", "aten.conv2d.default",
-                                                   T("x", "[1,3,4,4]") "," T("p_w", "[8,3,1,1]"),
-                                                   T("c", "[1,8,4,4]"),
-                                                   "") "," NODE("add", "aten.add.Tensor",
-                                                                T("c", "[1,8,4,4]") "," T(
-                                                                    "b", "[1,8,1,1]"),
-                                                                T("a", "[1,8,4,4]"),
-                                                                "") "," NODE("relu",
-                                                                             "aten.relu.default",
-                                                                             T("a", "[1,8,4,4]"),
-                                                                             T("r", "[1,8,4,4]"),
-                                                                             "") "]}");
+        "{\"graph_inputs\":[" T("x", "[1,3,4,4]") "," T("b", "[1,8,1,1]") "],\"graph_outputs\":[" T("r", "[1,8,4,4]") "],"
+        "\"weights\":[" T("w", "[8,3,1,1]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
+        NODE("conv", "aten.conv2d.default", T("x", "[1,3,4,4]") "," T("p_w", "[8,3,1,1]"), T("c", "[1,8,4,4]"), "")
+        "," NODE("add", "aten.add.Tensor", T("c", "[1,8,4,4]") "," T("b", "[1,8,1,1]"), T("a", "[1,8,4,4]"), "")
+        "," NODE("relu", "aten.relu.default", T("a", "[1,8,4,4]"), T("r", "[1,8,4,4]"), "") "]}");
+    /* clang-format on */
     assert_int_equal(tp_count_pattern(p.g, "conv"), 0);     /* the add is not a residual */
     assert_int_equal(tp_count_pattern(p.g, "add_relu"), 1); /* the add and relu still fuse */
     pipeline_free(&p);
+    /* clang-format off */
     /* linear + gelu fuses as linear_gelu; linear + neg does not fuse */
     p = tp_compile_json(
-        "{\"graph_inputs\":[" T("x", "[2,4]") "],\"graph_outputs\":[" T("g", "[2,3]") "," T(
-            "n",
-            "[2,3]") "],"
-                     "\"weights\":[" T(
-                         "w",
-                         "[3,4]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":"
-                                  "[" NODE("l1", "aten.linear.default",
-                                           T("x", "[2,4]") "," T("p_w", "[3,4]"), T("y", "[2,3]"),
-                                           "") "," NODE("gelu", "aten.gelu.default",
-                                                        T("y", "[2,3]"), T("g", "[2,3]"),
-                                                        "") "," NODE("l2", "aten.linear.default",
-                                                                     T("x", "[2,4]") "," T("p_w",
-                                                                                           "[3,4]"),
-                                                                     T("z", "[2,3]"),
-                                                                     "") "," NODE("neg",
-                                                                                  "aten."
-                                                                                  "neg."
-                                                                                  "defaul"
-                                                                                  "t",
-                                                                                  T("z", "[2,"
-                                                                                         "3]"),
-                                                                                  T("n", "[2,"
-                                                                                         "3]"),
-                                                                                  "") "]"
-                                                                                      "}");
+        "{\"graph_inputs\":[" T("x", "[2,4]") "],\"graph_outputs\":[" T("g", "[2,3]") "," T("n", "[2,3]") "],"
+        "\"weights\":[" T("w", "[3,4]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
+        NODE("l1", "aten.linear.default", T("x", "[2,4]") "," T("p_w", "[3,4]"), T("y", "[2,3]"), "")
+        "," NODE("gelu", "aten.gelu.default", T("y", "[2,3]"), T("g", "[2,3]"), "")
+        "," NODE("l2", "aten.linear.default", T("x", "[2,4]") "," T("p_w", "[3,4]"), T("z", "[2,3]"), "")
+        "," NODE("neg", "aten.neg.default", T("z", "[2,3]"), T("n", "[2,3]"), "") "]}");
+    /* clang-format on */
     assert_int_equal(p.g->nfusions, 1);
     assert_string_equal(p.g->fusions[0].pattern, "linear_gelu");
     pipeline_free(&p);
+    /* clang-format off */
     /* rope: the two slices must be the halves of the last dim; here the first takes [0:3] of 8 */
-    p =
-        tp_compile_json(
-            "{\"graph_inputs\":[" T("x", "[1,2,1,8]") "," T("c", "[1,1,1,8]") "," T(
-                "s", "[1,1,1,8]") "],\"graph_outputs\":[" T("o",
-                                                            "[1,2,1,8]") "],\"nodes\":[" NODE("m1", "aten.mul.Tensor", T("x", "[1,2,1,8]") "," T("c", "[1,1,1,8]"), T("a", "[1,2,1,8]"), "") "," NODE("s1", "aten.slice.Tensor", T("x", "[1,2,1,8]"), T("h1", "[1,2,1,5]"), "\"dim\":3,\"start\":3,\"end\":9223372036854775807") "," NODE("ng", "aten.neg.default", T("h1", "[1,2,1,5]"), T("nh", "[1,2,1,5]"), "") "," NODE("s2",
-                                                                                                                                                                                                                                                                                                                                                                                                                             "aten.slice.Tensor",
-                                                                                                                                                                                                                                                                                                                                                                                                                             T("x", "[1,2,1,8]"), T("h2", "[1,2,1,3]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                             "\"dim\":3,\"start\":0,\"end\":3") "," NODE("ct",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                         "aten.cat.default",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                         T(
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                             "nh", "[1,2,1,5]") "," T("h2", "[1,2,1,3]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                         T("rt",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                           "[1,2,1,8]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                         "\"dim\":-1") "," NODE("m2",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "aten.mul.Tensor",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                T("rt", "[1,2,1,8]") "," T("s", "[1,1,1,8]"), T("b", "[1,2,1,8]"), "") "," NODE("ad",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "aten.add.Tensor",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                T("a", "[1,2,1,8]") "," T(
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                    "b",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                    "[1,2,1,8]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                T("o",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  "[1,2,1,8]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "") "]}");
+    p = tp_compile_json(
+        "{\"graph_inputs\":[" T("x", "[1,2,1,8]") "," T("c", "[1,1,1,8]") "," T("s", "[1,1,1,8]") "],\"graph_outputs\":[" T("o", "[1,2,1,8]") "],\"nodes\":["
+        NODE("m1", "aten.mul.Tensor", T("x", "[1,2,1,8]") "," T("c", "[1,1,1,8]"), T("a", "[1,2,1,8]"), "")
+        "," NODE("s1", "aten.slice.Tensor", T("x", "[1,2,1,8]"), T("h1", "[1,2,1,5]"), "\"dim\":3,\"start\":3,\"end\":9223372036854775807")
+        "," NODE("ng", "aten.neg.default", T("h1", "[1,2,1,5]"), T("nh", "[1,2,1,5]"), "")
+        "," NODE("s2", "aten.slice.Tensor", T("x", "[1,2,1,8]"), T("h2", "[1,2,1,3]"), "\"dim\":3,\"start\":0,\"end\":3")
+        "," NODE("ct", "aten.cat.default", T("nh", "[1,2,1,5]") "," T("h2", "[1,2,1,3]"), T("rt", "[1,2,1,8]"), "\"dim\":-1")
+        "," NODE("m2", "aten.mul.Tensor", T("rt", "[1,2,1,8]") "," T("s", "[1,1,1,8]"), T("b", "[1,2,1,8]"), "")
+        "," NODE("ad", "aten.add.Tensor", T("a", "[1,2,1,8]") "," T("b", "[1,2,1,8]"), T("o", "[1,2,1,8]"), "") "]}");
+    /* clang-format on */
     assert_int_equal(tp_count_pattern(p.g, "rope"), 0);
     int why = 0;
     for (int i = 0; i < p.g->nmisses; i++)
@@ -445,33 +317,21 @@ static void test_conv_rope_linear_rules(void **state)
         char json[4096], kv[64], ix[64];
         snprintf(kv, sizeof kv, "{\"name\":\"kv\",\"shape\":%s}", ic_kv[k]);
         snprintf(ix, sizeof ix, "{\"name\":\"i\",\"dtype\":\"int64\",\"shape\":%s}", ic_n[k]);
-        snprintf(
-            json, sizeof json,
-            "{\"graph_inputs\":[" T("x", "[1,2,1,8]") "," T(
-                "c", "[1,1,1,8]") "," T("s", "[1,1,1,8]") ",%1$s,%2$s],"
-                                                          "\"graph_outputs\":[%3$s{\"name\":\"ic\","
-                                                          "\"shape\":%4$s}],\"nodes\":[" NODE("m1", "aten.mul.Tensor", T("x", "[1,2,1,8]") "," T("c", "[1,1,1,8]"), T("a", "[1,2,1,8]"), "") "," NODE("s1", "aten.slice.Tensor", T("x", "[1,2,1,8]"), T("h1", "[1,2,1,4]"), "\"dim\":3,\"start\":4,\"end\":9223372036854775807") "," NODE("ng", "aten.neg.default", T("h1", "[1,2,1,4]"), T("nh", "[1,2,1,4]"), "") "," NODE("s2",
-                                                                                                                                                                                                                                                                                                                                                                                                                             "aten.slice.Tensor",
-                                                                                                                                                                                                                                                                                                                                                                                                                             T("x", "[1,2,1,8]"), T("h2", "[1,2,1,4]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                             "\"dim\":3,\"start\":0,\"end\":4") "," NODE("ct",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                         "aten.cat.default",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                         T(
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                             "nh", "[1,2,1,4]") "," T("h2", "[1,2,1,4]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                         T("rt",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                           "[1,2,1,8]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                         "\"dim\":-1") "," NODE("m2",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "aten.mul.Tensor",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                T("rt", "[1,2,1,8]") "," T("s", "[1,1,1,8]"), T("b", "[1,2,1,8]"), "") "," NODE("ad",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "aten.add.Tensor",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                T("a", "[1,2,1,8]") "," T(
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                    "b",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                    "[1,2,1,8]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                T("o",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  "[1,2,1,8]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "") ",{\"name\":\"icp\",\"op_type\":\"aten.index_copy.default\",\"inputs\":[%1$s,%2$s," T("o",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          "[1,2,1,8]") "],"
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                       "\"outputs\":[{\"name\":\"ic\",\"shape\":%4$s}],\"attrs\":{\"dim\":%5$s}}]}",
+        /* clang-format off */
+        snprintf(json, sizeof json,
+            "{\"graph_inputs\":[" T("x", "[1,2,1,8]") "," T("c", "[1,1,1,8]") "," T("s", "[1,1,1,8]") ",%1$s,%2$s],"
+            "\"graph_outputs\":[%3$s{\"name\":\"ic\",\"shape\":%4$s}],\"nodes\":["
+            NODE("m1", "aten.mul.Tensor", T("x", "[1,2,1,8]") "," T("c", "[1,1,1,8]"), T("a", "[1,2,1,8]"), "")
+            "," NODE("s1", "aten.slice.Tensor", T("x", "[1,2,1,8]"), T("h1", "[1,2,1,4]"), "\"dim\":3,\"start\":4,\"end\":9223372036854775807")
+            "," NODE("ng", "aten.neg.default", T("h1", "[1,2,1,4]"), T("nh", "[1,2,1,4]"), "")
+            "," NODE("s2", "aten.slice.Tensor", T("x", "[1,2,1,8]"), T("h2", "[1,2,1,4]"), "\"dim\":3,\"start\":0,\"end\":4")
+            "," NODE("ct", "aten.cat.default", T("nh", "[1,2,1,4]") "," T("h2", "[1,2,1,4]"), T("rt", "[1,2,1,8]"), "\"dim\":-1")
+            "," NODE("m2", "aten.mul.Tensor", T("rt", "[1,2,1,8]") "," T("s", "[1,1,1,8]"), T("b", "[1,2,1,8]"), "")
+            "," NODE("ad", "aten.add.Tensor", T("a", "[1,2,1,8]") "," T("b", "[1,2,1,8]"), T("o", "[1,2,1,8]"), "")
+            ",{\"name\":\"icp\",\"op_type\":\"aten.index_copy.default\",\"inputs\":[%1$s,%2$s," T("o", "[1,2,1,8]") "],"
+            "\"outputs\":[{\"name\":\"ic\",\"shape\":%4$s}],\"attrs\":{\"dim\":%5$s}}]}",
             kv, ix, k == 0 ? T("o", "[1,2,1,8]") "," : "", ic_kv[k], ic_dim[k]);
+        /* clang-format on */
         p = tp_compile_json(json);
         assert_int_equal(tp_count_pattern(p.g, "rope_cache"), 0);
         assert_int_equal(tp_count_pattern(p.g, "rope"), 1);
@@ -485,16 +345,13 @@ static void test_conv_rope_linear_rules(void **state)
 }
 
 /* x[2,4] @ w[3,4]^T then add(y, r) (or add(r, y)) with r of shape RS, optionally a relu. */
-#define LIN_ADD(RS, ADD_INS, TAIL, OUTS)                                                           \
-    "{\"graph_inputs\":[" T("x", "[2,4]") "," T(                                                   \
-        "r", RS) "],\"graph_outputs\":[" OUTS "],"                                                 \
-                 "\"weights\":[" T(                                                                \
-                     "w", "[3,4]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":"          \
-                                   "[" NODE("lin", "aten.linear.default",                          \
-                                            T("x", "[2,4]") "," T("p_w", "[3,4]"),                 \
-                                            T("y", "[2,3]"),                                       \
-                                            "") "," NODE("add", "aten.add.Tensor", ADD_INS,        \
-                                                         T("s", "[2,3]"), "") TAIL "]}"
+/* clang-format off */
+#define LIN_ADD(RS, ADD_INS, TAIL, OUTS)                                                            \
+    "{\"graph_inputs\":[" T("x", "[2,4]") "," T("r", RS) "],\"graph_outputs\":[" OUTS "],"     \
+    "\"weights\":[" T("w", "[3,4]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["  \
+    NODE("lin", "aten.linear.default", T("x", "[2,4]") "," T("p_w", "[3,4]"), T("y", "[2,3]"), "")  \
+    "," NODE("add", "aten.add.Tensor", ADD_INS, T("s", "[2,3]"), "") TAIL "]}"
+/* clang-format on */
 
 static bool has_miss(const Graph *g, const char *pattern, const char *why)
 {
@@ -538,33 +395,25 @@ static void test_linear_add_rules(void **state)
     assert_int_equal(p.g->nfusions, 0);
     assert_true(has_miss(p.g, "linear_add", "several consumers"));
     pipeline_free(&p);
+    /* clang-format off */
     p = tp_compile_json(
-        "{\"graph_inputs\":[" T("x", "[2,4]") "," T("r", "[2,3]") "],\"graph_outputs\":[" T(
-            "s", "[2,3]") "],"
-                          "\"weights\":[" T(
-                              "w",
-                              "[3,4]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":"
-                                       "[" NODE("lin", "aten.linear.default",
-                                                T("x", "[2,4]") "," T("p_w", "[3,4]"),
-                                                T("y", "[2,3]"),
-                                                "") "," NODE("add", "aten.add.Tensor",
-                                                             T("y", "[2,3]") "," T("r", "[2,3]"),
-                                                             T("s", "[2,3]"), "\"alpha\":2") "]}");
+        "{\"graph_inputs\":[" T("x", "[2,4]") "," T("r", "[2,3]") "],\"graph_outputs\":[" T("s", "[2,3]") "],"
+        "\"weights\":[" T("w", "[3,4]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
+        NODE("lin", "aten.linear.default", T("x", "[2,4]") "," T("p_w", "[3,4]"), T("y", "[2,3]"), "")
+        "," NODE("add", "aten.add.Tensor", T("y", "[2,3]") "," T("r", "[2,3]"), T("s", "[2,3]"), "\"alpha\":2") "]}");
+    /* clang-format on */
     assert_int_equal(p.g->nfusions, 0);
     assert_true(has_miss(p.g, "linear_add", "alpha"));
     pipeline_free(&p);
+    /* clang-format off */
     /* matmul + add of a same-shape mask + softmax: masked_softmax keeps the add */
-    p = tp_compile_json("{\"graph_inputs\":[" T("q", "[1,2,4,8]") "," T("k", "[1,2,8,4]") "," T(
-        "m", "[1,2,4,4]") "],"
-                          "\"graph_outputs\":[" T("o", "[1,2,4,4]") "],\"nodes\":[" NODE(
-                              "mm", "aten.matmul.default",
-                              T("q", "[1,2,4,8]") "," T("k", "[1,2,8,4]"), T("s", "[1,2,4,4]"),
-                              "") "," NODE("add", "aten.add.Tensor",
-                                           T("s", "[1,2,4,4]") "," T("m", "[1,2,4,4]"),
-                                           T("a", "[1,2,4,4]"),
-                                           "") "," NODE("sm", "aten.softmax.int",
-                                                        T("a", "[1,2,4,4]"), T("o", "[1,2,4,4]"),
-                                                        "\"dim\":-1") "]}");
+    p = tp_compile_json(
+        "{\"graph_inputs\":[" T("q", "[1,2,4,8]") "," T("k", "[1,2,8,4]") "," T("m", "[1,2,4,4]") "],"
+        "\"graph_outputs\":[" T("o", "[1,2,4,4]") "],\"nodes\":["
+        NODE("mm", "aten.matmul.default", T("q", "[1,2,4,8]") "," T("k", "[1,2,8,4]"), T("s", "[1,2,4,4]"), "")
+        "," NODE("add", "aten.add.Tensor", T("s", "[1,2,4,4]") "," T("m", "[1,2,4,4]"), T("a", "[1,2,4,4]"), "")
+        "," NODE("sm", "aten.softmax.int", T("a", "[1,2,4,4]"), T("o", "[1,2,4,4]"), "\"dim\":-1") "]}");
+    /* clang-format on */
     assert_int_equal(tp_count_pattern(p.g, "masked_softmax"), 1);
     assert_int_equal(tp_count_pattern(p.g, "linear_add"), 0);
     assert_true(has_miss(p.g, "linear_add", "softmax"));
@@ -580,18 +429,13 @@ static void test_linear_add_rules(void **state)
     pipeline_free(&p);
     compile_defaults(&o);
     o.no_fuse[o.n_no_fuse++] = "linear_act";
+    /* clang-format off */
     p = tp_compile_json_opts(
-        "{\"graph_inputs\":[" T("x", "[2,4]") "],\"graph_outputs\":[" T(
-            "g", "[2,3]") "],"
-                          "\"weights\":[" T(
-                              "w", "[3,4]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":"
-                                            "[" NODE("l1", "aten.linear.default",
-                                                     T("x", "[2,4]") "," T("p_w", "[3,4]"),
-                                                     T("y", "[2,3]"),
-                                                     "") "," NODE("gelu", "aten.gelu.default",
-                                                                  T("y", "[2,3]"), T("g", "[2,3]"),
-                                                                  "") "]}",
-        &o);
+        "{\"graph_inputs\":[" T("x", "[2,4]") "],\"graph_outputs\":[" T("g", "[2,3]") "],"
+        "\"weights\":[" T("w", "[3,4]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
+        NODE("l1", "aten.linear.default", T("x", "[2,4]") "," T("p_w", "[3,4]"), T("y", "[2,3]"), "")
+        "," NODE("gelu", "aten.gelu.default", T("y", "[2,3]"), T("g", "[2,3]"), "") "]}", &o);
+    /* clang-format on */
     assert_int_equal(p.g->nfusions, 1);
     assert_string_equal(p.g->fusions[0].pattern, "linear_gelu");
     assert_false(p.g->fusions[0].enabled);
@@ -687,36 +531,34 @@ static void test_conv_activation_patterns(void **state)
 static void test_add_relu_rules(void **state)
 {
     (void)state;
+    /* clang-format off */
     /* fused: add's only consumer is relu */
-    Pipeline p = tp_compile_json("{\"graph_inputs\":[" T("a", "[2,3]") "," T(
-        "b", "[2,3]") "],"
-                      "\"graph_outputs\":[" T("r", "[2,3]") "],\"nodes\":[" NODE(
-                          "add", "aten.add.Tensor", T("a", "[2,3]") "," T("b", "[2,3]"),
-                          T("s", "[2,3]"), "") "," NODE("relu", "aten.relu.default",
-                                                        T("s", "[2,3]"), T("r", "[2,3]"), "") "]}");
+    Pipeline p = tp_compile_json("{\"graph_inputs\":[" T("a", "[2,3]") "," T("b", "[2,3]") "],"
+                              "\"graph_outputs\":[" T("r", "[2,3]") "],\"nodes\":["
+                              NODE("add", "aten.add.Tensor", T("a", "[2,3]") "," T("b", "[2,3]"), T("s", "[2,3]"), "")
+                              "," NODE("relu", "aten.relu.default", T("s", "[2,3]"), T("r", "[2,3]"), "") "]}");
+    /* clang-format on */
     assert_int_equal(p.g->nfusions, 1);
     assert_string_equal(p.g->fusions[0].pattern, "add_relu");
     assert_string_equal(p.g->fusions[0].id, "F1");
     pipeline_free(&p);
+    /* clang-format off */
     /* not fused: the add's output is also a graph output; the near miss says why */
-    p = tp_compile_json("{\"graph_inputs\":[" T("a", "[2,3]") "," T(
-        "b",
-        "[2,3]") "],"
-                 "\"graph_outputs\":[" T("r", "[2,3]") "," T("s", "[2,3]") "],\"nodes\":[" NODE(
-                     "add", "aten.add.Tensor", T("a", "[2,3]") "," T("b", "[2,3]"), T("s", "[2,3]"),
-                     "") "," NODE("relu", "aten.relu.default", T("s", "[2,3]"), T("r", "[2,3]"),
-                                  "") "]}");
+    p = tp_compile_json("{\"graph_inputs\":[" T("a", "[2,3]") "," T("b", "[2,3]") "],"
+                     "\"graph_outputs\":[" T("r", "[2,3]") "," T("s", "[2,3]") "],\"nodes\":["
+                     NODE("add", "aten.add.Tensor", T("a", "[2,3]") "," T("b", "[2,3]"), T("s", "[2,3]"), "")
+                     "," NODE("relu", "aten.relu.default", T("s", "[2,3]"), T("r", "[2,3]"), "") "]}");
+    /* clang-format on */
     assert_int_equal(p.g->nfusions, 0);
     pipeline_free(&p);
+    /* clang-format off */
     /* not fused: two consumers */
-    p = tp_compile_json("{\"graph_inputs\":[" T("a", "[2,3]") "," T(
-        "b",
-        "[2,3]") "],"
-                 "\"graph_outputs\":[" T("r", "[2,3]") "," T("n", "[2,3]") "],\"nodes\":[" NODE(
-                     "add", "aten.add.Tensor", T("a", "[2,3]") "," T("b", "[2,3]"), T("s", "[2,3]"),
-                     "") "," NODE("relu", "aten.relu.default", T("s", "[2,3]"), T("r", "[2,3]"),
-                                  "") "," NODE("neg", "aten.neg.default", T("s", "[2,3]"),
-                                               T("n", "[2,3]"), "") "]}");
+    p = tp_compile_json("{\"graph_inputs\":[" T("a", "[2,3]") "," T("b", "[2,3]") "],"
+                     "\"graph_outputs\":[" T("r", "[2,3]") "," T("n", "[2,3]") "],\"nodes\":["
+                     NODE("add", "aten.add.Tensor", T("a", "[2,3]") "," T("b", "[2,3]"), T("s", "[2,3]"), "")
+                     "," NODE("relu", "aten.relu.default", T("s", "[2,3]"), T("r", "[2,3]"), "")
+                     "," NODE("neg", "aten.neg.default", T("s", "[2,3]"), T("n", "[2,3]"), "") "]}");
+    /* clang-format on */
     assert_int_equal(p.g->nfusions, 0);
     assert_true(p.g->nmisses >= 1);
     assert_non_null(strstr(p.g->misses[0].reason, "several consumers"));
@@ -726,27 +568,25 @@ static void test_add_relu_rules(void **state)
 static void test_silu_mul_either_order(void **state)
 {
     (void)state;
+    /* clang-format off */
     /* up is computed after silu (the order Hugging Face exports): still fused */
-    Pipeline p = tp_compile_json("{\"graph_inputs\":[" T(
-        "x", "[1,4]") "],"
-                      "\"graph_outputs\":[" T("m", "[1,4]") "],\"nodes\":[" NODE(
-                          "silu", "aten.silu.default", T("x", "[1,4]"), T("s", "[1,4]"),
-                          "") "," NODE("up", "aten.neg.default", T("x", "[1,4]"), T("u", "[1,4]"),
-                                       "") "," NODE("mul", "aten.mul.Tensor",
-                                                    T("s", "[1,4]") "," T("u", "[1,4]"),
-                                                    T("m", "[1,4]"), "") "]}");
+    Pipeline p = tp_compile_json("{\"graph_inputs\":[" T("x", "[1,4]") "],"
+                              "\"graph_outputs\":[" T("m", "[1,4]") "],\"nodes\":["
+                              NODE("silu", "aten.silu.default", T("x", "[1,4]"), T("s", "[1,4]"), "")
+                              "," NODE("up", "aten.neg.default", T("x", "[1,4]"), T("u", "[1,4]"), "")
+                              "," NODE("mul", "aten.mul.Tensor", T("s", "[1,4]") "," T("u", "[1,4]"), T("m", "[1,4]"), "") "]}");
+    /* clang-format on */
     assert_int_equal(p.g->nfusions, 1);
     assert_string_equal(p.g->fusions[0].pattern, "silu_mul");
     assert_int_equal(p.g->fusions[0].anchor, graph_find_node(p.g, "mul"));
     pipeline_free(&p);
+    /* clang-format off */
     /* a broadcast multiplier is a near miss */
-    p = tp_compile_json("{\"graph_inputs\":[" T("x", "[2,4]") "," T(
-        "y", "[1,4]") "],"
-                      "\"graph_outputs\":[" T("m", "[2,4]") "],\"nodes\":[" NODE(
-                          "silu", "aten.silu.default", T("x", "[2,4]"), T("s", "[2,4]"),
-                          "") "," NODE("mul", "aten.mul.Tensor",
-                                       T("s", "[2,4]") "," T("y", "[1,4]"), T("m", "[2,4]"),
-                                       "") "]}");
+    p = tp_compile_json("{\"graph_inputs\":[" T("x", "[2,4]") "," T("y", "[1,4]") "],"
+                     "\"graph_outputs\":[" T("m", "[2,4]") "],\"nodes\":["
+                     NODE("silu", "aten.silu.default", T("x", "[2,4]"), T("s", "[2,4]"), "")
+                     "," NODE("mul", "aten.mul.Tensor", T("s", "[2,4]") "," T("y", "[1,4]"), T("m", "[2,4]"), "") "]}");
+    /* clang-format on */
     assert_int_equal(tp_count_pattern(p.g, "silu_mul"), 0);
     assert_int_equal(tp_count_pattern(p.g, "elementwise"),
                      1); /* a generated kernel takes the pair */

@@ -23,66 +23,17 @@
 static void test_partition_hoists_host_work(void **state)
 {
     (void)state;
-    Pipeline p = tp_compile_json_no_gen("{\"graph_inputs\":[" T("x", "[2,6]") "," TIB("i", "[2,6]") "],\"graph_outputs\":[" T("o", "[2,6]") "],\"nodes\":[" NODE(
-        "sin", "aten.sin.default", T("x", "[2,6]"), T("s", "[2,6]"),
-        "") "," NODE("cs", "aten.cumsum.default", TIB("i", "[2,6]"), TIB("c", "[2,6]"),
-                     "\"dim\":1") "," NODE("gt", "aten.gt.Scalar", TIB("c", "[2,6]"),
-                                           TBB("m", "[2,6]"),
-                                           "\"other\":3") "," NODE("v", "aten.view.default",
-                                                                   TBB("m", "[2,6]"),
-                                                                   TBB("mv", "[12]"),
-                                                                   "\"size\":[12]") "," NODE("v"
-                                                                                             "2",
-                                                                                             "a"
-                                                                                             "t"
-                                                                                             "e"
-                                                                                             "n"
-                                                                                             "."
-                                                                                             "v"
-                                                                                             "i"
-                                                                                             "e"
-                                                                                             "w"
-                                                                                             "."
-                                                                                             "d"
-                                                                                             "e"
-                                                                                             "f"
-                                                                                             "a"
-                                                                                             "u"
-                                                                                             "l"
-                                                                                             "t",
-                                                                                             TBB("m"
-                                                                                                 "v",
-                                                                                                 "["
-                                                                                                 "1"
-                                                                                                 "2"
-                                                                                                 "]"),
-                                                                                             TBB("m"
-                                                                                                 "2",
-                                                                                                 "["
-                                                                                                 "2"
-                                                                                                 ","
-                                                                                                 "6"
-                                                                                                 "]"),
-                                                                                             "\"siz"
-                                                                                             "e"
-                                                                                             "\":["
-                                                                                             "2"
-                                                                                             ","
-                                                                                             "6"
-                                                                                             "]") "," NODE("cos",
-                                                                                                           "aten.cos.default",
-                                                                                                           T("s",
-                                                                                                             "[2,6]"),
-                                                                                                           T("k",
-                                                                                                             "[2,6]"),
-                                                                                                           "") "," NODE("w",
-                                                                                                                        "aten.where.ScalarOther",
-                                                                                                                        TBB("m2", "[2,6]") "," T(
-                                                                                                                            "k",
-                                                                                                                            "[2,6]"),
-                                                                                                                        T("o",
-                                                                                                                          "[2,6]"),
-                                                                                                                        "\"other\":-1") "]}");
+    /* clang-format off */
+    Pipeline p = tp_compile_json_no_gen(
+        "{\"graph_inputs\":[" T("x", "[2,6]") "," TIB("i", "[2,6]") "],\"graph_outputs\":[" T("o", "[2,6]") "],\"nodes\":["
+        NODE("sin", "aten.sin.default", T("x", "[2,6]"), T("s", "[2,6]"), "")
+        "," NODE("cs", "aten.cumsum.default", TIB("i", "[2,6]"), TIB("c", "[2,6]"), "\"dim\":1")
+        "," NODE("gt", "aten.gt.Scalar", TIB("c", "[2,6]"), TBB("m", "[2,6]"), "\"other\":3")
+        "," NODE("v", "aten.view.default", TBB("m", "[2,6]"), TBB("mv", "[12]"), "\"size\":[12]")
+        "," NODE("v2", "aten.view.default", TBB("mv", "[12]"), TBB("m2", "[2,6]"), "\"size\":[2,6]")
+        "," NODE("cos", "aten.cos.default", T("s", "[2,6]"), T("k", "[2,6]"), "")
+        "," NODE("w", "aten.where.ScalarOther", TBB("m2", "[2,6]") "," T("k", "[2,6]"), T("o", "[2,6]"), "\"other\":-1") "]}");
+    /* clang-format on */
     const Graph *g = p.g;
     static const char *want[] = {"cs", "gt", "v", "v2", "sin", "cos", "w"};
     int live = 0;
@@ -97,15 +48,14 @@ static void test_partition_hoists_host_work(void **state)
     assert_int_equal(p.plan->nparts, 2);
     assert_int_equal(p.plan->parts[0].target, KT_CPU);
     pipeline_free(&p);
+    /* clang-format off */
     /* the CPU op reads the NPU's sin: nothing moves, three partitions */
-    p = tp_compile_json("{\"graph_inputs\":[" T("x", "[2,6]") "],\"graph_outputs\":[" T(
-        "o",
-        "[2,6]") "],\"nodes\":[" NODE("sin", "aten.sin.default", T("x", "[2,6]"), T("s", "[2,6]"),
-                                      "") "," NODE("cs", "aten.cumsum.default", T("s", "[2,6]"),
-                                                   T("c", "[2,6]"),
-                                                   "\"dim\":1") "," NODE("cos", "aten.cos.default",
-                                                                         T("c", "[2,6]"),
-                                                                         T("o", "[2,6]"), "") "]}");
+    p = tp_compile_json(
+        "{\"graph_inputs\":[" T("x", "[2,6]") "],\"graph_outputs\":[" T("o", "[2,6]") "],\"nodes\":["
+        NODE("sin", "aten.sin.default", T("x", "[2,6]"), T("s", "[2,6]"), "")
+        "," NODE("cs", "aten.cumsum.default", T("s", "[2,6]"), T("c", "[2,6]"), "\"dim\":1")
+        "," NODE("cos", "aten.cos.default", T("c", "[2,6]"), T("o", "[2,6]"), "") "]}");
+    /* clang-format on */
     assert_string_equal(p.g->nodes[0].name, "sin");
     assert_int_equal(p.plan->nparts, 3);
     pipeline_free(&p);
@@ -225,26 +175,17 @@ static void test_split_views(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char g[4096];
-        snprintf(
-            g, sizeof g,
-            "{\"graph_inputs\":[" T("x", "%s") "],\"graph_outputs\":[" T("a", "%s") "," T("b", "%s") "," T("c", "%s") "],\"nodes\":[" NODE(
-                "split", "aten.split.Tensor", T("x", "%s"),
-                T("split_0", "%s") "," T("split_1", "%s") "," T("split_2", "%s"),
-                "\"split_size\":%d,\"dim\":%d") "," NODE("s", "aten.sin.default",
-                                                         T("split_0", "%s"), T("a", "%s"),
-                                                         "") "," NODE("t", "aten.cos.default",
-                                                                      T("split_1", "%s"),
-                                                                      T("b", "%s"),
-                                                                      "") "," NODE("u",
-                                                                                   "aten.neg."
-                                                                                   "default",
-                                                                                   T("split_2",
-                                                                                     "%s"),
-                                                                                   T("c", "%s"),
-                                                                                   "") "]}",
-            cases[i].x, cases[i].chunk, cases[i].chunk, cases[i].chunk, cases[i].x, cases[i].chunk,
-            cases[i].chunk, cases[i].chunk, cases[i].size, cases[i].dim, cases[i].chunk,
-            cases[i].chunk, cases[i].chunk, cases[i].chunk, cases[i].chunk, cases[i].chunk);
+        /* clang-format off */
+        snprintf(g, sizeof g,
+                 "{\"graph_inputs\":[" T("x", "%s") "],\"graph_outputs\":[" T("a", "%s") "," T("b", "%s") "," T("c", "%s") "],\"nodes\":["
+                 NODE("split", "aten.split.Tensor", T("x", "%s"), T("split_0", "%s") "," T("split_1", "%s") "," T("split_2", "%s"), "\"split_size\":%d,\"dim\":%d")
+                 "," NODE("s", "aten.sin.default", T("split_0", "%s"), T("a", "%s"), "")
+                 "," NODE("t", "aten.cos.default", T("split_1", "%s"), T("b", "%s"), "")
+                 "," NODE("u", "aten.neg.default", T("split_2", "%s"), T("c", "%s"), "") "]}",
+                 cases[i].x, cases[i].chunk, cases[i].chunk, cases[i].chunk, cases[i].x, cases[i].chunk,
+                 cases[i].chunk, cases[i].chunk, cases[i].size, cases[i].dim, cases[i].chunk,
+                 cases[i].chunk, cases[i].chunk, cases[i].chunk, cases[i].chunk, cases[i].chunk);
+        /* clang-format on */
         Pipeline p = tp_compile_json(g);
         int slices = 0, want = 0;
         for (int k = 0; k < 3; k++) {
@@ -337,21 +278,15 @@ static void test_convnet_layout_batch2(void **state)
 static void test_layout_inserts_depad(void **state)
 {
     (void)state;
+    /* clang-format off */
     /* conv 3->16 channels (padded to 32) read by a flatten: a depad conversion is inserted */
-    Pipeline p =
-        tp_compile_json("{\"graph_inputs\":[" T("x", "[2,3,4,4]") "],\"graph_outputs\":[" T(
-            "f",
-            "[2,256]") "],"
-                       "\"weights\":[" T(
-                           "w",
-                           "[16,3,1,1]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":"
-                                         "[" NODE("conv", "aten.conv2d.default",
-                                                  T("x", "[2,3,4,4]") "," T("p_w", "[16,3,1,1]"),
-                                                  T("c", "[2,16,4,4]"),
-                                                  "") "," NODE("flat", "aten.flatten.using_ints",
-                                                               T("c", "[2,16,4,4]"),
-                                                               T("f", "[2,256]"),
-                                                               "\"start_dim\":1") "]}");
+    Pipeline p = tp_compile_json(
+        "{\"graph_inputs\":[" T("x", "[2,3,4,4]") "],\"graph_outputs\":[" T("f", "[2,256]") "],"
+        "\"weights\":[" T("w", "[16,3,1,1]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
+        NODE("conv", "aten.conv2d.default", T("x", "[2,3,4,4]") "," T("p_w", "[16,3,1,1]"), T("c", "[2,16,4,4]"), "")
+        "," NODE("flat", "aten.flatten.using_ints", T("c", "[2,16,4,4]"), T("f", "[2,256]"), "\"start_dim\":1")
+        "]}");
+    /* clang-format on */
     const Graph *g = p.g;
     int c = graph_find_tensor(g, "c");
     assert_true(g->tensors[c].padded);

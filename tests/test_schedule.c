@@ -15,19 +15,9 @@
 #include "compiler/pass.h"
 #include "compiler/plan.h"
 #include "compiler/schedule.h"
+#include "tests/pass_check.h"
 
 #define BLOCK 16 /* bytes per owner cell: divides the arena alignment and every view offset */
-
-static Pipeline compile(const char *path, const CompileOptions *o)
-{
-    Pipeline p;
-    DiagList d = {0};
-    Status st = pipeline_run(path, o, &p, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
-    diag_free(&d);
-    return p;
-}
 
 /* Owner (base tensor id + 1) of each arena cell; 0 = nothing yet. */
 typedef struct Mem {
@@ -130,7 +120,7 @@ static void test_fixtures_order_and_memory(void **state)
             if (variant == 1) o.no_fuse[o.n_no_fuse++] = "all";
             if (variant == 2) o.no_reuse = true;
             if (variant == 3) o.compute = DT_BF16;
-            Pipeline p = compile(fixtures[i], &o);
+            Pipeline p = tp_compile(fixtures[i], &o);
             check_order(p.plan);
             check_memory(p.plan);
             pipeline_free(&p);
@@ -145,7 +135,7 @@ static void test_mixed_partitions(void **state)
     CompileOptions o;
     compile_defaults(&o);
     o.cpu_ops[o.n_cpu_ops++] = "aten.linear.default";
-    Pipeline p = compile("tests/models/qwen2_tiny/decode.json", &o);
+    Pipeline p = tp_compile("tests/models/qwen2_tiny/decode.json", &o);
     assert_true(p.plan->nparts > 2);
     check_order(p.plan);
     check_memory(p.plan);
@@ -160,7 +150,7 @@ static void test_mixed_partitions(void **state)
 static void test_levels_are_dependency_levels(void **state)
 {
     (void)state;
-    Pipeline p = compile("tests/models/qwen2_tiny/decode.json", NULL);
+    Pipeline p = tp_compile("tests/models/qwen2_tiny/decode.json", NULL);
     assert_int_equal(p.plan->nlevels,
                      14); /* the rmsnorm and silu_mul levels folded (fuse_fold.c) */
     pipeline_free(&p);
@@ -168,10 +158,10 @@ static void test_levels_are_dependency_levels(void **state)
     compile_defaults(&o);
     o.no_fuse[o.n_no_fuse++] = "rmsnorm_linear";
     o.no_fuse[o.n_no_fuse++] = "silu_mul_linear";
-    p = compile("tests/models/qwen2_tiny/decode.json", &o);
+    p = tp_compile("tests/models/qwen2_tiny/decode.json", &o);
     assert_int_equal(p.plan->nlevels, 21);
     pipeline_free(&p);
-    p = compile("tests/models/resnet18/model.json", NULL);
+    p = tp_compile("tests/models/resnet18/model.json", NULL);
     /* 20 data levels; the K-split convs add their reduce passes (42 kernels in 37 levels; the
      * f16 input is converted by the host, no pack kernel) */
     assert_int_equal(p.plan->nlevels, 37);

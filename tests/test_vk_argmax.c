@@ -62,15 +62,14 @@ static void fill(HTensor *t, int input, void *ctx)
 /* The graph y = argmax(x) with x's and y's JSON shapes and the node's attributes. */
 static void am_graph(char *json, size_t size, const char *in, const char *out, const char *attrs)
 {
+    /* clang-format off */
     snprintf(json, size,
-             "{\"model_name\":\"am\",\"graph_inputs\":[" VC_T(
-                 "x", "%s") "],"
-                            "\"graph_outputs\":[" VC_TI(
-                                "y", "%s") "],\"weights\":[],\"weight_name_mapping\":{},"
-                                           "\"nodes\":[" VC_NODE("am", "aten.argmax.default",
-                                                                 VC_T("x", "%s"), VC_TI("y", "%s"),
-                                                                 "%s") "]}",
+             "{\"model_name\":\"am\",\"graph_inputs\":[" VC_T("x", "%s") "],"
+             "\"graph_outputs\":[" VC_TI("y", "%s") "],\"weights\":[],\"weight_name_mapping\":{},"
+             "\"nodes\":[" VC_NODE("am", "aten.argmax.default", VC_T("x", "%s"), VC_TI("y", "%s"),
+                                   "%s") "]}",
              in, out, in, out, attrs);
+    /* clang-format on */
 }
 
 /* argmax over the last dim of `in` (a JSON shape of rank r, last dim len) to `out`. */
@@ -143,15 +142,14 @@ static void test_random_f32(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
         char json[2048];
+        /* clang-format off */
         snprintf(json, sizeof json,
-                 "{\"model_name\":\"am\",\"graph_inputs\":[" VC_T(
-                     "x", "%s") "],"
-                                "\"graph_outputs\":[" VC_TI(
-                                    "y", "%s") "],\"weights\":[],"
-                                               "\"weight_name_mapping\":{},\"nodes\":[" VC_NODE(
-                                                   "am", "aten.argmax.default", VC_T("x", "%s"),
-                                                   VC_TI("y", "%s"), "\"dim\":-1") "]}",
+                 "{\"model_name\":\"am\",\"graph_inputs\":[" VC_T("x", "%s") "],"
+                 "\"graph_outputs\":[" VC_TI("y", "%s") "],\"weights\":[],"
+                 "\"weight_name_mapping\":{},\"nodes\":[" VC_NODE("am", "aten.argmax.default",
+                 VC_T("x", "%s"), VC_TI("y", "%s"), "\"dim\":-1") "]}",
                  shapes[i].in, shapes[i].out, shapes[i].in, shapes[i].out);
+        /* clang-format on */
         vc_check_json(json, "fp32", 0.0, "argmax_f32");
     }
 }

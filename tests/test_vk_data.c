@@ -114,24 +114,14 @@ static void test_int_data(void **state)
         vc_check_node("aten.permute.default", 1, S(I64(3, {3, 5, 67})), I64(3, {67, 3, 5}),
                       "\"dims\":[2,0,1]", dts[t], 0, "transpose");
     }
+    /* clang-format off */
     /* ids up to 200000 (the embedding consumer sets their random range) moved raw */
-    const char *g = "{\"graph_inputs\":[" VC_TI("ids", "[6,7]") "],\"graph_outputs\":[" VC_T(
-        "e",
-        "[6,7,3]") "," VC_TI("tr",
-                             "[7,6]") "],"
-                                      "\"weights\":[" VC_T(
-                                          "w",
-                                          "[200000,3]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},"
-                                                        "\"nodes\":"
-                                                        "[" VC_NODE(
-                                                            "emb", "aten.embedding.default",
-                                                            VC_T("p_w", "[200000,3]") "," VC_TI(
-                                                                "ids", "[6,7]"),
-                                                            VC_T("e", "[6,7,3]"),
-                                                            "") "," VC_NODE("tr", "aten.t.default",
-                                                                            VC_TI("ids", "[6,7]"),
-                                                                            VC_TI("tr", "[7,6]"),
-                                                                            "") "]}";
+    const char *g =
+        "{\"graph_inputs\":[" VC_TI("ids", "[6,7]") "],\"graph_outputs\":[" VC_T("e", "[6,7,3]") "," VC_TI("tr", "[7,6]") "],"
+        "\"weights\":[" VC_T("w", "[200000,3]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
+        VC_NODE("emb", "aten.embedding.default", VC_T("p_w", "[200000,3]") "," VC_TI("ids", "[6,7]"), VC_T("e", "[6,7,3]"), "")
+        "," VC_NODE("tr", "aten.t.default", VC_TI("ids", "[6,7]"), VC_TI("tr", "[7,6]"), "") "]}";
+    /* clang-format on */
     vc_check_json(g, "fp32", 0, "transpose");
 }
 
@@ -140,31 +130,13 @@ static void test_int_data(void **state)
 static void test_cast_int(void **state)
 {
     (void)state;
+    /* clang-format off */
 #define CAST_G(V)                                                                                  \
-    "{\"graph_inputs\":[" VC_TI("ids", "[5,9]") "],\"graph_outputs\":[" VC_T(                      \
-        "e", "[5,9,2]") "," VC_T("f",                                                              \
-                                 "[5,9]") "],"                                                     \
-                                          "\"weights\":[" VC_T(                                    \
-                                              "w",                                                 \
-                                              "[" V                                                \
-                                              ",2]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},"  \
-                                                     "\"nodes\":[" VC_NODE(                        \
-                                                         "emb", "aten.embedding.default",          \
-                                                         VC_T("p_w", "[" V ",2]") "," VC_TI("ids", \
-                                                                                            "[5,"  \
-                                                                                            "9]"), \
-                                                         VC_T("e", "[5,9,2]"),                     \
-                                                         "") "," VC_NODE("f",                      \
-                                                                         "aten._to_"               \
-                                                                         "copy."                   \
-                                                                         "default",                \
-                                                                         VC_TI("ids", "[5,"        \
-                                                                                      "9]"),       \
-                                                                         VC_T("f", "[5,"           \
-                                                                                   "9]"),          \
-                                                                         "\"dtype\":"              \
-                                                                         "\"torch."                \
-                                                                         "float32\"") "]}"
+    "{\"graph_inputs\":[" VC_TI("ids", "[5,9]") "],\"graph_outputs\":[" VC_T("e", "[5,9,2]") "," VC_T("f", "[5,9]") "],"   \
+    "\"weights\":[" VC_T("w", "[" V ",2]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["                                       \
+    VC_NODE("emb", "aten.embedding.default", VC_T("p_w", "[" V ",2]") "," VC_TI("ids", "[5,9]"), VC_T("e", "[5,9,2]"), "") \
+    "," VC_NODE("f", "aten._to_copy.default", VC_TI("ids", "[5,9]"), VC_T("f", "[5,9]"), "\"dtype\":\"torch.float32\"") "]}"
+    /* clang-format on */
     vc_check_json(CAST_G("200000"), "fp32", 0, "cast");
     vc_check_json(CAST_G("200000"), "bf16", VC_TOL_BF16, "cast");
     vc_check_json(CAST_G("1000"), "fp16", VC_TOL_F16, "cast");
@@ -174,25 +146,20 @@ static void test_cast_int(void **state)
 static void test_embedding(void **state)
 {
     (void)state;
-    const char *g = "{\"graph_inputs\":[" VC_TI("ids", "[4,16]") "],\"graph_outputs\":[" VC_T(
-        "e", "[4,16,5]") "],"
-                         "\"weights\":[" VC_T(
-                             "w",
-                             "[70000,5]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":"
-                                          "[" VC_NODE(
-                                              "emb", "aten.embedding.default",
-                                              VC_T("p_w", "[70000,5]") "," VC_TI("ids", "[4,16]"),
-                                              VC_T("e", "[4,16,5]"), "") "]}";
+    /* clang-format off */
+    const char *g =
+        "{\"graph_inputs\":[" VC_TI("ids", "[4,16]") "],\"graph_outputs\":[" VC_T("e", "[4,16,5]") "],"
+        "\"weights\":[" VC_T("w", "[70000,5]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
+        VC_NODE("emb", "aten.embedding.default", VC_T("p_w", "[70000,5]") "," VC_TI("ids", "[4,16]"), VC_T("e", "[4,16,5]"), "") "]}";
+    /* clang-format on */
     for (int t = 0; t < 3; t++)
         vc_check_json(g, dts[t], t == 0 ? 0 : tols[t], "embedding");
-    const char *g1 = "{\"graph_inputs\":[" VC_TI("ids", "[300]") "],\"graph_outputs\":[" VC_T(
-        "e", "[300,67]") "],"
-                         "\"weights\":[" VC_T(
-                             "w", "[50,67]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":"
-                                             "[" VC_NODE(
-                                                 "emb", "aten.embedding.default",
-                                                 VC_T("p_w", "[50,67]") "," VC_TI("ids", "[300]"),
-                                                 VC_T("e", "[300,67]"), "") "]}";
+    /* clang-format off */
+    const char *g1 =
+        "{\"graph_inputs\":[" VC_TI("ids", "[300]") "],\"graph_outputs\":[" VC_T("e", "[300,67]") "],"
+        "\"weights\":[" VC_T("w", "[50,67]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
+        VC_NODE("emb", "aten.embedding.default", VC_T("p_w", "[50,67]") "," VC_TI("ids", "[300]"), VC_T("e", "[300,67]"), "") "]}";
+    /* clang-format on */
     for (int t = 0; t < 3; t++)
         vc_check_json(g1, dts[t], tols[t], "embedding");
 }
@@ -206,11 +173,11 @@ static void test_embedding(void **state)
 static const char *ic_in_place =
     "{\"graph_inputs\":[" IC_IN
     "],\"graph_outputs\":[" VC_T("ic", "[2,3,5,17]") "],\"nodes\":[" IC_NODE "]}";
+/* clang-format off */
 static const char *ic_copy =
-    "{\"graph_inputs\":[" IC_IN "],\"graph_outputs\":[" VC_T("ic", "[2,3,5,17]") "," VC_T(
-        "st", "[3,2,5,17]") "],\"nodes\":[" IC_NODE
-                            "," VC_NODE("st", "aten.transpose.int", VC_T("self", "[2,3,5,17]"),
-                                        VC_T("st", "[3,2,5,17]"), "\"dim0\":0,\"dim1\":1") "]}";
+    "{\"graph_inputs\":[" IC_IN "],\"graph_outputs\":[" VC_T("ic", "[2,3,5,17]") "," VC_T("st", "[3,2,5,17]") "],\"nodes\":["
+    IC_NODE "," VC_NODE("st", "aten.transpose.int", VC_T("self", "[2,3,5,17]"), VC_T("st", "[3,2,5,17]"), "\"dim0\":0,\"dim1\":1") "]}";
+/* clang-format on */
 
 /* Is the index_copy output an alias of self in the compiled plan (and its kernel's mode)? */
 static bool ic_aliased(const char *json, uint32_t *mode)
@@ -272,13 +239,11 @@ static void test_index_copy_transposed(void **state)
     (void)state;
     static const char *in_place = "{\"graph_inputs\":[" ICT_IN("1") "],\"graph_outputs\":[" VC_T(
         "ic", "[1,3,5,17]") "],\"nodes\":[" ICT_NODES("1") "]}";
+    /* clang-format off */
     static const char *copy =
-        "{\"graph_inputs\":[" ICT_IN("1") "],\"graph_outputs\":[" VC_T("ic", "[1,3,5,17]") "," VC_T(
-            "st",
-            "[1,5,3,17]") "],\"nodes\":[" ICT_NODES("1") "," VC_NODE("st", "aten.transpose.int",
-                                                                     VC_T("self", "[1,3,5,17]"),
-                                                                     VC_T("st", "[1,5,3,17]"),
-                                                                     "\"dim0\":1,\"dim1\":2") "]}";
+        "{\"graph_inputs\":[" ICT_IN("1") "],\"graph_outputs\":[" VC_T("ic", "[1,3,5,17]") "," VC_T("st", "[1,5,3,17]") "],\"nodes\":["
+        ICT_NODES("1") "," VC_NODE("st", "aten.transpose.int", VC_T("self", "[1,3,5,17]"), VC_T("st", "[1,5,3,17]"), "\"dim0\":1,\"dim1\":2") "]}";
+    /* clang-format on */
     static const char *two = "{\"graph_inputs\":[" ICT_IN("2") "],\"graph_outputs\":[" VC_T(
         "ic", "[2,3,5,17]") "],\"nodes\":[" ICT_NODES("2") "]}";
     assert_int_equal(count_stem(in_place, "transpose"), 0);
@@ -302,146 +267,46 @@ static void test_index_copy_transposed(void **state)
 static void test_split(void **state)
 {
     (void)state;
-    const char
-        *qkv =
-            "{\"graph_inputs\":[" VC_T("x",
-                                       "[1,10,144]") "],\"graph_outputs\":[" VC_T("o",
-                                                                                  "[1,10,48]") "," VC_T("p",
-                                                                                                        "[1,4,10,12]") "],\"nodes\":[" VC_NODE("split",
-                                                                                                                                               "aten.split.Tensor", VC_T("x", "[1,10,144]"), VC_T("split_0", "[1,10,48]") "," VC_T("split_1", "[1,10,48]") "," VC_T("split_2", "[1,10,48]"), "\"split_size\":48,\"dim\":2") "," VC_NODE("getitem",
-                                                                                                                                                                                                                                                                                                                                        "<built-in function getitem>",
-                                                                                                                                                                                                                                                                                                                                        SPL("split_0",
-                                                                                                                                                                                                                                                                                                                                            0,
-                                                                                                                                                                                                                                                                                                                                            "[1,10,48]") "," SPL("split_1", 1, "[1,10,48]") "," SPL("split_2", 2, "[1,10,48]"),
-                                                                                                                                                                                                                                                                                                                                        VC_T(
-                                                                                                                                                                                                                                                                                                                                            "getitem",
-                                                                                                                                                                                                                                                                                                                                            "[1,10,48]"),
-                                                                                                                                                                                                                                                                                                                                        "\"index\":0") "," VC_NODE("getitem_1",
-                                                                                                                                                                                                                                                                                                                                                                   "<built-in function getitem>",
-                                                                                                                                                                                                                                                                                                                                                                   SPL("split_0", 0, "[1,10,48]") "," SPL("split_1", 1, "[1,10,48]") "," SPL(
-                                                                                                                                                                                                                                                                                                                                                                       "split_2",
-                                                                                                                                                                                                                                                                                                                                                                       2,
-                                                                                                                                                                                                                                                                                                                                                                       "[1,10,48]"),
-                                                                                                                                                                                                                                                                                                                                                                   VC_T(
-                                                                                                                                                                                                                                                                                                                                                                       "getitem_1",
-                                                                                                                                                                                                                                                                                                                                                                       "[1,10,48]"),
-                                                                                                                                                                                                                                                                                                                                                                   "\"index\":1") "," VC_NODE("getitem_2", "<built-in function getitem>", SPL("split_0", 0, "[1,10,48]") "," SPL("split_1", 1, "[1,10,48]") "," SPL("split_2", 2, "[1,10,48]"),
-                                                                                                                                                                                                                                                                                                                                                                                              VC_T(
-                                                                                                                                                                                                                                                                                                                                                                                                  "getitem_2",
-                                                                                                                                                                                                                                                                                                                                                                                                  "[1,10,48]"),
-                                                                                                                                                                                                                                                                                                                                                                                              "\"index\":2") "," VC_NODE("mul",
-                                                                                                                                                                                                                                                                                                                                                                                                                         "aten.mul.Tensor", VC_T("getitem", "[1,10,48]") "," VC_T("getitem_1", "[1,10,48]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                         VC_T(
-                                                                                                                                                                                                                                                                                                                                                                                                                             "o",
-                                                                                                                                                                                                                                                                                                                                                                                                                             "[1,10,48]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                         "") "," VC_NODE("view",
-                                                                                                                                                                                                                                                                                                                                                                                                                                         "aten.view.default", VC_T("getitem_2", "[1,10,48]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                         VC_T("view", "[1,10,4,12]"), "\"size\":[1,10,4,12]") "," VC_NODE("permute",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          "aten.permute.default",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          VC_T("view", "[1,10,4,12]"), VC_T("p", "[1,4,10,12]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          "\"dims\":[0,2,1,3]") "]}";
+    /* clang-format off */
+    const char *qkv =
+        "{\"graph_inputs\":[" VC_T("x", "[1,10,144]") "],\"graph_outputs\":[" VC_T("o", "[1,10,48]") "," VC_T("p", "[1,4,10,12]") "],\"nodes\":["
+        VC_NODE("split", "aten.split.Tensor", VC_T("x", "[1,10,144]"), VC_T("split_0", "[1,10,48]") "," VC_T("split_1", "[1,10,48]") "," VC_T("split_2", "[1,10,48]"), "\"split_size\":48,\"dim\":2")
+        "," VC_NODE("getitem", "<built-in function getitem>", SPL("split_0", 0, "[1,10,48]") "," SPL("split_1", 1, "[1,10,48]") "," SPL("split_2", 2, "[1,10,48]"), VC_T("getitem", "[1,10,48]"), "\"index\":0")
+        "," VC_NODE("getitem_1", "<built-in function getitem>", SPL("split_0", 0, "[1,10,48]") "," SPL("split_1", 1, "[1,10,48]") "," SPL("split_2", 2, "[1,10,48]"), VC_T("getitem_1", "[1,10,48]"), "\"index\":1")
+        "," VC_NODE("getitem_2", "<built-in function getitem>", SPL("split_0", 0, "[1,10,48]") "," SPL("split_1", 1, "[1,10,48]") "," SPL("split_2", 2, "[1,10,48]"), VC_T("getitem_2", "[1,10,48]"), "\"index\":2")
+        "," VC_NODE("mul", "aten.mul.Tensor", VC_T("getitem", "[1,10,48]") "," VC_T("getitem_1", "[1,10,48]"), VC_T("o", "[1,10,48]"), "")
+        "," VC_NODE("view", "aten.view.default", VC_T("getitem_2", "[1,10,48]"), VC_T("view", "[1,10,4,12]"), "\"size\":[1,10,4,12]")
+        "," VC_NODE("permute", "aten.permute.default", VC_T("view", "[1,10,4,12]"), VC_T("p", "[1,4,10,12]"), "\"dims\":[0,2,1,3]") "]}";
+    /* clang-format on */
     for (int t = 0; t < 3; t++)
         vc_check_json(qkv, dts[t], tols[t], "slice");
+    /* clang-format off */
     const char *uneven =
-        "{\"graph_inputs\":[" VC_T("x", "[7,10]") "],\"graph_outputs\":[" VC_T("getitem", "[3,10]") "," VC_T("getitem_1", "[1,10]") "],\"nodes\":[" VC_NODE(
-            "split", "aten.split.Tensor", VC_T("x", "[7,10]"),
-            VC_T("split_0", "[3,10]") "," VC_T("split_1", "[3,10]") "," VC_T("split_2", "[1,10]"),
-            "\"split_size\":3") "," VC_NODE("getitem", "<built-in function getitem>",
-                                            SPL("split_0", 0, "[3,10]") "," SPL(
-                                                "split_1", 1, "[3,10]") "," SPL("split_2", 2,
-                                                                                "[1,10]"),
-                                            VC_T("getitem", "[3,10]"),
-                                            "\"index\":0") "," VC_NODE("getitem_1",
-                                                                       "<built-in function "
-                                                                       "getitem>",
-                                                                       SPL("split_0", 0, "[3,10]") "," SPL(
-                                                                           "split_1", 1,
-                                                                           "[3,10]") "," SPL("split"
-                                                                                             "_2",
-                                                                                             2,
-                                                                                             "[1,"
-                                                                                             "10]"),
-                                                                       VC_T("getitem_1", "[1,10]"),
-                                                                       "\"index\":-1") "]}";
+        "{\"graph_inputs\":[" VC_T("x", "[7,10]") "],\"graph_outputs\":[" VC_T("getitem", "[3,10]") "," VC_T("getitem_1", "[1,10]") "],\"nodes\":["
+        VC_NODE("split", "aten.split.Tensor", VC_T("x", "[7,10]"), VC_T("split_0", "[3,10]") "," VC_T("split_1", "[3,10]") "," VC_T("split_2", "[1,10]"), "\"split_size\":3")
+        "," VC_NODE("getitem", "<built-in function getitem>", SPL("split_0", 0, "[3,10]") "," SPL("split_1", 1, "[3,10]") "," SPL("split_2", 2, "[1,10]"), VC_T("getitem", "[3,10]"), "\"index\":0")
+        "," VC_NODE("getitem_1", "<built-in function getitem>", SPL("split_0", 0, "[3,10]") "," SPL("split_1", 1, "[3,10]") "," SPL("split_2", 2, "[1,10]"), VC_T("getitem_1", "[1,10]"), "\"index\":-1") "]}";
+    /* clang-format on */
     for (int t = 0; t < 3; t++)
         vc_check_json(uneven, dts[t], tols[t], "slice");
-    const char *sizes = "{\"graph_inputs\":[" VC_T("x", "[2,5,9]") "],\"graph_outputs\":[" VC_T("o", "[2,5,4]") "],\"nodes\":[" VC_NODE(
-        "split", "aten.split_with_sizes.default", VC_T("x", "[2,5,9]"),
-        VC_T("split_0", "[2,5,2]") "," VC_T("split_1", "[2,5,0]") "," VC_T(
-            "split_2", "[2,5,4]") "," VC_T("split_3", "[2,5,3]"),
-        "\"split_sizes\":[2,0,4,3],\"dim\":-1") "," VC_NODE("getitem",
-                                                            "<built-in function getitem>",
-                                                            SPL("split_0", 0, "[2,5,2]") "," SPL(
-                                                                "split_1", 1,
-                                                                "[2,5,0]") "," SPL("split_2", 2,
-                                                                                   "[2,5,4]") "," SPL("split_3",
-                                                                                                      3,
-                                                                                                      "[2,5,3]"),
-                                                            VC_T("getitem", "[2,5,4]"),
-                                                            "\"index\":2") "," VC_NODE("getitem_1",
-                                                                                       "<built-in "
-                                                                                       "function "
-                                                                                       "getitem>",
-                                                                                       SPL("split_"
-                                                                                           "0",
-                                                                                           0,
-                                                                                           "[2,5,"
-                                                                                           "2]") "," SPL("split_1",
-                                                                                                         1,
-                                                                                                         "[2,5,0]") "," SPL("split_2",
-                                                                                                                            2,
-                                                                                                                            "[2,5,4]") "," SPL("split_3",
-                                                                                                                                               3,
-                                                                                                                                               "[2,5,3]"),
-                                                                                       VC_T("getite"
-                                                                                            "m_1",
-                                                                                            "[2,5,"
-                                                                                            "2]"),
-                                                                                       "\"index\":"
-                                                                                       "0") "," VC_NODE("slice",
-                                                                                                        "aten.slice.Tensor",
-                                                                                                        VC_T(
-                                                                                                            "getitem_1",
-                                                                                                            "[2,5,2]"),
-                                                                                                        VC_T(
-                                                                                                            "s",
-                                                                                                            "[2,5,1]"),
-                                                                                                        "\"dim\":2,\"start\":1") "," VC_NODE("add",
-                                                                                                                                             "aten.add.Tensor",
-                                                                                                                                             VC_T("getitem", "[2,5,4]") "," VC_T(
-                                                                                                                                                 "s",
-                                                                                                                                                 "[2,5,1]"),
-                                                                                                                                             VC_T(
-                                                                                                                                                 "o",
-                                                                                                                                                 "[2,5,4]"),
-                                                                                                                                             "") "]}";
+    /* clang-format off */
+    const char *sizes =
+        "{\"graph_inputs\":[" VC_T("x", "[2,5,9]") "],\"graph_outputs\":[" VC_T("o", "[2,5,4]") "],\"nodes\":["
+        VC_NODE("split", "aten.split_with_sizes.default", VC_T("x", "[2,5,9]"), VC_T("split_0", "[2,5,2]") "," VC_T("split_1", "[2,5,0]") "," VC_T("split_2", "[2,5,4]") "," VC_T("split_3", "[2,5,3]"), "\"split_sizes\":[2,0,4,3],\"dim\":-1")
+        "," VC_NODE("getitem", "<built-in function getitem>", SPL("split_0", 0, "[2,5,2]") "," SPL("split_1", 1, "[2,5,0]") "," SPL("split_2", 2, "[2,5,4]") "," SPL("split_3", 3, "[2,5,3]"), VC_T("getitem", "[2,5,4]"), "\"index\":2")
+        "," VC_NODE("getitem_1", "<built-in function getitem>", SPL("split_0", 0, "[2,5,2]") "," SPL("split_1", 1, "[2,5,0]") "," SPL("split_2", 2, "[2,5,4]") "," SPL("split_3", 3, "[2,5,3]"), VC_T("getitem_1", "[2,5,2]"), "\"index\":0")
+        "," VC_NODE("slice", "aten.slice.Tensor", VC_T("getitem_1", "[2,5,2]"), VC_T("s", "[2,5,1]"), "\"dim\":2,\"start\":1")
+        "," VC_NODE("add", "aten.add.Tensor", VC_T("getitem", "[2,5,4]") "," VC_T("s", "[2,5,1]"), VC_T("o", "[2,5,4]"), "") "]}";
+    /* clang-format on */
     for (int t = 0; t < 3; t++)
         vc_check_json(sizes, dts[t], tols[t], "slice");
-    const char
-        *ints =
-            "{\"graph_inputs\":[" VC_TI("x", "[6,8]") "],\"graph_outputs\":[" VC_TI("o", "[4,6]") "],\"nodes\":[" VC_NODE(
-                "split", "aten.split.sizes", VC_TI("x", "[6,8]"),
-                VC_TI("split_0", "[6,4]") "," VC_TI("split_1", "[6,4]"),
-                "\"split_size\":[4,4],\"dim\":1") "," VC_NODE("getitem",
-                                                              "<built-in function getitem>",
-                                                              "{\"name\":\"split_0\",\"dtype\":"
-                                                              "\"int64\",\"shape\":[6,4]},{"
-                                                              "\"name\":\"split_1\",\"dtype\":"
-                                                              "\"int64\",\"shape\":[6,4]}",
-                                                              VC_TI("getitem", "[6,4]"),
-                                                              "\"index\":1") "," VC_NODE("t",
-                                                                                         "aten.t."
-                                                                                         "default",
-                                                                                         VC_TI(
-                                                                                             "getit"
-                                                                                             "em",
-                                                                                             "[6,"
-                                                                                             "4]"),
-                                                                                         VC_TI(
-                                                                                             "o",
-                                                                                             "[4,"
-                                                                                             "6]"),
-                                                                                         "") "]}";
+    /* clang-format off */
+    const char *ints =
+        "{\"graph_inputs\":[" VC_TI("x", "[6,8]") "],\"graph_outputs\":[" VC_TI("o", "[4,6]") "],\"nodes\":["
+        VC_NODE("split", "aten.split.sizes", VC_TI("x", "[6,8]"), VC_TI("split_0", "[6,4]") "," VC_TI("split_1", "[6,4]"), "\"split_size\":[4,4],\"dim\":1")
+        "," VC_NODE("getitem", "<built-in function getitem>", "{\"name\":\"split_0\",\"dtype\":\"int64\",\"shape\":[6,4]},{\"name\":\"split_1\",\"dtype\":\"int64\",\"shape\":[6,4]}", VC_TI("getitem", "[6,4]"), "\"index\":1")
+        "," VC_NODE("t", "aten.t.default", VC_TI("getitem", "[6,4]"), VC_TI("o", "[4,6]"), "") "]}";
+    /* clang-format on */
     vc_check_json(ints, "fp16", 0, "slice");
 }
 
@@ -452,45 +317,19 @@ static void test_split(void **state)
 static void test_split_views(void **state)
 {
     (void)state;
-    const char
-        *g =
-            "{\"graph_inputs\":[" VC_T(
-                "x", "[1,1,384]") "," VC_T("y", "[6,64]") "],\"graph_outputs\":[" VC_T("o",
-                                                                                       "[1,1,128]") "," VC_T("p", "[1,4,1,32]") "," VC_T("q", "[1,64]") "," VC_T("z", "[2,64]") "],\"nodes\":[" VC_NODE("relu", "aten.relu.default", VC_T("x", "[1,1,384]"), VC_T("r", "[1,1,384]"), "") "," VC_NODE("split",
-                                                                                                                                                                                                                                                                                                     "aten.split.Tensor",
-                                                                                                                                                                                                                                                                                                     VC_T("r", "[1,1,384]"), VC_T("split_0", "[1,1,128]") "," VC_T("split_1", "[1,1,128]") "," VC_T("split_2", "[1,1,128]"), "\"split_size\":128,\"dim\":2") "," VC_NODE("mul",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                         "aten.mul.Tensor",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                         VC_T(
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                             "split_0",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                             "[1,1,128]") "," VC_T("split_1",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   "[1,1,128]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                         VC_T(
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                             "o",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                             "[1,1,128]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                         "") "," VC_NODE("view",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                         "aten.view.default",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                         VC_T("split_2", "[1,1,128]"), VC_T("v", "[1,1,4,32]"), "\"size\":[1,1,4,32]") "," VC_NODE("permute",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   "aten.permute.default",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   VC_T(
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                       "v",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                       "[1,1,4,32]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   VC_T(
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                       "p",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                       "[1,4,1,32]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   "\"dims\":[0,2,1,3]") "," VC_NODE("neg",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                     "aten.neg.default",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                     VC_T("y", "[6,64]"), VC_T("ny", "[6,64]"), "") "," VC_NODE("split_1",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "aten.split.Tensor", VC_T("ny", "[6,64]"), VC_T("split_1_0", "[4,64]") "," VC_T("split_1_1", "[2,64]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "\"split_size\":4") "," VC_NODE("sum",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "aten.sum.dim_IntList", VC_T("split_1_0", "[4,64]"), VC_T("q", "[1,64]"), "\"dim\":[0],\"keepdim\":true") "," VC_NODE("sin",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      "aten.sin.default",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      VC_T(
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          "split_1_1",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          "[2,64]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      VC_T(
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          "z",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          "[2,64]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      "") "]}";
+    /* clang-format off */
+    const char *g =
+        "{\"graph_inputs\":[" VC_T("x", "[1,1,384]") "," VC_T("y", "[6,64]") "],\"graph_outputs\":[" VC_T("o", "[1,1,128]") "," VC_T("p", "[1,4,1,32]") "," VC_T("q", "[1,64]") "," VC_T("z", "[2,64]") "],\"nodes\":["
+        VC_NODE("relu", "aten.relu.default", VC_T("x", "[1,1,384]"), VC_T("r", "[1,1,384]"), "")
+        "," VC_NODE("split", "aten.split.Tensor", VC_T("r", "[1,1,384]"), VC_T("split_0", "[1,1,128]") "," VC_T("split_1", "[1,1,128]") "," VC_T("split_2", "[1,1,128]"), "\"split_size\":128,\"dim\":2")
+        "," VC_NODE("mul", "aten.mul.Tensor", VC_T("split_0", "[1,1,128]") "," VC_T("split_1", "[1,1,128]"), VC_T("o", "[1,1,128]"), "")
+        "," VC_NODE("view", "aten.view.default", VC_T("split_2", "[1,1,128]"), VC_T("v", "[1,1,4,32]"), "\"size\":[1,1,4,32]")
+        "," VC_NODE("permute", "aten.permute.default", VC_T("v", "[1,1,4,32]"), VC_T("p", "[1,4,1,32]"), "\"dims\":[0,2,1,3]")
+        "," VC_NODE("neg", "aten.neg.default", VC_T("y", "[6,64]"), VC_T("ny", "[6,64]"), "")
+        "," VC_NODE("split_1", "aten.split.Tensor", VC_T("ny", "[6,64]"), VC_T("split_1_0", "[4,64]") "," VC_T("split_1_1", "[2,64]"), "\"split_size\":4")
+        "," VC_NODE("sum", "aten.sum.dim_IntList", VC_T("split_1_0", "[4,64]"), VC_T("q", "[1,64]"), "\"dim\":[0],\"keepdim\":true")
+        "," VC_NODE("sin", "aten.sin.default", VC_T("split_1_1", "[2,64]"), VC_T("z", "[2,64]"), "") "]}";
+    /* clang-format on */
     for (int t = 0; t < 3; t++) {
         vc_check_json(g, dts[t], tols[t], "unary");
         vc_check_json_on(g, dts[t], tols[t], "unary", true);

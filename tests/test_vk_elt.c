@@ -102,42 +102,26 @@ static void test_div_pow_positive(void **state)
     static const char *pows[] = {"-0.5", "-1", "-2", "-3", "1.7", "-2.25", "0.5"};
     for (size_t e = 0; e < sizeof pows / sizeof pows[0]; e++) {
         char g[4096];
-        snprintf(
-            g, sizeof g,
-            "{\"graph_inputs\":[" T("x", "[3,111]") "],\"graph_outputs\":[" T(
-                "o",
-                "[3,111]") "],\"nodes\":[" NODE("a", "aten.abs.default", T("x", "[3,111]"),
-                                                T("ax", "[3,111]"),
-                                                "") "," NODE("p", "aten.add.Tensor",
-                                                             T("ax", "[3,111]"), T("y", "[3,111]"),
-                                                             "\"other\":0.5") "," NODE("w",
-                                                                                       "aten.pow."
-                                                                                       "Tensor_"
-                                                                                       "Scalar",
-                                                                                       T("y",
-                                                                                         "[3,111]"),
-                                                                                       T("o",
-                                                                                         "[3,111]"),
-                                                                                       "\"exponent"
-                                                                                       "\":%s") "]"
-                                                                                                "}",
-            pows[e]);
+        /* clang-format off */
+        snprintf(g, sizeof g,
+                 "{\"graph_inputs\":[" T("x", "[3,111]") "],\"graph_outputs\":[" T("o", "[3,111]") "],\"nodes\":["
+                 NODE("a", "aten.abs.default", T("x", "[3,111]"), T("ax", "[3,111]"), "")
+                 "," NODE("p", "aten.add.Tensor", T("ax", "[3,111]"), T("y", "[3,111]"), "\"other\":0.5")
+                 "," NODE("w", "aten.pow.Tensor_Scalar", T("y", "[3,111]"), T("o", "[3,111]"), "\"exponent\":%s") "]}",
+                 pows[e]);
+        /* clang-format on */
         for (int t = 0; t < 3; t++)
             vc_check_json(g, dts[t], tols[t], "binary_s");
     }
+    /* clang-format off */
     /* tensor ** tensor: base in [0.5, 1.5], exponent in [-3, 3]; and a broadcast exponent row */
     const char *pt =
-        "{\"graph_inputs\":[" T("x", "[4,1,33]") "," T("e", "[5,33]") "],\"graph_outputs\":[" T("o", "[4,5,33]") "],\"nodes\":[" NODE(
-            "a", "aten.abs.default", T("x", "[4,1,33]"), T("ax", "[4,1,33]"),
-            "") "," NODE("p", "aten.add.Tensor", T("ax", "[4,1,33]"), T("b", "[4,1,33]"),
-                         "\"other\":0.5") "," NODE("m", "aten.mul.Tensor", T("e", "[5,33]"),
-                                                   T("e3", "[5,33]"),
-                                                   "\"other\":3") "," NODE("w",
-                                                                           "aten.pow.Tensor_Tensor",
-                                                                           T("b", "[4,1,33]") "," T(
-                                                                               "e3", "[5,33]"),
-                                                                           T("o", "[4,5,33]"),
-                                                                           "") "]}";
+        "{\"graph_inputs\":[" T("x", "[4,1,33]") "," T("e", "[5,33]") "],\"graph_outputs\":[" T("o", "[4,5,33]") "],\"nodes\":["
+        NODE("a", "aten.abs.default", T("x", "[4,1,33]"), T("ax", "[4,1,33]"), "")
+        "," NODE("p", "aten.add.Tensor", T("ax", "[4,1,33]"), T("b", "[4,1,33]"), "\"other\":0.5")
+        "," NODE("m", "aten.mul.Tensor", T("e", "[5,33]"), T("e3", "[5,33]"), "\"other\":3")
+        "," NODE("w", "aten.pow.Tensor_Tensor", T("b", "[4,1,33]") "," T("e3", "[5,33]"), T("o", "[4,5,33]"), "") "]}";
+    /* clang-format on */
     for (int t = 0; t < 3; t++)
         vc_check_json(pt, dts[t], tols[t], "binary");
     /* x * 3 / (|y| + 0.25): quotients in [-12, 12] straddle integers */
@@ -145,21 +129,15 @@ static void test_div_pow_positive(void **state)
                                   ",\"rounding_mode\":\"floor\""};
     for (int m = 0; m < 3; m++) {
         char g[4096];
-        snprintf(
-            g, sizeof g,
-            "{\"graph_inputs\":[" T("x", "[6,1,40]") "," T("y", "[5,40]") "],\"graph_outputs\":[" T("o", "[6,5,40]") "],\"nodes\":[" NODE(
-                "a", "aten.abs.default", T("y", "[5,40]"), T("ay", "[5,40]"),
-                "") "," NODE("p", "aten.add.Tensor", T("ay", "[5,40]"), T("d", "[5,40]"),
-                             "\"other\":0.25") "," NODE("m", "aten.mul.Tensor", T("x", "[6,1,40]"),
-                                                        T("x3", "[6,1,40]"),
-                                                        "\"other\":3") "," NODE("q",
-                                                                                "aten.div.Tensor_"
-                                                                                "mode",
-                                                                                T("x3", "[6,1,40]") "," T(
-                                                                                    "d", "[5,40]"),
-                                                                                T("o", "[6,5,40]"),
-                                                                                "%s") "]}",
-            modes[m] + (m ? 1 : 0));
+        /* clang-format off */
+        snprintf(g, sizeof g,
+                 "{\"graph_inputs\":[" T("x", "[6,1,40]") "," T("y", "[5,40]") "],\"graph_outputs\":[" T("o", "[6,5,40]") "],\"nodes\":["
+                 NODE("a", "aten.abs.default", T("y", "[5,40]"), T("ay", "[5,40]"), "")
+                 "," NODE("p", "aten.add.Tensor", T("ay", "[5,40]"), T("d", "[5,40]"), "\"other\":0.25")
+                 "," NODE("m", "aten.mul.Tensor", T("x", "[6,1,40]"), T("x3", "[6,1,40]"), "\"other\":3")
+                 "," NODE("q", "aten.div.Tensor_mode", T("x3", "[6,1,40]") "," T("d", "[5,40]"), T("o", "[6,5,40]"), "%s") "]}",
+                 modes[m] + (m ? 1 : 0));
+        /* clang-format on */
         for (int t = 0; t < 3; t++)
             vc_check_json(g, dts[t], m ? mode_tols[t] : tols[t], "binary");
     }
@@ -168,20 +146,19 @@ static void test_div_pow_positive(void **state)
 static void test_add_relu(void **state)
 {
     (void)state;
+    /* clang-format off */
     const char *g =
-        "{\"graph_inputs\":[" T("x", "[2,8,5,5]") "," T("b", "[1,8,1,1]") "],\"graph_outputs\":[" T(
-            "o", "[2,8,5,5]") "],\"nodes\":[" NODE("a", "aten.add.Tensor",
-                                                   T("x", "[2,8,5,5]") "," T("b", "[1,8,1,1]"),
-                                                   T("s", "[2,8,5,5]"),
-                                                   "") "," NODE("r", "aten.relu.default",
-                                                                T("s", "[2,8,5,5]"),
-                                                                T("o", "[2,8,5,5]"), "") "]}";
+        "{\"graph_inputs\":[" T("x", "[2,8,5,5]") "," T("b", "[1,8,1,1]") "],\"graph_outputs\":[" T("o", "[2,8,5,5]") "],\"nodes\":["
+        NODE("a", "aten.add.Tensor", T("x", "[2,8,5,5]") "," T("b", "[1,8,1,1]"), T("s", "[2,8,5,5]"), "")
+        "," NODE("r", "aten.relu.default", T("s", "[2,8,5,5]"), T("o", "[2,8,5,5]"), "") "]}";
+    /* clang-format on */
+    /* clang-format off */
     /* the same tensor on both sides: the fused group lists it once */
-    const char *self = "{\"graph_inputs\":[" T("x", "[3,77]") "],\"graph_outputs\":[" T(
-        "o", "[3,77]") "],\"nodes\":[" NODE("a", "aten.add.Tensor",
-                                            T("x", "[3,77]") "," T("x", "[3,77]"), T("s", "[3,77]"),
-                                            "") "," NODE("r", "aten.relu.default", T("s", "[3,77]"),
-                                                         T("o", "[3,77]"), "") "]}";
+    const char *self =
+        "{\"graph_inputs\":[" T("x", "[3,77]") "],\"graph_outputs\":[" T("o", "[3,77]") "],\"nodes\":["
+        NODE("a", "aten.add.Tensor", T("x", "[3,77]") "," T("x", "[3,77]"), T("s", "[3,77]"), "")
+        "," NODE("r", "aten.relu.default", T("s", "[3,77]"), T("o", "[3,77]"), "") "]}";
+    /* clang-format on */
     for (int t = 0; t < 3; t++) {
         vc_check_json(g, dts[t], tols[t], "add_relu");
         vc_check_json(self, dts[t], tols[t], "binary_s");
@@ -191,34 +168,26 @@ static void test_add_relu(void **state)
 static void test_silu_mul(void **state)
 {
     (void)state;
+    /* clang-format off */
     /* silu(g) * u, u * silu(g), and the multiplier produced after the silu */
     const char *g1 =
-        "{\"graph_inputs\":[" T("g", "[3,177]") "," T("u", "[3,177]") "],\"graph_outputs\":[" T(
-            "o",
-            "[3,177]") "],\"nodes\":[" NODE("s", "aten.silu.default", T("g", "[3,177]"),
-                                            T("sg", "[3,177]"),
-                                            "") "," NODE("m", "aten.mul.Tensor",
-                                                         T("sg", "[3,177]") "," T("u", "[3,177]"),
-                                                         T("o", "[3,177]"), "") "]}";
+        "{\"graph_inputs\":[" T("g", "[3,177]") "," T("u", "[3,177]") "],\"graph_outputs\":[" T("o", "[3,177]") "],\"nodes\":["
+        NODE("s", "aten.silu.default", T("g", "[3,177]"), T("sg", "[3,177]"), "")
+        "," NODE("m", "aten.mul.Tensor", T("sg", "[3,177]") "," T("u", "[3,177]"), T("o", "[3,177]"), "") "]}";
+    /* clang-format on */
+    /* clang-format off */
     const char *g2 =
-        "{\"graph_inputs\":[" T("u", "[3,177]") "," T("g", "[3,177]") "],\"graph_outputs\":[" T(
-            "o",
-            "[3,177]") "],\"nodes\":[" NODE("s", "aten.silu.default", T("g", "[3,177]"),
-                                            T("sg", "[3,177]"),
-                                            "") "," NODE("m", "aten.mul.Tensor",
-                                                         T("u", "[3,177]") "," T("sg", "[3,177]"),
-                                                         T("o", "[3,177]"), "") "]}";
+        "{\"graph_inputs\":[" T("u", "[3,177]") "," T("g", "[3,177]") "],\"graph_outputs\":[" T("o", "[3,177]") "],\"nodes\":["
+        NODE("s", "aten.silu.default", T("g", "[3,177]"), T("sg", "[3,177]"), "")
+        "," NODE("m", "aten.mul.Tensor", T("u", "[3,177]") "," T("sg", "[3,177]"), T("o", "[3,177]"), "") "]}";
+    /* clang-format on */
+    /* clang-format off */
     const char *g3 =
-        "{\"graph_inputs\":[" T("g", "[3,177]") "," T("v", "[3,177]") "],\"graph_outputs\":[" T(
-            "o", "[3,177]") "],\"nodes\":[" NODE("s", "aten.silu.default", T("g", "[3,177]"),
-                                                 T("sg", "[3,177]"),
-                                                 "") "," NODE("n", "aten.sin.default",
-                                                              T("v", "[3,177]"), T("u", "[3,177]"),
-                                                              "") "," NODE("m", "aten.mul.Tensor",
-                                                                           T("u", "[3,177]") "," T(
-                                                                               "sg", "[3,177]"),
-                                                                           T("o", "[3,177]"),
-                                                                           "") "]}";
+        "{\"graph_inputs\":[" T("g", "[3,177]") "," T("v", "[3,177]") "],\"graph_outputs\":[" T("o", "[3,177]") "],\"nodes\":["
+        NODE("s", "aten.silu.default", T("g", "[3,177]"), T("sg", "[3,177]"), "")
+        "," NODE("n", "aten.sin.default", T("v", "[3,177]"), T("u", "[3,177]"), "")
+        "," NODE("m", "aten.mul.Tensor", T("u", "[3,177]") "," T("sg", "[3,177]"), T("o", "[3,177]"), "") "]}";
+    /* clang-format on */
     for (int t = 0; t < 3; t++) {
         vc_check_json(g1, dts[t], tols[t], "silu_mul");
         vc_check_json(g2, dts[t], tols[t], "silu_mul");
@@ -286,64 +255,30 @@ static void test_masked_softmax(void **state)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char g[4096];
         const char *x = cases[c].x, *m = cases[c].m;
+        /* clang-format off */
         snprintf(g, sizeof g,
                  "{\"graph_inputs\":[{\"name\":\"x\",\"shape\":%s},{\"name\":\"mm\",\"shape\":%s}],"
-                 "\"graph_outputs\":[{\"name\":\"o\",\"shape\":%s}],\"nodes\":[" NODE(
-                     "r", "aten.relu.default", "{\"name\":\"mm\",\"shape\":%s}",
-                     "{\"name\":\"rm\",\"shape\":%s}",
-                     "") "," NODE("l", "aten.log.default", "{\"name\":\"rm\",\"shape\":%s}",
-                                  "{\"name\":\"mask\",\"shape\":%s}",
-                                  "") "," NODE("a", "aten.add.Tensor",
-                                               "{\"name\":\"x\",\"shape\":%s},{\"name\":\"mask\","
-                                               "\"shape\":%s}",
-                                               "{\"name\":\"s\",\"shape\":%s}",
-                                               "") "," NODE("sm", "aten.softmax.int",
-                                                            "{\"name\":\"s\",\"shape\":%s}",
-                                                            "{\"name\":\"o\",\"shape\":%s}",
-                                                            "\"dim\":-1") "]}",
+                 "\"graph_outputs\":[{\"name\":\"o\",\"shape\":%s}],\"nodes\":["
+                 NODE("r", "aten.relu.default", "{\"name\":\"mm\",\"shape\":%s}", "{\"name\":\"rm\",\"shape\":%s}", "")
+                 "," NODE("l", "aten.log.default", "{\"name\":\"rm\",\"shape\":%s}", "{\"name\":\"mask\",\"shape\":%s}", "")
+                 "," NODE("a", "aten.add.Tensor", "{\"name\":\"x\",\"shape\":%s},{\"name\":\"mask\",\"shape\":%s}", "{\"name\":\"s\",\"shape\":%s}", "")
+                 "," NODE("sm", "aten.softmax.int", "{\"name\":\"s\",\"shape\":%s}", "{\"name\":\"o\",\"shape\":%s}", "\"dim\":-1") "]}",
                  x, m, x, m, m, m, m, x, m, x, x, x);
+        /* clang-format on */
         for (int t = 0; t < 3; t++)
             vc_check_json(g, dts[t], tols[t], "masked_softmax");
     }
-    const char
-        *full =
-            "{\"graph_inputs\":[" T(
-                "x", "[1,3,16,40]") "," T("mr",
-                                          "[1,1,16,1]") "," T("mc",
-                                                              "[1,"
-                                                              "1,1,"
-                                                              "40]") "],\"graph_outputs\":[" T("o", "[1,3,16,40]") "],\"nodes\":[" NODE("r1", "aten.relu.default", T("mr", "[1,1,16,1]"), T("r1", "[1,1,16,1]"), "") "," NODE("l1", "aten.log.default", T("r1", "[1,1,16,1]"), T("l1", "[1,1,16,1]"), "") "," NODE("r2",
-                                                                                                                                                                                                                                                                                                                   "aten.relu.default", T("mc", "[1,1,1,40]"),
-                                                                                                                                                                                                                                                                                                                   T("r2", "[1,1,1,40]"), "") "," NODE("l2", "aten.log.default", T("r2", "[1,1,1,40]"),
-                                                                                                                                                                                                                                                                                                                                                       T("l2", "[1,1,1,40]"), "") "," NODE("mk", "aten.add.Tensor", T("l1", "[1,1,16,1]") "," T("l2", "[1,1,1,40]"), T("mask", "[1,1,16,40]"), "") "," NODE("a",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                            "aten.add.Tensor",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                            T("x",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                              "[1,3,16,"
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                              "40]") "," T("mask",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                           "[1,1,16,40]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                            T("s", "[1,3,16,40]"), "") "," NODE("sm",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "aten"
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                ".sof"
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "tmax"
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                ".in"
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "t",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                T("s",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  "[1"
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  ",3"
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  ",1"
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  "6,"
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  "40"
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  "]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                T("o",
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  "[1"
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  ",3"
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  ",1"
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  "6,"
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  "40"
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  "]"),
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "\"di"
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "m\":"
-                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                "-1") "]}";
+    /* clang-format off */
+    const char *full =
+        "{\"graph_inputs\":[" T("x", "[1,3,16,40]") "," T("mr", "[1,1,16,1]") "," T("mc", "[1,1,1,40]") "],\"graph_outputs\":[" T("o", "[1,3,16,40]") "],\"nodes\":["
+        NODE("r1", "aten.relu.default", T("mr", "[1,1,16,1]"), T("r1", "[1,1,16,1]"), "")
+        "," NODE("l1", "aten.log.default", T("r1", "[1,1,16,1]"), T("l1", "[1,1,16,1]"), "")
+        "," NODE("r2", "aten.relu.default", T("mc", "[1,1,1,40]"), T("r2", "[1,1,1,40]"), "")
+        "," NODE("l2", "aten.log.default", T("r2", "[1,1,1,40]"), T("l2", "[1,1,1,40]"), "")
+        "," NODE("mk", "aten.add.Tensor", T("l1", "[1,1,16,1]") "," T("l2", "[1,1,1,40]"), T("mask", "[1,1,16,40]"), "")
+        "," NODE("a", "aten.add.Tensor", T("x", "[1,3,16,40]") "," T("mask", "[1,1,16,40]"), T("s", "[1,3,16,40]"), "")
+        "," NODE("sm", "aten.softmax.int", T("s", "[1,3,16,40]"), T("o", "[1,3,16,40]"), "\"dim\":-1") "]}";
+    /* clang-format on */
     for (int t = 0; t < 3; t++)
         vc_check_json(full, dts[t], tols[t], "masked_softmax");
 }
@@ -435,17 +370,16 @@ static void test_compare(void **state)
     for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
         for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
             char g[4096], aten[32];
-            snprintf(
-                g, sizeof g,
-                "{\"graph_inputs\":[" T("a", "%s") "," T("b", "%s") "],\"graph_outputs\":[" T(
-                    "o", "%s") "],\"nodes\":[" NODE("c", "aten.%s.Tensor",
-                                                    T("a", "%s") "," T("b", "%s"), TB("m", "%s"),
-                                                    "") "," NODE("w", "aten.where.self",
-                                                                 TB("m", "%s") "," T(
-                                                                     "a", "%s") "," T("b", "%s"),
-                                                                 T("o", "%s"), "") "]}",
-                sh[i].a, sh[i].b, sh[i].out, ops[o], sh[i].a, sh[i].b, sh[i].out, sh[i].out,
-                sh[i].a, sh[i].b, sh[i].out);
+            /* clang-format off */
+            snprintf(g, sizeof g,
+                     "{\"graph_inputs\":[" T("a", "%s") "," T("b", "%s") "],\"graph_outputs\":["
+                     T("o", "%s") "],\"nodes\":["
+                     NODE("c", "aten.%s.Tensor", T("a", "%s") "," T("b", "%s"), TB("m", "%s"), "")
+                     "," NODE("w", "aten.where.self", TB("m", "%s") "," T("a", "%s") "," T("b", "%s"),
+                              T("o", "%s"), "") "]}",
+                     sh[i].a, sh[i].b, sh[i].out, ops[o], sh[i].a, sh[i].b, sh[i].out, sh[i].out,
+                     sh[i].a, sh[i].b, sh[i].out);
+            /* clang-format on */
             for (int t = 0; t < 3; t++)
                 vc_check_json(g, dts[t], tols[t], "binary");
             snprintf(aten, sizeof aten, "aten.%s.Tensor", ops[o]);
@@ -462,19 +396,15 @@ static void test_compare_scalar(void **state)
                                      {"gt.Tensor", "0"},    {"ge.Scalar", "0.75"}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char g[4096];
-        snprintf(
-            g, sizeof g,
-            "{\"graph_inputs\":[" T("x", "[6,7,37]") "],\"graph_outputs\":[" T(
-                "o",
-                "[6,7,37]") "],\"nodes\":[" NODE("c", "aten.%s", T("x", "[6,7,37]"),
-                                                 TB("m", "[6,7,37]"),
-                                                 "\"other\":%s") "," NODE("w",
-                                                                          "aten.where.ScalarOther",
-                                                                          TB("m", "[6,7,37]") "," T(
-                                                                              "x", "[6,7,37]"),
-                                                                          T("o", "[6,7,37]"),
-                                                                          "\"other\":%s") "]}",
-            cases[c][0], cases[c][1], cases[c][1]);
+        /* clang-format off */
+        snprintf(g, sizeof g,
+                 "{\"graph_inputs\":[" T("x", "[6,7,37]") "],\"graph_outputs\":[" T("o", "[6,7,37]")
+                 "],\"nodes\":["
+                 NODE("c", "aten.%s", T("x", "[6,7,37]"), TB("m", "[6,7,37]"), "\"other\":%s")
+                 "," NODE("w", "aten.where.ScalarOther", TB("m", "[6,7,37]") "," T("x", "[6,7,37]"),
+                          T("o", "[6,7,37]"), "\"other\":%s") "]}",
+                 cases[c][0], cases[c][1], cases[c][1]);
+        /* clang-format on */
         for (int t = 0; t < 3; t++)
             vc_check_json(g, dts[t], tols[t], "binary_s");
         char aten[32], attrs[32];
@@ -490,20 +420,14 @@ static void test_compare_scalar(void **state)
 static void test_compare_exact(void **state)
 {
     (void)state;
+    /* clang-format off */
     const char *g2 =
-        "{\"graph_inputs\":[" T("x", "[5,4,33]") "],\"graph_outputs\":[" TB("e", "[5,4,33]") "," TB(
-            "n",
-            "[5,4,33]") "],\"nodes\":[" NODE("r", "aten.relu.default", T("x", "[5,4,33]"),
-                                             T("rx", "[5,4,33]"),
-                                             "") "," NODE("eq", "aten.eq.Tensor",
-                                                          T("x", "[5,4,33]") "," T("rx",
-                                                                                   "[5,4,33]"),
-                                                          TB("e", "[5,4,33]"),
-                                                          "") "," NODE("ne", "aten.ne.Tensor",
-                                                                       T("rx", "[5,4,33]") "," T(
-                                                                           "x", "[5,4,33]"),
-                                                                       TB("n", "[5,4,33]"),
-                                                                       "") "]}";
+        "{\"graph_inputs\":[" T("x", "[5,4,33]") "],\"graph_outputs\":["
+        TB("e", "[5,4,33]") "," TB("n", "[5,4,33]") "],\"nodes\":["
+        NODE("r", "aten.relu.default", T("x", "[5,4,33]"), T("rx", "[5,4,33]"), "")
+        "," NODE("eq", "aten.eq.Tensor", T("x", "[5,4,33]") "," T("rx", "[5,4,33]"), TB("e", "[5,4,33]"), "")
+        "," NODE("ne", "aten.ne.Tensor", T("rx", "[5,4,33]") "," T("x", "[5,4,33]"), TB("n", "[5,4,33]"), "") "]}";
+    /* clang-format on */
     for (int t = 0; t < 3; t++)
         vc_check_json(g2, dts[t], 0, "binary");
     static const struct {

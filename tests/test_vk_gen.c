@@ -64,27 +64,18 @@ static void test_unary_ops(void **state)
     };
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
         char g[4096];
-        snprintf(
-            g, sizeof g,
-            "{\"graph_inputs\":[" T("x", "[3,1,37]") "," T("w", "[5,1]") "],\"graph_outputs\":[" T(
-                "o",
-                "[3,5,37]") "],\"nodes\":[" NODE("m", "aten.mul.Tensor",
-                                                 T("x", "[3,1,37]") "," T("w", "[5,1]"),
-                                                 T("a", "[3,5,37]"),
-                                                 "") "%s," NODE("u", "%s", T("%s", "[3,5,37]"),
-                                                                T("b", "[3,5,37]"),
-                                                                "%s") "," NODE("s",
-                                                                               "aten.mul.Tensor",
-                                                                               T("b", "[3,5,37]"),
-                                                                               T("o", "[3,5,37]"),
-                                                                               "\"other\":1.5") "]"
-                                                                                                "}",
-            ops[i].positive
-                ? "," NODE("ab", "aten.abs.default", T("a", "[3,5,37]"), T("p", "[3,5,37]"),
-                           "") "," NODE("q", "aten.add.Tensor", T("p", "[3,5,37]"),
-                                        T("c", "[3,5,37]"), "\"other\":0.5")
-                : "",
-            ops[i].op, ops[i].positive ? "c" : "a", ops[i].attrs);
+        /* clang-format off */
+        snprintf(g, sizeof g,
+                 "{\"graph_inputs\":[" T("x", "[3,1,37]") "," T("w", "[5,1]") "],\"graph_outputs\":[" T("o", "[3,5,37]") "],\"nodes\":["
+                 NODE("m", "aten.mul.Tensor", T("x", "[3,1,37]") "," T("w", "[5,1]"), T("a", "[3,5,37]"), "")
+                 "%s," NODE("u", "%s", T("%s", "[3,5,37]"), T("b", "[3,5,37]"), "%s")
+                 "," NODE("s", "aten.mul.Tensor", T("b", "[3,5,37]"), T("o", "[3,5,37]"), "\"other\":1.5") "]}",
+                 ops[i].positive
+                     ? "," NODE("ab", "aten.abs.default", T("a", "[3,5,37]"), T("p", "[3,5,37]"), "")
+                       "," NODE("q", "aten.add.Tensor", T("p", "[3,5,37]"), T("c", "[3,5,37]"), "\"other\":0.5")
+                     : "",
+                 ops[i].op, ops[i].positive ? "c" : "a", ops[i].attrs);
+        /* clang-format on */
         all_dtypes(g);
     }
 }
@@ -172,31 +163,16 @@ static void test_scalar_operands(void **state)
     for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
         bool pos = strstr(ops[o][0], "pow") != NULL;
         char g[4096];
-        snprintf(
-            g, sizeof g,
-            "{\"graph_inputs\":[" T("x", "[4,33]") "," T("w", "[33]") "],\"graph_outputs\":[" T(
-                "o",
-                "[4,33]") "],\"nodes\":[" NODE("m", "aten.mul.Tensor",
-                                               T("x", "[4,33]") "," T("w", "[33]"),
-                                               T("a", "[4,33]"),
-                                               "") "," NODE("ab", "%s", T("a", "[4,33]"),
-                                                            T("p", "[4,33]"),
-                                                            "%s") "," NODE("op", "%s",
-                                                                           T("p", "[4,33]"),
-                                                                           T("c", "[4,33]"),
-                                                                           "%s") "," NODE("n",
-                                                                                          "aten."
-                                                                                          "neg."
-                                                                                          "default",
-                                                                                          T("c",
-                                                                                            "[4,"
-                                                                                            "33]"),
-                                                                                          T("o",
-                                                                                            "[4,"
-                                                                                            "33]"),
-                                                                                          "") "]}",
-            pos ? "aten.abs.default" : "aten.mul.Tensor", pos ? "" : "\"other\":4", ops[o][0],
-            ops[o][1]);
+        /* clang-format off */
+        snprintf(g, sizeof g,
+                 "{\"graph_inputs\":[" T("x", "[4,33]") "," T("w", "[33]") "],\"graph_outputs\":[" T("o", "[4,33]") "],\"nodes\":["
+                 NODE("m", "aten.mul.Tensor", T("x", "[4,33]") "," T("w", "[33]"), T("a", "[4,33]"), "")
+                 "," NODE("ab", "%s", T("a", "[4,33]"), T("p", "[4,33]"), "%s")
+                 "," NODE("op", "%s", T("p", "[4,33]"), T("c", "[4,33]"), "%s")
+                 "," NODE("n", "aten.neg.default", T("c", "[4,33]"), T("o", "[4,33]"), "") "]}",
+                 pos ? "aten.abs.default" : "aten.mul.Tensor", pos ? "" : "\"other\":4",
+                 ops[o][0], ops[o][1]);
+        /* clang-format on */
         /* div with rounding modes in 16-bit storage: quotients near integers round either way
          * (test_vk_elt.c's tolerances) */
         bool mode = strstr(ops[o][1], "rounding_mode") != NULL;
@@ -216,42 +192,19 @@ static void test_where_comparisons(void **state)
     for (size_t c = 0; c < sizeof cmp / sizeof cmp[0]; c++) {
         bool scalar = strstr(cmp[c], "Scalar") != NULL;
         char g[4096];
+        /* clang-format off */
         /* eq/ne against a value the rounded inputs hit: x * 4 rounded by floor division */
-        snprintf(
-            g, sizeof g,
-            "{\"graph_inputs\":[" T("x", "[6,1,19]") "," T("y", "[5,19]") "],\"graph_outputs\":[" T("o", "[6,5,19]") "],\"nodes\":[" NODE("f", "aten.div.Tensor_mode", T("x", "[6,1,19]"), T("xf", "[6,1,19]"), "\"other\":0.25,\"rounding_mode\":\"floor\"") "," NODE(
-                "xe", "aten.expand.default", T("xf", "[6,1,19]"), T("xg", "[6,5,19]"),
-                "\"size\":[6,5,19]") "," NODE("k", "%s", T("%s", "%s") "%s", TB("m", "[6,5,19]"),
-                                              "%s") "," NODE("n", "aten.logical_not.default",
-                                                             TB("m", "[6,5,19]"),
-                                                             TB("nm", "[6,5,19]"),
-                                                             "") "," NODE("w", "aten.where.self",
-                                                                          TB("nm", "[6,5,19]") "," T(
-                                                                              "y",
-                                                                              "[5,19]") "," T("xf",
-                                                                                              "[6,"
-                                                                                              "1,"
-                                                                                              "19"
-                                                                                              "]"),
-                                                                          T("a", "[6,5,19]"),
-                                                                          "") "," NODE("mf",
-                                                                                       "aten."
-                                                                                       "masked_"
-                                                                                       "fill."
-                                                                                       "Scalar",
-                                                                                       T("a",
-                                                                                         "[6,"
-                                                                                         "5,"
-                                                                                         "19]") "," TB("m",
-                                                                                                       "[6,5,"
-                                                                                                       "19]"),
-                                                                                       T("o",
-                                                                                         "[6,5,"
-                                                                                         "19]"),
-                                                                                       "\"value\":-"
-                                                                                       "2.5") "]}",
-            cmp[c], scalar ? "xg" : "xf", scalar ? "[6,5,19]" : "[6,1,19]",
-            scalar ? "" : "," T("y", "[5,19]"), scalar ? "\"other\":1" : "");
+        snprintf(g, sizeof g,
+                 "{\"graph_inputs\":[" T("x", "[6,1,19]") "," T("y", "[5,19]") "],\"graph_outputs\":[" T("o", "[6,5,19]") "],\"nodes\":["
+                 NODE("f", "aten.div.Tensor_mode", T("x", "[6,1,19]"), T("xf", "[6,1,19]"), "\"other\":0.25,\"rounding_mode\":\"floor\"")
+                 "," NODE("xe", "aten.expand.default", T("xf", "[6,1,19]"), T("xg", "[6,5,19]"), "\"size\":[6,5,19]")
+                 "," NODE("k", "%s", T("%s", "%s") "%s", TB("m", "[6,5,19]"), "%s")
+                 "," NODE("n", "aten.logical_not.default", TB("m", "[6,5,19]"), TB("nm", "[6,5,19]"), "")
+                 "," NODE("w", "aten.where.self", TB("nm", "[6,5,19]") "," T("y", "[5,19]") "," T("xf", "[6,1,19]"), T("a", "[6,5,19]"), "")
+                 "," NODE("mf", "aten.masked_fill.Scalar", T("a", "[6,5,19]") "," TB("m", "[6,5,19]"), T("o", "[6,5,19]"), "\"value\":-2.5") "]}",
+                 cmp[c], scalar ? "xg" : "xf", scalar ? "[6,5,19]" : "[6,1,19]",
+                 scalar ? "" : "," T("y", "[5,19]"), scalar ? "\"other\":1" : "");
+        /* clang-format on */
         all_dtypes(g);
     }
     /* logical_and / logical_or of two comparisons; where with scalar operands */

@@ -151,15 +151,15 @@ static void test_bmm_mm(void **state)
 static void test_same_operand(void **state)
 {
     (void)state;
-    const char *mm = "{\"graph_inputs\":[" VC_T("x", "[9,9]") "],\"graph_outputs\":[" VC_T(
-        "y", "[9,9]") "],\"nodes\":[" VC_NODE("n", "aten.matmul.default",
-                                              VC_T("x", "[9,9]") "," VC_T("x", "[9,9]"),
-                                              VC_T("y", "[9,9]"), "") "]}";
-    const char *am = "{\"graph_inputs\":[" VC_T("x", "[9,9]") "],\"graph_outputs\":[" VC_T(
-        "y", "[9,9]") "],\"nodes\":[" VC_NODE("n", "aten.addmm.default",
-                                              VC_T("x", "[9,9]") "," VC_T("x", "[9,9]") "," VC_T(
-                                                  "x", "[9,9]"),
-                                              VC_T("y", "[9,9]"), "\"beta\":0.5") "]}";
+    /* clang-format off */
+    const char *mm =
+        "{\"graph_inputs\":[" VC_T("x", "[9,9]") "],\"graph_outputs\":[" VC_T("y", "[9,9]") "],\"nodes\":["
+        VC_NODE("n", "aten.matmul.default", VC_T("x", "[9,9]") "," VC_T("x", "[9,9]"), VC_T("y", "[9,9]"), "") "]}";
+    const char *am =
+        "{\"graph_inputs\":[" VC_T("x", "[9,9]") "],\"graph_outputs\":[" VC_T("y", "[9,9]") "],\"nodes\":["
+        VC_NODE("n", "aten.addmm.default", VC_T("x", "[9,9]") "," VC_T("x", "[9,9]") "," VC_T("x", "[9,9]"),
+                VC_T("y", "[9,9]"), "\"beta\":0.5") "]}";
+    /* clang-format on */
     for (int t = 0; t < 3; t++) {
         vc_check_json(mm, dts[t], tols[t], "matmul_nb");
         vc_check_json(am, dts[t], tols[t], "matmul");
@@ -374,30 +374,14 @@ static Pipeline compile_json(const char *json, const CompileOptions *o)
 static void test_gemv_alignment(void **state)
 {
     (void)state;
-    const char *json = "{\"graph_inputs\":[" VC_T("a", "[3]") "," VC_T("x", "[1,64]") "," VC_T(
-        "w",
-        "[16,64]") "],\"graph_outputs\":[" VC_T("y",
-                                                "[1,16]") "," VC_T("c",
-                                                                   "[3]") "],"
-                                                                          "\"nodes\":[" VC_NODE(
-                                                                              "n",
-                                                                              "aten.linear.default",
-                                                                              VC_T("x", "[1,64]") "," VC_T(
-                                                                                  "w", "[16,64]"),
-                                                                              VC_T("y", "[1,16]"),
-                                                                              "") "," VC_NODE("r",
-                                                                                              "aten"
-                                                                                              ".rel"
-                                                                                              "u."
-                                                                                              "defa"
-                                                                                              "ult",
-                                                                                              VC_T(
-                                                                                                  "a",
-                                                                                                  "[3]"),
-                                                                                              VC_T(
-                                                                                                  "c",
-                                                                                                  "[3]"),
-                                                                                              "") "]}";
+    /* clang-format off */
+    const char *json =
+        "{\"graph_inputs\":[" VC_T("a", "[3]") "," VC_T("x", "[1,64]") "," VC_T(
+            "w", "[16,64]") "],\"graph_outputs\":[" VC_T("y", "[1,16]") "," VC_T("c", "[3]") "],"
+        "\"nodes\":[" VC_NODE("n", "aten.linear.default", VC_T("x", "[1,64]") "," VC_T("w", "[16,64]"),
+                              VC_T("y", "[1,16]"), "") "," VC_NODE("r", "aten.relu.default",
+                              VC_T("a", "[3]"), VC_T("c", "[3]"), "") "]}";
+    /* clang-format on */
     for (int align = 4; align <= 256; align *= 64) {
         CompileOptions o;
         compile_defaults(&o);

@@ -44,29 +44,16 @@ static void test_unary_all_ops(void **state)
 static void test_unary_positive_domain(void **state)
 {
     (void)state;
+    /* clang-format off */
     /* log, sqrt, rsqrt on |x| + 0.5 (random inputs are in [-1, 1]) */
     const char *g =
-        "{\"graph_inputs\":[" VC_T("x", "[2,333]") "],\"graph_outputs\":[" VC_T("l", "[2,333]") "," VC_T("s", "[2,333]") "," VC_T("r", "[2,333]") "],\"nodes\":[" VC_NODE(
-            "a", "aten.abs.default", VC_T("x", "[2,333]"), VC_T("ax", "[2,333]"),
-            "") "," VC_NODE("p", "aten.add.Tensor", VC_T("ax", "[2,333]"), VC_T("y", "[2,333]"),
-                            "\"other\":0.5") "," VC_NODE("l", "aten.log.default",
-                                                         VC_T("y", "[2,333]"), VC_T("l", "[2,333]"),
-                                                         "") "," VC_NODE("s", "aten.sqrt.default",
-                                                                         VC_T("y", "[2,333]"),
-                                                                         VC_T("s", "[2,333]"),
-                                                                         "") "," VC_NODE("r",
-                                                                                         "aten."
-                                                                                         "rsqrt."
-                                                                                         "default",
-                                                                                         VC_T("y",
-                                                                                              "[2,"
-                                                                                              "333"
-                                                                                              "]"),
-                                                                                         VC_T("r",
-                                                                                              "[2,"
-                                                                                              "333"
-                                                                                              "]"),
-                                                                                         "") "]}";
+        "{\"graph_inputs\":[" VC_T("x", "[2,333]") "],\"graph_outputs\":[" VC_T("l", "[2,333]") "," VC_T("s", "[2,333]") "," VC_T("r", "[2,333]") "],\"nodes\":["
+        VC_NODE("a", "aten.abs.default", VC_T("x", "[2,333]"), VC_T("ax", "[2,333]"), "")
+        "," VC_NODE("p", "aten.add.Tensor", VC_T("ax", "[2,333]"), VC_T("y", "[2,333]"), "\"other\":0.5")
+        "," VC_NODE("l", "aten.log.default", VC_T("y", "[2,333]"), VC_T("l", "[2,333]"), "")
+        "," VC_NODE("s", "aten.sqrt.default", VC_T("y", "[2,333]"), VC_T("s", "[2,333]"), "")
+        "," VC_NODE("r", "aten.rsqrt.default", VC_T("y", "[2,333]"), VC_T("r", "[2,333]"), "") "]}";
+    /* clang-format on */
     vc_check_json(g, "fp32", VC_TOL_F32, "unary");
     vc_check_json(g, "fp16", VC_TOL_F16, "unary");
 }

@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,21 @@ double tu_max_diff(const HTensor *a, const float *b, int64_t n)
         if (d > m) m = d;
     }
     return m;
+}
+
+bool tu_close(const HTensor *y, const float *ref, int64_t n, const char *what)
+{
+    if (y->numel != n) {
+        fprintf(stderr, "%s: %lld elements, expected %lld\n", what, (long long)y->numel,
+                (long long)n);
+        return false;
+    }
+    double big = 0;
+    for (int64_t i = 0; i < n; i++)
+        big = fabs(ref[i]) > big ? fabs(ref[i]) : big;
+    double diff = tu_max_diff(y, ref, n), tol = 2e-6 * (1.0 + big);
+    if (diff > tol) fprintf(stderr, "%s: max diff %g > %g\n", what, diff, tol);
+    return diff <= tol;
 }
 
 bool tu_long(void)

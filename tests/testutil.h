@@ -34,6 +34,9 @@ void tu_alloc(HTensor *t, const char *dtype, int rank, const int64_t *shape);
 void tu_rand(HTensor *t, uint64_t seed, double lo, double hi);
 /* Largest |a[i] - b[i]| over float tensors of equal numel. */
 double tu_max_diff(const HTensor *a, const float *b, int64_t n);
+/* Is y (n elements) within 2e-6 * (1 + max |ref|) of ref everywhere? When not, says so on stderr
+ * with `what`. */
+bool tu_close(const HTensor *y, const float *ref, int64_t n, const char *what);
 /* The whole file, NUL-terminated (malloc'd), or NULL with the reason on stderr. */
 char *tu_read_file(const char *path);
 /* True under `make test-long` (NPU_TEST_LONG=1): a binary then runs its large-size cases, which

@@ -10,11 +10,11 @@ CC=${FUZZ_CC:-clang}
 command -v "$CC" >/dev/null || { echo "not ok 1 fuzz: $CC not found (apt-get install clang libclang-rt-14-dev)"; exit 1; }
 flags="-std=c11 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -D_DEFAULT_SOURCE -I. $(pkg-config --cflags json-c msgpack)"
 # compiler/ links glslang and SPIRV-Tools (generated kernels; the .npubin reader validates their
-# SPIR-V) and the embedded shader sources (tools/embed_src.sh)
+# SPIR-V) and the embedded shader sources (tools/embed.sh src, as the Makefile embeds them)
 libs="$(pkg-config --libs json-c msgpack) -lglslang -lSPIRV -lMachineIndependent -lGenericCodeGen \
       -lOSDependent -lOGLCompiler -lglslang-default-resource-limits -lSPIRV-Tools-opt -lSPIRV-Tools \
       -lstdc++ -lm -lpthread"
-tools/embed_src.sh "$out/shaders_src.c" shaders/*.comp shaders/*.glsl || exit 1
+tools/embed.sh src "$out/shaders_src.c" shaders/*.comp shaders/*.glsl shaders/*.h || exit 1
 srcs="$(ls common/*.c compiler/*.c compiler/*/*.c) runtime/safetensors.c runtime/htensor.c $out/shaders_src.c"
 objs=()
 # a changed header (a struct's layout) rebuilds everything: objects must agree on it

@@ -38,27 +38,73 @@ static bool scalar_attr(const Node *n, const char *key, double *v, bool *is_int)
 {
     const Attr *a = node_attr(n, key);
     *is_int = a && (a->kind == ATTR_INT || a->kind == ATTR_BOOL);
-    return kc_scalar_attr(n, key, v); /* as the hand-written kernels read it (lower_binary.c) */
+    return attr_number(n, key, v); /* as the hand-written kernels read it */
 }
 
-static double fattr0(const Node *n, const char *key, double dflt)
+/* A numeric attribute, dflt when absent or not a number. */
+static double fattr(const Node *n, const char *key, double dflt)
 {
     double v;
     bool isint;
     return scalar_attr(n, key, &v, &isint) ? v : dflt;
 }
 
-static bool is_reshape(OpId op)
+/* The input's elements in order, in a new shape: reshapes, identities, and depad (a padded
+ * tensor's logical elements). */
+static bool keeps_order(OpId op)
 {
-    return op == OP_VIEW || op == OP_FLATTEN || op == OP_UNSQUEEZE || op == OP_SQUEEZE;
+    return op_keeps_order(op) || op == OP_DEPAD;
 }
 
 bool cg_is_view(OpId op)
 {
-    return is_reshape(op) || op == OP_IDENTITY || op == OP_DROPOUT || op == OP_DEPAD ||
-           op == OP_T || op == OP_TRANSPOSE || op == OP_PERMUTE || op == OP_EXPAND ||
+    return keeps_order(op) || op_class(op) == OC_permute || op_class(op) == OC_expand ||
            op == OP_SLICE || op == OP_SELECT || op == OP_CAT;
 }
+
+/* The generated form of each elementwise op that has one: the node of a unary op (cg_unary), of
+ * a comparison or logical op and the operator of an arithmetic one (cg_binary); the clamps,
+ * leaky_relu, gelu, where and the cast name the node they build (member_val). CG_CONST (0): no
+ * generated form. */
+static const CgOp cg_form[OP_COUNT] = {
+    [OP_RELU] = CG_RELU,
+    [OP_RELU6] = CG_CLAMP,
+    [OP_HARDTANH] = CG_CLAMP,
+    [OP_CLAMP] = CG_CLAMP,
+    [OP_LEAKY_RELU] = CG_WHERE,
+    [OP_GELU] = CG_GELU,
+    [OP_HARDSWISH] = CG_HARDSWISH,
+    [OP_HARDSIGMOID] = CG_HARDSIGMOID,
+    [OP_SIGMOID] = CG_SIGMOID,
+    [OP_TANH] = CG_TANH,
+    [OP_SILU] = CG_SILU,
+    [OP_NEG] = CG_NEG,
+    [OP_EXP] = CG_EXP,
+    [OP_LOG] = CG_LOG,
+    [OP_ABS] = CG_ABS,
+    [OP_SQRT] = CG_SQRT,
+    [OP_RSQRT] = CG_RSQRT,
+    [OP_COS] = CG_COS,
+    [OP_SIN] = CG_SIN,
+    [OP_ADD] = CG_ADD,
+    [OP_SUB] = CG_SUB,
+    [OP_RSUB] = CG_SUB,
+    [OP_MUL] = CG_MUL,
+    [OP_DIV] = CG_DIV,
+    [OP_POW] = CG_POW,
+    [OP_EQ] = CG_EQ,
+    [OP_NE] = CG_NE,
+    [OP_LT] = CG_LT,
+    [OP_LE] = CG_LE,
+    [OP_GT] = CG_GT,
+    [OP_GE] = CG_GE,
+    [OP_LOGICAL_NOT] = CG_NOT,
+    [OP_LOGICAL_AND] = CG_AND,
+    [OP_LOGICAL_OR] = CG_OR,
+    [OP_WHERE] = CG_WHERE,
+    [OP_MASKED_FILL] = CG_WHERE,
+    [OP_TO_DTYPE] = CG_CAST,
+};
 
 static bool bcasts_to(const GTensor *in, const GTensor *out)
 {
@@ -91,7 +137,7 @@ bool cg_node_supported(const Graph *g, const Node *n, const char **why)
         if (n->nin != 1) return (*why = "view of several inputs"), false;
         const GTensor *in = node_input(g, n, 0);
         int perm[NPU_MAX_RANK];
-        if (is_reshape(n->op) || n->op == OP_IDENTITY || n->op == OP_DROPOUT || n->op == OP_DEPAD)
+        if (keeps_order(n->op))
             return tensor_numel(in) == tensor_numel(o) || (*why = "element count changes", false);
         if (n->op == OP_EXPAND) return bcasts_to(in, o) || (*why = "bad expand", false);
         if (n->op == OP_SLICE && attr_present(n, "step") && attr_int(n, "step", 1) <= 0)
@@ -99,15 +145,14 @@ bool cg_node_supported(const Graph *g, const Node *n, const char **why)
         if ((n->op == OP_SLICE || n->op == OP_SELECT) &&
             norm_dim(attr_int(n, "dim", 0), in->rank) < 0)
             return (*why = "dim out of range"), false;
-        if ((n->op == OP_T || n->op == OP_TRANSPOSE || n->op == OP_PERMUTE) &&
-            (!node_perm(n, in->rank, perm) || in->rank != o->rank))
+        if (op_class(n->op) == OC_permute && (!node_perm(n, in->rank, perm) || in->rank != o->rank))
             return (*why = "not a permutation"), false;
         return true;
     }
-    if (n->op == OP_FULL || n->op == OP_ZEROS || n->op == OP_ONES || n->op == OP_ARANGE) {
+    if (op_has(n->op, OPF_SOURCE)) {
         if (n->nin != 0) return (*why = "a source with inputs"), false;
         if (n->op != OP_ARANGE) return true;
-        double start = fattr0(n, "start", 0), step = fattr0(n, "step", 1);
+        double start = fattr(n, "start", 0), step = fattr(n, "step", 1);
         if (o->rank != 1 || step == 0) return (*why = "arange shape or step"), false;
         if (!fl && (start != (double)(int32_t)start || step != (double)(int32_t)step))
             return (*why = "integer arange with a fractional start or step"), false;
@@ -117,39 +162,18 @@ bool cg_node_supported(const Graph *g, const Node *n, const char **why)
     for (int i = 0; i < n->nin; i++)
         if (!bcasts_to(node_input(g, n, i), o))
             return (*why = "an operand does not broadcast"), false;
-    switch (n->op) {
-    case OP_RELU:
-    case OP_RELU6:
-    case OP_HARDSWISH:
-    case OP_HARDSIGMOID:
-    case OP_SIGMOID:
-    case OP_TANH:
-    case OP_SILU:
-    case OP_EXP:
-    case OP_LOG:
-    case OP_SQRT:
-    case OP_RSQRT:
-    case OP_COS:
-    case OP_SIN:
-    case OP_HARDTANH:
-    case OP_LEAKY_RELU:
+    if (!cg_form[n->op]) return (*why = "no generated form"), false;
+    switch (op_class(n->op)) {
+    case OC_unary:
+        if (n->op == OP_GELU) {
+            const char *ap = attr_str(n, "approximate", "none");
+            if (!fl || (strcmp(ap, "none") != 0 && strcmp(ap, "tanh") != 0))
+                return (*why = "gelu approximation"), false;
+            return true;
+        }
+        if (op_has(n->op, OPF_INT_OK)) return fl || (*why = "integer arithmetic", false);
         return fl || (*why = "not a float output", false);
-    case OP_NEG:
-    case OP_ABS:
-    case OP_CLAMP:
-        return fl || (*why = "integer arithmetic", false);
-    case OP_GELU: {
-        const char *ap = attr_str(n, "approximate", "none");
-        if (!fl || (strcmp(ap, "none") != 0 && strcmp(ap, "tanh") != 0))
-            return (*why = "gelu approximation"), false;
-        return true;
-    }
-    case OP_ADD:
-    case OP_SUB:
-    case OP_RSUB:
-    case OP_MUL:
-    case OP_DIV:
-    case OP_POW:
+    case OC_binary:
         if (!fl) return (*why = "integer arithmetic"), false;
         if (n->nin == 1 && !scalar_attr(n, n->op == OP_POW ? "exponent" : "other", &v, &isint))
             return (*why = "no scalar operand"), false;
@@ -161,23 +185,16 @@ bool cg_node_supported(const Graph *g, const Node *n, const char **why)
                 return (*why = "rounding mode"), false;
         }
         return true;
-    case OP_EQ:
-    case OP_NE:
-    case OP_LT:
-    case OP_LE:
-    case OP_GT:
-    case OP_GE:
+    case OC_compare:
         if (n->nin == 1 && !scalar_attr(n, "other", &v, &isint))
             return (*why = "no scalar operand"), false;
         return bo || (*why = "not a bool output", false);
-    case OP_LOGICAL_NOT:
-    case OP_LOGICAL_AND:
-    case OP_LOGICAL_OR:
+    case OC_logical:
         return bo || (*why = "bitwise op on integers", false);
-    case OP_TO_DTYPE:
-        return (fl || bo || !dtype_is_float(node_input(g, n, 0)->dtype)) ||
-               (*why = "float to integer conversion", false);
-    case OP_WHERE:
+    case OC_select:
+        if (n->op == OP_MASKED_FILL)
+            return (n->nin == 2 && scalar_attr(n, "value", &v, &isint)) ||
+                   (*why = "masked_fill without a value", false);
         if (n->nin == 3) return true;
         if (n->nin == 2 &&
             (scalar_attr(n, "other", &v, &isint) || scalar_attr(n, "self", &v, &isint)))
@@ -186,10 +203,14 @@ bool cg_node_supported(const Graph *g, const Node *n, const char **why)
             scalar_attr(n, "other", &v, &isint))
             return true;
         return (*why = "where without its operands"), false;
-    case OP_MASKED_FILL:
-        return (n->nin == 2 && scalar_attr(n, "value", &v, &isint)) ||
-               (*why = "masked_fill without a value", false);
-    default:
+    case OC_other: /* the cast */
+        return (fl || bo || !dtype_is_float(node_input(g, n, 0)->dtype)) ||
+               (*why = "float to integer conversion", false);
+    case OC_reshape:
+    case OC_identity:
+    case OC_permute:
+    case OC_slice:
+    case OC_expand:
         break;
     }
     return (*why = "no generated form"), false;
@@ -234,75 +255,6 @@ static int operand(Build *b, const Node *n, int i, const int *oc)
         ic[j] = in->shape[j] == 1 ? cg_iconst(b->g, 0) : oc[d];
     }
     return val(b, n->in[i], ic);
-}
-
-static CgOp unary_op(OpId op)
-{
-    switch (op) {
-    case OP_RELU:
-        return CG_RELU;
-    case OP_HARDSWISH:
-        return CG_HARDSWISH;
-    case OP_HARDSIGMOID:
-        return CG_HARDSIGMOID;
-    case OP_SIGMOID:
-        return CG_SIGMOID;
-    case OP_TANH:
-        return CG_TANH;
-    case OP_SILU:
-        return CG_SILU;
-    case OP_NEG:
-        return CG_NEG;
-    case OP_EXP:
-        return CG_EXP;
-    case OP_LOG:
-        return CG_LOG;
-    case OP_ABS:
-        return CG_ABS;
-    case OP_SQRT:
-        return CG_SQRT;
-    case OP_RSQRT:
-        return CG_RSQRT;
-    case OP_COS:
-        return CG_COS;
-    case OP_SIN:
-        return CG_SIN;
-    case OP_LOGICAL_NOT:
-        return CG_NOT;
-    default:
-        return CG_OP_COUNT;
-    }
-}
-
-static CgOp compare_op(OpId op)
-{
-    switch (op) {
-    case OP_EQ:
-        return CG_EQ;
-    case OP_NE:
-        return CG_NE;
-    case OP_LT:
-        return CG_LT;
-    case OP_LE:
-        return CG_LE;
-    case OP_GT:
-        return CG_GT;
-    case OP_GE:
-        return CG_GE;
-    case OP_LOGICAL_AND:
-        return CG_AND;
-    case OP_LOGICAL_OR:
-        return CG_OR;
-    default:
-        return CG_OP_COUNT;
-    }
-}
-
-static double fattr(const Node *n, const char *key, double dflt)
-{
-    double v;
-    bool isint;
-    return scalar_attr(n, key, &v, &isint) ? v : dflt;
 }
 
 /* a OP alpha*b for add/sub/rsub, mul, div (three modes), pow. */
@@ -419,12 +371,12 @@ static int view_of(Build *b, const Node *n, const int *oc)
     const GTensor *in = node_input(b->c->g, n, 0), *o = node_output(b->c->g, n, 0);
     int ic[NPU_MAX_RANK];
     int r = in->rank;
-    if (is_reshape(n->op) || n->op == OP_IDENTITY || n->op == OP_DROPOUT || n->op == OP_DEPAD) {
+    if (keeps_order(n->op)) {
         if (in->rank == o->rank && memcmp(in->shape, o->shape, sizeof(int64_t) * (size_t)r) == 0)
             memcpy(ic, oc, sizeof(int) * (size_t)r);
         else
             unravel(g, linear(g, o->shape, o->rank, oc), in->shape, r, ic);
-    } else if (n->op == OP_T || n->op == OP_TRANSPOSE || n->op == OP_PERMUTE) {
+    } else if (op_class(n->op) == OC_permute) {
         int perm[NPU_MAX_RANK];
         if (!node_perm(n, r, perm)) return (g->err = "bad permutation"), -1;
         for (int i = 0; i < r; i++)
@@ -463,6 +415,80 @@ static int view_of(Build *b, const Node *n, const int *oc)
     return val(b, n->in[0], ic);
 }
 
+/* A source op's value: full, zeros, ones, arange. */
+static int source_of(Build *b, const Node *n, CgType ot, const int *oc)
+{
+    Cg *g = b->g;
+    if (n->op == OP_ARANGE) {
+        double start = fattr(n, "start", 0), step = fattr(n, "step", 1);
+        if (ot == CGT_I32)
+            return cg_iadd(g, cg_imul(g, oc[0], (int64_t)step), cg_iconst(g, (int64_t)start));
+        return cg_binary(g, CG_ADD, cg_fconst(g, start),
+                         cg_binary(g, CG_MUL, cg_cast(g, CGT_F32, oc[0]), cg_fconst(g, step)));
+    }
+    double fill = n->op == OP_ONES ? 1 : n->op == OP_FULL ? fattr(n, "fill_value", 0) : 0;
+    return ot == CGT_F32    ? cg_fconst(g, fill)
+           : ot == CGT_BOOL ? cg_bconst(g, fill != 0)
+                            : cg_iconst(g, (int64_t)fill);
+}
+
+/* A unary op's value: the clamps, leaky_relu and gelu's approximations built here, the others
+ * one node of cg_form. */
+static int unary_of(Build *b, const Node *n, const int *oc)
+{
+    Cg *g = b->g;
+    int x = operand(b, n, 0, oc);
+    switch (n->op) {
+    case OP_RELU6:
+        return cg_clamp(g, x, 0, 6);
+    case OP_HARDTANH:
+        return cg_clamp(g, x, fattr(n, "min_val", -1), fattr(n, "max_val", 1));
+    case OP_CLAMP:
+        return cg_clamp(g, x, fattr(n, "min", -INFINITY), fattr(n, "max", INFINITY));
+    case OP_LEAKY_RELU: /* x > 0 ? x : x * slope (NaN: the product, NaN) */
+        return cg_where(g, cg_binary(g, CG_GT, x, cg_fconst(g, 0)), x,
+                        cg_binary(g, CG_MUL, x, cg_fconst(g, fattr(n, "negative_slope", 0.01))));
+    case OP_GELU: {
+        bool tanh_form = strcmp(attr_str(n, "approximate", "none"), "tanh") == 0;
+        return cg_unary(g, tanh_form ? CG_GELU_TANH : CG_GELU, x);
+    }
+    default:
+        return cg_unary(g, cg_form[n->op], x);
+    }
+}
+
+/* A comparison's or logical and/or's value (bool); the second operand may be the scalar `other`. */
+static int compare_of(Build *b, const Node *n, const int *oc)
+{
+    Cg *g = b->g;
+    int x = operand(b, n, 0, oc);
+    if (x < 0) return -1;
+    int y = n->nin >= 2 ? operand(b, n, 1, oc) : scalar(b, n, "other", g->n[x].type);
+    if (op_class(n->op) == OC_logical) {
+        x = cg_cast(g, CGT_BOOL, x);
+        y = cg_cast(g, CGT_BOOL, y);
+    }
+    return cg_binary(g, cg_form[n->op], x, y);
+}
+
+/* Logical not is one unary node; and/or compare their operands as bools. */
+static int logical_of(Build *b, const Node *n, const int *oc)
+{
+    return n->op == OP_LOGICAL_NOT ? unary_of(b, n, oc) : compare_of(b, n, oc);
+}
+
+/* A cast: the operand; member_val converts every value to the output's type. */
+static int cast_of(Build *b, const Node *n, const int *oc)
+{
+    return operand(b, n, 0, oc);
+}
+
+/* The value of a member of each class but the views (view_of), OC_expand the last class. */
+static int (*const class_val[OC_expand + 1])(Build *b, const Node *n, const int *oc) = {
+    [OC_unary] = unary_of,     [OC_binary] = arith,    [OC_compare] = compare_of,
+    [OC_logical] = logical_of, [OC_select] = where_of, [OC_other] = cast_of,
+};
+
 /* The value of member n's output at coordinates oc. */
 static int member_val(Build *b, const Node *n, const int *oc)
 {
@@ -470,88 +496,11 @@ static int member_val(Build *b, const Node *n, const int *oc)
     const char *why;
     if (!cg_node_supported(b->c->g, n, &why)) return (g->err = why), -1;
     CgType ot = type_of(node_output(b->c->g, n, 0)->dtype);
-    int r = -1;
     if (cg_is_view(n->op)) return view_of(b, n, oc);
-    switch (n->op) {
-    case OP_FULL:
-    case OP_ZEROS:
-    case OP_ONES: {
-        double fill = n->op == OP_ONES ? 1 : n->op == OP_FULL ? fattr(n, "fill_value", 0) : 0;
-        r = ot == CGT_F32    ? cg_fconst(g, fill)
-            : ot == CGT_BOOL ? cg_bconst(g, fill != 0)
-                             : cg_iconst(g, (int64_t)fill);
-        break;
-    }
-    case OP_ARANGE: {
-        double start = fattr(n, "start", 0), step = fattr(n, "step", 1);
-        if (ot == CGT_I32)
-            r = cg_iadd(g, cg_imul(g, oc[0], (int64_t)step), cg_iconst(g, (int64_t)start));
-        else
-            r = cg_binary(g, CG_ADD, cg_fconst(g, start),
-                          cg_binary(g, CG_MUL, cg_cast(g, CGT_F32, oc[0]), cg_fconst(g, step)));
-        break;
-    }
-    case OP_RELU6:
-        r = cg_clamp(g, operand(b, n, 0, oc), 0, 6);
-        break;
-    case OP_HARDTANH:
-        r = cg_clamp(g, operand(b, n, 0, oc), fattr(n, "min_val", -1), fattr(n, "max_val", 1));
-        break;
-    case OP_CLAMP:
-        r = cg_clamp(g, operand(b, n, 0, oc), fattr(n, "min", -INFINITY),
-                     fattr(n, "max", INFINITY));
-        break;
-    case OP_LEAKY_RELU: { /* x > 0 ? x : x * slope (NaN: the product, NaN) */
-        int x = operand(b, n, 0, oc);
-        r = cg_where(g, cg_binary(g, CG_GT, x, cg_fconst(g, 0)), x,
-                     cg_binary(g, CG_MUL, x, cg_fconst(g, fattr(n, "negative_slope", 0.01))));
-        break;
-    }
-    case OP_GELU:
-        r = cg_unary(g, strcmp(attr_str(n, "approximate", "none"), "tanh") ? CG_GELU : CG_GELU_TANH,
-                     operand(b, n, 0, oc));
-        break;
-    case OP_ADD:
-    case OP_SUB:
-    case OP_RSUB:
-    case OP_MUL:
-    case OP_DIV:
-    case OP_POW:
-        r = arith(b, n, oc);
-        break;
-    case OP_EQ:
-    case OP_NE:
-    case OP_LT:
-    case OP_LE:
-    case OP_GT:
-    case OP_GE:
-    case OP_LOGICAL_AND:
-    case OP_LOGICAL_OR: {
-        int x = operand(b, n, 0, oc);
-        if (x < 0) return -1;
-        int y = n->nin >= 2 ? operand(b, n, 1, oc) : scalar(b, n, "other", g->n[x].type);
-        if (n->op == OP_LOGICAL_AND || n->op == OP_LOGICAL_OR) {
-            x = cg_cast(g, CGT_BOOL, x);
-            y = cg_cast(g, CGT_BOOL, y);
-        }
-        r = cg_binary(g, compare_op(n->op), x, y);
-        break;
-    }
-    case OP_WHERE:
-    case OP_MASKED_FILL:
-        r = where_of(b, n, oc);
-        break;
-    case OP_TO_DTYPE:
-        r = operand(b, n, 0, oc);
-        break;
-    default: {
-        CgOp u = unary_op(n->op);
-        if (u == CG_OP_COUNT) return (g->err = "no generated form"), -1;
-        r = cg_unary(g, u, operand(b, n, 0, oc));
-        break;
-    }
-    }
-    return cg_cast(g, ot, r);
+    if (op_has(n->op, OPF_SOURCE)) return cg_cast(g, ot, source_of(b, n, ot, oc));
+    int (*val_of)(Build *, const Node *, const int *) = class_val[op_class(n->op)];
+    if (!val_of) return (g->err = "no generated form"), -1;
+    return cg_cast(g, ot, val_of(b, n, oc));
 }
 
 /* The binding of an outside tensor t: its position among the kernel's inputs. */

@@ -308,28 +308,6 @@ Status kc_error(const KernelCtx *c, const char *fmt, ...)
     return diag_add(c->d, DIAG_ERROR, ST_BAD_INPUT, c->g->path, c->anchor->name, NULL, "%s", msg);
 }
 
-Status kc_push_u(const KernelCtx *c, PlanKernel *k, uint32_t v)
-{
-    if (k->npush >= PLAN_MAX_PUSH)
-        return kc_error(c, "kernel %s needs more than %d push-constant words", k->shader,
-                        PLAN_MAX_PUSH);
-    k->push[k->npush++] = v;
-    return ST_OK;
-}
-
-/* kc_push_i's refusal of a value outside int32. */
-static Status too_wide(const KernelCtx *c, const PlanKernel *k, int64_t v)
-{
-    return kc_error(c, "value %lld does not fit the %s kernel's 32-bit parameters", (long long)v,
-                    k->shader);
-}
-
-Status kc_push_i(const KernelCtx *c, PlanKernel *k, int64_t v)
-{
-    if (v < INT32_MIN || v > INT32_MAX) return too_wide(c, k, v);
-    return kc_push_u(c, k, (uint32_t)(int32_t)v);
-}
-
 int32_t kc_word(KcWords *w, int64_t v)
 {
     if ((v < INT32_MIN || v > INT32_MAX) && !w->bad) {
@@ -339,28 +317,30 @@ int32_t kc_word(KcWords *w, int64_t v)
     return (int32_t)v;
 }
 
+void kc_word_n(KcWords *w, void *dst, const int64_t *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int32_t x = kc_word(w, v[i]);
+        memcpy((char *)dst + 4 * (size_t)i, &x, 4);
+    }
+}
+
 Status kc_words_ok(const KernelCtx *c, const PlanKernel *k, const KcWords *w)
 {
-    return w->bad ? too_wide(c, k, w->first_bad) : ST_OK;
+    if (!w->bad) return ST_OK;
+    return kc_error(c, "value %lld does not fit the %s kernel's 32-bit parameters",
+                    (long long)w->first_bad, k->shader);
 }
 
 Status kc_push_block(const KernelCtx *c, PlanKernel *k, const void *block, size_t bytes)
 {
-    Status st = ST_OK;
-    for (size_t i = 0; i + 4 <= bytes && st == ST_OK; i += 4) {
-        uint32_t v;
-        memcpy(&v, (const char *)block + i, 4);
-        st = kc_push_u(c, k, v);
-    }
-    return st;
-}
-
-Status kc_push_f(const KernelCtx *c, PlanKernel *k, double v)
-{
-    float f = (float)v;
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return kc_push_u(c, k, u);
+    size_t n = bytes / 4;
+    if (n > (size_t)(PLAN_MAX_PUSH - k->npush))
+        return kc_error(c, "kernel %s needs more than %d push-constant words", k->shader,
+                        PLAN_MAX_PUSH);
+    memcpy(k->push + k->npush, block, 4 * n);
+    k->npush += (int)n;
+    return ST_OK;
 }
 
 Status kc_spec(const KernelCtx *c, PlanKernel *k, uint32_t v)
@@ -397,8 +377,8 @@ KcRows kc_last_dim_rows(const PlanTensor *x, const PlanTensor *y)
     kc_strides(y, ys);
     int r = x->rank;
     KcRows o = {.rows = 1, .len = r ? x->shape[r - 1] : 1, .step = r ? xs[r - 1] : 1};
-    for (int d = 0; d < KC_ROW_OUTER; d++) {
-        int od = d - (KC_ROW_OUTER - (r - 1));
+    for (int d = 0; d < ROW_OUTER; d++) {
+        int od = d - (ROW_OUTER - (r - 1));
         bool in = r > 0 && od >= 0;
         o.shape[d] = in ? x->shape[od] : 1;
         o.xs[d] = in ? xs[od] : 0;

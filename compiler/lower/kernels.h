@@ -19,6 +19,7 @@
 #include "compiler/tuning.h"
 
 #include <stddef.h>
+#include <stdint.h> /* the push structs' fields (shaders/abi.h) */
 
 /* What a family function may look at. */
 typedef struct KernelCtx {
@@ -83,60 +84,66 @@ int64_t kc_numel(const PlanTensor *t);
  * offset (0 for an own buffer) plus a view's own offset (a linear_concat part, a split chunk). */
 int64_t kc_binding_offset(const Plan *p, const PlanTensor *t);
 /* The push blocks of shaders/abi.h as C structs: a family fills one by field name and pushes it
- * whole (kc_push_block); the shader declares its block from the same list (PUSH_BLOCK). */
-typedef struct ConvPush {
-    CONV2D_PUSH(PUSH_FIELD)
-} ConvPush;
-typedef struct DwPush {
-    DWCONV_PUSH(PUSH_FIELD)
-} DwPush;
-typedef struct MatmulPush {
-    MATMUL_PUSH(PUSH_FIELD)
-} MatmulPush;
+ * whole (kc_push_block); the shader declares its block from the same list (PUSH_BLOCK).
+ * PUSH_STRUCT(Name, LIST): the struct of LIST's words, asserted to be LIST_WORDS words and
+ * within PLAN_MAX_PUSH. */
+#define PUSH_STRUCT(Name, LIST)                                                                    \
+    typedef struct Name {                                                                          \
+        LIST(PUSH_FIELD)                                                                           \
+    } Name;                                                                                        \
+    _Static_assert(sizeof(Name) == 4 * LIST##_WORDS && LIST##_WORDS <= PLAN_MAX_PUSH,              \
+                   #Name ": " #LIST "_WORDS words")
+PUSH_STRUCT(ConvPush, CONV2D_PUSH);
+PUSH_STRUCT(DwPush, DWCONV_PUSH);
+PUSH_STRUCT(MatmulPush, MATMUL_PUSH);
+PUSH_STRUCT(AttnPush, ATTN_PUSH);
+PUSH_STRUCT(PoolPush, POOL2D_PUSH);
+PUSH_STRUCT(FlashPush, FLASH_PUSH);
+PUSH_STRUCT(CatPush, CAT_PUSH);
+PUSH_STRUCT(UnaryPush, UNARY_PUSH);
+PUSH_STRUCT(BinaryPush, BINARY_PUSH);
+PUSH_STRUCT(WherePush, WHERE_PUSH);
+PUSH_STRUCT(GatherPush, GATHER_PUSH);
+PUSH_STRUCT(EmbeddingPush, EMBEDDING_PUSH);
+PUSH_STRUCT(IndexCopyPush, INDEX_COPY_PUSH);
+PUSH_STRUCT(ReducePush, REDUCE_PUSH);
+PUSH_STRUCT(ArgmaxPush, ARGMAX_PUSH);
+PUSH_STRUCT(SoftmaxPush, SOFTMAX_PUSH);
+PUSH_STRUCT(NormRowPush, NORM_ROW_PUSH);
+PUSH_STRUCT(BatchnormPush, BATCHNORM_PUSH);
+PUSH_STRUCT(RopePush, ROPE_PUSH);
+PUSH_STRUCT(CorruptPush, CORRUPT_PUSH);
+/* the tensor-core matmul's and rope_cache's: the base family's words, then their own */
 typedef struct MatmulCmPush {
     MatmulPush mm;
     MATMUL_CM_TAIL(PUSH_FIELD)
 } MatmulCmPush;
-typedef struct AttnPush {
-    ATTN_PUSH(PUSH_FIELD)
-} AttnPush;
-typedef struct PoolPush {
-    POOL2D_PUSH(PUSH_FIELD)
-} PoolPush;
-typedef struct FlashPush {
-    FLASH_PUSH(PUSH_FIELD)
-} FlashPush;
-typedef struct CatPush {
-    CAT_PUSH(PUSH_FIELD)
-} CatPush;
-_Static_assert(sizeof(ConvPush) == 4 * CONV2D_PUSH_WORDS, "conv2d push: CONV2D_PUSH_WORDS words");
-_Static_assert(sizeof(DwPush) == 4 * DWCONV_PUSH_WORDS, "conv2d_dw push: DWCONV_PUSH_WORDS words");
-_Static_assert(sizeof(MatmulPush) == 4 * MATMUL_PUSH_WORDS, "matmul push: MATMUL_PUSH_WORDS words");
-_Static_assert(sizeof(MatmulCmPush) == 4 * MATMUL_CM_PUSH_WORDS,
-               "tensor-core matmul push: MATMUL_CM_PUSH_WORDS words");
-_Static_assert(sizeof(AttnPush) == 4 * ATTN_PUSH_WORDS, "attention push: ATTN_PUSH_WORDS words");
-_Static_assert(sizeof(PoolPush) == 4 * POOL2D_PUSH_WORDS, "pool2d push: POOL2D_PUSH_WORDS words");
-_Static_assert(sizeof(FlashPush) == 4 * FLASH_PUSH_WORDS, "flash push: FLASH_PUSH_WORDS words");
-_Static_assert(sizeof(CatPush) == 4 * CAT_PUSH_WORDS, "cat push: CAT_PUSH_WORDS words");
-_Static_assert(CONV2D_PUSH_WORDS <= PLAN_MAX_PUSH && MATMUL_CM_PUSH_WORDS <= PLAN_MAX_PUSH &&
-                   ATTN_PUSH_WORDS <= PLAN_MAX_PUSH,
-               "a push block within PLAN_MAX_PUSH words");
+_Static_assert(sizeof(MatmulCmPush) == 4 * MATMUL_CM_PUSH_WORDS &&
+                   MATMUL_CM_PUSH_WORDS <= PLAN_MAX_PUSH,
+               "MatmulCmPush: MATMUL_CM_PUSH_WORDS words");
+typedef struct RopeCachePush {
+    RopePush rope;
+    ROPE_CACHE_TAIL(PUSH_FIELD)
+} RopeCachePush;
+_Static_assert(sizeof(RopeCachePush) == 4 * ROPE_CACHE_PUSH_WORDS &&
+                   ROPE_CACHE_PUSH_WORDS <= PLAN_MAX_PUSH,
+               "RopeCachePush: ROPE_CACHE_PUSH_WORDS words");
 /* A push block's values: kc_word(&w, v) is v as a 32-bit word and remembers the first v outside
- * int32 (the range of kc_push_i), which kc_words_ok then refuses with kc_push_i's message. */
+ * int32, which kc_words_ok then refuses with an error naming the node and the value. */
 typedef struct KcWords {
     bool bad;
     int64_t first_bad;
 } KcWords;
 int32_t kc_word(KcWords *w, int64_t v);
+/* kc_word of each of v[0..n) into the 32-bit words at dst (an array field of a push block). */
+void kc_word_n(KcWords *w, void *dst, const int64_t *v, int n);
+/* An array field filled from v, as many words as the field has. */
+#define KC_WORDS(w, field, v)                                                                      \
+    kc_word_n((w), (field), (v), (int)(sizeof(field) / sizeof((field)[0])))
 Status kc_words_ok(const KernelCtx *c, const PlanKernel *k, const KcWords *w);
-/* Appends a push block (a struct above; bytes a multiple of 4); an error naming the node past
- * PLAN_MAX_PUSH words. */
+/* Appends a push block (a struct above; bytes a multiple of 4), the only way a family sets its
+ * push words; an error naming the node past PLAN_MAX_PUSH words (nothing appended). */
 Status kc_push_block(const KernelCtx *c, PlanKernel *k, const void *block, size_t bytes);
-/* Appends one push-constant word; ST_INTERNAL (with a message naming the node) past
- * PLAN_MAX_PUSH words. */
-Status kc_push_u(const KernelCtx *c, PlanKernel *k, uint32_t v);
-Status kc_push_i(const KernelCtx *c, PlanKernel *k, int64_t v); /* range-checked to int32 */
-Status kc_push_f(const KernelCtx *c, PlanKernel *k, double v);  /* float32 bits */
 /* Appends a specialization constant (constant_id = its position; id 0 is the workgroup size). */
 Status kc_spec(const KernelCtx *c, PlanKernel *k, uint32_t v);
 /* Sets a grid of ceil(n / per_group) workgroups, folded into y (and z) past 65535 in x: shaders
@@ -155,13 +162,12 @@ int64_t kc_tune(const KernelCtx *c, TuneId id);
  * function runs (it may reorder the inputs), so the same instance always has the same key. */
 bool kc_tune_key(const KernelCtx *c, const PlanKernel *k, char *buf, size_t n);
 /* The rows of a reduction over x's last dim into y (reduce, argmax): the outer dims right-
- * aligned in KC_ROW_OUTER slots (leading slots of size 1, stride 0), their element strides in x
+ * aligned in ROW_OUTER slots (leading slots of size 1, stride 0), their element strides in x
  * and y, the row count, the row length and x's stride along it. The caller has checked
- * x->rank - 1 <= KC_ROW_OUTER. */
-#define KC_ROW_OUTER 5
+ * x->rank - 1 <= ROW_OUTER. */
 typedef struct KcRows {
     int64_t rows, len, step;
-    int64_t shape[KC_ROW_OUTER], xs[KC_ROW_OUTER], ys[KC_ROW_OUTER];
+    int64_t shape[ROW_OUTER], xs[ROW_OUTER], ys[ROW_OUTER];
 } KcRows;
 KcRows kc_last_dim_rows(const PlanTensor *x, const PlanTensor *y);
 /* A scratch tensor private to the kernels of this instance: dense, kind PT_ACT, offset -1 (so
@@ -183,9 +189,6 @@ PlanKernel *kc_append(const KernelCtx *c, const PlanKernel *k, KernelKey key, co
 /* Replaces k's bindings by args[0..nargs) (the first nin inputs), in the plan's arena: for a
  * family that binds more tensors than the graph gives it (a scratch tensor). */
 Status kc_set_args(const KernelCtx *c, PlanKernel *k, const int *args, int nin, int nargs);
-/* Reads a numeric attribute as the CPU reference does: a number, a bool, or "inf"/"-inf"/"nan"
- * (lower_binary.c). */
-bool kc_scalar_attr(const Node *n, const char *key, double *v);
 /* Strides of t viewed in out's shape (right-aligned, physical strides, 0 on broadcast dims), as
  * 6 dims with leading dims of size 1; false if t does not broadcast to out (lower_binary.c). */
 bool kc_bcast_strides6(const PlanTensor *t, const PlanTensor *out, int64_t st[6]);

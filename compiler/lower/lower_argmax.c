@@ -12,12 +12,10 @@
  * (larger value, then smaller index; NaN above everything), so the result does not depend on the
  * order of combination: deterministic on any device.
  * Bindings: pass 1 {x, partials, y} (partials is y again when not split), pass 2 {partials, y}.
- * Push (21 words, both passes): {rows, len, lstride, nsplit, chunk, skip_nan, oshape[5], xs[5],
- * ys[5]}; spec {256, TPR}. */
+ * Push ArgmaxPush (shaders/abi.h ARGMAX_PUSH), the same for both passes; spec {256, TPR}. */
 #include "compiler/lower/kernels.h"
 
 #define AM_WG 256
-#define AM_OUTER KC_ROW_OUTER
 /* Splits: on a GPU about 2 workgroups per SM of the reference GPU and at least 2048 elements (8
  * per lane) per chunk: 75 chunks for 151936 logits. On a CPU device (lavapipe) chunks of at
  * least 16384 elements: a workgroup is one thread's loop there. At most AM_WG chunks, so pass 2
@@ -42,7 +40,7 @@ Status lower_argmax(const KernelCtx *c, PlanKernel *k)
     if (r > 1 &&
         (!attr_present(n, "dim") || attr_ints(n, "dim", &dim, 1) != 1 || norm_dim(dim, r) != r - 1))
         return kc_error(c, "argmax kernel reduces the last dim only");
-    if (r - 1 > AM_OUTER) return kc_error(c, "argmax kernel: rank %d above 6", r);
+    if (r - 1 > ROW_OUTER) return kc_error(c, "argmax kernel: rank %d above 6", r);
     if (y->rank != r && y->rank != r - 1 && !(r == 0 && y->rank == 0))
         return kc_error(c, "argmax kernel: output rank %d for input rank %d", y->rank, r);
     KcRows w = kc_last_dim_rows(x, y);
@@ -56,13 +54,16 @@ Status lower_argmax(const KernelCtx *c, PlanKernel *k)
     if (nsplit < 1) nsplit = 1;
     int64_t chunk = (len + nsplit - 1) / nsplit;
     nsplit = (len + chunk - 1) / chunk;
-    int64_t words[6 + 3 * AM_OUTER] = {rows,   len,   w.step,
-                                       nsplit, chunk, attr_bool(n, "skip_nan", false)};
-    for (int d = 0; d < AM_OUTER; d++) {
-        words[6 + d] = w.shape[d];
-        words[6 + AM_OUTER + d] = w.xs[d];
-        words[6 + 2 * AM_OUTER + d] = w.ys[d];
-    }
+    KcWords ws = {0};
+    ArgmaxPush pa = {.rows = kc_word(&ws, rows),
+                     .len = kc_word(&ws, len),
+                     .lstride = kc_word(&ws, w.step),
+                     .nsplit = kc_word(&ws, nsplit),
+                     .chunk = kc_word(&ws, chunk),
+                     .skip_nan = attr_bool(n, "skip_nan", false)};
+    KC_WORDS(&ws, pa.oshape, w.shape);
+    KC_WORDS(&ws, pa.xs, w.xs);
+    KC_WORDS(&ws, pa.ys, w.ys);
     int out = k->args[k->nargs - 1], part = out;
     if (nsplit > 1) {
         int64_t pshape[3] = {rows, nsplit, 2};
@@ -74,8 +75,8 @@ Status lower_argmax(const KernelCtx *c, PlanKernel *k)
     if (st != ST_OK) return st;
     k->shader = pass1->stem;
     uint32_t tpr = kc_lanes_for(chunk, AM_WG);
-    for (int i = 0; i < 6 + 3 * AM_OUTER && st == ST_OK; i++)
-        st = kc_push_i(c, k, words[i]);
+    st = kc_words_ok(c, k, &ws);
+    if (st == ST_OK) st = kc_push_block(c, k, &pa, sizeof pa);
     if (st == ST_OK) st = kc_spec(c, k, AM_WG);
     if (st == ST_OK) st = kc_spec(c, k, tpr);
     kc_grid(k, rows * nsplit, AM_WG / tpr);
@@ -84,8 +85,7 @@ Status lower_argmax(const KernelCtx *c, PlanKernel *k)
     PlanKernel *rk = kc_append(c, k, (KernelKey){.kind = KK_argmax, .flags = KF_RED}, rargs, 1, 2);
     if (!rk) return ST_BAD_INPUT;
     uint32_t tpr2 = kc_lanes_for(nsplit, AM_WG);
-    for (int i = 0; i < 6 + 3 * AM_OUTER && st == ST_OK; i++)
-        st = kc_push_i(c, rk, words[i]);
+    st = kc_push_block(c, rk, &pa, sizeof pa);
     if (st == ST_OK) st = kc_spec(c, rk, AM_WG);
     if (st == ST_OK) st = kc_spec(c, rk, tpr2);
     kc_grid(rk, rows, AM_WG / tpr2);

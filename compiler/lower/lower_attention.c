@@ -181,54 +181,50 @@ static bool flash_applies(const KernelCtx *c, const PlanTensor *const t[5], int6
     return ok;
 }
 
+/* The shapes both attention kernels take, q [B, Hq, Tq, D] over caches of T positions whose heads
+ * repeat rep_k and rep_v times, and the operands' strides: K, V, q and the output by batch, head
+ * and row, the mask by batch, head, query row and key (0 where it broadcasts). */
+typedef struct AttnOps {
+    int64_t B, Hq, Tq, D, T, rep_k, rep_v;
+    double scale;
+    int64_t ks[4], vs[4], qs[4], ms[4], os[4];
+} AttnOps;
+
+/* The words decode_attention's and flash's blocks share, as designated initialisers (the blocks
+ * order them differently). */
+#define ATTN_WORDS(w, o)                                                                           \
+    .T = kc_word(w, (o)->T), .Tq = kc_word(w, (o)->Tq), .Hq = kc_word(w, (o)->Hq),                 \
+    .rep_k = kc_word(w, (o)->rep_k), .rep_v = kc_word(w, (o)->rep_v), .scale = (float)(o)->scale,  \
+    .k_sb = kc_word(w, (o)->ks[0]), .k_sh = kc_word(w, (o)->ks[1]),                                \
+    .k_st = kc_word(w, (o)->ks[2]), .v_sb = kc_word(w, (o)->vs[0]),                                \
+    .v_sh = kc_word(w, (o)->vs[1]), .v_st = kc_word(w, (o)->vs[2]),                                \
+    .q_sb = kc_word(w, (o)->qs[0]), .q_sh = kc_word(w, (o)->qs[1]),                                \
+    .q_st = kc_word(w, (o)->qs[2]), .m_sb = kc_word(w, (o)->ms[0]),                                \
+    .m_sh = kc_word(w, (o)->ms[1]), .m_sq = kc_word(w, (o)->ms[2]),                                \
+    .m_st = kc_word(w, (o)->ms[3]), .o_sb = kc_word(w, (o)->os[0]),                                \
+    .o_sh = kc_word(w, (o)->os[1]), .o_st = kc_word(w, (o)->os[2])
+
 /* Push FlashPush (shaders/abi.h FLASH_PUSH); spec {workgroup, D, SAFE, MVEC}; bindings {K, V, q,
- * mask, out}; one workgroup per (batch, head, block of FLASH_ROWS query rows); dims {B, Hq, Tq, D,
- * T, rep_k, rep_v}. */
-static Status lower_flash(const KernelCtx *c, PlanKernel *k, const int64_t dims[7], double scale,
-                          const int64_t *ks, const int64_t *vs, const int64_t *qs,
-                          const int64_t *ms, const int64_t *os, bool safe)
+ * mask, out}; one workgroup per (batch, head, block of FLASH_ROWS query rows). */
+static Status lower_flash(const KernelCtx *c, PlanKernel *k, const AttnOps *o, bool safe)
 {
-    int64_t B = dims[0], Hq = dims[1], Tq = dims[2], D = dims[3], T = dims[4];
-    int64_t rep_k = dims[5], rep_v = dims[6], nqb = (Tq + FLASH_ROWS - 1) / FLASH_ROWS;
+    int64_t nqb = (o->Tq + FLASH_ROWS - 1) / FLASH_ROWS;
+    const int64_t *ms = o->ms;
     KcWords w = {0};
-    FlashPush pf = {
-        .T = kc_word(&w, T),
-        .Tq = kc_word(&w, Tq),
-        .Hq = kc_word(&w, Hq),
-        .rep_k = kc_word(&w, rep_k),
-        .rep_v = kc_word(&w, rep_v),
-        .scale = (float)scale,
-        .k_sb = kc_word(&w, ks[0]),
-        .k_sh = kc_word(&w, ks[1]),
-        .k_st = kc_word(&w, ks[2]),
-        .v_sb = kc_word(&w, vs[0]),
-        .v_sh = kc_word(&w, vs[1]),
-        .v_st = kc_word(&w, vs[2]),
-        .q_sb = kc_word(&w, qs[0]),
-        .q_sh = kc_word(&w, qs[1]),
-        .q_st = kc_word(&w, qs[2]),
-        .m_sb = kc_word(&w, ms[0]),
-        .m_sh = kc_word(&w, ms[1]),
-        .m_sq = kc_word(&w, ms[2]),
-        .m_st = kc_word(&w, ms[3]),
-        .o_sb = kc_word(&w, os[0]),
-        .o_sh = kc_word(&w, os[1]),
-        .o_st = kc_word(&w, os[2]),
-        .nqb = kc_word(&w, nqb),
-    };
+    FlashPush pf = {ATTN_WORDS(&w, o), .nqb = kc_word(&w, nqb)};
     Status st = kc_words_ok(c, k, &w);
     if (st == ST_OK) st = kc_push_block(c, k, &pf, sizeof pf);
     /* the mask as 16-byte vectors in the kernel's key-range scan: keys contiguous, T and the
      * other strides multiples of 8 elements, an aligned binding */
     const PlanTensor *M = kc_arg(k, c->p, 3);
-    bool mvec = ms[3] == 1 && T % 8 == 0 && kc_binding_offset(c->p, M) % 16 == 0;
+    bool mvec = ms[3] == 1 && o->T % 8 == 0 && kc_binding_offset(c->p, M) % 16 == 0;
     for (int i = 0; i < 3 && mvec; i++)
         mvec = ms[i] % 8 == 0;
-    int64_t spec[] = {FLASH_WG, D, safe, mvec};
+    int64_t spec[] = {FLASH_WG, o->D, safe, mvec};
     for (int i = 0; i < 4 && st == ST_OK; i++)
         st = kc_spec(c, k, (uint32_t)spec[i]);
     if (st != ST_OK) return st;
-    kc_grid(k, B * Hq * nqb, 1);
+    kc_grid(k, o->B * o->Hq * nqb, 1);
     st = kc_pick(c, k,
                  (KernelKey){.kind = KK_decode_attention, .impl = c->cm_emulate ? KI_CMX : KI_CM});
     if (st != ST_OK) return st;
@@ -277,7 +273,8 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     /* V as the kernel reads it, [B, Hkv, T, D]: through the member transpose, its source
      * [B, T, Hkv, D] with dims 1 and 2 swapped (shape and strides) */
     PlanTensor vv = *Vt;
-    int64_t vs[4];
+    AttnOps o = {0};
+    int64_t *vs = o.vs, *os = o.os, *ks = o.ks, *qs = o.qs, *ms = o.ms;
     kc_strides(Vt, vs);
     if (swv) {
         int64_t t = vv.shape[1];
@@ -287,7 +284,7 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     const PlanTensor *V = &vv;
     /* the result [B, Hq, Tq, D]: shape and strides of the output, or, when the transpose after
      * P V is a member (fuse_patterns.c), of the output read back through its permutation */
-    int64_t osh[4], os[4], ost[NPU_MAX_RANK];
+    int64_t osh[4], ost[NPU_MAX_RANK];
     int perm[4] = {0, 1, 2, 3};
     for (int i = 0; i < c->fusion->nnodes; i++) {
         const Node *n = &g->nodes[c->fusion->nodes[i]];
@@ -318,7 +315,6 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
                         (long long)D, ATTN_MAX_D);
     /* scores * scale: the mul's scalar operand (the match takes a one-input mul) */
     double scale = attr_float(sc, "other", 1.0);
-    int64_t ks[4], qs[4], ms[4];
     kc_strides(K, ks);
     kc_strides(Q, qs);
     strides4(M, ms);
@@ -326,10 +322,9 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     bool safe = sm && attr_bool(sm, "safe", false);
     const PlanTensor *ops5[5] = {K, Vt, Q, M, O};
     const int64_t *last[4] = {&ks[3], &vs[3], &qs[3], &os[3]};
-    if (flash_applies(c, ops5, Tq, D, T, last, ks, vs)) {
-        int64_t dims[7] = {B, Hq, Tq, D, T, rep_k, rep_v};
-        return lower_flash(c, k, dims, scale, ks, vs, qs, ms, os, safe);
-    }
+    o.B = B, o.Hq = Hq, o.Tq = Tq, o.D = D, o.T = T, o.rep_k = rep_k, o.rep_v = rep_v;
+    o.scale = scale;
+    if (flash_applies(c, ops5, Tq, D, T, last, ks, vs)) return lower_flash(c, k, &o, safe);
     /* 16-byte loads of K/V rows: every row start a multiple of the vector from an aligned
      * binding (arena offsets are 256-aligned, own buffers start at 0) */
     int64_t ew = 16 / (int64_t)dtype_size(K->storage);
@@ -341,34 +336,8 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     /* the tickets: one per (batch, head group, query row) */
     int64_t ngroups = B * (Hq / a.g) * Tq;
     KcWords w = {0};
-    AttnPush pa = {
-        .T = kc_word(&w, T),
-        .D = kc_word(&w, D),
-        .Hq = kc_word(&w, Hq),
-        .rep_k = kc_word(&w, rep_k),
-        .rep_v = kc_word(&w, rep_v),
-        .scale = (float)scale,
-        .k_sb = kc_word(&w, ks[0]),
-        .k_sh = kc_word(&w, ks[1]),
-        .k_st = kc_word(&w, ks[2]),
-        .v_sb = kc_word(&w, vs[0]),
-        .v_sh = kc_word(&w, vs[1]),
-        .v_st = kc_word(&w, vs[2]),
-        .q_sb = kc_word(&w, qs[0]),
-        .q_sh = kc_word(&w, qs[1]),
-        .q_st = kc_word(&w, qs[2]),
-        .m_sb = kc_word(&w, ms[0]),
-        .m_sh = kc_word(&w, ms[1]),
-        .m_st = kc_word(&w, ms[3]),
-        .m_sq = kc_word(&w, ms[2]),
-        .o_sb = kc_word(&w, os[0]),
-        .o_sh = kc_word(&w, os[1]),
-        .o_st = kc_word(&w, os[2]),
-        .nsplit = kc_word(&w, a.nsplit),
-        .chunk = kc_word(&w, a.chunk),
-        .ngroups = kc_word(&w, ngroups),
-        .Tq = kc_word(&w, Tq),
-    };
+    AttnPush pa = {ATTN_WORDS(&w, &o), .D = kc_word(&w, D), .nsplit = kc_word(&w, a.nsplit),
+                   .chunk = kc_word(&w, a.chunk), .ngroups = kc_word(&w, ngroups)};
     Status st = kc_words_ok(c, k, &w);
     if (st == ST_OK) st = kc_push_block(c, k, &pa, sizeof pa);
     /* spec 6, attn.ablate: parts of the kernel left out (bench only, wrong results by design);

@@ -7,140 +7,64 @@
  *
  * Stems: `binary`, `add_relu`, `silu_mul` bind {a, b, out}; `binary_s` binds {a, out} for a
  * scalar second operand (attr `other` / `exponent`) or when both operands are one tensor (a
- * fused group lists a shared input once). Push (28 words, shaders/binary.glsl):
- * {n, code, alpha, scalar, shape[6], stride_a[6], stride_b[6], stride_out[6]}. */
+ * fused group lists a shared input once). Push BinaryPush (shaders/abi.h BINARY_PUSH): the
+ * code BN_* (explicit numbers: a .npubin must not depend on ops.def) with the BF_* flags. */
 #include "compiler/lower/kernels.h"
 
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
-/* Codes the shader switches on (explicit numbers: a .npubin must not depend on ops.def). */
-enum {
-    BN_ADD = 1,
-    BN_SUB = 2,
-    BN_RSUB = 3,
-    BN_MUL = 4,
-    BN_DIV = 5,
-    BN_DIV_TRUNC = 6,
-    BN_DIV_FLOOR = 7,
-    BN_POW = 8,
-    BN_EQ = 9, /* comparisons and logical ops: bool out, 0/1 in the compute dtype's storage */
-    BN_NE = 10,
-    BN_LT = 11,
-    BN_LE = 12,
-    BN_GT = 13,
-    BN_GE = 14,
-    BN_AND = 15,
-    BN_OR = 16,
-};
-/* Flag bits on top of the code. */
-enum {
-    BF_RELU = 1u << 8,   /* add_relu: relu after the op */
-    BF_SILU_A = 1u << 9, /* silu_mul: silu on operand a before the op */
-    BF_SELF = 1u << 10,  /* binary_s: operand b is operand a (same element) */
-    BF_DENSE = 1u << 11, /* every tensor is dense in the output's shape: offset = index */
-};
-
-#define BIN_DIMS 6
 #define BIN_WG 256
-
-bool kc_scalar_attr(const Node *n, const char *key, double *v)
-{
-    const Attr *a = node_attr(n, key);
-    if (!a) return false;
-    switch (a->kind) {
-    case ATTR_INT:
-    case ATTR_BOOL:
-        *v = (double)a->i;
-        return true;
-    case ATTR_FLOAT:
-        *v = a->f;
-        return true;
-    case ATTR_STR: {
-        char *end;
-        *v = strtod(a->s, &end);
-        return end != a->s && *end == 0;
-    }
-    case ATTR_NONE:
-    case ATTR_INTS:
-    case ATTR_FLOATS:
-    case ATTR_OTHER:
-        break;
-    }
-    return false;
-}
 
 bool kc_bcast_strides6(const PlanTensor *t, const PlanTensor *out, int64_t st[6])
 {
     int64_t phys[NPU_MAX_RANK];
     kc_strides(t, phys);
     if (t->rank > out->rank) return false;
-    for (int d = 0; d < BIN_DIMS; d++)
+    for (int d = 0; d < KERNEL_DIMS; d++)
         st[d] = 0;
     for (int d = 0; d < out->rank; d++) {
         int td = d - (out->rank - t->rank);
         if (td < 0) continue;
         if (t->shape[td] != out->shape[d] && t->shape[td] != 1) return false;
-        st[BIN_DIMS - out->rank + d] = t->shape[td] == 1 ? 0 : phys[td];
+        st[KERNEL_DIMS - out->rank + d] = t->shape[td] == 1 ? 0 : phys[td];
     }
     return true;
 }
 
 /* Is st the dense row-major stride vector of out's logical shape (size-1 dims ignored)? */
-static bool dense_like(const int64_t st[BIN_DIMS], const PlanTensor *out)
+static bool dense_like(const int64_t st[KERNEL_DIMS], const PlanTensor *out)
 {
     int64_t s = 1;
     for (int d = out->rank - 1; d >= 0; d--) {
-        int64_t got = st[BIN_DIMS - out->rank + d];
+        int64_t got = st[KERNEL_DIMS - out->rank + d];
         if (out->shape[d] != 1 && got != s) return false;
         s *= out->shape[d];
     }
     return true;
 }
 
+/* The code of each op the kernel computes (0: not one); logical_not is x == 0 (the scalar operand
+ * is 0), a division's code follows its rounding mode. */
+static const uint32_t binary_codes[OP_COUNT] = {
+    [OP_ADD] = BN_ADD,        [OP_SUB] = BN_SUB,         [OP_RSUB] = BN_RSUB,     [OP_MUL] = BN_MUL,
+    [OP_DIV] = BN_DIV,        [OP_POW] = BN_POW,         [OP_EQ] = BN_EQ,         [OP_NE] = BN_NE,
+    [OP_LT] = BN_LT,          [OP_LE] = BN_LE,           [OP_GT] = BN_GT,         [OP_GE] = BN_GE,
+    [OP_LOGICAL_NOT] = BN_EQ, [OP_LOGICAL_AND] = BN_AND, [OP_LOGICAL_OR] = BN_OR,
+};
+
 static uint32_t op_code(const KernelCtx *c, const Node *n, Status *st)
 {
-    switch (n->op) {
-    case OP_ADD:
-        return BN_ADD;
-    case OP_SUB:
-        return BN_SUB;
-    case OP_RSUB:
-        return BN_RSUB;
-    case OP_MUL:
-        return BN_MUL;
-    case OP_POW:
-        return BN_POW;
-    case OP_EQ:
-    case OP_LOGICAL_NOT: /* x == 0 (the scalar operand is 0) */
-        return BN_EQ;
-    case OP_NE:
-        return BN_NE;
-    case OP_LT:
-        return BN_LT;
-    case OP_LE:
-        return BN_LE;
-    case OP_GT:
-        return BN_GT;
-    case OP_GE:
-        return BN_GE;
-    case OP_LOGICAL_AND:
-        return BN_AND;
-    case OP_LOGICAL_OR:
-        return BN_OR;
-    case OP_DIV: {
-        if (!attr_present(n, "rounding_mode")) return BN_DIV;
-        const char *rm = attr_str(n, "rounding_mode", "");
-        if (strcmp(rm, "trunc") == 0) return BN_DIV_TRUNC;
-        if (strcmp(rm, "floor") == 0) return BN_DIV_FLOOR;
-        *st = kc_error(c, "rounding_mode '%s' is not 'trunc' or 'floor'", rm);
-        return 0;
-    }
-    default:
+    uint32_t code = n->op >= 0 && n->op < OP_COUNT ? binary_codes[n->op] : 0;
+    if (!code) {
         *st = kc_error(c, "%s is not a binary kernel op", op_short_name(n->op));
         return 0;
     }
+    if (n->op != OP_DIV || !attr_present(n, "rounding_mode")) return code;
+    const char *rm = attr_str(n, "rounding_mode", "");
+    if (strcmp(rm, "trunc") == 0) return BN_DIV_TRUNC;
+    if (strcmp(rm, "floor") == 0) return BN_DIV_FLOOR;
+    *st = kc_error(c, "rounding_mode '%s' is not 'trunc' or 'floor'", rm);
+    return 0;
 }
 
 Status lower_binary(const KernelCtx *c, PlanKernel *k)
@@ -170,7 +94,7 @@ Status lower_binary(const KernelCtx *c, PlanKernel *k)
     if (st != ST_OK) return st;
 
     const PlanTensor *out = kc_out(k, c->p);
-    if (out->rank > BIN_DIMS) return kc_error(c, "binary kernel: rank %d above 6", out->rank);
+    if (out->rank > KERNEL_DIMS) return kc_error(c, "binary kernel: rank %d above 6", out->rank);
     /* bools live in the compute dtype's storage as 0/1: floats to the kernel */
     for (int i = 0; i < k->nargs; i++)
         if (!dtype_is_float(kc_arg(k, c->p, i)->dtype) && kc_arg(k, c->p, i)->dtype != DT_BOOL)
@@ -178,7 +102,7 @@ Status lower_binary(const KernelCtx *c, PlanKernel *k)
                             kc_arg(k, c->p, i)->name);
 
     double alpha = 1.0, scalar = 0.0;
-    if (attr_present(n, "alpha") && !kc_scalar_attr(n, "alpha", &alpha))
+    if (attr_present(n, "alpha") && !attr_number(n, "alpha", &alpha))
         return kc_error(c, "attribute `alpha` is not a number");
     /* One kernel input: a scalar operand (a single node with one input), or an operand shared by
      * both sides (a fused group lists it once). */
@@ -187,7 +111,7 @@ Status lower_binary(const KernelCtx *c, PlanKernel *k)
         scalar = 0.0;
     } else if (one && n->nin == 1) {
         const char *key = n->op == OP_POW ? "exponent" : "other";
-        if (!kc_scalar_attr(n, key, &scalar))
+        if (!attr_number(n, key, &scalar))
             return kc_error(c, "%s has one tensor input and no numeric attribute `%s`", n->aten,
                             key);
     } else if (one) {
@@ -198,31 +122,30 @@ Status lower_binary(const KernelCtx *c, PlanKernel *k)
     if (one) st = kc_pick(c, k, (KernelKey){.kind = KK_binary, .flags = KF_SCALAR});
     if (st != ST_OK) return st;
 
-    int64_t sa[BIN_DIMS], sb[BIN_DIMS] = {0}, so[BIN_DIMS], shape[BIN_DIMS];
+    int64_t sa[KERNEL_DIMS], sb[KERNEL_DIMS] = {0}, so[KERNEL_DIMS], shape[KERNEL_DIMS];
     const PlanTensor *a = kc_arg(k, c->p, 0);
     if (!kc_bcast_strides6(a, out, sa) || !kc_bcast_strides6(out, out, so) ||
         (!one && !kc_bcast_strides6(kc_arg(k, c->p, 1), out, sb)))
         return kc_error(c, "binary kernel: an operand does not broadcast to the output shape");
-    for (int d = 0; d < BIN_DIMS; d++) {
-        int od = d - (BIN_DIMS - out->rank);
+    for (int d = 0; d < KERNEL_DIMS; d++) {
+        int od = d - (KERNEL_DIMS - out->rank);
         shape[d] = od < 0 ? 1 : out->shape[od];
     }
     if (dense_like(sa, out) && dense_like(so, out) && (one || dense_like(sb, out)))
         flags |= BF_DENSE;
 
     int64_t total = kc_numel(out);
-    st = kc_push_i(c, k, total);
-    if (st == ST_OK) st = kc_push_u(c, k, code | flags);
-    if (st == ST_OK) st = kc_push_f(c, k, alpha);
-    if (st == ST_OK) st = kc_push_f(c, k, scalar);
-    for (int d = 0; d < BIN_DIMS && st == ST_OK; d++)
-        st = kc_push_i(c, k, shape[d]);
-    for (int d = 0; d < BIN_DIMS && st == ST_OK; d++)
-        st = kc_push_i(c, k, sa[d]);
-    for (int d = 0; d < BIN_DIMS && st == ST_OK; d++)
-        st = kc_push_i(c, k, sb[d]);
-    for (int d = 0; d < BIN_DIMS && st == ST_OK; d++)
-        st = kc_push_i(c, k, so[d]);
+    KcWords w = {0};
+    BinaryPush pb = {.n = kc_word(&w, total),
+                     .code = code | flags,
+                     .alpha = (float)alpha,
+                     .scalar = (float)scalar};
+    KC_WORDS(&w, pb.shape, shape);
+    KC_WORDS(&w, pb.sa, sa);
+    KC_WORDS(&w, pb.sb, sb);
+    KC_WORDS(&w, pb.so, so);
+    st = kc_words_ok(c, k, &w);
+    if (st == ST_OK) st = kc_push_block(c, k, &pb, sizeof pb);
     if (st == ST_OK) st = kc_spec(c, k, BIN_WG);
     kc_grid(k, total, BIN_WG);
     return st;

@@ -10,31 +10,30 @@
  * plus an element offset. Reshape-likes and depad walk the input's own logical shape with its
  * physical strides (same element order, any layout); transpose/expand/slice walk the out shape
  * with per-out-dim input strides (permuted, 0 where broadcast, times the step; the slice start
- * is the offset). Push {n, in_off, oshape[6], ostride[6], ishape[6], istride[6]}: 26 words. */
+ * is the offset). Push GatherPush (shaders/abi.h GATHER_PUSH). */
 #include "compiler/lower/kernels.h"
 #include "compiler/shape/shape.h"
 
 #include <string.h>
 
-#define WALK_RANK 6 /* NPU_MAX_KERNEL_RANK: support.c keeps higher ranks on the CPU */
 #define COPY_WG 256
 
 typedef struct Walk {
-    int64_t shape[WALK_RANK], stride[WALK_RANK];
+    int64_t shape[KERNEL_DIMS], stride[KERNEL_DIMS];
 } Walk;
 
 /* A walk over rank r dims, right-aligned into 6 (leading dims of size 1, stride 0). */
 static Status walk_set(const KernelCtx *c, Walk *w, int r, const int64_t *shape,
                        const int64_t *stride)
 {
-    if (r > WALK_RANK) return kc_error(c, "data movement of rank %d (the kernels take 6)", r);
-    for (int i = 0; i < WALK_RANK; i++) {
+    if (r > KERNEL_DIMS) return kc_error(c, "data movement of rank %d (the kernels take 6)", r);
+    for (int i = 0; i < KERNEL_DIMS; i++) {
         w->shape[i] = 1;
         w->stride[i] = 0;
     }
     for (int i = 0; i < r; i++) {
-        w->shape[WALK_RANK - r + i] = shape[i];
-        w->stride[WALK_RANK - r + i] = stride[i];
+        w->shape[KERNEL_DIMS - r + i] = shape[i];
+        w->stride[KERNEL_DIMS - r + i] = stride[i];
     }
     return ST_OK;
 }
@@ -46,17 +45,16 @@ static Status push_walk(const KernelCtx *c, PlanKernel *k, int64_t in_off, const
     kc_strides(out, ost);
     Walk ow;
     Status st = walk_set(c, &ow, out->rank, out->shape, ost);
+    if (st != ST_OK) return st;
     int64_t n = kc_numel(out);
-    if (st == ST_OK) st = kc_push_i(c, k, n);
-    if (st == ST_OK) st = kc_push_i(c, k, in_off);
-    for (int i = 0; i < WALK_RANK && st == ST_OK; i++)
-        st = kc_push_i(c, k, ow.shape[i]);
-    for (int i = 0; i < WALK_RANK && st == ST_OK; i++)
-        st = kc_push_i(c, k, ow.stride[i]);
-    for (int i = 0; i < WALK_RANK && st == ST_OK; i++)
-        st = kc_push_i(c, k, in->shape[i]);
-    for (int i = 0; i < WALK_RANK && st == ST_OK; i++)
-        st = kc_push_i(c, k, in->stride[i]);
+    KcWords w = {0};
+    GatherPush pg = {.n = kc_word(&w, n), .in_off = kc_word(&w, in_off)};
+    KC_WORDS(&w, pg.oshape, ow.shape);
+    KC_WORDS(&w, pg.ostride, ow.stride);
+    KC_WORDS(&w, pg.ishape, in->shape);
+    KC_WORDS(&w, pg.istride, in->stride);
+    st = kc_words_ok(c, k, &w);
+    if (st == ST_OK) st = kc_push_block(c, k, &pg, sizeof pg);
     if (st == ST_OK) st = kc_spec(c, k, COPY_WG);
     kc_grid(k, n, COPY_WG);
     return st;
@@ -223,19 +221,13 @@ Status lower_copy(const KernelCtx *c, PlanKernel *k)
         raw = true;
         st = walk_input(c, in, out, &w);
         break;
-    case OP_CAT: /* one input left (lower_cat.c) */
-    case OP_IDENTITY:
-    case OP_DROPOUT:
-    case OP_GETITEM:
-    case OP_VIEW:
-    case OP_FLATTEN:
-    case OP_UNSQUEEZE:
-    case OP_SQUEEZE:
-    case OP_DEPAD:
-        st = walk_input(c, in, out, &w);
-        break;
     default:
-        st = walk_strided(c, in, out, &w, &off);
+        /* the input's element order: a cat with one input left (lower_cat.c), a getitem, depad */
+        if (op_keeps_order(c->anchor->op) || c->anchor->op == OP_CAT ||
+            c->anchor->op == OP_GETITEM || c->anchor->op == OP_DEPAD)
+            st = walk_input(c, in, out, &w);
+        else
+            st = walk_strided(c, in, out, &w, &off);
         break;
     }
     if (st == ST_OK && !raw)

@@ -1,6 +1,7 @@
 /* embedding: rows of weight[V, D] picked by integer ids of any shape (int32 on the device, so
  * ids above 65504 are exact); out = ids.shape + [D] (shaders/embedding.comp).
- * Push {n, D, V, w_stride, y_stride}: n = numel(ids) * D; the strides are row pitches. */
+ * Push EmbeddingPush (shaders/abi.h EMBEDDING_PUSH): n = numel(ids) * D; the strides are row
+ * pitches. */
 #include "compiler/lower/kernels.h"
 
 #define EMB_WG 256
@@ -18,11 +19,14 @@ Status lower_embedding(const KernelCtx *c, PlanKernel *k)
         return kc_error(c, "embedding output has %lld elements, expected %lld",
                         (long long)kc_numel(out), (long long)(kc_numel(ids) * d));
     int64_t n = kc_numel(out);
-    Status st = kc_push_i(c, k, n);
-    if (st == ST_OK) st = kc_push_i(c, k, d > 0 ? d : 1);
-    if (st == ST_OK) st = kc_push_i(c, k, v);
-    if (st == ST_OK) st = kc_push_i(c, k, w->pshape[1]);
-    if (st == ST_OK) st = kc_push_i(c, k, d);
+    KcWords ws = {0};
+    EmbeddingPush pe = {.n = kc_word(&ws, n),
+                        .d = kc_word(&ws, d > 0 ? d : 1),
+                        .v = kc_word(&ws, v),
+                        .w_stride = kc_word(&ws, w->pshape[1]),
+                        .y_stride = kc_word(&ws, d)};
+    Status st = kc_words_ok(c, k, &ws);
+    if (st == ST_OK) st = kc_push_block(c, k, &pe, sizeof pe);
     if (st == ST_OK) st = kc_spec(c, k, EMB_WG);
     kc_grid(k, n, EMB_WG);
     return st;

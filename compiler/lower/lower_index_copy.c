@@ -3,9 +3,9 @@
  * output an alias of self's storage (compiler/pass_views.c: nothing reads self afterwards) the
  * kernel writes only the source rows (mode 1: a KV cache is updated in place, not copied);
  * otherwise it writes every out element from self or the source (mode 0).
- * Push {n, mode, size, inner, m, so, sm}: the source element (o, j, e) is at o * so + j * sm + e
- * (dense: so = m * inner, sm = inner; through a member transpose, index_copy_t: its input's
- * strides permuted). The geometry and the mode serve rope_cache too (kc_index_copy_geom;
+ * Push IndexCopyPush (shaders/abi.h INDEX_COPY_PUSH): the source element (o, j, e) is at o * so + j
+ * * sm + e (dense: so = m * inner, sm = inner; through a member transpose, index_copy_t: its
+ * input's strides permuted). The geometry and the mode serve rope_cache too (kc_index_copy_geom;
  * lower_rope.c), whose source is computed in the kernel. */
 #include "compiler/lower/kernels.h"
 
@@ -97,13 +97,16 @@ Status lower_index_copy(const KernelCtx *c, PlanKernel *k)
     for (int d = 0; d < rank; d++)
         n_el *= shape[d];
     int64_t nk = ic.in_place ? n_el : kc_numel(out);
-    st = kc_push_i(c, k, nk);
-    if (st == ST_OK) st = kc_push_u(c, k, ic.in_place ? 1 : 0);
-    if (st == ST_OK) st = kc_push_i(c, k, ic.size);
-    if (st == ST_OK) st = kc_push_i(c, k, ic.inner);
-    if (st == ST_OK) st = kc_push_i(c, k, ic.m);
-    if (st == ST_OK) st = kc_push_i(c, k, so);
-    if (st == ST_OK) st = kc_push_i(c, k, sx[ic.dim]);
+    KcWords w = {0};
+    IndexCopyPush pi = {.n = kc_word(&w, nk),
+                        .mode = ic.in_place ? 1 : 0,
+                        .size = kc_word(&w, ic.size),
+                        .inner = kc_word(&w, ic.inner),
+                        .m = kc_word(&w, ic.m),
+                        .so = kc_word(&w, so),
+                        .sm = kc_word(&w, sx[ic.dim])};
+    st = kc_words_ok(c, k, &w);
+    if (st == ST_OK) st = kc_push_block(c, k, &pi, sizeof pi);
     if (st == ST_OK) st = kc_spec(c, k, IC_WG);
     kc_grid(k, nk, IC_WG);
     return st;

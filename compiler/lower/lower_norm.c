@@ -4,10 +4,9 @@
  * rmsnorm and layernorm run one workgroup per row (the normalised trailing dims), statistics in
  * fp32 with a shared-memory reduction (shaders/norm_row.glsl). The row's elements must be
  * contiguous; the rows themselves are addressed through up to three collapsed outer dims with
- * physical strides, so a padded tensor is read and written without touching its padding.
- *   push {n, rows, eps, od1, od2, xs0, xs1, xs2, ys0, ys1, ys2}
- * batchnorm runs one invocation per logical element of [N, C, inner]:
- *   push {total, C, inner, xs0, xs1, ys0, ys1, eps}
+ * physical strides, so a padded tensor is read and written without touching its padding: push
+ * NormRowPush (shaders/abi.h NORM_ROW_PUSH). batchnorm runs one invocation per logical element
+ * of [N, C, inner]: push BatchnormPush (BATCHNORM_PUSH).
  * A binding is one tensor and the output binds last, so optional inputs pick the stem:
  * layernorm (x, w, b), layernorm_w (x, w), layernorm_plain (x); batchnorm (x, w, b, mean, var),
  * batchnorm_plain (x, mean, var). The shaders share shaders/layernorm.glsl, batchnorm.glsl. */
@@ -38,8 +37,8 @@ static Status reorder_inputs(const KernelCtx *c, PlanKernel *k, const int *order
     return ST_OK;
 }
 
-/* Row geometry of x and y over their first `outer` dims (the rest is the row, length n):
- * pushes {n, rows, eps, od1, od2, xs0, xs1, xs2, ys0, ys1, ys2}. */
+/* Row geometry of x and y over their first `outer` dims (the rest is the row, length n): pushes
+ * a NormRowPush. */
 static Status push_rows(const KernelCtx *c, PlanKernel *k, const PlanTensor *x, const PlanTensor *y,
                         int outer, double eps)
 {
@@ -82,15 +81,20 @@ static Status push_rows(const KernelCtx *c, PlanKernel *k, const PlanTensor *x, 
         ox[3 - m + i] = sx[i];
         oy[3 - m + i] = sy[i];
     }
-    Status st = kc_push_i(c, k, n);
-    if (st == ST_OK) st = kc_push_i(c, k, rows);
-    if (st == ST_OK) st = kc_push_f(c, k, eps);
-    if (st == ST_OK) st = kc_push_i(c, k, od[1]);
-    if (st == ST_OK) st = kc_push_i(c, k, od[2]);
-    for (int i = 0; i < 3 && st == ST_OK; i++)
-        st = kc_push_i(c, k, ox[i]);
-    for (int i = 0; i < 3 && st == ST_OK; i++)
-        st = kc_push_i(c, k, oy[i]);
+    KcWords w = {0};
+    NormRowPush pn = {.n = kc_word(&w, n),
+                      .rows = kc_word(&w, rows),
+                      .eps = (float)eps,
+                      .od1 = kc_word(&w, od[1]),
+                      .od2 = kc_word(&w, od[2]),
+                      .xs0 = kc_word(&w, ox[0]),
+                      .xs1 = kc_word(&w, ox[1]),
+                      .xs2 = kc_word(&w, ox[2]),
+                      .ys0 = kc_word(&w, oy[0]),
+                      .ys1 = kc_word(&w, oy[1]),
+                      .ys2 = kc_word(&w, oy[2])};
+    Status st = kc_words_ok(c, k, &w);
+    if (st == ST_OK) st = kc_push_block(c, k, &pn, sizeof pn);
     /* a power of two (the shader's tree reduction): short rows do not idle 256 lanes */
     uint32_t wg = 32;
     while (wg < NORM_WG && wg < n)
@@ -172,15 +176,18 @@ static Status lower_batchnorm(const KernelCtx *c, PlanKernel *k)
             return kc_error(c, "batchnorm: parameters must have %lld elements", (long long)C);
     int64_t total = x->shape[0] * C * inner;
     unsigned flags = k->nin == 5 ? KF_WEIGHT | KF_BIAS : 0;
+    KcWords w = {0};
+    BatchnormPush pb = {.total = kc_word(&w, total),
+                        .C = kc_word(&w, C),
+                        .inner = kc_word(&w, inner),
+                        .xs0 = kc_word(&w, x->pshape[1] * inner),
+                        .xs1 = kc_word(&w, inner),
+                        .ys0 = kc_word(&w, y->pshape[1] * inner),
+                        .ys1 = kc_word(&w, inner),
+                        .eps = (float)attr_float(n, "eps", 1e-5)};
     Status st = kc_pick(c, k, (KernelKey){.kind = KK_batchnorm, .flags = flags});
-    if (st == ST_OK) st = kc_push_i(c, k, total);
-    if (st == ST_OK) st = kc_push_i(c, k, C);
-    if (st == ST_OK) st = kc_push_i(c, k, inner);
-    if (st == ST_OK) st = kc_push_i(c, k, x->pshape[1] * inner);
-    if (st == ST_OK) st = kc_push_i(c, k, inner);
-    if (st == ST_OK) st = kc_push_i(c, k, y->pshape[1] * inner);
-    if (st == ST_OK) st = kc_push_i(c, k, inner);
-    if (st == ST_OK) st = kc_push_f(c, k, attr_float(n, "eps", 1e-5));
+    if (st == ST_OK) st = kc_words_ok(c, k, &w);
+    if (st == ST_OK) st = kc_push_block(c, k, &pb, sizeof pb);
     if (st == ST_OK) st = kc_spec(c, k, BN_WG);
     kc_grid(k, total, BN_WG);
     return st;

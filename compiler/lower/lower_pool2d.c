@@ -4,6 +4,7 @@
  * geometry, output sizes, divisors and the ceil_mode rule follow runtime/cpu/cpu_conv.c (ATen)
  * exactly. */
 #include "compiler/lower/kernels.h"
+#include "compiler/shape/shape.h"
 
 #include <string.h>
 
@@ -22,16 +23,6 @@ enum { GLOBAL_WG = 256, GLOBAL_PER_LANE = 4 };
 typedef struct PoolGeom {
     int64_t kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
 } PoolGeom;
-
-/* ATen's pooling_output_shape (cpu_conv.c pool_out). */
-static int64_t pool_out(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, int ceil)
-{
-    int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil ? stride - 1 : 0);
-    int64_t q = num >= 0 ? num / stride : -((-num + stride - 1) / stride);
-    int64_t out = q + 1;
-    if (ceil && (out - 1) * stride >= in + pad) out--;
-    return out;
-}
 
 /* kernel_size, stride (absent, null or [] = kernel), padding, dilation (max only). */
 static Status window(const KernelCtx *c, const Node *n, int64_t h, int64_t w, PoolGeom *g)
@@ -57,9 +48,9 @@ static Status window(const KernelCtx *c, const Node *n, int64_t h, int64_t w, Po
     if (n->op == OP_MAX_POOL2D &&
         (!attr_ints_n(n, "dilation", v, 2, 1) || (g->dh = v[0]) < 1 || (g->dw = v[1]) < 1))
         return kc_error(c, "pool2d: dilation must be one or two positive ints");
-    int ceil = attr_bool(n, "ceil_mode", false);
-    g->oh = pool_out(h, g->kh, g->ph, g->sh, g->dh, ceil);
-    g->ow = pool_out(w, g->kw, g->pw, g->sw, g->dw, ceil);
+    bool ceil = attr_bool(n, "ceil_mode", false);
+    g->oh = shape_pool_out(h, g->kh, g->ph, g->sh, g->dh, ceil);
+    g->ow = shape_pool_out(w, g->kw, g->pw, g->sw, g->dw, ceil);
     return ST_OK;
 }
 

@@ -10,8 +10,7 @@
  * The outer dims (all but the last) are collapsed to at most three over the four tensors, each
  * with its own (broadcast 0 or physical) strides; cos and sin may broadcast the last dim too.
  *   bindings: x, cos, sin, out
- *   push {total, h, od1, od2, xs0, xs1, xs2, cs0, cs1, cs2, ss0, ss1, ss2, ys0, ys1, ys2, cl, sl}
- *   (cl, sl: last-dim strides of cos and sin, 0 or 1)
+ *   push RopePush (shaders/abi.h ROPE_PUSH)
  *
  * rope_cache: the same rotation whose output is the source of index_copy(cache, index, .) along
  * a dim before the last (match_rope_cache): the rope output is never stored, each pair goes to
@@ -20,7 +19,7 @@
  * (kc_index_copy_geom): mode 1 writes the rope rows into the cache in place, mode 0 writes every
  * pair of out from the cache or the rope.
  *   bindings: x, cos, sin, cache, index, out
- *   push: rope's words, then {mode, idim, size, m} */
+ *   push RopeCachePush (ROPE_CACHE_PUSH: rope's words, then mode, idim, size, m) */
 #include "compiler/lower/kernels.h"
 
 #include <string.h>
@@ -167,18 +166,29 @@ static Status rope_geom(const KernelCtx *c, int r, const int64_t *shape,
     return ST_OK;
 }
 
-static Status rope_push(const KernelCtx *c, PlanKernel *k, int64_t total, const RopeGeom *gm)
+/* The rope words of `total` pairs over the geometry gm. */
+static RopePush rope_words(KcWords *w, int64_t total, const RopeGeom *gm)
 {
-    Status s = kc_push_i(c, k, total);
-    if (s == ST_OK) s = kc_push_i(c, k, gm->h);
-    if (s == ST_OK) s = kc_push_i(c, k, gm->od[1]);
-    if (s == ST_OK) s = kc_push_i(c, k, gm->od[2]);
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 3 && s == ST_OK; j++)
-            s = kc_push_i(c, k, gm->os[i][j]);
-    if (s == ST_OK) s = kc_push_i(c, k, gm->cl);
-    if (s == ST_OK) s = kc_push_i(c, k, gm->sl);
-    return s;
+    return (RopePush){
+        .total = kc_word(w, total),
+        .h = kc_word(w, gm->h),
+        .od1 = kc_word(w, gm->od[1]),
+        .od2 = kc_word(w, gm->od[2]),
+        .xs0 = kc_word(w, gm->os[0][0]),
+        .xs1 = kc_word(w, gm->os[0][1]),
+        .xs2 = kc_word(w, gm->os[0][2]),
+        .cs0 = kc_word(w, gm->os[1][0]),
+        .cs1 = kc_word(w, gm->os[1][1]),
+        .cs2 = kc_word(w, gm->os[1][2]),
+        .ss0 = kc_word(w, gm->os[2][0]),
+        .ss1 = kc_word(w, gm->os[2][1]),
+        .ss2 = kc_word(w, gm->os[2][2]),
+        .ys0 = kc_word(w, gm->os[3][0]),
+        .ys1 = kc_word(w, gm->os[3][1]),
+        .ys2 = kc_word(w, gm->os[3][2]),
+        .cl = kc_word(w, gm->cl),
+        .sl = kc_word(w, gm->sl),
+    };
 }
 
 static Status lower_rope_cache(const KernelCtx *c, PlanKernel *k)
@@ -213,11 +223,14 @@ static Status lower_rope_cache(const KernelCtx *c, PlanKernel *k)
     for (int d = 0; d < r; d++)
         rope_numel *= ro->shape[d];
     int64_t total = (icg.in_place ? rope_numel : kc_numel(out)) / 2;
-    s = rope_push(c, k, total, &gm);
-    if (s == ST_OK) s = kc_push_u(c, k, icg.in_place ? 1 : 0);
-    if (s == ST_OK) s = kc_push_i(c, k, gm.idim);
-    if (s == ST_OK) s = kc_push_i(c, k, icg.size);
-    if (s == ST_OK) s = kc_push_i(c, k, icg.m);
+    KcWords w = {0};
+    RopeCachePush pr = {.rope = rope_words(&w, total, &gm),
+                        .mode = icg.in_place ? 1 : 0,
+                        .idim = kc_word(&w, gm.idim),
+                        .size = kc_word(&w, icg.size),
+                        .m = kc_word(&w, icg.m)};
+    s = kc_words_ok(c, k, &w);
+    if (s == ST_OK) s = kc_push_block(c, k, &pr, sizeof pr);
     if (s == ST_OK) s = kc_spec(c, k, ROPE_WG);
     kc_grid(k, total, ROPE_WG);
     return s;
@@ -237,8 +250,12 @@ Status lower_rope(const KernelCtx *c, PlanKernel *k)
     kc_strides(o, st[3]);
     RopeGeom gm;
     s = rope_geom(c, r, o->shape, st, -1, &gm);
+    if (s != ST_OK) return s;
     int64_t total = kc_numel(o) / 2;
-    if (s == ST_OK) s = rope_push(c, k, total, &gm);
+    KcWords w = {0};
+    RopePush pr = rope_words(&w, total, &gm);
+    s = kc_words_ok(c, k, &w);
+    if (s == ST_OK) s = kc_push_block(c, k, &pr, sizeof pr);
     if (s == ST_OK) s = kc_spec(c, k, ROPE_WG);
     kc_grid(k, total, ROPE_WG);
     return s;

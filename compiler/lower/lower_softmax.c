@@ -3,16 +3,12 @@
  * TPR lanes per row; each row takes its max, the sum of exp(v - max), then writes. Operands are
  * addressed with their physical strides (0 on the mask's broadcast dims).
  * Stems: `softmax` binds {x, y}; `masked_softmax` binds {x, mask, y} (a mask add of one tensor
- * to itself is lowered as `softmax` with code bit 1, v = x + x). Push (26 words,
- * shaders/softmax.glsl): {rows, len, code, xls, mls, yls, oshape[5], xs[5], ms[5], ys[5]};
- * code bit 0 = log_softmax, bit 2 = safe (a row of -inf alone gives zeros: an exported sdpa's
- * softmax, compiler/canon_sdpa.c). Spec {256, TPR}. */
+ * to itself is lowered as `softmax` with SM_DOUBLE, v = x + x). Push SoftmaxPush
+ * (shaders/abi.h SOFTMAX_PUSH): code SM_LOG for log_softmax, SM_SAFE for an exported sdpa's
+ * softmax (a row of -inf alone gives zeros, compiler/canon_sdpa.c). Spec {256, TPR}. */
 #include "compiler/lower/kernels.h"
 
 #define SM_WG 256
-#define SM_OUTER 5
-
-enum { SM_LOG = 1u, SM_DOUBLE = 2u, SM_SAFE = 4u }; /* code bits of shaders/softmax.glsl */
 
 /* Strides of t in the shape of y (right-aligned, 0 on broadcast dims), in y's rank. */
 static bool bstrides(const PlanTensor *t, const PlanTensor *y, int64_t *st)
@@ -65,14 +61,14 @@ Status lower_softmax(const KernelCtx *c, PlanKernel *k)
     int r = y->rank;
     if (r > 0 && norm_dim(attr_int(sm, "dim", -1), r) != r - 1)
         return kc_error(c, "softmax kernel reduces the last dim only");
-    if (r - 1 > SM_OUTER) return kc_error(c, "softmax kernel: rank %d above 6", r);
+    if (r - 1 > ROW_OUTER) return kc_error(c, "softmax kernel: rank %d above 6", r);
     int64_t xs[NPU_MAX_RANK] = {0}, ms[NPU_MAX_RANK] = {0}, ys[NPU_MAX_RANK] = {0};
     if (!bstrides(x, y, xs) || !bstrides(y, y, ys) || (m && !bstrides(m, y, ms)))
         return kc_error(c, "softmax kernel: an operand does not broadcast to the output shape");
     int64_t len = r ? y->shape[r - 1] : 1, rows = 1;
-    int64_t oshape[SM_OUTER], oxs[SM_OUTER], oms[SM_OUTER], oys[SM_OUTER];
-    for (int d = 0; d < SM_OUTER; d++) {
-        int od = d - (SM_OUTER - (r - 1));
+    int64_t oshape[ROW_OUTER], oxs[ROW_OUTER], oms[ROW_OUTER], oys[ROW_OUTER];
+    for (int d = 0; d < ROW_OUTER; d++) {
+        int od = d - (ROW_OUTER - (r - 1));
         bool in = r > 0 && od >= 0;
         oshape[d] = in ? y->shape[od] : 1;
         oxs[d] = in ? xs[od] : 0;
@@ -81,16 +77,19 @@ Status lower_softmax(const KernelCtx *c, PlanKernel *k)
         rows *= oshape[d];
     }
     uint32_t tpr = kc_lanes_for(len, SM_WG);
-    Status st = kc_push_i(c, k, rows);
-    if (st == ST_OK) st = kc_push_i(c, k, len);
-    if (st == ST_OK) st = kc_push_u(c, k, code);
-    if (st == ST_OK) st = kc_push_i(c, k, r ? xs[r - 1] : 0);
-    if (st == ST_OK) st = kc_push_i(c, k, r ? ms[r - 1] : 0);
-    if (st == ST_OK) st = kc_push_i(c, k, r ? ys[r - 1] : 0);
-    const int64_t *vecs[] = {oshape, oxs, oms, oys};
-    for (int v = 0; v < 4; v++)
-        for (int d = 0; d < SM_OUTER && st == ST_OK; d++)
-            st = kc_push_i(c, k, vecs[v][d]);
+    KcWords w = {0};
+    SoftmaxPush ps = {.rows = kc_word(&w, rows),
+                      .len = kc_word(&w, len),
+                      .code = code,
+                      .xls = kc_word(&w, r ? xs[r - 1] : 0),
+                      .mls = kc_word(&w, r ? ms[r - 1] : 0),
+                      .yls = kc_word(&w, r ? ys[r - 1] : 0)};
+    KC_WORDS(&w, ps.oshape, oshape);
+    KC_WORDS(&w, ps.xs, oxs);
+    KC_WORDS(&w, ps.ms, oms);
+    KC_WORDS(&w, ps.ys, oys);
+    Status st = kc_words_ok(c, k, &w);
+    if (st == ST_OK) st = kc_push_block(c, k, &ps, sizeof ps);
     if (st == ST_OK) st = kc_spec(c, k, SM_WG);
     if (st == ST_OK) st = kc_spec(c, k, tpr);
     kc_grid(k, rows, SM_WG / tpr);

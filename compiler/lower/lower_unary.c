@@ -1,33 +1,34 @@
 /* unary: out = f(in) elementwise over the physical buffer (input and output share one layout,
- * so padded channels are computed too and never read). Push: {n, code, a, b}. */
+ * so padded channels are computed too and never read). Push UnaryPush (shaders/abi.h
+ * UNARY_PUSH): the code UN_* (explicit numbers, so a .npubin does not depend on the order of
+ * ops.def) and its parameters a, b. */
 #include "compiler/lower/kernels.h"
 
 #include <math.h>
 #include <string.h>
 
-/* Codes the shader switches on (shaders/unary.comp): explicit numbers, so a .npubin does not
- * depend on the order of ops.def. 0 = not unary. */
-enum {
-    UN_RELU = 1,
-    UN_RELU6,
-    UN_HARDTANH,
-    UN_HARDSWISH,
-    UN_HARDSIGMOID,
-    UN_SIGMOID,
-    UN_TANH,
-    UN_GELU_ERF,
-    UN_GELU_TANH,
-    UN_SILU,
-    UN_NEG,
-    UN_EXP,
-    UN_LOG,
-    UN_ABS,
-    UN_SQRT,
-    UN_RSQRT,
-    UN_COS,
-    UN_SIN,
-    UN_CLAMP,
-    UN_LEAKY_RELU,
+/* The code of each op the kernel computes (0: not one); gelu's is UN_GELU_TANH for its tanh
+ * approximation. */
+static const uint32_t unary_codes[OP_COUNT] = {
+    [OP_RELU] = UN_RELU,
+    [OP_RELU6] = UN_RELU6,
+    [OP_HARDTANH] = UN_HARDTANH,
+    [OP_HARDSWISH] = UN_HARDSWISH,
+    [OP_HARDSIGMOID] = UN_HARDSIGMOID,
+    [OP_SIGMOID] = UN_SIGMOID,
+    [OP_TANH] = UN_TANH,
+    [OP_GELU] = UN_GELU_ERF,
+    [OP_SILU] = UN_SILU,
+    [OP_NEG] = UN_NEG,
+    [OP_EXP] = UN_EXP,
+    [OP_LOG] = UN_LOG,
+    [OP_ABS] = UN_ABS,
+    [OP_SQRT] = UN_SQRT,
+    [OP_RSQRT] = UN_RSQRT,
+    [OP_COS] = UN_COS,
+    [OP_SIN] = UN_SIN,
+    [OP_CLAMP] = UN_CLAMP,
+    [OP_LEAKY_RELU] = UN_LEAKY_RELU,
 };
 
 Status lower_unary(const KernelCtx *c, PlanKernel *k)
@@ -42,79 +43,25 @@ Status lower_unary(const KernelCtx *c, PlanKernel *k)
             return kc_error(c, "unary kernel: input and output layouts differ");
         total *= out->pshape[i];
     }
+    uint32_t code = n->op >= 0 && n->op < OP_COUNT ? unary_codes[n->op] : 0;
+    if (!code) return kc_error(c, "%s is not a unary kernel op", op_short_name(n->op));
     double a = 0, b = 0;
-    uint32_t code = 0;
-    switch (n->op) {
-    case OP_RELU:
-        code = UN_RELU;
-        break;
-    case OP_RELU6:
-        code = UN_RELU6;
-        break;
-    case OP_HARDTANH:
-        code = UN_HARDTANH;
+    if (n->op == OP_HARDTANH) {
         a = attr_float(n, "min_val", -1.0);
         b = attr_float(n, "max_val", 1.0);
-        break;
-    case OP_HARDSWISH:
-        code = UN_HARDSWISH;
-        break;
-    case OP_HARDSIGMOID:
-        code = UN_HARDSIGMOID;
-        break;
-    case OP_SIGMOID:
-        code = UN_SIGMOID;
-        break;
-    case OP_TANH:
-        code = UN_TANH;
-        break;
-    case OP_GELU:
-        code = strcmp(attr_str(n, "approximate", "none"), "tanh") == 0 ? UN_GELU_TANH : UN_GELU_ERF;
-        break;
-    case OP_SILU:
-        code = UN_SILU;
-        break;
-    case OP_NEG:
-        code = UN_NEG;
-        break;
-    case OP_EXP:
-        code = UN_EXP;
-        break;
-    case OP_LOG:
-        code = UN_LOG;
-        break;
-    case OP_ABS:
-        code = UN_ABS;
-        break;
-    case OP_SQRT:
-        code = UN_SQRT;
-        break;
-    case OP_RSQRT:
-        code = UN_RSQRT;
-        break;
-    case OP_COS:
-        code = UN_COS;
-        break;
-    case OP_SIN:
-        code = UN_SIN;
-        break;
-    case OP_CLAMP:
+    } else if (n->op == OP_GELU) {
+        if (strcmp(attr_str(n, "approximate", "none"), "tanh") == 0) code = UN_GELU_TANH;
+    } else if (n->op == OP_CLAMP) {
         /* an absent bound is infinite (clamp_min and clamp_max name one) */
-        code = UN_CLAMP;
         a = attr_present(n, "min") ? attr_float(n, "min", 0) : -INFINITY;
         b = attr_present(n, "max") ? attr_float(n, "max", 0) : INFINITY;
-        break;
-    case OP_LEAKY_RELU:
-        code = UN_LEAKY_RELU;
+    } else if (n->op == OP_LEAKY_RELU) {
         a = attr_float(n, "negative_slope", 0.01);
-        break;
-    default:
-        return kc_error(c, "%s is not a unary kernel op", op_short_name(n->op));
     }
-    Status st = kc_push_i(c, k, total);
-    if (st == ST_OK) st = kc_push_u(c, k, code);
-    if (st == ST_OK) st = kc_push_f(c, k, a);
-    if (st == ST_OK) st = kc_push_f(c, k, b);
+    KcWords w = {0};
+    UnaryPush pu = {.n = kc_word(&w, total), .code = code, .a = (float)a, .b = (float)b};
+    Status st = kc_words_ok(c, k, &w);
+    if (st == ST_OK) st = kc_push_block(c, k, &pu, sizeof pu);
     if (st == ST_OK) st = kc_spec(c, k, 256);
     kc_grid(k, total, 256);
     return st;

@@ -7,28 +7,25 @@
  *
  * Stems: `where` binds {cond, a, b, out}; `where_s` binds {cond, t, out} with one operand a
  * scalar push word (flag bit 0: a is the scalar, t is b; bit 1: b is the scalar, t is a).
- * Push (28 words, shaders/where.glsl): {n, flags, a_scalar, b_scalar, shape[6], stride_cond[6],
- * stride_a[6], stride_b[6]}. where.Scalar (both operands scalars) stays on the CPU (support.c). */
+ * Push WherePush (shaders/abi.h WHERE_PUSH). where.Scalar (both operands scalars) stays on the
+ * CPU (support.c). */
 #include "compiler/lower/kernels.h"
 
 #include <string.h>
 
-#define WHERE_DIMS 6
 #define WHERE_WG 256
-
-enum { WF_A_SCALAR = 1u, WF_B_SCALAR = 2u };
 
 Status lower_where(const KernelCtx *c, PlanKernel *k)
 {
     const Node *n = c->anchor;
     const PlanTensor *out = kc_out(k, c->p);
-    if (out->rank > WHERE_DIMS) return kc_error(c, "where kernel: rank %d above 6", out->rank);
+    if (out->rank > KERNEL_DIMS) return kc_error(c, "where kernel: rank %d above 6", out->rank);
     if (out->padded) return kc_error(c, "where kernel: the output is channel padded");
     uint32_t flags = 0;
     double as = 0, bs = 0;
     int args[4], nin = 0;
     if (n->op == OP_MASKED_FILL) {
-        if (k->nin != 2 || !kc_scalar_attr(n, "value", &as))
+        if (k->nin != 2 || !attr_number(n, "value", &as))
             return kc_error(c, "masked_fill needs inputs x and mask and a numeric `value`");
         args[nin++] = k->args[1]; /* cond = mask, a = value, b = x */
         args[nin++] = k->args[0];
@@ -36,11 +33,11 @@ Status lower_where(const KernelCtx *c, PlanKernel *k)
     } else if (k->nin == 3) {
         for (int i = 0; i < 3; i++)
             args[nin++] = k->args[i];
-    } else if (k->nin == 2 && kc_scalar_attr(n, "other", &bs)) {
+    } else if (k->nin == 2 && attr_number(n, "other", &bs)) {
         args[nin++] = k->args[0];
         args[nin++] = k->args[1];
         flags = WF_B_SCALAR;
-    } else if (k->nin == 2 && kc_scalar_attr(n, "self", &as)) {
+    } else if (k->nin == 2 && attr_number(n, "self", &as)) {
         args[nin++] = k->args[0];
         args[nin++] = k->args[1];
         flags = WF_A_SCALAR;
@@ -66,7 +63,7 @@ Status lower_where(const KernelCtx *c, PlanKernel *k)
     Status ps = kc_pick(c, k, (KernelKey){.kind = KK_where, .flags = flags ? KF_SCALAR : 0});
     if (ps != ST_OK) return ps;
 
-    int64_t st[3][WHERE_DIMS] = {{0}}, shape[WHERE_DIMS];
+    int64_t st[3][KERNEL_DIMS] = {{0}}, shape[KERNEL_DIMS];
     for (int i = 0; i < nin; i++)
         if (!kc_bcast_strides6(kc_arg(k, c->p, i), out, st[i]))
             return kc_error(c, "where kernel: %s does not broadcast to the output shape",
@@ -75,20 +72,20 @@ Status lower_where(const KernelCtx *c, PlanKernel *k)
         memcpy(st[2], st[1], sizeof st[1]);
         memset(st[1], 0, sizeof st[1]);
     }
-    for (int d = 0; d < WHERE_DIMS; d++) {
-        int od = d - (WHERE_DIMS - out->rank);
+    for (int d = 0; d < KERNEL_DIMS; d++) {
+        int od = d - (KERNEL_DIMS - out->rank);
         shape[d] = od < 0 ? 1 : out->shape[od];
     }
     int64_t total = kc_numel(out);
-    Status s = kc_push_i(c, k, total);
-    if (s == ST_OK) s = kc_push_u(c, k, flags);
-    if (s == ST_OK) s = kc_push_f(c, k, as);
-    if (s == ST_OK) s = kc_push_f(c, k, bs);
-    for (int d = 0; d < WHERE_DIMS && s == ST_OK; d++)
-        s = kc_push_i(c, k, shape[d]);
-    for (int i = 0; i < 3; i++)
-        for (int d = 0; d < WHERE_DIMS && s == ST_OK; d++)
-            s = kc_push_i(c, k, st[i][d]);
+    KcWords w = {0};
+    WherePush pw = {
+        .n = kc_word(&w, total), .flags = flags, .sa_val = (float)as, .sb_val = (float)bs};
+    KC_WORDS(&w, pw.shape, shape);
+    KC_WORDS(&w, pw.sc, st[0]);
+    KC_WORDS(&w, pw.sa, st[1]);
+    KC_WORDS(&w, pw.sb, st[2]);
+    Status s = kc_words_ok(c, k, &w);
+    if (s == ST_OK) s = kc_push_block(c, k, &pw, sizeof pw);
     if (s == ST_OK) s = kc_spec(c, k, WHERE_WG);
     kc_grid(k, total, WHERE_WG);
     return s;

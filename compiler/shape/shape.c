@@ -174,245 +174,62 @@ static Status shape_assert_meta(ShapeCtx *c)
     return ST_OK;
 }
 
-static Status dispatch(ShapeCtx *c)
+/* Eval dropout is the identity; training-mode dropout zeroes random elements, so running it as
+ * the identity would give a different answer: refused as training-mode batch_norm is. */
+static Status shape_dropout(ShapeCtx *c)
 {
-    switch (c->n->op) {
-    case OP_ASSERT_META:
-        return shape_assert_meta(c);
-    case OP_DROPOUT:
-        /* training-mode dropout zeroes random elements: running it as the identity would give
-         * a different answer, so it is refused as training-mode batch_norm is */
-        if ((attr_bool(c->n, "train", false) || attr_bool(c->n, "training", false)) &&
-            attr_float(c->n, "p", 0.5) > 0)
-            return sh_err(c, NULL,
-                          "training-mode dropout (p=%g) is random and is not supported: "
-                          "export the model in eval mode (model.eval())",
-                          attr_float(c->n, "p", 0.5));
-        return shape_same(c);
-    case OP_IDENTITY:
-    case OP_DEPAD:
-    case OP_PACK:
-    case OP_TO_DTYPE:
-        return shape_same(c);
-    case OP_GETITEM:
-        return shape_getitem(c);
-    case OP_CONV2D:
-        return shape_conv2d(c);
-    case OP_BATCH_NORM:
-        return shape_batch_norm(c);
-    case OP_LAYER_NORM:
-        return shape_layer_norm(c);
-    case OP_LINEAR:
-        return shape_linear(c);
-    case OP_ADDMM:
-        return shape_addmm(c);
-    case OP_MATMUL:
-        return shape_matmul(c);
-    case OP_BMM:
-        return shape_bmm(c);
-    case OP_MM:
-        return shape_mm(c);
-    case OP_T:
-        return shape_t(c);
-    case OP_RELU:
-    case OP_RELU6:
-    case OP_HARDTANH:
-    case OP_HARDSWISH:
-    case OP_HARDSIGMOID:
-    case OP_SIGMOID:
-    case OP_TANH:
-    case OP_GELU:
-    case OP_SILU:
-    case OP_NEG:
-    case OP_EXP:
-    case OP_LOG:
-    case OP_ABS:
-    case OP_SQRT:
-    case OP_RSQRT:
-    case OP_COS:
-    case OP_SIN:
-    case OP_POW:
-    case OP_CLAMP:
-    case OP_ADD:
-    case OP_SUB:
-    case OP_RSUB:
-    case OP_MUL:
-    case OP_DIV:
-    case OP_MASKED_FILL:
-    case OP_EQ:
-    case OP_NE:
-    case OP_LT:
-    case OP_LE:
-    case OP_GT:
-    case OP_GE:
-    case OP_LOGICAL_NOT:
-    case OP_LOGICAL_AND:
-    case OP_LOGICAL_OR:
-        return shape_eltwise(c);
-    case OP_WHERE:
-        return shape_where(c);
-    case OP_SOFTMAX:
-    case OP_LOG_SOFTMAX:
-    case OP_CUMSUM:
-        return shape_along_dim(c);
-    case OP_MEAN:
-    case OP_SUM:
-    case OP_AMAX:
-        return shape_reduce(c);
-    case OP_ARGMAX:
-        return shape_argmax(c);
-    case OP_MAX_POOL2D:
-    case OP_AVG_POOL2D:
-        return shape_pool2d(c);
-    case OP_ADAPTIVE_AVG_POOL2D:
-        return shape_adaptive_pool2d(c);
-    case OP_EMBEDDING:
-        return shape_embedding(c);
-    case OP_CAT:
-        return shape_cat(c);
-    case OP_SLICE:
-        return shape_slice(c);
-    case OP_SELECT:
-        return shape_select(c);
-    case OP_SPLIT: /* several outputs: shape_infer calls shape_split or shape_multi itself */
-    case OP_MAX_DIM:
-    case OP_TOPK:
-    case OP_SORT:
-    case OP_UNBIND:
-    case OP_MAX_POOL2D_WI:
-        break;
-    case OP_VIEW:
-        return shape_view(c);
-    case OP_FLATTEN:
-        return shape_flatten(c);
-    case OP_UNSQUEEZE:
-        return shape_unsqueeze(c);
-    case OP_SQUEEZE:
-        return shape_squeeze(c);
-    case OP_PERMUTE:
-        return shape_permute(c);
-    case OP_TRANSPOSE:
-        return shape_transpose(c);
-    case OP_EXPAND:
-        return shape_expand(c);
-    case OP_INDEX_COPY:
-        return shape_index_copy(c);
-    case OP_COPY:
-        return shape_copy(c);
-    case OP_ARANGE:
-        return shape_arange(c);
-    case OP_FULL:
-    case OP_ZEROS:
-    case OP_ONES:
-        return shape_filled(c);
-    case OP_LEAKY_RELU:
-    case OP_SLICE_FILL:
-        return shape_same(c);
-    case OP_FILL_LIKE:
-        return shape_fill_like(c);
-    case OP_DIFF:
-        return shape_diff(c);
-    case OP_INDEX:
-        return shape_index(c);
-    case OP_GATHER:
-        return shape_gather(c);
-    case OP_CONV1D:
-        return shape_conv1d(c);
-    case OP_CONV_TRANSPOSE2D:
-        return shape_conv_transpose2d(c);
-    case OP_GROUP_NORM:
-        return shape_group_norm(c);
-    case OP_UPSAMPLE_BILINEAR2D:
-    case OP_UPSAMPLE_NEAREST2D:
-        return shape_upsample2d(c);
-    case OP_PAD:
-        return shape_pad(c);
-    case OP_EINSUM:
-        return shape_einsum(c);
-    case OP_VECTOR_NORM:
-        return shape_reduce(c);
-    case OP_SDPA:
-        return shape_sdpa(c);
-    case OP_ACOS:
-    case OP_ASIN:
-    case OP_ATAN:
-    case OP_TAN:
-    case OP_LOG1P:
-    case OP_EXPM1:
-    case OP_ERF:
-    case OP_RECIPROCAL:
-    case OP_SOFTPLUS:
-    case OP_ELU:
-    case OP_MISH:
-    case OP_CEIL:
-    case OP_FLOOR:
-    case OP_ROUND:
-    case OP_SIGN:
-    case OP_SQUARE:
-    case OP_ISNAN:
-    case OP_MAXIMUM:
-    case OP_MINIMUM:
-    case OP_REMAINDER:
-        return shape_eltwise(c);
-    case OP_AMIN:
-    case OP_PROD:
-    case OP_ANY:
-    case OP_ALL:
-    case OP_VAR:
-    case OP_STD:
-    case OP_LOGSUMEXP:
-        return shape_reduce(c);
-    case OP_ARGMIN:
-        return shape_argmax(c);
-    case OP_CLAMP_T:
-        if (c->n->nin == 2)
-            return sh_err(c, NULL,
-                          "one bound tensor: the IR does not say whether it is min or "
-                          "max (export clamp_min/clamp_max, or pass both bounds)");
-        return shape_eltwise(c);
-    case OP_STACK:
-        return shape_stack(c);
-    case OP_FLIP:
-        return shape_flip(c);
-    case OP_ROLL:
-        return shape_roll(c);
-    case OP_TRI:
-        return shape_tri(c);
-    case OP_REPEAT:
-        return shape_repeat(c);
-    case OP_REPEAT_INTERLEAVE:
-        return shape_repeat_interleave(c);
-    case OP_PIXEL_SHUFFLE:
-        return shape_pixel_shuffle(c);
-    case OP_BADDBMM:
-        return shape_baddbmm(c);
-    case OP_INSTANCE_NORM:
-        return shape_instance_norm(c);
-    case OP_COUNT:
-    case OP_INVALID:
-        break;
-    }
-    return diag_add(c->d, DIAG_ERROR, ST_INTERNAL, c->g->path, c->n->name, NULL,
-                    "shape inference has no rule for op %d ('%s')", (int)c->n->op,
-                    c->n->aten ? c->n->aten : "?");
+    if ((attr_bool(c->n, "train", false) || attr_bool(c->n, "training", false)) &&
+        attr_float(c->n, "p", 0.5) > 0)
+        return sh_err(c, NULL,
+                      "training-mode dropout (p=%g) is random and is not supported: "
+                      "export the model in eval mode (model.eval())",
+                      attr_float(c->n, "p", 0.5));
+    return shape_same(c);
+}
+
+/* clamp.Tensor with one bound: which bound it is is lost in the IR. */
+static Status shape_clamp_t(ShapeCtx *c)
+{
+    if (c->n->nin == 2)
+        return sh_err(c, NULL,
+                      "one bound tensor: the IR does not say whether it is min or "
+                      "max (export clamp_min/clamp_max, or pass both bounds)");
+    return shape_eltwise(c);
+}
+
+/* Each op's shape rule: ops.def's SHAPE column. */
+typedef Status (*ShapeRule)(ShapeCtx *c);
+static const ShapeRule shape_rules[OP_COUNT] = {
+#define X(id, nm, mn, mx, fl, kind, cls, shape, dt, doc) [OP_##id] = shape_##shape,
+#include "compiler/ops.def"
+#undef X
+};
+
+bool shape_is_multi(OpId op)
+{
+    return op >= 0 && op < OP_COUNT && shape_rules[op] == shape_multi;
 }
 
 Status shape_infer(const Graph *g, const Node *n, int *rank, int64_t (*shape)[NPU_MAX_RANK],
                    DiagList *d)
 {
-    ShapeCtx c = {.g = g, .n = n, .d = d};
-    if (n->op < 0 || n->op >= OP_COUNT) return dispatch(&c);
+    ShapeCtx c = {.g = g, .n = n, .d = d, .ranks = rank, .shapes = shape};
+    if (n->op < 0 || n->op >= OP_COUNT)
+        return diag_add(d, DIAG_ERROR, ST_INTERNAL, g->path, n->name, NULL,
+                        "shape inference has no rule for op %d ('%s')", (int)n->op,
+                        n->aten ? n->aten : "?");
     const OpInfo *oi = &op_info[n->op];
     if (n->nin < oi->min_in || n->nin > oi->max_in)
         return sh_err(&c, NULL, "takes %d..%d tensor inputs, the node has %d", oi->min_in,
                       oi->max_in, n->nin);
-    if (n->op == OP_SPLIT) return shape_split(&c, rank, shape);
-    if (shape_is_multi(n->op)) return shape_multi(&c, rank, shape);
+    /* split and the other multi-output rules fill every output and check their count */
+    ShapeRule rule = shape_rules[n->op];
+    if (rule == shape_split || rule == shape_multi) return rule(&c);
     int want = shape_op_nout(n->op);
     if (n->nout != want)
         return sh_err(&c, NULL, "produces %d output%s, the node declares %d", want,
                       want == 1 ? "" : "s", n->nout);
-    Status st = dispatch(&c);
+    Status st = rule(&c);
     if (st != ST_OK) return st;
     if (want == 1) {
         rank[0] = c.rank;
@@ -510,219 +327,132 @@ static Cls promote_inputs(const Graph *g, const Node *n, int from)
     return c;
 }
 
+/* The output dtype rules: ops.def's DTYPE column. */
+typedef enum OutRule {
+    OT_same,             /* input 0's class */
+    OT_input,            /* input 0's dtype */
+    OT_unknown,          /* nothing to check */
+    OT_bool,             /* bool */
+    OT_i64,              /* int64 */
+    OT_dtype_or_same,    /* attr `dtype`, else input 0's class */
+    OT_dtype_or_float,   /* attr `dtype`, else a float */
+    OT_dtype_or_input,   /* attr `dtype`, else input 0's dtype */
+    OT_sum,              /* attr `dtype`, else float for a float input, int64 otherwise */
+    OT_promote,          /* the inputs' promoted class */
+    OT_promote_from1,    /* the promoted class of inputs 1.. (addmm: not the bias) */
+    OT_promote_other,    /* the inputs' and the scalar `other`'s */
+    OT_promote_exponent, /* the inputs' and the scalar `exponent`'s */
+    OT_clamp,            /* float for a float input; integers with float bounds vary */
+    OT_logical,          /* bool, or the promoted class of a bitwise op */
+    OT_to_dtype,
+    OT_getitem,
+    OT_div,
+    OT_where,
+    OT_cat,
+    OT_arange,
+    OT_full,
+} OutRule;
+
+static const OutRule out_rules[OP_COUNT] = {
+#define X(id, nm, mn, mx, fl, kind, cls, shape, dt, doc) [OP_##id] = OT_##dt,
+#include "compiler/ops.def"
+#undef X
+};
+
+/* cat: legacy empty [0] inputs take no part in promotion, unless all are such. */
+static Cls cat_cls(const Graph *g, const Node *n)
+{
+    Cls c = CL_BOOL, all = CL_BOOL;
+    bool any = false;
+    for (int i = 0; i < n->nin; i++) {
+        const GTensor *t = node_input(g, n, i);
+        all = promote(all, cls_of(t->dtype));
+        if (!(t->rank == 1 && t->shape[0] == 0)) {
+            c = promote(c, cls_of(t->dtype));
+            any = true;
+        }
+    }
+    return any ? c : all;
+}
+
+/* arange: int64 unless start, end or step is a float. */
+static OutType arange_type(const Node *n)
+{
+    const char *keys[] = {"start", "end", "step"};
+    for (int i = 0; i < 3; i++) {
+        const Attr *a = node_attr(n, keys[i]);
+        if (a && a->kind == ATTR_FLOAT) return of_cls(CL_FLOAT);
+    }
+    return exact(DT_I64);
+}
+
+/* full: the fill value's kind. */
+static OutType full_type(const Node *n)
+{
+    const Attr *a = node_attr(n, "fill_value");
+    if (a && a->kind == ATTR_BOOL) return exact(DT_BOOL);
+    if (a && a->kind == ATTR_INT) return exact(DT_I64);
+    return of_cls(CL_FLOAT);
+}
+
 /* The dtype (or at least its class) ATen gives output 0 of n. */
 static OutType out_type(const Graph *g, const Node *n)
 {
+    if (n->op < 0 || n->op >= OP_COUNT) return of_cls(CL_UNKNOWN);
     DType dt = dtype_attr(n);
     Cls c0 = n->nin > 0 ? in_cls(g, n, 0) : CL_UNKNOWN;
-    switch (n->op) {
-    case OP_ASSERT_META:
+    switch (out_rules[n->op]) {
+    case OT_same:
+        return of_cls(c0);
+    case OT_input:
+        return exact(node_input(g, n, 0)->dtype);
+    case OT_unknown:
         return of_cls(CL_UNKNOWN);
-    case OP_TO_DTYPE:
+    case OT_bool:
+        return exact(DT_BOOL);
+    case OT_i64:
+        return exact(DT_I64);
+    case OT_dtype_or_same:
+        return dt != DT_INVALID ? exact(dt) : of_cls(c0);
+    case OT_dtype_or_float:
+        return dt != DT_INVALID ? exact(dt) : of_cls(CL_FLOAT);
+    case OT_dtype_or_input:
+        return dt != DT_INVALID ? exact(dt) : exact(node_input(g, n, 0)->dtype);
+    case OT_sum:
+        if (dt != DT_INVALID) return exact(dt);
+        return c0 == CL_FLOAT ? of_cls(CL_FLOAT) : exact(DT_I64);
+    case OT_promote:
+        return of_cls(promote_inputs(g, n, 0));
+    case OT_promote_from1:
+        return of_cls(promote_inputs(g, n, 1));
+    case OT_promote_other:
+        return of_cls(promote_attr(promote_inputs(g, n, 0), n, "other"));
+    case OT_promote_exponent:
+        return of_cls(promote_attr(promote_inputs(g, n, 0), n, "exponent"));
+    case OT_clamp:
+        /* Integer inputs with float bounds: promotion rules of clamp vary across versions. */
+        return of_cls(c0 == CL_FLOAT ? CL_FLOAT : CL_UNKNOWN);
+    case OT_logical:
+        return is_bitwise(n) ? of_cls(promote_inputs(g, n, 0)) : exact(DT_BOOL);
+    case OT_to_dtype:
         if (dt != DT_INVALID) return exact(dt);
         return exact(node_input(g, n, n->nin == 2 ? 1 : 0)->dtype);
-    case OP_GETITEM: {
+    case OT_getitem: {
         int64_t i = attr_int(n, "index", 0);
         if (i < 0) i += n->nin;
         return i >= 0 && i < n->nin ? exact(node_input(g, n, (int)i)->dtype) : of_cls(CL_UNKNOWN);
     }
-    case OP_EQ:
-    case OP_NE:
-    case OP_LT:
-    case OP_LE:
-    case OP_GT:
-    case OP_GE:
-        return exact(DT_BOOL);
-    case OP_LOGICAL_NOT:
-    case OP_LOGICAL_AND:
-    case OP_LOGICAL_OR:
-        return is_bitwise(n) ? of_cls(promote_inputs(g, n, 0)) : exact(DT_BOOL);
-    case OP_ADD:
-    case OP_SUB:
-    case OP_RSUB:
-    case OP_MUL:
+    case OT_div:
+        if (!attr_str(n, "rounding_mode", NULL)) return of_cls(CL_FLOAT); /* true division */
         return of_cls(promote_attr(promote_inputs(g, n, 0), n, "other"));
-    case OP_POW:
-        return of_cls(promote_attr(promote_inputs(g, n, 0), n, "exponent"));
-    case OP_DIV: {
-        const char *mode = attr_str(n, "rounding_mode", NULL);
-        if (!mode) return of_cls(CL_FLOAT); /* true division */
-        return of_cls(promote_attr(promote_inputs(g, n, 0), n, "other"));
-    }
-    case OP_WHERE: {
-        Cls c = promote_attr(promote_inputs(g, n, 1), n, "self");
-        return of_cls(promote_attr(c, n, "other"));
-    }
-    case OP_CAT: {
-        /* legacy empty [0] inputs take no part in promotion, unless all are such */
-        Cls c = CL_BOOL, all = CL_BOOL;
-        for (int i = 0; i < n->nin; i++) {
-            const GTensor *t = node_input(g, n, i);
-            all = promote(all, cls_of(t->dtype));
-            if (!(t->rank == 1 && t->shape[0] == 0)) c = promote(c, cls_of(t->dtype));
-        }
-        for (int i = 0; i < n->nin; i++) {
-            const GTensor *t = node_input(g, n, i);
-            if (!(t->rank == 1 && t->shape[0] == 0)) return of_cls(c);
-        }
-        return of_cls(all);
-    }
-    case OP_CLAMP:
-    case OP_HARDTANH:
-        /* Integer inputs with float bounds: promotion rules of clamp vary across versions. */
-        return of_cls(c0 == CL_FLOAT ? CL_FLOAT : CL_UNKNOWN);
-    case OP_ARGMAX:
-        return exact(DT_I64);
-    case OP_SUM:
-    case OP_CUMSUM:
-        if (dt != DT_INVALID) return exact(dt);
-        return c0 == CL_FLOAT ? of_cls(CL_FLOAT) : exact(DT_I64);
-    case OP_SOFTMAX:
-    case OP_LOG_SOFTMAX:
-    case OP_MEAN:
-        if (dt != DT_INVALID) return exact(dt);
-        return of_cls(c0);
-    case OP_ARANGE: {
-        if (dt != DT_INVALID) return exact(dt);
-        const char *keys[] = {"start", "end", "step"};
-        for (int i = 0; i < 3; i++) {
-            const Attr *a = node_attr(n, keys[i]);
-            if (a && a->kind == ATTR_FLOAT) return of_cls(CL_FLOAT);
-        }
-        return exact(DT_I64);
-    }
-    case OP_FULL: {
-        if (dt != DT_INVALID) return exact(dt);
-        const Attr *a = node_attr(n, "fill_value");
-        if (a && a->kind == ATTR_BOOL) return exact(DT_BOOL);
-        if (a && a->kind == ATTR_INT) return exact(DT_I64);
-        return of_cls(CL_FLOAT);
-    }
-    case OP_ZEROS:
-    case OP_ONES:
-        return dt != DT_INVALID ? exact(dt) : of_cls(CL_FLOAT);
-    case OP_FILL_LIKE:
-        return dt != DT_INVALID ? exact(dt) : exact(node_input(g, n, 0)->dtype);
-    case OP_COPY:
-        return exact(node_input(g, n, 0)->dtype);
-    case OP_DIFF:
-    case OP_INDEX:
-    case OP_GATHER:
-    case OP_PAD:
-    case OP_LEAKY_RELU:
-    case OP_CONV1D:
-    case OP_CONV_TRANSPOSE2D:
-    case OP_GROUP_NORM:
-    case OP_UPSAMPLE_BILINEAR2D:
-    case OP_UPSAMPLE_NEAREST2D:
-    case OP_EINSUM:
-    case OP_SDPA:
-        return of_cls(c0);
-    case OP_VECTOR_NORM:
-        return dt != DT_INVALID ? exact(dt) : of_cls(CL_FLOAT);
-    case OP_ACOS:
-    case OP_ASIN:
-    case OP_ATAN:
-    case OP_TAN:
-    case OP_LOG1P:
-    case OP_EXPM1:
-    case OP_ERF:
-    case OP_RECIPROCAL:
-    case OP_SOFTPLUS:
-    case OP_ELU:
-    case OP_MISH:
-    case OP_VAR:
-    case OP_STD:
-    case OP_LOGSUMEXP:
-        return dt != DT_INVALID ? exact(dt) : of_cls(CL_FLOAT);
-    case OP_CEIL:
-    case OP_FLOOR:
-    case OP_ROUND:
-    case OP_SIGN:
-    case OP_SQUARE:
-    case OP_AMIN:
-    case OP_FLIP:
-    case OP_ROLL:
-    case OP_TRI:
-    case OP_REPEAT:
-    case OP_REPEAT_INTERLEAVE:
-    case OP_PIXEL_SHUFFLE:
-    case OP_INSTANCE_NORM:
-    case OP_SLICE_FILL:
-    case OP_MAX_DIM:
-    case OP_TOPK:
-    case OP_SORT:
-    case OP_UNBIND:
-    case OP_MAX_POOL2D_WI:
-        return of_cls(c0);
-    case OP_ISNAN:
-    case OP_ANY:
-    case OP_ALL:
-        return exact(DT_BOOL);
-    case OP_ARGMIN:
-        return exact(DT_I64);
-    case OP_PROD:
-        if (dt != DT_INVALID) return exact(dt);
-        return c0 == CL_FLOAT ? of_cls(CL_FLOAT) : exact(DT_I64);
-    case OP_MAXIMUM:
-    case OP_MINIMUM:
-    case OP_REMAINDER:
-        return of_cls(promote_attr(promote_inputs(g, n, 0), n, "other"));
-    case OP_CLAMP_T:
-    case OP_STACK:
-    case OP_BADDBMM:
-        return of_cls(promote_inputs(g, n, 0));
-    case OP_IDENTITY:
-    case OP_DEPAD:
-    case OP_PACK:
-    case OP_DROPOUT:
-    case OP_CONV2D:
-    case OP_BATCH_NORM:
-    case OP_LAYER_NORM:
-    case OP_LINEAR:
-    case OP_MATMUL:
-    case OP_BMM:
-    case OP_MM:
-    case OP_T:
-    case OP_RELU:
-    case OP_RELU6:
-    case OP_HARDSWISH:
-    case OP_HARDSIGMOID:
-    case OP_SIGMOID:
-    case OP_TANH:
-    case OP_GELU:
-    case OP_SILU:
-    case OP_NEG:
-    case OP_EXP:
-    case OP_LOG:
-    case OP_ABS:
-    case OP_SQRT:
-    case OP_RSQRT:
-    case OP_COS:
-    case OP_SIN:
-    case OP_MASKED_FILL:
-    case OP_AMAX:
-    case OP_MAX_POOL2D:
-    case OP_AVG_POOL2D:
-    case OP_ADAPTIVE_AVG_POOL2D:
-    case OP_EMBEDDING:
-    case OP_SLICE:
-    case OP_SELECT:
-    case OP_SPLIT:
-    case OP_VIEW:
-    case OP_FLATTEN:
-    case OP_UNSQUEEZE:
-    case OP_SQUEEZE:
-    case OP_PERMUTE:
-    case OP_TRANSPOSE:
-    case OP_EXPAND:
-    case OP_INDEX_COPY:
-        return of_cls(c0);
-    case OP_ADDMM:
-        return of_cls(promote_inputs(g, n, 1));
-    case OP_COUNT:
-    case OP_INVALID:
-        break;
+    case OT_where:
+        return of_cls(promote_attr(promote_attr(promote_inputs(g, n, 1), n, "self"), n, "other"));
+    case OT_cat:
+        return of_cls(cat_cls(g, n));
+    case OT_arange:
+        return dt != DT_INVALID ? exact(dt) : arange_type(n);
+    case OT_full:
+        return dt != DT_INVALID ? exact(dt) : full_type(n);
     }
     return of_cls(CL_UNKNOWN);
 }

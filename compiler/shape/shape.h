@@ -20,6 +20,11 @@ int shape_op_nout(OpId op);
  * the CPU reference and the NPU lowering. */
 int shape_split_sizes(const Node *n, int64_t size, int64_t *sizes, int max, const char **why);
 
+/* ATen's pooling_output_shape of an input dim: floor (or, ceil_mode, ceiling) division, and with
+ * ceil_mode the last window must start inside the input or the left padding. Shared by the shape
+ * check, the CPU reference and the NPU lowering. */
+int64_t shape_pool_out(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil);
+
 /* An einsum equation parsed ("ij,jk->ik"; spaces ignored; no ellipsis): per operand its
  * labels (letters) in dim order, the output's labels (implicit output: the labels used once,
  * in alphabetical order), and every label's index in `labels`. */

@@ -190,14 +190,10 @@ Status shape_instance_norm(ShapeCtx *c)
     return shape_same(c);
 }
 
-bool shape_is_multi(OpId op)
+Status shape_multi(ShapeCtx *c)
 {
-    return op == OP_MAX_DIM || op == OP_TOPK || op == OP_SORT || op == OP_UNBIND ||
-           op == OP_MAX_POOL2D_WI;
-}
-
-Status shape_multi(ShapeCtx *c, int *rank, int64_t (*shape)[NPU_MAX_RANK])
-{
+    int *rank = c->ranks;
+    int64_t(*shape)[NPU_MAX_RANK] = c->shapes;
     const GTensor *x = sh_in(c, 0);
     OpId op = c->n->op;
     int nout = op == OP_UNBIND ? 0 : 2, r = x->rank, d = 0;

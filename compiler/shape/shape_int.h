@@ -11,6 +11,9 @@ typedef struct ShapeCtx {
     DiagList *d;
     int rank; /* the (single) output being inferred */
     int64_t shape[NPU_MAX_RANK];
+    /* every output's, for the rules of several outputs (split, shape_multi) */
+    int *ranks;
+    int64_t (*shapes)[NPU_MAX_RANK];
 } ShapeCtx;
 
 /* Reports "<op>: message" against the node (and tensor, may be NULL); returns ST_BAD_INPUT. */
@@ -59,8 +62,8 @@ Status shape_embedding(ShapeCtx *c);
 Status shape_cat(ShapeCtx *c);
 Status shape_slice(ShapeCtx *c);
 Status shape_select(ShapeCtx *c);
-/* split: every output's shape into rank[] / shape[] (n->nout of them, checked). */
-Status shape_split(ShapeCtx *c, int *rank, int64_t (*shape)[NPU_MAX_RANK]);
+/* split: every output's shape into c->ranks / c->shapes (n->nout of them, checked). */
+Status shape_split(ShapeCtx *c);
 Status shape_view(ShapeCtx *c);
 Status shape_flatten(ShapeCtx *c);
 Status shape_unsqueeze(ShapeCtx *c);
@@ -85,10 +88,11 @@ Status shape_pad(ShapeCtx *c);
 Status shape_einsum(ShapeCtx *c);
 Status shape_sdpa(ShapeCtx *c);
 /* shape_data.c */
-/* Ops with several outputs besides split: max.dim/min.dim, topk, sort, max_pool2d_with_indices
- * (values and int64 indices) and unbind (one output per slice). */
+/* The rule of the ops with several outputs besides split (c->ranks / c->shapes, n->nout of them,
+ * checked): max.dim/min.dim, topk, sort, max_pool2d_with_indices (values and int64 indices)
+ * and unbind (one output per slice). shape_is_multi (shape.c) tells them by this rule. */
 bool shape_is_multi(OpId op);
-Status shape_multi(ShapeCtx *c, int *rank, int64_t (*shape)[NPU_MAX_RANK]);
+Status shape_multi(ShapeCtx *c);
 Status shape_stack(ShapeCtx *c);
 Status shape_flip(ShapeCtx *c);
 Status shape_roll(ShapeCtx *c);

@@ -37,18 +37,27 @@ static Status check_inplace(ShapeCtx *c)
                   shape_str(c->shape, c->rank, b, sizeof b));
 }
 
+/* Every tensor input broadcast together into (*r, s). */
+static Status broadcast_inputs(ShapeCtx *c, int *r, int64_t *s)
+{
+    const GTensor *x = sh_in(c, 0);
+    *r = x->rank;
+    memcpy(s, x->shape, sizeof(int64_t) * (size_t)x->rank);
+    for (int i = 1; i < c->n->nin; i++) {
+        const GTensor *y = sh_in(c, i);
+        Status st = sh_broadcast(c, y->name, *r, s, y->rank, y->shape, r, s);
+        if (st != ST_OK) return st;
+    }
+    return ST_OK;
+}
+
 Status shape_eltwise(ShapeCtx *c)
 {
     const Node *n = c->n;
-    const GTensor *x = sh_in(c, 0);
-    int r = x->rank;
+    int r;
     int64_t s[NPU_MAX_RANK];
-    memcpy(s, x->shape, sizeof(int64_t) * (size_t)r);
-    for (int i = 1; i < n->nin; i++) {
-        const GTensor *y = sh_in(c, i);
-        Status st = sh_broadcast(c, y->name, r, s, y->rank, y->shape, &r, s);
-        if (st != ST_OK) return st;
-    }
+    Status bs = broadcast_inputs(c, &r, s);
+    if (bs != ST_OK) return bs;
     const char *key = n->op == OP_POW ? "exponent" : "other";
     if (n->nin == 1 && takes_scalar[n->op] && !attr_present(n, key))
         return sh_err(c, NULL, "needs a second tensor or the scalar attribute '%s'", key);
@@ -76,16 +85,10 @@ Status shape_where(ShapeCtx *c)
     int operands = n->nin - 1 + attr_present(n, "self") + attr_present(n, "other");
     if (operands < 2)
         return sh_err(c, NULL, "needs self and other (tensors or the scalar attributes)");
-    const GTensor *x = sh_in(c, 0);
-    int r = x->rank;
+    int r;
     int64_t s[NPU_MAX_RANK];
-    memcpy(s, x->shape, sizeof(int64_t) * (size_t)r);
-    for (int i = 1; i < n->nin; i++) {
-        const GTensor *y = sh_in(c, i);
-        Status st = sh_broadcast(c, y->name, r, s, y->rank, y->shape, &r, s);
-        if (st != ST_OK) return st;
-    }
-    return sh_set(c, r, s);
+    Status st = broadcast_inputs(c, &r, s);
+    return st != ST_OK ? st : sh_set(c, r, s);
 }
 
 /* ---- convolution and normalisation ---- */
@@ -406,9 +409,7 @@ static int64_t floor_div(int64_t a, int64_t b)
     return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-/* ATen's pooling_output_shape: with ceil_mode the last window must start inside input + left
- * padding. */
-static int64_t pool_out(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil)
+int64_t shape_pool_out(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil)
 {
     int64_t o = floor_div(in + 2 * pad - dil * (k - 1) - 1 + (ceil ? stride - 1 : 0), stride) + 1;
     if (ceil && (o - 1) * stride >= in + pad) o--;
@@ -465,7 +466,7 @@ Status shape_pool2d(ShapeCtx *c)
                           "and kernel_size=%lld",
                           is_max ? "effective " : "", (long long)p[i], (long long)k[i]);
         int64_t in = x->shape[x->rank - 2 + i];
-        int64_t o = pool_out(in, k[i], p[i], s[i], d[i], ceil);
+        int64_t o = shape_pool_out(in, k[i], p[i], s[i], d[i], ceil);
         if (o < 1)
             return sh_err(c, x->name, "output size is too small (input %lld, kernel %lld)",
                           (long long)in, (long long)k[i]);

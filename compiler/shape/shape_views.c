@@ -162,8 +162,10 @@ int shape_split_sizes(const Node *n, int64_t size, int64_t *sizes, int max, cons
     return a->n;
 }
 
-Status shape_split(ShapeCtx *c, int *rank, int64_t (*shape)[NPU_MAX_RANK])
+Status shape_split(ShapeCtx *c)
 {
+    int *rank = c->ranks;
+    int64_t(*shape)[NPU_MAX_RANK] = c->shapes;
     const GTensor *x = sh_in(c, 0);
     if (x->rank == 0) return sh_err(c, x->name, "split() cannot be applied to a 0-dim tensor");
     int d;

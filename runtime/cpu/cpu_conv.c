@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/shape/shape.h"
 #include "runtime/cpu/cpu_gemm.h"
 #include "runtime/cpu/cpu_kernels.h"
 
@@ -368,17 +369,6 @@ Status cpu_conv_transpose2d(const CpuCall *c)
 
 /* ---- pools ---- */
 
-/* ATen's pooling_output_shape: floor (or ceil) division, and with ceil_mode the last window
- * must start inside the input or the left padding. */
-static int64_t pool_out(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, int ceil)
-{
-    int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil ? stride - 1 : 0);
-    int64_t q = num >= 0 ? num / stride : -((-num + stride - 1) / stride);
-    int64_t out = q + 1;
-    if (ceil && (out - 1) * stride >= in + pad) out--;
-    return out;
-}
-
 /* kernel_size, stride (absent, null or [] = kernel), padding, dilation (max only), ceil_mode. */
 static Status pool_params(const CpuCall *c, Geom *g, int with_dilation)
 {
@@ -410,9 +400,9 @@ static Status pool_params(const CpuCall *c, Geom *g, int with_dilation)
     int64_t ekw = with_dilation ? g->dw * (g->kw - 1) + 1 : g->kw;
     if (g->ph > ekh / 2 || g->pw > ekw / 2)
         return bad(c, NULL, "padding must be at most half of the kernel size");
-    int ceil = attr_bool(c->node, "ceil_mode", false);
-    g->oh = pool_out(g->h, g->kh, g->ph, g->sh, g->dh, ceil);
-    g->ow = pool_out(g->w, g->kw, g->pw, g->sw, g->dw, ceil);
+    bool ceil = attr_bool(c->node, "ceil_mode", false);
+    g->oh = shape_pool_out(g->h, g->kh, g->ph, g->sh, g->dh, ceil);
+    g->ow = shape_pool_out(g->w, g->kw, g->pw, g->sw, g->dw, ceil);
     if (g->oh < 1 || g->ow < 1) return bad(c, in_name(c, 0), "input too small for the window");
     return ST_OK;
 }

@@ -13,18 +13,6 @@
 
 /* ---- element access ---- */
 
-static inline double ldf(const HTensor *t, int64_t i)
-{
-    if (t->dtype == DT_F32) return ((const float *)t->data)[i];
-    return htensor_get_f(t, i);
-}
-
-static inline int64_t ldi(const HTensor *t, int64_t i)
-{
-    if (t->dtype == DT_I64) return ((const int64_t *)t->data)[i];
-    return htensor_get_i(t, i);
-}
-
 /* Double to int64 without undefined behaviour: truncates, NaN -> 0, saturates. */
 static inline int64_t d2i(double v)
 {
@@ -75,11 +63,7 @@ static inline double f32r(double v)
     return (double)(float)v;
 }
 
-/* Wrap-around int64 arithmetic (torch wraps; C would be undefined). */
-static inline int64_t wadd(int64_t a, int64_t b)
-{
-    return (int64_t)((uint64_t)a + (uint64_t)b);
-}
+/* Wrap-around int64 arithmetic (cpu_wadd, cpu_kernels.h) */
 static inline int64_t wsub(int64_t a, int64_t b)
 {
     return (int64_t)((uint64_t)a - (uint64_t)b);
@@ -100,36 +84,11 @@ typedef struct Scalar {
 /* Reads a number, bool or "inf"/"-inf"/"nan" string attribute; false when absent or null. */
 static bool scalar_attr(const Node *n, const char *key, Scalar *s)
 {
+    if (!attr_number(n, key, &s->f)) return false;
     const Attr *a = node_attr(n, key);
-    if (!a) return false;
-    switch (a->kind) {
-    case ATTR_INT:
-    case ATTR_BOOL:
-        s->is_int = true;
-        s->i = a->i;
-        s->f = (double)a->i;
-        return true;
-    case ATTR_FLOAT:
-        s->is_int = false;
-        s->f = a->f;
-        s->i = d2i(a->f);
-        return true;
-    case ATTR_STR: {
-        char *end;
-        double v = strtod(a->s, &end);
-        if (end == a->s || *end) return false;
-        s->is_int = false;
-        s->f = v;
-        s->i = d2i(v);
-        return true;
-    }
-    case ATTR_NONE:
-    case ATTR_INTS:
-    case ATTR_FLOATS:
-    case ATTR_OTHER:
-        break;
-    }
-    return false;
+    s->is_int = a->kind == ATTR_INT || a->kind == ATTR_BOOL;
+    s->i = s->is_int ? a->i : d2i(s->f); /* an int exact beyond 2^53 */
+    return true;
 }
 
 /* ---- broadcasting ---- */
@@ -198,11 +157,11 @@ static inline void bi_step(BIter *it)
 
 static inline double opf(const Opnd *o, int64_t off)
 {
-    return o->t ? ldf(o->t, off) : o->s.f;
+    return o->t ? cpu_ldf(o->t, off) : o->s.f;
 }
 static inline int64_t opi(const Opnd *o, int64_t off)
 {
-    return o->t ? ldi(o->t, off) : o->s.i;
+    return o->t ? cpu_ldi(o->t, off) : o->s.i;
 }
 static bool op_is_float(const Opnd *o)
 {
@@ -229,80 +188,26 @@ static inline double clampf(double x, double lo, double hi)
 
 /* clang-format off */
 typedef enum Un {
+    U_NONE, /* not a unary op */
     U_RELU, U_RELU6, U_HARDTANH, U_HARDSWISH, U_HARDSIGMOID, U_SIGMOID, U_TANH, U_GELU, U_SILU,
     U_NEG, U_EXP, U_LOG, U_ABS, U_SQRT, U_RSQRT, U_COS, U_SIN, U_CLAMP, U_NOT, U_CAST, U_LEAKY,
     U_ACOS, U_ASIN, U_ATAN, U_TAN, U_LOG1P, U_EXPM1, U_ERF, U_RECIPROCAL, U_SOFTPLUS, U_ELU,
-    U_MISH, U_CEIL, U_FLOOR, U_ROUND, U_SIGN, U_SQUARE, U_ISNAN, U_NONE
+    U_MISH, U_CEIL, U_FLOOR, U_ROUND, U_SIGN, U_SQUARE, U_ISNAN
 } Un;
 
-static Un un_of(OpId op)
-{
-    switch (op) {
-    case OP_RELU: return U_RELU;
-    case OP_RELU6: return U_RELU6;
-    case OP_HARDTANH: return U_HARDTANH;
-    case OP_HARDSWISH: return U_HARDSWISH;
-    case OP_HARDSIGMOID: return U_HARDSIGMOID;
-    case OP_SIGMOID: return U_SIGMOID;
-    case OP_TANH: return U_TANH;
-    case OP_GELU: return U_GELU;
-    case OP_SILU: return U_SILU;
-    case OP_NEG: return U_NEG;
-    case OP_EXP: return U_EXP;
-    case OP_LOG: return U_LOG;
-    case OP_ABS: return U_ABS;
-    case OP_SQRT: return U_SQRT;
-    case OP_RSQRT: return U_RSQRT;
-    case OP_COS: return U_COS;
-    case OP_SIN: return U_SIN;
-    case OP_CLAMP: return U_CLAMP;
-    case OP_LOGICAL_NOT: return U_NOT;
-    case OP_TO_DTYPE: return U_CAST;
-    case OP_LEAKY_RELU: return U_LEAKY;
-    case OP_ACOS: return U_ACOS;
-    case OP_ASIN: return U_ASIN;
-    case OP_ATAN: return U_ATAN;
-    case OP_TAN: return U_TAN;
-    case OP_LOG1P: return U_LOG1P;
-    case OP_EXPM1: return U_EXPM1;
-    case OP_ERF: return U_ERF;
-    case OP_RECIPROCAL: return U_RECIPROCAL;
-    case OP_SOFTPLUS: return U_SOFTPLUS;
-    case OP_ELU: return U_ELU;
-    case OP_MISH: return U_MISH;
-    case OP_CEIL: return U_CEIL;
-    case OP_FLOOR: return U_FLOOR;
-    case OP_ROUND: return U_ROUND;
-    case OP_SIGN: return U_SIGN;
-    case OP_SQUARE: return U_SQUARE;
-    case OP_ISNAN: return U_ISNAN;
-    case OP_ASSERT_META: case OP_IDENTITY: case OP_DROPOUT: case OP_GETITEM: case OP_CONV2D:
-    case OP_BATCH_NORM: case OP_LAYER_NORM: case OP_LINEAR: case OP_ADDMM: case OP_MATMUL:
-    case OP_BMM: case OP_MM: case OP_T: case OP_POW: case OP_ADD: case OP_SUB: case OP_RSUB:
-    case OP_MUL: case OP_DIV: case OP_WHERE: case OP_MASKED_FILL: case OP_EQ: case OP_NE:
-    case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_LOGICAL_AND: case OP_LOGICAL_OR:
-    case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_MEAN: case OP_SUM: case OP_AMAX: case OP_ARGMAX:
-    case OP_CUMSUM:
-    case OP_MAX_POOL2D: case OP_AVG_POOL2D: case OP_ADAPTIVE_AVG_POOL2D: case OP_EMBEDDING:
-    case OP_CAT: case OP_SLICE: case OP_SELECT: case OP_SPLIT: case OP_VIEW: case OP_FLATTEN:
-    case OP_UNSQUEEZE:
-    case OP_SQUEEZE: case OP_PERMUTE: case OP_TRANSPOSE: case OP_EXPAND: case OP_INDEX_COPY:
-    case OP_ARANGE: case OP_FULL: case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK:
-    case OP_FILL_LIKE: case OP_DIFF: case OP_INDEX: case OP_GATHER:
-    case OP_CONV1D: case OP_CONV_TRANSPOSE2D: case OP_GROUP_NORM: case OP_UPSAMPLE_BILINEAR2D:
-    case OP_UPSAMPLE_NEAREST2D: case OP_PAD: case OP_EINSUM: case OP_VECTOR_NORM: case OP_SDPA:
-    case OP_MAXIMUM: case OP_MINIMUM: case OP_REMAINDER: case OP_AMIN: case OP_PROD: case OP_ANY:
-    case OP_ALL: case OP_VAR: case OP_STD: case OP_LOGSUMEXP: case OP_ARGMIN: case OP_CLAMP_T:
-    case OP_STACK: case OP_FLIP: case OP_ROLL: case OP_TRI: case OP_REPEAT:
-    case OP_REPEAT_INTERLEAVE: case OP_PIXEL_SHUFFLE: case OP_BADDBMM: case OP_INSTANCE_NORM:
-    case OP_SLICE_FILL:
-    case OP_MAX_DIM: case OP_TOPK: case OP_SORT: case OP_UNBIND: case OP_MAX_POOL2D_WI:
-    case OP_COPY:
-    case OP_COUNT: case OP_INVALID:
-        break;
-    }
-    return U_NONE;
-}
+/* The ops cpu_unary computes. */
+static const Un un_of[OP_COUNT] = {
+    [OP_RELU] = U_RELU, [OP_RELU6] = U_RELU6, [OP_HARDTANH] = U_HARDTANH,
+    [OP_HARDSWISH] = U_HARDSWISH, [OP_HARDSIGMOID] = U_HARDSIGMOID, [OP_SIGMOID] = U_SIGMOID,
+    [OP_TANH] = U_TANH, [OP_GELU] = U_GELU, [OP_SILU] = U_SILU, [OP_NEG] = U_NEG, [OP_EXP] = U_EXP,
+    [OP_LOG] = U_LOG, [OP_ABS] = U_ABS, [OP_SQRT] = U_SQRT, [OP_RSQRT] = U_RSQRT, [OP_COS] = U_COS,
+    [OP_SIN] = U_SIN, [OP_CLAMP] = U_CLAMP, [OP_LOGICAL_NOT] = U_NOT, [OP_TO_DTYPE] = U_CAST,
+    [OP_LEAKY_RELU] = U_LEAKY, [OP_ACOS] = U_ACOS, [OP_ASIN] = U_ASIN, [OP_ATAN] = U_ATAN,
+    [OP_TAN] = U_TAN, [OP_LOG1P] = U_LOG1P, [OP_EXPM1] = U_EXPM1, [OP_ERF] = U_ERF,
+    [OP_RECIPROCAL] = U_RECIPROCAL, [OP_SOFTPLUS] = U_SOFTPLUS, [OP_ELU] = U_ELU,
+    [OP_MISH] = U_MISH, [OP_CEIL] = U_CEIL, [OP_FLOOR] = U_FLOOR, [OP_ROUND] = U_ROUND,
+    [OP_SIGN] = U_SIGN, [OP_SQUARE] = U_SQUARE, [OP_ISNAN] = U_ISNAN,
+};
 /* clang-format on */
 
 static Status unary_float(const CpuCall *c, Un u, const HTensor *x, HTensor *y)
@@ -331,7 +236,7 @@ static Status unary_float(const CpuCall *c, Un u, const HTensor *x, HTensor *y)
                               "gelu approximate '%s' is not 'none' or 'tanh'", ap);
     }
     for (int64_t i = 0; i < y->numel; i++) {
-        double v = f32r(ldf(x, i)), r = v;
+        double v = f32r(cpu_ldf(x, i)), r = v;
         switch (u) {
         case U_RELU:
             r = (v > 0 || v != v) ? v : 0;
@@ -462,7 +367,7 @@ static void unary_int(const CpuCall *c, Un u, const HTensor *x, HTensor *y)
         if (scalar_attr(c->node, "max", &s)) hi = s.is_int ? s.i : d2i(floor(s.f));
     }
     for (int64_t i = 0; i < y->numel; i++) {
-        int64_t v = ldi(x, i), r = v;
+        int64_t v = cpu_ldi(x, i), r = v;
         if (u == U_NEG)
             r = wsub(0, v);
         else if (u == U_ABS)
@@ -486,7 +391,7 @@ Status cpu_unary(const CpuCall *c)
 {
     const HTensor *x = c->in[0];
     HTensor *y = c->out[0];
-    Un u = un_of(c->node->op);
+    Un u = c->node->op >= 0 && c->node->op < OP_COUNT ? un_of[c->node->op] : U_NONE;
     if (u == U_NONE)
         return diag_add(c->diag, DIAG_ERROR, ST_INTERNAL, c->file, c->node->name, NULL,
                         "cpu_unary called for op %s", op_short_name(c->node->op));
@@ -567,63 +472,20 @@ static int64_t pow_i(int64_t b, int64_t e)
 
 /* clang-format off */
 typedef enum Bn {
+    B_NONE,                                    /* not a binary op */
     B_ADD, B_SUB, B_RSUB, B_MUL, B_DIV, B_POW, /* arithmetic */
     B_EQ, B_NE, B_LT, B_LE, B_GT, B_GE,        /* comparisons: bool out */
     B_AND, B_OR,                               /* logical (bool out) or bitwise (ints) */
-    B_MAX, B_MIN, B_REM,
-    B_NONE
+    B_MAX, B_MIN, B_REM
 } Bn;
 
-static Bn bn_of(OpId op)
-{
-    switch (op) {
-    case OP_ADD: return B_ADD;
-    case OP_SUB: return B_SUB;
-    case OP_RSUB: return B_RSUB;
-    case OP_MUL: return B_MUL;
-    case OP_DIV: return B_DIV;
-    case OP_POW: return B_POW;
-    case OP_EQ: return B_EQ;
-    case OP_NE: return B_NE;
-    case OP_LT: return B_LT;
-    case OP_LE: return B_LE;
-    case OP_GT: return B_GT;
-    case OP_GE: return B_GE;
-    case OP_LOGICAL_AND: return B_AND;
-    case OP_LOGICAL_OR: return B_OR;
-    case OP_MAXIMUM: return B_MAX;
-    case OP_MINIMUM: return B_MIN;
-    case OP_REMAINDER: return B_REM;
-    case OP_ASSERT_META: case OP_IDENTITY: case OP_DROPOUT: case OP_GETITEM: case OP_TO_DTYPE:
-    case OP_CONV2D: case OP_BATCH_NORM: case OP_LAYER_NORM: case OP_LINEAR: case OP_ADDMM:
-    case OP_MATMUL: case OP_BMM: case OP_MM: case OP_T: case OP_RELU: case OP_RELU6:
-    case OP_HARDTANH: case OP_HARDSWISH: case OP_HARDSIGMOID: case OP_SIGMOID: case OP_TANH:
-    case OP_GELU: case OP_SILU: case OP_NEG: case OP_EXP: case OP_LOG: case OP_ABS: case OP_SQRT:
-    case OP_RSQRT: case OP_COS: case OP_SIN: case OP_CLAMP: case OP_WHERE: case OP_MASKED_FILL:
-    case OP_LOGICAL_NOT: case OP_SOFTMAX: case OP_LOG_SOFTMAX: case OP_MEAN: case OP_SUM:
-    case OP_AMAX: case OP_ARGMAX: case OP_CUMSUM: case OP_MAX_POOL2D: case OP_AVG_POOL2D:
-    case OP_ADAPTIVE_AVG_POOL2D: case OP_EMBEDDING: case OP_CAT: case OP_SLICE: case OP_SELECT:
-    case OP_SPLIT:
-    case OP_VIEW: case OP_FLATTEN: case OP_UNSQUEEZE: case OP_SQUEEZE: case OP_PERMUTE:
-    case OP_TRANSPOSE: case OP_EXPAND: case OP_INDEX_COPY: case OP_ARANGE: case OP_FULL:
-    case OP_ZEROS: case OP_ONES: case OP_DEPAD: case OP_PACK: case OP_LEAKY_RELU:
-    case OP_FILL_LIKE: case OP_DIFF: case OP_INDEX: case OP_GATHER:
-    case OP_CONV1D: case OP_CONV_TRANSPOSE2D: case OP_GROUP_NORM: case OP_UPSAMPLE_BILINEAR2D:
-    case OP_UPSAMPLE_NEAREST2D: case OP_PAD: case OP_EINSUM: case OP_VECTOR_NORM: case OP_SDPA:
-    case OP_ACOS: case OP_ASIN: case OP_ATAN: case OP_TAN: case OP_LOG1P: case OP_EXPM1:
-    case OP_ERF: case OP_RECIPROCAL: case OP_SOFTPLUS: case OP_ELU: case OP_MISH: case OP_CEIL:
-    case OP_FLOOR: case OP_ROUND: case OP_SIGN: case OP_SQUARE: case OP_ISNAN: case OP_AMIN:
-    case OP_PROD: case OP_ANY: case OP_ALL: case OP_VAR: case OP_STD: case OP_LOGSUMEXP:
-    case OP_ARGMIN: case OP_CLAMP_T: case OP_STACK: case OP_FLIP: case OP_ROLL: case OP_TRI:
-    case OP_REPEAT: case OP_REPEAT_INTERLEAVE: case OP_PIXEL_SHUFFLE: case OP_BADDBMM:
-    case OP_INSTANCE_NORM: case OP_SLICE_FILL:
-    case OP_MAX_DIM: case OP_TOPK: case OP_SORT: case OP_UNBIND: case OP_MAX_POOL2D_WI:
-    case OP_COPY:
-    case OP_COUNT: case OP_INVALID:
-        break;
-    }
-    return B_NONE;
-}
+/* The ops cpu_binary computes. */
+static const Bn bn_of[OP_COUNT] = {
+    [OP_ADD] = B_ADD, [OP_SUB] = B_SUB, [OP_RSUB] = B_RSUB, [OP_MUL] = B_MUL, [OP_DIV] = B_DIV,
+    [OP_POW] = B_POW, [OP_EQ] = B_EQ, [OP_NE] = B_NE, [OP_LT] = B_LT, [OP_LE] = B_LE,
+    [OP_GT] = B_GT, [OP_GE] = B_GE, [OP_LOGICAL_AND] = B_AND, [OP_LOGICAL_OR] = B_OR,
+    [OP_MAXIMUM] = B_MAX, [OP_MINIMUM] = B_MIN, [OP_REMAINDER] = B_REM,
+};
 /* clang-format on */
 
 typedef enum DivMode { DM_TRUE, DM_TRUNC, DM_FLOOR } DivMode;
@@ -689,7 +551,7 @@ static inline bool bin_i(const BinCtx *k, int64_t a, int64_t b, int64_t *r)
 {
     switch (k->op) {
     case B_ADD:
-        *r = wadd(a, wmul(k->alpha_i, b));
+        *r = cpu_wadd(a, wmul(k->alpha_i, b));
         return true;
     case B_SUB:
         *r = wsub(a, wmul(k->alpha_i, b));
@@ -758,7 +620,7 @@ static inline bool bin_i(const BinCtx *k, int64_t a, int64_t b, int64_t *r)
 static Status bin_setup(const CpuCall *c, BinCtx *k, Opnd ops[2])
 {
     const Node *n = c->node;
-    k->op = bn_of(n->op);
+    k->op = n->op >= 0 && n->op < OP_COUNT ? bn_of[n->op] : B_NONE;
     if (k->op == B_NONE)
         return diag_add(c->diag, DIAG_ERROR, ST_INTERNAL, c->file, n->name, NULL,
                         "cpu_binary called for op %s", op_short_name(n->op));
@@ -878,7 +740,7 @@ Status cpu_where(const CpuCall *c)
     BIter it;
     bi_init(&it, ops, 3, y);
     for (int64_t i = 0; i < y->numel; i++, bi_step(&it)) {
-        bool cnd = ldf(ops[0].t, it.off[0]) != 0;
+        bool cnd = cpu_ldf(ops[0].t, it.off[0]) != 0;
         int k = cnd ? 1 : 2;
         if (fl)
             stf(y, i, opf(&ops[k], it.off[k]));

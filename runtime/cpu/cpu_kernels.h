@@ -27,6 +27,24 @@ typedef Status (*CpuKernelFn)(const CpuCall *c);
 /* Indexed by OpId; every slot is filled (a unit test proves it). */
 extern const CpuKernelFn cpu_kernel_table[OP_COUNT];
 
+/* Element i of t as a double / an int64 (a fast path for the reference's own dtypes, f32 and
+ * i64). */
+static inline double cpu_ldf(const HTensor *t, int64_t i)
+{
+    if (t->dtype == DT_F32) return ((const float *)t->data)[i];
+    return htensor_get_f(t, i);
+}
+static inline int64_t cpu_ldi(const HTensor *t, int64_t i)
+{
+    if (t->dtype == DT_I64) return ((const int64_t *)t->data)[i];
+    return htensor_get_i(t, i);
+}
+/* Wrap-around int64 addition (torch wraps; C would be undefined). */
+static inline int64_t cpu_wadd(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
 /* Kernel families, one file each. */
 /* cpu_eltwise.c */
 Status cpu_unary(const CpuCall *c);  /* RELU..CLAMP, LOGICAL_NOT, TO_DTYPE */

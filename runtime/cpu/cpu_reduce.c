@@ -6,18 +6,6 @@
 #include <string.h>
 #include "runtime/cpu/cpu_kernels.h"
 
-static inline double ldf(const HTensor *t, int64_t i)
-{
-    if (t->dtype == DT_F32) return ((const float *)t->data)[i];
-    return htensor_get_f(t, i);
-}
-
-static inline int64_t ldi(const HTensor *t, int64_t i)
-{
-    if (t->dtype == DT_I64) return ((const int64_t *)t->data)[i];
-    return htensor_get_i(t, i);
-}
-
 static inline void stf(HTensor *o, int64_t i, double v)
 {
     if (o->dtype == DT_F32)
@@ -34,11 +22,6 @@ static inline void sti(HTensor *o, int64_t i, int64_t v)
     else
         htensor_convert((char *)o->data + (size_t)i * dtype_size(o->dtype), o->dtype, &v, DT_I64,
                         1);
-}
-
-static inline int64_t wadd(int64_t a, int64_t b)
-{
-    return (int64_t)((uint64_t)a + (uint64_t)b);
 }
 
 static Status same_numel(const CpuCall *c, const HTensor *x, const HTensor *y)
@@ -200,7 +183,7 @@ Status cpu_reduce(const CpuCall *c)
     }
     if (two) { /* the mean (var, std) or the max (logsumexp) of each output's elements */
         FOR_REDUCED(x, ost, i, off, {
-            double v = ldf(x, i);
+            double v = cpu_ldf(x, i);
             if (op != OP_LOGSUMEXP)
                 pre[off] += v;
             else if (v > pre[off] || v != v)
@@ -213,7 +196,7 @@ Status cpu_reduce(const CpuCall *c)
     }
     FOR_REDUCED(x, ost, i, off, {
         if (ints) {
-            int64_t v = ldi(x, i);
+            int64_t v = cpu_ldi(x, i);
             if (mx)
                 acci[off] = v > acci[off] ? v : acci[off];
             else if (mn)
@@ -221,9 +204,9 @@ Status cpu_reduce(const CpuCall *c)
             else if (prod)
                 acci[off] = (int64_t)((uint64_t)acci[off] * (uint64_t)v);
             else
-                acci[off] = wadd(acci[off], v);
+                acci[off] = cpu_wadd(acci[off], v);
         } else {
-            double v = ldf(x, i);
+            double v = cpu_ldf(x, i);
             if (norm)
                 accf[off] = norm_acc(accf[off], fabs(v), p);
             else if (op == OP_ANY)
@@ -294,11 +277,11 @@ Status cpu_argmax(const CpuCall *c)
             for (int64_t j = 0; j < len; j++) {
                 int64_t p = base + j * inner;
                 if (ints) {
-                    int64_t v = ldi(x, p);
+                    int64_t v = cpu_ldi(x, p);
                     if (best < 0 || (sg > 0 ? v > bi : v < bi)) best = j, bi = v;
                     continue;
                 }
-                double v = sg * ldf(x, p);
+                double v = sg * cpu_ldf(x, p);
                 if (v != v) {
                     if (skip) continue;
                     if (best < 0 || bv == bv) best = j, bv = v; /* the first NaN wins */
@@ -330,7 +313,7 @@ Status cpu_softmax(const CpuCall *c)
             int64_t base = o * len * inner + in;
             double mx = -INFINITY, sum = 0;
             for (int64_t j = 0; j < len; j++) {
-                double v = ldf(x, base + j * inner);
+                double v = cpu_ldf(x, base + j * inner);
                 if (v > mx || v != v) mx = v; /* NaN sticks: v > NaN is false */
             }
             /* An all -inf row gives exp(-inf - -inf) = NaN everywhere, as in PyTorch; zeros
@@ -341,10 +324,10 @@ Status cpu_softmax(const CpuCall *c)
                 continue;
             }
             for (int64_t j = 0; j < len; j++)
-                sum += exp(ldf(x, base + j * inner) - mx);
+                sum += exp(cpu_ldf(x, base + j * inner) - mx);
             double lse = log(sum);
             for (int64_t j = 0; j < len; j++) {
-                double d = ldf(x, base + j * inner) - mx;
+                double d = cpu_ldf(x, base + j * inner) - mx;
                 stf(y, base + j * inner, logsm ? d - lse : exp(d) / sum);
             }
         }
@@ -396,18 +379,18 @@ Status cpu_layer_norm(const CpuCall *c)
         int64_t base = r * N;
         double mean = 0, var = 0;
         for (int64_t j = 0; j < N; j++)
-            mean += ldf(x, base + j);
+            mean += cpu_ldf(x, base + j);
         mean /= (double)N;
         for (int64_t j = 0; j < N; j++) {
-            double d = ldf(x, base + j) - mean;
+            double d = cpu_ldf(x, base + j) - mean;
             var += d * d;
         }
         var /= (double)N; /* biased, as layer_norm uses */
         double rstd = 1.0 / sqrt(var + eps);
         for (int64_t j = 0; j < N; j++) {
-            double v = (ldf(x, base + j) - mean) * rstd;
-            if (w) v *= ldf(w, j);
-            if (b) v += ldf(b, j);
+            double v = (cpu_ldf(x, base + j) - mean) * rstd;
+            if (w) v *= cpu_ldf(w, j);
+            if (b) v += cpu_ldf(b, j);
             stf(y, base + j, v);
         }
     }
@@ -456,13 +439,13 @@ Status cpu_batch_norm(const CpuCall *c)
         inner *= x->shape[i];
     int64_t batch = x->shape[0];
     for (int64_t ch = 0; ch < C; ch++) {
-        double alpha = 1.0 / sqrt(ldf(rv, ch) + eps);
-        if (w) alpha *= ldf(w, ch);
-        double beta = (b ? ldf(b, ch) : 0) - ldf(rm, ch) * alpha;
+        double alpha = 1.0 / sqrt(cpu_ldf(rv, ch) + eps);
+        if (w) alpha *= cpu_ldf(w, ch);
+        double beta = (b ? cpu_ldf(b, ch) : 0) - cpu_ldf(rm, ch) * alpha;
         for (int64_t nb = 0; nb < batch; nb++) {
             int64_t base = (nb * C + ch) * inner;
             for (int64_t j = 0; j < inner; j++)
-                stf(y, base + j, ldf(x, base + j) * alpha + beta);
+                stf(y, base + j, cpu_ldf(x, base + j) * alpha + beta);
         }
     }
     return ST_OK;
@@ -491,10 +474,10 @@ Status cpu_cumsum(const CpuCall *c)
             for (int64_t j = 0; j < len; j++) {
                 int64_t p = base + j * inner;
                 if (ints) {
-                    si = wadd(si, ldi(x, p));
+                    si = cpu_wadd(si, cpu_ldi(x, p));
                     sti(y, p, si);
                 } else {
-                    sf += ldf(x, p);
+                    sf += cpu_ldf(x, p);
                     stf(y, p, sf);
                 }
             }

@@ -1,6 +1,6 @@
 /* Embedded SPIR-V: the build compiles each row of the kernel table (shaders/kernels.def) with
  * glslc into one module per storage variant the row lists ("axpy.f32", "axpy.f16", "axpy.bf16";
- * or just "NAME" for a row of variants "none") and tools/embed_spv.sh writes them all into the
+ * or just "NAME" for a row of variants "none") and tools/embed.sh spv writes them all into the
  * generated $(BUILD)/gen/shaders_spv.c, which defines the table below, sorted by name. Read-only
  * data; any module may call these. */
 #ifndef NPU_VK_SHADERS_H
