@@ -1,11 +1,10 @@
-/* The clock warm-up. A GPU idling at its lowest clock (the H200 here: 345 of 1980 MHz) raises it
- * only after ~200 ms of work, so the first ~25 decode steps after a model's upload ran at a
- * quarter of the speed (bench/NOTES.md "Session 13: the slow first steps are the idle clock").
- * While the host copies weights into mapped device memory the GPU has nothing to do: one
- * workgroup spinning meanwhile (shaders/spin.comp) lets the clock ramp during the upload rather
- * than during the first runs. The spin polls a flag in host-coherent memory; vk_warm_stop sets
- * it and waits. Any other submission, staged copy or the device's end stops the spin first, so
- * nothing ever queues behind it. */
+/* The clock warm-up. A GPU idling at its lowest clock raises it only after a spell of work, so
+ * the first runs after a model's upload would run at a fraction of the speed (measurements:
+ * bench/NOTES.md, bench/clocks.sh). While the host copies weights into mapped device memory the
+ * GPU has nothing to do: one workgroup spinning meanwhile (shaders/spin.comp) lets the clock
+ * ramp during the upload rather than during the first runs. The spin polls a flag in
+ * host-coherent memory; vk_warm_stop sets it and waits. Any other submission, staged copy or the
+ * device's end stops the spin first, so nothing ever queues behind it. */
 #include <stdlib.h>
 
 #include "common/clock.h"
