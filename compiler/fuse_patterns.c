@@ -7,6 +7,7 @@
 #include "compiler/fusion.h"
 #include "common/cmp.h"
 #include "compiler/act.h"
+#include "compiler/strided.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -167,6 +168,99 @@ static bool match_rmsnorm(const Graph *g, int node, const bool *taken, FuseMatch
         add(m, seq[i]);
     m->variant = "rmsnorm";
     return true;
+}
+
+/* The longest chains layernorm_t follows on either side of its layer_norm. */
+#define LN_CHAIN 8
+
+static bool moves_data(const Graph *g, int node)
+{
+    return op_class(g->nodes[node].op) == OC_permute && !sv_permute_keeps_order(g, &g->nodes[node]);
+}
+
+/* The permutes and reshapes making tensor t, each read only by the next (t by the layer_norm),
+ * nearest first: into chain[], their count; *move: 1 + the index of the farthest that moves data
+ * (0: none). *why when the walk stops at a node read by others with a permute moving data
+ * upstream of it (its copy stays: a residual reads it too). */
+static int ln_in_chain(const Graph *g, int t, const bool *taken, int *chain, int *move,
+                       const char **why)
+{
+    int n = 0;
+    *move = 0;
+    for (;;) {
+        int p = g->tensors[t].producer;
+        if (p < 0 || n == LN_CHAIN || !sv_chain_op(g, &g->nodes[p]) || !usable(g, p, taken))
+            return n;
+        if (only_consumer(g, t) < 0) {
+            for (int k = 0; k < LN_CHAIN && p >= 0 && sv_chain_op(g, &g->nodes[p]); k++) {
+                if (moves_data(g, p)) {
+                    *why = "the permuted input has other readers (its copy stays)";
+                    break;
+                }
+                p = g->tensors[g->nodes[p].in[0]].producer;
+            }
+            return n;
+        }
+        chain[n++] = p;
+        if (moves_data(g, p)) *move = n;
+        t = g->nodes[p].in[0];
+    }
+}
+
+/* The permutes and reshapes reading tensor t, each the only reader of the one before, up to the
+ * last that moves data (the reshapes after it stay views of the kernel's output): into chain[]
+ * in order, their count (0 when none moves data). */
+static int ln_out_chain(const Graph *g, int t, const bool *taken, int *chain)
+{
+    int n = 0, move = 0;
+    for (;;) {
+        int c = only_consumer(g, t);
+        if (c < 0 || n == LN_CHAIN || !sv_chain_op(g, &g->nodes[c]) || !usable(g, c, taken))
+            return move;
+        chain[n++] = c;
+        if (moves_data(g, c)) move = n;
+        t = g->nodes[c].out[0];
+    }
+}
+
+/* layer_norm read through the permutes (and reshapes) making its input and/or written through
+ * those reading its output, each side kept only when a permute on it moves data: ConvNeXt's
+ * NCHW -> NHWC before the norm over channels and NHWC -> NCHW after it, Swin V2's window
+ * reversal. The kernel reads x where the input chain's first node reads it (channel padding
+ * included, pass_layout.c) and writes the output chain's last tensor (lower_norm.c). Reshapes
+ * before the input side's farthest permute join when the strides allow (they let a padded x be
+ * read in place), else the side starts at that permute. */
+static bool match_layernorm_t(const Graph *g, int node, const bool *taken, FuseMatch *m,
+                              const char **why)
+{
+    const Node *ln = &g->nodes[node];
+    if (ln->nin < 1 || ln->nin > 3 || ln->nout != 1) return false;
+    int in[LN_CHAIN], out[LN_CHAIN], move;
+    const char *in_why = NULL;
+    int nin = ln_in_chain(g, ln->in[0], taken, in, &move, &in_why);
+    int nout = ln_out_chain(g, ln->out[0], taken, out);
+    if (!move && !nout) return (*why = in_why), false;
+    /* the members in graph order: the input side from its farthest node, ln, the output side;
+     * the input side whole, from its farthest permute, or (with an output side) none */
+    int cuts[3] = {nin, move, 0};
+    for (int c = 0; c < 3; c++) {
+        int cut = move ? cuts[c] : 0;
+        if ((c > 0 && cut == (move ? cuts[c - 1] : 0)) || (!cut && !nout)) continue;
+        m->n = 0;
+        for (int i = cut - 1; i >= 0; i--)
+            add(m, in[i]);
+        add(m, node);
+        for (int i = 0; i < nout; i++)
+            add(m, out[i]);
+        SvRows r;
+        if (sv_norm_rows(g, m->nodes, m->n, node, &r, why)) {
+            m->variant = "layernorm_t";
+            *why = NULL;
+            return true;
+        }
+    }
+    m->n = 0;
+    return false;
 }
 
 /* silu(gate) * up, in either node order */
@@ -729,6 +823,10 @@ const FusePattern fuse_patterns[] = {
     {"add_relu", OP_ADD, match_add_relu, "add then relu", NULL, KK_add_relu},
     {"rmsnorm", OP_POW, match_rmsnorm, "pow, mean, add eps, rsqrt, mul x, mul weight", NULL,
      KK_rmsnorm},
+    {"layernorm_t", OP_LAYER_NORM, match_layernorm_t,
+     "layer_norm reading its input through the permutes (and reshapes) making it and/or writing "
+     "its output through those after it (channels last and back, channel padding read in place)",
+     NULL, KK_layernorm},
     {"silu_mul", OP_SILU, match_silu_mul, "silu(gate) * up (gated MLP), either node order", NULL,
      KK_silu_mul},
     {"masked_softmax", OP_ADD, match_masked_softmax, "add mask (broadcast) then softmax", NULL,

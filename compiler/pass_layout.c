@@ -8,6 +8,7 @@
 #include <string.h>
 #include "compiler/fusion.h"
 #include "compiler/pass.h"
+#include "compiler/strided.h"
 
 static bool conv_family(OpId op)
 {
@@ -30,14 +31,17 @@ static bool layout_agnostic(const Graph *g, const Node *n)
     return true;
 }
 
-/* Does c run alone as a kernel that addresses every operand with its own physical strides over
- * the logical output shape (lower_binary.c, lower_where.c), so any layout of any operand, a
- * broadcast one included? (The squeeze-excite scale: a padded [N, C, 1, 1] times a padded
- * [N, C, H, W].) A member of an enabled fusion runs as its instance's kernel instead. */
-static bool strided_kernel(const Graph *g, const Node *c)
+/* Does c run alone as a kernel that addresses its operand t with t's own physical strides over
+ * the logical output shape (lower_binary.c, lower_where.c: any operand, a broadcast one included,
+ * as the squeeze-excite scale's padded [N, C, 1, 1] times a padded [N, C, H, W]; lower_copy.c:
+ * the gather of a permute, slice or expand walks its input so, and a permute of a padded tensor
+ * is never a view: pass_views.c)? A member of an enabled fusion runs as its instance's kernel
+ * instead. */
+static bool strided_kernel(const Graph *g, const Node *c, int t)
 {
     if (c->fusion >= 0 && g->fusions[c->fusion].enabled) return false;
     KernelKind k = op_info[c->op].kernel;
+    if (k == KK_transpose || k == KK_slice || k == KK_expand) return c->in[0] == t;
     return k == KK_binary || k == KK_where;
 }
 
@@ -48,6 +52,18 @@ static bool fused_internal(const Graph *g, const Node *c, int t)
     int p = g->tensors[t].producer;
     if (c->fusion < 0 || p < 0 || g->nodes[p].fusion != c->fusion) return false;
     return g->fusions[c->fusion].enabled;
+}
+
+/* Are the rows of layernorm_t instance f found over its x as padded now? */
+static bool layernorm_t_reads_padded(const Graph *g, const Fusion *f)
+{
+    for (int i = 0; i < f->nnodes; i++) {
+        if (g->nodes[f->nodes[i]].op != OP_LAYER_NORM) continue;
+        SvRows r;
+        const char *why = NULL;
+        return sv_norm_rows(g, f->nodes, f->nnodes, f->nodes[i], &r, &why);
+    }
+    return false;
 }
 
 /* Does consumer node c read input tensor t in t's padded layout? */
@@ -63,8 +79,13 @@ static bool reads_padded(const Graph *g, const Node *c, int t)
     if (c->fusion >= 0 && g->fusions[c->fusion].enabled &&
         strcmp(g->fusions[c->fusion].pattern, FUSE_ELEMENTWISE) == 0)
         return true;
+    /* a layernorm_t instance reads its x through the strides of its members' permutes
+     * (lower_norm.c): padded too where the chain allows it (compiler/strided.h) */
+    if (c->fusion >= 0 && g->fusions[c->fusion].enabled &&
+        strcmp(g->fusions[c->fusion].family, "layernorm_t") == 0)
+        return layernorm_t_reads_padded(g, &g->fusions[c->fusion]);
     if (conv_family(c->op)) return c->in[0] == t; /* data input, not weights */
-    if (strided_kernel(g, c)) return true;
+    if (strided_kernel(g, c, t)) return true;
     if (layout_agnostic(g, c)) {
         for (int k = 0; k < c->nin; k++)
             if (!g->tensors[c->in[k]].padded) return false;

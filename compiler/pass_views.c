@@ -12,22 +12,7 @@
  * (view_off, as linear_concat's parts), so GPT-2's q/k/v split of one token costs no copy. */
 #include "compiler/pass.h"
 #include "compiler/shape/shape.h"
-
-static bool order_preserving_permute(const Graph *g, const Node *n)
-{
-    const GTensor *in = node_input(g, n, 0);
-    int perm[NPU_MAX_RANK];
-    int r = in->rank;
-    if (!node_perm(n, r, perm)) return false;
-    /* the non-size-1 dims must keep their relative order */
-    int last = -1;
-    for (int i = 0; i < r; i++) {
-        if (in->shape[perm[i]] == 1) continue;
-        if (perm[i] < last) return false;
-        last = perm[i];
-    }
-    return true;
-}
+#include "compiler/strided.h"
 
 static int base_of(const Graph *g, int t)
 {
@@ -116,8 +101,7 @@ Status pass_views(Graph *g, PassCtx *c)
             continue;
         }
         if (n->nout != 1) continue;
-        bool alias = op_keeps_order(n->op) ||
-                     (op_class(n->op) == OC_permute && order_preserving_permute(g, n)) ||
+        bool alias = op_keeps_order(n->op) || sv_permute_keeps_order(g, n) ||
                      (n->op == OP_INDEX_COPY && index_copy_in_place(g, i));
         const GTensor *in = node_input(g, n, 0);
         if (!alias || in->padded) continue;

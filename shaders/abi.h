@@ -237,6 +237,14 @@
     X(U, ys1) X(U, ys2)
 #define NORM_ROW_PUSH_WORDS 11
 
+// layernorm_t (shaders/layernorm_t.glsl): rows of n elements at any strides, element j of row r
+// at xo(r) + j * xl in x and yo(r) + j * yl in y, xo and yo over the outer shape oshape (as
+// reduce's) with x's and y's strides xs, ys.
+#define LN_T_PUSH(X)                                                                               \
+    X(U, rows) X(U, n) X(F, eps) X(I, xl) X(I, yl) X(U, oshape[ROW_OUTER]) X(I, xs[ROW_OUTER])     \
+    X(I, ys[ROW_OUTER])
+#define LN_T_PUSH_WORDS 20
+
 // batchnorm (shaders/batchnorm.glsl): total elements of [N, C, inner], x's and y's strides of
 // dims 0 and 1 (the channels padded or not).
 #define BATCHNORM_PUSH(X)                                                                          \

@@ -231,8 +231,9 @@ static size_t push_struct_bytes(const KernelRow *r)
     case KK_masked_softmax:
         return sizeof(SoftmaxPush);
     case KK_rmsnorm:
-    case KK_layernorm:
         return sizeof(NormRowPush);
+    case KK_layernorm:
+        return r->key.impl == KI_STRIDED ? sizeof(LnTPush) : sizeof(NormRowPush);
     case KK_batchnorm:
         return sizeof(BatchnormPush);
     case KK_rope:

@@ -21,13 +21,14 @@ typedef enum KernelKind {
 
 /* How a kernel computes its kind (the table's IMPL column). */
 typedef enum KernelImpl {
-    KI_BASE,   /* the portable kernel */
-    KI_DIRECT, /* conv2d on a CPU device: no shared memory */
-    KI_DW,     /* conv2d with one input channel per group (depthwise) */
-    KI_GEMV,   /* the 16-byte-load GEMV */
-    KI_CM,     /* nv-coopmat tensor cores */
-    KI_CMX,    /* KI_CM's portable emulation (tests: CompileOptions.cm_emulate) */
-    KI_GLOBAL, /* a pool whose window is the whole input: a reduction per (n, c) row */
+    KI_BASE,    /* the portable kernel */
+    KI_DIRECT,  /* conv2d on a CPU device: no shared memory */
+    KI_DW,      /* conv2d with one input channel per group (depthwise) */
+    KI_GEMV,    /* the 16-byte-load GEMV */
+    KI_CM,      /* nv-coopmat tensor cores */
+    KI_CMX,     /* KI_CM's portable emulation (tests: CompileOptions.cm_emulate) */
+    KI_GLOBAL,  /* a pool whose window is the whole input: a reduction per (n, c) row */
+    KI_STRIDED, /* a norm over rows at any strides (layernorm_t: permutes read and written) */
 } KernelImpl;
 
 /* The table's FLAGS column. */

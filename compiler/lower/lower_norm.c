@@ -1,5 +1,7 @@
 /* norm family: rmsnorm (the fused pow -> mean -> add eps -> rsqrt -> mul x -> mul w chain),
- * layernorm (LAYER_NORM over trailing dims) and batchnorm (eval-mode BATCH_NORM, channel dim 1).
+ * layernorm (LAYER_NORM over trailing dims; layernorm_t: the layernorm_t fusion, its rows read and
+ * written through the members' permutes at any strides, push LnTPush (LN_T_PUSH), spec {WG, lanes
+ * per row, XJ, YJ}: shaders/layernorm_t.glsl) and batchnorm (eval-mode BATCH_NORM, channel dim 1).
  *
  * rmsnorm and layernorm run one workgroup per row (the normalised trailing dims), statistics in
  * fp32 with a shared-memory reduction (shaders/norm_row.glsl). The row's elements must be
@@ -12,11 +14,16 @@
  * batchnorm_plain (x, mean, var). The shaders share shaders/layernorm.glsl, batchnorm.glsl. */
 #include "compiler/fusion.h"
 #include "compiler/lower/kernels.h"
+#include "compiler/strided.h"
 
 #include <string.h>
 
 #define NORM_WG 256
 #define BN_WG 256
+/* layernorm_t: rows per workgroup where a side's rows lie side by side (ln.rows' auto), and the
+ * grid below which fewer are taken: 2 workgroups per SM of the tier's reference GPU */
+#define LN_T_ROWS 16
+#define LN_T_TARGET (2 * TIER_NV_COOPMAT_SMS)
 
 /* Binds inputs in the order the shader expects: order[i] = argument index of binding i. Never
  * more bindings than the kernel has (its args array is sized by lower.c). */
@@ -120,8 +127,73 @@ static Status lower_rmsnorm(const KernelCtx *c, PlanKernel *k)
     return push_rows(c, k, xt, yt, xt->rank - 1, eps);
 }
 
+/* The weight and bias (inputs 1 and 2 when present) of a norm over len elements: their flags. */
+static Status norm_params(const KernelCtx *c, const PlanKernel *k, int64_t len, unsigned *flags)
+{
+    for (int i = 1; i < k->nin; i++)
+        if (kc_numel(kc_arg(k, c->p, i)) != len)
+            return kc_error(c, "layer_norm: weight/bias must have %lld elements", (long long)len);
+    *flags = (k->nin >= 2 ? KF_WEIGHT : 0) | (k->nin == 3 ? KF_BIAS : 0);
+    return ST_OK;
+}
+
+/* layernorm_t (fuse_patterns.c): the rows through the members' permutes and reshapes
+ * (strided.h), x the input of the first member, written to the last member's output. */
+static Status lower_layernorm_t(const KernelCtx *c, PlanKernel *k)
+{
+    const Fusion *f = c->fusion;
+    const Node *ln = kc_member(c, OP_LAYER_NORM);
+    if (!ln || k->nin < 1 || k->nin > 3)
+        return kc_error(c, "layernorm_t kernel needs a layer_norm with 1 to 3 inputs");
+    SvRows r;
+    const char *why = NULL;
+    if (!sv_norm_rows(c->g, f->nodes, f->nnodes, (int)(ln - c->g->nodes), &r, &why))
+        return kc_error(c, "layernorm_t: %s", why);
+    int order[3] = {kc_arg_of(c, k, c->g->nodes[f->nodes[0]].in[0]), -1, -1};
+    for (int i = 1; i < ln->nin; i++)
+        order[i] = kc_arg_of(c, k, ln->in[i]);
+    Status st = reorder_inputs(c, k, order, ln->nin);
+    unsigned flags = 0;
+    if (st == ST_OK) st = norm_params(c, k, r.n, &flags);
+    if (st == ST_OK)
+        st = kc_pick(c, k, (KernelKey){.kind = KK_layernorm, .impl = KI_STRIDED, .flags = flags});
+    if (st != ST_OK) return st;
+    /* which side's rows lie side by side (the innermost row dim of stride 1, the elements not):
+     * there the invocations take consecutive rows */
+    bool xrows = r.xl != 1 && r.xs[ROW_OUTER - 1] == 1,
+         yrows = r.yl != 1 && r.ys[ROW_OUTER - 1] == 1;
+    uint32_t tpr = kc_lanes_for((r.n + 3) / 4, NORM_WG); /* about 4 elements per lane */
+    int64_t rows = kc_tune(c, TUNE_LN_ROWS);
+    if (rows == TUNE_AUTO) {
+        rows = xrows || yrows ? LN_T_ROWS : 1;
+        while (rows > 1 && !c->cpu_device && (r.rows + rows - 1) / rows < LN_T_TARGET)
+            rows /= 2;
+    }
+    while (rows * tpr < 32)
+        rows *= 2;
+    if (rows * tpr > NORM_WG) rows = NORM_WG / tpr;
+    KcWords w = {0};
+    LnTPush pl = {.rows = kc_word(&w, r.rows),
+                  .n = kc_word(&w, r.n),
+                  .eps = (float)attr_float(ln, "eps", 1e-5),
+                  .xl = kc_word(&w, r.xl),
+                  .yl = kc_word(&w, r.yl)};
+    KC_WORDS(&w, pl.oshape, r.oshape);
+    KC_WORDS(&w, pl.xs, r.xs);
+    KC_WORDS(&w, pl.ys, r.ys);
+    st = kc_words_ok(c, k, &w);
+    if (st == ST_OK) st = kc_push_block(c, k, &pl, sizeof pl);
+    if (st == ST_OK) st = kc_spec(c, k, (uint32_t)(rows * tpr));
+    if (st == ST_OK) st = kc_spec(c, k, tpr);
+    if (st == ST_OK) st = kc_spec(c, k, !xrows);
+    if (st == ST_OK) st = kc_spec(c, k, !yrows);
+    kc_grid(k, r.rows, rows);
+    return st;
+}
+
 static Status lower_layernorm(const KernelCtx *c, PlanKernel *k)
 {
+    if (c->fusion && strcmp(c->fusion->family, "layernorm_t") == 0) return lower_layernorm_t(c, k);
     const Node *n = c->anchor;
     if (n->op != OP_LAYER_NORM || k->nin < 1 || k->nin > 3)
         return kc_error(c, "layernorm kernel needs one LAYER_NORM node with 1 to 3 inputs");
@@ -144,11 +216,9 @@ static Status lower_layernorm(const KernelCtx *c, PlanKernel *k)
             return kc_error(c, "layer_norm: normalized_shape is not the input's trailing shape");
         len *= ns[i];
     }
-    for (int i = 1; i < k->nin; i++)
-        if (kc_numel(kc_arg(k, c->p, i)) != len)
-            return kc_error(c, "layer_norm: weight/bias must have %lld elements", (long long)len);
-    unsigned flags = (k->nin >= 2 ? KF_WEIGHT : 0) | (k->nin == 3 ? KF_BIAS : 0);
-    Status st = kc_pick(c, k, (KernelKey){.kind = KK_layernorm, .flags = flags});
+    unsigned flags = 0;
+    Status st = norm_params(c, k, len, &flags);
+    if (st == ST_OK) st = kc_pick(c, k, (KernelKey){.kind = KK_layernorm, .flags = flags});
     return st == ST_OK ? push_rows(c, k, x, y, x->rank - nd, attr_float(n, "eps", 1e-5)) : st;
 }
 
