@@ -4,8 +4,9 @@
  * inputs along the first and last dim, getitem and float->float cast (copy), int64 data through
  * slice/cat/transpose (i32 modules, ids up to 200000), int->float cast above 65504, embedding
  * with vocab 70000, index_copy in place (out aliases self) and not in place, with repeated
- * indices, split (a slice kernel per chunk read; getitems as exported); f32/f16/bf16 with shapes
- * that are not multiples of the workgroup. */
+ * indices, split (a slice kernel per chunk read; getitems as exported); permute, slice, select and
+ * expand reading a channel-padded tensor in place (no depad); f32/f16/bf16 with shapes that are
+ * not multiples of the workgroup. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -336,6 +337,31 @@ static void test_split_views(void **state)
     }
 }
 
+/* A permute, slice, select and expand of a channel-padded tensor (a max_pool2d's output, 5
+ * channels padded to 32, batch 2) read in place: no depad kernel, each gather walking the padding
+ * by its strides. */
+static void test_padded_reads(void **state)
+{
+    (void)state;
+    /* clang-format off */
+    const char *g =
+        "{\"graph_inputs\":[" VC_T("x", "[2,5,6,10]") "," VC_T("y", "[2,5,2,10]") "],\"graph_outputs\":[" VC_T("a", "[2,3,5,5]") "," VC_T("s", "[2,3,3,5]") "," VC_T("e", "[2,5,3]") "," VC_T("b", "[2,5,4,5]") "],\"nodes\":["
+        VC_NODE("pool", "aten.max_pool2d.default", VC_T("x", "[2,5,6,10]"), VC_T("p", "[2,5,3,5]"), "\"kernel_size\":[2,2],\"stride\":[2,2]")
+        "," VC_NODE("pool_1", "aten.max_pool2d.default", VC_T("y", "[2,5,2,10]"), VC_T("q", "[2,5,1,5]"), "\"kernel_size\":[2,2],\"stride\":[2,2]")
+        "," VC_NODE("permute", "aten.permute.default", VC_T("p", "[2,5,3,5]"), VC_T("a", "[2,3,5,5]"), "\"dims\":[0,2,3,1]")
+        "," VC_NODE("slice", "aten.slice.Tensor", VC_T("p", "[2,5,3,5]"), VC_T("s", "[2,3,3,5]"), "\"dim\":1,\"start\":1,\"end\":4")
+        "," VC_NODE("select", "aten.select.int", VC_T("p", "[2,5,3,5]"), VC_T("e", "[2,5,3]"), "\"dim\":3,\"index\":2")
+        "," VC_NODE("expand", "aten.expand.default", VC_T("q", "[2,5,1,5]"), VC_T("b", "[2,5,4,5]"), "\"size\":[2,5,4,5]") "]}";
+    /* clang-format on */
+    Pipeline pipe;
+    vc_compile_json(g, &pipe);
+    for (int k = 0; k < pipe.plan->nkernels; k++)
+        assert_string_not_equal(pipe.plan->kernels[k].shader, "depad");
+    pipeline_free(&pipe);
+    for (int t = 0; t < 3; t++)
+        vc_check_json(g, dts[t], tols[t], "transpose");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -345,6 +371,7 @@ int main(void)
         cmocka_unit_test(test_cast_int),     cmocka_unit_test(test_embedding),
         cmocka_unit_test(test_index_copy),   cmocka_unit_test(test_index_copy_transposed),
         cmocka_unit_test(test_split),        cmocka_unit_test(test_split_views),
+        cmocka_unit_test(test_padded_reads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
