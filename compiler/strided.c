@@ -94,48 +94,39 @@ static bool exact(StrideView *v, const GTensor *t)
     return sv_view_as(v, t->rank, t->shape, v);
 }
 
-/* A reshape-like node from tensor a to tensor b: per-dim strides of b where they exist, else the
- * walk stays (the reshape keeps the row-major order). */
-static void reshape(StrideView *v, const GTensor *b)
+/* One node of a chain: forward, *v describes n's input and then its output; backward, its
+ * output and then its input. A reshape-like node gives per-dim strides of the other side where
+ * they exist, else the walk stays (a reshape keeps the row-major order); a permute needs v's
+ * shape to be its side's exactly. */
+static bool step(const Graph *g, const Node *n, StrideView *v, bool forward)
 {
-    StrideView o;
-    if (sv_view_as(v, b->rank, b->shape, &o)) *v = o;
+    const GTensor *in = node_input(g, n, 0), *out = node_output(g, n, 0);
+    const GTensor *from = forward ? in : out, *to = forward ? out : in;
+    if (op_class(n->op) != OC_permute) {
+        StrideView o;
+        if (sv_view_as(v, to->rank, to->shape, &o)) *v = o;
+        return true;
+    }
+    int perm[NPU_MAX_RANK];
+    if (!node_perm(n, in->rank, perm) || out->rank != in->rank || !exact(v, from)) return false;
+    StrideView o = {.rank = in->rank};
+    for (int d = 0; d < in->rank; d++) {
+        int a = forward ? d : perm[d], b = forward ? perm[d] : d; /* out dim d is in dim perm[d] */
+        o.shape[a] = v->shape[b];
+        o.stride[a] = v->stride[b];
+    }
+    *v = o;
+    return true;
 }
 
 bool sv_forward(const Graph *g, const Node *n, StrideView *v)
 {
-    const GTensor *in = node_input(g, n, 0), *out = node_output(g, n, 0);
-    if (op_class(n->op) != OC_permute) {
-        reshape(v, out);
-        return true;
-    }
-    int perm[NPU_MAX_RANK];
-    if (!node_perm(n, in->rank, perm) || out->rank != in->rank || !exact(v, in)) return false;
-    StrideView o = {.rank = in->rank};
-    for (int d = 0; d < in->rank; d++) {
-        o.shape[d] = v->shape[perm[d]];
-        o.stride[d] = v->stride[perm[d]];
-    }
-    *v = o;
-    return true;
+    return step(g, n, v, true);
 }
 
 bool sv_backward(const Graph *g, const Node *n, StrideView *v)
 {
-    const GTensor *in = node_input(g, n, 0), *out = node_output(g, n, 0);
-    if (op_class(n->op) != OC_permute) {
-        reshape(v, in);
-        return true;
-    }
-    int perm[NPU_MAX_RANK];
-    if (!node_perm(n, in->rank, perm) || out->rank != in->rank || !exact(v, out)) return false;
-    StrideView o = {.rank = in->rank};
-    for (int d = 0; d < in->rank; d++) {
-        o.shape[perm[d]] = v->shape[d];
-        o.stride[perm[d]] = v->stride[d];
-    }
-    *v = o;
-    return true;
+    return step(g, n, v, false);
 }
 
 /* v without its size-1 dims. */

@@ -7,14 +7,7 @@
 #include "index.glsl"
 
 layout(local_size_x_id = 0) in;
-layout(std430, set = 0, binding = 0) readonly buffer X { STORAGE_T x[]; };
-#if LN_WEIGHT
-layout(std430, set = 0, binding = 1) readonly buffer W { STORAGE_T w[]; };
-#endif
-#if LN_BIAS
-layout(std430, set = 0, binding = 2) readonly buffer B { STORAGE_T b[]; };
-#endif
-layout(std430, set = 0, binding = 1 + LN_WEIGHT + LN_BIAS) writeonly buffer Y { STORAGE_T y[]; };
+#include "layernorm_io.glsl"
 
 #include "norm_row.glsl"
 
@@ -34,13 +27,7 @@ void main()
     }
     float rstd = 1.0 / sqrt(norm_sum(q) / float(pc.n) + pc.eps);
     for (uint j = gl_LocalInvocationID.x; j < pc.n; j += NPU_WG) {
-        float v = (S_LOAD(x[xb + j]) - mean) * rstd;
-#if LN_WEIGHT
-        v *= S_LOAD(w[j]);
-#endif
-#if LN_BIAS
-        v += S_LOAD(b[j]);
-#endif
+        float v = ln_affine((S_LOAD(x[xb + j]) - mean) * rstd, j);
         y[yb + j] = S_STORE(v);
     }
 }

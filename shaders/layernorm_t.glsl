@@ -19,33 +19,12 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 2) const uint LN_XJ = 1;
 layout(constant_id = 3) const uint LN_YJ = 1;
-layout(std430, set = 0, binding = 0) readonly buffer X { STORAGE_T x[]; };
-#if LN_WEIGHT
-layout(std430, set = 0, binding = 1) readonly buffer W { STORAGE_T w[]; };
-#endif
-#if LN_BIAS
-layout(std430, set = 0, binding = 2) readonly buffer B { STORAGE_T b[]; };
-#endif
-layout(std430, set = 0, binding = 1 + LN_WEIGHT + LN_BIAS) writeonly buffer Y { STORAGE_T y[]; };
+#include "layernorm_io.glsl"
 PUSH_BLOCK(LN_T_PUSH)
 
 // each row's statistics and offsets, for the writing pass
 shared float ln_mean[NPU_WG], ln_rstd[NPU_WG];
 shared int ln_xo[NPU_WG], ln_yo[NPU_WG];
-
-// Sum of v over the lanes of row p (lane l); every lane gets it. Uniform control flow only.
-float ln_sum(float v, uint p, uint l)
-{
-    uint i = p * NPU_TPR + l;
-    barrier(); // a previous sum may still read npu_sh
-    npu_sh[i] = v;
-    barrier();
-    for (uint s = NPU_TPR / 2u; s > 0u; s >>= 1) {
-        if (l < s) npu_sh[i] += npu_sh[i + s];
-        barrier();
-    }
-    return npu_sh[p * NPU_TPR];
-}
 
 void main()
 {
@@ -59,14 +38,14 @@ void main()
     float s = 0.0;
     if (live)
         for (uint j = l; j < pc.n; j += NPU_TPR) s += S_LOAD(x[xo + int(j) * pc.xl]);
-    float mean = ln_sum(s, p, l) / float(pc.n);
+    float mean = row_sum_at(s, p * NPU_TPR + l, l) / float(pc.n);
     float q = 0.0;
     if (live)
         for (uint j = l; j < pc.n; j += NPU_TPR) {
             float d = S_LOAD(x[xo + int(j) * pc.xl]) - mean;
             q += d * d;
         }
-    float rstd = 1.0 / sqrt(ln_sum(q, p, l) / float(pc.n) + pc.eps);
+    float rstd = 1.0 / sqrt(row_sum_at(q, p * NPU_TPR + l, l) / float(pc.n) + pc.eps);
     if (l == 0u) {
         ln_mean[p] = mean;
         ln_rstd[p] = rstd;
@@ -77,13 +56,7 @@ void main()
     uint rows = first < pc.rows ? min(P, pc.rows - first) : 0u; // a folded grid's spare groups
     for (uint e = t; e < rows * pc.n; e += NPU_WG) {
         uint i = LN_YJ != 0u ? e / pc.n : e % rows, j = LN_YJ != 0u ? e % pc.n : e / rows;
-        float v = (S_LOAD(x[ln_xo[i] + int(j) * pc.xl]) - ln_mean[i]) * ln_rstd[i];
-#if LN_WEIGHT
-        v *= S_LOAD(w[j]);
-#endif
-#if LN_BIAS
-        v += S_LOAD(b[j]);
-#endif
+        float v = ln_affine((S_LOAD(x[ln_xo[i] + int(j) * pc.xl]) - ln_mean[i]) * ln_rstd[i], j);
         y[ln_yo[i] + int(j) * pc.yl] = S_STORE(v);
     }
 }

@@ -40,9 +40,11 @@ float nan_max(float a, float b)
 }
 
 // Every invocation of the workgroup calls these (barriers): returns the row's combined value.
-float row_sum(float v)
+// row_sum_at: the invocation is lane `lane` of its row and owns slot t of npu_sh, the row's
+// lanes owning the NPU_TPR slots from t - lane (layernorm_t maps invocations to rows its own
+// way); row_sum: the mapping of row_lane and row_index.
+float row_sum_at(float v, uint t, uint lane)
 {
-    uint t = gl_LocalInvocationID.x, lane = row_lane();
     barrier(); // a previous reduction may still read npu_sh
     npu_sh[t] = v;
     barrier();
@@ -51,6 +53,11 @@ float row_sum(float v)
         barrier();
     }
     return npu_sh[t - lane];
+}
+
+float row_sum(float v)
+{
+    return row_sum_at(v, gl_LocalInvocationID.x, row_lane());
 }
 
 float row_max(float v)
