@@ -156,6 +156,26 @@ static void test_glu_stems(void **state)
     expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cml_part matmul_red_glu_nb", 2);
     vc_tune("cm.glu_target=132");
     expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cml_glu_nb", 1);
+    /* the large tile's narrow layout (128 x 64): 280 tiles of gate|up, split in 2 */
+    vc_tune(NULL);
+    vc_tune("cm.shape=1");
+    expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cmh_part matmul_red_glu_nb", 2);
+    GluSpec c3 = spec(3, 1);
+    expect_stems(&c3, TIER_NV_COOPMAT, true, "matmul_cmhx_glu", 1);
+    vc_tune(NULL);
+}
+
+/* The 128-tile cases on the large tile's narrow layout (cm.shape=1, matmul_cmhx_glu*: 64
+ * columns, two 32-column pairs per tile), unsplit and split, f16 and bf16. */
+static void test_glu_narrow(void **state)
+{
+    (void)state;
+    vc_tune("cm.shape=1");
+    for (int t = 1; t < 3; t++) {
+        GluSpec a = spec(3, t), b = spec(5, t + 1);
+        glu_check(&a, t);
+        glu_check(&b, t);
+    }
     vc_tune(NULL);
 }
 
@@ -165,6 +185,7 @@ int main(void)
         cmocka_unit_test(test_glu_stems),
         cmocka_unit_test(test_glu),
         cmocka_unit_test(test_glu_variants),
+        cmocka_unit_test(test_glu_narrow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
