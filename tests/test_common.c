@@ -1,17 +1,20 @@
 /* common/: the arena hands out zeroed memory whether its block is fresh (calloc'd, left
  * untouched) or reused after a reset; the string map finds every key it was given, through
  * growth, replacement and copies; hash64_str is hash64 of the string; diag_truncate withdraws
- * diagnostics and their error count. */
+ * diagnostics and their error count; grow_array doubles from its first capacity and keeps every
+ * element it had. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "common/arena.h"
 #include "common/diag.h"
+#include "common/grow.h"
 #include "common/hash.h"
 #include "common/strmap.h"
 
@@ -134,13 +137,34 @@ static void test_diag_truncate(void **state)
     diag_free(&d);
 }
 
+static void test_grow_array(void **state)
+{
+    (void)state;
+    int *v = NULL, cap = 0;
+    for (int n = 0; n < 100; n++) {
+        int before = cap;
+        int *w = grow_array(v, n, &cap, sizeof *w, 8);
+        assert_non_null(w);
+        if (n < before) { /* room left: the same array */
+            assert_ptr_equal(w, v);
+            assert_int_equal(cap, before);
+        } else { /* full: the first capacity, then twice the last */
+            assert_int_equal(cap, before ? 2 * before : 8);
+        }
+        v = w;
+        v[n] = n * 3;
+    }
+    for (int n = 0; n < 100; n++)
+        assert_int_equal(v[n], n * 3);
+    free(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_arena_zeroed),
-        cmocka_unit_test(test_strmap),
-        cmocka_unit_test(test_hash64_str),
-        cmocka_unit_test(test_diag_truncate),
+        cmocka_unit_test(test_arena_zeroed), cmocka_unit_test(test_strmap),
+        cmocka_unit_test(test_hash64_str),   cmocka_unit_test(test_diag_truncate),
+        cmocka_unit_test(test_grow_array),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

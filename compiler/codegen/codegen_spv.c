@@ -22,6 +22,7 @@
 #include <glslang/Public/resource_limits_c.h>
 
 #include "common/fileio.h"
+#include "common/grow.h"
 #include "common/hash.h"
 #include "compiler/shader_src.h"
 
@@ -241,13 +242,9 @@ static bool mem_get(uint64_t key, uint32_t **words, size_t *nw)
 
 static void mem_put(uint64_t key, const uint32_t *words, size_t nw)
 {
-    if (nentries == capentries) {
-        int cap = capentries ? 2 * capentries : 32;
-        Entry *e = realloc(entries, sizeof *e * (size_t)cap);
-        if (!e) return;
-        entries = e;
-        capentries = cap;
-    }
+    Entry *e = grow_array(entries, nentries, &capentries, sizeof *e, 32);
+    if (!e) return;
+    entries = e;
     uint32_t *w = malloc(nw * 4);
     if (!w) return;
     memcpy(w, words, nw * 4);

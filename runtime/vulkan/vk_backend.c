@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/hazard.h"
 #include "runtime/backend.h"
 #include "runtime/hostxf.h"
@@ -456,13 +457,9 @@ static Status vkb_run(Backend *base, int first, int n, bool timed, DiagList *d)
         if (b->rec[i].first == first && b->rec[i].n == n && b->rec[i].timed == timed)
             r = &b->rec[i];
     if (!r) {
-        if (b->nrec == b->caprec) {
-            int cap = b->caprec ? 2 * b->caprec : 8;
-            Recording *nr = realloc(b->rec, sizeof *nr * (size_t)cap);
-            if (!nr) return ST_NOMEM;
-            b->rec = nr;
-            b->caprec = cap;
-        }
+        Recording *nr = grow_array(b->rec, b->nrec, &b->caprec, sizeof *nr, 8);
+        if (!nr) return ST_NOMEM;
+        b->rec = nr;
         r = &b->rec[b->nrec++];
         *r = (Recording){first, n, timed, 0, NULL, 0};
         Status st = record(b, r, d);
