@@ -2,7 +2,7 @@
  * untouched) or reused after a reset; the string map finds every key it was given, through
  * growth, replacement and copies; hash64_str is hash64 of the string; diag_truncate withdraws
  * diagnostics and their error count; grow_array doubles from its first capacity and keeps every
- * element it had. */
+ * element it had; a StrBuf holds what was written to it, past its first block. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +16,7 @@
 #include "common/diag.h"
 #include "common/grow.h"
 #include "common/hash.h"
+#include "common/strbuf.h"
 #include "common/strmap.h"
 
 static bool all_zero(const unsigned char *p, size_t n)
@@ -159,12 +160,44 @@ static void test_grow_array(void **state)
     free(v);
 }
 
+static void test_strbuf(void **state)
+{
+    (void)state;
+    StrBuf b = {0};
+    char *s = sb_take(&b); /* nothing written: an empty string */
+    assert_string_equal(s, "");
+    free(s);
+    char want[24000] = "";
+    size_t n = 0;
+    for (int i = 0; i < 1000; i++) { /* past the first 4096 bytes, each kind of write */
+        if (i % 3 == 0) {
+            sb_printf(&b, "%d,", i);
+            n += (size_t)snprintf(want + n, sizeof want - n, "%d,", i);
+        } else if (i % 3 == 1) {
+            sb_puts(&b, "ab;");
+            n += (size_t)snprintf(want + n, sizeof want - n, "ab;");
+        } else {
+            sb_add(&b, "xyz", 2);
+            n += (size_t)snprintf(want + n, sizeof want - n, "xy");
+        }
+    }
+    for (int i = 0; i < 400; i++) { /* formatted text alone across the next growths */
+        sb_printf(&b, "%0*d|", i % 37 + 1, i);
+        n += (size_t)snprintf(want + n, sizeof want - n, "%0*d|", i % 37 + 1, i);
+    }
+    assert_int_equal(b.n, n);
+    s = sb_take(&b);
+    assert_string_equal(s, want);
+    assert_null(b.s);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_arena_zeroed), cmocka_unit_test(test_strmap),
         cmocka_unit_test(test_hash64_str),   cmocka_unit_test(test_diag_truncate),
-        cmocka_unit_test(test_grow_array),
+        cmocka_unit_test(test_grow_array),   cmocka_unit_test(test_strbuf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

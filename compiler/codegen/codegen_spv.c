@@ -24,6 +24,7 @@
 #include "common/fileio.h"
 #include "common/grow.h"
 #include "common/hash.h"
+#include "common/strbuf.h"
 #include "compiler/shader_src.h"
 
 /* Part of every key: a change of compiler or settings must not hit old entries. */
@@ -51,32 +52,6 @@ static double now_ms(void)
 
 /* ---- includes ----------------------------------------------------------------------------- */
 
-typedef struct Buf {
-    char *s;
-    size_t n, cap;
-    bool failed;
-} Buf;
-
-static void append(Buf *b, const char *s, size_t n)
-{
-    if (b->failed) return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 8192;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        char *p = realloc(b->s, cap);
-        if (!p) {
-            b->failed = true;
-            return;
-        }
-        b->s = p;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->n, s, n);
-    b->n += n;
-    b->s[b->n] = 0;
-}
-
 /* The file name of an `#include "NAME"` line, or 0. */
 static size_t include_name(const char *line, size_t len, const char **name)
 {
@@ -96,7 +71,7 @@ static size_t include_name(const char *line, size_t len, const char **name)
     return i - s;
 }
 
-static bool expand(Buf *b, const char *text, const char **seen, int *nseen, int depth)
+static bool expand(StrBuf *b, const char *text, const char **seen, int *nseen, int depth)
 {
     if (depth > 8) return false;
     for (const char *p = text; *p;) {
@@ -118,10 +93,10 @@ static bool expand(Buf *b, const char *text, const char **seen, int *nseen, int 
                 if (*nseen == 64) return false;
                 seen[(*nseen)++] = s->name;
                 if (!expand(b, s->text, seen, nseen, depth + 1)) return false;
-                if (s->len && s->text[s->len - 1] != '\n') append(b, "\n", 1);
+                if (s->len && s->text[s->len - 1] != '\n') sb_add(b, "\n", 1);
             }
         } else {
-            append(b, p, len);
+            sb_add(b, p, len);
         }
         p += len;
     }
@@ -130,15 +105,14 @@ static bool expand(Buf *b, const char *text, const char **seen, int *nseen, int 
 
 char *cg_expand_includes(const char *source)
 {
-    Buf b = {0};
+    StrBuf b = {0};
     const char *seen[64];
     int nseen = 0;
-    append(&b, "", 0);
     if (!expand(&b, source, seen, &nseen, 0)) {
         free(b.s);
         return NULL;
     }
-    return b.s;
+    return sb_take(&b);
 }
 
 /* ---- caches ------------------------------------------------------------------------------- */
