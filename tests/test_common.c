@@ -2,7 +2,8 @@
  * untouched) or reused after a reset; the string map finds every key it was given, through
  * growth, replacement and copies; hash64_str is hash64 of the string; diag_truncate withdraws
  * diagnostics and their error count; grow_array doubles from its first capacity and keeps every
- * element it had; a StrBuf holds what was written to it, past its first block. */
+ * element it had; a StrBuf holds what was written to it, past its first block; cache_path
+ * prefers $XDG_CACHE_HOME to $HOME/.cache. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 
 #include "common/arena.h"
 #include "common/diag.h"
+#include "common/fileio.h"
 #include "common/grow.h"
 #include "common/hash.h"
 #include "common/strbuf.h"
@@ -192,12 +194,29 @@ static void test_strbuf(void **state)
     free(s);
 }
 
+static void test_cache_path(void **state)
+{
+    (void)state;
+    char buf[64];
+    setenv("XDG_CACHE_HOME", "/x", 1);
+    setenv("HOME", "/h", 1);
+    assert_string_equal(cache_path(buf, sizeof buf, "kernels"), "/x/npu-explore/kernels");
+    assert_null(cache_path(buf, 12, "kernels")); /* does not fit */
+    setenv("XDG_CACHE_HOME", "", 1);
+    assert_string_equal(cache_path(buf, sizeof buf, "tuned.tsv"),
+                        "/h/.cache/npu-explore/tuned.tsv");
+    unsetenv("XDG_CACHE_HOME");
+    unsetenv("HOME");
+    assert_null(cache_path(buf, sizeof buf, "tuned.tsv"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_arena_zeroed), cmocka_unit_test(test_strmap),
         cmocka_unit_test(test_hash64_str),   cmocka_unit_test(test_diag_truncate),
         cmocka_unit_test(test_grow_array),   cmocka_unit_test(test_strbuf),
+        cmocka_unit_test(test_cache_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "common/fileio.h"
 #include "common/half.h"
 #include "runtime/vulkan/vk_core.h"
 #include "runtime/vulkan/vk_shaders.h"
@@ -630,7 +631,7 @@ static void test_pipeline_cache(void **state)
     rmdir(sub);
     rmdir(dir);
     char buf[512];
-    const char *def = vk_default_pipeline_cache_path(buf, sizeof buf);
+    const char *def = cache_path(buf, sizeof buf, "pipelines.bin");
     if (def) assert_non_null(strstr(def, "npu-explore/pipelines.bin"));
 }
 

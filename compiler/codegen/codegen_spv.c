@@ -117,19 +117,6 @@ char *cg_expand_includes(const char *source)
 
 /* ---- caches ------------------------------------------------------------------------------- */
 
-const char *cg_default_cache_dir(char *buf, size_t n)
-{
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    int k;
-    if (xdg && *xdg)
-        k = snprintf(buf, n, "%s/npu-explore/kernels", xdg);
-    else if (home && *home)
-        k = snprintf(buf, n, "%s/.cache/npu-explore/kernels", home);
-    else
-        return NULL;
-    return k > 0 && (size_t)k < n ? buf : NULL;
-}
-
 static bool mkdirs(const char *dir)
 {
     char p[1024];
@@ -321,7 +308,7 @@ Status cg_compile(const char *source, const char *cache_dir, const char *what, u
     *key = k;
     char dflt[900];
     const char *dir = cache_dir;
-    if (dir && !*dir) dir = cg_default_cache_dir(dflt, sizeof dflt);
+    if (dir && !*dir) dir = cache_path(dflt, sizeof dflt, "kernels");
     if (dir && strcmp(dir, "none") == 0) dir = NULL;
     pthread_mutex_lock(&lock);
     bool hit = mem_get(k, words, nwords);

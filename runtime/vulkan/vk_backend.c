@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fileio.h"
 #include "common/grow.h"
 #include "common/hazard.h"
 #include "runtime/backend.h"
@@ -682,7 +683,7 @@ Status vk_backend_create(const VkBackendOptions *o, Backend **out, DiagList *d)
     co.validate = b->opt.validate;
     char cache[512];
     co.pipeline_cache_path =
-        b->opt.no_cache ? NULL : vk_default_pipeline_cache_path(cache, sizeof cache);
+        b->opt.no_cache ? NULL : cache_path(cache, sizeof cache, "pipelines.bin");
     b->sc = calloc(1, sizeof *b->sc);
     Status st = b->sc ? vk_ctx_create(&co, &b->ctx, d) : ST_NOMEM;
     if (st != ST_OK) {
