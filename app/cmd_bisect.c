@@ -536,9 +536,8 @@ int cmd_bisect(int argc, char **argv)
 {
     Options o;
     DiagList d = {0};
-    opt_defaults(&o);
     int rc = 2;
-    Status st = opt_parse(&o, argc, argv, 1, &d);
+    Status st = opt_read(&o, argc, argv, &d);
     if (st == ST_OK)
         app_bisect(&o, stdout, &rc, &d);
     else

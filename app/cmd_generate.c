@@ -819,8 +819,7 @@ int cmd_generate(int argc, char **argv)
 {
     Options o;
     DiagList d = {0};
-    opt_defaults(&o);
-    Status st = opt_parse(&o, argc, argv, 1, &d);
+    Status st = opt_read(&o, argc, argv, &d);
     Gen g;
     memset(&g, 0, sizeof g);
     g.dir = o.model;
