@@ -5,10 +5,7 @@
 # nothing), --no-fuse fuse-elementwise, --dump-after fuse-elementwise, and .npubin files carrying
 # the modules: read back, described, and refused when a module's SPIR-V is not valid (the file's
 # checksum recomputed, so only spirv-val can catch it).
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 Q=tests/models/qwen2_tiny/decode.json
 G=tests/models/gpt_block/model.json
 # the instance id of qwen2_tiny decode's generated kernel (the position chain): it follows the

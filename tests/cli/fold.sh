@@ -7,10 +7,7 @@
 # by UPDATE_GOLDEN=1);
 # prefill keeps them and says why; the session switches a fold by id; decode and generate still
 # match the PyTorch references with the folds on, on Vulkan and on the CPU backend.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 D=tests/models/qwen2_tiny/decode.json
 "$B" describe $D > "$T/on.txt" 2>&1
 ok "decode: 23 kernels in 14 levels with the folds" "grep -q '^kernels  23 (23 npu, 0 cpu) in 14 levels' $T/on.txt"

@@ -4,10 +4,7 @@
 # `fusion on ID` after `fusion off PATTERN` re-enables that instance, `fusion off` after `on`
 # wins again, and `fusion on all` clears every rule. rope_cache and attention fall back to their
 # base patterns (rope, masked_softmax) when switched off alone.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 M=tests/models/convnet/model.json
 # state after a script: "F1=on F2=off ..." from the last `fusion list`
 states() { printf '%s\nfusion list\n' "$1" | "$B" --batch $M --backend cpu -x - 2>"$T/err" |

@@ -6,10 +6,7 @@
 # Qwen2.5-1.5B prefill on nv-coopmat: one 128-tile GLU GEMM per layer, split in 3 with the GLU
 # in its reduce (594 kernels in 367 levels -> 510 in 339, in f16: its mask converted by the host); the decodes keep their plans (no instance: at most 4 rows); run
 # --check against PyTorch on Vulkan and the CPU backend, the session's switch, bisect naming it.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 P=tests/models/qwen2_tiny/prefill.json
 "$B" describe $P > "$T/on.txt" 2>&1
 ok "qwen2_tiny prefill: 30 kernels in 19 levels, two linear_glu, no silu_mul" \

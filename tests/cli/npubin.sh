@@ -1,10 +1,7 @@
 #!/bin/bash
 # A compiled .npubin as the MODEL of run, profile, --batch and the explorer (docs/CLI.md): run
 # and profile run the file's own kernels on the IR it carries; the session compiles that IR again.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 Q=tests/models/qwen2_tiny/decode.json
 C=tests/models/convnet/model.json
 

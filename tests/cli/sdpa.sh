@@ -4,10 +4,7 @@
 # with grouped-query heads, a bool mask with grouped-query heads, a query row masked everywhere)
 # checked on Vulkan against the CPU reference's sdpa, and on transformers' Qwen2 export
 # (attention x2, one a layer, as our own Qwen fixture's).
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 for f in causal_gqa mask_gqa; do
     "$B" run tests/models/sdpa/$f.json --check > "$T/c.txt" 2>&1; rc=$?
     ok "$f on Vulkan matches the CPU reference's sdpa" "[ $rc = 0 ] && grep -q ', 0 mismatch' $T/c.txt"
