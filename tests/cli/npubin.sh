@@ -44,16 +44,8 @@ ok "--batch on a .npubin compiles the IR it carries again (switches work), and s
 ok "the explorer opens a .npubin" "[ $rc = 0 ] && grep -q 'its IR (from $Q) compiled again' $T/tui.txt"
 
 # the embedded IR is checked like any IR: a broken key is an error naming the file
-python3 - "$T/q.npubin" "$T/badir.npubin" <<'EOF'
-import struct, sys
-b = bytearray(open(sys.argv[1], "rb").read())
-i = b.index(b'"nodes"', 32)
-b[i:i + 7] = b'"nodez"'
-h = 0xcbf29ce484222325
-for c in b[32:]:
-    h = ((h ^ c) * 0x100000001b3) & 0xffffffffffffffff
-b[24:32] = struct.pack("<Q", h)
-open(sys.argv[2], "wb").write(b)
-EOF
+npubin_edit "$T/q.npubin" "$T/badir.npubin" '
+i = b.index(b"\"nodes\"", 32)
+b[i:i + 7] = b"\"nodez\""'
 "$B" run "$T/badir.npubin" > /dev/null 2>"$T/e"; rc=$?
 ok "a .npubin whose IR is broken: exit 2 naming the file" "[ $rc = 2 ] && grep -q 'badir.npubin' $T/e"
