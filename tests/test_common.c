@@ -20,6 +20,7 @@
 #include "common/hash.h"
 #include "common/strbuf.h"
 #include "common/strmap.h"
+#include "tests/testutil.h"
 
 static bool all_zero(const unsigned char *p, size_t n)
 {
@@ -210,13 +211,5 @@ static void test_cache_path(void **state)
     assert_null(cache_path(buf, sizeof buf, "tuned.tsv"));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_arena_zeroed), cmocka_unit_test(test_strmap),
-        cmocka_unit_test(test_hash64_str),   cmocka_unit_test(test_diag_truncate),
-        cmocka_unit_test(test_grow_array),   cmocka_unit_test(test_strbuf),
-        cmocka_unit_test(test_cache_path),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_arena_zeroed, test_strmap, test_hash64_str, test_diag_truncate, test_grow_array,
+        test_strbuf, test_cache_path)

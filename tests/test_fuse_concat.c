@@ -22,6 +22,7 @@
 #include "runtime/compare.h"
 #include "runtime/cpu/cpu_ref.h"
 #include "runtime/exec.h"
+#include "tests/testutil.h"
 
 static Pipeline compile_spec(const ConcatSpec *s, const char *no_fuse);
 
@@ -523,18 +524,6 @@ static void test_glu_recipe_and_cpu_backend(void **state)
     fixture_close(&f);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_qkv_fuses),
-        cmocka_unit_test(test_no_bias_and_activations),
-        cmocka_unit_test(test_near_misses),
-        cmocka_unit_test(test_cpu_backend),
-        cmocka_unit_test(test_parts_without_views_pass),
-        cmocka_unit_test(test_glu_fuses),
-        cmocka_unit_test(test_glu_off),
-        cmocka_unit_test(test_glu_near_misses),
-        cmocka_unit_test(test_glu_recipe_and_cpu_backend),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_qkv_fuses, test_no_bias_and_activations, test_near_misses, test_cpu_backend,
+        test_parts_without_views_pass, test_glu_fuses, test_glu_off, test_glu_near_misses,
+        test_glu_recipe_and_cpu_backend)

@@ -13,6 +13,7 @@
 #include "compiler/pass.h"
 #include "runtime/compare.h"
 #include "runtime/cpu/cpu_ref.h"
+#include "tests/testutil.h"
 
 static const char *models[] = {
     "tests/models/mlp/model.json",         "tests/models/convnet/model.json",
@@ -103,11 +104,4 @@ static void test_compiled_graphs_preserve_meaning(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_imported_graphs_match_pytorch),
-        cmocka_unit_test(test_compiled_graphs_preserve_meaning),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_imported_graphs_match_pytorch, test_compiled_graphs_preserve_meaning)

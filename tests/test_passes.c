@@ -13,6 +13,7 @@
 #include "compiler/pass.h"
 #include "compiler/plan.h"
 #include "tests/pass_check.h"
+#include "tests/testutil.h"
 
 static void test_resnet18_counts(void **state)
 {
@@ -595,21 +596,7 @@ static void test_silu_mul_either_order(void **state)
     pipeline_free(&p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_resnet18_counts),
-        cmocka_unit_test(test_qwen_counts),
-        cmocka_unit_test(test_no_fuse_switches),
-        cmocka_unit_test(test_rope_cache_switches),
-        cmocka_unit_test(test_prefill_patterns),
-        cmocka_unit_test(test_prefill_attention_switches),
-        cmocka_unit_test(test_conv_rope_linear_rules),
-        cmocka_unit_test(test_rmsnorm_rules),
-        cmocka_unit_test(test_add_relu_rules),
-        cmocka_unit_test(test_linear_add_rules),
-        cmocka_unit_test(test_silu_mul_either_order),
-        cmocka_unit_test(test_conv_activation_patterns),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_resnet18_counts, test_qwen_counts, test_no_fuse_switches, test_rope_cache_switches,
+        test_prefill_patterns, test_prefill_attention_switches, test_conv_rope_linear_rules,
+        test_rmsnorm_rules, test_add_relu_rules, test_linear_add_rules, test_silu_mul_either_order,
+        test_conv_activation_patterns)

@@ -16,6 +16,7 @@
 #include "compiler/plan.h"
 #include "tests/graph_eq.h"
 #include "tests/pass_check.h"
+#include "tests/testutil.h"
 
 /* Host-only CPU work (an integer cumsum and comparison of a graph input, a view of it) that the
  * IR lists between NPU ops is hoisted ahead of them: one CPU then one NPU partition, the NPU
@@ -437,20 +438,7 @@ static void test_snapshots_share(void **state)
     pipeline_free(&p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_partition_hoists_host_work),
-        cmocka_unit_test(test_partition_static_decode),
-        cmocka_unit_test(test_partition_rehoist_after_gen),
-        cmocka_unit_test(test_split_views),
-        cmocka_unit_test(test_partition_by_attrs),
-        cmocka_unit_test(test_every_snapshot_verifies),
-        cmocka_unit_test(test_snapshots_share),
-        cmocka_unit_test(test_convnet_layout_batch2),
-        cmocka_unit_test(test_layout_inserts_depad),
-        cmocka_unit_test(test_pack_inputs),
-        cmocka_unit_test(test_pack_inputs_choice),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_partition_hoists_host_work, test_partition_static_decode,
+        test_partition_rehoist_after_gen, test_split_views, test_partition_by_attrs,
+        test_every_snapshot_verifies, test_snapshots_share, test_convnet_layout_batch2,
+        test_layout_inserts_depad, test_pack_inputs, test_pack_inputs_choice)

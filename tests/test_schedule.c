@@ -16,6 +16,7 @@
 #include "compiler/plan.h"
 #include "compiler/schedule.h"
 #include "tests/pass_check.h"
+#include "tests/testutil.h"
 
 #define BLOCK 16 /* bytes per owner cell: divides the arena alignment and every view offset */
 
@@ -194,13 +195,5 @@ static void test_hazard_rule(void **state)
     hz_free(&s);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hazard_rule),
-        cmocka_unit_test(test_fixtures_order_and_memory),
-        cmocka_unit_test(test_mixed_partitions),
-        cmocka_unit_test(test_levels_are_dependency_levels),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_hazard_rule, test_fixtures_order_and_memory, test_mixed_partitions,
+        test_levels_are_dependency_levels)

@@ -14,6 +14,7 @@
 
 #include "app/model.h"
 #include "app/runner.h"
+#include "tests/testutil.h"
 
 #define STATE_IR "tests/models/inplace/state.json"
 
@@ -126,12 +127,4 @@ static void test_carry_vulkan(void **state)
     check_carry("vulkan", "fp16", 2e-2f); /* the state uploaded as the host holds it, packed */
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_import_makes_state),
-        cmocka_unit_test(test_carry_cpu_backend),
-        cmocka_unit_test(test_carry_vulkan),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_import_makes_state, test_carry_cpu_backend, test_carry_vulkan)

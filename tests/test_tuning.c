@@ -13,6 +13,7 @@
 #include "compiler/npubin.h"
 #include "compiler/pass.h"
 #include "compiler/tuning.h"
+#include "tests/testutil.h"
 
 #define MODEL "tests/models/qwen2_tiny/decode.json" /* gemv and decode_attention kernels */
 
@@ -182,12 +183,4 @@ static void test_plan_record(void **state)
     plan_free(p0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_set),
-        cmocka_unit_test(test_env),
-        cmocka_unit_test(test_plan_record),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_set, test_env, test_plan_record)

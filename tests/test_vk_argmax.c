@@ -200,12 +200,4 @@ static void test_plans(void **state)
     expect_plan("[50,7]", "[50]", false, 1, 1, 2, 0); /* 8 lanes a row: 32 rows a workgroup */
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ties),       cmocka_unit_test(test_nan),
-        cmocka_unit_test(test_nan_row),    cmocka_unit_test(test_neginf),
-        cmocka_unit_test(test_random_f32), cmocka_unit_test(test_plans),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_ties, test_nan, test_nan_row, test_neginf, test_random_f32, test_plans)

@@ -534,15 +534,6 @@ static void test_attn_near_misses(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_attn_gqa_shapes),  cmocka_unit_test(test_attn_odd_head_dims),
-        cmocka_unit_test(test_attn_batch),       cmocka_unit_test(test_attn_inf_mask),
-        cmocka_unit_test(test_attn_mask_holes),  cmocka_unit_test(test_attn_mask_per_head),
-        cmocka_unit_test(test_attn_rows_causal), cmocka_unit_test(test_attn_rows_random),
-        cmocka_unit_test(test_attn_rows_splits), cmocka_unit_test(test_attn_flash),
-        cmocka_unit_test(test_attn_near_misses),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_attn_gqa_shapes, test_attn_odd_head_dims, test_attn_batch, test_attn_inf_mask,
+        test_attn_mask_holes, test_attn_mask_per_head, test_attn_rows_causal, test_attn_rows_random,
+        test_attn_rows_splits, test_attn_flash, test_attn_near_misses)

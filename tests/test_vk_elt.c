@@ -417,20 +417,8 @@ int main(void)
     /* the hand-written families themselves: chains like abs -> add -> pow would otherwise become
      * one generated kernel (test_vk_gen.c) */
     vc_set_no_fuse("fuse-elementwise");
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_binary_tensor_tensor),
-        cmocka_unit_test(test_binary_scalar),
-        cmocka_unit_test(test_div_pow_positive),
-        cmocka_unit_test(test_add_relu),
-        cmocka_unit_test(test_silu_mul),
-        cmocka_unit_test(test_reduce),
-        cmocka_unit_test(test_softmax),
-        cmocka_unit_test(test_masked_softmax),
-        cmocka_unit_test(test_where),
-        cmocka_unit_test(test_where_scalar_masked_fill),
-        cmocka_unit_test(test_compare),
-        cmocka_unit_test(test_compare_scalar),
-        cmocka_unit_test(test_compare_exact),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TU_TESTS(test_binary_tensor_tensor, test_binary_scalar, test_div_pow_positive,
+                    test_add_relu, test_silu_mul, test_reduce, test_softmax, test_masked_softmax,
+                    test_where, test_where_scalar_masked_fill, test_compare, test_compare_scalar,
+                    test_compare_exact);
 }

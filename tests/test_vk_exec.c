@@ -15,6 +15,7 @@
 #include "common/half.h"
 #include "compiler/schedule.h"
 #include "runtime/hostxf.h"
+#include "tests/testutil.h"
 
 static void outputs(Runner *r, bool timed, HTensor *out)
 {
@@ -274,15 +275,6 @@ static void test_packed_input_upload(void **state)
     diag_free(&d);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_timed_equals_untimed_qwen),
-        cmocka_unit_test(test_timed_equals_untimed_convnet),
-        cmocka_unit_test(test_warm_up_during_prepare),
-        cmocka_unit_test(test_recorder_barriers_are_levels),
-        cmocka_unit_test(test_watched_output_reads_back),
-        cmocka_unit_test(test_packed_input_upload),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_timed_equals_untimed_qwen, test_timed_equals_untimed_convnet,
+        test_warm_up_during_prepare, test_recorder_barriers_are_levels,
+        test_watched_output_reads_back, test_packed_input_upload)

@@ -350,13 +350,9 @@ static void test_fixtures_on_off(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_unary_ops),       cmocka_unit_test(test_binary_broadcast),
-        cmocka_unit_test(test_scalar_operands), cmocka_unit_test(test_where_comparisons),
-        cmocka_unit_test(test_bool_output),     cmocka_unit_test(test_casts),
-        cmocka_unit_test(test_views),           cmocka_unit_test(test_sources_and_mask),
-        cmocka_unit_test(test_groups_off),      cmocka_unit_test(test_fixtures_on_off),
-    };
-    const struct CMUnitTest long_tests[] = {cmocka_unit_test(test_fixtures_on_off)};
-    return TU_RUN(tests, long_tests);
+    /* `make test-long`: the cases the quick suite leaves out (tu_here) */
+    return tu_long() ? TU_TESTS(test_fixtures_on_off)
+                     : TU_TESTS(test_unary_ops, test_binary_broadcast, test_scalar_operands,
+                                test_where_comparisons, test_bool_output, test_casts, test_views,
+                                test_sources_and_mask, test_groups_off, test_fixtures_on_off);
 }

@@ -159,12 +159,4 @@ static void test_glu_stems(void **state)
     vc_tune(NULL);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_glu_stems),
-        cmocka_unit_test(test_glu),
-        cmocka_unit_test(test_glu_variants),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_glu_stems, test_glu, test_glu_variants)

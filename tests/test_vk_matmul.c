@@ -619,35 +619,14 @@ static void test_gemm_tile_choice(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_linear_shapes_f32),
-        cmocka_unit_test(test_linear_dtypes),
-        cmocka_unit_test(test_linear_leading_dims),
-        cmocka_unit_test(test_addmm),
-        cmocka_unit_test(test_matmul),
-        cmocka_unit_test(test_bmm_mm),
-        cmocka_unit_test(test_same_operand),
-        cmocka_unit_test(test_linear_act),
-        cmocka_unit_test(test_gemv_shapes),
-        cmocka_unit_test(test_gemv_large_n),
-        cmocka_unit_test(test_gemv_rows),
-        cmocka_unit_test(test_gemv_act_residual),
-        cmocka_unit_test(test_gemv_addmm_batch),
-        cmocka_unit_test(test_gemv_alignment),
-        cmocka_unit_test(test_gemv_variants),
-        cmocka_unit_test(test_gemv_module_needs),
-        cmocka_unit_test(test_linear_concat),
-        cmocka_unit_test(test_gemm_tiles),
-        cmocka_unit_test(test_gemm_tiles_large),
-        cmocka_unit_test(test_gemm_tile_choice),
-    };
     /* `make test-long`: the cases the quick suite leaves out (tu_here) */
-    const struct CMUnitTest long_tests[] = {
-        cmocka_unit_test(test_gemv_shapes),      cmocka_unit_test(test_gemv_large_n),
-        cmocka_unit_test(test_gemv_rows),        cmocka_unit_test(test_gemv_variants),
-        cmocka_unit_test(test_gemm_tiles_large),
-    };
-    const char *only = getenv("NPU_TEST_FILTER"); /* e.g. "test_gemm_*" on a slow host */
-    if (only && *only) cmocka_set_test_filter(only);
-    return TU_RUN(tests, long_tests);
+    return tu_long()
+               ? TU_TESTS(test_gemv_shapes, test_gemv_large_n, test_gemv_rows, test_gemv_variants,
+                          test_gemm_tiles_large)
+               : TU_TESTS(test_linear_shapes_f32, test_linear_dtypes, test_linear_leading_dims,
+                          test_addmm, test_matmul, test_bmm_mm, test_same_operand, test_linear_act,
+                          test_gemv_shapes, test_gemv_large_n, test_gemv_rows,
+                          test_gemv_act_residual, test_gemv_addmm_batch, test_gemv_alignment,
+                          test_gemv_variants, test_gemv_module_needs, test_linear_concat,
+                          test_gemm_tiles, test_gemm_tiles_large, test_gemm_tile_choice);
 }

@@ -44,10 +44,33 @@ char *tu_read_file(const char *path);
 bool tu_long(void);
 /* Whether a case of the long set (lng) or of the quick set runs in this suite. */
 bool tu_here(bool lng);
-/* cmocka's runner over the quick tests, or under tu_long() the long ones. */
-#define TU_RUN(quick, long_)                                                                       \
-    (tu_long() ? cmocka_run_group_tests(long_, NULL, NULL)                                         \
-               : cmocka_run_group_tests(quick, NULL, NULL))
+/* A test binary's main(): runs the test functions named (void f(void **state)), each a cmocka
+ * test of its name, as one group; with $NPU_TEST_FILTER set (e.g. "test_gemm_*"), only those it
+ * matches. TU_TESTS is that run as an expression, for a main that sets something up first or picks
+ * the quick or the long set (`return tu_long() ? TU_TESTS(a) : TU_TESTS(a, b);`); TU_GROUP the
+ * same with group setup and teardown functions (int f(void **state)). */
+#define TU_MAIN(...)                                                                               \
+    int main(void)                                                                                 \
+    {                                                                                              \
+        return TU_TESTS(__VA_ARGS__);                                                              \
+    }
+#define TU_TESTS(...) TU_GROUP(NULL, NULL, __VA_ARGS__)
+#define TU_GROUP(setup, teardown, ...)                                                             \
+    tu_run_tests(#__VA_ARGS__, (const TuTest[]){__VA_ARGS__},                                      \
+                 sizeof((const TuTest[]){__VA_ARGS__}) / sizeof(TuTest), setup, teardown)
+typedef void (*TuTest)(void **state);
+typedef int (*TuFixture)(void **state);
+/* What TU_GROUP expands to: fns[0..n) named by the comma-separated `names`. */
+int tu_run_tests(const char *names, const TuTest *fns, size_t n, TuFixture setup,
+                 TuFixture teardown);
+
+/* Group fixtures of a scratch folder, tu_tmp_dir(): made before the first test, removed with all
+ * it holds after the last (TU_GROUP(tu_tmp_setup, tu_tmp_teardown, ...)). */
+int tu_tmp_setup(void **state);
+int tu_tmp_teardown(void **state);
+const char *tu_tmp_dir(void);
+/* tu_tmp_dir()/name, in one of four static buffers (a call may pass a few). */
+const char *tu_tmp_path(const char *name);
 
 /* Compiles the IR file `path` with the default options (and --break ids, NULL none) into *p;
  * the diagnostics go to stderr when it fails. */
