@@ -259,20 +259,11 @@ static void test_compile_and_caches(void **state)
 
 static Pipeline compile(const char *json, const char *no_fuse)
 {
-    Graph *g = NULL;
-    DiagList d = {0};
-    if (ir_read_buffer("<test>", json, strlen(json), &g, &d) != ST_OK) diag_print(&d, stderr);
-    assert_non_null(g);
     CompileOptions o;
     compile_defaults(&o);
     o.kernel_cache = tu_tmp_dir();
     if (no_fuse) o.no_fuse[o.n_no_fuse++] = no_fuse;
-    Pipeline p;
-    Status st = pipeline_run_graph(g, &o, &p, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
-    diag_free(&d);
-    return p;
+    return tu_compile_json(json, &o);
 }
 
 static int count_gen(const Plan *p)

@@ -217,23 +217,16 @@ static void test_apply_and_search_knobs(void **state)
 
 static Plan *compile(const char *path, const TuneCache *c, const Tuning *global)
 {
-    Graph *g = NULL;
-    DiagList d = {0};
-    assert_int_equal(ir_read_file(path, &g, &d), ST_OK);
     CompileOptions o;
     compile_defaults(&o);
     o.kernel_cache = "none";
     if (global) o.tuning = *global;
     o.tuned = c;
     o.tuned_device = "dev";
-    Pipeline pipe;
-    Status st = pipeline_run_graph(g, &o, &pipe, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
+    Pipeline pipe = tu_compile_graph(tu_read_ir(path), &o); /* the plan outlives it */
     Plan *p = pipe.plan;
     pipe.plan = NULL;
     pipeline_free(&pipe);
-    diag_free(&d);
     return p;
 }
 

@@ -224,19 +224,9 @@ static void fill_mask(HTensor *t, int input, void *ctx)
 /* The portable plan for a GPU of graph json (compiled only). */
 static Pipeline compile_attn(const char *json)
 {
-    Graph *g = NULL;
-    DiagList d = {0};
-    assert_int_equal(ir_read_buffer("<attn>", json, strlen(json), &g, &d), ST_OK);
     CompileOptions o;
-    compile_defaults(&o);
-    o.kernel_cache = "none";
-    o.tuning = *vc_tuning();
-    Pipeline pipe;
-    Status st = pipeline_run_graph(g, &o, &pipe, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
-    diag_free(&d);
-    return pipe;
+    vc_options(&o);
+    return tu_compile_json(json, &o);
 }
 
 /* The split count of the portable plan for a GPU (push word 19 of the kernel: nsplit). */
@@ -265,19 +255,12 @@ static bool flash_case(const Case *c)
  * emulation with emu) is `want`. */
 static void check_tier_stem(const char *json, DType dtype, bool emu, const char *want)
 {
-    Graph *g = NULL;
-    DiagList d = {0};
-    assert_int_equal(ir_read_buffer("<attn>", json, strlen(json), &g, &d), ST_OK);
     CompileOptions o;
-    compile_defaults(&o);
-    o.kernel_cache = "none";
-    o.tuning = *vc_tuning();
+    vc_options(&o);
     o.compute = dtype;
     o.tier = TIER_NV_COOPMAT;
     o.cm_emulate = emu;
-    Pipeline pipe;
-    assert_int_equal(pipeline_run_graph(g, &o, &pipe, &d), ST_OK);
-    diag_free(&d);
+    Pipeline pipe = tu_compile_json(json, &o);
     int found = 0;
     for (int k = 0; k < pipe.plan->nkernels; k++) {
         const char *s = pipe.plan->kernels[k].shader;

@@ -353,21 +353,6 @@ static void test_gemv_addmm_batch(void **state)
     }
 }
 
-/* Compiles graph json with options o (not run); the test fails with the diagnostics if it does
- * not compile. */
-static Pipeline compile_json(const char *json, const CompileOptions *o)
-{
-    Graph *g = NULL;
-    DiagList d = {0};
-    assert_int_equal(ir_read_buffer("<t>", json, strlen(json), &g, &d), ST_OK);
-    Pipeline pipe;
-    Status st = pipeline_run_graph(g, o, &pipe, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
-    diag_free(&d);
-    return pipe;
-}
-
 /* Lowering proves 16-byte alignment: with a 4-byte arena alignment the activation lands at byte
  * 8 (after a 3-element input) and the product falls back to the scalar path. Compile only:
  * no device binds storage at such an offset. */
@@ -387,7 +372,7 @@ static void test_gemv_alignment(void **state)
         compile_defaults(&o);
         o.compute = DT_BF16;
         o.arena_align = align;
-        Pipeline pipe = compile_json(json, &o);
+        Pipeline pipe = tu_compile_json(json, &o);
         const Plan *p = pipe.plan;
         int64_t xoff = -1;
         const char *stem = NULL;
@@ -555,13 +540,11 @@ static Pipeline compile_cm(int64_t m, int64_t k, int64_t n, bool emu)
     char json[4096];
     lin_graph(json, sizeof json, m, k, n, false, NULL, RES_NONE);
     CompileOptions o;
-    compile_defaults(&o);
+    vc_options(&o);
     o.compute = DT_BF16;
     o.tier = TIER_NV_COOPMAT;
     o.cm_emulate = emu;
-    o.kernel_cache = "none";
-    o.tuning = *vc_tuning();
-    return compile_json(json, &o);
+    return tu_compile_json(json, &o);
 }
 
 /* The tile and split lowering picks for x[m, k] @ w[n, k]^T: the first pass's stem, its

@@ -246,6 +246,56 @@ Status tu_compile(const char *path, const char *break_id, Pipeline *p)
     return st;
 }
 
+/* The graph of json (path NULL) or of the IR file at path, failing the test on an error. */
+static Graph *read_or_fail(const char *json, const char *path)
+{
+    Graph *g = NULL;
+    DiagList d = {0};
+    Status st =
+        path ? ir_read_file(path, &g, &d) : ir_read_buffer("<test>", json, strlen(json), &g, &d);
+    if (st != ST_OK) diag_print(&d, stderr);
+    diag_free(&d);
+    assert_int_equal(st, ST_OK);
+    return g;
+}
+
+Graph *tu_read_json(const char *json)
+{
+    return read_or_fail(json, NULL);
+}
+
+Graph *tu_read_ir(const char *path)
+{
+    return read_or_fail(NULL, path);
+}
+
+/* The pipeline of g (NULL: the IR file at path) with options o, failing the test on an error. */
+static Pipeline compile_or_fail(Graph *g, const char *path, const CompileOptions *o)
+{
+    Pipeline p;
+    DiagList d = {0};
+    Status st = g ? pipeline_run_graph(g, o, &p, &d) : pipeline_run(path, o, &p, &d);
+    if (st != ST_OK) diag_print(&d, stderr);
+    diag_free(&d);
+    assert_int_equal(st, ST_OK);
+    return p;
+}
+
+Pipeline tu_compile_graph(Graph *g, const CompileOptions *o)
+{
+    return compile_or_fail(g, NULL, o);
+}
+
+Pipeline tu_compile_json(const char *json, const CompileOptions *o)
+{
+    return compile_or_fail(tu_read_json(json), NULL, o);
+}
+
+Pipeline tu_compile_file(const char *path, const CompileOptions *o)
+{
+    return compile_or_fail(NULL, path, o);
+}
+
 void tu_cat(char *dst, size_t cap, const char *fmt, ...)
 {
     size_t n = strlen(dst);

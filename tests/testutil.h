@@ -75,5 +75,15 @@ const char *tu_tmp_path(const char *name);
 /* Compiles the IR file `path` with the default options (and --break ids, NULL none) into *p;
  * the diagnostics go to stderr when it fails. */
 Status tu_compile(const char *path, const char *break_id, Pipeline *p);
+/* The graph of `json` (the exporter's format) or of the IR file at path; the pipeline of a graph
+ * (which it takes), of json, or of the IR file at path as the CLI compiles it (the plan then
+ * refers to the file's text, which the pipeline holds), with options o (NULL: the defaults).
+ * Each fails the test with the diagnostics when it does not import or compile; pipeline_free(&p)
+ * when done. */
+Graph *tu_read_json(const char *json);
+Graph *tu_read_ir(const char *path);
+Pipeline tu_compile_graph(Graph *g, const CompileOptions *o);
+Pipeline tu_compile_json(const char *json, const CompileOptions *o);
+Pipeline tu_compile_file(const char *path, const CompileOptions *o);
 
 #endif
