@@ -47,12 +47,7 @@ static void load(Model *m, const char *path)
 {
     Options o;
     opt_defaults(&o);
-    DiagList d = {0};
-    Status st = model_load_graph(m, path, &d);
-    if (st == ST_OK) st = model_bind(m, &o, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
-    diag_free(&d);
+    tu_load_model(m, path, &o);
 }
 
 static void test_imported_graphs_match_pytorch(void **state)

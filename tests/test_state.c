@@ -24,13 +24,7 @@ static void load(Options *o, Model *m, const char *backend, const char *dtype)
     o->model = STATE_IR;
     o->backend = backend;
     o->dtype = dtype;
-    memset(m, 0, sizeof *m);
-    DiagList d = {0};
-    Status st = model_load_graph(m, STATE_IR, &d);
-    if (st == ST_OK) st = model_bind(m, o, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
-    diag_free(&d);
+    tu_load_model(m, STATE_IR, o);
 }
 
 static void test_import_makes_state(void **state)

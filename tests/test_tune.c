@@ -387,8 +387,7 @@ static void test_search(void **state)
     o.tuned = tu_tmp_path("search.tsv");
     o.kernel_cache = "none";
     DiagList d = {0};
-    assert_int_equal(model_load_graph(&m, DECODE, &d), ST_OK);
-    assert_int_equal(model_bind(&m, &o, &d), ST_OK);
+    tu_load_model(&m, DECODE, &o);
     /* the kernel: decode_attention in the plan the device runs */
     RunTarget t;
     Pipeline shown;

@@ -119,11 +119,10 @@ static void test_run_check(void **state)
     (void)state;
     Options o;
     options(&o);
-    Model m = {0};
+    Model m;
     Runner r;
     DiagList d = {0};
-    assert_int_equal(model_load_graph(&m, o.model, &d), ST_OK);
-    assert_int_equal(model_bind(&m, &o, &d), ST_OK);
+    tu_load_model(&m, o.model, &o);
     assert_int_equal(runner_open(&r, &o, &m, false, &d), ST_OK);
     assert_string_equal(r.dtype, "bf16");
     assert_int_equal(exec_run(&r.x, false, &d), ST_OK);

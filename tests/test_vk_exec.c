@@ -34,13 +34,7 @@ static void load(const char *path, bool random, Options *o, Model *m)
     o->model = path;
     o->random_weights = random;
     o->weights_seed = 1;
-    memset(m, 0, sizeof *m);
-    DiagList d = {0};
-    Status st = model_load_graph(m, path, &d);
-    if (st == ST_OK) st = model_bind(m, o, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
-    diag_free(&d);
+    tu_load_model(m, path, o);
 }
 
 static void check_model(const char *path)

@@ -233,6 +233,17 @@ char *tu_read_file(const char *path)
     return s;
 }
 
+void tu_load_model(Model *m, const char *path, const Options *o)
+{
+    memset(m, 0, sizeof *m);
+    DiagList d = {0};
+    Status st = model_load_graph(m, path, &d);
+    if (st == ST_OK) st = model_bind(m, o, &d);
+    if (st != ST_OK) diag_print(&d, stderr);
+    diag_free(&d);
+    assert_int_equal(st, ST_OK);
+}
+
 Status tu_compile(const char *path, const char *break_id, Pipeline *p)
 {
     CompileOptions co;

@@ -3,6 +3,8 @@
 #ifndef NPU_TESTUTIL_H
 #define NPU_TESTUTIL_H
 
+#include "app/model.h"
+#include "app/options.h"
 #include "compiler/graph.h"
 #include "compiler/pass.h"
 #include "runtime/htensor.h"
@@ -72,6 +74,9 @@ const char *tu_tmp_dir(void);
 /* tu_tmp_dir()/name, in one of four static buffers (a call may pass a few). */
 const char *tu_tmp_path(const char *name);
 
+/* Loads the model at path into *m and binds its weights and inputs with options o, failing the test
+ * with the diagnostics on an error; model_free(m) when done. */
+void tu_load_model(Model *m, const char *path, const Options *o);
 /* Compiles the IR file `path` with the default options (and --break ids, NULL none) into *p;
  * the diagnostics go to stderr when it fails. */
 Status tu_compile(const char *path, const char *break_id, Pipeline *p);
