@@ -651,3 +651,13 @@ bool shape_equal(int ra, const int64_t *a, int rb, const int64_t *b)
         if (a[i] != b[i]) return false;
     return true;
 }
+
+bool shape_bcasts_to(int ra, const int64_t *a, int rb, const int64_t *b)
+{
+    if (ra > rb) return false;
+    for (int i = 0; i < ra; i++) {
+        int64_t x = a[ra - 1 - i], y = b[rb - 1 - i];
+        if (x != y && x != 1) return false;
+    }
+    return true;
+}
