@@ -297,10 +297,8 @@ static void check_case(const Case *c)
     free(g);
 }
 
-/* Checks the cases, each with the split count the plan for a GPU gives (at least `min_split`),
- * then, when it splits, again with attn.splits=1 (one workgroup per row, no merge). */
-/* Whether case c runs in this suite (quick or long); skips the cmocka test when none of `n`
- * does. */
+/* Whether case c runs in this suite (quick or long); skip_if_none skips the cmocka test when
+ * none of the n cases does. */
 static bool runs_here(const Case *c)
 {
     return (c->lng != 0) == tu_long();
@@ -313,6 +311,8 @@ static void skip_if_none(const Case *cases, size_t n)
     skip();
 }
 
+/* Checks the cases, each with the split count the plan for a GPU gives (at least `min_split`),
+ * then, when it splits, again with attn.splits=1 (one workgroup per row, no merge). */
 static void check_cases_split(const Case *cases, size_t n, int min_split)
 {
     skip_if_none(cases, n);
