@@ -88,21 +88,12 @@ static void stems_of(const GluSpec *s, PlanTier tier, bool emu, char *buf, size_
                      uint32_t *nsplit)
 {
     char *json = glu_graph_json(s);
-    Graph *g = NULL;
-    DiagList d = {0};
-    assert_int_equal(ir_read_buffer("t.json", json, strlen(json), &g, &d), ST_OK);
     CompileOptions o;
-    compile_defaults(&o);
+    vc_options(&o);
     o.compute = DT_BF16;
     o.tier = tier;
     o.cm_emulate = emu;
-    o.kernel_cache = "none";
-    o.tuning = *vc_tuning();
-    Pipeline p;
-    if (pipeline_run_graph(g, &o, &p, &d) != ST_OK) {
-        diag_print(&d, stderr);
-        fail_msg("compile failed");
-    }
+    Pipeline p = tu_compile_json(json, &o);
     buf[0] = 0;
     *nsplit = 1;
     for (int k = 0; k < p.plan->nkernels; k++) {
@@ -112,7 +103,6 @@ static void stems_of(const GluSpec *s, PlanTier tier, bool emu, char *buf, size_
         snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", buf[0] ? " " : "", pk->shader);
     }
     pipeline_free(&p);
-    diag_free(&d);
     free(json);
 }
 
@@ -179,13 +169,4 @@ static void test_glu_narrow(void **state)
     vc_tune(NULL);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_glu_stems),
-        cmocka_unit_test(test_glu),
-        cmocka_unit_test(test_glu_variants),
-        cmocka_unit_test(test_glu_narrow),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_glu_stems, test_glu, test_glu_variants, test_glu_narrow)

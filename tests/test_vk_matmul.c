@@ -353,21 +353,6 @@ static void test_gemv_addmm_batch(void **state)
     }
 }
 
-/* Compiles graph json with options o (not run); the test fails with the diagnostics if it does
- * not compile. */
-static Pipeline compile_json(const char *json, const CompileOptions *o)
-{
-    Graph *g = NULL;
-    DiagList d = {0};
-    assert_int_equal(ir_read_buffer("<t>", json, strlen(json), &g, &d), ST_OK);
-    Pipeline pipe;
-    Status st = pipeline_run_graph(g, o, &pipe, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
-    diag_free(&d);
-    return pipe;
-}
-
 /* Lowering proves 16-byte alignment: with a 4-byte arena alignment the activation lands at byte
  * 8 (after a 3-element input) and the product falls back to the scalar path. Compile only:
  * no device binds storage at such an offset. */
@@ -387,7 +372,7 @@ static void test_gemv_alignment(void **state)
         compile_defaults(&o);
         o.compute = DT_BF16;
         o.arena_align = align;
-        Pipeline pipe = compile_json(json, &o);
+        Pipeline pipe = tu_compile_json(json, &o);
         const Plan *p = pipe.plan;
         int64_t xoff = -1;
         const char *stem = NULL;
@@ -570,13 +555,11 @@ static Pipeline compile_cm(int64_t m, int64_t k, int64_t n, bool emu)
     char json[4096];
     lin_graph(json, sizeof json, m, k, n, false, NULL, RES_NONE);
     CompileOptions o;
-    compile_defaults(&o);
+    vc_options(&o);
     o.compute = DT_BF16;
     o.tier = TIER_NV_COOPMAT;
     o.cm_emulate = emu;
-    o.kernel_cache = "none";
-    o.tuning = *vc_tuning();
-    return compile_json(json, &o);
+    return tu_compile_json(json, &o);
 }
 
 /* The tile and split lowering picks for x[m, k] @ w[n, k]^T: the first pass's stem, its
@@ -647,36 +630,15 @@ static void test_gemm_tile_choice(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_linear_shapes_f32),
-        cmocka_unit_test(test_linear_dtypes),
-        cmocka_unit_test(test_linear_leading_dims),
-        cmocka_unit_test(test_addmm),
-        cmocka_unit_test(test_matmul),
-        cmocka_unit_test(test_bmm_mm),
-        cmocka_unit_test(test_same_operand),
-        cmocka_unit_test(test_linear_act),
-        cmocka_unit_test(test_gemv_shapes),
-        cmocka_unit_test(test_gemv_large_n),
-        cmocka_unit_test(test_gemv_rows),
-        cmocka_unit_test(test_gemv_act_residual),
-        cmocka_unit_test(test_gemv_addmm_batch),
-        cmocka_unit_test(test_gemv_alignment),
-        cmocka_unit_test(test_gemv_variants),
-        cmocka_unit_test(test_gemv_module_needs),
-        cmocka_unit_test(test_linear_concat),
-        cmocka_unit_test(test_gemm_tiles),
-        cmocka_unit_test(test_gemm_tiles_large),
-        cmocka_unit_test(test_gemm_tiles_narrow),
-        cmocka_unit_test(test_gemm_tile_choice),
-    };
     /* `make test-long`: the cases the quick suite leaves out (tu_here) */
-    const struct CMUnitTest long_tests[] = {
-        cmocka_unit_test(test_gemv_shapes),      cmocka_unit_test(test_gemv_large_n),
-        cmocka_unit_test(test_gemv_rows),        cmocka_unit_test(test_gemv_variants),
-        cmocka_unit_test(test_gemm_tiles_large), cmocka_unit_test(test_gemm_tiles_narrow),
-    };
-    const char *only = getenv("NPU_TEST_FILTER"); /* e.g. "test_gemm_*" on a slow host */
-    if (only && *only) cmocka_set_test_filter(only);
-    return TU_RUN(tests, long_tests);
+    return tu_long()
+               ? TU_TESTS(test_gemv_shapes, test_gemv_large_n, test_gemv_rows, test_gemv_variants,
+                          test_gemm_tiles_large, test_gemm_tiles_narrow)
+               : TU_TESTS(test_linear_shapes_f32, test_linear_dtypes, test_linear_leading_dims,
+                          test_addmm, test_matmul, test_bmm_mm, test_same_operand, test_linear_act,
+                          test_gemv_shapes, test_gemv_large_n, test_gemv_rows,
+                          test_gemv_act_residual, test_gemv_addmm_batch, test_gemv_alignment,
+                          test_gemv_variants, test_gemv_module_needs, test_linear_concat,
+                          test_gemm_tiles, test_gemm_tiles_large, test_gemm_tiles_narrow,
+                          test_gemm_tile_choice);
 }

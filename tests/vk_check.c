@@ -66,6 +66,13 @@ const Tuning *vc_tuning(void)
     return &tuning;
 }
 
+void vc_options(CompileOptions *o)
+{
+    compile_defaults(o);
+    o->kernel_cache = "none";
+    o->tuning = tuning;
+}
+
 static Graph *read_graph(const char *json)
 {
     Graph *g = NULL;

@@ -7,10 +7,7 @@
 # CPU reference on the same seeded random weights and inputs (--random-weights 1), by relative L2
 # of every output, in fp16/bf16/fp32 storage, fusions on and off, and with op families forced
 # onto the CPU; describe must show where the partitioner put things.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 # rel A.safetensors B.safetensors MAXREL: every tensor of A within MAXREL (relative L2) of B's;
 # prints the worst. With MAXREL prefixed by '>' it must exceed it instead (a broken run).
 rel() { python3 -c '
