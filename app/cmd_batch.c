@@ -10,8 +10,7 @@ int cmd_batch(int argc, char **argv)
 {
     Options o;
     DiagList d = {0};
-    opt_defaults(&o);
-    Status st = opt_parse(&o, argc, argv, 1, &d);
+    Status st = opt_read(&o, argc, argv, &d);
     Session s;
     memset(&s, 0, sizeof s);
     int rc = 0;

@@ -18,6 +18,7 @@
 #include "app/commands.h"
 #include "app/report.h"
 #include "app/results.h"
+#include "common/grow.h"
 
 typedef struct Bisect {
     Options o;
@@ -93,13 +94,9 @@ static int expected_steps(const Bisect *b)
 static Status record_step(Bisect *b, const char *what, const char *on, bool ok, double worst)
 {
     BisectResult *r = b->res;
-    if (r->nsteps == r->cap) {
-        int c = r->cap ? 2 * r->cap : 16;
-        BisectStep *v = realloc(r->steps, sizeof *v * (size_t)c);
-        if (!v) return ST_NOMEM;
-        r->steps = v;
-        r->cap = c;
-    }
+    BisectStep *v = grow_array(r->steps, r->nsteps, &r->cap, sizeof *v, 16);
+    if (!v) return ST_NOMEM;
+    r->steps = v;
     BisectStep *s = &r->steps[r->nsteps];
     memset(s, 0, sizeof *s);
     snprintf(s->what, sizeof s->what, "%s", what);
@@ -539,9 +536,8 @@ int cmd_bisect(int argc, char **argv)
 {
     Options o;
     DiagList d = {0};
-    opt_defaults(&o);
     int rc = 2;
-    Status st = opt_parse(&o, argc, argv, 1, &d);
+    Status st = opt_read(&o, argc, argv, &d);
     if (st == ST_OK)
         app_bisect(&o, stdout, &rc, &d);
     else

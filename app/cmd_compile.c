@@ -74,8 +74,7 @@ int cmd_compile(int argc, char **argv)
 {
     Options o;
     DiagList d = {0};
-    opt_defaults(&o);
-    Status st = opt_parse(&o, argc, argv, 1, &d);
+    Status st = opt_read(&o, argc, argv, &d);
     if (st == ST_OK && !o.out)
         st = diag_error(&d, NULL, NULL, NULL, "compile needs -o FILE.npubin");
     Pipeline p = {0};
@@ -104,8 +103,7 @@ int cmd_describe(int argc, char **argv)
 {
     Options o;
     DiagList d = {0};
-    opt_defaults(&o);
-    Status st = opt_parse(&o, argc, argv, 1, &d);
+    Status st = opt_read(&o, argc, argv, &d);
     Pipeline p = {0};
     Plan *plan = NULL;
     if (st == ST_OK) {

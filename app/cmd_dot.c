@@ -13,8 +13,7 @@ int cmd_dot(int argc, char **argv)
 {
     Options o;
     DiagList d = {0};
-    opt_defaults(&o);
-    Status st = opt_parse(&o, argc, argv, 1, &d);
+    Status st = opt_read(&o, argc, argv, &d);
     if (st == ST_OK && !o.out)
         st = diag_error(&d, NULL, NULL, NULL, "dot needs -o FILE.dot|svg|png");
     VizOptions vo = {.color = VIZ_COLOR_KIND};

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "common/fileio.h"
+#include "common/jsonw.h"
 #include "runtime/compare.h"
 #include "runtime/profile.h"
 #include "runtime/safetensors.h"
@@ -301,25 +302,21 @@ static Status parse_prompt(const char *s, int64_t *out, int *n, DiagList *d)
 /* Every decode step's wall time by cache position, one JSON line (for benchmarks). */
 static void print_steps_json(const Gen *g, FILE *out)
 {
-    fprintf(out, "{\"schema\":\"npu-explore/generate/1\",\"kind\":\"steps\",\"pos\":[");
-    for (int i = 0; i < g->nsteps; i++)
-        fprintf(out, i ? ",%d" : "%d", g->step_pos[i]);
-    fprintf(out, "],\"ms\":[");
-    for (int i = 0; i < g->nsteps; i++)
-        fprintf(out, i ? ",%.3f" : "%.3f", g->step_ms[i]);
-    fprintf(out, "],\"gpu_ms\":[");
-    for (int i = 0; i < g->nsteps; i++)
-        fprintf(out, i ? ",%.3f" : "%.3f", g->step_gpu[i]);
-    fprintf(out, "],\"upload_ms\":[");
-    for (int i = 0; i < g->nsteps; i++)
-        fprintf(out, i ? ",%.3f" : "%.3f", g->step_up[i]);
-    fprintf(out, "],\"submit_ms\":[");
-    for (int i = 0; i < g->nsteps; i++)
-        fprintf(out, i ? ",%.3f" : "%.3f", g->step_sub[i]);
-    fprintf(out, "],\"run_ms\":[");
-    for (int i = 0; i < g->nsteps; i++)
-        fprintf(out, i ? ",%.3f" : "%.3f", g->step_run[i]);
-    fprintf(out, "]}\n");
+    const struct {
+        const char *key;
+        const float *ms;
+    } cols[] = {{"ms", g->step_ms},
+                {"gpu_ms", g->step_gpu},
+                {"upload_ms", g->step_up},
+                {"submit_ms", g->step_sub},
+                {"run_ms", g->step_run}};
+    fprintf(out, "{\"schema\":\"npu-explore/generate/1\",\"kind\":\"steps\",\"pos\":");
+    jw_ints(out, g->step_pos, g->nsteps);
+    for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++) {
+        fprintf(out, ",\"%s\":", cols[c].key);
+        jw_floats(out, cols[c].ms, g->nsteps, 3);
+    }
+    fprintf(out, "}\n");
 }
 
 /* The graph edit before compiling (CompileOptions.edit): GEN_TOKEN = argmax(logits, dim=-1,
@@ -422,11 +419,10 @@ static void print_single(const Gen *g, const SingleResult *r, FILE *out, bool js
                     i, (long long)c->tok, (long long)c->next, (long long)c->ref, c->rel,
                     step_verdict(c, &r->tol));
         }
-        fprintf(out, "{\"schema\":\"npu-explore/generate/1\",\"kind\":\"summary\",\"tokens\":[");
-        for (int i = 0; i < g->ntok; i++)
-            fprintf(out, i ? ",%lld" : "%lld", (long long)g->tokens[i]);
+        fprintf(out, "{\"schema\":\"npu-explore/generate/1\",\"kind\":\"summary\",\"tokens\":");
+        jw_i64s(out, g->tokens, g->ntok);
         fprintf(out,
-                "],\"prompt_len\":%d,\"ttft_ms\":%.3f,\"decode_steps\":%d,\"decode_ms\":%.3f,"
+                ",\"prompt_len\":%d,\"ttft_ms\":%.3f,\"decode_steps\":%d,\"decode_ms\":%.3f,"
                 "\"decode_tokens_per_s\":%.2f,\"reference\":\"%s\",\"logits\":\"%s\","
                 "\"logits_steps\":%d,\"logits_max_rel_l2\":%.6g,\"tol_rel_l2\":%g,"
                 "\"state\":\"%s\",\"state_tensors\":%d,\"state_in_place\":%d,"
@@ -763,12 +759,10 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
         vk_backend_warm(g->rd.be, &wd);
         double warm_ms = (wp + wd) / 1e3;
         if (o->json) {
+            fprintf(out, "{\"schema\":\"npu-explore/generate/1\",\"kind\":\"summary\",\"tokens\":");
+            jw_i64s(out, g->tokens, g->ntok);
             fprintf(out,
-                    "{\"schema\":\"npu-explore/generate/1\",\"kind\":\"summary\",\"tokens\":[");
-            for (int i = 0; i < g->ntok; i++)
-                fprintf(out, i ? ",%lld" : "%lld", (long long)g->tokens[i]);
-            fprintf(out,
-                    "],\"prompt_len\":%d,\"ttft_ms\":%.3f,\"decode_steps\":%d,\"decode_ms\":%.3f,"
+                    ",\"prompt_len\":%d,\"ttft_ms\":%.3f,\"decode_steps\":%d,\"decode_ms\":%.3f,"
                     "\"decode_tokens_per_s\":%.2f,\"prefill_rel_l2\":%.6g,\"reference\":\"%s\","
                     "\"state\":\"%s\",\"device\":\"%s\",\"dtype\":\"%s\",\"prefill_runs\":%d,"
                     "\"prefill_wall_ms\":%.3f,\"prefill_gpu_ms\":%.3f,\"argmax\":\"%s\","
@@ -819,8 +813,7 @@ int cmd_generate(int argc, char **argv)
 {
     Options o;
     DiagList d = {0};
-    opt_defaults(&o);
-    Status st = opt_parse(&o, argc, argv, 1, &d);
+    Status st = opt_read(&o, argc, argv, &d);
     Gen g;
     memset(&g, 0, sizeof g);
     g.dir = o.model;

@@ -526,8 +526,7 @@ int cmd_profile(int argc, char **argv)
 {
     Options o;
     DiagList d = {0};
-    opt_defaults(&o);
-    Status st = opt_parse(&o, argc, argv, 1, &d);
+    Status st = opt_read(&o, argc, argv, &d);
     if (st == ST_OK) st = app_profile(&o, stdout, &d);
     diag_print(&d, stderr);
     diag_free(&d);

@@ -36,8 +36,7 @@ int cmd_run(int argc, char **argv)
 {
     Options o;
     DiagList d = {0};
-    opt_defaults(&o);
-    Status st = opt_parse(&o, argc, argv, 1, &d);
+    Status st = opt_read(&o, argc, argv, &d);
     Model m = {0};
     RefRun r = {0};
     HTensor *vals = NULL; /* by graph tensor id: the outputs of this run */

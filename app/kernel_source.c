@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/strbuf.h"
 #include "compiler/graph.h"
 #include "compiler/lower/kernel_table.h"
 #include "compiler/shader_src.h"
@@ -45,52 +46,26 @@ static char *dupstr(const char *s)
     return r;
 }
 
-typedef struct Text {
-    char *s;
-    size_t n, cap;
-    bool failed;
-} Text;
-
-static void add(Text *t, const char *s)
-{
-    size_t k = strlen(s);
-    if (t->failed) return;
-    if (t->n + k + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 4096;
-        while (cap < t->n + k + 1)
-            cap *= 2;
-        char *p = realloc(t->s, cap);
-        if (!p) {
-            t->failed = true;
-            return;
-        }
-        t->s = p;
-        t->cap = cap;
-    }
-    memcpy(t->s + t->n, s, k + 1);
-    t->n += k;
-}
-
 /* What glslc compiles before a shared body (shaders/kernels.def: `-std=450 -DSTORAGE_<VARIANT>
  * -D...`), as the lines it stands for; nothing for a whole .comp shader without defines. */
-static void add_defines(Text *t, const KernelRow *row, const char *module)
+static void add_defines(StrBuf *t, const KernelRow *row, const char *module)
 {
     const char *var = module ? strrchr(module, '.') : NULL;
     bool whole = strstr(row->source, ".comp") != NULL;
     if (whole && !*row->defines) return;
-    add(t, "// ");
-    add(t, row->stem);
-    add(t, ": shaders/");
-    add(t, row->source);
-    add(t, " as glslc compiles it (shaders/kernels.def)\n");
-    if (!whole) add(t, "#version 450\n");
+    sb_puts(t, "// ");
+    sb_puts(t, row->stem);
+    sb_puts(t, ": shaders/");
+    sb_puts(t, row->source);
+    sb_puts(t, " as glslc compiles it (shaders/kernels.def)\n");
+    if (!whole) sb_puts(t, "#version 450\n");
     if (var && !whole) {
         char up[16] = "";
         for (size_t i = 0; var[i + 1] && i + 1 < sizeof up; i++)
             up[i] = (char)toupper((unsigned char)var[i + 1]);
-        add(t, "#define STORAGE_");
-        add(t, up);
-        add(t, "\n");
+        sb_puts(t, "#define STORAGE_");
+        sb_puts(t, up);
+        sb_puts(t, "\n");
     }
     for (const char *d = row->defines; *d;) {
         size_t n = strcspn(d, " ");
@@ -98,31 +73,31 @@ static void add_defines(Text *t, const KernelRow *row, const char *module)
         snprintf(def, sizeof def, "%.*s", (int)(n < 100 ? n : 100), d);
         char *eq = strchr(def, '=');
         if (eq) *eq = ' ';
-        add(t, "#define ");
-        add(t, def);
-        add(t, "\n");
+        sb_puts(t, "#define ");
+        sb_puts(t, def);
+        sb_puts(t, "\n");
         d += n;
         while (*d == ' ')
             d++;
     }
-    add(t, "// ---- ");
-    add(t, row->source);
-    add(t, " ----\n");
+    sb_puts(t, "// ---- ");
+    sb_puts(t, row->source);
+    sb_puts(t, " ----\n");
 }
 
 /* The shader file, then every file it includes (depth first, once each) under a header line. */
-static void add_file(Text *t, const ShaderSource *s, const char **seen, int *nseen)
+static void add_file(StrBuf *t, const ShaderSource *s, const char **seen, int *nseen)
 {
     for (int i = 0; i < *nseen; i++)
         if (seen[i] == s->name) return;
     if (*nseen == 32) return;
     seen[(*nseen)++] = s->name;
     if (*nseen > 1) {
-        add(t, "\n// ---- ");
-        add(t, s->name);
-        add(t, " (included) ----\n");
+        sb_puts(t, "\n// ---- ");
+        sb_puts(t, s->name);
+        sb_puts(t, " (included) ----\n");
     }
-    add(t, s->text);
+    sb_puts(t, s->text);
     for (const char *p = strstr(s->text, "#include \""); p; p = strstr(p + 1, "#include \"")) {
         const char *a = p + 10, *e = strchr(a, '"');
         char name[128];
@@ -155,27 +130,26 @@ Status kernel_source_get(const Plan *p, int k, KernelSource *out, DiagList *d)
                  kn->shader, fus ? ", " : "", fus ? fus : "", pat ? " " : "", pat ? pat : "",
                  (long long)m->nwords);
         /* the module is shared by equal kernels: this one's members and tensors first */
-        Text t = {0};
+        StrBuf t = {0};
         char line[512];
         snprintf(line, sizeof line, "// kernel %d%s%s%s%s%s computes:", k, fus ? " (" : "",
                  fus ? fus : "", pat ? " " : "", pat ? pat : "", fus ? ")" : "");
-        add(&t, line);
+        sb_puts(&t, line);
         for (int i = 0; i < kn->nprov; i++) {
-            add(&t, i ? ", " : " ");
-            add(&t, kn->prov[i]);
+            sb_puts(&t, i ? ", " : " ");
+            sb_puts(&t, kn->prov[i]);
         }
-        add(&t, "\n");
+        sb_puts(&t, "\n");
         for (int i = 0; i < kn->nargs; i++) {
             const PlanTensor *pt = &p->tensors[kn->args[i]];
             char sh[128];
             shape_str(pt->shape, pt->rank, sh, sizeof sh);
             snprintf(line, sizeof line, "//   t%d = %s %s%s%s\n", i, pt->name,
                      dtype_short(pt->storage), sh, i >= kn->nin ? " (output)" : "");
-            add(&t, line);
+            sb_puts(&t, line);
         }
-        add(&t, m->source);
-        out->source = t.failed ? NULL : t.s;
-        if (t.failed) free(t.s);
+        sb_puts(&t, m->source);
+        out->source = sb_take(&t);
         words = m->spirv;
         nw = (size_t)m->nwords;
     } else {
@@ -188,13 +162,12 @@ Status kernel_source_get(const Plan *p, int k, KernelSource *out, DiagList *d)
                  kn->shader, file, fus ? ", " : "", fus ? fus : "", spv ? mod : "(none built)");
         const ShaderSource *s = row ? shader_src_find(row->source) : NULL;
         if (s) {
-            Text t = {0};
+            StrBuf t = {0};
             const char *seen[32];
             int nseen = 0;
             add_defines(&t, row, spv ? mod : NULL);
             add_file(&t, s, seen, &nseen);
-            out->source = t.failed ? NULL : t.s;
-            if (t.failed) free(t.s);
+            out->source = sb_take(&t);
         } else {
             out->source = dupstr("// no embedded source for this kernel\n");
         }

@@ -115,6 +115,12 @@ static Status num(const char *opt, const char *s, double *out, DiagList *d)
     return ST_OK;
 }
 
+Status opt_read(Options *o, int argc, char **argv, DiagList *d)
+{
+    opt_defaults(o);
+    return opt_parse(o, argc, argv, 1, d);
+}
+
 Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d)
 {
     int npos = 0;

@@ -71,5 +71,8 @@ void opt_help(FILE *f);
 /* Parses argv (after the subcommand). `positional` is how many positional arguments the command
  * takes (0 or 1). Errors name the option. */
 Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d);
+/* A command's options: the defaults, then argv (after the subcommand; one positional argument, the
+ * model). */
+Status opt_read(Options *o, int argc, char **argv, DiagList *d);
 
 #endif

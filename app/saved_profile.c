@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 static char *str_of(json_object *o, const char *key)
 {
     json_object *v;
@@ -71,14 +73,11 @@ Status saved_profile_load(const char *path, SavedProfile *sp, DiagList *d)
         } else if (strcmp(json_object_get_string(kind), "summary") == 0 && !sp->model) {
             sp->model = str_of(o, "model");
         } else if (strcmp(json_object_get_string(kind), "kernel") == 0) {
-            if (sp->nk == kcap) {
-                kcap = kcap ? 2 * kcap : 64;
-                SavedKernel *nk = realloc(sp->k, sizeof *nk * (size_t)kcap);
-                if (nk)
-                    sp->k = nk;
-                else
-                    st = ST_NOMEM;
-            }
+            SavedKernel *nk = grow_array(sp->k, sp->nk, &kcap, sizeof *nk, 64);
+            if (nk)
+                sp->k = nk;
+            else
+                st = ST_NOMEM;
             if (st == ST_OK) {
                 SavedKernel *k = &sp->k[sp->nk++];
                 memset(k, 0, sizeof *k);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/fileio.h"
+#include "common/jsonw.h"
 #include "compiler/describe.h"
 #include "compiler/dump.h"
 #include "compiler/fusion.h"
@@ -19,19 +20,6 @@
 
 char *session_dup(const char *s);
 
-static void jstr(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        if (*s == '"' || *s == '\\') fputc('\\', f);
-        if ((unsigned char)*s < 0x20)
-            fprintf(f, "\\u%04x", *s);
-        else
-            fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static Status need(int argc, int n, const char *usage, DiagList *d)
 {
     if (argc < n) return diag_error(d, NULL, NULL, NULL, "usage: %s", usage);
@@ -45,11 +33,11 @@ static Status c_help(Session *s, int argc, char **argv, DiagList *d)
         const Command *c = &session_commands[i];
         if (s->json) {
             fprintf(s->out, "{\"schema\":\"npu-explore/command/1\",\"kind\":\"command\",\"name\":");
-            jstr(s->out, c->name);
+            jw_str(s->out, c->name);
             fprintf(s->out, ",\"args\":");
-            jstr(s->out, c->args);
+            jw_str(s->out, c->args);
             fprintf(s->out, ",\"help\":");
-            jstr(s->out, c->help);
+            jw_str(s->out, c->help);
             fprintf(s->out, "}\n");
         } else {
             char nm[64];
@@ -71,7 +59,7 @@ static Status c_echo(Session *s, int argc, char **argv, DiagList *d)
         if (k >= sizeof buf) k = sizeof buf - 1;
         buf[k] = 0;
         fprintf(s->out, "{\"schema\":\"npu-explore/echo/1\",\"kind\":\"echo\",\"text\":");
-        jstr(s->out, buf);
+        jw_str(s->out, buf);
         fprintf(s->out, "}\n");
         return ST_OK;
     }
@@ -160,9 +148,9 @@ static Status c_pass_show(Session *s, int argc, char **argv, DiagList *d)
                     "{\"schema\":\"npu-explore/change/1\",\"kind\":\"change\",\"pass\":\"%s\","
                     "\"change\":\"%s\",\"node\":",
                     sn->pass, k);
-            jstr(s->out, buf);
+            jw_str(s->out, buf);
             fprintf(s->out, ",\"what\":");
-            jstr(s->out, c->what);
+            jw_str(s->out, c->what);
             fprintf(s->out, "}\n");
         } else {
             fprintf(s->out, "%s %s   # %s\n", k, buf, c->what);
@@ -190,7 +178,7 @@ static Status c_fusion_list(Session *s, int argc, char **argv, DiagList *d)
                     f->id, f->pattern);
             for (int k = 0; k < f->nnodes; k++) {
                 if (k) fputc(',', s->out);
-                jstr(s->out, g->nodes[f->nodes[k]].name);
+                jw_str(s->out, g->nodes[f->nodes[k]].name);
             }
             fprintf(s->out, "],\"enabled\":%s}\n", f->enabled ? "true" : "false");
         } else {
@@ -494,11 +482,11 @@ static Status c_source(Session *s, int argc, char **argv, DiagList *d)
                 "{\"schema\":\"npu-explore/source/1\",\"kind\":\"source\",\"kernel\":%d,"
                 "\"title\":",
                 k);
-        jstr(s->out, ks.title);
+        jw_str(s->out, ks.title);
         fprintf(s->out, ",\"source\":");
-        jstr(s->out, ks.source);
+        jw_str(s->out, ks.source);
         fprintf(s->out, ",\"spirv_words\":%d,\"disassembly\":", ks.nwords);
-        jstr(s->out, ks.disasm);
+        jw_str(s->out, ks.disasm);
         fprintf(s->out, "}\n");
     } else {
         kernel_source_print(s->out, &ks);
@@ -525,7 +513,7 @@ static Status c_dump(Session *s, int argc, char **argv, DiagList *d)
     fprintf(s->out,
             "{\"schema\":\"npu-explore/graph/1\",\"kind\":\"graph\",\"pass\":\"%s\",\"text\":",
             sn->pass);
-    jstr(s->out, buf);
+    jw_str(s->out, buf);
     fprintf(s->out, "}\n");
     free(buf);
     return ST_OK;

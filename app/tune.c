@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/grow.h"
 #include "compiler/tune_cache.h"
 #include "app/report.h"
 #include "app/tune_bench.h"
@@ -35,13 +36,9 @@ typedef struct Cfgs {
 
 static Status cfgs_add(Cfgs *c, const Tuning *t, double us)
 {
-    if (c->n == c->cap) {
-        int cap = c->cap ? 2 * c->cap : 32;
-        Cfg *v = realloc(c->v, sizeof *v * (size_t)cap);
-        if (!v) return ST_NOMEM;
-        c->v = v;
-        c->cap = cap;
-    }
+    Cfg *v = grow_array(c->v, c->n, &c->cap, sizeof *v, 32);
+    if (!v) return ST_NOMEM;
+    c->v = v;
     c->v[c->n++] = (Cfg){*t, us};
     return ST_OK;
 }
@@ -89,13 +86,9 @@ static bool sig_seen(Search *s, uint64_t sig)
 
 static Status sig_add(Search *s, uint64_t sig)
 {
-    if (s->nsigs == s->capsigs) {
-        int cap = s->capsigs ? 2 * s->capsigs : 64;
-        uint64_t *v = realloc(s->sigs, sizeof *v * (size_t)cap);
-        if (!v) return ST_NOMEM;
-        s->sigs = v;
-        s->capsigs = cap;
-    }
+    uint64_t *v = grow_array(s->sigs, s->nsigs, &s->capsigs, sizeof *v, 64);
+    if (!v) return ST_NOMEM;
+    s->sigs = v;
     s->sigs[s->nsigs++] = sig;
     return ST_OK;
 }

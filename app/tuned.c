@@ -24,11 +24,7 @@ const char *tuned_path(const Options *o, char *buf, size_t n)
         snprintf(buf, n, "%s", v);
         return buf;
     }
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    int k = xdg && *xdg     ? snprintf(buf, n, "%s/npu-explore/tuned.tsv", xdg)
-            : home && *home ? snprintf(buf, n, "%s/.cache/npu-explore/tuned.tsv", home)
-                            : -1;
-    return k > 0 && (size_t)k < n ? buf : NULL;
+    return cache_path(buf, n, "tuned.tsv");
 }
 
 /* The process's copy of one cache file (the last one asked for). */

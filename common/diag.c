@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 static char *dup_or_null(const char *s)
 {
     if (!s) return NULL;
@@ -33,13 +35,9 @@ static Status vadd(DiagList *d, DiagLevel lvl, Status st, const char *file, cons
             same(o->tensor, tensor) && same(o->msg, msg))
             return st;
     }
-    if (d->count == d->cap) {
-        int cap = d->cap ? d->cap * 2 : 8;
-        Diag *p = realloc(d->items, (size_t)cap * sizeof *p);
-        if (!p) return st;
-        d->items = p;
-        d->cap = cap;
-    }
+    Diag *p = grow_array(d->items, d->count, &d->cap, sizeof *p, 8);
+    if (!p) return st;
+    d->items = p;
     Diag *g = &d->items[d->count++];
     g->level = lvl;
     g->file = dup_or_null(file);

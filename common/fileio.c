@@ -105,6 +105,15 @@ char *path_sibling(char *buf, size_t n, const char *base, const char *name)
     return buf;
 }
 
+const char *cache_path(char *buf, size_t n, const char *name)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int k = xdg && *xdg     ? snprintf(buf, n, "%s/npu-explore/%s", xdg, name)
+            : home && *home ? snprintf(buf, n, "%s/.cache/npu-explore/%s", home, name)
+                            : -1;
+    return k > 0 && (size_t)k < n ? buf : NULL;
+}
+
 int file_exists(const char *path)
 {
     struct stat st;

@@ -23,6 +23,9 @@ Status file_write_atomic(const char *path, const void *data, size_t len, DiagLis
 /* Joins dir(of base path) and name into buf; returns buf. */
 char *path_sibling(char *buf, size_t n, const char *base, const char *name);
 int file_exists(const char *path);
+/* The path of the tool's cache file or folder `name` in buf: $XDG_CACHE_HOME/npu-explore/NAME,
+ * else $HOME/.cache/npu-explore/NAME; NULL when neither variable is set or buf is too small. */
+const char *cache_path(char *buf, size_t n, const char *name);
 /* mkdir -p of the directory part of path (mode 0755); 0, or -1 with errno set. */
 int file_make_parent_dirs(const char *path);
 

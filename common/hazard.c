@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 static int max_overlap(const HzSpan *v, int n, const HzSpan *x, int best)
 {
     for (int i = 0; i < n; i++)
@@ -19,13 +21,9 @@ int hz_conflict(const HzSet *s, const HzSpan *x, bool write)
 
 static Status push(HzSpan **v, int *n, int *cap, const HzSpan *x)
 {
-    if (*n == *cap) {
-        int nc = *cap ? 2 * *cap : 64;
-        HzSpan *nv = realloc(*v, sizeof *nv * (size_t)nc);
-        if (!nv) return ST_NOMEM;
-        *v = nv;
-        *cap = nc;
-    }
+    HzSpan *nv = grow_array(*v, *n, cap, sizeof *nv, 64);
+    if (!nv) return ST_NOMEM;
+    *v = nv;
     (*v)[(*n)++] = *x;
     return ST_OK;
 }

@@ -1,17 +1,10 @@
 #include "compiler/describe.h"
 
+#include "common/jsonw.h"
 #include "compiler/schedule.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static void shape(FILE *f, const int64_t *s, int r)
-{
-    fputc('[', f);
-    for (int i = 0; i < r; i++)
-        fprintf(f, i ? ",%lld" : "%lld", (long long)s[i]);
-    fputc(']', f);
-}
 
 static void human_bytes(char *buf, size_t n, int64_t b)
 {
@@ -78,7 +71,7 @@ void describe_text(FILE *f, const Plan *p)
     for (int i = 0; i < p->ninputs && i < 6; i++) {
         const PlanTensor *t = &p->tensors[p->inputs[i]];
         fprintf(f, " %s %s", t->name, dtype_short(t->dtype));
-        shape(f, t->shape, t->rank);
+        jw_i64s(f, t->shape, t->rank);
         /* pack-inputs left it in its host form: uploaded as is, a pack kernel casts it */
         if (dtype_is_float(t->dtype) && t->storage == DT_F32 && p->compute != DT_F32)
             fprintf(f, " (uploaded as f32)");
@@ -88,7 +81,7 @@ void describe_text(FILE *f, const Plan *p)
     for (int i = 0; i < p->noutputs && i < 6; i++) {
         const PlanTensor *t = &p->tensors[p->outputs[i]];
         fprintf(f, " %s %s", t->name, dtype_short(t->dtype));
-        shape(f, t->shape, t->rank);
+        jw_i64s(f, t->shape, t->rank);
     }
     fprintf(f, p->noutputs > 6 ? " ...\n" : "\n");
     if (p->nstates > 0) { /* model state: where each run leaves it for the next */
@@ -170,10 +163,10 @@ void describe_text(FILE *f, const Plan *p)
             char what[96];
             fprintf(f, "    transfer %s %s %s ", x.to_cpu ? "npu->cpu" : "cpu->npu", t->name,
                     plan_transfer_text(p, &x, what, sizeof what));
-            shape(f, x.relayout && x.to_cpu ? t->pshape : t->shape, t->rank);
+            jw_i64s(f, x.relayout && x.to_cpu ? t->pshape : t->shape, t->rank);
             if (x.relayout) {
                 fprintf(f, "->");
-                shape(f, x.to_cpu ? t->shape : t->pshape, t->rank);
+                jw_i64s(f, x.to_cpu ? t->shape : t->pshape, t->rank);
             }
             human_bytes(b1, sizeof b1, x.device_bytes);
             fprintf(f, " %s\n", b1);
@@ -203,26 +196,6 @@ void describe_text(FILE *f, const Plan *p)
                 kn->fusion >= 0 ? p->fusions[kn->fusion].id : "", kn->tuned ? "  tuned " : "",
                 kn->tuned ? kn->tuned : "");
     }
-}
-
-static void jstr(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
-static void jshape(FILE *f, const int64_t *s, int r)
-{
-    shape(f, s, r);
 }
 
 static const char *kind_name(PlanTensorKind k)
@@ -257,7 +230,7 @@ static void jwords(FILE *f, const char *s, bool pairs)
         char *eq = pairs ? strchr(w, '=') : NULL;
         if (eq) *eq = '\0';
         fputs(n ? "," : "", f);
-        jstr(f, w);
+        jw_str(f, w);
         if (pairs) {
             char *end = NULL;
             long long v = eq && eq[1] ? strtoll(eq + 1, &end, 10) : 0;
@@ -265,7 +238,7 @@ static void jwords(FILE *f, const char *s, bool pairs)
             if (end && !*end)
                 fprintf(f, "%lld", v);
             else
-                jstr(f, eq ? eq + 1 : "");
+                jw_str(f, eq ? eq + 1 : "");
         }
         s += len;
         while (*s == ' ')
@@ -278,9 +251,9 @@ void describe_json(FILE *f, const Plan *p)
 {
     fprintf(f, "{\"schema\":\"npu-explore/plan/1\",\"format_version\":%d,\"model\":",
             PLAN_FORMAT_VERSION);
-    jstr(f, p->model_name);
+    jw_str(f, p->model_name);
     fprintf(f, ",\"source\":");
-    jstr(f, p->source);
+    jw_str(f, p->source);
     fprintf(f,
             ",\"compute\":\"%s\",\"tier\":\"%s\",\"channel_tile\":%d,\"arena_bytes\":%lld,"
             "\"naive_bytes\":%lld,\"levels\":%d,\"barriers\":%d,",
@@ -298,13 +271,13 @@ void describe_json(FILE *f, const Plan *p)
     for (int i = 0; i < p->ntensors; i++) {
         const PlanTensor *t = &p->tensors[i];
         fprintf(f, "%s\n {\"id\":%d,\"name\":", i ? "," : "", i);
-        jstr(f, t->name);
+        jw_str(f, t->name);
         fprintf(f, ",\"kind\":\"%s\",\"dtype\":\"%s\",\"storage\":\"%s\",\"shape\":",
                 kind_name(t->kind), dtype_name(t->dtype), dtype_name(t->storage));
-        jshape(f, t->shape, t->rank);
+        jw_i64s(f, t->shape, t->rank);
         if (t->padded) {
             fprintf(f, ",\"padded_shape\":");
-            jshape(f, t->pshape, t->rank);
+            jw_i64s(f, t->pshape, t->rank);
         }
         if (t->alias_of >= 0) fprintf(f, ",\"alias_of\":%d", t->alias_of);
         if (t->view_off) fprintf(f, ",\"view_offset\":%lld", (long long)t->view_off);
@@ -313,33 +286,30 @@ void describe_json(FILE *f, const Plan *p)
                     (long long)t->bytes);
         if (t->weight_key) {
             fprintf(f, ",\"weight_key\":");
-            jstr(f, t->weight_key);
+            jw_str(f, t->weight_key);
         }
         fputc('}', f);
     }
-    fprintf(f, "],\n\"inputs\":[");
-    for (int i = 0; i < p->ninputs; i++)
-        fprintf(f, i ? ",%d" : "%d", p->inputs[i]);
-    fprintf(f, "],\"outputs\":[");
-    for (int i = 0; i < p->noutputs; i++)
-        fprintf(f, i ? ",%d" : "%d", p->outputs[i]);
-    fprintf(f, "],\"weights\":[");
-    for (int i = 0; i < p->nweights; i++)
-        fprintf(f, i ? ",%d" : "%d", p->weights[i]);
-    fprintf(f, "],\"state_in\":[");
-    for (int i = 0; i < p->nstates; i++)
-        fprintf(f, i ? ",%d" : "%d", p->state_in[i]);
-    fprintf(f, "],\"state_out\":[");
-    for (int i = 0; i < p->nstates; i++)
-        fprintf(f, i ? ",%d" : "%d", p->state_out[i]);
-    fprintf(f, "],\n\"recipes\":[");
+    const struct {
+        const char *key;
+        const int *v;
+        int n;
+    } ids[] = {{"inputs", p->inputs, p->ninputs},
+               {"outputs", p->outputs, p->noutputs},
+               {"weights", p->weights, p->nweights},
+               {"state_in", p->state_in, p->nstates},
+               {"state_out", p->state_out, p->nstates}};
+    fprintf(f, "],\n");
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        fprintf(f, "%s\"%s\":", i ? "," : "", ids[i].key);
+        jw_ints(f, ids[i].v, ids[i].n);
+    }
+    fprintf(f, ",\n\"recipes\":[");
     for (int i = 0; i < p->nrecipes; i++) {
         const PlanRecipe *r = &p->recipes[i];
         if (r->kind == RECIPE_CONCAT) {
-            fprintf(f, "%s{\"kind\":\"concat\",\"out\":%d,\"src\":[", i ? "," : "", r->out_w);
-            for (int k = 0; k < r->nsrc; k++)
-                fprintf(f, k ? ",%d" : "%d", r->src[k]);
-            fprintf(f, "]");
+            fprintf(f, "%s{\"kind\":\"concat\",\"out\":%d,\"src\":", i ? "," : "", r->out_w);
+            jw_ints(f, r->src, r->nsrc);
             if (r->block) fprintf(f, ",\"block\":%d", r->block);
             fprintf(f, "}");
             continue;
@@ -354,14 +324,14 @@ void describe_json(FILE *f, const Plan *p)
     for (int i = 0; i < p->nfusions; i++) {
         const PlanFusion *fu = &p->fusions[i];
         fprintf(f, "%s{\"id\":", i ? "," : "");
-        jstr(f, fu->id);
+        jw_str(f, fu->id);
         fprintf(f, ",\"pattern\":");
-        jstr(f, fu->pattern);
+        jw_str(f, fu->pattern);
         fprintf(f, ",\"enabled\":%s,\"kernel\":%d,\"nodes\":[", fu->enabled ? "true" : "false",
                 fu->kernel);
         for (int k = 0; k < fu->nnodes; k++) {
             if (k) fputc(',', f);
-            jstr(f, fu->nodes[k]);
+            jw_str(f, fu->nodes[k]);
         }
         fprintf(f, "]}");
     }
@@ -389,7 +359,7 @@ void describe_json(FILE *f, const Plan *p)
         const PlanKernel *kn = &p->kernels[k];
         fprintf(f, "%s\n {\"index\":%d,\"target\":\"%s\",\"shader\":", k ? "," : "", k,
                 target_name(kn->target));
-        jstr(f, kn->shader);
+        jw_str(f, kn->shader);
         fprintf(f, ",\"level\":%d,\"partition\":%d,\"inputs\":[", kn->level, kn->part);
         for (int a = 0; a < kn->nin; a++)
             fprintf(f, a ? ",%d" : "%d", kn->args[a]);
@@ -402,18 +372,18 @@ void describe_json(FILE *f, const Plan *p)
             fprintf(f, a ? ",%u" : "%u", kn->push[a]);
         fprintf(f, "],\"fusion\":");
         if (kn->fusion >= 0)
-            jstr(f, p->fusions[kn->fusion].id);
+            jw_str(f, p->fusions[kn->fusion].id);
         else
             fprintf(f, "null");
         fprintf(f, ",\"provenance\":[");
         for (int a = 0; a < kn->nprov; a++) {
             if (a) fputc(',', f);
-            jstr(f, kn->prov[a]);
+            jw_str(f, kn->prov[a]);
         }
         fputc(']', f);
         if (kn->tune_key) { /* a kernel of a kind tune searches, compiled here (not in a file) */
             fprintf(f, ",\"tune_key\":");
-            jstr(f, kn->tune_key);
+            jw_str(f, kn->tune_key);
         }
         if (kn->tuned) { /* only a kernel a tuning-cache entry shaped */
             fprintf(f, ",\"tuned\":");
@@ -424,9 +394,9 @@ void describe_json(FILE *f, const Plan *p)
     fprintf(f, "],\n\"modules\":[");
     for (int i = 0; i < p->nmodules; i++) {
         fprintf(f, i ? ",\n{\"name\":" : "\n{\"name\":");
-        jstr(f, p->modules[i].name);
+        jw_str(f, p->modules[i].name);
         fprintf(f, ",\"spirv_words\":%lld,\"source\":", (long long)p->modules[i].nwords);
-        jstr(f, p->modules[i].source);
+        jw_str(f, p->modules[i].source);
         fprintf(f, "}");
     }
     fprintf(f, "]}\n");

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 Graph *graph_new(const char *path)
 {
     Graph *g = calloc(1, sizeof *g);
@@ -171,13 +173,9 @@ int graph_add_tensor(Graph *g, const char *name, DType dt, int rank, const int64
     for (int i = 0; i < rank; i++)
         sh[i] = shape[i];
     shape = sh;
-    if (g->ntensors == g->cap_tensors) {
-        int cap = g->cap_tensors ? g->cap_tensors * 2 : 256;
-        GTensor *p = realloc(g->tensors, (size_t)cap * sizeof *p);
-        if (!p) return -1;
-        g->tensors = p;
-        g->cap_tensors = cap;
-    }
+    GTensor *p = grow_array(g->tensors, g->ntensors, &g->cap_tensors, sizeof *p, 256);
+    if (!p) return -1;
+    g->tensors = p;
     GTensor *t = &g->tensors[g->ntensors];
     memset(t, 0, sizeof *t);
     t->name = arena_strdup(&g->arena, name);
@@ -200,13 +198,9 @@ int graph_add_node(Graph *g, const char *name, OpId op, const char *aten, const 
                    const int *out, int nout)
 {
     if (!own_arrays(g, GRAPH_SHARES_NODES | GRAPH_SHARES_NODE_BY_NAME)) return -1;
-    if (g->nnodes == g->cap_nodes) {
-        int cap = g->cap_nodes ? g->cap_nodes * 2 : 256;
-        Node *p = realloc(g->nodes, (size_t)cap * sizeof *p);
-        if (!p) return -1;
-        g->nodes = p;
-        g->cap_nodes = cap;
-    }
+    Node *p = grow_array(g->nodes, g->nnodes, &g->cap_nodes, sizeof *p, 256);
+    if (!p) return -1;
+    g->nodes = p;
     Node *n = &g->nodes[g->nnodes];
     memset(n, 0, sizeof *n);
     n->name = arena_strdup(&g->arena, name);
@@ -655,5 +649,15 @@ bool shape_equal(int ra, const int64_t *a, int rb, const int64_t *b)
     if (ra != rb) return false;
     for (int i = 0; i < ra; i++)
         if (a[i] != b[i]) return false;
+    return true;
+}
+
+bool shape_bcasts_to(int ra, const int64_t *a, int rb, const int64_t *b)
+{
+    if (ra > rb) return false;
+    for (int i = 0; i < ra; i++) {
+        int64_t x = a[ra - 1 - i], y = b[rb - 1 - i];
+        if (x != y && x != 1) return false;
+    }
     return true;
 }

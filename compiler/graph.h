@@ -213,6 +213,9 @@ char *tensor_describe(const GTensor *t, char *buf, size_t n);
 char *shape_str(const int64_t *shape, int rank, char *buf, size_t n);
 /* Whether two shapes (rank and sizes) are equal. */
 bool shape_equal(int ra, const int64_t *a, int rb, const int64_t *b);
+/* Whether shape a broadcasts to shape b as torch does: aligned at the last dim, each of a's sizes
+ * b's or 1, a's rank at most b's. */
+bool shape_bcasts_to(int ra, const int64_t *a, int rb, const int64_t *b);
 
 static inline const GTensor *node_input(const Graph *g, const Node *n, int i)
 {

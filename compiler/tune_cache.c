@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/grow.h"
 
 static char *dup_str(const char *s)
 {
@@ -49,13 +50,9 @@ Status tune_cache_put(TuneCache *c, const char *device, const char *key, const T
                               tune_info[i].name);
     int i = find(c, device, key);
     if (i < 0) {
-        if (c->n == c->cap) {
-            int cap = c->cap ? 2 * c->cap : 16;
-            TuneEntry *e = realloc(c->e, sizeof *e * (size_t)cap);
-            if (!e) return ST_NOMEM;
-            c->e = e;
-            c->cap = cap;
-        }
+        TuneEntry *v = grow_array(c->e, c->n, &c->cap, sizeof *v, 16);
+        if (!v) return ST_NOMEM;
+        c->e = v;
         TuneEntry *e = &c->e[c->n];
         e->device = dup_str(device);
         e->key = dup_str(key);

@@ -80,17 +80,12 @@ double htensor_get_f(const HTensor *t, int64_t i)
     case DT_F64:
         return ld_f64(p, i);
     case DT_I64:
-        return (double)ld_i64(p, i);
     case DT_I32:
-        return ld_i32(p, i);
     case DT_I16:
-        return ld_i16(p, i);
     case DT_I8:
-        return ((const int8_t *)p)[i];
     case DT_U8:
-        return ((const uint8_t *)p)[i];
     case DT_BOOL:
-        return ((const uint8_t *)p)[i] != 0;
+        return (double)htensor_get_i(t, i);
     case DT_COUNT:
     case DT_INVALID:
         break;

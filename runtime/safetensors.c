@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 #define JSON_DEPTH 64
 
 static char *xstrdup(const char *s)
@@ -149,13 +151,9 @@ static Status add_tensor(SafeTensors *s, const StTensor *t, const char *file, Di
         return diag_error(d, file, NULL, t->name, "tensor is also stored in shard %s",
                           s->shards[s->tensors[j].shard].path);
     }
-    if (s->count == s->cap) {
-        int cap = s->cap ? s->cap * 2 : 16;
-        StTensor *p = realloc(s->tensors, (size_t)cap * sizeof *p);
-        if (!p) return nomem(d, file);
-        s->tensors = p;
-        s->cap = cap;
-    }
+    StTensor *p = grow_array(s->tensors, s->count, &s->cap, sizeof *p, 16);
+    if (!p) return nomem(d, file);
+    s->tensors = p;
     char *name = xstrdup(t->name);
     if (!name) return nomem(d, file);
     if (!strmap_put(&s->by_name, name, (void *)(intptr_t)(s->count + 1))) {

@@ -54,12 +54,23 @@
 #error "linear_glu has no residual, and a K split's first pass writes plain partial sums"
 #endif
 #define GEMM_GLU MM_GLU
+#ifndef MM_SHAPE
+#define MM_SHAPE 0
+#endif
 #if MM_LARGE
+// the large tile's two layouts (kernel key N, tuning knob cm.shape): 0 = 128 x 128 on 2 x 4
+// subgroups of 64 x 32 (256 invocations); 1 = 128 x 64 on 2 x 2 subgroups of 64 x 32 (128
+// invocations: a third of the registers, so several workgroups share an SM)
 #define GEMM_CM_BM 128
-#define GEMM_CM_BN 128
 #define GEMM_CM_SGM 2
-#define GEMM_CM_SGN 4
 #define GEMM_CM_STRIPE 16
+#if MM_SHAPE == 0
+#define GEMM_CM_BN 128
+#define GEMM_CM_SGN 4
+#else
+#define GEMM_CM_BN 64
+#define GEMM_CM_SGN 2
+#endif
 #endif
 #include "common.glsl"
 #include "index.glsl"

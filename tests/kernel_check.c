@@ -11,19 +11,7 @@
 
 void kc_set_v(HTensor *t, int64_t i, double v)
 {
-    switch (t->dtype) {
-    case DT_F32:
-        ((float *)t->data)[i] = (float)v;
-        break;
-    case DT_I64:
-        ((int64_t *)t->data)[i] = (int64_t)v;
-        break;
-    case DT_BOOL:
-        ((uint8_t *)t->data)[i] = v != 0;
-        break;
-    default:
-        break;
-    }
+    htensor_convert((char *)t->data + (size_t)i * dtype_size(t->dtype), t->dtype, &v, DT_F64, 1);
 }
 
 /* Runs `aten` on inputs built from value lists (vals NULL: random inputs already in `ins`). */

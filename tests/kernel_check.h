@@ -13,6 +13,7 @@
 #define I64(...) ((TuSpec){"int64", __VA_ARGS__})
 #define BOOL(...) ((TuSpec){"bool", __VA_ARGS__})
 
+/* Element i of t set to v, converted to t's dtype as htensor_convert does. */
 void kc_set_v(HTensor *t, int64_t i, double v);
 Status kc_run_node(const char *aten, int nin, const TuSpec *in, const double *const *vals,
                    TuSpec out, const char *attrs, HTensor *ins, HTensor *res, DiagList *d);

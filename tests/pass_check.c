@@ -9,6 +9,7 @@
 
 #include "compiler/ir_json.h"
 #include "tests/pass_check.h"
+#include "tests/testutil.h"
 
 int tp_count_pattern(const Graph *g, const char *prefix)
 {
@@ -18,43 +19,9 @@ int tp_count_pattern(const Graph *g, const char *prefix)
     return n;
 }
 
-Pipeline tp_compile(const char *path, const CompileOptions *o)
-{
-    Pipeline p;
-    DiagList d = {0};
-    Status st = pipeline_run(path, o, &p, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
-    diag_free(&d);
-    return p;
-}
-
-/* A one-block graph in the exporter's format, for pattern unit tests. */
-Graph *tp_read_json(const char *json)
-{
-    Graph *g = NULL;
-    DiagList d = {0};
-    Status st = ir_read_buffer("t.json", json, strlen(json), &g, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    diag_free(&d);
-    assert_non_null(g);
-    return g;
-}
-
-Pipeline tp_compile_json_opts(const char *json, const CompileOptions *o)
-{
-    Pipeline p;
-    DiagList d = {0};
-    Status st = pipeline_run_graph(tp_read_json(json), o, &p, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
-    diag_free(&d);
-    return p;
-}
-
 Pipeline tp_compile_json(const char *json)
 {
-    return tp_compile_json_opts(json, NULL);
+    return tu_compile_json(json, NULL);
 }
 
 /* The partition as the partition pass leaves it: fuse-elementwise off (its groups take CPU
@@ -64,7 +31,7 @@ Pipeline tp_compile_json_no_gen(const char *json)
     CompileOptions o;
     compile_defaults(&o);
     o.no_fuse[o.n_no_fuse++] = "fuse-elementwise";
-    return tp_compile_json_opts(json, &o);
+    return tu_compile_json(json, &o);
 }
 
 /* The kernels of plan p with stem `stem`. */

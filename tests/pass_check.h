@@ -1,6 +1,6 @@
-/* Helpers of the pass tests (test_passes.c, test_passes_late.c, test_schedule.c): compile a fixture
- * or a graph in the exporter's JSON (built with T and NODE), count fusions and kernels. Failures
- * fail the calling cmocka test. */
+/* Helpers of the pass tests (test_passes.c, test_passes_late.c, test_schedule.c): compile a graph
+ * in the exporter's JSON (built with T and NODE; tests/testutil.h compiles files and other
+ * options), count fusions and kernels. Failures fail the calling cmocka test. */
 #ifndef NPU_TESTS_PASS_CHECK_H
 #define NPU_TESTS_PASS_CHECK_H
 
@@ -16,12 +16,7 @@
 
 /* Fusion instances whose pattern starts with prefix. */
 int tp_count_pattern(const Graph *g, const char *prefix);
-/* The pipeline of the IR file at path (o NULL: defaults). */
-Pipeline tp_compile(const char *path, const CompileOptions *o);
-/* A one-block graph in the exporter's format. */
-Graph *tp_read_json(const char *json);
-/* The pipeline of a JSON graph with options o (NULL: defaults), or with the defaults. */
-Pipeline tp_compile_json_opts(const char *json, const CompileOptions *o);
+/* The pipeline of a JSON graph with the defaults (tu_compile_json with other options). */
 Pipeline tp_compile_json(const char *json);
 /* The partition as the partition pass leaves it: fuse-elementwise off. */
 Pipeline tp_compile_json_no_gen(const char *json);

@@ -111,11 +111,4 @@ static void test_own_break(void **state)
     pipeline_free(&pl);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_folded_break),
-        cmocka_unit_test(test_own_break),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_folded_break, test_own_break)

@@ -3,14 +3,12 @@
  * second compile hits memory, a fresh process state hits the directory, a corrupt entry is
  * rebuilt), the fuse-elementwise pass's grouping rules, and .npubin round trips of plans that carry
  * generated modules (and the reader refusing a module that is not valid SPIR-V). */
-#define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <cmocka.h>
 
 #include "compiler/codegen/codegen.h"
@@ -19,23 +17,7 @@
 #include "compiler/pass.h"
 #include "compiler/plan.h"
 #include "compiler/codegen/spv_tools.h"
-
-static char cache_dir[256];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(cache_dir, sizeof cache_dir, "/tmp/npu-codegen-XXXXXX");
-    return mkdtemp(cache_dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
+#include "tests/testutil.h"
 
 /* ---- the simplifier ---------------------------------------------------------------------- */
 
@@ -213,20 +195,20 @@ static void test_compile_and_caches(void **state)
     size_t n1, n2, n3;
     uint64_t k1, k2, k3;
     cg_cache_reset();
-    assert_int_equal(cg_compile(src, cache_dir, "t", &w1, &n1, &k1, &d), ST_OK);
+    assert_int_equal(cg_compile(src, tu_tmp_dir(), "t", &w1, &n1, &k1, &d), ST_OK);
     CgStats s = cg_stats();
     assert_int_equal(s.compiled, 1);
     char why[256];
     assert_true(spv_validate(w1, n1, why, sizeof why));
     /* the same source again: this process's cache */
-    assert_int_equal(cg_compile(src, cache_dir, "t", &w2, &n2, &k2, &d), ST_OK);
+    assert_int_equal(cg_compile(src, tu_tmp_dir(), "t", &w2, &n2, &k2, &d), ST_OK);
     s = cg_stats();
     assert_int_equal(s.compiled, 1);
     assert_int_equal(s.memory_hits, 1);
     assert_true(k1 == k2 && n1 == n2 && memcmp(w1, w2, n1 * 4) == 0);
     /* a fresh process (memory emptied): the directory */
     cg_cache_reset();
-    assert_int_equal(cg_compile(src, cache_dir, "t", &w3, &n3, &k3, &d), ST_OK);
+    assert_int_equal(cg_compile(src, tu_tmp_dir(), "t", &w3, &n3, &k3, &d), ST_OK);
     s = cg_stats();
     assert_int_equal(s.compiled, 0);
     assert_int_equal(s.disk_hits, 1);
@@ -235,14 +217,14 @@ static void test_compile_and_caches(void **state)
     free(w3);
     /* a corrupt entry is ignored and rebuilt */
     char path[512];
-    snprintf(path, sizeof path, "%s/%016llx.npuspv", cache_dir, (unsigned long long)k1);
+    snprintf(path, sizeof path, "%s/%016llx.npuspv", tu_tmp_dir(), (unsigned long long)k1);
     FILE *f = fopen(path, "r+b");
     assert_non_null(f);
     fseek(f, 40, SEEK_SET);
     fputc(0x5a, f);
     fclose(f);
     cg_cache_reset();
-    assert_int_equal(cg_compile(src, cache_dir, "t", &w2, &n2, &k2, &d), ST_OK);
+    assert_int_equal(cg_compile(src, tu_tmp_dir(), "t", &w2, &n2, &k2, &d), ST_OK);
     s = cg_stats();
     assert_int_equal(s.compiled, 1);
     assert_int_equal(s.disk_hits, 0);
@@ -277,20 +259,11 @@ static void test_compile_and_caches(void **state)
 
 static Pipeline compile(const char *json, const char *no_fuse)
 {
-    Graph *g = NULL;
-    DiagList d = {0};
-    if (ir_read_buffer("<test>", json, strlen(json), &g, &d) != ST_OK) diag_print(&d, stderr);
-    assert_non_null(g);
     CompileOptions o;
     compile_defaults(&o);
-    o.kernel_cache = cache_dir;
+    o.kernel_cache = tu_tmp_dir();
     if (no_fuse) o.no_fuse[o.n_no_fuse++] = no_fuse;
-    Pipeline p;
-    Status st = pipeline_run_graph(g, &o, &p, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
-    diag_free(&d);
-    return p;
+    return tu_compile_json(json, &o);
 }
 
 static int count_gen(const Plan *p)
@@ -406,16 +379,8 @@ static void test_npubin_modules(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dense_offset_is_gid),
-        cmocka_unit_test(test_reshape_and_broadcast),
-        cmocka_unit_test(test_constant_folding),
-        cmocka_unit_test(test_failures_pass_through),
-        cmocka_unit_test(test_render),
-        cmocka_unit_test(test_compile_and_caches),
-        cmocka_unit_test(test_pass_groups),
-        cmocka_unit_test(test_pass_after_patterns),
-        cmocka_unit_test(test_npubin_modules),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return TU_GROUP(tu_tmp_setup, tu_tmp_teardown, test_dense_offset_is_gid,
+                    test_reshape_and_broadcast, test_constant_folding, test_failures_pass_through,
+                    test_render, test_compile_and_caches, test_pass_groups,
+                    test_pass_after_patterns, test_npubin_modules);
 }

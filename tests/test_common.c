@@ -1,19 +1,26 @@
 /* common/: the arena hands out zeroed memory whether its block is fresh (calloc'd, left
  * untouched) or reused after a reset; the string map finds every key it was given, through
  * growth, replacement and copies; hash64_str is hash64 of the string; diag_truncate withdraws
- * diagnostics and their error count. */
+ * diagnostics and their error count; grow_array doubles from its first capacity and keeps every
+ * element it had; a StrBuf holds what was written to it, past its first block; cache_path
+ * prefers $XDG_CACHE_HOME to $HOME/.cache. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "common/arena.h"
 #include "common/diag.h"
+#include "common/fileio.h"
+#include "common/grow.h"
 #include "common/hash.h"
+#include "common/strbuf.h"
 #include "common/strmap.h"
+#include "tests/testutil.h"
 
 static bool all_zero(const unsigned char *p, size_t n)
 {
@@ -134,13 +141,75 @@ static void test_diag_truncate(void **state)
     diag_free(&d);
 }
 
-int main(void)
+static void test_grow_array(void **state)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_arena_zeroed),
-        cmocka_unit_test(test_strmap),
-        cmocka_unit_test(test_hash64_str),
-        cmocka_unit_test(test_diag_truncate),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    (void)state;
+    int *v = NULL, cap = 0;
+    for (int n = 0; n < 100; n++) {
+        int before = cap;
+        int *w = grow_array(v, n, &cap, sizeof *w, 8);
+        assert_non_null(w);
+        if (n < before) { /* room left: the same array */
+            assert_ptr_equal(w, v);
+            assert_int_equal(cap, before);
+        } else { /* full: the first capacity, then twice the last */
+            assert_int_equal(cap, before ? 2 * before : 8);
+        }
+        v = w;
+        v[n] = n * 3;
+    }
+    for (int n = 0; n < 100; n++)
+        assert_int_equal(v[n], n * 3);
+    free(v);
 }
+
+static void test_strbuf(void **state)
+{
+    (void)state;
+    StrBuf b = {0};
+    char *s = sb_take(&b); /* nothing written: an empty string */
+    assert_string_equal(s, "");
+    free(s);
+    char want[24000] = "";
+    size_t n = 0;
+    for (int i = 0; i < 1000; i++) { /* past the first 4096 bytes, each kind of write */
+        if (i % 3 == 0) {
+            sb_printf(&b, "%d,", i);
+            n += (size_t)snprintf(want + n, sizeof want - n, "%d,", i);
+        } else if (i % 3 == 1) {
+            sb_puts(&b, "ab;");
+            n += (size_t)snprintf(want + n, sizeof want - n, "ab;");
+        } else {
+            sb_add(&b, "xyz", 2);
+            n += (size_t)snprintf(want + n, sizeof want - n, "xy");
+        }
+    }
+    for (int i = 0; i < 400; i++) { /* formatted text alone across the next growths */
+        sb_printf(&b, "%0*d|", i % 37 + 1, i);
+        n += (size_t)snprintf(want + n, sizeof want - n, "%0*d|", i % 37 + 1, i);
+    }
+    assert_int_equal(b.n, n);
+    s = sb_take(&b);
+    assert_string_equal(s, want);
+    assert_null(b.s);
+    free(s);
+}
+
+static void test_cache_path(void **state)
+{
+    (void)state;
+    char buf[64];
+    setenv("XDG_CACHE_HOME", "/x", 1);
+    setenv("HOME", "/h", 1);
+    assert_string_equal(cache_path(buf, sizeof buf, "kernels"), "/x/npu-explore/kernels");
+    assert_null(cache_path(buf, 12, "kernels")); /* does not fit */
+    setenv("XDG_CACHE_HOME", "", 1);
+    assert_string_equal(cache_path(buf, sizeof buf, "tuned.tsv"),
+                        "/h/.cache/npu-explore/tuned.tsv");
+    unsetenv("XDG_CACHE_HOME");
+    unsetenv("HOME");
+    assert_null(cache_path(buf, sizeof buf, "tuned.tsv"));
+}
+
+TU_MAIN(test_arena_zeroed, test_strmap, test_hash64_str, test_diag_truncate, test_grow_array,
+        test_strbuf, test_cache_path)

@@ -248,12 +248,5 @@ static void test_argmax_source(void **state)
     graph_free(g);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rel_l2),          cmocka_unit_test(test_mask_constants),
-        cmocka_unit_test(test_argmax_near_tie), cmocka_unit_test(test_argmax_nan_inf),
-        cmocka_unit_test(test_argmax_layouts),  cmocka_unit_test(test_argmax_source),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_rel_l2, test_mask_constants, test_argmax_near_tie, test_argmax_nan_inf,
+        test_argmax_layouts, test_argmax_source)

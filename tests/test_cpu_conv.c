@@ -470,14 +470,5 @@ static void test_pool_errors(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_conv_hand),      cmocka_unit_test(test_conv_random),
-        cmocka_unit_test(test_conv_unbatched), cmocka_unit_test(test_conv_errors),
-        cmocka_unit_test(test_pool_random),    cmocka_unit_test(test_pool_hand),
-        cmocka_unit_test(test_adaptive),       cmocka_unit_test(test_pool_errors),
-        cmocka_unit_test(test_max_pool_nan),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_conv_hand, test_conv_random, test_conv_unbatched, test_conv_errors, test_pool_random,
+        test_pool_hand, test_adaptive, test_pool_errors, test_max_pool_nan)

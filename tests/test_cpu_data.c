@@ -218,12 +218,5 @@ static void test_sources(void **state)
     diag_free(&d);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_transpose_permute), cmocka_unit_test(test_slice_select_expand),
-        cmocka_unit_test(test_cat_many),          cmocka_unit_test(test_index_copy_and_embedding),
-        cmocka_unit_test(test_sources),           cmocka_unit_test(test_copy),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_transpose_permute, test_slice_select_expand, test_cat_many,
+        test_index_copy_and_embedding, test_sources, test_copy)

@@ -426,13 +426,5 @@ static void test_where_masked_fill(void **state)
     kc_expect_err("aten.masked_fill.Scalar", 2, mf, NULL, y, NULL, "`value`");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_unary_hand),        cmocka_unit_test(test_clamp_cast_not),
-        cmocka_unit_test(test_unary_random),      cmocka_unit_test(test_binary_hand),
-        cmocka_unit_test(test_compare_logical),   cmocka_unit_test(test_binary_bcast_random),
-        cmocka_unit_test(test_where_masked_fill),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_unary_hand, test_clamp_cast_not, test_unary_random, test_binary_hand,
+        test_compare_logical, test_binary_bcast_random, test_where_masked_fill)

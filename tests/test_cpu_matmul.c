@@ -335,15 +335,5 @@ static void test_errors(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gemm_kernels_agree),
-        cmocka_unit_test(test_matmul_shapes),
-        cmocka_unit_test(test_hand),
-        cmocka_unit_test(test_linear_addmm),
-        cmocka_unit_test(test_addmm_beta0),
-        cmocka_unit_test(test_errors),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_gemm_kernels_agree, test_matmul_shapes, test_hand, test_linear_addmm, test_addmm_beta0,
+        test_errors)

@@ -394,13 +394,5 @@ static void test_cumsum(void **state)
     htensor_free(&in);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reduce_hand),   cmocka_unit_test(test_argmax_hand),
-        cmocka_unit_test(test_reduce_random), cmocka_unit_test(test_softmax),
-        cmocka_unit_test(test_layer_norm),    cmocka_unit_test(test_batch_norm),
-        cmocka_unit_test(test_cumsum),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_reduce_hand, test_argmax_hand, test_reduce_random, test_softmax, test_layer_norm,
+        test_batch_norm, test_cumsum)

@@ -22,6 +22,7 @@
 #include "runtime/compare.h"
 #include "runtime/cpu/cpu_ref.h"
 #include "runtime/exec.h"
+#include "tests/testutil.h"
 
 static Pipeline compile_spec(const ConcatSpec *s, const char *no_fuse);
 
@@ -31,20 +32,15 @@ static void test_parts_without_views_pass(void **state)
     (void)state;
     ConcatSpec s = {.rows = 1, .k = 64, .n = 2, .cols = {64, 32}};
     char *json = concat_graph_json(&s);
-    Graph *g = NULL;
-    DiagList d = {0};
-    assert_int_equal(ir_read_buffer("t.json", json, strlen(json), &g, &d), ST_OK);
     CompileOptions o;
     compile_defaults(&o);
     o.disable[o.n_disable++] = "views";
-    Pipeline p;
-    assert_int_equal(pipeline_run_graph(g, &o, &p, &d), ST_OK);
+    Pipeline p = tu_compile_json(json, &o);
     const GTensor *y1 = &p.g->tensors[graph_find_tensor(p.g, "y1")];
     assert_int_equal(y1->alias_of, p.g->fusions[0].out);
     assert_int_equal(y1->view_off, 64);
     assert_int_equal(p.plan->nkernels, 3);
     pipeline_free(&p);
-    diag_free(&d);
     free(json);
 }
 
@@ -52,25 +48,13 @@ static void test_parts_without_views_pass(void **state)
 static Pipeline compile_text(char *json, const char *no_fuse, const char *no_fuse2)
 {
     assert_non_null(json);
-    Graph *g = NULL;
-    DiagList d = {0};
-    Status st = ir_read_buffer("t.json", json, strlen(json), &g, &d);
-    if (st == ST_OK) {
-        CompileOptions o;
-        compile_defaults(&o);
-        if (no_fuse) o.no_fuse[o.n_no_fuse++] = no_fuse;
-        if (no_fuse2) o.no_fuse[o.n_no_fuse++] = no_fuse2;
-        Pipeline p;
-        st = pipeline_run_graph(g, &o, &p, &d);
-        if (st != ST_OK) diag_print(&d, stderr);
-        assert_int_equal(st, ST_OK);
-        diag_free(&d);
-        free(json);
-        return p;
-    }
-    diag_print(&d, stderr);
-    fail_msg("the test graph does not import");
-    return (Pipeline){0};
+    CompileOptions o;
+    compile_defaults(&o);
+    if (no_fuse) o.no_fuse[o.n_no_fuse++] = no_fuse;
+    if (no_fuse2) o.no_fuse[o.n_no_fuse++] = no_fuse2;
+    Pipeline p = tu_compile_json(json, &o);
+    free(json);
+    return p;
 }
 
 static Pipeline compile_spec(const ConcatSpec *s, const char *no_fuse)
@@ -523,18 +507,6 @@ static void test_glu_recipe_and_cpu_backend(void **state)
     fixture_close(&f);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_qkv_fuses),
-        cmocka_unit_test(test_no_bias_and_activations),
-        cmocka_unit_test(test_near_misses),
-        cmocka_unit_test(test_cpu_backend),
-        cmocka_unit_test(test_parts_without_views_pass),
-        cmocka_unit_test(test_glu_fuses),
-        cmocka_unit_test(test_glu_off),
-        cmocka_unit_test(test_glu_near_misses),
-        cmocka_unit_test(test_glu_recipe_and_cpu_backend),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_qkv_fuses, test_no_bias_and_activations, test_near_misses, test_cpu_backend,
+        test_parts_without_views_pass, test_glu_fuses, test_glu_off, test_glu_near_misses,
+        test_glu_recipe_and_cpu_backend)

@@ -274,16 +274,5 @@ static void test_host_form_raw(void **state)
     diag_free(&d);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_padded_roundtrip),
-        cmocka_unit_test(test_padded_bf16_rank3),
-        cmocka_unit_test(test_casts),
-        cmocka_unit_test(test_f16_vector_cast),
-        cmocka_unit_test(test_count_mismatch),
-        cmocka_unit_test(test_bool_in_float_storage),
-        cmocka_unit_test(test_host_form_raw),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_padded_roundtrip, test_padded_bf16_rank3, test_casts, test_f16_vector_cast,
+        test_count_mismatch, test_bool_in_float_storage, test_host_form_raw)

@@ -440,14 +440,5 @@ static void test_json_walk(void **state)
     json_walk_free(&w);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixture_counts), cmocka_unit_test(test_weights_mapped),
-        cmocka_unit_test(test_malformed),      cmocka_unit_test(test_attrs),
-        cmocka_unit_test(test_multi_output),   cmocka_unit_test(test_walk_fixtures),
-        cmocka_unit_test(test_walk_layouts),   cmocka_unit_test(test_walk_depth),
-        cmocka_unit_test(test_json_walk),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_fixture_counts, test_weights_mapped, test_malformed, test_attrs, test_multi_output,
+        test_walk_fixtures, test_walk_layouts, test_walk_depth, test_json_walk)

@@ -23,6 +23,7 @@
 #include "compiler/ops.h"
 #include "compiler/shader_src.h"
 #include "runtime/vulkan/vk_shaders.h"
+#include "tests/testutil.h"
 
 /* The i-th storage variant of a row ("f32"), or NULL past the last; buf holds it. */
 static const char *variant(const KernelRow *r, int i, char *buf, size_t n)
@@ -425,15 +426,6 @@ static void test_words_out_of_range_are_refused(void **state)
     diag_free(&x.d);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rows_are_embedded),
-        cmocka_unit_test(test_rows_are_registered),
-        cmocka_unit_test(test_sources_are_embedded),
-        cmocka_unit_test(test_push_blocks_match_the_shaders),
-        cmocka_unit_test(test_push_blocks_word_order),
-        cmocka_unit_test(test_words_out_of_range_are_refused),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_rows_are_embedded, test_rows_are_registered, test_sources_are_embedded,
+        test_push_blocks_match_the_shaders, test_push_blocks_word_order,
+        test_words_out_of_range_are_refused)

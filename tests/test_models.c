@@ -13,6 +13,7 @@
 #include "compiler/pass.h"
 #include "runtime/compare.h"
 #include "runtime/cpu/cpu_ref.h"
+#include "tests/testutil.h"
 
 static const char *models[] = {
     "tests/models/mlp/model.json",         "tests/models/convnet/model.json",
@@ -46,12 +47,7 @@ static void load(Model *m, const char *path)
 {
     Options o;
     opt_defaults(&o);
-    DiagList d = {0};
-    Status st = model_load_graph(m, path, &d);
-    if (st == ST_OK) st = model_bind(m, &o, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
-    diag_free(&d);
+    tu_load_model(m, path, &o);
 }
 
 static void test_imported_graphs_match_pytorch(void **state)
@@ -103,11 +99,4 @@ static void test_compiled_graphs_preserve_meaning(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_imported_graphs_match_pytorch),
-        cmocka_unit_test(test_compiled_graphs_preserve_meaning),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_imported_graphs_match_pytorch, test_compiled_graphs_preserve_meaning)

@@ -13,6 +13,7 @@
 
 #include "compiler/npubin.h"
 #include "compiler/pass.h"
+#include "tests/testutil.h"
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t m);
@@ -129,11 +130,4 @@ static void test_nomem_convnet(void **state)
     sweep("tests/models/convnet/model.json");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_nomem_mlp),
-        cmocka_unit_test(test_nomem_convnet),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_nomem_mlp, test_nomem_convnet)

@@ -18,6 +18,7 @@
 #include "compiler/lower/lower.h"
 #include "compiler/npubin.h"
 #include "compiler/pass.h"
+#include "tests/testutil.h"
 
 static const char *const models[] = {
     "tests/models/mlp/model.json", "tests/models/convnet/model.json",
@@ -938,20 +939,6 @@ static void test_encode_refuses_invalid(void **state)
     plan_free(p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_roundtrip),
-        cmocka_unit_test(test_truncated),
-        cmocka_unit_test(test_bitflips),
-        cmocka_unit_test(test_corrupt_resealed),
-        cmocka_unit_test(test_version),
-        cmocka_unit_test(test_foreign_files),
-        cmocka_unit_test(test_hostile_payloads),
-        cmocka_unit_test(test_invalid_fields),
-        cmocka_unit_test(test_encode_refuses_invalid),
-        cmocka_unit_test(test_version1_reads),
-        cmocka_unit_test(test_recipe_block),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_roundtrip, test_truncated, test_bitflips, test_corrupt_resealed, test_version,
+        test_foreign_files, test_hostile_payloads, test_invalid_fields, test_encode_refuses_invalid,
+        test_version1_reads, test_recipe_block)

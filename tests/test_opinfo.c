@@ -232,11 +232,4 @@ static void test_opinfo_vulkan_one_case_per_op(void **state)
     assert_int_equal(bad, 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_opinfo_cases_match_or_are_refused),
-        cmocka_unit_test(test_opinfo_vulkan_one_case_per_op),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_opinfo_cases_match_or_are_refused, test_opinfo_vulkan_one_case_per_op)

@@ -10,6 +10,7 @@
 
 #include "compiler/ops.h"
 #include "runtime/cpu/cpu_kernels.h"
+#include "tests/testutil.h"
 
 static void test_every_op_has_cpu_kernel(void **state)
 {
@@ -72,13 +73,5 @@ static void test_classes_agree_with_flags(void **state)
     assert_int_equal(op_class(OP_COUNT), OC_other);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_op_has_cpu_kernel),
-        cmocka_unit_test(test_names_resolve),
-        cmocka_unit_test(test_names_unique),
-        cmocka_unit_test(test_classes_agree_with_flags),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_every_op_has_cpu_kernel, test_names_resolve, test_names_unique,
+        test_classes_agree_with_flags)

@@ -13,11 +13,12 @@
 #include "compiler/pass.h"
 #include "compiler/plan.h"
 #include "tests/pass_check.h"
+#include "tests/testutil.h"
 
 static void test_resnet18_counts(void **state)
 {
     (void)state;
-    Pipeline p = tp_compile("tests/models/resnet18/model.json", NULL);
+    Pipeline p = tu_compile_file("tests/models/resnet18/model.json", NULL);
     const Graph *g = p.g;
     assert_int_equal(g->nrecipes, 20); /* every conv has a batch_norm */
     int live_bn = 0;
@@ -43,7 +44,7 @@ static void test_qwen_counts(void **state)
         {"tests/models/qwen2_5_1_5b/decode.json", 57, 28, 28, 56, 56, 28},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        Pipeline p = tp_compile(cases[i].path, NULL);
+        Pipeline p = tu_compile_file(cases[i].path, NULL);
         /* the prefixes count the folds too (rmsnorm_linear, silu_mul_linear): one per instance */
         assert_int_equal(tp_count_pattern(p.g, "rmsnorm"), 2 * cases[i].rms);
         assert_int_equal(tp_count_pattern(p.g, "rmsnorm_linear"), cases[i].rms);
@@ -66,8 +67,8 @@ static void test_no_fuse_switches(void **state)
     compile_defaults(&o);
     o.no_fuse[o.n_no_fuse++] = "rmsnorm";
     o.no_fuse[o.n_no_fuse++] = "F1";
-    Pipeline p = tp_compile("tests/models/qwen2_tiny/decode.json", &o);
-    Pipeline q = tp_compile("tests/models/qwen2_tiny/decode.json", NULL);
+    Pipeline p = tu_compile_file("tests/models/qwen2_tiny/decode.json", &o);
+    Pipeline q = tu_compile_file("tests/models/qwen2_tiny/decode.json", NULL);
     assert_int_equal(p.g->nfusions, q.g->nfusions); /* ids stay stable */
     for (int i = 0; i < p.g->nfusions; i++) {
         const Fusion *f = &p.g->fusions[i];
@@ -98,13 +99,13 @@ static void test_rope_cache_switches(void **state)
         {{"F4"}, 1, 2, 1, 0, -1},               /* the id: off, no fallback */
         {{"rope_cache", "+F4"}, 1, 3, 0, 0, 1}, /* F13 falls back, F4 on again */
     };
-    Pipeline q = tp_compile("tests/models/qwen2_tiny/decode.json", NULL);
+    Pipeline q = tu_compile_file("tests/models/qwen2_tiny/decode.json", NULL);
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         CompileOptions o;
         compile_defaults(&o);
         for (int r = 0; r < 3 && cases[c].rules[r]; r++)
             o.no_fuse[o.n_no_fuse++] = cases[c].rules[r];
-        Pipeline p = tp_compile("tests/models/qwen2_tiny/decode.json", &o);
+        Pipeline p = tu_compile_file("tests/models/qwen2_tiny/decode.json", &o);
         assert_int_equal(p.g->nfusions, q.g->nfusions);
         int n[2][2] = {{0}};
         for (int i = 0; i < p.g->nfusions; i++) {
@@ -137,7 +138,7 @@ static void test_prefill_patterns(void **state)
     (void)state;
     /* 8 query rows: the attention pattern takes the whole chain (repeat_kv's views included)
      * into one decode_attention kernel per layer; no masked_softmax is left */
-    Pipeline p = tp_compile("tests/models/qwen2_tiny/prefill.json", NULL);
+    Pipeline p = tu_compile_file("tests/models/qwen2_tiny/prefill.json", NULL);
     assert_int_equal(tp_count_pattern(p.g, "attention"), 2);
     assert_int_equal(tp_count_pattern(p.g, "decode_attention"), 0);
     assert_int_equal(tp_count_pattern(p.g, "masked_softmax"), 0);
@@ -168,7 +169,7 @@ static void test_prefill_patterns(void **state)
 static void test_prefill_attention_switches(void **state)
 {
     (void)state;
-    Pipeline q = tp_compile("tests/models/qwen2_tiny/prefill.json", NULL);
+    Pipeline q = tu_compile_file("tests/models/qwen2_tiny/prefill.json", NULL);
     assert_int_equal(q.plan->nkernels, 30);
     assert_int_equal(q.plan->nlevels, 19);
     static const struct {
@@ -183,7 +184,7 @@ static void test_prefill_attention_switches(void **state)
         CompileOptions o;
         compile_defaults(&o);
         o.no_fuse[o.n_no_fuse++] = cases[c].rule;
-        Pipeline p = tp_compile("tests/models/qwen2_tiny/prefill.json", &o);
+        Pipeline p = tu_compile_file("tests/models/qwen2_tiny/prefill.json", &o);
         int msm = 0, off = 0, gen = 0;
         for (int i = 0; i < p.g->nfusions; i++) {
             const Fusion *f = &p.g->fusions[i];
@@ -422,7 +423,7 @@ static void test_linear_add_rules(void **state)
     CompileOptions o;
     compile_defaults(&o);
     o.no_fuse[o.n_no_fuse++] = "linear_add";
-    p = tp_compile_json_opts(fused[0], &o);
+    p = tu_compile_json(fused[0], &o);
     assert_int_equal(p.g->nfusions, 1);
     assert_false(p.g->fusions[0].enabled);
     assert_int_equal(p.plan->nkernels, 2);
@@ -430,7 +431,7 @@ static void test_linear_add_rules(void **state)
     compile_defaults(&o);
     o.no_fuse[o.n_no_fuse++] = "linear_act";
     /* clang-format off */
-    p = tp_compile_json_opts(
+    p = tu_compile_json(
         "{\"graph_inputs\":[" T("x", "[2,4]") "],\"graph_outputs\":[" T("g", "[2,3]") "],"
         "\"weights\":[" T("w", "[3,4]") "],\"weight_name_mapping\":{\"p_w\":\"w\"},\"nodes\":["
         NODE("l1", "aten.linear.default", T("x", "[2,4]") "," T("p_w", "[3,4]"), T("y", "[2,3]"), "")
@@ -519,7 +520,7 @@ static void test_conv_activation_patterns(void **state)
         assert_int_equal(tp_count_shader(p.plan, "depad"), 0);
         pipeline_free(&p);
     }
-    Pipeline p = tp_compile("tests/models/mobilenet_block/model.json", NULL);
+    Pipeline p = tu_compile_file("tests/models/mobilenet_block/model.json", NULL);
     assert_int_equal(tp_count_pattern(p.g, "conv_hardswish"), 3);
     assert_int_equal(tp_count_pattern(p.g, "conv_relu6"), 1);
     assert_int_equal(tp_count_pattern(p.g, "conv_hardsigmoid"), 1);
@@ -595,21 +596,7 @@ static void test_silu_mul_either_order(void **state)
     pipeline_free(&p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_resnet18_counts),
-        cmocka_unit_test(test_qwen_counts),
-        cmocka_unit_test(test_no_fuse_switches),
-        cmocka_unit_test(test_rope_cache_switches),
-        cmocka_unit_test(test_prefill_patterns),
-        cmocka_unit_test(test_prefill_attention_switches),
-        cmocka_unit_test(test_conv_rope_linear_rules),
-        cmocka_unit_test(test_rmsnorm_rules),
-        cmocka_unit_test(test_add_relu_rules),
-        cmocka_unit_test(test_linear_add_rules),
-        cmocka_unit_test(test_silu_mul_either_order),
-        cmocka_unit_test(test_conv_activation_patterns),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_resnet18_counts, test_qwen_counts, test_no_fuse_switches, test_rope_cache_switches,
+        test_prefill_patterns, test_prefill_attention_switches, test_conv_rope_linear_rules,
+        test_rmsnorm_rules, test_add_relu_rules, test_linear_add_rules, test_silu_mul_either_order,
+        test_conv_activation_patterns)

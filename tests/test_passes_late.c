@@ -16,6 +16,7 @@
 #include "compiler/plan.h"
 #include "tests/graph_eq.h"
 #include "tests/pass_check.h"
+#include "tests/testutil.h"
 
 /* Host-only CPU work (an integer cumsum and comparison of a graph input, a view of it) that the
  * IR lists between NPU ops is hoisted ahead of them: one CPU then one NPU partition, the NPU
@@ -245,7 +246,7 @@ static void test_every_snapshot_verifies(void **state)
                             "tests/models/qwen2_tiny/prefill.json",
                             "tests/models/qwen2_tiny/decode.json"};
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
-        Pipeline p = tp_compile(models[i], NULL);
+        Pipeline p = tu_compile_file(models[i], NULL);
         assert_int_equal(p.nsnaps, pass_count);
         for (int s = 0; s < p.nsnaps; s++) {
             DiagList d = {0};
@@ -261,7 +262,7 @@ static void test_convnet_layout_batch2(void **state)
     (void)state;
     /* the convnet fixture is batch 2 with channel counts below the tile: padded tensors are
      * [N, Cpad, H, W] and the flatten reads a depadded copy */
-    Pipeline p = tp_compile("tests/models/convnet/model.json", NULL);
+    Pipeline p = tu_compile_file("tests/models/convnet/model.json", NULL);
     int padded = 0;
     for (int t = 0; t < p.g->ntensors; t++)
         padded += p.g->tensors[t].padded;
@@ -309,7 +310,7 @@ static void test_pack_inputs(void **state)
     CompileOptions o;
     compile_defaults(&o);
     o.compute = DT_BF16;
-    Pipeline on = tp_compile(path, &o);
+    Pipeline on = tu_compile_file(path, &o);
     const Plan *p = on.plan;
     int x = plan_find_tensor(p, "x"), xd = plan_find_tensor(p, "x@device");
     assert_true(x >= 0 && xd >= 0);
@@ -329,11 +330,11 @@ static void test_pack_inputs(void **state)
     compile_defaults(&o);
     o.compute = DT_BF16;
     o.disable[o.n_disable++] = "pack-inputs";
-    Pipeline off = tp_compile(path, &o);
+    Pipeline off = tu_compile_file(path, &o);
     compile_defaults(&o);
     o.compute = DT_BF16;
     o.pack_min = INT64_MAX;
-    Pipeline none = tp_compile(path, &o);
+    Pipeline none = tu_compile_file(path, &o);
     assert_int_equal(tp_count_shader(off.plan, "pack"), 0);
     assert_int_equal(off.plan->tensors[plan_find_tensor(off.plan, "x")].storage, DT_BF16);
     assert_int_equal(plan_find_tensor(off.plan, "x@device"), -1);
@@ -341,12 +342,12 @@ static void test_pack_inputs(void **state)
     assert_false(plan_equal(off.plan, p));
     compile_defaults(&o);
     o.compute = DT_F32;
-    Pipeline f32 = tp_compile(path, &o);
+    Pipeline f32 = tu_compile_file(path, &o);
     assert_int_equal(tp_count_shader(f32.plan, "pack"), 0);
     compile_defaults(&o);
     o.compute = DT_F16;
     o.pack_min = 1;
-    Pipeline f16 = tp_compile(path, &o);
+    Pipeline f16 = tu_compile_file(path, &o);
     const Plan *h = f16.plan;
     assert_int_equal(tp_count_shader(h, "pack"), 0);
     assert_int_equal(h->tensors[plan_find_tensor(h, "x")].storage, DT_F16);
@@ -370,10 +371,10 @@ static void test_pack_inputs_choice(void **state)
     CompileOptions o;
     compile_defaults(&o);
     o.compute = DT_BF16;
-    Pipeline def = tp_compile(path, &o);
+    Pipeline def = tu_compile_file(path, &o);
     assert_int_equal(tp_count_shader(def.plan, "pack"), 0);
     o.pack_min = 1;
-    Pipeline all = tp_compile(path, &o);
+    Pipeline all = tu_compile_file(path, &o);
     const Plan *p = all.plan;
     assert_int_equal(tp_count_shader(p, "pack"), 1);
     assert_true(plan_find_tensor(p, "attention_mask@device") >= 0);
@@ -394,7 +395,7 @@ static void test_pack_inputs_choice(void **state)
 static void test_snapshots_share(void **state)
 {
     (void)state;
-    Pipeline p = tp_compile("tests/models/mlp/model.json", NULL);
+    Pipeline p = tu_compile_file("tests/models/mlp/model.json", NULL);
     int fb = pass_find("fold-batchnorm");
     assert_true(fb > 0 && fb < p.nsnaps);
     Graph *prev = p.snaps[fb - 1].g, *g = p.snaps[fb].g;
@@ -437,20 +438,7 @@ static void test_snapshots_share(void **state)
     pipeline_free(&p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_partition_hoists_host_work),
-        cmocka_unit_test(test_partition_static_decode),
-        cmocka_unit_test(test_partition_rehoist_after_gen),
-        cmocka_unit_test(test_split_views),
-        cmocka_unit_test(test_partition_by_attrs),
-        cmocka_unit_test(test_every_snapshot_verifies),
-        cmocka_unit_test(test_snapshots_share),
-        cmocka_unit_test(test_convnet_layout_batch2),
-        cmocka_unit_test(test_layout_inserts_depad),
-        cmocka_unit_test(test_pack_inputs),
-        cmocka_unit_test(test_pack_inputs_choice),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_partition_hoists_host_work, test_partition_static_decode,
+        test_partition_rehoist_after_gen, test_split_views, test_partition_by_attrs,
+        test_every_snapshot_verifies, test_snapshots_share, test_convnet_layout_batch2,
+        test_layout_inserts_depad, test_pack_inputs, test_pack_inputs_choice)

@@ -8,40 +8,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "common/half.h"
 #include "runtime/safetensors.h"
-
-static char tmpdir[64];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/test_st_XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    DIR *dir = opendir(tmpdir);
-    if (!dir) return -1;
-    char p[512];
-    for (struct dirent *e; (e = readdir(dir));) {
-        if (e->d_name[0] == '.') continue;
-        snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
-        unlink(p);
-    }
-    closedir(dir);
-    return rmdir(tmpdir);
-}
+#include "tests/testutil.h"
 
 static char *tpath(char *buf, const char *name)
 {
-    snprintf(buf, 256, "%s/%s", tmpdir, name);
+    snprintf(buf, 256, "%s", tu_tmp_path(name));
     return buf;
 }
 
@@ -609,17 +585,7 @@ static void test_write_rejects(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_roundtrip_every_dtype),
-        cmocka_unit_test(test_half_to_f32),
-        cmocka_unit_test(test_unaligned_and_odd_bools),
-        cmocka_unit_test(test_mlp_fixture),
-        cmocka_unit_test(test_corrupt_headers),
-        cmocka_unit_test(test_truncated),
-        cmocka_unit_test(test_sharded),
-        cmocka_unit_test(test_bad_indexes),
-        cmocka_unit_test(test_edges),
-        cmocka_unit_test(test_write_rejects),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return TU_GROUP(tu_tmp_setup, tu_tmp_teardown, test_roundtrip_every_dtype, test_half_to_f32,
+                    test_unaligned_and_odd_bools, test_mlp_fixture, test_corrupt_headers,
+                    test_truncated, test_sharded, test_bad_indexes, test_edges, test_write_rejects);
 }

@@ -16,6 +16,7 @@
 #include "compiler/plan.h"
 #include "compiler/schedule.h"
 #include "tests/pass_check.h"
+#include "tests/testutil.h"
 
 #define BLOCK 16 /* bytes per owner cell: divides the arena alignment and every view offset */
 
@@ -120,7 +121,7 @@ static void test_fixtures_order_and_memory(void **state)
             if (variant == 1) o.no_fuse[o.n_no_fuse++] = "all";
             if (variant == 2) o.no_reuse = true;
             if (variant == 3) o.compute = DT_BF16;
-            Pipeline p = tp_compile(fixtures[i], &o);
+            Pipeline p = tu_compile_file(fixtures[i], &o);
             check_order(p.plan);
             check_memory(p.plan);
             pipeline_free(&p);
@@ -135,7 +136,7 @@ static void test_mixed_partitions(void **state)
     CompileOptions o;
     compile_defaults(&o);
     o.cpu_ops[o.n_cpu_ops++] = "aten.linear.default";
-    Pipeline p = tp_compile("tests/models/qwen2_tiny/decode.json", &o);
+    Pipeline p = tu_compile_file("tests/models/qwen2_tiny/decode.json", &o);
     assert_true(p.plan->nparts > 2);
     check_order(p.plan);
     check_memory(p.plan);
@@ -150,7 +151,7 @@ static void test_mixed_partitions(void **state)
 static void test_levels_are_dependency_levels(void **state)
 {
     (void)state;
-    Pipeline p = tp_compile("tests/models/qwen2_tiny/decode.json", NULL);
+    Pipeline p = tu_compile_file("tests/models/qwen2_tiny/decode.json", NULL);
     assert_int_equal(p.plan->nlevels,
                      14); /* the rmsnorm and silu_mul levels folded (fuse_fold.c) */
     pipeline_free(&p);
@@ -158,10 +159,10 @@ static void test_levels_are_dependency_levels(void **state)
     compile_defaults(&o);
     o.no_fuse[o.n_no_fuse++] = "rmsnorm_linear";
     o.no_fuse[o.n_no_fuse++] = "silu_mul_linear";
-    p = tp_compile("tests/models/qwen2_tiny/decode.json", &o);
+    p = tu_compile_file("tests/models/qwen2_tiny/decode.json", &o);
     assert_int_equal(p.plan->nlevels, 21);
     pipeline_free(&p);
-    p = tp_compile("tests/models/resnet18/model.json", NULL);
+    p = tu_compile_file("tests/models/resnet18/model.json", NULL);
     /* 20 data levels; the K-split convs add their reduce passes (42 kernels in 37 levels; the
      * f16 input is converted by the host, no pack kernel) */
     assert_int_equal(p.plan->nlevels, 37);
@@ -194,13 +195,5 @@ static void test_hazard_rule(void **state)
     hz_free(&s);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hazard_rule),
-        cmocka_unit_test(test_fixtures_order_and_memory),
-        cmocka_unit_test(test_mixed_partitions),
-        cmocka_unit_test(test_levels_are_dependency_levels),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_hazard_rule, test_fixtures_order_and_memory, test_mixed_partitions,
+        test_levels_are_dependency_levels)

@@ -661,13 +661,5 @@ static void test_split_chunks(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_op_covered),     cmocka_unit_test(test_good_cases),
-        cmocka_unit_test(test_wrong_declared_shape), cmocka_unit_test(test_bad_attrs),
-        cmocka_unit_test(test_bad_dtypes),           cmocka_unit_test(test_fixtures_clean),
-        cmocka_unit_test(test_reports_all),          cmocka_unit_test(test_split_chunks),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_every_op_covered, test_good_cases, test_wrong_declared_shape, test_bad_attrs,
+        test_bad_dtypes, test_fixtures_clean, test_reports_all, test_split_chunks)

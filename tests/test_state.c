@@ -14,6 +14,7 @@
 
 #include "app/model.h"
 #include "app/runner.h"
+#include "tests/testutil.h"
 
 #define STATE_IR "tests/models/inplace/state.json"
 
@@ -23,13 +24,7 @@ static void load(Options *o, Model *m, const char *backend, const char *dtype)
     o->model = STATE_IR;
     o->backend = backend;
     o->dtype = dtype;
-    memset(m, 0, sizeof *m);
-    DiagList d = {0};
-    Status st = model_load_graph(m, STATE_IR, &d);
-    if (st == ST_OK) st = model_bind(m, o, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
-    diag_free(&d);
+    tu_load_model(m, STATE_IR, o);
 }
 
 static void test_import_makes_state(void **state)
@@ -126,12 +121,4 @@ static void test_carry_vulkan(void **state)
     check_carry("vulkan", "fp16", 2e-2f); /* the state uploaded as the host holds it, packed */
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_import_makes_state),
-        cmocka_unit_test(test_carry_cpu_backend),
-        cmocka_unit_test(test_carry_vulkan),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_import_makes_state, test_carry_cpu_backend, test_carry_vulkan)

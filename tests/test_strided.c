@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "compiler/strided.h"
+#include "tests/testutil.h"
 
 static StrideView sv(int r, const int64_t *shape, const int64_t *stride)
 {
@@ -97,11 +98,4 @@ static void test_rows(void **state)
     assert_non_null(strstr(why, "strided row dims"));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_view_as),
-        cmocka_unit_test(test_rows),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_view_as, test_rows)

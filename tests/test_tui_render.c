@@ -419,13 +419,5 @@ static void test_grid_dump(void **state)
     tui_grid_free(&g);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_redraw_1725_nodes), cmocka_unit_test(test_live_profile_rows),
-        cmocka_unit_test(test_live_bisect_steps), cmocka_unit_test(test_help_wraps),
-        cmocka_unit_test(test_graph_fits),        cmocka_unit_test(test_script_keys),
-        cmocka_unit_test(test_grid_dump),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_redraw_1725_nodes, test_live_profile_rows, test_live_bisect_steps, test_help_wraps,
+        test_graph_fits, test_script_keys, test_grid_dump)

@@ -24,35 +24,10 @@
 #include "app/runner.h"
 #include "app/tune.h"
 #include "app/tune_bench.h"
+#include "tests/testutil.h"
 
 #define MLP "tests/models/mlp/model.json"            /* three gemv kernels */
 #define DECODE "tests/models/qwen2_tiny/decode.json" /* gemv and decode_attention */
-
-static char tmpdir[64];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/npu_tune_XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static const char *tmp(const char *name)
-{
-    static char buf[4][160];
-    static int i;
-    i = (i + 1) % 4;
-    snprintf(buf[i], sizeof buf[i], "%s/%s", tmpdir, name);
-    return buf[i];
-}
 
 static void write_file(const char *path, const char *text)
 {
@@ -101,11 +76,11 @@ static void test_cache_round_trip(void **state)
     assert_int_equal(tune_cache_put(&c, "dev\tA", "k", &a, 1, 1, &d), ST_BAD_INPUT);
     assert_int_equal(c.n, 3);
     diag_clear(&d);
-    assert_int_equal(tune_cache_write(&c, tmp("c.tsv"), &d), ST_OK);
+    assert_int_equal(tune_cache_write(&c, tu_tmp_path("c.tsv"), &d), ST_OK);
 
     TuneCache r = {0};
     bool foreign = true;
-    assert_int_equal(tune_cache_read(&r, tmp("c.tsv"), &foreign, &d), ST_OK);
+    assert_int_equal(tune_cache_read(&r, tu_tmp_path("c.tsv"), &foreign, &d), ST_OK);
     assert_false(foreign);
     assert_int_equal(d.count, 0);
     assert_int_equal(r.n, 3);
@@ -126,7 +101,7 @@ static void test_cache_round_trip(void **state)
     assert_int_equal(tune_cache_count(&r, "dev A [1:2] drv"), 1);
     /* a missing file is an empty cache */
     TuneCache m = {0};
-    assert_int_equal(tune_cache_read(&m, tmp("missing.tsv"), &foreign, &d), ST_OK);
+    assert_int_equal(tune_cache_read(&m, tu_tmp_path("missing.tsv"), &foreign, &d), ST_OK);
     assert_int_equal(m.n, 0);
     assert_false(foreign);
     tune_cache_free(&m);
@@ -142,32 +117,32 @@ static void test_cache_bad(void **state)
     DiagList d = {0};
     TuneCache c = {0};
     bool foreign = false;
-    write_file(tmp("foreign.tsv"), "just some text\nwith lines\n");
-    assert_int_equal(tune_cache_read(&c, tmp("foreign.tsv"), &foreign, &d), ST_OK);
+    write_file(tu_tmp_path("foreign.tsv"), "just some text\nwith lines\n");
+    assert_int_equal(tune_cache_read(&c, tu_tmp_path("foreign.tsv"), &foreign, &d), ST_OK);
     assert_true(foreign);
     assert_int_equal(c.n, 0);
     assert_true(said(&d, "not an npu-explore tuning cache"));
     diag_clear(&d);
-    FILE *f = fopen(tmp("nul.tsv"), "wb"); /* binary: a NUL inside */
+    FILE *f = fopen(tu_tmp_path("nul.tsv"), "wb"); /* binary: a NUL inside */
     fwrite(TUNE_CACHE_HEADER "\n\0\1\2", 1, sizeof TUNE_CACHE_HEADER + 3, f);
     fclose(f);
-    assert_int_equal(tune_cache_read(&c, tmp("nul.tsv"), &foreign, &d), ST_OK);
+    assert_int_equal(tune_cache_read(&c, tu_tmp_path("nul.tsv"), &foreign, &d), ST_OK);
     assert_true(foreign);
     assert_int_equal(c.n, 0);
     diag_clear(&d);
-    write_file(tmp("lines.tsv"), TUNE_CACHE_HEADER "\n"
-                                                   "# a comment\n"
-                                                   "\n"
-                                                   "dev\tkey1\tgemv.wg=64\t1.5\t1.0\n"
-                                                   "dev\tkey2\tgemv.wg=64\n"
-                                                   "dev\tkey3\tnope.knob=1\t1\t1\n"
-                                                   "dev\tkey4\tattn.ablate=2\t1\t1\n"
-                                                   "dev\tkey5\tgemv.wg=48\t1\t1\n"
-                                                   "dev\tkey6\tgemv.wg=64\tfast\t1\n"
-                                                   "\tkey7\tgemv.wg=64\t1\t1\n"
-                                                   "dev\tkey8\tgemv.r=2\t-\t-\r\n"
-                                                   "dev\tkey9\tgemv.r=2\t1\t1\textra\n");
-    assert_int_equal(tune_cache_read(&c, tmp("lines.tsv"), &foreign, &d), ST_OK);
+    write_file(tu_tmp_path("lines.tsv"), TUNE_CACHE_HEADER "\n"
+                                                           "# a comment\n"
+                                                           "\n"
+                                                           "dev\tkey1\tgemv.wg=64\t1.5\t1.0\n"
+                                                           "dev\tkey2\tgemv.wg=64\n"
+                                                           "dev\tkey3\tnope.knob=1\t1\t1\n"
+                                                           "dev\tkey4\tattn.ablate=2\t1\t1\n"
+                                                           "dev\tkey5\tgemv.wg=48\t1\t1\n"
+                                                           "dev\tkey6\tgemv.wg=64\tfast\t1\n"
+                                                           "\tkey7\tgemv.wg=64\t1\t1\n"
+                                                           "dev\tkey8\tgemv.r=2\t-\t-\r\n"
+                                                           "dev\tkey9\tgemv.r=2\t1\t1\textra\n");
+    assert_int_equal(tune_cache_read(&c, tu_tmp_path("lines.tsv"), &foreign, &d), ST_OK);
     assert_false(foreign);
     assert_int_equal(c.n, 2); /* key1 and key8 */
     assert_non_null(tune_cache_find(&c, "dev", "key1"));
@@ -242,23 +217,16 @@ static void test_apply_and_search_knobs(void **state)
 
 static Plan *compile(const char *path, const TuneCache *c, const Tuning *global)
 {
-    Graph *g = NULL;
-    DiagList d = {0};
-    assert_int_equal(ir_read_file(path, &g, &d), ST_OK);
     CompileOptions o;
     compile_defaults(&o);
     o.kernel_cache = "none";
     if (global) o.tuning = *global;
     o.tuned = c;
     o.tuned_device = "dev";
-    Pipeline pipe;
-    Status st = pipeline_run_graph(g, &o, &pipe, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
+    Pipeline pipe = tu_compile_graph(tu_read_ir(path), &o); /* the plan outlives it */
     Plan *p = pipe.plan;
     pipe.plan = NULL;
     pipeline_free(&pipe);
-    diag_free(&d);
     return p;
 }
 
@@ -416,11 +384,10 @@ static void test_search(void **state)
     o.model = DECODE;
     o.random_weights = true;
     o.weights_seed = 1;
-    o.tuned = tmp("search.tsv");
+    o.tuned = tu_tmp_path("search.tsv");
     o.kernel_cache = "none";
     DiagList d = {0};
-    assert_int_equal(model_load_graph(&m, DECODE, &d), ST_OK);
-    assert_int_equal(model_bind(&m, &o, &d), ST_OK);
+    tu_load_model(&m, DECODE, &o);
     /* the kernel: decode_attention in the plan the device runs */
     RunTarget t;
     Pipeline shown;
@@ -484,13 +451,7 @@ static void test_search(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cache_round_trip),
-        cmocka_unit_test(test_cache_bad),
-        cmocka_unit_test(test_apply_and_search_knobs),
-        cmocka_unit_test(test_plan_uses_entry),
-        cmocka_unit_test(test_bench_refuses_changed_results),
-        cmocka_unit_test(test_search),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return TU_GROUP(tu_tmp_setup, tu_tmp_teardown, test_cache_round_trip, test_cache_bad,
+                    test_apply_and_search_knobs, test_plan_uses_entry,
+                    test_bench_refuses_changed_results, test_search);
 }

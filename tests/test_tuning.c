@@ -13,6 +13,7 @@
 #include "compiler/npubin.h"
 #include "compiler/pass.h"
 #include "compiler/tuning.h"
+#include "tests/testutil.h"
 
 #define MODEL "tests/models/qwen2_tiny/decode.json" /* gemv and decode_attention kernels */
 
@@ -108,21 +109,14 @@ static void test_env(void **state)
 
 static Plan *compile(const Tuning *t)
 {
-    Graph *g = NULL;
-    DiagList d = {0};
-    assert_int_equal(ir_read_file(MODEL, &g, &d), ST_OK);
     CompileOptions o;
     compile_defaults(&o);
     o.kernel_cache = "none";
     o.tuning = *t;
-    Pipeline pipe;
-    Status st = pipeline_run_graph(g, &o, &pipe, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
+    Pipeline pipe = tu_compile_graph(tu_read_ir(MODEL), &o);
     Plan *p = pipe.plan;
     pipe.plan = NULL; /* kept past the pipeline */
     pipeline_free(&pipe);
-    diag_free(&d);
     return p;
 }
 
@@ -182,12 +176,4 @@ static void test_plan_record(void **state)
     plan_free(p0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_set),
-        cmocka_unit_test(test_env),
-        cmocka_unit_test(test_plan_record),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_set, test_env, test_plan_record)

@@ -131,12 +131,4 @@ static void test_frames_resnet18(void **state)
     check_frames("tests/models/resnet18/model.json", 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_frames_qwen_decode),
-        cmocka_unit_test(test_frames_qwen_prefill),
-        cmocka_unit_test(test_frames_resnet18),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_frames_qwen_decode, test_frames_qwen_prefill, test_frames_resnet18)

@@ -160,9 +160,6 @@ static void expect_plan(const char *shape, const char *out, bool cpu_device, int
 {
     char json[2048];
     am_graph(json, sizeof json, shape, out, "\"dim\":-1");
-    Graph *g = NULL;
-    DiagList d = {0};
-    assert_int_equal(ir_read_buffer("<am>", json, strlen(json), &g, &d), ST_OK);
     CompileOptions o;
     compile_defaults(&o);
     o.compute = DT_BF16;
@@ -170,11 +167,7 @@ static void expect_plan(const char *shape, const char *out, bool cpu_device, int
     /* the argmax's own kernels: a 151936-element input would otherwise be uploaded as f32 and
      * cast by a pack kernel in front (pack-inputs) */
     o.disable[o.n_disable++] = "pack-inputs";
-    Pipeline pipe;
-    if (pipeline_run_graph(g, &o, &pipe, &d) != ST_OK) {
-        diag_print(&d, stderr);
-        fail_msg("compile failed");
-    }
+    Pipeline pipe = tu_compile_json(json, &o);
     const Plan *p = pipe.plan;
     assert_int_equal(p->nkernels, nkernels);
     assert_string_equal(p->kernels[0].shader, "argmax_bf16");
@@ -187,7 +180,6 @@ static void expect_plan(const char *shape, const char *out, bool cpu_device, int
         assert_int_not_equal(p->kernels[0].args[1], p->kernels[0].args[2]); /* the partials */
     }
     pipeline_free(&pipe);
-    diag_free(&d);
 }
 
 static void test_plans(void **state)
@@ -200,12 +192,4 @@ static void test_plans(void **state)
     expect_plan("[50,7]", "[50]", false, 1, 1, 2, 0); /* 8 lanes a row: 32 rows a workgroup */
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ties),       cmocka_unit_test(test_nan),
-        cmocka_unit_test(test_nan_row),    cmocka_unit_test(test_neginf),
-        cmocka_unit_test(test_random_f32), cmocka_unit_test(test_plans),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_ties, test_nan, test_nan_row, test_neginf, test_random_f32, test_plans)

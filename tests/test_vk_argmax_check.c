@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <cmocka.h>
 
 #include "app/commands.h"
@@ -25,6 +24,7 @@
 #include "app/report.h"
 #include "app/runner.h"
 #include "runtime/safetensors.h"
+#include "tests/testutil.h"
 
 enum { ROWS = 4, LEN = 1000 };
 #define TIE_A 100 /* row 0: 1.0 here ... */
@@ -32,7 +32,7 @@ enum { ROWS = 4, LEN = 1000 };
 #define GAP_A 200 /* row 2: 1.0 here, 1.0 + 2^-6 at GAP_B */
 #define GAP_B 600
 
-static char dir[64], model_path[128], inputs_path[128];
+static char model_path[128], inputs_path[128];
 
 static const char *model_json =
     "{\"model_name\":\"am_tie\",\"graph_inputs\":[{\"name\":\"x\",\"shape\":[4,1000],"
@@ -52,11 +52,9 @@ static const char *model_json =
  * near-tie in row 0, a resolved gap in row 2, a clear maximum in rows 1 and 3. */
 static int setup(void **state)
 {
-    (void)state;
-    snprintf(dir, sizeof dir, "/tmp/npu_am_tie_XXXXXX");
-    if (!mkdtemp(dir)) return -1;
-    snprintf(model_path, sizeof model_path, "%s/model.json", dir);
-    snprintf(inputs_path, sizeof inputs_path, "%s/inputs.safetensors", dir);
+    if (tu_tmp_setup(state) != 0) return -1;
+    snprintf(model_path, sizeof model_path, "%s", tu_tmp_path("model.json"));
+    snprintf(inputs_path, sizeof inputs_path, "%s", tu_tmp_path("inputs.safetensors"));
     FILE *f = fopen(model_path, "w");
     if (!f) return -1;
     fputs(model_json, f);
@@ -84,15 +82,6 @@ static int setup(void **state)
     diag_free(&d);
     htensor_free(&x);
     return st == ST_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    unlink(model_path);
-    unlink(inputs_path);
-    rmdir(dir);
-    return 0;
 }
 
 static void options(Options *o)
@@ -130,11 +119,10 @@ static void test_run_check(void **state)
     (void)state;
     Options o;
     options(&o);
-    Model m = {0};
+    Model m;
     Runner r;
     DiagList d = {0};
-    assert_int_equal(model_load_graph(&m, o.model, &d), ST_OK);
-    assert_int_equal(model_bind(&m, &o, &d), ST_OK);
+    tu_load_model(&m, o.model, &o);
     assert_int_equal(runner_open(&r, &o, &m, false, &d), ST_OK);
     assert_string_equal(r.dtype, "bf16");
     assert_int_equal(exec_run(&r.x, false, &d), ST_OK);
@@ -240,10 +228,5 @@ static void test_bisect(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_run_check),
-        cmocka_unit_test(test_profile),
-        cmocka_unit_test(test_bisect),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return TU_GROUP(setup, tu_tmp_teardown, test_run_check, test_profile, test_bisect);
 }

@@ -224,19 +224,9 @@ static void fill_mask(HTensor *t, int input, void *ctx)
 /* The portable plan for a GPU of graph json (compiled only). */
 static Pipeline compile_attn(const char *json)
 {
-    Graph *g = NULL;
-    DiagList d = {0};
-    assert_int_equal(ir_read_buffer("<attn>", json, strlen(json), &g, &d), ST_OK);
     CompileOptions o;
-    compile_defaults(&o);
-    o.kernel_cache = "none";
-    o.tuning = *vc_tuning();
-    Pipeline pipe;
-    Status st = pipeline_run_graph(g, &o, &pipe, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
-    diag_free(&d);
-    return pipe;
+    vc_options(&o);
+    return tu_compile_json(json, &o);
 }
 
 /* The split count of the portable plan for a GPU (push word 19 of the kernel: nsplit). */
@@ -265,19 +255,12 @@ static bool flash_case(const Case *c)
  * emulation with emu) is `want`. */
 static void check_tier_stem(const char *json, DType dtype, bool emu, const char *want)
 {
-    Graph *g = NULL;
-    DiagList d = {0};
-    assert_int_equal(ir_read_buffer("<attn>", json, strlen(json), &g, &d), ST_OK);
     CompileOptions o;
-    compile_defaults(&o);
-    o.kernel_cache = "none";
-    o.tuning = *vc_tuning();
+    vc_options(&o);
     o.compute = dtype;
     o.tier = TIER_NV_COOPMAT;
     o.cm_emulate = emu;
-    Pipeline pipe;
-    assert_int_equal(pipeline_run_graph(g, &o, &pipe, &d), ST_OK);
-    diag_free(&d);
+    Pipeline pipe = tu_compile_json(json, &o);
     int found = 0;
     for (int k = 0; k < pipe.plan->nkernels; k++) {
         const char *s = pipe.plan->kernels[k].shader;
@@ -314,10 +297,8 @@ static void check_case(const Case *c)
     free(g);
 }
 
-/* Checks the cases, each with the split count the plan for a GPU gives (at least `min_split`),
- * then, when it splits, again with attn.splits=1 (one workgroup per row, no merge). */
-/* Whether case c runs in this suite (quick or long); skips the cmocka test when none of `n`
- * does. */
+/* Whether case c runs in this suite (quick or long); skip_if_none skips the cmocka test when
+ * none of the n cases does. */
 static bool runs_here(const Case *c)
 {
     return (c->lng != 0) == tu_long();
@@ -330,6 +311,8 @@ static void skip_if_none(const Case *cases, size_t n)
     skip();
 }
 
+/* Checks the cases, each with the split count the plan for a GPU gives (at least `min_split`),
+ * then, when it splits, again with attn.splits=1 (one workgroup per row, no merge). */
 static void check_cases_split(const Case *cases, size_t n, int min_split)
 {
     skip_if_none(cases, n);
@@ -534,15 +517,6 @@ static void test_attn_near_misses(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_attn_gqa_shapes),  cmocka_unit_test(test_attn_odd_head_dims),
-        cmocka_unit_test(test_attn_batch),       cmocka_unit_test(test_attn_inf_mask),
-        cmocka_unit_test(test_attn_mask_holes),  cmocka_unit_test(test_attn_mask_per_head),
-        cmocka_unit_test(test_attn_rows_causal), cmocka_unit_test(test_attn_rows_random),
-        cmocka_unit_test(test_attn_rows_splits), cmocka_unit_test(test_attn_flash),
-        cmocka_unit_test(test_attn_near_misses),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_attn_gqa_shapes, test_attn_odd_head_dims, test_attn_batch, test_attn_inf_mask,
+        test_attn_mask_holes, test_attn_mask_per_head, test_attn_rows_causal, test_attn_rows_random,
+        test_attn_rows_splits, test_attn_flash, test_attn_near_misses)

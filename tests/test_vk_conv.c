@@ -380,15 +380,6 @@ static void test_packed_input(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_conv_shapes),       cmocka_unit_test(test_conv_groups),
-        cmocka_unit_test(test_conv_gemm_tiles),   cmocka_unit_test(test_conv_split_residual),
-        cmocka_unit_test(test_conv_relu_chain),   cmocka_unit_test(test_conv_activations),
-        cmocka_unit_test(test_conv_add_residual), cmocka_unit_test(test_conv_add_self),
-        cmocka_unit_test(test_max_pool),          cmocka_unit_test(test_avg_pool),
-        cmocka_unit_test(test_adaptive_pool),     cmocka_unit_test(test_packed_input),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_conv_shapes, test_conv_groups, test_conv_gemm_tiles, test_conv_split_residual,
+        test_conv_relu_chain, test_conv_activations, test_conv_add_residual, test_conv_add_self,
+        test_max_pool, test_avg_pool, test_adaptive_pool, test_packed_input)

@@ -26,10 +26,12 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "common/fileio.h"
 #include "common/half.h"
 #include "runtime/vulkan/vk_core.h"
 #include "runtime/vulkan/vk_shaders.h"
 #include "common/clock.h"
+#include "tests/testutil.h"
 
 #define WG 64
 
@@ -630,7 +632,7 @@ static void test_pipeline_cache(void **state)
     rmdir(sub);
     rmdir(dir);
     char buf[512];
-    const char *def = vk_default_pipeline_cache_path(buf, sizeof buf);
+    const char *def = cache_path(buf, sizeof buf, "pipelines.bin");
     if (def) assert_non_null(strstr(def, "npu-explore/pipelines.bin"));
 }
 
@@ -702,16 +704,5 @@ static void test_measure(void **state)
     diag_free(&d);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_device_info),      cmocka_unit_test(test_no_such_device),
-        cmocka_unit_test(test_fill_and_axpy),    cmocka_unit_test(test_fallback_paths),
-        cmocka_unit_test(test_validation_clean), cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_pipeline_cache),   cmocka_unit_test(test_measure),
-        cmocka_unit_test(test_warm_up),
-    };
-    const char *only = getenv("NPU_TEST_FILTER"); /* e.g. "test_bad_*" while debugging */
-    if (only && *only) cmocka_set_test_filter(only);
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_device_info, test_no_such_device, test_fill_and_axpy, test_fallback_paths,
+        test_validation_clean, test_bad_input, test_pipeline_cache, test_measure, test_warm_up)

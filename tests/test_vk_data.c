@@ -362,16 +362,6 @@ static void test_padded_reads(void **state)
         vc_check_json(g, dts[t], tols[t], "transpose");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_transpose),    cmocka_unit_test(test_expand),
-        cmocka_unit_test(test_slice_select), cmocka_unit_test(test_cat),
-        cmocka_unit_test(test_copy),         cmocka_unit_test(test_int_data),
-        cmocka_unit_test(test_cast_int),     cmocka_unit_test(test_embedding),
-        cmocka_unit_test(test_index_copy),   cmocka_unit_test(test_index_copy_transposed),
-        cmocka_unit_test(test_split),        cmocka_unit_test(test_split_views),
-        cmocka_unit_test(test_padded_reads),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_transpose, test_expand, test_slice_select, test_cat, test_copy, test_int_data,
+        test_cast_int, test_embedding, test_index_copy, test_index_copy_transposed, test_split,
+        test_split_views, test_padded_reads)

@@ -220,12 +220,4 @@ static void test_dw_lowering(void **state)
     vc_tune(NULL);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dw_lowering),     cmocka_unit_test(test_dw_shapes),
-        cmocka_unit_test(test_dw_tiles),        cmocka_unit_test(test_dw_epilogues),
-        cmocka_unit_test(test_dw_padded_chain),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_dw_lowering, test_dw_shapes, test_dw_tiles, test_dw_epilogues, test_dw_padded_chain)

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "tests/elt_cases.h"
 #include "tests/kernel_check.h"
 #include "tests/vk_check.h"
 
@@ -24,74 +25,33 @@
 
 static const char *dts[] = {"fp32", "fp16", "bf16"};
 static const double tols[] = {VC_TOL_F32, VC_TOL_F16, VC_TOL_BF16};
-/* div with rounding modes in 16-bit storage: see test_binary_scalar */
-static const double mode_tols[] = {VC_TOL_F32, 0.03, 0.1};
 
-/* Operand shapes and the broadcast output: same shape, dims of 1 on both sides, rank 1 against
- * rank 4 both ways, a per-channel bias, a one-element operand, rank 6. */
-static const struct {
-    TuSpec a, b, out;
-} shapes[] = {
-    {F32(3, {3, 5, 67}), F32(3, {3, 5, 67}), F32(3, {3, 5, 67})},
-    {F32(5, {2, 1, 5, 1, 7}), F32(4, {3, 1, 6, 1}), F32(5, {2, 3, 5, 6, 7})},
-    {F32(1, {67}), F32(4, {2, 3, 4, 67}), F32(4, {2, 3, 4, 67})},
-    {F32(4, {2, 3, 4, 67}), F32(1, {67}), F32(4, {2, 3, 4, 67})},
-    {F32(4, {2, 8, 5, 5}), F32(4, {1, 8, 1, 1}), F32(4, {2, 8, 5, 5})},
-    {F32(4, {1, 8, 1, 1}), F32(4, {2, 8, 5, 5}), F32(4, {2, 8, 5, 5})},
-    {F32(3, {4, 1, 9}), F32(3, {1, 3, 1}), F32(3, {4, 3, 9})},
-    {F32(1, {1}), F32(2, {3, 7}), F32(2, {3, 7})},
-    {F32(6, {2, 1, 3, 1, 2, 5}), F32(6, {1, 2, 1, 4, 1, 5}), F32(6, {2, 2, 3, 4, 2, 5})},
-};
-
+/* the tensor-tensor binary ops whose operands need no care, on every broadcast */
 static void test_binary_tensor_tensor(void **state)
 {
     (void)state;
-    static const char *ops[][2] = {
-        {"aten.add.Tensor", ""},
-        {"aten.add.Tensor", "\"alpha\":0.5"},
-        {"aten.sub.Tensor", "\"alpha\":2"},
-        {"aten.rsub.Tensor", "\"alpha\":0.75"},
-        {"aten.mul.Tensor", ""},
-    };
-    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
-        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    for (int o = 0; o < elt_nbinary_ops; o++) {
+        const EltOp *op = &elt_binary_ops[o];
+        if (op->safe) continue; /* test_div_pow_positive */
+        for (int s = 0; s < elt_nshapes; s++)
             for (int t = 0; t < 3; t++)
-                vc_check_node(ops[o][0], 2, S(shapes[s].a, shapes[s].b), shapes[s].out, ops[o][1],
-                              dts[t], tols[t], "binary");
+                vc_check_node(op->aten, 2, S(elt_shapes[s].a, elt_shapes[s].b), elt_shapes[s].out,
+                              op->attrs, dts[t], tols[t], "binary");
+    }
 }
 
+/* the scalar-operand ops (those not blowing up near 0: test_div_pow_positive has them) */
 static void test_binary_scalar(void **state)
 {
     (void)state;
-    static const char *ops[][2] = {
-        {"aten.add.Tensor", "\"other\":0.5"},
-        {"aten.add.Scalar", "\"other\":3,\"alpha\":-2"},
-        {"aten.sub.Tensor", "\"other\":0.25,\"alpha\":3"},
-        {"aten.rsub.Scalar", "\"other\":1.5"},
-        {"aten.rsub.Scalar", "\"other\":1.5,\"alpha\":2"},
-        {"aten.mul.Tensor", "\"other\":-2"},
-        {"aten.mul.Scalar", "\"other\":0.125"},
-        {"aten.div.Tensor", "\"other\":0.3"},
-        {"aten.div.Tensor_mode", "\"other\":-0.7,\"rounding_mode\":\"trunc\""},
-        {"aten.div.Scalar_mode", "\"other\":0.3,\"rounding_mode\":\"floor\""},
-        {"aten.pow.Tensor_Scalar", "\"exponent\":2"},
-        {"aten.pow.Tensor_Scalar", "\"exponent\":3"},
-        {"aten.pow.Tensor_Scalar", "\"exponent\":4"},
-        {"aten.pow.Tensor_Scalar", "\"exponent\":5"},
-        {"aten.pow.Tensor_Scalar", "\"exponent\":1"},
-        {"aten.pow.Tensor_Scalar", "\"exponent\":0"},
-        {"aten.pow.Tensor_Scalar", "\"exponent\":2.5"}, /* NaN on negatives, both sides */
-        {"aten.pow.Tensor_Scalar", "\"exponent\":0.5"},
-    };
-    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
-        for (int t = 0; t < 3; t++) {
-            /* rounding modes are discontinuous: inputs rounded to 16 bits move a few quotients
-             * across an integer, each off by 1 (measured: 0.01 in fp16, 0.06 in bf16; a wrong
-             * mode is off by 1 on a third of the elements: 0.2 to 0.35) */
-            double tol = strstr(ops[o][1], "rounding_mode") ? mode_tols[t] : tols[t];
-            vc_check_node(ops[o][0], 1, S(F32(3, {3, 5, 67})), F32(3, {3, 5, 67}), ops[o][1],
-                          dts[t], tol, "binary_s");
-        }
+    for (int o = 0; o < elt_nscalar_ops; o++) {
+        const EltOp *op = &elt_scalar_ops[o];
+        if (op->safe) continue;
+        bool mode = strstr(op->attrs, "rounding_mode") != NULL;
+        for (int t = 0; t < 3; t++)
+            vc_check_node(op->aten, 1, S(F32(3, {3, 5, 67})), F32(3, {3, 5, 67}), op->attrs, dts[t],
+                          mode ? elt_mode_tols[t] : tols[t], "binary_s");
+    }
 }
 
 /* pow with exponents that blow up near 0 (negative, fractional), and div with every rounding
@@ -139,7 +99,7 @@ static void test_div_pow_positive(void **state)
                  modes[m] + (m ? 1 : 0));
         /* clang-format on */
         for (int t = 0; t < 3; t++)
-            vc_check_json(g, dts[t], m ? mode_tols[t] : tols[t], "binary");
+            vc_check_json(g, dts[t], m ? elt_mode_tols[t] : tols[t], "binary");
     }
 }
 
@@ -457,20 +417,8 @@ int main(void)
     /* the hand-written families themselves: chains like abs -> add -> pow would otherwise become
      * one generated kernel (test_vk_gen.c) */
     vc_set_no_fuse("fuse-elementwise");
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_binary_tensor_tensor),
-        cmocka_unit_test(test_binary_scalar),
-        cmocka_unit_test(test_div_pow_positive),
-        cmocka_unit_test(test_add_relu),
-        cmocka_unit_test(test_silu_mul),
-        cmocka_unit_test(test_reduce),
-        cmocka_unit_test(test_softmax),
-        cmocka_unit_test(test_masked_softmax),
-        cmocka_unit_test(test_where),
-        cmocka_unit_test(test_where_scalar_masked_fill),
-        cmocka_unit_test(test_compare),
-        cmocka_unit_test(test_compare_scalar),
-        cmocka_unit_test(test_compare_exact),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TU_TESTS(test_binary_tensor_tensor, test_binary_scalar, test_div_pow_positive,
+                    test_add_relu, test_silu_mul, test_reduce, test_softmax, test_masked_softmax,
+                    test_where, test_where_scalar_masked_fill, test_compare, test_compare_scalar,
+                    test_compare_exact);
 }

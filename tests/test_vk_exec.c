@@ -15,6 +15,7 @@
 #include "common/half.h"
 #include "compiler/schedule.h"
 #include "runtime/hostxf.h"
+#include "tests/testutil.h"
 
 static void outputs(Runner *r, bool timed, HTensor *out)
 {
@@ -33,13 +34,7 @@ static void load(const char *path, bool random, Options *o, Model *m)
     o->model = path;
     o->random_weights = random;
     o->weights_seed = 1;
-    memset(m, 0, sizeof *m);
-    DiagList d = {0};
-    Status st = model_load_graph(m, path, &d);
-    if (st == ST_OK) st = model_bind(m, o, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
-    diag_free(&d);
+    tu_load_model(m, path, o);
 }
 
 static void check_model(const char *path)
@@ -274,15 +269,6 @@ static void test_packed_input_upload(void **state)
     diag_free(&d);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_timed_equals_untimed_qwen),
-        cmocka_unit_test(test_timed_equals_untimed_convnet),
-        cmocka_unit_test(test_warm_up_during_prepare),
-        cmocka_unit_test(test_recorder_barriers_are_levels),
-        cmocka_unit_test(test_watched_output_reads_back),
-        cmocka_unit_test(test_packed_input_upload),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_timed_equals_untimed_qwen, test_timed_equals_untimed_convnet,
+        test_warm_up_during_prepare, test_recorder_barriers_are_levels,
+        test_watched_output_reads_back, test_packed_input_upload)

@@ -343,13 +343,4 @@ static void test_mlp(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rms_linear),
-        cmocka_unit_test(test_rms_readers),
-        cmocka_unit_test(test_glu_linear),
-        cmocka_unit_test(test_mlp),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_rms_linear, test_rms_readers, test_glu_linear, test_mlp)

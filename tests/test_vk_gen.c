@@ -17,6 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "tests/elt_cases.h"
 #include "tests/vk_check.h"
 
 #define T VC_T
@@ -80,41 +81,18 @@ static void test_unary_ops(void **state)
     }
 }
 
-/* Operand shapes with 1s in every position and their broadcast output (test_vk_elt.c's set). */
-static const struct {
-    const char *a, *b, *out;
-} shapes[] = {
-    {"[3,5,67]", "[3,5,67]", "[3,5,67]"},
-    {"[2,1,5,1,7]", "[3,1,6,1]", "[2,3,5,6,7]"},
-    {"[67]", "[2,3,4,67]", "[2,3,4,67]"},
-    {"[2,3,4,67]", "[67]", "[2,3,4,67]"},
-    {"[2,8,5,5]", "[1,8,1,1]", "[2,8,5,5]"},
-    {"[1,8,1,1]", "[2,8,5,5]", "[2,8,5,5]"},
-    {"[4,1,9]", "[1,3,1]", "[4,3,9]"},
-    {"[1]", "[3,7]", "[3,7]"},
-    {"[2,1,3,1,2,5]", "[1,2,1,4,1,5]", "[2,2,3,4,2,5]"},
-};
-
 /* y = -(a OP b) with tensor operands; division and pow on safe operands */
 static void test_binary_broadcast(void **state)
 {
     (void)state;
-    static const char *ops[][2] = {
-        {"aten.add.Tensor", ""},
-        {"aten.add.Tensor", "\"alpha\":0.5"},
-        {"aten.sub.Tensor", "\"alpha\":2"},
-        {"aten.rsub.Tensor", "\"alpha\":0.75"},
-        {"aten.mul.Tensor", ""},
-        {"aten.div.Tensor", ""},
-        {"aten.pow.Tensor_Tensor", ""},
-    };
-    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
-        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-            bool safe = strstr(ops[o][0], "div") || strstr(ops[o][0], "pow");
+    for (int o = 0; o < elt_nbinary_ops; o++)
+        for (int s = 0; s < elt_nshapes; s++) {
+            bool safe = elt_binary_ops[o].safe;
+            const EltShapes *sh = &elt_shapes[s];
             char g[4096], a[64], b[64], out[64];
-            snprintf(a, sizeof a, "%s", shapes[s].a);
-            snprintf(b, sizeof b, "%s", shapes[s].b);
-            snprintf(out, sizeof out, "%s", shapes[s].out);
+            shape_str(sh->a.shape, sh->a.rank, a, sizeof a);
+            shape_str(sh->b.shape, sh->b.rank, b, sizeof b);
+            shape_str(sh->out.shape, sh->out.rank, out, sizeof out);
             /* safe: a' = |a| + 0.5 for pow's base, b' = |b| + 0.5 for the divisor */
             snprintf(
                 g, sizeof g,
@@ -135,8 +113,8 @@ static void test_binary_broadcast(void **state)
                 "\"attrs\":{%s}},"
                 "{\"name\":\"n\",\"op_type\":\"aten.neg.default\",\"inputs\":[{\"name\":\"c\","
                 "\"shape\":%s}],\"outputs\":[{\"name\":\"o\",\"shape\":%s}],\"attrs\":{}}]}",
-                a, b, out, a, a, a, a, b, b, b, b, ops[o][0], safe ? "a2" : "a", a,
-                safe ? "b2" : "b", b, out, ops[o][1], out, out);
+                a, b, out, a, a, a, a, b, b, b, b, elt_binary_ops[o].aten, safe ? "a2" : "a", a,
+                safe ? "b2" : "b", b, out, elt_binary_ops[o].attrs, out, out);
             all_dtypes(g);
         }
 }
@@ -145,23 +123,9 @@ static void test_binary_broadcast(void **state)
 static void test_scalar_operands(void **state)
 {
     (void)state;
-    static const char *ops[][2] = {
-        {"aten.add.Tensor", "\"other\":0.5"},
-        {"aten.add.Scalar", "\"other\":3,\"alpha\":-2"},
-        {"aten.sub.Tensor", "\"other\":0.25,\"alpha\":3"},
-        {"aten.rsub.Scalar", "\"other\":1.5,\"alpha\":2"},
-        {"aten.mul.Scalar", "\"other\":0.125"},
-        {"aten.div.Tensor", "\"other\":0.3"},
-        {"aten.div.Tensor_mode", "\"other\":-0.7,\"rounding_mode\":\"trunc\""},
-        {"aten.div.Scalar_mode", "\"other\":0.3,\"rounding_mode\":\"floor\""},
-        {"aten.pow.Tensor_Scalar", "\"exponent\":2"},
-        {"aten.pow.Tensor_Scalar", "\"exponent\":3"},
-        {"aten.pow.Tensor_Scalar", "\"exponent\":-1"},
-        {"aten.pow.Tensor_Scalar", "\"exponent\":1.7"},
-        {"aten.pow.Tensor_Scalar", "\"exponent\":0.5"},
-    };
-    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
-        bool pos = strstr(ops[o][0], "pow") != NULL;
+    for (int o = 0; o < elt_nscalar_ops; o++) {
+        const EltOp *op = &elt_scalar_ops[o];
+        bool pos = strstr(op->aten, "pow") != NULL;
         char g[4096];
         /* clang-format off */
         snprintf(g, sizeof g,
@@ -171,14 +135,11 @@ static void test_scalar_operands(void **state)
                  "," NODE("op", "%s", T("p", "[4,33]"), T("c", "[4,33]"), "%s")
                  "," NODE("n", "aten.neg.default", T("c", "[4,33]"), T("o", "[4,33]"), "") "]}",
                  pos ? "aten.abs.default" : "aten.mul.Tensor", pos ? "" : "\"other\":4",
-                 ops[o][0], ops[o][1]);
+                 op->aten, op->attrs);
         /* clang-format on */
-        /* div with rounding modes in 16-bit storage: quotients near integers round either way
-         * (test_vk_elt.c's tolerances) */
-        bool mode = strstr(ops[o][1], "rounding_mode") != NULL;
-        vc_check_json(g, "fp32", VC_TOL_F32, "gen");
-        vc_check_json(g, "fp16", mode ? 0.03 : VC_TOL_F16, "gen");
-        vc_check_json(g, "bf16", mode ? 0.1 : VC_TOL_BF16, "gen");
+        bool mode = strstr(op->attrs, "rounding_mode") != NULL;
+        for (int t = 0; t < 3; t++)
+            vc_check_json(g, dts[t], mode ? elt_mode_tols[t] : tols[t], "gen");
     }
 }
 
@@ -389,13 +350,9 @@ static void test_fixtures_on_off(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_unary_ops),       cmocka_unit_test(test_binary_broadcast),
-        cmocka_unit_test(test_scalar_operands), cmocka_unit_test(test_where_comparisons),
-        cmocka_unit_test(test_bool_output),     cmocka_unit_test(test_casts),
-        cmocka_unit_test(test_views),           cmocka_unit_test(test_sources_and_mask),
-        cmocka_unit_test(test_groups_off),      cmocka_unit_test(test_fixtures_on_off),
-    };
-    const struct CMUnitTest long_tests[] = {cmocka_unit_test(test_fixtures_on_off)};
-    return TU_RUN(tests, long_tests);
+    /* `make test-long`: the cases the quick suite leaves out (tu_here) */
+    return tu_long() ? TU_TESTS(test_fixtures_on_off)
+                     : TU_TESTS(test_unary_ops, test_binary_broadcast, test_scalar_operands,
+                                test_where_comparisons, test_bool_output, test_casts, test_views,
+                                test_sources_and_mask, test_groups_off, test_fixtures_on_off);
 }

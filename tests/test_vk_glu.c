@@ -88,21 +88,12 @@ static void stems_of(const GluSpec *s, PlanTier tier, bool emu, char *buf, size_
                      uint32_t *nsplit)
 {
     char *json = glu_graph_json(s);
-    Graph *g = NULL;
-    DiagList d = {0};
-    assert_int_equal(ir_read_buffer("t.json", json, strlen(json), &g, &d), ST_OK);
     CompileOptions o;
-    compile_defaults(&o);
+    vc_options(&o);
     o.compute = DT_BF16;
     o.tier = tier;
     o.cm_emulate = emu;
-    o.kernel_cache = "none";
-    o.tuning = *vc_tuning();
-    Pipeline p;
-    if (pipeline_run_graph(g, &o, &p, &d) != ST_OK) {
-        diag_print(&d, stderr);
-        fail_msg("compile failed");
-    }
+    Pipeline p = tu_compile_json(json, &o);
     buf[0] = 0;
     *nsplit = 1;
     for (int k = 0; k < p.plan->nkernels; k++) {
@@ -112,7 +103,6 @@ static void stems_of(const GluSpec *s, PlanTier tier, bool emu, char *buf, size_
         snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", buf[0] ? " " : "", pk->shader);
     }
     pipeline_free(&p);
-    diag_free(&d);
     free(json);
 }
 
@@ -156,15 +146,27 @@ static void test_glu_stems(void **state)
     expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cml_part matmul_red_glu_nb", 2);
     vc_tune("cm.glu_target=132");
     expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cml_glu_nb", 1);
+    /* the large tile's narrow layout (128 x 64): 280 tiles of gate|up, split in 2 */
+    vc_tune(NULL);
+    vc_tune("cm.shape=1");
+    expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cmh_part matmul_red_glu_nb", 2);
+    GluSpec c3 = spec(3, 1);
+    expect_stems(&c3, TIER_NV_COOPMAT, true, "matmul_cmhx_glu", 1);
     vc_tune(NULL);
 }
 
-int main(void)
+/* The 128-tile cases on the large tile's narrow layout (cm.shape=1, matmul_cmhx_glu*: 64
+ * columns, two 32-column pairs per tile), unsplit and split, f16 and bf16. */
+static void test_glu_narrow(void **state)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_glu_stems),
-        cmocka_unit_test(test_glu),
-        cmocka_unit_test(test_glu_variants),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    (void)state;
+    vc_tune("cm.shape=1");
+    for (int t = 1; t < 3; t++) {
+        GluSpec a = spec(3, t), b = spec(5, t + 1);
+        glu_check(&a, t);
+        glu_check(&b, t);
+    }
+    vc_tune(NULL);
 }
+
+TU_MAIN(test_glu_stems, test_glu, test_glu_variants, test_glu_narrow)

@@ -136,11 +136,10 @@ static const int NHWC[4] = {0, 2, 3, 1}, NCHW[4] = {0, 3, 1, 2};
 static int count_stem(const char *json, const char *s, const char *no_fuse)
 {
     CompileOptions o;
-    compile_defaults(&o);
+    vc_options(&o);
     o.compute = DT_F16;
-    o.tuning = *vc_tuning();
     if (no_fuse) o.no_fuse[o.n_no_fuse++] = no_fuse;
-    Pipeline p = tp_compile_json_opts(json, &o);
+    Pipeline p = tu_compile_json(json, &o);
     int n = 0;
     for (int k = 0; k < p.plan->nkernels; k++)
         n += strncmp(p.plan->kernels[k].shader, s, strlen(s)) == 0;
@@ -304,14 +303,4 @@ static void test_switch_and_near_miss(void **state)
     pipeline_free(&p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_block),
-        cmocka_unit_test(test_norm2d),
-        cmocka_unit_test(test_windows),
-        cmocka_unit_test(test_rows_per_group),
-        cmocka_unit_test(test_switch_and_near_miss),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_block, test_norm2d, test_windows, test_rows_per_group, test_switch_and_near_miss)

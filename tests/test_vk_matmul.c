@@ -353,21 +353,6 @@ static void test_gemv_addmm_batch(void **state)
     }
 }
 
-/* Compiles graph json with options o (not run); the test fails with the diagnostics if it does
- * not compile. */
-static Pipeline compile_json(const char *json, const CompileOptions *o)
-{
-    Graph *g = NULL;
-    DiagList d = {0};
-    assert_int_equal(ir_read_buffer("<t>", json, strlen(json), &g, &d), ST_OK);
-    Pipeline pipe;
-    Status st = pipeline_run_graph(g, o, &pipe, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
-    diag_free(&d);
-    return pipe;
-}
-
 /* Lowering proves 16-byte alignment: with a 4-byte arena alignment the activation lands at byte
  * 8 (after a 3-element input) and the product falls back to the scalar path. Compile only:
  * no device binds storage at such an offset. */
@@ -387,7 +372,7 @@ static void test_gemv_alignment(void **state)
         compile_defaults(&o);
         o.compute = DT_BF16;
         o.arena_align = align;
-        Pipeline pipe = compile_json(json, &o);
+        Pipeline pipe = tu_compile_json(json, &o);
         const Plan *p = pipe.plan;
         int64_t xoff = -1;
         const char *stem = NULL;
@@ -522,16 +507,18 @@ static void test_gemm_tiles(void **state)
 
 /* The large tensor-core tile (128x128 on 8 subgroups, the result through 16-row stripes:
  * matmul_cml*, emulated as matmul_cmlx* here), which lowering picks when M and N are both at
- * least 128 (test_gemm_tile_choice): M a whole tile and partial (200), N partial (136, 300),
- * K in one split and split (the reduce with and without bias and residual), K not a multiple
- * of 8 (one-element staging loads, VEC 0), B contiguous along N (mm, bmm, addmm: no transpose),
- * a batch of products with and without a K split. fp32 keeps the SIMT kernel: f16 and bf16. */
-static void test_gemm_tiles_large(void **state)
+ * least 128 (test_gemm_tile_choice), and its narrow layout (cm.shape=1: 128x64 on 4 subgroups,
+ * matmul_cmh*, emulated as matmul_cmhx*): M a whole tile and partial (200), N partial (136,
+ * 300), K in one split and split (the reduce with and without bias and residual), K not a
+ * multiple of 8 (one-element staging loads, VEC 0), B contiguous along N (mm, bmm, addmm: no
+ * transpose), a batch of products with and without a K split. fp32 keeps the SIMT kernel: f16
+ * and bf16, the narrow layout in the other dtype than the wide one's quick run. */
+static void gemm_tiles_large(const char *tune)
 {
-    (void)state;
+    vc_tune(tune);
     for (int t = 1; t < 3; t++) {
-        if (!tu_here(t == 2)) continue;  /* quick: f16 */
-        linear(128, 96, 136, true, t);   /* one split, 16-byte loads, bias */
+        if (!tu_here((t == 2) == (tune == NULL))) continue; /* quick: one dtype each */
+        linear(128, 96, 136, true, t);                      /* one split, 16-byte loads, bias */
         linear(200, 600, 300, false, t); /* 2 x 3 tiles, partial both ways, K split */
         lin_check(200, 100, 136, true, NULL, RES_RELU, t);     /* K 100: element loads, _br */
         lin_check(128, 1003, 300, false, NULL, RES_BEFORE, t); /* split, element loads, reduce _r */
@@ -547,6 +534,19 @@ static void test_gemm_tiles_large(void **state)
                       S(F32(1, {150}), F32(2, {140, 300}), F32(2, {300, 150})), F32(2, {140, 150}),
                       "\"alpha\":0.5,\"beta\":2.0", dts[t], tols[t], "matmul");
     }
+    vc_tune(NULL);
+}
+
+static void test_gemm_tiles_large(void **state)
+{
+    (void)state;
+    gemm_tiles_large(NULL);
+}
+
+static void test_gemm_tiles_narrow(void **state)
+{
+    (void)state;
+    gemm_tiles_large("cm.shape=1");
 }
 
 /* A linear x[m, k] @ w[n, k]^T compiled for nv-coopmat in bf16 (emu: its emulation), not run. */
@@ -555,20 +555,18 @@ static Pipeline compile_cm(int64_t m, int64_t k, int64_t n, bool emu)
     char json[4096];
     lin_graph(json, sizeof json, m, k, n, false, NULL, RES_NONE);
     CompileOptions o;
-    compile_defaults(&o);
+    vc_options(&o);
     o.compute = DT_BF16;
     o.tier = TIER_NV_COOPMAT;
     o.cm_emulate = emu;
-    o.kernel_cache = "none";
-    o.tuning = *vc_tuning();
-    return compile_json(json, &o);
+    return tu_compile_json(json, &o);
 }
 
 /* The tile and split lowering picks for x[m, k] @ w[n, k]^T: the first pass's stem, its
  * workgroup and tile (spec 0, 1, 2), its K splits (push word nsplit), and the reduce's stem
  * when it splits. */
-static void expect_cm(int64_t m, int64_t k, int64_t n, bool emu, const char *stem, uint32_t wg,
-                      uint32_t tile, uint32_t nsplit)
+static void expect_cm_tile(int64_t m, int64_t k, int64_t n, bool emu, const char *stem, uint32_t wg,
+                           uint32_t bm, uint32_t bn, uint32_t nsplit)
 {
     Pipeline pipe = compile_cm(m, k, n, emu);
     const Plan *p = pipe.plan;
@@ -581,15 +579,21 @@ static void expect_cm(int64_t m, int64_t k, int64_t n, bool emu, const char *ste
     assert_string_equal(mk->shader, stem);
     assert_true(mk->nspec >= 3 && mk->npush >= 4);
     assert_int_equal(mk->spec[0], wg);
-    assert_int_equal(mk->spec[1], tile);
-    assert_int_equal(mk->spec[2], tile);
+    assert_int_equal(mk->spec[1], bm);
+    assert_int_equal(mk->spec[2], bn);
     assert_int_equal(mk->push[mk->npush - 2], nsplit);
     assert_int_equal(red != NULL, nsplit > 1);
     /* grid: one workgroup per tile and split */
-    uint32_t tiles = (uint32_t)(((m + tile - 1) / tile) * ((n + tile - 1) / tile));
+    uint32_t tiles = (uint32_t)(((m + bm - 1) / bm) * ((n + bn - 1) / bn));
     assert_int_equal((uint64_t)mk->groups[0] * mk->groups[1] * mk->groups[2],
                      (uint64_t)tiles * nsplit);
     pipeline_free(&pipe);
+}
+
+static void expect_cm(int64_t m, int64_t k, int64_t n, bool emu, const char *stem, uint32_t wg,
+                      uint32_t tile, uint32_t nsplit)
+{
+    expect_cm_tile(m, k, n, emu, stem, wg, tile, tile, nsplit);
 }
 
 /* Lowering's tile choice on nv-coopmat: Qwen2.5-1.5B's prefill gate (M 128, 1536 -> 8960) and
@@ -614,40 +618,27 @@ static void test_gemm_tile_choice(void **state)
     expect_cm(64, 96, 64, false, "matmul_cml_nb", 256, 128, 1);
     vc_tune("cm.target=70");
     expect_cm(128, 1536, 8960, false, "matmul_cml_nb", 256, 128, 1);
+    /* the narrow layout: 128 x 64 tiles on 128 invocations (140 and 24 tiles), the same rule
+     * for the split (~1 workgroup per SM), the 64 tile where M or N is under 128 */
+    vc_tune(NULL);
+    vc_tune("cm.shape=1");
+    expect_cm_tile(128, 1536, 8960, false, "matmul_cmh_nb", 128, 128, 64, 1);
+    expect_cm_tile(128, 8960, 1536, true, "matmul_cmhx_part", 128, 128, 64, 6);
+    expect_cm(127, 1536, 8960, false, "matmul_cm_part", 128, 64, 2);
     vc_tune(NULL);
 }
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_linear_shapes_f32),
-        cmocka_unit_test(test_linear_dtypes),
-        cmocka_unit_test(test_linear_leading_dims),
-        cmocka_unit_test(test_addmm),
-        cmocka_unit_test(test_matmul),
-        cmocka_unit_test(test_bmm_mm),
-        cmocka_unit_test(test_same_operand),
-        cmocka_unit_test(test_linear_act),
-        cmocka_unit_test(test_gemv_shapes),
-        cmocka_unit_test(test_gemv_large_n),
-        cmocka_unit_test(test_gemv_rows),
-        cmocka_unit_test(test_gemv_act_residual),
-        cmocka_unit_test(test_gemv_addmm_batch),
-        cmocka_unit_test(test_gemv_alignment),
-        cmocka_unit_test(test_gemv_variants),
-        cmocka_unit_test(test_gemv_module_needs),
-        cmocka_unit_test(test_linear_concat),
-        cmocka_unit_test(test_gemm_tiles),
-        cmocka_unit_test(test_gemm_tiles_large),
-        cmocka_unit_test(test_gemm_tile_choice),
-    };
     /* `make test-long`: the cases the quick suite leaves out (tu_here) */
-    const struct CMUnitTest long_tests[] = {
-        cmocka_unit_test(test_gemv_shapes),      cmocka_unit_test(test_gemv_large_n),
-        cmocka_unit_test(test_gemv_rows),        cmocka_unit_test(test_gemv_variants),
-        cmocka_unit_test(test_gemm_tiles_large),
-    };
-    const char *only = getenv("NPU_TEST_FILTER"); /* e.g. "test_gemm_*" on a slow host */
-    if (only && *only) cmocka_set_test_filter(only);
-    return TU_RUN(tests, long_tests);
+    return tu_long()
+               ? TU_TESTS(test_gemv_shapes, test_gemv_large_n, test_gemv_rows, test_gemv_variants,
+                          test_gemm_tiles_large, test_gemm_tiles_narrow)
+               : TU_TESTS(test_linear_shapes_f32, test_linear_dtypes, test_linear_leading_dims,
+                          test_addmm, test_matmul, test_bmm_mm, test_same_operand, test_linear_act,
+                          test_gemv_shapes, test_gemv_large_n, test_gemv_rows,
+                          test_gemv_act_residual, test_gemv_addmm_batch, test_gemv_alignment,
+                          test_gemv_variants, test_gemv_module_needs, test_linear_concat,
+                          test_gemm_tiles, test_gemm_tiles_large, test_gemm_tiles_narrow,
+                          test_gemm_tile_choice);
 }

@@ -161,15 +161,7 @@ int main(void)
     /* these graphs are about partition boundaries: generated kernels would take the where, the
      * comparisons and the chains around them onto the NPU (test_vk_gen.c covers that) */
     vc_set_no_fuse("fuse-elementwise");
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_npu_cpu_npu),
-        cmocka_unit_test(test_bool_where),
-        cmocka_unit_test(test_int_compare_where),
-        cmocka_unit_test(test_hoisted_host_work),
-        cmocka_unit_test(test_split_views_of_host_data),
-        cmocka_unit_test(test_softmax_non_last_dim),
-        cmocka_unit_test(test_five_way_cat),
-        cmocka_unit_test(test_dilated_pool),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TU_TESTS(test_npu_cpu_npu, test_bool_where, test_int_compare_where,
+                    test_hoisted_host_work, test_split_views_of_host_data,
+                    test_softmax_non_last_dim, test_five_way_cat, test_dilated_pool);
 }

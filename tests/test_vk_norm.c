@@ -377,15 +377,5 @@ static void test_rope_cache(void **state)
     vc_set_no_fuse(NULL);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rmsnorm),
-        cmocka_unit_test(test_layernorm),
-        cmocka_unit_test(test_batchnorm_dense),
-        cmocka_unit_test(test_batchnorm_padded),
-        cmocka_unit_test(test_rope),
-        cmocka_unit_test(test_rope_cache),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_rmsnorm, test_layernorm, test_batchnorm_dense, test_batchnorm_padded, test_rope,
+        test_rope_cache)

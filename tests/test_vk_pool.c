@@ -272,12 +272,5 @@ static void test_se_layout(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_global_adaptive), cmocka_unit_test(test_global_windows),
-        cmocka_unit_test(test_not_global),      cmocka_unit_test(test_global_lowering),
-        cmocka_unit_test(test_se_layout),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_global_adaptive, test_global_windows, test_not_global, test_global_lowering,
+        test_se_layout)

@@ -58,11 +58,4 @@ static void test_unary_positive_domain(void **state)
     vc_check_json(g, "fp16", VC_TOL_F16, "unary");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_unary_all_ops),
-        cmocka_unit_test(test_unary_positive_domain),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_unary_all_ops, test_unary_positive_domain)

@@ -46,11 +46,4 @@ static void test_gpt_block(void **state)
     check_model("tests/models/gpt_block/model.json", "layernorm");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mobilenet_block),
-        cmocka_unit_test(test_gpt_block),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_mobilenet_block, test_gpt_block)

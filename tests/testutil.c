@@ -8,57 +8,43 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <ftw.h>
 
 #include "common/fileio.h"
+#include "common/strbuf.h"
 #include "compiler/ir_json.h"
 #include "runtime/cpu/cpu_kernels.h"
 
-static int put_spec(char *b, size_t n, const char *name, const TuSpec *s)
+/* The tensors PREFIX0, PREFIX1, ... of specs s[0..n) in the exporter's format, comma-separated. */
+static void put_specs(StrBuf *b, const char *prefix, const TuSpec *s, int n)
 {
-    int k = snprintf(b, n, "{\"name\":\"%s\",\"dtype\":\"%s\",\"shape\":[", name,
-                     s->dtype ? s->dtype : "float32");
-    for (int i = 0; i < s->rank; i++)
-        k += snprintf(b + k, n - (size_t)k, i ? ",%lld" : "%lld", (long long)s->shape[i]);
-    k += snprintf(b + k, n - (size_t)k, "]}");
-    return k;
+    for (int i = 0; i < n; i++) {
+        sb_printf(b, "%s{\"name\":\"%s%d\",\"dtype\":\"%s\",\"shape\":[", i ? "," : "", prefix, i,
+                  s[i].dtype ? s[i].dtype : "float32");
+        for (int d = 0; d < s[i].rank; d++)
+            sb_printf(b, d ? ",%lld" : "%lld", (long long)s[i].shape[d]);
+        sb_puts(b, "]}");
+    }
 }
 
 char *tu_node_json(const char *aten, int nin, const TuSpec *in, int nout, const TuSpec *out,
                    const char *attrs_json, size_t *len)
 {
-    size_t cap = 65536;
-    char *b = malloc(cap);
-    int k = snprintf(b, cap, "{\"model_name\":\"t\",\"graph_inputs\":[");
-    char nm[32];
-    for (int i = 0; i < nin; i++) {
-        snprintf(nm, sizeof nm, "in%d", i);
-        k += snprintf(b + k, cap - (size_t)k, i ? "," : "");
-        k += put_spec(b + k, cap - (size_t)k, nm, &in[i]);
-    }
-    k += snprintf(b + k, cap - (size_t)k, "],\"graph_outputs\":[");
-    for (int i = 0; i < nout; i++) {
-        snprintf(nm, sizeof nm, "out%d", i);
-        k += snprintf(b + k, cap - (size_t)k, i ? "," : "");
-        k += put_spec(b + k, cap - (size_t)k, nm, &out[i]);
-    }
-    k += snprintf(b + k, cap - (size_t)k,
-                  "],\"weights\":[],\"weight_name_mapping\":{},"
-                  "\"nodes\":[{\"name\":\"n0\",\"op_type\":\"%s\",\"inputs\":[",
-                  aten);
-    for (int i = 0; i < nin; i++) {
-        snprintf(nm, sizeof nm, "in%d", i);
-        k += snprintf(b + k, cap - (size_t)k, i ? "," : "");
-        k += put_spec(b + k, cap - (size_t)k, nm, &in[i]);
-    }
-    k += snprintf(b + k, cap - (size_t)k, "],\"outputs\":[");
-    for (int i = 0; i < nout; i++) {
-        snprintf(nm, sizeof nm, "out%d", i);
-        k += snprintf(b + k, cap - (size_t)k, i ? "," : "");
-        k += put_spec(b + k, cap - (size_t)k, nm, &out[i]);
-    }
-    k += snprintf(b + k, cap - (size_t)k, "],\"attrs\":%s}]}", attrs_json ? attrs_json : "{}");
-    *len = (size_t)k;
-    return b;
+    StrBuf b = {0};
+    sb_puts(&b, "{\"model_name\":\"t\",\"graph_inputs\":[");
+    put_specs(&b, "in", in, nin);
+    sb_puts(&b, "],\"graph_outputs\":[");
+    put_specs(&b, "out", out, nout);
+    sb_printf(&b,
+              "],\"weights\":[],\"weight_name_mapping\":{},"
+              "\"nodes\":[{\"name\":\"n0\",\"op_type\":\"%s\",\"inputs\":[",
+              aten);
+    put_specs(&b, "in", in, nin);
+    sb_puts(&b, "],\"outputs\":[");
+    put_specs(&b, "out", out, nout);
+    sb_printf(&b, "],\"attrs\":%s}]}", attrs_json ? attrs_json : "{}");
+    *len = b.n;
+    return sb_take(&b);
 }
 
 Graph *tu_node_graph(const char *aten, int nin, const TuSpec *in, int nout, const TuSpec *out,
@@ -173,6 +159,68 @@ bool tu_here(bool lng)
     return lng == tu_long();
 }
 
+int tu_run_tests(const char *names, const TuTest *fns, size_t n, TuFixture setup,
+                 TuFixture teardown)
+{
+    struct CMUnitTest *t = calloc(n, sizeof *t);
+    char *buf = strdup(names);
+    if (!t || !buf) {
+        fprintf(stderr, "tu_run_tests: out of memory\n");
+        return 1;
+    }
+    char *p = buf;
+    for (size_t i = 0; i < n; i++) { /* "test_a, test_b": the source's names, one space apart */
+        char *comma = strchr(p, ',');
+        if (comma) *comma = 0;
+        t[i].name = p + strspn(p, " ");
+        t[i].test_func = fns[i];
+        p = comma ? comma + 1 : p + strlen(p);
+    }
+    const char *only = getenv("NPU_TEST_FILTER");
+    if (only && *only) cmocka_set_test_filter(only);
+    int rc = _cmocka_run_group_tests("tests", t, n, setup, teardown);
+    free(buf);
+    free(t);
+    return rc;
+}
+
+static char tmp_dir[64];
+
+int tu_tmp_setup(void **state)
+{
+    (void)state;
+    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/npu-test-XXXXXX");
+    return mkdtemp(tmp_dir) ? 0 : -1;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+int tu_tmp_teardown(void **state)
+{
+    (void)state;
+    return nftw(tmp_dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+const char *tu_tmp_dir(void)
+{
+    return tmp_dir;
+}
+
+const char *tu_tmp_path(const char *name)
+{
+    static char buf[4][256];
+    static int next;
+    char *p = buf[next++ % 4];
+    snprintf(p, sizeof buf[0], "%s/%s", tmp_dir, name);
+    return p;
+}
+
 char *tu_read_file(const char *path)
 {
     char *s = NULL;
@@ -183,6 +231,17 @@ char *tu_read_file(const char *path)
     }
     diag_free(&d);
     return s;
+}
+
+void tu_load_model(Model *m, const char *path, const Options *o)
+{
+    memset(m, 0, sizeof *m);
+    DiagList d = {0};
+    Status st = model_load_graph(m, path, &d);
+    if (st == ST_OK) st = model_bind(m, o, &d);
+    if (st != ST_OK) diag_print(&d, stderr);
+    diag_free(&d);
+    assert_int_equal(st, ST_OK);
 }
 
 Status tu_compile(const char *path, const char *break_id, Pipeline *p)
@@ -196,6 +255,56 @@ Status tu_compile(const char *path, const char *break_id, Pipeline *p)
     if (st != ST_OK) diag_print(&d, stderr);
     diag_free(&d);
     return st;
+}
+
+/* The graph of json (path NULL) or of the IR file at path, failing the test on an error. */
+static Graph *read_or_fail(const char *json, const char *path)
+{
+    Graph *g = NULL;
+    DiagList d = {0};
+    Status st =
+        path ? ir_read_file(path, &g, &d) : ir_read_buffer("<test>", json, strlen(json), &g, &d);
+    if (st != ST_OK) diag_print(&d, stderr);
+    diag_free(&d);
+    assert_int_equal(st, ST_OK);
+    return g;
+}
+
+Graph *tu_read_json(const char *json)
+{
+    return read_or_fail(json, NULL);
+}
+
+Graph *tu_read_ir(const char *path)
+{
+    return read_or_fail(NULL, path);
+}
+
+/* The pipeline of g (NULL: the IR file at path) with options o, failing the test on an error. */
+static Pipeline compile_or_fail(Graph *g, const char *path, const CompileOptions *o)
+{
+    Pipeline p;
+    DiagList d = {0};
+    Status st = g ? pipeline_run_graph(g, o, &p, &d) : pipeline_run(path, o, &p, &d);
+    if (st != ST_OK) diag_print(&d, stderr);
+    diag_free(&d);
+    assert_int_equal(st, ST_OK);
+    return p;
+}
+
+Pipeline tu_compile_graph(Graph *g, const CompileOptions *o)
+{
+    return compile_or_fail(g, NULL, o);
+}
+
+Pipeline tu_compile_json(const char *json, const CompileOptions *o)
+{
+    return compile_or_fail(tu_read_json(json), NULL, o);
+}
+
+Pipeline tu_compile_file(const char *path, const CompileOptions *o)
+{
+    return compile_or_fail(NULL, path, o);
 }
 
 void tu_cat(char *dst, size_t cap, const char *fmt, ...)

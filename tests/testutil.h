@@ -3,6 +3,8 @@
 #ifndef NPU_TESTUTIL_H
 #define NPU_TESTUTIL_H
 
+#include "app/model.h"
+#include "app/options.h"
 #include "compiler/graph.h"
 #include "compiler/pass.h"
 #include "runtime/htensor.h"
@@ -44,13 +46,49 @@ char *tu_read_file(const char *path);
 bool tu_long(void);
 /* Whether a case of the long set (lng) or of the quick set runs in this suite. */
 bool tu_here(bool lng);
-/* cmocka's runner over the quick tests, or under tu_long() the long ones. */
-#define TU_RUN(quick, long_)                                                                       \
-    (tu_long() ? cmocka_run_group_tests(long_, NULL, NULL)                                         \
-               : cmocka_run_group_tests(quick, NULL, NULL))
+/* A test binary's main(): runs the test functions named (void f(void **state)), each a cmocka
+ * test of its name, as one group; with $NPU_TEST_FILTER set (e.g. "test_gemm_*"), only those it
+ * matches. TU_TESTS is that run as an expression, for a main that sets something up first or picks
+ * the quick or the long set (`return tu_long() ? TU_TESTS(a) : TU_TESTS(a, b);`); TU_GROUP the
+ * same with group setup and teardown functions (int f(void **state)). */
+#define TU_MAIN(...)                                                                               \
+    int main(void)                                                                                 \
+    {                                                                                              \
+        return TU_TESTS(__VA_ARGS__);                                                              \
+    }
+#define TU_TESTS(...) TU_GROUP(NULL, NULL, __VA_ARGS__)
+#define TU_GROUP(setup, teardown, ...)                                                             \
+    tu_run_tests(#__VA_ARGS__, (const TuTest[]){__VA_ARGS__},                                      \
+                 sizeof((const TuTest[]){__VA_ARGS__}) / sizeof(TuTest), setup, teardown)
+typedef void (*TuTest)(void **state);
+typedef int (*TuFixture)(void **state);
+/* What TU_GROUP expands to: fns[0..n) named by the comma-separated `names`. */
+int tu_run_tests(const char *names, const TuTest *fns, size_t n, TuFixture setup,
+                 TuFixture teardown);
 
+/* Group fixtures of a scratch folder, tu_tmp_dir(): made before the first test, removed with all
+ * it holds after the last (TU_GROUP(tu_tmp_setup, tu_tmp_teardown, ...)). */
+int tu_tmp_setup(void **state);
+int tu_tmp_teardown(void **state);
+const char *tu_tmp_dir(void);
+/* tu_tmp_dir()/name, in one of four static buffers (a call may pass a few). */
+const char *tu_tmp_path(const char *name);
+
+/* Loads the model at path into *m and binds its weights and inputs with options o, failing the test
+ * with the diagnostics on an error; model_free(m) when done. */
+void tu_load_model(Model *m, const char *path, const Options *o);
 /* Compiles the IR file `path` with the default options (and --break ids, NULL none) into *p;
  * the diagnostics go to stderr when it fails. */
 Status tu_compile(const char *path, const char *break_id, Pipeline *p);
+/* The graph of `json` (the exporter's format) or of the IR file at path; the pipeline of a graph
+ * (which it takes), of json, or of the IR file at path as the CLI compiles it (the plan then
+ * refers to the file's text, which the pipeline holds), with options o (NULL: the defaults).
+ * Each fails the test with the diagnostics when it does not import or compile; pipeline_free(&p)
+ * when done. */
+Graph *tu_read_json(const char *json);
+Graph *tu_read_ir(const char *path);
+Pipeline tu_compile_graph(Graph *g, const CompileOptions *o);
+Pipeline tu_compile_json(const char *json, const CompileOptions *o);
+Pipeline tu_compile_file(const char *path, const CompileOptions *o);
 
 #endif

@@ -66,6 +66,13 @@ const Tuning *vc_tuning(void)
     return &tuning;
 }
 
+void vc_options(CompileOptions *o)
+{
+    compile_defaults(o);
+    o->kernel_cache = "none";
+    o->tuning = tuning;
+}
+
 static Graph *read_graph(const char *json)
 {
     Graph *g = NULL;
@@ -174,9 +181,10 @@ static bool in_family(const char *s, const char *e)
 {
     char n[64];
     snprintf(n, sizeof n, "%s", s);
-    static const char *const infix[] = {"_cmlx", "_cml", "_cmx", "_cm", "_direct", "_red"};
+    static const char *const infix[] = {"_cmlx", "_cml", "_cmhx",   "_cmh",
+                                        "_cmx",  "_cm",  "_direct", "_red"};
     bool red = strstr(n, "_red") != NULL;
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 8; i++) {
         char *at = strstr(n, infix[i]);
         if (at) memmove(at, at + strlen(infix[i]), strlen(at + strlen(infix[i])) + 1);
     }

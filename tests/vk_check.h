@@ -27,6 +27,9 @@ void vc_set_no_fuse(const char *spec);
  * compiles. */
 void vc_tune(const char *assign);
 const Tuning *vc_tuning(void);
+/* The defaults with vc_tune's knobs and no disk kernel cache: the options of a test's own
+ * compiles (tu_compile_json), before the fields it sets. */
+void vc_options(CompileOptions *o);
 /* Runs of each compiled plan per check (default 1): the first n - 1 on other random inputs, the
  * last compared, so state a kernel keeps in its buffers from run to run is checked. */
 void vc_set_runs(int n);

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/grow.h"
 #include "tui/internal.h"
 
 void tui_grid_resize(TuiGrid *g, int w, int h)
@@ -92,16 +93,12 @@ void tui_grid_dump(const TuiGrid *g, FILE *f)
 static void add(TuiLines *l, int attr, int id, char *text)
 {
     if (!text) return;
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 64;
-        TuiLine *v = realloc(l->v, sizeof *v * (size_t)cap);
-        if (!v) {
-            free(text);
-            return;
-        }
-        l->v = v;
-        l->cap = cap;
+    TuiLine *v = grow_array(l->v, l->n, &l->cap, sizeof *v, 64);
+    if (!v) {
+        free(text);
+        return;
     }
+    l->v = v;
     l->v[l->n++] = (TuiLine){text, attr, id};
 }
 

@@ -98,8 +98,7 @@ int tui_main(int argc, char **argv)
     }
     Options o;
     DiagList d = {0};
-    opt_defaults(&o);
-    Status st = opt_parse(&o, nrest, rest, 1, &d);
+    Status st = opt_read(&o, nrest, rest, &d);
     Tui *t = calloc(1, sizeof *t);
     if (!t) st = ST_NOMEM;
     if (st == ST_OK) st = session_open(&t->s, &o, stderr, &d);

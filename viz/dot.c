@@ -1,11 +1,11 @@
 /* viz_dot and viz_write: DOT text of a graph snapshot, rendered through libgvc. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <gvc.h>
 
 #include "common/fileio.h"
+#include "common/strbuf.h"
 #include "compiler/fusion.h"
 #include "viz/internal.h"
 #include "viz/viz.h"
@@ -27,49 +27,19 @@ GVC_t *viz_gvc(void)
     return the_gvc;
 }
 
-typedef struct Buf {
-    char *p;
-    size_t n, cap;
-    int oom;
-} Buf;
-
-static void put(Buf *b, const char *fmt, ...) NPU_PRINTF(2, 3);
-static void put(Buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    for (;;) {
-        va_start(ap, fmt);
-        int w = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (w < 0) return;
-        if (b->p && b->n + (size_t)w < b->cap) {
-            b->n += (size_t)w;
-            return;
-        }
-        size_t cap = (b->cap + (size_t)w + 1) * 2;
-        char *q = realloc(b->p, cap);
-        if (!q) {
-            b->oom = 1;
-            return;
-        }
-        b->p = q;
-        b->cap = cap;
-    }
-}
-
 /* DOT-quoted string. */
-static void quoted(Buf *b, const char *s)
+static void quoted(StrBuf *b, const char *s)
 {
-    put(b, "\"");
+    sb_printf(b, "\"");
     for (; *s; s++) {
         if (*s == '"' || *s == '\\')
-            put(b, "\\%c", *s);
+            sb_printf(b, "\\%c", *s);
         else if (*s == '\n')
-            put(b, "\\n");
+            sb_printf(b, "\\n");
         else
-            put(b, "%c", *s);
+            sb_printf(b, "%c", *s);
     }
-    put(b, "\"");
+    sb_printf(b, "\"");
 }
 
 static const char *kind_color(OpId op)
@@ -107,36 +77,36 @@ static const char *kind_color(OpId op)
 }
 
 /* Text for an HTML-like label: &, < and > escaped. */
-static void html(Buf *b, const char *s)
+static void html(StrBuf *b, const char *s)
 {
     for (; *s; s++) {
         if (*s == '&')
-            put(b, "&amp;");
+            sb_printf(b, "&amp;");
         else if (*s == '<')
-            put(b, "&lt;");
+            sb_printf(b, "&lt;");
         else if (*s == '>')
-            put(b, "&gt;");
+            sb_printf(b, "&gt;");
         else
-            put(b, "%c", *s);
+            sb_printf(b, "%c", *s);
     }
 }
 
 /* The heat map's legend as the graph's label (top left): a swatch and its range per bin. */
-static void heat_legend(Buf *b, const VizHeat *h)
+static void heat_legend(StrBuf *b, const VizHeat *h)
 {
-    put(b, "  labelloc=t; labeljust=l; fontname=\"Helvetica\"; fontsize=10; label=<<table "
-           "border=\"0\" "
-           "cellborder=\"1\" cellspacing=\"0\" cellpadding=\"3\"><tr><td colspan=\"2\">");
+    sb_printf(b, "  labelloc=t; labeljust=l; fontname=\"Helvetica\"; fontsize=10; label=<<table "
+                 "border=\"0\" "
+                 "cellborder=\"1\" cellspacing=\"0\" cellpadding=\"3\"><tr><td colspan=\"2\">");
     html(b, h->title);
-    put(b, "</td></tr>");
+    sb_printf(b, "</td></tr>");
     for (int i = 0; i <= VIZ_HEAT_BINS; i++) {
         int bin = i < VIZ_HEAT_BINS ? i : -1;
-        put(b, "<tr><td bgcolor=\"%s\" width=\"24\"> </td><td align=\"left\">",
-            viz_heat_fill(h, bin));
+        sb_printf(b, "<tr><td bgcolor=\"%s\" width=\"24\"> </td><td align=\"left\">",
+                  viz_heat_fill(h, bin));
         html(b, bin < 0 ? viz_heat_none(h) : h->label[bin]);
-        put(b, "</td></tr>");
+        sb_printf(b, "</td></tr>");
     }
-    put(b, "</table>>;\n");
+    sb_printf(b, "</table>>;\n");
 }
 
 /* A node's fill: its heat bin's colour, its placement's, or its op class's. */
@@ -160,36 +130,38 @@ const char *viz_cluster_title(const Graph *g, int f, char *buf, size_t n)
 
 Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d)
 {
-    Buf b = {0};
+    StrBuf b = {0};
     VizOptions def = {.color = VIZ_COLOR_KIND};
     if (!o) o = &def;
     char sh[160];
-    put(&b, "digraph ");
+    sb_printf(&b, "digraph ");
     quoted(&b, g->model_name ? g->model_name : "model");
     int live = 0;
     for (int i = 0; i < g->nnodes; i++)
         live += !g->nodes[i].dead;
     bool big = live > 300;
-    put(&b, " {\n");
+    sb_printf(&b, " {\n");
     if (big) /* keep Graphviz's crossing minimisation and spline routing bounded */
-        put(&b, "  nslimit=1; nslimit1=1; mclimit=0.1; searchsize=5; remincross=false; "
-                "splines=line;\n");
+        sb_printf(&b, "  nslimit=1; nslimit1=1; mclimit=0.1; searchsize=5; remincross=false; "
+                      "splines=line;\n");
     if (o->compact)
-        put(&b, "  nodesep=0.2; ranksep=0.3; node [fontname=\"Courier\", width=0.3, height=0.5, "
-                "margin=\"0.08,0.02\"];\n");
+        sb_printf(&b,
+                  "  nodesep=0.2; ranksep=0.3; node [fontname=\"Courier\", width=0.3, height=0.5, "
+                  "margin=\"0.08,0.02\"];\n");
     if (o->heat) heat_legend(&b, o->heat);
-    put(&b, "  rankdir=TB; node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", "
-            "fontsize=10]; edge [fontsize=8, color=\"#555555\"];\n");
+    sb_printf(&b,
+              "  rankdir=TB; node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", "
+              "fontsize=10]; edge [fontsize=8, color=\"#555555\"];\n");
     for (int i = 0; i < g->ninputs; i++) {
         const GTensor *t = &g->tensors[g->inputs[i]];
-        put(&b, "  t%d [shape=ellipse, fillcolor=\"#ffffff\", label=", g->inputs[i]);
+        sb_printf(&b, "  t%d [shape=ellipse, fillcolor=\"#ffffff\", label=", g->inputs[i]);
         char lbl[512];
         if (o->compact)
             snprintf(lbl, sizeof lbl, "%s", t->name);
         else
             snprintf(lbl, sizeof lbl, "%s\n%s", t->name, tensor_describe(t, sh, sizeof sh));
         quoted(&b, lbl);
-        put(&b, "];\n");
+        sb_printf(&b, "];\n");
     }
     /* clusters: one per fusion instance; a prologue fold's members are its base's, so the fold
      * has no cluster of its own (a node in two clusters breaks dot's layout): the base's names it
@@ -206,20 +178,20 @@ Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d)
                 if (fu->nodes[k] < o->heat->nnodes && o->heat->bin[fu->nodes[k]] > hot)
                     hot = o->heat->bin[fu->nodes[k]];
             if (o->heat) fill = viz_heat_fill(o->heat, hot);
-            put(&b, "  f%d [shape=box3d, fillcolor=\"%s\", label=", f, fill);
+            sb_printf(&b, "  f%d [shape=box3d, fillcolor=\"%s\", label=", f, fill);
             char lbl[256];
             snprintf(lbl, sizeof lbl, "%s\n(%d nodes)\n%s", title, fu->nnodes,
                      tensor_describe(&g->tensors[fu->out], sh, sizeof sh));
             quoted(&b, lbl);
-            put(&b, "];\n");
+            sb_printf(&b, "];\n");
             continue;
         }
-        put(&b, "  subgraph cluster_f%d {\n    label=", f);
+        sb_printf(&b, "  subgraph cluster_f%d {\n    label=", f);
         quoted(&b, title);
-        put(&b, "; style=%s; color=\"#b35806\";\n", fu->enabled ? "rounded" : "dashed");
+        sb_printf(&b, "; style=%s; color=\"#b35806\";\n", fu->enabled ? "rounded" : "dashed");
         for (int k = 0; k < fu->nnodes; k++)
-            put(&b, "    n%d;\n", fu->nodes[k]);
-        put(&b, "  }\n");
+            sb_printf(&b, "    n%d;\n", fu->nodes[k]);
+        sb_printf(&b, "  }\n");
     }
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = &g->nodes[i];
@@ -236,10 +208,10 @@ Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d)
         else
             snprintf(lbl, sizeof lbl, "%s\n%s\n%s%s", n->name, op_short_name(n->op),
                      n->nout ? tensor_describe(node_output(g, n, 0), sh, sizeof sh) : "", wl);
-        put(&b, "  n%d [fillcolor=\"%s\"%s, label=", i, fill,
-            n->place == PLACE_CPU && g->nparts ? ", peripheries=2" : "");
+        sb_printf(&b, "  n%d [fillcolor=\"%s\"%s, label=", i, fill,
+                  n->place == PLACE_CPU && g->nparts ? ", peripheries=2" : "");
         quoted(&b, lbl);
-        put(&b, "];\n");
+        sb_printf(&b, "];\n");
     }
     /* edges from producers (or graph inputs) to consumers; edges inside a collapsed fusion
      * vanish, edges into or out of it attach to its box */
@@ -269,20 +241,18 @@ Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d)
             else
                 snprintf(to, sizeof to, "n%d", i);
             if (big || o->compact) {
-                put(&b, "  %s -> %s;\n", from, to);
+                sb_printf(&b, "  %s -> %s;\n", from, to);
                 continue;
             }
-            put(&b, "  %s -> %s [label=", from, to);
+            sb_printf(&b, "  %s -> %s [label=", from, to);
             quoted(&b, shape_str(t->shape, t->rank, sh, sizeof sh));
-            put(&b, "];\n");
+            sb_printf(&b, "];\n");
         }
     }
-    put(&b, "}\n");
-    if (b.oom) {
-        free(b.p);
+    sb_printf(&b, "}\n");
+    *out = sb_take(&b);
+    if (!*out)
         return diag_add(d, DIAG_ERROR, ST_NOMEM, g->path, NULL, NULL, "out of memory drawing");
-    }
-    *out = b.p;
     return ST_OK;
 }
 

@@ -123,9 +123,6 @@ typedef struct CgStats {
     double compile_ms; /* total glslang time */
 } CgStats;
 
-/* The cache directory when none is configured: $XDG_CACHE_HOME/npu-explore/kernels, else
- * $HOME/.cache/npu-explore/kernels; NULL when neither variable is set. */
-const char *cg_default_cache_dir(char *buf, size_t n);
 /* Compiles a GLSL compute shader to SPIR-V. `#include "NAME"` lines are resolved from the
  * shader sources embedded at build time (compiler/shader_src.h); the key of both caches is the
  * hash of the expanded text, *key on return. cache_dir: a directory for NAME.spv files (created

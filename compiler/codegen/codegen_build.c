@@ -108,12 +108,7 @@ static const CgOp cg_form[OP_COUNT] = {
 
 static bool bcasts_to(const GTensor *in, const GTensor *out)
 {
-    if (in->rank > out->rank) return false;
-    for (int i = 0; i < in->rank; i++) {
-        int64_t a = in->shape[in->rank - 1 - i], b = out->shape[out->rank - 1 - i];
-        if (a != b && a != 1) return false;
-    }
-    return true;
+    return shape_bcasts_to(in->rank, in->shape, out->rank, out->shape);
 }
 
 bool cg_node_supported(const Graph *g, const Node *n, const char **why)

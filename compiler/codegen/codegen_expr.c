@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/hash.h"
 
 #define AFF_MAX 24
@@ -140,13 +141,9 @@ static int intern(Cg *g, CgNode nn)
         h = (h + 1) & mask;
     }
     if (g->count >= CG_MAX_NODES) return fail(g, "the kernel's expression has too many nodes");
-    if (g->count == g->cap) {
-        int cap = g->cap ? 2 * g->cap : 256;
-        CgNode *n = realloc(g->n, sizeof *n * (size_t)cap);
-        if (!n) return fail(g, "out of memory");
-        g->n = n;
-        g->cap = cap;
-    }
+    CgNode *n = grow_array(g->n, g->count, &g->cap, sizeof *n, 256);
+    if (!n) return fail(g, "out of memory");
+    g->n = n;
     int id = g->count++;
     g->n[id] = nn;
     g->slot[h] = id + 1;

@@ -10,46 +10,11 @@
 #include "compiler/codegen/codegen.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct Out {
-    char *s;
-    size_t n, cap;
-    bool failed;
-} Out;
-
-static void put(Out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(Out *o, const char *fmt, ...)
-{
-    if (o->failed) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int k = vsnprintf(o->s ? o->s + o->n : NULL, o->s ? o->cap - o->n : 0, fmt, ap);
-        va_end(ap);
-        if (k < 0) {
-            o->failed = true;
-            return;
-        }
-        if (o->s && o->n + (size_t)k < o->cap) {
-            o->n += (size_t)k;
-            return;
-        }
-        size_t cap = o->cap ? o->cap * 2 : 4096;
-        while (cap < o->n + (size_t)k + 1)
-            cap *= 2;
-        char *s = realloc(o->s, cap);
-        if (!s) {
-            o->failed = true;
-            return;
-        }
-        o->s = s;
-        o->cap = cap;
-    }
-}
+#include "common/strbuf.h"
 
 static const char *type_name(CgType t)
 {
@@ -182,48 +147,48 @@ static const char *infix_of(CgOp op)
     }
 }
 
-static void emit_node(Out *o, const CgKernel *k, int id)
+static void emit_node(StrBuf *o, const CgKernel *k, int id)
 {
     const Cg *g = &k->g;
     const CgNode *x = &g->n[id];
     char a[3][64];
     for (int i = 0; i < x->na; i++)
         ref(g, x->a[i], a[i], sizeof a[i]);
-    put(o, "    %s %c%d = ", type_name(x->type), prefix(x->type), id);
+    sb_printf(o, "    %s %c%d = ", type_name(x->type), prefix(x->type), id);
     const char *f = func_of(x->op), *in = infix_of(x->op);
     if (x->op == CG_LOAD) {
         int b = (int)x->c;
         if (k->bind[b].type == CGT_F32)
-            put(o, "S_LOAD(t%d[%s])", b, a[0]);
+            sb_printf(o, "S_LOAD(t%d[%s])", b, a[0]);
         else if (k->bind[b].type == CGT_I32)
-            put(o, "t%d[%s]", b, a[0]);
+            sb_printf(o, "t%d[%s]", b, a[0]);
         else
-            put(o, "((t%d[(%s) >> 2] >> (((%s) & 3) * 8)) & 0xffu) != 0u", b, a[0], a[0]);
+            sb_printf(o, "((t%d[(%s) >> 2] >> (((%s) & 3) * 8)) & 0xffu) != 0u", b, a[0], a[0]);
     } else if (x->op == CG_NEG) {
-        put(o, "-%s", a[0]);
+        sb_printf(o, "-%s", a[0]);
     } else if (x->op == CG_NOT) {
-        put(o, "!%s", a[0]);
+        sb_printf(o, "!%s", a[0]);
     } else if (x->op == CG_DIV_TRUNC) {
-        put(o, "trunc(%s / %s)", a[0], a[1]);
+        sb_printf(o, "trunc(%s / %s)", a[0], a[1]);
     } else if (x->op == CG_WHERE) {
-        put(o, "%s ? %s : %s", a[0], a[1], a[2]);
+        sb_printf(o, "%s ? %s : %s", a[0], a[1], a[2]);
     } else if (x->op == CG_CAST) {
         CgType from = g->n[x->a[0]].type;
         if (x->type == CGT_BOOL)
-            put(o, "%s != %s", a[0], from == CGT_F32 ? "0.0" : "0");
+            sb_printf(o, "%s != %s", a[0], from == CGT_F32 ? "0.0" : "0");
         else
-            put(o, "%s(%s)", type_name(x->type), a[0]);
+            sb_printf(o, "%s(%s)", type_name(x->type), a[0]);
     } else if (in) {
-        put(o, "%s %s %s", a[0], in, a[1]);
+        sb_printf(o, "%s %s %s", a[0], in, a[1]);
     } else if (f) {
-        put(o, "%s(", f);
+        sb_printf(o, "%s(", f);
         for (int i = 0; i < x->na; i++)
-            put(o, "%s%s", i ? ", " : "", a[i]);
-        put(o, ")");
+            sb_printf(o, "%s%s", i ? ", " : "", a[i]);
+        sb_printf(o, ")");
     } else {
-        put(o, "0 /* %s */", cg_op_name(x->op));
+        sb_printf(o, "0 /* %s */", cg_op_name(x->op));
     }
-    put(o, ";\n");
+    sb_printf(o, ";\n");
 }
 
 static const char *storage_define(DType dt)
@@ -256,53 +221,52 @@ char *cg_render_glsl(const CgKernel *k)
     int nlive = 0;
     for (int i = 0; i < g->count; i++)
         nlive += live[i] && g->n[i].op != CG_CONST && g->n[i].op != CG_GID;
-    Out o = {0};
-    put(&o, "// %s: %lld elements, %d operations (npu-explore, compiler/codegen_*.c)\n",
-        k->title ? k->title : "generated elementwise kernel", (long long)g->numel, nlive);
-    put(&o, "#version 450\n#define %s\n", storage_define(k->storage));
-    put(&o, "#include \"common.glsl\"\n#include \"index.glsl\"\n#include \"eltwise.glsl\"\n\n");
-    put(&o, "layout(local_size_x_id = 0) in;\n");
+    StrBuf o = {0};
+    sb_printf(&o, "// %s: %lld elements, %d operations (npu-explore, compiler/codegen_*.c)\n",
+              k->title ? k->title : "generated elementwise kernel", (long long)g->numel, nlive);
+    sb_printf(&o, "#version 450\n#define %s\n", storage_define(k->storage));
+    sb_printf(&o,
+              "#include \"common.glsl\"\n#include \"index.glsl\"\n#include \"eltwise.glsl\"\n\n");
+    sb_printf(&o, "layout(local_size_x_id = 0) in;\n");
     for (int b = 0; b < k->nbind; b++) {
         bool out = b == k->nbind - 1;
         const char *ty = k->bind[b].type == CGT_F32   ? "STORAGE_T"
                          : k->bind[b].type == CGT_I32 ? "int"
                                                       : "uint";
-        put(&o, "layout(std430, set = 0, binding = %d) %s buffer B%d { %s t%d[]; };%s\n", b,
-            out ? "writeonly" : "readonly", b, ty, b,
-            k->bind[b].type == CGT_BOOL ? " // bool bytes" : "");
+        sb_printf(&o, "layout(std430, set = 0, binding = %d) %s buffer B%d { %s t%d[]; };%s\n", b,
+                  out ? "writeonly" : "readonly", b, ty, b,
+                  k->bind[b].type == CGT_BOOL ? " // bool bytes" : "");
     }
-    put(&o, "\nvoid main()\n{\n");
+    sb_printf(&o, "\nvoid main()\n{\n");
     char v[64], off[64];
     ref(g, k->value, v, sizeof v);
     ref(g, k->offset, off, sizeof off);
     int ob = k->nbind - 1;
     if (k->pack_bytes) {
         /* bool bytes: four elements per invocation, packed into one uint (no 8-bit stores) */
-        put(&o,
+        sb_printf(
+            &o,
             "    uint u = npu_global_index();\n    if (u >= %lluu) return;\n    uint word = 0u;\n",
             (unsigned long long)(g->numel + 3) / 4);
-        put(&o,
+        sb_printf(
+            &o,
             "    for (int j = 0; j < 4; j++) {\n    int gid = int(u) * 4 + j;\n    if (gid >= "
             "%lld) break;\n",
             (long long)g->numel);
     } else {
-        put(&o,
-            "    uint u = npu_global_index();\n    if (u >= %lluu) return;\n    int gid = "
-            "int(u);\n",
-            (unsigned long long)g->numel);
+        sb_printf(&o,
+                  "    uint u = npu_global_index();\n    if (u >= %lluu) return;\n    int gid = "
+                  "int(u);\n",
+                  (unsigned long long)g->numel);
     }
     for (int i = 0; i < g->count; i++)
         if (live[i] && g->n[i].op != CG_CONST && g->n[i].op != CG_GID) emit_node(&o, k, i);
     if (k->pack_bytes)
-        put(&o, "    word |= uint(%s) << (8 * j);\n    }\n    t%d[u] = word;\n}\n", v, ob);
+        sb_printf(&o, "    word |= uint(%s) << (8 * j);\n    }\n    t%d[u] = word;\n}\n", v, ob);
     else if (k->bind[ob].type == CGT_F32)
-        put(&o, "    t%d[%s] = S_STORE(%s);\n}\n", ob, off, v);
+        sb_printf(&o, "    t%d[%s] = S_STORE(%s);\n}\n", ob, off, v);
     else
-        put(&o, "    t%d[%s] = %s;\n}\n", ob, off, v);
+        sb_printf(&o, "    t%d[%s] = %s;\n}\n", ob, off, v);
     free(live);
-    if (o.failed) {
-        free(o.s);
-        return NULL;
-    }
-    return o.s;
+    return sb_take(&o);
 }

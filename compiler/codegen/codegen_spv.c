@@ -22,7 +22,9 @@
 #include <glslang/Public/resource_limits_c.h>
 
 #include "common/fileio.h"
+#include "common/grow.h"
 #include "common/hash.h"
+#include "common/strbuf.h"
 #include "compiler/shader_src.h"
 
 /* Part of every key: a change of compiler or settings must not hit old entries. */
@@ -50,32 +52,6 @@ static double now_ms(void)
 
 /* ---- includes ----------------------------------------------------------------------------- */
 
-typedef struct Buf {
-    char *s;
-    size_t n, cap;
-    bool failed;
-} Buf;
-
-static void append(Buf *b, const char *s, size_t n)
-{
-    if (b->failed) return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 8192;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        char *p = realloc(b->s, cap);
-        if (!p) {
-            b->failed = true;
-            return;
-        }
-        b->s = p;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->n, s, n);
-    b->n += n;
-    b->s[b->n] = 0;
-}
-
 /* The file name of an `#include "NAME"` line, or 0. */
 static size_t include_name(const char *line, size_t len, const char **name)
 {
@@ -95,7 +71,7 @@ static size_t include_name(const char *line, size_t len, const char **name)
     return i - s;
 }
 
-static bool expand(Buf *b, const char *text, const char **seen, int *nseen, int depth)
+static bool expand(StrBuf *b, const char *text, const char **seen, int *nseen, int depth)
 {
     if (depth > 8) return false;
     for (const char *p = text; *p;) {
@@ -117,10 +93,10 @@ static bool expand(Buf *b, const char *text, const char **seen, int *nseen, int 
                 if (*nseen == 64) return false;
                 seen[(*nseen)++] = s->name;
                 if (!expand(b, s->text, seen, nseen, depth + 1)) return false;
-                if (s->len && s->text[s->len - 1] != '\n') append(b, "\n", 1);
+                if (s->len && s->text[s->len - 1] != '\n') sb_add(b, "\n", 1);
             }
         } else {
-            append(b, p, len);
+            sb_add(b, p, len);
         }
         p += len;
     }
@@ -129,31 +105,17 @@ static bool expand(Buf *b, const char *text, const char **seen, int *nseen, int 
 
 char *cg_expand_includes(const char *source)
 {
-    Buf b = {0};
+    StrBuf b = {0};
     const char *seen[64];
     int nseen = 0;
-    append(&b, "", 0);
     if (!expand(&b, source, seen, &nseen, 0)) {
         free(b.s);
         return NULL;
     }
-    return b.s;
+    return sb_take(&b);
 }
 
 /* ---- caches ------------------------------------------------------------------------------- */
-
-const char *cg_default_cache_dir(char *buf, size_t n)
-{
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    int k;
-    if (xdg && *xdg)
-        k = snprintf(buf, n, "%s/npu-explore/kernels", xdg);
-    else if (home && *home)
-        k = snprintf(buf, n, "%s/.cache/npu-explore/kernels", home);
-    else
-        return NULL;
-    return k > 0 && (size_t)k < n ? buf : NULL;
-}
 
 static bool mkdirs(const char *dir)
 {
@@ -241,13 +203,9 @@ static bool mem_get(uint64_t key, uint32_t **words, size_t *nw)
 
 static void mem_put(uint64_t key, const uint32_t *words, size_t nw)
 {
-    if (nentries == capentries) {
-        int cap = capentries ? 2 * capentries : 32;
-        Entry *e = realloc(entries, sizeof *e * (size_t)cap);
-        if (!e) return;
-        entries = e;
-        capentries = cap;
-    }
+    Entry *e = grow_array(entries, nentries, &capentries, sizeof *e, 32);
+    if (!e) return;
+    entries = e;
     uint32_t *w = malloc(nw * 4);
     if (!w) return;
     memcpy(w, words, nw * 4);
@@ -350,7 +308,7 @@ Status cg_compile(const char *source, const char *cache_dir, const char *what, u
     *key = k;
     char dflt[900];
     const char *dir = cache_dir;
-    if (dir && !*dir) dir = cg_default_cache_dir(dflt, sizeof dflt);
+    if (dir && !*dir) dir = cache_path(dflt, sizeof dflt, "kernels");
     if (dir && strcmp(dir, "none") == 0) dir = NULL;
     pthread_mutex_lock(&lock);
     bool hit = mem_get(k, words, nwords);

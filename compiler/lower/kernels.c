@@ -207,19 +207,24 @@ KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t cm_t
     t.wg = cm ? (t.bm == KC_CM_TILE_LARGE ? 256 : 128) : t.bm * t.bn / (t.tr * t.tc);
     /* SIMT: 4 x 4 per invocation (the shared reads are vec4s: gemm_tile.glsl), and with BM >= 16
      * the workgroup (BM * BN / 16) covers a whole row of BK and of BN per staging pass */
-    t.mtiles = (m + t.bm - 1) / t.bm;
-    t.ntiles = (n + t.bn - 1) / t.bn;
-    t.tiles = batch * t.mtiles * t.ntiles;
-    int64_t steps = (k + t.bk - 1) / t.bk, split = 1;
-    if (t.tiles < target) {
-        split = (target + t.tiles - 1) / t.tiles;
+    kc_gemm_split(&t, m, n, k, batch, target);
+    return t;
+}
+
+void kc_gemm_split(KcTile *t, int64_t m, int64_t n, int64_t k, int64_t batch, int64_t target)
+{
+    t->mtiles = (m + t->bm - 1) / t->bm;
+    t->ntiles = (n + t->bn - 1) / t->bn;
+    t->tiles = batch * t->mtiles * t->ntiles;
+    int64_t steps = (k + t->bk - 1) / t->bk, split = 1;
+    if (t->tiles < target) {
+        split = (target + t->tiles - 1) / t->tiles;
         if (split > steps / KC_MIN_STEPS) split = steps / KC_MIN_STEPS;
         if (split < 1) split = 1;
     }
     int64_t per = (steps + split - 1) / split; /* steps per split; the last split may be short */
-    t.kchunk = per * t.bk;
-    t.nsplit = (steps + per - 1) / per;
-    return t;
+    t->kchunk = per * t->bk;
+    t->nsplit = (steps + per - 1) / per;
 }
 
 int kc_scratch(const KernelCtx *c, const PlanKernel *k, const char *suffix, int rank,

@@ -228,6 +228,8 @@ typedef struct KcTile {
 } KcTile;
 KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t cm_tile,
                     int64_t target);
+/* The tile counts and the K split of t's tile (bm, bn, bk set) for the same product. */
+void kc_gemm_split(KcTile *t, int64_t m, int64_t n, int64_t k, int64_t batch, int64_t target);
 
 /* index_copy's geometry (lower_index_copy.c), shared by the kernels that store into a cache:
  * self and out seen as [outer, size, inner] around dim, the source as [outer, m, inner]. */

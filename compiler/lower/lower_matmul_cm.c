@@ -9,7 +9,9 @@
  * Two tiles (cm_tile): 64 x 64 on 128 invocations, and where M and N are both at least 128
  * (prefill's GEMMs) 128 x 128 on 256 (KF_LARGE): each staged byte feeds twice the
  * MMAs and the operand traffic halves; its K split aims at 1 workgroup per SM
- * (KC_MATMUL_TARGET_LARGE) rather than 4.
+ * (KC_MATMUL_TARGET_LARGE) rather than 4. The large tile has a second layout for `tune` to
+ * choose per kernel (cm.shape 1, key N 1: 128 x 64 on 4 subgroups, stems matmul_cmh*), which
+ * won on some GEMMs and lost on others (bench/NOTES.md "Session 14").
  *
  * linear_glu (q->glu): the KF_GLU kernels, whose epilogue pairs the interleaved gate and up
  * columns into Y [.., M, N / 2]; a K split's first pass is the plain KF_PART kernel (partials
@@ -57,6 +59,13 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q, co
                                   : target;
     }
     KcTile t = kc_gemm_tile(q->m, q->n, q->k, q->nbatch, edge, target);
+    /* cm.shape 1: the large tile's narrow layout, 128 x 64 on 4 subgroups (the kernel key's N) */
+    int shape = large ? (int)kc_tune(c, TUNE_CM_SHAPE) : 0;
+    if (shape != 0) {
+        t.bn = KC_CM_TILE_LARGE / 2;
+        t.wg = 128;
+        kc_gemm_split(&t, q->m, q->n, q->k, q->nbatch, target);
+    }
     int64_t mn = q->nbatch * q->m * q->n;
     if (t.nsplit * mn > UINT32_MAX)
         return kc_error(c, "matmul kernel: the K-split partials pass 2^32 elements");
@@ -85,7 +94,8 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q, co
     unsigned epi = (q->bias ? KF_BIAS : 0) | (q->res ? KF_RES : 0) | (q->glu ? KF_GLU : 0);
     if (q->glu && q->res) return kc_error(c, "linear_glu kernel with a residual");
     if (t.nsplit == 1)
-        return kc_pick(c, k, (KernelKey){.kind = KK_matmul, .impl = impl, .flags = tile | epi});
+        return kc_pick(
+            c, k, (KernelKey){.kind = KK_matmul, .impl = impl, .flags = tile | epi, .n = shape});
     int64_t pshape[2] = {t.nsplit, mn};
     int part = kc_scratch(c, k, ".partials", 2, pshape, DT_F32);
     if (part < 0) return ST_BAD_INPUT;
@@ -99,7 +109,8 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q, co
     int pargs[4] = {k->args[0], k->args[1], part, out};
     st = kc_set_args(c, k, pargs, 2, 4);
     if (st != ST_OK) return st;
-    st = kc_pick(c, k, (KernelKey){.kind = KK_matmul, .impl = impl, .flags = tile | KF_PART});
+    st = kc_pick(c, k,
+                 (KernelKey){.kind = KK_matmul, .impl = impl, .flags = tile | KF_PART, .n = shape});
     if (st != ST_OK) return st;
     KernelKey red = {.kind = KK_matmul, .impl = KI_BASE, .flags = KF_RED | epi};
     PlanKernel *rk = kc_append(c, k, red, rargs, nr - 1, nr);

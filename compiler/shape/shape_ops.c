@@ -262,27 +262,27 @@ Status shape_linear(ShapeCtx *c)
     return st;
 }
 
-Status shape_addmm(ShapeCtx *c)
+/* The output of the matrix product of inputs a and b (2-D each, named xname and "mat2"). */
+static Status mm_of(ShapeCtx *c, int a, int b, const char *xname)
 {
-    const GTensor *m1 = sh_in(c, 1), *m2 = sh_in(c, 2);
-    Status st = rank_is(c, m1, 2, "mat1");
-    if (st == ST_OK) st = rank_is(c, m2, 2, "mat2");
-    if (st != ST_OK) return st;
-    if (m1->shape[1] != m2->shape[0]) return k_mismatch(c, m1, m2);
-    int64_t s[2] = {m1->shape[0], m2->shape[1]};
-    st = sh_set(c, 2, s);
-    return st != ST_OK ? st : check_bias(c, sh_in(c, 0));
-}
-
-Status shape_mm(ShapeCtx *c)
-{
-    const GTensor *x = sh_in(c, 0), *y = sh_in(c, 1);
-    Status st = rank_is(c, x, 2, "self");
+    const GTensor *x = sh_in(c, a), *y = sh_in(c, b);
+    Status st = rank_is(c, x, 2, xname);
     if (st == ST_OK) st = rank_is(c, y, 2, "mat2");
     if (st != ST_OK) return st;
     if (x->shape[1] != y->shape[0]) return k_mismatch(c, x, y);
     int64_t s[2] = {x->shape[0], y->shape[1]};
     return sh_set(c, 2, s);
+}
+
+Status shape_addmm(ShapeCtx *c)
+{
+    Status st = mm_of(c, 1, 2, "mat1");
+    return st != ST_OK ? st : check_bias(c, sh_in(c, 0));
+}
+
+Status shape_mm(ShapeCtx *c)
+{
+    return mm_of(c, 0, 1, "self");
 }
 
 Status shape_bmm(ShapeCtx *c)

@@ -109,12 +109,7 @@ typedef struct BIter {
 
 static bool bcastable(const HTensor *in, const HTensor *out)
 {
-    if (in->rank > out->rank) return false;
-    for (int i = 0; i < in->rank; i++) {
-        int64_t a = in->shape[in->rank - 1 - i], b = out->shape[out->rank - 1 - i];
-        if (a != b && a != 1) return false;
-    }
-    return true;
+    return shape_bcasts_to(in->rank, in->shape, out->rank, out->shape);
 }
 
 /* Checks that every tensor operand broadcasts to out; reports the first that does not. */

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fileio.h"
+#include "common/grow.h"
 #include "common/hazard.h"
 #include "runtime/backend.h"
 #include "runtime/hostxf.h"
@@ -456,13 +458,9 @@ static Status vkb_run(Backend *base, int first, int n, bool timed, DiagList *d)
         if (b->rec[i].first == first && b->rec[i].n == n && b->rec[i].timed == timed)
             r = &b->rec[i];
     if (!r) {
-        if (b->nrec == b->caprec) {
-            int cap = b->caprec ? 2 * b->caprec : 8;
-            Recording *nr = realloc(b->rec, sizeof *nr * (size_t)cap);
-            if (!nr) return ST_NOMEM;
-            b->rec = nr;
-            b->caprec = cap;
-        }
+        Recording *nr = grow_array(b->rec, b->nrec, &b->caprec, sizeof *nr, 8);
+        if (!nr) return ST_NOMEM;
+        b->rec = nr;
         r = &b->rec[b->nrec++];
         *r = (Recording){first, n, timed, 0, NULL, 0};
         Status st = record(b, r, d);
@@ -685,7 +683,7 @@ Status vk_backend_create(const VkBackendOptions *o, Backend **out, DiagList *d)
     co.validate = b->opt.validate;
     char cache[512];
     co.pipeline_cache_path =
-        b->opt.no_cache ? NULL : vk_default_pipeline_cache_path(cache, sizeof cache);
+        b->opt.no_cache ? NULL : cache_path(cache, sizeof cache, "pipelines.bin");
     b->sc = calloc(1, sizeof *b->sc);
     Status st = b->sc ? vk_ctx_create(&co, &b->ctx, d) : ST_NOMEM;
     if (st != ST_OK) {

@@ -90,19 +90,6 @@ VkCtxOptions vk_ctx_options_default(void)
     return o;
 }
 
-const char *vk_default_pipeline_cache_path(char *buf, size_t n)
-{
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    int k;
-    if (xdg && *xdg)
-        k = snprintf(buf, n, "%s/npu-explore/pipelines.bin", xdg);
-    else if (home && *home)
-        k = snprintf(buf, n, "%s/.cache/npu-explore/pipelines.bin", home);
-    else
-        return NULL;
-    return k > 0 && (size_t)k < n ? buf : NULL;
-}
-
 /* ---- validation messenger ----------------------------------------------------------------- */
 
 static VKAPI_ATTR VkBool32 VKAPI_CALL

@@ -36,7 +36,8 @@ typedef enum VkDevType {
 typedef struct VkCtxOptions {
     int device_index; /* -1: choose (discrete, then integrated, virtual, CPU); else that index */
     int validate;     /* -1: from env NPU_VK_VALIDATE=1; 0: off; 1: Khronos validation layer */
-    const char *pipeline_cache_path; /* NULL: no disk cache (see vk_default_pipeline_cache_path) */
+    const char *pipeline_cache_path; /* NULL: no disk cache; the default is common/fileio.h
+                                        cache_path(.., "pipelines.bin") */
     bool force_staging;       /* testing: treat device memory as not host-visible (staged copies) */
     bool no_push_descriptors; /* testing: use allocated descriptor sets even if push is present */
 } VkCtxOptions;
@@ -92,8 +93,6 @@ const char *vk_dev_type_name(VkDevType t);
 Status vk_list_devices(VkDeviceInfo *out, int max, int *count, DiagList *d);
 /* Writes the pipeline cache file now (also done by vk_ctx_destroy). ST_OK if no path is set. */
 Status vk_ctx_save_pipeline_cache(VkCtx *ctx, DiagList *d);
-/* $XDG_CACHE_HOME/npu-explore/pipelines.bin, else $HOME/.cache/...; NULL if neither is set. */
-const char *vk_default_pipeline_cache_path(char *buf, size_t n);
 
 /* Validation-layer messages of severity ERROR counted since vk_ctx_create (0 without layer). */
 int vk_validation_errors(const VkCtx *ctx);

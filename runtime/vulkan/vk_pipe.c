@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "common/fileio.h"
+#include "common/grow.h"
 #include "runtime/vulkan/vk_shaders.h"
 
 /* ---- pipeline cache ----------------------------------------------------------------------- */
@@ -215,13 +216,9 @@ static VkPipe *pool_find(VkCtx *ctx, uint64_t hash, size_t size, const VkPipeDes
 
 static Status pool_add(VkCtx *ctx, VkPipe *p)
 {
-    if (ctx->npool == ctx->cappool) {
-        int cap = ctx->cappool ? 2 * ctx->cappool : 64;
-        VkPipe **n = realloc(ctx->pool, sizeof *n * (size_t)cap);
-        if (!n) return ST_NOMEM;
-        ctx->pool = n;
-        ctx->cappool = cap;
-    }
+    VkPipe **n = grow_array(ctx->pool, ctx->npool, &ctx->cappool, sizeof *n, 64);
+    if (!n) return ST_NOMEM;
+    ctx->pool = n;
     ctx->pool[ctx->npool++] = p;
     return ST_OK;
 }

@@ -5,10 +5,7 @@
 # run --check, the session's check, profile (table, csv, json) and bisect call that ok, with the
 # row counted as differing by index but not beyond tolerance; a zero tolerance makes it a
 # MISMATCH (the check can fail). tests/test_vk_argmax_check.c fails a wrong index.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 python3 - "$T" <<'PY'
 import json, random, struct, sys
 d = sys.argv[1]

@@ -1,10 +1,7 @@
 #!/bin/bash
 # Bad input on every command: exit code 2, a message naming the file (and node/tensor), no
 # partial output files. Prints TAP-style "ok"/"not ok" lines.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-n=0
+. tests/cli/lib.bash
 check() { # name, expected exit, expected text, command...
     local name=$1 want=$2 text=$3; shift 3
     n=$((n + 1))

@@ -1,9 +1,6 @@
 #!/bin/bash
 # --batch: scripts from stdin and files, JSON lines with schema/kind, exit codes, on-error.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 M=tests/models/qwen2_tiny/decode.json
 printf 'pass list\nfusion list\nfusion off rmsnorm\ncheck\nhelp\necho hi\n' |
     "$B" --batch $M --json -x - > "$T/out.jsonl" 2>"$T/err"; rc=$?

@@ -5,10 +5,7 @@
 # nothing), --no-fuse fuse-elementwise, --dump-after fuse-elementwise, and .npubin files carrying
 # the modules: read back, described, and refused when a module's SPIR-V is not valid (the file's
 # checksum recomputed, so only spirv-val can catch it).
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 Q=tests/models/qwen2_tiny/decode.json
 G=tests/models/gpt_block/model.json
 # the instance id of qwen2_tiny decode's generated kernel (the position chain): it follows the
@@ -67,18 +64,9 @@ p=json.load(open(sys.argv[1])); m=p[\"modules\"]
 assert len(m)==$NG and all(x[\"name\"].startswith(\"gen_\") and x[\"spirv_words\"]>100 for x in m), m
 ' $T/n.json"
 # flip one byte inside a module's SPIR-V, fix the checksum: the reader's spirv-val refuses it
-python3 - "$T/g.npubin" "$T/bad.npubin" <<'EOF'
-import struct, sys
-b = bytearray(open(sys.argv[1], "rb").read())
-pay = 32
-i = b.index(bytes([0x03, 0x02, 0x23, 0x07]), pay)   # the first module's magic
-b[i + 200] ^= 0xff                                   # inside its instructions
-h = 0xcbf29ce484222325
-for c in b[pay:]:
-    h = ((h ^ c) * 0x100000001b3) & 0xffffffffffffffff
-b[24:32] = struct.pack("<Q", h)
-open(sys.argv[2], "wb").write(b)
-EOF
+npubin_edit "$T/g.npubin" "$T/bad.npubin" '
+i = b.index(bytes([0x03, 0x02, 0x23, 0x07]), 32)  # the magic of the first module
+b[i + 200] ^= 0xff                                # inside its instructions'
 "$B" describe "$T/bad.npubin" > /dev/null 2>"$T/e"; rc=$?
 ok "a module that is not valid SPIR-V: exit 2, named" "[ $rc = 2 ] && grep -q 'modules\[0\].*invalid SPIR-V' $T/e"
 

@@ -2,9 +2,7 @@
 # `make deps-check` (tools/deps_check.sh, tools/layers_check.sh): the layering rules hold in this
 # checkout, by includes and by the per-layer libraries' symbols, and copies with violations
 # planted are refused, naming each.
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 bash tools/deps_check.sh > "$T/o" 2>&1; rc=$?
 ok "the checkout keeps the layering rules" "[ $rc = 0 ] && grep -q 'deps-check: ok' $T/o"
 mkdir -p "$T/c"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Generated docs stay in sync with the code: docs/ops.md is `npu-explore ops --markdown`.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
+. tests/cli/lib.bash
 if diff -u docs/ops.md <("$B" ops --markdown) >/dev/null; then
     echo "ok 1 docs/ops.md matches the op table"
 else
@@ -9,7 +9,6 @@ fi
 n=$("$B" ops | tail -n +2 | wc -l)
 [ "$n" -ge 70 ] && echo "ok 2 ops lists $n ops" || echo "not ok 2 ops lists only $n ops"
 # the README's tour: every `describe` example (compile only, no device) still runs
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 k=2
 while IFS= read -r line; do
     cmd=${line%%#*}

@@ -1,9 +1,6 @@
 #!/bin/bash
 # dot: DOT text with fusion clusters, SVG and PNG through libgvc, --after, --color partition.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 "$B" dot tests/models/qwen2_tiny/decode.json -o "$T/q.dot" >/dev/null
 ok "fusion instances are clusters" "grep -q 'cluster_f' '$T/q.dot' && grep -q 'F5 decode_attention' '$T/q.dot'"
 ok "edges carry shapes" "grep -q 'label=\"\[1,1,64\]\"' '$T/q.dot'"

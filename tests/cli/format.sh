@@ -2,13 +2,11 @@
 # The C sources keep the checked-in style (.clang-format; `make format` applies it): every file of
 # the layers and the tests, as the Makefile's FORMAT_SRCS lists them, is what clang-format makes
 # of it. A missing clang-format fails (tools/deps.sh installs it).
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 if ! command -v clang-format > /dev/null; then
     echo "not ok 1 clang-format is not installed (apt-get install clang-format)"
     exit 1
 fi
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 files=$(ls common/*.[ch] compiler/*.[ch] compiler/*/*.[ch] runtime/*.[ch] runtime/*/*.[ch] viz/*.[ch] \
            app/*.[ch] tui/*.[ch] tests/*.[ch] tests/*/*.[ch] 2>/dev/null)
 : > "$T/bad"

@@ -4,35 +4,38 @@
 # `fusion on ID` after `fusion off PATTERN` re-enables that instance, `fusion off` after `on`
 # wins again, and `fusion on all` clears every rule. rope_cache and attention fall back to their
 # base patterns (rope, masked_softmax) when switched off alone.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 M=tests/models/convnet/model.json
-# state after a script: "F1=on F2=off ..." from the last `fusion list`
-states() { printf '%s\nfusion list\n' "$1" | "$B" --batch $M --backend cpu -x - 2>"$T/err" |
-           awk '/^F[0-9]+ +(on|off) /{s[$1]=$2} END{for(k in s) printf "%s=%s\n", k, s[k]}' | sort | tr '\n' ' '; }
+# the switches after the session commands SCRIPT on MODEL, from the last `fusion list`, for the
+# instances Fn whose n matches the awk alternation IDS: "F1=on F2=off ..." sorted; with PAT set, each
+# with its pattern, "F3=on:rope ..."
+states() { # MODEL IDS SCRIPT [PAT]
+    printf '%s\nfusion list\n' "$3" | "$B" --batch "$1" --backend cpu -x - 2>"$T/err" |
+        awk -v id="^F($2) +(on|off) " -v pat="$4" '$0 ~ id {s[$1] = pat ? $2 ":" $3 : $2}
+            END {for (k in s) printf "%s=%s\n", k, s[k]}' | sort | tr '\n' ' '
+}
 want() { printf '%s\n' "$@" | sort | tr '\n' ' '; }
-s=$(states 'fusion off all
+cstates() { states $M '[0-9]+' "$1"; } # convnet: F1..F3
+s=$(cstates 'fusion off all
 fusion on F3')
 ok "off all, then on F3: only F3 on ($s)" "[ \"$s\" = \"$(want F1=off F2=off F3=on)\" ]"
-s=$(states 'fusion off conv_relu
+s=$(cstates 'fusion off conv_relu
 fusion on F2')
 ok "off conv_relu, then on F2: F1 off, F2 and F3 on ($s)" "[ \"$s\" = \"$(want F1=off F2=on F3=on)\" ]"
-s=$(states 'fusion off all
+s=$(cstates 'fusion off all
 fusion on F3
 fusion off F3')
 ok "off all, on F3, off F3: all off ($s)" "[ \"$s\" = \"$(want F1=off F2=off F3=off)\" ]"
-s=$(states 'fusion off all
+s=$(cstates 'fusion off all
 fusion on F3
 fusion off conv
 fusion on F1')
 ok "off all, on F3, off conv, on F1: only F1 on ($s)" "[ \"$s\" = \"$(want F1=on F2=off F3=off)\" ]"
-s=$(states 'fusion off F1
+s=$(cstates 'fusion off F1
 fusion off F2
 fusion on all')
 ok "on all clears every rule ($s)" "[ \"$s\" = \"$(want F1=on F2=on F3=on)\" ]"
-s=$(states 'fusion on F2')
+s=$(cstates 'fusion on F2')
 ok "on of an instance that is on changes nothing ($s)" "[ \"$s\" = \"$(want F1=on F2=on F3=on)\" ]"
 # the switches reach the compiled program: kernel counts follow (3 fusions: 13 kernels unfused)
 printf 'fusion off all\nfusion on F3\n' | "$B" --batch $M --backend cpu -x - > "$T/o" 2>&1
@@ -54,8 +57,7 @@ ok "... said once although profile compiles twice" \
 # id (today's rope and index_copy kernels); `on rope_cache` or `on F4` brings it back; `off rope`
 # switches rope_cache off too
 Q=tests/models/qwen2_tiny/decode.json
-qstates() { printf '%s\nfusion list\n' "$1" | "$B" --batch $Q --backend cpu -x - 2>"$T/err" |
-            awk '/^F(3|4|12|13) +(on|off) /{s[$1]=$2 ":" $3} END{for(k in s) printf "%s=%s\n", k, s[k]}' | sort | tr '\n' ' '; }
+qstates() { states $Q '3|4|12|13' "$1" pat; }
 s=$(qstates 'fusion off rope_cache')
 ok "off rope_cache: F4 and F13 fall back to rope ($s)" "[ \"$s\" = \"$(want F3=on:rope F4=on:rope F12=on:rope F13=on:rope)\" ]"
 s=$(qstates 'fusion off rope_cache
@@ -74,8 +76,7 @@ ok "off rope_cache: 25 kernels (23 with it)" "grep -q 'fusions: 27 of 27 on, 25 
 # the same id (the plan of before the pattern: 42 kernels, 30 with it); `on attention` brings it
 # back; `off masked_softmax` switches it off too
 P=tests/models/qwen2_tiny/prefill.json
-pstates() { printf '%s\nfusion list\n' "$1" | "$B" --batch $P --backend cpu -x - 2>"$T/err" |
-            awk '/^F(5|14) +(on|off) /{s[$1]=$2 ":" $3} END{for(k in s) printf "%s=%s\n", k, s[k]}' | sort | tr '\n' ' '; }
+pstates() { states $P '5|14' "$1" pat; }
 s=$(pstates 'fusion off attention')
 ok "prefill, off attention: F5 and F14 fall back to masked_softmax ($s)" "[ \"$s\" = \"$(want F5=on:masked_softmax F14=on:masked_softmax)\" ]"
 s=$(pstates 'fusion off attention

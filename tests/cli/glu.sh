@@ -6,10 +6,7 @@
 # Qwen2.5-1.5B prefill on nv-coopmat: one 128-tile GLU GEMM per layer, split in 3 with the GLU
 # in its reduce (594 kernels in 367 levels -> 510 in 339, in f16: its mask converted by the host); the decodes keep their plans (no instance: at most 4 rows); run
 # --check against PyTorch on Vulkan and the CPU backend, the session's switch, bisect naming it.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 P=tests/models/qwen2_tiny/prefill.json
 "$B" describe $P > "$T/on.txt" 2>&1
 ok "qwen2_tiny prefill: 30 kernels in 19 levels, two linear_glu, no silu_mul" \
@@ -35,12 +32,8 @@ for d in tests/models/qwen2_tiny/decode.json tests/models/qwen2_5_1_5b/decode.js
     "$B" describe $d --tier nv-coopmat --no-fuse linear_glu > "$T/d0.txt" 2>/dev/null # (warns: no instance)
     ok "$d: no linear_glu, the same plan with or without it" "! grep -q glu_nb $T/d1.txt && ! grep -q 'linear_glu' $T/d1.txt && cmp -s $T/d1.txt $T/d0.txt"
 done
-for be in vulkan cpu; do
-    "$B" run $P --check --backend $be > "$T/c.txt" 2>&1; rc=$?
-    ok "prefill --check on $be with linear_glu" "[ $rc = 0 ] && grep -q ', 0 mismatch' $T/c.txt"
-done
-"$B" run $P --check --dtype fp32 > "$T/c.txt" 2>&1; rc=$?
-ok "prefill --check fp32 with linear_glu" "[ $rc = 0 ] && grep -q ', 0 mismatch' $T/c.txt"
+for be in vulkan cpu; do agrees "prefill --check on $be with linear_glu" $P --backend $be; done
+agrees "prefill --check fp32 with linear_glu" $P --dtype fp32
 printf 'fusion off linear_glu\nfusion list\ncheck\n' | "$B" --batch $P -x - > "$T/s.txt" 2>&1; rc=$?
 ok "session: fusion off linear_glu falls back to silu_mul (34 kernels), check passes" \
    "[ $rc = 0 ] && grep -q 'fusions: 20 of 20 on, 34 kernels' $T/s.txt && grep -Eq '^F8 +on +silu_mul' $T/s.txt && grep -q ', 0 mismatch' $T/s.txt"

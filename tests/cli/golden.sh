@@ -2,8 +2,7 @@
 # Golden files: the graph text after every pass and the describe output, for mlp, convnet,
 # resnet18 and qwen2_tiny decode. The same printer feeds --dump-after and the explorer's diff
 # view. Refresh after an intended change with: UPDATE_GOLDEN=1 bash tests/cli/golden.sh
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-n=0
+. tests/cli/lib.bash
 # check GOLD OUT: OUT is the golden file's text (UPDATE_GOLDEN: it becomes it)
 check() {
     n=$((n + 1))

@@ -6,10 +6,7 @@
 # after it. state.json: add_ into a constant makes it model state (an input paired with the
 # value it ends with), copy_ overwriting a constant whole first does not; add_ into a slice of a
 # constant (state_view.json) is refused.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 D=tests/models/inplace
 # values(FILE, TENSOR): the tensor's floats from a safetensors file, one per line
 values() { python3 -c '

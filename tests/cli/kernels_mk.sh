@@ -3,10 +3,8 @@
 # with its glslc flags (STORAGE_, the row's defines), SPV_NAMES in table order, flags stamps
 # rewritten only when a row's flags change (so only its modules rebuild), and a malformed table
 # stopping the build with the file and line, leaving the previous rules in place.
+. tests/cli/lib.bash
 G=tools/kernels_mk.sh
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
 mtime() { stat -c %Y "$1"; }
 
 cat >"$T/k.def" <<'EOF'

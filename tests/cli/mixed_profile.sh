@@ -3,10 +3,7 @@
 # partition is named with its direction, cast and layout change (describe text and JSON), and
 # profile times it as a row of its own (table `xN` rows, json "transfer" lines, csv rows), counted
 # in the totals apart from the kernels; CPU-partition kernels are rows with host times.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 G=tests/models/gpt_block/model.json
 MB=tests/models/mobilenet_block/model.json
 # generated kernels off: the mask is then built on the CPU, so bools and integers cross too

@@ -1,10 +1,7 @@
 #!/bin/bash
 # A compiled .npubin as the MODEL of run, profile, --batch and the explorer (docs/CLI.md): run
 # and profile run the file's own kernels on the IR it carries; the session compiles that IR again.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 Q=tests/models/qwen2_tiny/decode.json
 C=tests/models/convnet/model.json
 
@@ -47,16 +44,8 @@ ok "--batch on a .npubin compiles the IR it carries again (switches work), and s
 ok "the explorer opens a .npubin" "[ $rc = 0 ] && grep -q 'its IR (from $Q) compiled again' $T/tui.txt"
 
 # the embedded IR is checked like any IR: a broken key is an error naming the file
-python3 - "$T/q.npubin" "$T/badir.npubin" <<'EOF'
-import struct, sys
-b = bytearray(open(sys.argv[1], "rb").read())
-i = b.index(b'"nodes"', 32)
-b[i:i + 7] = b'"nodez"'
-h = 0xcbf29ce484222325
-for c in b[32:]:
-    h = ((h ^ c) * 0x100000001b3) & 0xffffffffffffffff
-b[24:32] = struct.pack("<Q", h)
-open(sys.argv[2], "wb").write(b)
-EOF
+npubin_edit "$T/q.npubin" "$T/badir.npubin" '
+i = b.index(b"\"nodes\"", 32)
+b[i:i + 7] = b"\"nodez\""'
 "$B" run "$T/badir.npubin" > /dev/null 2>"$T/e"; rc=$?
 ok "a .npubin whose IR is broken: exit 2 naming the file" "[ $rc = 2 ] && grep -q 'badir.npubin' $T/e"

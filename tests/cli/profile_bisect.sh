@@ -2,10 +2,7 @@
 # profile and bisect: formats, JSON schema of every line, exit codes, --save/--baseline, and
 # bisect naming exactly the instance broken with --break (each instance in turn, both modes,
 # two broken instances found by minimal), on the CPU backend here and on Vulkan in vulkan.sh.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 schema() { python3 -c '
 import json,sys
 want=sys.argv[2]

@@ -4,13 +4,9 @@
 # with grouped-query heads, a bool mask with grouped-query heads, a query row masked everywhere)
 # checked on Vulkan against the CPU reference's sdpa, and on transformers' Qwen2 export
 # (attention x2, one a layer, as our own Qwen fixture's).
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 for f in causal_gqa mask_gqa; do
-    "$B" run tests/models/sdpa/$f.json --check > "$T/c.txt" 2>&1; rc=$?
-    ok "$f on Vulkan matches the CPU reference's sdpa" "[ $rc = 0 ] && grep -q ', 0 mismatch' $T/c.txt"
+    agrees "$f on Vulkan matches the CPU reference's sdpa" tests/models/sdpa/$f.json
     "$B" describe tests/models/sdpa/$f.json > "$T/d.txt" 2>&1
     ok "$f: one fused attention instance, one decode_attention kernel" \
        "grep -q 'attention x1' $T/d.txt && grep -q 'decode_attention x1' $T/d.txt && ! grep -q 'scaled_dot_product_attention x' $T/d.txt"
@@ -18,8 +14,7 @@ done
 # a query row whose bool mask is false everywhere: zeros, as torch's sdpa gives (its safe
 # softmax), fused or not (masked_row_io.safetensors: row 1 of the mask all false)
 for nf in "" "--no-fuse attention" "--no-fuse attention --no-fuse masked_softmax"; do
-    "$B" run tests/models/sdpa/masked_row.json --check $nf > "$T/m.txt" 2>&1; rc=$?
-    ok "a fully masked row gives zeros on Vulkan ${nf:-(fused)}" "[ $rc = 0 ] && grep -q ', 0 mismatch' $T/m.txt"
+    agrees "a fully masked row gives zeros on Vulkan ${nf:-(fused)}" tests/models/sdpa/masked_row.json $nf
 done
 "$B" describe tests/models/zoo/hf_qwen2/model.json > "$T/q.txt" 2>&1
 ok "transformers Qwen2: attention x2 (one a layer), rope x4, rmsnorm x5, linear_glu x2" \

@@ -6,10 +6,7 @@
 # bisect's exit codes (docs/CLI.md); --help; profile -o; speedups never 0.0x; the BREAK
 # banner; "terminal too small"; the log keeps a long output whole. convnet and mlp on lavapipe
 # (or the CPU backend): seconds under ASan.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 M=tests/models/convnet/model.json
 
 # --batch: describe and profile of the same state list the same kernels, before and after a

@@ -8,10 +8,7 @@
 # (the caches emptied, the rotary frequencies kept); and hf_qwen2's reference, the same weights
 # through transformers' plain causal forward of 8 tokens. A step run without the carried state is
 # far from the reference: the matches need the state.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 Z=tests/models/zoo/hf_qwen2_static
 # The files the checks need, from the fixtures: hf_qwen2's 8-token reference as a
 # greedy.safetensors beside this model (prompt, the next token, its logits per position); one

@@ -6,15 +6,13 @@
 # cancelling both. Headless: the graph pane's drawing of convnet, Esc cancelling. A missing
 # tmux fails.
 # Refresh the goldens after an intended change with: UPDATE_GOLDEN=1 bash tests/cli/tui.sh
-B=${NPU_EXPLORE:-build/asan/npu-explore}
+. tests/cli/lib.bash
 # each tmux session gets its own server (-L): killing a server's last session makes it exit, and a
 # new-session racing that exit lands in the dying server (seen in CI: every later command then says
 # "no server running")
-T=$(mktemp -d); socks=""
+socks=""
 trap 'rm -rf "$T"; for s in $socks; do tmux -L "$s" kill-server 2>/dev/null; done' EXIT
 tm() { tmux -L "$sess" "$@"; }
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
 
 ok "--has-tui exits 0" "'$B' --has-tui"
 scr() { awk -v s="=== screen $1 " 'index($0, s) == 1 {on = 1; next} /^=== screen / {on = 0} on' "$2"; }

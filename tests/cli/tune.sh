@@ -4,11 +4,8 @@
 # compiled for its device (describe, profile's tuned lines, the .npubin keeps the record), bad
 # caches are warnings or clear refusals, bad arguments exit 2, the explorer's T tunes the
 # selected kernel. Times are never asserted (lavapipe shares its cores); searches are kept short.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
+. tests/cli/lib.bash
 M=tests/models/mlp/model.json
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
 Q="--beam 1 --budget-s 2 --iters 1"
 
 "$B" tune $M --tuned "$T/c.tsv" --kernel 0 $Q --json > "$T/j" 2> "$T/e"; rc=$?

@@ -2,11 +2,8 @@
 # Tuning knobs (compiler/tuning.def, docs/tuning.md): the table and its generated doc agree,
 # lowering reads no environment, --tune and the NPU_* override reach the plan and its record
 # (describe, text and --json, and the .npubin), and bad knobs or values exit 2 naming the knob.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
+. tests/cli/lib.bash
 M=tests/models/qwen2_tiny/decode.json
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
 ok "docs/tuning.md is 'tuning --markdown' (regenerate it: $B tuning --markdown > docs/tuning.md)" \
    "diff -u docs/tuning.md <('$B' tuning --markdown) > '$T/d'"
 ok "tuning lists every knob of compiler/tuning.def" \
@@ -14,7 +11,7 @@ ok "tuning lists every knob of compiler/tuning.def" \
 ok "no getenv in the lowering (compiler/lower/): tuning comes from CompileOptions" \
    "! grep -n 'getenv\|NPU_[A-Z_]*\"' compiler/lower/*.c"
 ok "the NPU_* tuning variables are read in tuning.c alone" \
-   "[ \"\$(grep -rl --include='*.c' 'getenv' compiler | sort | tr '\n' ' ')\" = 'compiler/codegen/codegen_spv.c compiler/tuning.c ' ]"
+   "[ \"\$(grep -rl --include='*.c' 'getenv' compiler | sort | tr '\n' ' ')\" = 'compiler/tuning.c ' ]"
 "$B" describe $M --kernel-cache none > "$T/plain" 2>&1
 ok "a plan of the default tuning prints no tuning line" "! grep -q '^tuning' '$T/plain'"
 "$B" describe $M --kernel-cache none --tune conv.target=396 > "$T/same" 2>&1

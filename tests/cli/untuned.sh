@@ -1,15 +1,13 @@
 #!/bin/bash
 # Models nobody here tuned for (issue #5; tests/models/gen_untuned.py writes them): mobilenet_block
-# (depthwise conv, hard activations, squeeze-excite broadcast mul, ceil_mode pools) and gpt_block
+# (depthwise conv, hard activations, squeeze-excite broadcast mul, ceil_mode pools), gpt_block
 # (layer_norm, addmm, q/k/v by split, in-graph causal mask from arange/le/where/masked_fill, cumsum positions,
-# tanh gelu, tied lm_head). No PyTorch reference exists for them, so Vulkan is compared with the
+# tanh gelu, tied lm_head) and gemm_block (a GLU MLP, linears with bias, gelu and residuals at
+# shapes no tile divides). No PyTorch reference exists for them, so Vulkan is compared with the
 # CPU reference on the same seeded random weights and inputs (--random-weights 1), by relative L2
 # of every output, in fp16/bf16/fp32 storage, fusions on and off, and with op families forced
 # onto the CPU; describe must show where the partitioner put things.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 # rel A.safetensors B.safetensors MAXREL: every tensor of A within MAXREL (relative L2) of B's;
 # prints the worst. With MAXREL prefixed by '>' it must exceed it instead (a broken run).
 rel() { python3 -c '
@@ -33,7 +31,7 @@ print("rel_l2 %.3g" % worst, file=sys.stderr)
 assert worst>float(lim[1:]) if lim[0]==">" else worst<=float(lim), worst
 ' "$@"; }
 M=tests/models
-for m in mobilenet_block gpt_block; do
+for m in mobilenet_block gpt_block gemm_block; do
     "$B" run $M/$m/model.json --random-weights 1 --backend cpu -o "$T/$m.cpu.st" 2>"$T/e"; rc=$?
     ok "$m runs on the CPU reference" "[ $rc = 0 ] || { head -3 $T/e; false; }"
     for c in fp16:3e-3 bf16:2e-2 fp32:1e-5; do

@@ -3,10 +3,7 @@
 # opens, checked with python3's json module), dot --color time|error --profile (a heat map with a
 # legend; a profile of another model or plan refused with exit 2), and the explorer's timeline
 # and graph heat map on convnet.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 M=tests/models/convnet/model.json
 
 "$B" profile $M --iters 3 --format trace -o "$T/trace.json" --save "$T/conv.jsonl" 2>"$T/err"; rc=$?

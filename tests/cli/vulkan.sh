@@ -3,10 +3,7 @@
 # the PyTorch references with the fair tolerances of the fixtures' README, the Khronos validation
 # layer (synchronization validation included) clean on a whole model, and bisect naming exactly
 # the instance broken with --break for each fusion pattern of resnet18 and qwen2_tiny.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
+. tests/cli/lib.bash
 # check FILE MAXREL [TOP]: every output ok with rel_l2 <= MAXREL; TOP: top-1/top-5 all agree
 # and Pearson r > 0.999
 check() { python3 -c '

@@ -5,11 +5,8 @@
 # partitions; the exports nobody can run refused with exit 2 and what to do; Qwen2.5-1.5B's
 # config (IR only, on the meta device) compiles. hf_qwen2_static (model state: its KV caches) has
 # its own checks, tests/cli/static_cache.sh.
-B=${NPU_EXPLORE:-build/asan/npu-explore}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+. tests/cli/lib.bash
 export XDG_CACHE_HOME="$T/cache" # generated kernels compiled afresh: the test sees glslang run
-n=0
-ok() { n=$((n + 1)); if eval "$2"; then echo "ok $n $1"; else echo "not ok $n $1"; fi; }
 Z=tests/models/zoo
 # Models whose Vulkan run takes over 3 s under ASan on lavapipe (measured on the 2-core VM: most
 # of it lavapipe compiling their many conv pipelines) are checked on the CPU reference only; their

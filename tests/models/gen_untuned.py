@@ -251,8 +251,32 @@ def gpt_block():
     return g
 
 
+def gemm_block():
+    """The tensor-core matmul's epilogues at shapes no tile divides (M 200, K 264, N 704 and
+    392): a GLU MLP (gate, silu, up, mul, down) with a residual, then a linear with bias and
+    gelu and one with bias and a residual, as a transformers model writes them."""
+    g = Graph("gemm_block")
+    B, S, C, F, H = 2, 100, 264, 704, 392
+    x = g.input("x", [B, S, C])
+
+    def linear(x, key, n, bias=False):
+        ins = [x, g.param(key + ".weight", [n, x["shape"][-1]])]
+        if bias:
+            ins.append(g.param(key + ".bias", [n]))
+        return g.node("aten.linear.default", ins, x["shape"][:-1] + [n])
+
+    gate = g.node("aten.silu.default", [linear(x, "mlp.gate_proj", F)], [B, S, F])
+    h = g.node("aten.mul.Tensor", [gate, linear(x, "mlp.up_proj", F)], [B, S, F])
+    r = g.node("aten.add.Tensor", [linear(h, "mlp.down_proj", C), x], [B, S, C])
+    f = g.node("aten.gelu.default", [linear(r, "fc.0", H, True)], [B, S, H])
+    y = g.node("aten.add.Tensor", [linear(f, "fc.2", C, True), r], [B, S, C])
+    g.output(y)
+    return g
+
+
 if __name__ == "__main__":
-    for folder, build in (("mobilenet_block", mobilenet_block), ("gpt_block", gpt_block)):
+    for folder, build in (("mobilenet_block", mobilenet_block), ("gpt_block", gpt_block),
+                          ("gemm_block", gemm_block)):
         os.makedirs(os.path.join(HERE, folder), exist_ok=True)
         build().write(os.path.join(HERE, folder, "model.json"))
         print("wrote", os.path.join(folder, "model.json"))
