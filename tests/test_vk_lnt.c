@@ -7,15 +7,15 @@
  *   non-square H x W; with weight and bias, weight only, neither;
  * - LayerNorm2d (ConvNeXt's stem and downsampling): NCHW -> NHWC, norm, NHWC -> NCHW, padded in;
  * - the downsampling's other half: an NHWC graph input normalised, then permuted to NCHW;
- * - a dense NCHW graph input (no padding) permuted and normalised;
+ * - a dense NCHW graph input (no padding) permuted and normalised, also through pack-inputs;
  * - Swin V2's window reversal: [B, nh, nw, ws, ws, C] -> permute(0,1,3,2,4,5) -> reshape to
  *   [B, H, W, C] -> norm (rows over four strided dims), and MaxViT's window partition read
  *   through reshape -> permute -> reshape from a padded tensor;
  * - every rows-per-workgroup path (ln.rows 1, 2, 8, 64: row counts not a multiple of it), and
  *   rows longer than 4 x 256 lanes;
- * - the plans: no transpose or depad kernel left; switched off (--no-fuse layernorm_t) the
- *   transpose and layernorm kernels of before, same results; a permuted input another node
- *   reads too is a near miss. */
+ * - the plans: no transpose or depad kernel left, each also run by the CPU backend; switched off
+ * (--no-fuse layernorm_t) the transpose and layernorm kernels of before, same results; a permuted
+ * input another node reads too is a near miss. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -131,13 +131,13 @@ static void gb_json(const Gb *g, char *b, size_t cap)
 
 static const int NHWC[4] = {0, 2, 3, 1}, NCHW[4] = {0, 3, 1, 2};
 
-/* kernels whose stem starts with s in the plan of json (fp16, vc_tune's knobs, no_fuse: a
+/* kernels whose stem starts with s in the plan of json (in dt, vc_tune's knobs, no_fuse: a
  * --no-fuse spec) */
-static int count_stem(const char *json, const char *s, const char *no_fuse)
+static int count_stem_as(const char *json, const char *s, const char *no_fuse, DType dt)
 {
     CompileOptions o;
     vc_options(&o);
-    o.compute = DT_F16;
+    o.compute = dt;
     if (no_fuse) o.no_fuse[o.n_no_fuse++] = no_fuse;
     Pipeline p = tu_compile_json(json, &o);
     int n = 0;
@@ -145,6 +145,11 @@ static int count_stem(const char *json, const char *s, const char *no_fuse)
         n += strncmp(p.plan->kernels[k].shader, s, strlen(s)) == 0;
     pipeline_free(&p);
     return n;
+}
+
+static int count_stem(const char *json, const char *s, const char *no_fuse)
+{
+    return count_stem_as(json, s, no_fuse, DT_F16);
 }
 
 static const char *const lnt_stem[] = {"layernorm_t_plain", "layernorm_t_w", "layernorm_t"};
@@ -158,6 +163,8 @@ static void check_lnt(const char *json, int wb)
     assert_int_equal(count_stem(json, "layernorm_t", NULL), 1);
     for (int t = 0; t < 3; t++)
         vc_check_json(json, dts[t], tols[t], lnt_stem[wb]);
+    /* the same plan on the CPU backend, which runs the instance's member nodes */
+    vc_check_json_on(json, "fp32", VC_TOL_F32, lnt_stem[wb], true);
 }
 
 /* ConvNeXt's block: pool (padded NCHW) -> NHWC -> norm over C */
@@ -207,6 +214,13 @@ static void test_norm2d(void **state)
     gb_permute(&g, NHWC);
     gb_ln(&g, 2);
     gb_json(&g, b, sizeof b);
+    check_lnt(b, 2);
+    /* a graph input that pack-inputs uploads as f32 and packs on the device (bf16) */
+    gb_start(&g, 4, (int64_t[]){1, 40, 24, 20});
+    gb_permute(&g, NHWC);
+    gb_ln(&g, 2);
+    gb_json(&g, b, sizeof b);
+    assert_int_equal(count_stem_as(b, "pack", NULL, DT_BF16), 1);
     check_lnt(b, 2);
     /* an NHWC graph input normalised, then NCHW (ConvNeXt's downsampling before its conv) */
     gb_start(&g, 4, (int64_t[]){2, 5, 3, 17});
