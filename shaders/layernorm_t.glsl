@@ -31,6 +31,8 @@ void main()
     const uint P = NPU_WG / NPU_TPR;
     uint t = gl_LocalInvocationID.x;
     uint p = LN_XJ != 0u ? t / NPU_TPR : t % P, l = LN_XJ != 0u ? t % NPU_TPR : t / P;
+    // the row's lanes' slots in npu_sh: invocation t owns slot t either way
+    uint base = LN_XJ != 0u ? p * NPU_TPR : p, step = LN_XJ != 0u ? 1u : P;
     uint first = npu_group_index() * P, r = first + p;
     bool live = r < pc.rows; // rows past the last join the barriers only
     int xo = live ? row_offset(r, pc.oshape, pc.xs) : 0;
@@ -38,14 +40,14 @@ void main()
     float s = 0.0;
     if (live)
         for (uint j = l; j < pc.n; j += NPU_TPR) s += S_LOAD(x[xo + int(j) * pc.xl]);
-    float mean = row_sum_at(s, p * NPU_TPR + l, l) / float(pc.n);
+    float mean = row_sum_at(s, base, l, step) / float(pc.n);
     float q = 0.0;
     if (live)
         for (uint j = l; j < pc.n; j += NPU_TPR) {
             float d = S_LOAD(x[xo + int(j) * pc.xl]) - mean;
             q += d * d;
         }
-    float rstd = 1.0 / sqrt(row_sum_at(q, p * NPU_TPR + l, l) / float(pc.n) + pc.eps);
+    float rstd = 1.0 / sqrt(row_sum_at(q, base, l, step) / float(pc.n) + pc.eps);
     if (l == 0u) {
         ln_mean[p] = mean;
         ln_rstd[p] = rstd;

@@ -40,24 +40,27 @@ float nan_max(float a, float b)
 }
 
 // Every invocation of the workgroup calls these (barriers): returns the row's combined value.
-// row_sum_at: the invocation is lane `lane` of its row and owns slot t of npu_sh, the row's
-// lanes owning the NPU_TPR slots from t - lane (layernorm_t maps invocations to rows its own
-// way); row_sum: the mapping of row_lane and row_index.
-float row_sum_at(float v, uint t, uint lane)
+// row_sum_at: the invocation is lane `lane` of a row whose lanes own the slots base,
+// base + step, ... of npu_sh (layernorm_t maps invocations to rows its own way, step > 1 where
+// consecutive invocations take consecutive rows, so they own consecutive slots); row_sum: the
+// mapping of row_lane and row_index, a row's lanes side by side.
+float row_sum_at(float v, uint base, uint lane, uint step)
 {
+    uint t = base + lane * step;
     barrier(); // a previous reduction may still read npu_sh
     npu_sh[t] = v;
     barrier();
     for (uint s = NPU_TPR / 2u; s > 0u; s >>= 1) {
-        if (lane < s) npu_sh[t] += npu_sh[t + s];
+        if (lane < s) npu_sh[t] += npu_sh[t + s * step];
         barrier();
     }
-    return npu_sh[t - lane];
+    return npu_sh[base];
 }
 
 float row_sum(float v)
 {
-    return row_sum_at(v, gl_LocalInvocationID.x, row_lane());
+    uint lane = row_lane();
+    return row_sum_at(v, gl_LocalInvocationID.x - lane, lane, 1u);
 }
 
 float row_max(float v)
