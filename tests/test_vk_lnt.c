@@ -10,7 +10,8 @@
  * - a dense NCHW graph input (no padding) permuted and normalised, also through pack-inputs;
  * - Swin V2's window reversal: [B, nh, nw, ws, ws, C] -> permute(0,1,3,2,4,5) -> reshape to
  *   [B, H, W, C] -> norm (rows over four strided dims), and MaxViT's window partition read
- *   through reshape -> permute -> reshape from a padded tensor;
+ *   through reshape -> permute -> reshape from a padded tensor; a chain whose strides exist only
+ *   over the dense tensor reads a depad copy;
  * - every rows-per-workgroup path (ln.rows 1, 2, 8, 64: row counts not a multiple of it), and
  *   rows longer than 4 x 256 lanes;
  * - the plans: no transpose or depad kernel left, each also run by the CPU backend; switched off
@@ -255,6 +256,27 @@ static void test_windows(void **state)
     check_lnt(b, 2);
 }
 
+/* A chain whose strides exist over the dense tensor but not over the padded one (a reshape
+ * merging the batch and the padded channels): layout gives the instance a depad copy to read. */
+static void test_padded_fallback(void **state)
+{
+    (void)state;
+    char b[16384];
+    Gb g;
+    /* pool -> [2, 5, 2, 3] (channels padded) -> [10, 2, 3] -> (1, 2, 0) -> [2, 3, 10] -> norm */
+    gb_start(&g, 4, (int64_t[]){2, 5, 4, 6});
+    gb_pool(&g);
+    gb_view(&g, 3, (int64_t[]){10, 2, 3});
+    gb_permute(&g, (int[]){1, 2, 0});
+    gb_ln(&g, 2);
+    gb_json(&g, b, sizeof b);
+    assert_int_equal(count_stem(b, "depad", NULL), 1);
+    assert_int_equal(count_stem(b, "transpose", NULL), 0);
+    assert_int_equal(count_stem(b, "layernorm_t", NULL), 1);
+    for (int t = 0; t < 3; t++)
+        vc_check_json(b, dts[t], tols[t], "layernorm_t");
+}
+
 /* The rows-per-workgroup paths (the last workgroup part-filled), and long rows. */
 static void test_rows_per_group(void **state)
 {
@@ -317,4 +339,5 @@ static void test_switch_and_near_miss(void **state)
     pipeline_free(&p);
 }
 
-TU_MAIN(test_block, test_norm2d, test_windows, test_rows_per_group, test_switch_and_near_miss)
+TU_MAIN(test_block, test_norm2d, test_windows, test_padded_fallback, test_rows_per_group,
+        test_switch_and_near_miss)
