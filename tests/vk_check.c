@@ -227,8 +227,11 @@ static double run_kind(const char *json, const Graph *g0, const RefRun *r, const
                               (strcmp(expect_shader, "gen") == 0 && strncmp(s, "gen_", 4) == 0)))
             found = true;
         if (strstr(s, kind == RUN_DIRECT ? "_direct" : "_cm")) differs = true;
-        /* decode_attention's workgroup and split count follow the device kind */
-        if (kind == RUN_DIRECT && strcmp(s, "decode_attention") == 0) differs = true;
+        /* decode_attention's (and attention_cache's) workgroup and split count follow the
+         * device kind */
+        if (kind == RUN_DIRECT &&
+            (strcmp(s, "decode_attention") == 0 || strcmp(s, "attention_cache") == 0))
+            differs = true;
         /* so do argmax's chunks */
         if (kind == RUN_DIRECT && strncmp(s, "argmax", 6) == 0) differs = true;
     }
