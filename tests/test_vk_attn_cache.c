@@ -23,7 +23,6 @@
 #include <math.h>
 
 #include "compiler/fusion.h"
-#include "compiler/ir_json.h"
 #include "compiler/pass.h"
 #include "compiler/plan.h"
 #include "tests/vk_check.h"
@@ -213,22 +212,14 @@ static void fill_step(HTensor *t, int input, void *ctx)
     }
 }
 
-/* The plan of json for a GPU (portable) with vk_check's switches: its kernels of stem s, and
+/* The plan of json for a GPU (portable) with `no_fuse` (NULL: none): its kernels of stem s, and
  * *levels. */
 static int plan_stems(const char *json, const char *no_fuse, const char *s, int *levels)
 {
-    Graph *g = NULL;
-    DiagList d = {0};
-    assert_int_equal(ir_read_buffer("<attn_cache>", json, strlen(json), &g, &d), ST_OK);
-    CompileOptions o;
-    compile_defaults(&o);
-    o.kernel_cache = "none";
-    if (no_fuse) o.no_fuse[o.n_no_fuse++] = no_fuse;
     Pipeline pipe;
-    Status st = pipeline_run_graph(g, &o, &pipe, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
-    diag_free(&d);
+    vc_set_no_fuse(no_fuse);
+    vc_compile_json(json, &pipe);
+    vc_set_no_fuse(NULL);
     int n = 0;
     for (int k = 0; k < pipe.plan->nkernels; k++)
         n += strcmp(pipe.plan->kernels[k].shader, s) == 0;
@@ -307,19 +298,13 @@ static void test_step(void **state)
     run_cases(tu_long());
 }
 
-/* The fuse pass's instances of json, and the near misses of the merge. */
+/* The compiled json with `no_fuse` (NULL: none). */
 static Pipeline compile_step(const char *json, const char *no_fuse)
 {
-    Graph *g = NULL;
-    DiagList d = {0};
-    assert_int_equal(ir_read_buffer("<attn_cache>", json, strlen(json), &g, &d), ST_OK);
-    CompileOptions o;
-    compile_defaults(&o);
-    o.kernel_cache = "none";
-    if (no_fuse) o.no_fuse[o.n_no_fuse++] = no_fuse;
     Pipeline pipe;
-    assert_int_equal(pipeline_run_graph(g, &o, &pipe, &d), ST_OK);
-    diag_free(&d);
+    vc_set_no_fuse(no_fuse);
+    vc_compile_json(json, &pipe);
+    vc_set_no_fuse(NULL);
     return pipe;
 }
 

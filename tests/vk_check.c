@@ -384,6 +384,8 @@ void vc_compile_json_as(const char *json, const char *dtype, Pipeline *pipe)
     CompileOptions o;
     compile_defaults(&o);
     o.tuning = tuning;
+    o.kernel_cache = "none"; /* generated kernels: this process's cache only (hermetic tests) */
+    if (no_fuse_spec) o.no_fuse[o.n_no_fuse++] = no_fuse_spec;
     if (dtype) o.compute = dtype_arg(dtype);
     if (pipeline_run_graph(g, &o, pipe, &d) != ST_OK) fail_with(&d, "compile failed");
     diag_free(&d);
