@@ -281,21 +281,16 @@ static const Case cases[] = {
     {1, 12, 2, 128, 300, 299, true, true, MASK_RANDOM, G_STEP, L},
 };
 
-static void run_cases(bool lng)
+static void test_step(void **state)
 {
+    (void)state;
     int ran = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if ((cases[i].lng != 0) != lng) continue;
+        if (!tu_here(cases[i].lng)) continue;
         check_case(&cases[i]);
         ran++;
     }
     if (!ran) skip();
-}
-
-static void test_step(void **state)
-{
-    (void)state;
-    run_cases(tu_long());
 }
 
 /* The compiled json with `no_fuse` (NULL: none). */
@@ -388,11 +383,4 @@ static void test_rules(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rules),
-        cmocka_unit_test(test_step),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(test_rules, test_step)
