@@ -233,14 +233,6 @@ static Status lower_flash(const KernelCtx *c, PlanKernel *k, const AttnOps *o, b
     return kc_set_args(c, k, bind, 4, 5);
 }
 
-/* The member of instance f with op `op` (the first in member order), or NULL. */
-static const Node *fmember(const Graph *g, const Fusion *f, OpId op)
-{
-    for (int i = 0; i < f->nnodes; i++)
-        if (g->nodes[f->nodes[i]].op == op) return &g->nodes[f->nodes[i]];
-    return NULL;
-}
-
 /* The roles in attention instance f, read off its members, never the input order: K is the
  * source of the transpose making the scores' second operand, V the probs matmul's second operand
  * (each traced back through the member repeat views and transpose: the caches as the kernel
@@ -257,7 +249,9 @@ typedef struct AttnRoles {
 static Status attn_roles(const KernelCtx *c, const Fusion *f, AttnRoles *r)
 {
     const Graph *g = c->g;
-    const Node *sc = f ? fmember(g, f, OP_MUL) : NULL, *ad = f ? fmember(g, f, OP_ADD) : NULL;
+    KernelCtx cf = *c;
+    cf.fusion = f; /* kc_member and kv_cache_of walk f's members */
+    const Node *sc = f ? kc_member(&cf, OP_MUL) : NULL, *ad = f ? kc_member(&cf, OP_ADD) : NULL;
     if (!sc || !ad)
         return kc_error(c, "decode_attention needs the fused transpose, matmul, mul, add, softmax, "
                            "matmul group");
@@ -273,14 +267,12 @@ static Status attn_roles(const KernelCtx *c, const Fusion *f, AttnRoles *r)
     }
     if (nmm != 2 || !tr)
         return kc_error(c, "decode_attention: no scores matmul reading the transposed K");
-    KernelCtx cf = *c;
-    cf.fusion = f; /* kv_cache_of walks f's members */
     r->k = kv_cache_of(&cf, tr->in[0], &r->rep_k, &r->swk);
     r->v = kv_cache_of(&cf, mm[1]->in[1], &r->rep_v, &r->swv);
     r->q = mm[0]->in[0];
     r->mask = ad->in[0] == sc->out[0] ? ad->in[1] : ad->in[0];
     r->sc = sc;
-    r->sm = fmember(g, f, OP_SOFTMAX);
+    r->sm = kc_member(&cf, OP_SOFTMAX);
     r->pv = mm[1];
     if (r->k < 0 || r->v < 0 || r->swk)
         return kc_error(c, "decode_attention: cannot tell K, V, q and the mask apart");
