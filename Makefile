@@ -127,7 +127,7 @@ $(BUILD)/tests/test_nomem: LDOPT += -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wr
 # them (LONG_TESTS), and valgrind's memcheck of a Vulkan run (a second, non-ASan build);
 # .ci/run runs it after `make test`.
 NPROC := $(shell nproc 2>/dev/null || echo 2)
-LONG_TESTS := test_vk_conv test_vk_dwconv test_vk_attn test_vk_matmul test_vk_gen cli/fuzz cli/valgrind
+LONG_TESTS := test_vk_conv test_vk_dwconv test_vk_attn test_vk_attn_cache test_vk_matmul test_vk_gen cli/fuzz cli/valgrind
 test: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) MODE=asan tests-built
 	@$(MAKE) --no-print-directory MODE=asan check

@@ -17,7 +17,7 @@ uint32_t tune_search_knobs(KernelKind kind, const Tuning *global)
 {
     uint32_t m = 0;
     for (int i = 0; i < TUNE_COUNT; i++)
-        if (tune_info[i].family == kind && tune_info[i].use == TU_SEARCH &&
+        if (tuning_knob_shapes((TuneId)i, kind) && tune_info[i].use == TU_SEARCH &&
             !(global->set >> i & 1u))
             m |= 1u << i;
     return m;

@@ -442,6 +442,30 @@ static bool match_rope_cache(const Graph *g, int node, const bool *taken, FuseMa
     return true;
 }
 
+bool fuse_rope_operands(const Graph *g, const Fusion *f, int *x, int *cos, int *sin, int *tp)
+{
+    *x = *cos = *sin = *tp = -1;
+    const Node *sl = NULL, *cat = NULL;
+    for (int i = 0; i < f->nnodes; i++) {
+        const Node *n = &g->nodes[f->nodes[i]];
+        if (n->op == OP_SLICE && !sl) sl = n;
+        if (n->op == OP_CAT && !cat) cat = n;
+    }
+    if (!sl || !cat || cat->nout != 1) return false;
+    int xt = sl->in[0], cat_out = cat->out[0], p = g->tensors[xt].producer;
+    for (int i = 0; i < f->nnodes; i++) {
+        const Node *m = &g->nodes[f->nodes[i]];
+        if (f->nodes[i] == p) *tp = p;
+        if (m->op != OP_MUL || m->nin != 2) continue;
+        if (m->in[0] == cat_out || m->in[1] == cat_out)
+            *sin = m->in[0] == cat_out ? m->in[1] : m->in[0];
+        else
+            *cos = m->in[0] == xt ? m->in[1] : m->in[0];
+    }
+    *x = xt;
+    return *cos >= 0 && *sin >= 0;
+}
+
 /* index_copy whose source is a transpose (prefill's v [B, T, Hkv, D] -> [B, Hkv, T, D] stored
  * into the cache along T): the kernel reads the transpose's input with permuted strides, so
  * the copy is never made. The source's dims before the index_copy dim must collapse to one

@@ -9,7 +9,7 @@
 #include "compiler/graph.h"
 #include "shaders/abi.h" /* ATTN_MAX_D, the attention patterns' largest head dim; GEMV_MAX_ROWS */
 
-#define FUSE_MAX_NODES 32
+#define FUSE_MAX_NODES 48
 /* The pattern name of the fuse-elementwise pass's instances (generated kernels). */
 #define FUSE_ELEMENTWISE "elementwise"
 
@@ -53,6 +53,12 @@ extern const int fuse_pattern_count;
 /* Does `spec` (a --no-fuse argument) select fusion f? Pattern names, variants, ids and "all". */
 bool fuse_selected(const char *spec, const Fusion *f);
 
+/* The operands of rope instance f (rope, or rope_cache: the chain's members), read off its member
+ * nodes: x, the rotated tensor (the slices' input), cos (x*cos's other operand), sin (the cat's
+ * multiplier), and tp, the member transpose or permute making x (its input is what a kernel
+ * reads), -1 when none. False when the members do not say. */
+bool fuse_rope_operands(const Graph *g, const Fusion *f, int *x, int *cos, int *sin, int *tp);
+
 /* linear_concat (fuse_concat.c). Parts start at multiples of this many elements of the combined
  * output, so every part's binding offset is a multiple of 64 bytes in 16-bit storage (and of
  * 128 in f32): minStorageBufferOffsetAlignment is at most 64 on the devices we run. */
@@ -94,5 +100,29 @@ bool fuse_fold_operands(const Graph *g, const Fusion *base, int *a, int *b, doub
 int fuse_folded_at(const Graph *g, int t);
 /* The fold instance of base instance `base`, or -1. */
 int fuse_fold_of(const Graph *g, int base);
+
+/* Merges (fuse_merge.c): one kernel running the work of several instances, recorded after the
+ * walk and the folds. decode_attention_cache: a decode step's attention (a decode_attention
+ * instance, one query row) whose K and V caches are updated at one position right before it by
+ * index_copy, the new K row made by a rope (or not), q made by a rope (or not), runs all of it
+ * as one kernel that writes the two cache rows itself (shaders/decode_attention.glsl
+ * ATTN_CACHE). Its parts: */
+#define FUSE_MERGE_ATTN "decode_attention_cache"
+typedef struct MergeParts {
+    int d;        /* the decode_attention instance */
+    int q, k;     /* the rope instances making q and the new K row (rope or rope_cache), -1: none */
+    int ick, icv; /* the index_copy nodes updating the K and V caches */
+} MergeParts;
+/* The parts of a merge around instance d (every instance may be one's attention): true with *p
+ * filled when d is a decode_attention whose caches are updated right before it and the merge
+ * can take the lot; false otherwise, *why saying why not when it is such an attention (NULL when
+ * it is none: the caches are plain inputs, or d is no decode_attention). */
+bool fuse_merge_parts(const Graph *g, int d, MergeParts *p, const char **why);
+/* The parts of merge instance m as recorded (Fusion.merges: the attention first; xout: the K
+ * and V caches); false when m is no decode_attention_cache. */
+bool fuse_merge_of(const Graph *g, const Fusion *m, MergeParts *p);
+/* The merge's member nodes (every node of its parts' instances and its plain index_copy nodes,
+ * in graph order) into nodes[0..max); returns their count, -1 when more than max. */
+int fuse_merge_nodes(const Graph *g, const MergeParts *p, int *nodes, int max);
 
 #endif

@@ -53,6 +53,11 @@ typedef struct GTensor {
 
 typedef enum Placement { PLACE_NPU, PLACE_CPU } Placement;
 
+/* The most instances one merge runs (Fusion.merges) and the most tensors a fused kernel writes
+ * besides its output (Fusion.xout). */
+#define FUSE_MAX_MERGES 4
+#define FUSE_MAX_XOUT 2
+
 /* One fusion instance: a match of a pattern that can be switched on or off by id. */
 typedef struct Fusion {
     const char *id;      /* "F3" */
@@ -77,6 +82,17 @@ typedef struct Fusion {
      * no kernel of its own and its output is never written. */
     int folds;
     bool folded;
+    /* A merge (compiler/fuse_merge.c: decode_attention_cache) runs the work of other instances
+     * inside its one kernel: `merges` lists them (indices, nmerges of them); their members and
+     * any plain node it takes (an index_copy) are its members. While it applies (it and every
+     * instance it merges enabled, none fallen back) each of those instances is `merged` (1 + the
+     * merge's index; 0 otherwise): it runs no kernel of its own, and its nodes name the merge as
+     * their instance (Node.fusion), so every pass sees one fused kernel. */
+    int merges[FUSE_MAX_MERGES], nmerges;
+    int merged;
+    /* Tensors the kernel writes besides `out`, in place into an input's storage (a merge's KV
+     * caches: index_copy outputs aliasing their self), nxout of them. */
+    int xout[FUSE_MAX_XOUT], nxout;
 } Fusion;
 
 /* A near miss: a pattern that almost matched, and why not. */

@@ -157,6 +157,13 @@ int graph_kernel_node(const Graph *g, int i);
 /* The tensors the kernel anchored at node i reads: its fusion's inputs or its node's, with the
  * output of a folded instance (fuse_fold.c) replaced by that instance's two operands. */
 int graph_kernel_inputs(const Graph *g, int i, int *ins, int max);
+/* May index_copy node i write into its self's storage (pass_views.c makes its output an alias of
+ * self)? Only when nothing reads that storage after the write (through any alias; the write
+ * happens where its kernel runs), the storage is not a graph output of its own, it is not a
+ * weight or a constant (their buffers are shared and uploaded once; a graph input is uploaded
+ * before every run), and index and source do not live in it. The CPU neither produces nor reads
+ * it, so no partition transfer has to see the write. */
+bool graph_index_copy_in_place(const Graph *g, int i);
 /* Partition indices: runs of one placement over the live nodes in graph order (g->nparts). */
 void graph_number_parts(Graph *g);
 /* Moves the host-only nodes (on the CPU, reading only graph inputs, weights, constants and other

@@ -8,7 +8,8 @@
  * selected keeps its id as an instance of the fallback's form among its members (rope without
  * the index_copy; masked_softmax, the other members left to fuse-elementwise), so the plan is
  * the one the registry without the extension gives. Prologue folds (fuse_fold.c) follow the
- * walk: instances over the members of another instance. */
+ * walk: instances over the members of another instance; merges (fuse_merge.c) follow them:
+ * instances over the members of several. */
 #include <stdlib.h>
 #include <string.h>
 #include "compiler/fusion.h"
@@ -176,6 +177,54 @@ static Status record_folds(Graph *g, PassCtx *c)
     return ST_OK;
 }
 
+/* Merges (fuse_merge.c), after the folds: one instance per decode_attention whose caches are
+ * updated right before it, over the members of the instances it merges and its plain
+ * index_copy nodes; a near miss otherwise. It applies only while every instance it merges is
+ * enabled as matched (a rope_cache fallen back to rope counts as switched off); it then takes
+ * their nodes (Node.fusion) and marks them merged. */
+static Status record_merges(Graph *g, PassCtx *c)
+{
+    int nbase = g->nfusions;
+    for (int d = 0; d < nbase; d++) {
+        MergeParts mp;
+        const char *why = NULL;
+        if (!fuse_merge_parts(g, d, &mp, &why)) {
+            if (why && add_miss(g, FUSE_MERGE_ATTN, g->fusions[d].anchor, why) != ST_OK)
+                return ST_NOMEM;
+            continue;
+        }
+        FuseMatch m;
+        memset(&m, 0, sizeof m);
+        m.n = fuse_merge_nodes(g, &mp, m.nodes, FUSE_MAX_NODES);
+        if (m.n < 0) {
+            if (add_miss(g, FUSE_MERGE_ATTN, g->fusions[d].anchor, "too many nodes") != ST_OK)
+                return ST_NOMEM;
+            continue;
+        }
+        int f = record(g, c, &m, FUSE_MERGE_ATTN, FUSE_MERGE_ATTN, NULL, KK_attention_cache, NULL);
+        if (f < 0) return ST_NOMEM;
+        Fusion *fo = &g->fusions[f];
+        const Fusion *base = &g->fusions[mp.d];
+        fo->anchor = base->anchor;
+        fo->out = base->out;
+        int parts[3] = {mp.d, mp.q, mp.k};
+        for (int s = 0; s < 3; s++) {
+            if (parts[s] < 0) continue;
+            const Fusion *pf = &g->fusions[parts[s]];
+            fo->merges[fo->nmerges++] = parts[s];
+            if (!pf->enabled || pf->fell_back_from) fo->enabled = false;
+        }
+        fo->xout[fo->nxout++] = g->nodes[mp.ick].out[0];
+        fo->xout[fo->nxout++] = g->nodes[mp.icv].out[0];
+        if (!fo->enabled) continue;
+        for (int s = 0; s < fo->nmerges; s++)
+            g->fusions[fo->merges[s]].merged = f + 1;
+        for (int k = 0; k < fo->nnodes; k++)
+            g->nodes[fo->nodes[k]].fusion = f;
+    }
+    return ST_OK;
+}
+
 Status pass_fuse(Graph *g, PassCtx *c)
 {
     bool *taken = arena_alloc(c->scratch, (size_t)g->nnodes + 1);
@@ -210,5 +259,6 @@ Status pass_fuse(Graph *g, PassCtx *c)
             break;
         }
     }
-    return record_folds(g, c);
+    Status st = record_folds(g, c);
+    return st == ST_OK ? record_merges(g, c) : st;
 }

@@ -90,6 +90,42 @@ int graph_kernel_node(const Graph *g, int i)
     return n->fusion >= 0 && strcmp(g->fusions[n->fusion].pattern, FUSE_ELEMENTWISE) == 0 ? i : -1;
 }
 
+static int storage_base(const Graph *g, int t)
+{
+    return g->tensors[t].alias_of >= 0 ? g->tensors[t].alias_of : t;
+}
+
+/* Where node i runs in kernel order: a fused member runs at its instance's anchor. */
+static int run_pos(const Graph *g, int i)
+{
+    const Node *n = &g->nodes[i];
+    return n->fusion >= 0 && g->fusions[n->fusion].enabled ? g->fusions[n->fusion].anchor : i;
+}
+
+bool graph_index_copy_in_place(const Graph *g, int i)
+{
+    const Node *n = &g->nodes[i];
+    if (n->nin != 3 || n->nout != 1) return false;
+    int base = storage_base(g, n->in[0]);
+    const GTensor *b = &g->tensors[base], *self = node_input(g, n, 0), *o = node_output(g, n, 0);
+    if (b->kind == TK_WEIGHT || b->kind == TK_CONST) return false;
+    if (b->padded || o->padded || self->dtype != o->dtype || self->view_off) return false;
+    if (storage_base(g, n->in[1]) == base || storage_base(g, n->in[2]) == base) return false;
+    if (b->producer >= 0 && g->nodes[b->producer].place != PLACE_NPU) return false;
+    for (int t = 0; t < g->ntensors; t++)
+        if (storage_base(g, t) == base && g->tensors[t].is_output) return false;
+    /* the write happens where its kernel runs (a merge's: its anchor) */
+    int at = run_pos(g, i);
+    for (int j = 0; j < g->nnodes; j++) {
+        const Node *m = &g->nodes[j];
+        if (j == i || m->dead) continue;
+        bool late = run_pos(g, j) > at || m->place != PLACE_NPU;
+        for (int k = 0; k < m->nin && late; k++)
+            if (storage_base(g, m->in[k]) == base) return false;
+    }
+    return true;
+}
+
 DType compile_storage(const CompileOptions *o, DType dt)
 {
     if (dtype_is_float(dt) || dt == DT_BOOL) return o->compute;

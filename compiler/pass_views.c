@@ -6,51 +6,29 @@
  * index_copy(self, index, source) is done in place where that is safe: its output becomes an
  * alias of self's storage and the kernel writes only the source rows (a KV cache update costs
  * the new row, not a copy of the cache; also when a fused kernel ends in the index_copy, as
- * rope_cache does). plan-memory then keeps self's storage alive for the
- * output's readers, and the backends order kernels by the bytes they touch. A split chunk that is
- * a contiguous, aligned run of its input becomes a view starting inside the input's storage
- * (view_off, as linear_concat's parts), so GPT-2's q/k/v split of one token costs no copy. */
+ * rope_cache does, or writes its output besides its own, as decode_attention_cache writes the
+ * caches: compiler/pass_util.c graph_index_copy_in_place says when). plan-memory then keeps self's
+ * storage alive for the output's readers, and the backends order kernels by the bytes they touch. A
+ * split chunk that is a contiguous, aligned run of its input becomes a view starting inside the
+ * input's storage (view_off, as linear_concat's parts), so GPT-2's q/k/v split of one token costs
+ * no copy. */
 #include "compiler/pass.h"
 #include "compiler/shape/shape.h"
 #include "compiler/strided.h"
 
+/* Does instance f's kernel write tensor t, the output of its member `node`: its anchor's, or one
+ * of its xout? */
+static bool fusion_writes(const Fusion *f, int node, int t)
+{
+    if (f->anchor == node) return true;
+    for (int k = 0; k < f->nxout; k++)
+        if (f->xout[k] == t) return true;
+    return false;
+}
+
 static int base_of(const Graph *g, int t)
 {
     return g->tensors[t].alias_of >= 0 ? g->tensors[t].alias_of : t;
-}
-
-/* Where node i runs in kernel order: a fused member runs at its instance's anchor. */
-static int run_pos(const Graph *g, int i)
-{
-    const Node *n = &g->nodes[i];
-    return n->fusion >= 0 && g->fusions[n->fusion].enabled ? g->fusions[n->fusion].anchor : i;
-}
-
-/* May index_copy node i write into self's storage? Only when nothing reads that storage after
- * it (through any alias), the storage is not a graph output of its own, it is not a weight or a
- * constant (their buffers are shared and uploaded once; a graph input is uploaded before every
- * run), and index and source do not live in it. The CPU neither produces nor reads it, so no
- * partition transfer has to see the write. */
-static bool index_copy_in_place(const Graph *g, int i)
-{
-    const Node *n = &g->nodes[i];
-    if (n->nin != 3) return false;
-    int base = base_of(g, n->in[0]);
-    const GTensor *b = &g->tensors[base], *self = node_input(g, n, 0), *o = node_output(g, n, 0);
-    if (b->kind == TK_WEIGHT || b->kind == TK_CONST) return false;
-    if (b->padded || o->padded || self->dtype != o->dtype || self->view_off) return false;
-    if (base_of(g, n->in[1]) == base || base_of(g, n->in[2]) == base) return false;
-    if (b->producer >= 0 && g->nodes[b->producer].place != PLACE_NPU) return false;
-    for (int t = 0; t < g->ntensors; t++)
-        if (base_of(g, t) == base && g->tensors[t].is_output) return false;
-    for (int j = 0; j < g->nnodes; j++) {
-        const Node *m = &g->nodes[j];
-        if (j == i || m->dead) continue;
-        bool late = run_pos(g, j) > i || m->place != PLACE_NPU;
-        for (int k = 0; k < m->nin && late; k++)
-            if (base_of(g, m->in[k]) == base) return false;
-    }
-    return true;
 }
 
 /* split: a chunk is a contiguous run of its input's memory when every dim before the split dim
@@ -92,9 +70,10 @@ Status pass_views(Graph *g, PassCtx *c)
         const Node *n = &g->nodes[i];
         if (n->dead || n->place != PLACE_NPU || n->nin < 1) continue;
         /* inside a fused kernel, except an index_copy ending one (rope_cache): the kernel
-         * writes the cache in place as the index_copy kernel would */
+         * writes the cache in place as the index_copy kernel would, and one whose output a
+         * merge writes (Fusion.xout: decode_attention_cache's caches) */
         if (n->fusion >= 0 && g->fusions[n->fusion].enabled &&
-            !(n->op == OP_INDEX_COPY && g->fusions[n->fusion].anchor == i))
+            !(n->op == OP_INDEX_COPY && fusion_writes(&g->fusions[n->fusion], i, n->out[0])))
             continue;
         if (n->op == OP_SPLIT) {
             split_views(g, n, c);
@@ -102,7 +81,7 @@ Status pass_views(Graph *g, PassCtx *c)
         }
         if (n->nout != 1) continue;
         bool alias = op_keeps_order(n->op) || sv_permute_keeps_order(g, n) ||
-                     (n->op == OP_INDEX_COPY && index_copy_in_place(g, i));
+                     (n->op == OP_INDEX_COPY && graph_index_copy_in_place(g, i));
         const GTensor *in = node_input(g, n, 0);
         if (!alias || in->padded) continue;
         GTensor *o = &g->tensors[n->out[0]];

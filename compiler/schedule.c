@@ -39,8 +39,13 @@ Status graph_schedule(Graph *g)
         if (graph_kernel_node(g, i) != i) continue;
         const Fusion *f =
             n->fusion >= 0 && g->fusions[n->fusion].enabled ? &g->fusions[n->fusion] : NULL;
-        int buf[64], nin = n->nin, nout = f ? 1 : n->nout;
-        const int *in = n->in, *out = f ? &f->out : n->out;
+        /* an instance writes its output and its xout (a merge's caches, in place) */
+        int buf[64], fout[1 + FUSE_MAX_XOUT], nin = n->nin, nout = f ? 1 + f->nxout : n->nout;
+        const int *in = n->in, *out = f ? fout : n->out;
+        if (f) {
+            fout[0] = f->out;
+            memcpy(fout + 1, f->xout, sizeof(int) * (size_t)f->nxout);
+        }
         if (f || nin <= 64) { /* (a CPU cat of more inputs reads no folded output) */
             nin = graph_kernel_inputs(g, i, buf, 64);
             in = buf;

@@ -240,8 +240,8 @@ void tune_apply(const Tuning *global, const TuneEntry *entry, KernelKind kind, T
     Tuning took = {0};
     for (int i = 0; entry && i < TUNE_COUNT; i++) {
         uint32_t bit = 1u << i;
-        if (!(entry->knobs.set & bit) || (global->set & bit) || tune_info[i].family != kind ||
-            tune_info[i].use != TU_SEARCH)
+        if (!(entry->knobs.set & bit) || (global->set & bit) ||
+            !tuning_knob_shapes((TuneId)i, kind) || tune_info[i].use != TU_SEARCH)
             continue;
         out->v[i] = took.v[i] = entry->knobs.v[i];
         out->set |= bit;

@@ -211,10 +211,18 @@ int tuning_candidates(TuneId id, int64_t *v, int max)
     return n;
 }
 
+bool tuning_knob_shapes(TuneId id, KernelKind kind)
+{
+    /* attention_cache is decode_attention's kernel with the cache update (lower_attention.c):
+     * the same parameters, read from the same knobs */
+    KernelKind fam = kind == KK_attention_cache ? KK_decode_attention : kind;
+    return tune_info[id].family == fam;
+}
+
 bool tuning_kind_searchable(KernelKind kind)
 {
     for (int i = 0; i < TUNE_COUNT; i++)
-        if (tune_info[i].family == kind && tune_info[i].use == TU_SEARCH) return true;
+        if (tuning_knob_shapes((TuneId)i, kind) && tune_info[i].use == TU_SEARCH) return true;
     return false;
 }
 

@@ -71,6 +71,9 @@ const char *tuning_range(TuneId id, char *buf, size_t n);
  * bits (tests force one into a search). TUNE_AUTO, the default of an auto knob, is not among
  * them: the search starts from it. */
 int tuning_candidates(TuneId id, int64_t *v, int max);
+/* Does knob id shape kernels of this kind (its family's, or a kind lowered as its family with
+ * more work: attention_cache as decode_attention)? */
+bool tuning_knob_shapes(TuneId id, KernelKind kind);
 /* Does some knob of use TU_SEARCH shape kernels of this kind? */
 bool tuning_kind_searchable(KernelKind kind);
 /* Knob assignments "cm.tile=128 cm.target=64" (blank-separated, as tuning_format writes them)

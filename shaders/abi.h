@@ -80,6 +80,13 @@
     X(U, q_sb) X(U, q_sh) X(U, m_sb) X(U, m_sh) X(U, m_st) X(U, o_sb) X(U, o_sh)                   \
     X(U, nsplit) X(U, chunk) X(U, ngroups) X(U, Tq) X(U, q_st) X(U, m_sq) X(U, o_st)
 #define ATTN_PUSH_WORDS 26
+// attention_cache (decode_attention.glsl with ATTN_CACHE, the merge decode_attention_cache): the
+// attention's words, then the new rows' sources: the rope tables' batch stride (cos and sin share
+// their strides; 0 over heads and the row, contiguous along D), the new K row's source (before its
+// rope) and the new V row's by batch and kv head. q's words address the rope's input.
+#define ATTN_CACHE_TAIL(X) X(U, c_sb) X(U, kx_sb) X(U, kx_sh) X(U, vx_sb) X(U, vx_sh)
+#define ATTN_CACHE_PUSH(X) ATTN_PUSH(X) ATTN_CACHE_TAIL(X)
+#define ATTN_CACHE_PUSH_WORDS 31
 
 // pool2d (shaders/pool2d.comp): x [n, c, h, w] with xcp physical channels, y [n, c, oh, ow] with
 // ycp; the window (kernel, stride, padding, dilation), code POOL_*, include_pad and divisor

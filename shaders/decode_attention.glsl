@@ -34,8 +34,27 @@
 //    to 0 for the next run (the backend zero-fills the scratch once, at load). No workgroup waits
 //    for another, so nothing depends on forward progress (the pattern of CUDA's
 //    threadFenceReduction and FidelityFX SPD's last-workgroup counter).
+//
+// ATTN_CACHE (the kernel attention_cache: the merge decode_attention_cache, compiler/fuse_merge.c):
+// one query row, and the step's K and V rows are made here and written into the caches at the
+// position idx[0] (index_copy in place), with the ropes of the unfused chain:
+//  - q is the rope's input (ROPE_Q): each element loaded is rotated, x[d] * cos[d] -+
+//    x[d +- D/2] * sin[d] as the rope kernel computes it, and rounded to the storage dtype as the
+//    rope kernel's output was; the new K row likewise from its source (ROPE_K), the new V row is
+//    its source. Every workgroup whose split holds pos makes both rows into shared memory, rounded
+//    to storage, and the first query-head group of each kv head (h0 % rep == 0) also writes them
+//    into the caches (kw, vw: writeonly bindings of the caches' storage).
+//  - The race: other workgroups of this dispatch read the caches (kc, vc: readonly bindings) while
+//    those writes happen, and nothing orders workgroups of one dispatch. So no invocation ever
+//    loads row pos from kc or vc here: a trip's row tc == pos loads row `alt` (pos - 1, or 1 for
+//    pos 0: a row no one writes; the cache has >= 2 positions) and then takes the fresh row from
+//    shared memory instead. Every location is then written by one invocation and read by none, or
+//    read and never written: no data race under the Vulkan memory model, whatever the order, and
+//    the loads stay branch-free. The next dispatch that reads the caches waits for this one at a
+//    barrier (the kernel binds the updated caches as outputs: the plan's hazard tracking).
 // Spec: 0 = workgroup size (<= 128: at most 16 subgroups of >= 8 lanes), 1 = G (<= 8),
-// 2 = L, 3 = VEC, 4 = NV: vectors (VEC 1) or elements (VEC 0) per row, 5 = RB, 6 = ABLATE.
+// 2 = L, 3 = VEC, 4 = NV: vectors (VEC 1) or elements (VEC 0) per row, 5 = RB, 6 = ABLATE;
+// ATTN_CACHE: 8 = ROPE_Q, 9 = ROPE_K (1: the rope applies).
 #ifndef NPU_DECODE_ATTENTION_GLSL
 #define NPU_DECODE_ATTENTION_GLSL
 #extension GL_KHR_shader_subgroup_basic : require
@@ -44,6 +63,9 @@
 #include "abi.h"
 #include "common.glsl"
 #include "index.glsl"
+#ifndef ATTN_CACHE
+#define ATTN_CACHE 0
+#endif
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint G = 1;
@@ -84,11 +106,30 @@ layout(std430, set = 0, binding = 2) readonly buffer QB { STORAGE_T q[]; };
 layout(std430, set = 0, binding = 3) readonly buffer MB { STORAGE_T msk[]; };
 // [tickets: one uint per (b, group, row)][pad to 4][partials: (b, group, row, split, head) x
 // {m, l, acc[D]}]
-layout(std430, set = 0, binding = 4) coherent buffer SB { uint scr[]; };
-layout(std430, set = 0, binding = 5) writeonly buffer OB { STORAGE_T o[]; };
+#if ATTN_CACHE
+layout(constant_id = 8) const uint ROPE_Q = 0;
+layout(constant_id = 9) const uint ROPE_K = 0;
+layout(std430, set = 0, binding = 4) readonly buffer CB { STORAGE_T rcos[]; };
+layout(std430, set = 0, binding = 5) readonly buffer SNB { STORAGE_T rsin[]; };
+layout(std430, set = 0, binding = 6) readonly buffer KXB { STORAGE_T kx[]; };
+layout(std430, set = 0, binding = 7) readonly buffer VXB { STORAGE_T vx[]; };
+layout(std430, set = 0, binding = 8) readonly buffer IB { int idx[]; };
+layout(std430, set = 0, binding = 9) writeonly buffer KWB { STORAGE_T kw[]; };
+layout(std430, set = 0, binding = 10) writeonly buffer VWB { STORAGE_T vw[]; };
+#define B_SCR 11
+#define B_OUT 12
+// abi.h ATTN_CACHE_PUSH: ATTN_PUSH, then the rope tables' batch stride and the new rows' sources'
+// batch and head strides
+PUSH_BLOCK(ATTN_CACHE_PUSH)
+#else
+#define B_SCR 4
+#define B_OUT 5
 // abi.h ATTN_PUSH (ngroups = B * Hq / G * Tq: the tickets; q_st, m_sq, o_st: q's, the mask's
 // and out's row strides)
 PUSH_BLOCK(ATTN_PUSH)
+#endif
+layout(std430, set = 0, binding = B_SCR) coherent buffer SB { uint scr[]; };
+layout(std430, set = 0, binding = B_OUT) writeonly buffer OB { STORAGE_T o[]; };
 
 #define MAXD ATTN_MAX_D
 #define MAXG ATTN_MAX_G
@@ -100,6 +141,9 @@ shared float qs[MAXG * MAXD];
 shared float mrg[MAXSG * MAXD]; // one head's weighted V sums per subgroup; split weights
 shared float sml[(MAXSG > MAXSPLIT ? MAXSG : MAXSPLIT) * MAXG * 2];
 shared uint tend, lastf;
+#if ATTN_CACHE
+shared float fresh[2 * MAXD]; // the step's K row, then its V row, rounded to storage
+#endif
 
 float acc[G][EPL];
 float m[G], l[G];
@@ -116,6 +160,51 @@ float vel(VEC_T v, uint e)
     return unpackHalf2x16(v[e / 2])[e & 1];
 #endif
 }
+
+#if ATTN_CACHE
+// x rounded to the storage dtype, as a store and a load would (fp32 operations only: the module
+// needs no Float16 arithmetic)
+float attn_round(float x)
+{
+#if defined(STORAGE_BF16)
+    return uintBitsToFloat(npu_bf16_bits(x) << 16);
+#elif defined(STORAGE_F16)
+    return unpackHalf2x16(packHalf2x16(vec2(x, 0.0))).x;
+#else
+    return x;
+#endif
+}
+
+// element d of a rope output from a = x[d] and its partner p = x[d +- D/2], with the rope
+// kernel's operations (shaders/rope.glsl: the two products, then their sum), cos and sin of row
+// cb, rounded to storage
+float attn_rope(float a, float p, uint d, uint cb)
+{
+    float c = S_LOAD(rcos[cb + d]), s = S_LOAD(rsin[cb + d]);
+    return attn_round(d < pc.D / 2u ? a * c + (-p) * s : a * c + p * s);
+}
+
+// vector j of the fresh row at fresh[at..] in the loads' format (the values are exact in the
+// storage dtype, so packing them is exact)
+VEC_T fresh_vec(uint at, uint j)
+{
+    uint e0 = at + j * VW;
+#if defined(STORAGE_F32)
+    return vec4(fresh[e0], fresh[e0 + 1], fresh[e0 + 2], fresh[e0 + 3]);
+#else
+    uvec4 v;
+    [[unroll]] for (uint e = 0; e < 4; e++) {
+        float lo = fresh[e0 + 2 * e], hi = fresh[e0 + 2 * e + 1];
+#if defined(STORAGE_BF16)
+        v[e] = (floatBitsToUint(lo) >> 16) | (floatBitsToUint(hi) & 0xffff0000u);
+#else
+        v[e] = packHalf2x16(vec2(lo, hi));
+#endif
+    }
+    return v;
+#endif
+}
+#endif
 
 // merges another part's (m2, l2) of head g into this lane's state; returns the other's weight
 // after scaling acc and l by this part's (w1)
@@ -151,9 +240,33 @@ void main()
     if ((ABLATE & 8u) == 0)
     [[unroll]] for (uint j = 0; j < QI; j++) {
         uint i = lid + j * NPU_WG, ic = min(i, G * D - 1);
-        float v = S_LOAD(q[qrow + (h0 + ic / D) * pc.q_sh + ic % D]);
+        uint qb = qrow + (h0 + ic / D) * pc.q_sh, d = ic % D;
+        float v = S_LOAD(q[qb + d]);
+#if ATTN_CACHE
+        if (ROPE_Q != 0u) v = attn_rope(v, S_LOAD(q[qb + (d + D / 2u) % D]), d, b * pc.c_sb);
+#endif
         if (i < G * D) qs[i] = v;
     }
+#if ATTN_CACHE
+    // the step's position (negative from the end; out of range: none, the index_copy writes
+    // nothing), the row loaded in its place, and the new rows where this split holds it
+    int pi = idx[0];
+    pi = pi < 0 ? pi + int(T) : pi;
+    uint pos = pi >= 0 && pi < int(T) ? uint(pi) : 0xffffffffu;
+    uint alt = pos == 0u ? 1u : pos - 1u;
+    if (pos >= lo && pos < hi) { // uniform
+        uint kh = h0 / pc.rep_k, vh = h0 / pc.rep_v;
+        uint kxr = b * pc.kx_sb + kh * pc.kx_sh, vxr = b * pc.vx_sb + vh * pc.vx_sh;
+        for (uint d = lid; d < D; d += NPU_WG) {
+            float kn = S_LOAD(kx[kxr + d]), vn = S_LOAD(vx[vxr + d]);
+            if (ROPE_K != 0u) kn = attn_rope(kn, S_LOAD(kx[kxr + (d + D / 2u) % D]), d, b * pc.c_sb);
+            fresh[d] = kn;
+            fresh[MAXD + d] = vn;
+            if (h0 % pc.rep_k == 0u) kw[kbase + pos * pc.k_st + d] = S_STORE(kn);
+            if (h0 % pc.rep_v == 0u) vw[vbase + pos * pc.v_st + d] = S_STORE(vn);
+        }
+    }
+#endif
     if (lid == 0) tend = 0;
     barrier();
     // the end of the valid prefix over the G heads' masks (one mask when it broadcasts over
@@ -197,17 +310,37 @@ void main()
             t[r] = c0 + tm + NT * r;
             uint tc = min(t[r], tn - 1);
             mv0[r] = S_LOAD(msk[mrow + h0 * pc.m_sh + tc * pc.m_st]); // head h0's mask
+#if ATTN_CACHE
+            uint tk = tc == pos ? alt : tc; // never row pos, written by this dispatch
+#else
+            uint tk = tc;
+#endif
             [[unroll]] for (uint i = 0; i < VPL; i++) {
                 uint j = min(tl + L * i, NV - 1);
                 if (VEC == 1) {
-                    kv[r][i] = kc4[(kbase + tc * pc.k_st) / VW + j];
-                    vv[r][i] = vc4[(vbase + tc * pc.v_st) / VW + j];
+                    kv[r][i] = kc4[(kbase + tk * pc.k_st) / VW + j];
+                    vv[r][i] = vc4[(vbase + tk * pc.v_st) / VW + j];
                 } else {
-                    kf[r][i] = S_LOAD(kc[kbase + tc * pc.k_st + j]);
-                    vf[r][i] = S_LOAD(vc[vbase + tc * pc.v_st + j]);
+                    kf[r][i] = S_LOAD(kc[kbase + tk * pc.k_st + j]);
+                    vf[r][i] = S_LOAD(vc[vbase + tk * pc.v_st + j]);
                 }
             }
         }
+#if ATTN_CACHE
+        // row pos: the rows made above (shared memory, written before the last barrier)
+        [[unroll]] for (uint r = 0; r < RB; r++)
+            if (min(t[r], tn - 1) == pos)
+                [[unroll]] for (uint i = 0; i < VPL; i++) {
+                    uint j = min(tl + L * i, NV - 1);
+                    if (VEC == 1) {
+                        kv[r][i] = fresh_vec(0u, j);
+                        vv[r][i] = fresh_vec(MAXD, j);
+                    } else {
+                        kf[r][i] = fresh[j];
+                        vf[r][i] = fresh[MAXD + j];
+                    }
+                }
+#endif
         float s[RB][G];
         [[unroll]] for (uint r = 0; r < RB; r++) {
             uint tc = min(t[r], tn - 1);

@@ -200,6 +200,8 @@ static size_t push_struct_bytes(const KernelRow *r)
         return sizeof(MatmulPush);
     case KK_decode_attention:
         return r->key.impl == KI_BASE ? sizeof(AttnPush) : sizeof(FlashPush);
+    case KK_attention_cache:
+        return sizeof(AttnCachePush);
     case KK_pool2d:
         return sizeof(PoolPush);
     case KK_cat:

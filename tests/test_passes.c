@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "compiler/dump.h"
+#include "compiler/fusion.h"
 #include "compiler/ir_json.h"
 #include "compiler/pass.h"
 #include "compiler/plan.h"
@@ -50,7 +51,14 @@ static void test_qwen_counts(void **state)
         assert_int_equal(tp_count_pattern(p.g, "rmsnorm_linear"), cases[i].rms);
         assert_int_equal(tp_count_pattern(p.g, "silu_mul"), 2 * cases[i].silu);
         assert_int_equal(tp_count_pattern(p.g, "silu_mul_linear"), cases[i].silu);
-        assert_int_equal(tp_count_pattern(p.g, "decode_attention"), cases[i].attn);
+        /* the prefix counts the merges too: one per attention, taking its layer's ropes and
+         * cache updates (fuse_merge.c) */
+        assert_int_equal(tp_count_pattern(p.g, "decode_attention"), 2 * cases[i].attn);
+        assert_int_equal(tp_count_pattern(p.g, "decode_attention_cache"), cases[i].attn);
+        int merged = 0;
+        for (int f = 0; f < p.g->nfusions; f++)
+            merged += p.g->fusions[f].merged != 0;
+        assert_int_equal(merged, 3 * cases[i].attn);
         assert_int_equal(tp_count_pattern(p.g, "rope"), cases[i].rope); /* rope_cache too */
         /* k's rope is stored into the cache by its index_copy: one kernel */
         assert_int_equal(tp_count_pattern(p.g, "rope_cache"), cases[i].rope_cache);
@@ -88,6 +96,8 @@ static void test_no_fuse_switches(void **state)
 static void test_rope_cache_switches(void **state)
 {
     (void)state;
+    /* the merge decode_attention_cache off in every case (its own test is test_vk_attn_cache):
+     * the rope_cache and rope kernels themselves */
     static const struct {
         const char *rules[3];
         int on_cache, on_rope, off_cache, off_rope, kernels; /* kernels: more than fused */
@@ -99,10 +109,14 @@ static void test_rope_cache_switches(void **state)
         {{"F4"}, 1, 2, 1, 0, -1},               /* the id: off, no fallback */
         {{"rope_cache", "+F4"}, 1, 3, 0, 0, 1}, /* F13 falls back, F4 on again */
     };
-    Pipeline q = tu_compile_file("tests/models/qwen2_tiny/decode.json", NULL);
+    CompileOptions qo;
+    compile_defaults(&qo);
+    qo.no_fuse[qo.n_no_fuse++] = FUSE_MERGE_ATTN;
+    Pipeline q = tu_compile_file("tests/models/qwen2_tiny/decode.json", &qo);
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         CompileOptions o;
         compile_defaults(&o);
+        o.no_fuse[o.n_no_fuse++] = FUSE_MERGE_ATTN;
         for (int r = 0; r < 3 && cases[c].rules[r]; r++)
             o.no_fuse[o.n_no_fuse++] = cases[c].rules[r];
         Pipeline p = tu_compile_file("tests/models/qwen2_tiny/decode.json", &o);

@@ -27,7 +27,7 @@
 #include "tests/testutil.h"
 
 #define MLP "tests/models/mlp/model.json"            /* three gemv kernels */
-#define DECODE "tests/models/qwen2_tiny/decode.json" /* gemv and decode_attention */
+#define DECODE "tests/models/qwen2_tiny/decode.json" /* gemv and attention_cache */
 
 static void write_file(const char *path, const char *text)
 {
@@ -193,13 +193,17 @@ static void test_apply_and_search_knobs(void **state)
         for (int i = 0; i < TUNE_COUNT; i++)
             if (m >> i & 1u) {
                 assert_int_equal(tune_info[i].use, TU_SEARCH);
-                assert_int_equal(tune_info[i].family, k);
+                assert_true(tuning_knob_shapes((TuneId)i, (KernelKind)k));
             }
     }
     assert_true(tune_search_knobs(KK_matmul, &none) >> TUNE_GEMV_R & 1u);
     assert_false(tune_search_knobs(KK_matmul, &global) >> TUNE_GEMV_R & 1u);
     assert_int_equal(tune_search_knobs(KK_binary, &none), 0);
     assert_false(tune_search_knobs(KK_decode_attention, &none) >> TUNE_ATTN_ABLATE & 1u);
+    /* attention_cache is decode_attention's kernel with the cache update: its knobs */
+    assert_int_equal(tune_search_knobs(KK_attention_cache, &none),
+                     tune_search_knobs(KK_decode_attention, &none));
+    assert_true(tune_search_knobs(KK_attention_cache, &none) >> TUNE_ATTN_SPLITS & 1u);
     /* candidates: ascending, every one a legal value */
     for (int i = 0; i < TUNE_COUNT; i++) {
         int64_t v[40];
@@ -340,7 +344,8 @@ static void bench_one(TuneBench *tb, const Tuning *cfg, bool *ok, char *why)
     diag_free(&d);
 }
 
-/* decode_attention alone: the defaults are the reference; a knob that only reshapes the kernel
+/* attention_cache (the decode step's decode_attention with its ropes and cache updates) alone:
+ * the defaults are the reference; a knob that only reshapes the kernel
  * matches them, a bench-only ablation (no trips over the cache) is refused with the error. */
 static void test_bench_refuses_changed_results(void **state)
 {
@@ -350,7 +355,7 @@ static void test_bench_refuses_changed_results(void **state)
     const Plan *p = b.pipe.plan;
     int k = 0;
     while (k < p->nkernels && !(p->kernels[k].tune_key &&
-                                strncmp(p->kernels[k].tune_key, "decode_attention:", 17) == 0))
+                                strncmp(p->kernels[k].tune_key, "attention_cache:", 16) == 0))
         k++;
     assert_true(k < p->nkernels);
     TuneBench tb;
@@ -388,7 +393,7 @@ static void test_search(void **state)
     o.kernel_cache = "none";
     DiagList d = {0};
     tu_load_model(&m, DECODE, &o);
-    /* the kernel: decode_attention in the plan the device runs */
+    /* the kernel: attention_cache in the plan the device runs */
     RunTarget t;
     Pipeline shown;
     assert_int_equal(runner_target(&o, &m.b, &t, &d), ST_OK);
@@ -396,7 +401,7 @@ static void test_search(void **state)
     int k = 0;
     while (k < shown.plan->nkernels &&
            !(shown.plan->kernels[k].tune_key &&
-             strncmp(shown.plan->kernels[k].tune_key, "decode_attention:", 17) == 0))
+             strncmp(shown.plan->kernels[k].tune_key, "attention_cache:", 16) == 0))
         k++;
     assert_true(k < shown.plan->nkernels);
     TuneSearch ts = {
@@ -421,7 +426,7 @@ static void test_search(void **state)
     ts.knobs = 0;
     ts.budget_s = 2;
     assert_int_equal(tune_measure(&o, &m, &ts, NULL, &r, &d), ST_OK);
-    assert_int_equal(r.rows[0].knobs, tune_search_knobs(KK_decode_attention, &o.tune));
+    assert_int_equal(r.rows[0].knobs, tune_search_knobs(KK_attention_cache, &o.tune));
     r.rows[0].improved = true; /* as if it had won: what the store writes */
     r.rows[0].best = knobs("attn.splits=1");
     assert_int_equal(tune_store(&o, &r, &d), ST_OK);

@@ -1,7 +1,7 @@
 /* The graph drawing's layout (viz/): fusion instances are frames (Graphviz clusters) around their
  * members, each node in one frame (a prologue fold's members are its base's: the base's frame
- * names the fold), and few edges pass through a frame that holds neither of their ends; the
- * DOT text of `dot` carries the same frames. */
+ * names the fold; a merge that applies frames the instances it runs), and few edges pass through a
+ * frame that holds neither of their ends; the DOT text of `dot` carries the same frames. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -66,10 +66,13 @@ static void check_frames(const char *path, int max_crossing)
     VizLayout l;
     DiagList d = {0};
     assert_int_equal(viz_layout(g, &l, &d), ST_OK);
-    /* one frame per enabled instance that is not a fold (its members are its base's) */
+    /* one frame per instance that is not a fold (its members are its base's), an instance a
+     * merge runs (the merge's frame holds its members) or a merge that does not apply */
     int want = 0;
-    for (int f = 0; f < g->nfusions; f++)
-        want += !g->fusions[f].folds;
+    for (int f = 0; f < g->nfusions; f++) {
+        const Fusion *fu = &g->fusions[f];
+        want += !fu->folds && !fu->merged && !(fu->nmerges && !fu->enabled);
+    }
     assert_int_equal(l.ncl, want);
     for (int c = 0; c < l.ncl; c++) {
         const VizCluster *k = &l.cl[c];

@@ -227,8 +227,11 @@ static double run_kind(const char *json, const Graph *g0, const RefRun *r, const
                               (strcmp(expect_shader, "gen") == 0 && strncmp(s, "gen_", 4) == 0)))
             found = true;
         if (strstr(s, kind == RUN_DIRECT ? "_direct" : "_cm")) differs = true;
-        /* decode_attention's workgroup and split count follow the device kind */
-        if (kind == RUN_DIRECT && strcmp(s, "decode_attention") == 0) differs = true;
+        /* decode_attention's (and attention_cache's) workgroup and split count follow the
+         * device kind */
+        if (kind == RUN_DIRECT &&
+            (strcmp(s, "decode_attention") == 0 || strcmp(s, "attention_cache") == 0))
+            differs = true;
         /* so do argmax's chunks */
         if (kind == RUN_DIRECT && strncmp(s, "argmax", 6) == 0) differs = true;
     }
@@ -381,6 +384,8 @@ void vc_compile_json_as(const char *json, const char *dtype, Pipeline *pipe)
     CompileOptions o;
     compile_defaults(&o);
     o.tuning = tuning;
+    o.kernel_cache = "none"; /* generated kernels: this process's cache only (hermetic tests) */
+    if (no_fuse_spec) o.no_fuse[o.n_no_fuse++] = no_fuse_spec;
     if (dtype) o.compute = dtype_arg(dtype);
     if (pipeline_run_graph(g, &o, pipe, &d) != ST_OK) fail_with(&d, "compile failed");
     diag_free(&d);

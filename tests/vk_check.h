@@ -13,14 +13,15 @@
 #include "compiler/pass.h"
 #include "tests/testutil.h"
 
-/* Compiles `json` (the exporter's format) with the default options and vc_tune's knobs into *pipe
- * (fusions on), failing the test on any error; pipeline_free(pipe) when done. */
+/* Compiles `json` (the exporter's format) with the default options, vc_tune's knobs and
+ * vc_set_no_fuse's switch into *pipe, failing the test on any error; pipeline_free(pipe) when
+ * done. */
 void vc_compile_json(const char *json, Pipeline *pipe);
 /* The same in compute dtype `dtype` ("fp16", "bf16", "fp32"; NULL: the default). */
 void vc_compile_json_as(const char *json, const char *dtype, Pipeline *pipe);
 
-/* A --no-fuse spec for the checks that follow (NULL: none), e.g. "fuse-elementwise" for the plans
- * of before generated kernels, "elementwise" for their members as lone kernels. */
+/* A --no-fuse spec for the checks and compiles that follow (NULL: none), e.g. "fuse-elementwise"
+ * for the plans of before generated kernels, "elementwise" for their members as lone kernels. */
 void vc_set_no_fuse(const char *spec);
 /* A tuning knob for the compiles that follow ("NAME=V", as --tune; NULL: every knob back to its
  * default), failing the test on a bad one; vc_tuning() is the current set, for a test's own

@@ -117,14 +117,29 @@ static const char *node_fill(const VizOptions *o, const Node *n, int i)
     return kind_color(n->op);
 }
 
+/* Appends " + ID PATTERN[ (off)]" of instance f to buf (u bytes used of n); the new length. */
+static int name_more(const Graph *g, int f, const char *sep, char *buf, int u, size_t n)
+{
+    if (u < 0 || (size_t)u >= n) return u;
+    const Fusion *o = &g->fusions[f];
+    int w = snprintf(buf + u, n - (size_t)u, "%s%s %s%s", sep, o->id, o->pattern,
+                     o->enabled ? "" : " (off)");
+    return w < 0 ? u : u + w;
+}
+
 const char *viz_cluster_title(const Graph *g, int f, char *buf, size_t n)
 {
     const Fusion *fu = &g->fusions[f];
     int fo = fuse_fold_of(g, f);
     int u = snprintf(buf, n, "%s %s%s", fu->id, fu->pattern, fu->enabled ? "" : " (off)");
-    if (fo >= 0 && u > 0 && (size_t)u < n)
-        snprintf(buf + u, n - (size_t)u, " + %s %s%s", g->fusions[fo].id, g->fusions[fo].pattern,
-                 g->fusions[fo].enabled ? "" : " (off)");
+    if (fo >= 0) u = name_more(g, fo, " + ", buf, u, n);
+    /* a merge that applies frames the instances it runs; one that does not is named in its
+     * attention's frame */
+    for (int k = 0; fu->enabled && k < fu->nmerges; k++)
+        u = name_more(g, fu->merges[k], k ? ", " : ": ", buf, u, n);
+    for (int m = 0; m < g->nfusions; m++)
+        if (g->fusions[m].nmerges && g->fusions[m].merges[0] == f && !fu->merged)
+            u = name_more(g, m, " + ", buf, u, n);
     return buf;
 }
 
@@ -164,11 +179,12 @@ Status viz_dot(const Graph *g, const VizOptions *o, char **out, DiagList *d)
         sb_printf(&b, "];\n");
     }
     /* clusters: one per fusion instance; a prologue fold's members are its base's, so the fold
-     * has no cluster of its own (a node in two clusters breaks dot's layout): the base's names it
-     */
+     * has no cluster of its own (a node in two clusters breaks dot's layout): the base's names it.
+     * A merge that applies frames the members of the instances it runs (they have none of their
+     * own then); one that does not has none, its attention's frame names it. */
     for (int f = 0; f < g->nfusions; f++) {
         const Fusion *fu = &g->fusions[f];
-        if (fu->folds) continue;
+        if (fu->folds || fu->merged || (fu->nmerges && !fu->enabled)) continue;
         char title[160];
         viz_cluster_title(g, f, title, sizeof title);
         if (o->collapse_fusions && fu->enabled) {

@@ -114,7 +114,8 @@ PUSH_STRUCT(LnTPush, LN_T_PUSH);
 PUSH_STRUCT(BatchnormPush, BATCHNORM_PUSH);
 PUSH_STRUCT(RopePush, ROPE_PUSH);
 PUSH_STRUCT(CorruptPush, CORRUPT_PUSH);
-/* the tensor-core matmul's and rope_cache's: the base family's words, then their own */
+/* the tensor-core matmul's, rope_cache's and attention_cache's: the base family's words, then
+ * their own */
 typedef struct MatmulCmPush {
     MatmulPush mm;
     MATMUL_CM_TAIL(PUSH_FIELD)
@@ -129,6 +130,13 @@ typedef struct RopeCachePush {
 _Static_assert(sizeof(RopeCachePush) == 4 * ROPE_CACHE_PUSH_WORDS &&
                    ROPE_CACHE_PUSH_WORDS <= PLAN_MAX_PUSH,
                "RopeCachePush: ROPE_CACHE_PUSH_WORDS words");
+typedef struct AttnCachePush {
+    AttnPush attn;
+    ATTN_CACHE_TAIL(PUSH_FIELD)
+} AttnCachePush;
+_Static_assert(sizeof(AttnCachePush) == 4 * ATTN_CACHE_PUSH_WORDS &&
+                   ATTN_CACHE_PUSH_WORDS <= PLAN_MAX_PUSH,
+               "AttnCachePush: ATTN_CACHE_PUSH_WORDS words");
 /* A push block's values: kc_word(&w, v) is v as a 32-bit word and remembers the first v outside
  * int32, which kc_words_ok then refuses with an error naming the node and the value. */
 typedef struct KcWords {
@@ -276,7 +284,7 @@ typedef struct CmProduct {
 bool matmul_cm_applies(const KernelCtx *c, const PlanKernel *k, const CmProduct *q);
 Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q, const MatmulPush *mp);
 Status lower_rope(const KernelCtx *c, PlanKernel *k);      /* rope, rope_cache */
-Status lower_attention(const KernelCtx *c, PlanKernel *k); /* decode_attention */
+Status lower_attention(const KernelCtx *c, PlanKernel *k); /* decode_attention, attention_cache */
 Status lower_corrupt(const KernelCtx *c, PlanKernel *k);   /* --break: lower_debug.c */
 Status lower_generated(const KernelCtx *c, PlanKernel *k); /* elementwise: lower_gen.c */
 

@@ -251,6 +251,16 @@ static Status add_corrupt(Lowering *L, const Node *n, int node, int fusion, cons
                           d);
 }
 
+/* Does --break name instance fu, or an instance a merge fu runs (fuse_merge.c: its kernel is the
+ * one computing them)? */
+static bool broken_here(const Lowering *L, const Fusion *fu)
+{
+    bool any = in_list(L->o->break_id, fu->id);
+    for (int k = 0; k < fu->nmerges && !any; k++)
+        any = in_list(L->o->break_id, L->g->fusions[fu->merges[k]].id);
+    return any;
+}
+
 /* The provenance of the NPU kernel anchored at node i: the members of every folded instance
  * whose output it reads (fuse_fold.c: the CPU backend runs them first), then its own nodes.
  * (A fold and its base name no kernel of their own: PlanFusion.kernel stays -1.) */
@@ -351,8 +361,7 @@ static Status build_kernels(Lowering *L, DiagList *d)
             int nprov = kernel_prov(L, i, fu->nodes, fu->nnodes, prov, FUSE_MAX_NODES * 4);
             p->fusions[n->fusion].kernel = p->nkernels;
             st = add_npu_kernel(L, n, i, n->fusion, ins, nin, fu->out, fu->kernel, prov, nprov, d);
-            if (st == ST_OK && in_list(L->o->break_id, fu->id))
-                st = add_corrupt(L, n, i, n->fusion, fu, d);
+            if (st == ST_OK && broken_here(L, fu)) st = add_corrupt(L, n, i, n->fusion, fu, d);
             if (st == ST_OK) st = add_fold_breaks(L, n, i, n->fusion, fu->out, broken, d);
         } else {
             /* no hand-written kernel: a member of a switched-off generated group (where, a

@@ -38,6 +38,7 @@
 
 #include "compiler/fusion.h"
 #include "compiler/lower/kernels.h"
+#include "compiler/plan.h"
 
 #define ATTN_MAX_L 8     /* lanes per key row: every subgroup the backend accepts holds a team */
 #define ATTN_MAX_ACC 128 /* fp32 accumulators per lane: G * elements per lane */
@@ -232,75 +233,89 @@ static Status lower_flash(const KernelCtx *c, PlanKernel *k, const AttnOps *o, b
     return kc_set_args(c, k, bind, 4, 5);
 }
 
-Status lower_attention(const KernelCtx *c, PlanKernel *k)
+/* The roles in attention instance f, read off its members, never the input order: K is the
+ * source of the transpose making the scores' second operand, V the probs matmul's second operand
+ * (each traced back through the member repeat views and transpose: the caches as the kernel
+ * reads them, rep_* the repeats, sw* whether the member transpose was passed), q the scores'
+ * first operand, the mask the add's operand that is not the scaled scores; sc the scale mul, sm
+ * the softmax, pv the probs matmul. */
+typedef struct AttnRoles {
+    int k, v, q, mask;
+    int64_t rep_k, rep_v;
+    bool swk, swv;
+    const Node *sc, *sm, *pv;
+} AttnRoles;
+
+static Status attn_roles(const KernelCtx *c, const Fusion *f, AttnRoles *r)
 {
     const Graph *g = c->g;
-    const Node *sc = kc_member(c, OP_MUL), *ad = kc_member(c, OP_ADD), *tr = NULL;
-    if (!c->fusion || !sc || !ad || k->nin != 4)
+    KernelCtx cf = *c;
+    cf.fusion = f; /* kc_member and kv_cache_of walk f's members */
+    const Node *sc = f ? kc_member(&cf, OP_MUL) : NULL, *ad = f ? kc_member(&cf, OP_ADD) : NULL;
+    if (!sc || !ad)
         return kc_error(c, "decode_attention needs the fused transpose, matmul, mul, add, softmax, "
-                           "matmul group with four outside inputs");
+                           "matmul group");
     /* the two matmuls in member order: scores (reads the transposed K) and probs @ V; K's
      * transpose is the member making the scores' second operand (V's may be a member too) */
-    const Node *mm[2] = {NULL, NULL};
+    const Node *mm[2] = {NULL, NULL}, *tr = NULL;
     int nmm = 0;
-    for (int i = 0; i < c->fusion->nnodes && nmm < 2; i++) {
-        const Node *n = &g->nodes[c->fusion->nodes[i]];
-        if (n->op == OP_MATMUL) mm[nmm++] = n;
-    }
-    for (int i = 0; i < c->fusion->nnodes && nmm == 2; i++) {
-        const Node *n = &g->nodes[c->fusion->nodes[i]];
+    for (int i = 0; i < f->nnodes && nmm < 2; i++)
+        if (g->nodes[f->nodes[i]].op == OP_MATMUL) mm[nmm++] = &g->nodes[f->nodes[i]];
+    for (int i = 0; i < f->nnodes && nmm == 2; i++) {
+        const Node *n = &g->nodes[f->nodes[i]];
         if (n->op == OP_TRANSPOSE && n->out[0] == mm[0]->in[1]) tr = n;
     }
     if (nmm != 2 || !tr)
         return kc_error(c, "decode_attention: no scores matmul reading the transposed K");
-    int64_t rep_k, rep_v;
-    bool swk, swv;
-    int tk = kv_cache_of(c, tr->in[0], &rep_k, &swk),
-        tv = kv_cache_of(c, mm[1]->in[1], &rep_v, &swv);
-    int tq = mm[0]->in[0];
-    int tm = ad->in[0] == sc->out[0] ? ad->in[1] : ad->in[0];
-    int ik = tk < 0 ? -1 : kc_arg_of(c, k, tk), iv = tv < 0 ? -1 : kc_arg_of(c, k, tv);
-    int iq = kc_arg_of(c, k, tq), im = kc_arg_of(c, k, tm);
-    if (ik < 0 || iv < 0 || iq < 0 || im < 0 || ik == iv || ik == iq || ik == im || iv == iq ||
-        iv == im || iq == im)
+    r->k = kv_cache_of(&cf, tr->in[0], &r->rep_k, &r->swk);
+    r->v = kv_cache_of(&cf, mm[1]->in[1], &r->rep_v, &r->swv);
+    r->q = mm[0]->in[0];
+    r->mask = ad->in[0] == sc->out[0] ? ad->in[1] : ad->in[0];
+    r->sc = sc;
+    r->sm = kc_member(&cf, OP_SOFTMAX);
+    r->pv = mm[1];
+    if (r->k < 0 || r->v < 0 || r->swk)
         return kc_error(c, "decode_attention: cannot tell K, V, q and the mask apart");
-    int args[4] = {k->args[ik], k->args[iv], k->args[iq], k->args[im]};
-    memcpy(k->args, args, sizeof args);
-    const PlanTensor *K = kc_arg(k, c->p, 0), *Vt = kc_arg(k, c->p, 1), *Q = kc_arg(k, c->p, 2);
-    const PlanTensor *M = kc_arg(k, c->p, 3), *O = kc_out(k, c->p);
-    if (K->rank != 4 || Vt->rank != 4 || Q->rank != 4 || O->rank != 4 || M->rank > 4 || swk)
+    return ST_OK;
+}
+
+/* The shapes and strides both attention kernels take (AttnOps) from the caches K and Vt (V as
+ * bound: its source [B, T, Hkv, D] when r->swv), q's shape and strides (q: [B, Hq, Tq, D]), the
+ * mask M and the output O (read through a member transpose after P V when f has one); *V gets V
+ * as the kernel reads it, [B, Hkv, T, D]. */
+static Status attn_ops(const KernelCtx *c, const Fusion *f, const AttnRoles *r, const PlanTensor *K,
+                       const PlanTensor *Vt, const int64_t *qsh, const int64_t *qst,
+                       const PlanTensor *M, const PlanTensor *O, PlanTensor *V, AttnOps *o)
+{
+    const Graph *g = c->g;
+    if (K->rank != 4 || Vt->rank != 4 || O->rank != 4 || M->rank > 4)
         return kc_error(c, "decode_attention: K, V, q and the output must be 4-d");
-    /* V as the kernel reads it, [B, Hkv, T, D]: through the member transpose, its source
-     * [B, T, Hkv, D] with dims 1 and 2 swapped (shape and strides) */
-    PlanTensor vv = *Vt;
-    AttnOps o = {0};
-    int64_t *vs = o.vs, *os = o.os, *ks = o.ks, *qs = o.qs, *ms = o.ms;
-    kc_strides(Vt, vs);
-    if (swv) {
-        int64_t t = vv.shape[1];
-        vv.shape[1] = vv.shape[2], vv.shape[2] = t;
-        t = vs[1], vs[1] = vs[2], vs[2] = t;
+    *o = (AttnOps){0};
+    *V = *Vt;
+    kc_strides(Vt, o->vs);
+    if (r->swv) {
+        int64_t t = V->shape[1];
+        V->shape[1] = V->shape[2], V->shape[2] = t;
+        t = o->vs[1], o->vs[1] = o->vs[2], o->vs[2] = t;
     }
-    const PlanTensor *V = &vv;
     /* the result [B, Hq, Tq, D]: shape and strides of the output, or, when the transpose after
      * P V is a member (fuse_patterns.c), of the output read back through its permutation */
     int64_t osh[4], ost[NPU_MAX_RANK];
     int perm[4] = {0, 1, 2, 3};
-    for (int i = 0; i < c->fusion->nnodes; i++) {
-        const Node *n = &g->nodes[c->fusion->nodes[i]];
-        if (n->op == OP_TRANSPOSE && n->in[0] == mm[1]->out[0] && !node_perm(n, 4, perm))
+    for (int i = 0; i < f->nnodes; i++) {
+        const Node *n = &g->nodes[f->nodes[i]];
+        if (n->op == OP_TRANSPOSE && n->in[0] == r->pv->out[0] && !node_perm(n, 4, perm))
             return kc_error(c, "decode_attention: bad permutation after P V");
     }
     kc_strides(O, ost);
     for (int i = 0; i < 4; i++) {
         osh[perm[i]] = O->shape[i];
-        os[perm[i]] = ost[i];
+        o->os[perm[i]] = ost[i];
     }
-    int64_t B = Q->shape[0], Hq = Q->shape[1], Tq = Q->shape[2], D = Q->shape[3];
-    int64_t T = K->shape[2];
+    int64_t B = qsh[0], Hq = qsh[1], Tq = qsh[2], D = qsh[3], T = K->shape[2];
     bool ok = K->shape[0] == B && V->shape[0] == B && K->shape[3] == D && V->shape[3] == D &&
-              V->shape[2] == T && rep_k >= 1 && rep_v >= 1 && K->shape[1] * rep_k == Hq &&
-              V->shape[1] * rep_v == Hq && osh[0] == B && osh[1] == Hq && osh[2] == Tq &&
+              V->shape[2] == T && r->rep_k >= 1 && r->rep_v >= 1 && K->shape[1] * r->rep_k == Hq &&
+              V->shape[1] * r->rep_v == Hq && osh[0] == B && osh[1] == Hq && osh[2] == Tq &&
               osh[3] == D;
     int64_t want_m[4] = {B, Hq, Tq, T};
     for (int i = 0; i < M->rank && ok; i++) {
@@ -313,18 +328,32 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     if (D > ATTN_MAX_D || T < 1)
         return kc_error(c, "decode_attention: head dim %lld above %d (or an empty cache)",
                         (long long)D, ATTN_MAX_D);
+    o->B = B, o->Hq = Hq, o->Tq = Tq, o->D = D, o->T = T, o->rep_k = r->rep_k;
+    o->rep_v = r->rep_v;
     /* scores * scale: the mul's scalar operand (the match takes a one-input mul) */
-    double scale = attr_float(sc, "other", 1.0);
-    kc_strides(K, ks);
-    kc_strides(Q, qs);
-    strides4(M, ms);
-    const Node *sm = kc_member(c, OP_SOFTMAX);
-    bool safe = sm && attr_bool(sm, "safe", false);
-    const PlanTensor *ops5[5] = {K, Vt, Q, M, O};
-    const int64_t *last[4] = {&ks[3], &vs[3], &qs[3], &os[3]};
-    o.B = B, o.Hq = Hq, o.Tq = Tq, o.D = D, o.T = T, o.rep_k = rep_k, o.rep_v = rep_v;
-    o.scale = scale;
-    if (flash_applies(c, ops5, Tq, D, T, last, ks, vs)) return lower_flash(c, k, &o, safe);
+    o->scale = attr_float(r->sc, "other", 1.0);
+    kc_strides(K, o->ks);
+    memcpy(o->qs, qst, sizeof o->qs);
+    strides4(M, o->ms);
+    return ST_OK;
+}
+
+/* attention_cache's bindings and words beyond the attention's (lower_attention_cache). */
+typedef struct AttnCache {
+    int cos, sin, kx, vx, idx, kw, vw; /* plan tensors */
+    bool rope_q, rope_k;
+    AttnCachePush words; /* the tail; the attention's words are filled by attn_finish */
+} AttnCache;
+
+/* decode_attention's kernel (ca NULL) or attention_cache's for o over the caches K and V (as the
+ * kernel reads them: 16-byte loads when every row start is aligned): parameters, push words, spec
+ * constants, grid, the split's scratch and the bindings {K, V, q, mask, [cache's], scratch,
+ * out}, k's first four inputs being K, V (as bound), q and the mask. */
+static Status attn_finish(const KernelCtx *c, PlanKernel *k, const AttnOps *o, bool safe,
+                          const PlanTensor *K, const PlanTensor *V, AttnCache *ca)
+{
+    const int64_t *ks = o->ks, *vs = o->vs;
+    int64_t D = o->D;
     /* 16-byte loads of K/V rows: every row start a multiple of the vector from an aligned
      * binding (arena offsets are 256-aligned, own buffers start at 0) */
     int64_t ew = 16 / (int64_t)dtype_size(K->storage);
@@ -332,22 +361,37 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     for (int i = 0; i < 3 && vec_ok; i++)
         vec_ok = ks[i] % ew == 0 && vs[i] % ew == 0;
     vec_ok = vec_ok && kc_binding_offset(c->p, K) % 16 == 0 && kc_binding_offset(c->p, V) % 16 == 0;
-    AttnParams a = attn_params(c, B, Hq, Tq, rep_k, rep_v, D, T, vec_ok, ew);
+    AttnParams a = attn_params(c, o->B, o->Hq, o->Tq, o->rep_k, o->rep_v, D, o->T, vec_ok, ew);
     /* the tickets: one per (batch, head group, query row) */
-    int64_t ngroups = B * (Hq / a.g) * Tq;
+    int64_t ngroups = o->B * (o->Hq / a.g) * o->Tq;
     KcWords w = {0};
-    AttnPush pa = {ATTN_WORDS(&w, &o), .D = kc_word(&w, D), .nsplit = kc_word(&w, a.nsplit),
+    AttnPush pa = {ATTN_WORDS(&w, o), .D = kc_word(&w, D), .nsplit = kc_word(&w, a.nsplit),
                    .chunk = kc_word(&w, a.chunk), .ngroups = kc_word(&w, ngroups)};
     Status st = kc_words_ok(c, k, &w);
-    if (st == ST_OK) st = kc_push_block(c, k, &pa, sizeof pa);
+    if (st == ST_OK && ca) {
+        ca->words.attn = pa;
+        st = kc_push_block(c, k, &ca->words, sizeof ca->words);
+    } else if (st == ST_OK) {
+        st = kc_push_block(c, k, &pa, sizeof pa);
+    }
     /* spec 6, attn.ablate: parts of the kernel left out (bench only, wrong results by design);
-     * SAFE: the member softmax is an exported sdpa's (canon_sdpa.c): empty rows give zeros */
-    int64_t spec[] = {a.wg, a.g, a.lanes, a.vec, a.nv, a.rb, kc_tune(c, TUNE_ATTN_ABLATE), safe};
-    for (int i = 0; i < 8 && st == ST_OK; i++)
+     * SAFE: the member softmax is an exported sdpa's (canon_sdpa.c): empty rows give zeros;
+     * attention_cache's ROPE_Q, ROPE_K: the ropes it applies */
+    int64_t spec[] = {a.wg,
+                      a.g,
+                      a.lanes,
+                      a.vec,
+                      a.nv,
+                      a.rb,
+                      kc_tune(c, TUNE_ATTN_ABLATE),
+                      safe,
+                      ca && ca->rope_q,
+                      ca && ca->rope_k};
+    for (int i = 0; i < (ca ? 10 : 8) && st == ST_OK; i++)
         st = kc_spec(c, k, (uint32_t)spec[i]);
     if (st != ST_OK) return st;
     kc_grid(k, ngroups * a.nsplit, 1);
-    int out = k->args[4], scratch = out;
+    int out = k->args[k->nargs - 1], scratch = out;
     if (a.nsplit > 1) {
         /* tickets (one per (batch, group, row), padded to 4 words), then the partials
          * {m, l, acc[D]} of every (batch, group, row, split, head) */
@@ -356,6 +400,163 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
         if (scratch < 0) return ST_BAD_INPUT;
         c->grow->tensors[scratch].kind = PT_SCRATCH;
     }
-    int bind[6] = {k->args[0], k->args[1], k->args[2], k->args[3], scratch, out};
-    return kc_set_args(c, k, bind, 4, 6);
+    if (!ca) {
+        int bind[6] = {k->args[0], k->args[1], k->args[2], k->args[3], scratch, out};
+        return kc_set_args(c, k, bind, 4, 6);
+    }
+    int bind[13] = {k->args[0], k->args[1], k->args[2], k->args[3], ca->cos, ca->sin, ca->kx,
+                    ca->vx,     ca->idx,    ca->kw,     ca->vw,     scratch, out};
+    return kc_set_args(c, k, bind, 9, 13);
+}
+
+/* The plan tensor of graph tensor t (plan tensors keep the graph's names), or -1. */
+static int plan_tensor_of(const KernelCtx *c, int t)
+{
+    for (int i = 0; i < c->p->ntensors; i++)
+        if (strcmp(c->p->tensors[i].name, c->g->tensors[t].name) == 0) return i;
+    return -1;
+}
+
+/* A row operand [B, H, 1, D] of attention_cache (q, the new K or V row: graph tensor `shape_of`'s
+ * shape) read from plan tensor `bound` (through transpose tp when not NULL): its batch and head
+ * strides into st[0..1]; false unless contiguous along D. */
+static bool row_strides(const KernelCtx *c, const PlanTensor *bound, const Node *tp, int shape_of,
+                        int64_t st[NPU_MAX_RANK])
+{
+    const GTensor *x = &c->g->tensors[shape_of];
+    if (x->rank != 4 || x->shape[2] != 1) return false;
+    if (tp) {
+        if (!kc_permuted_strides(bound, tp, 4, x->shape, st)) return false;
+    } else {
+        if (bound->rank != 4 || memcmp(bound->shape, x->shape, sizeof(int64_t) * 4) != 0)
+            return false;
+        kc_strides(bound, st);
+    }
+    return st[3] == 1 || x->shape[3] == 1;
+}
+
+/* attention_cache: the merge decode_attention_cache (fuse_merge.c) as decode_attention's kernel
+ * with ATTN_CACHE (shaders/decode_attention.glsl). It binds the caches' selves as K and V (their
+ * updated outputs alias them: index_copy in place), q as the input of the rope making it (read
+ * with its strides, the rope applied as q is loaded) or q itself, the mask, then cos and sin (q
+ * again when no rope reads them: not accessed), the new K row's source (the rope's input, or the
+ * index_copy's source), the new V row, the index, and as outputs the two updated caches, the
+ * split's scratch and the attention's output. */
+static Status lower_attention_cache(const KernelCtx *c, PlanKernel *k)
+{
+    const Graph *g = c->g;
+    MergeParts mp;
+    if (!c->fusion || !fuse_merge_of(g, c->fusion, &mp))
+        return kc_error(c, "attention_cache: not a decode_attention_cache merge");
+    const Node *ick = &g->nodes[mp.ick], *icv = &g->nodes[mp.icv];
+    const Fusion *D = &g->fusions[mp.d];
+    AttnRoles r;
+    Status st = attn_roles(c, D, &r);
+    if (st != ST_OK) return st;
+    if (r.k != ick->out[0] || r.v != icv->out[0] || r.swv)
+        return kc_error(c, "attention_cache: the attention does not read the updated caches");
+    int q = r.q, qtp = -1, kx = ick->in[2], ktp = -1, cos = -1, sin = -1;
+    if (mp.q >= 0 && !fuse_rope_operands(g, &g->fusions[mp.q], &q, &cos, &sin, &qtp))
+        return kc_error(c, "attention_cache: q's rope does not name its operands");
+    if (mp.k >= 0 && !fuse_rope_operands(g, &g->fusions[mp.k], &kx, &cos, &sin, &ktp))
+        return kc_error(c, "attention_cache: k's rope does not name its operands");
+    int want[7] = {ick->in[0],
+                   icv->in[0],
+                   qtp >= 0 ? g->nodes[qtp].in[0] : q,
+                   r.mask,
+                   ktp >= 0 ? g->nodes[ktp].in[0] : kx,
+                   icv->in[2],
+                   ick->in[1]};
+    int ids[7];
+    for (int i = 0; i < 7; i++) {
+        int a = kc_arg_of(c, k, want[i]);
+        if (a < 0)
+            return kc_error(c, "attention_cache: %s is not an input of the kernel",
+                            g->tensors[want[i]].name);
+        ids[i] = k->args[a];
+    }
+    AttnCache ca = {
+        .kx = ids[4], .vx = ids[5], .idx = ids[6], .rope_q = mp.q >= 0, .rope_k = mp.k >= 0};
+    ca.cos = cos >= 0 ? kc_arg_of(c, k, cos) : -1;
+    ca.sin = sin >= 0 ? kc_arg_of(c, k, sin) : -1;
+    if (cos >= 0 && (ca.cos < 0 || ca.sin < 0))
+        return kc_error(c, "attention_cache: the rope's cos and sin must be inputs");
+    ca.cos = ca.cos >= 0 ? k->args[ca.cos] : ids[2];
+    ca.sin = ca.sin >= 0 ? k->args[ca.sin] : ids[2];
+    ca.kw = plan_tensor_of(c, ick->out[0]);
+    ca.vw = plan_tensor_of(c, icv->out[0]);
+    memcpy(k->args, ids, sizeof(int) * 4); /* K, V, q, mask: as attn_finish reads them */
+    const PlanTensor *K = kc_arg(k, c->p, 0), *Vt = kc_arg(k, c->p, 1);
+    const PlanTensor *M = kc_arg(k, c->p, 3), *O = kc_out(k, c->p);
+    if (ca.kw < 0 || ca.vw < 0 || plan_base(c->p, ca.kw) != plan_base(c->p, k->args[0]) ||
+        plan_base(c->p, ca.vw) != plan_base(c->p, k->args[1]))
+        return kc_error(c, "attention_cache: the caches are not updated in place (--no-fuse "
+                           "decode_attention_cache runs the update on its own)");
+    const PlanTensor *idx = &c->p->tensors[ca.idx];
+    if (idx->storage != DT_I32 || kc_numel(idx) != 1 || K->storage != c->p->tensors[ca.kw].storage)
+        return kc_error(c, "attention_cache: one int index and caches of the output's storage");
+    /* q, the new K row and the new V row: [B, H, 1, D], contiguous along D */
+    int64_t qs[NPU_MAX_RANK], kxs[NPU_MAX_RANK], vxs[NPU_MAX_RANK];
+    const Node *qt = qtp >= 0 ? &g->nodes[qtp] : NULL, *kt = ktp >= 0 ? &g->nodes[ktp] : NULL;
+    if (!row_strides(c, kc_arg(k, c->p, 2), qt, r.q, qs) ||
+        !row_strides(c, &c->p->tensors[ca.kx], kt, ick->in[2], kxs) ||
+        !row_strides(c, &c->p->tensors[ca.vx], NULL, icv->in[2], vxs))
+        return kc_error(c, "attention_cache: q and the new rows must be [B, H, 1, D], "
+                           "contiguous along D");
+    /* the rope tables: broadcast over heads and the row, contiguous along D, one layout */
+    int64_t cs[4] = {0, 0, 0, 1}, ss[4] = {0, 0, 0, 1};
+    if (cos >= 0) {
+        strides4(&c->p->tensors[ca.cos], cs);
+        strides4(&c->p->tensors[ca.sin], ss);
+        if (cs[1] != 0 || cs[3] != 1 || memcmp(cs, ss, sizeof cs) != 0)
+            return kc_error(c, "attention_cache: cos and sin must be [.., 1, 1, D] of one layout");
+    }
+    PlanTensor V;
+    AttnOps o;
+    st = attn_ops(c, D, &r, K, Vt, g->tensors[r.q].shape, qs, M, O, &V, &o);
+    if (st != ST_OK) return st;
+    if (o.Tq != 1 || o.T < 2)
+        return kc_error(c, "attention_cache: one query row over a cache of two positions or more");
+    KcWords w = {0};
+    ca.words.c_sb = kc_word(&w, cs[0]);
+    ca.words.kx_sb = kc_word(&w, kxs[0]);
+    ca.words.kx_sh = kc_word(&w, kxs[1]);
+    ca.words.vx_sb = kc_word(&w, vxs[0]);
+    ca.words.vx_sh = kc_word(&w, vxs[1]);
+    st = kc_words_ok(c, k, &w);
+    if (st != ST_OK) return st;
+    bool safe = r.sm && attr_bool(r.sm, "safe", false);
+    return attn_finish(c, k, &o, safe, K, &V, &ca);
+}
+
+Status lower_attention(const KernelCtx *c, PlanKernel *k)
+{
+    if (c->kind == KK_attention_cache) return lower_attention_cache(c, k);
+    AttnRoles r;
+    Status st = attn_roles(c, c->fusion, &r);
+    if (st != ST_OK) return st;
+    if (k->nin != 4)
+        return kc_error(c, "decode_attention: four outside inputs (K, V, q, the mask) expected");
+    int ik = kc_arg_of(c, k, r.k), iv = kc_arg_of(c, k, r.v);
+    int iq = kc_arg_of(c, k, r.q), im = kc_arg_of(c, k, r.mask);
+    if (ik < 0 || iv < 0 || iq < 0 || im < 0 || ik == iv || ik == iq || ik == im || iv == iq ||
+        iv == im || iq == im)
+        return kc_error(c, "decode_attention: cannot tell K, V, q and the mask apart");
+    int args[4] = {k->args[ik], k->args[iv], k->args[iq], k->args[im]};
+    memcpy(k->args, args, sizeof args);
+    const PlanTensor *K = kc_arg(k, c->p, 0), *Vt = kc_arg(k, c->p, 1), *Q = kc_arg(k, c->p, 2);
+    const PlanTensor *M = kc_arg(k, c->p, 3), *O = kc_out(k, c->p);
+    if (Q->rank != 4) return kc_error(c, "decode_attention: K, V, q and the output must be 4-d");
+    int64_t qs[NPU_MAX_RANK];
+    kc_strides(Q, qs);
+    PlanTensor V;
+    AttnOps o;
+    st = attn_ops(c, c->fusion, &r, K, Vt, Q->shape, qs, M, O, &V, &o);
+    if (st != ST_OK) return st;
+    bool safe = r.sm && attr_bool(r.sm, "safe", false);
+    const PlanTensor *ops5[5] = {K, Vt, Q, M, O};
+    const int64_t *last[4] = {&o.ks[3], &o.vs[3], &o.qs[3], &o.os[3]};
+    if (flash_applies(c, ops5, o.Tq, o.D, o.T, last, o.ks, o.vs))
+        return lower_flash(c, k, &o, safe);
+    return attn_finish(c, k, &o, safe, K, &V, NULL);
 }

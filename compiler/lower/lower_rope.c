@@ -20,6 +20,7 @@
  * pair of out from the cache or the rope.
  *   bindings: x, cos, sin, cache, index, out
  *   push RopeCachePush (ROPE_CACHE_PUSH: rope's words, then mode, idim, size, m) */
+#include "compiler/fusion.h"
 #include "compiler/lower/kernels.h"
 
 #include <string.h>
@@ -32,10 +33,10 @@
  * NULL: the kernel then binds its input and reads it with permuted strides. */
 static const Node *rope_x_transpose(const KernelCtx *c)
 {
-    const Node *sl = kc_member(c, OP_SLICE);
-    if (!sl) return NULL;
-    int p = c->g->tensors[sl->in[0]].producer;
-    return p >= 0 && kc_is_member(c, p) ? &c->g->nodes[p] : NULL;
+    int x, cos, sin, tp;
+    if (!c->fusion || !fuse_rope_operands(c->g, c->fusion, &x, &cos, &sin, &tp) || tp < 0)
+        return NULL;
+    return &c->g->nodes[tp];
 }
 
 /* Binds x (or the input of the transpose making it), cos, sin (read off the members) then
@@ -45,27 +46,19 @@ static Status rope_inputs(const KernelCtx *c, PlanKernel *k, const int *extra, i
                           int *rope_out)
 {
     const Fusion *f = c->fusion;
-    const Node *sl = kc_member(c, OP_SLICE), *cat = kc_member(c, OP_CAT);
-    if (!f || !sl || !cat || cat->nout != 1)
-        return kc_error(c, "rope kernel needs the fused slice/neg/cat/mul/mul/add chain");
-    int x = sl->in[0], cat_out = cat->out[0], cos = -1, sin = -1;
-    const Node *tp = rope_x_transpose(c);
+    int x, cos, sin, tp;
     *rope_out = -1;
+    if (!f || !fuse_rope_operands(c->g, f, &x, &cos, &sin, &tp))
+        return kc_error(c, "rope kernel needs the fused slice/neg/cat/mul/mul/add chain");
     for (int i = 0; i < f->nnodes; i++) {
         const Node *m = &c->g->nodes[f->nodes[i]];
         if (m->op == OP_ADD) *rope_out = m->out[0];
-        if (m->op != OP_MUL || m->nin != 2) continue;
-        if (m->in[0] == cat_out || m->in[1] == cat_out)
-            sin = m->in[0] == cat_out ? m->in[1] : m->in[0];
-        else
-            cos = m->in[0] == x ? m->in[1] : m->in[0];
     }
-    if (cos < 0 || sin < 0 || *rope_out < 0)
-        return kc_error(c, "rope: no x*cos and rotate_half(x)*sin multiplies");
+    if (*rope_out < 0) return kc_error(c, "rope: no x*cos and rotate_half(x)*sin multiplies");
     if (kc_is_member(c, c->g->tensors[cos].producer) ||
         kc_is_member(c, c->g->tensors[sin].producer))
         return kc_error(c, "rope: x, cos and sin must be outside inputs");
-    int want[5] = {tp ? tp->in[0] : x, cos, sin, -1, -1}, n = 3 + nextra, ids[5];
+    int want[5] = {tp >= 0 ? c->g->nodes[tp].in[0] : x, cos, sin, -1, -1}, n = 3 + nextra, ids[5];
     for (int i = 0; i < nextra; i++)
         want[3 + i] = extra[i];
     bool ok = k->nin == n && n <= 5;

@@ -65,9 +65,11 @@ ok "first screen at 160x48: the plan's kernels, the fusion instances, what lower
 # fault attribution: --break F8 on qwen2_tiny decode, where a fold (F22) runs F8's ops inside F9's
 # GEMV: the banner, the first screen, the kernels table, the details and bisect's culprit name
 # the kernel of the plan on screen; the profile shows that it is true (the kernel the banner names
-# is overwritten, its corrupt kernel is the first MISMATCH)
+# is overwritten, its corrupt kernel is the first MISMATCH; the Downs select it: kernel 10, after
+# layer 0's kernels of which decode_attention_cache makes one of rope, rope_cache, index_copy
+# and decode_attention)
 "$B" tests/models/qwen2_tiny/decode.json --backend cpu --break F8 \
-    --tui-keys '<Dump>4p<Dump><Home><Down><Down><Down><Down><Down><Down><Down><Down><Down><Down><Down><Down><Down><Down><Dump>bZ<Dump>>>>>>>>>>>>><Dump>' \
+    --tui-keys '<Dump>4p<Dump><Home><Down><Down><Down><Down><Down><Down><Down><Down><Down><Down><Down><Dump>bZ<Dump>>>>>>>>>>>>><Dump>' \
     --tui-size 160x48 --tui-stable > "$T/brk.txt" 2>&1
 k=$(sed -n 2p "$T/brk.txt" | sed -n 's/.*BREAK F8 in kernel \([0-9]*\) (F9).*/\1/p')
 ok "--break F8: the banner names the kernel its ops run inside (kernel $k, F9)" "[ -n '$k' ]"
@@ -76,7 +78,7 @@ ok "--break F8: the first screen says F8 has no kernel of its own and where its 
 ok "--break F8 is true: kernel $k (F9, computing silu and mul_10) is overwritten ('-'), its corrupt kernel is the first MISMATCH" \
     "scr 2 $T/brk.txt | grep -qE '\| +$k gemv_glu_r +- .* F9 silu,mul_10,' \
      && scr 2 $T/brk.txt | grep -qE \"\\| +\$((k + 1)) corrupt +MISMATCH .* --break F8: rewrites kernel $k's output\" \
-     && [ \"\$(scr 2 $T/brk.txt | grep -oE '\|\|[> ] +[0-9]+ [a-z_0-9]+ +MISMATCH' | head -1 | grep -oE '[0-9]+ [a-z]' | cut -d' ' -f1)\" = \$((k + 1)) ]"
+     && [ \"\$(scr 2 $T/brk.txt | grep -oE '[|+]\|[> ] +[0-9]+ [a-z_0-9]+ +MISMATCH' | head -1 | grep -oE '[0-9]+ [a-z]' | cut -d' ' -f1)\" = \$((k + 1)) ]"
 ok "--break F8: the corrupt kernel's details say what it breaks" \
     "scr 3 $T/brk.txt | grep -q \"|>kernel \$((k + 1)) corrupt on npu\" && scr 3 $T/brk.txt | grep -q -- '| --break F8: F8 silu_mul has no kernel of'"
 ok "--break F8: bisect's culprit names kernel $k of the plan on screen, never a plan with only it on" \

@@ -85,7 +85,7 @@ ok "without a device, a file of two devices is refused, both named" \
 ok "--kernel out of range: exit 2" "[ $rc = 2 ] && grep -q -- '--kernel 99: the plan has 3 kernels' '$T/o'"
 "$B" tune tests/models/convnet/model.json --tuned "$T/c.tsv" --kernel 1 $Q > "$T/o" 2>&1; rc=$?
 ok "--kernel of a kind without knobs: exit 2, the kinds that have them" \
-   "[ $rc = 2 ] && grep -q 'its kind has no knob tune searches (those of layernorm, decode_attention, conv2d, matmul have)' '$T/o'"
+   "[ $rc = 2 ] && grep -q 'its kind has no knob tune searches (those of layernorm, decode_attention, attention_cache, conv2d, matmul have)' '$T/o'"
 "$B" tune $M --backend cpu > "$T/o" 2>&1; rc=$?
 ok "--backend cpu: exit 2" "[ $rc = 2 ] && grep -q 'tune times kernels on a Vulkan device' '$T/o'"
 "$B" tune $M --beam 0 > "$T/o" 2>&1; rc=$?
