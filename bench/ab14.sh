@@ -11,7 +11,7 @@ out=${OUT:-out}; mkdir -p "$out"
 B=${NPU_EXPLORE:-.dev/npu-explore}
 export GLIBC_TUNABLES=glibc.rtld.optional_static_tls=4000000
 for t in test_vk_attn_cache test_vk_lnt; do
-    [ -x .dev/tests/$t ] && { .dev/tests/$t > "$out/$t.txt" 2>&1; echo "$t on the GPU: rc=$? $(grep -c '\[       OK \]' "$out/$t.txt") ok, $(grep -c '\[  FAILED  \]' "$out/$t.txt") failed lines"; }
+    [ -x .dev/tests/$t ] && { LD_LIBRARY_PATH=$PWD/.dev/lib .dev/tests/$t > "$out/$t.txt" 2>&1; echo "$t on the GPU: rc=$? $(grep -c '\[       OK \]' "$out/$t.txt") ok, $(grep -c '\[  FAILED  \]' "$out/$t.txt") failed lines"; }
 done
 Q=tests/models/qwen2_5_1_5b
 ids=$(python3 -c 'print(",".join(str(1 + (i * 7919) % 150000) for i in range(128)))')
