@@ -582,10 +582,13 @@ static bool match_attention_rows(const Graph *g, int node, const bool *taken, Fu
     int seq[] = {node, mm, sc, ad, sm, pv};
     for (int i = 0; i < 6; i++)
         add(m, seq[i]);
-    /* several rows: the transpose of the result to [B, Tq, Hq, D] (before o_proj) joins, the
-     * kernel writes that layout and the copy is never made (one row: that transpose is a view) */
-    int ot = one_row ? -1 : next_op(g, g->nodes[pv].out[0], OP_TRANSPOSE, taken), perm[4];
-    if (ot >= 0 && g->tensors[g->nodes[ot].out[0]].rank == 4 && node_perm(&g->nodes[ot], 4, perm) &&
+    /* several rows: the permute of the result that keeps the head dim last (transformers'
+     * transpose to [B, Tq, Hq, D], nn.MultiheadAttention's permute to [Tq, B, Hq, D], both
+     * before o_proj) joins, the kernel writes that layout and the copy is never made (one row:
+     * that transpose is a view) */
+    int ot = one_row ? -1 : only_consumer(g, g->nodes[pv].out[0]), perm[4];
+    if (ot >= 0 && op_class(g->nodes[ot].op) == OC_permute && usable(g, ot, taken) &&
+        g->tensors[g->nodes[ot].out[0]].rank == 4 && node_perm(&g->nodes[ot], 4, perm) &&
         perm[3] == 3)
         add(m, ot);
     m->variant = one_row ? "decode_attention" : "attention";

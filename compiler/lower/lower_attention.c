@@ -298,13 +298,13 @@ static Status attn_ops(const KernelCtx *c, const Fusion *f, const AttnRoles *r, 
         V->shape[1] = V->shape[2], V->shape[2] = t;
         t = o->vs[1], o->vs[1] = o->vs[2], o->vs[2] = t;
     }
-    /* the result [B, Hq, Tq, D]: shape and strides of the output, or, when the transpose after
+    /* the result [B, Hq, Tq, D]: shape and strides of the output, or, when the permute after
      * P V is a member (fuse_patterns.c), of the output read back through its permutation */
     int64_t osh[4], ost[NPU_MAX_RANK];
     int perm[4] = {0, 1, 2, 3};
     for (int i = 0; i < f->nnodes; i++) {
         const Node *n = &g->nodes[f->nodes[i]];
-        if (n->op == OP_TRANSPOSE && n->in[0] == r->pv->out[0] && !node_perm(n, 4, perm))
+        if (op_class(n->op) == OC_permute && n->in[0] == r->pv->out[0] && !node_perm(n, 4, perm))
             return kc_error(c, "decode_attention: bad permutation after P V");
     }
     kc_strides(O, ost);
