@@ -281,7 +281,7 @@ static Status attn_roles(const KernelCtx *c, const Fusion *f, AttnRoles *r)
 
 /* The shapes and strides both attention kernels take (AttnOps) from the caches K and Vt (V as
  * bound: its source [B, T, Hkv, D] when r->swv), q's shape and strides (q: [B, Hq, Tq, D]), the
- * mask M and the output O (read through a member transpose after P V when f has one); *V gets V
+ * mask M and the output O (read through a member permute after P V when f has one); *V gets V
  * as the kernel reads it, [B, Hkv, T, D]. */
 static Status attn_ops(const KernelCtx *c, const Fusion *f, const AttnRoles *r, const PlanTensor *K,
                        const PlanTensor *Vt, const int64_t *qsh, const int64_t *qst,
