@@ -143,8 +143,7 @@ static int count_stem(const char *json, const char *stem, bool *writes_permute)
         const PlanKernel *kk = &p.plan->kernels[i];
         n += strncmp(kk->shader, stem, strlen(stem)) == 0;
         if (strstr(kk->shader, "flash_attn") || strstr(kk->shader, "attention"))
-            *writes_permute =
-                strcmp(p.plan->tensors[kk->args[kk->nargs - 1]].name, "permute") == 0;
+            *writes_permute = strcmp(p.plan->tensors[kk->args[kk->nargs - 1]].name, "permute") == 0;
     }
     pipeline_free(&p);
     return n;

@@ -276,8 +276,8 @@ static Status attn_roles(const KernelCtx *c, const Fusion *f, AttnRoles *r)
      * it (fuse_patterns.c q_chain), read through their strides */
     r->q = r->qshape = mm[0]->in[0];
     r->nqchain = 0;
-    for (int p = g->tensors[r->q].producer; p >= 0 && kc_is_member(&cf, p) &&
-                                            sv_chain_op(g, &g->nodes[p]) && r->nqchain < 8;
+    for (int p = g->tensors[r->q].producer;
+         p >= 0 && kc_is_member(&cf, p) && sv_chain_op(g, &g->nodes[p]) && r->nqchain < 8;
          p = g->tensors[r->q].producer) {
         memmove(r->qchain + 1, r->qchain, sizeof(int) * (size_t)r->nqchain++);
         r->qchain[0] = p;
