@@ -538,6 +538,32 @@ static int kv_source(const Graph *g, int t, const bool *taken, FuseMatch *m, boo
     return g->nodes[u].in[0];
 }
 
+/* The permutes and reshapes making q (several rows) that move data, each read only by the next
+ * (ln_in_chain's walk): they join the instance, farthest first, and the kernel reads q through
+ * them (lower_attention.c) where the composite has strides over their source with the head dim
+ * contiguous: the whole chain, else from its farthest permute, else none (q's copy stays).
+ * nn.MultiheadAttention's view -> transpose(0, 1) -> view of the packed projection, BERT's
+ * view -> transpose(1, 2). */
+static void q_chain(const Graph *g, int q, const bool *taken, FuseMatch *m)
+{
+    int chain[LN_CHAIN], move;
+    const char *why = NULL;
+    int n = ln_in_chain(g, q, taken, chain, &move, &why);
+    if (!move || g->tensors[q].rank != 4) return;
+    int cuts[2] = {n, move};
+    for (int c = 0; c < 2; c++) {
+        int order[LN_CHAIN], k = 0;
+        for (int i = cuts[c] - 1; i >= 0; i--)
+            order[k++] = chain[i];
+        int64_t st[NPU_MAX_RANK];
+        if (sv_chain_strides(g, order, k, st) && (st[3] == 1 || g->tensors[q].shape[3] == 1)) {
+            for (int i = 0; i < k; i++)
+                add(m, order[i]);
+            return;
+        }
+    }
+}
+
 /* softmax(Q K^T * scale + mask) V: transpose(K) -> matmul(q, .) -> mul(scale) -> add(mask) ->
  * softmax -> matmul(., V), K and V through the grouped-query repeat or not. `one_row` selects the
  * query rows the calling pattern takes (one: decode_attention, several: attention); the other
@@ -577,15 +603,19 @@ static bool match_attention_rows(const Graph *g, int node, const bool *taken, Fu
         if (kt->shape[i] != q->shape[i] || v->rank != 4 || v->shape[i] != q->shape[i])
             return (*why = "q, K and V differ in batch or heads (a broadcast product)"), false;
     if (v->shape[3] != q->shape[3]) return (*why = "V's head dim is not q's"), false;
+    if (!one_row) q_chain(g, g->nodes[mm].in[0], taken, m);
     kv_source(g, tr->in[0], taken, m, false);
     kv_source(g, g->nodes[pv].in[1], taken, m, !one_row);
     int seq[] = {node, mm, sc, ad, sm, pv};
     for (int i = 0; i < 6; i++)
         add(m, seq[i]);
-    /* several rows: the transpose of the result to [B, Tq, Hq, D] (before o_proj) joins, the
-     * kernel writes that layout and the copy is never made (one row: that transpose is a view) */
-    int ot = one_row ? -1 : next_op(g, g->nodes[pv].out[0], OP_TRANSPOSE, taken), perm[4];
-    if (ot >= 0 && g->tensors[g->nodes[ot].out[0]].rank == 4 && node_perm(&g->nodes[ot], 4, perm) &&
+    /* several rows: the permute of the result that keeps the head dim last (transformers'
+     * transpose to [B, Tq, Hq, D], nn.MultiheadAttention's permute to [Tq, B, Hq, D], both
+     * before o_proj) joins, the kernel writes that layout and the copy is never made (one row:
+     * that transpose is a view) */
+    int ot = one_row ? -1 : only_consumer(g, g->nodes[pv].out[0]), perm[4];
+    if (ot >= 0 && op_class(g->nodes[ot].op) == OC_permute && usable(g, ot, taken) &&
+        g->tensors[g->nodes[ot].out[0]].rank == 4 && node_perm(&g->nodes[ot], 4, perm) &&
         perm[3] == 3)
         add(m, ot);
     m->variant = one_row ? "decode_attention" : "attention";

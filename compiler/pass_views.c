@@ -11,7 +11,7 @@
  * storage alive for the output's readers, and the backends order kernels by the bytes they touch. A
  * split chunk that is a contiguous, aligned run of its input becomes a view starting inside the
  * input's storage (view_off, as linear_concat's parts), so GPT-2's q/k/v split of one token costs
- * no copy. */
+ * no copy; a select of such a run likewise (ViT's q, k, v). */
 #include "compiler/pass.h"
 #include "compiler/shape/shape.h"
 #include "compiler/strided.h"
@@ -31,37 +31,64 @@ static int base_of(const Graph *g, int t)
     return g->tensors[t].alias_of >= 0 ? g->tensors[t].alias_of : t;
 }
 
-/* split: a chunk is a contiguous run of its input's memory when every dim before the split dim
- * has size 1 (GPT-2's q/k/v split at one token); it then becomes a view starting inside the
- * input's storage, when that start keeps the arena's alignment (device binding offsets must).
- * Other chunks stay slice kernels. */
+/* The dim a split or select of node n cuts, when every dim before it has size 1 (a part is then
+ * a contiguous run of the input's memory) and the input may be viewed (not padded, an
+ * activation or graph input); -1 otherwise. *inner: the elements of one index along it. */
+static int run_dim(const Graph *g, const Node *n, int64_t *inner)
+{
+    const GTensor *in = node_input(g, n, 0), *b = &g->tensors[base_of(g, n->in[0])];
+    if (in->padded || b->padded || (b->kind != TK_ACT && b->kind != TK_INPUT)) return -1;
+    int d = norm_dim(attr_int(n, "dim", 0), in->rank);
+    if (d < 0) return -1;
+    *inner = 1;
+    for (int i = 0; i < in->rank; i++) {
+        if (i < d && in->shape[i] != 1) return -1;
+        if (i > d) *inner *= in->shape[i];
+    }
+    return d;
+}
+
+/* Output t of node n (reading a run of its input's memory from element `elem` of the storage)
+ * becomes a view starting there, when that start keeps the arena's alignment (device binding
+ * offsets must); else it stays a slice kernel. */
+static void view_at(Graph *g, const Node *n, int t, int64_t elem, const PassCtx *c)
+{
+    GTensor *o = &g->tensors[t];
+    int64_t align = c->opt->arena_align > 0 ? c->opt->arena_align : 256;
+    if (o->padded || (elem * (int64_t)dtype_size(compile_tensor_storage(c->opt, o))) % align != 0)
+        return;
+    o->alias_of = base_of(g, n->in[0]);
+    o->view_off = elem;
+}
+
+/* split: each chunk a run of the input (GPT-2's q/k/v split at one token). */
 static void split_views(Graph *g, const Node *n, const PassCtx *c)
 {
     const GTensor *in = node_input(g, n, 0);
-    int base = base_of(g, n->in[0]);
-    const GTensor *b = &g->tensors[base];
-    if (in->padded || b->padded || (b->kind != TK_ACT && b->kind != TK_INPUT)) return;
-    int d = norm_dim(attr_int(n, "dim", 0), in->rank);
+    int64_t inner, sizes[64], start = 0;
+    int d = run_dim(g, n, &inner);
     if (d < 0) return;
-    int64_t outer = 1, inner = 1, sizes[64], start = 0;
-    for (int i = 0; i < d; i++)
-        outer *= in->shape[i];
-    for (int i = d + 1; i < in->rank; i++)
-        inner *= in->shape[i];
     const char *why = NULL;
     int cnt = shape_split_sizes(n, in->shape[d], sizes, 64, &why);
-    if (outer != 1 || cnt != n->nout) return;
-    int64_t align = c->opt->arena_align > 0 ? c->opt->arena_align : 256;
+    if (cnt != n->nout) return;
     for (int k = 0; k < cnt; k++) {
-        int64_t elem = in->view_off + start * inner;
+        view_at(g, n, n->out[k], in->view_off + start * inner, c);
         start += sizes[k];
-        GTensor *o = &g->tensors[n->out[k]];
-        if (o->padded ||
-            (elem * (int64_t)dtype_size(compile_tensor_storage(c->opt, o))) % align != 0)
-            continue;
-        o->alias_of = base;
-        o->view_off = elem;
     }
+}
+
+/* select: one index a run of the input (nn.MultiheadAttention's q, k, v of the packed
+ * projection once it is contiguous [3, L, N, E]: the attention then reads them in place). */
+static void select_view(Graph *g, const Node *n, const PassCtx *c)
+{
+    const GTensor *in = node_input(g, n, 0);
+    int64_t inner;
+    int d = run_dim(g, n, &inner);
+    if (d < 0) return;
+    int64_t idx = attr_int(n, "index", 0);
+    if (idx < 0) idx += in->shape[d];
+    if (idx < 0 || idx >= in->shape[d]) return;
+    view_at(g, n, n->out[0], in->view_off + idx * inner, c);
 }
 
 Status pass_views(Graph *g, PassCtx *c)
@@ -77,6 +104,10 @@ Status pass_views(Graph *g, PassCtx *c)
             continue;
         if (n->op == OP_SPLIT) {
             split_views(g, n, c);
+            continue;
+        }
+        if (n->op == OP_SELECT) {
+            select_view(g, n, c);
             continue;
         }
         if (n->nout != 1) continue;

@@ -129,6 +129,20 @@ bool sv_backward(const Graph *g, const Node *n, StrideView *v)
     return step(g, n, v, false);
 }
 
+bool sv_chain_strides(const Graph *g, const int *chain, int n, int64_t *st)
+{
+    if (n < 1) return false;
+    const GTensor *x = node_input(g, &g->nodes[chain[0]], 0);
+    const GTensor *y = node_output(g, &g->nodes[chain[n - 1]], 0);
+    StrideView v;
+    sv_physical(&v, x->rank, x->shape, x->padded ? x->pshape : NULL);
+    for (int i = 0; i < n; i++)
+        if (!sv_forward(g, &g->nodes[chain[i]], &v)) return false;
+    if (!exact(&v, y)) return false;
+    memcpy(st, v.stride, sizeof(int64_t) * (size_t)y->rank);
+    return true;
+}
+
 /* v without its size-1 dims. */
 static void squeeze(const StrideView *v, StrideView *o)
 {

@@ -40,6 +40,13 @@ bool sv_forward(const Graph *g, const Node *n, StrideView *v);
 /* Backward: *v describes where each element of n's output lies; afterwards n's input. */
 bool sv_backward(const Graph *g, const Node *n, StrideView *v);
 
+/* The strides over the memory of the chain's source (the first node's input as stored: its
+ * channel padding) of the chain's end (the last node's output, every dim): the n nodes in order,
+ * each reading the one before. False where a permute needs strides a reshape does not keep.
+ * (The attention's q read through the view/transpose making it: fuse_patterns.c,
+ * lower_attention.c.) */
+bool sv_chain_strides(const Graph *g, const int *chain, int n, int64_t *st);
+
 /* Rows of n elements for a row kernel reading x and writing y through walks: row r's element j
  * at xo(r) + j * xl in x and yo(r) + j * yl in y, xo and yo over the collapsed outer dims
  * (outermost first, right-aligned in ROW_OUTER dims, leading dims 1 with strides 0). */

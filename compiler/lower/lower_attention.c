@@ -39,6 +39,7 @@
 #include "compiler/fusion.h"
 #include "compiler/lower/kernels.h"
 #include "compiler/plan.h"
+#include "compiler/strided.h"
 
 #define ATTN_MAX_L 8     /* lanes per key row: every subgroup the backend accepts holds a team */
 #define ATTN_MAX_ACC 128 /* fp32 accumulators per lane: G * elements per lane */
@@ -241,6 +242,8 @@ static Status lower_flash(const KernelCtx *c, PlanKernel *k, const AttnOps *o, b
  * the softmax, pv the probs matmul. */
 typedef struct AttnRoles {
     int k, v, q, mask;
+    int qshape;             /* the tensor q as the scores matmul reads it, [B, Hq, Tq, D] */
+    int qchain[8], nqchain; /* member permutes/reshapes from q (their source) to it, in order */
     int64_t rep_k, rep_v;
     bool swk, swv;
     const Node *sc, *sm, *pv;
@@ -269,7 +272,17 @@ static Status attn_roles(const KernelCtx *c, const Fusion *f, AttnRoles *r)
         return kc_error(c, "decode_attention: no scores matmul reading the transposed K");
     r->k = kv_cache_of(&cf, tr->in[0], &r->rep_k, &r->swk);
     r->v = kv_cache_of(&cf, mm[1]->in[1], &r->rep_v, &r->swv);
-    r->q = mm[0]->in[0];
+    /* q: the scores' first operand, or the source of the member permutes and reshapes making
+     * it (fuse_patterns.c q_chain), read through their strides */
+    r->q = r->qshape = mm[0]->in[0];
+    r->nqchain = 0;
+    for (int p = g->tensors[r->q].producer;
+         p >= 0 && kc_is_member(&cf, p) && sv_chain_op(g, &g->nodes[p]) && r->nqchain < 8;
+         p = g->tensors[r->q].producer) {
+        memmove(r->qchain + 1, r->qchain, sizeof(int) * (size_t)r->nqchain++);
+        r->qchain[0] = p;
+        r->q = g->nodes[p].in[0];
+    }
     r->mask = ad->in[0] == sc->out[0] ? ad->in[1] : ad->in[0];
     r->sc = sc;
     r->sm = kc_member(&cf, OP_SOFTMAX);
@@ -281,7 +294,7 @@ static Status attn_roles(const KernelCtx *c, const Fusion *f, AttnRoles *r)
 
 /* The shapes and strides both attention kernels take (AttnOps) from the caches K and Vt (V as
  * bound: its source [B, T, Hkv, D] when r->swv), q's shape and strides (q: [B, Hq, Tq, D]), the
- * mask M and the output O (read through a member transpose after P V when f has one); *V gets V
+ * mask M and the output O (read through a member permute after P V when f has one); *V gets V
  * as the kernel reads it, [B, Hkv, T, D]. */
 static Status attn_ops(const KernelCtx *c, const Fusion *f, const AttnRoles *r, const PlanTensor *K,
                        const PlanTensor *Vt, const int64_t *qsh, const int64_t *qst,
@@ -298,13 +311,13 @@ static Status attn_ops(const KernelCtx *c, const Fusion *f, const AttnRoles *r, 
         V->shape[1] = V->shape[2], V->shape[2] = t;
         t = o->vs[1], o->vs[1] = o->vs[2], o->vs[2] = t;
     }
-    /* the result [B, Hq, Tq, D]: shape and strides of the output, or, when the transpose after
+    /* the result [B, Hq, Tq, D]: shape and strides of the output, or, when the permute after
      * P V is a member (fuse_patterns.c), of the output read back through its permutation */
     int64_t osh[4], ost[NPU_MAX_RANK];
     int perm[4] = {0, 1, 2, 3};
     for (int i = 0; i < f->nnodes; i++) {
         const Node *n = &g->nodes[f->nodes[i]];
-        if (n->op == OP_TRANSPOSE && n->in[0] == r->pv->out[0] && !node_perm(n, 4, perm))
+        if (op_class(n->op) == OC_permute && n->in[0] == r->pv->out[0] && !node_perm(n, 4, perm))
             return kc_error(c, "decode_attention: bad permutation after P V");
     }
     kc_strides(O, ost);
@@ -546,12 +559,16 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     memcpy(k->args, args, sizeof args);
     const PlanTensor *K = kc_arg(k, c->p, 0), *Vt = kc_arg(k, c->p, 1), *Q = kc_arg(k, c->p, 2);
     const PlanTensor *M = kc_arg(k, c->p, 3), *O = kc_out(k, c->p);
-    if (Q->rank != 4) return kc_error(c, "decode_attention: K, V, q and the output must be 4-d");
+    const GTensor *qg = &c->g->tensors[r.qshape];
+    if (qg->rank != 4) return kc_error(c, "decode_attention: K, V, q and the output must be 4-d");
     int64_t qs[NPU_MAX_RANK];
-    kc_strides(Q, qs);
+    if (r.nqchain == 0)
+        kc_strides(Q, qs);
+    else if (!sv_chain_strides(c->g, r.qchain, r.nqchain, qs))
+        return kc_error(c, "attention: q's permutes have no strides over %s", Q->name);
     PlanTensor V;
     AttnOps o;
-    st = attn_ops(c, c->fusion, &r, K, Vt, Q->shape, qs, M, O, &V, &o);
+    st = attn_ops(c, c->fusion, &r, K, Vt, qg->shape, qs, M, O, &V, &o);
     if (st != ST_OK) return st;
     bool safe = r.sm && attr_bool(r.sm, "safe", false);
     const PlanTensor *ops5[5] = {K, Vt, Q, M, O};
