@@ -61,17 +61,6 @@ static bool masked(const Case *c, int t)
 
 #define PUT(...) (k += snprintf(b + k, cap - (size_t)k, __VA_ARGS__))
 
-/* "{"name":N,"shape":[a,b,...]}" */
-static int tensor(char *b, size_t cap, const char *name, int rank, const int *s)
-{
-    int k = 0;
-    PUT("{\"name\":\"%s\",\"shape\":[", name);
-    for (int i = 0; i < rank; i++)
-        PUT(i ? ",%d" : "%d", s[i]);
-    PUT("]}");
-    return k;
-}
-
 static int node(char *b, size_t cap, const char *name, const char *op, int nin,
                 const char *const *in, const int *const *ins, const int *inr, const char *out,
                 int orank, const int *os, const char *attrs)
@@ -80,10 +69,10 @@ static int node(char *b, size_t cap, const char *name, const char *op, int nin,
     PUT(",{\"name\":\"%s\",\"op_type\":\"%s\",\"inputs\":[", name, op);
     for (int i = 0; i < nin; i++) {
         if (i) PUT(",");
-        k += tensor(b + k, cap - (size_t)k, in[i], inr[i], ins[i]);
+        k += tu_tensor_json(b + k, cap - (size_t)k, in[i], inr[i], ins[i]);
     }
     PUT("],\"outputs\":[");
-    k += tensor(b + k, cap - (size_t)k, out, orank, os);
+    k += tu_tensor_json(b + k, cap - (size_t)k, out, orank, os);
     PUT("],\"attrs\":{%s}}", attrs);
     return k;
 }
@@ -114,17 +103,17 @@ static char *attn_graph(const Case *c)
     int u5[] = {B, Hkv, 1, T, D}, e5[] = {B, Hkv, rep, T, D}, r4[] = {B, Hq, T, D};
     int kt[] = {B, Hq, D, T}, sc[] = {B, Hq, Tq, T};
     PUT("{\"model_name\":\"attn\",\"graph_inputs\":[");
-    k += tensor(b + k, cap - (size_t)k, "index_copy", 4, cache);
+    k += tu_tensor_json(b + k, cap - (size_t)k, "index_copy", 4, cache);
     PUT(",");
-    k += tensor(b + k, cap - (size_t)k, "index_copy_1", 4, cache);
+    k += tu_tensor_json(b + k, cap - (size_t)k, "index_copy_1", 4, cache);
     PUT(",");
-    k += tensor(b + k, cap - (size_t)k, "add_1", 4, q);
+    k += tu_tensor_json(b + k, cap - (size_t)k, "add_1", 4, q);
     if (input) {
         PUT(",");
-        k += tensor(b + k, cap - (size_t)k, "attention_mask", 4, mask);
+        k += tu_tensor_json(b + k, cap - (size_t)k, "attention_mask", 4, mask);
     }
     PUT("],\"graph_outputs\":[");
-    k += tensor(b + k, cap - (size_t)k, "matmul_1", 4, q);
+    k += tu_tensor_json(b + k, cap - (size_t)k, "matmul_1", 4, q);
     PUT("],");
     if (!input) {
         PUT("\"constants\":{\"attention_mask\":{\"data\":[");

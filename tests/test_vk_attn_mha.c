@@ -35,32 +35,21 @@ typedef struct {
 
 #define PUT(...) (k += snprintf(b + k, cap - (size_t)k, __VA_ARGS__))
 
-/* "{"name":N,"shape":[s...]}" */
-static int tensor(char *b, size_t cap, const char *name, int rank, const int *s)
-{
-    int k = 0;
-    PUT("{\"name\":\"%s\",\"shape\":[", name);
-    for (int i = 0; i < rank; i++)
-        PUT(i ? ",%d" : "%d", s[i]);
-    PUT("]}");
-    return k;
-}
-
 /* one node of one input (two more for the sdpa: in2, in3 with in's shape) */
 static int node(char *b, size_t cap, const char *op, const char *in, int ir, const int *is,
                 const char *out, int orank, const int *os, const char *attrs, bool sdpa)
 {
     int k = 0;
     PUT(",{\"name\":\"%s\",\"op_type\":\"%s\",\"inputs\":[", out, op);
-    k += tensor(b + k, cap - (size_t)k, in, ir, is);
+    k += tu_tensor_json(b + k, cap - (size_t)k, in, ir, is);
     if (sdpa) {
         PUT(",");
-        k += tensor(b + k, cap - (size_t)k, "view_k", ir, is);
+        k += tu_tensor_json(b + k, cap - (size_t)k, "view_k", ir, is);
         PUT(",");
-        k += tensor(b + k, cap - (size_t)k, "view_v", ir, is);
+        k += tu_tensor_json(b + k, cap - (size_t)k, "view_v", ir, is);
     }
     PUT("],\"outputs\":[");
-    k += tensor(b + k, cap - (size_t)k, out, orank, os);
+    k += tu_tensor_json(b + k, cap - (size_t)k, out, orank, os);
     PUT("],\"attrs\":{%s}}", attrs);
     return k;
 }
@@ -79,9 +68,9 @@ static char *mha_graph(const Mha *m)
         pm[i] = v4[m->perm[i]];
     char at[128];
     PUT("{\"model_name\":\"mha\",\"graph_inputs\":[");
-    k += tensor(b + k, cap - (size_t)k, "x", 3, x);
+    k += tu_tensor_json(b + k, cap - (size_t)k, "x", 3, x);
     PUT("],\"graph_outputs\":[");
-    k += tensor(b + k, cap - (size_t)k, "out", 2, out);
+    k += tu_tensor_json(b + k, cap - (size_t)k, "out", 2, out);
     PUT("],\"nodes\":[");
     int first = k;
     snprintf(at, sizeof at, "\"dim\":-1,\"sizes\":[3,%d]", E);

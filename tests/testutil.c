@@ -27,6 +27,14 @@ static void put_specs(StrBuf *b, const char *prefix, const TuSpec *s, int n)
     }
 }
 
+int tu_tensor_json(char *b, size_t cap, const char *name, int rank, const int *shape)
+{
+    int k = snprintf(b, cap, "{\"name\":\"%s\",\"shape\":[", name);
+    for (int i = 0; i < rank; i++)
+        k += snprintf(b + k, (size_t)k < cap ? cap - (size_t)k : 0, i ? ",%d" : "%d", shape[i]);
+    return k + snprintf(b + k, (size_t)k < cap ? cap - (size_t)k : 0, "]}");
+}
+
 char *tu_node_json(const char *aten, int nin, const TuSpec *in, int nout, const TuSpec *out,
                    const char *attrs_json, size_t *len)
 {

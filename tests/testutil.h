@@ -24,6 +24,9 @@ Graph *tu_node_graph(const char *aten, int nin, const TuSpec *in, int nout, cons
  * format. */
 char *tu_node_json(const char *aten, int nin, const TuSpec *in, int nout, const TuSpec *out,
                    const char *attrs_json, size_t *len);
+/* Writes {"name":NAME,"shape":[s0,s1,...]} (an IR tensor reference) at b, cap bytes at most;
+ * returns what snprintf returns for the whole text (graph JSON built by offsets). */
+int tu_tensor_json(char *b, size_t cap, const char *name, int rank, const int *shape);
 /* Appends printf-formatted text to the NUL-terminated dst of cap bytes; fails the test when it
  * does not fit (graph JSON built piece by piece). */
 void tu_cat(char *dst, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
