@@ -10,8 +10,9 @@
  * (prefill's GEMMs) 128 x 128 on 256 (KF_LARGE): each staged byte feeds twice the
  * MMAs and the operand traffic halves; its K split aims at 1 workgroup per SM
  * (KC_MATMUL_TARGET_LARGE) rather than 4. The large tile has a second layout for `tune` to
- * choose per kernel (cm.shape 1, key N 1: 128 x 64 on 4 subgroups, stems matmul_cmh*), which
- * won on some GEMMs and lost on others (bench/NOTES.md "Session 14").
+ * choose per kernel (cm.shape 1, key N 1: 128 x 64 on 4 subgroups, stems matmul_cmh*): a third
+ * of the registers per workgroup, so several share an SM; which layout is faster depends on
+ * the GEMM, so the default stays the 128 x 128 one and the choice is the tuner's.
  *
  * linear_glu (q->glu): the KF_GLU kernels, whose epilogue pairs the interleaved gate and up
  * columns into Y [.., M, N / 2]; a K split's first pass is the plain KF_PART kernel (partials
