@@ -211,6 +211,22 @@ def torchvision_zoo():
         patch_size=[4, 4], embed_dim=16, depths=[1, 1], num_heads=[2, 2], window_size=[4, 4],
         num_classes=10, block=swin_transformer.SwinTransformerBlockV2,
         downsample_layer=swin_transformer.PatchMergingV2), [img()], torch.float16)
+    # Swin with shifted windows: at 64x64 the first stage's 16x16 map is larger than the window,
+    # so odd blocks shift and build the attention mask (slice fills of a zeros tensor)
+    export("swin_shift", swin_transformer.SwinTransformer(
+        patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 2], window_size=[4, 4],
+        num_classes=10), [img(h=64, w=64)], torch.float16)
+    export("swin_v2_shift", swin_transformer.SwinTransformer(
+        patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 2], window_size=[4, 4],
+        num_classes=10, block=swin_transformer.SwinTransformerBlockV2,
+        downsample_layer=swin_transformer.PatchMergingV2), [img(h=64, w=64)], torch.float16)
+    # VGG: torchvision's class over a narrow feature stack; its classifier (fixed at 512 * 7 * 7
+    # -> 4096) replaced by a small one; the adaptive pool to 7x7 upsamples the 4x4 map
+    from torchvision.models import vgg
+    m = vgg.VGG(vgg.make_layers([8, "M", 16, "M", 32, "M"], batch_norm=True), num_classes=10)
+    m.classifier = nn.Sequential(nn.Linear(32 * 7 * 7, 64), nn.ReLU(True), nn.Dropout(),
+                                 nn.Linear(64, 10))
+    export("vgg", m, [img()], torch.float16)
     export("maxvit", maxvit.MaxVit(input_size=(32, 32), stem_channels=8, partition_size=2,
                                    block_channels=[16, 32], block_layers=[1, 1], head_dim=8,
                                    stochastic_depth_prob=0.0, num_classes=10),
