@@ -297,7 +297,7 @@ static void test_step(void **state)
  * one position, then the compared step at another (fill_moving: the position and the mask of
  * each run), so a ticket left behind by one split count would break the next; on a cache the GPU
  * plan splits 16 ways (T 300: chunks of 19), with 4 positions per split (every split in use at
- * 170 and 299), 40 (5 and 8 splits), the default (1 or 2) and 0 (the plan's 16 over the whole
+ * 170 and 299), 40 (5 and 8 splits), the default (1, 2 or 4) and 0 (the plan's 16 over the whole
  * cache), and the step at 0 (one split: no merge); masks of a step and random finite ones. */
 typedef struct {
     Case c;
