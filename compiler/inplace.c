@@ -281,14 +281,16 @@ static Status resolve(Graph *g, States *s, DiagList *d)
                               "index_copy_)",
                               n->aten, bt->name, g->nodes[via].name);
         }
-        int r = read_after(g, base, k);
-        if (r < 0) continue; /* nobody sees the write through the base */
+        int r = read_after(g, base, k), sv = stale_view_read(g, base, k);
+        if (r < 0 && sv < 0) continue; /* nobody sees the write through the base */
         if (to_slice_fill(g, k, base)) continue;
+        r = r < 0 || (sv >= 0 && sv < r) ? sv : r;
         return diag_error(d, g->path, n->name, xt->name,
                           "%s writes in place into a view of '%s' (made by '%s') that '%s' "
                           "reads afterwards: the graph computes out of place and would miss "
-                          "the write; only zero_/fill_ of a slice are rewritten (export without "
-                          "in-place ops on views)",
+                          "the write; only zero_/fill_ of slices are rewritten, and only while no "
+                          "view made before them is read afterwards (export without in-place ops "
+                          "on views)",
                           n->aten, bt->name, g->nodes[via].name, reader(g, r));
     }
     return make_state(g, s, d);
