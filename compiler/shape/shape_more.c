@@ -1,5 +1,5 @@
 /* Shape inference of the ops real torchvision and transformers exports add to the first set:
- * constant tensors shaped like another, diff, advanced indexing, gather, conv1d, transposed
+ * fills of a tensor or a region of it, diff, advanced indexing, gather, conv1d, transposed
  * conv, group_norm, 2-D upsampling, pad, einsum and scaled_dot_product_attention. ATen's rules,
  * ATen's defaults for omitted attributes. */
 #include <math.h>
@@ -9,11 +9,6 @@
 
 /* attribute values above this are refused before they enter shape arithmetic (no overflow) */
 #define BIG ((int64_t)1 << 30)
-
-static bool starts(const char *s, const char *p)
-{
-    return s && strncmp(s, p, strlen(p)) == 0;
-}
 
 /* fill.Tensor's value (input 1, when there is one) must be 0-dim, as in ATen; its dtype may
  * differ (ATen fills with value.item(), cast to the output's dtype). */
@@ -28,13 +23,11 @@ static Status fill_value(ShapeCtx *c)
     return ST_OK;
 }
 
-/* new_ones/new_zeros/new_full take `size`; *_like, zero_ and fill keep the input's shape. */
+/* zero_ and fill keep the input's shape. */
 Status shape_fill_like(ShapeCtx *c)
 {
     Status st = fill_value(c);
-    if (st != ST_OK) return st;
-    /* new_*: `size` as full/zeros/ones read it (shape_views.c) */
-    return starts(c->n->aten, "aten.new_") ? shape_filled(c) : shape_same(c);
+    return st != ST_OK ? st : shape_same(c);
 }
 
 /* npu.slice_fill(x[, value]): x's shape; its region (shape_slice_box) must make sense. */

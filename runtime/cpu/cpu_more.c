@@ -1,6 +1,5 @@
-/* CPU reference of the ops real torchvision and transformers exports add: constant tensors
- * shaped like another (new_ones, zeros_like, zero_, fill) and slice_fill, diff, advanced
- * indexing, gather, pad,
+/* CPU reference of the ops real torchvision and transformers exports add: fills of a tensor
+ * (zero_, fill) or a region of it (slice_fill), diff, advanced indexing, gather, pad,
  * group_norm, 2-D upsampling, einsum and scaled_dot_product_attention. ATen semantics; sums in
  * double, one rounding to float32 on store. */
 #include <math.h>
@@ -59,16 +58,12 @@ static void st_fill(HTensor *o, int64_t i, const Attr *v)
     st_val(o, i, f, iv, is_int && f == (double)iv);
 }
 
-/* The fill value: 1 for *ones*, 0 for *zeros* and zero_, `fill_value` (new_full, full_like),
- * `value` (fill.Scalar) or input 1 (fill.Tensor). */
+/* The fill value: 0 for zero_, `value` (fill.Scalar) or input 1 (fill.Tensor). */
 Status cpu_fill_like(const CpuCall *c)
 {
-    const char *a = c->node->aten ? c->node->aten : "";
-    const char *key = strstr(a, "full") ? "fill_value" : strstr(a, "fill") ? "value" : NULL;
-    Attr v = {.kind = ATTR_INT, .i = strstr(a, "ones") ? 1 : 0};
-    v.f = (double)v.i;
-    if (key) v = fill_value(c, key);
-    if (v.kind == ATTR_NONE) return err(c, NULL, "attribute '%s' must be a number", key);
+    bool zero = c->node->aten && strstr(c->node->aten, "zero_");
+    Attr v = zero ? (Attr){.kind = ATTR_INT} : fill_value(c, "value");
+    if (v.kind == ATTR_NONE) return err(c, NULL, "attribute 'value' must be a number");
     HTensor *o = c->out[0];
     for (int64_t i = 0; i < o->numel; i++)
         st_fill(o, i, &v);
