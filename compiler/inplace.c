@@ -145,8 +145,9 @@ static bool set_region(Graph *g, int k, const Node *const *s, int ns, const Attr
     }
     g->nodes[k].nattrs = 0;
     for (int a = 0; a < (stepped ? 4 : 3); a++) {
-        Attr at = ns == 1 ? (Attr){.key = keys[a], .kind = ATTR_INT, .i = v[a][0], .f = (double)v[a][0]}
-                          : (Attr){.key = keys[a], .kind = ATTR_INTS, .ints = v[a], .n = ns};
+        Attr at = ns == 1
+                      ? (Attr){.key = keys[a], .kind = ATTR_INT, .i = v[a][0], .f = (double)v[a][0]}
+                      : (Attr){.key = keys[a], .kind = ATTR_INTS, .ints = v[a], .n = ns};
         if (!graph_add_attr_v(g, k, &at)) return false;
     }
     return !value || graph_add_attr_v(g, k, value);
@@ -159,8 +160,7 @@ static bool to_slice_fill(Graph *g, int k, int base)
 {
     Node *n = &g->nodes[k];
     bool zero = strstr(n->aten, "zero_") != NULL;
-    if (!zero && !strstr(n->aten, "fill_.Scalar") && !strstr(n->aten, "fill_.Tensor"))
-        return false;
+    if (!zero && !strstr(n->aten, "fill_.Scalar") && !strstr(n->aten, "fill_.Tensor")) return false;
     const Node *s[NPU_MAX_RANK];
     int ns = slice_chain(g, n->in[0], base, s);
     if (ns == 0) return false;

@@ -330,8 +330,10 @@ static Status respell(Reader *r, Node *n)
         Attr *dt = (Attr *)node_attr(n, "dtype");
         if (strstr(n->aten, "_like.") && !add_ints_attr(g, n, "size", x->shape, x->rank))
             return ST_NOMEM;
-        if (dt && dt->kind != ATTR_STR) *dt = (Attr){.key = dt->key, .kind = ATTR_STR, .s = dtype_name(x->dtype)};
-        if (!dt && !add_attr(g, n, (Attr){.key = "dtype", .kind = ATTR_STR, .s = dtype_name(x->dtype)}))
+        if (dt && dt->kind != ATTR_STR)
+            *dt = (Attr){.key = dt->key, .kind = ATTR_STR, .s = dtype_name(x->dtype)};
+        if (!dt &&
+            !add_attr(g, n, (Attr){.key = "dtype", .kind = ATTR_STR, .s = dtype_name(x->dtype)}))
             return ST_NOMEM;
         n->nin = 0;
     }

@@ -320,17 +320,9 @@ Status cpu_source(const CpuCall *c)
     if (n->op == OP_ONES) fill = 1;
     if (n->op == OP_FULL) fill = attr_float(n, "fill_value", 0);
     /* any dtype (new_zeros of a float16 tensor is float16): a float value truncated into an
-     * integer one, nonzero into bool */
-    int64_t iv = fill != fill ? 0 : fill >= 9.2e18 ? INT64_MAX : fill <= -9.2e18 ? INT64_MIN : (int64_t)fill;
+     * integer one, nonzero true */
     size_t es = dtype_size(o->dtype);
-    for (int64_t i = 0; i < o->numel; i++) {
-        char *at = (char *)o->data + (size_t)i * es;
-        if (o->dtype == DT_BOOL)
-            *(uint8_t *)at = fill != 0;
-        else if (dtype_is_float(o->dtype))
-            htensor_convert(at, o->dtype, &fill, DT_F64, 1);
-        else
-            htensor_convert(at, o->dtype, &iv, DT_I64, 1);
-    }
+    for (int64_t i = 0; i < o->numel; i++)
+        htensor_convert((char *)o->data + (size_t)i * es, o->dtype, &fill, DT_F64, 1);
     return ST_OK;
 }
