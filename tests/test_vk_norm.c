@@ -237,14 +237,18 @@ static int kernels_named(const char *json, const char *prefix)
     return n;
 }
 
-/* "y -> OP -> o" for bn_graph_ext: one unary node after the batch norm, shape s. */
-static void act_ext(char *e, size_t cap, const char *op, const char *attrs, const char *s)
+/* "y -> OP -> o" for bn_graph_ext: one unary node after the batch norm, shape s; y_out: the
+ * batch norm's output y is a graph output too. */
+static void act_ext(char *e, size_t cap, const char *op, const char *attrs, const char *s,
+                    bool y_out)
 {
+    char yo[128] = "";
+    if (y_out) snprintf(yo, sizeof yo, ",{\"name\":\"y\",\"shape\":%s}", s);
     snprintf(e, cap,
-             "|{\"name\":\"o\",\"shape\":%1$s}|{\"name\":\"o\",\"op_type\":\"%2$s\",\"inputs\":["
-             "{\"name\":\"y\",\"shape\":%1$s}],\"outputs\":[{\"name\":\"o\",\"shape\":%1$s}],"
-             "\"attrs\":{%3$s}}",
-             s, op, attrs);
+             "|{\"name\":\"o\",\"shape\":%1$s}%4$s|{\"name\":\"o\",\"op_type\":\"%2$s\","
+             "\"inputs\":[{\"name\":\"y\",\"shape\":%1$s}],\"outputs\":[{\"name\":\"o\","
+             "\"shape\":%1$s}],\"attrs\":{%3$s}}",
+             s, op, attrs, yo);
 }
 
 /* A batch norm that cannot fold into a conv (here after the input or a pool: DenseNet's
@@ -276,7 +280,7 @@ static void test_batchnorm_fused(void **state)
     char b[8192], e[1024];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (cases[i].pool && !kernel_has_family("pool2d")) continue;
-        act_ext(e, sizeof e, cases[i].op, cases[i].attrs, cases[i].bs);
+        act_ext(e, sizeof e, cases[i].op, cases[i].attrs, cases[i].bs, false);
         bn_graph_ext(b, sizeof b, cases[i].xs, cases[i].bs, cases[i].C, cases[i].affine,
                      cases[i].pool, cases[i].eps, e);
         assert_int_equal(kernels_named(b, "batchnorm"), 0);
@@ -298,7 +302,7 @@ static void test_batchnorm_fused(void **state)
     assert_int_equal(kernels_named(b, "batchnorm"), 0);
     check_all_dtypes(b, "gen");
     /* switched off, the batch norm and the relu are their own kernels again */
-    act_ext(e, sizeof e, "aten.relu.default", "", s);
+    act_ext(e, sizeof e, "aten.relu.default", "", s, false);
     bn_graph_ext(b, sizeof b, "[2,20,8,10]", s, 20, true, true, 1e-5, e);
     vc_set_no_fuse("elementwise");
     assert_int_equal(kernels_named(b, "batchnorm"), 1);
@@ -306,13 +310,8 @@ static void test_batchnorm_fused(void **state)
     check_all_dtypes(b, "unary");
     vc_set_no_fuse(NULL);
     /* the batch norm's output read elsewhere too (a graph output): it keeps its own kernel */
-    char e2[1024];
-    snprintf(e2, sizeof e2,
-             "|{\"name\":\"o\",\"shape\":%1$s},{\"name\":\"y\",\"shape\":%1$s}|"
-             "{\"name\":\"o\",\"op_type\":\"aten.relu.default\",\"inputs\":[{\"name\":\"y\","
-             "\"shape\":%1$s}],\"outputs\":[{\"name\":\"o\",\"shape\":%1$s}],\"attrs\":{}}",
-             s);
-    bn_graph_ext(b, sizeof b, "[2,20,8,10]", s, 20, true, true, 1e-5, e2);
+    act_ext(e, sizeof e, "aten.relu.default", "", s, true);
+    bn_graph_ext(b, sizeof b, "[2,20,8,10]", s, 20, true, true, 1e-5, e);
     assert_int_equal(kernels_named(b, "batchnorm"), 1);
     check_all_dtypes(b, "batchnorm");
 }
