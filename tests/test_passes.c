@@ -34,9 +34,9 @@ static void test_resnet18_counts(void **state)
     pipeline_free(&p);
 }
 
-/* DenseNet is pre-activation: each norm1 reads a cat and each transition norm a layer's output
- * through a cat, so none folds into a conv. Each runs in the generated kernel of the relu after
- * it; switched off, the batch norms are their own kernels again. */
+/* DenseNet is pre-activation: each norm1 and each transition's norm reads a cat, so none folds
+ * into a conv. Each runs in the generated kernel of the relu after it, which does not take the
+ * cat; switched off, the batch norms are their own kernels again. */
 static void test_densenet_bn_relu(void **state)
 {
     (void)state;
@@ -54,6 +54,10 @@ static void test_densenet_bn_relu(void **state)
     assert_int_equal(in_gen, 12);
     assert_int_equal(tp_count_shader(p.plan, "batchnorm"), 0);
     assert_int_equal(tp_count_shader(p.plan, "unary"), 0);
+    /* the cats before the norms stay kernels of their own (1, 2 and 3 parts, 4 of each) */
+    assert_int_equal(tp_count_shader(p.plan, "copy"), 4);
+    assert_int_equal(tp_count_shader(p.plan, "cat2"), 4);
+    assert_int_equal(tp_count_shader(p.plan, "cat3"), 4);
     pipeline_free(&p);
     CompileOptions o;
     compile_defaults(&o);
