@@ -137,6 +137,7 @@ static Status copy_run(Graph *g, int cat, int dim, int first, int cnt, int base,
     cn->place = PLACE_NPU;
     cn->part = part;
     cn->fusion = -1;
+    cn->own = true;
     Node *orig = &g->nodes[pos + 1];
     orig->in[first] = t;
     for (int k = 1; k < cnt; k++) /* the run's other inputs are gone from the cat */

@@ -159,6 +159,7 @@ Status pass_layout(Graph *g, PassCtx *c)
         dn->place = PLACE_NPU;
         dn->part = g->nodes[producer].part;
         dn->fusion = -1;
+        dn->own = true;
     }
     return graph_link(g);
 }

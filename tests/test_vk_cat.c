@@ -40,35 +40,20 @@ static void tensor(char *dst, size_t cap, const char *name, const char *sh)
     tu_cat(dst, cap, "{\"name\":\"%s\",\"shape\":%s}", name, sh);
 }
 
-typedef struct Json {
-    char in[512], out[512], w[4096], map[2048], nodes[24576];
-} Json;
-
-static void node(Json *j, const char *name, const char *op, const char *ins, const char *outs,
-                 const char *attrs)
-{
-    tu_cat(j->nodes, sizeof j->nodes,
-           "%s{\"name\":\"%s\",\"op_type\":\"%s\",\"inputs\":[%s],\"outputs\":[%s],\"attrs\":{%s}}",
-           j->nodes[0] ? "," : "", name, op, ins, outs, attrs);
-}
-
 /* conv `name` (3x3, padding 1, no bias): x [n, cin] -> y [n, cout]. */
-static void conv(Json *j, const Block *b, const char *name, const char *x, int cin, const char *y,
+static void conv(TuGraph *j, const Block *b, const char *name, const char *x, int cin, const char *y,
                  int cout)
 {
-    char ws[64], xs[64], ys[64], ins[512] = "", outs[256] = "", pw[64];
+    char ws[64], xs[64], ys[64], ins[512] = "", outs[256] = "", pw[80], wn[64];
     sprintf(ws, "[%d,%d,3,3]", cout, cin);
-    snprintf(pw, sizeof pw, "p_%s_w", name);
-    tu_cat(j->w, sizeof j->w, "%s", j->w[0] ? "," : "");
-    char wn[64];
     snprintf(wn, sizeof wn, "%s_w", name);
-    tensor(j->w, sizeof j->w, wn, ws);
-    tu_cat(j->map, sizeof j->map, "%s\"%s\":\"%s\"", j->map[0] ? "," : "", pw, wn);
+    snprintf(pw, sizeof pw, "p_%s", wn);
+    tu_graph_weight(j, wn, ws);
     tensor(ins, sizeof ins, x, shape(xs, b->n, cin, b->hw));
     tu_cat(ins, sizeof ins, ",");
     tensor(ins, sizeof ins, pw, ws);
     tensor(outs, sizeof outs, y, shape(ys, b->n, cout, b->hw));
-    node(j, name, "aten.conv2d.default", ins, outs, "\"padding\":[1,1]");
+    tu_graph_node(j, name, "aten.conv2d.default", ins, outs, "\"padding\":[1,1]");
 }
 
 /* The name of map i: f<i>, or x for f0 when it is the graph input. */
@@ -80,7 +65,7 @@ static const char *map_name(const Block *b, int i, char *buf)
 }
 
 /* cat `name` of maps from[0], from[1], ... -> y. */
-static void cat(Json *j, const Block *b, const char *name, const int *from, int nf, const char *y)
+static void cat(TuGraph *j, const Block *b, const char *name, const int *from, int nf, const char *y)
 {
     char ins[2048] = "", outs[256] = "", s[64], buf[16];
     int c = 0;
@@ -92,21 +77,21 @@ static void cat(Json *j, const Block *b, const char *name, const int *from, int 
         c += ci;
     }
     tensor(outs, sizeof outs, y, shape(s, b->n, c, b->hw));
-    node(j, name, "aten.cat.default", ins, outs, "\"dim\":1");
+    tu_graph_node(j, name, "aten.cat.default", ins, outs, "\"dim\":1");
 }
 
-static void unary(Json *j, const Block *b, const char *op, const char *name, const char *x, int c,
+static void unary(TuGraph *j, const Block *b, const char *op, const char *name, const char *x, int c,
                   const char *y)
 {
     char ins[256] = "", outs[256] = "", s[64];
     tensor(ins, sizeof ins, x, shape(s, b->n, c, b->hw));
     tensor(outs, sizeof outs, y, shape(s, b->n, c, b->hw));
-    node(j, name, op, ins, outs, "");
+    tu_graph_node(j, name, op, ins, outs, "");
 }
 
 static void block_json(const Block *b)
 {
-    static Json j;
+    static TuGraph j;
     memset(&j, 0, sizeof j);
     char s[64], nm[32], x[32], y[32];
     tensor(j.in, sizeof j.in, "x", shape(s, b->n, b->input_part ? b->c0 : 3, b->hw));
@@ -143,10 +128,7 @@ static void block_json(const Block *b)
         tu_cat(j.out, sizeof j.out, ",");
         tensor(j.out, sizeof j.out, "z", shape(s, b->n, 16, b->hw));
     }
-    snprintf(json, sizeof json,
-             "{\"model_name\":\"dense_block\",\"graph_inputs\":[%s],\"graph_outputs\":[%s],"
-             "\"weights\":[%s],\"weight_name_mapping\":{%s},\"nodes\":[%s]}",
-             j.in, j.out, j.w, j.map, j.nodes);
+    tu_graph_json(&j, json, sizeof json);
 }
 
 static Pipeline compile(bool disable)
@@ -230,45 +212,39 @@ static void test_block_in_place(void **state)
 static void test_block_copies(void **state)
 {
     (void)state;
-    Block b = {2, 16, 8, 2, 8, false, false, false};
-    block_json(&b);
-    Pipeline p = compile(false);
-    assert_int_equal(cat_kernels(p.plan), 3);
-    assert_int_equal(tensor_of(p.g, "f1")->alias_of, -1);
-    pipeline_free(&p);
-
-    b = (Block){1, 16, 8, 2, 1, false, false, false};
-    block_json(&b);
-    p = compile(false);
-    /* cat_1 = cat(f0) is f0's storage; cat_2 and the final cat copy */
-    assert_int_equal(cat_kernels(p.plan), 2);
-    assert_int_equal(tensor_of(p.g, "f0")->alias_of, graph_find_tensor(p.g, "c1"));
-    assert_int_equal(tensor_of(p.g, "f1")->alias_of, -1);
-    pipeline_free(&p);
-
-    b = (Block){1, 32, 32, 2, 8, true, false, false};
-    block_json(&b);
-    p = compile(false);
-    /* the final cat's copy of x is a cat node of its own writing x's place in the block's
-     * storage; cat_2 keeps its kernel (x is not in that storage before the block's end), and
-     * so does cat_1 (a copy of x) */
-    assert_int_equal(cat_kernels(p.plan), 3);
-    int cf = graph_find_tensor(p.g, "cf");
-    assert_int_equal(tensor_of(p.g, "x")->alias_of, -1);
-    const GTensor *run = tensor_of(p.g, "cat_final@in0");
-    assert_int_equal(run->alias_of, cf);
-    assert_int_equal(run->view_off, 0);
-    assert_int_equal(tensor_of(p.g, "f1")->alias_of, cf);
-    pipeline_free(&p);
-
-    b = (Block){1, 32, 32, 2, 8, false, true, true};
-    block_json(&b);
-    p = compile(false);
-    /* f1 is read by the sigmoid inside the block's storage; cat_swap copies */
-    assert_int_equal(tensor_of(p.g, "f1")->alias_of, graph_find_tensor(p.g, "cf"));
-    assert_int_equal(tensor_of(p.g, "cs")->alias_of, -1);
-    assert_int_equal(cat_kernels(p.plan), 1);
-    pipeline_free(&p);
+    static const struct {
+        Block b;
+        int kernels;     /* kernels made from cats */
+        const char *t[3]; /* tensors and where they live: the storage they are views of */
+        const char *base[3];
+        int64_t off[3]; /* and their view_off */
+    } cases[] = {
+        {{2, 16, 8, 2, 8, false, false, false}, 3, {"f1", "c2"}, {NULL, NULL}, {0}},
+        /* cat_1 = cat(f0) is f0's storage; cat_2 and the final cat copy */
+        {{1, 16, 8, 2, 1, false, false, false}, 2, {"f0", "f1"}, {"c1", NULL}, {0}},
+        /* the final cat's copy of x is a cat node of its own writing x's place in the block's
+         * storage; cat_2 keeps its kernel (x is not in that storage before the block's end),
+         * and so does cat_1 (a copy of x) */
+        {{1, 32, 32, 2, 8, true, false, false},
+         3,
+         {"x", "cat_final@in0", "f1"},
+         {NULL, "cf", "cf"},
+         {0, 0, 32 * 64}},
+        /* f1 is read by the sigmoid inside the block's storage; cat_swap copies */
+        {{1, 32, 32, 2, 8, false, true, true}, 1, {"f1", "cs"}, {"cf", NULL}, {32 * 64, 0}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        block_json(&cases[i].b);
+        Pipeline p = compile(false);
+        assert_int_equal(cat_kernels(p.plan), cases[i].kernels);
+        for (int k = 0; k < 3 && cases[i].t[k]; k++) {
+            const GTensor *t = tensor_of(p.g, cases[i].t[k]);
+            int want = cases[i].base[k] ? graph_find_tensor(p.g, cases[i].base[k]) : -1;
+            assert_int_equal(t->alias_of, want);
+            assert_int_equal(t->view_off, cases[i].off[k]);
+        }
+        pipeline_free(&p);
+    }
 }
 
 /* The pass shows in the snapshots: its changes name the cats in place. */
