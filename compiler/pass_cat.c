@@ -110,8 +110,7 @@ static bool view_of_inputs(Graph *g, const Node *n, const int64_t *off)
 
 /* Inserts before cat node `cat` a cat of its inputs [first, first + cnt) writing a new view of
  * storage `base` at element `at`, and makes the cat read that view instead. */
-static Status copy_run(Graph *g, int cat, int dim, int first, int cnt, int base,
-                       int64_t at)
+static Status copy_run(Graph *g, int cat, int dim, int first, int cnt, int base, int64_t at)
 {
     const Node *n = &g->nodes[cat];
     const GTensor *o = node_output(g, n, 0);

@@ -1,12 +1,12 @@
 /* plan-memory: one device arena for activations, graph inputs and outputs. The kernel order is
  * decided first (compiler/schedule.h: each NPU run ordered by level, Node.slot); each tensor
  * that owns storage lives from the slot of the first kernel that writes it (its producer, or one
- * writing a view into it) to the slot of its last reader (through aliases); graph inputs from the start, graph outputs to the end. First-fit
- * placement over that order reuses dead tensors' bytes, and only across slots: a tensor written
- * in the slot where another is last read never takes its bytes, so reuse adds no barrier. Reports
- * the arena size against one buffer per tensor. Weights get their own buffers (offset -1). Tensors
- * inside an enabled fused kernel take no memory. CompileOptions.no_reuse keeps every tensor alive
- * to the end (for per-kernel comparisons). */
+ * writing a view into it) to the slot of its last reader (through aliases); graph inputs from the
+ * start, graph outputs to the end. First-fit placement over that order reuses dead tensors' bytes,
+ * and only across slots: a tensor written in the slot where another is last read never takes its
+ * bytes, so reuse adds no barrier. Reports the arena size against one buffer per tensor. Weights
+ * get their own buffers (offset -1). Tensors inside an enabled fused kernel take no memory.
+ * CompileOptions.no_reuse keeps every tensor alive to the end (for per-kernel comparisons). */
 #include <stdlib.h>
 #include "compiler/pass.h"
 #include "compiler/schedule.h"

@@ -69,7 +69,7 @@ static bool same_ints(const int *a, int na, const int *b, int nb)
     return na == nb && (na == 0 || memcmp(a, b, sizeof(int) * (size_t)na) == 0);
 }
 
-/* Is tensor t the storage of a cat's output (its own, or the one it is a view of)? */
+/* Is tensor t a cat's output (the storage cat-in-place writes parts into)? */
 static bool in_cat_storage(const Graph *g, int t)
 {
     int p = g->tensors[t].producer;

@@ -1,13 +1,13 @@
 /* run_tests: foreign-leaks-ok (lavapipe leaks inside itself; see test_vk_core.c)
  * cat-in-place (compiler/pass_cat.c) on dense-block graphs like DenseNet's: a first map f0, then
  * layers k = 1..L each reading cat(f0 .. f_k-1) with a 3x3 conv + relu (one fused kernel) making
- * f_k, then the block's cat(f0 .. f_L) read by a 3x3 conv. The plan: which cats run no kernel, the parts as views of the
- * block's storage at their channel offsets, the prefix cats as views at 0, what keeps its copy
- * (a batch of 2, offsets off the binding alignment, a graph input as a part, a map the cats want
- * at two offsets), `--disable cat-in-place` giving the copies back. Numerics against the CPU
- * reference on Vulkan (every buffer poisoned with NaN first, so a region nobody writes fails) and
- * on the CPU backend running the plan, batch 1 and 2, padded (growth 8) and unpadded (32)
- * channels, a part also read by another consumer. */
+ * f_k, then the block's cat(f0 .. f_L) read by a 3x3 conv. The plan: which cats run no kernel, the
+ * parts as views of the block's storage at their channel offsets, the prefix cats as views at 0,
+ * what keeps its copy (a batch of 2, offsets off the binding alignment, a graph input as a part, a
+ * map the cats want at two offsets), `--disable cat-in-place` giving the copies back. Numerics
+ * against the CPU reference on Vulkan (every buffer poisoned with NaN first, so a region nobody
+ * writes fails) and on the CPU backend running the plan, batch 1 and 2, padded (growth 8) and
+ * unpadded (32) channels, a part also read by another consumer. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,8 +41,8 @@ static void tensor(char *dst, size_t cap, const char *name, const char *sh)
 }
 
 /* conv `name` (3x3, padding 1, no bias): x [n, cin] -> y [n, cout]. */
-static void conv(TuGraph *j, const Block *b, const char *name, const char *x, int cin, const char *y,
-                 int cout)
+static void conv(TuGraph *j, const Block *b, const char *name, const char *x, int cin,
+                 const char *y, int cout)
 {
     char ws[64], xs[64], ys[64], ins[512] = "", outs[256] = "", pw[80], wn[64];
     sprintf(ws, "[%d,%d,3,3]", cout, cin);
@@ -65,7 +65,8 @@ static const char *map_name(const Block *b, int i, char *buf)
 }
 
 /* cat `name` of maps from[0], from[1], ... -> y. */
-static void cat(TuGraph *j, const Block *b, const char *name, const int *from, int nf, const char *y)
+static void cat(TuGraph *j, const Block *b, const char *name, const int *from, int nf,
+                const char *y)
 {
     char ins[2048] = "", outs[256] = "", s[64], buf[16];
     int c = 0;
@@ -80,8 +81,8 @@ static void cat(TuGraph *j, const Block *b, const char *name, const int *from, i
     tu_graph_node(j, name, "aten.cat.default", ins, outs, "\"dim\":1");
 }
 
-static void unary(TuGraph *j, const Block *b, const char *op, const char *name, const char *x, int c,
-                  const char *y)
+static void unary(TuGraph *j, const Block *b, const char *op, const char *name, const char *x,
+                  int c, const char *y)
 {
     char ins[256] = "", outs[256] = "", s[64];
     tensor(ins, sizeof ins, x, shape(s, b->n, c, b->hw));
@@ -214,7 +215,7 @@ static void test_block_copies(void **state)
     (void)state;
     static const struct {
         Block b;
-        int kernels;     /* kernels made from cats */
+        int kernels;      /* kernels made from cats */
         const char *t[3]; /* tensors and where they live: the storage they are views of */
         const char *base[3];
         int64_t off[3]; /* and their view_off */

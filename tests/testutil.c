@@ -335,8 +335,7 @@ void tu_graph_node(TuGraph *g, const char *name, const char *op, const char *ins
 
 void tu_graph_weight(TuGraph *g, const char *name, const char *shape)
 {
-    tu_cat(g->w, sizeof g->w, "%s{\"name\":\"%s\",\"shape\":%s}", g->w[0] ? "," : "", name,
-           shape);
+    tu_cat(g->w, sizeof g->w, "%s{\"name\":\"%s\",\"shape\":%s}", g->w[0] ? "," : "", name, shape);
     tu_cat(g->map, sizeof g->map, "%s\"p_%s\":\"%s\"", g->map[0] ? "," : "", name, name);
 }
 
