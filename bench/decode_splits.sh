@@ -2,6 +2,7 @@
 # Decode step time at cache positions ~128 and ~1000 on Qwen2.5-1.5B (--random-weights, bf16)
 # under several settings, alternating (A/B in one run): each setting is one `generate` to
 # position 1001 with every step timed; printed: the medians of positions 120-136 and 984-1000.
+# The generated tokens' count and CRC show that the settings produce the same text.
 # Settings are space-separated lists of NAME=V joined by commas ("-" for the defaults), as in
 # bench/knobs.sh. On the GPU machine after bench/pack_device.sh:
 #   bash bench/decode_splits.sh "-" "attn.splits=1" "attn.splits=4"
@@ -20,9 +21,12 @@ for r in $(seq "${REPEAT:-2}"); do
 import json, sys
 lines = [json.loads(l) for l in open("/tmp/ds.jsonl")]
 st = next(l for l in lines if l["kind"] == "steps")
+su = next(l for l in lines if l["kind"] == "summary")
+import zlib
 by = dict(zip(st["pos"], st["ms"]))
 med = lambda a, b: sorted(by[p] for p in range(a, b + 1) if p in by)[len([p for p in range(a, b + 1) if p in by]) // 2]
-print("%-40s @120-136 %.3f ms  @984-1000 %.3f ms" % (sys.argv[1], med(120, 136), med(984, 1000)))
+print("%-40s @120-136 %.3f ms  @984-1000 %.3f ms  tokens %d crc %08x" % (sys.argv[1], med(120, 136),
+      med(984, 1000), len(su["tokens"]), zlib.crc32(str(su["tokens"]).encode())))
 P
     done
 done

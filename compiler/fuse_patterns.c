@@ -8,6 +8,7 @@
 #include "common/cmp.h"
 #include "compiler/act.h"
 #include "compiler/strided.h"
+#include "compiler/codegen/codegen_build.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,22 @@ static bool match_conv(const Graph *g, int node, const bool *taken, FuseMatch *m
     return true;
 }
 
+/* Does add n read a batch norm left on the NPU (one that did not fold into a conv) that only it
+ * reads? fuse-elementwise then computes the norm, the add and the relu in one generated kernel,
+ * where add_relu would leave the norm a kernel of its own. */
+static bool reads_batchnorm(const Graph *g, const Node *n)
+{
+    for (int k = 0; k < n->nin; k++) {
+        const GTensor *t = node_input(g, n, k);
+        const char *why;
+        if (t->producer < 0 || t->nconsumers != 1 || t->is_output) continue;
+        const Node *p = &g->nodes[t->producer];
+        if (p->op == OP_BATCH_NORM && p->place == PLACE_NPU && cg_node_supported(g, p, &why))
+            return true;
+    }
+    return false;
+}
+
 /* add + relu */
 static bool match_add_relu(const Graph *g, int node, const bool *taken, FuseMatch *m,
                            const char **why)
@@ -124,6 +141,10 @@ static bool match_add_relu(const Graph *g, int node, const bool *taken, FuseMatc
             for (int k = 0; k < o->nconsumers; k++)
                 if (g->nodes[o->consumers[k]].op == OP_RELU)
                     *why = "add output has several consumers";
+        return false;
+    }
+    if (reads_batchnorm(g, n)) {
+        *why = "an operand is a batch norm's: one generated kernel computes norm, add and relu";
         return false;
     }
     add(m, node);

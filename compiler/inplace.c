@@ -9,9 +9,10 @@
  *    weight's or constant's; the value it holds at the end of a run (the last write) becomes one
  *    more graph output, paired with it (Graph.state_in/state_out), which a caller carries into
  *    the next run's input (generate; the runtime carries it in place when the write is);
- *  - x a slice of a base that is read later (or is model state), the op zero_/fill_: the node
- *    becomes npu.slice_fill of the base (the base with that slice filled), and the later reads
- *    of the base read it;
+ *  - x a slice of a base, or a slice of such a slice (a box: Swin's shifted-window mask fills
+ *    mask[h0:h1, w0:w1]), that is read later (or is model state), the op zero_/fill_ (its value
+ *    a number or a 0-dim tensor): the node becomes npu.slice_fill of the base (the base with that
+ *    region filled), and the later reads of the base read it;
  *  - any other write into a view that is read later or is model state, and a view made before
  *    a write and read after it: refused with the nodes named. */
 #include <stdlib.h>
@@ -98,41 +99,82 @@ static int storage_of(const Graph *g, int t, int *via)
     return t;
 }
 
-/* The first node after k reading a view of x: made before node k wrote x (later views read
- * the write's result), it would miss the write. -1 when none. */
+/* The first node after k reading a view of x made before node k wrote x: it would miss the
+ * write (views made after it read the write's result once reads of x are redirected). -1 when
+ * none. */
 static int stale_view_read(const Graph *g, int x, int k)
 {
     for (int i = k + 1; i < g->nnodes; i++)
         for (int j = 0; j < g->nodes[i].nin; j++) {
-            int t = g->nodes[i].in[j];
-            if (t != x && storage_of(g, t, NULL) == x) return i;
+            int t = g->nodes[i].in[j], via;
+            if (t != x && storage_of(g, t, &via) == x && via < k) return i;
         }
     return -1;
 }
 
-/* zero_/fill_ of x = slice(base) at node k: node k becomes slice_fill(base) -> its output,
- * reshaped as base, and later reads of base read it. False when the pattern does not fit. */
-static bool to_slice_fill(Graph *g, int k, const Node *s, int base)
+/* The chain of slices from base to x (each a slice of the one before: the region they select
+ * is a box of base), base first, in s[]; its length, 0 when some link is no slice. */
+static int slice_chain(const Graph *g, int x, int base, const Node **s)
+{
+    int n = 0;
+    for (int t = x; t != base; t = g->nodes[g->tensors[t].producer].in[0]) {
+        const Node *v = &g->nodes[g->tensors[t].producer];
+        if (v->op != OP_SLICE || n == NPU_MAX_RANK) return 0;
+        s[n++] = v;
+    }
+    for (int i = 0; i < n / 2; i++) {
+        const Node *tmp = s[i];
+        s[i] = s[n - 1 - i];
+        s[n - 1 - i] = tmp;
+    }
+    return n;
+}
+
+/* Sets n's slice_fill attributes from the chain s[0..ns): dim, start, end (and step, when some
+ * step is not 1) as ints for one slice, lists for several, then the fill value `value`. */
+static bool set_region(Graph *g, int k, const Node *const *s, int ns, const Attr *value)
+{
+    static const char *const keys[] = {"dim", "start", "end", "step"};
+    static const int64_t dflt[] = {0, 0, INT64_MAX, 1};
+    int64_t v[4][NPU_MAX_RANK];
+    bool stepped = false;
+    for (int i = 0; i < ns; i++) {
+        for (int a = 0; a < 4; a++)
+            v[a][i] = attr_int(s[i], keys[a], dflt[a]);
+        stepped |= v[3][i] != 1;
+    }
+    g->nodes[k].nattrs = 0;
+    for (int a = 0; a < (stepped ? 4 : 3); a++) {
+        Attr at = ns == 1
+                      ? (Attr){.key = keys[a], .kind = ATTR_INT, .i = v[a][0], .f = (double)v[a][0]}
+                      : (Attr){.key = keys[a], .kind = ATTR_INTS, .ints = v[a], .n = ns};
+        if (!graph_add_attr_v(g, k, &at)) return false;
+    }
+    return !value || graph_add_attr_v(g, k, value);
+}
+
+/* zero_/fill_ of x = a chain of slices of base at node k: node k becomes slice_fill(base[,
+ * value tensor]) -> its output, shaped as base, and later reads of base read it. False when the
+ * pattern does not fit. */
+static bool to_slice_fill(Graph *g, int k, int base)
 {
     Node *n = &g->nodes[k];
     bool zero = strstr(n->aten, "zero_") != NULL;
-    if (!zero && !strstr(n->aten, "fill_.Scalar")) return false;
-    GTensor *o = &g->tensors[n->out[0]];
+    if (!zero && !strstr(n->aten, "fill_.Scalar") && !strstr(n->aten, "fill_.Tensor")) return false;
+    const Node *s[NPU_MAX_RANK];
+    int ns = slice_chain(g, n->in[0], base, s);
+    if (ns == 0) return false;
     if (read_after(g, n->out[0], k) >= 0) return false; /* y itself read: keep it simple */
-    Attr *a = arena_alloc(&g->arena, sizeof(Attr) * (size_t)(s->nattrs + 1));
-    if (!a) return false;
-    memcpy(a, s->attrs, sizeof(Attr) * (size_t)s->nattrs);
-    int na = s->nattrs;
+    if (stale_view_read(g, base, k) >= 0) return false; /* a view (x, a link) read afterwards */
     const Attr *v = node_attr(n, "value");
-    if (zero)
-        a[na++] = (Attr){.key = "value", .kind = ATTR_INT, .i = 0, .f = 0};
-    else if (v)
-        a[na++] = *v;
-    n->attrs = a;
-    n->nattrs = na;
+    Attr value = zero ? (Attr){.key = "value", .kind = ATTR_INT, .i = 0, .f = 0}
+                 : v  ? *v
+                      : (Attr){.key = NULL};
+    if (!set_region(g, k, s, ns, value.key ? &value : NULL)) return false;
     n->op = OP_SLICE_FILL;
     n->aten = "npu.slice_fill";
     n->in[0] = base;
+    GTensor *o = &g->tensors[n->out[0]];
     const GTensor *b = &g->tensors[base];
     o->rank = b->rank;
     memcpy(o->shape, b->shape, sizeof(int64_t) * (size_t)b->rank);
@@ -226,9 +268,8 @@ static Status resolve(Graph *g, States *s, DiagList *d)
             continue;
         }
         const GTensor *bt = &g->tensors[base];
-        const Node *v = &g->nodes[g->tensors[x].producer];
         if (is_buffer(bt) || s->of[base] >= 0) { /* the write reaches model state */
-            if (v->op == OP_SLICE && v->in[0] == base && to_slice_fill(g, k, v, base)) {
+            if (to_slice_fill(g, k, base)) {
                 track(g, s, base, y);
                 continue;
             }
@@ -240,14 +281,16 @@ static Status resolve(Graph *g, States *s, DiagList *d)
                               "index_copy_)",
                               n->aten, bt->name, g->nodes[via].name);
         }
-        int r = read_after(g, base, k);
-        if (r < 0) continue; /* nobody sees the write through the base */
-        if (v->op == OP_SLICE && v->in[0] == base && to_slice_fill(g, k, v, base)) continue;
+        int r = read_after(g, base, k), sv = stale_view_read(g, base, k);
+        if (r < 0 && sv < 0) continue; /* nobody sees the write through the base */
+        if (to_slice_fill(g, k, base)) continue;
+        r = r < 0 || (sv >= 0 && sv < r) ? sv : r;
         return diag_error(d, g->path, n->name, xt->name,
                           "%s writes in place into a view of '%s' (made by '%s') that '%s' "
                           "reads afterwards: the graph computes out of place and would miss "
-                          "the write; only zero_/fill_ of a slice are rewritten (export without "
-                          "in-place ops on views)",
+                          "the write; only zero_/fill_ of slices are rewritten, and only while no "
+                          "view made before them is read afterwards (export without in-place ops "
+                          "on views)",
                           n->aten, bt->name, g->nodes[via].name, reader(g, r));
     }
     return make_state(g, s, d);

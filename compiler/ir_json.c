@@ -318,10 +318,25 @@ static bool add_ints_attr(Graph *g, Node *n, const char *key, const int64_t *v, 
  * the CPU reference and the lowering read one spelling: swapaxes' axis0/axis1 are transpose's
  * dim0/dim1, unflatten's dim/sizes a view's `size`, expand_as' other tensor an expand's `size`
  * (the other tensor is dropped: only its shape is read), floor_divide a div with rounding_mode
- * floor (ATen's definition since 1.13), narrow's start and length a slice's start and end. */
+ * floor (ATen's definition since 1.13), narrow's start and length a slice's start and end,
+ * new_zeros/zeros_like and the like zeros, ones or full (their input gives only the dtype, and
+ * for *_like the size, so it is dropped: a mask built from new_zeros is host-side data, made
+ * before the NPU work rather than after the activation it was shaped from). */
 static Status respell(Reader *r, Node *n)
 {
     Graph *g = r->g;
+    if (op_has(n->op, OPF_SOURCE) && n->nin == 1) {
+        const GTensor *x = &g->tensors[n->in[0]];
+        Attr *dt = (Attr *)node_attr(n, "dtype");
+        if (strstr(n->aten, "_like.") && !add_ints_attr(g, n, "size", x->shape, x->rank))
+            return ST_NOMEM;
+        if (dt && dt->kind != ATTR_STR)
+            *dt = (Attr){.key = dt->key, .kind = ATTR_STR, .s = dtype_name(x->dtype)};
+        if (!dt &&
+            !add_attr(g, n, (Attr){.key = "dtype", .kind = ATTR_STR, .s = dtype_name(x->dtype)}))
+            return ST_NOMEM;
+        n->nin = 0;
+    }
     if (n->op == OP_TRANSPOSE)
         for (int i = 0; i < n->nattrs; i++) {
             if (!strcmp(n->attrs[i].key, "axis0")) n->attrs[i].key = "dim0";

@@ -1,5 +1,6 @@
-/* fuse-elementwise: after the pattern fusions, the elementwise and view ops left on the NPU are
- * grouped into maximal trees, each one generated kernel (lower_gen.c, codegen.h). Walking the
+/* fuse-elementwise: after the pattern fusions, the elementwise and view ops left on the NPU (and
+ * the eval batch norms that did not fold into a conv: codegen_build.c) are grouped into maximal
+ * trees, each one generated kernel (lower_gen.c, codegen.h). Walking the
  * graph backwards, an unfused node whose op a generated kernel can compute (codegen_build.c)
  * roots a group, which grows upwards: a producer joins when it can be a member too, its output
  * goes only to members (never a graph output), and the group keeps at most CG_MAX_BINDINGS
@@ -100,6 +101,16 @@ static int own_kernels(const Graph *g, int i)
     return 1;
 }
 
+/* May member x take the producer p of its input k? Not the cat that makes a batch norm's input
+ * (a pre-activation block's concatenated features, DenseNet's): a generated kernel loads every
+ * part of a cat for each element (k loads for k parts, DenseNet's up to 8 within the binding
+ * limit), where the cat's own kernels copy each element once; whether to copy at all is the
+ * concatenation's business (lower_cat.c, memory planning). */
+static bool takes_producer(const Graph *g, const Node *x, int k, int p)
+{
+    return !(x->op == OP_BATCH_NORM && k == 0 && g->nodes[p].op == OP_CAT);
+}
+
 /* Grows the group rooted at `root`; returns its size (members in m). */
 static int grow(const Graph *g, int root, const int *owner, const CompileOptions *o, int *m)
 {
@@ -109,7 +120,9 @@ static int grow(const Graph *g, int root, const int *owner, const CompileOptions
         const Node *x = &g->nodes[m[at]];
         for (int k = 0; k < x->nin && n < GROUP_MAX; k++) {
             int p = g->tensors[x->in[k]].producer;
-            if (p < 0 || in_list(m, n, p) || !eligible(g, p, owner, o)) continue;
+            if (p < 0 || in_list(m, n, p) || !eligible(g, p, owner, o) ||
+                !takes_producer(g, x, k, p))
+                continue;
             m[n] = p;
             if (!only_members_read(g, p, m, n + 1) || outside_inputs(g, m, n + 1) > CG_MAX_BINDINGS)
                 continue;

@@ -54,7 +54,7 @@
 //    barrier (the kernel binds the updated caches as outputs: the plan's hazard tracking).
 // Spec: 0 = workgroup size (<= 128: at most 16 subgroups of >= 8 lanes), 1 = G (<= 8),
 // 2 = L, 3 = VEC, 4 = NV: vectors (VEC 1) or elements (VEC 0) per row, 5 = RB, 6 = ABLATE;
-// ATTN_CACHE: 8 = ROPE_Q, 9 = ROPE_K (1: the rope applies).
+// ATTN_CACHE: 8 = ROPE_Q, 9 = ROPE_K (1: the rope applies), 10 = SPLIT_ROWS (0: the grid's splits).
 #ifndef NPU_DECODE_ATTENTION_GLSL
 #define NPU_DECODE_ATTENTION_GLSL
 #extension GL_KHR_shader_subgroup_basic : require
@@ -109,6 +109,12 @@ layout(std430, set = 0, binding = 3) readonly buffer MB { STORAGE_T msk[]; };
 #if ATTN_CACHE
 layout(constant_id = 8) const uint ROPE_Q = 0;
 layout(constant_id = 9) const uint ROPE_K = 0;
+// SPLIT_ROWS (attn.split_rows): the splits follow the step's position, not the cache's length:
+// ns = ceil((pos + 1) / SPLIT_ROWS) splits (at most the grid's nsplit) of ceil((pos + 1) / ns)
+// positions, the last one to the cache's end; the grid's other workgroups return at once. 0 (or
+// no valid position): the grid's splits of pc.chunk. A short prefix then runs unsplit (no merge)
+// and a long one in fewer, longer splits (bench/NOTES.md "Session 15").
+layout(constant_id = 10) const uint SPLIT_ROWS = 0;
 layout(std430, set = 0, binding = 4) readonly buffer CB { STORAGE_T rcos[]; };
 layout(std430, set = 0, binding = 5) readonly buffer SNB { STORAGE_T rsin[]; };
 layout(std430, set = 0, binding = 6) readonly buffer KXB { STORAGE_T kx[]; };
@@ -229,7 +235,23 @@ void main()
     uint ngrp = pc.Hq / G, b = bg / ngrp, h0 = (bg % ngrp) * G, D = pc.D, T = pc.T;
     uint qrow = b * pc.q_sb + row * pc.q_st, mrow = b * pc.m_sb + row * pc.m_sq;
     uint orow = b * pc.o_sb + row * pc.o_st;
-    uint lo = split * pc.chunk, hi = min(T, lo + pc.chunk);
+    // the splits in use (ns) and their length: the grid's, or by the step's position
+    uint ns = pc.nsplit, chunk = pc.chunk;
+#if ATTN_CACHE
+    // the step's position (negative from the end; out of range: none, the index_copy writes
+    // nothing), and the row loaded in its place
+    int pi = idx[0];
+    pi = pi < 0 ? pi + int(T) : pi;
+    uint pos = pi >= 0 && pi < int(T) ? uint(pi) : 0xffffffffu;
+    uint alt = pos == 0u ? 1u : pos - 1u;
+    if (SPLIT_ROWS != 0u && pos != 0xffffffffu) {
+        ns = min((pos + SPLIT_ROWS) / SPLIT_ROWS, pc.nsplit); // ceil((pos + 1) / SPLIT_ROWS)
+        chunk = (pos + ns) / ns;                              // ceil((pos + 1) / ns)
+    }
+    if (split >= ns) return; // a split not in use (uniform): no partial, no ticket
+#endif
+    // the last split in use reaches the cache's end (the mask decides what is valid there)
+    uint lo = split * chunk, hi = split == ns - 1u ? T : min(T, lo + chunk);
     uint kbase = b * pc.k_sb + (h0 / pc.rep_k) * pc.k_sh;
     uint vbase = b * pc.v_sb + (h0 / pc.rep_v) * pc.v_sh;
 
@@ -248,12 +270,7 @@ void main()
         if (i < G * D) qs[i] = v;
     }
 #if ATTN_CACHE
-    // the step's position (negative from the end; out of range: none, the index_copy writes
-    // nothing), the row loaded in its place, and the new rows where this split holds it
-    int pi = idx[0];
-    pi = pi < 0 ? pi + int(T) : pi;
-    uint pos = pi >= 0 && pi < int(T) ? uint(pi) : 0xffffffffu;
-    uint alt = pos == 0u ? 1u : pos - 1u;
+    // the new rows where this split holds the position
     if (pos >= lo && pos < hi) { // uniform
         uint kh = h0 / pc.rep_k, vh = h0 / pc.rep_v;
         uint kxr = b * pc.kx_sb + kh * pc.kx_sh, vxr = b * pc.vx_sb + vh * pc.vx_sh;
@@ -425,27 +442,27 @@ void main()
         for (uint d = lid; d < D; d += NPU_WG) {
             float sv = 0.0;
             for (uint s2 = 0; s2 < nsg; s2++) sv += mrg[s2 * D + d];
-            if (pc.nsplit == 1) o[orow + (h0 + g) * pc.o_sh + d] = S_STORE(npu_attn_div(sv, lt[g]));
+            if (ns == 1u) o[orow + (h0 + g) * pc.o_sh + d] = S_STORE(npu_attn_div(sv, lt[g]));
             else scr[rec0 + g * rstride + 2 + d] = floatBitsToUint(sv);
         }
-        if (pc.nsplit > 1 && lid == 0) {
+        if (ns > 1u && lid == 0) {
             scr[rec0 + g * rstride] = floatBitsToUint(mt[g]);
             scr[rec0 + g * rstride + 1] = floatBitsToUint(lt[g]);
         }
         barrier();
     }
-    if (pc.nsplit == 1) return;
+    if (ns == 1u) return;
 
     // the last split of the group to finish merges the partials
     memoryBarrierBuffer();
     barrier();
-    if (lid == 0) lastf = atomicAdd(scr[grp], 1u) == pc.nsplit - 1 ? 1u : 0u;
+    if (lid == 0) lastf = atomicAdd(scr[grp], 1u) == ns - 1u ? 1u : 0u;
     barrier();
     if (lastf == 0) return; // uniform
     memoryBarrierBuffer();
     uint grec = pbase + grp * pc.nsplit * G * rstride; // record (s, g) at grec + (s*G + g)*rstride
-    // {m, l} of every (split, head) record into sml (nsplit * G <= MAXSPLIT * MAXG)
-    for (uint i = lid; i < pc.nsplit * G; i += NPU_WG) {
+    // {m, l} of every (split, head) record into sml (ns * G <= MAXSPLIT * MAXG)
+    for (uint i = lid; i < ns * G; i += NPU_WG) {
         sml[i * 2] = uintBitsToFloat(scr[grec + i * rstride]);
         sml[i * 2 + 1] = uintBitsToFloat(scr[grec + i * rstride + 1]);
     }
@@ -454,8 +471,8 @@ void main()
     // mrg[MAXSPLIT * MAXG + g]
     if (lid < G) {
         float mx = NINF, ls = 0.0;
-        for (uint s2 = 0; s2 < pc.nsplit; s2++) mx = max(mx, sml[(s2 * G + lid) * 2]);
-        for (uint s2 = 0; s2 < pc.nsplit; s2++) {
+        for (uint s2 = 0; s2 < ns; s2++) mx = max(mx, sml[(s2 * G + lid) * 2]);
+        for (uint s2 = 0; s2 < ns; s2++) {
             float ms = sml[(s2 * G + lid) * 2];
             float w = ms == NINF ? 0.0 : exp(ms - mx);
             mrg[s2 * G + lid] = w;
@@ -467,12 +484,12 @@ void main()
     for (uint i = lid; i < G * D; i += NPU_WG) {
         uint g = i / D, d = i % D;
         float sv = 0.0;
-        for (uint s0 = 0; s0 < pc.nsplit; s0 += MS) {
+        for (uint s0 = 0; s0 < ns; s0 += MS) {
             float pv[MS];
             [[unroll]] for (uint j = 0; j < MS; j++)
-                pv[j] = uintBitsToFloat(scr[grec + (min(s0 + j, pc.nsplit - 1) * G + g) * rstride + 2 + d]);
+                pv[j] = uintBitsToFloat(scr[grec + (min(s0 + j, ns - 1u) * G + g) * rstride + 2 + d]);
             [[unroll]] for (uint j = 0; j < MS; j++)
-                sv += s0 + j < pc.nsplit ? mrg[(s0 + j) * G + g] * pv[j] : 0.0;
+                sv += s0 + j < ns ? mrg[(s0 + j) * G + g] * pv[j] : 0.0;
         }
         o[orow + (h0 + g) * pc.o_sh + d] = S_STORE(npu_attn_div(sv, mrg[MAXSPLIT * MAXG + g]));
     }

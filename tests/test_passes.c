@@ -34,6 +34,41 @@ static void test_resnet18_counts(void **state)
     pipeline_free(&p);
 }
 
+/* DenseNet is pre-activation: each norm1 and each transition's norm reads a cat, so none folds
+ * into a conv. Each runs in the generated kernel of the relu after it, which does not take the
+ * cat; switched off, the batch norms are their own kernels again. */
+static void test_densenet_bn_relu(void **state)
+{
+    (void)state;
+    static const char *path = "tests/models/zoo/densenet/model.json";
+    Pipeline p = tu_compile_file(path, NULL);
+    int live_bn = 0, in_gen = 0;
+    for (int i = 0; i < p.g->nnodes; i++) {
+        const Node *n = &p.g->nodes[i];
+        if (n->dead || n->op != OP_BATCH_NORM) continue;
+        live_bn++;
+        in_gen += n->fusion >= 0 && !strcmp(p.g->fusions[n->fusion].pattern, FUSE_ELEMENTWISE) &&
+                  p.g->fusions[n->fusion].enabled;
+    }
+    assert_int_equal(live_bn, 12);
+    assert_int_equal(in_gen, 12);
+    /* no batchnorm or relu kernel; the cats before the norms stay kernels of their own (1, 2 and
+     * 3 parts, 4 of each) */
+    static const struct {
+        const char *stem;
+        int n;
+    } kernels[] = {{"batchnorm", 0}, {"unary", 0}, {"copy", 4}, {"cat2", 4}, {"cat3", 4}};
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
+        assert_int_equal(tp_count_shader(p.plan, kernels[i].stem), kernels[i].n);
+    pipeline_free(&p);
+    CompileOptions o;
+    compile_defaults(&o);
+    o.no_fuse[o.n_no_fuse++] = "elementwise";
+    p = tu_compile_file(path, &o);
+    assert_int_equal(tp_count_shader(p.plan, "batchnorm"), 12);
+    pipeline_free(&p);
+}
+
 static void test_qwen_counts(void **state)
 {
     (void)state;
@@ -610,7 +645,7 @@ static void test_silu_mul_either_order(void **state)
     pipeline_free(&p);
 }
 
-TU_MAIN(test_resnet18_counts, test_qwen_counts, test_no_fuse_switches, test_rope_cache_switches,
-        test_prefill_patterns, test_prefill_attention_switches, test_conv_rope_linear_rules,
-        test_rmsnorm_rules, test_add_relu_rules, test_linear_add_rules, test_silu_mul_either_order,
-        test_conv_activation_patterns)
+TU_MAIN(test_resnet18_counts, test_densenet_bn_relu, test_qwen_counts, test_no_fuse_switches,
+        test_rope_cache_switches, test_prefill_patterns, test_prefill_attention_switches,
+        test_conv_rope_linear_rules, test_rmsnorm_rules, test_add_relu_rules, test_linear_add_rules,
+        test_silu_mul_either_order, test_conv_activation_patterns)

@@ -266,6 +266,8 @@ static const Case good[] = {
     {"aten.baddbmm.default", "{'beta':0.5}", 3, {F(1, 4), F(3, 2, 3, 5), F(3, 2, 5, 4)}, 1, F(3, 2, 3, 4)},
     {"aten.instance_norm.default", "{'use_input_stats':true,'eps':1e-5}", 1, {F(3, 2, 3, 4)}, 1, F(3, 2, 3, 4)},
     {"npu.slice_fill", "{'dim':0,'start':2,'end':4,'value':0}", 1, {F(1, 6)}, 1, F(1, 6)},
+    {"npu.slice_fill", "{'dim':[0,1],'start':[0,-4],'end':[-4,-2]}", 2, {F(2, 16, 16), F0}, 1, F(2, 16, 16)},
+    {"aten.fill_.Tensor", NULL, 2, {F(2, 3, 4), L0}, 1, F(2, 3, 4)},
     {"aten.copy_.default", NULL, 2, {F(2, 2, 3), L(1, 3)}, 1, F(2, 2, 3)},
 };
 /* clang-format on */
@@ -503,6 +505,10 @@ static const BadCase bad_attrs[] = {
     {"<built-in function getitem>", "{'index':2}", 2, {F(1, 2), F(1, 3)}, 1, {F(1, 2)}, "out of range for 2 inputs"},
     {"aten.relu.default", NULL, 1, {F(1, 3)}, 2, {F(1, 3), F(1, 3)}, "produces 1 output, the node declares 2"},
     {"aten._assert_tensor_metadata.default", "{'size':[3,2]}", 1, {F(2, 2, 3)}, 0, {NONE}, "asserts size [3,2]"},
+    {"aten.fill_.Tensor", NULL, 2, {F(2, 3, 4), F(1, 1)}, 1, {F(2, 3, 4)}, "fill_ only supports 0-dimension value tensor but got tensor with 1 dimensions"},
+    {"npu.slice_fill", "{'dim':[0,1],'start':[0],'end':[1,2,3]}", 1, {F(2, 4, 4)}, 1, {F(2, 4, 4)}, "ints or lists of one length"},
+    {"npu.slice_fill", "{'dim':[0,2]}", 1, {F(2, 4, 4)}, 1, {F(2, 4, 4)}, "a dim within the input's rank"},
+    {"npu.slice_fill", "{'dim':0,'step':0}", 1, {F(2, 4, 4)}, 1, {F(2, 4, 4)}, "positive step"},
 };
 /* clang-format on */
 

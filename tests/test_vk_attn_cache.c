@@ -293,6 +293,53 @@ static void test_step(void **state)
     if (!ran) skip();
 }
 
+/* attn.split_rows: the splits in use follow the step's position. One loaded plan runs a step at
+ * one position, then the compared step at another (fill_moving: the position and the mask of
+ * each run), so a ticket left behind by one split count would break the next; on a cache the GPU
+ * plan splits 16 ways (T 300: chunks of 19), with 4 positions per split (every split in use at
+ * 170 and 299), 40 (5 and 8 splits), the default (1, 2 or 4) and 0 (the plan's 16 over the whole
+ * cache), and the step at 0 (one split: no merge); masks of a step and random finite ones. */
+typedef struct {
+    Case c;
+    int first, then; /* the earlier run's position, the compared run's */
+} Moving;
+
+static void fill_moving(HTensor *t, int input, void *ctx)
+{
+    Moving *m = ctx;
+    m->c.pos = vc_filling_run() ? m->first : m->then;
+    fill_step(t, input, &m->c);
+}
+
+static void test_split_rows(void **state)
+{
+    (void)state;
+    static const char *rows[] = {"attn.split_rows=4", "attn.split_rows=40", NULL,
+                                 "attn.split_rows=0"};
+    /* {first, then, mask}: a random finite mask makes the positions after the step valid,
+     * which the last split in use reads up to the cache's end */
+    static const int moves[][3] = {
+        {299, 170, MASK_STEP}, {5, 299, MASK_STEP}, {170, 0, MASK_STEP}, {5, 170, MASK_RANDOM}};
+    Case base = {1, 4, 2, 16, 300, 0, true, true, MASK_STEP, G_STEP, Q};
+    char *g = step_graph(&base);
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        vc_tune(rows[r]);
+        for (size_t i = 0; i < sizeof moves / sizeof moves[0]; i++) {
+            Moving m = {base, moves[i][0], moves[i][1]};
+            m.c.mask = moves[i][2];
+            vc_set_fill(fill_moving, &m);
+            vc_set_runs(2);
+            double e = vc_check_json(g, "fp32", VC_TOL_F32, "attention_cache");
+            fprintf(stderr, "  %s: pos %d then %d, mask %d: rel_l2 %.3g\n",
+                    rows[r] ? rows[r] : "default", m.first, m.then, m.c.mask, e);
+        }
+        vc_tune(NULL);
+    }
+    vc_set_runs(1);
+    vc_set_fill(NULL, NULL);
+    free(g);
+}
+
 /* The compiled json with `no_fuse` (NULL: none). */
 static Pipeline compile_step(const char *json, const char *no_fuse)
 {
@@ -383,4 +430,4 @@ static void test_rules(void **state)
     }
 }
 
-TU_MAIN(test_rules, test_step)
+TU_MAIN(test_rules, test_step, test_split_rows)

@@ -123,9 +123,11 @@ static void test_layernorm(void **state)
 
 /* batch_norm of x (shape xs, C channels) with running statistics as weights (the binder fills
  * running_var with positive values), affine or not; `pre`: an optional max_pool2d before it
- * (its output shape bs), so the batch norm reads and writes padded tensors. */
-static void bn_graph(char *b, size_t cap, const char *xs, const char *bs, int C, bool affine,
-                     bool pool)
+ * (its output shape bs), so the batch norm reads and writes padded tensors. ext (NULL: the batch
+ * norm's output y is the graph output) adds graph inputs, replaces the outputs and adds nodes
+ * after it: "INPUTS|OUTPUTS|NODES". */
+static void bn_graph_ext(char *b, size_t cap, const char *xs, const char *bs, int C, bool affine,
+                         bool pool, double eps, const char *ext)
 {
     char ws[512], map[256], ins[512], pre[512];
     const char *src = pool ? "pool" : "x";
@@ -159,14 +161,30 @@ static void bn_graph(char *b, size_t cap, const char *xs, const char *bs, int C,
                  "\"name\":\"x\",\"shape\":%s}],\"outputs\":[{\"name\":\"pool\",\"shape\":%s}],"
                  "\"attrs\":{\"kernel_size\":[2,2],\"stride\":[2,2]}},",
                  xs, bs);
+    /* ext: ",INPUTS" "OUTPUTS" ",NODES" */
+    char ein[1024] = "", eout[1024], enodes[4096] = "";
+    snprintf(eout, sizeof eout, "{\"name\":\"y\",\"shape\":%s}", bs);
+    if (ext) {
+        const char *p1 = strchr(ext, '|'), *p2 = p1 ? strchr(p1 + 1, '|') : NULL;
+        assert_non_null(p2);
+        if (p1 > ext) snprintf(ein, sizeof ein, ",%.*s", (int)(p1 - ext), ext);
+        snprintf(eout, sizeof eout, "%.*s", (int)(p2 - p1 - 1), p1 + 1);
+        snprintf(enodes, sizeof enodes, ",%s", p2 + 1);
+    }
     snprintf(b, cap,
-             "{\"model_name\":\"bn\",\"graph_inputs\":[{\"name\":\"x\",\"shape\":%s}],"
-             "\"graph_outputs\":[{\"name\":\"y\",\"shape\":%s}],\"weights\":[%s],"
+             "{\"model_name\":\"bn\",\"graph_inputs\":[{\"name\":\"x\",\"shape\":%s}%s],"
+             "\"graph_outputs\":[%s],\"weights\":[%s],"
              "\"weight_name_mapping\":{%s},\"nodes\":[%s"
              "{\"name\":\"y\",\"op_type\":\"aten.batch_norm.default\",\"inputs\":[%s],"
              "\"outputs\":[{\"name\":\"y\",\"shape\":%s}],\"attrs\":{\"training\":false,"
-             "\"momentum\":0.1,\"eps\":1e-05}}]}",
-             xs, bs, ws, map, pre, ins, bs);
+             "\"momentum\":0.1,\"eps\":%g}}%s]}",
+             xs, ein, eout, ws, map, pre, ins, bs, eps, enodes);
+}
+
+static void bn_graph(char *b, size_t cap, const char *xs, const char *bs, int C, bool affine,
+                     bool pool)
+{
+    bn_graph_ext(b, cap, xs, bs, C, affine, pool, 1e-5, NULL);
 }
 
 static void test_batchnorm_dense(void **state)
@@ -204,6 +222,98 @@ static void test_batchnorm_padded(void **state)
     check_all_dtypes(b, "batchnorm");
     bn_graph(b, sizeof b, "[1,40,6,6]", "[1,40,3,3]", 40, false, true);
     check_all_dtypes(b, "batchnorm_plain");
+}
+
+/* NPU kernels of the compiled plan (fusions on) whose shader starts with `prefix`. */
+static int kernels_named(const char *json, const char *prefix)
+{
+    Pipeline pipe;
+    vc_compile_json(json, &pipe);
+    int n = 0;
+    for (int k = 0; k < pipe.plan->nkernels; k++)
+        n += pipe.plan->kernels[k].target == KT_NPU &&
+             strncmp(pipe.plan->kernels[k].shader, prefix, strlen(prefix)) == 0;
+    pipeline_free(&pipe);
+    return n;
+}
+
+/* "y -> OP -> o" for bn_graph_ext: one unary node after the batch norm, shape s; y_out: the
+ * batch norm's output y is a graph output too. */
+static void act_ext(char *e, size_t cap, const char *op, const char *attrs, const char *s,
+                    bool y_out)
+{
+    char yo[128] = "";
+    if (y_out) snprintf(yo, sizeof yo, ",{\"name\":\"y\",\"shape\":%s}", s);
+    snprintf(e, cap,
+             "|{\"name\":\"o\",\"shape\":%1$s}%4$s|{\"name\":\"o\",\"op_type\":\"%2$s\","
+             "\"inputs\":[{\"name\":\"y\",\"shape\":%1$s}],\"outputs\":[{\"name\":\"o\","
+             "\"shape\":%1$s}],\"attrs\":{%3$s}}",
+             s, op, attrs, yo);
+}
+
+/* A batch norm that cannot fold into a conv (here after the input or a pool: DenseNet's
+ * pre-activation norm1 -> relu1) joins the elementwise group after it: one generated kernel, no
+ * batchnorm kernel, against the CPU reference on random data and running statistics, affine or
+ * not, any eps, ranks 2 to 4, channels padded (3 and 20 after a pool) or not. */
+static void test_batchnorm_fused(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *xs, *bs, *op, *attrs;
+        int C;
+        bool affine, pool;
+        double eps;
+    } cases[] = {
+        {"[2,32,5,7]", "[2,32,5,7]", "aten.relu.default", "", 32, true, false, 1e-5},
+        {"[1,64,3,11]", "[1,64,3,11]", "aten.relu.default", "", 64, false, false, 1e-3},
+        {"[2,3,5,7]", "[2,3,5,7]", "aten.relu.default", "", 3, true, false, 1e-5},
+        {"[2,3,10,14]", "[2,3,5,7]", "aten.relu.default", "", 3, true, true, 0.1},
+        {"[1,20,6,6]", "[1,20,3,3]", "aten.relu.default", "", 20, false, true, 1e-5},
+        {"[2,20,8,10]", "[2,20,4,5]", "aten.relu6.default", "", 20, true, true, 1e-5},
+        {"[2,20,8,10]", "[2,20,4,5]", "aten.silu.default", "", 20, true, true, 1e-5},
+        {"[3,5,37]", "[3,5,37]", "aten.hardswish.default", "", 5, true, false, 1e-5},
+        {"[3,5,37]", "[3,5,37]", "aten.gelu.default", "", 5, false, false, 1e-5},
+        {"[4,20]", "[4,20]", "aten.relu.default", "", 20, true, false, 1e-5}, /* BatchNorm1d */
+        {"[7,3]", "[7,3]", "aten.leaky_relu.default", "\"negative_slope\":0.2", 3, false, false,
+         1e-5},
+    };
+    char b[8192], e[1024];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cases[i].pool && !kernel_has_family("pool2d")) continue;
+        act_ext(e, sizeof e, cases[i].op, cases[i].attrs, cases[i].bs, false);
+        bn_graph_ext(b, sizeof b, cases[i].xs, cases[i].bs, cases[i].C, cases[i].affine,
+                     cases[i].pool, cases[i].eps, e);
+        assert_int_equal(kernels_named(b, "batchnorm"), 0);
+        assert_int_equal(kernels_named(b, "gen_"), 1);
+        check_all_dtypes(b, "gen");
+    }
+    if (!kernel_has_family("pool2d")) return;
+    /* ResNet-v2's unit: the batch norm, a residual add, then relu */
+    const char *s = "[2,20,4,5]";
+    snprintf(e, sizeof e,
+             "{\"name\":\"r\",\"shape\":%1$s}|{\"name\":\"o\",\"shape\":%1$s}|"
+             "{\"name\":\"a\",\"op_type\":\"aten.add.Tensor\",\"inputs\":[{\"name\":\"y\","
+             "\"shape\":%1$s},{\"name\":\"r\",\"shape\":%1$s}],\"outputs\":[{\"name\":\"a\","
+             "\"shape\":%1$s}],\"attrs\":{}},{\"name\":\"o\",\"op_type\":\"aten.relu.default\","
+             "\"inputs\":[{\"name\":\"a\",\"shape\":%1$s}],\"outputs\":[{\"name\":\"o\","
+             "\"shape\":%1$s}],\"attrs\":{}}",
+             s);
+    bn_graph_ext(b, sizeof b, "[2,20,8,10]", s, 20, true, true, 1e-5, e);
+    assert_int_equal(kernels_named(b, "batchnorm"), 0);
+    check_all_dtypes(b, "gen");
+    /* switched off, the batch norm and the relu are their own kernels again */
+    act_ext(e, sizeof e, "aten.relu.default", "", s, false);
+    bn_graph_ext(b, sizeof b, "[2,20,8,10]", s, 20, true, true, 1e-5, e);
+    vc_set_no_fuse("elementwise");
+    assert_int_equal(kernels_named(b, "batchnorm"), 1);
+    check_all_dtypes(b, "batchnorm");
+    check_all_dtypes(b, "unary");
+    vc_set_no_fuse(NULL);
+    /* the batch norm's output read elsewhere too (a graph output): it keeps its own kernel */
+    act_ext(e, sizeof e, "aten.relu.default", "", s, true);
+    bn_graph_ext(b, sizeof b, "[2,20,8,10]", s, 20, true, true, 1e-5, e);
+    assert_int_equal(kernels_named(b, "batchnorm"), 1);
+    check_all_dtypes(b, "batchnorm");
 }
 
 /* ---- rope ------------------------------------------------------------------------------- */
@@ -377,5 +487,5 @@ static void test_rope_cache(void **state)
     vc_set_no_fuse(NULL);
 }
 
-TU_MAIN(test_rmsnorm, test_layernorm, test_batchnorm_dense, test_batchnorm_padded, test_rope,
-        test_rope_cache)
+TU_MAIN(test_rmsnorm, test_layernorm, test_batchnorm_dense, test_batchnorm_padded,
+        test_batchnorm_fused, test_rope, test_rope_cache)

@@ -29,6 +29,13 @@ void vc_set_fill(VcFill fill, void *ctx)
     fill_ctx = ctx;
 }
 
+static int filling_run; /* vc_filling_run */
+
+int vc_filling_run(void)
+{
+    return filling_run;
+}
+
 /* Random inputs (seed), then the test's fill. */
 static void bind_inputs(const Graph *g, uint64_t seed, Binding *b)
 {
@@ -271,7 +278,9 @@ static double run_kind(const char *json, const Graph *g0, const RefRun *r, const
     /* earlier runs on other inputs first (vc_set_runs): state a kernel keeps between runs
      * must not leak into the compared one */
     for (int i = 1; i < runs; i++) {
+        filling_run = i;
         bind_inputs(g0, 7 + 1000 * (uint64_t)i, &b);
+        filling_run = 0;
         if (exec_run(&x, false, &d) != ST_OK) fail_with(&d, "run failed");
     }
     if (runs > 1) bind_inputs(g0, 7, &b);

@@ -39,6 +39,9 @@ void vc_set_runs(int n);
  * data with ties, NaN or infinities the random fill never makes. */
 typedef void (*VcFill)(HTensor *t, int input, void *ctx);
 void vc_set_fill(VcFill fill, void *ctx);
+/* Inside a fill: 0 while the compared run's inputs (and the reference's) are filled, i while
+ * those of the i-th earlier run of vc_set_runs are: a test can give that run other data. */
+int vc_filling_run(void);
 /* dtype: "fp16", "bf16" or "fp32". Returns the worst relative L2 error over the outputs. */
 double vc_check_json(const char *json, const char *dtype, double tol, const char *expect_shader);
 /* The same with the compiled plan run by the CPU reference backend instead (cpu_backend true):

@@ -3,10 +3,11 @@
  * at coordinates c is its op applied to its inputs' values at the coordinates the op maps c to:
  * elementwise ops broadcast (right-aligned, 0 on size-1 dims), views move coordinates (reshape
  * through the row-major linear index, permute, expand, slice, select, cat as a select between
- * clamped branches), and a tensor from outside the group is a load at sum c[d]*stride[d] with its
- * physical strides (channel padding included). Semantics are the CPU reference's
- * (runtime/cpu/cpu_eltwise.c, cpu_data.c): float results in float32, scalar attributes rounded to
- * float32, comparisons in the operands' common type. */
+ * clamped branches), an eval batch_norm is an affine map per channel (dim 1) whose parameters
+ * are read at the channel, and a tensor from outside the group is a load at sum c[d]*stride[d]
+ * with its physical strides (channel padding included). Semantics are the CPU reference's
+ * (runtime/cpu/cpu_eltwise.c, cpu_data.c, cpu_reduce.c): float results in float32, scalar
+ * attributes rounded to float32, comparisons in the operands' common type. */
 #include "compiler/codegen/codegen_build.h"
 #include "compiler/lower/kernels.h"
 
@@ -111,6 +112,25 @@ static bool bcasts_to(const GTensor *in, const GTensor *out)
     return shape_bcasts_to(in->rank, in->shape, out->rank, out->shape);
 }
 
+/* An eval batch_norm over channel dim 1 (x, [weight, bias,] running mean, running var; each
+ * parameter [C]): per channel, y = x * a + c (batchnorm_of). Not elementwise by the op table, so
+ * it has a check and a builder of its own. */
+static bool batchnorm_ok(const Graph *g, const Node *n, const char **why)
+{
+    const GTensor *x = node_input(g, n, 0), *o = node_output(g, n, 0);
+    if (attr_bool(n, "training", false)) return (*why = "training-mode batch_norm"), false;
+    if (n->nin != 3 && n->nin != 5) return (*why = "batch_norm without its statistics"), false;
+    if (!dtype_is_float(o->dtype) || o->rank < 2 ||
+        !shape_equal(x->rank, x->shape, o->rank, o->shape))
+        return (*why = "batch_norm shapes"), false;
+    for (int i = 1; i < n->nin; i++) {
+        const GTensor *p = node_input(g, n, i);
+        if (p->rank != 1 || p->shape[0] != o->shape[1])
+            return (*why = "batch_norm parameters are not [C]"), false;
+    }
+    return true;
+}
+
 bool cg_node_supported(const Graph *g, const Node *n, const char **why)
 {
     *why = NULL;
@@ -153,6 +173,8 @@ bool cg_node_supported(const Graph *g, const Node *n, const char **why)
             return (*why = "integer arange with a fractional start or step"), false;
         return true;
     }
+    if (n->op == OP_BATCH_NORM)
+        return fl ? batchnorm_ok(g, n, why) : (*why = "not a float output", false);
     if (!(op_info[n->op].flags & OPF_ELTWISE)) return (*why = "not elementwise"), false;
     for (int i = 0; i < n->nin; i++)
         if (!bcasts_to(node_input(g, n, i), o))
@@ -478,6 +500,25 @@ static int cast_of(Build *b, const Node *n, const int *oc)
     return operand(b, n, 0, oc);
 }
 
+/* batch_norm's value: per channel ch = oc[1], a = [w] / sqrt(var + eps), c = [b] - mean * a, and
+ * x * a + c, in the order of the CPU reference (runtime/cpu/cpu_reduce.c) and
+ * shaders/batchnorm.glsl. The parameters are loads (or members) at [ch]. */
+static int batchnorm_of(Build *b, const Node *n, const int *oc)
+{
+    Cg *g = b->g;
+    bool affine = n->nin == 5;
+    int ch[1] = {oc[1]};
+    int x = operand(b, n, 0, oc), mean = val(b, n->in[affine ? 3 : 1], ch),
+        var = val(b, n->in[affine ? 4 : 2], ch);
+    int eps = cg_fconst(g, attr_float(n, "eps", 1e-5));
+    int a =
+        cg_binary(g, CG_DIV, cg_fconst(g, 1), cg_unary(g, CG_SQRT, cg_binary(g, CG_ADD, var, eps)));
+    if (affine) a = cg_binary(g, CG_MUL, a, val(b, n->in[1], ch));
+    int bias = affine ? val(b, n->in[2], ch) : cg_fconst(g, 0);
+    int c = cg_binary(g, CG_SUB, bias, cg_binary(g, CG_MUL, mean, a));
+    return cg_binary(g, CG_ADD, cg_binary(g, CG_MUL, x, a), c);
+}
+
 /* The value of a member of each class but the views (view_of), OC_expand the last class. */
 static int (*const class_val[OC_expand + 1])(Build *b, const Node *n, const int *oc) = {
     [OC_unary] = unary_of,     [OC_binary] = arith,    [OC_compare] = compare_of,
@@ -493,6 +534,7 @@ static int member_val(Build *b, const Node *n, const int *oc)
     CgType ot = type_of(node_output(b->c->g, n, 0)->dtype);
     if (cg_is_view(n->op)) return view_of(b, n, oc);
     if (op_has(n->op, OPF_SOURCE)) return cg_cast(g, ot, source_of(b, n, ot, oc));
+    if (n->op == OP_BATCH_NORM) return cg_cast(g, ot, batchnorm_of(b, n, oc));
     int (*val_of)(Build *, const Node *, const int *) = class_val[op_class(n->op)];
     if (!val_of) return (g->err = "no generated form"), -1;
     return cg_cast(g, ot, val_of(b, n, oc));

@@ -389,7 +389,8 @@ static Status attn_finish(const KernelCtx *c, PlanKernel *k, const AttnOps *o, b
     }
     /* spec 6, attn.ablate: parts of the kernel left out (bench only, wrong results by design);
      * SAFE: the member softmax is an exported sdpa's (canon_sdpa.c): empty rows give zeros;
-     * attention_cache's ROPE_Q, ROPE_K: the ropes it applies */
+     * attention_cache's ROPE_Q, ROPE_K: the ropes it applies, SPLIT_ROWS: the splits in use
+     * by the step's position (attn.split_rows) */
     int64_t spec[] = {a.wg,
                       a.g,
                       a.lanes,
@@ -399,8 +400,9 @@ static Status attn_finish(const KernelCtx *c, PlanKernel *k, const AttnOps *o, b
                       kc_tune(c, TUNE_ATTN_ABLATE),
                       safe,
                       ca && ca->rope_q,
-                      ca && ca->rope_k};
-    for (int i = 0; i < (ca ? 10 : 8) && st == ST_OK; i++)
+                      ca && ca->rope_k,
+                      ca ? kc_tune(c, TUNE_ATTN_SPLIT_ROWS) : 0};
+    for (int i = 0; i < (ca ? 11 : 8) && st == ST_OK; i++)
         st = kc_spec(c, k, (uint32_t)spec[i]);
     if (st != ST_OK) return st;
     kc_grid(k, ngroups * a.nsplit, 1);

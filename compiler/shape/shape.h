@@ -20,6 +20,18 @@ int shape_op_nout(OpId op);
  * the CPU reference and the NPU lowering. */
 int shape_split_sizes(const Node *n, int64_t size, int64_t *sizes, int max, const char **why);
 
+/* The region npu.slice_fill fills: its slices applied in turn (`dim`, `start`, `end`, `step`:
+ * ints for one slice, lists of one length for a chain, each slicing the result of the one
+ * before, slice's bounds rules), each level's start, step and count within the size its dim has
+ * by then. Shared by the shape check and the CPU reference. */
+typedef struct SliceBox {
+    int n;
+    int dim[NPU_MAX_RANK];
+    int64_t start[NPU_MAX_RANK], step[NPU_MAX_RANK], count[NPU_MAX_RANK];
+} SliceBox;
+/* Reads n's region over a tensor of (rank, shape); false with *why when it is malformed. */
+bool shape_slice_box(const Node *n, int rank, const int64_t *shape, SliceBox *b, const char **why);
+
 /* ATen's pooling_output_shape of an input dim: floor (or, ceil_mode, ceiling) division, and with
  * ceil_mode the last window must start inside the input or the left padding. Shared by the shape
  * check, the CPU reference and the NPU lowering. */

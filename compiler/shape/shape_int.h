@@ -77,6 +77,7 @@ Status shape_arange(ShapeCtx *c);
 Status shape_filled(ShapeCtx *c);
 /* shape_more.c */
 Status shape_fill_like(ShapeCtx *c);
+Status shape_slice_fill(ShapeCtx *c);
 Status shape_diff(ShapeCtx *c);
 Status shape_index(ShapeCtx *c);
 Status shape_gather(ShapeCtx *c);

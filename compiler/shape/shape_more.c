@@ -1,5 +1,5 @@
 /* Shape inference of the ops real torchvision and transformers exports add to the first set:
- * constant tensors shaped like another, diff, advanced indexing, gather, conv1d, transposed
+ * fills of a tensor or a region of it, diff, advanced indexing, gather, conv1d, transposed
  * conv, group_norm, 2-D upsampling, pad, einsum and scaled_dot_product_attention. ATen's rules,
  * ATen's defaults for omitted attributes. */
 #include <math.h>
@@ -10,16 +10,35 @@
 /* attribute values above this are refused before they enter shape arithmetic (no overflow) */
 #define BIG ((int64_t)1 << 30)
 
-static bool starts(const char *s, const char *p)
+/* fill.Tensor's value (input 1, when there is one) must be 0-dim, as in ATen; its dtype may
+ * differ (ATen fills with value.item(), cast to the output's dtype). */
+static Status fill_value(ShapeCtx *c)
 {
-    return s && strncmp(s, p, strlen(p)) == 0;
+    const GTensor *v = c->n->nin > 1 ? sh_in(c, 1) : NULL;
+    if (v && v->rank != 0)
+        return sh_err(c, v->name,
+                      "fill_ only supports 0-dimension value tensor but got tensor with %d "
+                      "dimensions",
+                      v->rank);
+    return ST_OK;
 }
 
-/* new_ones/new_zeros/new_full take `size`; *_like, zero_ and fill keep the input's shape. */
+/* zero_ and fill keep the input's shape. */
 Status shape_fill_like(ShapeCtx *c)
 {
-    /* new_*: `size` as full/zeros/ones read it (shape_views.c) */
-    return starts(c->n->aten, "aten.new_") ? shape_filled(c) : shape_same(c);
+    Status st = fill_value(c);
+    return st != ST_OK ? st : shape_same(c);
+}
+
+/* npu.slice_fill(x[, value]): x's shape; its region (shape_slice_box) must make sense. */
+Status shape_slice_fill(ShapeCtx *c)
+{
+    const GTensor *x = sh_in(c, 0);
+    SliceBox b;
+    const char *why = NULL;
+    if (!shape_slice_box(c->n, x->rank, x->shape, &b, &why)) return sh_err(c, x->name, "%s", why);
+    Status st = fill_value(c);
+    return st != ST_OK ? st : shape_same(c);
 }
 
 /* diff(x, n, dim, prepend, append): the IR lists the optional tensors that were given, in

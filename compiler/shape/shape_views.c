@@ -108,6 +108,38 @@ Status shape_slice(ShapeCtx *c)
     return sh_set(c, x->rank, s);
 }
 
+bool shape_slice_box(const Node *n, int rank, const int64_t *shape, SliceBox *b, const char **why)
+{
+    static const char *const keys[] = {"dim", "start", "end", "step"};
+    static const int64_t dflt[] = {0, 0, INT64_MAX, 1};
+    int64_t v[4][NPU_MAX_RANK], size[NPU_MAX_RANK];
+    int cnt = attr_present(n, "dim") ? attr_ints(n, "dim", v[0], NPU_MAX_RANK) : 1;
+    if (cnt < 1 || cnt > NPU_MAX_RANK) {
+        *why = "`dim` must be an int or a list of 1 to 8 ints";
+        return false;
+    }
+    for (int a = 0; a < 4; a++)
+        if (!attr_ints_n(n, keys[a], v[a], cnt, dflt[a])) {
+            *why = "`dim`, `start`, `end` and `step` must be ints or lists of one length";
+            return false;
+        }
+    memcpy(size, shape, sizeof(int64_t) * (size_t)rank);
+    b->n = cnt;
+    for (int i = 0; i < cnt; i++) {
+        int d = norm_dim(v[0][i], rank);
+        if (rank == 0 || d < 0 || v[3][i] < 1) {
+            *why = "each slice needs a dim within the input's rank and a positive step";
+            return false;
+        }
+        int64_t start = clamp_bound(v[1][i], size[d]), end = clamp_bound(v[2][i], size[d]);
+        b->dim[i] = d;
+        b->start[i] = start;
+        b->step[i] = v[3][i];
+        b->count[i] = size[d] = end > start ? (end - start - 1) / v[3][i] + 1 : 0;
+    }
+    return true;
+}
+
 int shape_split_sizes(const Node *n, int64_t size, int64_t *sizes, int max, const char **why)
 {
     const Attr *a = node_attr(n, "split_sizes");

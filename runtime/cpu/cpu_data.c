@@ -319,13 +319,10 @@ Status cpu_source(const CpuCall *c)
     }
     if (n->op == OP_ONES) fill = 1;
     if (n->op == OP_FULL) fill = attr_float(n, "fill_value", 0);
-    for (int64_t i = 0; i < o->numel; i++) {
-        if (o->dtype == DT_F32)
-            ((float *)o->data)[i] = (float)fill;
-        else if (o->dtype == DT_I64)
-            ((int64_t *)o->data)[i] = (int64_t)fill;
-        else
-            ((uint8_t *)o->data)[i] = fill != 0;
-    }
+    /* any dtype (new_zeros of a float16 tensor is float16): a float value truncated into an
+     * integer one, nonzero true */
+    size_t es = dtype_size(o->dtype);
+    for (int64_t i = 0; i < o->numel; i++)
+        htensor_convert((char *)o->data + (size_t)i * es, o->dtype, &fill, DT_F64, 1);
     return ST_OK;
 }

@@ -1,5 +1,5 @@
-/* CPU reference of the ops real torchvision and transformers exports add: constant tensors
- * shaped like another (new_ones, zeros_like, zero_), diff, advanced indexing, gather, pad,
+/* CPU reference of the ops real torchvision and transformers exports add: fills of a tensor
+ * (zero_, fill) or a region of it (slice_fill), diff, advanced indexing, gather, pad,
  * group_norm, 2-D upsampling, einsum and scaled_dot_product_attention. ATen semantics; sums in
  * double, one rounding to float32 on store. */
 #include <math.h>
@@ -32,26 +32,69 @@ static void st_val(HTensor *o, int64_t i, double f, int64_t iv, bool is_int)
         htensor_convert((char *)o->data + (size_t)i * s, o->dtype, &f, DT_F64, 1);
 }
 
-/* The fill value: 1 for *ones*, 0 for *zeros* and zero_, `fill_value` (new_full, full_like) or
- * `value` (fill). */
+/* The value a fill writes, as an attribute: input 1 when the node has one (a 0-dim tensor:
+ * fill.Tensor, slice_fill; an int or bool tensor as an int), else attribute `key`; kind
+ * ATTR_NONE when it is neither a number nor present. */
+static Attr fill_value(const CpuCall *c, const char *key)
+{
+    if (c->nin > 1) {
+        const HTensor *t = c->in[1];
+        if (dtype_is_float(t->dtype)) return (Attr){.kind = ATTR_FLOAT, .f = htensor_get_f(t, 0)};
+        int64_t i = htensor_get_i(t, 0);
+        return (Attr){.kind = ATTR_INT, .i = i, .f = (double)i};
+    }
+    const Attr *v = node_attr(c->node, key);
+    if (v && (v->kind == ATTR_INT || v->kind == ATTR_FLOAT || v->kind == ATTR_BOOL)) return *v;
+    return (Attr){.kind = ATTR_NONE};
+}
+
+/* Stores fill value v at element i of o, as ATen's fill casts it: a float into an integer
+ * tensor truncated, into bool nonzero. */
+static void st_fill(HTensor *o, int64_t i, const Attr *v)
+{
+    bool is_int = !dtype_is_float(o->dtype);
+    int64_t iv = v->kind == ATTR_FLOAT ? to_i64(v->f) : v->i;
+    double f = v->kind == ATTR_FLOAT && is_int && o->dtype != DT_BOOL ? (double)iv : v->f;
+    st_val(o, i, f, iv, is_int && f == (double)iv);
+}
+
+/* The fill value: 0 for zero_, `value` (fill.Scalar) or input 1 (fill.Tensor). */
 Status cpu_fill_like(const CpuCall *c)
 {
-    const char *a = c->node->aten ? c->node->aten : "";
-    const char *key = strstr(a, "full") ? "fill_value" : strstr(a, "fill") ? "value" : NULL;
-    double f = strstr(a, "ones") ? 1.0 : 0.0;
-    int64_t iv = to_i64(f);
-    bool is_int = !dtype_is_float(c->out[0]->dtype);
-    if (key) {
-        const Attr *v = node_attr(c->node, key);
-        if (!v || (v->kind != ATTR_INT && v->kind != ATTR_FLOAT && v->kind != ATTR_BOOL))
-            return err(c, NULL, "attribute '%s' must be a number", key);
-        f = v->f;
-        iv = v->kind == ATTR_FLOAT ? to_i64(v->f) : v->i;
-        if (v->kind == ATTR_FLOAT && is_int && c->out[0]->dtype != DT_BOOL) f = (double)iv;
-    }
+    bool zero = c->node->aten && strstr(c->node->aten, "zero_");
+    Attr v = zero ? (Attr){.kind = ATTR_INT} : fill_value(c, "value");
+    if (v.kind == ATTR_NONE) return err(c, NULL, "attribute 'value' must be a number");
     HTensor *o = c->out[0];
     for (int64_t i = 0; i < o->numel; i++)
-        st_val(o, i, f, iv, is_int && (!key || f == (double)iv));
+        st_fill(o, i, &v);
+    return ST_OK;
+}
+
+/* npu.slice_fill: x, with the region shape_slice_box reads set to `value` (or input 1). */
+Status cpu_slice_fill(const CpuCall *c)
+{
+    const HTensor *x = c->in[0];
+    HTensor *o = c->out[0];
+    SliceBox b;
+    const char *why = NULL;
+    if (!shape_slice_box(c->node, x->rank, x->shape, &b, &why)) return err(c, NULL, "%s", why);
+    Attr v = fill_value(c, "value");
+    if (v.kind == ATTR_NONE) v = (Attr){.kind = ATTR_INT}; /* absent: zero_ */
+    memcpy(o->data, x->data, (size_t)o->numel * dtype_size(o->dtype));
+    for (int64_t i = 0; i < o->numel; i++) {
+        int64_t pos[NPU_MAX_RANK], r = i;
+        for (int a = x->rank - 1; a >= 0; a--) {
+            pos[a] = r % x->shape[a];
+            r /= x->shape[a];
+        }
+        bool in = true;
+        for (int l = 0; in && l < b.n; l++) { /* each slice's index of the one before's */
+            int64_t p = pos[b.dim[l]] - b.start[l];
+            in = p >= 0 && p % b.step[l] == 0 && p / b.step[l] < b.count[l];
+            pos[b.dim[l]] = in ? p / b.step[l] : 0;
+        }
+        if (in) st_fill(o, i, &v);
+    }
     return ST_OK;
 }
 

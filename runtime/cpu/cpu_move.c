@@ -1,5 +1,5 @@
 /* CPU reference data movement beyond views: stack, flip, roll, tril/triu, repeat,
- * repeat_interleave, pixel_shuffle and slice_fill. Every output element is copied from one input
+ * repeat_interleave and pixel_shuffle. Every output element is copied from one input
  * element (tril/triu: or zero), by element size, so every dtype moves unchanged. */
 #include <string.h>
 #include "runtime/cpu/cpu_kernels.h"
@@ -212,40 +212,6 @@ Status cpu_pixel_shuffle(const CpuCall *c)
         int64_t ch = pos[r - 3] * f * f + (pos[r - 2] % f) * f + pos[r - 1] % f;
         at += ch * xs[r - 3] + (pos[r - 2] / f) * xs[r - 2] + (pos[r - 1] / f) * xs[r - 1];
         put(o, i, x, at);
-    }
-    return ST_OK;
-}
-
-/* npu.slice_fill: x, with x[start:end:step] along dim set to `value` (slice's bounds rules). */
-Status cpu_slice_fill(const CpuCall *c)
-{
-    const HTensor *x = c->in[0];
-    HTensor *o = c->out[0];
-    int d = norm_dim(attr_int(c->node, "dim", 0), x->rank);
-    int64_t size = d >= 0 ? x->shape[d] : 0, step_ = attr_int(c->node, "step", 1);
-    int64_t start = attr_int(c->node, "start", 0), end = attr_int(c->node, "end", size);
-    if (d < 0 || step_ < 1) return err(c, "slice_fill: bad dim or step");
-    start = start < 0 ? start + size : start;
-    end = end < 0 ? end + size : end;
-    start = start < 0 ? 0 : start > size ? size : start;
-    end = end < start ? start : end > size ? size : end;
-    const Attr *v = node_attr(c->node, "value");
-    double f = v ? v->f : 0;
-    int64_t iv = v && v->kind == ATTR_INT                ? v->i
-                 : f != f || f >= 9.2e18 || f <= -9.2e18 ? 0
-                                                         : (int64_t)f;
-    size_t s = dtype_size(o->dtype);
-    int64_t pos[NPU_MAX_RANK] = {0};
-    for (int64_t i = 0; i < o->numel; i++, step(pos, o->shape, o->rank)) {
-        int64_t p = pos[d];
-        if (p >= start && p < end && (p - start) % step_ == 0) {
-            if (dtype_is_float(o->dtype))
-                htensor_convert((char *)o->data + (size_t)i * s, o->dtype, &f, DT_F64, 1);
-            else
-                htensor_convert((char *)o->data + (size_t)i * s, o->dtype, &iv, DT_I64, 1);
-        } else {
-            put(o, i, x, i);
-        }
     }
     return ST_OK;
 }

@@ -5,7 +5,13 @@
 # is refused with exit 2, never computed out of place; so is a view made before a write and read
 # after it. state.json: add_ into a constant makes it model state (an input paired with the
 # value it ends with), copy_ overwriting a constant whole first does not; add_ into a slice of a
-# constant (state_view.json) is refused.
+# constant (state_view.json) is refused. box_fill.json: fill_.Tensor (its value a lifted 0-dim
+# constant, as Swin's shifted-window mask writes mask[h0:h1, w0:w1] = n) of a slice of a slice
+# becomes one slice_fill of the base over both; an int64 value fills a float tensor cast, as in
+# ATen; a value that is no 0-dim tensor, or a link of the chain read afterwards, is refused.
+# mask_source.json: new_zeros of an NPU result (Swin's mask is shaped from the activation) is a
+# zeros source, host-side, so the mask filled from it is made in the CPU prologue; new_full of a
+# float16 tensor fills float16.
 . tests/cli/lib.bash
 D=tests/models/inplace
 # values(FILE, TENSOR): the tensor's floats from a safetensors file, one per line
@@ -36,3 +42,22 @@ sys.exit(0 if all(abs(y - 2 * s - (s - a)) < 1e-5 and abs(s - a) <= 1 for y, s, 
 ok "add_ into a slice of a constant (state the carry cannot express): exit 2 naming the node" "[ $rc = 2 ] && grep -q \"node 'add_': tensor 'c_acc': aten.add_.Tensor writes in place into a view of 'c_acc' (made by 'slice_1'), model state\" $T/sv.txt"
 "$B" generate $D/state.json > "$T/g.txt" 2>&1; rc=$?
 ok "generate of a state model whose input is no token: exit 2 naming the input" "[ $rc = 2 ] && grep -q \"tensor 'x': generate fills input_ids\" $T/g.txt"
+# values2(FILE, TENSOR): the same, on one line
+values2() { values "$@" | tr '\n' ' '; }
+"$B" describe $D/box_fill.json --dump-after import > /dev/null 2> "$T/b.txt"
+ok "fill_.Tensor of a slice of a slice becomes one slice_fill of the base, the value its input" "grep -q '%fill_ = slice_fill(%ones, %lift_fresh_copy, dim=\[0,1\], start=\[1,0\], end=\[3,9223372036854775807\], step=\[1,2\])' $T/b.txt && grep -q 'mul(%fill__1, other=2)' $T/b.txt"
+for be in cpu vulkan; do
+    "$B" run $D/box_fill.json --backend $be -o "$T/b.st" > /dev/null 2>&1; rc=$?
+    ok "box_fill on $be: rows 1..2 at columns 0, 2 are 7 (int64 cast), column 4 -2.5, the rest 1 (doubled); fill_ of a whole clone -2.5 (plus 1)" \
+       "[ $rc = 0 ] && [ \"\$(values2 $T/b.st out)\" = '2 2 2 2 -5 14 2 14 2 -5 14 2 14 2 -5 2 2 2 2 -5 ' ] && [ \"\$(values2 $T/b.st whole | tr ' ' '\n' | sort -u | tr -d '\n')\" = '-1.5' ]"
+done
+"$B" run $D/box_fill_vector.json --backend cpu > "$T/bv.txt" 2>&1; rc=$?
+ok "fill_ with a 1-dim value tensor: exit 2 naming the node and the value" "[ $rc = 2 ] && grep -q \"node 'fill__1': tensor 'lift_fresh_copy_1': .*fill_ only supports 0-dimension value tensor but got tensor with 1 dimensions\" $T/bv.txt"
+"$B" run $D/box_fill_stale.json --backend cpu > "$T/bs.txt" 2>&1; rc=$?
+ok "fill_ of a slice of a slice whose outer slice is read afterwards: exit 2 naming the reader" "[ $rc = 2 ] && grep -q \"node 'fill_'.*view of 'ones' (made by 'slice_1') that 'late' reads afterwards\" $T/bs.txt"
+"$B" describe $D/mask_source.json > "$T/m.txt" 2>&1; rc=$?
+ok "new_zeros of an NPU result and the slice_fill of it: the CPU prologue, then one NPU partition" "[ $rc = 0 ] && grep -q '^  partition p0 cpu: kernels 0..1$' $T/m.txt && grep -q '^  partition p1 npu' $T/m.txt && ! grep -q '^  partition p2' $T/m.txt && grep -Eq '^0 +cpu +zeros ' $T/m.txt"
+"$B" run $D/mask_source.json --backend cpu -o "$T/m.st" > /dev/null 2>&1; rc=$?
+ok "new_full of a float16 tensor: 2.5 in float16" "[ $rc = 0 ] && [ \"\$(values2 $T/m.st full_f32)\" = '2.5 2.5 ' ]"
+"$B" run $D/mask_source.json --check > "$T/mv.txt" 2>&1; rc=$?
+ok "mask_source on Vulkan matches the CPU reference" "[ $rc = 0 ] && grep -q ', 0 mismatch, 0 without reference' $T/mv.txt"
