@@ -58,7 +58,7 @@ static void from_pipeline(Table *t, const Graph *g)
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = &g->nodes[i];
         const char *op = n->aten ? n->aten : op_short_name(n->op);
-        if (n->op == OP_DEPAD || n->op == OP_PACK) continue; /* the compiler's own */
+        if (n->own) continue;
         if (n->dead)
             add(t, op, C_GONE, "removed or folded by the compiler", n->name);
         else if (n->place == PLACE_NPU || n->adopted)

@@ -141,6 +141,8 @@ typedef struct Node {
                           * (compiler/schedule.h), -1 when it runs none */
     const char *why_cpu; /* partition: why this node cannot run on the NPU */
     bool adopted;        /* fuse-elementwise took it from the CPU: only generated kernels run it */
+    bool own;            /* the compiler's own work, not the model's (a depad, a pack, a copy
+                          * into a cat in place): `ops --coverage` leaves it out */
 } Node;
 
 typedef struct Graph {

@@ -127,6 +127,7 @@ Status pass_fuse(Graph *g, PassCtx *c);
 Status pass_fuse_elementwise(Graph *g, PassCtx *c);
 Status pass_layout(Graph *g, PassCtx *c);
 Status pass_pack_inputs(Graph *g, PassCtx *c);
+Status pass_cat_in_place(Graph *g, PassCtx *c);
 Status pass_views(Graph *g, PassCtx *c);
 Status pass_plan_memory(Graph *g, PassCtx *c);
 
@@ -164,6 +165,13 @@ int graph_kernel_inputs(const Graph *g, int i, int *ins, int max);
  * before every run), and index and source do not live in it. The CPU neither produces nor reads
  * it, so no partition transfer has to see the write. */
 bool graph_index_copy_in_place(const Graph *g, int i);
+/* The element offset of each input of cat node n inside its output, when its slices are
+ * contiguous runs of it (every dim before the cat dim of size 1, inputs of its rank); false
+ * otherwise. off has room for n->nin. */
+bool graph_cat_offsets(const Graph *g, const Node *n, int64_t *off);
+/* Does cat node i run no kernel: is every input already a view of its output's storage at the
+ * offset the cat would copy it to (pass_cat.c)? */
+bool graph_cat_in_place(const Graph *g, int i);
 /* Partition indices: runs of one placement over the live nodes in graph order (g->nparts). */
 void graph_number_parts(Graph *g);
 /* Moves the host-only nodes (on the CPU, reading only graph inputs, weights, constants and other

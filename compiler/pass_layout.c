@@ -106,7 +106,9 @@ Status pass_layout(Graph *g, PassCtx *c)
         Node *n = &g->nodes[i];
         if (n->dead || n->place != PLACE_NPU || n->nout != 1) continue;
         GTensor *o = &g->tensors[n->out[0]];
-        if (o->rank != 4 || !dtype_is_float(o->dtype)) continue;
+        /* a view inside another tensor's storage (a cat's part: compiler/pass_cat.c) keeps the
+         * layout of its place there, dense */
+        if (o->rank != 4 || !dtype_is_float(o->dtype) || o->alias_of >= 0) continue;
         bool pad = conv_family(n->op);
         if (!pad && layout_agnostic(g, n) && n->nin > 0) {
             pad = true;
@@ -162,6 +164,7 @@ Status pass_layout(Graph *g, PassCtx *c)
         dn->place = PLACE_NPU;
         dn->part = g->nodes[producer].part;
         dn->fusion = -1;
+        dn->own = true;
     }
     return graph_link(g);
 }

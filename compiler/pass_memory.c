@@ -1,12 +1,12 @@
 /* plan-memory: one device arena for activations, graph inputs and outputs. The kernel order is
  * decided first (compiler/schedule.h: each NPU run ordered by level, Node.slot); each tensor
- * that owns storage lives from the slot of the kernel that produces it to the slot of its last
- * reader (through aliases); graph inputs from the start, graph outputs to the end. First-fit
- * placement over that order reuses dead tensors' bytes, and only across slots: a tensor written
- * in the slot where another is last read never takes its bytes, so reuse adds no barrier. Reports
- * the arena size against one buffer per tensor. Weights get their own buffers (offset -1). Tensors
- * inside an enabled fused kernel take no memory. CompileOptions.no_reuse keeps every tensor alive
- * to the end (for per-kernel comparisons). */
+ * that owns storage lives from the slot of the first kernel that writes it (its producer, or one
+ * writing a view into it) to the slot of its last reader (through aliases); graph inputs from the
+ * start, graph outputs to the end. First-fit placement over that order reuses dead tensors' bytes,
+ * and only across slots: a tensor written in the slot where another is last read never takes its
+ * bytes, so reuse adds no barrier. Reports the arena size against one buffer per tensor. Weights
+ * get their own buffers (offset -1). Tensors inside an enabled fused kernel take no memory.
+ * CompileOptions.no_reuse keeps every tensor alive to the end (for per-kernel comparisons). */
 #include <stdlib.h>
 #include "compiler/pass.h"
 #include "compiler/schedule.h"
@@ -79,6 +79,18 @@ Status pass_plan_memory(Graph *g, PassCtx *c)
         int def = x->kind == TK_INPUT ? -1 : def_slot(g, t);
         idx[t] = n;
         lv[n++] = (Live){t, def, def, bytes, -1};
+    }
+    /* a storage lives from its first write: kernels write views into it before its own producer
+     * runs (the parts of a cat in place, whose cat runs no kernel: slot -1) */
+    for (int t = 0; t < g->ntensors; t++) {
+        const GTensor *x = &g->tensors[t];
+        int b = x->alias_of;
+        if (b < 0 || idx[b] < 0 || g->tensors[b].kind != TK_ACT || x->producer < 0) continue;
+        int s = g->nodes[x->producer].slot;
+        Live *l = &lv[idx[b]];
+        if (s < 0 || (l->def >= 0 && s >= l->def)) continue;
+        if (l->last < s) l->last = s;
+        l->def = s;
     }
     /* last use, through aliases, in slots (fused members run in their anchor's); a view
      * reads nothing itself, its readers count for its base */

@@ -89,6 +89,7 @@ Status pass_pack_inputs(Graph *g, PassCtx *c)
         Node *pn = &g->nodes[pos];
         pn->place = PLACE_NPU;
         pn->fusion = -1;
+        pn->own = true;
     }
     graph_number_parts(g);
     return graph_link(g);

@@ -81,6 +81,9 @@ int graph_kernel_node(const Graph *g, int i)
     if (n->place == PLACE_CPU) return i;
     if (n->fusion >= 0 && g->fusions[n->fusion].enabled)
         return g->fusions[n->fusion].folded ? -1 : g->fusions[n->fusion].anchor;
+    /* a cat runs none when its inputs are in its storage already (a cat writing a view inside
+     * another's storage runs) */
+    if (n->op == OP_CAT) return graph_cat_in_place(g, i) ? -1 : i;
     /* a view: no kernel (an in-place writer such as index_copy aliases too, and runs) */
     if (n->nout == 1 && g->tensors[n->out[0]].alias_of >= 0 && (op_info[n->op].flags & OPF_VIEW))
         return -1;
@@ -88,6 +91,40 @@ int graph_kernel_node(const Graph *g, int i)
     /* a member of a switched-off generated group that no hand-written kernel runs (a node the
      * group took from the CPU) runs as its own generated kernel */
     return n->fusion >= 0 && strcmp(g->fusions[n->fusion].pattern, FUSE_ELEMENTWISE) == 0 ? i : -1;
+}
+
+bool graph_cat_offsets(const Graph *g, const Node *n, int64_t *off)
+{
+    if (n->op != OP_CAT || n->nout != 1 || n->nin < 1) return false;
+    const GTensor *o = node_output(g, n, 0);
+    int d = norm_dim(attr_int(n, "dim", 0), o->rank);
+    if (d < 0) return false;
+    int64_t inner = 1, at = 0;
+    for (int k = 0; k < o->rank; k++) {
+        if (k < d && o->shape[k] != 1) return false;
+        if (k > d) inner *= o->shape[k];
+    }
+    for (int k = 0; k < n->nin; k++) {
+        const GTensor *x = node_input(g, n, k);
+        if (x->rank != o->rank) return false;
+        off[k] = at;
+        at += x->shape[d] * inner;
+    }
+    return true;
+}
+
+bool graph_cat_in_place(const Graph *g, int i)
+{
+    const Node *n = &g->nodes[i];
+    int64_t off[64];
+    if (n->nin > 64 || !graph_cat_offsets(g, n, off)) return false;
+    const GTensor *o = node_output(g, n, 0);
+    int base = o->alias_of >= 0 ? o->alias_of : n->out[0];
+    for (int k = 0; k < n->nin; k++) {
+        const GTensor *x = node_input(g, n, k);
+        if (x->alias_of != base || x->view_off != o->view_off + off[k] || x->padded) return false;
+    }
+    return !o->padded;
 }
 
 static int storage_base(const Graph *g, int t)

@@ -22,6 +22,10 @@ const Pass pass_table[] = {
     {"fuse-elementwise",
      "maximal chains/trees of elementwise and view ops become one generated kernel each", true,
      pass_fuse_elementwise},
+    {"cat-in-place",
+     "cat inputs written in place into the cat's storage by their producers; such cats run no "
+     "kernel",
+     true, pass_cat_in_place},
     {"layout", "NPU conv-family tensors padded to the channel tile; explicit depad conversions",
      true, pass_layout},
     {"pack-inputs",
@@ -65,6 +69,13 @@ static bool same_ints(const int *a, int na, const int *b, int nb)
     return na == nb && (na == 0 || memcmp(a, b, sizeof(int) * (size_t)na) == 0);
 }
 
+/* Is tensor t a cat's output (the storage cat-in-place writes parts into)? */
+static bool in_cat_storage(const Graph *g, int t)
+{
+    int p = g->tensors[t].producer;
+    return p >= 0 && g->nodes[p].op == OP_CAT;
+}
+
 /* The change list of a pass: node-by-node difference between two snapshots. */
 static Status diff(const Graph *before, Snapshot *s)
 {
@@ -94,6 +105,9 @@ static Status diff(const Graph *before, Snapshot *s)
             continue;
         } else if (b->dead) {
             continue;
+        } else if (a->op == OP_CAT && graph_cat_in_place(after, i) &&
+                   !graph_cat_in_place(before, bi)) {
+            ch.what = "in place: its producers write its inputs into its storage, no kernel";
         } else if (!same_ints(a->in, a->nin, b->in, b->nin) ||
                    !same_ints(a->out, a->nout, b->out, b->nout)) {
             ch.what = "inputs or outputs rewired";
@@ -109,7 +123,9 @@ static Status diff(const Graph *before, Snapshot *s)
             if (ta->padded != tb->padded)
                 ch.what = "output channel-padded";
             else if (ta->alias_of != tb->alias_of)
-                ch.what = "output became a view";
+                ch.what = ta->alias_of >= 0 && in_cat_storage(after, ta->alias_of)
+                              ? "output written in place into a cat's storage"
+                              : "output became a view";
             else if (ta->offset != tb->offset)
                 ch.what = "output placed in the arena";
             else

@@ -34,37 +34,15 @@ static const char *tt(const char *name, const char *shape)
     return b;
 }
 
-/* A graph under construction: its inputs, outputs, weights (each mapped from p_NAME) and nodes. */
-typedef struct G {
-    char in[512], out[512], w[512], map[256], nodes[8192];
-} G;
-
-static void g_node(G *g, const char *name, const char *op, const char *ins, const char *out,
-                   const char *attrs)
-{
-    tu_cat(g->nodes, sizeof g->nodes,
-           "%s{\"name\":\"%s\",\"op_type\":\"%s\",\"inputs\":[%s],\"outputs\":[%s],\"attrs\":{%s}}",
-           g->nodes[0] ? "," : "", name, op, ins, out, attrs);
-}
-
 /* conv2d `name` without bias: x -> out, weight w [shape] (parameter p_w). */
-static void g_conv(G *g, const char *name, const char *x, const char *xs, const char *w,
+static void g_conv(TuGraph *g, const char *name, const char *x, const char *xs, const char *w,
                    const char *ws, const char *out, const char *os, const char *attrs)
 {
     char pw[32], ins[256];
     snprintf(pw, sizeof pw, "p_%s", w);
-    tu_cat(g->w, sizeof g->w, "%s%s", g->w[0] ? "," : "", tt(w, ws));
-    tu_cat(g->map, sizeof g->map, "%s\"%s\":\"%s\"", g->map[0] ? "," : "", pw, w);
+    tu_graph_weight(g, w, ws);
     snprintf(ins, sizeof ins, "%s,%s", tt(x, xs), tt(pw, ws));
-    g_node(g, name, "aten.conv2d.default", ins, tt(out, os), attrs);
-}
-
-static void g_json(const G *g)
-{
-    snprintf(json, sizeof json,
-             "{\"model_name\":\"t\",\"graph_inputs\":[%s],\"graph_outputs\":[%s],\"weights\":[%s],"
-             "\"weight_name_mapping\":{%s},\"nodes\":[%s]}",
-             g->in, g->out, g->w, g->map, g->nodes);
+    tu_graph_node(g, name, "aten.conv2d.default", ins, tt(out, os), attrs);
 }
 
 /* A pool's shapes and attributes: x [n, c, h, w] to y [n, c, oh, ow]; conv: x is the output of
@@ -85,13 +63,13 @@ static void pool_json(const PoolG *q)
     snprintf(in3, sizeof in3, "[%lld,3,%lld,%lld]", (long long)q->n, (long long)q->h,
              (long long)q->w);
     snprintf(ws, sizeof ws, "[%lld,3,3,3]", (long long)q->c);
-    static G g;
+    static TuGraph g;
     memset(&g, 0, sizeof g);
     tu_cat(g.in, sizeof g.in, "%s", tt("x", q->conv ? in3 : xs));
     tu_cat(g.out, sizeof g.out, "%s", tt("y", ys));
     if (q->conv) g_conv(&g, "conv", "x", in3, "cw", ws, "xc", xs, "\"padding\":[1,1]");
-    g_node(&g, "pool", q->op, tt(q->conv ? "xc" : "x", xs), tt("y", ys), q->attrs);
-    g_json(&g);
+    tu_graph_node(&g, "pool", q->op, tt(q->conv ? "xc" : "x", xs), tt("y", ys), q->attrs);
+    tu_graph_json(&g, json, sizeof json);
 }
 
 /* The plan's kernels of stem `stem`; *k the last of them. */
@@ -231,22 +209,22 @@ static void se_json(int64_t c)
     snprintf(w1, sizeof w1, "[8,%lld,1,1]", (long long)c);
     snprintf(w2, sizeof w2, "[%lld,8,1,1]", (long long)c);
     static const char *const q = "[2,8,1,1]";
-    static G g;
+    static TuGraph g;
     memset(&g, 0, sizeof g);
     tu_cat(g.in, sizeof g.in, "%s,%s", tt("x", "[2,3,13,11]"), tt("x2", xc));
     tu_cat(g.out, sizeof g.out, "%s,%s", tt("y", xc), tt("z", xc));
     g_conv(&g, "conv", "x", "[2,3,13,11]", "cw", wc, "xc", xc, "\"padding\":[1,1]");
-    g_node(&g, "r", "aten.relu.default", tt("xc", xc), tt("r", xc), "");
-    g_node(&g, "pool", ADAPTIVE, tt("r", xc), tt("p", s1), "\"output_size\":[1,1]");
+    tu_graph_node(&g, "r", "aten.relu.default", tt("xc", xc), tt("r", xc), "");
+    tu_graph_node(&g, "pool", ADAPTIVE, tt("r", xc), tt("p", s1), "\"output_size\":[1,1]");
     g_conv(&g, "fc1", "p", s1, "w1", w1, "f1", q, "");
-    g_node(&g, "r1", "aten.relu.default", tt("f1", q), tt("q", q), "");
+    tu_graph_node(&g, "r1", "aten.relu.default", tt("f1", q), tt("q", q), "");
     g_conv(&g, "fc2", "q", q, "w2", w2, "f2", s1, "");
-    g_node(&g, "hs", "aten.hardsigmoid.default", tt("f2", s1), tt("s", s1), "");
+    tu_graph_node(&g, "hs", "aten.hardsigmoid.default", tt("f2", s1), tt("s", s1), "");
     snprintf(ins, sizeof ins, "%s,%s", tt("s", s1), tt("r", xc));
-    g_node(&g, "mul", "aten.mul.Tensor", ins, tt("y", xc), "");
+    tu_graph_node(&g, "mul", "aten.mul.Tensor", ins, tt("y", xc), "");
     snprintf(ins, sizeof ins, "%s,%s", tt("r", xc), tt("x2", xc));
-    g_node(&g, "add", "aten.add.Tensor", ins, tt("z", xc), "");
-    g_json(&g);
+    tu_graph_node(&g, "add", "aten.add.Tensor", ins, tt("z", xc), "");
+    tu_graph_json(&g, json, sizeof json);
 }
 
 static void test_se_layout(void **state)

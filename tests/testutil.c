@@ -324,3 +324,26 @@ void tu_cat(char *dst, size_t cap, const char *fmt, ...)
     va_end(ap);
     assert_true(k >= 0 && (size_t)k < cap - n);
 }
+
+void tu_graph_node(TuGraph *g, const char *name, const char *op, const char *ins, const char *outs,
+                   const char *attrs)
+{
+    tu_cat(g->nodes, sizeof g->nodes,
+           "%s{\"name\":\"%s\",\"op_type\":\"%s\",\"inputs\":[%s],\"outputs\":[%s],\"attrs\":{%s}}",
+           g->nodes[0] ? "," : "", name, op, ins, outs, attrs);
+}
+
+void tu_graph_weight(TuGraph *g, const char *name, const char *shape)
+{
+    tu_cat(g->w, sizeof g->w, "%s{\"name\":\"%s\",\"shape\":%s}", g->w[0] ? "," : "", name, shape);
+    tu_cat(g->map, sizeof g->map, "%s\"p_%s\":\"%s\"", g->map[0] ? "," : "", name, name);
+}
+
+void tu_graph_json(const TuGraph *g, char *json, size_t cap)
+{
+    int k = snprintf(json, cap,
+                     "{\"model_name\":\"t\",\"graph_inputs\":[%s],\"graph_outputs\":[%s],"
+                     "\"weights\":[%s],\"weight_name_mapping\":{%s},\"nodes\":[%s]}",
+                     g->in, g->out, g->w, g->map, g->nodes);
+    assert_true(k >= 0 && (size_t)k < cap);
+}

@@ -30,6 +30,17 @@ int tu_tensor_json(char *b, size_t cap, const char *name, int rank, const int *s
 /* Appends printf-formatted text to the NUL-terminated dst of cap bytes; fails the test when it
  * does not fit (graph JSON built piece by piece). */
 void tu_cat(char *dst, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A graph in the exporter's JSON built piece by piece: the texts of its inputs, outputs, weights
+ * (weight NAME read as the parameter p_NAME) and nodes, each a comma-separated list. */
+typedef struct TuGraph {
+    char in[1024], out[1024], w[4096], map[2048], nodes[24576];
+} TuGraph;
+void tu_graph_node(TuGraph *g, const char *name, const char *op, const char *ins, const char *outs,
+                   const char *attrs);
+/* Adds weight `name` of shape `shape` (JSON text, "[8,3,3,3]"), read as parameter p_<name>. */
+void tu_graph_weight(TuGraph *g, const char *name, const char *shape);
+/* The whole graph's JSON (model "t") into json, cap bytes at most. */
+void tu_graph_json(const TuGraph *g, char *json, size_t cap);
 /* Runs node 0's CPU kernel. `in` are the inputs (any dtype; converted to the reference dtype),
  * `out` receives newly allocated outputs (caller frees with htensor_free). */
 Status tu_run(const Graph *g, HTensor *in, HTensor *out, DiagList *d);

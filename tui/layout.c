@@ -292,6 +292,7 @@ void tui_render(Tui *t)
         int ph = t->lines[P_PASSES].n + 2;
         if (ph > top / 2 + 2 && top > 16) ph = top / 2 + 2;
         if (t->focus == P_DETAILS && top < 30) ph = 3; /* small screens: room for the details */
+        if (ph > top - 3 && top > 6) ph = top - 3;     /* the details' title and a line at least */
         if (ph > top) ph = top;
         pane(t, P_PASSES, 0, 1, lw, ph, pane_title(P_PASSES));
         pane(t, P_DETAILS, 0, 1 + ph, lw, top - ph, pane_title(P_DETAILS));

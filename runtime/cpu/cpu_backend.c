@@ -9,6 +9,7 @@
 
 #include "runtime/backend.h"
 #include "runtime/cpu/cpu_ref.h"
+#include "compiler/pass.h"
 #include "compiler/lower/kernel_table.h"
 #include "common/clock.h"
 
@@ -50,14 +51,46 @@ static Status cb_prepare(Backend *base, const Plan *p, const HTensor *const *val
     return ST_OK;
 }
 
+/* Is t's value made on demand from its producer's inputs: the output of a node that runs no
+ * kernel (a cat in place, a view of one) over the storage of a cat in place
+ * (compiler/pass_cat.c), which no kernel writes whole here: its parts' kernels wrote them as
+ * values of their own. */
+static bool on_demand(const Graph *g, int t)
+{
+    const GTensor *x = &g->tensors[t];
+    int base = x->alias_of >= 0 ? x->alias_of : t, bp = g->tensors[base].producer;
+    int p = x->producer;
+    return p >= 0 && g->nodes[p].nout == 1 && graph_kernel_node(g, p) < 0 && !g->nodes[p].dead &&
+           bp >= 0 && graph_cat_in_place(g, bp);
+}
+
+/* Forgets the on-demand values made from t, which has just changed. */
+static void forget_from(CpuBackend *b, int t)
+{
+    const GTensor *x = &b->g->tensors[t];
+    for (int k = 0; k < x->nconsumers; k++) {
+        const Node *n = &b->g->nodes[x->consumers[k]];
+        if (n->nout != 1 || !on_demand(b->g, n->out[0])) continue;
+        htensor_free(&b->vals[n->out[0]]);
+        forget_from(b, n->out[0]);
+    }
+}
+
+static Status run_node(CpuBackend *b, int node, DiagList *d);
+
 /* The value of graph tensor gt; a view (an alias without a kernel) borrows its base's data
- * through *view, which the caller keeps only while the base lives. */
-static const HTensor *value(CpuBackend *b, int gt, HTensor *view)
+ * through *view, which the caller keeps only while the base lives. NULL when not computed (an
+ * on-demand value whose inputs are not: d says why). */
+static const HTensor *value(CpuBackend *b, int gt, HTensor *view, DiagList *d)
 {
     if (b->vals[gt].data) return &b->vals[gt];
     if (b->bound[gt]) return b->bound[gt];
+    if (on_demand(b->g, gt))
+        return run_node(b, b->g->tensors[gt].producer, d) == ST_OK && b->vals[gt].data
+                   ? &b->vals[gt]
+                   : NULL;
     int base = b->g->tensors[gt].alias_of;
-    const HTensor *bv = base >= 0 && base != gt ? value(b, base, view) : NULL;
+    const HTensor *bv = base >= 0 && base != gt ? value(b, base, view, d) : NULL;
     if (!bv) return NULL;
     const GTensor *x = &b->g->tensors[gt];
     HTensor whole = *bv;
@@ -81,7 +114,7 @@ static Status run_node(CpuBackend *b, int node, DiagList *d)
     if (n->nin > 64 || n->nout > 64)
         return diag_error(d, b->p->source, n->name, NULL, "too many operands");
     for (int i = 0; i < n->nin; i++) {
-        in[i] = value(b, n->in[i], &views[i]);
+        in[i] = value(b, n->in[i], &views[i], d);
         if (!in[i])
             return diag_add(d, DIAG_ERROR, ST_INTERNAL, b->p->source, n->name,
                             b->g->tensors[n->in[i]].name, "input not computed");
@@ -91,7 +124,8 @@ static Status run_node(CpuBackend *b, int node, DiagList *d)
     Status st = ref_run_node(b->g, node, in, out, d);
     for (int i = 0; i < n->nout; i++) {
         int o = n->out[i], base = b->g->tensors[o].alias_of;
-        if (st == ST_OK && base >= 0 && base != o && out[i].numel == b->vals[base].numel) {
+        if (st == ST_OK && base >= 0 && base != o && !on_demand(b->g, base) &&
+            out[i].numel == b->vals[base].numel) {
             /* an in-place writer (index_copy into its self, compiler/pass_views.c): the result
              * is the base's storage now, which every view of the base borrows */
             const GTensor *bx = &b->g->tensors[base];
@@ -106,6 +140,7 @@ static Status run_node(CpuBackend *b, int node, DiagList *d)
         } else {
             htensor_free(&out[i]);
         }
+        if (st == ST_OK) forget_from(b, o);
     }
     return st;
 }
@@ -150,7 +185,7 @@ static Status cb_read(Backend *base, int t, HTensor *out, DiagList *d)
     CpuBackend *b = (CpuBackend *)base;
     int gt = b->gt[t];
     HTensor view;
-    const HTensor *v = gt >= 0 ? value(b, gt, &view) : NULL;
+    const HTensor *v = gt >= 0 ? value(b, gt, &view, d) : NULL;
     if (!v)
         return diag_add(d, DIAG_ERROR, ST_INTERNAL, b->p->source, NULL, b->p->tensors[t].name,
                         "has no value yet");
