@@ -69,7 +69,7 @@ class Program:
                     dt = torch.int64 if isinstance(v, int) and not isinstance(v, bool) else self.compute
                     v = torch.tensor(v, dtype=dt, device=self.dev)
                 plan.append(("const", v, a))
-            elif ty.startswith("List[Tensor]") or ty.startswith("Tensor[]"):
+            elif ty.startswith(("List[Tensor]", "Tensor[]", "List[Optional[Tensor]]", "Tensor?[]")):
                 k = sizes.pop(0) if sizes else len(n["inputs"]) - nxt
                 plan.append(("list", nxt, k, a))
                 nxt += k
