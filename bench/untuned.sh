@@ -6,7 +6,7 @@
 # prefill. Prints a markdown table and each model's time by kernel family; files under $OUT.
 #   on the GPU machine (after bench/pack_device.sh here, the exporter's source in .exporter/):
 #     bash bench/untuned.sh [MODELS...]    (default: the issue's six)
-# TUNE_S=S: then `npu-explore tune` each model (S seconds of search, the device's tuning cache)
+# PREFILL="": leave out the Qwen prefill pair. TUNE_S=S: then `npu-explore tune` each model (S seconds of search, the device's tuning cache)
 # and profile it again with the cache: the table's "tuned" column.
 set -u
 cd "$(dirname "$0")/.."
@@ -42,7 +42,7 @@ if [ -n "${TUNE_S:-}" ]; then
     done
 fi
 # transformers' Qwen2.5-1.5B export beside our fixture: prefill-128, bf16, same method
-for q in tests/models/qwen2_5_1_5b/prefill.json tests/models/zoo/hf_qwen2_5_1_5b/prefill.json; do
+for q in ${PREFILL-tests/models/qwen2_5_1_5b/prefill.json tests/models/zoo/hf_qwen2_5_1_5b/prefill.json}; do
     l=$(basename "$(dirname "$q")")
     "$B" profile "$q" --random-weights 1 --dtype bf16 --iters 10 --time-only --format json \
         > "$out/prefill_$l.jsonl" 2> "$out/prefill_$l.err" || { echo "ours $l failed:"; tail -3 "$out/prefill_$l.err"; }
