@@ -113,7 +113,7 @@ layout(constant_id = 9) const uint ROPE_K = 0;
 // ns = ceil((pos + 1) / SPLIT_ROWS) splits (at most the grid's nsplit) of ceil((pos + 1) / ns)
 // positions, the last one to the cache's end; the grid's other workgroups return at once. 0 (or
 // no valid position): the grid's splits of pc.chunk. A short prefix then runs unsplit (no merge)
-// and a long one in fewer, longer splits (bench/NOTES.md "Session 15").
+// and a long one in fewer, longer splits: a merge costs more than a few trips (bench/NOTES.md).
 layout(constant_id = 10) const uint SPLIT_ROWS = 0;
 layout(std430, set = 0, binding = 4) readonly buffer CB { STORAGE_T rcos[]; };
 layout(std430, set = 0, binding = 5) readonly buffer SNB { STORAGE_T rsin[]; };
