@@ -1,10 +1,35 @@
 /* canonicalize: drop metadata assertions, make in-place ops out-of-place, turn eval dropout,
- * alias/detach/clone/contiguous, getitem, same-dtype `to` and a copy whose src already has
- * self's shape and dtype into identities and remove them,
+ * alias/detach/clone/contiguous, getitem, same-dtype `to`, a copy whose src already has
+ * self's shape and dtype, a pad by zero and a roll by whole turns into identities and remove them,
  * write scaled_dot_product_attention out as the attention chain (canon_sdpa.c), then remove
  * dead nodes. */
 #include <string.h>
 #include "compiler/pass.h"
+
+/* A pad by zero on every side, or a roll whose every shift is a whole turn (Swin-T at 224 pads by
+ * 0): the input unchanged. */
+static bool window_unchanged(const Graph *g, const Node *n)
+{
+    const GTensor *x = node_input(g, n, 0);
+    int64_t v[2 * NPU_MAX_RANK], d[NPU_MAX_RANK];
+    int nv = attr_ints(n, n->op == OP_PAD ? "pad" : "shifts", v, 2 * NPU_MAX_RANK);
+    int nd = n->op == OP_ROLL ? attr_ints(n, "dims", d, NPU_MAX_RANK) : 0;
+    if (nv < 0 || (n->op == OP_ROLL && nd > 0 && nd != nv)) return false;
+    int64_t sum[NPU_MAX_RANK] = {0}; /* a roll's shift per dim (dims may repeat) */
+    for (int i = 0; i < nv; i++) {
+        if (n->op == OP_PAD || nd <= 0) {
+            int64_t size = n->op == OP_PAD ? 0 : tensor_numel(x);
+            if (size ? v[i] % size : v[i]) return false;
+            continue;
+        }
+        int a = norm_dim(d[i], x->rank);
+        if (a < 0) return false;
+        sum[a] += v[i];
+    }
+    for (int a = 0; a < x->rank && nd > 0; a++)
+        if (x->shape[a] ? sum[a] % x->shape[a] : sum[a]) return false;
+    return true;
+}
 
 static bool is_identity(const Graph *g, const Node *n)
 {
@@ -21,6 +46,9 @@ static bool is_identity(const Graph *g, const Node *n)
         const GTensor *x = node_input(g, n, 0), *src = node_input(g, n, 1);
         return x->dtype == src->dtype && shape_equal(x->rank, x->shape, src->rank, src->shape);
     }
+    case OP_PAD:
+    case OP_ROLL:
+        return n->nin == 1 && window_unchanged(g, n);
     default:
         return false;
     }

@@ -34,14 +34,19 @@ static bool layout_agnostic(const Graph *g, const Node *n)
 /* Does c run alone as a kernel that addresses its operand t with t's own physical strides over
  * the logical output shape (lower_binary.c, lower_where.c: any operand, a broadcast one included,
  * as the squeeze-excite scale's padded [N, C, 1, 1] times a padded [N, C, H, W]; lower_copy.c:
- * the gather of a permute, slice or expand walks its input so, and a permute of a padded tensor
- * is never a view: pass_views.c)? A member of an enabled fusion runs as its instance's kernel
- * instead. */
+ * the gather of a permute, slice, expand, pad or roll along dims walks its input so, and a permute
+ * of a padded tensor is never a view: pass_views.c)? A member of an enabled fusion runs as its
+ * instance's kernel instead. */
 static bool strided_kernel(const Graph *g, const Node *c, int t)
 {
     if (c->fusion >= 0 && g->fusions[c->fusion].enabled) return false;
     KernelKind k = op_info[c->op].kernel;
     if (k == KK_transpose || k == KK_slice || k == KK_expand) return c->in[0] == t;
+    /* pad and roll walk their input by its strides per dim; a roll of the flattened tensor
+     * does not */
+    int64_t d[NPU_MAX_RANK];
+    if (k == KK_pad)
+        return c->in[0] == t && (c->op != OP_ROLL || attr_ints(c, "dims", d, NPU_MAX_RANK) > 0);
     return k == KK_binary || k == KK_where;
 }
 

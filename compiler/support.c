@@ -130,6 +130,15 @@ static bool where_ok(Graph *g, const Node *n, const char **why)
     return n->nin >= 2 || (*why = "where of two scalars runs on the CPU", false);
 }
 
+static bool pad_ok(Graph *g, const Node *n, const char **why)
+{
+    /* integer tensors are int32 on the device: so must be their fill */
+    const Attr *va = node_attr(n, "value");
+    int64_t v = va && va->kind == ATTR_INT ? va->i : (int64_t)attr_float(n, "value", 0.0);
+    return !dtype_is_int(node_output(g, n, 0)->dtype) || (v >= INT32_MIN && v <= INT32_MAX) ||
+           (*why = "an integer pad value beyond int32", false);
+}
+
 /* By op; none: every node of an OPF_NPU op whose ranks and dtypes suit the kernels. */
 static const SupportCheck support_checks[OP_COUNT] = {
     [OP_CONV2D] = conv2d_ok,
@@ -149,6 +158,7 @@ static const SupportCheck support_checks[OP_COUNT] = {
     [OP_MASKED_FILL] = masked_fill_ok,
     [OP_INDEX_COPY] = index_copy_ok,
     [OP_WHERE] = where_ok,
+    [OP_PAD] = pad_ok,
 };
 
 bool npu_supports(Graph *g, const Node *n, const char **why)
@@ -169,7 +179,9 @@ bool npu_supports(Graph *g, const Node *n, const char **why)
             *why = "rank above 6";
             return false;
         }
-    if (!(oi->flags & OPF_VIEW) && (*why = int_reason(g, n)) != NULL) return false;
+    /* integer data moves through the data ops (views, pad and roll) unchanged */
+    if (!(oi->flags & OPF_VIEW) && oi->kernel != KK_pad && (*why = int_reason(g, n)) != NULL)
+        return false;
     SupportCheck check = support_checks[n->op];
     return !check || check(g, n, why);
 }

@@ -198,6 +198,16 @@
     X(U, ishape[KERNEL_DIMS]) X(I, istride[KERNEL_DIMS])
 #define GATHER_PUSH_WORDS 26
 
+// The window gather (pad, roll; shaders/gather.glsl with WINDOW_MODE): output element i (of n,
+// row-major over oshape) is written at its offset by ostride; per dim its input coordinate is
+// its own minus lo, brought into [0, ishape) by the row's mode (kernels.def: 0 constant, whose
+// outside elements are fill, 1 reflect, 2 replicate, 3 circular, also roll with lo its shift),
+// then read by istride. fill: float bits, or an int for i32 storage.
+#define WINDOW_PUSH(X)                                                                             \
+    X(U, n) X(U, fill) X(U, oshape[KERNEL_DIMS]) X(I, ostride[KERNEL_DIMS])                        \
+    X(U, ishape[KERNEL_DIMS]) X(I, istride[KERNEL_DIMS]) X(I, lo[KERNEL_DIMS])
+#define WINDOW_PUSH_WORDS 32
+
 // embedding (shaders/embedding.comp): y[r, c] = w[ids[r], c] for n = rows * d elements, ids
 // below v; the row pitches of w and y.
 #define EMBEDDING_PUSH(X) X(U, n) X(U, d) X(U, v) X(U, w_stride) X(U, y_stride)

@@ -222,6 +222,8 @@ static size_t push_struct_bytes(const KernelRow *r)
     case KK_pack:
     case KK_cast:
         return sizeof(GatherPush);
+    case KK_pad:
+        return sizeof(WindowPush);
     case KK_embedding:
         return sizeof(EmbeddingPush);
     case KK_index_copy:

@@ -438,7 +438,37 @@ static void test_snapshots_share(void **state)
     pipeline_free(&p);
 }
 
+/* canonicalize: a pad by zero on every side and a roll by whole turns (per dim, and of the
+ * flattened tensor) are identities, removed; a pad of (1, -1), which keeps the shape, and a roll
+ * by less than a turn stay kernels; an integer pad runs on the NPU. */
+static void test_window_identities(void **state)
+{
+    (void)state;
+    /* clang-format off */
+    Pipeline p = tp_compile_json(
+        "{\"graph_inputs\":[" T("x", "[2,4,6]") "," TIB("i", "[3,5]") "],"
+        "\"graph_outputs\":[" T("o", "[2,4,6]") "," T("q", "[2,4,6]") "," TIB("j", "[3,8]") "],\"nodes\":["
+        NODE("relu", "aten.relu.default", T("x", "[2,4,6]"), T("r", "[2,4,6]"), "") ","
+        NODE("pad0", "aten.constant_pad_nd.default", T("r", "[2,4,6]"), T("a", "[2,4,6]"), "\"pad\":[0,0,0,0]") ","
+        NODE("roll0", "aten.roll.default", T("a", "[2,4,6]"), T("b", "[2,4,6]"), "\"shifts\":[8,-12],\"dims\":[1,2]") ","
+        NODE("rollf", "aten.roll.default", T("b", "[2,4,6]"), T("c", "[2,4,6]"), "\"shifts\":[96]") ","
+        NODE("sin", "aten.sin.default", T("c", "[2,4,6]"), T("o", "[2,4,6]"), "") ","
+        NODE("pad1", "aten.constant_pad_nd.default", T("r", "[2,4,6]"), T("d", "[2,4,6]"), "\"pad\":[1,-1]") ","
+        NODE("roll1", "aten.roll.default", T("d", "[2,4,6]"), T("q", "[2,4,6]"), "\"shifts\":[5],\"dims\":[1]") ","
+        NODE("padi", "aten.constant_pad_nd.default", TIB("i", "[3,5]"), TIB("j", "[3,8]"), "\"pad\":[1,2],\"value\":4") "]}");
+    /* clang-format on */
+    assert_int_equal(tp_count_shader(p.plan, "pad"), 2);
+    assert_int_equal(tp_count_shader(p.plan, "pad_circular"), 1);
+    assert_int_equal(tp_place(p.g, "padi"), PLACE_NPU);
+    for (int i = 0; i < p.g->nnodes; i++)
+        if (!p.g->nodes[i].dead)
+            assert_true(strcmp(p.g->nodes[i].name, "pad0") && strcmp(p.g->nodes[i].name, "roll0") &&
+                        strcmp(p.g->nodes[i].name, "rollf"));
+    pipeline_free(&p);
+}
+
 TU_MAIN(test_partition_hoists_host_work, test_partition_static_decode,
         test_partition_rehoist_after_gen, test_split_views, test_partition_by_attrs,
         test_every_snapshot_verifies, test_snapshots_share, test_convnet_layout_batch2,
-        test_layout_inserts_depad, test_pack_inputs, test_pack_inputs_choice)
+        test_layout_inserts_depad, test_pack_inputs, test_pack_inputs_choice,
+        test_window_identities)

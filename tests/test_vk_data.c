@@ -5,8 +5,9 @@
  * slice/cat/transpose (i32 modules, ids up to 200000), int->float cast above 65504, embedding
  * with vocab 70000, index_copy in place (out aliases self) and not in place, with repeated
  * indices, split (a slice kernel per chunk read; getitems as exported); permute, slice, select and
- * expand reading a channel-padded tensor in place (no depad); f32/f16/bf16 with shapes that are
- * not multiples of the workgroup. */
+ * expand reading a channel-padded tensor in place (no depad); roll (dims, flattened) and pad (all
+ * modes, negative amounts) through the pad rows, a pad and roll of a channel-padded tensor in
+ * place; f32/f16/bf16 with shapes that are not multiples of the workgroup. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -362,6 +363,67 @@ static void test_padded_reads(void **state)
         vc_check_json(g, dts[t], tols[t], "transpose");
 }
 
+/* roll: shifts positive, negative and beyond the size, one and several dims,
+ * the flattened tensor; int64 data raw. */
+static void test_roll(void **state)
+{
+    (void)state;
+    node3("aten.roll.default", 1, S(F32(4, {2, 7, 7, 67})), F32(4, {2, 7, 7, 67}),
+          "\"shifts\":[-3,-3],\"dims\":[1,2]", "pad_circular");
+    node3("aten.roll.default", 1, S(F32(3, {3, 5, 67})), F32(3, {3, 5, 67}),
+          "\"shifts\":[12,-70],\"dims\":[1,-1]", "pad_circular");
+    node3("aten.roll.default", 1, S(F32(3, {3, 5, 67})), F32(3, {3, 5, 67}), "\"shifts\":[-1003]",
+          "pad_circular");
+    node3("aten.roll.default", 1, S(F32(1, {300})), F32(1, {300}), "\"shifts\":[299],\"dims\":[0]",
+          "pad_circular");
+    for (int t = 0; t < 2; t++)
+        vc_check_node("aten.roll.default", 1, S(I64(2, {9, 67})), I64(2, {9, 67}),
+                      "\"shifts\":[4,-5],\"dims\":[0,1]", dts[t], 0, "pad_circular");
+}
+
+/* pad: constant with per-side amounts (zero, negative: a crop), on one to three trailing dims,
+ * a value; reflect, replicate and circular; int64 data with an int value. */
+static void test_pad(void **state)
+{
+    (void)state;
+    node3("aten.constant_pad_nd.default", 1, S(F32(4, {2, 3, 5, 67})), F32(4, {2, 3, 9, 66}),
+          "\"pad\":[0,-1,1,3],\"value\":-2.5", "pad");
+    node3("aten.constant_pad_nd.default", 1, S(F32(3, {3, 5, 7})), F32(3, {5, 4, 10}),
+          "\"pad\":[2,1,-2,1,1,1]", "pad");
+    node3("aten.pad.default", 1, S(F32(3, {2, 5, 67})), F32(3, {2, 5, 73}),
+          "\"pad\":[4,2],\"mode\":\"constant\",\"value\":1.0", "pad");
+    node3("aten.pad.default", 1, S(F32(4, {2, 3, 5, 7})), F32(4, {2, 3, 9, 12}),
+          "\"pad\":[3,2,4,0],\"mode\":\"reflect\"", "pad_reflect");
+    node3("aten.pad.default", 1, S(F32(3, {2, 5, 7})), F32(3, {2, 5, 20}),
+          "\"pad\":[6,7],\"mode\":\"replicate\"", "pad_replicate");
+    node3("aten.pad.default", 1, S(F32(4, {2, 3, 5, 7})), F32(4, {2, 3, 8, 14}),
+          "\"pad\":[7,0,2,1],\"mode\":\"circular\"", "pad_circular");
+    for (int t = 0; t < 2; t++)
+        vc_check_node("aten.constant_pad_nd.default", 1, S(I64(2, {9, 67})), I64(2, {12, 65}),
+                      "\"pad\":[-1,-1,2,1],\"value\":-7", dts[t], 0, "pad");
+}
+
+/* A pad and a roll of a channel-padded tensor (a max_pool2d's output, 5 channels padded to 32)
+ * read in place: no depad kernel. */
+static void test_window_padded_reads(void **state)
+{
+    (void)state;
+    /* clang-format off */
+    const char *g =
+        "{\"graph_inputs\":[" VC_T("x", "[2,5,6,10]") "],\"graph_outputs\":[" VC_T("a", "[2,5,6,6]") "," VC_T("r", "[2,5,3,5]") "],\"nodes\":["
+        VC_NODE("pool", "aten.max_pool2d.default", VC_T("x", "[2,5,6,10]"), VC_T("p", "[2,5,3,5]"), "\"kernel_size\":[2,2],\"stride\":[2,2]")
+        "," VC_NODE("pad", "aten.constant_pad_nd.default", VC_T("p", "[2,5,3,5]"), VC_T("a", "[2,5,6,6]"), "\"pad\":[1,0,2,1],\"value\":3.0")
+        "," VC_NODE("roll", "aten.roll.default", VC_T("p", "[2,5,3,5]"), VC_T("r", "[2,5,3,5]"), "\"shifts\":[2,-1],\"dims\":[1,3]") "]}";
+    /* clang-format on */
+    Pipeline pipe;
+    vc_compile_json(g, &pipe);
+    for (int k = 0; k < pipe.plan->nkernels; k++)
+        assert_string_not_equal(pipe.plan->kernels[k].shader, "depad");
+    pipeline_free(&pipe);
+    for (int t = 0; t < 3; t++)
+        vc_check_json(g, dts[t], tols[t], "pad");
+}
+
 TU_MAIN(test_transpose, test_expand, test_slice_select, test_cat, test_copy, test_int_data,
         test_cast_int, test_embedding, test_index_copy, test_index_copy_transposed, test_split,
-        test_split_views, test_padded_reads)
+        test_split_views, test_padded_reads, test_roll, test_pad, test_window_padded_reads)

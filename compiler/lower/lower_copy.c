@@ -10,7 +10,8 @@
  * plus an element offset. Reshape-likes and depad walk the input's own logical shape with its
  * physical strides (same element order, any layout); transpose/expand/slice walk the out shape
  * with per-out-dim input strides (permuted, 0 where broadcast, times the step; the slice start
- * is the offset). Push GatherPush (shaders/abi.h GATHER_PUSH). */
+ * is the offset). Push GatherPush (shaders/abi.h GATHER_PUSH). pad and roll walk the output with a
+ * per-dim window into the input (lower_window; WindowPush, shaders/abi.h WINDOW_PUSH). */
 #include "compiler/lower/kernels.h"
 #include "compiler/shape/shape.h"
 
@@ -172,6 +173,106 @@ static Status walk_strided(const KernelCtx *c, const PlanTensor *in, const PlanT
     return walk_set(c, w, ro, out->shape, os);
 }
 
+/* pad's mode by name (the kernel row's N, shaders/abi.h WINDOW_PUSH); -1 for an unknown name. */
+static int pad_mode(const Node *n)
+{
+    static const char *const names[] = {"constant", "reflect", "replicate", "circular"};
+    const char *m = attr_str(n, "mode", "constant");
+    for (int i = 0; i < 4; i++)
+        if (strcmp(m, names[i]) == 0) return i;
+    return -1;
+}
+
+/* The fill word of a constant pad: float bits, or an int32 for integer storage. */
+static Status window_fill(const KernelCtx *c, const PlanTensor *out, uint32_t *fill)
+{
+    const Attr *va = node_attr(c->anchor, "value");
+    double fv = attr_float(c->anchor, "value", 0.0);
+    if (out->storage == DT_I32) {
+        int64_t iv = va && va->kind == ATTR_INT ? va->i : (int64_t)fv;
+        if (iv < INT32_MIN || iv > INT32_MAX)
+            return kc_error(c, "pad value %lld does not fit int32 storage", (long long)iv);
+        *fill = (uint32_t)(int32_t)iv;
+        return ST_OK;
+    }
+    float f = (float)fv;
+    memcpy(fill, &f, sizeof f);
+    return ST_OK;
+}
+
+/* pad and roll (the pad rows, shaders/gather.glsl WINDOW_MODE): the output's walk, per dim the
+ * input coordinate the output's minus lo (pad: the leading amount; roll: the shift, wrapped),
+ * out of range resolved by the mode. A roll without dims rotates the flattened tensor: one dim of
+ * every element (both tensors dense: support.c keeps a padded one off this kernel). */
+static Status lower_window(const KernelCtx *c, PlanKernel *k)
+{
+    const Node *n = c->anchor;
+    if (k->nin != 1 || k->nargs != 2) return kc_error(c, "%s kernel needs one input", k->shader);
+    const PlanTensor *in = kc_arg(k, c->p, 0), *out = kc_out(k, c->p);
+    if (in->storage != out->storage || in->rank != out->rank)
+        return kc_error(c, "%s: input and output differ in storage or rank", op_short_name(n->op));
+    int r = in->rank, mode = 3;
+    int64_t lo[NPU_MAX_RANK] = {0}, ishape[NPU_MAX_RANK], ist[NPU_MAX_RANK], ost[NPU_MAX_RANK],
+            oshape[NPU_MAX_RANK];
+    memcpy(ishape, in->shape, sizeof ishape);
+    memcpy(oshape, out->shape, sizeof oshape);
+    kc_strides(in, ist);
+    kc_strides(out, ost);
+    uint32_t fill = 0;
+    Status st = ST_OK;
+    if (n->op == OP_ROLL) {
+        int64_t sh[NPU_MAX_RANK], d[NPU_MAX_RANK];
+        int ns = attr_ints(n, "shifts", sh, NPU_MAX_RANK);
+        int nd = attr_present(n, "dims") ? attr_ints(n, "dims", d, NPU_MAX_RANK) : 0;
+        if (ns < 1 || nd < 0 || (nd > 0 && nd != ns))
+            return kc_error(c, "roll: shifts and dims do not align");
+        if (nd == 0) { /* the flattened tensor */
+            r = 1;
+            ishape[0] = oshape[0] = kc_numel(in);
+            ist[0] = ost[0] = 1;
+            lo[0] = sh[0];
+        }
+        for (int i = 0; i < nd; i++) {
+            int a = norm_dim(d[i], r);
+            if (a < 0) return kc_error(c, "roll: dim %lld out of range", (long long)d[i]);
+            lo[a] += sh[i];
+        }
+        for (int a = 0; a < r; a++) /* into [0, size): the shader wraps one period */
+            lo[a] = ishape[a] > 0 ? ((lo[a] % ishape[a]) + ishape[a]) % ishape[a] : 0;
+    } else {
+        int64_t p[2 * NPU_MAX_RANK];
+        int np = attr_ints(n, "pad", p, 2 * NPU_MAX_RANK);
+        mode = pad_mode(n);
+        if (np < 0 || np % 2 || np / 2 > r || mode < 0)
+            return kc_error(c, "pad: bad `pad` or `mode`");
+        for (int j = 0; j < np / 2; j++)
+            lo[r - 1 - j] = p[2 * j];
+        if (mode == 0) st = window_fill(c, out, &fill);
+    }
+    if (st == ST_OK) st = kc_pick(c, k, (KernelKey){.kind = KK_pad, .n = mode});
+    if (st != ST_OK) return st;
+    Walk ow, iw;
+    st = walk_set(c, &ow, r, oshape, ost);
+    if (st == ST_OK) st = walk_set(c, &iw, r, ishape, ist);
+    if (st != ST_OK) return st;
+    int64_t lw[KERNEL_DIMS] = {0}; /* right-aligned as the walks */
+    for (int i = 0; i < r; i++)
+        lw[KERNEL_DIMS - r + i] = lo[i];
+    int64_t total = kc_numel(out);
+    KcWords w = {0};
+    WindowPush pw = {.n = kc_word(&w, total), .fill = fill};
+    KC_WORDS(&w, pw.oshape, ow.shape);
+    KC_WORDS(&w, pw.ostride, ow.stride);
+    KC_WORDS(&w, pw.ishape, iw.shape);
+    KC_WORDS(&w, pw.istride, iw.stride);
+    KC_WORDS(&w, pw.lo, lw);
+    st = kc_words_ok(c, k, &w);
+    if (st == ST_OK) st = kc_push_block(c, k, &pw, sizeof pw);
+    if (st == ST_OK) st = kc_spec(c, k, COPY_WG);
+    kc_grid(k, total, COPY_WG);
+    return st;
+}
+
 /* getitem binds every output of its producer: keep only the picked one, so the kernel is a
  * plain one-input copy (binding 0 = x, 1 = y). */
 static Status pick_getitem(const KernelCtx *c, PlanKernel *k)
@@ -192,6 +293,7 @@ static Status pick_getitem(const KernelCtx *c, PlanKernel *k)
 Status lower_copy(const KernelCtx *c, PlanKernel *k)
 {
     Status st = ST_OK;
+    if (c->anchor->op == OP_PAD || c->anchor->op == OP_ROLL) return lower_window(c, k);
     if (c->anchor->op == OP_GETITEM && k->nin > 1) st = pick_getitem(c, k);
     if (st != ST_OK) return st;
     if (k->nin != 1 || k->nargs != 2) return kc_error(c, "%s kernel needs one input", k->shader);
