@@ -39,6 +39,17 @@ static Status walk_set(const KernelCtx *c, Walk *w, int r, const int64_t *shape,
     return ST_OK;
 }
 
+/* The push block (its words checked), the workgroup and the grid of n elements, one each. */
+static Status push_elements(const KernelCtx *c, PlanKernel *k, const KcWords *w, const void *push,
+                            size_t size, int64_t n)
+{
+    Status st = kc_words_ok(c, k, w);
+    if (st == ST_OK) st = kc_push_block(c, k, push, size);
+    if (st == ST_OK) st = kc_spec(c, k, COPY_WG);
+    kc_grid(k, n, COPY_WG);
+    return st;
+}
+
 static Status push_walk(const KernelCtx *c, PlanKernel *k, int64_t in_off, const Walk *in)
 {
     const PlanTensor *out = kc_out(k, c->p);
@@ -54,11 +65,7 @@ static Status push_walk(const KernelCtx *c, PlanKernel *k, int64_t in_off, const
     KC_WORDS(&w, pg.ostride, ow.stride);
     KC_WORDS(&w, pg.ishape, in->shape);
     KC_WORDS(&w, pg.istride, in->stride);
-    st = kc_words_ok(c, k, &w);
-    if (st == ST_OK) st = kc_push_block(c, k, &pg, sizeof pg);
-    if (st == ST_OK) st = kc_spec(c, k, COPY_WG);
-    kc_grid(k, n, COPY_WG);
-    return st;
+    return push_elements(c, k, &w, &pg, sizeof pg, n);
 }
 
 /* The input's own element order (reshape-likes, depad, cast). */
@@ -266,11 +273,7 @@ static Status lower_window(const KernelCtx *c, PlanKernel *k)
     KC_WORDS(&w, pw.ishape, iw.shape);
     KC_WORDS(&w, pw.istride, iw.stride);
     KC_WORDS(&w, pw.lo, lw);
-    st = kc_words_ok(c, k, &w);
-    if (st == ST_OK) st = kc_push_block(c, k, &pw, sizeof pw);
-    if (st == ST_OK) st = kc_spec(c, k, COPY_WG);
-    kc_grid(k, total, COPY_WG);
-    return st;
+    return push_elements(c, k, &w, &pw, sizeof pw, total);
 }
 
 /* getitem binds every output of its producer: keep only the picked one, so the kernel is a
