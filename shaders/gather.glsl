@@ -41,7 +41,9 @@ int window_src(int s, int n)
 #elif WINDOW_MODE == 2 // replicate
     return s < 0 ? 0 : n - 1;
 #elif WINDOW_MODE == 3 // circular
-    return ((s % n) + n) % n;
+    // % only on non-negative operands: GLSL leaves a negative one undefined, and NVIDIA's
+    // driver gave other values than lavapipe's C-like remainder (wrong rolls on the H200)
+    return s >= 0 ? s % n : n - 1 - (-s - 1) % n;
 #else // constant
     return -1;
 #endif
