@@ -597,16 +597,27 @@ static void expect_cm(int64_t m, int64_t k, int64_t n, bool emu, const char *ste
 }
 
 /* Lowering's tile choice on nv-coopmat: Qwen2.5-1.5B's prefill gate (M 128, 1536 -> 8960) and
- * down (8960 -> 1536) on the 128x128 tile, split to ~1 workgroup per SM (70 tiles x 2 splits,
- * 12 tiles x 11 splits); a product with M or N under 128 on the 64x64 tile (4 per SM: 2 x 140
- * tiles x 2 splits); cm.tile forces either; cm.target overrides the split's target. */
+ * down (8960 -> 1536) on the 128x128 tile, split for waves of one workgroup per SM (cm.waves:
+ * 70 tiles x 3 splits of 16 steps in two waves, not 2 of 24 in two; 12 tiles x 11 splits in
+ * one), ViT-B/16's qkv and fc1 (M 197: 36 tiles x 3 splits and 48 x 2 in one wave, where the
+ * ceil rule's 4 and 3 left a second wave of 12); a product with M or N under 128 on the 64x64
+ * tile (4 per SM: 2 x 140 tiles x 2 splits); cm.tile forces either; cm.target overrides the
+ * split's target. */
 static void test_gemm_tile_choice(void **state)
 {
     (void)state;
     vc_tune(NULL);
-    expect_cm(128, 1536, 8960, false, "matmul_cml_part", 256, 128, 2);
-    expect_cm(128, 1536, 8960, true, "matmul_cmlx_part", 256, 128, 2);
+    expect_cm(128, 1536, 8960, false, "matmul_cml_part", 256, 128, 3);
+    expect_cm(128, 1536, 8960, true, "matmul_cmlx_part", 256, 128, 3);
     expect_cm(128, 8960, 1536, false, "matmul_cml_part", 256, 128, 11);
+    expect_cm(197, 768, 2304, false, "matmul_cml_part", 256, 128, 3);
+    expect_cm(197, 768, 3072, false, "matmul_cml_part", 256, 128, 2);
+    expect_cm(197, 768, 768, false, "matmul_cml_part", 256, 128, 6); /* 12 tiles, 4 steps each */
+    vc_tune("cm.waves=0");                                           /* ceil(132 / tiles) splits */
+    expect_cm(128, 1536, 8960, false, "matmul_cml_part", 256, 128, 2);
+    expect_cm(197, 768, 2304, false, "matmul_cml_part", 256, 128, 4);
+    expect_cm(197, 768, 3072, false, "matmul_cml_part", 256, 128, 3);
+    vc_tune(NULL);
     expect_cm(128, 96, 136, false, "matmul_cml_nb", 256, 128, 1);
     expect_cm(128, 96, 136, true, "matmul_cmlx_nb", 256, 128, 1);
     expect_cm(127, 1536, 8960, false, "matmul_cm_part", 128, 64, 2);

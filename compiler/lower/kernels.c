@@ -227,6 +227,23 @@ void kc_gemm_split(KcTile *t, int64_t m, int64_t n, int64_t k, int64_t batch, in
     t->nsplit = (steps + per - 1) / per;
 }
 
+void kc_gemm_split_waves(KcTile *t, int64_t m, int64_t n, int64_t k, int64_t batch, int64_t slots)
+{
+    kc_gemm_split(t, m, n, k, batch, 1); /* the tile counts, unsplit */
+    int64_t steps = (k + t->bk - 1) / t->bk;
+    if (t->tiles >= slots || slots < 1) return;
+    int64_t best = 0;
+    for (int64_t s = 1; s == 1 || s <= steps / KC_MIN_STEPS; s++) {
+        int64_t per = (steps + s - 1) / s, ns = (steps + per - 1) / per;
+        int64_t cost = (t->tiles * ns + slots - 1) / slots * (per + KC_SPLIT_TAIL_STEPS);
+        if (ns == s && (best == 0 || cost < best)) {
+            best = cost;
+            t->kchunk = per * t->bk;
+            t->nsplit = ns;
+        }
+    }
+}
+
 int kc_scratch(const KernelCtx *c, const PlanKernel *k, const char *suffix, int rank,
                const int64_t *shape, DType storage)
 {

@@ -224,6 +224,8 @@ enum {
     KC_MATMUL_TARGET = 4 * TIER_NV_COOPMAT_SMS,
     KC_MATMUL_TARGET_LARGE = TIER_NV_COOPMAT_SMS,
     KC_MIN_STEPS = 4,
+    KC_SPLIT_TAIL_STEPS =
+        2,                  /* a workgroup's epilogue (its partials out), in K steps: an estimate */
     KC_CM_TILE = 64,        /* the tensor-core tile of conv2d_cm* and matmul_cm* */
     KC_CM_TILE_LARGE = 128, /* of matmul_cml* */
 };
@@ -239,6 +241,11 @@ KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t cm_t
                     int64_t target);
 /* The tile counts and the K split of t's tile (bm, bn, bk set) for the same product. */
 void kc_gemm_split(KcTile *t, int64_t m, int64_t n, int64_t k, int64_t batch, int64_t target);
+/* The same where the grid runs in waves of `slots` workgroups (a kernel with one workgroup per
+ * SM): the split with the least waves x (steps per split + KC_SPLIT_TAIL_STEPS), the fewest
+ * splits on a tie. 144 workgroups on 132 SMs run a second wave of 12 as long as the first: ViT's
+ * qkv product (36 tiles, 24 steps) takes 3 splits of 8 steps in one wave, not 4 of 6 in two. */
+void kc_gemm_split_waves(KcTile *t, int64_t m, int64_t n, int64_t k, int64_t batch, int64_t slots);
 
 /* index_copy's geometry (lower_index_copy.c), shared by the kernels that store into a cache:
  * self and out seen as [outer, size, inner] around dim, the source as [outer, m, inner]. */

@@ -60,6 +60,9 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q, co
                                   : target;
     }
     KcTile t = kc_gemm_tile(q->m, q->n, q->k, q->nbatch, edge, target);
+    /* the large tile holds one workgroup per SM: a grid runs in waves of the target (cm.waves) */
+    if (large && !q->glu && kc_tune(c, TUNE_CM_WAVES))
+        kc_gemm_split_waves(&t, q->m, q->n, q->k, q->nbatch, target);
     /* cm.shape 1: the large tile's narrow layout, 128 x 64 on 4 subgroups (the kernel key's N) */
     int shape = large ? (int)kc_tune(c, TUNE_CM_SHAPE) : 0;
     if (shape != 0) {
