@@ -2,7 +2,8 @@
  * norm and rope kernels on Vulkan against the CPU reference, in f32, f16 and bf16:
  * - rmsnorm: the fused pow/mean/add-eps/rsqrt/mul/mul chain as the qwen2 exporter writes it
  *   (weight multiply in both operand orders), row lengths 1, 33, 1000 and several rows;
- * - layernorm with and without weight and bias, rows of 1, 33 and 1000, default eps;
+ * - layernorm with and without weight and bias, rows of 1, 33, 1000 and 2500, default eps; the row
+ *   in registers (ln.regs) and in three passes;
  * - batchnorm (eval) with and without affine parameters on 4-D inputs whose channels are a
  *   multiple of the channel tile (no padding), on a 3-D input, at the input with 3 channels
  *   (dense in, padded out) and after a max_pool2d (padded [N, Cpad, H, W] in and out); the
@@ -93,9 +94,54 @@ static void test_rmsnorm(void **state)
 
 /* ---- layernorm -------------------------------------------------------------------------- */
 
+static void layernorm_cases(void);
+
+/* The layernorm kernel's row in registers (spec 1: elements per invocation; 0: the passes). */
+static uint32_t ln_regs(int64_t n)
+{
+    char g[1024];
+    snprintf(g, sizeof g,
+             "{\"graph_inputs\":[" VC_T("x", "[3,%lld]") "],\"graph_outputs\":[" VC_T(
+                 "y", "[3,%lld]") "],\"nodes\":[" VC_NODE("ln", "aten.layer_norm.default",
+                                                          VC_T("x", "[3,%lld]"),
+                                                          VC_T("y", "[3,%lld]"),
+                                                          "\"normalized_shape\":[%lld]") "]}",
+             (long long)n, (long long)n, (long long)n, (long long)n, (long long)n);
+    Pipeline pipe;
+    vc_compile_json(g, &pipe);
+    const PlanKernel *k = &pipe.plan->kernels[0];
+    assert_string_equal(k->shader, "layernorm_plain");
+    assert_int_equal(k->nspec, 2);
+    uint32_t e = k->spec[1];
+    pipeline_free(&pipe);
+    return e;
+}
+
+/* Rows of 1 to 2500 elements: in registers up to 8 per invocation (256 lanes), the three passes
+ * beyond, and with ln.regs=0; the two forms sum in the same order. */
 static void test_layernorm(void **state)
 {
     (void)state;
+    assert_int_equal(ln_regs(33), 1);   /* 64 lanes */
+    assert_int_equal(ln_regs(1000), 4); /* 256 lanes, the last partial */
+    assert_int_equal(ln_regs(2048), 8);
+    assert_int_equal(ln_regs(2049), 0);
+    vc_tune("ln.regs=0");
+    assert_int_equal(ln_regs(1000), 0);
+    vc_tune(NULL);
+    for (int regs = 1; regs >= 0; regs--) {
+        vc_tune(regs ? NULL : "ln.regs=0");
+        layernorm_cases();
+    }
+    vc_tune(NULL);
+    for (int t = 0; t < 3; t++) /* longer than registers hold */
+        vc_check_node("aten.layer_norm.default", 3,
+                      S(F32(2, {3, 2500}), F32(1, {2500}), F32(1, {2500})), F32(2, {3, 2500}),
+                      "\"normalized_shape\":[2500]", dts[t], tols[t], "layernorm");
+}
+
+static void layernorm_cases(void)
+{
     const char *a1 = "\"normalized_shape\":[33],\"eps\":1e-05";
     for (int t = 0; t < 3; t++) {
         vc_check_node("aten.layer_norm.default", 3, S(F32(2, {7, 33}), F32(1, {33}), F32(1, {33})),

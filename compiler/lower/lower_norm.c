@@ -19,6 +19,7 @@
 #include <string.h>
 
 #define NORM_WG 256
+#define LN_REGS_MAX 8 /* layernorm.glsl LN_E: a row's elements per invocation in registers */
 #define BN_WG 256
 /* layernorm_t: rows per workgroup where a side's rows lie side by side (ln.rows' auto), and the
  * grid below which fewer are taken: 2 workgroups per SM of the tier's reference GPU */
@@ -219,7 +220,14 @@ static Status lower_layernorm(const KernelCtx *c, PlanKernel *k)
     unsigned flags = 0;
     Status st = norm_params(c, k, len, &flags);
     if (st == ST_OK) st = kc_pick(c, k, (KernelKey){.kind = KK_layernorm, .flags = flags});
-    return st == ST_OK ? push_rows(c, k, x, y, x->rank - nd, attr_float(n, "eps", 1e-5)) : st;
+    if (st == ST_OK) st = push_rows(c, k, x, y, x->rank - nd, attr_float(n, "eps", 1e-5));
+    /* spec 1: the row's elements per invocation held in registers (one read of x, its loads all
+     * in flight at once), where that is at most LN_REGS_MAX and ln.regs allows; 0: three passes
+     * over x, each a loop of dependent trips (7-10 us per norm on the H200 whatever its size) */
+    int64_t per = st == ST_OK ? (len + k->spec[0] - 1) / k->spec[0] : 0;
+    if (st == ST_OK)
+        st = kc_spec(c, k, kc_tune(c, TUNE_LN_REGS) && per <= LN_REGS_MAX ? (uint32_t)per : 0);
+    return st;
 }
 
 static Status lower_batchnorm(const KernelCtx *c, PlanKernel *k)
