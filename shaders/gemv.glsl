@@ -211,7 +211,7 @@ void main()
         n0 = (g % tiles) * (R * GR);
         mm_batch_offsets(bi, oa, ob);
     }
-    uint yoff = bi * pc.M * pc.N;
+    uint yoff = MM_YOFF(bi);
     uint nv = NV > 0 ? NV : pc.K / VEC_N;
 
     if (G == 0) {

@@ -126,7 +126,7 @@ void gemv()
         if (s < h) sh[s * TN + c] += sh[(s + h) * TN + c];
         barrier();
     }
-    if (s == 0 && n < pc.N) store(bi * pc.N, 0, n, sh[c]);
+    if (s == 0 && n < pc.N) store(MM_YOFF(bi), 0, n, sh[c]);
 }
 
 void main()
