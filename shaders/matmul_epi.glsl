@@ -43,11 +43,11 @@ layout(std430, set = 0, binding = MM_FIRST + MM_BIAS + MM_RES) writeonly buffer 
 
 // The push words: abi.h MATMUL_PUSH (MM_CONV: MATMUL_CONV_PUSH); post, what follows the residual
 // add: ACT_NONE or ACT_RELU (linear_add_relu).
+// MM_YOFF(bi): the offset of batch matrix bi in Y; MM_ACT_LIM: ACT_CLAMP's bounds.
 #include "abi.h"
 #if MM_CONV
 PUSH_BLOCK(MATMUL_CONV_PUSH)
 #define MM_ACT_LIM pc.act_lim
-// The offset of batch matrix bi in Y.
 #define MM_YOFF(bi) ((bi) * pc.y_bs)
 #else
 PUSH_BLOCK(MATMUL_PUSH)
