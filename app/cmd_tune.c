@@ -20,7 +20,7 @@ static json_object *new_line(const char *kind)
 }
 
 /* The knobs of mask m as a JSON array of names. */
-static json_object *knob_names(uint32_t m)
+static json_object *knob_names(TuneMask m)
 {
     json_object *a = json_object_new_array();
     for (int i = 0; i < TUNE_COUNT; i++)

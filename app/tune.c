@@ -13,13 +13,13 @@
 
 enum { CONFIRM_ROUNDS = 3, MAX_VALUES = 40 };
 
-uint32_t tune_search_knobs(KernelKind kind, const Tuning *global)
+TuneMask tune_search_knobs(KernelKind kind, const Tuning *global)
 {
-    uint32_t m = 0;
+    TuneMask m = 0;
     for (int i = 0; i < TUNE_COUNT; i++)
         if (tuning_knob_shapes((TuneId)i, kind) && tune_info[i].use == TU_SEARCH &&
             !(global->set >> i & 1u))
-            m |= 1u << i;
+            m |= TUNE_BIT(i);
     return m;
 }
 
@@ -149,7 +149,7 @@ static Status stop_point(Search *s, DiagList *d)
 /* One round: every configuration of the beam (the `beam` fastest so far) extended by one knob
  * value. *better: the fastest improved by TUNE_MARGIN (less is noise: another round would
  * chase it). */
-static Status round_once(Search *s, uint32_t knobs, int beam, bool *better, DiagList *d)
+static Status round_once(Search *s, TuneMask knobs, int beam, bool *better, DiagList *d)
 {
     qsort(s->timed.v, (size_t)s->timed.n, sizeof *s->timed.v, by_time);
     double before = s->timed.v[0].us;
@@ -167,7 +167,7 @@ static Status round_once(Search *s, uint32_t knobs, int beam, bool *better, Diag
                 Tuning t = b[c].t;
                 if (tuning_get(&t, (TuneId)i) == v[j]) continue; /* no change */
                 t.v[i] = v[j];
-                t.set |= 1u << i;
+                t.set |= TUNE_BIT(i);
                 if (cfgs_has(&s->visited, &t)) continue;
                 st = stop_point(s, d);
                 if (st == ST_OK && !s->out_of_time) st = try_config(s, &t);

@@ -24,7 +24,7 @@ typedef struct TuneRow {
     int count;      /* instances with this key in the model */
     char stem[64];  /* that kernel's shader */
     char key[1024]; /* the tuning key */
-    uint32_t knobs; /* the knobs searched (bit i: TuneId i) */
+    TuneMask knobs; /* the knobs searched (bit i: TuneId i) */
     double default_us, best_us; /* alone, median; the confirming runs' */
     Tuning best;    /* the winner's knobs (set: those it changes); none: the defaults kept */
     bool improved;  /* best beats the defaults by TUNE_MARGIN: cached */
@@ -56,12 +56,12 @@ typedef struct TuneSearch {
     int iters;       /* timed runs per configuration */
     /* The knobs the search may change: 0, every TU_SEARCH knob of the kernel's kind not set
      * for the whole compile (--tune). Tests add a TU_BENCH one to see it refused. */
-    uint32_t knobs;
+    TuneMask knobs;
 } TuneSearch;
 
 /* The knobs the search changes for kernels of `kind`: its TU_SEARCH knobs that `global` (the
  * compile's --tune) leaves unset. Never a TU_BENCH knob. */
-uint32_t tune_search_knobs(KernelKind kind, const Tuning *global);
+TuneMask tune_search_knobs(KernelKind kind, const Tuning *global);
 /* Searches m (loaded and bound) on o's Vulkan device; *out (freed first) on success, also when
  * the budget ran out (rows skipped). Progress to pg (may be NULL); o->cancel stops it with
  * ST_CANCELLED. */

@@ -107,7 +107,7 @@ Status bench_lower(TuneBench *b, const Tuning *cfg, BenchPlan *bp, DiagList *d)
         if (!(cfg->set >> i & 1u)) continue;
         Tuning *to = tune_info[i].use == TU_SEARCH ? &entry : &co.tuning;
         to->v[i] = cfg->v[i];
-        to->set |= 1u << i;
+        to->set |= TUNE_BIT(i);
     }
     Status st = ST_OK;
     if (entry.set) {

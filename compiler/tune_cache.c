@@ -239,7 +239,7 @@ void tune_apply(const Tuning *global, const TuneEntry *entry, KernelKind kind, T
     *out = *global;
     Tuning took = {0};
     for (int i = 0; entry && i < TUNE_COUNT; i++) {
-        uint32_t bit = 1u << i;
+        TuneMask bit = TUNE_BIT(i);
         if (!(entry->knobs.set & bit) || (global->set & bit) ||
             !tuning_knob_shapes((TuneId)i, kind) || tune_info[i].use != TU_SEARCH)
             continue;

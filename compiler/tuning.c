@@ -73,7 +73,7 @@ static bool parse_value(TuneId id, const char *text, int64_t *v)
 
 static void put(Tuning *t, TuneId id, int64_t v, bool from_env)
 {
-    uint32_t bit = 1u << id;
+    TuneMask bit = TUNE_BIT(id);
     t->v[id] = v;
     t->set = v == TUNE_AUTO ? t->set & ~bit : t->set | bit;
     t->env = from_env && v != TUNE_AUTO ? t->env | bit : t->env & ~bit;

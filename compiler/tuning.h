@@ -39,13 +39,17 @@ typedef struct TuneInfo {
 } TuneInfo;
 extern const TuneInfo tune_info[TUNE_COUNT];
 
+/* A set of knobs: bit i is TuneId i. */
+typedef uint64_t TuneMask;
+#define TUNE_BIT(i) ((TuneMask)1 << (i))
+
 /* A zeroed Tuning has every knob at its default. */
 typedef struct Tuning {
     int64_t v[TUNE_COUNT];
-    uint32_t set; /* bit i: knob i was given a value */
-    uint32_t env; /* bit i: ... by its environment variable */
+    TuneMask set; /* bit i: knob i was given a value */
+    TuneMask env; /* bit i: ... by its environment variable */
 } Tuning;
-_Static_assert(TUNE_COUNT <= 32, "Tuning's bit masks hold 32 knobs");
+_Static_assert(TUNE_COUNT <= 64, "Tuning's bit masks hold 64 knobs");
 
 /* The knob's value: the one given, else its default (TUNE_AUTO for lowering's own choice). */
 int64_t tuning_get(const Tuning *t, TuneId id);

@@ -69,6 +69,13 @@
 #define MATMUL_CM_TAIL(X) X(U, mtiles) X(U, ntiles) X(U, nsplit) X(U, kchunk)
 #define MATMUL_CM_PUSH(X) MATMUL_PUSH(X) MATMUL_CM_TAIL(X)
 #define MATMUL_CM_PUSH_WORDS 28
+// A pointwise conv over a 1x1 map as a matrix-vector product (the conv2d_gemv and conv2d_mv
+// rows; compiler/lower/lower_matmul.c lower_conv_matvec): the matmul words, one batch matrix per
+// image (A's batch stride sa the input's padded channels), then Y's batch stride (the output's
+// padded channels) and ACT_CLAMP's bounds as CONV2D_PUSH's act_lim.
+#define MATMUL_CONV_TAIL(X) X(U, y_bs) X(U, act_lim)
+#define MATMUL_CONV_PUSH(X) MATMUL_PUSH(X) MATMUL_CONV_TAIL(X)
+#define MATMUL_CONV_PUSH_WORDS 26
 
 // decode_attention: T positions of D per head, Hq query heads (Hq / rep_k K heads, Hq / rep_v V
 // heads), the caches' (k_, v_) and q's, the mask's (m_) and the output's (o_) strides per batch

@@ -4,7 +4,8 @@
 // shaders/matmul.glsl run). Y[b, m, n] = act(alpha * sum_k A[b, m, k] * B[b, k, n] + beta *
 // bias[m, n]) (+ res), fp32 accumulation; the epilogue, push constants and the bindings after
 // B are shaders/matmul_epi.glsl (same words as matmul). The body of four stems (gemv, gemv_nb,
-// gemv_r, gemv_br: MM_BIAS, MM_RES).
+// gemv_r, gemv_br: MM_BIAS, MM_RES), their prologue rows, and conv2d_gemv(_b) (MM_CONV: a
+// pointwise conv over a 1x1 map, one batch matrix per image, Y's batch stride a push word).
 // A and B are read as 16-byte vectors (uvec4 = 8 f16/bf16, vec4 = 4 f32): bf16 is widened by a
 // shift (exact), f16 by unpackHalf2x16. A set of lanes computes R consecutive outputs n (weight
 // rows) for each of the MR rows of A: the lanes split K in 16-byte chunks (lane i of L takes
@@ -211,7 +212,7 @@ void main()
         n0 = (g % tiles) * (R * GR);
         mm_batch_offsets(bi, oa, ob);
     }
-    uint yoff = bi * pc.M * pc.N;
+    uint yoff = MM_YOFF(bi);
     uint nv = NV > 0 ? NV : pc.K / VEC_N;
 
     if (G == 0) {

@@ -9,7 +9,8 @@
 // Tiled: a workgroup computes a TM x TN tile, staging TM x TK of A and TK x TN of B in shared
 // memory per K step; each invocation owns a 4 x 4 register tile (rows tm + r*TM/4, columns
 // tn + c*TN/4, so neighbouring invocations store neighbouring columns).
-// Vector (M == 1 when the 16-byte path, shaders/gemv.glsl, cannot be proven safe): a workgroup
+// Vector (M == 1 when the 16-byte path, shaders/gemv.glsl, cannot be proven safe; conv2d_mv(_b),
+// MM_CONV: a pointwise conv over a 1x1 map, one batch matrix per image): a workgroup
 // computes TN columns; KS = NPU_WG / TN invocations split K per column and reduce in shared
 // memory in a fixed order. Lanes of one column are adjacent when B is contiguous along k (weight
 // rows), else lanes of one k-slice are adjacent along n: either way neighbouring lanes load
@@ -126,7 +127,7 @@ void gemv()
         if (s < h) sh[s * TN + c] += sh[(s + h) * TN + c];
         barrier();
     }
-    if (s == 0 && n < pc.N) store(bi * pc.N, 0, n, sh[c]);
+    if (s == 0 && n < pc.N) store(MM_YOFF(bi), 0, n, sh[c]);
 }
 
 void main()

@@ -23,6 +23,15 @@
 #ifndef MM_FIRST
 #define MM_FIRST 2
 #endif
+// MM_CONV 1 (conv2d_gemv, conv2d_mv: a pointwise conv over a 1x1 map, one batch matrix of one
+// row per image): Y's batch matrices lie pc.y_bs apart (the output's padded channels) and the
+// activation may be ACT_CLAMP with the bounds pc.act_lim (MATMUL_CONV_PUSH).
+#ifndef MM_CONV
+#define MM_CONV 0
+#endif
+#if MM_CONV && (MM_GLU || MM_RES)
+#error "the conv's matrix-vector product has no residual and no GLU"
+#endif
 
 #if MM_BIAS
 layout(std430, set = 0, binding = MM_FIRST) readonly buffer Bias_ { STORAGE_T bias[]; };
@@ -32,21 +41,30 @@ layout(std430, set = 0, binding = MM_FIRST + MM_BIAS) readonly buffer Res_ { STO
 #endif
 layout(std430, set = 0, binding = MM_FIRST + MM_BIAS + MM_RES) writeonly buffer Y_ { STORAGE_T y[]; };
 
-// The push words: abi.h MATMUL_PUSH; post, what follows the residual add: ACT_NONE or ACT_RELU
-// (linear_add_relu).
+// The push words: abi.h MATMUL_PUSH (MM_CONV: MATMUL_CONV_PUSH); post, what follows the residual
+// add: ACT_NONE or ACT_RELU (linear_add_relu).
+// MM_YOFF(bi): the offset of batch matrix bi in Y; MM_ACT_LIM: ACT_CLAMP's bounds.
 #include "abi.h"
+#if MM_CONV
+PUSH_BLOCK(MATMUL_CONV_PUSH)
+#define MM_ACT_LIM pc.act_lim
+#define MM_YOFF(bi) ((bi) * pc.y_bs)
+#else
 PUSH_BLOCK(MATMUL_PUSH)
+#define MM_ACT_LIM 0u
+#define MM_YOFF(bi) ((bi) * pc.M * pc.N)
+#endif
 
 #include "activation.glsl"
 
-// Element (m, n) of batch matrix yoff (= b * M * N) from its fp32 dot product.
+// Element (m, n) of batch matrix yoff (MM_YOFF(b)) from its fp32 dot product.
 void store(uint yoff, uint m, uint n, float acc)
 {
     float v = pc.alpha * acc;
 #if MM_BIAS
     v += pc.beta * S_LOAD(bias[m * pc.bias_ms + n * pc.bias_ns]);
 #endif
-    v = npu_activate(v, pc.act);
+    v = npu_activate(v, pc.act, MM_ACT_LIM);
     uint i = yoff + m * pc.N + n;
 #if MM_RES
     v += S_LOAD(res[i]);

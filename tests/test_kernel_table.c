@@ -193,6 +193,7 @@ static size_t push_struct_bytes(const KernelRow *r)
 {
     switch (r->key.kind) {
     case KK_conv2d:
+        if (r->key.impl == KI_GEMV || r->key.impl == KI_MV) return sizeof(MatmulConvPush);
         return r->key.impl == KI_DW ? sizeof(DwPush) : sizeof(ConvPush);
     case KK_matmul:
         if (r->key.impl == KI_CM || r->key.impl == KI_CMX || (r->key.flags & KF_RED))
@@ -340,6 +341,17 @@ static void test_push_blocks_word_order(void **state)
     assert_int_equal(x.k.push[23], ACT_RELU); /* post */
     assert_int_equal(x.k.push[24], 6);        /* mtiles */
     assert_int_equal(x.k.push[27], 7);        /* kchunk */
+
+    ctx_init(&x, "conv2d_gemv_b");
+    MatmulConvPush vp = {
+        .mm = {.N = 3, .sa = {0, 0, 0, 32}, .act = ACT_CLAMP}, .y_bs = 64, .act_lim = 0x4600u};
+    assert_int_equal(kc_push_block(&x.c, &x.k, &vp, sizeof vp), ST_OK);
+    assert_int_equal(x.k.npush, MATMUL_CONV_PUSH_WORDS);
+    assert_int_equal(x.k.push[1], 3);
+    assert_int_equal(x.k.push[13], 32); /* sa[3] */
+    assert_int_equal(x.k.push[20], ACT_CLAMP);
+    assert_int_equal(x.k.push[24], 64);      /* y_bs */
+    assert_int_equal(x.k.push[25], 0x4600u); /* act_lim, last */
 
     ctx_init(&x, "decode_attention");
     AttnPush pa = {.T = 64, .scale = 0.25f, .o_sh = 3, .ngroups = 8, .o_st = 11};

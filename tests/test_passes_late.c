@@ -1,7 +1,7 @@
 /* The passes after fusion on small graphs and fixtures: the partition (by attributes, host-only
  * work hoisted), split chunks as views, every snapshot verifying, snapshots sharing what their
- * pass left unchanged, layout (batch 2, depads) and pack-inputs. Split from test_passes.c (fusion
- * patterns and rules). */
+ * pass left unchanged, layout (batch 2, depads) and pack-inputs, the zoo's squeeze-excite convs on
+ * the matrix-vector kernels. Split from test_passes.c (fusion patterns and rules). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "compiler/dump.h"
+#include "compiler/lower/kernel_table.h"
 #include "compiler/ir_json.h"
 #include "compiler/pass.h"
 #include "compiler/plan.h"
@@ -467,8 +468,65 @@ static void test_window_identities(void **state)
     pipeline_free(&p);
 }
 
+/* Squeeze-excite's convs (after the global average pool: 1x1 maps) run as matrix-vector products
+ * in the zoo's EfficientNet-B0 and MobileNetV3-Large in fp16, on the portable tier and on
+ * nv-coopmat (whose tensor-core conv would take those with K >= 1024): every conv over a 1x1
+ * input with a 1x1 kernel and no residual is on conv2d_gemv* or conv2d_mv*, the squeeze (reading a
+ * pool's output) and the excite (reading the squeeze's) of each block among them; conv.gemv=0 puts
+ * none there. */
+static void test_se_convs_matvec(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *path;
+        int blocks;
+    } models[] = {{"tests/models/zoo/efficientnet_b0/model.json", 7},
+                  {"tests/models/zoo/mobilenet_v3_large/model.json", 8}};
+    for (size_t m = 0; m < sizeof models / sizeof models[0]; m++)
+        for (int tier = TIER_PORTABLE; tier <= TIER_NV_COOPMAT; tier++)
+            for (int on = 1; on >= 0; on--) {
+                CompileOptions o;
+                compile_defaults(&o);
+                o.compute = DT_F16;
+                o.tier = tier;
+                if (!on) assert_int_equal(tuning_set(&o.tuning, "conv.gemv=0", NULL), ST_OK);
+                Pipeline p = tu_compile_file(models[m].path, &o);
+                const Plan *pl = p.plan;
+                int squeeze = 0, excite = 0, mv = 0, pointwise = 0;
+                bool *sq_out = test_calloc((size_t)pl->ntensors, sizeof *sq_out);
+                bool *pooled = test_calloc((size_t)pl->ntensors, sizeof *pooled);
+                for (int k = 0; k < pl->nkernels; k++) {
+                    const PlanKernel *pk = &pl->kernels[k];
+                    const char *s = pk->shader;
+                    int out = pk->args[pk->nargs - 1];
+                    if (strcmp(s, "pool2d_global") == 0) pooled[out] = true;
+                    bool is_mv = !strncmp(s, "conv2d_gemv", 11) || !strncmp(s, "conv2d_mv", 9);
+                    mv += is_mv;
+                    if (pk->target != KT_NPU || kernel_kind_of(s) != KK_conv2d) continue;
+                    const PlanTensor *x = &pl->tensors[pk->args[0]];
+                    const PlanTensor *w = &pl->tensors[pk->args[1]];
+                    bool res = pk->fusion >= 0 &&
+                               strncmp(pl->fusions[pk->fusion].pattern, "conv_add", 8) == 0;
+                    if (res || x->rank != 4 || x->shape[2] != 1 || x->shape[3] != 1 ||
+                        w->shape[2] != 1 || w->shape[3] != 1)
+                        continue; /* a residual keeps the implicit GEMM */
+                    pointwise++;
+                    assert_int_equal(is_mv, on);
+                    if (is_mv && pooled[pk->args[0]]) squeeze++, sq_out[out] = true;
+                    if (is_mv && sq_out[pk->args[0]]) excite++;
+                }
+                test_free(sq_out);
+                test_free(pooled);
+                assert_true(pointwise >= 2 * models[m].blocks);
+                assert_int_equal(mv, on ? pointwise : 0);
+                assert_int_equal(squeeze, on ? models[m].blocks : 0);
+                assert_int_equal(excite, on ? models[m].blocks : 0);
+                pipeline_free(&p);
+            }
+}
+
 TU_MAIN(test_partition_hoists_host_work, test_partition_static_decode,
         test_partition_rehoist_after_gen, test_split_views, test_partition_by_attrs,
         test_every_snapshot_verifies, test_snapshots_share, test_convnet_layout_batch2,
         test_layout_inserts_depad, test_pack_inputs, test_pack_inputs_choice,
-        test_window_identities)
+        test_window_identities, test_se_convs_matvec)

@@ -8,6 +8,8 @@
  * padded inputs are read; pools with every attribute variant (ceil_mode windows, count_include_pad,
  * divisor_override, dilation, adaptive sizes); f32 and f16, bf16 for coverage. The tiling of the
  * implicit-GEMM kernels: several tiles each way, K splits and their reduce with every epilogue.
+ * Pointwise convs over a 1x1 map (squeeze-excite) as matrix-vector products: both kernels, every
+ * activation, padded rows in and out.
  * Every case runs per kernel tier (tests/vk_check.c: portable, the emulated tensor-core kernels,
  * and nv-coopmat where the device has it; NPU_TEST_TIER picks one). A large graph input packed
  * on the device (pass pack-inputs) for odd channel counts. `make test` runs a case per code path,
@@ -235,6 +237,107 @@ static void test_conv_activations(void **state)
         }
 }
 
+/* ---- pointwise convs over a 1x1 map: matrix-vector products -------------------------------- */
+
+/* A conv over a 1x1 map with a 1x1 kernel (squeeze-excite's) runs as a matrix-vector product per
+ * image: conv2d_gemv (16-byte loads) where K and every row start are whole vectors (4 f32, 8
+ * f16/bf16), else conv2d_mv. Dense graph inputs (rows C apart) with C and Cout off the channel
+ * tile, N 1 and 2, bias or none, long K and many rows; conv.gemv=0 gives it back to the implicit
+ * GEMM; a fused residual keeps it there. */
+static void test_conv_matvec_shapes(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t n, c, cout;
+        bool bias;
+        const char *expect[3]; /* fp32, fp16, bf16 */
+        int lng;
+    } cases[] = {
+        {1, 40, 20, true, {"conv2d_gemv_b", "conv2d_gemv_b", "conv2d_gemv_b"}, Q},
+        {2, 20, 33, false, {"conv2d_gemv", "conv2d_mv", "conv2d_mv"}, Q},
+        {2, 6, 72, true, {"conv2d_mv_b", "conv2d_mv_b", "conv2d_mv_b"}, Q},
+        {1, 3, 5, false, {"conv2d_mv", "conv2d_mv", "conv2d_mv"}, L},
+        {2, 1152, 48, true, {"conv2d_gemv_b", "conv2d_gemv_b", "conv2d_gemv_b"}, Q},
+        {1, 48, 1152, true, {"conv2d_gemv_b", "conv2d_gemv_b", "conv2d_gemv_b"}, L},
+        {2, 37, 65, true, {"conv2d_mv_b", "conv2d_mv_b", "conv2d_mv_b"}, L},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (!here(cases[i].lng)) continue;
+        int64_t xs[4] = {cases[i].n, cases[i].c, 1, 1}, ys[4] = {cases[i].n, cases[i].cout, 1, 1};
+        Gb g = {0};
+        gb_input(&g, "x", xs);
+        gb_conv(&g, "conv", "x", xs, cases[i].cout, 1, 1, 1, cases[i].bias, "y", ys, NULL);
+        for (int t = 0; t < 3; t++)
+            gb_check(&g, "y", ys, gb_dtypes[t], gb_tols[t], cases[i].expect[t]);
+    }
+    if (tu_long()) return;
+    int64_t xs[4] = {2, 40, 1, 1}, ys[4] = {2, 20, 1, 1};
+    Gb g = {0};
+    gb_input(&g, "x", xs);
+    gb_conv(&g, "conv", "x", xs, 20, 1, 1, 1, true, "y", ys, "\"stride\":[2,2]");
+    vc_tune("conv.gemv=0");
+    gb_check(&g, "y", ys, "fp16", VC_TOL_F16, "conv2d_b");
+    vc_tune(NULL);
+    /* conv + residual (conv_add) stays on the implicit GEMM */
+    Gb h = {0};
+    gb_input(&h, "x", xs);
+    gb_input(&h, "r", ys);
+    gb_conv(&h, "conv", "x", xs, 20, 1, 1, 1, true, "c", ys, NULL);
+    gb_node(&h, "add", "aten.add.Tensor", (const char *[]){"c", "r", NULL},
+            (const int64_t *[]){ys, ys}, "y", ys, NULL);
+    gb_check(&h, "y", ys, "fp32", VC_TOL_F32, "conv2d_br");
+}
+
+/* Every activation of the conv epilogue (gb_acts, relu6 and hardtanh with their bounds among
+ * them) on both kernels: even rows on conv2d_gemv (K 24), odd on conv2d_mv (K 6). */
+static void test_conv_matvec_acts(void **state)
+{
+    (void)state;
+    for (int i = 0; i < gb_nacts; i++) {
+        int64_t xs[4] = {2, i % 2 ? 6 : 24, 1, 1}, ys[4] = {2, 20, 1, 1};
+        Gb g = {0};
+        gb_input(&g, "x", xs);
+        gb_conv(&g, "conv", "x", xs, 20, 1, 1, 1, true, "c", ys, NULL);
+        gb_node(&g, "act", gb_acts[i].op, (const char *[]){"c", NULL}, (const int64_t *[]){ys}, "y",
+                ys, gb_acts[i].attrs);
+        for (int t = 0; t < 3; t++)
+            if (here(t == 2))
+                gb_check(&g, "y", ys, gb_dtypes[t], gb_tols[t],
+                         i % 2 ? "conv2d_mv_b" : "conv2d_gemv_b");
+    }
+}
+
+/* Squeeze-excite as torchvision builds it: x -> global average pool (padded channels) -> conv
+ * (reduce) -> silu -> conv (expand) -> sigmoid -> x * scale. The convs read padded inputs (rows
+ * 64 and 32 elements apart) and write padded outputs for the next one: C 40 squeezed to 10
+ * (the expanding conv's K off the vector: conv2d_mv), C 64 to 16 (both on conv2d_gemv). */
+static void test_conv_matvec_se(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t n, c, s;
+        const char *expect;
+    } cases[] = {{1, 40, 10, "conv2d_mv_b"}, {2, 64, 16, "conv2d_gemv_b"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int64_t xs[4] = {cases[i].n, cases[i].c, 5, 3}, p[4] = {cases[i].n, cases[i].c, 1, 1},
+                q[4] = {cases[i].n, cases[i].s, 1, 1};
+        Gb g = {0};
+        gb_input(&g, "x", xs);
+        gb_node(&g, "pool", "aten.adaptive_avg_pool2d.default", (const char *[]){"x", NULL},
+                (const int64_t *[]){xs}, "p", p, "\"output_size\":[1,1]");
+        gb_conv(&g, "fc1", "p", p, cases[i].s, 1, 1, 1, true, "f1", q, NULL);
+        gb_node(&g, "a1", "aten.silu.default", (const char *[]){"f1", NULL}, (const int64_t *[]){q},
+                "s1", q, NULL);
+        gb_conv(&g, "fc2", "s1", q, cases[i].c, 1, 1, 1, true, "f2", p, NULL);
+        gb_node(&g, "a2", "aten.sigmoid.default", (const char *[]){"f2", NULL},
+                (const int64_t *[]){p}, "s2", p, NULL);
+        gb_node(&g, "mul", "aten.mul.Tensor", (const char *[]){"s2", "x", NULL},
+                (const int64_t *[]){p, xs}, "y", xs, NULL);
+        for (int t = 0; t < 3; t++)
+            if (here(t == 2)) gb_check(&g, "y", xs, gb_dtypes[t], gb_tols[t], cases[i].expect);
+    }
+}
+
 /* ---- pools -------------------------------------------------------------------------------- */
 
 /* ATen's pool output size (as runtime/cpu/cpu_conv.c). */
@@ -382,4 +485,5 @@ static void test_packed_input(void **state)
 
 TU_MAIN(test_conv_shapes, test_conv_groups, test_conv_gemm_tiles, test_conv_split_residual,
         test_conv_relu_chain, test_conv_activations, test_conv_add_residual, test_conv_add_self,
-        test_max_pool, test_avg_pool, test_adaptive_pool, test_packed_input)
+        test_conv_matvec_shapes, test_conv_matvec_acts, test_conv_matvec_se, test_max_pool,
+        test_avg_pool, test_adaptive_pool, test_packed_input)

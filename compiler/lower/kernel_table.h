@@ -29,6 +29,7 @@ typedef enum KernelImpl {
     KI_CMX,     /* KI_CM's portable emulation (tests: CompileOptions.cm_emulate) */
     KI_GLOBAL,  /* a pool whose window is the whole input: a reduction per (n, c) row */
     KI_STRIDED, /* a norm over rows at any strides (layernorm_t: permutes read and written) */
+    KI_MV,      /* a matrix-vector product with one-element loads (matmul.glsl's vector path) */
 } KernelImpl;
 
 /* The table's FLAGS column. */

@@ -115,8 +115,8 @@ PUSH_STRUCT(LnTPush, LN_T_PUSH);
 PUSH_STRUCT(BatchnormPush, BATCHNORM_PUSH);
 PUSH_STRUCT(RopePush, ROPE_PUSH);
 PUSH_STRUCT(CorruptPush, CORRUPT_PUSH);
-/* the tensor-core matmul's, rope_cache's and attention_cache's: the base family's words, then
- * their own */
+/* the tensor-core matmul's, the conv matrix-vector product's, rope_cache's and attention_cache's:
+ * the base family's words, then their own */
 typedef struct MatmulCmPush {
     MatmulPush mm;
     MATMUL_CM_TAIL(PUSH_FIELD)
@@ -124,6 +124,13 @@ typedef struct MatmulCmPush {
 _Static_assert(sizeof(MatmulCmPush) == 4 * MATMUL_CM_PUSH_WORDS &&
                    MATMUL_CM_PUSH_WORDS <= PLAN_MAX_PUSH,
                "MatmulCmPush: MATMUL_CM_PUSH_WORDS words");
+typedef struct MatmulConvPush {
+    MatmulPush mm;
+    MATMUL_CONV_TAIL(PUSH_FIELD)
+} MatmulConvPush;
+_Static_assert(sizeof(MatmulConvPush) == 4 * MATMUL_CONV_PUSH_WORDS &&
+                   MATMUL_CONV_PUSH_WORDS <= PLAN_MAX_PUSH,
+               "MatmulConvPush: MATMUL_CONV_PUSH_WORDS words");
 typedef struct RopeCachePush {
     RopePush rope;
     ROPE_CACHE_TAIL(PUSH_FIELD)
@@ -291,6 +298,18 @@ typedef struct CmProduct {
 } CmProduct;
 bool matmul_cm_applies(const KernelCtx *c, const PlanKernel *k, const CmProduct *q);
 Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q, const MatmulPush *mp);
+/* A pointwise conv over a 1x1 map (lower_conv2d.c: 1x1 kernel, no padding, groups 1, a 1x1
+ * input) as one matrix-vector product per image: Y[i, o] = act(sum_c W[o, c] x[i, c] + bias[o])
+ * over the weight [cout, cin, 1, 1] read as [cout, cin], x's rows xcp and Y's ycp elements apart
+ * (the padded channels); act (abi.h ACT_*) with ACT_CLAMP's bounds act_lim as ConvPush has them.
+ * k binds x, weight(, bias) -> y. lower_conv_matvec picks conv2d_gemv(_b) (shaders/gemv.glsl)
+ * where 16-byte loads provably fit, else conv2d_mv(_b) (shaders/matmul.glsl's vector path). */
+typedef struct ConvMatvec {
+    int64_t n, cin, cout, xcp, ycp;
+    bool bias;
+    uint32_t act, act_lim;
+} ConvMatvec;
+Status lower_conv_matvec(const KernelCtx *c, PlanKernel *k, const ConvMatvec *cv);
 Status lower_rope(const KernelCtx *c, PlanKernel *k);      /* rope, rope_cache */
 Status lower_attention(const KernelCtx *c, PlanKernel *k); /* decode_attention, attention_cache */
 Status lower_corrupt(const KernelCtx *c, PlanKernel *k);   /* --break: lower_debug.c */

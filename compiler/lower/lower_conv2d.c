@@ -1,7 +1,8 @@
 /* conv2d family: a CONV2D node or a fused conv(_add)(_ACT) instance (ACT one of compiler/act.c's
  * table). Picks
  * the kernel (the implicit GEMM of shaders/conv2d_body.glsl, its tensor-core version on the
- * nv-coopmat tier where measured faster, or the direct kernel on a CPU device), its tiles and K
+ * nv-coopmat tier where measured faster, the direct kernel on a CPU device, the depthwise kernel,
+ * or a matrix-vector product for a pointwise conv over a 1x1 map), its tiles and K
  * split (kc_gemm_tile; a split appends the reduce pass), the key by which of bias and residual
  * are bound (KF_BIAS, KF_RES: the runtime binds exactly the kernel's tensors), and fills the push
  * block (shaders/abi.h CONV2D_PUSH, ConvPush). Attribute semantics follow runtime/cpu/cpu_conv.c
@@ -151,6 +152,20 @@ static Status lower_dw(const KernelCtx *c, PlanKernel *k, const ConvGeom *g, con
     return kc_pick(c, k, (KernelKey){.kind = KK_conv2d, .impl = KI_DW, .flags = epi});
 }
 
+/* A pointwise conv over a 1x1 map (squeeze-excite's two convs after the global pool): its im2col
+ * is the input itself, so each image is one matrix-vector product over the weight read as
+ * [cout, cin] (lower_conv_matvec), where the implicit GEMM would fill one row of its 16-64-row
+ * tile and loop over K alone (conv.gemv=0 keeps the other kernels). Stride and dilation do not
+ * matter on a 1x1 map; no residual (the product's epilogue has none for a padded output). */
+static bool matvec_applies(const KernelCtx *c, const ConvGeom *g, int rsrc, const PlanTensor *wt)
+{
+    bool dense = true;
+    for (int i = 0; i < wt->rank; i++)
+        dense &= wt->pshape[i] == wt->shape[i];
+    return kc_tune(c, TUNE_CONV_GEMV) && dense && rsrc == 0 && g->groups == 1 && g->kh == 1 &&
+           g->kw == 1 && g->ph == 0 && g->pw == 0 && g->h == 1 && g->w == 1;
+}
+
 Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
 {
     const Node *conv = kc_member(c, OP_CONV2D);
@@ -250,6 +265,17 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     st = kc_words_ok(c, k, &w);
     if (st != ST_OK) return st;
     if (dw_applies(c, &g)) return lower_dw(c, k, &g, &pc, epi);
+    if (matvec_applies(c, &g, rsrc, wt)) {
+        ConvMatvec cv = {.n = g.n,
+                         .cin = g.c,
+                         .cout = g.cout,
+                         .xcp = x->pshape[o],
+                         .ycp = y->pshape[o],
+                         .bias = has_b,
+                         .act = act,
+                         .act_lim = act_lim};
+        return lower_conv_matvec(c, k, &cv);
+    }
     /* The K split's grid targets (conv.target, conv.cm_target) and the tensor-core tile's plan at
      * its own. Tensor cores (f16 storage, 16+ channels per group) where they were measured faster
      * than the SIMT kernel on the H100 at batch 1: convs whose K the tensor-core plan splits,

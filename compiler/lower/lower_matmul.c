@@ -368,6 +368,45 @@ static void gemv_spec(const KernelCtx *c, const MmDesc *d, int64_t vn, uint32_t 
     spec[5] = (uint32_t)g;
 }
 
+/* The push words of product d (shaders/abi.h MATMUL_PUSH). */
+static Status matmul_push(const KernelCtx *c, const PlanKernel *k, const MmDesc *d, MatmulPush *mp)
+{
+    KcWords w = {0};
+    *mp = (MatmulPush){
+        .M = kc_word(&w, d->m),
+        .N = kc_word(&w, d->n),
+        .K = kc_word(&w, d->k),
+        .b_ks = kc_word(&w, d->b_ks),
+        .b_ns = kc_word(&w, d->b_ns),
+        .nbatch = kc_word(&w, d->nbatch),
+        .bias_ms = kc_word(&w, d->bias_ms),
+        .bias_ns = kc_word(&w, d->bias_ns),
+        .act = d->act,
+        .alpha = (float)d->alpha,
+        .beta = (float)d->beta,
+        .post = d->post,
+    };
+    for (int i = 0; i < MM_BATCH_DIMS; i++) {
+        mp->bdim[i] = kc_word(&w, d->bdim[i]);
+        mp->sa[i] = kc_word(&w, d->sa[i]);
+        mp->sb[i] = kc_word(&w, d->sb[i]);
+    }
+    return kc_words_ok(c, k, &w);
+}
+
+/* The GEMV's specialization constants 0..5 (gemv_spec) and grid, after its push block. */
+static Status gemv_dispatch(const KernelCtx *c, PlanKernel *k, const MmDesc *d, int64_t vn)
+{
+    uint32_t spec[6];
+    gemv_spec(c, d, vn, spec);
+    uint32_t rows = spec[1] * (spec[5] ? spec[5] : 1);
+    kc_grid(k, d->nbatch * ((d->n + rows - 1) / rows), 1);
+    Status st = ST_OK;
+    for (size_t i = 0; st == ST_OK && i < sizeof spec / sizeof spec[0]; i++)
+        st = kc_spec(c, k, spec[i]);
+    return st;
+}
+
 Status lower_matmul(const KernelCtx *c, PlanKernel *k)
 {
     const Node *p = NULL, *act = NULL, *add = NULL, *post = NULL;
@@ -439,27 +478,8 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
     st = kc_pick(c, k,
                  (KernelKey){.kind = KK_matmul, .impl = fast ? KI_GEMV : KI_BASE, .flags = flags});
     if (st != ST_OK) return st;
-    KcWords w = {0};
-    MatmulPush mp = {
-        .M = kc_word(&w, d.m),
-        .N = kc_word(&w, d.n),
-        .K = kc_word(&w, d.k),
-        .b_ks = kc_word(&w, d.b_ks),
-        .b_ns = kc_word(&w, d.b_ns),
-        .nbatch = kc_word(&w, d.nbatch),
-        .bias_ms = kc_word(&w, d.bias_ms),
-        .bias_ns = kc_word(&w, d.bias_ns),
-        .act = d.act,
-        .alpha = (float)d.alpha,
-        .beta = (float)d.beta,
-        .post = d.post,
-    };
-    for (int i = 0; i < MM_BATCH_DIMS; i++) {
-        mp.bdim[i] = kc_word(&w, d.bdim[i]);
-        mp.sa[i] = kc_word(&w, d.sa[i]);
-        mp.sb[i] = kc_word(&w, d.sb[i]);
-    }
-    st = kc_words_ok(c, k, &w);
+    MatmulPush mp;
+    st = matmul_push(c, k, &d, &mp);
     if (st != ST_OK) return st;
     /* offsets are 32-bit in the shader */
     int64_t ea = d.nbatch * d.m * d.k, eb = d.k * d.n, ey = d.nbatch * d.m * d.n;
@@ -468,12 +488,7 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
 
     if (fast) {
         st = kc_push_block(c, k, &mp, sizeof mp);
-        uint32_t spec[6];
-        gemv_spec(c, &d, vn, spec);
-        uint32_t rows = spec[1] * (spec[5] ? spec[5] : 1);
-        kc_grid(k, d.nbatch * ((d.n + rows - 1) / rows), 1);
-        for (size_t i = 0; st == ST_OK && i < sizeof spec / sizeof spec[0]; i++)
-            st = kc_spec(c, k, spec[i]);
+        if (st == ST_OK) st = gemv_dispatch(c, k, &d, vn);
         if (st == ST_OK && d.pro == 1) { /* spec 6: eps, a float constant's bits */
             float e = (float)d.eps;
             uint32_t bits;
@@ -513,6 +528,64 @@ Status lower_matmul(const KernelCtx *c, PlanKernel *k)
     st = kc_push_block(c, k, &mp, sizeof mp);
     uint32_t spec[] = {(uint32_t)wg, vec ? 1u : 0u, (uint32_t)(tm ? tm : 64), (uint32_t)tn,
                        (uint32_t)tk};
+    for (size_t i = 0; st == ST_OK && i < sizeof spec / sizeof spec[0]; i++)
+        st = kc_spec(c, k, spec[i]);
+    return st;
+}
+
+/* conv2d_mv: the vector path's workgroup, KS lanes along K per output channel (the power of two
+ * in 1..MV_KS_MAX covering K: a squeeze-excite's expanding conv has K of 4 to 48, and the lanes
+ * past K would idle) and TN = MV_WG / KS channels per workgroup. */
+enum { MV_WG = 128, MV_KS_MAX = 32 };
+
+Status lower_conv_matvec(const KernelCtx *c, PlanKernel *k, const ConvMatvec *cv)
+{
+    if (k->nin != 2 + cv->bias) return kc_error(c, "conv2d kernel: unexpected inputs");
+    MmDesc d = {
+        .m = 1,
+        .n = cv->cout,
+        .k = cv->cin,
+        .b_ks = 1,
+        .b_ns = cv->cin,
+        .nbatch = cv->n,
+        .a_arg = 0,
+        .b_arg = 1,
+        .bias_arg = cv->bias ? 2 : -1,
+        .res_arg = -1,
+        .pro_arg = -1,
+        .bias_ns = 1,
+        .alpha = 1.0,
+        .beta = 1.0,
+        .act = cv->act,
+    };
+    /* one batch matrix (one row) per image, A's rows the input's padded channels apart */
+    for (int i = 0; i < MM_BATCH_DIMS; i++)
+        d.bdim[i] = 1;
+    d.bdim[MM_BATCH_DIMS - 1] = cv->n;
+    d.sa[MM_BATCH_DIMS - 1] = cv->xcp;
+    if (cv->n * cv->xcp > UINT32_MAX || cv->n * cv->ycp > UINT32_MAX ||
+        cv->cin * cv->cout > UINT32_MAX)
+        return kc_error(c, "conv2d kernel: operands past 2^32 elements");
+    int64_t vn = 0;
+    bool fast = gemv_fits(c, k, &d, &vn);
+    Status st = kc_pick(c, k,
+                        (KernelKey){.kind = KK_conv2d,
+                                    .impl = fast ? KI_GEMV : KI_MV,
+                                    .flags = cv->bias ? KF_BIAS : 0});
+    MatmulConvPush cp = {.act_lim = cv->act_lim};
+    if (st == ST_OK) st = matmul_push(c, k, &d, &cp.mm);
+    KcWords w = {0};
+    cp.y_bs = kc_word(&w, cv->ycp);
+    if (st == ST_OK) st = kc_words_ok(c, k, &w);
+    if (st == ST_OK) st = kc_push_block(c, k, &cp, sizeof cp);
+    if (st != ST_OK) return st;
+    if (fast) return gemv_dispatch(c, k, &d, vn);
+    int64_t ks = 1;
+    while (ks < d.k && ks < MV_KS_MAX)
+        ks *= 2;
+    int64_t tn = MV_WG / ks;
+    kc_grid(k, d.nbatch * ((d.n + tn - 1) / tn), 1);
+    uint32_t spec[] = {MV_WG, 1, 64, (uint32_t)tn, 16}; /* shaders/matmul.glsl: vector path */
     for (size_t i = 0; st == ST_OK && i < sizeof spec / sizeof spec[0]; i++)
         st = kc_spec(c, k, spec[i]);
     return st;
