@@ -121,6 +121,7 @@ Status pass_canonicalize(Graph *g, PassCtx *c);
 /* canonicalize's part (canon_sdpa.c): sdpa nodes written out as the attention chain (not those
  * o forces onto the CPU; o may be NULL). */
 Status canon_sdpa(Graph *g, const CompileOptions *o);
+Status pass_fold_constants(Graph *g, PassCtx *c);
 Status pass_fold_batchnorm(Graph *g, PassCtx *c);
 Status pass_partition(Graph *g, PassCtx *c);
 Status pass_fuse(Graph *g, PassCtx *c);
