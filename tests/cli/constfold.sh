@@ -74,3 +74,16 @@ EOF
 "$B" run "$T/bad/bad.json" --random-weights 1 > "$T/e.txt" 2>&1; rc=$?
 ok "a bad constant subgraph: exit 2 naming the node and the folded value" \
    "[ $rc = 2 ] && grep -q \"node 'gather_rows'.*folding constant 'rows' at load\" $T/e.txt || { cat $T/e.txt; false; }"
+# model state: hf_qwen2_static's KV caches and the positions read from cache_position never fold;
+# the static ranges (arange, the 0..15 key positions) do, each recipe naming the nodes making its
+# value after the partitioner moved nodes (tests/cli/static_cache.sh runs it)
+"$B" describe $Z/hf_qwen2_static/model.json --json > "$T/q.json"; rc=$?
+ok "hf_qwen2_static: only input-free values fold, each fold ending at the node that makes it" "[ $rc = 0 ] && python3 -c '
+import json,sys
+p=json.load(open(sys.argv[1])); t=p[\"tensors\"]
+folds=[r for r in p[\"recipes\"] if r[\"kind\"]==\"fold\"]
+assert folds and all(r[\"nodes\"][-1]==t[r[\"out\"]][\"name\"] for r in folds), folds
+run={n for r in folds for n in r[\"nodes\"]}
+assert not run & {\"select\",\"select_1\",\"add\",\"add_1\",\"copy_\",\"index_copy_\"}, run
+assert all(t[i][\"kind\"]==\"input\" for i in p[\"state_in\"])
+' $T/q.json"
