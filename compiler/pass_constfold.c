@@ -73,8 +73,17 @@ static Status add_fold_recipe(Graph *g, int t, bool *need, int *stack)
             need[i] = false;
         }
     Recipe *x = &g->recipes[g->nrecipes++];
-    *x = (Recipe){.kind = RECIPE_FOLD, .out_w = t, .out_b = -1, .conv_w = -1, .conv_b = -1,
-                  .gamma = -1, .beta = -1, .mean = -1, .var = -1, .nodes = nodes, .nnodes = nn};
+    *x = (Recipe){.kind = RECIPE_FOLD,
+                  .out_w = t,
+                  .out_b = -1,
+                  .conv_w = -1,
+                  .conv_b = -1,
+                  .gamma = -1,
+                  .beta = -1,
+                  .mean = -1,
+                  .var = -1,
+                  .nodes = nodes,
+                  .nnodes = nn};
     return ST_OK;
 }
 

@@ -231,7 +231,8 @@ Status graph_move_first(Graph *g, const bool *first)
     bool ok = remap_folds(g, where, 0); /* nodes moved within a fold keep their order */
     free(order);
     free(where);
-    if (!ok || !graph_index_nodes(g, 0)) return ST_NOMEM; /* the name map may be shared: it copies */
+    if (!ok || !graph_index_nodes(g, 0))
+        return ST_NOMEM; /* the name map may be shared: it copies */
     return graph_link(g);
 }
 
@@ -251,6 +252,7 @@ int graph_insert_node(Graph *g, int pos, const char *name, OpId op, const int *i
     }
     for (int i = 0; i < g->nmisses; i++)
         if (g->misses[i].node >= pos) g->misses[i].node++;
-    if (!remap_folds(g, NULL, pos) || !graph_index_nodes(g, pos) || graph_link(g) != ST_OK) return -1;
+    if (!remap_folds(g, NULL, pos) || !graph_index_nodes(g, pos) || graph_link(g) != ST_OK)
+        return -1;
     return pos;
 }

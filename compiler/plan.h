@@ -12,9 +12,9 @@
 #include "compiler/dtype.h"
 #include "compiler/recipe.h"
 
-#define PLAN_FORMAT_VERSION 3 /* 2: views with offsets, concat recipes; 3: fold recipes (1 and 2
-                                 still read) */
-#define PLAN_MAX_PUSH 32      /* 32-bit words: 128 bytes, lavapipe's limit */
+/* The .npubin format: 2 views with offsets, concat recipes; 3 fold recipes (1 and 2 still read). */
+#define PLAN_FORMAT_VERSION 3
+#define PLAN_MAX_PUSH 32 /* 32-bit words: 128 bytes, lavapipe's limit */
 #define PLAN_MAX_SPEC 16
 
 typedef enum PlanTensorKind {

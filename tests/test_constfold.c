@@ -26,37 +26,25 @@
 #define T(n, s) VC_T(n, s)
 
 /* bias = unsqueeze(permute(view(table[idx]))) + slice_fill(zeros, rows 2..3 = -3); y =
- * softmax(x + bias): everything but the last two nodes is weight-only (8 nodes). */
+ * softmax(x + bias): everything but the last two nodes is weight-only (8 nodes, 7 after
+ * canonicalize drops the contiguous). */
+/* clang-format off */
 static const char chain_json[] =
     "{\"model_name\":\"fold_chain\",\"graph_inputs\":[" T("x", "[1,2,4,4]") "],"
     "\"graph_outputs\":[" T("y", "[1,2,4,4]") "],"
     "\"weights\":[{\"name\":\"table\",\"shape\":[8,2]},"
     "{\"name\":\"idx\",\"shape\":[16],\"dtype\":\"int64\"}],"
-    "\"weight_name_mapping\":{\"p_table\":\"table\",\"b_idx\":\"idx\"},\"nodes\":[" VC_NODE(
-        "index", "aten.index.Tensor", T("p_table", "[8,2]") "," TI("b_idx", "[16]"),
-        T("index", "[16,2]"), "") "," VC_NODE("view", "aten.view.default", T("index", "[16,2]"),
-                                              T("view", "[4,4,2]"),
-                                              "\"size\":[4,4,2]") "," VC_NODE("permute",
-                                                                              "aten.permute.default",
-                                                                              T("view", "[4,4,2]"),
-                                                                              T("permute",
-                                                                                "[2,4,4]"),
-                                                                              "\"dims\":[2,0,1]") ","
-        VC_NODE("contiguous", "aten.contiguous.default", T("permute", "[2,4,4]"),
-                T("contiguous", "[2,4,4]"), "") "," VC_NODE("unsqueeze", "aten.unsqueeze.default",
-                                                            T("contiguous", "[2,4,4]"),
-                                                            T("unsqueeze", "[1,2,4,4]"),
-                                                            "\"dim\":0") ","
-        VC_NODE("zeros", "aten.zeros.default", "", T("zeros", "[4,4]"), "\"size\":[4,4]") "," VC_NODE(
-            "fill", "npu.slice_fill", T("zeros", "[4,4]"), T("fill", "[4,4]"),
-            "\"dim\":0,\"start\":2,\"end\":4,\"value\":-3.0") ","
-        VC_NODE("bias", "aten.add.Tensor", T("unsqueeze", "[1,2,4,4]") "," T("fill", "[4,4]"),
-                T("bias", "[1,2,4,4]"), "") "," VC_NODE("add", "aten.add.Tensor",
-                                                        T("x", "[1,2,4,4]") "," T("bias",
-                                                                                  "[1,2,4,4]"),
-                                                        T("add", "[1,2,4,4]"), "") ","
-        VC_NODE("softmax", "aten.softmax.int", T("add", "[1,2,4,4]"), T("y", "[1,2,4,4]"),
-                "\"dim\":-1") "]}";
+    "\"weight_name_mapping\":{\"p_table\":\"table\",\"b_idx\":\"idx\"},\"nodes\":["
+    VC_NODE("index", "aten.index.Tensor", T("p_table", "[8,2]") "," TI("b_idx", "[16]"), T("index", "[16,2]"), "")
+    "," VC_NODE("view", "aten.view.default", T("index", "[16,2]"), T("view", "[4,4,2]"), "\"size\":[4,4,2]")
+    "," VC_NODE("permute", "aten.permute.default", T("view", "[4,4,2]"), T("permute", "[2,4,4]"), "\"dims\":[2,0,1]")
+    "," VC_NODE("contiguous", "aten.contiguous.default", T("permute", "[2,4,4]"), T("contiguous", "[2,4,4]"), "")
+    "," VC_NODE("unsqueeze", "aten.unsqueeze.default", T("contiguous", "[2,4,4]"), T("unsqueeze", "[1,2,4,4]"), "\"dim\":0")
+    "," VC_NODE("zeros", "aten.zeros.default", "", T("zeros", "[4,4]"), "\"size\":[4,4]")
+    "," VC_NODE("fill", "npu.slice_fill", T("zeros", "[4,4]"), T("fill", "[4,4]"), "\"dim\":0,\"start\":2,\"end\":4,\"value\":-3.0")
+    "," VC_NODE("bias", "aten.add.Tensor", T("unsqueeze", "[1,2,4,4]") "," T("fill", "[4,4]"), T("bias", "[1,2,4,4]"), "")
+    "," VC_NODE("add", "aten.add.Tensor", T("x", "[1,2,4,4]") "," T("bias", "[1,2,4,4]"), T("add", "[1,2,4,4]"), "")
+    "," VC_NODE("softmax", "aten.softmax.int", T("add", "[1,2,4,4]"), T("y", "[1,2,4,4]"), "\"dim\":-1") "]}";
 
 /* c = s * 2 and e = exp(s) fold; linear(x, w), the transpose of w and everything reading x stay:
  * o = (linear(x, w) + c) * e + x @ t(w). */
@@ -64,8 +52,15 @@ static const char mixed_json[] =
     "{\"model_name\":\"fold_mixed\",\"graph_inputs\":[" T("x", "[4,8]") "],"
     "\"graph_outputs\":[" T("o", "[4,8]") "],"
     "\"weights\":[{\"name\":\"s\",\"shape\":[8]},{\"name\":\"w\",\"shape\":[8,8]}],"
-    "\"weight_name_mapping\":{\"p_s\":\"s\",\"p_w\":\"w\"},\"nodes\":[" VC_NODE(
-        "c", "aten.mul.Tensor", T("p_s", "[8]"), T("c", "[8]"), "\"other\":2.0") "," VC_NODE("e", "aten.exp.default", T("p_s", "[8]"), T("e", "[8]"), "") "," VC_NODE("h", "aten.linear.default", T("x", "[4,8]") "," T("p_w", "[8,8]"), T("h", "[4,8]"), "") "," VC_NODE("a", "aten.add.Tensor", T("h", "[4,8]") "," T("c", "[8]"), T("a", "[4,8]"), "") "," VC_NODE("m", "aten.mul.Tensor", T("a", "[4,8]") "," T("e", "[8]"), T("m", "[4,8]"), "") "," VC_NODE("wt", "aten.t.default", T("p_w", "[8,8]"), T("wt", "[8,8]"), "") "," VC_NODE("mm", "aten.mm.default", T("x", "[4,8]") "," T("wt", "[8,8]"), T("mm", "[4,8]"), "") "," VC_NODE("o", "aten.add.Tensor", T("m", "[4,8]") "," T("mm", "[4,8]"), T("o", "[4,8]"), "") "]}";
+    "\"weight_name_mapping\":{\"p_s\":\"s\",\"p_w\":\"w\"},\"nodes\":["
+    VC_NODE("c", "aten.mul.Tensor", T("p_s", "[8]"), T("c", "[8]"), "\"other\":2.0")
+    "," VC_NODE("e", "aten.exp.default", T("p_s", "[8]"), T("e", "[8]"), "")
+    "," VC_NODE("h", "aten.linear.default", T("x", "[4,8]") "," T("p_w", "[8,8]"), T("h", "[4,8]"), "")
+    "," VC_NODE("a", "aten.add.Tensor", T("h", "[4,8]") "," T("c", "[8]"), T("a", "[4,8]"), "")
+    "," VC_NODE("m", "aten.mul.Tensor", T("a", "[4,8]") "," T("e", "[8]"), T("m", "[4,8]"), "")
+    "," VC_NODE("wt", "aten.t.default", T("p_w", "[8,8]"), T("wt", "[8,8]"), "")
+    "," VC_NODE("mm", "aten.mm.default", T("x", "[4,8]") "," T("wt", "[8,8]"), T("mm", "[4,8]"), "")
+    "," VC_NODE("o", "aten.add.Tensor", T("m", "[4,8]") "," T("mm", "[4,8]"), T("o", "[4,8]"), "") "]}";
 
 /* A constant index with 99 in it gathers from an 8-row table: refused when the weights are bound. */
 static const char bad_json[] =
@@ -73,11 +68,10 @@ static const char bad_json[] =
     "\"graph_outputs\":[" T("y", "[3,2]") "],"
     "\"weights\":[{\"name\":\"table\",\"shape\":[8,2]}],"
     "\"weight_name_mapping\":{\"p_table\":\"table\"},"
-    "\"constants\":{\"cidx\":{\"data\":[0,1,99],\"dtype\":\"int64\"}},\"nodes\":[" VC_NODE(
-        "gather_rows", "aten.index.Tensor", T("p_table", "[8,2]") "," TI("cidx", "[3]"),
-        T("rows", "[3,2]"), "") "," VC_NODE("y", "aten.add.Tensor",
-                                            T("x", "[3,2]") "," T("rows", "[3,2]"), T("y", "[3,2]"),
-                                            "") "]}";
+    "\"constants\":{\"cidx\":{\"data\":[0,1,99],\"dtype\":\"int64\"}},\"nodes\":["
+    VC_NODE("gather_rows", "aten.index.Tensor", T("p_table", "[8,2]") "," TI("cidx", "[3]"), T("rows", "[3,2]"), "")
+    "," VC_NODE("y", "aten.add.Tensor", T("x", "[3,2]") "," T("rows", "[3,2]"), T("y", "[3,2]"), "") "]}";
+/* clang-format on */
 
 static int fold_recipes(const Plan *p)
 {
@@ -125,8 +119,8 @@ static void test_chain_folds(void **state)
     assert_int_equal(fold_recipes(p), 1);
     const PlanRecipe *r = fold_of(p, "bias");
     assert_non_null(r);
-    static const char *const nodes[] = {"index",     "view",  "permute", "unsqueeze",
-                                        "zeros",     "fill",  "bias"};
+    static const char *const nodes[] = {"index", "view", "permute", "unsqueeze",
+                                        "zeros", "fill", "bias"};
     /* contiguous is an identity canonicalize removed */
     assert_int_equal(r->nnodes, 7);
     for (int k = 0; k < 7; k++)
