@@ -73,17 +73,8 @@ static Status add_fold_recipe(Graph *g, int t, bool *need, int *stack)
             need[i] = false;
         }
     Recipe *x = &g->recipes[g->nrecipes++];
-    *x = (Recipe){.kind = RECIPE_FOLD,
-                  .out_w = t,
-                  .out_b = -1,
-                  .conv_w = -1,
-                  .conv_b = -1,
-                  .gamma = -1,
-                  .beta = -1,
-                  .mean = -1,
-                  .var = -1,
-                  .nodes = nodes,
-                  .nnodes = nn};
+    *x = (Recipe){.kind = RECIPE_FOLD, .out_w = t, .nodes = nodes, .nnodes = nn};
+    x->out_b = x->conv_w = x->conv_b = x->gamma = x->beta = x->mean = x->var = -1;
     return ST_OK;
 }
 

@@ -73,6 +73,14 @@ static const char bad_json[] =
     "," VC_NODE("y", "aten.add.Tensor", T("x", "[3,2]") "," T("rows", "[3,2]"), T("y", "[3,2]"), "") "]}";
 /* clang-format on */
 
+/* json compiled with the tests' default options. */
+static Pipeline compiled(const char *json)
+{
+    CompileOptions o;
+    vc_options(&o);
+    return tu_compile_json(json, &o);
+}
+
 static int fold_recipes(const Plan *p)
 {
     int n = 0;
@@ -107,14 +115,12 @@ static const PlanRecipe *fold_of(const Plan *p, const char *tensor)
     return NULL;
 }
 
-/* The chain: one fold (bias) of its 8 weight-only nodes, no CPU kernel, the kernels reading it
- * as a weight; the pass's snapshot lists the 8 removals; switched off, the CPU prologue is back. */
+/* The chain: one fold (bias) of its 7 weight-only nodes, no CPU kernel, the kernels reading it
+ * as a weight; the pass's snapshot lists the 7 removals; switched off, the CPU prologue is back. */
 static void test_chain_folds(void **state)
 {
     (void)state;
-    CompileOptions o;
-    vc_options(&o);
-    Pipeline pipe = tu_compile_json(chain_json, &o);
+    Pipeline pipe = compiled(chain_json);
     const Plan *p = pipe.plan;
     assert_int_equal(fold_recipes(p), 1);
     const PlanRecipe *r = fold_of(p, "bias");
@@ -134,6 +140,8 @@ static void test_chain_folds(void **state)
     assert_true(fc > 0 && fc < pipe.nsnaps);
     assert_int_equal(pipe.snaps[fc].removed, 7);
     pipeline_free(&pipe);
+    CompileOptions o;
+    vc_options(&o);
     o.disable[o.n_disable++] = "fold-constants";
     pipe = tu_compile_json(chain_json, &o);
     assert_int_equal(fold_recipes(pipe.plan), 0);
@@ -160,9 +168,7 @@ static void test_chain_matches_reference(void **state)
 static void test_mixed_folds_constant_part(void **state)
 {
     (void)state;
-    CompileOptions o;
-    vc_options(&o);
-    Pipeline pipe = tu_compile_json(mixed_json, &o);
+    Pipeline pipe = compiled(mixed_json);
     const Plan *p = pipe.plan;
     assert_int_equal(fold_recipes(p), 2);
     const PlanRecipe *c = fold_of(p, "c"), *e = fold_of(p, "e");
@@ -242,10 +248,8 @@ static void test_folded_once_per_load(void **state)
 static void test_bad_fold_names_node(void **state)
 {
     (void)state;
-    CompileOptions o;
-    vc_options(&o);
     Graph *g0 = tu_read_json(bad_json);
-    Pipeline pipe = tu_compile_json(bad_json, &o);
+    Pipeline pipe = compiled(bad_json);
     assert_int_equal(fold_recipes(pipe.plan), 1);
     DiagList d = {0};
     Binding b;

@@ -99,17 +99,10 @@ static void enrich(Plan *p)
     /* a fold recipe (lower leaves room for one more recipe): the file is format v3, so a header
      * that says v2 or v1 is refused too */
     static const char *const fold_nodes[] = {"index", "unsqueeze"};
-    p->recipes[p->nrecipes++] = (PlanRecipe){.kind = RECIPE_FOLD,
-                                             .out_w = p->ntensors - 1,
-                                             .out_b = -1,
-                                             .conv_w = -1,
-                                             .conv_b = -1,
-                                             .gamma = -1,
-                                             .beta = -1,
-                                             .mean = -1,
-                                             .var = -1,
-                                             .nodes = (const char **)fold_nodes,
-                                             .nnodes = 2};
+    PlanRecipe *r = &p->recipes[p->nrecipes++];
+    *r = (PlanRecipe){.kind = RECIPE_FOLD, .nodes = (const char **)fold_nodes, .nnodes = 2};
+    r->out_w = p->ntensors - 1;
+    r->out_b = r->conv_w = r->conv_b = r->gamma = r->beta = r->mean = r->var = -1;
 }
 
 static unsigned char *encode_ok(const Plan *p, size_t *len)
