@@ -9,8 +9,8 @@
  * - a node that writes a graph output (the output keeps its producer);
  * - a node with no data or randomness (an assertion, a dropout left in training mode, a batch
  *   norm in training mode);
- * - an expand: a broadcast read through strides costs nothing, materialising it does (the folded
- *   value it broadcasts is folded, the expand reads it);
+ * - an expand: a broadcast read through strides costs nothing, materialising it does (the value
+ *   it broadcasts folds and the expand reads it; a node reading the expand folds through it);
  * - a view (reshape, permute, slice, identity) of weights and constants that no folded node
  *   made: the NPU reads a weight through it as an alias or a strided read, and folding it would
  *   only copy the weight. A view of a folded value folds with it.
@@ -20,10 +20,10 @@
 #include <stdlib.h>
 #include "compiler/pass.h"
 
-/* Can node n's value be computed at load, given constant inputs? */
-static bool foldable_op(const Node *n)
+/* Is node n's value fixed by its inputs (no assertion, no randomness)? */
+static bool deterministic(const Node *n)
 {
-    if (op_has(n->op, OPF_NOOP) || op_class(n->op) == OC_expand) return false;
+    if (op_has(n->op, OPF_NOOP)) return false;
     if (n->op == OP_DROPOUT) return false; /* canonicalize removed the eval ones */
     if (n->op == OP_BATCH_NORM && attr_bool(n, "training", false)) return false;
     return true;
@@ -111,7 +111,7 @@ Status pass_fold_constants(Graph *g, PassCtx *c)
         const Node *n = &g->nodes[i];
         fold[i] = false;
         need[i] = false;
-        if (n->dead || !foldable_op(n)) continue;
+        if (n->dead || !deterministic(n)) continue;
         bool all = true, from_fold = false;
         for (int k = 0; k < n->nin && all; k++) {
             const GTensor *x = &g->tensors[n->in[k]];
@@ -120,10 +120,11 @@ Status pass_fold_constants(Graph *g, PassCtx *c)
         }
         for (int k = 0; k < n->nout && all; k++)
             all = !g->tensors[n->out[k]].is_output;
-        /* an input that is constant but not folded was made by a view of weights */
+        /* constant, but left to the kernels: an expand, a view of weights (their readers may
+         * fold through them) */
         for (int k = 0; k < n->nout; k++)
             cst[n->out[k]] = all;
-        if (!all || (is_view(n->op) && !from_fold)) continue;
+        if (!all || op_class(n->op) == OC_expand || (is_view(n->op) && !from_fold)) continue;
         fold[i] = true;
         nfold++;
     }

@@ -46,8 +46,8 @@ static const char chain_json[] =
     "," VC_NODE("add", "aten.add.Tensor", T("x", "[1,2,4,4]") "," T("bias", "[1,2,4,4]"), T("add", "[1,2,4,4]"), "")
     "," VC_NODE("softmax", "aten.softmax.int", T("add", "[1,2,4,4]"), T("y", "[1,2,4,4]"), "\"dim\":-1") "]}";
 
-/* c = s * 2 and e = exp(s) fold; linear(x, w), the transpose of w and everything reading x stay:
- * o = (linear(x, w) + c) * e + x @ t(w). */
+/* c = s * 2 and e = exp(s) fold; linear(x, w), the transpose of w, the expand of c and
+ * everything reading x stay: o = (linear(x, w) + expand(c)) * e + x @ t(w). */
 static const char mixed_json[] =
     "{\"model_name\":\"fold_mixed\",\"graph_inputs\":[" T("x", "[4,8]") "],"
     "\"graph_outputs\":[" T("o", "[4,8]") "],"
@@ -56,7 +56,8 @@ static const char mixed_json[] =
     VC_NODE("c", "aten.mul.Tensor", T("p_s", "[8]"), T("c", "[8]"), "\"other\":2.0")
     "," VC_NODE("e", "aten.exp.default", T("p_s", "[8]"), T("e", "[8]"), "")
     "," VC_NODE("h", "aten.linear.default", T("x", "[4,8]") "," T("p_w", "[8,8]"), T("h", "[4,8]"), "")
-    "," VC_NODE("a", "aten.add.Tensor", T("h", "[4,8]") "," T("c", "[8]"), T("a", "[4,8]"), "")
+    "," VC_NODE("cx", "aten.expand.default", T("c", "[8]"), T("cx", "[4,8]"), "\"size\":[4,8]")
+    "," VC_NODE("a", "aten.add.Tensor", T("h", "[4,8]") "," T("cx", "[4,8]"), T("a", "[4,8]"), "")
     "," VC_NODE("m", "aten.mul.Tensor", T("a", "[4,8]") "," T("e", "[8]"), T("m", "[4,8]"), "")
     "," VC_NODE("wt", "aten.t.default", T("p_w", "[8,8]"), T("wt", "[8,8]"), "")
     "," VC_NODE("mm", "aten.mm.default", T("x", "[4,8]") "," T("wt", "[8,8]"), T("mm", "[4,8]"), "")
@@ -164,7 +165,8 @@ static void test_chain_matches_reference(void **state)
 }
 
 /* Only the constant part folds: s * 2 and exp(s), each its own one-node fold; the linear, the
- * transpose of w (a view of a weight) and every node reading x stay in the graph. */
+ * transpose of w (a view of a weight), the expand of s * 2 and every node reading x stay in the
+ * graph. */
 static void test_mixed_folds_constant_part(void **state)
 {
     (void)state;
@@ -178,8 +180,11 @@ static void test_mixed_folds_constant_part(void **state)
     assert_false(computed(p, "c") || computed(p, "e"));
     assert_true(computed(p, "h") && computed(p, "mm") && computed(p, "o"));
     const Graph *g = pipe.g;
-    int wt = graph_find_node(g, "wt");
+    int wt = graph_find_node(g, "wt"), cx = graph_find_node(g, "cx");
     assert_true(wt >= 0 && !g->nodes[wt].dead);
+    assert_true(cx >= 0 && !g->nodes[cx].dead); /* the broadcast is read, not materialised */
+    assert_int_equal(g->tensors[g->nodes[cx].in[0]].kind, TK_WEIGHT);
+    assert_null(fold_of(p, "cx"));
     assert_int_equal(g->tensors[graph_find_tensor(g, "p_w")].kind, TK_WEIGHT);
     assert_null(fold_of(p, "wt"));
     pipeline_free(&pipe);
