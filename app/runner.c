@@ -47,9 +47,52 @@ static Status npubin_options(const Options *o, const Plan *p, DiagList *d)
                       opt, dt, plan_tier_name(p->tier));
 }
 
+/* A fold recipe's nodes in the IR g of a .npubin: every node its output t needs, back to weights
+ * and constants, in graph order (the IR's own nodes: those the plan names and the identities
+ * canonicalize removed). A graph input on the way is an error: the plan does not fit its IR. */
+static Status fold_nodes(Graph *g, const Plan *p, int t, Recipe *r, DiagList *d)
+{
+    int first = g->tensors[t].producer;
+    if (first < 0)
+        return diag_error(d, p->source, NULL, g->tensors[t].name,
+                          "the .npubin folds '%s' at load, but in its IR no node makes it",
+                          g->tensors[t].name);
+    bool *need = calloc((size_t)g->nnodes + 1, 1);
+    int *stack = malloc(sizeof(int) * ((size_t)g->nnodes + 1)); /* each node pushed once */
+    Status st = need && stack ? ST_OK : ST_NOMEM;
+    int sp = 0, nn = 0;
+    if (st == ST_OK) {
+        stack[sp++] = first;
+        need[first] = true;
+    }
+    while (st == ST_OK && sp > 0) {
+        const Node *n = &g->nodes[stack[--sp]];
+        nn++;
+        for (int k = 0; k < n->nin && st == ST_OK; k++) {
+            const GTensor *x = &g->tensors[n->in[k]];
+            if (x->kind == TK_INPUT)
+                st = diag_error(d, p->source, n->name, g->tensors[t].name,
+                                "the .npubin folds '%s' at load, but in its IR it depends on "
+                                "graph input '%s'",
+                                g->tensors[t].name, x->name);
+            else if (x->producer >= 0 && !need[x->producer]) {
+                need[x->producer] = true;
+                stack[sp++] = x->producer;
+            }
+        }
+    }
+    r->nodes = st == ST_OK ? arena_alloc(&g->arena, sizeof(int) * ((size_t)nn + 1)) : NULL;
+    if (st == ST_OK && !r->nodes) st = ST_NOMEM;
+    for (int i = 0; st == ST_OK && i < g->nnodes; i++)
+        if (need[i]) r->nodes[r->nnodes++] = i;
+    free(need);
+    free(stack);
+    return st;
+}
+
 /* The model's graph for a .npubin's own plan: a copy of the IR it carries with the plan's
- * load-time weights (batch-norm folds, concatenated weights) added as tensors and recipes, so
- * binding computes them as for a compiled IR. */
+ * load-time weights (batch-norm folds, concatenated weights, folded constants) added as tensors
+ * and recipes, so binding computes them as for a compiled IR. */
 static Status npubin_graph(const Graph *src, const Plan *p, Graph **out, DiagList *d)
 {
     Graph *g = graph_clone(src);
@@ -89,6 +132,8 @@ static Status npubin_graph(const Graph *src, const Plan *p, Graph **out, DiagLis
         if (missing)
             st = diag_error(d, p->source, NULL, pr->out_w >= 0 ? p->tensors[pr->out_w].name : NULL,
                             "a weight recipe of the .npubin names a tensor its IR lacks");
+        else if (r->kind == RECIPE_FOLD)
+            st = fold_nodes(g, p, r->out_w, r, d);
     }
     free(gid);
     if (st != ST_OK)

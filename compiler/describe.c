@@ -54,7 +54,7 @@ void describe_text(FILE *f, const Plan *p)
     char b1[32], b2[32];
     fprintf(f, "program  %s   compute=%s   target=%s (channel tile %d)   npubin v%d\n",
             p->model_name, dtype_short(p->compute), plan_tier_name(p->tier), p->channel_tile,
-            PLAN_FORMAT_VERSION);
+            plan_format_version(p));
     fprintf(f, "source   %s\n", p->source ? p->source : "-");
     if (p->tuning) /* only a plan built with non-default tuning knobs */
         fprintf(f, "tuning   %s%s%s%s\n", p->tuning,
@@ -95,7 +95,7 @@ void describe_text(FILE *f, const Plan *p)
         fprintf(f, p->nstates > 4 ? " ...\n" : "\n");
     }
     int64_t wbytes = 0;
-    int nwdev = 0, nrec[RECIPE_CONCAT + 1] = {0}, ninter = 0;
+    int nwdev = 0, nrec[RECIPE_KINDS] = {0}, ninter = 0, nfnodes = 0;
     for (int i = 0; i < p->nweights; i++) {
         const PlanTensor *t = &p->tensors[p->weights[i]];
         if (!plan_on_device(p, p->weights[i])) continue; /* read by the CPU or a recipe only */
@@ -105,13 +105,29 @@ void describe_text(FILE *f, const Plan *p)
     for (int i = 0; i < p->nrecipes; i++) {
         nrec[p->recipes[i].kind]++;
         ninter += p->recipes[i].block > 0;
+        nfnodes += p->recipes[i].nnodes;
     }
     human_bytes(b1, sizeof b1, wbytes);
     fprintf(f, "weights  %d tensors, %d on the device: %s  (recipes: %d bn_fold", p->nweights,
             nwdev, b1, nrec[RECIPE_BN_FOLD]);
     if (nrec[RECIPE_CONCAT] > ninter) fprintf(f, ", %d concat", nrec[RECIPE_CONCAT] - ninter);
     if (ninter) fprintf(f, ", %d interleave", ninter);
+    if (nrec[RECIPE_FOLD]) fprintf(f, ", %d fold", nrec[RECIPE_FOLD]);
     fprintf(f, ")\n");
+    if (nrec[RECIPE_FOLD]) { /* fold-constants: computed once, at load, on the CPU reference */
+        fprintf(f, "folded   %d constants computed at load by %d node runs:", nrec[RECIPE_FOLD],
+                nfnodes);
+        for (int i = 0, shown = 0; i < p->nrecipes && shown < 3; i++) {
+            const PlanRecipe *r = &p->recipes[i];
+            if (r->kind != RECIPE_FOLD) continue;
+            const PlanTensor *t = &p->tensors[r->out_w];
+            fprintf(f, "%s %s %s", shown++ ? ";" : "", t->name, dtype_short(t->dtype));
+            jw_i64s(f, t->shape, t->rank);
+            fprintf(f, " <- %s", r->nnodes ? r->nodes[0] : "?");
+            if (r->nnodes > 1) fprintf(f, " .. %s", r->nodes[r->nnodes - 1]);
+        }
+        fprintf(f, nrec[RECIPE_FOLD] > 3 ? "; ...\n" : "\n");
+    }
     int nbuf = 0, npad = 0, nalias = 0;
     for (int i = 0; i < p->ntensors; i++) {
         const PlanTensor *t = &p->tensors[i];
@@ -198,6 +214,14 @@ void describe_text(FILE *f, const Plan *p)
     }
 }
 
+/* Is plan tensor t a value fold-constants computes at load (a fold recipe's output)? */
+static bool folded(const Plan *p, int t)
+{
+    for (int i = 0; i < p->nrecipes; i++)
+        if (p->recipes[i].kind == RECIPE_FOLD && p->recipes[i].out_w == t) return true;
+    return false;
+}
+
 static const char *kind_name(PlanTensorKind k)
 {
     switch (k) {
@@ -250,7 +274,7 @@ static void jwords(FILE *f, const char *s, bool pairs)
 void describe_json(FILE *f, const Plan *p)
 {
     fprintf(f, "{\"schema\":\"npu-explore/plan/1\",\"format_version\":%d,\"model\":",
-            PLAN_FORMAT_VERSION);
+            plan_format_version(p));
     jw_str(f, p->model_name);
     fprintf(f, ",\"source\":");
     jw_str(f, p->source);
@@ -288,6 +312,7 @@ void describe_json(FILE *f, const Plan *p)
             fprintf(f, ",\"weight_key\":");
             jw_str(f, t->weight_key);
         }
+        if (folded(p, i)) fprintf(f, ",\"folded\":true");
         fputc('}', f);
     }
     const struct {
@@ -307,6 +332,15 @@ void describe_json(FILE *f, const Plan *p)
     fprintf(f, ",\n\"recipes\":[");
     for (int i = 0; i < p->nrecipes; i++) {
         const PlanRecipe *r = &p->recipes[i];
+        if (r->kind == RECIPE_FOLD) {
+            fprintf(f, "%s{\"kind\":\"fold\",\"out\":%d,\"nodes\":[", i ? "," : "", r->out_w);
+            for (int k = 0; k < r->nnodes; k++) {
+                if (k) fputc(',', f);
+                jw_str(f, r->nodes[k]);
+            }
+            fprintf(f, "]}");
+            continue;
+        }
         if (r->kind == RECIPE_CONCAT) {
             fprintf(f, "%s{\"kind\":\"concat\",\"out\":%d,\"src\":", i ? "," : "", r->out_w);
             jw_ints(f, r->src, r->nsrc);

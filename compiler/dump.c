@@ -105,6 +105,13 @@ void graph_dump(FILE *f, const Graph *g)
     }
     for (int i = 0; i < g->nrecipes; i++) {
         const Recipe *r = &g->recipes[i];
+        if (r->kind == RECIPE_FOLD) {
+            fprintf(f, "  recipe fold $%s <-", g->tensors[r->out_w].name);
+            for (int k = 0; k < r->nnodes; k++)
+                fprintf(f, " %s", g->nodes[r->nodes[k]].name);
+            fprintf(f, "\n");
+            continue;
+        }
         if (r->kind == RECIPE_CONCAT) {
             fprintf(f, "  recipe concat $%s <-", g->tensors[r->out_w].name);
             if (r->block) fprintf(f, " runs of %d rows of", r->block);

@@ -21,7 +21,7 @@ static const char *const tkind_names[] = {
 };
 static const char *const target_names[] = {[KT_NPU] = "npu", [KT_CPU] = "cpu"};
 static const char *const recipe_names[] = {
-    [RECIPE_BN_FOLD] = "bn_fold", [RECIPE_CONCAT] = "concat"};
+    [RECIPE_BN_FOLD] = "bn_fold", [RECIPE_CONCAT] = "concat", [RECIPE_FOLD] = "fold"};
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static const char *tkind_name(int i)
@@ -70,7 +70,8 @@ static uint64_t get_le(const unsigned char *b, int n)
 /* Keys in each record map of this version: the writer writes exactly these, the reader needs at
  * least these (a version 1 file lacks a tensor's view_offset and a recipe's src: one fewer). A
  * recipe's "block" (interleaved runs, linear_glu) is written only when not 0 and read when
- * present: a plan with one also has the GLU kernels, which a build without them refuses. */
+ * present: a plan with one also has the GLU kernels, which a build without them refuses. A
+ * fold recipe's "nodes" is written only for a fold (version 3). */
 enum {
     PLAN_KEYS = 18, /* the 16 required ones, modules and tier (both optional when reading) */
     MODULE_KEYS = 3,
@@ -200,7 +201,8 @@ static void put_fusion(Enc *e, const PlanFusion *f)
 
 static void put_recipe(Enc *e, const PlanRecipe *r)
 {
-    e->err |= msgpack_pack_map(&e->pk, RECIPE_KEYS + (r->block != 0));
+    bool fold = r->kind == RECIPE_FOLD;
+    e->err |= msgpack_pack_map(&e->pk, RECIPE_KEYS + (r->block != 0) + fold);
     put_kstr(e, "kind", recipe_name(r->kind));
     put_int(e, "out_w", r->out_w);
     put_int(e, "out_b", r->out_b);
@@ -214,6 +216,7 @@ static void put_recipe(Enc *e, const PlanRecipe *r)
     e->err |= msgpack_pack_double(&e->pk, r->eps);
     put_ints(e, "src", r->src, r->nsrc);
     if (r->block) put_int(e, "block", r->block);
+    if (fold) put_strs(e, "nodes", r->nodes, r->nnodes);
 }
 
 static void put_module(Enc *e, const PlanModule *m)
@@ -302,7 +305,7 @@ static Status encode(const Plan *p, const char *file, unsigned char **out, size_
     unsigned char *h = (unsigned char *)sb.data;
     size_t n = sb.size - NPUBIN_HEADER_SIZE;
     memcpy(h, NPUBIN_MAGIC, 8);
-    put_le(h + 8, PLAN_FORMAT_VERSION, 4);
+    put_le(h + 8, (uint64_t)plan_format_version(p), 4);
     put_le(h + 12, 0, 4);
     put_le(h + 16, n, 8);
     put_le(h + 24, hash64(h + NPUBIN_HEADER_SIZE, n), 8);
@@ -781,6 +784,11 @@ static Status read_recipe(const Dec *x, const msgpack_object *m, PlanRecipe *r)
     if (!st && has_key(m, "block")) st = get_int(x, m, "block", &r->block);
     if (!st && (r->block < 0 || (r->block > 0 && r->kind != RECIPE_CONCAT)))
         st = bad(x, "block", "%d (a concat's rows per run, or 0)", r->block);
+    r->nodes = NULL;
+    r->nnodes = 0;
+    if (!st && r->kind == RECIPE_FOLD && x->version < 3)
+        st = bad(x, "kind", "fold, which a version %u file cannot hold", x->version);
+    if (!st && r->kind == RECIPE_FOLD) st = get_strs(x, m, "nodes", &r->nodes, &r->nnodes);
     return st;
 }
 

@@ -27,7 +27,11 @@
  * this version is required; keys this version does not know are ignored, so a later version may
  * add keys without a version bump (a bump is for changes old readers must refuse). Version 2
  * added a tensor's view_offset (a view starting inside its base) and a recipe's src (the
- * parts of a concat): a version 1 file lacks both and still reads (offset 0, no sources). */
+ * parts of a concat): a version 1 file lacks both and still reads (offset 0, no sources).
+ * Version 3 added the fold recipe (kind "fold", its "nodes": the IR nodes computing its output
+ * at load, fold-constants). The header carries the lowest version that holds the plan
+ * (plan_format_version): a plan without a fold is written as version 2, which older builds
+ * read; one with a fold as 3, which they refuse as written by a newer npu-explore. */
 #ifndef NPU_NPUBIN_H
 #define NPU_NPUBIN_H
 

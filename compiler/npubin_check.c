@@ -179,7 +179,7 @@ static Status check_fusion(Check *c, int i)
 static Status check_recipe(Check *c, int i)
 {
     const PlanRecipe *r = &c->p->recipes[i];
-    if ((int)r->kind < 0 || (int)r->kind >= (RECIPE_CONCAT + 1))
+    if ((int)r->kind < 0 || (int)r->kind >= RECIPE_KINDS)
         return fail(c, "recipes[%d]: kind %d out of range", i, (int)r->kind);
     int ids[] = {r->out_w, r->out_b, r->conv_w, r->conv_b, r->gamma, r->beta, r->mean, r->var};
     char what[64];
@@ -193,7 +193,10 @@ static Status check_recipe(Check *c, int i)
     st = check_ids(c, what, r->src, r->nsrc, false);
     if (st != ST_OK) return st;
     if (!isfinite(r->eps)) return fail(c, "recipes[%d]: eps is not finite", i);
-    return ST_OK;
+    if (r->kind == RECIPE_FOLD && (r->out_w < 0 || r->nnodes < 1))
+        return fail(c, "recipes[%d]: a fold with %d nodes and output %d", i, r->nnodes, r->out_w);
+    snprintf(what, sizeof what, "recipes[%d].nodes", i);
+    return check_strs(c, what, r->nodes, r->nnodes);
 }
 
 /* A generated module: a unique gen_ name, its source, and SPIR-V that spirv-val accepts (no

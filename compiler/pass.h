@@ -121,6 +121,7 @@ Status pass_canonicalize(Graph *g, PassCtx *c);
 /* canonicalize's part (canon_sdpa.c): sdpa nodes written out as the attention chain (not those
  * o forces onto the CPU; o may be NULL). */
 Status canon_sdpa(Graph *g, const CompileOptions *o);
+Status pass_fold_constants(Graph *g, PassCtx *c);
 Status pass_fold_batchnorm(Graph *g, PassCtx *c);
 Status pass_partition(Graph *g, PassCtx *c);
 Status pass_fuse(Graph *g, PassCtx *c);
@@ -135,13 +136,15 @@ Status pass_plan_memory(Graph *g, PassCtx *c);
 /* Replaces every use of tensor `from` by `to` in live nodes (and graph outputs). */
 void graph_replace_uses(Graph *g, int from, int to);
 /* Inserts a node before position `pos` (execution order), shifting later nodes and remapping
- * every node index held by the graph (fusions, near misses, links). Returns the new node's index
+ * every node index held by the graph (fusions, near misses, fold recipes, links). Returns the new
+ * node's index
  * (== pos) or -1 on allocation failure. */
 int graph_insert_node(Graph *g, int pos, const char *name, OpId op, const int *in, int nin,
                       const int *out, int nout);
 /* Moves the nodes with first[i] ahead of the others, each side in its order, and remaps every
- * node index the graph holds (fusions, near misses, names, links). Moving a node earlier must
- * not put it before a producer it reads (callers move nodes whose producers move too). */
+ * node index the graph holds (fusions, near misses, fold recipes, names, links). Moving a node
+ * earlier must not put it before a producer it reads (callers move nodes whose producers move too).
+ */
 Status graph_move_first(Graph *g, const bool *first);
 /* Marks node dead. */
 void graph_kill(Graph *g, int node);

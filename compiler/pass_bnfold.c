@@ -42,19 +42,16 @@ Status pass_fold_batchnorm(Graph *g, PassCtx *c)
         g->recipes = r;
         /* conv/bn pointers may be stale after graph_add_tensor: re-fetch by index */
         conv = &g->nodes[g->tensors[bn->in[0]].producer];
-        g->recipes[g->nrecipes++] = (Recipe){RECIPE_BN_FOLD,
-                                             wid,
-                                             bid,
-                                             conv->in[1],
-                                             conv_b,
-                                             gamma,
-                                             beta,
-                                             mean,
-                                             var,
-                                             attr_float(bn, "eps", 1e-5),
-                                             0,
-                                             {0},
-                                             0};
+        g->recipes[g->nrecipes++] = (Recipe){.kind = RECIPE_BN_FOLD,
+                                             .out_w = wid,
+                                             .out_b = bid,
+                                             .conv_w = conv->in[1],
+                                             .conv_b = conv_b,
+                                             .gamma = gamma,
+                                             .beta = beta,
+                                             .mean = mean,
+                                             .var = var,
+                                             .eps = attr_float(bn, "eps", 1e-5)};
         int *in = arena_alloc(&g->arena, sizeof(int) * 3);
         if (!in) return ST_NOMEM;
         in[0] = conv->in[0];

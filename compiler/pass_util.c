@@ -182,6 +182,22 @@ bool compile_forced_cpu(const CompileOptions *o, const Node *n)
     return false;
 }
 
+/* The fold recipes' node lists after nodes moved: old index i is now where[i] (where NULL:
+ * those from `from` on moved one up). Each list is copied first: an earlier snapshot shares it. */
+static bool remap_folds(Graph *g, const int *where, int from)
+{
+    for (int i = 0; i < g->nrecipes; i++) {
+        Recipe *r = &g->recipes[i];
+        if (r->kind != RECIPE_FOLD) continue;
+        int *nodes = arena_alloc(&g->arena, sizeof(int) * ((size_t)r->nnodes + 1));
+        if (!nodes) return false;
+        for (int j = 0; j < r->nnodes; j++)
+            nodes[j] = where ? where[r->nodes[j]] : r->nodes[j] + (r->nodes[j] >= from);
+        r->nodes = nodes;
+    }
+    return true;
+}
+
 Status graph_move_first(Graph *g, const bool *first)
 {
     int *order = malloc(sizeof(int) * (size_t)(g->nnodes + 1)); /* new position -> old */
@@ -212,9 +228,11 @@ Status graph_move_first(Graph *g, const bool *first)
     }
     for (int i = 0; i < g->nmisses; i++)
         g->misses[i].node = where[g->misses[i].node];
+    bool ok = remap_folds(g, where, 0); /* nodes moved within a fold keep their order */
     free(order);
     free(where);
-    if (!graph_index_nodes(g, 0)) return ST_NOMEM; /* the name map may be shared: it copies */
+    if (!ok || !graph_index_nodes(g, 0))
+        return ST_NOMEM; /* the name map may be shared: it copies */
     return graph_link(g);
 }
 
@@ -234,6 +252,7 @@ int graph_insert_node(Graph *g, int pos, const char *name, OpId op, const int *i
     }
     for (int i = 0; i < g->nmisses; i++)
         if (g->misses[i].node >= pos) g->misses[i].node++;
-    if (!graph_index_nodes(g, pos) || graph_link(g) != ST_OK) return -1;
+    if (!remap_folds(g, NULL, pos) || !graph_index_nodes(g, pos) || graph_link(g) != ST_OK)
+        return -1;
     return pos;
 }

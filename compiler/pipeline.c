@@ -13,6 +13,10 @@ const Pass pass_table[] = {
     {"import", "IR JSON to graph; producers and consumers resolved; shapes checked", false, NULL},
     {"canonicalize", "drop assertions; in-place to out-of-place; identities and dead nodes removed",
      false, pass_canonicalize},
+    {"fold-constants",
+     "values computed from weights and constants only are computed once, at load, and read as "
+     "weights",
+     true, pass_fold_constants},
     {"fold-batchnorm", "conv followed by batch_norm folds into the conv's weights and bias", true,
      pass_fold_batchnorm},
     {"partition", "each node marked NPU or CPU by op, attributes and shapes", false,

@@ -164,8 +164,11 @@ int plan_equal(const Plan *a, const Plan *b)
         if (x->kind != y->kind || x->out_w != y->out_w || x->out_b != y->out_b ||
             x->conv_w != y->conv_w || x->conv_b != y->conv_b || x->gamma != y->gamma ||
             x->beta != y->beta || x->mean != y->mean || x->var != y->var || x->eps != y->eps ||
-            x->nsrc != y->nsrc || !ints_eq(x->src, y->src, x->nsrc) || x->block != y->block)
+            x->nsrc != y->nsrc || !ints_eq(x->src, y->src, x->nsrc) || x->block != y->block ||
+            x->nnodes != y->nnodes)
             return 0;
+        for (int k = 0; k < x->nnodes; k++)
+            if (!streq(x->nodes[k], y->nodes[k])) return 0;
     }
     if (a->nmodules != b->nmodules) return 0;
     for (int i = 0; i < a->nmodules; i++) {
@@ -262,6 +265,13 @@ bool plan_on_device(const Plan *p, int t)
             if (kn->args[a] >= 0 && plan_base(p, kn->args[a]) == b) return true;
     }
     return false;
+}
+
+int plan_format_version(const Plan *p)
+{
+    for (int i = 0; i < p->nrecipes; i++)
+        if (p->recipes[i].kind == RECIPE_FOLD) return 3;
+    return 2;
 }
 
 int plan_find_tensor(const Plan *p, const char *name)

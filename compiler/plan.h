@@ -12,8 +12,9 @@
 #include "compiler/dtype.h"
 #include "compiler/recipe.h"
 
-#define PLAN_FORMAT_VERSION 2 /* 2: views with offsets, concat recipes (1 still reads) */
-#define PLAN_MAX_PUSH 32      /* 32-bit words: 128 bytes, lavapipe's limit */
+/* The .npubin format: 2 views with offsets, concat recipes; 3 fold recipes (1 and 2 still read). */
+#define PLAN_FORMAT_VERSION 3
+#define PLAN_MAX_PUSH 32 /* 32-bit words: 128 bytes, lavapipe's limit */
 #define PLAN_MAX_SPEC 16
 
 typedef enum PlanTensorKind {
@@ -129,6 +130,10 @@ typedef struct PlanRecipe {
     double eps;
     int nsrc, src[RECIPE_MAX_SRC]; /* concat: out_w = src[0] | src[1] | ... along dim 0 */
     int block; /* concat: interleaved in runs of this many rows per source (0: whole sources) */
+    /* fold: the IR nodes computing out_w (names: the IR of a .npubin has them, and the
+     * identities canonicalize removed besides, app/runner.c) */
+    const char **nodes;
+    int nnodes;
 } PlanRecipe;
 
 typedef struct Plan {
@@ -167,6 +172,8 @@ typedef struct Plan {
 } Plan;
 
 Plan *plan_new(void);
+/* The lowest format version that holds p: 3 with a fold recipe, else 2 (npubin.h). */
+int plan_format_version(const Plan *p);
 /* The tensor named `name`, -1 when the plan has none. */
 int plan_find_tensor(const Plan *p, const char *name);
 void plan_free(Plan *p);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/hash.h"
+#include "runtime/cpu/cpu_ref.h"
 #include "runtime/safetensors.h"
 
 Status bind_init(const Graph *g, Binding *b)
@@ -423,12 +424,66 @@ static Status apply_concat(const Graph *g, const Recipe *r, Binding *b, DiagList
     return ST_OK;
 }
 
+/* fold: runs the recipe's nodes on the CPU reference, each once per call of
+ * bind_apply_recipes: made[] (by tensor id) keeps what earlier nodes of any fold computed, so
+ * nodes two folded values share run once. Inputs the nodes do not make are bound values. */
+static Status apply_fold(const Graph *g, const Recipe *r, Binding *b, HTensor *made, DiagList *d)
+{
+    for (int j = 0; j < r->nnodes; j++) {
+        const Node *n = &g->nodes[r->nodes[j]];
+        bool done = true;
+        for (int k = 0; k < n->nout; k++)
+            done &= made[n->out[k]].data != NULL;
+        if (done) continue;
+        const HTensor *in[64];
+        if (n->nin > 64 || n->nout > 64)
+            return diag_error(d, g->path, n->name, NULL, "too many operands to fold");
+        for (int k = 0; k < n->nin; k++) {
+            int t = n->in[k];
+            in[k] = made[t].data ? &made[t] : &b->vals[t];
+            if (!in[k]->data)
+                return diag_error(d, g->path, n->name, g->tensors[t].name,
+                                  "folding constant '%s' at load: input '%s' has no value",
+                                  g->tensors[r->out_w].name, g->tensors[t].name);
+        }
+        HTensor out[64];
+        Status st = ref_run_node(g, r->nodes[j], in, out, d);
+        if (st != ST_OK)
+            return diag_error(d, g->path, n->name, g->tensors[r->out_w].name,
+                              "folding constant '%s' at load: node '%s' failed (fold-constants; "
+                              "the same error would stop every run)",
+                              g->tensors[r->out_w].name, n->name);
+        for (int k = 0; k < n->nout; k++) {
+            htensor_free(&made[n->out[k]]);
+            made[n->out[k]] = out[k];
+        }
+        b->fold_evals++;
+    }
+    HTensor *v = &b->vals[r->out_w];
+    htensor_free(v);
+    return htensor_convert_new(v, &made[r->out_w], made[r->out_w].dtype);
+}
+
 Status bind_apply_recipes(const Graph *g, Binding *b, DiagList *d)
 {
     Status st = bind_extend(g, b);
     if (st != ST_OK) return st;
+    HTensor *made = NULL;
+    for (int i = 0; i < g->nrecipes && st == ST_OK; i++)
+        if (g->recipes[i].kind == RECIPE_FOLD && !made) {
+            made = calloc((size_t)g->ntensors + 1, sizeof *made);
+            if (!made) return ST_NOMEM;
+        }
+    for (int i = 0; i < g->nrecipes && st == ST_OK; i++)
+        if (g->recipes[i].kind == RECIPE_FOLD) st = apply_fold(g, &g->recipes[i], b, made, d);
+    if (made)
+        for (int t = 0; t < g->ntensors; t++)
+            htensor_free(&made[t]);
+    free(made);
+    if (st != ST_OK) return st;
     for (int i = 0; i < g->nrecipes; i++) {
         const Recipe *r = &g->recipes[i];
+        if (r->kind == RECIPE_FOLD) continue;
         if (r->kind == RECIPE_CONCAT) {
             if ((st = apply_concat(g, r, b, d)) != ST_OK) return st;
             continue;

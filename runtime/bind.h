@@ -23,6 +23,8 @@ typedef struct Binding {
                         * tie-aware check (bind_argmax_sources); x.data NULL elsewhere */
     char *weights_from, *inputs_from, *ref_from; /* file names, or a "random (seed N)" note */
     int stored_bf16; /* some weight was stored as bf16 (picks the compute dtype) */
+    int fold_evals;  /* nodes the fold recipes ran on the CPU reference (bind_apply_recipes),
+                      * over the binding's life: runs never add to it */
     int stored_f16;
 } Binding;
 
@@ -63,8 +65,9 @@ Status bind_argmax_sources(const Graph *g, const HTensor *vals, int nvals, Bindi
                            int *missing);
 /* Grows the binding to a graph with more tensors (a compiled snapshot). */
 Status bind_extend(const Graph *g, Binding *b);
-/* Computes recipe outputs (batch-norm folds, linear_concat's concatenated weights) from the
- * bound source weights. */
+/* Computes recipe outputs from the bound source weights: the values fold-constants computes at
+ * load first (each node once, on the CPU reference), then batch-norm folds and linear_concat's
+ * concatenated weights. An error names the node and the folded value. */
 Status bind_apply_recipes(const Graph *g, Binding *b, DiagList *d);
 /* Constants carried by the IR, and the first value of model state made from one. */
 Status bind_constants(const Graph *g, Binding *b);

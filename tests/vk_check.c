@@ -54,6 +54,13 @@ void vc_set_no_fuse(const char *spec)
     no_fuse_spec = spec;
 }
 
+static const char *disable_pass;
+
+void vc_set_disable(const char *pass)
+{
+    disable_pass = pass;
+}
+
 static Tuning tuning;
 static void fail_with(DiagList *d, const char *what);
 
@@ -216,6 +223,7 @@ static double run_kind(const char *json, const Graph *g0, const RefRun *r, const
     o.compute = dtype_arg(dtype);
     o.kernel_cache = "none"; /* generated kernels: this process's cache only (hermetic tests) */
     if (no_fuse_spec) o.no_fuse[o.n_no_fuse++] = no_fuse_spec;
+    if (disable_pass) o.disable[o.n_disable++] = disable_pass;
     o.tuning = tuning;
     o.tier = kind <= RUN_DIRECT ? TIER_PORTABLE : TIER_NV_COOPMAT;
     o.cpu_device = kind == RUN_DIRECT;
@@ -395,6 +403,7 @@ void vc_compile_json_as(const char *json, const char *dtype, Pipeline *pipe)
     o.tuning = tuning;
     o.kernel_cache = "none"; /* generated kernels: this process's cache only (hermetic tests) */
     if (no_fuse_spec) o.no_fuse[o.n_no_fuse++] = no_fuse_spec;
+    if (disable_pass) o.disable[o.n_disable++] = disable_pass;
     if (dtype) o.compute = dtype_arg(dtype);
     if (pipeline_run_graph(g, &o, pipe, &d) != ST_OK) fail_with(&d, "compile failed");
     diag_free(&d);

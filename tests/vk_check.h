@@ -23,6 +23,9 @@ void vc_compile_json_as(const char *json, const char *dtype, Pipeline *pipe);
 /* A --no-fuse spec for the checks and compiles that follow (NULL: none), e.g. "fuse-elementwise"
  * for the plans of before generated kernels, "elementwise" for their members as lone kernels. */
 void vc_set_no_fuse(const char *spec);
+/* A pass switched off (--disable) for the checks that follow (NULL: none), e.g. "fold-constants"
+ * for graphs whose weight-only sources the test wants computed by kernels. */
+void vc_set_disable(const char *pass);
 /* A tuning knob for the compiles that follow ("NAME=V", as --tune; NULL: every knob back to its
  * default), failing the test on a bad one; vc_tuning() is the current set, for a test's own
  * compiles. */

@@ -551,13 +551,26 @@ static Status build(const Graph *g, const CompileOptions *o, int only, Plan **ou
             const Recipe *r = &g->recipes[i];
 #define PT(x) ((x) >= 0 ? pt[x] : -1)
             PlanRecipe *q = &p->recipes[p->nrecipes++];
-            *q =
-                (PlanRecipe){r->kind,      PT(r->out_w), PT(r->out_b), PT(r->conv_w), PT(r->conv_b),
-                             PT(r->gamma), PT(r->beta),  PT(r->mean),  PT(r->var),    r->eps,
-                             r->nsrc,      {0},          r->block};
+            *q = (PlanRecipe){.kind = r->kind,
+                              .out_w = PT(r->out_w),
+                              .out_b = PT(r->out_b),
+                              .conv_w = PT(r->conv_w),
+                              .conv_b = PT(r->conv_b),
+                              .gamma = PT(r->gamma),
+                              .beta = PT(r->beta),
+                              .mean = PT(r->mean),
+                              .var = PT(r->var),
+                              .eps = r->eps,
+                              .nsrc = r->nsrc,
+                              .block = r->block};
             for (int k = 0; k < r->nsrc; k++)
                 q->src[k] = PT(r->src[k]);
 #undef PT
+            q->nodes =
+                r->nnodes ? arena_alloc(&p->arena, sizeof(char *) * (size_t)r->nnodes) : NULL;
+            if (r->nnodes && !q->nodes) st = ST_NOMEM;
+            for (int k = 0; st == ST_OK && k < r->nnodes; k++)
+                q->nodes[q->nnodes++] = arena_strdup(&p->arena, g->nodes[r->nodes[k]].name);
         }
     }
     free(pt);

@@ -10,7 +10,7 @@ import json,sys
 for l in open(\"$T/out.jsonl\"):
     o=json.loads(l); assert o[\"schema\"].startswith(\"npu-explore/\") and \"kind\" in o, l
 '"
-ok "pass list has 12 passes" "[ \$(grep -c '\"kind\":\"pass\"' $T/out.jsonl) = 12 ]"
+ok "pass list has 13 passes" "[ \$(grep -c '\"kind\":\"pass\"' $T/out.jsonl) = 13 ]"
 ok "fusion lines as CLI.md shows" "grep -q '\"id\":\"F1\",\"pattern\":\"rmsnorm\",\"nodes\":\[\"pow_1\"' $T/out.jsonl"
 ok "check summary ok" "grep -q '\"kind\":\"summary\".*\"mismatch\":0' $T/out.jsonl"
 printf 'echo a\nfrobnicate\necho b\n' > "$T/bad.txt"

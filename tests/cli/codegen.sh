@@ -70,11 +70,12 @@ b[i + 200] ^= 0xff                                # inside its instructions'
 "$B" describe "$T/bad.npubin" > /dev/null 2>"$T/e"; rc=$?
 ok "a module that is not valid SPIR-V: exit 2, named" "[ $rc = 2 ] && grep -q 'modules\[0\].*invalid SPIR-V' $T/e"
 
-"$B" describe $G --no-fuse fuse-elementwise > "$T/off.txt" 2>&1; rc=$?
+# (fold-constants off: with it the mask and positions are computed at load, tests/cli/constfold.sh)
+"$B" describe $G --no-fuse fuse-elementwise --disable fold-constants > "$T/off.txt" 2>&1; rc=$?
 ok "--no-fuse fuse-elementwise: no generated kernels, the mask building back on the CPU" "[ $rc = 0 ] && ! grep -q gen_ $T/off.txt && grep -q 'kernels  39 (29 npu, 10 cpu)' $T/off.txt"
-"$B" describe $G --no-fuse elementwise > "$T/off2.txt" 2>&1; rc=$?
+"$B" describe $G --no-fuse elementwise --disable fold-constants > "$T/off2.txt" 2>&1; rc=$?
 ok "--no-fuse elementwise: instances off; what the groups took from the CPU (arange x2, le, full) runs as 4 lone generated kernels, where/masked_fill on their hand-written kernels" \
-   "[ $rc = 0 ] && grep -q \"fused: 0 of $NG instances\" $T/off2.txt && grep -q 'generated: 4 kernels' $T/off2.txt && grep -q 'where x1  where_s x1' $T/off2.txt"
+   "[ $rc = 0 ] && grep -q \"fused: 0 of [0-9]* instances\" $T/off2.txt && grep -q 'generated: 4 kernels' $T/off2.txt && grep -q 'where x1  where_s x1' $T/off2.txt"
 "$B" describe $Q --dump-after fuse-elementwise > /dev/null 2>"$T/d.txt"; rc=$?
 ok "--dump-after fuse-elementwise shows the instance" \
    "[ $rc = 0 ] && grep -q '=== after fuse-elementwise' $T/d.txt && grep -q 'fusion $F elementwise' $T/d.txt"

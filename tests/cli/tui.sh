@@ -57,7 +57,7 @@ for size in 80x24 160x48; do
     "$B" tests/models/resnet18/model.json --backend cpu --tui-keys '' --tui-size $size --tui-stable > "$T/first.txt" 2>&1
     ok "first screen at $size: the main keys, what the compile did, the pass's details" \
         "grep -q 'keys: Left/Right pass  Enter details' $T/first.txt && grep -q 'what the compile did to resnet18:' $T/first.txt \
-         && grep -q '>pass 11 lower' $T/first.txt && ! grep -q '(select a node' $T/first.txt"
+         && grep -q '>pass 12 lower' $T/first.txt && ! grep -q '(select a node' $T/first.txt"
 done
 grep -q -- '- its plan: 42 kernels in ' "$T/first.txt" && grep -q -- '- 17 of 17 fusion instances on' "$T/first.txt" \
     && grep -q 'kernels with shader, bindings' "$T/first.txt"
@@ -141,9 +141,9 @@ wait_for() {
 }
 socks="$socks $sess"; tm new-session -d -s "$sess" -x 120 -y 40 \
     "env TERM=xterm-256color '$B' tests/models/convnet/model.json --backend cpu --break F2; echo EXITED \$?; sleep 30"
-ok "tmux: opens on the last pass" "wait_for 'pass 11/11 lower' 30"
+ok "tmux: opens on the last pass" "wait_for 'pass 12/12 lower' 30"
 tm send-keys -t "$sess" Left Left Left Left Left Left Left
-ok "tmux: Left steps back to the fuse pass" "wait_for 'pass 4/11 fuse'"
+ok "tmux: Left steps back to the fuse pass" "wait_for 'pass 5/12 fuse'"
 tm send-keys -t "$sess" 5 Down Space
 ok "tmux: Space toggles F2 through the session" "wait_for 'fusions 2/3 |' && grep -q '> fusion off F2' $T/cap.txt"
 tm send-keys -t "$sess" z
@@ -164,7 +164,7 @@ tm kill-session -t "$sess" 2>/dev/null
 sess=npu-tui-cancel-$$
 socks="$socks $sess"; tm new-session -d -s "$sess" -x 120 -y 40 \
     "env TERM=xterm-256color '$B' tests/models/resnet18/model.json --backend cpu --break F3; echo EXITED \$?; sleep 30"
-ok "tmux: resnet18 opens" "wait_for 'pass 11/11 lower' 60"
+ok "tmux: resnet18 opens" "wait_for 'pass 12/12 lower' 60"
 # a profile's rows fill the kernels table as they are measured: times first, the errors to come
 # as '...'; j moves the selection meanwhile; Esc cancels
 tm send-keys -t "$sess" 4 p

@@ -45,8 +45,9 @@ for m in mobilenet_block gpt_block gemm_block; do
     done
 done
 # placement: what describe says the partitioner did (generated kernels off, so the hand-written
-# where/masked_fill kernels are used; with them on, checked after)
-"$B" describe $M/gpt_block/model.json --no-fuse fuse-elementwise --json > "$T/g.json"; rc=$?
+# where/masked_fill kernels are used; with them on, checked after), fold-constants off: with it
+# the mask and positions are computed once at load (checked last)
+"$B" describe $M/gpt_block/model.json --no-fuse fuse-elementwise --disable fold-constants --json > "$T/g.json"; rc=$?
 ok "gpt_block: mask and position building hoisted into one CPU partition, the math (where, masked_fill too) in one NPU partition; nothing returns to the host" "[ $rc = 0 ] && python3 -c '
 import json,sys
 p=json.load(open(sys.argv[1])); ks=p[\"kernels\"]
@@ -62,7 +63,7 @@ assert xs and all(x[\"direction\"]==\"cpu->npu\" for x in xs), xs
 # with generated kernels (fuse-elementwise): the causal mask (arange, le, full, where,
 # logical_not, masked_fill) is one kernel with the score scaling, taken from the CPU; positions
 # (ones, cumsum, sub: integer arithmetic) stay there
-"$B" describe $M/gpt_block/model.json --json > "$T/g2.json"; rc=$?
+"$B" describe $M/gpt_block/model.json --disable fold-constants --json > "$T/g2.json"; rc=$?
 ok "gpt_block with generated kernels: the mask in one NPU kernel, 2 partitions" "[ $rc = 0 ] && python3 -c '
 import json,sys
 p=json.load(open(sys.argv[1])); ks=p[\"kernels\"]
@@ -72,6 +73,15 @@ gen=[f for f in p[\"fusions\"] if f[\"pattern\"]==\"elementwise\" and \"masked_f
 assert gen and {\"arange\",\"le\",\"full\",\"where\",\"logical_not\",\"div\"} <= set(gen[0][\"nodes\"]), gen
 assert [q[\"target\"] for q in p[\"partitions\"]]==[\"cpu\",\"npu\"], p[\"partitions\"]
 ' $T/g2.json"
+"$B" describe $M/gpt_block/model.json --json > "$T/g3.json"; rc=$?
+ok "gpt_block with fold-constants: mask, positions and position embedding computed at load, one NPU partition, no CPU kernel" "[ $rc = 0 ] && python3 -c '
+import json,sys
+p=json.load(open(sys.argv[1])); ks=p[\"kernels\"]
+assert ks and all(k[\"target\"]==\"npu\" for k in ks), [k[\"shader\"] for k in ks if k[\"target\"]!=\"npu\"]
+run={n for r in p[\"recipes\"] if r[\"kind\"]==\"fold\" for n in r[\"nodes\"]}
+assert {\"ones\",\"cumsum\",\"arange\",\"le\",\"full\"} <= run, run
+assert [q[\"target\"] for q in p[\"partitions\"]]==[\"npu\"], p[\"partitions\"]
+' $T/g3.json"
 "$B" describe $M/mobilenet_block/model.json --json > "$T/m.json"; rc=$?
 ok "mobilenet_block: everything on the NPU (4 pools, 2 of them global, depthwise and SE convs), conv_add fused, no depad in the squeeze-excite" "[ $rc = 0 ] && python3 -c '
 import json,sys
