@@ -171,7 +171,7 @@ static void test_apply_and_search_knobs(void **state)
     (void)state;
     TuneEntry e = {.knobs = knobs("gemv.wg=64 conv.target=8")};
     e.knobs.v[TUNE_ATTN_ABLATE] = 3; /* as a damaged cache would hold it */
-    e.knobs.set |= 1u << TUNE_ATTN_ABLATE;
+    e.knobs.set |= TUNE_BIT(TUNE_ATTN_ABLATE);
     Tuning global = knobs("gemv.r=2"), out;
     char rec[128];
     tune_apply(&global, &e, KK_matmul, &out, rec, sizeof rec);
@@ -189,7 +189,7 @@ static void test_apply_and_search_knobs(void **state)
 
     Tuning none = {0};
     for (int k = 0; k < KK_COUNT; k++) {
-        uint32_t m = tune_search_knobs((KernelKind)k, &none);
+        TuneMask m = tune_search_knobs((KernelKind)k, &none);
         for (int i = 0; i < TUNE_COUNT; i++)
             if (m >> i & 1u) {
                 assert_int_equal(tune_info[i].use, TU_SEARCH);
@@ -405,7 +405,7 @@ static void test_search(void **state)
         k++;
     assert_true(k < shown.plan->nkernels);
     TuneSearch ts = {
-        .kernel = k, .beam = 1, .budget_s = 60, .iters = 1, .knobs = 1u << TUNE_ATTN_ABLATE};
+        .kernel = k, .beam = 1, .budget_s = 60, .iters = 1, .knobs = TUNE_BIT(TUNE_ATTN_ABLATE)};
     TuneResult r = {0};
     Status st = tune_measure(&o, &m, &ts, NULL, &r, &d);
     if (st != ST_OK) diag_print(&d, stderr);
