@@ -6,9 +6,7 @@
 // y[n, co, oy, ox] = act(sum_{r, s} w[co, 0, r, s] * x[n, co / mult, oy*sh - ph + r*dh,
 //                    ox*sw - pw + s*dw] + bias[co] + res[n, co, oy, ox]), fp32 accumulation.
 // Spec 0 = workgroup size, 1 = TX outputs per invocation, 2 = KW, 3 = SW, 4 = DW (the kernel
-// width, horizontal stride and dilation: the loops over them are unrolled), 5 = KH (the kernel
-// height: its loop unrolled too, so the loads of every kernel row are issued before the first
-// row's multiply-adds wait for them; 0: a loop over pc.kh, one row's load latency per trip).
+// width, horizontal stride and dilation: the loops over them are unrolled).
 //
 // A depthwise conv does KH * KW multiply-adds per output: it is memory-bound, and the implicit GEMM
 // (one input channel per group: 15 of its 16 tile rows idle) ran ConvNeXt-Tiny's 7x7 one at
@@ -30,7 +28,6 @@ layout(constant_id = 1) const uint TX = 4;
 layout(constant_id = 2) const uint KW = 3;
 layout(constant_id = 3) const uint SW = 1;
 layout(constant_id = 4) const uint DW = 1;
-layout(constant_id = 5) const uint KH = 0;
 const uint SEG = (TX - 1u) * SW + (KW - 1u) * DW + 1u;
 
 #include "conv2d_common.glsl"
@@ -46,12 +43,11 @@ void main()
     uint ox0 = tile * TX;
     int ix0 = int(ox0 * SW) - pc.pw, iy0 = int(oy * pc.sh) - pc.ph;
     int ih = int(pc.h), iw = int(pc.w);
-    uint kh = KH != 0u ? KH : pc.kh;
-    uint xb = (n * pc.xcp + co / pc.mult) * pc.h * pc.w, wb = co * kh * KW;
+    uint xb = (n * pc.xcp + co / pc.mult) * pc.h * pc.w, wb = co * pc.kh * KW;
 
     float acc[TX];
     [[unroll]] for (uint t = 0; t < TX; t++) acc[t] = 0.0;
-    [[unroll]] for (uint r = 0; r < kh; r++) {
+    for (uint r = 0; r < pc.kh; r++) {
         int iy = iy0 + int(r * pc.dh);
         bool rok = iy >= 0 && iy < ih;
         uint rb = xb + uint(clamp(iy, 0, ih - 1)) * pc.w;

@@ -55,19 +55,14 @@ static void test_dw_shapes(void **state)
 }
 
 /* Tiles of TX outputs per invocation (conv.dw_tx): one output, odd counts with a partial last
- * tile, wider than the row (clamped to it); and the kernel rows' loop not unrolled
- * (conv.dw_rows=0: the height from the push word). */
+ * tile, wider than the row (clamped to it). */
 static void test_dw_tiles(void **state)
 {
     (void)state;
     static const struct {
         const char *knob;
         int lng;
-    } tx[] = {{"conv.dw_tx=1", L},
-              {"conv.dw_tx=3", Q},
-              {"conv.dw_tx=5", L},
-              {"conv.dw_tx=16", Q},
-              {"conv.dw_rows=0", Q}};
+    } tx[] = {{"conv.dw_tx=1", L}, {"conv.dw_tx=3", Q}, {"conv.dw_tx=5", L}, {"conv.dw_tx=16", Q}};
     ConvCase c = {2, 12, 13, 11, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_dw_b", Q};
     ConvCase s = {1, 9, 12, 37, 9, 9, 3, 5, 2, 2, 1, 2, 1, 2, false, NULL, "conv2d_dw", L};
     for (size_t i = 0; i < sizeof tx / sizeof tx[0]; i++) {
@@ -147,7 +142,7 @@ static void test_dw_padded_chain(void **state)
  * multiplier (push word), tiles per row (push) and outputs per invocation (spec 1). */
 typedef struct Pick {
     const char *stem;
-    uint32_t mult, wtiles, tx, kh; /* kh: spec 5 (0: the rows' loop reads the push word) */
+    uint32_t mult, wtiles, tx;
 } Pick;
 
 static Pick pick(int64_t c, int64_t cout, int64_t groups, int64_t kh, int64_t kw, int64_t ow,
@@ -178,8 +173,6 @@ static Pick pick(int64_t c, int64_t cout, int64_t groups, int64_t kh, int64_t kw
         assert_int_equal(k->spec[2], kw);
         assert_int_equal(k->spec[3], sw);
         assert_int_equal(k->spec[4], dw);
-        assert_int_equal(k->nspec, 6);
-        p.kh = k->spec[5];
     }
     pipeline_free(&pipe);
     return p;
@@ -216,7 +209,6 @@ static void test_dw_lowering(void **state)
         assert_int_equal(p.mult, cases[i].mult);
         assert_int_equal(p.tx, cases[i].tx);
         if (p.tx) assert_int_equal(p.wtiles, (uint32_t)((cases[i].ow + p.tx - 1) / p.tx));
-        if (p.tx) assert_int_equal(p.kh, cases[i].kh); /* conv.dw_rows=1: the height unrolled */
     }
     vc_tune("conv.dw=0");
     assert_string_equal(pick(16, 16, 16, 3, 3, 20, 1, 1).stem, "conv2d_b");
@@ -225,9 +217,6 @@ static void test_dw_lowering(void **state)
     assert_int_equal(pick(16, 16, 16, 3, 3, 20, 1, 1).tx, 3);
     vc_tune("conv.dw_tx=16"); /* clamped to the row */
     assert_int_equal(pick(16, 16, 16, 3, 3, 10, 1, 1).tx, 10);
-    vc_tune(NULL);
-    vc_tune("conv.dw_rows=0");
-    assert_int_equal(pick(16, 16, 16, 7, 7, 20, 1, 1).kh, 0);
     vc_tune(NULL);
 }
 

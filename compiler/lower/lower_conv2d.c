@@ -81,8 +81,7 @@ static Status conv_act(const KernelCtx *c, uint32_t *code, uint32_t *lim)
 
 /* The depthwise kernel (shaders/conv2d_dw.glsl): one input channel per group, any channel
  * multiplier, where a row of TX = 1 output's input fits DW_SEG_MAX registers (conv.dw=0: the
- * other kernels). Workgroups of DW_WG, spec {WG, TX, KW, SW, DW, KH} (KH 0 with conv.dw_rows=0: the
- * rows' loop reads the push constant's height). */
+ * other kernels). Workgroups of DW_WG, spec {WG, TX, KW, SW, DW}. */
 enum { DW_WG = 64, DW_TX_MIN = 4, DW_TX_MAX = 8, DW_SEG_MAX = 32 };
 
 static int64_t dw_seg(const ConvGeom *g, int64_t tx)
@@ -143,8 +142,7 @@ static Status lower_dw(const KernelCtx *c, PlanKernel *k, const ConvGeom *g, con
     };
     Status st = kc_words_ok(c, k, &w);
     if (st == ST_OK) st = kc_push_block(c, k, &pc, sizeof pc);
-    uint32_t kh = kc_tune(c, TUNE_CONV_DW_ROWS) ? (uint32_t)g->kh : 0;
-    uint32_t spec[] = {DW_WG, (uint32_t)tx, (uint32_t)g->kw, (uint32_t)g->sw, (uint32_t)g->dw, kh};
+    uint32_t spec[] = {DW_WG, (uint32_t)tx, (uint32_t)g->kw, (uint32_t)g->sw, (uint32_t)g->dw};
     for (size_t i = 0; i < sizeof spec / sizeof spec[0] && st == ST_OK; i++)
         st = kc_spec(c, k, spec[i]);
     kc_grid(k, n, DW_WG);
