@@ -153,7 +153,7 @@ static void test_plan_record(void **state)
     set_ok(&t, "gemv.u=2");
     set_ok(&t, "gemv.g=2");
     t.env |= TUNE_BIT(TUNE_GEMV_WG); /* as if NPU_GEMV had set it */
-    set_ok(&t, "attn.ablate=0"); /* the default */
+    set_ok(&t, "attn.ablate=0");     /* the default */
     Plan *p = compile(&t);
     assert_string_equal(p->tuning, "gemv.wg=64 gemv.r=1 gemv.u=2 gemv.g=2");
     assert_string_equal(p->tuning_env, "NPU_GEMV");
