@@ -9,9 +9,10 @@ cd "$(dirname "$0")/.."
 make -s MODE=release all
 rm -rf .dev && mkdir -p .dev/lib
 cp build/release/npu-explore .dev/npu-explore.bin
-# the Vulkan conformance tests too, when built (make MODE=release build/release/tests/test_vk_*)
+# the Vulkan conformance tests too, when built (make MODE=release build/release/tests/test_vk_*;
+# test_constfold checks folded constants on Vulkan as well)
 mkdir -p .dev/tests
-for t in build/release/tests/test_vk_*; do
+for t in build/release/tests/test_vk_* build/release/tests/test_constfold; do
     [ -x "$t" ] && case "$t" in *.o|*.d) ;; *) cp "$t" .dev/tests/ ;; esac
 done
 [ -e /usr/lib/x86_64-linux-gnu/libcmocka.so.0 ] && cp -L /usr/lib/x86_64-linux-gnu/libcmocka.so.0 .dev/lib/
