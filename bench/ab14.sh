@@ -35,28 +35,7 @@ for r in $(seq "${REPEAT:-2}"); do
     dec merged
     dec unmerged --no-fuse decode_attention_cache
 done | tee "$out/ab_decode.txt"
-FULL=${FULL:-/tmp/full}
-MODELS=${MODELS:-convnext_tiny swin_t vit_b_16}
-PYTHONPATH=$PWD/.exporter python3 bench/export_full.py "$FULL" $MODELS > "$out/export.txt" 2>&1 ||
-    { echo "export failed:"; tail -5 "$out/export.txt"; }
-for m in $MODELS; do
-    for r in $(seq "${REPEAT:-2}"); do
-        for s in on off; do
-            nf=(); [ $s = off ] && nf=(--no-fuse layernorm_t)
-            "$B" profile "$FULL/$m/model.json" --random-weights 1 --dtype fp16 --iters 50 --time-only \
-                --format json "${nf[@]}" > "$out/ln_$m.$s.jsonl" 2> "$out/ln_$m.$s.err" || { echo "$m $s failed"; continue; }
-            python3 - "$out/ln_$m.$s.jsonl" "$m layernorm_t $s" <<'P'
-import collections, json, sys
-c = collections.defaultdict(float); s = None
-for l in open(sys.argv[1]):
-    o = json.loads(l)
-    if o.get("kind") == "kernel": c[o["kernel"]] += max(o["gpu_us"], 0)
-    elif o.get("kind") == "summary": s = o
-top = ", ".join("%s %.0f" % kv for kv in sorted(c.items(), key=lambda kv: -kv[1])[:6])
-print("%-28s wall %8.1f us  gpu step %8.1f us  %d kernels / %d levels | %s" % (
-    sys.argv[2], s["wall_us"], s["gpu_step_us"], s["kernels"], s["levels"], top))
-P
-        done
-    done
-done | tee "$out/ab_ln.txt"
+# the layer norms through their permutes against --no-fuse (bench/ab.sh; files under $out/ln)
+OUT="$out/ln" MODELS=${MODELS:-convnext_tiny swin_t vit_b_16} SETTINGS="on=;off=--no-fuse layernorm_t" \
+    bash bench/ab.sh | tee "$out/ab_ln.txt"
 if [ -n "${PACK_OUT:-}" ]; then tar -czf "$out.tgz" -C "$out" . && rm -rf "$out"/* && mv "$out.tgz" "$out/"; fi
