@@ -50,13 +50,11 @@ Status compile_model(const Options *o, Pipeline *p, DiagList *d)
     compile_options_from(&oo, &co);
     Status tst = tuned_compile_options(o, NULL, &co, d); /* no device: a --tuned FILE only */
     if (tst != ST_OK) return tst;
-    if (o->dump_after && strcmp(o->dump_after, "all") != 0 && pass_find(o->dump_after) < 0)
-        return diag_error(d, NULL, NULL, NULL,
-                          "--dump-after: unknown pass '%s' (passes: import, "
-                          "canonicalize, fold-batchnorm, partition, fuse, "
-                          "fuse-elementwise, layout, views, plan-memory, "
-                          "lower)",
-                          o->dump_after);
+    if (o->dump_after && strcmp(o->dump_after, "all") != 0 && pass_find(o->dump_after) < 0) {
+        char names[512];
+        return diag_error(d, NULL, NULL, NULL, "--dump-after: unknown pass '%s' (passes: %s)",
+                          o->dump_after, pass_names(names, sizeof names, false));
+    }
     Status st = pipeline_run(o->model, &co, p, d);
     if (o->dump_after) {
         for (int i = 0; i < p->nsnaps; i++) {

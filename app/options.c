@@ -47,7 +47,7 @@ static const struct {
     {"--no-fuse", "PATTERN|ID|all", "switch fusions off (repeatable; fuse-elementwise: the pass)"},
     {"--cpu-op", "ATEN", "force an op onto the CPU reference (repeatable)"},
     {"--disable", "PASS",
-     "switch a pass off (fold-batchnorm, fuse, fuse-elementwise, layout, views)"},
+     "switch a pass off (repeatable; an unknown name lists the passes that can be)"},
     {"--tune", "NAME=V", "set a tuning knob (repeatable; `npu-explore tuning` lists them)"},
     {"--tuned", "auto|none|FILE",
      "per-kernel knobs from a tuning cache (auto: the device's, in "
@@ -279,12 +279,12 @@ Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d)
         } else if (strcmp(a, "--disable") == 0) {
             NEED();
             int k = pass_find(v);
-            if (k < 0 || !pass_table[k].can_disable)
-                return diag_error(
-                    d, NULL, NULL, NULL,
-                    "--disable: '%s' is not a pass that can be "
-                    "switched off (fold-batchnorm, fuse, fuse-elementwise, layout, views)",
-                    v);
+            if (k < 0 || !pass_table[k].can_disable) {
+                char names[512];
+                return diag_error(d, NULL, NULL, NULL,
+                                  "--disable: '%s' is not a pass that can be switched off (%s)", v,
+                                  pass_names(names, sizeof names, true));
+            }
             if (o->n_disable == OPT_MAX_LIST)
                 return diag_error(d, NULL, NULL, NULL, "too many --disable");
             o->disable[o->n_disable++] = pass_table[k].name;

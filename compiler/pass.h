@@ -80,6 +80,8 @@ typedef struct Pass {
 extern const Pass pass_table[];
 extern const int pass_count;
 int pass_find(const char *name); /* index or -1; accepts a number too */
+/* The passes' names in order, ", "-separated (disable_only: those --disable takes), into buf. */
+const char *pass_names(char *buf, size_t n, bool disable_only);
 
 typedef enum ChangeKind { CH_ADDED, CH_REMOVED, CH_REWRITTEN } ChangeKind;
 typedef struct Change {

@@ -53,6 +53,18 @@ int pass_find(const char *name)
     return -1;
 }
 
+const char *pass_names(char *buf, size_t n, bool disable_only)
+{
+    size_t at = 0;
+    if (n) buf[0] = 0;
+    for (int i = 0; i < pass_count && at < n; i++) {
+        if (disable_only && !pass_table[i].can_disable) continue;
+        int w = snprintf(buf + at, n - at, "%s%s", at ? ", " : "", pass_table[i].name);
+        at += w > 0 ? (size_t)w : n;
+    }
+    return buf;
+}
+
 void compile_defaults(CompileOptions *o)
 {
     memset(o, 0, sizeof *o);

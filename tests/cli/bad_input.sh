@@ -60,6 +60,8 @@ check "unknown command"         2 "unknown command"              "$B" frobnicate
 check "missing model arg"       2 "missing MODEL"                "$B" describe
 check "bad --backend"           2 "--backend must be"            "$B" run $M --backend tpu
 check "unknown pass"            2 "unknown pass 'nope'"          "$B" describe $M --dump-after nope
+check "unknown pass lists all"  2 "fold-constants, fold-batchnorm, partition" "$B" describe $M --dump-after nope
+check "--disable a fixed pass"  2 "(fold-constants, fold-batchnorm, fuse, fuse-elementwise, cat-in-place, layout, pack-inputs, views)" "$B" describe $M --disable partition
 check "truncated npubin"        2 "trunc.npubin"                 "$B" describe "$T/trunc.npubin"
 check "bit-flipped npubin"      2 "flip.npubin"                  "$B" describe "$T/flip.npubin"
 check "future npubin"           2 "newer"                        "$B" describe "$T/future.npubin"
