@@ -27,7 +27,8 @@ void main()
         float s = 0.0;
         [[unroll]] for (uint i = 0; i < LN_E; i++) {
             uint j = t + i * NPU_WG;
-            v[i] = j < pc.n ? S_LOAD(x[xb + j]) : 0.0;
+            float e = S_LOAD(x[xb + min(j, pc.n - 1u)]); // in the row: no read past x's end
+            v[i] = j < pc.n ? e : 0.0;
             s += v[i];
         }
         float mean = norm_sum(s) / float(pc.n), q = 0.0;
