@@ -468,12 +468,11 @@ Status bind_apply_recipes(const Graph *g, Binding *b, DiagList *d)
 {
     Status st = bind_extend(g, b);
     if (st != ST_OK) return st;
-    HTensor *made = NULL;
-    for (int i = 0; i < g->nrecipes && st == ST_OK; i++)
-        if (g->recipes[i].kind == RECIPE_FOLD && !made) {
-            made = calloc((size_t)g->ntensors + 1, sizeof *made);
-            if (!made) return ST_NOMEM;
-        }
+    bool folds = false;
+    for (int i = 0; i < g->nrecipes; i++)
+        folds |= g->recipes[i].kind == RECIPE_FOLD;
+    HTensor *made = folds ? calloc((size_t)g->ntensors + 1, sizeof *made) : NULL;
+    if (folds && !made) return ST_NOMEM;
     for (int i = 0; i < g->nrecipes && st == ST_OK; i++)
         if (g->recipes[i].kind == RECIPE_FOLD) st = apply_fold(g, &g->recipes[i], b, made, d);
     if (made)
