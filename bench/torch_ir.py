@@ -195,6 +195,19 @@ def verify(path):
     return 0 if worst < 1e-4 else 1
 
 
+def save_io(ir, w, x, low, out):
+    """The drift run's weights (low dtype, by the IR's weight names) and inputs (float32 and
+    int64, by graph input name) as DIR/weights.safetensors and DIR/inputs.safetensors, for
+    `npu-explore run MODEL --weights ... --inputs ... --check` on exactly the same data."""
+    import os
+    from safetensors.torch import save_file
+    os.makedirs(out, exist_ok=True)
+    names = ir["weight_name_mapping"]
+    save_file({names[k]: (v.to(low) if v.is_floating_point() else v).contiguous().cpu()
+               for k, v in w.items()}, os.path.join(out, "weights.safetensors"))
+    save_file({k: v.contiguous().cpu() for k, v in x.items()}, os.path.join(out, "inputs.safetensors"))
+
+
 def drift(a):
     """PyTorch's own error from running in fp16/bf16 instead of fp32: the same weights and
     inputs (made in fp32, then cast), the fair yardstick for our error against the fp32 CPU
@@ -208,6 +221,12 @@ def drift(a):
         gen.manual_seed(1)
         w = make_weights(ir, torch.float32, dev, gen)
         x = make_inputs(ir, torch.float32, dev, gen, a.pos)
+        if a.save_io:
+            # the weights as stored in the low dtype for both runs, so the fp32 run is what our
+            # CPU reference computes from the same file, and the drift is the arithmetic's alone
+            w = {k: (v.to(low).float() if v.is_floating_point() else v) for k, v in w.items()}
+            if dt == low:
+                save_io(ir, w, x, low, a.save_io)
         env = {k: (v.to(dt) if v.is_floating_point() else v) for k, v in list(w.items()) + list(x.items())}
         with torch.inference_mode():
             outs[dt] = Program(ir, dt, dev).run(env)
@@ -231,6 +250,9 @@ def main():
     ap.add_argument("--verify", action="store_true",
                     help="run once in fp32 with the real weights and inputs beside the model and "
                          "print the rel L2 error against the reference outputs (checks this script)")
+    ap.add_argument("--save-io", default="",
+                    help="with --drift: weights rounded to --dtype in both runs, and weights and "
+                         "inputs written to DIR/{weights,inputs}.safetensors (ours on the same data)")
     ap.add_argument("--drift", action="store_true",
                     help="run the same random weights and inputs in fp32 and in --dtype, and print "
                          "the rel L2 of each output: PyTorch's own low-precision drift")
