@@ -98,43 +98,6 @@ void vk_cache_destroy(VkCtx *ctx)
 
 /* ---- pipelines ---------------------------------------------------------------------------- */
 
-/* NPU_VK_PIPE_IR=DIR (with NPU_VK_PIPE_STATS): the driver's internal representations of executable
- * e (where it gives any: NIR, assembly) to DIR/NAME.E.I.txt, so what a driver made of a shader can
- * be read (bench/NOTES.md: what a tensor-core K step issues). */
-static void dump_ir(const VkPipe *p, const VkPipelineExecutableInfoKHR *ei, uint32_t e)
-{
-    const char *dir = getenv("NPU_VK_PIPE_IR");
-    PFN_vkGetPipelineExecutableInternalRepresentationsKHR irs =
-        (PFN_vkGetPipelineExecutableInternalRepresentationsKHR)vkGetDeviceProcAddr(
-            p->ctx->device, "vkGetPipelineExecutableInternalRepresentationsKHR");
-    if (!dir || !*dir || !irs) return;
-    VkPipelineExecutableInternalRepresentationKHR r[8];
-    uint32_t n = 8;
-    for (uint32_t i = 0; i < n; i++)
-        r[i] = (VkPipelineExecutableInternalRepresentationKHR){
-            .sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INTERNAL_REPRESENTATION_KHR};
-    if (irs(p->ctx->device, ei, &n, r) < 0) n = 0;
-    fprintf(stderr, "pipe-ir %s: %u representations\n", p->name, n);
-    for (uint32_t i = 0; i < n; i++) {
-        r[i].pData = r[i].dataSize ? malloc(r[i].dataSize) : NULL;
-        if (!r[i].pData) r[i].dataSize = 0;
-    }
-    if (irs(p->ctx->device, ei, &n, r) >= 0)
-        for (uint32_t i = 0; i < n; i++) {
-            char path[1024];
-            snprintf(path, sizeof path, "%s/%s.%u.%u.txt", dir, p->name, e, i);
-            FILE *f = fopen(path, "wb");
-            if (f) {
-                fprintf(f, "# %s: %s (text %u)\n", r[i].name, r[i].description, r[i].isText);
-                if (r[i].pData) fwrite(r[i].pData, 1, r[i].dataSize, f);
-                fclose(f);
-            }
-            fprintf(stderr, "pipe-ir %s: %s, %zu bytes\n", p->name, r[i].name, r[i].dataSize);
-        }
-    for (uint32_t i = 0; i < n; i++)
-        free(r[i].pData);
-}
-
 /* NPU_VK_PIPE_STATS: the driver's statistics of each executable of pipeline p (NVIDIA: register
  * count, stack, local and shared memory, binary size) on stderr, one line per executable. */
 static void print_stats(const VkPipe *p, const VkPipeDesc *desc)
@@ -186,7 +149,6 @@ static void print_stats(const VkPipe *p, const VkPipeDesc *desc)
             }
         }
         fputc('\n', stderr);
-        dump_ir(p, &ei, e);
     }
 }
 
@@ -363,12 +325,7 @@ Status vk_pipe_create(VkCtx *ctx, const VkPipeDesc *desc, VkPipe **out, DiagList
                     .pSpecializationInfo = desc->nspec ? &spec : NULL,
                 },
             .layout = p->layout,
-            .flags = ctx->pipe_stats
-                         ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR |
-                               (getenv("NPU_VK_PIPE_IR")
-                                    ? VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR
-                                    : 0)
-                         : 0,
+            .flags = ctx->pipe_stats ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR : 0,
         };
         VkPipeline pipe = VK_NULL_HANDLE;
         r = vkCreateComputePipelines(ctx->device, ctx->cache, 1, &ci, NULL, &pipe);
