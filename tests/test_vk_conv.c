@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -110,6 +111,69 @@ static void test_conv_gemm_tiles(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         gb_conv_case(&cases[i], 0, 3);
+}
+
+/* conv.bm / conv.bn: the SIMT conv's tile from the tuning table reaches the plan (spec 0..2:
+ * workgroup, BM, BN; a pair over 512 invocations keeps the automatic tile), and every tile shape
+ * the knobs allow computes the conv: 16 to 128 each way, partial tiles both ways, a K split with
+ * its reduce (300 channels over 15 pixels), f32 so the tensor-core tiers take the SIMT kernel too.
+ */
+static const PlanKernel *conv_kernel(const Plan *p)
+{
+    for (int k = 0; k < p->nkernels; k++)
+        if (strncmp(p->kernels[k].shader, "conv2d", 6) == 0) return &p->kernels[k];
+    return NULL;
+}
+
+static void test_conv_simt_tiles(void **state)
+{
+    (void)state;
+    static const ConvCase cases[] = {
+        /* n  c  h   w  cout g  kh kw sh sw ph pw dh dw bias */
+        {1, 40, 7, 7, 130, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, NULL, "conv2d_b", Q}, /* 49 pixels */
+        {1, 300, 5, 3, 70, 1, 1, 1, 1, 1, 0, 0, 1, 1, false, NULL, "conv2d", Q},  /* K split */
+        {2, 12, 9, 7, 20, 1, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b", L},  /* 3x3, N 2 */
+    };
+    static const char *tiles[][2] = {
+        {"16", "16"}, {"128", "16"}, {"16", "128"}, {"128", "64"}, {"32", "16"}};
+    char a[64];
+    for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
+        vc_tune(NULL);
+        snprintf(a, sizeof a, "conv.bm=%s", tiles[i][0]);
+        vc_tune(a);
+        snprintf(a, sizeof a, "conv.bn=%s", tiles[i][1]);
+        vc_tune(a);
+        Gb g = {0};
+        int64_t xs[4] = {1, 40, 7, 7}, ys[4] = {1, 130, 7, 7};
+        gb_input(&g, "x", xs);
+        gb_conv(&g, "conv", "x", xs, 130, 1, 1, 1, true, "y", ys, "");
+        Pipeline pipe;
+        vc_compile_json(gb_json(&g, "y", ys), &pipe);
+        const PlanKernel *k = conv_kernel(pipe.plan);
+        assert_non_null(k);
+        uint32_t bm = (uint32_t)atoi(tiles[i][0]), bn = (uint32_t)atoi(tiles[i][1]);
+        assert_int_equal(k->spec[1], bm);
+        assert_int_equal(k->spec[2], bn);
+        assert_int_equal(k->spec[0], bm * bn / 16);
+        pipeline_free(&pipe);
+        for (size_t j = 0; j < sizeof cases / sizeof cases[0]; j++)
+            gb_conv_case(&cases[j], 0, 1);
+    }
+    vc_tune(NULL);
+    vc_tune("conv.bm=128");
+    vc_tune("conv.bn=128"); /* 1024 invocations: the automatic tile */
+    Gb g = {0};
+    int64_t xs[4] = {1, 40, 7, 7}, ys[4] = {1, 130, 7, 7};
+    gb_input(&g, "x", xs);
+    gb_conv(&g, "conv", "x", xs, 130, 1, 1, 1, true, "y", ys, "");
+    Pipeline pipe;
+    vc_compile_json(gb_json(&g, "y", ys), &pipe);
+    const PlanKernel *k = conv_kernel(pipe.plan);
+    assert_non_null(k);
+    assert_int_equal(k->spec[1], 64);
+    assert_int_equal(k->spec[2], 64);
+    pipeline_free(&pipe);
+    vc_tune(NULL);
 }
 
 /* The K-split reduce with each residual source on shapes the tensor-core tier takes (64+
@@ -483,7 +547,7 @@ static void test_packed_input(void **state)
     }
 }
 
-TU_MAIN(test_conv_shapes, test_conv_groups, test_conv_gemm_tiles, test_conv_split_residual,
-        test_conv_relu_chain, test_conv_activations, test_conv_add_residual, test_conv_add_self,
-        test_conv_matvec_shapes, test_conv_matvec_acts, test_conv_matvec_se, test_max_pool,
-        test_avg_pool, test_adaptive_pool, test_packed_input)
+TU_MAIN(test_conv_shapes, test_conv_groups, test_conv_gemm_tiles, test_conv_simt_tiles,
+        test_conv_split_residual, test_conv_relu_chain, test_conv_activations,
+        test_conv_add_residual, test_conv_add_self, test_conv_matvec_shapes, test_conv_matvec_acts,
+        test_conv_matvec_se, test_max_pool, test_avg_pool, test_adaptive_pool, test_packed_input)

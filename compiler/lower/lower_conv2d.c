@@ -164,6 +164,26 @@ static bool matvec_applies(const KernelCtx *c, const ConvGeom *g, int rsrc, cons
            g->kw == 1 && g->ph == 0 && g->pw == 0 && g->h == 1 && g->w == 1;
 }
 
+/* conv.bm / conv.bn (the tuning table): the SIMT tile's rows (output channels) and columns
+ * (pixels) in place of kc_gemm_tile's, the K split recomputed for the new tile count.
+ * gemm_tile.glsl stages a step with BM * BN / 16 invocations (4 x 4 outputs each), AEL = 256 / BN
+ * and BEL = 256 / BM elements per invocation: any power of two 16..128 fits, up to SIMT_TILE_MAX_WG
+ * invocations; a larger pair keeps the automatic tile. */
+enum { SIMT_TILE_MAX_WG = 512 };
+static void simt_tile_knobs(const KernelCtx *c, KcTile *t, int64_t m, int64_t n, int64_t k,
+                            int64_t batch, int64_t target)
+{
+    int64_t bm = kc_tune(c, TUNE_CONV_BM), bn = kc_tune(c, TUNE_CONV_BN);
+    if (bm == TUNE_AUTO && bn == TUNE_AUTO) return;
+    bm = bm == TUNE_AUTO ? t->bm : bm;
+    bn = bn == TUNE_AUTO ? t->bn : bn;
+    if (bm * bn / (t->tr * t->tc) > SIMT_TILE_MAX_WG) return;
+    t->bm = bm;
+    t->bn = bn;
+    t->wg = bm * bn / (t->tr * t->tc);
+    kc_gemm_split(t, m, n, k, batch, target);
+}
+
 Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
 {
     const Node *conv = kc_member(c, OP_CONV2D);
@@ -313,6 +333,7 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
         return kc_pick(c, k, (KernelKey){.kind = KK_conv2d, .impl = KI_DIRECT, .flags = epi});
     }
     KcTile t = cm ? tcm : kc_gemm_tile(coutg, npix, kdim, g.groups, 0, target);
+    if (!cm) simt_tile_knobs(c, &t, coutg, npix, kdim, g.groups, target);
     if (cm) t.wg = 256;                    /* conv2d_body.glsl's tile: 2 x 4 subgroups */
     int64_t part_row = (npix + 3) / 4 * 4; /* conv2d_common.glsl conv_part_stride */
     if (t.nsplit * g.cout * part_row > UINT32_MAX)
