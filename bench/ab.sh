@@ -7,6 +7,8 @@
 #   MODELS: full-size torchvision names (exported here by bench/export_full.py) or IR paths,
 #           NAME@bf16 / PATH@bf16 for another dtype (default fp16)
 #   SETTINGS: "label=options;label=options" (an empty options string: the defaults)
+#   (a model already exported under $FULL, default /tmp/full, is not exported again)
+#   NPU_EXPLORE: the binary (default .dev/npu-explore)
 #   on the GPU machine after bench/pack_device.sh (the exporter in .exporter/):
 #     MODELS="vit_b_16 convnext_tiny" SETTINGS="on=;off=--tune cm.waves=0" bash bench/ab.sh
 set -u
@@ -20,7 +22,7 @@ for t in ${TESTS:-}; do
 done
 FULL=${FULL:-/tmp/full}
 names=""
-for m in $MODELS; do case "${m%@*}" in *.json) ;; *) names="$names ${m%@*}" ;; esac; done
+for m in $MODELS; do case "${m%@*}" in *.json) ;; *) [ -f "$FULL/${m%@*}/model.json" ] || names="$names ${m%@*}" ;; esac; done
 [ -n "$names" ] && { PYTHONPATH=$PWD/.exporter python3 bench/export_full.py "$FULL" $names > "$out/export.txt" 2>&1 ||
     { echo "export failed:"; tail -5 "$out/export.txt"; }; }
 path() { case "${1%@*}" in *.json) echo "${1%@*}" ;; *) echo "$FULL/${1%@*}/model.json" ;; esac; }
