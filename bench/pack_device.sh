@@ -19,13 +19,26 @@ done
 for lib in $(ldd build/release/npu-explore | awk '/=>/ {print $3}'); do
     case "$(basename "$lib")" in libc.so.*|libm.so.*|libvulkan.so.*) ;; *) cp -L "$lib" .dev/lib/ ;; esac
 done
-cat > .dev/npu-explore <<'SH'
+wrapper() { # $1: the wrapper's name in .dev, $2: the binary it runs
+    cat > ".dev/$1" <<SH
 #!/bin/sh
-here=$(dirname "$(readlink -f "$0")")
-LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$here/npu-explore.bin" "$@"
+here=\$(dirname "\$(readlink -f "\$0")")
+LD_LIBRARY_PATH="\$here/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" exec "\$here/$2" "\$@"
 SH
-chmod +x .dev/npu-explore
-strip .dev/npu-explore.bin .dev/tests/* 2>/dev/null || true
+    chmod +x ".dev/$1"
+}
+wrapper npu-explore npu-explore.bin
+# OLD=REV: that revision's binary too, as .dev/npu-explore-old (A/B of a default against the build
+# before it in one device call: NPU_EXPLORE=.dev/npu-explore-old bash bench/ab.sh ...); built in a
+# worktree under /tmp, kept there for the next pack
+if [ -n "${OLD:-}" ]; then
+    wt=/tmp/npu-explore-old-$(git rev-parse --short "$OLD")
+    [ -d "$wt" ] || git worktree add -q --detach "$wt" "$OLD"
+    make -s -C "$wt" MODE=release all
+    cp "$wt/build/release/npu-explore" .dev/npu-explore-old.bin
+    wrapper npu-explore-old npu-explore-old.bin
+fi
+strip .dev/npu-explore*.bin .dev/tests/* 2>/dev/null || true
 # the device carries at most 64 MiB with the tree; the test binaries share one 12 MB SPIR-V blob,
 # which xz -9's 64 MiB window finds again in each: 170 MB of .dev packs to about 9 MB
 tar -cf - .dev | xz -9 -T2 > .dev.tar.xz
