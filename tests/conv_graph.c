@@ -5,6 +5,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "compiler/plan.h"
 #include "tests/conv_graph.h"
 #include "tests/vk_check.h"
 
@@ -144,4 +145,12 @@ void gb_conv_case(const ConvCase *cc, int t0, int t1)
     gb_conv(&g, "conv", "x", xs, cc->cout, cc->groups, cc->kh, cc->kw, cc->bias, "y", ys, attrs);
     for (int t = t0; t < t1; t++)
         gb_check(&g, "y", ys, gb_dtypes[t], gb_tols[t], cc->expect);
+}
+
+const PlanKernel *gb_first_conv(const Plan *p)
+{
+    for (int i = 0; i < p->nkernels; i++)
+        if (strncmp(p->kernels[i].shader, "conv2d", 6) == 0) return &p->kernels[i];
+    fail_msg("the plan has no conv2d kernel");
+    return NULL;
 }

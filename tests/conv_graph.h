@@ -60,4 +60,9 @@ void gb_conv_geom(const ConvCase *cc, char *attrs, size_t cap, int64_t ys[4]);
  * suite (tu_here). */
 void gb_conv_case(const ConvCase *cc, int t0, int t1);
 
+/* The first conv2d-family kernel of plan p; fails the test when it has none. */
+struct Plan;
+struct PlanKernel;
+const struct PlanKernel *gb_first_conv(const struct Plan *p);
+
 #endif

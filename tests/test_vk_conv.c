@@ -18,7 +18,6 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -118,11 +117,19 @@ static void test_conv_gemm_tiles(void **state)
  * the knobs allow computes the conv: 16 to 128 each way, partial tiles both ways, a K split with
  * its reduce (300 channels over 15 pixels), f32 so the tensor-core tiers take the SIMT kernel too.
  */
-static const PlanKernel *conv_kernel(const Plan *p)
+/* The SIMT conv's tile in the plan of a 1x1 conv, 40 -> 130 channels over 7x7 pixels, under the
+ * knobs set: spec 0..2 (workgroup, BM, BN). */
+static void planned_tile(uint32_t spec[3])
 {
-    for (int k = 0; k < p->nkernels; k++)
-        if (strncmp(p->kernels[k].shader, "conv2d", 6) == 0) return &p->kernels[k];
-    return NULL;
+    Gb g = {0};
+    int64_t xs[4] = {1, 40, 7, 7}, ys[4] = {1, 130, 7, 7};
+    gb_input(&g, "x", xs);
+    gb_conv(&g, "conv", "x", xs, 130, 1, 1, 1, true, "y", ys, "");
+    Pipeline pipe;
+    vc_compile_json(gb_json(&g, "y", ys), &pipe);
+    const PlanKernel *k = gb_first_conv(pipe.plan);
+    memcpy(spec, k->spec, 3 * sizeof *spec);
+    pipeline_free(&pipe);
 }
 
 static void test_conv_simt_tiles(void **state)
@@ -134,45 +141,28 @@ static void test_conv_simt_tiles(void **state)
         {1, 300, 5, 3, 70, 1, 1, 1, 1, 1, 0, 0, 1, 1, false, NULL, "conv2d", Q},  /* K split */
         {2, 12, 9, 7, 20, 1, 3, 3, 1, 1, 1, 1, 1, 1, true, NULL, "conv2d_b", L},  /* 3x3, N 2 */
     };
-    static const char *tiles[][2] = {
-        {"16", "16"}, {"128", "16"}, {"16", "128"}, {"128", "64"}, {"32", "16"}};
+    static const uint32_t tiles[][2] = {{16, 16}, {128, 16}, {16, 128}, {128, 64}, {32, 16}};
     char a[64];
+    uint32_t spec[3];
     for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
         vc_tune(NULL);
-        snprintf(a, sizeof a, "conv.bm=%s", tiles[i][0]);
+        snprintf(a, sizeof a, "conv.bm=%u", tiles[i][0]);
         vc_tune(a);
-        snprintf(a, sizeof a, "conv.bn=%s", tiles[i][1]);
+        snprintf(a, sizeof a, "conv.bn=%u", tiles[i][1]);
         vc_tune(a);
-        Gb g = {0};
-        int64_t xs[4] = {1, 40, 7, 7}, ys[4] = {1, 130, 7, 7};
-        gb_input(&g, "x", xs);
-        gb_conv(&g, "conv", "x", xs, 130, 1, 1, 1, true, "y", ys, "");
-        Pipeline pipe;
-        vc_compile_json(gb_json(&g, "y", ys), &pipe);
-        const PlanKernel *k = conv_kernel(pipe.plan);
-        assert_non_null(k);
-        uint32_t bm = (uint32_t)atoi(tiles[i][0]), bn = (uint32_t)atoi(tiles[i][1]);
-        assert_int_equal(k->spec[1], bm);
-        assert_int_equal(k->spec[2], bn);
-        assert_int_equal(k->spec[0], bm * bn / 16);
-        pipeline_free(&pipe);
+        planned_tile(spec);
+        assert_int_equal(spec[0], tiles[i][0] * tiles[i][1] / 16);
+        assert_int_equal(spec[1], tiles[i][0]);
+        assert_int_equal(spec[2], tiles[i][1]);
         for (size_t j = 0; j < sizeof cases / sizeof cases[0]; j++)
             gb_conv_case(&cases[j], 0, 1);
     }
     vc_tune(NULL);
     vc_tune("conv.bm=128");
     vc_tune("conv.bn=128"); /* 1024 invocations: the automatic tile */
-    Gb g = {0};
-    int64_t xs[4] = {1, 40, 7, 7}, ys[4] = {1, 130, 7, 7};
-    gb_input(&g, "x", xs);
-    gb_conv(&g, "conv", "x", xs, 130, 1, 1, 1, true, "y", ys, "");
-    Pipeline pipe;
-    vc_compile_json(gb_json(&g, "y", ys), &pipe);
-    const PlanKernel *k = conv_kernel(pipe.plan);
-    assert_non_null(k);
-    assert_int_equal(k->spec[1], 32); /* 130 channels, 49 pixels: kc_gemm_tile's 32 x 64 */
-    assert_int_equal(k->spec[2], 64);
-    pipeline_free(&pipe);
+    planned_tile(spec);
+    assert_int_equal(spec[1], 32); /* 130 channels, 49 pixels: kc_gemm_tile's 32 x 64 */
+    assert_int_equal(spec[2], 64);
     vc_tune(NULL);
 }
 

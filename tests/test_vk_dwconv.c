@@ -160,10 +160,7 @@ static Pick pick(int64_t c, int64_t cout, int64_t groups, int64_t kh, int64_t kw
     gb_conv(&g, "conv", "x", xs, cout, groups, kh, kw, true, "y", ys, attrs);
     Pipeline pipe;
     vc_compile_json(gb_json(&g, "y", ys), &pipe);
-    const PlanKernel *k = NULL;
-    for (int i = 0; i < pipe.plan->nkernels && !k; i++)
-        if (strncmp(pipe.plan->kernels[i].shader, "conv2d", 6) == 0) k = &pipe.plan->kernels[i];
-    assert_non_null(k);
+    const PlanKernel *k = gb_first_conv(pipe.plan);
     Pick p = {.stem = kernel_row(k->shader) ? kernel_row(k->shader)->stem : "?"};
     if (strncmp(p.stem, "conv2d_dw", 9) == 0) {
         DwPush pc;
