@@ -289,6 +289,38 @@ static int units_of(const Plan *p, Unit **out)
     return u ? n : -1;
 }
 
+/* The units' indices, the most GPU time first: the sum over the kernels of each unit (its
+ * instances and their K-split reduces, which share node and key) in the last timed run of r;
+ * kernel order where the backend has no per-kernel times or on ties. NULL: out of memory. */
+static int *units_by_time(Runner *r, const Plan *p, const Unit *u, int nu)
+{
+    double *us = malloc(sizeof *us * ((size_t)p->nkernels + 1));
+    double *cost = calloc((size_t)nu + 1, sizeof *cost);
+    int *order = NULL;
+    if (us && cost) {
+        if (r->x.be->ops->kernel_us && r->x.be->ops->kernel_us(r->x.be, us, p->nkernels))
+            for (int k = 0; k < p->nkernels; k++)
+                for (int i = 0; p->kernels[k].tune_key && us[k] > 0 && i < nu; i++)
+                    if (strcmp(u[i].key, p->kernels[k].tune_key) == 0) cost[i] += us[k];
+        order = tune_order(cost, nu);
+    }
+    free(us);
+    free(cost);
+    return order;
+}
+
+int *tune_order(const double *cost, int n)
+{
+    int *order = malloc(sizeof *order * ((size_t)n + 1));
+    for (int i = 0; order && i < n; i++) { /* insertion: stable, so ties keep index order */
+        int j = i;
+        for (; j > 0 && cost[order[j - 1]] < cost[i]; j--)
+            order[j] = order[j - 1];
+        order[j] = i;
+    }
+    return order;
+}
+
 /* The kernel kinds `tune` searches knobs of, "conv2d, matmul, decode_attention". */
 static const char *searchable_kinds(char *buf, size_t n)
 {
@@ -382,6 +414,7 @@ Status tune_measure(const Options *o, Model *m, const TuneSearch *ts, const Prog
     progress(pg, "a run of the model (the kernels' inputs)", 0, 0);
     if (st == ST_OK) st = runner_open_plan(&r, &base, m, &bp, d);
     if (st == ST_OK) st = exec_run(&r.x, false, d);
+    if (st == ST_OK) st = exec_run(&r.x, true, d); /* each kernel's time: the search order */
     const char *only = NULL;
     if (st == ST_OK && ts->kernel >= 0 && !(only = selected_key(shown.plan, ts->kernel, d)))
         st = ST_BAD_INPUT;
@@ -390,11 +423,16 @@ Status tune_measure(const Options *o, Model *m, const TuneSearch *ts, const Prog
     res.rows = st == ST_OK ? calloc((size_t)nu + 1, sizeof *res.rows) : NULL;
     if (st == ST_OK && !res.rows) st = ST_NOMEM;
     double deadline = t0 + ts->budget_s * 1e6;
-    int nsel = 0;
-    for (int i = 0; i < nu; i++)
-        nsel += !only || strcmp(u[i].key, only) == 0;
+    /* the rows in kernel order; searched in the order of the time their kernels take in the
+     * model (units_by_time), so a budget that runs out leaves the cheapest unsearched */
+    int *order = st == ST_OK ? units_by_time(&r, bp.plan, u, nu) : NULL;
+    if (st == ST_OK && !order) st = ST_NOMEM;
+    int *row_of = st == ST_OK ? calloc((size_t)nu + 1, sizeof *row_of) : NULL;
+    if (st == ST_OK && !row_of) st = ST_NOMEM;
     for (int i = 0; st == ST_OK && i < nu; i++) {
+        row_of[i] = -1;
         if (only && strcmp(u[i].key, only) != 0) continue;
+        row_of[i] = res.n;
         TuneRow *row = &res.rows[res.n++];
         int k = first_kernel(shown.plan, u[i].node, u[i].key);
         row->kernel = k;
@@ -402,7 +440,12 @@ Status tune_measure(const Options *o, Model *m, const TuneSearch *ts, const Prog
         snprintf(row->stem, sizeof row->stem, "%s", k >= 0 ? shown.plan->kernels[k].shader : "?");
         snprintf(row->key, sizeof row->key, "%s", u[i].key);
         row->default_us = row->best_us = -1;
-        progress(pg, "tuning kernels", res.n, nsel);
+    }
+    for (int j = 0, done = 0; st == ST_OK && j < nu; j++) {
+        int i = order[j];
+        if (row_of[i] < 0) continue;
+        TuneRow *row = &res.rows[row_of[i]];
+        progress(pg, "tuning kernels", ++done, res.n);
         double now = clock_us();
         if (now > deadline) {
             row->skipped = true;
@@ -410,9 +453,11 @@ Status tune_measure(const Options *o, Model *m, const TuneSearch *ts, const Prog
             continue;
         }
         /* an equal share of what is left to each kernel still to search */
-        double share = now + (deadline - now) / (nsel - res.n + 1);
+        double share = now + (deadline - now) / (res.n - done + 1);
         st = tune_unit(o, ts, &bp, &co, &r, &u[i], share, row, d);
     }
+    free(order);
+    free(row_of);
     if (st == ST_OK) {
         snprintf(res.device, sizeof res.device, "%s", t.device);
         snprintf(res.dtype, sizeof res.dtype, "%s", r.dtype);

@@ -75,4 +75,9 @@ Status tune_store(const Options *o, TuneResult *r, DiagList *d);
 void tune_report(FILE *f, const TuneResult *r, bool json);
 void tune_result_free(TuneResult *r);
 
+/* The order tune_measure searches n kernels in: their indices, the largest cost (GPU time in the
+ * model) first, ties in index order (so without per-kernel times it is kernel order). The caller
+ * frees it; NULL when out of memory. */
+int *tune_order(const double *cost, int n);
+
 #endif

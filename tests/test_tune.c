@@ -454,9 +454,28 @@ static void test_search(void **state)
     diag_free(&d);
 }
 
+/* The search order: the most GPU time first, ties (and no times at all) in kernel order. */
+static void test_search_order(void **state)
+{
+    (void)state;
+    static const double cost[] = {5, 40, 0, 40, 12, 0};
+    static const int want[] = {1, 3, 4, 0, 2, 5};
+    int *o = tune_order(cost, 6);
+    assert_non_null(o);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(o[i], want[i]);
+    free(o);
+    static const double none[4] = {0};
+    o = tune_order(none, 4);
+    assert_non_null(o);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(o[i], i);
+    free(o);
+}
+
 int main(void)
 {
     return TU_GROUP(tu_tmp_setup, tu_tmp_teardown, test_cache_round_trip, test_cache_bad,
                     test_apply_and_search_knobs, test_plan_uses_entry,
-                    test_bench_refuses_changed_results, test_search);
+                    test_bench_refuses_changed_results, test_search, test_search_order);
 }
