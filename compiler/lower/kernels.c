@@ -202,7 +202,7 @@ KcTile kc_gemm_tile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t cm_t
     /* SIMT: BM 32 (16 for 16 channels or fewer), BN 64 (32 for 32 pixels or fewer). On the H200
      * 32 x 64 (128 invocations) beat 64 x 64 on nearly every SIMT conv of three mobile CNNs, and
      * summed over their convs came within 1% of each conv at its own best of 8 tiles
-     * (bench/NOTES.md "Session 17"); conv.bm / conv.bn override it per kernel. */
+     * (bench/NOTES.md, "The SIMT conv's tile"); conv.bm / conv.bn override it per kernel. */
     t.bm = m <= 16 ? 16 : 32;
     t.bn = n <= 32 ? 32 : 64;
     /* the coopmat tiles are compile-time constants (gemm_tile.glsl): 64 x 64 on 4 subgroups,
