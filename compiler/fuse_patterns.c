@@ -520,9 +520,35 @@ static bool match_index_copy_t(const Graph *g, int node, const bool *taken, Fuse
     return true;
 }
 
+/* The permutes and reshapes making operand t (q, K or V over several rows) that move data, each
+ * read only by the next (ln_in_chain's walk): they join the instance, farthest first, and the
+ * kernel reads t through them (lower_attention.c) where the composite has strides over their
+ * source with the head dim contiguous: the whole chain, else from its farthest permute, else none
+ * (t's copy stays). nn.MultiheadAttention's view -> transpose(0, 1) -> view of the packed
+ * projection for q, K and V, BERT's and transformers' view -> transpose(1, 2). */
+static void operand_chain(const Graph *g, int t, const bool *taken, FuseMatch *m)
+{
+    int chain[LN_CHAIN], move;
+    const char *why = NULL;
+    int n = ln_in_chain(g, t, taken, chain, &move, &why);
+    if (!move || g->tensors[t].rank != 4) return;
+    int cuts[2] = {n, move};
+    for (int c = 0; c < 2; c++) {
+        int order[LN_CHAIN], k = 0;
+        for (int i = cuts[c] - 1; i >= 0; i--)
+            order[k++] = chain[i];
+        int64_t st[NPU_MAX_RANK];
+        if (sv_chain_strides(g, order, k, st) && (st[3] == 1 || g->tensors[t].shape[3] == 1)) {
+            for (int i = 0; i < k; i++)
+                add(m, order[i]);
+            return;
+        }
+    }
+}
+
 /* A [B, T, H, D] -> [B, H, T, D] transpose making t, read only by its consumer: it joins the
- * instance and the kernel reads its source through swapped strides (transformers' V, which has
- * no rope to take the transpose as K's has). */
+ * instance and the kernel reads its source through swapped strides (a repeated cache read in
+ * place: the repeat's nodes follow it). */
 static void kv_transpose(const Graph *g, int t, const bool *taken, FuseMatch *m)
 {
     int tp = g->tensors[t].producer;
@@ -535,54 +561,25 @@ static void kv_transpose(const Graph *g, int t, const bool *taken, FuseMatch *m)
 }
 
 /* K or V for attention: the cache itself, or reshape(expand(unsqueeze(cache))) (grouped-query
- * repeat) whose nodes join the instance so the repeat is never materialised; either through a
- * member transpose of dims 1 and 2 when `tr` (kv_transpose). */
-static int kv_source(const Graph *g, int t, const bool *taken, FuseMatch *m, bool tr)
+ * repeat) whose nodes join the instance so the repeat is never materialised. Over several rows
+ * (`rows`) the cache is read through the permutes and reshapes making it (operand_chain), a
+ * repeated one through a member transpose of dims 1 and 2 (kv_transpose). */
+static void kv_source(const Graph *g, int t, const bool *taken, FuseMatch *m, bool rows)
 {
     int r = g->tensors[t].producer;
-    if (r < 0 || g->nodes[r].op != OP_VIEW || only_consumer(g, t) < 0 || !usable(g, r, taken)) {
-        if (tr) kv_transpose(g, t, taken, m);
-        return t;
+    int e = r >= 0 && g->nodes[r].op == OP_VIEW ? g->tensors[g->nodes[r].in[0]].producer : -1;
+    int u = e >= 0 && g->nodes[e].op == OP_EXPAND ? g->tensors[g->nodes[e].in[0]].producer : -1;
+    if (u < 0 || g->nodes[u].op != OP_UNSQUEEZE || only_consumer(g, t) < 0 ||
+        !usable(g, r, taken) || !usable(g, e, taken) || !usable(g, u, taken) ||
+        only_consumer(g, g->nodes[e].in[0]) < 0 || only_consumer(g, g->nodes[r].in[0]) < 0 ||
+        node_input(g, &g->nodes[u], 0)->rank != 4 || attr_int(&g->nodes[u], "dim", 0) != 2) {
+        if (rows) operand_chain(g, t, taken, m);
+        return;
     }
-    int e = g->tensors[g->nodes[r].in[0]].producer;
-    if (e < 0 || g->nodes[e].op != OP_EXPAND || !usable(g, e, taken)) return t;
-    int u = g->tensors[g->nodes[e].in[0]].producer;
-    if (u < 0 || g->nodes[u].op != OP_UNSQUEEZE || !usable(g, u, taken)) return t;
-    if (only_consumer(g, g->nodes[e].in[0]) < 0 || only_consumer(g, g->nodes[r].in[0]) < 0)
-        return t;
-    const GTensor *cache = node_input(g, &g->nodes[u], 0);
-    if (cache->rank != 4 || attr_int(&g->nodes[u], "dim", 0) != 2) return t;
-    if (tr) kv_transpose(g, g->nodes[u].in[0], taken, m);
+    if (rows) kv_transpose(g, g->nodes[u].in[0], taken, m);
     add(m, u);
     add(m, e);
     add(m, r);
-    return g->nodes[u].in[0];
-}
-
-/* The permutes and reshapes making q (several rows) that move data, each read only by the next
- * (ln_in_chain's walk): they join the instance, farthest first, and the kernel reads q through
- * them (lower_attention.c) where the composite has strides over their source with the head dim
- * contiguous: the whole chain, else from its farthest permute, else none (q's copy stays).
- * nn.MultiheadAttention's view -> transpose(0, 1) -> view of the packed projection, BERT's
- * view -> transpose(1, 2). */
-static void q_chain(const Graph *g, int q, const bool *taken, FuseMatch *m)
-{
-    int chain[LN_CHAIN], move;
-    const char *why = NULL;
-    int n = ln_in_chain(g, q, taken, chain, &move, &why);
-    if (!move || g->tensors[q].rank != 4) return;
-    int cuts[2] = {n, move};
-    for (int c = 0; c < 2; c++) {
-        int order[LN_CHAIN], k = 0;
-        for (int i = cuts[c] - 1; i >= 0; i--)
-            order[k++] = chain[i];
-        int64_t st[NPU_MAX_RANK];
-        if (sv_chain_strides(g, order, k, st) && (st[3] == 1 || g->tensors[q].shape[3] == 1)) {
-            for (int i = 0; i < k; i++)
-                add(m, order[i]);
-            return;
-        }
-    }
 }
 
 /* softmax(Q K^T * scale + mask) V: transpose(K) -> matmul(q, .) -> mul(scale) -> add(mask) ->
@@ -624,8 +621,8 @@ static bool match_attention_rows(const Graph *g, int node, const bool *taken, Fu
         if (kt->shape[i] != q->shape[i] || v->rank != 4 || v->shape[i] != q->shape[i])
             return (*why = "q, K and V differ in batch or heads (a broadcast product)"), false;
     if (v->shape[3] != q->shape[3]) return (*why = "V's head dim is not q's"), false;
-    if (!one_row) q_chain(g, g->nodes[mm].in[0], taken, m);
-    kv_source(g, tr->in[0], taken, m, false);
+    if (!one_row) operand_chain(g, g->nodes[mm].in[0], taken, m);
+    kv_source(g, tr->in[0], taken, m, !one_row);
     kv_source(g, g->nodes[pv].in[1], taken, m, !one_row);
     int seq[] = {node, mm, sc, ad, sm, pv};
     for (int i = 0; i < 6; i++)

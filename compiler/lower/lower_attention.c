@@ -242,12 +242,44 @@ static Status lower_flash(const KernelCtx *c, PlanKernel *k, const AttnOps *o, b
  * the softmax, pv the probs matmul. */
 typedef struct AttnRoles {
     int k, v, q, mask;
-    int qshape;             /* the tensor q as the scores matmul reads it, [B, Hq, Tq, D] */
-    int qchain[8], nqchain; /* member permutes/reshapes from q (their source) to it, in order */
+    /* the operands as the products read them: K [B, Hkv, T, D] (the transpose's source), V
+     * [B, Hkv, T, D], q [B, Hq, Tq, D] */
+    int kshape, vshape, qshape;
+    /* member permutes/reshapes from k, v and q (their sources) to them, in order */
+    int kchain[8], vchain[8], qchain[8], nkchain, nvchain, nqchain;
     int64_t rep_k, rep_v;
     bool swk, swv;
     const Node *sc, *sm, *pv;
 } AttnRoles;
+
+/* The source of the member permutes and reshapes making t (fuse_patterns.c operand_chain): into
+ * chain[] in order, *n of them (0: t itself). */
+static int member_chain(const KernelCtx *cf, int t, int *chain, int *n)
+{
+    const Graph *g = cf->g;
+    *n = 0;
+    for (int p = g->tensors[t].producer;
+         p >= 0 && kc_is_member(cf, p) && sv_chain_op(g, &g->nodes[p]) && *n < 8;
+         p = g->tensors[t].producer) {
+        memmove(chain + 1, chain, sizeof(int) * (size_t)(*n)++);
+        chain[0] = p;
+        t = g->nodes[p].in[0];
+    }
+    return t;
+}
+
+/* K or V read as operand t: the source of a member chain making it, unless that source is a
+ * member too (the grouped-query repeat's expand: kv_cache_of, no chain). */
+static int kv_operand(const KernelCtx *cf, int t, int *chain, int *n, int64_t *rep, bool *sw)
+{
+    int src = member_chain(cf, t, chain, n);
+    int p = cf->g->tensors[src].producer;
+    *rep = 1;
+    *sw = false;
+    if (p < 0 || !kc_is_member(cf, p)) return src;
+    *n = 0;
+    return kv_cache_of(cf, t, rep, sw);
+}
 
 static Status attn_roles(const KernelCtx *c, const Fusion *f, AttnRoles *r)
 {
@@ -270,19 +302,14 @@ static Status attn_roles(const KernelCtx *c, const Fusion *f, AttnRoles *r)
     }
     if (nmm != 2 || !tr)
         return kc_error(c, "decode_attention: no scores matmul reading the transposed K");
-    r->k = kv_cache_of(&cf, tr->in[0], &r->rep_k, &r->swk);
-    r->v = kv_cache_of(&cf, mm[1]->in[1], &r->rep_v, &r->swv);
+    r->kshape = tr->in[0];
+    r->vshape = mm[1]->in[1];
+    r->k = kv_operand(&cf, r->kshape, r->kchain, &r->nkchain, &r->rep_k, &r->swk);
+    r->v = kv_operand(&cf, r->vshape, r->vchain, &r->nvchain, &r->rep_v, &r->swv);
     /* q: the scores' first operand, or the source of the member permutes and reshapes making
-     * it (fuse_patterns.c q_chain), read through their strides */
-    r->q = r->qshape = mm[0]->in[0];
-    r->nqchain = 0;
-    for (int p = g->tensors[r->q].producer;
-         p >= 0 && kc_is_member(&cf, p) && sv_chain_op(g, &g->nodes[p]) && r->nqchain < 8;
-         p = g->tensors[r->q].producer) {
-        memmove(r->qchain + 1, r->qchain, sizeof(int) * (size_t)r->nqchain++);
-        r->qchain[0] = p;
-        r->q = g->nodes[p].in[0];
-    }
+     * it (fuse_patterns.c operand_chain), read through their strides */
+    r->qshape = mm[0]->in[0];
+    r->q = member_chain(&cf, r->qshape, r->qchain, &r->nqchain);
     r->mask = ad->in[0] == sc->out[0] ? ad->in[1] : ad->in[0];
     r->sc = sc;
     r->sm = kc_member(&cf, OP_SOFTMAX);
@@ -292,25 +319,44 @@ static Status attn_roles(const KernelCtx *c, const Fusion *f, AttnRoles *r)
     return ST_OK;
 }
 
-/* The shapes and strides both attention kernels take (AttnOps) from the caches K and Vt (V as
- * bound: its source [B, T, Hkv, D] when r->swv), q's shape and strides (q: [B, Hq, Tq, D]), the
- * mask M and the output O (read through a member permute after P V when f has one); *V gets V
- * as the kernel reads it, [B, Hkv, T, D]. */
+/* Operand `shape_of` ([B, H, T, D]) as the kernel reads it from plan tensor `bound`: through
+ * the member chain (n nodes) over it, else bound itself, dims 1 and 2 swapped when `sw` (a
+ * repeated cache read through its transpose); sh and st its shape and strides. False where the
+ * chain has no strides. */
+static bool operand_view(const KernelCtx *c, const PlanTensor *bound, int shape_of,
+                         const int *chain, int n, bool sw, int64_t *sh, int64_t *st)
+{
+    if (n > 0) {
+        memcpy(sh, c->g->tensors[shape_of].shape, sizeof(int64_t) * 4);
+        return sv_chain_strides(c->g, chain, n, st);
+    }
+    memcpy(sh, bound->shape, sizeof(int64_t) * 4);
+    kc_strides(bound, st);
+    if (sw) {
+        int64_t t = sh[1];
+        sh[1] = sh[2], sh[2] = t;
+        t = st[1], st[1] = st[2], st[2] = t;
+    }
+    return true;
+}
+
+/* The shapes and strides both attention kernels take (AttnOps) from K and V as bound (read
+ * through their member chains or swapped, operand_view), q's shape and strides (q:
+ * [B, Hq, Tq, D]), the mask M and the output O (read through a member permute after P V when f
+ * has one). */
 static Status attn_ops(const KernelCtx *c, const Fusion *f, const AttnRoles *r, const PlanTensor *K,
                        const PlanTensor *Vt, const int64_t *qsh, const int64_t *qst,
-                       const PlanTensor *M, const PlanTensor *O, PlanTensor *V, AttnOps *o)
+                       const PlanTensor *M, const PlanTensor *O, AttnOps *o)
 {
     const Graph *g = c->g;
-    if (K->rank != 4 || Vt->rank != 4 || O->rank != 4 || M->rank > 4)
+    if (g->tensors[r->kshape].rank != 4 || g->tensors[r->vshape].rank != 4 || O->rank != 4 ||
+        M->rank > 4 || (r->nkchain == 0 && K->rank != 4) || (r->nvchain == 0 && Vt->rank != 4))
         return kc_error(c, "decode_attention: K, V, q and the output must be 4-d");
     *o = (AttnOps){0};
-    *V = *Vt;
-    kc_strides(Vt, o->vs);
-    if (r->swv) {
-        int64_t t = V->shape[1];
-        V->shape[1] = V->shape[2], V->shape[2] = t;
-        t = o->vs[1], o->vs[1] = o->vs[2], o->vs[2] = t;
-    }
+    int64_t ksh[4], vsh[4];
+    if (!operand_view(c, K, r->kshape, r->kchain, r->nkchain, false, ksh, o->ks) ||
+        !operand_view(c, Vt, r->vshape, r->vchain, r->nvchain, r->swv, vsh, o->vs))
+        return kc_error(c, "attention: K's or V's permutes have no strides over their source");
     /* the result [B, Hq, Tq, D]: shape and strides of the output, or, when the permute after
      * P V is a member (fuse_patterns.c), of the output read back through its permutation */
     int64_t osh[4], ost[NPU_MAX_RANK];
@@ -325,10 +371,10 @@ static Status attn_ops(const KernelCtx *c, const Fusion *f, const AttnRoles *r, 
         osh[perm[i]] = O->shape[i];
         o->os[perm[i]] = ost[i];
     }
-    int64_t B = qsh[0], Hq = qsh[1], Tq = qsh[2], D = qsh[3], T = K->shape[2];
-    bool ok = K->shape[0] == B && V->shape[0] == B && K->shape[3] == D && V->shape[3] == D &&
-              V->shape[2] == T && r->rep_k >= 1 && r->rep_v >= 1 && K->shape[1] * r->rep_k == Hq &&
-              V->shape[1] * r->rep_v == Hq && osh[0] == B && osh[1] == Hq && osh[2] == Tq &&
+    int64_t B = qsh[0], Hq = qsh[1], Tq = qsh[2], D = qsh[3], T = ksh[2];
+    bool ok = ksh[0] == B && vsh[0] == B && ksh[3] == D && vsh[3] == D && vsh[2] == T &&
+              r->rep_k >= 1 && r->rep_v >= 1 && ksh[1] * r->rep_k == Hq &&
+              vsh[1] * r->rep_v == Hq && osh[0] == B && osh[1] == Hq && osh[2] == Tq &&
               osh[3] == D;
     int64_t want_m[4] = {B, Hq, Tq, T};
     for (int i = 0; i < M->rank && ok; i++) {
@@ -338,6 +384,8 @@ static Status attn_ops(const KernelCtx *c, const Fusion *f, const AttnRoles *r, 
     if (!ok)
         return kc_error(c, "decode_attention: shapes do not fit q [B,Hq,Tq,D], caches [B,Hkv,T,D] "
                            "with Hq = Hkv * repeat, mask broadcasting to [B,Hq,Tq,T]");
+    if (D > 1 && (o->ks[3] != 1 || o->vs[3] != 1))
+        return kc_error(c, "decode_attention: K and V must be contiguous along the head dim");
     if (D > ATTN_MAX_D || T < 1)
         return kc_error(c, "decode_attention: head dim %lld above %d (or an empty cache)",
                         (long long)D, ATTN_MAX_D);
@@ -345,7 +393,6 @@ static Status attn_ops(const KernelCtx *c, const Fusion *f, const AttnRoles *r, 
     o->rep_v = r->rep_v;
     /* scores * scale: the mul's scalar operand (the match takes a one-input mul) */
     o->scale = attr_float(r->sc, "other", 1.0);
-    kc_strides(K, o->ks);
     memcpy(o->qs, qst, sizeof o->qs);
     strides4(M, o->ms);
     return ST_OK;
@@ -468,7 +515,7 @@ static Status lower_attention_cache(const KernelCtx *c, PlanKernel *k)
     AttnRoles r;
     Status st = attn_roles(c, D, &r);
     if (st != ST_OK) return st;
-    if (r.k != ick->out[0] || r.v != icv->out[0] || r.swv)
+    if (r.k != ick->out[0] || r.v != icv->out[0] || r.swv || r.nkchain || r.nvchain)
         return kc_error(c, "attention_cache: the attention does not read the updated caches");
     int q = r.q, qtp = -1, kx = ick->in[2], ktp = -1, cos = -1, sin = -1;
     if (mp.q >= 0 && !fuse_rope_operands(g, &g->fusions[mp.q], &q, &cos, &sin, &qtp))
@@ -526,9 +573,8 @@ static Status lower_attention_cache(const KernelCtx *c, PlanKernel *k)
         if (cs[1] != 0 || cs[3] != 1 || memcmp(cs, ss, sizeof cs) != 0)
             return kc_error(c, "attention_cache: cos and sin must be [.., 1, 1, D] of one layout");
     }
-    PlanTensor V;
     AttnOps o;
-    st = attn_ops(c, D, &r, K, Vt, g->tensors[r.q].shape, qs, M, O, &V, &o);
+    st = attn_ops(c, D, &r, K, Vt, g->tensors[r.q].shape, qs, M, O, &o);
     if (st != ST_OK) return st;
     if (o.Tq != 1 || o.T < 2)
         return kc_error(c, "attention_cache: one query row over a cache of two positions or more");
@@ -541,7 +587,7 @@ static Status lower_attention_cache(const KernelCtx *c, PlanKernel *k)
     st = kc_words_ok(c, k, &w);
     if (st != ST_OK) return st;
     bool safe = r.sm && attr_bool(r.sm, "safe", false);
-    return attn_finish(c, k, &o, safe, K, &V, &ca);
+    return attn_finish(c, k, &o, safe, K, Vt, &ca);
 }
 
 Status lower_attention(const KernelCtx *c, PlanKernel *k)
@@ -568,14 +614,13 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
         kc_strides(Q, qs);
     else if (!sv_chain_strides(c->g, r.qchain, r.nqchain, qs))
         return kc_error(c, "attention: q's permutes have no strides over %s", Q->name);
-    PlanTensor V;
     AttnOps o;
-    st = attn_ops(c, c->fusion, &r, K, Vt, qg->shape, qs, M, O, &V, &o);
+    st = attn_ops(c, c->fusion, &r, K, Vt, qg->shape, qs, M, O, &o);
     if (st != ST_OK) return st;
     bool safe = r.sm && attr_bool(r.sm, "safe", false);
     const PlanTensor *ops5[5] = {K, Vt, Q, M, O};
     const int64_t *last[4] = {&o.ks[3], &o.vs[3], &o.qs[3], &o.os[3]};
     if (flash_applies(c, ops5, o.Tq, o.D, o.T, last, o.ks, o.vs))
         return lower_flash(c, k, &o, safe);
-    return attn_finish(c, k, &o, safe, K, &V, NULL);
+    return attn_finish(c, k, &o, safe, K, Vt, NULL);
 }
