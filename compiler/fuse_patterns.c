@@ -537,8 +537,9 @@ static void operand_chain(const Graph *g, int t, const bool *taken, FuseMatch *m
         int order[LN_CHAIN], k = 0;
         for (int i = cuts[c] - 1; i >= 0; i--)
             order[k++] = chain[i];
-        int64_t st[NPU_MAX_RANK];
-        if (sv_chain_strides(g, order, k, st) && (st[3] == 1 || g->tensors[t].shape[3] == 1)) {
+        int64_t st[NPU_MAX_RANK], off;
+        if (sv_chain_strides(g, order, k, st, &off) &&
+            (st[3] == 1 || g->tensors[t].shape[3] == 1)) {
             for (int i = 0; i < k; i++)
                 add(m, order[i]);
             return;
@@ -580,6 +581,72 @@ static void kv_source(const Graph *g, int t, const bool *taken, FuseMatch *m, bo
     add(m, u);
     add(m, e);
     add(m, r);
+}
+
+static bool in_match(const FuseMatch *m, int node)
+{
+    for (int i = 0; i < m->n; i++)
+        if (m->nodes[i] == node) return true;
+    return false;
+}
+
+/* Is every reader of tensor t a member of m (and t no graph output)? */
+static bool read_in(const Graph *g, const FuseMatch *m, int t)
+{
+    const GTensor *x = &g->tensors[t];
+    for (int k = 0; k < x->nconsumers && !x->is_output; k++)
+        if (!in_match(m, x->consumers[k])) return false;
+    return !x->is_output && x->nconsumers > 0;
+}
+
+/* The members of m making tensor t through walk links (sv_link_op), in order (source first):
+ * into chain[], their count (0: t is not made by one). */
+static int member_walk(const Graph *g, const FuseMatch *m, int t, int *chain)
+{
+    int n = 0;
+    for (int p = g->tensors[t].producer;
+         p >= 0 && n < FUSE_MAX_NODES && in_match(m, p) && sv_link_op(g, &g->nodes[p]);
+         p = g->tensors[t].producer) {
+        memmove(chain + 1, chain, sizeof(int) * (size_t)n++);
+        chain[0] = p;
+        t = g->nodes[p].in[0];
+    }
+    return n;
+}
+
+/* q, K and V selected from one tensor (nn.MultiheadAttention's packed projection [L, N, 3E]:
+ * view -> unsqueeze -> transpose(0, -2) -> squeeze -> select(0, i)): where an operand's walk
+ * (ops: q, K and V as the products read them) reaches a select read only by the instance, the
+ * select joins, then every permute or reshape before the selects that only members read: the
+ * kernel reads q, K and V in place in the projection through the composite's strides and offset,
+ * and the permute's copy is never made. All of it joins or none: every operand's composite must
+ * have strides with its head dim contiguous. */
+static void select_sources(const Graph *g, const int ops[3], const bool *taken, FuseMatch *m)
+{
+    FuseMatch t = *m;
+    int chain[FUSE_MAX_NODES];
+    for (int i = 0; i < 3; i++) {
+        int n = member_walk(g, &t, ops[i], chain);
+        int src = n ? g->nodes[chain[0]].in[0] : ops[i], p = g->tensors[src].producer;
+        if (p >= 0 && g->nodes[p].op == OP_SELECT && usable(g, p, taken) && !in_match(&t, p) &&
+            sv_link_op(g, &g->nodes[p]) && read_in(g, &t, src))
+            add(&t, p);
+    }
+    if (t.n == m->n) return;
+    for (int i = m->n; i < t.n; i++) { /* grows while permutes and reshapes join */
+        int x = g->nodes[t.nodes[i]].in[0], p = g->tensors[x].producer;
+        if (p >= 0 && !in_match(&t, p) && usable(g, p, taken) && sv_chain_op(g, &g->nodes[p]) &&
+            read_in(g, &t, x) && !add(&t, p))
+            return;
+    }
+    for (int i = 0; i < 3; i++) {
+        int n = member_walk(g, &t, ops[i], chain);
+        int64_t st[NPU_MAX_RANK], off;
+        if (n && !(sv_chain_strides(g, chain, n, st, &off) &&
+                   (st[3] == 1 || g->tensors[ops[i]].shape[3] == 1)))
+            return;
+    }
+    *m = t;
 }
 
 /* softmax(Q K^T * scale + mask) V: transpose(K) -> matmul(q, .) -> mul(scale) -> add(mask) ->
@@ -627,6 +694,8 @@ static bool match_attention_rows(const Graph *g, int node, const bool *taken, Fu
     int seq[] = {node, mm, sc, ad, sm, pv};
     for (int i = 0; i < 6; i++)
         add(m, seq[i]);
+    int ops[3] = {g->nodes[mm].in[0], tr->in[0], g->nodes[pv].in[1]};
+    if (!one_row) select_sources(g, ops, taken, m);
     /* several rows: the permute of the result that keeps the head dim last (transformers'
      * transpose to [B, Tq, Hq, D], nn.MultiheadAttention's permute to [Tq, B, Hq, D], both
      * before o_proj) joins, the kernel writes that layout and the copy is never made (one row:

@@ -7,6 +7,7 @@ void sv_physical(StrideView *v, int r, const int64_t *shape, const int64_t *psha
 {
     int64_t s = 1;
     v->rank = r;
+    v->off = 0;
     for (int d = r - 1; d >= 0; d--) {
         v->shape[d] = shape[d];
         v->stride[d] = s;
@@ -25,7 +26,7 @@ static int64_t numel(int r, const int64_t *shape)
 bool sv_view_as(const StrideView *v, int r, const int64_t *shape, StrideView *out)
 {
     if (r < 0 || r > NPU_MAX_RANK || numel(v->rank, v->shape) != numel(r, shape)) return false;
-    StrideView o = {.rank = r};
+    StrideView o = {.rank = r, .off = v->off};
     memcpy(o.shape, shape, sizeof(int64_t) * (size_t)r);
     /* as torch's view: walk both shapes from the innermost dim; each chunk of v's dims that are
      * contiguous with one another (size-1 dims ignored) must be covered exactly by new dims, which
@@ -72,6 +73,36 @@ bool sv_chain_op(const Graph *g, const Node *n)
            o->rank <= NPU_MAX_RANK && numel(i->rank, i->shape) == numel(o->rank, o->shape);
 }
 
+static bool exact(StrideView *v, const GTensor *t);
+
+bool sv_link_op(const Graph *g, const Node *n)
+{
+    if (n->op != OP_SELECT) return sv_chain_op(g, n);
+    if (n->nin != 1 || n->nout != 1) return false;
+    const GTensor *i = node_input(g, n, 0), *o = node_output(g, n, 0);
+    return dtype_is_float(i->dtype) && i->dtype == o->dtype && i->rank <= NPU_MAX_RANK &&
+           o->rank == i->rank - 1;
+}
+
+/* A select of node n's input (forward): v exactly over the input, its dim dropped and the
+ * offset moved to the index. */
+static bool select_step(const Graph *g, const Node *n, StrideView *v)
+{
+    const GTensor *in = node_input(g, n, 0);
+    int d = norm_dim(attr_int(n, "dim", 0), in->rank);
+    int64_t idx = attr_int(n, "index", 0);
+    if (d < 0 || !exact(v, in)) return false;
+    if (idx < 0) idx += in->shape[d];
+    if (idx < 0 || idx >= in->shape[d]) return false;
+    v->off += idx * v->stride[d];
+    for (int k = d; k + 1 < v->rank; k++) {
+        v->shape[k] = v->shape[k + 1];
+        v->stride[k] = v->stride[k + 1];
+    }
+    v->rank--;
+    return true;
+}
+
 bool sv_permute_keeps_order(const Graph *g, const Node *n)
 {
     const GTensor *in = node_input(g, n, 0);
@@ -102,6 +133,7 @@ static bool step(const Graph *g, const Node *n, StrideView *v, bool forward)
 {
     const GTensor *in = node_input(g, n, 0), *out = node_output(g, n, 0);
     const GTensor *from = forward ? in : out, *to = forward ? out : in;
+    if (n->op == OP_SELECT) return forward && select_step(g, n, v);
     if (op_class(n->op) != OC_permute) {
         StrideView o;
         if (sv_view_as(v, to->rank, to->shape, &o)) *v = o;
@@ -109,7 +141,7 @@ static bool step(const Graph *g, const Node *n, StrideView *v, bool forward)
     }
     int perm[NPU_MAX_RANK];
     if (!node_perm(n, in->rank, perm) || out->rank != in->rank || !exact(v, from)) return false;
-    StrideView o = {.rank = in->rank};
+    StrideView o = {.rank = in->rank, .off = v->off};
     for (int d = 0; d < in->rank; d++) {
         int a = forward ? d : perm[d], b = forward ? perm[d] : d; /* out dim d is in dim perm[d] */
         o.shape[a] = v->shape[b];
@@ -129,7 +161,7 @@ bool sv_backward(const Graph *g, const Node *n, StrideView *v)
     return step(g, n, v, false);
 }
 
-bool sv_chain_strides(const Graph *g, const int *chain, int n, int64_t *st)
+bool sv_chain_strides(const Graph *g, const int *chain, int n, int64_t *st, int64_t *off)
 {
     if (n < 1) return false;
     const GTensor *x = node_input(g, &g->nodes[chain[0]], 0);
@@ -140,6 +172,7 @@ bool sv_chain_strides(const Graph *g, const int *chain, int n, int64_t *st)
         if (!sv_forward(g, &g->nodes[chain[i]], &v)) return false;
     if (!exact(&v, y)) return false;
     memcpy(st, v.stride, sizeof(int64_t) * (size_t)y->rank);
+    *off = v.off;
     return true;
 }
 

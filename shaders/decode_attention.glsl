@@ -80,6 +80,12 @@ layout(constant_id = 6) const uint ABLATE = 0;
 // SAFE (1 for an exported scaled_dot_product_attention, compiler/canon_sdpa.c): a row with no
 // valid position gives zeros, as torch's sdpa (its _safe_softmax) does, rather than 0 / 0.
 layout(constant_id = 7) const uint SAFE = 0;
+// K_OFF, V_OFF, Q_OFF: where K, V and q start in their bindings, in elements (q, K and V selected
+// from one packed projection: compiler/fuse_patterns.c select_sources); multiples of the vector
+// where VEC is 1. Ids 11..13: after attention_cache's.
+layout(constant_id = 11) const uint K_OFF = 0;
+layout(constant_id = 12) const uint V_OFF = 0;
+layout(constant_id = 13) const uint Q_OFF = 0;
 
 // out = acc / l; 0 for l == 0 under SAFE
 float npu_attn_div(float acc, float l)
@@ -233,7 +239,7 @@ void main()
     grp /= pc.nsplit; // (b, group, row): the ticket's index
     uint row = pc.Tq - 1 - grp % pc.Tq, bg = grp / pc.Tq;
     uint ngrp = pc.Hq / G, b = bg / ngrp, h0 = (bg % ngrp) * G, D = pc.D, T = pc.T;
-    uint qrow = b * pc.q_sb + row * pc.q_st, mrow = b * pc.m_sb + row * pc.m_sq;
+    uint qrow = Q_OFF + b * pc.q_sb + row * pc.q_st, mrow = b * pc.m_sb + row * pc.m_sq;
     uint orow = b * pc.o_sb + row * pc.o_st;
     // the splits in use (ns) and their length: the grid's, or by the step's position
     uint ns = pc.nsplit, chunk = pc.chunk;
@@ -252,8 +258,8 @@ void main()
 #endif
     // the last split in use reaches the cache's end (the mask decides what is valid there)
     uint lo = split * chunk, hi = split == ns - 1u ? T : min(T, lo + chunk);
-    uint kbase = b * pc.k_sb + (h0 / pc.rep_k) * pc.k_sh;
-    uint vbase = b * pc.v_sb + (h0 / pc.rep_v) * pc.v_sh;
+    uint kbase = K_OFF + b * pc.k_sb + (h0 / pc.rep_k) * pc.k_sh;
+    uint vbase = V_OFF + b * pc.v_sb + (h0 / pc.rep_v) * pc.v_sh;
 
     // Loads in flight together wherever a loop would wait for each (a load, then its use, then
     // the next load: ~0.15-0.5 us per round trip on a GPU): q in QI unrolled slots, the mask in

@@ -74,6 +74,11 @@ layout(local_size_x_id = 0) in; // FA_WG (lowering)
 layout(constant_id = 1) const uint D = 64;
 layout(constant_id = 2) const uint SAFE = 0;
 layout(constant_id = 3) const uint MVEC = 0;
+// K_OFF, V_OFF, Q_OFF: where K, V and q start in their bindings, in elements (q, K and V selected
+// from one packed projection); K's and V's multiples of 8 (16-byte vectors).
+layout(constant_id = 4) const uint K_OFF = 0;
+layout(constant_id = 5) const uint V_OFF = 0;
+layout(constant_id = 6) const uint Q_OFF = 0;
 const uint DF = D / 16u;
 
 layout(std430, set = 0, binding = 0) readonly buffer KB4 { uvec4 kc4[]; };
@@ -161,15 +166,15 @@ void main()
     const uint qb = pc.nqb - 1u - wg % pc.nqb, bh = wg / pc.nqb;
     const uint b = bh / pc.Hq, h = bh % pc.Hq;
     const uint q0 = qb * FA_BR;
-    const uint kbase = b * pc.k_sb + (h / pc.rep_k) * pc.k_sh;
-    const uint vbase = b * pc.v_sb + (h / pc.rep_v) * pc.v_sh;
+    const uint kbase = K_OFF + b * pc.k_sb + (h / pc.rep_k) * pc.k_sh;
+    const uint vbase = V_OFF + b * pc.v_sb + (h / pc.rep_v) * pc.v_sh;
     const uint mbase = b * pc.m_sb + h * pc.m_sh;
     // this invocation's row of the block and its keys of every tile
     const uint pr = lid / FA_TPR, part = lid % FA_TPR, r = q0 + pr;
     const bool row_ok = r < pc.Tq;
 
     // Q block -> shared (rows past Tq as zeros)
-    const uint qbase = b * pc.q_sb + h * pc.q_sh;
+    const uint qbase = Q_OFF + b * pc.q_sb + h * pc.q_sh;
     for (uint e = lid; e < FA_BR * D; e += FA_WG) {
         uint rr = e / D, d = e % D, qr = q0 + rr;
         sh_q[rr * QSTR + d] = float16_t(qr < pc.Tq ? S_LOAD(q[qbase + qr * pc.q_st + d]) : 0.0);

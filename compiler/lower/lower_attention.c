@@ -49,6 +49,8 @@
 #define ATTN_CPU_CHUNK 256                        /* positions per split at least on a CPU device */
 #define ATTN_CPU_TARGET 4                         /* workgroups to aim for on a CPU device */
 
+#define ATTN_CHAIN 16 /* the longest member walk making an operand */
+
 typedef struct AttnParams {
     int64_t wg, g, lanes, vec, nv, rb, nsplit, chunk;
 } AttnParams;
@@ -161,15 +163,17 @@ static void strides4(const PlanTensor *t, int64_t *st)
 
 /* flash_attn_cm (shaders/flash_attn_cm.glsl): several query rows on the tensor cores, on the
  * nv-coopmat tier (or its emulation, tests) for f16/bf16 storage, a head dim that is a multiple
- * of 16 up to FLASH_MAX_D, every operand's rows contiguous along D, K and V in 16-byte vectors, and
+ * of 16 up to FLASH_MAX_D, every operand's rows contiguous along D, K and V in 16-byte vectors (their
+ * strides and offsets multiples of 8 elements), and
  * at least attn.flash rows (0: never). Elsewhere decode_attention takes them, one workgroup per
  * row. */
 static bool flash_applies(const KernelCtx *c, const PlanTensor *const t[5], int64_t Tq, int64_t D,
                           int64_t T, const int64_t *const last[4], const int64_t *ks,
-                          const int64_t *vs)
+                          const int64_t *vs, int64_t koff, int64_t voff)
 {
     /* K and V are read as 16-byte vectors: strides multiples of 8 elements, aligned bindings */
-    bool vec = kc_binding_offset(c->p, t[0]) % 16 == 0 && kc_binding_offset(c->p, t[1]) % 16 == 0;
+    bool vec = kc_binding_offset(c->p, t[0]) % 16 == 0 &&
+               kc_binding_offset(c->p, t[1]) % 16 == 0 && koff % 8 == 0 && voff % 8 == 0;
     for (int i = 0; i < 3 && vec; i++)
         vec = ks[i] % 8 == 0 && vs[i] % 8 == 0;
     int64_t rows = kc_tune(c, TUNE_ATTN_FLASH);
@@ -190,6 +194,7 @@ typedef struct AttnOps {
     int64_t B, Hq, Tq, D, T, rep_k, rep_v;
     double scale;
     int64_t ks[4], vs[4], qs[4], ms[4], os[4];
+    int64_t koff, voff, qoff; /* where K, V and q start in their bindings (selects) */
 } AttnOps;
 
 /* The words decode_attention's and flash's blocks share, as designated initialisers (the blocks
@@ -222,8 +227,8 @@ static Status lower_flash(const KernelCtx *c, PlanKernel *k, const AttnOps *o, b
     bool mvec = ms[3] == 1 && o->T % 8 == 0 && kc_binding_offset(c->p, M) % 16 == 0;
     for (int i = 0; i < 3 && mvec; i++)
         mvec = ms[i] % 8 == 0;
-    int64_t spec[] = {FLASH_WG, o->D, safe, mvec};
-    for (int i = 0; i < 4 && st == ST_OK; i++)
+    int64_t spec[] = {FLASH_WG, o->D, safe, mvec, o->koff, o->voff, o->qoff};
+    for (int i = 0; i < 7 && st == ST_OK; i++)
         st = kc_spec(c, k, (uint32_t)spec[i]);
     if (st != ST_OK) return st;
     kc_grid(k, o->B * o->Hq * nqb, 1);
@@ -246,20 +251,20 @@ typedef struct AttnRoles {
      * [B, Hkv, T, D], q [B, Hq, Tq, D] */
     int kshape, vshape, qshape;
     /* member permutes/reshapes from k, v and q (their sources) to them, in order */
-    int kchain[8], vchain[8], qchain[8], nkchain, nvchain, nqchain;
+    int kchain[ATTN_CHAIN], vchain[ATTN_CHAIN], qchain[ATTN_CHAIN], nkchain, nvchain, nqchain;
     int64_t rep_k, rep_v;
     bool swk, swv;
     const Node *sc, *sm, *pv;
 } AttnRoles;
 
-/* The source of the member permutes and reshapes making t (fuse_patterns.c operand_chain): into
- * chain[] in order, *n of them (0: t itself). */
+/* The source of the member permutes, reshapes and selects making t (fuse_patterns.c
+ * operand_chain, select_sources): into chain[] in order, *n of them (0: t itself). */
 static int member_chain(const KernelCtx *cf, int t, int *chain, int *n)
 {
     const Graph *g = cf->g;
     *n = 0;
     for (int p = g->tensors[t].producer;
-         p >= 0 && kc_is_member(cf, p) && sv_chain_op(g, &g->nodes[p]) && *n < 8;
+         p >= 0 && kc_is_member(cf, p) && sv_link_op(g, &g->nodes[p]) && *n < ATTN_CHAIN;
          p = g->tensors[t].producer) {
         memmove(chain + 1, chain, sizeof(int) * (size_t)(*n)++);
         chain[0] = p;
@@ -321,14 +326,15 @@ static Status attn_roles(const KernelCtx *c, const Fusion *f, AttnRoles *r)
 
 /* Operand `shape_of` ([B, H, T, D]) as the kernel reads it from plan tensor `bound`: through
  * the member chain (n nodes) over it, else bound itself, dims 1 and 2 swapped when `sw` (a
- * repeated cache read through its transpose); sh and st its shape and strides. False where the
- * chain has no strides. */
+ * repeated cache read through its transpose); sh, st and *off its shape, strides and first
+ * element. False where the chain has no strides. */
 static bool operand_view(const KernelCtx *c, const PlanTensor *bound, int shape_of,
-                         const int *chain, int n, bool sw, int64_t *sh, int64_t *st)
+                         const int *chain, int n, bool sw, int64_t *sh, int64_t *st, int64_t *off)
 {
+    *off = 0;
     if (n > 0) {
         memcpy(sh, c->g->tensors[shape_of].shape, sizeof(int64_t) * 4);
-        return sv_chain_strides(c->g, chain, n, st);
+        return sv_chain_strides(c->g, chain, n, st, off);
     }
     memcpy(sh, bound->shape, sizeof(int64_t) * 4);
     kc_strides(bound, st);
@@ -346,7 +352,7 @@ static bool operand_view(const KernelCtx *c, const PlanTensor *bound, int shape_
  * has one). */
 static Status attn_ops(const KernelCtx *c, const Fusion *f, const AttnRoles *r, const PlanTensor *K,
                        const PlanTensor *Vt, const int64_t *qsh, const int64_t *qst,
-                       const PlanTensor *M, const PlanTensor *O, AttnOps *o)
+                       int64_t qoff, const PlanTensor *M, const PlanTensor *O, AttnOps *o)
 {
     const Graph *g = c->g;
     if (g->tensors[r->kshape].rank != 4 || g->tensors[r->vshape].rank != 4 || O->rank != 4 ||
@@ -354,8 +360,8 @@ static Status attn_ops(const KernelCtx *c, const Fusion *f, const AttnRoles *r, 
         return kc_error(c, "decode_attention: K, V, q and the output must be 4-d");
     *o = (AttnOps){0};
     int64_t ksh[4], vsh[4];
-    if (!operand_view(c, K, r->kshape, r->kchain, r->nkchain, false, ksh, o->ks) ||
-        !operand_view(c, Vt, r->vshape, r->vchain, r->nvchain, r->swv, vsh, o->vs))
+    if (!operand_view(c, K, r->kshape, r->kchain, r->nkchain, false, ksh, o->ks, &o->koff) ||
+        !operand_view(c, Vt, r->vshape, r->vchain, r->nvchain, r->swv, vsh, o->vs, &o->voff))
         return kc_error(c, "attention: K's or V's permutes have no strides over their source");
     /* the result [B, Hq, Tq, D]: shape and strides of the output, or, when the permute after
      * P V is a member (fuse_patterns.c), of the output read back through its permutation */
@@ -394,6 +400,7 @@ static Status attn_ops(const KernelCtx *c, const Fusion *f, const AttnRoles *r, 
     /* scores * scale: the mul's scalar operand (the match takes a one-input mul) */
     o->scale = attr_float(r->sc, "other", 1.0);
     memcpy(o->qs, qst, sizeof o->qs);
+    o->qoff = qoff;
     strides4(M, o->ms);
     return ST_OK;
 }
@@ -420,6 +427,7 @@ static Status attn_finish(const KernelCtx *c, PlanKernel *k, const AttnOps *o, b
     bool vec_ok = dtype_is_float(K->storage) && K->storage == V->storage && D % ew == 0;
     for (int i = 0; i < 3 && vec_ok; i++)
         vec_ok = ks[i] % ew == 0 && vs[i] % ew == 0;
+    vec_ok = vec_ok && o->koff % ew == 0 && o->voff % ew == 0;
     vec_ok = vec_ok && kc_binding_offset(c->p, K) % 16 == 0 && kc_binding_offset(c->p, V) % 16 == 0;
     AttnParams a = attn_params(c, o->B, o->Hq, o->Tq, o->rep_k, o->rep_v, D, o->T, vec_ok, ew);
     /* the tickets: one per (batch, head group, query row) */
@@ -448,8 +456,13 @@ static Status attn_finish(const KernelCtx *c, PlanKernel *k, const AttnOps *o, b
                       safe,
                       ca && ca->rope_q,
                       ca && ca->rope_k,
-                      ca ? kc_tune(c, TUNE_ATTN_SPLIT_ROWS) : 0};
-    for (int i = 0; i < (ca ? 11 : 8) && st == ST_OK; i++)
+                      ca ? kc_tune(c, TUNE_ATTN_SPLIT_ROWS) : 0,
+                      o->koff,
+                      o->voff,
+                      o->qoff};
+    /* K_OFF, V_OFF and Q_OFF (ids 11..13) only where one is not 0 */
+    int nspec = o->koff || o->voff || o->qoff ? 14 : ca ? 11 : 8;
+    for (int i = 0; i < nspec && st == ST_OK; i++)
         st = kc_spec(c, k, (uint32_t)spec[i]);
     if (st != ST_OK) return st;
     kc_grid(k, ngroups * a.nsplit, 1);
@@ -574,7 +587,7 @@ static Status lower_attention_cache(const KernelCtx *c, PlanKernel *k)
             return kc_error(c, "attention_cache: cos and sin must be [.., 1, 1, D] of one layout");
     }
     AttnOps o;
-    st = attn_ops(c, D, &r, K, Vt, g->tensors[r.q].shape, qs, M, O, &o);
+    st = attn_ops(c, D, &r, K, Vt, g->tensors[r.q].shape, qs, 0, M, O, &o);
     if (st != ST_OK) return st;
     if (o.Tq != 1 || o.T < 2)
         return kc_error(c, "attention_cache: one query row over a cache of two positions or more");
@@ -596,31 +609,30 @@ Status lower_attention(const KernelCtx *c, PlanKernel *k)
     AttnRoles r;
     Status st = attn_roles(c, c->fusion, &r);
     if (st != ST_OK) return st;
-    if (k->nin != 4)
-        return kc_error(c, "decode_attention: four outside inputs (K, V, q, the mask) expected");
+    /* K, V and q may be one tensor (read through selects of it: select_sources) */
     int ik = kc_arg_of(c, k, r.k), iv = kc_arg_of(c, k, r.v);
     int iq = kc_arg_of(c, k, r.q), im = kc_arg_of(c, k, r.mask);
-    if (ik < 0 || iv < 0 || iq < 0 || im < 0 || ik == iv || ik == iq || ik == im || iv == iq ||
-        iv == im || iq == im)
+    int distinct = 2 + (iv != ik) + (iq != ik && iq != iv);
+    if (ik < 0 || iv < 0 || iq < 0 || im < 0 || im == ik || im == iv || im == iq ||
+        k->nin != distinct)
         return kc_error(c, "decode_attention: cannot tell K, V, q and the mask apart");
-    int args[4] = {k->args[ik], k->args[iv], k->args[iq], k->args[im]};
-    memcpy(k->args, args, sizeof args);
+    int args[5] = {k->args[ik], k->args[iv], k->args[iq], k->args[im], k->args[k->nin]};
+    st = kc_set_args(c, k, args, 4, 5);
+    if (st != ST_OK) return st;
     const PlanTensor *K = kc_arg(k, c->p, 0), *Vt = kc_arg(k, c->p, 1), *Q = kc_arg(k, c->p, 2);
     const PlanTensor *M = kc_arg(k, c->p, 3), *O = kc_out(k, c->p);
     const GTensor *qg = &c->g->tensors[r.qshape];
     if (qg->rank != 4) return kc_error(c, "decode_attention: K, V, q and the output must be 4-d");
-    int64_t qs[NPU_MAX_RANK];
-    if (r.nqchain == 0)
-        kc_strides(Q, qs);
-    else if (!sv_chain_strides(c->g, r.qchain, r.nqchain, qs))
+    int64_t qs[NPU_MAX_RANK], qsh[4], qoff;
+    if (!operand_view(c, Q, r.qshape, r.qchain, r.nqchain, false, qsh, qs, &qoff))
         return kc_error(c, "attention: q's permutes have no strides over %s", Q->name);
     AttnOps o;
-    st = attn_ops(c, c->fusion, &r, K, Vt, qg->shape, qs, M, O, &o);
+    st = attn_ops(c, c->fusion, &r, K, Vt, qsh, qs, qoff, M, O, &o);
     if (st != ST_OK) return st;
     bool safe = r.sm && attr_bool(r.sm, "safe", false);
     const PlanTensor *ops5[5] = {K, Vt, Q, M, O};
     const int64_t *last[4] = {&o.ks[3], &o.vs[3], &o.qs[3], &o.os[3]};
-    if (flash_applies(c, ops5, o.Tq, o.D, o.T, last, o.ks, o.vs))
+    if (flash_applies(c, ops5, o.Tq, o.D, o.T, last, o.ks, o.vs, o.koff, o.voff))
         return lower_flash(c, k, &o, safe);
     return attn_finish(c, k, &o, safe, K, Vt, NULL);
 }

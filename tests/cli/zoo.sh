@@ -32,6 +32,23 @@ for d in "$Z"/*/; do
     "$B" run "$f" --check > "$T/v.txt" 2>&1; rc=$?
     ok "$m: Vulkan within the dtype tolerance" "[ $rc = 0 ] && grep -q ', 0 mismatch, 0 without reference' $T/v.txt || { head -5 $T/v.txt; false; }"
 done
+# ViT's nn.MultiheadAttention: the attention reads q, K and V in place in the packed in_proj
+# output through the unflatten/unsqueeze/transpose/squeeze/select and view/transpose/view chains
+# (compiler/fuse_patterns.c select_sources, operand_chain): no transpose or copy kernel before it,
+# the projection bound three times; 7 kernels per encoder layer, 21 in all.
+"$B" describe $Z/vit/model.json > "$T/vit.txt" 2>&1; rc=$?
+ok "zoo vit: the attention reads q, K and V in the in_proj output, no copy kernel for them" \
+   "[ $rc = 0 ] && grep -q '^kernels  21 ' $T/vit.txt && ! grep -Eq '^[0-9]+ +npu +(transpose|slice|gen_)[^ ]* .* -> (transpose_1|transpose_7|select|view_[0-9]+) ' $T/vit.txt && [ \$(grep -Ec ' decode_attention +[0-9]+ +(linear,linear,linear|linear_4,linear_4,linear_4),scaled_dot_product_attention.mask -> permute_' $T/vit.txt) = 2 ] || { grep -E '^[0-9]+ ' $T/vit.txt | head -12; false; }"
+# and computes it right: ViT's head is zero-initialised (its output is the bias whatever the body
+# computes), so each kernel's output is checked against the CPU reference instead (profile)
+"$B" profile $Z/vit/model.json --iters 1 --format json > "$T/vitp.jsonl" 2>&1; rc=$?
+ok "zoo vit: the attention kernels' outputs within the f16 tolerance of the CPU reference" "[ $rc = 0 ] && python3 -c '
+import json, sys
+k = [json.loads(l) for l in open(sys.argv[1]) if l.startswith(\"{\")]
+a = [r for r in k if r.get(\"kind\") == \"kernel\" and r[\"kernel\"] == \"decode_attention\"]
+assert len(a) == 2 and all(\"select_1\" in r[\"nodes\"] or \"select_4\" in r[\"nodes\"] for r in a), a
+assert all(r[\"verdict\"] == \"ok\" and r[\"rel_l2\"] < 5e-3 for r in k if r.get(\"kind\") == \"kernel\"), k
+' $T/vitp.jsonl"
 "$B" run $Z/hf_qwen2/grad.json --backend cpu --check > "$T/g.txt" 2>&1; rc=$?
 ok "hf_qwen2/grad.json (exported with grad on): exit 2 naming the node and saying export under no_grad" \
    "[ $rc = 2 ] && grep -q \"grad.json: node 'wrap_with_set_grad_enabled': .*export it under torch.no_grad()\" $T/g.txt"
