@@ -7,7 +7,6 @@ void sv_physical(StrideView *v, int r, const int64_t *shape, const int64_t *psha
 {
     int64_t s = 1;
     v->rank = r;
-    v->off = 0;
     for (int d = r - 1; d >= 0; d--) {
         v->shape[d] = shape[d];
         v->stride[d] = s;
@@ -26,7 +25,7 @@ static int64_t numel(int r, const int64_t *shape)
 bool sv_view_as(const StrideView *v, int r, const int64_t *shape, StrideView *out)
 {
     if (r < 0 || r > NPU_MAX_RANK || numel(v->rank, v->shape) != numel(r, shape)) return false;
-    StrideView o = {.rank = r, .off = v->off};
+    StrideView o = {.rank = r};
     memcpy(o.shape, shape, sizeof(int64_t) * (size_t)r);
     /* as torch's view: walk both shapes from the innermost dim; each chunk of v's dims that are
      * contiguous with one another (size-1 dims ignored) must be covered exactly by new dims, which
@@ -73,8 +72,6 @@ bool sv_chain_op(const Graph *g, const Node *n)
            o->rank <= NPU_MAX_RANK && numel(i->rank, i->shape) == numel(o->rank, o->shape);
 }
 
-static bool exact(StrideView *v, const GTensor *t);
-
 bool sv_link_op(const Graph *g, const Node *n)
 {
     if (n->op != OP_SELECT) return sv_chain_op(g, n);
@@ -82,25 +79,6 @@ bool sv_link_op(const Graph *g, const Node *n)
     const GTensor *i = node_input(g, n, 0), *o = node_output(g, n, 0);
     return dtype_is_float(i->dtype) && i->dtype == o->dtype && i->rank <= NPU_MAX_RANK &&
            o->rank == i->rank - 1;
-}
-
-/* A select of node n's input (forward): v exactly over the input, its dim dropped and the
- * offset moved to the index. */
-static bool select_step(const Graph *g, const Node *n, StrideView *v)
-{
-    const GTensor *in = node_input(g, n, 0);
-    int d = norm_dim(attr_int(n, "dim", 0), in->rank);
-    int64_t idx = attr_int(n, "index", 0);
-    if (d < 0 || !exact(v, in)) return false;
-    if (idx < 0) idx += in->shape[d];
-    if (idx < 0 || idx >= in->shape[d]) return false;
-    v->off += idx * v->stride[d];
-    for (int k = d; k + 1 < v->rank; k++) {
-        v->shape[k] = v->shape[k + 1];
-        v->stride[k] = v->stride[k + 1];
-    }
-    v->rank--;
-    return true;
 }
 
 bool sv_permute_keeps_order(const Graph *g, const Node *n)
@@ -133,7 +111,6 @@ static bool step(const Graph *g, const Node *n, StrideView *v, bool forward)
 {
     const GTensor *in = node_input(g, n, 0), *out = node_output(g, n, 0);
     const GTensor *from = forward ? in : out, *to = forward ? out : in;
-    if (n->op == OP_SELECT) return forward && select_step(g, n, v);
     if (op_class(n->op) != OC_permute) {
         StrideView o;
         if (sv_view_as(v, to->rank, to->shape, &o)) *v = o;
@@ -141,7 +118,7 @@ static bool step(const Graph *g, const Node *n, StrideView *v, bool forward)
     }
     int perm[NPU_MAX_RANK];
     if (!node_perm(n, in->rank, perm) || out->rank != in->rank || !exact(v, from)) return false;
-    StrideView o = {.rank = in->rank, .off = v->off};
+    StrideView o = {.rank = in->rank};
     for (int d = 0; d < in->rank; d++) {
         int a = forward ? d : perm[d], b = forward ? perm[d] : d; /* out dim d is in dim perm[d] */
         o.shape[a] = v->shape[b];
@@ -161,18 +138,126 @@ bool sv_backward(const Graph *g, const Node *n, StrideView *v)
     return step(g, n, v, false);
 }
 
+/* An operand's walk (sv_chain_strides): each dim of the tensor reached is a group of sub-dims
+ * (shape, stride), outermost first, which a reshape splits and regroups as the element order
+ * allows; a dim merged from dims of other strides (ViT's [L, N * H, hd] of a strided [L, N, E])
+ * stays a group, so a later permute moves it whole and a later reshape can split it again. */
+#define WALK_SUB (2 * NPU_MAX_RANK)
+typedef struct Walk {
+    int rank, nsub;
+    int first[NPU_MAX_RANK + 1]; /* dim d: sub-dims first[d] .. first[d + 1] - 1 */
+    int64_t sh[WALK_SUB], st[WALK_SUB], off;
+} Walk;
+
+/* w regrouped as the rank-r `shape` over the same elements in the same order: false where a
+ * sub-dim would have to be split unevenly or there are too many. */
+static bool walk_reshape(Walk *w, int r, const int64_t *shape)
+{
+    /* neighbours contiguous with one another merge first (a reshape ignores the groups) */
+    int m = 0;
+    for (int k = 0; k < w->nsub; k++) {
+        if (w->sh[k] == 1) continue;
+        if (m > 0 && w->st[m - 1] == w->sh[k] * w->st[k]) {
+            w->sh[m - 1] *= w->sh[k];
+            w->st[m - 1] = w->st[k];
+            continue;
+        }
+        w->sh[m] = w->sh[k], w->st[m++] = w->st[k];
+    }
+    w->nsub = m;
+    Walk o = {.rank = r, .off = w->off};
+    int j = 0;
+    for (int d = 0; d < r; d++) {
+        o.first[d] = o.nsub;
+        int64_t need = shape[d];
+        while (need > 1) {
+            while (j < w->nsub && w->sh[j] == 1)
+                j++;
+            if (j == w->nsub || o.nsub == WALK_SUB) return false;
+            int64_t a = w->sh[j];
+            if (a <= need) { /* the whole sub-dim */
+                if (need % a) return false;
+                o.sh[o.nsub] = a, o.st[o.nsub++] = w->st[j++];
+                need /= a;
+            } else { /* its outer part: need of it, the rest stays for the next dim */
+                if (a % need) return false;
+                o.sh[o.nsub] = need, o.st[o.nsub++] = w->st[j] * (a / need);
+                w->sh[j] = a / need;
+                need = 1;
+            }
+        }
+    }
+    o.first[r] = o.nsub;
+    *w = o;
+    return true;
+}
+
+/* One node of the walk, forward: a permute moves the groups, a select drops one at its index
+ * (the offset moves there), a reshape regroups. */
+static bool walk_step(const Graph *g, const Node *n, Walk *w)
+{
+    const GTensor *in = node_input(g, n, 0), *out = node_output(g, n, 0);
+    if (w->rank != in->rank) return false;
+    if (op_class(n->op) != OC_permute && n->op != OP_SELECT)
+        return walk_reshape(w, out->rank, out->shape);
+    Walk o = {.rank = out->rank, .off = w->off};
+    int perm[NPU_MAX_RANK], sel = -1;
+    if (n->op == OP_SELECT) {
+        sel = norm_dim(attr_int(n, "dim", 0), in->rank);
+        int64_t idx = attr_int(n, "index", 0);
+        if (sel < 0) return false;
+        if (idx < 0) idx += in->shape[sel];
+        if (idx < 0 || idx >= in->shape[sel]) return false;
+        for (int k = w->first[sel + 1] - 1; k >= w->first[sel]; k--) { /* unravel idx */
+            o.off += idx % w->sh[k] * w->st[k];
+            idx /= w->sh[k];
+        }
+        for (int d = 0, k = 0; d < in->rank; d++)
+            if (d != sel) perm[k++] = d;
+    } else if (!node_perm(n, in->rank, perm) || out->rank != in->rank) {
+        return false;
+    }
+    for (int d = 0; d < out->rank; d++) {
+        o.first[d] = o.nsub;
+        for (int k = w->first[perm[d]]; k < w->first[perm[d] + 1]; k++)
+            o.sh[o.nsub] = w->sh[k], o.st[o.nsub++] = w->st[k];
+    }
+    o.first[out->rank] = o.nsub;
+    *w = o;
+    return true;
+}
+
 bool sv_chain_strides(const Graph *g, const int *chain, int n, int64_t *st, int64_t *off)
 {
     if (n < 1) return false;
     const GTensor *x = node_input(g, &g->nodes[chain[0]], 0);
     const GTensor *y = node_output(g, &g->nodes[chain[n - 1]], 0);
-    StrideView v;
-    sv_physical(&v, x->rank, x->shape, x->padded ? x->pshape : NULL);
+    if (x->rank > NPU_MAX_RANK) return false;
+    Walk w = {.rank = x->rank, .nsub = x->rank};
+    int64_t s = 1;
+    for (int d = x->rank - 1; d >= 0; d--) {
+        w.first[d] = d;
+        w.sh[d] = x->shape[d];
+        w.st[d] = s;
+        s *= x->padded ? x->pshape[d] : x->shape[d];
+    }
+    w.first[x->rank] = x->rank;
     for (int i = 0; i < n; i++)
-        if (!sv_forward(g, &g->nodes[chain[i]], &v)) return false;
-    if (!exact(&v, y)) return false;
-    memcpy(st, v.stride, sizeof(int64_t) * (size_t)y->rank);
-    *off = v.off;
+        if (!sv_link_op(g, &g->nodes[chain[i]]) || !walk_step(g, &g->nodes[chain[i]], &w))
+            return false;
+    if (w.rank != y->rank) return false;
+    /* every dim one stride: its sub-dims (size 1 ignored) contiguous with one another */
+    for (int d = 0; d < y->rank; d++) {
+        int64_t inner = 0, span = 1;
+        for (int k = w.first[d + 1] - 1; k >= w.first[d]; k--) {
+            if (w.sh[k] == 1) continue;
+            if (span > 1 && w.st[k] != span * inner) return false;
+            if (span == 1) inner = w.st[k];
+            span *= w.sh[k];
+        }
+        st[d] = inner;
+    }
+    *off = w.off;
     return true;
 }
 

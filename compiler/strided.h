@@ -20,7 +20,6 @@
  * keeps the row-major order, so the walk still enumerates T). */
 typedef struct StrideView {
     int rank;
-    int64_t off; /* where the walk's first element lies (a select's index moves it) */
     int64_t shape[NPU_MAX_RANK], stride[NPU_MAX_RANK];
 } StrideView;
 
@@ -32,24 +31,26 @@ bool sv_view_as(const StrideView *v, int r, const int64_t *shape, StrideView *ou
 /* Is node n a link of such a chain: a permute-class or reshape-like node of one float input and
  * one output of its dtype? */
 bool sv_chain_op(const Graph *g, const Node *n);
-/* Is node n a link of an operand's walk: a chain link (sv_chain_op) or a select of one float
- * input (forward only: the walk drops the selected dim and moves its offset there)? */
+/* Is node n a link of an operand's walk (sv_chain_strides): a chain link (sv_chain_op) or a
+ * select of one float input? */
 bool sv_link_op(const Graph *g, const Node *n);
 /* Is n a permute (a valid one) that keeps the order of its input's dims of size > 1, so its
  * output is a view of its input's memory? A permute for which this is false moves data. */
 bool sv_permute_keeps_order(const Graph *g, const Node *n);
-/* Forward: *v describes n's input; afterwards n's output. False where a permute or a select
- * needs per-dim strides the walk does not have. */
+/* Forward: *v describes n's input; afterwards n's output. False where a permute needs per-dim
+ * strides the walk does not have. */
 bool sv_forward(const Graph *g, const Node *n, StrideView *v);
 /* Backward: *v describes where each element of n's output lies; afterwards n's input. */
 bool sv_backward(const Graph *g, const Node *n, StrideView *v);
 
 /* The strides over the memory of the chain's source (the first node's input as stored: its
  * channel padding) of the chain's end (the last node's output, every dim), and in *off where
- * its first element lies (selects, sv_link_op): the n nodes in order, each reading the one
- * before. False where a permute or a select needs strides a reshape does not keep. (The
- * attention's q, K and V read through the views, transposes and selects making them:
- * fuse_patterns.c, lower_attention.c.) */
+ * its first element lies: the n nodes (sv_link_op: permutes, reshapes, selects) in order, each
+ * reading the one before. A reshape may merge dims of unrelated strides that a later node splits
+ * again ([L, N, E] strided -> [L, N * H, hd] -> transpose -> [N, H, L, hd]); false where a dim
+ * of the end is not one stride, or a reshape splits a dim unevenly. (The attention's q, K and V
+ * read through the views, transposes and selects making them: fuse_patterns.c,
+ * lower_attention.c.) */
 bool sv_chain_strides(const Graph *g, const int *chain, int n, int64_t *st, int64_t *off);
 
 /* Rows of n elements for a row kernel reading x and writing y through walks: row r's element j

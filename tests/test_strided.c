@@ -1,7 +1,9 @@
 /* Strided views (compiler/strided.h), which layernorm_t's match, layout and lowering share: a
  * reshape as strides over the memory (torch.view's rule, size-1 dims and channel padding
  * included), and the rows of a norm read and written through two walks (their outer dims split
- * alike, collapsed, at most ROW_OUTER). The kernels they drive: test_vk_lnt.c. */
+ * alike, collapsed, at most ROW_OUTER); an attention operand's chain of views, permutes and
+ * selects as strides and an offset (sv_chain_strides). The kernels they drive: test_vk_lnt.c,
+ * test_vk_attn_mha.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -98,4 +100,62 @@ static void test_rows(void **state)
     assert_non_null(strstr(why, "strided row dims"));
 }
 
-TU_MAIN(test_view_as, test_rows)
+/* node `name` of g: a view/permute/select op on `in` ([shape] JSON) giving `out` */
+static void link(TuGraph *j, const char *name, const char *op, const char *in, const char *ish,
+                 const char *osh, const char *attrs)
+{
+    char ins[256], outs[256];
+    snprintf(ins, sizeof ins, "{\"name\":\"%s\",\"shape\":%s}", in, ish);
+    snprintf(outs, sizeof outs, "{\"name\":\"%s\",\"shape\":%s}", name, osh);
+    tu_graph_node(j, name, op, ins, outs, attrs);
+}
+
+/* nn.MultiheadAttention's k of the packed projection x [L 5, N 2, 3E 36] (E 12, 3 heads of 4):
+ * view [5, 2, 3, 12] -> unsqueeze(0) -> transpose(0, -2) -> squeeze(-2) -> select(0, 1) ->
+ * view [5, 6, 4] (N and the heads merged although N's stride is 36, not 12) -> transpose(0, 1)
+ * -> view [2, 3, 5, 4]: element (n, h, l, d) at 12 + 72 l + 36 n + 4 h + d. A view of the select
+ * merging N with E has no strides. */
+static void test_chain_select(void **state)
+{
+    (void)state;
+    static TuGraph j;
+    memset(&j, 0, sizeof j);
+    tu_cat(j.in, sizeof j.in, "{\"name\":\"x\",\"shape\":[5,2,36]}");
+    tu_cat(j.out, sizeof j.out, "{\"name\":\"k\",\"shape\":[2,3,5,4]},");
+    tu_cat(j.out, sizeof j.out, "{\"name\":\"bad\",\"shape\":[5,24]}");
+    link(&j, "uf", "aten.view.default", "x", "[5,2,36]", "[5,2,3,12]", "\"size\":[5,2,3,12]");
+    link(&j, "us", "aten.unsqueeze.default", "uf", "[5,2,3,12]", "[1,5,2,3,12]", "\"dim\":0");
+    link(&j, "tr", "aten.transpose.int", "us", "[1,5,2,3,12]", "[3,5,2,1,12]",
+         "\"dim0\":0,\"dim1\":-2");
+    link(&j, "sq", "aten.squeeze.dim", "tr", "[3,5,2,1,12]", "[3,5,2,12]", "\"dim\":-2");
+    link(&j, "sel", "aten.select.int", "sq", "[3,5,2,12]", "[5,2,12]", "\"dim\":0,\"index\":1");
+    link(&j, "v3", "aten.view.default", "sel", "[5,2,12]", "[5,6,4]", "\"size\":[5,6,4]");
+    link(&j, "t3", "aten.transpose.int", "v3", "[5,6,4]", "[6,5,4]", "\"dim0\":0,\"dim1\":1");
+    link(&j, "k", "aten.view.default", "t3", "[6,5,4]", "[2,3,5,4]", "\"size\":[2,3,5,4]");
+    link(&j, "bad", "aten.view.default", "sel", "[5,2,12]", "[5,24]", "\"size\":[5,24]");
+    static char json[32768];
+    tu_graph_json(&j, json, sizeof json);
+    Graph *g = tu_read_json(json);
+    assert_non_null(g);
+    static const char *names[] = {"uf", "us", "tr", "sq", "sel", "v3", "t3", "k", "bad"};
+    int chain[9];
+    for (int i = 0; i < 9; i++) {
+        chain[i] = graph_find_node(g, names[i]);
+        assert_true(chain[i] >= 0 && sv_link_op(g, &g->nodes[chain[i]]));
+    }
+    int64_t st[NPU_MAX_RANK], off = -1;
+    assert_true(sv_chain_strides(g, chain, 8, st, &off));
+    assert_int_equal(off, 12);
+    int64_t want[] = {36, 4, 72, 1};
+    for (int d = 0; d < 4; d++)
+        assert_int_equal(st[d], want[d]);
+    /* up to the select: [5, 2, 12] at strides 72, 36, 1 */
+    assert_true(sv_chain_strides(g, chain, 5, st, &off));
+    assert_int_equal(off, 12);
+    assert_true(st[0] == 72 && st[1] == 36 && st[2] == 1);
+    int bad[] = {chain[0], chain[1], chain[2], chain[3], chain[4], chain[8]};
+    assert_false(sv_chain_strides(g, bad, 6, st, &off));
+    graph_free(g);
+}
+
+TU_MAIN(test_view_as, test_rows, test_chain_select)

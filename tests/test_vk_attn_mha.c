@@ -6,12 +6,14 @@
  * for q, k and v -> view [L, N*H, hd] -> transpose(0, 1) -> view [N, H, L, hd] ->
  * scaled_dot_product_attention -> permute(2, 0, 1, 3) -> view [L*N, E]. Odd L (17, 65), 2 and 4
  * heads, batch 1 and 2. The permute after the attention keeps the head dim last, so it joins
- * the attention and the kernel writes [L, N, H, hd] itself: no transpose kernel for it. q's
- * view -> transpose(0, 1) -> view joins too (read through strides, compiler/strided.c), and
- * select(0, 0) is a view of the contiguous projection (pass_views.c): no copy for q. A
- * permute that moves the head dim (2, 0, 3, 1) cannot be written by the kernel: its transpose
- * kernel stays and the result is still right. Switched off (--no-fuse attention) the permute is
- * a kernel again. */
+ * the attention and the kernel writes [L, N, H, hd] itself: no transpose kernel for it. q's, k's
+ * and v's view -> transpose(0, 1) -> view join too, and so do their selects and the unflatten,
+ * unsqueeze, transpose(0, -2), squeeze and contiguous before them (fuse_patterns.c
+ * select_sources): the kernel reads q, K and V in place in x through strides and offsets
+ * (compiler/strided.c), x bound three times, no copy at all. A permute that moves the head dim
+ * (2, 0, 3, 1) cannot be written by the kernel: its transpose kernel stays and the result is
+ * still right. Switched off (--no-fuse attention) the permute and transpose_1 are kernels
+ * again. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -117,8 +119,9 @@ static char *mha_graph(const Mha *m)
 }
 
 /* The kernels of json's plan for the nv-coopmat tier (emulated) in f16 whose stem starts with
- * `stem`; *writes_permute: whether the attention kernel's output is the permute's. */
-static int count_stem(const char *json, const char *stem, bool *writes_permute)
+ * `stem`; *writes_permute: whether the attention kernel's output is the permute's, *reads_x
+ * whether its K, V and q are all x. */
+static int count_stem(const char *json, const char *stem, bool *writes_permute, bool *reads_x)
 {
     CompileOptions o;
     vc_options(&o);
@@ -131,8 +134,11 @@ static int count_stem(const char *json, const char *stem, bool *writes_permute)
     for (int i = 0; i < p.plan->nkernels; i++) {
         const PlanKernel *kk = &p.plan->kernels[i];
         n += strncmp(kk->shader, stem, strlen(stem)) == 0;
-        if (strstr(kk->shader, "flash_attn") || strstr(kk->shader, "attention"))
-            *writes_permute = strcmp(p.plan->tensors[kk->args[kk->nargs - 1]].name, "permute") == 0;
+        if (!strstr(kk->shader, "flash_attn") && !strstr(kk->shader, "attention")) continue;
+        *writes_permute = strcmp(p.plan->tensors[kk->args[kk->nargs - 1]].name, "permute") == 0;
+        *reads_x = kk->nin == 4;
+        for (int a = 0; a < 3 && *reads_x; a++)
+            *reads_x = strcmp(p.plan->tensors[kk->args[a]].name, "x") == 0;
     }
     pipeline_free(&p);
     return n;
@@ -143,14 +149,14 @@ static int count_stem(const char *json, const char *stem, bool *writes_permute)
 static void check_mha(const Mha *m, bool folds)
 {
     char *g = mha_graph(m);
-    bool wp;
-    assert_int_equal(count_stem(g, "transpose", &wp), folds ? 1 : 2);
+    bool wp, rx;
+    assert_int_equal(count_stem(g, "transpose", &wp, &rx), folds ? 0 : 1);
     assert_true(wp == folds);
-    /* q read through its view -> transpose -> view from select(0, 0), itself a view of the
-     * contiguous projection (offset 0): no copy for q; k's and v's generated copies stay (their
-     * selects start inside the tensor: lower_attention.c reads K and V as bound) */
-    assert_int_equal(count_stem(g, "gen_", &wp), 2);
-    assert_int_equal(count_stem(g, "slice", &wp), 0);
+    /* q, K and V read in place in x: no transpose_1, no copy of a select or a chain */
+    assert_true(rx);
+    assert_int_equal(count_stem(g, "gen_", &wp, &rx), 0);
+    assert_int_equal(count_stem(g, "slice", &wp, &rx), 0);
+    assert_int_equal(count_stem(g, "copy", &wp, &rx), 0);
     for (int t = 0; t < 3; t++) {
         double e = vc_check_json(g, dts[t], tols[t], "decode_attention");
         fprintf(stderr, "  L%d N%d H%d hd%d perm %d%d%d%d %s: rel_l2 %.3g\n", m->L, m->N, m->H,
@@ -167,6 +173,8 @@ static void test_mha_permute_folds(void **state)
         {17, 1, 2, 16, {2, 0, 1, 3}},
         {65, 2, 4, 16, {2, 0, 1, 3}},
         {17, 2, 2, 32, {0, 2, 1, 3}},
+        /* E = 12: K and V start 12 and 24 elements in, no 16-byte vector (element loads) */
+        {9, 1, 3, 4, {2, 0, 1, 3}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_mha(&cases[i], true);

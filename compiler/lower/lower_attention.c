@@ -163,17 +163,16 @@ static void strides4(const PlanTensor *t, int64_t *st)
 
 /* flash_attn_cm (shaders/flash_attn_cm.glsl): several query rows on the tensor cores, on the
  * nv-coopmat tier (or its emulation, tests) for f16/bf16 storage, a head dim that is a multiple
- * of 16 up to FLASH_MAX_D, every operand's rows contiguous along D, K and V in 16-byte vectors (their
- * strides and offsets multiples of 8 elements), and
- * at least attn.flash rows (0: never). Elsewhere decode_attention takes them, one workgroup per
- * row. */
+ * of 16 up to FLASH_MAX_D, every operand's rows contiguous along D, K and V in 16-byte vectors
+ * (their strides and offsets multiples of 8 elements), and at least attn.flash rows (0: never).
+ * Elsewhere decode_attention takes them, one workgroup per row. */
 static bool flash_applies(const KernelCtx *c, const PlanTensor *const t[5], int64_t Tq, int64_t D,
                           int64_t T, const int64_t *const last[4], const int64_t *ks,
                           const int64_t *vs, int64_t koff, int64_t voff)
 {
     /* K and V are read as 16-byte vectors: strides multiples of 8 elements, aligned bindings */
-    bool vec = kc_binding_offset(c->p, t[0]) % 16 == 0 &&
-               kc_binding_offset(c->p, t[1]) % 16 == 0 && koff % 8 == 0 && voff % 8 == 0;
+    bool vec = kc_binding_offset(c->p, t[0]) % 16 == 0 && kc_binding_offset(c->p, t[1]) % 16 == 0 &&
+               koff % 8 == 0 && voff % 8 == 0;
     for (int i = 0; i < 3 && vec; i++)
         vec = ks[i] % 8 == 0 && vs[i] % 8 == 0;
     int64_t rows = kc_tune(c, TUNE_ATTN_FLASH);
@@ -351,8 +350,8 @@ static bool operand_view(const KernelCtx *c, const PlanTensor *bound, int shape_
  * [B, Hq, Tq, D]), the mask M and the output O (read through a member permute after P V when f
  * has one). */
 static Status attn_ops(const KernelCtx *c, const Fusion *f, const AttnRoles *r, const PlanTensor *K,
-                       const PlanTensor *Vt, const int64_t *qsh, const int64_t *qst,
-                       int64_t qoff, const PlanTensor *M, const PlanTensor *O, AttnOps *o)
+                       const PlanTensor *Vt, const int64_t *qsh, const int64_t *qst, int64_t qoff,
+                       const PlanTensor *M, const PlanTensor *O, AttnOps *o)
 {
     const Graph *g = c->g;
     if (g->tensors[r->kshape].rank != 4 || g->tensors[r->vshape].rank != 4 || O->rank != 4 ||
@@ -380,8 +379,7 @@ static Status attn_ops(const KernelCtx *c, const Fusion *f, const AttnRoles *r, 
     int64_t B = qsh[0], Hq = qsh[1], Tq = qsh[2], D = qsh[3], T = ksh[2];
     bool ok = ksh[0] == B && vsh[0] == B && ksh[3] == D && vsh[3] == D && vsh[2] == T &&
               r->rep_k >= 1 && r->rep_v >= 1 && ksh[1] * r->rep_k == Hq &&
-              vsh[1] * r->rep_v == Hq && osh[0] == B && osh[1] == Hq && osh[2] == Tq &&
-              osh[3] == D;
+              vsh[1] * r->rep_v == Hq && osh[0] == B && osh[1] == Hq && osh[2] == Tq && osh[3] == D;
     int64_t want_m[4] = {B, Hq, Tq, T};
     for (int i = 0; i < M->rank && ok; i++) {
         int64_t s = M->shape[i], w = want_m[i + 4 - M->rank];
