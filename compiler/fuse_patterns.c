@@ -564,8 +564,9 @@ static void kv_transpose(const Graph *g, int t, const bool *taken, FuseMatch *m)
 /* K or V for attention: the cache itself, or reshape(expand(unsqueeze(cache))) (grouped-query
  * repeat) whose nodes join the instance so the repeat is never materialised. Over several rows
  * (`rows`) the cache is read through the permutes and reshapes making it (operand_chain), a
- * repeated one through a member transpose of dims 1 and 2 (kv_transpose). */
-static void kv_source(const Graph *g, int t, const bool *taken, FuseMatch *m, bool rows)
+ * repeated V (`v`) through a member transpose of dims 1 and 2 (kv_transpose: transformers' V,
+ * which has no rope to take the transpose as K's has). */
+static void kv_source(const Graph *g, int t, const bool *taken, FuseMatch *m, bool rows, bool v)
 {
     int r = g->tensors[t].producer;
     int e = r >= 0 && g->nodes[r].op == OP_VIEW ? g->tensors[g->nodes[r].in[0]].producer : -1;
@@ -577,7 +578,7 @@ static void kv_source(const Graph *g, int t, const bool *taken, FuseMatch *m, bo
         if (rows) operand_chain(g, t, taken, m);
         return;
     }
-    if (rows) kv_transpose(g, g->nodes[u].in[0], taken, m);
+    if (rows && v) kv_transpose(g, g->nodes[u].in[0], taken, m);
     add(m, u);
     add(m, e);
     add(m, r);
@@ -642,6 +643,7 @@ static void select_sources(const Graph *g, const int ops[3], const bool *taken, 
     for (int i = 0; i < 3; i++) {
         int n = member_walk(g, &t, ops[i], chain);
         int64_t st[NPU_MAX_RANK], off;
+        if (n > FUSE_ATTN_CHAIN) return;
         if (n && !(sv_chain_strides(g, chain, n, st, &off) &&
                    (st[3] == 1 || g->tensors[ops[i]].shape[3] == 1)))
             return;
@@ -689,8 +691,8 @@ static bool match_attention_rows(const Graph *g, int node, const bool *taken, Fu
             return (*why = "q, K and V differ in batch or heads (a broadcast product)"), false;
     if (v->shape[3] != q->shape[3]) return (*why = "V's head dim is not q's"), false;
     if (!one_row) operand_chain(g, g->nodes[mm].in[0], taken, m);
-    kv_source(g, tr->in[0], taken, m, !one_row);
-    kv_source(g, g->nodes[pv].in[1], taken, m, !one_row);
+    kv_source(g, tr->in[0], taken, m, !one_row, false);
+    kv_source(g, g->nodes[pv].in[1], taken, m, !one_row, true);
     int seq[] = {node, mm, sc, ad, sm, pv};
     for (int i = 0; i < 6; i++)
         add(m, seq[i]);

@@ -10,6 +10,9 @@
 #include "shaders/abi.h" /* ATTN_MAX_D, the attention patterns' largest head dim; GEMV_MAX_ROWS */
 
 #define FUSE_MAX_NODES 48
+/* The longest walk of member views, permutes and selects making one of the attention's q, K and
+ * V (fuse_patterns.c select_sources, lower_attention.c). */
+#define FUSE_ATTN_CHAIN 16
 /* The pattern name of the fuse-elementwise pass's instances (generated kernels). */
 #define FUSE_ELEMENTWISE "elementwise"
 

@@ -49,8 +49,6 @@
 #define ATTN_CPU_CHUNK 256                        /* positions per split at least on a CPU device */
 #define ATTN_CPU_TARGET 4                         /* workgroups to aim for on a CPU device */
 
-#define ATTN_CHAIN 16 /* the longest member walk making an operand */
-
 typedef struct AttnParams {
     int64_t wg, g, lanes, vec, nv, rb, nsplit, chunk;
 } AttnParams;
@@ -250,7 +248,8 @@ typedef struct AttnRoles {
      * [B, Hkv, T, D], q [B, Hq, Tq, D] */
     int kshape, vshape, qshape;
     /* member permutes/reshapes from k, v and q (their sources) to them, in order */
-    int kchain[ATTN_CHAIN], vchain[ATTN_CHAIN], qchain[ATTN_CHAIN], nkchain, nvchain, nqchain;
+    int kchain[FUSE_ATTN_CHAIN], vchain[FUSE_ATTN_CHAIN], qchain[FUSE_ATTN_CHAIN], nkchain, nvchain,
+        nqchain;
     int64_t rep_k, rep_v;
     bool swk, swv;
     const Node *sc, *sm, *pv;
@@ -263,7 +262,7 @@ static int member_chain(const KernelCtx *cf, int t, int *chain, int *n)
     const Graph *g = cf->g;
     *n = 0;
     for (int p = g->tensors[t].producer;
-         p >= 0 && kc_is_member(cf, p) && sv_link_op(g, &g->nodes[p]) && *n < ATTN_CHAIN;
+         p >= 0 && kc_is_member(cf, p) && sv_link_op(g, &g->nodes[p]) && *n < FUSE_ATTN_CHAIN;
          p = g->tensors[t].producer) {
         memmove(chain + 1, chain, sizeof(int) * (size_t)(*n)++);
         chain[0] = p;
@@ -318,7 +317,7 @@ static Status attn_roles(const KernelCtx *c, const Fusion *f, AttnRoles *r)
     r->sc = sc;
     r->sm = kc_member(&cf, OP_SOFTMAX);
     r->pv = mm[1];
-    if (r->k < 0 || r->v < 0 || r->swk)
+    if (r->k < 0 || r->v < 0)
         return kc_error(c, "decode_attention: cannot tell K, V, q and the mask apart");
     return ST_OK;
 }
@@ -359,7 +358,7 @@ static Status attn_ops(const KernelCtx *c, const Fusion *f, const AttnRoles *r, 
         return kc_error(c, "decode_attention: K, V, q and the output must be 4-d");
     *o = (AttnOps){0};
     int64_t ksh[4], vsh[4];
-    if (!operand_view(c, K, r->kshape, r->kchain, r->nkchain, false, ksh, o->ks, &o->koff) ||
+    if (!operand_view(c, K, r->kshape, r->kchain, r->nkchain, r->swk, ksh, o->ks, &o->koff) ||
         !operand_view(c, Vt, r->vshape, r->vchain, r->nvchain, r->swv, vsh, o->vs, &o->voff))
         return kc_error(c, "attention: K's or V's permutes have no strides over their source");
     /* the result [B, Hq, Tq, D]: shape and strides of the output, or, when the permute after
@@ -526,7 +525,7 @@ static Status lower_attention_cache(const KernelCtx *c, PlanKernel *k)
     AttnRoles r;
     Status st = attn_roles(c, D, &r);
     if (st != ST_OK) return st;
-    if (r.k != ick->out[0] || r.v != icv->out[0] || r.swv || r.nkchain || r.nvchain)
+    if (r.k != ick->out[0] || r.v != icv->out[0] || r.swk || r.swv || r.nkchain || r.nvchain)
         return kc_error(c, "attention_cache: the attention does not read the updated caches");
     int q = r.q, qtp = -1, kx = ick->in[2], ktp = -1, cos = -1, sin = -1;
     if (mp.q >= 0 && !fuse_rope_operands(g, &g->fusions[mp.q], &q, &cos, &sin, &qtp))
