@@ -11,7 +11,8 @@
  * storage alive for the output's readers, and the backends order kernels by the bytes they touch. A
  * split chunk that is a contiguous, aligned run of its input becomes a view starting inside the
  * input's storage (view_off, as linear_concat's parts), so GPT-2's q/k/v split of one token costs
- * no copy; a select of such a run likewise (ViT's q, k, v). */
+ * no copy; a select of such a run likewise (ViT's q, k, v when the attention is not fused: the
+ * fused one reads them through the selects, fuse_patterns.c select_sources). */
 #include "compiler/pass.h"
 #include "compiler/shape/shape.h"
 #include "compiler/strided.h"
@@ -78,7 +79,7 @@ static void split_views(Graph *g, const Node *n, const PassCtx *c)
 }
 
 /* select: one index a run of the input (nn.MultiheadAttention's q, k, v of the packed
- * projection once it is contiguous [3, L, N, E]: the attention then reads them in place). */
+ * projection once it is contiguous [3, L, N, E], where no fused attention took the selects). */
 static void select_view(Graph *g, const Node *n, const PassCtx *c)
 {
     const GTensor *in = node_input(g, n, 0);
