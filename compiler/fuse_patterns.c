@@ -1,10 +1,12 @@
-/* The fusion pattern registry (priority order) and its match functions. Every match requires
+/* The fusion pattern registry (priority order) and its match functions (the attention patterns'
+ * in fuse_attention.c, what they share in fuse_match.h). Every match requires
  * that intermediate tensors have exactly one consumer and are not graph outputs, that all
  * members run on the NPU and are not taken, and that shapes fit the fused kernel. The fused
  * kernel runs at the position of the last member, where every outside input is ready (a
  * linear_concat instance, whose parts are read right after each member, at the first one:
  * its inputs are ready there; fuse_concat.c). */
 #include "compiler/fusion.h"
+#include "compiler/fuse_match.h"
 #include "common/cmp.h"
 #include "compiler/act.h"
 #include "compiler/strided.h"
@@ -15,41 +17,39 @@
 
 #include "common/half.h"
 
-/* The unique consumer of tensor t, or -1 (several consumers, or a graph output). */
-static int only_consumer(const Graph *g, int t)
+int fuse_only_consumer(const Graph *g, int t)
 {
     const GTensor *x = &g->tensors[t];
     if (x->nconsumers != 1 || x->is_output) return -1;
     return x->consumers[0];
 }
 
-static bool usable(const Graph *g, int node, const bool *taken)
+bool fuse_usable(const Graph *g, int node, const bool *taken)
 {
     const Node *n = &g->nodes[node];
     return !n->dead && !taken[node] && n->place == PLACE_NPU;
 }
 
-static bool add(FuseMatch *m, int node)
+bool fuse_add(FuseMatch *m, int node)
 {
     if (m->n >= FUSE_MAX_NODES) return false;
     m->nodes[m->n++] = node;
     return true;
 }
 
-static bool same_shape(const GTensor *a, const GTensor *b)
+bool fuse_same_shape(const GTensor *a, const GTensor *b)
 {
     return shape_equal(a->rank, a->shape, b->rank, b->shape);
 }
 
-/* Follows t to its single consumer if that consumer is a usable node of op `op`. */
-static int next_op(const Graph *g, int t, OpId op, const bool *taken)
+int fuse_next_op(const Graph *g, int t, OpId op, const bool *taken)
 {
-    int c = only_consumer(g, t);
-    if (c < 0 || g->nodes[c].op != op || !usable(g, c, taken)) return -1;
+    int c = fuse_only_consumer(g, t);
+    if (c < 0 || g->nodes[c].op != op || !fuse_usable(g, c, taken)) return -1;
     return c;
 }
 
-static bool is_plain_binary(const Node *n)
+bool fuse_plain_binary(const Node *n)
 {
     return n->nin == 2 && attr_float(n, "alpha", 1.0) == 1.0;
 }
@@ -65,8 +65,8 @@ static bool half_exact(double v)
  * compiler/act.c's table, hardtanh only with half-exact bounds. Its row and node, or NULL. */
 static const EpiAct *conv_act(const Graph *g, int t, const bool *taken, int *node, const char **why)
 {
-    int c = only_consumer(g, t);
-    if (c < 0 || !usable(g, c, taken)) return NULL;
+    int c = fuse_only_consumer(g, t);
+    if (c < 0 || !fuse_usable(g, c, taken)) return NULL;
     const Node *n = &g->nodes[c];
     const EpiAct *a = epi_act(n);
     if (a && a->op == OP_HARDTANH &&
@@ -84,13 +84,13 @@ static bool match_conv(const Graph *g, int node, const bool *taken, FuseMatch *m
 {
     const Node *conv = &g->nodes[node];
     int out = conv->out[0];
-    add(m, node);
-    int a = next_op(g, out, OP_ADD, taken);
-    if (a >= 0 && is_plain_binary(&g->nodes[a])) {
+    fuse_add(m, node);
+    int a = fuse_next_op(g, out, OP_ADD, taken);
+    if (a >= 0 && fuse_plain_binary(&g->nodes[a])) {
         const Node *an = &g->nodes[a];
         int other = an->in[0] == out ? an->in[1] : an->in[0];
-        if (same_shape(&g->tensors[other], &g->tensors[out])) {
-            add(m, a);
+        if (fuse_same_shape(&g->tensors[other], &g->tensors[out])) {
+            fuse_add(m, a);
             out = an->out[0];
         } else {
             a = -1;
@@ -101,7 +101,7 @@ static bool match_conv(const Graph *g, int node, const bool *taken, FuseMatch *m
     const char *act_why = NULL;
     int r = -1;
     const EpiAct *act = conv_act(g, out, taken, &r, &act_why);
-    if (act) add(m, r);
+    if (act) fuse_add(m, r);
     if (m->n == 1) {
         *why = act_why                                   ? act_why
                : g->tensors[conv->out[0]].nconsumers > 1 ? "conv output has several consumers"
@@ -133,8 +133,8 @@ static bool match_add_relu(const Graph *g, int node, const bool *taken, FuseMatc
                            const char **why)
 {
     const Node *n = &g->nodes[node];
-    if (!is_plain_binary(n)) return false;
-    int r = next_op(g, n->out[0], OP_RELU, taken);
+    if (!fuse_plain_binary(n)) return false;
+    int r = fuse_next_op(g, n->out[0], OP_RELU, taken);
     if (r < 0) {
         const GTensor *o = &g->tensors[n->out[0]];
         if (o->nconsumers > 1)
@@ -147,13 +147,13 @@ static bool match_add_relu(const Graph *g, int node, const bool *taken, FuseMatc
         *why = "an operand is a batch norm's: one generated kernel computes norm, add and relu";
         return false;
     }
-    add(m, node);
-    add(m, r);
+    fuse_add(m, node);
+    fuse_add(m, r);
     m->variant = "add_relu";
     return true;
 }
 
-/* RMSNorm: pow(x,2) -> mean(-1, keepdim) -> add(eps) -> rsqrt -> mul(x, .) -> mul(w, .) */
+/* RMSNorm: pow(x,2) -> mean(-1, keepdim) -> fuse_add(eps) -> rsqrt -> mul(x, .) -> mul(w, .) */
 static bool match_rmsnorm(const Graph *g, int node, const bool *taken, FuseMatch *m,
                           const char **why)
 {
@@ -161,23 +161,23 @@ static bool match_rmsnorm(const Graph *g, int node, const bool *taken, FuseMatch
     if (p->nin != 1 || attr_float(p, "exponent", 0) != 2.0) return false;
     int x = p->in[0];
     int rank = g->tensors[x].rank;
-    int mean = next_op(g, p->out[0], OP_MEAN, taken);
+    int mean = fuse_next_op(g, p->out[0], OP_MEAN, taken);
     if (mean < 0) return (*why = "pow output does not feed a single mean"), false;
     int64_t dims[NPU_MAX_RANK];
     const Node *mn = &g->nodes[mean];
     if (attr_ints(mn, "dim", dims, NPU_MAX_RANK) != 1 || norm_dim(dims[0], rank) != rank - 1 ||
         !attr_bool(mn, "keepdim", false))
         return (*why = "mean is not over the last dim with keepdim"), false;
-    int eps = next_op(g, mn->out[0], OP_ADD, taken);
+    int eps = fuse_next_op(g, mn->out[0], OP_ADD, taken);
     if (eps < 0 || g->nodes[eps].nin != 1) return (*why = "no add of eps after the mean"), false;
-    int rs = next_op(g, g->nodes[eps].out[0], OP_RSQRT, taken);
+    int rs = fuse_next_op(g, g->nodes[eps].out[0], OP_RSQRT, taken);
     if (rs < 0) return (*why = "no rsqrt after the eps add"), false;
-    int m1 = next_op(g, g->nodes[rs].out[0], OP_MUL, taken);
+    int m1 = fuse_next_op(g, g->nodes[rs].out[0], OP_MUL, taken);
     if (m1 < 0 || g->nodes[m1].nin != 2) return (*why = "rsqrt does not feed a single mul"), false;
     const Node *mu = &g->nodes[m1];
     int other = mu->in[0] == g->nodes[rs].out[0] ? mu->in[1] : mu->in[0];
     if (other != x) return (*why = "the normalised tensor is not the pow's input"), false;
-    int m2 = next_op(g, mu->out[0], OP_MUL, taken);
+    int m2 = fuse_next_op(g, mu->out[0], OP_MUL, taken);
     if (m2 < 0 || g->nodes[m2].nin != 2) return (*why = "no weight multiply after the norm"), false;
     const Node *mw = &g->nodes[m2];
     int w = mw->in[0] == mu->out[0] ? mw->in[1] : mw->in[0];
@@ -186,34 +186,29 @@ static bool match_rmsnorm(const Graph *g, int node, const bool *taken, FuseMatch
         return (*why = "the weight is not a vector over the last dim"), false;
     int seq[] = {node, mean, eps, rs, m1, m2};
     for (int i = 0; i < 6; i++)
-        add(m, seq[i]);
+        fuse_add(m, seq[i]);
     m->variant = "rmsnorm";
     return true;
 }
 
 /* The longest chains layernorm_t follows on either side of its layer_norm. */
-#define LN_CHAIN 8
 
 static bool moves_data(const Graph *g, int node)
 {
     return op_class(g->nodes[node].op) == OC_permute && !sv_permute_keeps_order(g, &g->nodes[node]);
 }
 
-/* The permutes and reshapes making tensor t, each read only by the next (t by the layer_norm),
- * nearest first: into chain[], their count; *move: 1 + the index of the farthest that moves data
- * (0: none). *why when the walk stops at a node read by others with a permute moving data
- * upstream of it (its copy stays: a residual reads it too). */
-static int ln_in_chain(const Graph *g, int t, const bool *taken, int *chain, int *move,
-                       const char **why)
+int fuse_in_chain(const Graph *g, int t, const bool *taken, int *chain, int *move, const char **why)
 {
     int n = 0;
     *move = 0;
     for (;;) {
         int p = g->tensors[t].producer;
-        if (p < 0 || n == LN_CHAIN || !sv_chain_op(g, &g->nodes[p]) || !usable(g, p, taken))
+        if (p < 0 || n == FUSE_PERMUTE_CHAIN || !sv_chain_op(g, &g->nodes[p]) ||
+            !fuse_usable(g, p, taken))
             return n;
-        if (only_consumer(g, t) < 0) {
-            for (int k = 0; k < LN_CHAIN && p >= 0 && sv_chain_op(g, &g->nodes[p]); k++) {
+        if (fuse_only_consumer(g, t) < 0) {
+            for (int k = 0; k < FUSE_PERMUTE_CHAIN && p >= 0 && sv_chain_op(g, &g->nodes[p]); k++) {
                 if (moves_data(g, p)) {
                     *why = "the permuted input has other readers (its copy stays)";
                     break;
@@ -235,8 +230,9 @@ static int ln_out_chain(const Graph *g, int t, const bool *taken, int *chain)
 {
     int n = 0, move = 0;
     for (;;) {
-        int c = only_consumer(g, t);
-        if (c < 0 || n == LN_CHAIN || !sv_chain_op(g, &g->nodes[c]) || !usable(g, c, taken))
+        int c = fuse_only_consumer(g, t);
+        if (c < 0 || n == FUSE_PERMUTE_CHAIN || !sv_chain_op(g, &g->nodes[c]) ||
+            !fuse_usable(g, c, taken))
             return move;
         chain[n++] = c;
         if (moves_data(g, c)) move = n;
@@ -256,9 +252,9 @@ static bool match_layernorm_t(const Graph *g, int node, const bool *taken, FuseM
 {
     const Node *ln = &g->nodes[node];
     if (ln->nin < 1 || ln->nin > 3 || ln->nout != 1) return false;
-    int in[LN_CHAIN], out[LN_CHAIN], move;
+    int in[FUSE_PERMUTE_CHAIN], out[FUSE_PERMUTE_CHAIN], move;
     const char *in_why = NULL;
-    int nin = ln_in_chain(g, ln->in[0], taken, in, &move, &in_why);
+    int nin = fuse_in_chain(g, ln->in[0], taken, in, &move, &in_why);
     int nout = ln_out_chain(g, ln->out[0], taken, out);
     if (!move && !nout) return (*why = in_why), false;
     /* the members in graph order: the input side from its farthest node, ln, the output side;
@@ -269,10 +265,10 @@ static bool match_layernorm_t(const Graph *g, int node, const bool *taken, FuseM
         if ((c > 0 && cut == (move ? cuts[c - 1] : 0)) || (!cut && !nout)) continue;
         m->n = 0;
         for (int i = cut - 1; i >= 0; i--)
-            add(m, in[i]);
-        add(m, node);
+            fuse_add(m, in[i]);
+        fuse_add(m, node);
         for (int i = 0; i < nout; i++)
-            add(m, out[i]);
+            fuse_add(m, out[i]);
         SvRows r;
         if (sv_norm_rows(g, m->nodes, m->n, node, &r, why)) {
             m->variant = "layernorm_t";
@@ -289,7 +285,7 @@ static bool match_silu_mul(const Graph *g, int node, const bool *taken, FuseMatc
                            const char **why)
 {
     const Node *s = &g->nodes[node];
-    int mu = next_op(g, s->out[0], OP_MUL, taken);
+    int mu = fuse_next_op(g, s->out[0], OP_MUL, taken);
     if (mu < 0) {
         if (g->tensors[s->out[0]].nconsumers > 1) *why = "silu output has several consumers";
         return false;
@@ -297,29 +293,29 @@ static bool match_silu_mul(const Graph *g, int node, const bool *taken, FuseMatc
     const Node *mn = &g->nodes[mu];
     if (mn->nin != 2) return false;
     int other = mn->in[0] == s->out[0] ? mn->in[1] : mn->in[0];
-    if (!same_shape(&g->tensors[other], &g->tensors[s->out[0]]))
+    if (!fuse_same_shape(&g->tensors[other], &g->tensors[s->out[0]]))
         return (*why = "the multiplier is broadcast"), false;
-    add(m, node);
-    add(m, mu);
+    fuse_add(m, node);
+    fuse_add(m, mu);
     m->variant = "silu_mul";
     return true;
 }
 
-/* add(scores, mask) -> softmax(last dim); the mask may broadcast */
+/* fuse_add(scores, mask) -> softmax(last dim); the mask may broadcast */
 static bool match_masked_softmax(const Graph *g, int node, const bool *taken, FuseMatch *m,
                                  const char **why)
 {
     const Node *a = &g->nodes[node];
-    if (!is_plain_binary(a)) return false;
-    int sm = next_op(g, a->out[0], OP_SOFTMAX, taken);
+    if (!fuse_plain_binary(a)) return false;
+    int sm = fuse_next_op(g, a->out[0], OP_SOFTMAX, taken);
     if (sm < 0) return false;
     const GTensor *o = &g->tensors[a->out[0]];
-    if (!same_shape(&g->tensors[a->in[0]], o))
+    if (!fuse_same_shape(&g->tensors[a->in[0]], o))
         return (*why = "the scores are broadcast (only the mask may be)"), false;
     if (norm_dim(attr_int(&g->nodes[sm], "dim", -1), o->rank) != o->rank - 1)
         return (*why = "softmax is not over the last dim"), false;
-    add(m, node);
-    add(m, sm);
+    fuse_add(m, node);
+    fuse_add(m, sm);
     m->variant = "masked_softmax";
     return true;
 }
@@ -350,7 +346,7 @@ static int rope_transpose(const Graph *g, int x, const int readers[3], const boo
     const GTensor *xt = &g->tensors[x];
     int tp = xt->producer, perm[NPU_MAX_RANK];
     if (tp < 0 || (g->nodes[tp].op != OP_TRANSPOSE && g->nodes[tp].op != OP_PERMUTE) ||
-        !usable(g, tp, taken) || xt->is_output || xt->nconsumers != 3 ||
+        !fuse_usable(g, tp, taken) || xt->is_output || xt->nconsumers != 3 ||
         node_input(g, &g->nodes[tp], 0)->rank != xt->rank ||
         !node_perm(&g->nodes[tp], xt->rank, perm) || perm[xt->rank - 1] != xt->rank - 1)
         return -1;
@@ -367,7 +363,7 @@ static int rope_transpose(const Graph *g, int x, const int readers[3], const boo
 static int rope_chain(const Graph *g, int node, const bool *taken, int members[8], const char **why)
 {
     const Node *ad = &g->nodes[node];
-    if (!is_plain_binary(ad)) return false;
+    if (!fuse_plain_binary(ad)) return false;
     for (int order = 0; order < 2; order++) {
         int pa = g->tensors[ad->in[order]].producer, pb = g->tensors[ad->in[1 - order]].producer;
         if (pa < 0 || pb < 0 || g->nodes[pa].op != OP_MUL || g->nodes[pb].op != OP_MUL) continue;
@@ -399,8 +395,8 @@ static int rope_chain(const Graph *g, int node, const bool *taken, int members[8
             bool ok = true;
             for (int i = 0; i < 7 && ok; i++) {
                 int nd = seq[i];
-                ok = usable(g, nd, taken);
-                if (ok && nd != node) ok = only_consumer(g, g->nodes[nd].out[0]) >= 0;
+                ok = fuse_usable(g, nd, taken);
+                if (ok && nd != node) ok = fuse_only_consumer(g, g->nodes[nd].out[0]) >= 0;
             }
             if (!ok) {
                 *why = "an intermediate of the rotation has other consumers";
@@ -422,7 +418,7 @@ static bool match_rope(const Graph *g, int node, const bool *taken, FuseMatch *m
     int members[8], nm = rope_chain(g, node, taken, members, why);
     if (!nm) return false;
     for (int i = 0; i < nm; i++)
-        add(m, members[i]);
+        fuse_add(m, members[i]);
     m->variant = "rope";
     return true;
 }
@@ -448,7 +444,7 @@ static bool match_rope_cache(const Graph *g, int node, const bool *taken, FuseMa
     if (r->nconsumers != 1 || r->is_output)
         return (*why = "the rope output has other readers than the index_copy"), false;
     const Node *n = &g->nodes[ic];
-    if (!usable(g, ic, taken)) return (*why = "the index_copy runs on the CPU"), false;
+    if (!fuse_usable(g, ic, taken)) return (*why = "the index_copy runs on the CPU"), false;
     if (n->in[0] == n->in[2] || n->in[1] == n->in[2])
         return (*why = "the rope output is also the cache or the index"), false;
     if (r->rank > 4) return (*why = "more than 3 dims before the rotated dim"), false;
@@ -457,8 +453,8 @@ static bool match_rope_cache(const Graph *g, int node, const bool *taken, FuseMa
         return (*why = "the index_copy is along the rotated (last) dim"), false;
     if (node_input(g, n, 1)->rank != 1) return (*why = "the index is not a vector"), false;
     for (int i = 0; i < nm; i++)
-        add(m, members[i]);
-    add(m, ic);
+        fuse_add(m, members[i]);
+    fuse_add(m, ic);
     m->variant = "rope_cache";
     return true;
 }
@@ -498,7 +494,7 @@ static bool match_index_copy_t(const Graph *g, int node, const bool *taken, Fuse
     if (ic->nin != 3) return false;
     int tp = g->tensors[ic->in[2]].producer, perm[NPU_MAX_RANK];
     if (tp < 0 || (g->nodes[tp].op != OP_TRANSPOSE && g->nodes[tp].op != OP_PERMUTE) ||
-        !usable(g, tp, taken) || only_consumer(g, ic->in[2]) != node)
+        !fuse_usable(g, tp, taken) || fuse_only_consumer(g, ic->in[2]) != node)
         return false;
     const GTensor *x = &g->tensors[ic->in[2]], *y = node_input(g, &g->nodes[tp], 0);
     int r = x->rank, dim = norm_dim(attr_int(ic, "dim", 0), r);
@@ -514,225 +510,20 @@ static bool match_index_copy_t(const Graph *g, int node, const bool *taken, Fuse
     for (int d = 0; d < r; d++)
         sx[d] = sy[perm[d]];
     if (!strides_outer_m_inner(r, x->shape, sx, dim, &so, why)) return false;
-    add(m, tp);
-    add(m, node);
+    fuse_add(m, tp);
+    fuse_add(m, node);
     m->variant = "index_copy_t";
     return true;
-}
-
-/* The permutes and reshapes making operand t (q, K or V over several rows) that move data, each
- * read only by the next (ln_in_chain's walk): they join the instance, farthest first, and the
- * kernel reads t through them (lower_attention.c) where the composite has strides over their
- * source with the head dim contiguous: the whole chain, else from its farthest permute, else none
- * (t's copy stays). nn.MultiheadAttention's view -> transpose(0, 1) -> view of the packed
- * projection for q, K and V, BERT's and transformers' view -> transpose(1, 2). */
-static void operand_chain(const Graph *g, int t, const bool *taken, FuseMatch *m)
-{
-    int chain[LN_CHAIN], move;
-    const char *why = NULL;
-    int n = ln_in_chain(g, t, taken, chain, &move, &why);
-    if (!move || g->tensors[t].rank != 4) return;
-    int cuts[2] = {n, move};
-    for (int c = 0; c < 2; c++) {
-        int order[LN_CHAIN], k = 0;
-        for (int i = cuts[c] - 1; i >= 0; i--)
-            order[k++] = chain[i];
-        int64_t st[NPU_MAX_RANK], off;
-        if (sv_chain_strides(g, order, k, st, &off) &&
-            (st[3] == 1 || g->tensors[t].shape[3] == 1)) {
-            for (int i = 0; i < k; i++)
-                add(m, order[i]);
-            return;
-        }
-    }
-}
-
-/* A [B, T, H, D] -> [B, H, T, D] transpose making t, read only by its consumer: it joins the
- * instance and the kernel reads its source through swapped strides (a repeated cache read in
- * place: the repeat's nodes follow it). */
-static void kv_transpose(const Graph *g, int t, const bool *taken, FuseMatch *m)
-{
-    int tp = g->tensors[t].producer;
-    if (tp < 0 || g->nodes[tp].op != OP_TRANSPOSE || only_consumer(g, t) < 0 ||
-        !usable(g, tp, taken) || g->tensors[t].rank != 4)
-        return;
-    int d0 = norm_dim(attr_int(&g->nodes[tp], "dim0", 0), 4);
-    int d1 = norm_dim(attr_int(&g->nodes[tp], "dim1", 1), 4);
-    if ((d0 == 1 && d1 == 2) || (d0 == 2 && d1 == 1)) add(m, tp);
-}
-
-/* K or V for attention: the cache itself, or reshape(expand(unsqueeze(cache))) (grouped-query
- * repeat) whose nodes join the instance so the repeat is never materialised. Over several rows
- * (`rows`) the cache is read through the permutes and reshapes making it (operand_chain), a
- * repeated V (`v`) through a member transpose of dims 1 and 2 (kv_transpose: transformers' V,
- * which has no rope to take the transpose as K's has). */
-static void kv_source(const Graph *g, int t, const bool *taken, FuseMatch *m, bool rows, bool v)
-{
-    int r = g->tensors[t].producer;
-    int e = r >= 0 && g->nodes[r].op == OP_VIEW ? g->tensors[g->nodes[r].in[0]].producer : -1;
-    int u = e >= 0 && g->nodes[e].op == OP_EXPAND ? g->tensors[g->nodes[e].in[0]].producer : -1;
-    if (u < 0 || g->nodes[u].op != OP_UNSQUEEZE || only_consumer(g, t) < 0 ||
-        !usable(g, r, taken) || !usable(g, e, taken) || !usable(g, u, taken) ||
-        only_consumer(g, g->nodes[e].in[0]) < 0 || only_consumer(g, g->nodes[r].in[0]) < 0 ||
-        node_input(g, &g->nodes[u], 0)->rank != 4 || attr_int(&g->nodes[u], "dim", 0) != 2) {
-        if (rows) operand_chain(g, t, taken, m);
-        return;
-    }
-    if (rows && v) kv_transpose(g, g->nodes[u].in[0], taken, m);
-    add(m, u);
-    add(m, e);
-    add(m, r);
-}
-
-static bool in_match(const FuseMatch *m, int node)
-{
-    for (int i = 0; i < m->n; i++)
-        if (m->nodes[i] == node) return true;
-    return false;
-}
-
-/* Is every reader of tensor t a member of m (and t no graph output)? */
-static bool read_in(const Graph *g, const FuseMatch *m, int t)
-{
-    const GTensor *x = &g->tensors[t];
-    for (int k = 0; k < x->nconsumers && !x->is_output; k++)
-        if (!in_match(m, x->consumers[k])) return false;
-    return !x->is_output && x->nconsumers > 0;
-}
-
-/* The members of m making tensor t through walk links (sv_link_op), in order (source first):
- * into chain[], their count (0: t is not made by one). */
-static int member_walk(const Graph *g, const FuseMatch *m, int t, int *chain)
-{
-    int n = 0;
-    for (int p = g->tensors[t].producer;
-         p >= 0 && n < FUSE_MAX_NODES && in_match(m, p) && sv_link_op(g, &g->nodes[p]);
-         p = g->tensors[t].producer) {
-        memmove(chain + 1, chain, sizeof(int) * (size_t)n++);
-        chain[0] = p;
-        t = g->nodes[p].in[0];
-    }
-    return n;
-}
-
-/* q, K and V selected from one tensor (nn.MultiheadAttention's packed projection [L, N, 3E]:
- * view -> unsqueeze -> transpose(0, -2) -> squeeze -> select(0, i)): where an operand's walk
- * (ops: q, K and V as the products read them) reaches a select read only by the instance, the
- * select joins, then every permute or reshape before the selects that only members read: the
- * kernel reads q, K and V in place in the projection through the composite's strides and offset,
- * and the permute's copy is never made. All of it joins or none: every operand's composite must
- * have strides with its head dim contiguous. */
-static void select_sources(const Graph *g, const int ops[3], const bool *taken, FuseMatch *m)
-{
-    FuseMatch t = *m;
-    int chain[FUSE_MAX_NODES];
-    for (int i = 0; i < 3; i++) {
-        int n = member_walk(g, &t, ops[i], chain);
-        int src = n ? g->nodes[chain[0]].in[0] : ops[i], p = g->tensors[src].producer;
-        if (p >= 0 && g->nodes[p].op == OP_SELECT && usable(g, p, taken) && !in_match(&t, p) &&
-            sv_link_op(g, &g->nodes[p]) && read_in(g, &t, src))
-            add(&t, p);
-    }
-    if (t.n == m->n) return;
-    for (int i = m->n; i < t.n; i++) { /* grows while permutes and reshapes join */
-        int x = g->nodes[t.nodes[i]].in[0], p = g->tensors[x].producer;
-        if (p >= 0 && !in_match(&t, p) && usable(g, p, taken) && sv_chain_op(g, &g->nodes[p]) &&
-            read_in(g, &t, x) && !add(&t, p))
-            return;
-    }
-    for (int i = 0; i < 3; i++) {
-        int n = member_walk(g, &t, ops[i], chain);
-        int64_t st[NPU_MAX_RANK], off;
-        if (n > FUSE_ATTN_CHAIN) return;
-        if (n && !(sv_chain_strides(g, chain, n, st, &off) &&
-                   (st[3] == 1 || g->tensors[ops[i]].shape[3] == 1)))
-            return;
-    }
-    *m = t;
-}
-
-/* softmax(Q K^T * scale + mask) V: transpose(K) -> matmul(q, .) -> mul(scale) -> add(mask) ->
- * softmax -> matmul(., V), K and V through the grouped-query repeat or not. `one_row` selects the
- * query rows the calling pattern takes (one: decode_attention, several: attention); the other
- * count is no near miss, so every near miss is reported once, by the pattern of its row count. */
-static bool match_attention_rows(const Graph *g, int node, const bool *taken, FuseMatch *m,
-                                 const char **why, bool one_row)
-{
-    const Node *tr = &g->nodes[node];
-    const GTensor *kt = node_input(g, tr, 0);
-    if (kt->rank != 4) return false;
-    int d0 = norm_dim(attr_int(tr, "dim0", 0), 4), d1 = norm_dim(attr_int(tr, "dim1", 1), 4);
-    if (!((d0 == 2 && d1 == 3) || (d0 == 3 && d1 == 2))) return false;
-    int mm = next_op(g, tr->out[0], OP_MATMUL, taken);
-    if (mm < 0 || g->nodes[mm].in[1] != tr->out[0]) return false;
-    const GTensor *q = node_input(g, &g->nodes[mm], 0);
-    if (q->rank != 4 || (q->shape[2] == 1) != one_row) return false;
-    int sc = next_op(g, g->nodes[mm].out[0], OP_MUL, taken);
-    if (sc < 0 || g->nodes[sc].nin != 1) return (*why = "no scale multiply after Q K^T"), false;
-    int ad = next_op(g, g->nodes[sc].out[0], OP_ADD, taken);
-    if (ad < 0 || !is_plain_binary(&g->nodes[ad])) return (*why = "no mask add"), false;
-    int sm = next_op(g, g->nodes[ad].out[0], OP_SOFTMAX, taken);
-    if (sm < 0) return (*why = "no softmax after the mask"), false;
-    int pv = next_op(g, g->nodes[sm].out[0], OP_MATMUL, taken);
-    if (pv < 0 || g->nodes[pv].in[0] != g->nodes[sm].out[0])
-        return (*why = "softmax does not feed P V"), false;
-    /* what the kernel computes: one softmax per score row over the cache, the mask only
-     * broadcast, q and the caches in the products' batch and head dims (no broadcast) */
-    const GTensor *s = &g->tensors[g->nodes[mm].out[0]];
-    if (norm_dim(attr_int(&g->nodes[sm], "dim", -1), 4) != 3)
-        return (*why = "softmax is not over the cache positions (last dim)"), false;
-    if (!same_shape(&g->tensors[g->nodes[ad].out[0]], s))
-        return (*why = "the mask broadcasts the scores (only the mask may be broadcast)"), false;
-    const GTensor *v = node_input(g, &g->nodes[pv], 1);
-    if (q->shape[3] > ATTN_MAX_D)
-        return (*why = "head dim above 256 (the attention kernel's limit)"), false;
-    for (int i = 0; i < 2; i++)
-        if (kt->shape[i] != q->shape[i] || v->rank != 4 || v->shape[i] != q->shape[i])
-            return (*why = "q, K and V differ in batch or heads (a broadcast product)"), false;
-    if (v->shape[3] != q->shape[3]) return (*why = "V's head dim is not q's"), false;
-    if (!one_row) operand_chain(g, g->nodes[mm].in[0], taken, m);
-    kv_source(g, tr->in[0], taken, m, !one_row, false);
-    kv_source(g, g->nodes[pv].in[1], taken, m, !one_row, true);
-    int seq[] = {node, mm, sc, ad, sm, pv};
-    for (int i = 0; i < 6; i++)
-        add(m, seq[i]);
-    int ops[3] = {g->nodes[mm].in[0], tr->in[0], g->nodes[pv].in[1]};
-    if (!one_row) select_sources(g, ops, taken, m);
-    /* several rows: the permute of the result that keeps the head dim last (transformers'
-     * transpose to [B, Tq, Hq, D], nn.MultiheadAttention's permute to [Tq, B, Hq, D], both
-     * before o_proj) joins, the kernel writes that layout and the copy is never made (one row:
-     * that transpose is a view) */
-    int ot = one_row ? -1 : only_consumer(g, g->nodes[pv].out[0]), perm[4];
-    if (ot >= 0 && op_class(g->nodes[ot].op) == OC_permute && usable(g, ot, taken) &&
-        g->tensors[g->nodes[ot].out[0]].rank == 4 && node_perm(&g->nodes[ot], 4, perm) &&
-        perm[3] == 3)
-        add(m, ot);
-    m->variant = one_row ? "decode_attention" : "attention";
-    return true;
-}
-
-/* decode attention: one query row */
-static bool match_decode_attention(const Graph *g, int node, const bool *taken, FuseMatch *m,
-                                   const char **why)
-{
-    return match_attention_rows(g, node, taken, m, why, true);
-}
-
-/* attention over several query rows (prefill): the same kernel, one workgroup per row */
-static bool match_attention(const Graph *g, int node, const bool *taken, FuseMatch *m,
-                            const char **why)
-{
-    return match_attention_rows(g, node, taken, m, why, false);
 }
 
 /* The activation that fuses after linear `node` (its single consumer, one of the table, and not
  * a silu feeding a single multiply: silu_mul has priority there), or -1; *variant its pattern. */
 static int linear_act_node(const Graph *g, int node, const bool *taken, const char **variant)
 {
-    int c = only_consumer(g, g->nodes[node].out[0]);
-    if (c < 0 || !usable(g, c, taken)) return -1;
+    int c = fuse_only_consumer(g, g->nodes[node].out[0]);
+    if (c < 0 || !fuse_usable(g, c, taken)) return -1;
     if (g->nodes[c].op == OP_SILU) {
-        int m2 = only_consumer(g, g->nodes[c].out[0]);
+        int m2 = fuse_only_consumer(g, g->nodes[c].out[0]);
         if (m2 >= 0 && g->nodes[m2].op == OP_MUL) return -1;
     }
     const EpiAct *a = epi_act(&g->nodes[c]);
@@ -749,8 +540,8 @@ static bool match_linear_act(const Graph *g, int node, const bool *taken, FuseMa
     const char *variant = NULL;
     int c = linear_act_node(g, node, taken, &variant);
     if (c < 0) return false;
-    add(m, node);
-    add(m, c);
+    fuse_add(m, node);
+    fuse_add(m, c);
     m->variant = variant;
     return true;
 }
@@ -806,7 +597,7 @@ static bool match_linear_concat(const Graph *g, int node, const bool *taken, Fus
         for (int j = 0; j < ns; j++)
             dup |= sib[j] == c;
         if (dup) continue;
-        if (c > node && usable(g, c, taken))
+        if (c > node && fuse_usable(g, c, taken))
             sib[ns++] = c;
         else if (taken[c])
             fused = c;
@@ -841,8 +632,8 @@ static bool match_linear_concat(const Graph *g, int node, const bool *taken, Fus
     for (int i = 0; i < np; i++) {
         const char *variant = NULL;
         int act = linear_act_node(g, part[i], taken, &variant);
-        add(m, part[i]);
-        if (act >= 0) add(m, act);
+        fuse_add(m, part[i]);
+        if (act >= 0) fuse_add(m, act);
     }
     m->variant = "linear_concat";
     m->parts = true;
@@ -855,12 +646,12 @@ static bool match_linear_concat(const Graph *g, int node, const bool *taken, Fus
 static bool glu_nodes(const Graph *g, int node, const bool *taken, int *gl, int *ul, int *si,
                       int *mu, const char **why)
 {
-    int out = g->nodes[node].out[0], c = only_consumer(g, out);
-    if (c < 0 || !usable(g, c, taken)) return false;
+    int out = g->nodes[node].out[0], c = fuse_only_consumer(g, out);
+    if (c < 0 || !fuse_usable(g, c, taken)) return false;
     int other;
     if (g->nodes[c].op == OP_SILU) {
         *gl = node, *si = c;
-        *mu = next_op(g, g->nodes[c].out[0], OP_MUL, taken);
+        *mu = fuse_next_op(g, g->nodes[c].out[0], OP_MUL, taken);
         if (*mu < 0 || g->nodes[*mu].nin != 2) return false;
         const Node *mn = &g->nodes[*mu];
         other = mn->in[0] == g->nodes[c].out[0] ? mn->in[1] : mn->in[0];
@@ -870,8 +661,8 @@ static bool glu_nodes(const Graph *g, int node, const bool *taken, int *gl, int 
         *ul = node, *mu = c;
         other = mn->in[0] == out ? mn->in[1] : mn->in[0];
         *si = g->tensors[other].producer;
-        if (*si < 0 || g->nodes[*si].op != OP_SILU || !usable(g, *si, taken) ||
-            only_consumer(g, other) != c)
+        if (*si < 0 || g->nodes[*si].op != OP_SILU || !fuse_usable(g, *si, taken) ||
+            fuse_only_consumer(g, other) != c)
             return false;
         *gl = g->tensors[g->nodes[*si].in[0]].producer;
     } else {
@@ -879,9 +670,9 @@ static bool glu_nodes(const Graph *g, int node, const bool *taken, int *gl, int 
     }
     if (*gl < 0 || *ul < 0 || *gl == *ul || g->nodes[*gl].op != OP_LINEAR ||
         g->nodes[*ul].op != OP_LINEAR || g->nodes[*ul].out[0] != other ||
-        only_consumer(g, g->nodes[*gl].out[0]) != *si || only_consumer(g, other) != *mu)
+        fuse_only_consumer(g, g->nodes[*gl].out[0]) != *si || fuse_only_consumer(g, other) != *mu)
         return false;
-    if (!usable(g, *gl, taken) || !usable(g, *ul, taken))
+    if (!fuse_usable(g, *gl, taken) || !fuse_usable(g, *ul, taken))
         return (*why = "the other linear is fused already or runs on the CPU"), false;
     return true;
 }
@@ -915,7 +706,7 @@ static bool match_linear_glu(const Graph *g, int node, const bool *taken, FuseMa
                false;
     int seq[] = {gl, si, ul, mu};
     for (int i = 0; i < 4; i++)
-        add(m, seq[i]);
+        fuse_add(m, seq[i]);
     m->variant = "linear_glu";
     m->finish = fuse_glu_finish;
     return true;
@@ -928,7 +719,7 @@ static bool match_linear_add(const Graph *g, int node, const bool *taken, FuseMa
 {
     int out = g->nodes[node].out[0];
     const GTensor *o = &g->tensors[out];
-    int a = next_op(g, out, OP_ADD, taken);
+    int a = fuse_next_op(g, out, OP_ADD, taken);
     if (a < 0) {
         if (o->nconsumers > 1)
             for (int k = 0; k < o->nconsumers; k++)
@@ -938,22 +729,22 @@ static bool match_linear_add(const Graph *g, int node, const bool *taken, FuseMa
     }
     const Node *an = &g->nodes[a];
     if (an->nin != 2) return false; /* a scalar add: not a residual */
-    if (!is_plain_binary(an)) return (*why = "the add scales its second operand (alpha)"), false;
+    if (!fuse_plain_binary(an)) return (*why = "the add scales its second operand (alpha)"), false;
     if (an->in[0] == an->in[1]) return (*why = "the add reads the product twice"), false;
     const GTensor *r = &g->tensors[an->in[0] == out ? an->in[1] : an->in[0]];
     const GTensor *y = &g->tensors[an->out[0]];
-    if (!same_shape(r, o) || !same_shape(y, o))
+    if (!fuse_same_shape(r, o) || !fuse_same_shape(y, o))
         return (*why = "the residual is broadcast (it must have the product's shape)"), false;
     if (r->dtype != o->dtype || y->dtype != o->dtype)
         return (*why = "the residual has another dtype"), false;
     /* masked_softmax has priority: an add feeding a softmax is a mask */
-    int sm = only_consumer(g, an->out[0]);
+    int sm = fuse_only_consumer(g, an->out[0]);
     if (sm >= 0 && g->nodes[sm].op == OP_SOFTMAX)
         return (*why = "the add feeds a softmax (masked_softmax takes it)"), false;
-    add(m, node);
-    add(m, a);
-    int relu = next_op(g, an->out[0], OP_RELU, taken);
-    if (relu >= 0) add(m, relu);
+    fuse_add(m, node);
+    fuse_add(m, a);
+    int relu = fuse_next_op(g, an->out[0], OP_RELU, taken);
+    if (relu >= 0) fuse_add(m, relu);
     m->variant = relu >= 0 ? "linear_add_relu" : "linear_add";
     return true;
 }
@@ -983,10 +774,10 @@ const FusePattern fuse_patterns[] = {
     {"rope", OP_ADD, match_rope,
      "x*cos + rotate_half(x)*sin (the 7-op chain; a transpose making x is read through)", NULL,
      KK_rope},
-    {"decode_attention", OP_TRANSPOSE, match_decode_attention,
+    {"decode_attention", OP_TRANSPOSE, fuse_match_decode_attention,
      "one-query attention reading the KV cache directly, grouped-query heads, no repeat copy", NULL,
      KK_decode_attention},
-    {"attention", OP_TRANSPOSE, match_attention,
+    {"attention", OP_TRANSPOSE, fuse_match_attention,
      "decode_attention's kernel over several query rows (prefill), one workgroup per row, the mask "
      "per row; switched off: masked_softmax and the chain's own kernels",
      "masked_softmax", KK_decode_attention},
