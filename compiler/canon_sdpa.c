@@ -1,5 +1,5 @@
 /* canonicalize, part: scaled_dot_product_attention written out as the chain the attention
- * fusion patterns match (fuse_patterns.c match_attention_rows), so a transformers export gets
+ * fusion patterns match (fuse_attention.c match_attention_rows), so a transformers export gets
  * the fused attention kernel its hand-written twin gets:
  *   K' = transpose(K, -2, -1); S = matmul(q, K'); S = mul(S, scale); S = add(S, M);
  *   P = softmax(S, -1); out = matmul(P, V)

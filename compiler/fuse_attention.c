@@ -88,19 +88,17 @@ static bool read_in(const Graph *g, const FuseMatch *m, int t)
     return !x->is_output && x->nconsumers > 0;
 }
 
+static bool is_member(const void *m, int node)
+{
+    return in_match(m, node);
+}
+
 /* The members of m making tensor t through walk links (sv_link_op), in order (source first):
  * into chain[], their count (0: t is not made by one). */
 static int member_walk(const Graph *g, const FuseMatch *m, int t, int *chain)
 {
-    int n = 0;
-    for (int p = g->tensors[t].producer;
-         p >= 0 && n < FUSE_MAX_NODES && in_match(m, p) && sv_link_op(g, &g->nodes[p]);
-         p = g->tensors[t].producer) {
-        memmove(chain + 1, chain, sizeof(int) * (size_t)n++);
-        chain[0] = p;
-        t = g->nodes[p].in[0];
-    }
-    return n;
+    int src;
+    return sv_member_walk(g, t, is_member, m, chain, FUSE_MAX_NODES, &src);
 }
 
 /* q, K and V selected from one tensor (nn.MultiheadAttention's packed projection [L, N, 3E]:

@@ -11,7 +11,7 @@
 
 #define FUSE_MAX_NODES 48
 /* The longest walk of member views, permutes and selects making one of the attention's q, K and
- * V (fuse_patterns.c select_sources, lower_attention.c). */
+ * V (fuse_attention.c select_sources, lower_attention.c). */
 #define FUSE_ATTN_CHAIN 16
 /* The pattern name of the fuse-elementwise pass's instances (generated kernels). */
 #define FUSE_ELEMENTWISE "elementwise"

@@ -12,7 +12,7 @@
  * split chunk that is a contiguous, aligned run of its input becomes a view starting inside the
  * input's storage (view_off, as linear_concat's parts), so GPT-2's q/k/v split of one token costs
  * no copy; a select of such a run likewise (ViT's q, k, v when the attention is not fused: the
- * fused one reads them through the selects, fuse_patterns.c select_sources). */
+ * fused one reads them through the selects, fuse_attention.c select_sources). */
 #include "compiler/pass.h"
 #include "compiler/shape/shape.h"
 #include "compiler/strided.h"

@@ -81,6 +81,21 @@ bool sv_link_op(const Graph *g, const Node *n)
            o->rank == i->rank - 1;
 }
 
+int sv_member_walk(const Graph *g, int t, bool (*member)(const void *ctx, int node),
+                   const void *ctx, int *chain, int max, int *src)
+{
+    int n = 0;
+    for (int p = g->tensors[t].producer;
+         p >= 0 && n < max && member(ctx, p) && sv_link_op(g, &g->nodes[p]);
+         p = g->tensors[t].producer) {
+        memmove(chain + 1, chain, sizeof(int) * (size_t)n++);
+        chain[0] = p;
+        t = g->nodes[p].in[0];
+    }
+    *src = t;
+    return n;
+}
+
 bool sv_permute_keeps_order(const Graph *g, const Node *n)
 {
     const GTensor *in = node_input(g, n, 0);

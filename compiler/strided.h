@@ -34,6 +34,11 @@ bool sv_chain_op(const Graph *g, const Node *n);
 /* Is node n a link of an operand's walk (sv_chain_strides): a chain link (sv_chain_op) or a
  * select of one float input? */
 bool sv_link_op(const Graph *g, const Node *n);
+/* The nodes making tensor t through walk links (sv_link_op) that `member` accepts (an instance's
+ * members), at most max, source first: into chain[], their count; the tensor the first of them
+ * reads (t itself when none) in *src. */
+int sv_member_walk(const Graph *g, int t, bool (*member)(const void *ctx, int node),
+                   const void *ctx, int *chain, int max, int *src);
 /* Is n a permute (a valid one) that keeps the order of its input's dims of size > 1, so its
  * output is a view of its input's memory? A permute for which this is false moves data. */
 bool sv_permute_keeps_order(const Graph *g, const Node *n);

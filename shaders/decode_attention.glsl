@@ -81,7 +81,7 @@ layout(constant_id = 6) const uint ABLATE = 0;
 // valid position gives zeros, as torch's sdpa (its _safe_softmax) does, rather than 0 / 0.
 layout(constant_id = 7) const uint SAFE = 0;
 // K_OFF, V_OFF, Q_OFF: where K, V and q start in their bindings, in elements (q, K and V selected
-// from one packed projection: compiler/fuse_patterns.c select_sources); multiples of the vector
+// from one packed projection: compiler/fuse_attention.c select_sources); multiples of the vector
 // where VEC is 1. Ids 11..13: after attention_cache's.
 layout(constant_id = 11) const uint K_OFF = 0;
 layout(constant_id = 12) const uint V_OFF = 0;

@@ -255,20 +255,18 @@ typedef struct AttnRoles {
     const Node *sc, *sm, *pv;
 } AttnRoles;
 
-/* The source of the member permutes, reshapes and selects making t (fuse_patterns.c
+static bool is_member(const void *cf, int node)
+{
+    return kc_is_member(cf, node);
+}
+
+/* The source of the member permutes, reshapes and selects making t (fuse_attention.c
  * operand_chain, select_sources): into chain[] in order, *n of them (0: t itself). */
 static int member_chain(const KernelCtx *cf, int t, int *chain, int *n)
 {
-    const Graph *g = cf->g;
-    *n = 0;
-    for (int p = g->tensors[t].producer;
-         p >= 0 && kc_is_member(cf, p) && sv_link_op(g, &g->nodes[p]) && *n < FUSE_ATTN_CHAIN;
-         p = g->tensors[t].producer) {
-        memmove(chain + 1, chain, sizeof(int) * (size_t)(*n)++);
-        chain[0] = p;
-        t = g->nodes[p].in[0];
-    }
-    return t;
+    int src;
+    *n = sv_member_walk(cf->g, t, is_member, cf, chain, FUSE_ATTN_CHAIN, &src);
+    return src;
 }
 
 /* K or V read as operand t: the source of a member chain making it, unless that source is a
@@ -310,7 +308,7 @@ static Status attn_roles(const KernelCtx *c, const Fusion *f, AttnRoles *r)
     r->k = kv_operand(&cf, r->kshape, r->kchain, &r->nkchain, &r->rep_k, &r->swk);
     r->v = kv_operand(&cf, r->vshape, r->vchain, &r->nvchain, &r->rep_v, &r->swv);
     /* q: the scores' first operand, or the source of the member permutes and reshapes making
-     * it (fuse_patterns.c operand_chain), read through their strides */
+     * it (fuse_attention.c operand_chain), read through their strides */
     r->qshape = mm[0]->in[0];
     r->q = member_chain(&cf, r->qshape, r->qchain, &r->nqchain);
     r->mask = ad->in[0] == sc->out[0] ? ad->in[1] : ad->in[0];
