@@ -1,7 +1,8 @@
 // spin: one workgroup kept busy until the host sets `stop` (or max_trips trips have run), so a
 // GPU's clocks ramp up from idle while the host uploads a model (runtime/vulkan/vk_warm.c).
 // Each trip is a chain of dependent FMAs, then one volatile read of the flag. Bindings: 0 = the
-// flag {stop, trips} in host-coherent memory. Push: {max_trips}.
+// flag {stop, trips} in mapped, coherent memory (device memory on a GPU: vk_warm.c says why).
+// Push: {max_trips}.
 #version 450
 
 layout(local_size_x = 64) in;
