@@ -33,7 +33,8 @@ static const struct {
     {5, 16, 16},     /* the smallest: one pair run, M under the tensor-core kernel's 16 */
     {37, 72, 48},    /* odd M; N 96: a partial second tile (SIMT 64, tensor-core 64) */
     {21, 35, 80},    /* K odd: one-element loads; N 160 */
-    {130, 96, 176},  /* the 128 tile, partial in M (130) and N (352) */
+    {130, 96, 176},  /* the 128 tile (cm.tile=128: 6 unsplit tiles take the 64 one by default),
+                      * partial in M (130) and N (352) */
     {40, 1000, 32},  /* one tile, long K: split (64 tile), the GLU reduce */
     {128, 1003, 64}, /* one 128 tile, long K not a multiple of 8: split, element loads */
 };
@@ -130,7 +131,7 @@ static void test_glu_stems(void **state)
         "matmul_glu_nb",  /* M 5: the SIMT kernel on either tier */
         "matmul_cmx_glu", /* 64 tile, bias */
         "matmul_cmx_glu_nb",
-        "matmul_cmlx_glu",                   /* 128 tile */
+        "matmul_cmx_glu",                    /* 6 unsplit tiles of 128: the 64 tile */
         "matmul_cmx_part matmul_red_glu_nb", /* 64 tile, split */
         "matmul_cmlx_part matmul_red_glu",   /* 128 tile, split, bias */
     };
@@ -147,10 +148,12 @@ static void test_glu_stems(void **state)
     vc_tune("cm.glu_target=132");
     expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cml_glu_nb", 1);
     /* the large tile's narrow layout (128 x 64): 280 tiles of gate|up, split in 2 */
+    vc_tune("cm.tile=128");
+    GluSpec c3 = spec(3, 1);
+    expect_stems(&c3, TIER_NV_COOPMAT, true, "matmul_cmlx_glu", 1);
     vc_tune(NULL);
     vc_tune("cm.shape=1");
     expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cmh_part matmul_red_glu_nb", 2);
-    GluSpec c3 = spec(3, 1);
     expect_stems(&c3, TIER_NV_COOPMAT, true, "matmul_cmhx_glu", 1);
     vc_tune(NULL);
 }
@@ -169,4 +172,19 @@ static void test_glu_narrow(void **state)
     vc_tune(NULL);
 }
 
-TU_MAIN(test_glu_stems, test_glu, test_glu_variants, test_glu_narrow)
+/* The large tile's unsplit GLU kernel (matmul_cmlx_glu), which case 3 takes under cm.tile=128,
+ * f16 and bf16, both operand orders. */
+static void test_glu_large(void **state)
+{
+    (void)state;
+    vc_tune("cm.tile=128");
+    for (int t = 1; t < 3; t++) {
+        GluSpec a = spec(3, t);
+        glu_check(&a, t);
+        a.up_first = !a.up_first;
+        glu_check(&a, t);
+    }
+    vc_tune(NULL);
+}
+
+TU_MAIN(test_glu_stems, test_glu, test_glu_variants, test_glu_narrow, test_glu_large)

@@ -507,10 +507,10 @@ static void test_gemm_tiles(void **state)
 
 /* The large tensor-core tile (128x128 on 8 subgroups, the result through 16-row stripes:
  * matmul_cml*, emulated as matmul_cmlx* here), which lowering picks when M and N are both at
- * least 128 (test_gemm_tile_choice), and its narrow layout (cm.shape=1: 128x64 on 4 subgroups,
- * matmul_cmh*, emulated as matmul_cmhx*): M a whole tile and partial (200), N partial (136,
- * 300), K in one split and split (the reduce with and without bias and residual), K not a
- * multiple of 8 (one-element staging loads, VEC 0), B contiguous along N (mm, bmm, addmm: no
+ * least 128 and its grid fills the GPU (test_gemm_tile_choice), and its narrow layout (cm.shape=1:
+ * 128x64 on 4 subgroups, matmul_cmh*, emulated as matmul_cmhx*): M a whole tile and partial (200),
+ * N partial (136, 300), K in one split and split (the reduce with and without bias and residual), K
+ * not a multiple of 8 (one-element staging loads, VEC 0), B contiguous along N (mm, bmm, addmm: no
  * transpose), a batch of products with and without a K split. fp32 keeps the SIMT kernel: f16
  * and bf16, the narrow layout in the other dtype than the wide one's quick run. */
 static void gemm_tiles_large(const char *tune)
@@ -601,8 +601,9 @@ static void expect_cm(int64_t m, int64_t k, int64_t n, bool emu, const char *ste
  * 70 tiles x 3 splits of 16 steps in two waves, not 2 of 24 in two; 12 tiles x 11 splits in
  * one), ViT-B/16's qkv and fc1 (M 197: 36 tiles x 3 splits and 48 x 2 in one wave, where the
  * ceil rule's 4 and 3 left a second wave of 12); a product with M or N under 128 on the 64x64
- * tile (4 per SM: 2 x 140 tiles x 2 splits); cm.tile forces either; cm.target overrides the
- * split's target. */
+ * tile (4 per SM: 2 x 140 tiles x 2 splits), as one whose large tiles would run unsplit on
+ * fewer workgroups than SMs (ConvNeXt-T's and Swin-T's short-K GEMMs); cm.tile forces either;
+ * cm.target overrides the split's target. */
 static void test_gemm_tile_choice(void **state)
 {
     (void)state;
@@ -618,8 +619,13 @@ static void test_gemm_tile_choice(void **state)
     expect_cm(197, 768, 2304, false, "matmul_cml_part", 256, 128, 4);
     expect_cm(197, 768, 3072, false, "matmul_cml_part", 256, 128, 3);
     vc_tune(NULL);
-    expect_cm(128, 96, 136, false, "matmul_cml_nb", 256, 128, 1);
-    expect_cm(128, 96, 136, true, "matmul_cmlx_nb", 256, 128, 1);
+    /* unsplit (K under 2 x KC_MIN_STEPS steps) on fewer large tiles than SMs: the 64 tile */
+    expect_cm(128, 96, 136, false, "matmul_cm_nb", 128, 64, 1); /* 2 large tiles */
+    expect_cm(128, 96, 136, true, "matmul_cmx_nb", 128, 64, 1);
+    expect_cm(784, 192, 768, false, "matmul_cm_nb", 128, 64, 1);     /* 42: ConvNeXt-T fc1 */
+    expect_cm(3136, 96, 384, false, "matmul_cm_nb", 128, 64, 1);     /* 75 */
+    expect_cm(2048, 96, 2048, false, "matmul_cml_nb", 256, 128, 1);  /* 256 fill the GPU */
+    expect_cm(784, 768, 192, false, "matmul_cml_part", 256, 128, 6); /* 14, split: large */
     expect_cm(127, 1536, 8960, false, "matmul_cm_part", 128, 64, 2);
     expect_cm(128, 96, 127, false, "matmul_cm_nb", 128, 64, 1);
     expect_cm(64, 96, 64, true, "matmul_cmx_nb", 128, 64, 1);
@@ -627,6 +633,7 @@ static void test_gemm_tile_choice(void **state)
     expect_cm(128, 1536, 8960, false, "matmul_cm_part", 128, 64, 2); /* 280 tiles: target 528 */
     vc_tune("cm.tile=128");
     expect_cm(64, 96, 64, false, "matmul_cml_nb", 256, 128, 1);
+    expect_cm(128, 96, 136, true, "matmul_cmlx_nb", 256, 128, 1);
     vc_tune("cm.target=70");
     expect_cm(128, 1536, 8960, false, "matmul_cml_nb", 256, 128, 1);
     /* the narrow layout: 128 x 64 tiles on 128 invocations (140 and 24 tiles), the same rule

@@ -7,8 +7,8 @@
  * epilogue's flags) adds them up with the epilogue.
  *
  * Two tiles (cm_tile): 64 x 64 on 128 invocations, and where M and N are both at least 128
- * (prefill's GEMMs) 128 x 128 on 256 (KF_LARGE): each staged byte feeds twice the
- * MMAs and the operand traffic halves; its K split aims at 1 workgroup per SM
+ * and its grid fills the GPU (prefill's GEMMs) 128 x 128 on 256 (KF_LARGE): each staged byte
+ * feeds twice the MMAs and the operand traffic halves; its K split aims at 1 workgroup per SM
  * (KC_MATMUL_TARGET_LARGE) rather than 4. The large tile has a second layout for `tune` to
  * choose per kernel (cm.shape 1, key N 1: 128 x 64 on 4 subgroups, stems matmul_cmh*): a third
  * of the registers per workgroup, so several share an SM; which layout is faster depends on
@@ -35,41 +35,59 @@ bool matmul_cm_applies(const KernelCtx *c, const PlanKernel *k, const CmProduct 
            q->n >= 16 && q->k >= 16 && k->nargs == 3 + q->bias + q->res;
 }
 
-/* The tile edge for this product: 128 where M and N both fill it, else 64; cm.tile forces
- * one. */
+/* The K split's grid target on the large tile or the small one (cm.target); the GLU kernels on
+ * the large tile aim at 3 workgroups per SM (cm.glu_target): Qwen2.5-1.5B prefill-128's 140
+ * tiles of 128 columns, one workgroup per SM, make a second wave of 8 unsplit. */
+static int64_t cm_target(const KernelCtx *c, const CmProduct *q, bool large)
+{
+    int64_t target = kc_tune(c, TUNE_CM_TARGET);
+    if (target == TUNE_AUTO) target = large ? KC_MATMUL_TARGET_LARGE : KC_MATMUL_TARGET;
+    if (!q->glu) return target;
+    int64_t glu = kc_tune(c, TUNE_CM_GLU_TARGET);
+    return glu != TUNE_AUTO ? glu : large ? KC_MATMUL_GLU_SPLITS * TIER_NV_COOPMAT_SMS : target;
+}
+
+/* The tiles and K split of the product on tile edge `edge` (cm.shape 1 on the large one: its
+ * narrow layout, 128 x 64 on 4 subgroups) */
+static KcTile cm_plan(const KernelCtx *c, const CmProduct *q, int64_t edge, int shape)
+{
+    bool large = edge == KC_CM_TILE_LARGE;
+    int64_t target = cm_target(c, q, large);
+    KcTile t = kc_gemm_tile(q->m, q->n, q->k, q->nbatch, edge, target);
+    /* the large tile holds one workgroup per SM: a grid runs in waves of the target (cm.waves) */
+    if (large && !q->glu && kc_tune(c, TUNE_CM_WAVES))
+        kc_gemm_split_waves(&t, q->m, q->n, q->k, q->nbatch, target);
+    if (large && shape != 0) {
+        t.bn = KC_CM_TILE_LARGE / 2;
+        t.wg = 128;
+        kc_gemm_split(&t, q->m, q->n, q->k, q->nbatch, target);
+    }
+    return t;
+}
+
+/* The tile edge for this product (cm.tile forces one): 128 where M and N both fill it, unless
+ * its grid leaves SMs idle: unsplit (K too short to split) on fewer tiles than SMs, each SM
+ * holds at most one large workgroup while the small tile's 4x grid fills them. On the H200 the
+ * small tile took such GEMMs (M 784..3136, N 192..768, K 96..192: ConvNeXt-T's and Swin-T's)
+ * in 0.5-0.8x the large tile's time, and lost to it on every split or full-grid one measured
+ * (bench/NOTES.md, "cm.tile from the grid"). */
 static int64_t cm_tile(const KernelCtx *c, const CmProduct *q)
 {
     int64_t forced = kc_tune(c, TUNE_CM_TILE);
     if (forced != TUNE_AUTO) return forced;
-    return q->m >= KC_CM_TILE_LARGE && q->n >= KC_CM_TILE_LARGE ? KC_CM_TILE_LARGE : KC_CM_TILE;
+    if (q->m < KC_CM_TILE_LARGE || q->n < KC_CM_TILE_LARGE) return KC_CM_TILE;
+    /* the narrow layout (cm.shape 1) shares an SM with others: the rule is the full layout's */
+    if (kc_tune(c, TUNE_CM_SHAPE) != 0) return KC_CM_TILE_LARGE;
+    KcTile t = cm_plan(c, q, KC_CM_TILE_LARGE, 0);
+    return t.nsplit == 1 && t.tiles < TIER_NV_COOPMAT_SMS ? KC_CM_TILE : KC_CM_TILE_LARGE;
 }
 
 Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q, const MatmulPush *mp)
 {
     int64_t edge = cm_tile(c, q);
     bool large = edge == KC_CM_TILE_LARGE;
-    /* the K split's grid target (cm.target); the GLU kernels on the large tile aim at 3
-     * workgroups per SM (cm.glu_target): Qwen2.5-1.5B prefill-128's 140 tiles of 128 columns,
-     * one workgroup per SM, make a second wave of 8 unsplit */
-    int64_t target = kc_tune(c, TUNE_CM_TARGET);
-    if (target == TUNE_AUTO) target = large ? KC_MATMUL_TARGET_LARGE : KC_MATMUL_TARGET;
-    if (q->glu) {
-        int64_t glu = kc_tune(c, TUNE_CM_GLU_TARGET);
-        target = glu != TUNE_AUTO ? glu
-                 : large          ? KC_MATMUL_GLU_SPLITS * TIER_NV_COOPMAT_SMS
-                                  : target;
-    }
-    KcTile t = kc_gemm_tile(q->m, q->n, q->k, q->nbatch, edge, target);
-    /* the large tile holds one workgroup per SM: a grid runs in waves of the target (cm.waves) */
-    if (large && !q->glu && kc_tune(c, TUNE_CM_WAVES))
-        kc_gemm_split_waves(&t, q->m, q->n, q->k, q->nbatch, target);
-    /* cm.shape 1: the large tile's narrow layout, 128 x 64 on 4 subgroups (the kernel key's N) */
-    int shape = large ? (int)kc_tune(c, TUNE_CM_SHAPE) : 0;
-    if (shape != 0) {
-        t.bn = KC_CM_TILE_LARGE / 2;
-        t.wg = 128;
-        kc_gemm_split(&t, q->m, q->n, q->k, q->nbatch, target);
-    }
+    int shape = large ? (int)kc_tune(c, TUNE_CM_SHAPE) : 0; /* the kernel key's N */
+    KcTile t = cm_plan(c, q, edge, shape);
     int64_t mn = q->nbatch * q->m * q->n;
     if (t.nsplit * mn > UINT32_MAX)
         return kc_error(c, "matmul kernel: the K-split partials pass 2^32 elements");
