@@ -102,8 +102,9 @@ static int member_walk(const Graph *g, const FuseMatch *m, int t, int *chain)
 }
 
 /* q, K and V selected from one tensor (nn.MultiheadAttention's packed projection [L, N, 3E]:
- * view -> unsqueeze -> transpose(0, -2) -> squeeze -> select(0, i)): where an operand's walk
- * (ops: q, K and V as the products read them) reaches a select read only by the instance, the
+ * view -> unsqueeze -> transpose(0, -2) -> squeeze -> select(0, i); Swin's qkv [B, N, 3C]:
+ * reshape [B, N, 3, H, D] -> permute(2, 0, 3, 1, 4) -> select(0, i)): where an operand's walk
+ * (ops: q, K and V as the products read them, q before its scale) reaches a select read only by the instance, the
  * select joins, then every permute or reshape before the selects that only members read: the
  * kernel reads q, K and V in place in the projection through the composite's strides and offset,
  * and the permute's copy is never made. All of it joins or none: every operand's composite must
