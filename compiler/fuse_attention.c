@@ -104,11 +104,11 @@ static int member_walk(const Graph *g, const FuseMatch *m, int t, int *chain)
 /* q, K and V selected from one tensor (nn.MultiheadAttention's packed projection [L, N, 3E]:
  * view -> unsqueeze -> transpose(0, -2) -> squeeze -> select(0, i); Swin's qkv [B, N, 3C]:
  * reshape [B, N, 3, H, D] -> permute(2, 0, 3, 1, 4) -> select(0, i)): where an operand's walk
- * (ops: q, K and V as the products read them, q before its scale) reaches a select read only by the instance, the
- * select joins, then every permute or reshape before the selects that only members read: the
- * kernel reads q, K and V in place in the projection through the composite's strides and offset,
- * and the permute's copy is never made. All of it joins or none: every operand's composite must
- * have strides with its head dim contiguous. */
+ * (ops: q, K and V as the products read them, q before its scale) reaches a select read only by the
+ * instance, the select joins, then every permute or reshape before the selects that only members
+ * read: the kernel reads q, K and V in place in the projection through the composite's strides and
+ * offset, and the permute's copy is never made. All of it joins or none: every operand's composite
+ * must have strides with its head dim contiguous. */
 static void select_sources(const Graph *g, const int ops[3], const bool *taken, FuseMatch *m)
 {
     FuseMatch t = *m;
@@ -151,9 +151,10 @@ static int scalar_mul_of(const Graph *g, int t, const bool *taken)
 
 /* softmax(Q K^T * scale + mask) V: transpose(K) -> matmul(q, .) -> mul(scale) -> add(mask) ->
  * softmax -> matmul(., V), the scale a multiply of the scores by a scalar, of q (q * scale ->
- * matmul), both (their product) or neither, K and V through the grouped-query repeat or not. `one_row` selects the
- * query rows the calling pattern takes (one: decode_attention, several: attention); the other
- * count is no near miss, so every near miss is reported once, by the pattern of its row count. */
+ * matmul), both (their product) or neither, K and V through the grouped-query repeat or not.
+ * `one_row` selects the query rows the calling pattern takes (one: decode_attention, several:
+ * attention); the other count is no near miss, so every near miss is reported once, by the pattern
+ * of its row count. */
 static bool match_attention_rows(const Graph *g, int node, const bool *taken, FuseMatch *m,
                                  const char **why, bool one_row)
 {

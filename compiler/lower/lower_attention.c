@@ -314,9 +314,12 @@ static Status attn_roles(const KernelCtx *c, const Fusion *f, AttnRoles *r)
     for (int i = 0; i < f->nnodes; i++) {
         const Node *n = &g->nodes[f->nodes[i]];
         if (n->op != OP_MUL || n->nin != 1) continue;
-        if (n->in[0] == sc) sc = n->out[0];
-        else if (n->out[0] == qin) qin = n->in[0];
-        else return kc_error(c, "attention: a multiply neither of the scores nor of q");
+        if (n->in[0] == sc)
+            sc = n->out[0];
+        else if (n->out[0] == qin)
+            qin = n->in[0];
+        else
+            return kc_error(c, "attention: a multiply neither of the scores nor of q");
         r->scale *= attr_float(n, "other", 1.0);
     }
     r->kshape = tr->in[0];
