@@ -99,6 +99,19 @@ static Status npubin_graph(const Graph *src, const Plan *p, Graph **out, DiagLis
     if (!g) return ST_NOMEM;
     int *gid = malloc(sizeof(int) * ((size_t)p->ntensors + 1));
     Status st = gid ? ST_OK : ST_NOMEM;
+    /* fold-constants summed the constant terms on softmax inputs into new nodes (fold_terms.c)
+     * before folding: the same rewrite here makes the nodes its recipes name */
+    bool folds = false;
+    for (int i = 0; i < p->nrecipes; i++)
+        folds |= p->recipes[i].kind == RECIPE_FOLD;
+    if (st == ST_OK && folds) {
+        bool *cst = malloc((size_t)g->ntensors + 1);
+        int n;
+        st = cst ? ST_OK : ST_NOMEM;
+        if (st == ST_OK) fold_const_tensors(g, cst);
+        if (st == ST_OK) st = fold_score_terms(g, cst, &n);
+        free(cst);
+    }
     for (int t = 0; st == ST_OK && t < p->ntensors; t++) {
         const PlanTensor *pt = &p->tensors[t];
         gid[t] = graph_find_tensor(g, pt->name);

@@ -102,12 +102,13 @@ static int member_walk(const Graph *g, const FuseMatch *m, int t, int *chain)
 }
 
 /* q, K and V selected from one tensor (nn.MultiheadAttention's packed projection [L, N, 3E]:
- * view -> unsqueeze -> transpose(0, -2) -> squeeze -> select(0, i)): where an operand's walk
- * (ops: q, K and V as the products read them) reaches a select read only by the instance, the
- * select joins, then every permute or reshape before the selects that only members read: the
- * kernel reads q, K and V in place in the projection through the composite's strides and offset,
- * and the permute's copy is never made. All of it joins or none: every operand's composite must
- * have strides with its head dim contiguous. */
+ * view -> unsqueeze -> transpose(0, -2) -> squeeze -> select(0, i); Swin's qkv [B, N, 3C]:
+ * reshape [B, N, 3, H, D] -> permute(2, 0, 3, 1, 4) -> select(0, i)): where an operand's walk
+ * (ops: q, K and V as the products read them, q before its scale) reaches a select read only by the
+ * instance, the select joins, then every permute or reshape before the selects that only members
+ * read: the kernel reads q, K and V in place in the projection through the composite's strides and
+ * offset, and the permute's copy is never made. All of it joins or none: every operand's composite
+ * must have strides with its head dim contiguous. */
 static void select_sources(const Graph *g, const int ops[3], const bool *taken, FuseMatch *m)
 {
     FuseMatch t = *m;
@@ -137,10 +138,23 @@ static void select_sources(const Graph *g, const int ops[3], const bool *taken, 
     *m = t;
 }
 
-/* softmax(Q K^T * scale + mask) V: transpose(K) -> matmul(q, .) -> mul(scale) -> fuse_add(mask) ->
- * softmax -> matmul(., V), K and V through the grouped-query repeat or not. `one_row` selects the
- * query rows the calling pattern takes (one: decode_attention, several: attention); the other
- * count is no near miss, so every near miss is reported once, by the pattern of its row count. */
+/* The multiply of a tensor by a scalar making t, read only by t's consumer and free to join,
+ * or -1. */
+static int scalar_mul_of(const Graph *g, int t, const bool *taken)
+{
+    int p = g->tensors[t].producer;
+    if (p < 0 || g->nodes[p].op != OP_MUL || g->nodes[p].nin != 1 || !fuse_usable(g, p, taken) ||
+        fuse_only_consumer(g, t) < 0 || !attr_present(&g->nodes[p], "other"))
+        return -1;
+    return p;
+}
+
+/* softmax(Q K^T * scale + mask) V: transpose(K) -> matmul(q, .) -> mul(scale) -> add(mask) ->
+ * softmax -> matmul(., V), the scale a multiply of the scores by a scalar, of q (q * scale ->
+ * matmul), both (their product) or neither, K and V through the grouped-query repeat or not.
+ * `one_row` selects the query rows the calling pattern takes (one: decode_attention, several:
+ * attention); the other count is no near miss, so every near miss is reported once, by the pattern
+ * of its row count. */
 static bool match_attention_rows(const Graph *g, int node, const bool *taken, FuseMatch *m,
                                  const char **why, bool one_row)
 {
@@ -153,9 +167,12 @@ static bool match_attention_rows(const Graph *g, int node, const bool *taken, Fu
     if (mm < 0 || g->nodes[mm].in[1] != tr->out[0]) return false;
     const GTensor *q = node_input(g, &g->nodes[mm], 0);
     if (q->rank != 4 || (q->shape[2] == 1) != one_row) return false;
+    /* the scale: a multiply by a scalar of the scores, of q (Swin's q * scale), both or none */
     int sc = fuse_next_op(g, g->nodes[mm].out[0], OP_MUL, taken);
-    if (sc < 0 || g->nodes[sc].nin != 1) return (*why = "no scale multiply after Q K^T"), false;
-    int ad = fuse_next_op(g, g->nodes[sc].out[0], OP_ADD, taken);
+    if (sc >= 0 && g->nodes[sc].nin != 1) sc = -1;
+    int qs = scalar_mul_of(g, g->nodes[mm].in[0], taken);
+    int qop = qs >= 0 ? g->nodes[qs].in[0] : g->nodes[mm].in[0]; /* q as the kernel reads it */
+    int ad = fuse_next_op(g, g->nodes[sc >= 0 ? sc : mm].out[0], OP_ADD, taken);
     if (ad < 0 || !fuse_plain_binary(&g->nodes[ad])) return (*why = "no mask add"), false;
     int sm = fuse_next_op(g, g->nodes[ad].out[0], OP_SOFTMAX, taken);
     if (sm < 0) return (*why = "no softmax after the mask"), false;
@@ -176,13 +193,13 @@ static bool match_attention_rows(const Graph *g, int node, const bool *taken, Fu
         if (kt->shape[i] != q->shape[i] || v->rank != 4 || v->shape[i] != q->shape[i])
             return (*why = "q, K and V differ in batch or heads (a broadcast product)"), false;
     if (v->shape[3] != q->shape[3]) return (*why = "V's head dim is not q's"), false;
-    if (!one_row) operand_chain(g, g->nodes[mm].in[0], taken, m);
+    if (!one_row) operand_chain(g, qop, taken, m);
     kv_source(g, tr->in[0], taken, m, !one_row, false);
     kv_source(g, g->nodes[pv].in[1], taken, m, !one_row, true);
-    int seq[] = {node, mm, sc, ad, sm, pv};
-    for (int i = 0; i < 6; i++)
-        fuse_add(m, seq[i]);
-    int ops[3] = {g->nodes[mm].in[0], tr->in[0], g->nodes[pv].in[1]};
+    int seq[] = {qs, node, mm, sc, ad, sm, pv};
+    for (int i = 0; i < 7; i++)
+        if (seq[i] >= 0) fuse_add(m, seq[i]);
+    int ops[3] = {qop, tr->in[0], g->nodes[pv].in[1]};
     if (!one_row) select_sources(g, ops, taken, m);
     /* several rows: the permute of the result that keeps the head dim last (transformers'
      * transpose to [B, Tq, Hq, D], nn.MultiheadAttention's permute to [Tq, B, Hq, D], both

@@ -124,6 +124,13 @@ Status pass_canonicalize(Graph *g, PassCtx *c);
  * o forces onto the CPU; o may be NULL). */
 Status canon_sdpa(Graph *g, const CompileOptions *o);
 Status pass_fold_constants(Graph *g, PassCtx *c);
+/* fold-constants' analysis: cst[t] (one per tensor) whether tensor t depends on weights and
+ * constants only (no graph input, no model state, no random or asserting node). */
+void fold_const_tensors(const Graph *g, bool *cst);
+/* fold-constants' part (fold_terms.c): each chain of adds of constants and reshapes ending at a
+ * softmax's input rewritten as one add of their sum (cst: fold_const_tensors); *done counts the
+ * chains rewritten. */
+Status fold_score_terms(Graph *g, const bool *cst, int *done);
 Status pass_fold_batchnorm(Graph *g, PassCtx *c);
 Status pass_partition(Graph *g, PassCtx *c);
 Status pass_fuse(Graph *g, PassCtx *c);

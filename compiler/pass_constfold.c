@@ -93,40 +93,80 @@ static Status make_weight(Graph *g, int t)
     return ST_OK;
 }
 
-Status pass_fold_constants(Graph *g, PassCtx *c)
+/* Is live node n's value fixed by constants: deterministic, every input constant (cst), no
+ * output a graph output? */
+static bool node_const(const Graph *g, const Node *n, const bool *cst)
 {
-    int nn = g->nnodes, nt = g->ntensors;
-    bool *fold = arena_alloc(c->scratch, (size_t)nn + 1);
-    bool *need = arena_alloc(c->scratch, (size_t)nn + 1);
-    bool *cst = arena_alloc(c->scratch, (size_t)nt + 1);
-    int *stack = arena_alloc(c->scratch, sizeof(int) * ((size_t)nn + 1));
-    if (!fold || !need || !cst || !stack) return ST_NOMEM;
-    for (int t = 0; t < nt; t++) {
+    bool all = !n->dead && deterministic(n);
+    for (int k = 0; k < n->nin && all; k++)
+        all = cst[n->in[k]];
+    for (int k = 0; k < n->nout && all; k++)
+        all = !g->tensors[n->out[k]].is_output;
+    return all;
+}
+
+void fold_const_tensors(const Graph *g, bool *cst)
+{
+    for (int t = 0; t < g->ntensors; t++) {
         const GTensor *x = &g->tensors[t];
         cst[t] = (x->kind == TK_WEIGHT || x->kind == TK_CONST) && !x->state;
     }
     /* graph order is topological: a node's inputs are decided before it */
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = &g->nodes[i];
+        if (n->dead) continue;
+        bool all = node_const(g, n, cst);
+        for (int k = 0; k < n->nout; k++)
+            cst[n->out[k]] = all;
+    }
+}
+
+Status pass_fold_constants(Graph *g, PassCtx *c)
+{
+    /* the constant terms on a softmax's input summed first (fold_terms.c), then folded */
+    bool *cst = arena_alloc(c->scratch, (size_t)g->ntensors + 1);
+    int nterms;
+    if (!cst) return ST_NOMEM;
+    fold_const_tensors(g, cst);
+    Status st = fold_score_terms(g, cst, &nterms);
+    if (st != ST_OK) return st;
+    int nn = g->nnodes, nt = g->ntensors;
+    bool *fold = arena_alloc(c->scratch, (size_t)nn + 1);
+    bool *need = arena_alloc(c->scratch, (size_t)nn + 1);
+    int *stack = arena_alloc(c->scratch, sizeof(int) * ((size_t)nn + 1));
+    cst = nterms ? arena_alloc(c->scratch, (size_t)nt + 1) : cst;
+    if (!fold || !need || !cst || !stack) return ST_NOMEM;
+    if (nterms) fold_const_tensors(g, cst);
     int nfold = 0;
     for (int i = 0; i < nn; i++) {
         const Node *n = &g->nodes[i];
         fold[i] = false;
         need[i] = false;
-        if (n->dead || !deterministic(n)) continue;
-        bool all = true, from_fold = false;
+        bool all = node_const(g, n, cst), from_fold = false;
         for (int k = 0; k < n->nin && all; k++) {
             const GTensor *x = &g->tensors[n->in[k]];
-            all = cst[n->in[k]];
             from_fold |= x->producer >= 0 && fold[x->producer];
         }
-        for (int k = 0; k < n->nout && all; k++)
-            all = !g->tensors[n->out[k]].is_output;
         /* constant, but left to the kernels: an expand, a view of weights (their readers may
          * fold through them) */
-        for (int k = 0; k < n->nout; k++)
-            cst[n->out[k]] = all;
         if (!all || op_class(n->op) == OC_expand || (is_view(n->op) && !from_fold)) continue;
         fold[i] = true;
         nfold++;
+    }
+    /* an expand or view left to the kernels that only folded nodes read folds with them: it runs
+     * at load, and the folded value it reads is no weight of its own (fold_terms.c's expanded
+     * terms) */
+    for (int i = nn - 1; i >= 0 && nfold; i--) {
+        const Node *n = &g->nodes[i];
+        if (fold[i] || !node_const(g, n, cst)) continue;
+        bool only = n->nout > 0;
+        for (int k = 0; k < n->nout && only; k++) {
+            const GTensor *x = &g->tensors[n->out[k]];
+            only = x->nconsumers > 0;
+            for (int j = 0; j < x->nconsumers && only; j++)
+                only = fold[x->consumers[j]];
+        }
+        if (only) fold[i] = true, nfold++;
     }
     if (nfold == 0) return ST_OK;
     /* the folded values something unfolded reads become weights, each with its recipe */
@@ -139,13 +179,13 @@ Status pass_fold_constants(Graph *g, PassCtx *c)
             for (int j = 0; j < x->nconsumers && !outside; j++)
                 outside = !fold[x->consumers[j]];
             if (!outside) continue;
-            Status st = add_fold_recipe(g, n->out[k], need, stack);
+            st = add_fold_recipe(g, n->out[k], need, stack);
             if (st != ST_OK) return st;
         }
     }
     for (int r = 0; r < g->nrecipes; r++) {
         if (g->recipes[r].kind != RECIPE_FOLD) continue;
-        Status st = make_weight(g, g->recipes[r].out_w);
+        st = make_weight(g, g->recipes[r].out_w);
         if (st != ST_OK) return st;
         /* every node a recipe runs leaves the graph unless an unfolded node still reads it
          * (a view of weights that other readers share) */
@@ -154,7 +194,7 @@ Status pass_fold_constants(Graph *g, PassCtx *c)
     }
     for (int i = 0; i < nn; i++)
         if (fold[i]) graph_kill(g, i);
-    Status st = graph_link(g);
+    st = graph_link(g);
     for (bool changed = true; changed && st == ST_OK;) {
         changed = false;
         for (int i = nn - 1; i >= 0; i--) {

@@ -2,9 +2,10 @@
  * become weights computed once, at load, by fold recipes run on the CPU reference
  * (bind_apply_recipes). A Swin-like weight-only chain (a relative-position bias gathered from a
  * table, a shifted-window mask filled into zeros) feeding NPU work; a chain mixing input-dependent
- * and constant parts (only the constant part folds; a view of a weight stays); the proof that a
- * folded value is computed once per load and never per run; a bad constant subgraph (an index out
- * of range) refused at load naming the node. */
+ * and constant parts (only the constant part folds; a view of a weight stays); constant terms
+ * added to a softmax's input around reshapes summed into one folded value (fold_terms.c); the
+ * proof that a folded value is computed once per load and never per run; a bad constant subgraph
+ * (an index out of range) refused at load naming the node. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -72,6 +73,22 @@ static const char bad_json[] =
     "\"constants\":{\"cidx\":{\"data\":[0,1,99],\"dtype\":\"int64\"}},\"nodes\":["
     VC_NODE("gather_rows", "aten.index.Tensor", T("p_table", "[8,2]") "," TI("cidx", "[3]"), T("rows", "[3,2]"), "")
     "," VC_NODE("y", "aten.add.Tensor", T("x", "[3,2]") "," T("rows", "[3,2]"), T("y", "[3,2]"), "") "]}";
+/* softmax(view(view(x + bias) + mask)): scores x [2, 2, 4, 4] (2 windows of 2 heads), the bias
+ * [2, 4, 4] broadcast over the windows, the mask [1, 2, 1, 4, 4] added to x viewed as
+ * [1, 2, 2, 4, 4] (fold_terms.c); MASK_IN makes the mask a graph input (not constant). */
+#define TERMS_JSON(mask_in, mask_w, mask_map)                                                      \
+    "{\"model_name\":\"fold_terms\",\"graph_inputs\":[" T("x", "[2,2,4,4]") mask_in "],"             \
+    "\"graph_outputs\":[" T("y", "[2,2,4,4]") "],"                                                 \
+    "\"weights\":[{\"name\":\"bias\",\"shape\":[2,4,4]}" mask_w "],"                              \
+    "\"weight_name_mapping\":{\"p_bias\":\"bias\"" mask_map "},\"nodes\":["                         \
+    VC_NODE("add1", "aten.add.Tensor", T("x", "[2,2,4,4]") "," T("p_bias", "[2,4,4]"), T("add1", "[2,2,4,4]"), "") \
+    "," VC_NODE("view1", "aten.view.default", T("add1", "[2,2,4,4]"), T("view1", "[1,2,2,4,4]"), "\"size\":[1,2,2,4,4]") \
+    "," VC_NODE("add2", "aten.add.Tensor", T("view1", "[1,2,2,4,4]") "," T("p_mask", "[1,2,1,4,4]"), T("add2", "[1,2,2,4,4]"), "") \
+    "," VC_NODE("view2", "aten.view.default", T("add2", "[1,2,2,4,4]"), T("view2", "[2,2,4,4]"), "\"size\":[2,2,4,4]") \
+    "," VC_NODE("softmax", "aten.softmax.int", T("view2", "[2,2,4,4]"), T("y", "[2,2,4,4]"), "\"dim\":-1") "]}"
+static const char terms_json[] =
+    TERMS_JSON("", ",{\"name\":\"mask\",\"shape\":[1,2,1,4,4]}", ",\"p_mask\":\"mask\"");
+static const char terms_in_json[] = TERMS_JSON("," T("p_mask", "[1,2,1,4,4]"), "", "");
 /* clang-format on */
 
 /* json compiled with the tests' default options. */
@@ -276,5 +293,32 @@ static void test_bad_fold_names_node(void **state)
     graph_free(g0);
 }
 
+/* The constant terms on the scores: bias and mask summed into one folded value over the scores'
+ * shape (the bias expanded to [2, 2, 4, 4], viewed as [1, 2, 2, 4, 4], + the mask, viewed back),
+ * x + it the one add left; with the mask a graph input nothing is summed or folded; both match
+ * the reference of the graph as imported. */
+static void test_terms_summed(void **state)
+{
+    (void)state;
+    Pipeline pipe = compiled(terms_json);
+    const Plan *p = pipe.plan;
+    assert_int_equal(fold_recipes(p), 1);
+    const PlanRecipe *r = fold_of(p, "view2.terms_view3");
+    assert_non_null(r);
+    const PlanTensor *m = &p->tensors[r->out_w];
+    assert_int_equal(m->rank, 4);
+    assert_int_equal(m->shape[0], 2);
+    assert_int_equal(m->shape[1], 2);
+    assert_true(computed(p, "view2.terms") && computed(p, "softmax"));
+    assert_false(computed(p, "add1") || computed(p, "add2") || computed(p, "view2.terms_add2"));
+    pipeline_free(&pipe);
+    pipe = compiled(terms_in_json);
+    assert_int_equal(fold_recipes(pipe.plan), 0);
+    assert_true(computed(pipe.plan, "add1") && computed(pipe.plan, "add2"));
+    pipeline_free(&pipe);
+    vc_check_json(terms_json, "fp32", VC_TOL_F32, NULL);
+    vc_check_json(terms_in_json, "fp32", VC_TOL_F32, NULL);
+}
+
 TU_MAIN(test_chain_folds, test_chain_matches_reference, test_mixed_folds_constant_part,
-        test_folded_once_per_load, test_bad_fold_names_node)
+        test_terms_summed, test_folded_once_per_load, test_bad_fold_names_node)

@@ -1,13 +1,15 @@
-/* decode_attention: the fused attention reading the KV caches (fuse_patterns.c
+/* decode_attention: the fused attention reading the KV caches (fuse_attention.c
  * match_attention_rows; patterns decode_attention, one query row, and attention, several):
- * transpose(K) -> matmul(q, K^T) -> mul(scale) -> add(mask) -> softmax -> matmul(probs, V), where
+ * transpose(K) -> matmul(q, K^T) -> mul(scale) -> add(mask) -> softmax -> matmul(probs, V), the
+ * scale a multiply of the scores, of q before the matmul, both or neither, where
  * K and V may come through the grouped-query repeat unsqueeze(dim 2) -> expand -> view
  * ("repeat_kv"), whose nodes are members of the instance. The kernel reads the caches
  * [B, Hkv, T, D] directly and maps query head h to kv head h / rep.
  *
  * Roles come from the member nodes, never from the input order: K is the source of the
  * transpose, V the second operand of the probs matmul, q the first operand of the scores
- * matmul, the mask the add's operand that is not the scaled scores. The inputs are reordered to
+ * matmul (before its member multiply), the mask the add's operand that is not the scaled scores,
+ * the scale the product of the member multiplies' scalars. The inputs are reordered to
  * {K, V, q, mask}, then the output [B, Hq, Tq, D] (the graph's layout: its own transpose follows).
  *
  * Design (shaders/decode_attention.glsl has the kernel's side): one workgroup per (batch, group
@@ -240,8 +242,9 @@ static Status lower_flash(const KernelCtx *c, PlanKernel *k, const AttnOps *o, b
  * source of the transpose making the scores' second operand, V the probs matmul's second operand
  * (each traced back through the member repeat views and transpose: the caches as the kernel
  * reads them, rep_* the repeats, sw* whether the member transpose was passed), q the scores'
- * first operand, the mask the add's operand that is not the scaled scores; sc the scale mul, sm
- * the softmax, pv the probs matmul. */
+ * first operand (the input of a member multiply making it), the mask the add's operand that is
+ * not the scaled scores; scale the member multiplies' product, sm the softmax, pv the probs
+ * matmul. */
 typedef struct AttnRoles {
     int k, v, q, mask;
     /* the operands as the products read them: K [B, Hkv, T, D] (the transpose's source), V
@@ -252,7 +255,8 @@ typedef struct AttnRoles {
         nqchain;
     int64_t rep_k, rep_v;
     bool swk, swv;
-    const Node *sc, *sm, *pv;
+    double scale; /* of the scores */
+    const Node *sm, *pv;
 } AttnRoles;
 
 static bool is_member(const void *cf, int node)
@@ -287,9 +291,9 @@ static Status attn_roles(const KernelCtx *c, const Fusion *f, AttnRoles *r)
     const Graph *g = c->g;
     KernelCtx cf = *c;
     cf.fusion = f; /* kc_member and kv_cache_of walk f's members */
-    const Node *sc = f ? kc_member(&cf, OP_MUL) : NULL, *ad = f ? kc_member(&cf, OP_ADD) : NULL;
-    if (!sc || !ad)
-        return kc_error(c, "decode_attention needs the fused transpose, matmul, mul, add, softmax, "
+    const Node *ad = f ? kc_member(&cf, OP_ADD) : NULL;
+    if (!ad)
+        return kc_error(c, "decode_attention needs the fused transpose, matmul, add, softmax, "
                            "matmul group");
     /* the two matmuls in member order: scores (reads the transposed K) and probs @ V; K's
      * transpose is the member making the scores' second operand (V's may be a member too) */
@@ -303,16 +307,30 @@ static Status attn_roles(const KernelCtx *c, const Fusion *f, AttnRoles *r)
     }
     if (nmm != 2 || !tr)
         return kc_error(c, "decode_attention: no scores matmul reading the transposed K");
+    /* the scale: the product of the member multiplies by a scalar, of the scores or of q
+     * (fuse_attention.c); sc: the scores' value the mask is added to */
+    int qin = mm[0]->in[0], sc = mm[0]->out[0];
+    r->scale = 1.0;
+    for (int i = 0; i < f->nnodes; i++) {
+        const Node *n = &g->nodes[f->nodes[i]];
+        if (n->op != OP_MUL || n->nin != 1) continue;
+        if (n->in[0] == sc)
+            sc = n->out[0];
+        else if (n->out[0] == qin)
+            qin = n->in[0];
+        else
+            return kc_error(c, "attention: a multiply neither of the scores nor of q");
+        r->scale *= attr_float(n, "other", 1.0);
+    }
     r->kshape = tr->in[0];
     r->vshape = mm[1]->in[1];
     r->k = kv_operand(&cf, r->kshape, r->kchain, &r->nkchain, &r->rep_k, &r->swk);
     r->v = kv_operand(&cf, r->vshape, r->vchain, &r->nvchain, &r->rep_v, &r->swv);
     /* q: the scores' first operand, or the source of the member permutes and reshapes making
      * it (fuse_attention.c operand_chain), read through their strides */
-    r->qshape = mm[0]->in[0];
+    r->qshape = qin;
     r->q = member_chain(&cf, r->qshape, r->qchain, &r->nqchain);
-    r->mask = ad->in[0] == sc->out[0] ? ad->in[1] : ad->in[0];
-    r->sc = sc;
+    r->mask = ad->in[0] == sc ? ad->in[1] : ad->in[0];
     r->sm = kc_member(&cf, OP_SOFTMAX);
     r->pv = mm[1];
     if (r->k < 0 || r->v < 0)
@@ -392,8 +410,8 @@ static Status attn_ops(const KernelCtx *c, const Fusion *f, const AttnRoles *r, 
                         (long long)D, ATTN_MAX_D);
     o->B = B, o->Hq = Hq, o->Tq = Tq, o->D = D, o->T = T, o->rep_k = r->rep_k;
     o->rep_v = r->rep_v;
-    /* scores * scale: the mul's scalar operand (the match takes a one-input mul) */
-    o->scale = attr_float(r->sc, "other", 1.0);
+    /* scores * scale: the product of the member multiplies by a scalar (attn_roles) */
+    o->scale = r->scale;
     memcpy(o->qs, qst, sizeof o->qs);
     o->qoff = qoff;
     strides4(M, o->ms);

@@ -22,10 +22,11 @@ assert not cpu & {"index","zeros","slice_fill"}, cpu
 assert all(p["tensors"][r["out"]]["kind"]=="weight" and p["tensors"][r["out"]].get("folded") for r in folds)
 assert p["format_version"]==3
 ' "$@"; }
-# swin_shift: 4 relative-position biases and 2 masks; swin_v2_shift also its continuous position
+# swin_shift: 4 relative-position biases, those of the 2 shifted blocks summed with their masks
+# (fold_terms.c) into one term each; swin_v2_shift also its continuous position
 # bias MLP (linear, relu, linear, sigmoid of a coordinate table), logit scales (clamp, exp) and the
 # qkv biases with k's part zeroed
-for c in swin_shift:6 swin_v2_shift:14; do
+for c in swin_shift:4 swin_v2_shift:12; do
     IFS=: read -r m nf <<<"$c"
     agrees "$m: matches PyTorch on Vulkan with its mask and bias folded" $Z/$m/model.json
     "$B" describe $Z/$m/model.json --json > "$T/$m.json"; rc=$?
@@ -42,7 +43,7 @@ assert {\"index\",\"zeros\",\"slice_fill\"} <= cpu, cpu
 done
 "$B" describe $Z/swin_shift/model.json > "$T/s.txt"
 ok "describe names the folded constants" \
-   "grep -q '^weights .*recipes: 0 bn_fold, 6 fold)' $T/s.txt && grep -Eq '^folded   6 constants computed at load by [0-9]+ node runs: unsqueeze f32\[1,2,16,16\] <- index \.\. unsqueeze' $T/s.txt"
+   "grep -q '^weights .*recipes: 0 bn_fold, 4 fold)' $T/s.txt && grep -Eq '^folded   4 constants computed at load by [0-9]+ node runs: unsqueeze f32\[1,2,16,16\] <- index \.\. unsqueeze' $T/s.txt"
 # the explorer's pass list: what fold-constants removed
 printf 'pass goto fold-constants\npass show\n' | "$B" --batch $Z/swin_shift/model.json -x - > "$T/b.txt" 2>&1
 ok "--batch: the fold-constants pass lists the nodes it removed" "grep -q 'fold-constants' $T/b.txt && grep -q 'removed' $T/b.txt"
@@ -55,7 +56,7 @@ done
 # a .npubin carries its folds: the binding computes them from the IR it embeds
 "$B" compile $Z/swin_shift/model.json -o "$T/s.npubin" > /dev/null 2>&1; rc=$?
 "$B" describe "$T/s.npubin" > "$T/sd.txt" 2>&1
-ok "compile -o: a v3 .npubin whose describe names the folds" "[ $rc = 0 ] && grep -q 'npubin v3' $T/sd.txt && grep -q '^folded   6 constants' $T/sd.txt"
+ok "compile -o: a v3 .npubin whose describe names the folds" "[ $rc = 0 ] && grep -q 'npubin v3' $T/sd.txt && grep -q '^folded   4 constants' $T/sd.txt"
 cp $Z/swin_shift/*.safetensors "$T/" # beside the .npubin
 agrees ".npubin of swin_shift runs its folds at load and matches PyTorch" "$T/s.npubin"
 npubin_edit "$T/s.npubin" "$T/v2.npubin" 'b[8]=2'

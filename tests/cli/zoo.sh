@@ -15,12 +15,12 @@ Z=tests/models/zoo
 # the transformers decoders): deeplabv3 19.5 s, convnext 9.7 s, squeezenet 8.2 s,
 # efficientnet_b0 8.2 s, densenet 7.8 s, mnasnet 7.0 s, maxvit 6.8 s, efficientnet_v2 5.7 s,
 # hf_gemma 4.7 s, mobilenet_v2 4.2 s, vit 4.0 s (its head is zero-initialised by torchvision:
-# the output is the bias whatever the body computes), mobilenet_v3_large 3.1 s; swin_shift and
-# swin_v2_shift about 8 s of CPU time each (measured on a loaded VM, where vit took 4.1 s: their
-# shifted-window mask is CPU work, tests/cli/inplace.sh runs slice_fill on Vulkan; swin and
-# swin_v2 run the windowed attention there). hf_bert (3.7 s) stays: the only encoder with a
-# padding mask and gather. All pass on Vulkan (run MODEL --check).
-VK_SKIP=" deeplabv3 convnext squeezenet efficientnet_b0 densenet mnasnet maxvit efficientnet_v2 hf_gemma mobilenet_v2 vit mobilenet_v3_large swin_shift swin_v2_shift "
+# the output is the bias whatever the body computes), mobilenet_v3_large 3.1 s; swin_v2_shift
+# about 8 s of CPU time (measured on a loaded VM, where vit took 4.1 s, before fold-constants
+# computed its shifted-window mask at load; tests/cli/inplace.sh runs slice_fill on Vulkan; swin,
+# swin_shift (1.1 s) and swin_v2 run the windowed attention there). hf_bert (3.7 s) stays: the
+# only encoder with a padding mask and gather. All pass on Vulkan (run MODEL --check).
+VK_SKIP=" deeplabv3 convnext squeezenet efficientnet_b0 densenet mnasnet maxvit efficientnet_v2 hf_gemma mobilenet_v2 vit mobilenet_v3_large swin_v2_shift "
 for d in "$Z"/*/; do
     m=$(basename "$d")
     f=$d/model.json
@@ -49,6 +49,26 @@ a = [r for r in k if r.get(\"kind\") == \"kernel\" and r[\"kernel\"] == \"decode
 assert len(a) == 2 and all(\"select_1\" in r[\"nodes\"] or \"select_4\" in r[\"nodes\"] for r in a), a
 assert all(r[\"verdict\"] == \"ok\" and r[\"rel_l2\"] < 5e-3 for r in k if r.get(\"kind\") == \"kernel\"), k
 ' $T/vitp.jsonl"
+# Swin's windowed attention: one attention kernel per block reading q, K and V in place in the
+# qkv projection (reshape -> permute(2, 0, 3, 1, 4) -> select), the scale of q in its push
+# constants, writing the transpose after P V; the mask the relative-position bias (folded at load,
+# broadcast over the windows) or, shifted, bias + shift mask summed into one folded constant
+# (fold_terms.c): per block the qkv linear, the attention, the proj linear; swin 24 kernels,
+# swin_shift 48 (was 36 and 74: a transpose, q * scale, K^T, two matmuls and the softmax each)
+for c in swin:24:2:0 swin_shift:48:4:2; do
+    IFS=: read -r m nk na ns <<<"$c"
+    "$B" describe $Z/$m/model.json > "$T/$m.txt" 2>&1; rc=$?
+    ok "zoo $m: $na attention kernels reading the qkv projection in place, $nk kernels, $ns over a folded bias + mask" \
+       "[ $rc = 0 ] && grep -q '^kernels  $nk ' $T/$m.txt && [ \$(grep -Ec ' decode_attention +[0-9]+ +(linear(_[0-9]+)?),\\1,\\1,[a-z_0-9.]+ -> transpose_[0-9]+ ' $T/$m.txt) = $na ] && [ \$(grep -Ec ' decode_attention .*,view_[0-9]+\\.terms_view[0-9]+ -> ' $T/$m.txt) = $ns ] && ! grep -Eq '^[0-9]+ +npu +(softmax|masked_softmax|gen_)[^ ]* .* -> (mul|softmax|transpose|view_7|permute_3)' $T/$m.txt || { grep -E '^[0-9]+ ' $T/$m.txt | head -16; false; }"
+    "$B" profile $Z/$m/model.json --iters 1 --format json > "$T/$m.jsonl" 2>&1; rc=$?
+    ok "zoo $m: every kernel, the attention's included, within the f16 tolerance of the CPU reference" "[ $rc = 0 ] && python3 -c '
+import json, sys
+k = [json.loads(l) for l in open(sys.argv[1]) if l.startswith(\"{\")]
+a = [r for r in k if r.get(\"kind\") == \"kernel\" and r[\"kernel\"] == \"decode_attention\"]
+assert len(a) == int(sys.argv[2]), a
+assert all(r[\"verdict\"] == \"ok\" and r[\"rel_l2\"] < 5e-3 for r in k if r.get(\"kind\") == \"kernel\"), k
+' $T/$m.jsonl $na"
+done
 "$B" run $Z/hf_qwen2/grad.json --backend cpu --check > "$T/g.txt" 2>&1; rc=$?
 ok "hf_qwen2/grad.json (exported with grad on): exit 2 naming the node and saying export under no_grad" \
    "[ $rc = 2 ] && grep -q \"grad.json: node 'wrap_with_set_grad_enabled': .*export it under torch.no_grad()\" $T/g.txt"
