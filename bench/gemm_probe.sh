@@ -1,7 +1,7 @@
 #!/bin/bash
 # One tensor-core GEMM alone (bench/gemm_ir.py) under each large-tile layout (cm.shape) and K-loop
 # ablation (cm.ablate bits: 1 no global loads, 2 no fragment loads or MMAs, 4 no staging, 8 no
-# barriers), unsplit (cm.target=1) so a kernel's time over its K steps is one workgroup's step
+# barriers, 16 no epilogue), unsplit (cm.target=1) so a kernel's time over its K steps is one workgroup's step
 # time; each layout's pipeline statistics (NPU_VK_PIPE_STATS); the SM clock sampled beside the
 # runs. On the GPU machine after bench/pack_device.sh: bash bench/gemm_probe.sh. Files under $OUT.
 set -u

@@ -96,7 +96,8 @@ layout(constant_id = 6) const uint TC = 4;
 // CM_ABLATE (spec GEMM_ABLATE_ID where the kernel defines it: the tensor-core matmul's 8, bench's
 // NPU_CM_ABLATE; conv2d's 9, NPU_CONV_ABLATE): parts of the K loop left out to measure what a
 // step costs; the result is wrong by design. Bits: 1 = no global loads, 2 = no fragment loads or
-// MMAs (SIMT: no shared reads or FMAs), 4 = no shared-memory staging, 8 = no barriers.
+// MMAs (SIMT: no shared reads or FMAs), 4 = no shared-memory staging, 8 = no barriers, 16 = no
+// epilogue (the tile never leaves the registers: what launch, prologue and K loop cost alone).
 #ifdef GEMM_ABLATE_ID
 layout(constant_id = GEMM_ABLATE_ID) const uint CM_ABLATE = 0;
 #else
@@ -301,6 +302,7 @@ void gemm_run(uint kbeg, uint kend)
 #endif
     }
 #if GEMM_CM
+    if ((CM_ABLATE & 16u) != 0) return; // uniform (a spec constant)
 #if GEMM_CM_STRIPE == 0
     [[unroll]] for (uint i = 0; i < FM; i++)
         [[unroll]] for (uint j = 0; j < FN; j++)
