@@ -219,16 +219,19 @@ void gemm_emit4(uint mm, uint nn, vec4 v); // SIMT: elements (mm, nn .. nn + 3),
 
 // The result's rows R0 .. R0 + ROWS - 1 (ROWS a constant), staged in SH_C from its row 0, to the
 // kernel: every element (gemm_emit), or with GEMM_GLU every column pair (gemm_emit_glu). A macro,
-// so the loop keeps its constant trip count where it is expanded.
+// so the loop keeps its constant trip count where it is expanded. Not unrolled: it indexes no
+// register array, and unrolled it repeated gemm_emit (the activation's switch over every
+// function) 32 to 64 times: a 91 KB kernel whose epilogue took 25 us on the H200, as long as its
+// K loop (10 KB rolled; bench/NOTES.md "The GEMM epilogue").
 #if GEMM_GLU
 #define GEMM_EMIT_ROWS(R0, ROWS)                                                               \
-    [[unroll]] for (uint i = 0; i < (ROWS) * (BN / 2u) / GEMM_WG; i++) {                       \
+    [[dont_unroll]] for (uint i = 0; i < (ROWS) * (BN / 2u) / GEMM_WG; i++) {                  \
         uint e = tid + i * GEMM_WG, r = e / (BN / 2u), c = mm_glu_pair(e % (BN / 2u));         \
         gemm_emit_glu((R0) + r, c, SH_C[r * (BN + C_PAD) + c], SH_C[r * (BN + C_PAD) + c + GLU_BLOCK]); \
     }
 #else
 #define GEMM_EMIT_ROWS(R0, ROWS)                                                               \
-    [[unroll]] for (uint i = 0; i < (ROWS) * BN / GEMM_WG; i++) {                              \
+    [[dont_unroll]] for (uint i = 0; i < (ROWS) * BN / GEMM_WG; i++) {                         \
         uint e = tid + i * GEMM_WG;                                                            \
         gemm_emit((R0) + e / BN, e % BN, SH_C[(e / BN) * (BN + C_PAD) + e % BN]);              \
     }
