@@ -166,8 +166,7 @@ static bool matvec_applies(const KernelCtx *c, const ConvGeom *g, int rsrc, cons
     for (int i = 0; i < wt->rank; i++)
         dense &= wt->pshape[i] == wt->shape[i];
     return kc_tune(c, TUNE_CONV_GEMV) && dense && rsrc == 0 && !scaled && g->groups == 1 &&
-           g->kh == 1 &&
-           g->kw == 1 && g->ph == 0 && g->pw == 0 && g->h == 1 && g->w == 1;
+           g->kh == 1 && g->kw == 1 && g->ph == 0 && g->pw == 0 && g->h == 1 && g->w == 1;
 }
 
 /* conv.bm / conv.bn (the tuning table): the SIMT tile's rows (output channels) and columns
@@ -210,14 +209,17 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
         rt = add->in[0] == co ? add->in[1] : add->in[0];
         if (add->nin != 2 || (add->in[0] != co && add->in[1] != co))
             return kc_error(c, "conv2d kernel: the fused add does not read the conv output");
-        rsrc = rt == co ? 3 /* conv(x) + conv(x) */ : rt == xt ? 2 /* conv(x) + x: bound once */ : 1;
+        rsrc = rt == co   ? 3 /* conv(x) + conv(x) */
+               : rt == xt ? 2 /* conv(x) + x: bound once */
+                          : 1;
         if (rsrc != 1) rt = -1;
     }
     if (mul) { /* bind x, w, s, [bias], [res] in that order */
         int want[5] = {xt, conv->in[1], sct, conv->nin > 2 ? conv->in[2] : -1, rt}, args[6], n = 0;
         for (int i = 0; i < 5; i++) {
             int a = want[i] >= 0 ? kc_arg_of(c, k, want[i]) : -2;
-            if (a == -1) return kc_error(c, "conv2d kernel: an input of the scaled conv is unbound");
+            if (a == -1)
+                return kc_error(c, "conv2d kernel: an input of the scaled conv is unbound");
             if (a >= 0) args[n++] = k->args[a];
         }
         args[n] = k->args[k->nargs - 1];
