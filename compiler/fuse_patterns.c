@@ -79,29 +79,38 @@ static const EpiAct *conv_act(const Graph *g, int t, const bool *taken, int *nod
     return a;
 }
 
-/* conv2d (+ residual add) (+ an activation of compiler/act.c's table) */
-static bool match_conv(const Graph *g, int node, const bool *taken, FuseMatch *m, const char **why)
+/* The conv epilogue's members after conv `node` appended to m: a plain add of a same-shape tensor
+ * (*add, -1 when none), then an activation of compiler/act.c's table (returned; NULL when none,
+ * *why saying why not when one is there but cannot join). */
+static const EpiAct *conv_epilogue(const Graph *g, int node, const bool *taken, FuseMatch *m,
+                                   int *add, const char **why)
 {
-    const Node *conv = &g->nodes[node];
-    int out = conv->out[0];
-    fuse_add(m, node);
+    int out = g->nodes[node].out[0];
     int a = fuse_next_op(g, out, OP_ADD, taken);
+    *add = -1;
     if (a >= 0 && fuse_plain_binary(&g->nodes[a])) {
         const Node *an = &g->nodes[a];
         int other = an->in[0] == out ? an->in[1] : an->in[0];
         if (fuse_same_shape(&g->tensors[other], &g->tensors[out])) {
             fuse_add(m, a);
             out = an->out[0];
-        } else {
-            a = -1;
+            *add = a;
         }
-    } else {
-        a = -1;
     }
-    const char *act_why = NULL;
     int r = -1;
-    const EpiAct *act = conv_act(g, out, taken, &r, &act_why);
+    const EpiAct *act = conv_act(g, out, taken, &r, why);
     if (act) fuse_add(m, r);
+    return act;
+}
+
+/* conv2d (+ residual add) (+ an activation of compiler/act.c's table) */
+static bool match_conv(const Graph *g, int node, const bool *taken, FuseMatch *m, const char **why)
+{
+    const Node *conv = &g->nodes[node];
+    fuse_add(m, node);
+    const char *act_why = NULL;
+    int a;
+    const EpiAct *act = conv_epilogue(g, node, taken, m, &a, &act_why);
     if (m->n == 1) {
         *why = act_why                                   ? act_why
                : g->tensors[conv->out[0]].nconsumers > 1 ? "conv output has several consumers"
@@ -109,6 +118,60 @@ static bool match_conv(const Graph *g, int node, const bool *taken, FuseMatch *m
         return false;
     }
     m->variant = !act ? "conv_add" : a >= 0 ? act->conv_add : act->conv;
+    return true;
+}
+
+bool fuse_scale_operands(const Graph *g, const Node *mul, int *x, int *s, const char **why)
+{
+    const GTensor *p = node_output(g, mul, 0);
+    if (mul->op != OP_MUL || mul->nin != 2 || (p->rank != 3 && p->rank != 4)) return false;
+    int k = fuse_same_shape(node_input(g, mul, 0), p) ? 0 : 1;
+    const GTensor *xt = node_input(g, mul, k), *st = node_input(g, mul, 1 - k);
+    if (!fuse_same_shape(xt, p) || fuse_same_shape(st, p)) return false; /* no broadcast */
+    /* s right-aligned to x: the channel dim C, 1 below it, the batch N or 1 (or absent) */
+    int o = p->rank - st->rank, c = p->rank - 3;
+    bool fits = o >= 0 && o <= c;
+    for (int d = 0; d < st->rank && fits; d++) {
+        int64_t e = st->shape[d], want = p->shape[d + o];
+        fits = d + o == c ? e == want : e == 1 || (d + o < c && e == want);
+    }
+    if (!fits) {
+        if (why) *why = "the multiply's broadcast operand is not one scale per (image, channel)";
+        return false;
+    }
+    if (xt->dtype != p->dtype || st->dtype != p->dtype || !dtype_is_float(p->dtype)) {
+        if (why) *why = "the scale, x and their product differ in dtype";
+        return false;
+    }
+    *x = mul->in[k];
+    *s = mul->in[1 - k];
+    return true;
+}
+
+/* conv_scale: x * s -> conv2d (+ residual add) (+ activation), s one value per (image, channel)
+ * of x (squeeze-excite's sigmoid or hardsigmoid of the excite conv): the conv kernel scales x as
+ * it loads it (shaders/conv2d_common.glsl CONV_SCALE) and the product is never written. */
+static bool match_conv_scale(const Graph *g, int node, const bool *taken, FuseMatch *m,
+                             const char **why)
+{
+    const Node *conv = &g->nodes[node];
+    int pt = conv->in[0], mul = g->tensors[pt].producer, x, s;
+    if (mul < 0 || g->nodes[mul].op != OP_MUL || !fuse_usable(g, mul, taken)) return false;
+    if (!fuse_scale_operands(g, &g->nodes[mul], &x, &s, why)) return false;
+    if (fuse_only_consumer(g, pt) != node)
+        return (*why = "the scaled input has other consumers (or is a graph output)"), false;
+    const GTensor *xt = &g->tensors[x], *wt = node_input(g, conv, 1);
+    if (xt->shape[xt->rank - 1] == 1 && xt->shape[xt->rank - 2] == 1 && wt->rank == 4 &&
+        wt->shape[2] == 1 && wt->shape[3] == 1 && attr_int(conv, "groups", 1) == 1)
+        return (*why = "a pointwise conv over a 1x1 map runs as a matrix-vector product "
+                       "(conv2d_gemv, conv2d_mv), which takes no input scale"),
+               false;
+    fuse_add(m, mul);
+    fuse_add(m, node);
+    const char *act_why = NULL;
+    int a;
+    conv_epilogue(g, node, taken, m, &a, &act_why);
+    m->variant = a >= 0 ? "conv_scale_add" : "conv_scale";
     return true;
 }
 
@@ -750,6 +813,10 @@ static bool match_linear_add(const Graph *g, int node, const bool *taken, FuseMa
 }
 
 const FusePattern fuse_patterns[] = {
+    {"conv_scale", OP_CONV2D, match_conv_scale,
+     "x * s (s one value per image and channel: squeeze-excite's scale) -> conv2d(+bias)(+residual "
+     "add)(+activation): the conv scales x as it loads it; switched off: the conv pattern",
+     "conv", KK_conv2d},
     {"conv", OP_CONV2D, match_conv,
      "conv2d(+bias)(+residual add)(+relu|relu6|hardtanh|hardswish|hardsigmoid|silu|sigmoid|gelu|"
      "tanh)",

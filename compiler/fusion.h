@@ -62,6 +62,12 @@ bool fuse_selected(const char *spec, const Fusion *f);
  * reads), -1 when none. False when the members do not say. */
 bool fuse_rope_operands(const Graph *g, const Fusion *f, int *x, int *cos, int *sin, int *tp);
 
+/* conv_scale: mul node `mul` is x * s with s one value per (image, channel) of x ([N or 1, C, 1,
+ * 1], [C, 1, 1]; x 3-D or 4-D), all of one float dtype: true with the tensors in *x and *s. False
+ * otherwise, *why (when not NULL) saying why not where the product broadcasts an operand. The
+ * conv_scale pattern and the conv kernel's lowering (lower_conv2d.c) read the operands so. */
+bool fuse_scale_operands(const Graph *g, const Node *mul, int *x, int *s, const char **why);
+
 /* linear_concat (fuse_concat.c). Parts start at multiples of this many elements of the combined
  * output, so every part's binding offset is a multiple of 64 bytes in 16-bit storage (and of
  * 128 in f32): minStorageBufferOffsetAlignment is at most 64 on the devices we run. */

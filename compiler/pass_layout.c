@@ -71,6 +71,13 @@ static bool layernorm_t_reads_padded(const Graph *g, const Fusion *f)
     return false;
 }
 
+/* Is c a member of an enabled instance of pattern `family` (its registry name)? */
+static bool member_of(const Graph *g, const Node *c, const char *family)
+{
+    const Fusion *f = c->fusion >= 0 ? &g->fusions[c->fusion] : NULL;
+    return f && f->enabled && f->family && strcmp(f->family, family) == 0;
+}
+
 /* Does consumer node c read input tensor t in t's padded layout? */
 static bool reads_padded(const Graph *g, const Node *c, int t)
 {
@@ -86,9 +93,10 @@ static bool reads_padded(const Graph *g, const Node *c, int t)
         return true;
     /* a layernorm_t instance reads its x through the strides of its members' permutes
      * (lower_norm.c): padded too where the chain allows it (compiler/strided.h) */
-    if (c->fusion >= 0 && g->fusions[c->fusion].enabled &&
-        strcmp(g->fusions[c->fusion].family, "layernorm_t") == 0)
-        return layernorm_t_reads_padded(g, &g->fusions[c->fusion]);
+    if (member_of(g, c, "layernorm_t")) return layernorm_t_reads_padded(g, &g->fusions[c->fusion]);
+    /* a conv_scale instance's multiply: the conv kernel reads x and the scale at their own
+     * channel pitch (lower_conv2d.c) */
+    if (c->op == OP_MUL && member_of(g, c, "conv_scale")) return true;
     if (conv_family(c->op)) return c->in[0] == t; /* data input, not weights */
     if (strided_kernel(g, c, t)) return true;
     if (layout_agnostic(g, c)) {

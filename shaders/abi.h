@@ -37,23 +37,24 @@
 // conv2d, conv2d_direct, conv2d_red, the tensor-core conv: x [n, c, h, w] with xcp physical
 // channels, y [n, cout, oh, ow] with ycp, the residual's rcp; rsrc: 0 none, 1 the res binding,
 // 2 x, 3 the conv output itself; the tiles and K split (mtiles x ptiles workgroups per group and
-// split, nsplit splits of kchunk).
+// split, nsplit splits of kchunk); scn, the input scale's stride between images (the CONV_SCALE
+// kernels, conv_scale: s[n * scn + c] multiplies input channel c of image n; 0 otherwise).
 #define CONV2D_PUSH(X)                                                                             \
     X(U, n) X(U, c) X(U, h) X(U, w) X(U, cout) X(U, oh) X(U, ow) X(U, groups)                      \
     X(U, kh) X(U, kw) X(U, sh) X(U, sw) X(I, ph) X(I, pw) X(U, dh) X(U, dw)                        \
     X(U, xcp) X(U, ycp) X(U, rcp) X(U, rsrc) X(U, act) X(U, mtiles) X(U, ptiles) X(U, nsplit)      \
-    X(U, kchunk) X(U, act_lim)
-#define CONV2D_PUSH_WORDS 26
+    X(U, kchunk) X(U, act_lim) X(U, scn)
+#define CONV2D_PUSH_WORDS 27
 
 // conv2d_dw (shaders/conv2d_dw.glsl): the depthwise conv, groups = c, mult = cout / c output
 // channels per input channel; x, y, the residual and rsrc as CONV2D_PUSH's (the same names: the
-// epilogue of conv2d_common.glsl reads them); wtiles tiles of TX outputs (spec) per output row.
+// epilogue of conv2d_common.glsl reads them, and the input scale's scn); wtiles tiles of TX outputs (spec) per output row.
 // The kernel width, horizontal stride and dilation are spec constants (unrolled loops).
 #define DWCONV_PUSH(X)                                                                             \
     X(U, n) X(U, c) X(U, h) X(U, w) X(U, cout) X(U, oh) X(U, ow) X(U, mult)                        \
     X(U, kh) X(U, sh) X(U, dh) X(I, ph) X(I, pw)                                                   \
-    X(U, xcp) X(U, ycp) X(U, rcp) X(U, rsrc) X(U, act) X(U, act_lim) X(U, wtiles)
-#define DWCONV_PUSH_WORDS 20
+    X(U, xcp) X(U, ycp) X(U, rcp) X(U, rsrc) X(U, act) X(U, act_lim) X(U, wtiles) X(U, scn)
+#define DWCONV_PUSH_WORDS 21
 
 // The matmul family (matmul, gemv; shaders/matmul_epi.glsl): Y[b, m, n] = post(act(alpha *
 // sum_k A[b, m, k] B[b, k, n] + beta * bias[m * bias_ms + n * bias_ns]) + res), B[k, n] at

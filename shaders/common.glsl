@@ -18,14 +18,18 @@
 #extension GL_EXT_shader_16bit_storage : require
 #endif
 
+// S_ROUND(x): x rounded to the storage dtype and widened back (what a store and a load give),
+// in 32-bit arithmetic.
 #if defined(STORAGE_F16)
 #define STORAGE_T float16_t
 #define S_LOAD(v) float(v)
 #define S_STORE(x) float16_t(x)
+#define S_ROUND(v) unpackHalf2x16(packHalf2x16(vec2((v), 0.0))).x
 #elif defined(STORAGE_BF16)
 #define STORAGE_T uint16_t
 #define S_LOAD(v) uintBitsToFloat(uint(v) << 16)
 #define S_STORE(x) uint16_t(npu_bf16_bits(x))
+#define S_ROUND(x) uintBitsToFloat(npu_bf16_bits(x) << 16)
 uint npu_bf16_bits(float x)
 {
     uint u = floatBitsToUint(x);
@@ -36,11 +40,13 @@ uint npu_bf16_bits(float x)
 #define STORAGE_T float
 #define S_LOAD(v) (v)
 #define S_STORE(x) (x)
+#define S_ROUND(x) (x)
 #elif defined(STORAGE_I32)
 // Integer tensors (int64 in the IR, int32 on the device): data-movement kernels copy them raw.
 #define STORAGE_T int
 #define S_LOAD(v) float(v)
 #define S_STORE(x) int(x)
+#define S_ROUND(x) float(int(x))
 #else
 #error "compile with -DSTORAGE_F32, -DSTORAGE_F16, -DSTORAGE_BF16 or -DSTORAGE_I32"
 #endif

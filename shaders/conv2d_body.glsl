@@ -6,10 +6,12 @@
 // Then the fused epilogue (bias, residual, activation; shaders/conv2d_common.glsl), or, with
 // CONV_PART, the fp32 partial sums of the split, which conv2d_red* adds up in a fixed order.
 //
-// The including stem defines CONV_BIAS, CONV_RES, CONV_PART (conv2d_common.glsl) and GEMM_CM /
-// CM_EMULATE (gemm_tile.glsl): conv2d, conv2d_b, conv2d_r, conv2d_br, conv2d_part are the
-// portable tier's SIMT kernels; conv2d_cm* are the nv-coopmat tier's tensor-core kernels (f16),
-// conv2d_cmx* their portable emulations (tests).
+// The including stem defines CONV_BIAS, CONV_RES, CONV_PART, CONV_SCALE (conv2d_common.glsl) and
+// GEMM_CM / CM_EMULATE (gemm_tile.glsl): conv2d, conv2d_b, conv2d_r, conv2d_br, conv2d_part are
+// the portable tier's SIMT kernels (conv2d_s, conv2d_sb, conv2d_sr, conv2d_sbr, conv2d_spart with
+// the input scale); conv2d_cm* are the nv-coopmat tier's tensor-core kernels (f16), conv2d_cmx*
+// their portable emulations (tests). With CONV_SCALE each staged element of X is x times the scale
+// of its (image, channel), loaded beside it (rsc, as raw words like rb) and applied at the staging.
 // Spec: 0 = workgroup size, 1..4 = BM, BN, BK, 0, 5..6 = TR, TC (gemm_tile.glsl), 7 = KH, 8 = KW
 // (so the im2col index divisions are by constants), 9 = CM_ABLATE (gemm_tile.glsl; 0 but in
 // bench), 10 = KORD (the order of K, below).
@@ -50,6 +52,13 @@ uint g_wrow, m0, p0, coutg, kdim, kend, npix, split;
 int iy0, ix0;
 uint xb;
 bool pv;
+#if CONV_SCALE
+uint sb; // the scales of this invocation's image and group start at sc[sb]
+uint rsc[BEL], rsc_bits;
+#define CONV_LOAD_SCALE(j, ok, c) GEMM_LOAD_WORD(rsc[j], rsc_bits, j, scw, ok, sb + (c))
+#else
+#define CONV_LOAD_SCALE(j, ok, c)
+#endif
 
 void gemm_load(uint k0)
 {
@@ -57,6 +66,9 @@ void gemm_load(uint k0)
     uint ak = tid % BK, am0 = tid / BK, k = k0 + ak, hw = pc.h * pc.w;
     ra_bits = 0u;
     rb_bits = 0u;
+#if CONV_SCALE
+    rsc_bits = 0u;
+#endif
     if (KORD != 0) {
         // every k of the step is inside K (K and the split's ends are multiples of BK)
         uint t = k0 / BK, cb = t / (KH * KW), rs = t - cb * (KH * KW), r = rs / KW, s = rs - r * KW;
@@ -69,8 +81,10 @@ void gemm_load(uint k0)
         int iy = iy0 + int(r * pc.dh), ix = ix0 + int(s * pc.dw);
         bool ok = all(bvec3(pv, uint(iy) < pc.h, uint(ix) < pc.w)); // iy < 0: huge
         uint xo = xb + (cb * BK + bk0) * hw + uint(iy) * pc.w + uint(ix);
-        [[unroll]] for (uint j = 0; j < BEL; j++)
+        [[unroll]] for (uint j = 0; j < BEL; j++) {
             GEMM_LOAD_WORD(rb[j], rb_bits, j, xw, ok, xo + j * BROWS * hw);
+            CONV_LOAD_SCALE(j, ok, cb * BK + bk0 + j * BROWS);
+        }
         return;
     }
     [[unroll]] for (uint j = 0; j < AEL; j++) {
@@ -84,6 +98,7 @@ void gemm_load(uint k0)
         int iy = iy0 + int(r * pc.dh), ix = ix0 + int(s * pc.dw);
         bool ok = all(bvec4(pv, kb < kend, uint(iy) < pc.h, uint(ix) < pc.w)); // iy < 0: huge
         GEMM_LOAD_WORD(rb[j], rb_bits, j, xw, ok, xb + ci * hw + uint(iy) * pc.w + uint(ix));
+        CONV_LOAD_SCALE(j, ok, ci);
     }
 }
 
@@ -92,7 +107,13 @@ void gemm_stage()
     uint tid = gl_LocalInvocationID.x;
     uint ak = tid % BK, am0 = tid / BK, bn = tid % BN, bk0 = tid / BN;
     [[unroll]] for (uint j = 0; j < AEL; j++) GEMM_SH_A(am0 + j * AROWS, ak) = SH_T(GEMM_RAW(ra[j], ra_bits, j));
-    [[unroll]] for (uint j = 0; j < BEL; j++) GEMM_SH_B(bk0 + j * BROWS, bn) = SH_T(GEMM_RAW(rb[j], rb_bits, j));
+    [[unroll]] for (uint j = 0; j < BEL; j++) {
+        float b = GEMM_RAW(rb[j], rb_bits, j);
+#if CONV_SCALE
+        b = conv_scaled(b, GEMM_RAW(rsc[j], rsc_bits, j));
+#endif
+        GEMM_SH_B(bk0 + j * BROWS, bn) = SH_T(b);
+    }
 }
 
 void gemm_emit(uint mm, uint nn, float v)
@@ -148,6 +169,9 @@ void main()
     iy0 = int((pq / pc.ow) * pc.sh) - pc.ph;
     ix0 = int((pq % pc.ow) * pc.sw) - pc.pw;
     xb = (pn * pc.xcp + g * cing) * pc.h * pc.w;
+#if CONV_SCALE
+    sb = pn * pc.scn + g * cing;
+#endif
     uint kbeg = split * pc.kchunk;
     kend = min(kdim, kbeg + pc.kchunk);
     gemm_run(kbeg, kend);

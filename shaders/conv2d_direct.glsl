@@ -1,7 +1,8 @@
 // conv2d, direct (compiler/lower/lower_conv2d.c, docs/kernels.md): the portable tier's conv for a CPU
 // device (lavapipe), where it runs 2.3x faster than the implicit GEMM (shaders/conv2d_body.glsl)
 // and 20x slower on an H100 (bench/NOTES.md). Stems conv2d_direct, conv2d_direct_b,
-// conv2d_direct_r, conv2d_direct_br (bindings, push and epilogue: conv2d_common.glsl; nsplit 1).
+// conv2d_direct_r, conv2d_direct_br, and conv2d_direct_s* with the input scale (bindings, push and
+// epilogue: conv2d_common.glsl; nsplit 1).
 //
 // y[n, co, oy, ox] = act(sum_{ci, r, s} w[co, ci, r, s] * x[n, g*Cin_g + ci, oy*sh - ph + r*dh,
 //                    ox*sw - pw + s*dw] + bias[co] + res[n, co, oy, ox]), fp32 accumulation.
@@ -37,7 +38,7 @@ void main()
     uint mlast = min(TM, coutg - m0) - 1; // rows past the group's end reread the last one
 
     int iy0[TP], ix0[TP];
-    uint xb[TP];
+    uint xb[TP], sb[TP];
     bool pv[TP];
     [[unroll]] for (uint t = 0; t < TP; t++) {
         uint p = (pt * TP + t) * NPU_WG + gl_LocalInvocationID.x;
@@ -46,6 +47,7 @@ void main()
         iy0[t] = int((pq / pc.ow) * pc.sh) - pc.ph;
         ix0[t] = int((pq % pc.ow) * pc.sw) - pc.pw;
         xb[t] = (pn * pc.xcp + g * cing) * hw;
+        sb[t] = CONV_SCALE != 0 ? pn * pc.scn + g * cing : 0u;
     }
     float acc[TM][TP];
     [[unroll]] for (uint i = 0; i < TM; i++)
@@ -53,6 +55,14 @@ void main()
 
     uint wb = (g * coutg + m0) * kdim;
     for (uint ci = 0; ci < cing; ci++) {
+        float sv[TP]; // the input scale of each pixel's image at this channel (CONV_SCALE)
+        [[unroll]] for (uint t = 0; t < TP; t++) {
+#if CONV_SCALE
+            sv[t] = S_LOAD(sc[sb[t] + ci]);
+#else
+            sv[t] = 1.0;
+#endif
+        }
         for (uint r = 0; r < pc.kh; r++) {
             for (uint s = 0; s < pc.kw; s++) {
                 float xv[TP];
@@ -60,6 +70,7 @@ void main()
                     int iy = iy0[t] + int(r * pc.dh), ix = ix0[t] + int(s * pc.dw);
                     bool ok = pv[t] && iy >= 0 && iy < int(pc.h) && ix >= 0 && ix < int(pc.w);
                     xv[t] = ok ? S_LOAD(x[xb[t] + ci * hw + uint(iy) * pc.w + uint(ix)]) : 0.0;
+                    if (CONV_SCALE != 0) xv[t] = conv_scaled(xv[t], sv[t]);
                 }
                 uint wk = wb + ci * khw + r * pc.kw + s;
                 [[unroll]] for (uint i = 0; i < TM; i++) {

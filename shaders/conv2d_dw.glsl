@@ -1,7 +1,8 @@
 // conv2d, depthwise (compiler/lower/lower_conv2d.c, docs/kernels.md): groups = C, one input
 // channel per group and mult = Cout / C output channels per input channel (channel co reads input
-// channel co / mult). Stems conv2d_dw, conv2d_dw_b, conv2d_dw_r, conv2d_dw_br (bindings and
-// epilogue: conv2d_common.glsl with CONV_DW; push: abi.h DWCONV_PUSH).
+// channel co / mult). Stems conv2d_dw, conv2d_dw_b, conv2d_dw_r, conv2d_dw_br, and conv2d_dw_s*
+// with the input scale (bindings and epilogue: conv2d_common.glsl with CONV_DW; push: abi.h
+// DWCONV_PUSH).
 //
 // y[n, co, oy, ox] = act(sum_{r, s} w[co, 0, r, s] * x[n, co / mult, oy*sh - ph + r*dh,
 //                    ox*sw - pw + s*dw] + bias[co] + res[n, co, oy, ox]), fp32 accumulation.
@@ -44,6 +45,9 @@ void main()
     int ix0 = int(ox0 * SW) - pc.pw, iy0 = int(oy * pc.sh) - pc.ph;
     int ih = int(pc.h), iw = int(pc.w);
     uint xb = (n * pc.xcp + co / pc.mult) * pc.h * pc.w, wb = co * pc.kh * KW;
+#if CONV_SCALE
+    float sv = S_LOAD(sc[n * pc.scn + co / pc.mult]);
+#endif
 
     float acc[TX];
     [[unroll]] for (uint t = 0; t < TX; t++) acc[t] = 0.0;
@@ -55,6 +59,9 @@ void main()
         [[unroll]] for (uint j = 0; j < SEG; j++) {
             int ix = ix0 + int(j);
             float v = S_LOAD(x[rb + uint(clamp(ix, 0, iw - 1))]);
+#if CONV_SCALE
+            v = conv_scaled(v, sv);
+#endif
             seg[j] = rok && ix >= 0 && ix < iw ? v : 0.0;
         }
         [[unroll]] for (uint s = 0; s < KW; s++) {

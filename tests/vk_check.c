@@ -190,7 +190,8 @@ static Backend *device_anchor(void)
  * does a K split's reduce pass, which does the instance's epilogue (conv2d_red_b is conv2d_b;
  * the first pass, *_part, is no family of its own). A conv whose residual is its own input binds
  * that input to its reduce as a residual: conv2d_red_r and conv2d_red_br also stand for conv2d
- * and conv2d_b. */
+ * and conv2d_b. The first pass of a split with the input scale (conv2d_spart: its reduce is the
+ * plain one) stands for the scaled stems (conv2d_s, conv2d_sb, conv2d_sr, conv2d_sbr). */
 static bool in_family(const char *s, const char *e)
 {
     char n[64];
@@ -207,6 +208,7 @@ static bool in_family(const char *s, const char *e)
      * plans take it) */
     if (strcmp(e, "decode_attention") == 0 && strcmp(n, "flash_attn") == 0) return true;
     size_t l = strlen(n);
+    if (l > 6 && strcmp(n + l - 6, "_spart") == 0) return strncmp(n, e, l - 4) == 0;
     return red && l > 2 && strcmp(n + l - 2, "_r") == 0 && strlen(e) == l - 2 &&
            strncmp(n, e, l - 2) == 0;
 }

@@ -23,6 +23,7 @@ static const char *const kind_names[KK_COUNT] = {
 #define SILU_MUL KF_SILU_MUL
 #define SCALAR KF_SCALAR
 #define WEIGHT KF_WEIGHT
+#define SCALE KF_SCALE
 const KernelRow kernel_rows[] = {
 #define KIND(name, fn)
 #define KERNEL(stem, kind, impl, flags, n, src, var, defs)                                         \
@@ -41,6 +42,7 @@ const KernelRow kernel_rows[] = {
 #undef SILU_MUL
 #undef SCALAR
 #undef WEIGHT
+#undef SCALE
 const int kernel_row_count = (int)(sizeof kernel_rows / sizeof kernel_rows[0]);
 
 const char *kernel_kind_name(KernelKind kind)

@@ -44,6 +44,7 @@ enum {
     KF_SILU_MUL = 1 << 7, /* the GEMV's silu_mul_linear prologue */
     KF_SCALAR = 1 << 8,   /* one operand a push word, or one tensor for both */
     KF_WEIGHT = 1 << 9,   /* a norm's weight binding */
+    KF_SCALE = 1 << 10,   /* conv2d: an input scale binding, s per (image, channel) (conv_scale) */
 };
 
 /* What lowering asks for: a row matches when all four are equal. */

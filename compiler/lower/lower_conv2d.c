@@ -1,5 +1,6 @@
 /* conv2d family: a CONV2D node or a fused conv(_add)(_ACT) instance (ACT one of compiler/act.c's
- * table). Picks
+ * table), or a conv_scale instance, whose x * s the kernel computes as it loads x (KF_SCALE: the
+ * bindings x, w, s, then the epilogue's). Picks
  * the kernel (the implicit GEMM of shaders/conv2d_body.glsl, its tensor-core version on the
  * nv-coopmat tier where measured faster, the direct kernel on a CPU device, the depthwise kernel,
  * or a matrix-vector product for a pointwise conv over a 1x1 map), its tiles and K
@@ -8,6 +9,7 @@
  * block (shaders/abi.h CONV2D_PUSH, ConvPush). Attribute semantics follow runtime/cpu/cpu_conv.c
  * (ATen). */
 #include "compiler/act.h"
+#include "compiler/fusion.h"
 #include "compiler/lower/kernels.h"
 
 #include "common/half.h"
@@ -139,6 +141,7 @@ static Status lower_dw(const KernelCtx *c, PlanKernel *k, const ConvGeom *g, con
         .act = cp->act,
         .act_lim = cp->act_lim,
         .wtiles = kc_word(&w, wtiles),
+        .scn = cp->scn,
     };
     Status st = kc_words_ok(c, k, &w);
     if (st == ST_OK) st = kc_push_block(c, k, &pc, sizeof pc);
@@ -154,14 +157,16 @@ static Status lower_dw(const KernelCtx *c, PlanKernel *k, const ConvGeom *g, con
  * is the input itself, so each image is one matrix-vector product over the weight read as
  * [cout, cin] (lower_conv_matvec), where the implicit GEMM would fill one row of its 16-64-row
  * tile and loop over K alone (conv.gemv=0 keeps the other kernels). Stride and dilation do not
- * matter on a 1x1 map; no residual (the product's epilogue has none for a padded output). */
-static bool matvec_applies(const KernelCtx *c, const ConvGeom *g, int rsrc, const PlanTensor *wt)
+ * matter on a 1x1 map; no residual (the product's epilogue has none for a padded output), no input
+ * scale (the conv_scale pattern leaves such a conv alone). */
+static bool matvec_applies(const KernelCtx *c, const ConvGeom *g, int rsrc, const PlanTensor *wt,
+                           bool scaled)
 {
     bool dense = true;
     for (int i = 0; i < wt->rank; i++)
         dense &= wt->pshape[i] == wt->shape[i];
-    return kc_tune(c, TUNE_CONV_GEMV) && dense && rsrc == 0 && g->groups == 1 && g->kh == 1 &&
-           g->kw == 1 && g->ph == 0 && g->pw == 0 && g->h == 1 && g->w == 1;
+    return kc_tune(c, TUNE_CONV_GEMV) && dense && rsrc == 0 && !scaled && g->groups == 1 &&
+           g->kh == 1 && g->kw == 1 && g->ph == 0 && g->pw == 0 && g->h == 1 && g->w == 1;
 }
 
 /* conv.bm / conv.bn (the tuning table): the SIMT tile's rows (output channels) and columns
@@ -192,30 +197,50 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     uint32_t act = 0, act_lim = 0;
     Status ast = conv_act(c, &act, &act_lim);
     if (ast != ST_OK) return ast;
-    int xi = kc_arg_of(c, k, conv->in[0]), wi = kc_arg_of(c, k, conv->in[1]);
-    int bi = conv->nin > 2 ? kc_arg_of(c, k, conv->in[2]) : -1;
-    if (xi != 0 || wi != 1 || (conv->nin > 2 && bi != 2))
-        return kc_error(c, "conv2d kernel: inputs are not x, weight(, bias)");
+    /* conv_scale: the conv reads x * s, the product of the member multiply */
+    const Node *mul = kc_member(c, OP_MUL);
+    int xt = conv->in[0], sct = -1;
+    if (mul && !fuse_scale_operands(c->g, mul, &xt, &sct, NULL))
+        return kc_error(c, "conv2d kernel: the fused multiply is no scale per (image, channel)");
     /* the residual: the add's input that is not the conv output */
-    int ri = -1, rsrc = 0;
+    int rt = -1, rsrc = 0;
     if (add) {
         int co = conv->out[0];
-        int rt = add->in[0] == co ? add->in[1] : add->in[0];
+        rt = add->in[0] == co ? add->in[1] : add->in[0];
         if (add->nin != 2 || (add->in[0] != co && add->in[1] != co))
             return kc_error(c, "conv2d kernel: the fused add does not read the conv output");
-        if (rt == co) {
-            rsrc = 3; /* conv(x) + conv(x) */
-        } else if (rt == conv->in[0]) {
-            rsrc = 2; /* conv(x) + x: x is bound once */
-        } else {
-            ri = kc_arg_of(c, k, rt);
-            if (ri < 0) return kc_error(c, "conv2d kernel: residual tensor is not bound");
-            rsrc = 1;
+        rsrc = rt == co   ? 3 /* conv(x) + conv(x) */
+               : rt == xt ? 2 /* conv(x) + x: bound once */
+                          : 1;
+        if (rsrc != 1) rt = -1;
+    }
+    if (mul) { /* bind x, w, s, [bias], [res] in that order */
+        int want[5] = {xt, conv->in[1], sct, conv->nin > 2 ? conv->in[2] : -1, rt}, args[6], n = 0;
+        for (int i = 0; i < 5; i++) {
+            int a = want[i] >= 0 ? kc_arg_of(c, k, want[i]) : -2;
+            if (a == -1)
+                return kc_error(c, "conv2d kernel: an input of the scaled conv is unbound");
+            if (a >= 0) args[n++] = k->args[a];
         }
+        args[n] = k->args[k->nargs - 1];
+        if (n != k->nin) return kc_error(c, "conv2d kernel: unexpected inputs (%d bound)", k->nin);
+        Status ost = kc_set_args(c, k, args, n, n + 1);
+        if (ost != ST_OK) return ost;
+    }
+    int xi = kc_arg_of(c, k, xt), wi = kc_arg_of(c, k, conv->in[1]);
+    int si = mul ? kc_arg_of(c, k, sct) : -1, b0 = 2 + (mul != NULL);
+    int bi = conv->nin > 2 ? kc_arg_of(c, k, conv->in[2]) : -1;
+    if (xi != 0 || wi != 1 || (mul && si != 2) || (conv->nin > 2 && bi != b0))
+        return kc_error(c, "conv2d kernel: inputs are not x, weight(, scale)(, bias)");
+    int ri = -1;
+    if (rsrc == 1) {
+        ri = kc_arg_of(c, k, rt);
+        if (ri < 0) return kc_error(c, "conv2d kernel: residual tensor is not bound");
     }
     bool has_b = bi >= 0, has_r = ri >= 0;
-    unsigned epi = (has_b ? KF_BIAS : 0) | (has_r ? KF_RES : 0); /* the key's bindings */
-    if (k->nin != 2 + has_b + has_r || (has_r && ri != 2 + has_b))
+    /* the key's bindings */
+    unsigned epi = (has_b ? KF_BIAS : 0) | (has_r ? KF_RES : 0) | (mul ? KF_SCALE : 0);
+    if (k->nin != b0 + has_b + has_r || (has_r && ri != b0 + has_b))
         return kc_error(c, "conv2d kernel: unexpected inputs (%d bound)", k->nin);
 
     const PlanTensor *x = kc_arg(k, c->p, 0), *wt = kc_arg(k, c->p, 1), *y = kc_out(k, c->p);
@@ -249,6 +274,14 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
                 return kc_error(c, "conv2d kernel: residual shape differs from the output");
     if (rsrc == 2 && (x->shape[o] != g.cout || g.h != g.oh || g.w != g.ow))
         return kc_error(c, "conv2d kernel: residual x differs from the output shape");
+    /* the scale s[n * scn + c]: s is [N or 1, C, 1, 1] or [C, 1, 1] (fuse_scale_operands) */
+    int64_t scn = 0;
+    if (mul) {
+        const PlanTensor *sc = kc_arg(k, c->p, si);
+        if (sc->shape[sc->rank - 3] != g.c)
+            return kc_error(c, "conv2d kernel: the scale is not one value per input channel");
+        if (sc->rank == 4 && sc->shape[0] > 1) scn = sc->pshape[1] * sc->pshape[2] * sc->pshape[3];
+    }
 
     int64_t coutg = g.cout / g.groups, npix = g.n * g.oh * g.ow,
             kdim = g.c / g.groups * g.kh * g.kw;
@@ -279,11 +312,12 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
         .rsrc = (uint32_t)rsrc,
         .act = act,
         .act_lim = act_lim, /* the tiles and split: below */
+        .scn = kc_word(&w, scn),
     };
     st = kc_words_ok(c, k, &w);
     if (st != ST_OK) return st;
     if (dw_applies(c, &g)) return lower_dw(c, k, &g, &pc, epi);
-    if (matvec_applies(c, &g, rsrc, wt)) {
+    if (matvec_applies(c, &g, rsrc, wt, mul != NULL)) {
         ConvMatvec cv = {.n = g.n,
                          .cin = g.c,
                          .cout = g.cout,
@@ -366,7 +400,7 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     if (st != ST_OK) return st;
     if (t.nsplit == 1)
         return kc_pick(c, k, (KernelKey){.kind = KK_conv2d, .impl = impl, .flags = epi});
-    /* K split: this kernel writes the partials {x, w} -> {partials, y}; a reduce pass
+    /* K split: this kernel writes the partials {x, w, [s]} -> {partials, y}; a reduce pass
      * {partials, [bias], [res]} -> y adds them up with the epilogue. A residual that is x itself
      * is bound as the reduce's res. */
     int64_t pshape[3] = {t.nsplit, g.cout, part_row};
@@ -374,10 +408,15 @@ Status lower_conv2d(const KernelCtx *c, PlanKernel *k)
     if (part < 0) return ST_BAD_INPUT;
     int out = k->args[k->nargs - 1], xarg = k->args[0];
     int rarg = has_r ? k->args[ri] : rsrc == 2 ? xarg : -1, barg = has_b ? k->args[bi] : -1;
-    int pargs[4] = {k->args[0], k->args[1], part, out};
-    st = kc_set_args(c, k, pargs, 2, 4);
+    int pargs[5], np = 0;
+    for (; np < 2 + (mul != NULL); np++)
+        pargs[np] = k->args[np];
+    pargs[np] = part;
+    pargs[np + 1] = out;
+    st = kc_set_args(c, k, pargs, np, np + 2);
     if (st != ST_OK) return st;
-    st = kc_pick(c, k, (KernelKey){.kind = KK_conv2d, .impl = impl, .flags = KF_PART});
+    st = kc_pick(c, k,
+                 (KernelKey){.kind = KK_conv2d, .impl = impl, .flags = KF_PART | (epi & KF_SCALE)});
     if (st != ST_OK) return st;
     int rargs[4], nr = 0;
     rargs[nr++] = part;

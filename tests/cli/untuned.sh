@@ -83,35 +83,37 @@ assert {\"ones\",\"cumsum\",\"arange\",\"le\",\"full\"} <= run, run
 assert [q[\"target\"] for q in p[\"partitions\"]]==[\"npu\"], p[\"partitions\"]
 ' $T/g3.json"
 "$B" describe $M/mobilenet_block/model.json --json > "$T/m.json"; rc=$?
-ok "mobilenet_block: everything on the NPU (4 pools, 2 of them global, depthwise and SE convs), conv_add fused, no depad in the squeeze-excite" "[ $rc = 0 ] && python3 -c '
+ok "mobilenet_block: everything on the NPU (4 pools, 2 of them global, depthwise and SE convs), the SE scale and residual fused into the projection conv, no depad in the squeeze-excite" "[ $rc = 0 ] && python3 -c '
 import json,sys
 p=json.load(open(sys.argv[1])); ks=p[\"kernels\"]
 assert ks and all(k[\"target\"]==\"npu\" for k in ks), [k[\"shader\"] for k in ks if k[\"target\"]!=\"npu\"]
 # 7 convs: a K split is two kernels, its first pass (*_part) not counted
 assert sum(k[\"shader\"]==\"pool2d\" for k in ks)==2 and sum(k[\"shader\"]==\"pool2d_global\" for k in ks)==2
 assert sum(k[\"shader\"].startswith(\"conv2d\") and not k[\"shader\"].endswith(\"_part\") for k in ks)==7
-assert any(f[\"pattern\"]==\"conv_add\" for f in p[\"fusions\"]), p[\"fusions\"]
-# the SE pool and its scale multiply read the padded conv outputs; the one depad feeds the
-# classifier (flatten, linear)
+assert any(f[\"pattern\"]==\"conv_scale_add\" for f in p[\"fusions\"]), p[\"fusions\"]
+# the SE pool and the projection conv scaling its input (conv_scale_add) read the padded conv
+# outputs; the one depad feeds the classifier (flatten, linear); no multiply kernel
 assert [k[\"provenance\"] for k in ks if k[\"shader\"]==\"depad\"]==[[\"depad_adaptive_avg_pool2d_1\"]], ks
-assert [k[\"provenance\"] for k in ks if k[\"shader\"]==\"binary\"]==[[\"mul\"]], ks
+assert [k[\"provenance\"][0] for k in ks if k[\"shader\"]==\"conv2d_sbr\"]==[\"mul\"], ks
+assert not any(k[\"shader\"]==\"binary\" for k in ks), ks
 ' $T/m.json"
 "$B" describe $M/zoo/mobilenet_v3_large/model.json --json > "$T/v3.json"; rc=$?
-ok "zoo mobilenet_v3_large: 9 global pools, 8 SE scale multiplies, no depad but the classifier's" "[ $rc = 0 ] && python3 -c '
+ok "zoo mobilenet_v3_large: 9 global pools, 8 SE scale multiplies (5 inside the projection conv, 3 over 1x1 maps on their own), no depad but the classifier's" "[ $rc = 0 ] && python3 -c '
 import json,sys
 ks=json.load(open(sys.argv[1]))[\"kernels\"]
 n=lambda s: sum(k[\"shader\"]==s for k in ks)
-assert n(\"pool2d_global\")==9 and n(\"pool2d\")==0 and n(\"binary\")==8, ks
+assert n(\"pool2d_global\")==9 and n(\"pool2d\")==0 and n(\"binary\")==3, ks
+assert sum(k[\"provenance\"][0].startswith(\"mul\") and k[\"shader\"].startswith(\"conv2d_s\") for k in ks)==5, ks
 assert [k[\"provenance\"] for k in ks if k[\"shader\"]==\"depad\"]==[[\"depad_adaptive_avg_pool2d_8\"]], ks
 ' $T/v3.json"
 # op families forced onto the CPU: boundaries inside SE, at the residual, around the pools, the
-# norms and the matmuls. hardswish on the CPU makes the fused conv_add's residual dense (it
+# norms and the matmuls. hardswish on the CPU makes the fused conv_scale_add's residual dense (it
 # failed to compile before pass_layout stopped depadding fusion intermediates).
 "$B" describe $M/mobilenet_block/model.json --cpu-op aten.hardswish.default --json > "$T/h.json"; rc=$?
-ok "mobilenet_block with hardswish on the CPU keeps conv_add fused" "[ $rc = 0 ] && python3 -c '
+ok "mobilenet_block with hardswish on the CPU keeps conv_scale_add fused" "[ $rc = 0 ] && python3 -c '
 import json,sys
 p=json.load(open(sys.argv[1]))
-assert any(f[\"pattern\"]==\"conv_add\" for f in p[\"fusions\"]) and any(k[\"target\"]==\"cpu\" for k in p[\"kernels\"])
+assert any(f[\"pattern\"]==\"conv_scale_add\" for f in p[\"fusions\"]) and any(k[\"target\"]==\"cpu\" for k in p[\"kernels\"])
 ' $T/h.json"
 for c in "mobilenet_block:aten.hardswish.default" \
          "mobilenet_block:aten.hardsigmoid.default,aten.max_pool2d.default,aten.avg_pool2d.default" \
@@ -129,7 +131,7 @@ for c in "mobilenet_block:aten.hardswish.default" \
     done
 done
 # the comparison can fail: a broken fused kernel (--break) must be caught
-CA=$(printf 'fusion list\n' | "$B" --batch $M/mobilenet_block/model.json --random-weights 1 --backend cpu -x - 2>/dev/null | awk '$3 == "conv_add" {print $1}')
+CA=$(printf 'fusion list\n' | "$B" --batch $M/mobilenet_block/model.json --random-weights 1 --backend cpu -x - 2>/dev/null | awk '$3 == "conv_scale_add" {print $1}')
 "$B" run $M/mobilenet_block/model.json --random-weights 1 --break "$CA" -o "$T/v.st" 2>"$T/e"; rc=$?
-ok "mobilenet_block with conv_add broken (--break $CA) disagrees with the CPU reference" \
+ok "mobilenet_block with conv_scale_add broken (--break $CA) disagrees with the CPU reference" \
    "[ $rc = 0 ] && rel $T/v.st $T/mobilenet_block.cpu.st '>3e-3' 2>/dev/null"
