@@ -90,6 +90,31 @@ static Status fold_nodes(Graph *g, const Plan *p, int t, Recipe *r, DiagList *d)
     return st;
 }
 
+/* The rewrites the passes before fold-constants's folding made to the IR, made again on the
+ * .npubin's copy g, so the nodes its fold recipes name exist: canonicalize (scaled_dot_product_
+ * attention written out as its chain, as the compile did: an sdpa the plan runs as a CPU kernel
+ * was kept whole by --cpu-op, and stays whole here) and the constant terms on softmax inputs
+ * summed into new nodes (fold_terms.c). */
+static Status npubin_prefold(Graph *g, const Plan *p, DiagList *d)
+{
+    CompileOptions o;
+    compile_defaults(&o);
+    for (int k = 0; k < p->nkernels && o.n_cpu_ops < COMPILE_MAX_LIST; k++) {
+        const PlanKernel *kn = &p->kernels[k];
+        int n = kn->target == KT_CPU && kn->nprov > 0 ? graph_find_node(g, kn->prov[0]) : -1;
+        if (n >= 0 && g->nodes[n].op == OP_SDPA) o.cpu_ops[o.n_cpu_ops++] = g->nodes[n].aten;
+    }
+    PassCtx c = {.opt = &o, .d = d};
+    Status st = pass_canonicalize(g, &c);
+    bool *cst = st == ST_OK ? malloc((size_t)g->ntensors + 1) : NULL;
+    int n;
+    if (st == ST_OK && !cst) st = ST_NOMEM;
+    if (st == ST_OK) fold_const_tensors(g, cst);
+    if (st == ST_OK) st = fold_score_terms(g, cst, &n);
+    free(cst);
+    return st;
+}
+
 /* The model's graph for a .npubin's own plan: a copy of the IR it carries with the plan's
  * load-time weights (batch-norm folds, concatenated weights, folded constants) added as tensors
  * and recipes, so binding computes them as for a compiled IR. */
@@ -99,19 +124,10 @@ static Status npubin_graph(const Graph *src, const Plan *p, Graph **out, DiagLis
     if (!g) return ST_NOMEM;
     int *gid = malloc(sizeof(int) * ((size_t)p->ntensors + 1));
     Status st = gid ? ST_OK : ST_NOMEM;
-    /* fold-constants summed the constant terms on softmax inputs into new nodes (fold_terms.c)
-     * before folding: the same rewrite here makes the nodes its recipes name */
     bool folds = false;
     for (int i = 0; i < p->nrecipes; i++)
         folds |= p->recipes[i].kind == RECIPE_FOLD;
-    if (st == ST_OK && folds) {
-        bool *cst = malloc((size_t)g->ntensors + 1);
-        int n;
-        st = cst ? ST_OK : ST_NOMEM;
-        if (st == ST_OK) fold_const_tensors(g, cst);
-        if (st == ST_OK) st = fold_score_terms(g, cst, &n);
-        free(cst);
-    }
+    if (st == ST_OK && folds) st = npubin_prefold(g, p, d);
     for (int t = 0; st == ST_OK && t < p->ntensors; t++) {
         const PlanTensor *pt = &p->tensors[t];
         gid[t] = graph_find_tensor(g, pt->name);

@@ -27,6 +27,17 @@ ok "CPU partitions run the IR's nodes (mixed .npubin)" "[ $rc = 0 ] && grep -q '
 "$B" run "$T/c.npubin" --check > "$T/c.txt" 2>&1; rc=$?
 ok "batch-norm folds (weight recipes) computed at load from the file's recipes" \
    "[ $rc = 0 ] && grep -q '0 mismatch' $T/c.txt && \"$B\" describe $T/c.npubin | grep -q 'bn_fold'"
+# a fold over nodes the compile made: canonicalize writes transformers' sdpa out (its mask a
+# fold), and a --cpu-op sdpa keeps it whole; the loader rewrites its IR copy the same way
+H=tests/models/zoo/hf_qwen2/model.json
+"$B" compile $H -o "$T/h.npubin" > /dev/null 2>&1
+"$B" run "$T/h.npubin" --check > "$T/h.txt" 2>&1; rc=$?
+ok "a fold of the written-out sdpa's mask computed at load (transformers' Qwen2 .npubin)" \
+   "[ $rc = 0 ] && grep -q '1 ok, 0 mismatch' $T/h.txt && \"$B\" describe $T/h.npubin | grep -q 'folded .*scaled_dot_product_attention.mask'"
+"$B" compile $H --cpu-op aten.scaled_dot_product_attention.default -o "$T/hc.npubin" > /dev/null 2>&1
+"$B" run "$T/hc.npubin" --check > "$T/hc.txt" 2>&1; rc=$?
+ok "an sdpa the .npubin runs on the CPU stays whole at load" \
+   "[ $rc = 0 ] && grep -q '1 ok, 0 mismatch' $T/hc.txt && \"$B\" describe $T/hc.npubin | grep -q ' cpu .*scaled_dot_product_attention'"
 "$B" profile "$T/c.npubin" --iters 2 --format csv > "$T/p.csv" 2>&1; rc=$?
 nk=$("$B" describe "$T/c.npubin" | awk '/^kernels/ {print $2; exit}')
 ok "profile of a .npubin: a row per kernel, every kernel's error measured and ok (a K-split's partial pass: -)" \
