@@ -69,14 +69,15 @@ static KcTile cm_plan(const KernelCtx *c, const CmProduct *q, int64_t edge, int 
  * its grid leaves SMs idle: unsplit (K too short to split) on fewer tiles than SMs, each SM
  * holds at most one large workgroup while the small tile's 4x grid fills them. On the H200 the
  * small tile took such GEMMs (M 784..3136, N 192..768, K 96..192: ConvNeXt-T's and Swin-T's)
- * in 0.5-0.8x the large tile's time, and lost to it on every split or full-grid one measured
- * (bench/NOTES.md, "cm.tile from the grid"). */
+ * in 0.5-0.8x the large tile's time, and lost to it on most split or full-grid ones (the
+ * exceptions follow no rule the sweep showed: bench/NOTES.md, "cm.tile from the grid"). */
 static int64_t cm_tile(const KernelCtx *c, const CmProduct *q)
 {
     int64_t forced = kc_tune(c, TUNE_CM_TILE);
     if (forced != TUNE_AUTO) return forced;
     if (q->m < KC_CM_TILE_LARGE || q->n < KC_CM_TILE_LARGE) return KC_CM_TILE;
-    /* the narrow layout (cm.shape 1) shares an SM with others: the rule is the full layout's */
+    /* the grid rule is the full layout's (one workgroup per SM); the narrow one (cm.shape 1)
+     * shares an SM, so it keeps the 128 tile wherever M and N fill it */
     if (kc_tune(c, TUNE_CM_SHAPE) != 0) return KC_CM_TILE_LARGE;
     KcTile t = cm_plan(c, q, KC_CM_TILE_LARGE, 0);
     return t.nsplit == 1 && t.tiles < TIER_NV_COOPMAT_SMS ? KC_CM_TILE : KC_CM_TILE_LARGE;
