@@ -17,8 +17,11 @@ out=${OUT:-out}; mkdir -p "$out"
 B=${NPU_EXPLORE:-.dev/npu-explore}
 ITERS=${ITERS:-50}
 export GLIBC_TUNABLES=glibc.rtld.optional_static_tls=4000000
+# the tests tier by tier (the emulated tier of NPU_TEST_TIER=all is lavapipe's: bench/NOTES.md)
 for t in ${TESTS:-}; do
-    [ -x .dev/tests/$t ] && { (cd .dev/tests && LD_LIBRARY_PATH=$PWD/../lib ./$t) > "$out/$t.txt" 2>&1; echo "$t on the GPU: rc=$? $(grep -c '\[       OK \]' "$out/$t.txt") ok, $(grep -c '\[  FAILED  \]' "$out/$t.txt") failed lines"; }
+    for tier in portable nv-coopmat; do
+        [ -x .dev/tests/$t ] && { (cd .dev/tests && LD_LIBRARY_PATH=$PWD/../lib NPU_TEST_TIER=$tier timeout 300 ./$t) > "$out/$t.$tier.txt" 2>&1; echo "$t on the GPU ($tier): rc=$? $(grep -c '\[       OK \]' "$out/$t.$tier.txt") ok, $(grep -c '\[  FAILED  \]' "$out/$t.$tier.txt") failed lines"; }
+    done
 done
 FULL=${FULL:-/tmp/full}
 names=""
