@@ -18,13 +18,6 @@
 
 #define TERMS_MAX 16 /* chain nodes at most */
 
-/* The only consumer of t, or -1 (several, none, or a graph output). */
-static int only_consumer(const Graph *g, int t)
-{
-    const GTensor *x = &g->tensors[t];
-    return x->nconsumers == 1 && !x->is_output ? x->consumers[0] : -1;
-}
-
 /* Is node p a link of a chain reaching tensor t: a plain two-operand add of t's shape with one
  * constant operand (*term), or a reshape; its other operand (the chain's value) into *from. */
 static bool chain_link(const Graph *g, const bool *cst, int p, int *from, int *term)
@@ -76,7 +69,8 @@ static Status one_chain(Graph *g, const bool *cst, int sm, int *done)
     int y = g->nodes[sm].in[0], t = y;
     for (int p = g->tensors[t].producer; p >= 0 && n < TERMS_MAX; p = g->tensors[t].producer) {
         int from, term;
-        if (g->nodes[p].dead || only_consumer(g, t) < 0 || !chain_link(g, cst, p, &from, &term))
+        if (g->nodes[p].dead || graph_only_consumer(g, t) < 0 ||
+            !chain_link(g, cst, p, &from, &term))
             break;
         memmove(chain + 1, chain, sizeof(int) * (size_t)n);
         memmove(terms + 1, terms, sizeof(int) * (size_t)n++);

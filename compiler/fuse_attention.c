@@ -40,7 +40,7 @@ static void operand_chain(const Graph *g, int t, const bool *taken, FuseMatch *m
 static void kv_transpose(const Graph *g, int t, const bool *taken, FuseMatch *m)
 {
     int tp = g->tensors[t].producer;
-    if (tp < 0 || g->nodes[tp].op != OP_TRANSPOSE || fuse_only_consumer(g, t) < 0 ||
+    if (tp < 0 || g->nodes[tp].op != OP_TRANSPOSE || graph_only_consumer(g, t) < 0 ||
         !fuse_usable(g, tp, taken) || g->tensors[t].rank != 4)
         return;
     int d0 = norm_dim(attr_int(&g->nodes[tp], "dim0", 0), 4);
@@ -58,11 +58,11 @@ static void kv_source(const Graph *g, int t, const bool *taken, FuseMatch *m, bo
     int r = g->tensors[t].producer;
     int e = r >= 0 && g->nodes[r].op == OP_VIEW ? g->tensors[g->nodes[r].in[0]].producer : -1;
     int u = e >= 0 && g->nodes[e].op == OP_EXPAND ? g->tensors[g->nodes[e].in[0]].producer : -1;
-    if (u < 0 || g->nodes[u].op != OP_UNSQUEEZE || fuse_only_consumer(g, t) < 0 ||
+    if (u < 0 || g->nodes[u].op != OP_UNSQUEEZE || graph_only_consumer(g, t) < 0 ||
         !fuse_usable(g, r, taken) || !fuse_usable(g, e, taken) || !fuse_usable(g, u, taken) ||
-        fuse_only_consumer(g, g->nodes[e].in[0]) < 0 ||
-        fuse_only_consumer(g, g->nodes[r].in[0]) < 0 || node_input(g, &g->nodes[u], 0)->rank != 4 ||
-        attr_int(&g->nodes[u], "dim", 0) != 2) {
+        graph_only_consumer(g, g->nodes[e].in[0]) < 0 ||
+        graph_only_consumer(g, g->nodes[r].in[0]) < 0 ||
+        node_input(g, &g->nodes[u], 0)->rank != 4 || attr_int(&g->nodes[u], "dim", 0) != 2) {
         if (rows) operand_chain(g, t, taken, m);
         return;
     }
@@ -144,7 +144,7 @@ static int scalar_mul_of(const Graph *g, int t, const bool *taken)
 {
     int p = g->tensors[t].producer;
     if (p < 0 || g->nodes[p].op != OP_MUL || g->nodes[p].nin != 1 || !fuse_usable(g, p, taken) ||
-        fuse_only_consumer(g, t) < 0 || !attr_present(&g->nodes[p], "other"))
+        graph_only_consumer(g, t) < 0 || !attr_present(&g->nodes[p], "other"))
         return -1;
     return p;
 }
@@ -205,7 +205,7 @@ static bool match_attention_rows(const Graph *g, int node, const bool *taken, Fu
      * transpose to [B, Tq, Hq, D], nn.MultiheadAttention's permute to [Tq, B, Hq, D], both
      * before o_proj) joins, the kernel writes that layout and the copy is never made (one row:
      * that transpose is a view) */
-    int ot = one_row ? -1 : fuse_only_consumer(g, g->nodes[pv].out[0]), perm[4];
+    int ot = one_row ? -1 : graph_only_consumer(g, g->nodes[pv].out[0]), perm[4];
     if (ot >= 0 && op_class(g->nodes[ot].op) == OC_permute && fuse_usable(g, ot, taken) &&
         g->tensors[g->nodes[ot].out[0]].rank == 4 && node_perm(&g->nodes[ot], 4, perm) &&
         perm[3] == 3)

@@ -10,8 +10,6 @@
 /* The longest chain of permutes and reshapes fuse_in_chain walks. */
 #define FUSE_PERMUTE_CHAIN 8
 
-/* The unique consumer of tensor t, or -1 (several consumers, or a graph output). */
-int fuse_only_consumer(const Graph *g, int t);
 /* Can node join an instance: live, on the NPU, not in another instance? */
 bool fuse_usable(const Graph *g, int node, const bool *taken);
 /* Appends node to m's members; false when m is full (FUSE_MAX_NODES). */

@@ -17,13 +17,6 @@
 
 #include "common/half.h"
 
-int fuse_only_consumer(const Graph *g, int t)
-{
-    const GTensor *x = &g->tensors[t];
-    if (x->nconsumers != 1 || x->is_output) return -1;
-    return x->consumers[0];
-}
-
 bool fuse_usable(const Graph *g, int node, const bool *taken)
 {
     const Node *n = &g->nodes[node];
@@ -44,7 +37,7 @@ bool fuse_same_shape(const GTensor *a, const GTensor *b)
 
 int fuse_next_op(const Graph *g, int t, OpId op, const bool *taken)
 {
-    int c = fuse_only_consumer(g, t);
+    int c = graph_only_consumer(g, t);
     if (c < 0 || g->nodes[c].op != op || !fuse_usable(g, c, taken)) return -1;
     return c;
 }
@@ -65,7 +58,7 @@ static bool half_exact(double v)
  * compiler/act.c's table, hardtanh only with half-exact bounds. Its row and node, or NULL. */
 static const EpiAct *conv_act(const Graph *g, int t, const bool *taken, int *node, const char **why)
 {
-    int c = fuse_only_consumer(g, t);
+    int c = graph_only_consumer(g, t);
     if (c < 0 || !fuse_usable(g, c, taken)) return NULL;
     const Node *n = &g->nodes[c];
     const EpiAct *a = epi_act(n);
@@ -158,7 +151,7 @@ static bool match_conv_scale(const Graph *g, int node, const bool *taken, FuseMa
     int pt = conv->in[0], mul = g->tensors[pt].producer, x, s;
     if (mul < 0 || g->nodes[mul].op != OP_MUL || !fuse_usable(g, mul, taken)) return false;
     if (!fuse_scale_operands(g, &g->nodes[mul], &x, &s, why)) return false;
-    if (fuse_only_consumer(g, pt) != node)
+    if (graph_only_consumer(g, pt) != node)
         return (*why = "the scaled input has other consumers (or is a graph output)"), false;
     const GTensor *xt = &g->tensors[x], *wt = node_input(g, conv, 1);
     if (xt->shape[xt->rank - 1] == 1 && xt->shape[xt->rank - 2] == 1 && wt->rank == 4 &&
@@ -270,7 +263,7 @@ int fuse_in_chain(const Graph *g, int t, const bool *taken, int *chain, int *mov
         if (p < 0 || n == FUSE_PERMUTE_CHAIN || !sv_chain_op(g, &g->nodes[p]) ||
             !fuse_usable(g, p, taken))
             return n;
-        if (fuse_only_consumer(g, t) < 0) {
+        if (graph_only_consumer(g, t) < 0) {
             for (int k = 0; k < FUSE_PERMUTE_CHAIN && p >= 0 && sv_chain_op(g, &g->nodes[p]); k++) {
                 if (moves_data(g, p)) {
                     *why = "the permuted input has other readers (its copy stays)";
@@ -293,7 +286,7 @@ static int ln_out_chain(const Graph *g, int t, const bool *taken, int *chain)
 {
     int n = 0, move = 0;
     for (;;) {
-        int c = fuse_only_consumer(g, t);
+        int c = graph_only_consumer(g, t);
         if (c < 0 || n == FUSE_PERMUTE_CHAIN || !sv_chain_op(g, &g->nodes[c]) ||
             !fuse_usable(g, c, taken))
             return move;
@@ -459,7 +452,7 @@ static int rope_chain(const Graph *g, int node, const bool *taken, int members[8
             for (int i = 0; i < 7 && ok; i++) {
                 int nd = seq[i];
                 ok = fuse_usable(g, nd, taken);
-                if (ok && nd != node) ok = fuse_only_consumer(g, g->nodes[nd].out[0]) >= 0;
+                if (ok && nd != node) ok = graph_only_consumer(g, g->nodes[nd].out[0]) >= 0;
             }
             if (!ok) {
                 *why = "an intermediate of the rotation has other consumers";
@@ -557,7 +550,7 @@ static bool match_index_copy_t(const Graph *g, int node, const bool *taken, Fuse
     if (ic->nin != 3) return false;
     int tp = g->tensors[ic->in[2]].producer, perm[NPU_MAX_RANK];
     if (tp < 0 || (g->nodes[tp].op != OP_TRANSPOSE && g->nodes[tp].op != OP_PERMUTE) ||
-        !fuse_usable(g, tp, taken) || fuse_only_consumer(g, ic->in[2]) != node)
+        !fuse_usable(g, tp, taken) || graph_only_consumer(g, ic->in[2]) != node)
         return false;
     const GTensor *x = &g->tensors[ic->in[2]], *y = node_input(g, &g->nodes[tp], 0);
     int r = x->rank, dim = norm_dim(attr_int(ic, "dim", 0), r);
@@ -583,10 +576,10 @@ static bool match_index_copy_t(const Graph *g, int node, const bool *taken, Fuse
  * a silu feeding a single multiply: silu_mul has priority there), or -1; *variant its pattern. */
 static int linear_act_node(const Graph *g, int node, const bool *taken, const char **variant)
 {
-    int c = fuse_only_consumer(g, g->nodes[node].out[0]);
+    int c = graph_only_consumer(g, g->nodes[node].out[0]);
     if (c < 0 || !fuse_usable(g, c, taken)) return -1;
     if (g->nodes[c].op == OP_SILU) {
-        int m2 = fuse_only_consumer(g, g->nodes[c].out[0]);
+        int m2 = graph_only_consumer(g, g->nodes[c].out[0]);
         if (m2 >= 0 && g->nodes[m2].op == OP_MUL) return -1;
     }
     const EpiAct *a = epi_act(&g->nodes[c]);
@@ -709,7 +702,7 @@ static bool match_linear_concat(const Graph *g, int node, const bool *taken, Fus
 static bool glu_nodes(const Graph *g, int node, const bool *taken, int *gl, int *ul, int *si,
                       int *mu, const char **why)
 {
-    int out = g->nodes[node].out[0], c = fuse_only_consumer(g, out);
+    int out = g->nodes[node].out[0], c = graph_only_consumer(g, out);
     if (c < 0 || !fuse_usable(g, c, taken)) return false;
     int other;
     if (g->nodes[c].op == OP_SILU) {
@@ -725,7 +718,7 @@ static bool glu_nodes(const Graph *g, int node, const bool *taken, int *gl, int 
         other = mn->in[0] == out ? mn->in[1] : mn->in[0];
         *si = g->tensors[other].producer;
         if (*si < 0 || g->nodes[*si].op != OP_SILU || !fuse_usable(g, *si, taken) ||
-            fuse_only_consumer(g, other) != c)
+            graph_only_consumer(g, other) != c)
             return false;
         *gl = g->tensors[g->nodes[*si].in[0]].producer;
     } else {
@@ -733,7 +726,7 @@ static bool glu_nodes(const Graph *g, int node, const bool *taken, int *gl, int 
     }
     if (*gl < 0 || *ul < 0 || *gl == *ul || g->nodes[*gl].op != OP_LINEAR ||
         g->nodes[*ul].op != OP_LINEAR || g->nodes[*ul].out[0] != other ||
-        fuse_only_consumer(g, g->nodes[*gl].out[0]) != *si || fuse_only_consumer(g, other) != *mu)
+        graph_only_consumer(g, g->nodes[*gl].out[0]) != *si || graph_only_consumer(g, other) != *mu)
         return false;
     if (!fuse_usable(g, *gl, taken) || !fuse_usable(g, *ul, taken))
         return (*why = "the other linear is fused already or runs on the CPU"), false;
@@ -801,7 +794,7 @@ static bool match_linear_add(const Graph *g, int node, const bool *taken, FuseMa
     if (r->dtype != o->dtype || y->dtype != o->dtype)
         return (*why = "the residual has another dtype"), false;
     /* masked_softmax has priority: an add feeding a softmax is a mask */
-    int sm = fuse_only_consumer(g, an->out[0]);
+    int sm = graph_only_consumer(g, an->out[0]);
     if (sm >= 0 && g->nodes[sm].op == OP_SOFTMAX)
         return (*why = "the add feeds a softmax (masked_softmax takes it)"), false;
     fuse_add(m, node);

@@ -270,6 +270,12 @@ int graph_find_tensor(const Graph *g, const char *name)
     return (int)(intptr_t)strmap_get(&g->by_name, name) - 1;
 }
 
+int graph_only_consumer(const Graph *g, int t)
+{
+    const GTensor *x = &g->tensors[t];
+    return x->nconsumers == 1 && !x->is_output ? x->consumers[0] : -1;
+}
+
 int graph_find_node(const Graph *g, const char *name)
 {
     return (int)(intptr_t)strmap_get(&g->node_by_name, name) - 1;

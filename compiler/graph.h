@@ -201,6 +201,8 @@ bool graph_add_attr_v(Graph *g, int node, const Attr *a);
 bool graph_add_output(Graph *g, int t);
 int graph_find_tensor(const Graph *g, const char *name); /* -1 if absent */
 int graph_find_node(const Graph *g, const char *name);   /* -1 if absent */
+/* The unique consumer of tensor t, or -1 (several consumers, none, or a graph output). */
+int graph_only_consumer(const Graph *g, int t);
 /* Maps the names of nodes from..nnodes-1 to their indices again (nodes moved). False on
  * allocation failure. */
 bool graph_index_nodes(Graph *g, int from);

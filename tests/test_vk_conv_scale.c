@@ -25,11 +25,14 @@
 
 /* One squeeze-excite block feeding a conv: x0 [n, c0, h, w] -> 3x3 conv (bias) -> silu = xa
  * [n, c, h, w] -> pool -> 1x1 conv to 8 -> silu -> 1x1 conv to c -> sigmoid = s [n, c, 1, 1];
- * p = xa * s (swap: s * xa) -> conv (k x k, `groups`, pad k / 2, bias) to cout (+ x0 when res:
- * cout = c0) = y. twice: p is a graph output too (a second consumer). */
+ * p = xa * s (swap: s * xa) -> conv (k x k, `groups`, pad k / 2, bias) to cout (res 1: + x0,
+ * cout = c0; res 2: + xa itself, unscaled, cout = c) = y. twice: p is a graph output too (a
+ * second consumer). */
 typedef struct SeCase {
     int64_t n, c0, c, h, w, cout, k, groups;
-    bool swap, res, twice;
+    bool swap;
+    int res;
+    bool twice;
     const char *expect; /* the consumer's family */
     int quick;          /* the dtype (gb_dtypes) `make test` checks, the others are test-long's */
 } SeCase;
@@ -61,8 +64,9 @@ static const char *se_graph(const SeCase *sc, int64_t ys[4])
     gb_conv(&g, "proj", "p", xa, sc->cout, sc->groups, sc->k, sc->k, true, sc->res ? "po" : "y", ys,
             pad);
     if (sc->res)
-        gb_node(&g, "add", "aten.add.Tensor", (const char *[]){"po", "x", NULL},
-                (const int64_t *[]){ys, x0}, "y", ys, NULL);
+        gb_node(&g, "add", "aten.add.Tensor",
+                (const char *[]){"po", sc->res == 2 ? "xa" : "x", NULL},
+                (const int64_t *[]){ys, sc->res == 2 ? xa : x0}, "y", ys, NULL);
     if (sc->twice) gb_output(&g, "p", xa);
     return gb_json(&g, "y", ys);
 }
@@ -102,13 +106,14 @@ static void test_se_scale(void **state)
     /* quick: each case in one dtype (fp16 where the emulated tensor-core conv can take it) */
     static const SeCase cases[] = {
         /* n c0  c   h   w cout k  g  swap   res    twice  expect       quick */
-        {2, 6, 20, 9, 7, 12, 1, 1, false, false, false, "conv2d_sb", 0},
-        {2, 16, 20, 9, 7, 16, 1, 1, true, true, false, "conv2d_sbr", 1},     /* s * x, residual */
-        {2, 5, 36, 7, 6, 16, 3, 1, false, false, false, "conv2d_sb", 1},     /* 3x3: zero padding */
-        {2, 6, 24, 7, 5, 6, 3, 2, true, true, false, "conv2d_sbr", -1},      /* groups 2 */
-        {2, 6, 20, 9, 7, 20, 3, 20, false, false, false, "conv2d_dw_sb", 1}, /* depthwise */
-        {1, 6, 64, 9, 9, 40, 3, 1, false, false, false, "conv2d_sb", 1},     /* K 576: split */
-        {2, 6, 20, 9, 7, 12, 1, 1, false, false, true, "conv2d_b", 1},       /* p read twice */
+        {2, 6, 20, 9, 7, 12, 1, 1, false, 0, false, "conv2d_sb", 0},
+        {2, 16, 20, 9, 7, 16, 1, 1, true, 1, false, "conv2d_sbr", 1},    /* s * x, residual */
+        {2, 6, 20, 9, 7, 20, 1, 1, false, 2, false, "conv2d_sb", 1},     /* + x, unscaled */
+        {2, 5, 36, 7, 6, 16, 3, 1, false, 0, false, "conv2d_sb", 1},     /* 3x3: zero padding */
+        {2, 6, 24, 7, 5, 6, 3, 2, true, 1, false, "conv2d_sbr", -1},     /* groups 2 */
+        {2, 6, 20, 9, 7, 20, 3, 20, false, 0, false, "conv2d_dw_sb", 1}, /* depthwise */
+        {1, 6, 64, 9, 9, 40, 3, 1, false, 0, false, "conv2d_sb", 1},     /* K 576: split */
+        {2, 6, 20, 9, 7, 12, 1, 1, false, 0, true, "conv2d_b", 1},       /* p read twice */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         se_case(&cases[i]);
@@ -120,7 +125,7 @@ static void test_se_split_plan(void **state)
 {
     (void)state;
     int64_t ys[4];
-    const SeCase sc = {1, 6, 64, 9, 9, 40, 3, 1, false, false, false, "conv2d_sb", 1};
+    const SeCase sc = {1, 6, 64, 9, 9, 40, 3, 1, false, 0, false, "conv2d_sb", 1};
     CompileOptions o;
     vc_options(&o);
     o.compute = DT_F16;
@@ -190,7 +195,7 @@ static void test_se_not_fused(void **state)
     (void)state;
     if (tu_long()) skip(); /* the quick suite's */
     int64_t ys[4];
-    const SeCase twice = {2, 6, 20, 9, 7, 12, 1, 1, false, false, true, "conv2d_b", 1};
+    const SeCase twice = {2, 6, 20, 9, 7, 12, 1, 1, false, 0, true, "conv2d_b", 1};
     assert_true(near_miss(se_graph(&twice, ys), "other consumers"));
     const char *json = shared_scale_graph(1, 1, 1, ys);
     assert_true(near_miss(json, "matrix-vector"));
@@ -199,7 +204,7 @@ static void test_se_not_fused(void **state)
     assert_int_equal(binary, 1);
     assert_int_equal(scaled, 0);
 
-    const SeCase res = {2, 6, 20, 9, 7, 6, 1, 1, false, true, false, "conv2d_br", 1};
+    const SeCase res = {2, 6, 20, 9, 7, 6, 1, 1, false, 1, false, "conv2d_br", 1};
     json = se_graph(&res, ys);
     vc_set_no_fuse("conv_scale");
     plan_counts(json, "fp16", &binary, &scaled);
