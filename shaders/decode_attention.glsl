@@ -174,26 +174,13 @@ float vel(VEC_T v, uint e)
 }
 
 #if ATTN_CACHE
-// x rounded to the storage dtype, as a store and a load would (fp32 operations only: the module
-// needs no Float16 arithmetic)
-float attn_round(float x)
-{
-#if defined(STORAGE_BF16)
-    return uintBitsToFloat(npu_bf16_bits(x) << 16);
-#elif defined(STORAGE_F16)
-    return unpackHalf2x16(packHalf2x16(vec2(x, 0.0))).x;
-#else
-    return x;
-#endif
-}
-
 // element d of a rope output from a = x[d] and its partner p = x[d +- D/2], with the rope
 // kernel's operations (shaders/rope.glsl: the two products, then their sum), cos and sin of row
-// cb, rounded to storage
+// cb, rounded to storage (common.glsl S_ROUND: fp32 operations only)
 float attn_rope(float a, float p, uint d, uint cb)
 {
     float c = S_LOAD(rcos[cb + d]), s = S_LOAD(rsin[cb + d]);
-    return attn_round(d < pc.D / 2u ? a * c + (-p) * s : a * c + p * s);
+    return S_ROUND(d < pc.D / 2u ? a * c + (-p) * s : a * c + p * s);
 }
 
 // vector j of the fresh row at fresh[at..] in the loads' format (the values are exact in the
