@@ -46,20 +46,6 @@
 // and its up column nn + 16, read from SH_C, so consecutive invocations write consecutive
 // output columns.
 //
-// GEMM_SPLIT 1 (coopmat only; the tensor-core matmul): a K split reduced by its last workgroup,
-// in the same dispatch (no reduce kernel, no barrier level). When the kernel's GEMM_SPLIT_ON
-// (a spec constant) holds, every workgroup stores its fp32 partial tile straight from the
-// accumulators (CM_STORE, no SH_C, no barrier) into the kernel's coherent float buffer `part`
-// at sp_tile + sp_split * sp_sstride (row stride sp_ld: the partials are padded to whole tiles,
-// so no store needs a guard), then takes a ticket: atomicAdd on the kernel's coherent uint
-// buffer `tick` at sp_tick, after a device-scope barrier. The workgroup that draws the last of
-// sp_n tickets adds the sp_n partials of each element of its tile in split order (the
-// separate reduce's order: the same fp32 sums whichever workgroup is last), hands each sum to
-// gemm_emit (gemm_emit_glu: the pairs), and resets the ticket to 0 for the next run (the
-// backend zero-fills `tick` once). No workgroup waits for another (CUDA's threadFenceReduction
-// pattern, as decode_attention's splits). The kernel declares `part` and `tick` before the
-// include and sets the sp_* globals before gemm_run; sp_rows is the tile's rows inside M.
-//
 // Spec constants (0 is NPU_WG, GEMM_WG invocations for the coopmat tile): 1..3 = BM, BN, BK
 // (SIMT; the coopmat tile is fixed at compile time), 4 =
 // B_KMAJOR, 5, 6 = TR, TC (SIMT). The including kernel may use ids from 7 on.
@@ -120,16 +106,6 @@ const uint CM_ABLATE = 0;
 
 #ifndef GEMM_SH_VEC
 #define GEMM_SH_VEC 0
-#endif
-#ifndef GEMM_SPLIT
-#define GEMM_SPLIT 0
-#endif
-#if GEMM_SPLIT
-#if !GEMM_CM
-#error "gemm_tile.glsl: GEMM_SPLIT is the coopmat tile's"
-#endif
-uint sp_tile, sp_ld, sp_sstride, sp_split, sp_n, sp_tick, sp_rows;
-shared uint sp_last;
 #endif
 #ifndef GEMM_GLU
 #define GEMM_GLU 0
@@ -330,40 +306,6 @@ void gemm_run(uint kbeg, uint kend)
     }
 #if GEMM_CM
     if ((CM_ABLATE & 16u) != 0) return; // uniform (a spec constant)
-#if GEMM_SPLIT
-    if (GEMM_SPLIT_ON) {
-        uint own = sp_tile + sp_split * sp_sstride;
-        [[unroll]] for (uint i = 0; i < FM; i++)
-            [[unroll]] for (uint j = 0; j < FN; j++)
-                CM_STORE(acc[i * FN + j], part, own + (wm + i * 16) * sp_ld + wn + j * 16, sp_ld);
-        memoryBarrierBuffer(); // this invocation's partials are visible before the ticket
-        barrier();
-        if (tid == 0) sp_last = atomicAdd(tick[sp_tick], 1u) == sp_n - 1u ? 1u : 0u;
-        barrier();
-        if (sp_last == 0u) return; // uniform
-        memoryBarrierBuffer();
-        if (tid == 0) tick[sp_tick] = 0u;
-#if GEMM_GLU
-        [[dont_unroll]] for (uint e = tid; e < sp_rows * (BN / 2u); e += GEMM_WG) {
-            uint r = e / (BN / 2u), c = mm_glu_pair(e % (BN / 2u)), o = sp_tile + r * sp_ld + c;
-            float g = 0.0, u = 0.0;
-            for (uint s = 0; s < sp_n; s++) {
-                g += part[o + s * sp_sstride];
-                u += part[o + s * sp_sstride + GLU_BLOCK];
-            }
-            gemm_emit_glu(r, c, g, u);
-        }
-#else
-        [[dont_unroll]] for (uint e = tid; e < sp_rows * BN; e += GEMM_WG) {
-            uint r = e / BN, c = e % BN, o = sp_tile + r * sp_ld + c;
-            float v = 0.0;
-            for (uint s = 0; s < sp_n; s++) v += part[o + s * sp_sstride];
-            gemm_emit(r, c, v);
-        }
-#endif
-        return;
-    }
-#endif
 #if GEMM_CM_STRIPE == 0
     [[unroll]] for (uint i = 0; i < FM; i++)
         [[unroll]] for (uint j = 0; j < FN; j++)

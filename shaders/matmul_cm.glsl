@@ -3,12 +3,10 @@
 // sum_k A[b, m, k] B[b, k, n] + beta * bias[m, n]) + res[b, m, n]) with fp32 accumulation, on the
 // tile loop of shaders/gemm_tile.glsl (GEMM_CM 1; CM_EMULATE 1 builds the portable emulation,
 // stems *_cmx). One workgroup computes a BM x BN tile of one batch matrix over one K split.
-// Stems: matmul_cm (bindings A, B, bias, partials, tickets, Y), matmul_cm_nb (A, B, partials,
-// tickets, Y), matmul_cm_r (A, B, res, partials, tickets, Y), matmul_cm_br (A, B, bias, res,
-// partials, tickets, Y), and their emulations. A K split (spec 9 SPLIT, push nsplit > 1) is
-// reduced in the same dispatch by the last of a tile's workgroups to finish (gemm_tile.glsl
-// GEMM_SPLIT): fp32 partials [nsplit, batch, mtiles * BM, ntiles * BN] (whole tiles) and one
-// ticket per (batch, tile); unsplit, both bindings are Y's buffer and never accessed.
+// Stems: matmul_cm (bindings A, B, bias, Y), matmul_cm_nb (A, B, Y), matmul_cm_r (A, B, res, Y),
+// matmul_cm_br (A, B, bias, res, Y), matmul_cm_part (A, B, partials, Y: the fp32 partial sums
+// [nsplit, batch*M*N] of a K split; Y is not accessed), and their emulations; the split's reduce
+// is matmul_red, _nb, _r, _br (shaders/matmul_red.glsl), which does the epilogue.
 // Two compile-time tiles (gemm_tile.glsl): 64 x 64 x 32 with 128 invocations (2 x 2 subgroups of
 // 32 x 32), and with MM_LARGE 1 (stems matmul_cml, _nb, _r, _br, _part, emulations matmul_cmlx*)
 // 128 x 128 x 32 with 256 invocations (2 x 4 subgroups of 64 x 32, the result through 16-row
@@ -28,17 +26,20 @@
 // (GEMM_SH_VEC, shaders/gemm_tile.glsl).
 // linear_glu (MM_GLU 1, stems matmul_cm_glu, _glu_nb, matmul_cml_glu, _glu_nb and their
 // emulations): B is the gate's and up's weights interleaved (N = 2F columns, matmul_glu.glsl);
-// the tile's SH_C pairs (a split's summed partials) reach gemm_emit_glu (gemm_tile.glsl
-// GEMM_GLU), which writes act(alpha * gate + beta * bias) * (alpha * up + beta * bias) into Y
-// [batch, M, N / 2].
+// the tile's SH_C pairs reach gemm_emit_glu (gemm_tile.glsl GEMM_GLU), which writes
+// act(alpha * gate + beta * bias) * (alpha * up + beta * bias) into Y [batch, M, N / 2]. A K
+// split's first pass is matmul_cm_part as for any product; its reduce, matmul_red_glu, pairs.
 // Push: the matmul block {M, N, K, b_ks, b_ns, nbatch, bdim[4], sa[4], sb[4], bias_ms, bias_ns,
 // act, alpha, beta, post}, then {mtiles, ntiles, nsplit, kchunk}. Spec: 0 = 128 (256 with
 // MM_LARGE), 1..4 = BM, BN, BK, B_KMAJOR, 7 = VEC, 8 = CM_ABLATE (a measuring aid, 0 outside
-// bench/: gemm_tile.glsl), 9 = SPLIT (nsplit > 1).
+// bench/: gemm_tile.glsl).
 #define GEMM_CM 1
 #define GEMM_SH_VEC 1
 #ifndef CM_EMULATE
 #define CM_EMULATE 0
+#endif
+#ifndef MM_PART
+#define MM_PART 0
 #endif
 #ifndef MM_RES
 #define MM_RES 0
@@ -49,8 +50,8 @@
 #ifndef MM_GLU
 #define MM_GLU 0
 #endif
-#if MM_GLU && MM_RES
-#error "linear_glu has no residual"
+#if MM_GLU && (MM_RES || MM_PART)
+#error "linear_glu has no residual, and a K split's first pass writes plain partial sums"
 #endif
 #define GEMM_GLU MM_GLU
 #ifndef MM_SHAPE
@@ -77,30 +78,27 @@
 layout(local_size_x_id = 0) in;
 
 #include "matmul_cm_common.glsl"
+#define GEMM_ABLATE_ID 8
+#include "gemm_tile.glsl"
+
+layout(constant_id = 7) const uint VEC = 0;
 
 layout(std430, set = 0, binding = 0) readonly buffer A_ { STORAGE_T a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B_ { STORAGE_T b[]; };
 // the same operands as 16-byte vectors (VEC 1)
 layout(std430, set = 0, binding = 0) readonly buffer A4_ { uvec4 a4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B4_ { uvec4 b4[]; };
+#if MM_PART
+layout(std430, set = 0, binding = 2) restrict writeonly buffer Part { float part[]; };
+#else
 #if MM_BIAS
 layout(std430, set = 0, binding = 2) restrict readonly buffer Bias_ { STORAGE_T bias[]; };
 #endif
 #if MM_RES
 layout(std430, set = 0, binding = 2 + MM_BIAS) restrict readonly buffer Res_ { STORAGE_T res[]; };
 #endif
-// a K split's partials and tickets (gemm_tile.glsl GEMM_SPLIT), then Y
-layout(std430, set = 0, binding = 2 + MM_BIAS + MM_RES) coherent buffer Part_ { float part[]; };
-layout(std430, set = 0, binding = 3 + MM_BIAS + MM_RES) coherent buffer Tick_ { uint tick[]; };
-layout(std430, set = 0, binding = 4 + MM_BIAS + MM_RES) restrict writeonly buffer Y_ { STORAGE_T y[]; };
-
-layout(constant_id = 9) const uint SPLIT = 0;
-#define GEMM_SPLIT 1
-#define GEMM_SPLIT_ON (SPLIT != 0u)
-#define GEMM_ABLATE_ID 8
-#include "gemm_tile.glsl"
-
-layout(constant_id = 7) const uint VEC = 0;
+layout(std430, set = 0, binding = 2 + MM_BIAS + MM_RES) restrict writeonly buffer Y_ { STORAGE_T y[]; };
+#endif
 
 uint oa, ob, m0, n0, kend, bi, split;
 
@@ -211,6 +209,9 @@ void gemm_emit(uint mm, uint nn, float v)
     bool ok = all(bvec2(m < pc.M, n < pc.N));
     m = min(m, pc.M - 1);
     n = min(n, pc.N - 1);
+#if MM_PART
+    if (ok) part[((split * pc.nbatch + bi) * pc.M + m) * pc.N + n] = v;
+#else
     v *= pc.alpha;
 #if MM_BIAS
     v += pc.beta * S_LOAD(bias[m * pc.bias_ms + n * pc.bias_ns]);
@@ -221,6 +222,7 @@ void gemm_emit(uint mm, uint nn, float v)
     v = npu_activate(v + S_LOAD(res[i]), pc.post);
 #endif
     if (ok) y[i] = S_STORE(v);
+#endif
 }
 #endif
 
@@ -238,14 +240,6 @@ void main()
     n0 = nt * BN;
     uint kbeg = split * pc.kchunk;
     kend = min(pc.K, kbeg + pc.kchunk);
-    // a K split's partials: whole tiles, padded rows of ntiles * BN (GEMM_SPLIT)
-    sp_ld = pc.ntiles * BN;
-    sp_sstride = pc.nbatch * pc.mtiles * BM * sp_ld;
-    sp_tile = (bi * pc.mtiles * BM + m0) * sp_ld + n0;
-    sp_split = split;
-    sp_n = pc.nsplit;
-    sp_tick = (bi * pc.mtiles + mt) * pc.ntiles + nt;
-    sp_rows = min(BM, pc.M - m0);
     if ((CM_ABLATE & 1u) != 0) {
         [[unroll]] for (uint j = 0; j < SV_A; j++) va[j] = uvec4(0u);
         [[unroll]] for (uint j = 0; j < SV_B; j++) vb[j] = uvec4(0u);

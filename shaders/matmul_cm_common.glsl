@@ -1,5 +1,5 @@
-// The push block of the tensor-core matmul (shaders/matmul_cm.glsl): the matmul family's words
-// (shaders/matmul.glsl) then the tiling.
+// The push block of the tensor-core matmul and its K-split reduce (shaders/matmul_cm.glsl,
+// shaders/matmul_red.glsl): the matmul family's words (shaders/matmul.glsl) then the tiling.
 #ifndef NPU_MATMUL_CM_COMMON_GLSL
 #define NPU_MATMUL_CM_COMMON_GLSL
 

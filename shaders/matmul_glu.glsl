@@ -5,8 +5,8 @@
 // (n / 32) * 16 + n % 32 of the output, a row of N / 2: y = act(gate) * up (act: the gate's
 // activation, silu). N is a multiple of 32; a tile whose columns start at a multiple of 32 and
 // span a multiple of 32 holds both columns of each of its pairs. Used by the SIMT matmul's
-// epilogue (matmul_epi.glsl) and the tensor-core matmul's (matmul_cm.glsl, gemm_tile.glsl
-// GEMM_GLU, a K split's last workgroup too).
+// epilogue (matmul_epi.glsl), the tensor-core matmul's (matmul_cm.glsl, gemm_tile.glsl
+// GEMM_GLU) and the K-split reduce (matmul_red.glsl).
 #ifndef NPU_MATMUL_GLU_GLSL
 #define NPU_MATMUL_GLU_GLSL
 

@@ -3,7 +3,7 @@
  * weights interleaved in runs of 16 rows with the GLU in its epilogue (shaders/matmul_glu.glsl),
  * on the portable SIMT tile (matmul_glu*), the tensor-core tiles' emulations on lavapipe
  * (matmul_cmx_glu*, matmul_cmlx_glu*: 64 and 128 tiles) and the tensor cores where the device
- * has them, and with a K split (reduced by its last workgroup, whose epilogue pairs).
+ * has them, and with a K split (matmul_cm*_part, then the reduce matmul_red_glu*, which pairs).
  * Odd M, F not a multiple of the tile (partial last tiles), K not a multiple of 8 (one-element
  * staging loads), with and without biases, both node and operand orders, f32, f16 and bf16,
  * buffers poisoned with NaN. Which kernels lowering picks for each case is checked by compiling
@@ -119,19 +119,21 @@ static void expect_stems(const GluSpec *s, PlanTier tier, bool emu, const char *
                  want_split);
 }
 
-/* Which kernels the cases run: no silu_mul, one matmul for the pair (split or not); Qwen2.5-1.5B's
- * prefill-128 gate|up (M 128, K 1536, F 8960) on the 128 tile, 140 tiles, split in 3 (the GLU
- * kernels' target, 3 workgroups per SM), in 2 or none as cm.glu_target asks. */
+/* Which kernels the cases run: no silu_mul, one matmul (or its split's two passes) for the
+ * pair; Qwen2.5-1.5B's prefill-128 gate|up (M 128, K 1536, F 8960) on the 128 tile, 140 tiles,
+ * split in 3 (the GLU kernels' target, 3 workgroups per SM), in 2 or none as cm.glu_target
+ * asks. */
 static void test_glu_stems(void **state)
 {
     (void)state;
     vc_tune(NULL);
     static const char *emulated[] = {
-        "matmul_glu_nb",                       /* M 5: the SIMT kernel on either tier */
-        "matmul_cmx_glu",                      /* 64 tile, bias */
-        "matmul_cmx_glu_nb", "matmul_cmx_glu", /* 6 unsplit tiles of 128: the 64 tile */
-        "matmul_cmx_glu_nb",                   /* 64 tile, split */
-        "matmul_cmlx_glu",                     /* 128 tile, split, bias */
+        "matmul_glu_nb",  /* M 5: the SIMT kernel on either tier */
+        "matmul_cmx_glu", /* 64 tile, bias */
+        "matmul_cmx_glu_nb",
+        "matmul_cmx_glu",                    /* 6 unsplit tiles of 128: the 64 tile */
+        "matmul_cmx_part matmul_red_glu_nb", /* 64 tile, split */
+        "matmul_cmlx_part matmul_red_glu",   /* 128 tile, split, bias */
     };
     static const uint32_t splits[] = {1, 1, 1, 1, 8, 8}; /* 32 steps of 32, 4 per split */
     for (int c = 0; c < NCASES; c++) {
@@ -140,9 +142,9 @@ static void test_glu_stems(void **state)
         expect_stems(&s, TIER_NV_COOPMAT, true, emulated[c], splits[c]);
     }
     GluSpec q = {.rows = 128, .k = 1536, .f = 8960};
-    expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cml_glu_nb", 3);
+    expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cml_part matmul_red_glu_nb", 3);
     vc_tune("cm.glu_target=264");
-    expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cml_glu_nb", 2);
+    expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cml_part matmul_red_glu_nb", 2);
     vc_tune("cm.glu_target=132");
     expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cml_glu_nb", 1);
     /* the large tile's narrow layout (128 x 64): 280 tiles of gate|up, split in 2 */
@@ -151,7 +153,7 @@ static void test_glu_stems(void **state)
     expect_stems(&c3, TIER_NV_COOPMAT, true, "matmul_cmlx_glu", 1);
     vc_tune(NULL);
     vc_tune("cm.shape=1");
-    expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cmh_glu_nb", 2);
+    expect_stems(&q, TIER_NV_COOPMAT, false, "matmul_cmh_part matmul_red_glu_nb", 2);
     expect_stems(&c3, TIER_NV_COOPMAT, true, "matmul_cmhx_glu", 1);
     vc_tune(NULL);
 }

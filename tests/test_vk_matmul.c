@@ -480,8 +480,8 @@ static void test_linear_concat(void **state)
 }
 
 /* The tiling of the tensor-core kernel (and the SIMT one): several tiles each way with partial
- * last ones, K splits with a short last split reduced by their last workgroup with and without
- * bias, with an activation and with a residual, a batch of products split along K, B
+ * last ones, K splits with a short last split and their reduce with and without bias, with an
+ * activation and with a residual (matmul_red_r, _br), a batch of products split along K, B
  * contiguous along N (no transpose). K a multiple of 8 with aligned operands takes the 16-byte
  * staging loads of the tensor-core kernel (VEC), other K the one-element loads. */
 static void test_gemm_tiles(void **state)
@@ -499,10 +499,9 @@ static void test_gemm_tiles(void **state)
                       S(F32(1, {50}), F32(2, {33, 400}), F32(2, {400, 50})), F32(2, {33, 50}),
                       "\"alpha\":0.5,\"beta\":2.0", dts[t], tols[t], "matmul");
         linear_act("aten.gelu.default", "", 48, t);
-        lin_check(40, 1000, 70, false, NULL, RES_RELU, t); /* split, 16-byte loads, residual */
-        lin_check(40, 1003, 70, true, NULL, RES_BEFORE,
-                  t);                                    /* split, element loads, bias, residual */
-        lin_check(70, 48, 129, true, NULL, RES_RELU, t); /* one split, 16-byte loads, _br */
+        lin_check(40, 1000, 70, false, NULL, RES_RELU, t);  /* split, 16-byte loads, reduce _r */
+        lin_check(40, 1003, 70, true, NULL, RES_BEFORE, t); /* split, element loads, reduce _br */
+        lin_check(70, 48, 129, true, NULL, RES_RELU, t);    /* one split, 16-byte loads, _br */
     }
 }
 
@@ -510,7 +509,7 @@ static void test_gemm_tiles(void **state)
  * matmul_cml*, emulated as matmul_cmlx* here), which lowering picks when M and N are both at
  * least 128 and its grid fills the GPU (test_gemm_tile_choice), and its narrow layout (cm.shape=1:
  * 128x64 on 4 subgroups, matmul_cmh*, emulated as matmul_cmhx*): M a whole tile and partial (200),
- * N partial (136, 300), K in one split and split (reduced with and without bias and residual), K
+ * N partial (136, 300), K in one split and split (the reduce with and without bias and residual), K
  * not a multiple of 8 (one-element staging loads, VEC 0), B contiguous along N (mm, bmm, addmm: no
  * transpose), a batch of products with and without a K split. fp32 keeps the SIMT kernel: f16
  * and bf16, the narrow layout in the other dtype than the wide one's quick run. */
@@ -522,8 +521,9 @@ static void gemm_tiles_large(const char *tune)
         linear(128, 96, 136, true, t);                      /* one split, 16-byte loads, bias */
         linear(200, 600, 300, false, t); /* 2 x 3 tiles, partial both ways, K split */
         lin_check(200, 100, 136, true, NULL, RES_RELU, t);     /* K 100: element loads, _br */
-        lin_check(128, 1003, 300, false, NULL, RES_BEFORE, t); /* split, element loads, residual */
-        lin_check(130, 520, 129, true, "aten.silu.default", RES_NONE, t); /* split, act, bias */
+        lin_check(128, 1003, 300, false, NULL, RES_BEFORE, t); /* split, element loads, reduce _r */
+        lin_check(130, 520, 129, true, "aten.silu.default", RES_NONE,
+                  t); /* split, act, reduce with bias */
         vc_check_node("aten.mm.default", 2, S(F32(2, {140, 72}), F32(2, {72, 150})),
                       F32(2, {140, 150}), "", dts[t], tols[t], "matmul_nb");
         vc_check_node("aten.bmm.default", 2, S(F32(3, {2, 130, 200}), F32(3, {2, 200, 140})),
@@ -562,41 +562,29 @@ static Pipeline compile_cm(int64_t m, int64_t k, int64_t n, bool emu)
     return tu_compile_json(json, &o);
 }
 
-/* The tile and split lowering picks for x[m, k] @ w[n, k]^T: the kernel's stem, its workgroup
- * and tile (spec 0, 1, 2), its K splits (push word nsplit, spec 9), and for a split no reduce
- * kernel but partials of whole tiles and one ticket per tile bound before Y (unsplit: Y's). */
+/* The tile and split lowering picks for x[m, k] @ w[n, k]^T: the first pass's stem, its
+ * workgroup and tile (spec 0, 1, 2), its K splits (push word nsplit), and the reduce's stem
+ * when it splits. */
 static void expect_cm_tile(int64_t m, int64_t k, int64_t n, bool emu, const char *stem, uint32_t wg,
                            uint32_t bm, uint32_t bn, uint32_t nsplit)
 {
     Pipeline pipe = compile_cm(m, k, n, emu);
     const Plan *p = pipe.plan;
-    const PlanKernel *mk = NULL;
-    int nmm = 0;
-    for (int i = 0; i < p->nkernels; i++)
-        if (strncmp(p->kernels[i].shader, "matmul", 6) == 0) mk = &p->kernels[i], nmm++;
-    assert_int_equal(nmm, 1);
+    const PlanKernel *mk = NULL, *red = NULL;
+    for (int i = 0; i < p->nkernels; i++) {
+        if (strncmp(p->kernels[i].shader, "matmul_c", 8) == 0) mk = &p->kernels[i];
+        if (strcmp(p->kernels[i].shader, "matmul_red_nb") == 0) red = &p->kernels[i];
+    }
+    assert_non_null(mk);
     assert_string_equal(mk->shader, stem);
-    assert_true(mk->nspec == 10 && mk->npush >= 4);
+    assert_true(mk->nspec >= 3 && mk->npush >= 4);
     assert_int_equal(mk->spec[0], wg);
     assert_int_equal(mk->spec[1], bm);
     assert_int_equal(mk->spec[2], bn);
     assert_int_equal(mk->push[mk->npush - 2], nsplit);
-    assert_int_equal(mk->spec[9], nsplit > 1);
-    uint32_t tiles = (uint32_t)(((m + bm - 1) / bm) * ((n + bn - 1) / bn));
-    /* A, W, partials, tickets, Y */
-    assert_int_equal(mk->nin, 2);
-    assert_int_equal(mk->nargs, 5);
-    const PlanTensor *part = &p->tensors[mk->args[2]], *tick = &p->tensors[mk->args[3]];
-    if (nsplit > 1) {
-        assert_int_equal(part->shape[0], nsplit);
-        assert_int_equal(part->shape[1], (int64_t)tiles * bm * bn);
-        assert_int_equal(tick->kind, PT_SCRATCH);
-        assert_int_equal(tick->shape[0], tiles);
-    } else {
-        assert_int_equal(mk->args[2], mk->args[4]);
-        assert_int_equal(mk->args[3], mk->args[4]);
-    }
+    assert_int_equal(red != NULL, nsplit > 1);
     /* grid: one workgroup per tile and split */
+    uint32_t tiles = (uint32_t)(((m + bm - 1) / bm) * ((n + bn - 1) / bn));
     assert_int_equal((uint64_t)mk->groups[0] * mk->groups[1] * mk->groups[2],
                      (uint64_t)tiles * nsplit);
     pipeline_free(&pipe);
@@ -620,29 +608,29 @@ static void test_gemm_tile_choice(void **state)
 {
     (void)state;
     vc_tune(NULL);
-    expect_cm(128, 1536, 8960, false, "matmul_cml_nb", 256, 128, 3);
-    expect_cm(128, 1536, 8960, true, "matmul_cmlx_nb", 256, 128, 3);
-    expect_cm(128, 8960, 1536, false, "matmul_cml_nb", 256, 128, 11);
-    expect_cm(197, 768, 2304, false, "matmul_cml_nb", 256, 128, 3);
-    expect_cm(197, 768, 3072, false, "matmul_cml_nb", 256, 128, 2);
-    expect_cm(197, 768, 768, false, "matmul_cml_nb", 256, 128, 6); /* 12 tiles, 4 steps each */
-    vc_tune("cm.waves=0");                                         /* ceil(132 / tiles) splits */
-    expect_cm(128, 1536, 8960, false, "matmul_cml_nb", 256, 128, 2);
-    expect_cm(197, 768, 2304, false, "matmul_cml_nb", 256, 128, 4);
-    expect_cm(197, 768, 3072, false, "matmul_cml_nb", 256, 128, 3);
+    expect_cm(128, 1536, 8960, false, "matmul_cml_part", 256, 128, 3);
+    expect_cm(128, 1536, 8960, true, "matmul_cmlx_part", 256, 128, 3);
+    expect_cm(128, 8960, 1536, false, "matmul_cml_part", 256, 128, 11);
+    expect_cm(197, 768, 2304, false, "matmul_cml_part", 256, 128, 3);
+    expect_cm(197, 768, 3072, false, "matmul_cml_part", 256, 128, 2);
+    expect_cm(197, 768, 768, false, "matmul_cml_part", 256, 128, 6); /* 12 tiles, 4 steps each */
+    vc_tune("cm.waves=0");                                           /* ceil(132 / tiles) splits */
+    expect_cm(128, 1536, 8960, false, "matmul_cml_part", 256, 128, 2);
+    expect_cm(197, 768, 2304, false, "matmul_cml_part", 256, 128, 4);
+    expect_cm(197, 768, 3072, false, "matmul_cml_part", 256, 128, 3);
     vc_tune(NULL);
     /* unsplit (K under 2 x KC_MIN_STEPS steps) on fewer large tiles than SMs: the 64 tile */
     expect_cm(128, 96, 136, false, "matmul_cm_nb", 128, 64, 1); /* 2 large tiles */
     expect_cm(128, 96, 136, true, "matmul_cmx_nb", 128, 64, 1);
-    expect_cm(784, 192, 768, false, "matmul_cm_nb", 128, 64, 1);    /* 42: ConvNeXt-T fc1 */
-    expect_cm(3136, 96, 384, false, "matmul_cm_nb", 128, 64, 1);    /* 75 */
-    expect_cm(2048, 96, 2048, false, "matmul_cml_nb", 256, 128, 1); /* 256 fill the GPU */
-    expect_cm(784, 768, 192, false, "matmul_cml_nb", 256, 128, 6);  /* 14, split: large */
-    expect_cm(127, 1536, 8960, false, "matmul_cm_nb", 128, 64, 2);
+    expect_cm(784, 192, 768, false, "matmul_cm_nb", 128, 64, 1);     /* 42: ConvNeXt-T fc1 */
+    expect_cm(3136, 96, 384, false, "matmul_cm_nb", 128, 64, 1);     /* 75 */
+    expect_cm(2048, 96, 2048, false, "matmul_cml_nb", 256, 128, 1);  /* 256 fill the GPU */
+    expect_cm(784, 768, 192, false, "matmul_cml_part", 256, 128, 6); /* 14, split: large */
+    expect_cm(127, 1536, 8960, false, "matmul_cm_part", 128, 64, 2);
     expect_cm(128, 96, 127, false, "matmul_cm_nb", 128, 64, 1);
     expect_cm(64, 96, 64, true, "matmul_cmx_nb", 128, 64, 1);
     vc_tune("cm.tile=64");
-    expect_cm(128, 1536, 8960, false, "matmul_cm_nb", 128, 64, 2); /* 280 tiles: target 528 */
+    expect_cm(128, 1536, 8960, false, "matmul_cm_part", 128, 64, 2); /* 280 tiles: target 528 */
     vc_tune("cm.tile=128");
     expect_cm(64, 96, 64, false, "matmul_cml_nb", 256, 128, 1);
     expect_cm(128, 96, 136, true, "matmul_cmlx_nb", 256, 128, 1);
@@ -653,8 +641,8 @@ static void test_gemm_tile_choice(void **state)
     vc_tune(NULL);
     vc_tune("cm.shape=1");
     expect_cm_tile(128, 1536, 8960, false, "matmul_cmh_nb", 128, 128, 64, 1);
-    expect_cm_tile(128, 8960, 1536, true, "matmul_cmhx_nb", 128, 128, 64, 6);
-    expect_cm(127, 1536, 8960, false, "matmul_cm_nb", 128, 64, 2);
+    expect_cm_tile(128, 8960, 1536, true, "matmul_cmhx_part", 128, 128, 64, 6);
+    expect_cm(127, 1536, 8960, false, "matmul_cm_part", 128, 64, 2);
     vc_tune(NULL);
 }
 

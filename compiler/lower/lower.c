@@ -64,14 +64,14 @@ static Status add_kernel(Lowering *L, const Node *anchor, int node, int fusion, 
     return ST_OK;
 }
 
-/* Capacity of the plan's arrays: the graph's tensors and nodes, scratch tensors and one
+/* Capacity of the plan's arrays: the graph's tensors and nodes, one scratch tensor and one
  * appended kernel per fusion instance (kc_scratch, kc_append), --break's corrupt kernels (one
  * per instance, fitting in the slots a fused group of two or more nodes frees). */
-/* Room for every graph tensor plus two scratch tensors per node or instance (kc_scratch: a K
- * split's partials and tickets). */
+/* Room for every graph tensor plus one scratch tensor per node (a family with several
+ * dispatches adds one: kc_scratch). */
 static int tensor_cap(const Graph *g)
 {
-    return g->ntensors + 2 * (g->nnodes + g->nfusions) + 1;
+    return g->ntensors + g->nnodes + g->nfusions + 1;
 }
 
 /* A kernel per node or instance, a --break kernel per instance, and one appended kernel per
@@ -106,7 +106,7 @@ static Status build_tensors(Lowering *L, const CompileOptions *o)
 {
     const Graph *g = L->g;
     Plan *p = L->p;
-    /* room for the scratch tensors (kc_scratch) */
+    /* room for one scratch tensor per fusion instance (kc_scratch) */
     p->tensors = arena_alloc(&p->arena, sizeof(PlanTensor) * (size_t)tensor_cap(g));
     p->inputs = arena_alloc(&p->arena, sizeof(int) * (size_t)(g->ninputs + 1));
     p->outputs = arena_alloc(&p->arena, sizeof(int) * (size_t)(g->noutputs + 1));

@@ -2,13 +2,9 @@
  * bf16 storage, chosen by lower_matmul.c's M > 1 branch through matmul_cm_applies. It pushes
  * lower_matmul's block (MatmulPush) and its tiles (MatmulCmPush: shaders/abi.h MATMUL_CM_PUSH)
  * and sets the spec constants {WG, BM, BN, BK, B_KMAJOR, -, -, VEC, ABLATE}, the kernel and the
- * grid (kc_gemm_tile picks the tiles and the K split). A split is reduced in the same dispatch
- * (spec 9 SPLIT): every workgroup writes its fp32 partial tile into "<Y>.partials" [nsplit,
- * batch * mtiles * BM * ntiles * BN] (kc_scratch, in the arena) and takes a ticket from
- * "<Y>.tickets" (one per batch tile, PT_SCRATCH: zeroed once at load, reset by the kernel); the
- * last one adds the partials in split order and runs the epilogue (shaders/gemm_tile.glsl
- * GEMM_SPLIT). Unsplit, both bindings are Y's. The separate reduce kernel this replaced cost a
- * dispatch and a barrier level per split product (bench/NOTES.md, session 19).
+ * grid (kc_gemm_tile picks the tiles and the K split). A split writes fp32 partials [nsplit,
+ * batch*M*N] (kc_scratch) with the KF_PART kernel and a reduce pass (kc_append: KF_RED with the
+ * epilogue's flags) adds them up with the epilogue.
  *
  * Two tiles (cm_tile): 64 x 64 on 128 invocations, and where M and N are both at least 128
  * and its grid fills the GPU (prefill's GEMMs) 128 x 128 on 256 (KF_LARGE): each staged byte
@@ -18,14 +14,16 @@
  * of the registers per workgroup, so several share an SM; which layout is faster depends on
  * the GEMM, so the default stays the 128 x 128 one and the choice is the tuner's.
  *
- * linear_glu (q->glu): the KF_GLU kernels, whose epilogue (a split's last workgroup's too)
- * pairs the interleaved gate and up columns into Y [.., M, N / 2].
+ * linear_glu (q->glu): the KF_GLU kernels, whose epilogue pairs the interleaved gate and up
+ * columns into Y [.., M, N / 2]; a K split's first pass is the plain KF_PART kernel (partials
+ * over all N columns) and its KF_RED | KF_GLU reduce pairs them.
  *
  * bf16 operands are converted to f16 as they are staged: exact in fp16's normal range, +-inf
  * past 65504 (docs/kernels.md "Tiers"). f32 keeps the SIMT kernel (f16 operands would lose its
  * precision). */
 #include "compiler/lower/kernels.h"
 
+enum { MM_RED_WG = 256 };
 #define KC_MATMUL_GLU_SPLITS 3
 
 bool matmul_cm_applies(const KernelCtx *c, const PlanKernel *k, const CmProduct *q)
@@ -91,11 +89,9 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q, co
     bool large = edge == KC_CM_TILE_LARGE;
     int shape = large ? (int)kc_tune(c, TUNE_CM_SHAPE) : 0; /* the kernel key's N */
     KcTile t = cm_plan(c, q, edge, shape);
-    /* a split's partials: whole tiles, so the fragments store without guards */
-    int64_t pn = q->nbatch * t.mtiles * t.bm * t.ntiles * t.bn;
-    if (t.nsplit * pn > UINT32_MAX)
+    int64_t mn = q->nbatch * q->m * q->n;
+    if (t.nsplit * mn > UINT32_MAX)
         return kc_error(c, "matmul kernel: the K-split partials pass 2^32 elements");
-    if (q->glu && q->res) return kc_error(c, "linear_glu kernel with a residual");
     KcWords w = {0};
     MatmulCmPush cp = {.mm = *mp,
                        .mtiles = kc_word(&w, t.mtiles),
@@ -108,34 +104,42 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q, co
      * wrong results by design) */
     uint32_t ablate = (uint32_t)kc_tune(c, TUNE_CM_ABLATE);
     uint32_t spec[] = {
-        (uint32_t)t.wg,   (uint32_t)t.bm, (uint32_t)t.bn, (uint32_t)t.bk, q->kmajor, 4, 4,
-        q->vec ? 1u : 0u, ablate,         t.nsplit > 1};
-    for (int i = 0; i < 10 && st == ST_OK; i++)
+        (uint32_t)t.wg,   (uint32_t)t.bm, (uint32_t)t.bn, (uint32_t)t.bk, q->kmajor ? 1u : 0u, 4, 4,
+        q->vec ? 1u : 0u, ablate};
+    for (int i = 0; i < 9 && st == ST_OK; i++)
         st = kc_spec(c, k, spec[i]);
     if (st != ST_OK) return st;
     kc_grid(k, t.tiles * t.nsplit, 1);
-    /* k binds A, B, [bias], [res], Y; the kernel A, B, [bias], [res], partials, tickets, Y */
-    int out = k->args[k->nargs - 1], part = out, tick = out;
-    if (t.nsplit > 1) {
-        int64_t pshape[2] = {t.nsplit, pn};
-        part = kc_scratch(c, k, ".partials", 2, pshape, DT_F32);
-        int64_t ntick = t.tiles;
-        tick = part < 0 ? -1 : kc_scratch(c, k, ".tickets", 1, &ntick, DT_F32);
-        if (tick < 0) return ST_BAD_INPUT;
-        c->grow->tensors[tick].kind = PT_SCRATCH;
-    }
-    int args[7], na = 0;
-    for (int i = 0; i < k->nargs - 1; i++)
-        args[na++] = k->args[i];
-    int nin = na;
-    args[na++] = part;
-    args[na++] = tick;
-    args[na++] = out;
-    st = kc_set_args(c, k, args, nin, na);
-    if (st != ST_OK) return st;
-    /* the key: tile, emulation, the epilogue's bindings and GLU */
+    /* the key: tile, emulation, the epilogue's bindings and GLU; a split's first pass is the
+     * plain product over all N columns, its reduce pass the epilogue */
     KernelImpl impl = c->cm_emulate ? KI_CMX : KI_CM;
-    unsigned flags = (large ? KF_LARGE : 0) | (q->bias ? KF_BIAS : 0) | (q->res ? KF_RES : 0) |
-                     (q->glu ? KF_GLU : 0);
-    return kc_pick(c, k, (KernelKey){.kind = KK_matmul, .impl = impl, .flags = flags, .n = shape});
+    unsigned tile = large ? KF_LARGE : 0;
+    unsigned epi = (q->bias ? KF_BIAS : 0) | (q->res ? KF_RES : 0) | (q->glu ? KF_GLU : 0);
+    if (q->glu && q->res) return kc_error(c, "linear_glu kernel with a residual");
+    if (t.nsplit == 1)
+        return kc_pick(
+            c, k, (KernelKey){.kind = KK_matmul, .impl = impl, .flags = tile | epi, .n = shape});
+    int64_t pshape[2] = {t.nsplit, mn};
+    int part = kc_scratch(c, k, ".partials", 2, pshape, DT_F32);
+    if (part < 0) return ST_BAD_INPUT;
+    /* k binds A, B, [bias], [res], Y: the first pass A, B, partials, Y; the reduce partials,
+     * [bias], [res], Y */
+    int out = k->args[k->nargs - 1], rargs[4], nr = 0;
+    rargs[nr++] = part;
+    for (int i = 2; i < k->nargs - 1; i++)
+        rargs[nr++] = k->args[i];
+    rargs[nr++] = out;
+    int pargs[4] = {k->args[0], k->args[1], part, out};
+    st = kc_set_args(c, k, pargs, 2, 4);
+    if (st != ST_OK) return st;
+    st = kc_pick(c, k,
+                 (KernelKey){.kind = KK_matmul, .impl = impl, .flags = tile | KF_PART, .n = shape});
+    if (st != ST_OK) return st;
+    KernelKey red = {.kind = KK_matmul, .impl = KI_BASE, .flags = KF_RED | epi};
+    PlanKernel *rk = kc_append(c, k, red, rargs, nr - 1, nr);
+    if (!rk) return ST_BAD_INPUT;
+    st = kc_push_block(c, rk, &cp, sizeof cp);
+    if (st == ST_OK) st = kc_spec(c, rk, MM_RED_WG);
+    kc_grid(rk, q->glu ? mn / 2 : mn, MM_RED_WG); /* one invocation per element of Y */
+    return st;
 }

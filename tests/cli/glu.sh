@@ -22,11 +22,11 @@ ok "the fuse pass records both instances over gate, silu, up, mul" \
    "grep -q 'fusion F8 linear_glu \[linear_4, silu, linear_5, mul_10\]' $T/p.txt && grep -q 'fusion F17 linear_glu' $T/p.txt"
 Q=tests/models/qwen2_5_1_5b/prefill.json
 "$B" describe $Q --tier nv-coopmat > "$T/q.txt" 2>&1
-ok "Qwen2.5-1.5B prefill nv-coopmat: 342 kernels in 227 levels, the GLU GEMM split in 3 (420 workgroups, reduced by its last ones: partials and tickets), no silu_mul" \
-   "grep -q '^kernels  342 (342 npu, 0 cpu) in 227 levels' $T/q.txt && grep -q 'matmul_cml_glu_nb x28' $T/q.txt && ! grep -q silu_mul $T/q.txt && grep -Eq 'matmul_cml_glu_nb +8 +mul_9,linear_4\|linear_5.weight@glu -> mul_10.partials,mul_10.tickets,mul_10 +420x1x1 ' $T/q.txt"
+ok "Qwen2.5-1.5B prefill nv-coopmat: 510 kernels in 339 levels, the GLU GEMM split in 3 (420 workgroups) and matmul_red_glu_nb x28, no silu_mul" \
+   "grep -q '^kernels  510 (510 npu, 0 cpu) in 339 levels' $T/q.txt && grep -q 'matmul_red_glu_nb x28' $T/q.txt && ! grep -q silu_mul $T/q.txt && grep -Eq 'matmul_cml_part +10 +mul_9,linear_4\|linear_5.weight@glu .* 420x1x1 ' $T/q.txt"
 "$B" describe $Q --tier nv-coopmat --no-fuse linear_glu > "$T/q0.txt" 2>&1
-ok "Qwen2.5-1.5B prefill without it: 398 kernels in 255 levels, silu_mul x28" \
-   "grep -q '^kernels  398 (398 npu, 0 cpu) in 255 levels' $T/q0.txt && grep -q 'silu_mul x28' $T/q0.txt"
+ok "Qwen2.5-1.5B prefill without it: 594 kernels in 367 levels, silu_mul x28" \
+   "grep -q '^kernels  594 (594 npu, 0 cpu) in 367 levels' $T/q0.txt && grep -q 'silu_mul x28' $T/q0.txt"
 for d in tests/models/qwen2_tiny/decode.json tests/models/qwen2_5_1_5b/decode.json; do
     "$B" describe $d --tier nv-coopmat > "$T/d1.txt" 2>&1
     "$B" describe $d --tier nv-coopmat --no-fuse linear_glu > "$T/d0.txt" 2>/dev/null # (warns: no instance)
