@@ -46,6 +46,13 @@
 // and its up column nn + 16, read from SH_C, so consecutive invocations write consecutive
 // output columns.
 //
+// GEMM_PART 1 (coopmat only; the tensor-core matmul's K-split first pass): the tile leaves as
+// fp32 partial sums stored straight from the accumulators (CM_STORE: no SH_C, no barriers, no
+// per-element index math) into the kernel's float buffer `part` (declared before the include)
+// at part_base with row stride part_ld: the partials are padded to whole tiles, so no store
+// needs a guard. The stripes through SH_C and one guarded store per element took ~8 us of a
+// split GEMM on the H200 (bench/NOTES.md, session 19).
+//
 // Spec constants (0 is NPU_WG, GEMM_WG invocations for the coopmat tile): 1..3 = BM, BN, BK
 // (SIMT; the coopmat tile is fixed at compile time), 4 =
 // B_KMAJOR, 5, 6 = TR, TC (SIMT). The including kernel may use ids from 7 on.
@@ -106,6 +113,15 @@ const uint CM_ABLATE = 0;
 
 #ifndef GEMM_SH_VEC
 #define GEMM_SH_VEC 0
+#endif
+#ifndef GEMM_PART
+#define GEMM_PART 0
+#endif
+#if GEMM_PART
+#if !GEMM_CM
+#error "gemm_tile.glsl: GEMM_PART is the coopmat tile's"
+#endif
+uint part_base, part_ld;
 #endif
 #ifndef GEMM_GLU
 #define GEMM_GLU 0
@@ -306,6 +322,12 @@ void gemm_run(uint kbeg, uint kend)
     }
 #if GEMM_CM
     if ((CM_ABLATE & 16u) != 0) return; // uniform (a spec constant)
+#if GEMM_PART
+    [[unroll]] for (uint i = 0; i < FM; i++)
+        [[unroll]] for (uint j = 0; j < FN; j++)
+            CM_STORE(acc[i * FN + j], part, part_base + (wm + i * 16) * part_ld + wn + j * 16, part_ld);
+    return;
+#endif
 #if GEMM_CM_STRIPE == 0
     [[unroll]] for (uint i = 0; i < FM; i++)
         [[unroll]] for (uint j = 0; j < FN; j++)

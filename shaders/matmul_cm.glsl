@@ -5,8 +5,9 @@
 // stems *_cmx). One workgroup computes a BM x BN tile of one batch matrix over one K split.
 // Stems: matmul_cm (bindings A, B, bias, Y), matmul_cm_nb (A, B, Y), matmul_cm_r (A, B, res, Y),
 // matmul_cm_br (A, B, bias, res, Y), matmul_cm_part (A, B, partials, Y: the fp32 partial sums
-// [nsplit, batch*M*N] of a K split; Y is not accessed), and their emulations; the split's reduce
-// is matmul_red, _nb, _r, _br (shaders/matmul_red.glsl), which does the epilogue.
+// [nsplit, batch, mtiles * BM, ntiles * BN] of a K split, whole tiles stored straight from the
+// accumulators: gemm_tile.glsl GEMM_PART; Y is not accessed), and their emulations; the split's
+// reduce is matmul_red, _nb, _r, _br (shaders/matmul_red.glsl), which does the epilogue.
 // Two compile-time tiles (gemm_tile.glsl): 64 x 64 x 32 with 128 invocations (2 x 2 subgroups of
 // 32 x 32), and with MM_LARGE 1 (stems matmul_cml, _nb, _r, _br, _part, emulations matmul_cmlx*)
 // 128 x 128 x 32 with 256 invocations (2 x 4 subgroups of 64 x 32, the result through 16-row
@@ -78,6 +79,10 @@
 layout(local_size_x_id = 0) in;
 
 #include "matmul_cm_common.glsl"
+#if MM_PART
+layout(std430, set = 0, binding = 2) restrict writeonly buffer Part { float part[]; };
+#define GEMM_PART 1
+#endif
 #define GEMM_ABLATE_ID 8
 #include "gemm_tile.glsl"
 
@@ -88,9 +93,7 @@ layout(std430, set = 0, binding = 1) readonly buffer B_ { STORAGE_T b[]; };
 // the same operands as 16-byte vectors (VEC 1)
 layout(std430, set = 0, binding = 0) readonly buffer A4_ { uvec4 a4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B4_ { uvec4 b4[]; };
-#if MM_PART
-layout(std430, set = 0, binding = 2) restrict writeonly buffer Part { float part[]; };
-#else
+#if !MM_PART
 #if MM_BIAS
 layout(std430, set = 0, binding = 2) restrict readonly buffer Bias_ { STORAGE_T bias[]; };
 #endif
@@ -210,7 +213,7 @@ void gemm_emit(uint mm, uint nn, float v)
     m = min(m, pc.M - 1);
     n = min(n, pc.N - 1);
 #if MM_PART
-    if (ok) part[((split * pc.nbatch + bi) * pc.M + m) * pc.N + n] = v;
+    // never called: GEMM_PART stores the fragments
 #else
     v *= pc.alpha;
 #if MM_BIAS
@@ -240,6 +243,10 @@ void main()
     n0 = nt * BN;
     uint kbeg = split * pc.kchunk;
     kend = min(pc.K, kbeg + pc.kchunk);
+#if MM_PART
+    part_ld = pc.ntiles * BN;
+    part_base = ((split * pc.nbatch + bi) * pc.mtiles * BM + m0) * part_ld + n0;
+#endif
     if ((CM_ABLATE & 1u) != 0) {
         [[unroll]] for (uint j = 0; j < SV_A; j++) va[j] = uvec4(0u);
         [[unroll]] for (uint j = 0; j < SV_B; j++) vb[j] = uvec4(0u);

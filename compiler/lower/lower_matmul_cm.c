@@ -3,8 +3,11 @@
  * lower_matmul's block (MatmulPush) and its tiles (MatmulCmPush: shaders/abi.h MATMUL_CM_PUSH)
  * and sets the spec constants {WG, BM, BN, BK, B_KMAJOR, -, -, VEC, ABLATE}, the kernel and the
  * grid (kc_gemm_tile picks the tiles and the K split). A split writes fp32 partials [nsplit,
- * batch*M*N] (kc_scratch) with the KF_PART kernel and a reduce pass (kc_append: KF_RED with the
- * epilogue's flags) adds them up with the epilogue.
+ * batch * mtiles * BM * ntiles * BN] (kc_scratch; whole tiles, stored straight from the
+ * accumulators) with the KF_PART kernel and a reduce pass (kc_append: KF_RED with the
+ * epilogue's flags, spec {256, BM, BN}) adds them up with the epilogue. (Reducing in the first
+ * pass instead, by the last workgroup of each tile, was slower wherever the split is deep:
+ * bench/NOTES.md, session 19.)
  *
  * Two tiles (cm_tile): 64 x 64 on 128 invocations, and where M and N are both at least 128
  * and its grid fills the GPU (prefill's GEMMs) 128 x 128 on 256 (KF_LARGE): each staged byte
@@ -90,7 +93,8 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q, co
     int shape = large ? (int)kc_tune(c, TUNE_CM_SHAPE) : 0; /* the kernel key's N */
     KcTile t = cm_plan(c, q, edge, shape);
     int64_t mn = q->nbatch * q->m * q->n;
-    if (t.nsplit * mn > UINT32_MAX)
+    int64_t pn = q->nbatch * t.mtiles * t.bm * t.ntiles * t.bn; /* a split's partials */
+    if (t.nsplit * pn > UINT32_MAX)
         return kc_error(c, "matmul kernel: the K-split partials pass 2^32 elements");
     KcWords w = {0};
     MatmulCmPush cp = {.mm = *mp,
@@ -119,7 +123,7 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q, co
     if (t.nsplit == 1)
         return kc_pick(
             c, k, (KernelKey){.kind = KK_matmul, .impl = impl, .flags = tile | epi, .n = shape});
-    int64_t pshape[2] = {t.nsplit, mn};
+    int64_t pshape[2] = {t.nsplit, pn};
     int part = kc_scratch(c, k, ".partials", 2, pshape, DT_F32);
     if (part < 0) return ST_BAD_INPUT;
     /* k binds A, B, [bias], [res], Y: the first pass A, B, partials, Y; the reduce partials,
@@ -140,6 +144,8 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q, co
     if (!rk) return ST_BAD_INPUT;
     st = kc_push_block(c, rk, &cp, sizeof cp);
     if (st == ST_OK) st = kc_spec(c, rk, MM_RED_WG);
+    if (st == ST_OK) st = kc_spec(c, rk, (uint32_t)t.bm);
+    if (st == ST_OK) st = kc_spec(c, rk, (uint32_t)t.bn);
     kc_grid(rk, q->glu ? mn / 2 : mn, MM_RED_WG); /* one invocation per element of Y */
     return st;
 }
