@@ -46,12 +46,13 @@
 // and its up column nn + 16, read from SH_C, so consecutive invocations write consecutive
 // output columns.
 //
-// GEMM_PART 1 (coopmat only; the tensor-core matmul's K-split first pass): the tile leaves as
-// fp32 partial sums stored straight from the accumulators (CM_STORE: no SH_C, no barriers, no
-// per-element index math) into the kernel's float buffer `part` (declared before the include)
-// at part_base with row stride part_ld: the partials are padded to whole tiles, so no store
-// needs a guard. The stripes through SH_C and one guarded store per element took ~8 us of a
-// split GEMM on the H200 (bench/NOTES.md, session 19).
+// GEMM_PART 1 (coopmat only; the tensor-core matmul's K-split first pass on the 64 tile): the
+// tile leaves as fp32 partial sums stored straight from the accumulators (CM_STORE: no SH_C,
+// no barriers, no per-element index math) into the kernel's float buffer `part` at part_base
+// with row stride part_ld (the kernel declares the three before the include): the partials are
+// padded to whole tiles, so no store needs a guard. On the H200 this took ~8 us off each
+// 64-tile split GEMM and added ~2 us to each 128-tile one, which keeps the stripes
+// (bench/NOTES.md, session 19).
 //
 // Spec constants (0 is NPU_WG, GEMM_WG invocations for the coopmat tile): 1..3 = BM, BN, BK
 // (SIMT; the coopmat tile is fixed at compile time), 4 =
@@ -117,11 +118,8 @@ const uint CM_ABLATE = 0;
 #ifndef GEMM_PART
 #define GEMM_PART 0
 #endif
-#if GEMM_PART
-#if !GEMM_CM
+#if GEMM_PART && !GEMM_CM
 #error "gemm_tile.glsl: GEMM_PART is the coopmat tile's"
-#endif
-uint part_base, part_ld;
 #endif
 #ifndef GEMM_GLU
 #define GEMM_GLU 0

@@ -5,8 +5,8 @@
 // stems *_cmx). One workgroup computes a BM x BN tile of one batch matrix over one K split.
 // Stems: matmul_cm (bindings A, B, bias, Y), matmul_cm_nb (A, B, Y), matmul_cm_r (A, B, res, Y),
 // matmul_cm_br (A, B, bias, res, Y), matmul_cm_part (A, B, partials, Y: the fp32 partial sums
-// [nsplit, batch, mtiles * BM, ntiles * BN] of a K split, whole tiles stored straight from the
-// accumulators: gemm_tile.glsl GEMM_PART; Y is not accessed), and their emulations; the split's
+// [nsplit, batch, mtiles * BM, ntiles * BN] of a K split, whole tiles, on the 64 tile stored
+// straight from the accumulators: gemm_tile.glsl GEMM_PART; Y is not accessed), and their emulations; the split's
 // reduce is matmul_red, _nb, _r, _br (shaders/matmul_red.glsl), which does the epilogue.
 // Two compile-time tiles (gemm_tile.glsl): 64 x 64 x 32 with 128 invocations (2 x 2 subgroups of
 // 32 x 32), and with MM_LARGE 1 (stems matmul_cml, _nb, _r, _br, _part, emulations matmul_cmlx*)
@@ -80,8 +80,12 @@ layout(local_size_x_id = 0) in;
 
 #include "matmul_cm_common.glsl"
 #if MM_PART
+// the partials of whole tiles: this tile's origin and row stride (set in main)
 layout(std430, set = 0, binding = 2) restrict writeonly buffer Part { float part[]; };
-#define GEMM_PART 1
+uint part_base, part_ld;
+#if !MM_LARGE
+#define GEMM_PART 1 // stored from the accumulators (the large tile's emit writes them)
+#endif
 #endif
 #define GEMM_ABLATE_ID 8
 #include "gemm_tile.glsl"
@@ -213,7 +217,7 @@ void gemm_emit(uint mm, uint nn, float v)
     m = min(m, pc.M - 1);
     n = min(n, pc.N - 1);
 #if MM_PART
-    // never called: GEMM_PART stores the fragments
+    if (ok) part[part_base + mm * part_ld + nn] = v; // the large tile (the 64 tile: GEMM_PART)
 #else
     v *= pc.alpha;
 #if MM_BIAS

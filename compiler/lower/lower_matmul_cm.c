@@ -3,8 +3,8 @@
  * lower_matmul's block (MatmulPush) and its tiles (MatmulCmPush: shaders/abi.h MATMUL_CM_PUSH)
  * and sets the spec constants {WG, BM, BN, BK, B_KMAJOR, -, -, VEC, ABLATE}, the kernel and the
  * grid (kc_gemm_tile picks the tiles and the K split). A split writes fp32 partials [nsplit,
- * batch * mtiles * BM * ntiles * BN] (kc_scratch; whole tiles, stored straight from the
- * accumulators) with the KF_PART kernel and a reduce pass (kc_append: KF_RED with the
+ * batch * mtiles * BM * ntiles * BN] (kc_scratch; whole tiles, on the 64 tile stored straight
+ * from the accumulators) with the KF_PART kernel and a reduce pass (kc_append: KF_RED with the
  * epilogue's flags, spec {256, BM, BN}) adds them up with the epilogue. (Reducing in the first
  * pass instead, by the last workgroup of each tile, was slower wherever the split is deep:
  * bench/NOTES.md, session 19.)
