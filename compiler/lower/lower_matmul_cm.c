@@ -7,7 +7,7 @@
  * from the accumulators) with the KF_PART kernel and a reduce pass (kc_append: KF_RED with the
  * epilogue's flags, spec {256, BM, BN}) adds them up with the epilogue. (Reducing in the first
  * pass instead, by the last workgroup of each tile, was slower wherever the split is deep:
- * bench/NOTES.md, session 19.)
+ * bench/NOTES.md, "the K split's epilogue, two designs measured".)
  *
  * Two tiles (cm_tile): 64 x 64 on 128 invocations, and where M and N are both at least 128
  * and its grid fills the GPU (prefill's GEMMs) 128 x 128 on 256 (KF_LARGE): each staged byte
