@@ -51,8 +51,8 @@
 // no barriers, no per-element index math) into the kernel's float buffer `part` at part_base
 // with row stride part_ld (the kernel declares the three before the include): the partials are
 // padded to whole tiles, so no store needs a guard. On the H200 this took ~10 us off each of
-// ConvNeXt-T's nine 64-tile split GEMMs and added 1-2 us to each 128-tile one, which keeps the stripes
-// (bench/NOTES.md, "the K split's epilogue, two designs measured").
+// ConvNeXt-T's nine 64-tile split GEMMs and added 1-2 us to each 128-tile one, which keeps
+// the stripes (bench/NOTES.md, "the K split's epilogue, two designs measured").
 //
 // Spec constants (0 is NPU_WG, GEMM_WG invocations for the coopmat tile): 1..3 = BM, BN, BK
 // (SIMT; the coopmat tile is fixed at compile time), 4 =

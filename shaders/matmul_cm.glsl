@@ -6,8 +6,9 @@
 // Stems: matmul_cm (bindings A, B, bias, Y), matmul_cm_nb (A, B, Y), matmul_cm_r (A, B, res, Y),
 // matmul_cm_br (A, B, bias, res, Y), matmul_cm_part (A, B, partials, Y: the fp32 partial sums
 // [nsplit, batch, mtiles * BM, ntiles * BN] of a K split, whole tiles, on the 64 tile stored
-// straight from the accumulators: gemm_tile.glsl GEMM_PART; Y is not accessed), and their emulations; the split's
-// reduce is matmul_red, _nb, _r, _br (shaders/matmul_red.glsl), which does the epilogue.
+// straight from the accumulators: gemm_tile.glsl GEMM_PART; Y is not accessed), and their
+// emulations; the split's reduce is matmul_red, _nb, _r, _br (shaders/matmul_red.glsl), which
+// does the epilogue.
 // Two compile-time tiles (gemm_tile.glsl): 64 x 64 x 32 with 128 invocations (2 x 2 subgroups of
 // 32 x 32), and with MM_LARGE 1 (stems matmul_cml, _nb, _r, _br, _part, emulations matmul_cmlx*)
 // 128 x 128 x 32 with 256 invocations (2 x 4 subgroups of 64 x 32, the result through 16-row
