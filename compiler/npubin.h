@@ -54,6 +54,10 @@ Status npubin_decode(const char *path, const unsigned char *buf, size_t len, Pla
 Status npubin_write(const Plan *p, const char *path, DiagList *d);
 /* Reads and decodes path (*out as for npubin_decode). */
 Status npubin_read(const char *path, Plan **out, DiagList *d);
+/* The payload's msgpack structure (npubin_decode's first step): every item complete, every
+ * container's count backed by bytes, nesting bounded, nothing after the root; allocates nothing.
+ * After it, msgpack-c's unpacker allocates at most one msgpack_object per payload byte. */
+Status npubin_prescan(const char *path, const unsigned char *b, size_t n, DiagList *d);
 /* Checks the invariants the reader enforces (indices in range, counts within limits, enums
  * valid); `file` (may be NULL) names the plan in messages, `st` is the status reported. */
 Status npubin_check_plan(const Plan *p, const char *file, Status st, DiagList *d);
