@@ -161,8 +161,9 @@ static void put_tensor(Enc *e, const PlanTensor *t)
 
 static void put_kernel(Enc *e, const PlanKernel *k)
 {
-    /* "tuned" only for a kernel a tuning-cache entry shaped (its record; describe shows it) */
-    e->err |= msgpack_pack_map(&e->pk, KERNEL_KEYS + (k->tuned != NULL));
+    /* "tuned" only for a kernel a tuning-cache entry shaped (its record; describe shows it),
+     * "fingerprint" only for a built-in NPU kernel (version 4) */
+    e->err |= msgpack_pack_map(&e->pk, KERNEL_KEYS + (k->tuned != NULL) + (k->fingerprint != 0));
     put_kstr(e, "shader", k->shader);
     put_kstr(e, "target", target_name(k->target));
     put_kstr(e, "op", op_key(k->op));
@@ -177,6 +178,10 @@ static void put_kernel(Enc *e, const PlanKernel *k)
     put_int(e, "part", k->part);
     put_int(e, "level", k->level);
     if (k->tuned) put_kstr(e, "tuned", k->tuned);
+    if (k->fingerprint) {
+        put_str(e, "fingerprint");
+        e->err |= msgpack_pack_uint64(&e->pk, k->fingerprint);
+    }
 }
 
 static void put_part(Enc *e, const PlanPart *pp)
@@ -452,6 +457,17 @@ static Status get_int(const Dec *x, const msgpack_object *m, const char *key, in
     return st;
 }
 
+static Status get_u64(const Dec *x, const msgpack_object *m, const char *key, uint64_t *out)
+{
+    const msgpack_object *v;
+    Status st = lookup(x, m, key, &v);
+    if (st != ST_OK) return st;
+    if (v->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+        return bad(x, key, "expected an unsigned integer, found %s", type_name(v->type));
+    *out = v->via.u64;
+    return ST_OK;
+}
+
 static Status get_double(const Dec *x, const msgpack_object *m, const char *key, double *out)
 {
     const msgpack_object *v;
@@ -637,6 +653,10 @@ static Status read_kernel(const Dec *x, const msgpack_object *m, PlanKernel *k)
     if (!st) st = get_int(x, m, "part", &k->part);
     if (!st) st = get_int(x, m, "level", &k->level);
     if (!st && has_key(m, "tuned")) st = get_str(x, m, "tuned", false, &k->tuned);
+    /* a version 4 file's built-in NPU kernels (npubin_verify compares it with this build's);
+     * an older file has none */
+    if (!st && x->version >= 4 && has_key(m, "fingerprint"))
+        st = get_u64(x, m, "fingerprint", &k->fingerprint);
     k->target = (KernelTarget)target;
     k->op = op;
     return st;
@@ -872,6 +892,7 @@ Status npubin_decode(const char *path, const unsigned char *buf, size_t len, Pla
         plan_free(p);
         return st;
     }
+    p->file_version = (int)x.version;
     *out = p;
     return ST_OK;
 }

@@ -1,6 +1,8 @@
 /* .npubin: real plans round-trip exactly (buffer and file); truncated, bit-flipped, corrupted
  * (with and without a valid checksum), newer-version and foreign files are refused with
- * ST_BAD_INPUT and a message naming the file, without crashes or leaks. */
+ * ST_BAD_INPUT and a message naming the file, without crashes or leaks; kernel fingerprints
+ * (format 4) round-trip, a kernel lowered for another build's shader is refused at load naming
+ * it, and a file from before them loads with a warning. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +17,7 @@
 #include "common/fileio.h"
 #include "common/hash.h"
 #include "compiler/npubin.h"
+#include "compiler/shader_fp.h"
 #include "tests/npubin_util.h"
 #include "tests/testutil.h"
 
@@ -299,7 +302,10 @@ static void test_version(void **state)
     nu_put_le(buf + 8, 0, 4);
     expect_bad(buf, len, "version 0");
     /* a newer version is reported even when the rest of the header is not what we know */
-    expect_bad((const unsigned char *)NPUBIN_MAGIC "\x04\0\0\0", 12, "newer");
+    unsigned char head[12];
+    memcpy(head, NPUBIN_MAGIC, 8);
+    nu_put_le(head + 8, PLAN_FORMAT_VERSION + 1, 4);
+    expect_bad(head, sizeof head, "newer");
     free(buf);
     plan_free(p);
 }
@@ -747,7 +753,9 @@ static void test_recipe_block(void **state)
 static void test_version1_reads(void **state)
 {
     (void)state;
-    Plan *p = nu_build_plan(models[1]); /* convnet: bn_fold recipes, no concat */
+    Plan *p = nu_build_plan(models[1]);   /* convnet: bn_fold recipes, no concat */
+    for (int k = 0; k < p->nkernels; k++) /* as a build before the fingerprints lowered it */
+        p->kernels[k].fingerprint = 0;
     size_t len;
     unsigned char *w = nu_mutated(p, m_version1, 1, &len);
     Plan *q = NULL;
@@ -756,6 +764,7 @@ static void test_version1_reads(void **state)
     if (st != ST_OK) diag_print(&d, stderr);
     assert_int_equal(st, ST_OK);
     assert_int_equal(plan_equal(p, q), 1);
+    assert_int_equal(q->file_version, 1);
     plan_free(q);
     free(w);
     /* the same keys missing in a version 2 file are an error */
@@ -788,6 +797,196 @@ static void test_encode_refuses_invalid(void **state)
     plan_free(p);
 }
 
+/* ---- kernel fingerprints (format 4) ---- */
+
+static bool builtin(const Plan *p, int k)
+{
+    return plan_kernel_builtin(p, &p->kernels[k]);
+}
+
+/* Lowering records each built-in NPU kernel's module fingerprint (none for CPU and generated
+ * kernels); a plan with one is format 4; the file keeps them and verifies against this build. */
+static void test_fingerprint_roundtrip(void **state)
+{
+    (void)state;
+    for (int m = 0; m < NMODELS; m++) {
+        Plan *p = nu_build_plan(models[m]);
+        int nb = 0, first = -1;
+        for (int k = 0; k < p->nkernels; k++) {
+            char mod[128];
+            uint64_t fp = shader_fp_kernel(p, &p->kernels[k], mod, sizeof mod);
+            assert_true(p->kernels[k].fingerprint == fp);
+            assert_true(builtin(p, k) == (fp != 0)); /* the build has every module lowered for */
+            if (builtin(p, k) && first < 0) first = k;
+            nb += builtin(p, k);
+        }
+        assert_true(nb > 0);
+        assert_int_equal(plan_format_version(p), 4);
+        size_t len;
+        unsigned char *buf = nu_encode(p, &len);
+        assert_int_equal(buf[8], 4);
+        Plan *q = NULL;
+        DiagList d = {0};
+        assert_int_equal(npubin_decode(PATH, buf, len, &q, &d), ST_OK);
+        assert_int_equal(q->file_version, 4);
+        assert_int_equal(plan_equal(p, q), 1);
+        assert_int_equal(npubin_verify(q, PATH, true, &d), ST_OK);
+        assert_int_equal(npubin_verify(p, PATH, true, &d), ST_OK); /* compiled here */
+        assert_int_equal(d.count, 0);
+        for (int k = 0; k < q->nkernels; k++)
+            assert_false(npubin_kernel_stale(q, k));
+        q->kernels[first].fingerprint ^= 1; /* plan_equal compares them */
+        assert_int_equal(plan_equal(p, q), 0);
+        plan_free(q);
+        free(buf);
+        plan_free(p);
+    }
+}
+
+/* The kernels m_fp gives another build's fingerprint, -1 after the last. */
+static int stale_at[3];
+static void m_fp(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    for (int i = 0; stale_at[i] >= 0; i++)
+        nu_rec(r, "kernels", (uint32_t)stale_at[i], "fingerprint")->via.u64 ^= 0x5a5aull << 20;
+}
+/* A version 4 file's kernel without the key: lowered for no module the reader can compare. */
+static void m_fp_gone(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    nu_drop_key_of(nu_elem(nu_key(r, "kernels"), (uint32_t)stale_at[0]), "fingerprint");
+}
+/* A stem this build has no module for. */
+static void m_fp_stem(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    nu_set_str(nu_rec(r, "kernels", (uint32_t)stale_at[0], "shader"), "conv2d_gone", 11);
+}
+
+/* Decodes w (a well-formed file) and verifies it strictly: ST_BAD_INPUT with one error naming
+ * the file and containing each of want[0..n); then, not strict, the same text as a warning. */
+static void expect_stale(unsigned char *w, size_t len, const char *const *want, int n)
+{
+    Plan *q = NULL;
+    DiagList d = {0};
+    assert_int_equal(npubin_decode(PATH, w, len, &q, &d), ST_OK);
+    assert_int_equal(npubin_verify(q, PATH, true, &d), ST_BAD_INPUT);
+    if (d.count != 1) diag_print(&d, stderr);
+    assert_int_equal(d.count, 1);
+    assert_int_equal(d.errors, 1);
+    assert_string_equal(d.items[0].file, PATH);
+    for (int i = 0; i < n; i++) {
+        if (!strstr(d.items[0].msg, want[i])) fail_msg("'%s' lacks '%s'", d.items[0].msg, want[i]);
+    }
+    char *msg = strdup(d.items[0].msg);
+    diag_clear(&d);
+    assert_int_equal(npubin_verify(q, PATH, false, &d), ST_OK);
+    assert_int_equal(d.count, 1);
+    assert_int_equal(d.items[0].level, DIAG_WARNING);
+    assert_string_equal(d.items[0].msg, msg);
+    free(msg);
+    diag_free(&d);
+    plan_free(q);
+    free(w);
+}
+
+/* A file whose kernel was lowered for another build's module (its fingerprint differs, or this
+ * build has no such module) reads, and is refused where it is loaded, naming the kernel. */
+static void test_fingerprint_mismatch(void **state)
+{
+    (void)state;
+    Plan *p = nu_build_plan(models[1]); /* convnet: conv kernels, f16 storage */
+    int a = -1, b = -1;
+    for (int k = 0; k < p->nkernels; k++)
+        if (builtin(p, k)) {
+            if (a < 0 && strncmp(p->kernels[k].shader, "conv2d", 6) == 0) a = k;
+            b = k;
+        }
+    assert_true(a >= 0 && b > a);
+    char mod[128], kern[320], theirs[96], mine[96], fix[160];
+    uint64_t fp = shader_fp_kernel(p, &p->kernels[a], mod, sizeof mod);
+    assert_non_null(strstr(mod, ".f16"));
+    snprintf(kern, sizeof kern,
+             "kernel %d '%s' (module %s) was compiled against another build's "
+             "shader",
+             a, p->kernels[a].shader, mod);
+    snprintf(theirs, sizeof theirs, "(fingerprint %016llx vs this build's %016llx)",
+             (unsigned long long)(fp ^ 0x5a5aull << 20), (unsigned long long)fp);
+    snprintf(fix, sizeof fix, ": recompile it with 'npu-explore compile %s -o %s'", models[1],
+             PATH);
+    size_t len;
+    stale_at[0] = a;
+    stale_at[1] = -1;
+    unsigned char *w = mutated(p, m_fp, &len);
+    Plan *q = NULL;
+    DiagList d = {0};
+    assert_int_equal(npubin_decode(PATH, w, len, &q, &d), ST_OK);
+    for (int k = 0; k < q->nkernels; k++)
+        assert_int_equal(npubin_kernel_stale(q, k), k == a);
+    plan_free(q);
+    expect_stale(w, len, (const char *const[]){kern, theirs, fix}, 3);
+    /* two: the first named, the other counted */
+    stale_at[1] = b;
+    stale_at[2] = -1;
+    w = mutated(p, m_fp, &len);
+    expect_stale(w, len, (const char *const[]){kern, "; 1 more kernel like it (describe marks"}, 2);
+    /* the key gone from a version 4 file's kernel */
+    w = mutated(p, m_fp_gone, &len);
+    snprintf(mine, sizeof mine, "(fingerprint none vs this build's %016llx)",
+             (unsigned long long)fp);
+    expect_stale(w, len, (const char *const[]){kern, mine}, 2);
+    /* a stem this build lacks */
+    w = mutated(p, m_fp_stem, &len);
+    snprintf(theirs, sizeof theirs, "(fingerprint %016llx; this build has no such module)",
+             (unsigned long long)fp);
+    expect_stale(w, len, (const char *const[]){"'conv2d_gone' (module conv2d_gone)", theirs}, 2);
+    plan_free(p);
+}
+
+static void m_fp_none(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    nu_drop_key(r, "kernels", "fingerprint");
+}
+static void m_same(msgpack_object *r, msgpack_zone *z)
+{
+    (void)r;
+    (void)z;
+}
+
+/* A file from before the fingerprints (version 3, no key) reads and loads, with one warning
+ * that its kernels cannot be checked; a version 3 header's fingerprints are not its keys. */
+static void test_version3_unchecked(void **state)
+{
+    (void)state;
+    Plan *p = nu_build_plan(models[1]);
+    for (int v = 0; v < 2; v++) {
+        size_t len;
+        unsigned char *w = nu_mutated(p, v ? m_same : m_fp_none, 3, &len);
+        Plan *q = NULL;
+        DiagList d = {0};
+        assert_int_equal(npubin_decode(PATH, w, len, &q, &d), ST_OK);
+        assert_int_equal(q->file_version, 3);
+        for (int k = 0; k < q->nkernels; k++) {
+            assert_true(q->kernels[k].fingerprint == 0);
+            assert_false(npubin_kernel_stale(q, k));
+        }
+        assert_int_equal(plan_format_version(q), 2);
+        assert_int_equal(npubin_verify(q, PATH, true, &d), ST_OK);
+        assert_int_equal(d.count, 1);
+        assert_int_equal(d.errors, 0);
+        assert_int_equal(d.items[0].level, DIAG_WARNING);
+        assert_string_equal(d.items[0].file, PATH);
+        assert_non_null(strstr(d.items[0].msg, "written before kernel fingerprints (format v3)"));
+        diag_free(&d);
+        plan_free(q);
+        free(w);
+    }
+    plan_free(p);
+}
+
 TU_MAIN(test_roundtrip, test_truncated, test_bitflips, test_corrupt_resealed, test_version,
         test_foreign_files, test_hostile_payloads, test_invalid_fields, test_encode_refuses_invalid,
-        test_version1_reads, test_recipe_block)
+        test_version1_reads, test_recipe_block, test_fingerprint_roundtrip,
+        test_fingerprint_mismatch, test_version3_unchecked)
