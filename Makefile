@@ -62,6 +62,12 @@ SPV_LIST := $(BUILD)/gen/shaders_spv.list
 $(shell mkdir -p $(BUILD)/gen && (echo '$(SPV_NAMES)' | cmp -s - $(SPV_LIST) || \
     echo '$(SPV_NAMES)' >$(SPV_LIST)))
 LIB_OBJS += $(BUILD)/gen/shaders_spv.o
+# Their fingerprints (compiler/shader_fp.h): hash64 of each module, written by the host tool
+# tools/spv_fp.c into a table the compiler layer links, so a .npubin records which modules its
+# kernels were lowered for without the compiler reaching into the runtime's table.
+FP_GEN := $(BUILD)/gen/shaders_fp.c
+FP_TOOL := $(BUILD)/tools/spv_fp
+LIB_OBJS += $(BUILD)/gen/shaders_fp.o
 # The sources themselves (*.comp, *.glsl, *.h) are embedded too (tools/embed.sh src, compiler/shader_src.h):
 # describe --source shows them and generated kernels' #include lines resolve to them.
 SHADER_TEXTS := $(wildcard shaders/*.comp shaders/*.glsl shaders/*.h)
@@ -102,7 +108,7 @@ $(eval $(call LAYER_RULE,tui,))
 $(eval $(call LAYER_RULE,app,))
 $(eval $(call LAYER_RULE,viz,))
 $(eval $(call LAYER_RULE,runtime,$(BUILD)/gen/shaders_spv.o))
-$(eval $(call LAYER_RULE,compiler,$(BUILD)/gen/shaders_src.o))
+$(eval $(call LAYER_RULE,compiler,$(BUILD)/gen/shaders_src.o $(BUILD)/gen/shaders_fp.o))
 $(eval $(call LAYER_RULE,common,))
 
 $(BIN): $(BUILD)/app/main.o $(LAYER_LIBS)
@@ -187,6 +193,19 @@ $(SPV_GEN): $(SPVS) $(SPV_LIST) tools/embed.sh
 	@tools/embed.sh spv $@ $(SPVS)
 
 $(BUILD)/gen/shaders_spv.o: $(SPV_GEN)
+	@echo "  CC $<"
+	@$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(FP_TOOL): tools/spv_fp.c common/hash.c common/hash.h
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"
+	@$(CC) $(WARN) -O2 -I. -o $@ tools/spv_fp.c common/hash.c
+
+$(FP_GEN): $(SPVS) $(SPV_LIST) $(FP_TOOL)
+	@echo "  FP $@ ($(words $(SPVS)) modules)"
+	@$(FP_TOOL) $@ $(SPVS)
+
+$(BUILD)/gen/shaders_fp.o: $(FP_GEN)
 	@echo "  CC $<"
 	@$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 

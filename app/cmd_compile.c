@@ -107,6 +107,8 @@ int cmd_describe(int argc, char **argv)
     if (st == ST_OK) {
         if (ends_with(o.model, ".npubin")) {
             st = npubin_read(o.model, &plan, &d);
+            /* a stale file is still described (its kernels marked), with a warning */
+            if (st == ST_OK) st = npubin_verify(plan, o.model, false, &d);
         } else {
             st = compile_model(&o, &p, &d);
             plan = p.plan;

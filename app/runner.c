@@ -179,6 +179,7 @@ static Status npubin_pipeline(const Options *o, const Model *m, int no_reuse_ali
 {
     Plan *p = NULL;
     Status st = npubin_read(o->model, &p, d);
+    if (st == ST_OK) st = npubin_verify(p, o->model, true, d); /* lowered for these shaders? */
     if (st == ST_OK) st = npubin_options(o, p, d);
     Graph *g = NULL;
     if (st == ST_OK) st = npubin_graph(m->g, p, &g, d);

@@ -1,6 +1,7 @@
 #include "compiler/describe.h"
 
 #include "common/jsonw.h"
+#include "compiler/npubin.h"
 #include "compiler/schedule.h"
 
 #include <stdlib.h>
@@ -47,6 +48,31 @@ static int bump(Count *c, int nc, const char *name)
     c[nc].name = name;
     c[nc].n = 1;
     return nc + 1;
+}
+
+/* A plan read from a file: were its built-in NPU kernels lowered for this build's shaders
+ * (npubin.h)? */
+static void describe_verified(FILE *f, const Plan *p)
+{
+    if (p->file_version == 0) return; /* compiled by this build */
+    int nb = 0, nstale = 0;
+    for (int k = 0; k < p->nkernels; k++) {
+        nb += plan_kernel_builtin(p, &p->kernels[k]);
+        nstale += npubin_kernel_stale(p, k);
+    }
+    if (p->file_version < 4)
+        fprintf(f,
+                "verified no: format v%d predates kernel fingerprints (%d built-in NPU kernels "
+                "unchecked)\n",
+                p->file_version, nb);
+    else if (nstale)
+        fprintf(f,
+                "verified NO: %d of %d built-in NPU kernels were compiled against another build's "
+                "shaders (STALE below): recompile the file\n",
+                nstale, nb);
+    else
+        fprintf(f, "verified %d built-in NPU kernels: fingerprints match this build's shaders\n",
+                nb);
 }
 
 void describe_text(FILE *f, const Plan *p)
@@ -154,6 +180,7 @@ void describe_text(FILE *f, const Plan *p)
     }
     fprintf(f, "kernels  %d (%d npu, %d cpu) in %d levels, %d barriers, %d partitions\n",
             p->nkernels, nnpu, ncpu, p->nlevels, plan_barriers_total(p), p->nparts);
+    describe_verified(f, p);
     fprintf(f, "  fused: %d of %d instances on", on, p->nfusions);
     for (int i = 0; i < np; i++)
         fprintf(f, "  %s x%d", pats[i].name, pats[i].n);
@@ -207,10 +234,10 @@ void describe_text(FILE *f, const Plan *p)
         }
         char grid[48];
         snprintf(grid, sizeof grid, "%ux%ux%u", kn->groups[0], kn->groups[1], kn->groups[2]);
-        fprintf(f, "%-5d %-4s %-16s %-6d %-44s %-14s %s%s%s\n", k, target_name(kn->target),
+        fprintf(f, "%-5d %-4s %-16s %-6d %-44s %-14s %s%s%s%s\n", k, target_name(kn->target),
                 kn->shader, kn->level, io, kn->target == KT_NPU ? grid : "-",
                 kn->fusion >= 0 ? p->fusions[kn->fusion].id : "", kn->tuned ? "  tuned " : "",
-                kn->tuned ? kn->tuned : "");
+                kn->tuned ? kn->tuned : "", npubin_kernel_stale(p, k) ? "  STALE" : "");
     }
 }
 
@@ -284,6 +311,16 @@ void describe_json(FILE *f, const Plan *p)
             dtype_short(p->compute), plan_tier_name(p->tier), p->channel_tile,
             (long long)p->arena_bytes, (long long)p->naive_bytes, p->nlevels,
             plan_barriers_total(p));
+    /* verified: every built-in NPU kernel lowered for this build's shaders (a compiled plan;
+     * a file whose fingerprints match); false for a file before them or with stale kernels */
+    int nstale = 0;
+    for (int k = 0; k < p->nkernels; k++)
+        nstale += npubin_kernel_stale(p, k);
+    fprintf(f, "\"kernels_verified\":%s,\"stale_kernels\":[",
+            (p->file_version == 0 || p->file_version >= 4) && !nstale ? "true" : "false");
+    for (int k = 0, n = 0; k < p->nkernels; k++)
+        if (npubin_kernel_stale(p, k)) fprintf(f, n++ ? ",%d" : "%d", k);
+    fprintf(f, "],");
     if (p->tuning) { /* only a plan built with non-default tuning knobs */
         fprintf(f, "\"tuning\":");
         jwords(f, p->tuning, true);
@@ -423,6 +460,10 @@ void describe_json(FILE *f, const Plan *p)
             fprintf(f, ",\"tuned\":");
             jwords(f, kn->tuned, true);
         }
+        if (kn->fingerprint) /* a built-in NPU kernel: its module's (a string: JSON's numbers
+                              * are doubles) */
+            fprintf(f, ",\"fingerprint\":\"%016llx\"", (unsigned long long)kn->fingerprint);
+        if (npubin_kernel_stale(p, k)) fprintf(f, ",\"stale\":true");
         fputc('}', f);
     }
     fprintf(f, "],\n\"modules\":[");

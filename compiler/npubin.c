@@ -161,8 +161,9 @@ static void put_tensor(Enc *e, const PlanTensor *t)
 
 static void put_kernel(Enc *e, const PlanKernel *k)
 {
-    /* "tuned" only for a kernel a tuning-cache entry shaped (its record; describe shows it) */
-    e->err |= msgpack_pack_map(&e->pk, KERNEL_KEYS + (k->tuned != NULL));
+    /* "tuned" only for a kernel a tuning-cache entry shaped (its record; describe shows it),
+     * "fingerprint" only for a built-in NPU kernel (version 4) */
+    e->err |= msgpack_pack_map(&e->pk, KERNEL_KEYS + (k->tuned != NULL) + (k->fingerprint != 0));
     put_kstr(e, "shader", k->shader);
     put_kstr(e, "target", target_name(k->target));
     put_kstr(e, "op", op_key(k->op));
@@ -177,6 +178,10 @@ static void put_kernel(Enc *e, const PlanKernel *k)
     put_int(e, "part", k->part);
     put_int(e, "level", k->level);
     if (k->tuned) put_kstr(e, "tuned", k->tuned);
+    if (k->fingerprint) {
+        put_str(e, "fingerprint");
+        e->err |= msgpack_pack_uint64(&e->pk, k->fingerprint);
+    }
 }
 
 static void put_part(Enc *e, const PlanPart *pp)
@@ -330,99 +335,6 @@ Status npubin_write(const Plan *p, const char *path, DiagList *d)
     return st;
 }
 
-/* ---- reader: structure ---- */
-
-#define MAX_DEPTH 16
-
-/* Walks the payload once without allocating: every item complete, every container's count
- * backed by bytes, nesting bounded, nothing after the root. After it, msgpack-c's unpacker
- * allocates at most one msgpack_object per payload byte. */
-static Status prescan(const char *path, const unsigned char *b, size_t n, DiagList *d)
-{
-    uint64_t left[MAX_DEPTH + 1];
-    int top = 0;
-    size_t pos = 0;
-    left[0] = 1;
-    while (top >= 0) {
-        if (left[top] == 0) {
-            top--;
-            continue;
-        }
-        left[top]--;
-        if (pos >= n) return diag_error(d, path, NULL, NULL, "payload ends inside an item");
-        size_t at = pos;
-        unsigned c = b[pos++];
-        uint64_t skip = 0, kids = 0;
-        int lenb = 0;  /* bytes of a length field that follows */
-        int extra = 0; /* ext: one type byte after the length */
-        bool map = false, arr = false;
-        if (c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3) {
-        } else if (c <= 0x8f) {
-            kids = 2ull * (c & 0x0f);
-        } else if (c <= 0x9f) {
-            kids = c & 0x0f;
-        } else if (c <= 0xbf) {
-            skip = c & 0x1f;
-        } else if (c >= 0xc4 && c <= 0xc6) {
-            lenb = 1 << (c - 0xc4); /* bin 8/16/32 */
-        } else if (c >= 0xc7 && c <= 0xc9) {
-            lenb = 1 << (c - 0xc7); /* ext 8/16/32 */
-            extra = 1;
-        } else if (c == 0xca || c == 0xcb) {
-            skip = c == 0xca ? 4 : 8;
-        } else if (c >= 0xcc && c <= 0xcf) {
-            skip = 1u << (c - 0xcc);
-        } else if (c >= 0xd0 && c <= 0xd3) {
-            skip = 1u << (c - 0xd0);
-        } else if (c >= 0xd4 && c <= 0xd8) {
-            skip = 1 + (1u << (c - 0xd4)); /* fixext: type + 1..16 bytes */
-        } else if (c >= 0xd9 && c <= 0xdb) {
-            lenb = 1 << (c - 0xd9); /* str 8/16/32 */
-        } else if (c == 0xdc || c == 0xdd) {
-            lenb = c == 0xdc ? 2 : 4;
-            arr = true;
-        } else if (c == 0xde || c == 0xdf) {
-            lenb = c == 0xde ? 2 : 4;
-            map = true;
-        } else {
-            return diag_error(d, path, NULL, NULL, "payload byte %zu: 0x%02x is not a msgpack type",
-                              at, c);
-        }
-        if (lenb) {
-            if ((size_t)lenb > n - pos)
-                return diag_error(d, path, NULL, NULL, "payload ends inside an item");
-            uint64_t v = 0;
-            for (int i = 0; i < lenb; i++)
-                v = v << 8 | b[pos + (size_t)i]; /* big-endian */
-            pos += (size_t)lenb;
-            if (arr)
-                kids = v;
-            else if (map)
-                kids = 2 * v;
-            else
-                skip = v + (uint64_t)extra;
-        }
-        if (skip > n - pos)
-            return diag_error(d, path, NULL, NULL,
-                              "payload byte %zu: item of %llu bytes runs past the end (%zu left)",
-                              at, (unsigned long long)skip, n - pos);
-        pos += (size_t)skip;
-        if (kids) {
-            if (kids > n - pos)
-                return diag_error(d, path, NULL, NULL,
-                                  "payload byte %zu: container declares %llu items but only %zu "
-                                  "bytes follow",
-                                  at, (unsigned long long)kids, n - pos);
-            if (top == MAX_DEPTH)
-                return diag_error(d, path, NULL, NULL, "payload nests deeper than %d", MAX_DEPTH);
-            left[++top] = kids;
-        }
-    }
-    if (pos != n)
-        return diag_error(d, path, NULL, NULL, "%zu stray bytes after the payload's map", n - pos);
-    return ST_OK;
-}
-
 /* ---- reader: fields ---- */
 
 typedef struct Dec {
@@ -543,6 +455,17 @@ static Status get_int(const Dec *x, const msgpack_object *m, const char *key, in
     if (st == ST_OK) st = as_i64(x, key, v, INT_MIN, INT_MAX, &n);
     *out = (int)n;
     return st;
+}
+
+static Status get_u64(const Dec *x, const msgpack_object *m, const char *key, uint64_t *out)
+{
+    const msgpack_object *v;
+    Status st = lookup(x, m, key, &v);
+    if (st != ST_OK) return st;
+    if (v->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+        return bad(x, key, "expected an unsigned integer, found %s", type_name(v->type));
+    *out = v->via.u64;
+    return ST_OK;
 }
 
 static Status get_double(const Dec *x, const msgpack_object *m, const char *key, double *out)
@@ -730,6 +653,10 @@ static Status read_kernel(const Dec *x, const msgpack_object *m, PlanKernel *k)
     if (!st) st = get_int(x, m, "part", &k->part);
     if (!st) st = get_int(x, m, "level", &k->level);
     if (!st && has_key(m, "tuned")) st = get_str(x, m, "tuned", false, &k->tuned);
+    /* a version 4 file's built-in NPU kernels (npubin_verify compares it with this build's);
+     * an older file has none */
+    if (!st && x->version >= 4 && has_key(m, "fingerprint"))
+        st = get_u64(x, m, "fingerprint", &k->fingerprint);
     k->target = (KernelTarget)target;
     k->op = op;
     return st;
@@ -936,7 +863,7 @@ Status npubin_decode(const char *path, const unsigned char *buf, size_t len, Pla
     if (st != ST_OK) return st;
     const unsigned char *pl = buf + NPUBIN_HEADER_SIZE;
     size_t n = len - NPUBIN_HEADER_SIZE;
-    st = prescan(path, pl, n, d);
+    st = npubin_prescan(path, pl, n, d);
     if (st != ST_OK) return st;
     msgpack_unpacked u;
     msgpack_unpacked_init(&u);
@@ -965,6 +892,7 @@ Status npubin_decode(const char *path, const unsigned char *buf, size_t len, Pla
         plan_free(p);
         return st;
     }
+    p->file_version = (int)x.version;
     *out = p;
     return ST_OK;
 }

@@ -29,12 +29,20 @@
  * added a tensor's view_offset (a view starting inside its base) and a recipe's src (the
  * parts of a concat): a version 1 file lacks both and still reads (offset 0, no sources).
  * Version 3 added the fold recipe (kind "fold", its "nodes": the IR nodes computing its output
- * at load, fold-constants). The header carries the lowest version that holds the plan
- * (plan_format_version): a plan without a fold is written as version 2, which older builds
- * read; one with a fold as 3, which they refuse as written by a newer npu-explore. */
+ * at load, fold-constants). Version 4 added a kernel's "fingerprint" (a uint64, on built-in NPU
+ * kernels only: those running a module the build embeds, not one the file carries): hash64 of
+ * the SPIR-V module the writing build lowered it for (compiler/shader_fp.h), which npubin_verify
+ * compares with the reading build's module where a file is loaded to run or describe. The
+ * header carries the lowest version that holds the plan (plan_format_version): a plan with a
+ * fingerprint (every plan with a built-in NPU kernel) is written as version 4, since an older
+ * build would ignore the key and run the kernels unchecked: it refuses the file as written by a
+ * newer npu-explore instead. A plan without one is written as version 3 with a fold, else 2.
+ * Files of versions 1 to 3 still read: no fingerprints, so npubin_verify warns that their
+ * kernels cannot be checked. */
 #ifndef NPU_NPUBIN_H
 #define NPU_NPUBIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "common/diag.h"
 #include "compiler/plan.h"
@@ -54,6 +62,21 @@ Status npubin_decode(const char *path, const unsigned char *buf, size_t len, Pla
 Status npubin_write(const Plan *p, const char *path, DiagList *d);
 /* Reads and decodes path (*out as for npubin_decode). */
 Status npubin_read(const char *path, Plan **out, DiagList *d);
+/* The payload's msgpack structure (npubin_decode's first step): every item complete, every
+ * container's count backed by bytes, nesting bounded, nothing after the root; allocates nothing.
+ * After it, msgpack-c's unpacker allocates at most one msgpack_object per payload byte. */
+Status npubin_prescan(const char *path, const unsigned char *b, size_t n, DiagList *d);
+/* Is kernel k of a plan read from a file stale: a built-in NPU kernel whose recorded fingerprint
+ * differs from this build's module's (shader_fp_kernel: none when the build lacks the module)?
+ * false for a plan compiled here, a file before version 4 (nothing recorded), a CPU or a
+ * generated kernel. */
+bool npubin_kernel_stale(const Plan *p, int k);
+/* Checks a plan read from `path` against this build's shaders, once, where it is loaded to run
+ * or to describe. Stale kernels: one diagnostic naming the first (index, shader, module, both
+ * fingerprints), how many more, and the recompile that fixes it; an error and ST_BAD_INPUT when
+ * strict (the file must not run), else a warning and ST_OK (describe shows the file). A file
+ * before version 4 with built-in NPU kernels: one warning that they cannot be checked, ST_OK. */
+Status npubin_verify(const Plan *p, const char *path, bool strict, DiagList *d);
 /* Checks the invariants the reader enforces (indices in range, counts within limits, enums
  * valid); `file` (may be NULL) names the plan in messages, `st` is the status reported. */
 Status npubin_check_plan(const Plan *p, const char *file, Status st, DiagList *d);

@@ -136,7 +136,8 @@ int plan_equal(const Plan *a, const Plan *b)
             x->node != y->node || x->fusion != y->fusion || x->nargs != y->nargs ||
             x->nin != y->nin || x->npush != y->npush || x->nspec != y->nspec ||
             x->part != y->part || x->level != y->level || x->nprov != y->nprov ||
-            !streq(x->tuned, y->tuned) || memcmp(x->groups, y->groups, sizeof x->groups) != 0 ||
+            !streq(x->tuned, y->tuned) || x->fingerprint != y->fingerprint ||
+            memcmp(x->groups, y->groups, sizeof x->groups) != 0 ||
             !ints_eq(x->args, y->args, x->nargs) ||
             memcmp(x->push, y->push, sizeof(uint32_t) * (size_t)x->npush) != 0 ||
             memcmp(x->spec, y->spec, sizeof(uint32_t) * (size_t)x->nspec) != 0)
@@ -178,6 +179,11 @@ int plan_equal(const Plan *a, const Plan *b)
             return 0;
     }
     return 1;
+}
+
+bool plan_kernel_builtin(const Plan *p, const PlanKernel *k)
+{
+    return k->target == KT_NPU && !plan_find_module(p, k->shader);
 }
 
 const PlanModule *plan_find_module(const Plan *p, const char *name)
@@ -269,6 +275,10 @@ bool plan_on_device(const Plan *p, int t)
 
 int plan_format_version(const Plan *p)
 {
+    /* an older build would ignore the fingerprints and run the kernels unchecked: it must refuse
+     * the file as newer */
+    for (int k = 0; k < p->nkernels; k++)
+        if (p->kernels[k].fingerprint) return 4;
     for (int i = 0; i < p->nrecipes; i++)
         if (p->recipes[i].kind == RECIPE_FOLD) return 3;
     return 2;

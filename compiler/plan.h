@@ -12,8 +12,9 @@
 #include "compiler/dtype.h"
 #include "compiler/recipe.h"
 
-/* The .npubin format: 2 views with offsets, concat recipes; 3 fold recipes (1 and 2 still read). */
-#define PLAN_FORMAT_VERSION 3
+/* The .npubin format: 2 views with offsets, concat recipes; 3 fold recipes; 4 kernel
+ * fingerprints (1 to 3 still read, their kernels unchecked: npubin.h). */
+#define PLAN_FORMAT_VERSION 4
 #define PLAN_MAX_PUSH 32 /* 32-bit words: 128 bytes, lavapipe's limit */
 #define PLAN_MAX_SPEC 16
 
@@ -84,6 +85,11 @@ typedef struct PlanKernel {
     /* The knobs a tuning-cache entry set for it, "cm.target=64" (the instance's kernels all
      * have it); NULL: none. Kept in a .npubin, shown by describe. */
     const char *tuned;
+    /* The fingerprint of the embedded SPIR-V module lowering shaped this kernel's push words,
+     * spec constants and grid for (compiler/shader_fp.h); 0: none (a CPU kernel, a generated
+     * one, whose module the plan carries, a module the build lacked, a file before format 4).
+     * Kept in a .npubin and checked against the reading build's (npubin_verify). */
+    uint64_t fingerprint;
 } PlanKernel;
 
 typedef struct PlanFusion {
@@ -169,10 +175,12 @@ typedef struct Plan {
     uint64_t ir_json_len;
     PlanModule *modules; /* generated kernels' modules, by name */
     int nmodules, cap_modules;
+    int file_version; /* the format version of the .npubin it was read from; 0: compiled here */
 } Plan;
 
 Plan *plan_new(void);
-/* The lowest format version that holds p: 3 with a fold recipe, else 2 (npubin.h). */
+/* The lowest format version that holds p (npubin.h): 4 with a kernel fingerprint (a plan with
+ * a built-in NPU kernel), else 3 with a fold recipe, else 2. */
 int plan_format_version(const Plan *p);
 /* The tensor named `name`, -1 when the plan has none. */
 int plan_find_tensor(const Plan *p, const char *name);
@@ -194,6 +202,8 @@ uint64_t plan_view_bytes(const PlanTensor *t);
  * read only by the CPU or only as a recipe's source (a batch-norm fold's, the parts of a
  * concatenated weight) stays on the host. */
 bool plan_on_device(const Plan *p, int t);
+/* Does kernel k run a module of the build (an NPU kernel whose shader is no module p carries)? */
+bool plan_kernel_builtin(const Plan *p, const PlanKernel *k);
 /* The generated module called name, or NULL. */
 const PlanModule *plan_find_module(const Plan *p, const char *name);
 /* Adds a module (name, source and words copied into the plan's arena) unless one of that name

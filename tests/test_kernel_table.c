@@ -6,8 +6,9 @@
  * source is embedded and every whole shader (.comp) is some row's. The push blocks (shaders/abi.h):
  * the C structs push their fields in the documented word order, each is as large as the shader's
  * push_constant block in the SPIR-V of every module of its family (every module but the device
- * tests'), and a value outside int32 is refused with a message naming it. No device: the tables
- * only. */
+ * tests'), and a value outside int32 is refused with a message naming it. The compiler's kernel
+ * fingerprints (compiler/shader_fp.h) are hash64 of exactly the embedded modules. No device: the
+ * tables only. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,10 +18,12 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "common/hash.h"
 #include "compiler/fusion.h"
 #include "compiler/lower/kernel_table.h"
 #include "compiler/lower/kernels.h"
 #include "compiler/ops.h"
+#include "compiler/shader_fp.h"
 #include "compiler/shader_src.h"
 #include "runtime/vulkan/vk_shaders.h"
 #include "tests/testutil.h"
@@ -442,6 +445,19 @@ static void test_words_out_of_range_are_refused(void **state)
     diag_free(&x.d);
 }
 
+/* The compiler's fingerprint table is the runtime's embedded modules: the same names in the same
+ * order, each hash64 of the very words the runtime gives Vulkan. */
+static void test_fingerprints_are_the_modules(void **state)
+{
+    (void)state;
+    assert_int_equal(shader_fp_count, vk_spv_count);
+    assert_true(shader_fp_count > 100);
+    for (size_t i = 0; i < vk_spv_count; i++) {
+        assert_string_equal(shader_fp_table[i].name, vk_spv_table[i].name);
+        assert_true(shader_fp_table[i].fp == hash64(vk_spv_table[i].code, vk_spv_table[i].size));
+    }
+}
+
 TU_MAIN(test_rows_are_embedded, test_rows_are_registered, test_sources_are_embedded,
         test_push_blocks_match_the_shaders, test_push_blocks_word_order,
-        test_words_out_of_range_are_refused)
+        test_words_out_of_range_are_refused, test_fingerprints_are_the_modules)

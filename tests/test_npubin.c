@@ -1,6 +1,8 @@
 /* .npubin: real plans round-trip exactly (buffer and file); truncated, bit-flipped, corrupted
  * (with and without a valid checksum), newer-version and foreign files are refused with
- * ST_BAD_INPUT and a message naming the file, without crashes or leaks. */
+ * ST_BAD_INPUT and a message naming the file, without crashes or leaks; kernel fingerprints
+ * (format 4) round-trip, a kernel lowered for another build's shader is refused at load naming
+ * it, and a file from before them loads with a warning. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,10 +16,9 @@
 
 #include "common/fileio.h"
 #include "common/hash.h"
-#include "compiler/ir_json.h"
-#include "compiler/lower/lower.h"
 #include "compiler/npubin.h"
-#include "compiler/pass.h"
+#include "compiler/shader_fp.h"
+#include "tests/npubin_util.h"
 #include "tests/testutil.h"
 
 static const char *const models[] = {
@@ -28,34 +29,10 @@ static const char *const models[] = {
 #define NMODELS ((int)(sizeof models / sizeof models[0]))
 #define PATH "plan.npubin"
 
-static Plan *build_plan(const char *path)
+/* fn applied to p's file image, as this version writes it. */
+static unsigned char *mutated(const Plan *p, NuMutate fn, size_t *len)
 {
-    Graph *g = NULL;
-    DiagList d = {0};
-    Status st = ir_read_file(path, &g, &d);
-    CompileOptions o;
-    memset(&o, 0, sizeof o);
-    o.channel_tile = 32;
-    o.compute = DT_F16;
-    o.arena_align = 256;
-    o.pack_min = 1; /* every float input in its host form: the round trip carries pack kernels */
-    Arena scratch;
-    arena_init(&scratch, 64 * 1024);
-    PassCtx c = {&o, &d, &scratch};
-    PassFn passes[] = {pass_canonicalize, pass_fold_batchnorm, pass_partition, pass_fuse,
-                       pass_layout,       pass_pack_inputs,    pass_views,     pass_plan_memory};
-    for (size_t i = 0; st == ST_OK && i < sizeof passes / sizeof passes[0]; i++) {
-        st = passes[i](g, &c);
-        arena_reset(&scratch);
-    }
-    Plan *p = NULL;
-    if (st == ST_OK) st = plan_build(g, &o, &p, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
-    arena_free(&scratch);
-    graph_free(g);
-    diag_free(&d);
-    return p;
+    return nu_mutated(p, fn, PLAN_FORMAT_VERSION, len);
 }
 
 /* Fills what lower leaves empty so every field of the format carries data. */
@@ -105,17 +82,6 @@ static void enrich(Plan *p)
     r->out_b = r->conv_w = r->conv_b = r->gamma = r->beta = r->mean = r->var = -1;
 }
 
-static unsigned char *encode_ok(const Plan *p, size_t *len)
-{
-    unsigned char *buf = NULL;
-    DiagList d = {0};
-    Status st = npubin_encode(p, &buf, len, &d);
-    if (st != ST_OK) diag_print(&d, stderr);
-    assert_int_equal(st, ST_OK);
-    diag_free(&d);
-    return buf;
-}
-
 /* Decoding must fail with ST_BAD_INPUT, no plan, and a first message that names the file and
  * contains `want` (NULL: anything). */
 static void expect_bad(const unsigned char *buf, size_t len, const char *want)
@@ -136,32 +102,6 @@ static void expect_bad(const unsigned char *buf, size_t len, const char *want)
     diag_free(&d);
 }
 
-static void put_le(unsigned char *b, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        b[i] = (unsigned char)(v >> (8 * i));
-}
-
-/* A file image around `payload`, with a correct checksum. Caller frees. */
-static unsigned char *wrap(const void *payload, size_t n, uint32_t version, size_t *len)
-{
-    unsigned char *b = malloc(NPUBIN_HEADER_SIZE + n + 1);
-    assert_non_null(b);
-    memcpy(b, NPUBIN_MAGIC, 8);
-    put_le(b + 8, version, 4);
-    put_le(b + 12, 0, 4);
-    put_le(b + 16, n, 8);
-    if (n) memcpy(b + NPUBIN_HEADER_SIZE, payload, n);
-    put_le(b + 24, hash64(b + NPUBIN_HEADER_SIZE, n), 8);
-    *len = NPUBIN_HEADER_SIZE + n;
-    return b;
-}
-
-static void reseal(unsigned char *b, size_t len)
-{
-    put_le(b + 24, hash64(b + NPUBIN_HEADER_SIZE, len - NPUBIN_HEADER_SIZE), 8);
-}
-
 static uint64_t rng_state = 0x853c49e6748fea9bULL;
 static uint32_t rnd(void)
 {
@@ -176,7 +116,7 @@ static void test_roundtrip(void **state)
         offsets = 0, blocks = 0;
     for (int m = 0; m < NMODELS; m++) {
         for (int rich = 0; rich < 2; rich++) {
-            Plan *p = build_plan(models[m]);
+            Plan *p = nu_build_plan(models[m]);
             if (rich) enrich(p);
             recipes += p->nrecipes;
             fusions += p->nfusions;
@@ -193,7 +133,7 @@ static void test_roundtrip(void **state)
                 nullkeys += p->tensors[i].weight_key == NULL;
             }
             size_t len;
-            unsigned char *buf = encode_ok(p, &len);
+            unsigned char *buf = nu_encode(p, &len);
             Plan *q = NULL;
             DiagList d = {0};
             Status st = npubin_decode(PATH, buf, len, &q, &d);
@@ -202,7 +142,7 @@ static void test_roundtrip(void **state)
             assert_int_equal(plan_equal(p, q), 1);
             /* the decoded plan encodes to the same bytes */
             size_t len2;
-            unsigned char *buf2 = encode_ok(q, &len2);
+            unsigned char *buf2 = nu_encode(q, &len2);
             assert_int_equal(len, len2);
             assert_memory_equal(buf, buf2, len);
             plan_free(q);
@@ -242,10 +182,10 @@ static void test_roundtrip(void **state)
 static void test_truncated(void **state)
 {
     (void)state;
-    Plan *p = build_plan(models[0]);
+    Plan *p = nu_build_plan(models[0]);
     enrich(p);
     size_t len;
-    unsigned char *buf = encode_ok(p, &len);
+    unsigned char *buf = nu_encode(p, &len);
     for (size_t n = 0; n < len; n++) {
         unsigned char *cut = malloc(n ? n : 1); /* exactly n bytes, so ASan sees overreads */
         assert_non_null(cut);
@@ -257,7 +197,7 @@ static void test_truncated(void **state)
     size_t plen = len - NPUBIN_HEADER_SIZE;
     for (size_t n = 0; n < plen; n++) {
         size_t wl;
-        unsigned char *w = wrap(buf + NPUBIN_HEADER_SIZE, n, PLAN_FORMAT_VERSION, &wl);
+        unsigned char *w = nu_wrap(buf + NPUBIN_HEADER_SIZE, n, PLAN_FORMAT_VERSION, &wl);
         expect_bad(w, wl, NULL);
         free(w);
     }
@@ -274,10 +214,10 @@ static void test_truncated(void **state)
 static void test_bitflips(void **state)
 {
     (void)state;
-    Plan *p = build_plan(models[0]);
+    Plan *p = nu_build_plan(models[0]);
     enrich(p);
     size_t len;
-    unsigned char *buf = encode_ok(p, &len);
+    unsigned char *buf = nu_encode(p, &len);
     for (int bit = 0; bit < NPUBIN_HEADER_SIZE * 8; bit++) {
         buf[bit / 8] ^= (unsigned char)(1u << (bit % 8));
         expect_bad(buf, len, NULL);
@@ -302,10 +242,10 @@ static void test_corrupt_resealed(void **state)
     (void)state;
     int refused = 0, total = 0;
     for (int m = 0; m < NMODELS; m++) {
-        Plan *p = build_plan(models[m]);
+        Plan *p = nu_build_plan(models[m]);
         enrich(p);
         size_t len;
-        unsigned char *buf = encode_ok(p, &len);
+        unsigned char *buf = nu_encode(p, &len);
         size_t plen = len - NPUBIN_HEADER_SIZE;
         unsigned char *w = malloc(len);
         int iters = m >= 2 ? 300 : 1500;
@@ -319,7 +259,7 @@ static void test_corrupt_resealed(void **state)
                 else
                     w[at] = (unsigned char)rnd();
             }
-            reseal(w, len);
+            nu_reseal(w, len);
             DiagList d = {0};
             Plan *q = NULL;
             Status st = npubin_decode(PATH, w, len, &q, &d);
@@ -327,7 +267,7 @@ static void test_corrupt_resealed(void **state)
             if (st == ST_OK) {
                 assert_non_null(q);
                 /* whatever was accepted is a plan the writer accepts too */
-                unsigned char *again = encode_ok(q, &(size_t){0});
+                unsigned char *again = nu_encode(q, &(size_t){0});
                 free(again);
                 plan_free(q);
             } else {
@@ -349,20 +289,23 @@ static void test_corrupt_resealed(void **state)
 static void test_version(void **state)
 {
     (void)state;
-    Plan *p = build_plan(models[0]);
+    Plan *p = nu_build_plan(models[0]);
     size_t len;
-    unsigned char *buf = encode_ok(p, &len);
-    put_le(buf + 8, PLAN_FORMAT_VERSION + 1, 4);
+    unsigned char *buf = nu_encode(p, &len);
+    nu_put_le(buf + 8, PLAN_FORMAT_VERSION + 1, 4);
     char want[96];
     snprintf(want, sizeof want, "newer npu-explore (format v%d, this build reads v%d)",
              PLAN_FORMAT_VERSION + 1, PLAN_FORMAT_VERSION);
     expect_bad(buf, len, want);
-    put_le(buf + 8, 0x7fffffff, 4);
+    nu_put_le(buf + 8, 0x7fffffff, 4);
     expect_bad(buf, len, "format v2147483647");
-    put_le(buf + 8, 0, 4);
+    nu_put_le(buf + 8, 0, 4);
     expect_bad(buf, len, "version 0");
     /* a newer version is reported even when the rest of the header is not what we know */
-    expect_bad((const unsigned char *)NPUBIN_MAGIC "\x04\0\0\0", 12, "newer");
+    unsigned char head[12];
+    memcpy(head, NPUBIN_MAGIC, 8);
+    nu_put_le(head + 8, PLAN_FORMAT_VERSION + 1, 4);
+    expect_bad(head, sizeof head, "newer");
     free(buf);
     plan_free(p);
 }
@@ -420,7 +363,7 @@ static void test_hostile_payloads(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         size_t len;
-        unsigned char *w = wrap(cases[i].bytes, cases[i].n, PLAN_FORMAT_VERSION, &len);
+        unsigned char *w = nu_wrap(cases[i].bytes, cases[i].n, PLAN_FORMAT_VERSION, &len);
         expect_bad(w, len, cases[i].want);
         free(w);
     }
@@ -428,55 +371,9 @@ static void test_hostile_payloads(void **state)
 
 /* ---- targeted corruptions of a valid plan, applied to the msgpack object tree ---- */
 
-static msgpack_object *key(msgpack_object *map, const char *k)
-{
-    assert_int_equal(map->type, MSGPACK_OBJECT_MAP);
-    for (uint32_t i = 0; i < map->via.map.size; i++) {
-        msgpack_object *o = &map->via.map.ptr[i].key;
-        if (o->via.str.size == strlen(k) && memcmp(o->via.str.ptr, k, o->via.str.size) == 0)
-            return &map->via.map.ptr[i].val;
-    }
-    fail_msg("no key %s", k);
-    return NULL;
-}
-
-static msgpack_object *elem(msgpack_object *arr, uint32_t i)
-{
-    assert_int_equal(arr->type, MSGPACK_OBJECT_ARRAY);
-    assert_true(i < arr->via.array.size);
-    return &arr->via.array.ptr[i];
-}
-
-static msgpack_object *rec(msgpack_object *root, const char *list, uint32_t i, const char *k)
-{
-    return key(elem(key(root, list), i), k);
-}
-
-static void set_int(msgpack_object *o, int64_t v)
-{
-    o->type = v < 0 ? MSGPACK_OBJECT_NEGATIVE_INTEGER : MSGPACK_OBJECT_POSITIVE_INTEGER;
-    o->via.i64 = v;
-}
-
-static void set_str(msgpack_object *o, const char *s, uint32_t n)
-{
-    o->type = MSGPACK_OBJECT_STR;
-    o->via.str.ptr = s;
-    o->via.str.size = n;
-}
-
-static void set_ints(msgpack_object *o, msgpack_zone *z, uint32_t n, int64_t v)
-{
-    o->type = MSGPACK_OBJECT_ARRAY;
-    o->via.array.size = n;
-    o->via.array.ptr = msgpack_zone_malloc(z, sizeof(msgpack_object) * n);
-    for (uint32_t i = 0; i < n; i++)
-        set_int(&o->via.array.ptr[i], v);
-}
-
 static int64_t ntensors(msgpack_object *r)
 {
-    return key(r, "tensors")->via.array.size;
+    return nu_key(r, "tensors")->via.array.size;
 }
 
 static void m_missing(msgpack_object *r, msgpack_zone *z)
@@ -485,7 +382,7 @@ static void m_missing(msgpack_object *r, msgpack_zone *z)
     for (uint32_t i = 0; i < r->via.map.size; i++)
         if (r->via.map.ptr[i].key.via.str.size == 7 &&
             !memcmp(r->via.map.ptr[i].key.via.str.ptr, "kernels", 7))
-            set_str(&r->via.map.ptr[i].key, "kernelz", 7);
+            nu_set_str(&r->via.map.ptr[i].key, "kernelz", 7);
 }
 static void m_dup(msgpack_object *r, msgpack_zone *z)
 {
@@ -493,177 +390,177 @@ static void m_dup(msgpack_object *r, msgpack_zone *z)
     for (uint32_t i = 0; i < r->via.map.size; i++)
         if (r->via.map.ptr[i].key.via.str.size == 7 &&
             !memcmp(r->via.map.ptr[i].key.via.str.ptr, "weights", 7))
-            set_str(&r->via.map.ptr[i].key, "channel_tile", 12);
+            nu_set_str(&r->via.map.ptr[i].key, "channel_tile", 12);
 }
 static void m_type(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_str(key(r, "channel_tile"), "32", 2);
+    nu_set_str(nu_key(r, "channel_tile"), "32", 2);
 }
 static void m_big(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_int(key(r, "channel_tile"), (int64_t)1 << 40);
+    nu_set_int(nu_key(r, "channel_tile"), (int64_t)1 << 40);
 }
 static void m_tile0(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_int(key(r, "channel_tile"), 0);
+    nu_set_int(nu_key(r, "channel_tile"), 0);
 }
 static void m_arg(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_int(elem(rec(r, "kernels", 0, "args"), 0), ntensors(r));
+    nu_set_int(nu_elem(nu_rec(r, "kernels", 0, "args"), 0), ntensors(r));
 }
 static void m_arg_neg(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_int(elem(rec(r, "kernels", 0, "args"), 0), -2);
+    nu_set_int(nu_elem(nu_rec(r, "kernels", 0, "args"), 0), -2);
 }
 static void m_nin(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_int(rec(r, "kernels", 0, "nin"), rec(r, "kernels", 0, "args")->via.array.size + 1);
+    nu_set_int(nu_rec(r, "kernels", 0, "nin"), nu_rec(r, "kernels", 0, "args")->via.array.size + 1);
 }
 static void m_rank(msgpack_object *r, msgpack_zone *z)
 {
-    set_ints(rec(r, "tensors", 0, "shape"), z, NPU_MAX_RANK + 1, 1);
-    set_ints(rec(r, "tensors", 0, "pshape"), z, NPU_MAX_RANK + 1, 1);
+    nu_set_ints(nu_rec(r, "tensors", 0, "shape"), z, NPU_MAX_RANK + 1, 1);
+    nu_set_ints(nu_rec(r, "tensors", 0, "pshape"), z, NPU_MAX_RANK + 1, 1);
 }
 static void m_pshape(msgpack_object *r, msgpack_zone *z)
 {
-    set_ints(rec(r, "tensors", 0, "pshape"), z, NPU_MAX_RANK, 1);
+    nu_set_ints(nu_rec(r, "tensors", 0, "pshape"), z, NPU_MAX_RANK, 1);
 }
 static void m_negdim(msgpack_object *r, msgpack_zone *z)
 {
-    set_ints(rec(r, "tensors", 0, "shape"), z, 1, -3);
-    set_ints(rec(r, "tensors", 0, "pshape"), z, 1, 4);
+    nu_set_ints(nu_rec(r, "tensors", 0, "shape"), z, 1, -3);
+    nu_set_ints(nu_rec(r, "tensors", 0, "pshape"), z, 1, 4);
 }
 static void m_push(msgpack_object *r, msgpack_zone *z)
 {
-    set_ints(rec(r, "kernels", 0, "push"), z, PLAN_MAX_PUSH + 1, 7);
+    nu_set_ints(nu_rec(r, "kernels", 0, "push"), z, PLAN_MAX_PUSH + 1, 7);
 }
 static void m_spec(msgpack_object *r, msgpack_zone *z)
 {
-    set_ints(rec(r, "kernels", 0, "spec"), z, PLAN_MAX_SPEC + 1, 7);
+    nu_set_ints(nu_rec(r, "kernels", 0, "spec"), z, PLAN_MAX_SPEC + 1, 7);
 }
 static void m_push_neg(msgpack_object *r, msgpack_zone *z)
 {
-    set_ints(rec(r, "kernels", 0, "push"), z, 2, -1);
+    nu_set_ints(nu_rec(r, "kernels", 0, "push"), z, 2, -1);
 }
 static void m_groups(msgpack_object *r, msgpack_zone *z)
 {
-    set_ints(rec(r, "kernels", 0, "groups"), z, 2, 1);
+    nu_set_ints(nu_rec(r, "kernels", 0, "groups"), z, 2, 1);
 }
 static void m_dtype(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_str(rec(r, "tensors", 0, "dtype"), "F99", 3);
+    nu_set_str(nu_rec(r, "tensors", 0, "dtype"), "F99", 3);
 }
 static void m_op(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_str(rec(r, "kernels", 0, "op"), "NOPE", 4);
+    nu_set_str(nu_rec(r, "kernels", 0, "op"), "NOPE", 4);
 }
 static void m_kind_int(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_int(rec(r, "tensors", 0, "kind"), 0);
+    nu_set_int(nu_rec(r, "tensors", 0, "kind"), 0);
 }
 static void m_alias(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_int(rec(r, "tensors", 0, "alias_of"), ntensors(r));
+    nu_set_int(nu_rec(r, "tensors", 0, "alias_of"), ntensors(r));
 }
 static void m_alias_self(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_int(rec(r, "tensors", 1, "alias_of"), 1);
+    nu_set_int(nu_rec(r, "tensors", 1, "alias_of"), 1);
 }
 static void m_offset(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    msgpack_object *t = key(r, "tensors");
+    msgpack_object *t = nu_key(r, "tensors");
     for (uint32_t i = 0; i < t->via.array.size; i++)
-        set_int(key(elem(t, i), "offset"), INT64_MAX);
+        nu_set_int(nu_key(nu_elem(t, i), "offset"), INT64_MAX);
 }
 static void m_nul(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_str(rec(r, "tensors", 0, "name"), "a\0b", 3);
+    nu_set_str(nu_rec(r, "tensors", 0, "name"), "a\0b", 3);
 }
 static void m_nilname(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    rec(r, "tensors", 0, "name")->type = MSGPACK_OBJECT_NIL;
+    nu_rec(r, "tensors", 0, "name")->type = MSGPACK_OBJECT_NIL;
 }
 static void m_notmap(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_int(elem(key(r, "tensors"), 0), 5);
+    nu_set_int(nu_elem(nu_key(r, "tensors"), 0), 5);
 }
 static void m_input(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_int(elem(key(r, "inputs"), 0), -2);
+    nu_set_int(nu_elem(nu_key(r, "inputs"), 0), -2);
 }
 static void m_weight(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_int(elem(key(r, "weights"), 0), -1);
+    nu_set_int(nu_elem(nu_key(r, "weights"), 0), -1);
 }
 static void m_fusion(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_int(rec(r, "kernels", 0, "fusion"), key(r, "fusions")->via.array.size);
+    nu_set_int(nu_rec(r, "kernels", 0, "fusion"), nu_key(r, "fusions")->via.array.size);
 }
 static void m_part(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_int(rec(r, "parts", 0, "first_kernel"), key(r, "kernels")->via.array.size + 1);
+    nu_set_int(nu_rec(r, "parts", 0, "first_kernel"), nu_key(r, "kernels")->via.array.size + 1);
 }
 static void m_kpart(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_int(rec(r, "kernels", 0, "part"), key(r, "parts")->via.array.size);
+    nu_set_int(nu_rec(r, "kernels", 0, "part"), nu_key(r, "parts")->via.array.size);
 }
 static void m_level(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_int(rec(r, "kernels", 0, "level"), key(r, "nlevels")->via.i64 + 1);
+    nu_set_int(nu_rec(r, "kernels", 0, "level"), nu_key(r, "nlevels")->via.i64 + 1);
 }
 static void m_fkernel(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_int(rec(r, "fusions", 0, "kernel"), -5);
+    nu_set_int(nu_rec(r, "fusions", 0, "kernel"), -5);
 }
 static void m_compute(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_str(key(r, "compute"), "I64", 3);
+    nu_set_str(nu_key(r, "compute"), "I64", 3);
 }
 static void m_tier(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_str(key(r, "tier"), "nv-tensor", 9);
+    nu_set_str(nu_key(r, "tier"), "nv-tensor", 9);
 }
-/* A plan written before the kernel tiers: no "tier" key (renamed to an unknown one). */
+/* A plan written before the kernel tiers: no "tier" nu_key (renamed to an unknown one). */
 static void m_notier(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
     for (uint32_t i = 0; i < r->via.map.size; i++)
         if (r->via.map.ptr[i].key.via.str.size == 4 &&
             !memcmp(r->via.map.ptr[i].key.via.str.ptr, "tier", 4))
-            set_str(&r->via.map.ptr[i].key, "tiez", 4);
+            nu_set_str(&r->via.map.ptr[i].key, "tiez", 4);
 }
 static void m_irjson(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_str(key(r, "ir_json"), "{}", 2);
+    nu_set_str(nu_key(r, "ir_json"), "{}", 2);
 }
 static void m_tiny(msgpack_object *r, msgpack_zone *z)
 {
-    msgpack_object *t = key(r, "tensors");
+    msgpack_object *t = nu_key(r, "tensors");
     t->via.array.size = 1000;
     t->via.array.ptr = msgpack_zone_malloc(z, sizeof(msgpack_object) * 1000);
     for (int i = 0; i < 1000; i++) {
@@ -673,65 +570,49 @@ static void m_tiny(msgpack_object *r, msgpack_zone *z)
 }
 static void m_partout(msgpack_object *r, msgpack_zone *z)
 {
-    set_ints(rec(r, "parts", 0, "out"), z, 3, -1);
+    nu_set_ints(nu_rec(r, "parts", 0, "out"), z, 3, -1);
 }
 
 /* The first tensor that views its base at an offset (qwen2_tiny decode: a linear_concat part). */
 static msgpack_object *offset_view(msgpack_object *r)
 {
-    msgpack_object *t = key(r, "tensors");
+    msgpack_object *t = nu_key(r, "tensors");
     for (uint32_t i = 0; i < t->via.array.size; i++)
-        if (key(elem(t, i), "view_offset")->via.i64 > 0) return elem(t, i);
+        if (nu_key(nu_elem(t, i), "view_offset")->via.i64 > 0) return nu_elem(t, i);
     fail_msg("no tensor with a view offset");
     return NULL;
 }
 static void m_viewoff(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_int(key(offset_view(r), "view_offset"), (int64_t)1 << 40);
+    nu_set_int(nu_key(offset_view(r), "view_offset"), (int64_t)1 << 40);
 }
 static void m_viewoff_base(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_int(key(offset_view(r), "alias_of"), -1); /* an offset without a base */
+    nu_set_int(nu_key(offset_view(r), "alias_of"), -1); /* an offset without a base */
 }
 static msgpack_object *concat_recipe(msgpack_object *r)
 {
-    msgpack_object *t = key(r, "recipes");
+    msgpack_object *t = nu_key(r, "recipes");
     assert_true(t->via.array.size > 0);
-    return elem(t, 0);
+    return nu_elem(t, 0);
 }
 static void m_src(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_int(elem(key(concat_recipe(r), "src"), 0), -1);
+    nu_set_int(nu_elem(nu_key(concat_recipe(r), "src"), 0), -1);
 }
 static void m_nsrc(msgpack_object *r, msgpack_zone *z)
 {
-    set_ints(key(concat_recipe(r), "src"), z, RECIPE_MAX_SRC + 1, 0);
+    nu_set_ints(nu_key(concat_recipe(r), "src"), z, RECIPE_MAX_SRC + 1, 0);
 }
 
-/* Removes a key from every record of an array (a version 1 file had no such key). */
-static void drop_key(msgpack_object *r, const char *array, const char *name)
-{
-    msgpack_object *a = key(r, array);
-    size_t n = strlen(name);
-    for (uint32_t i = 0; i < a->via.array.size; i++) {
-        msgpack_object *m = elem(a, i);
-        for (uint32_t k = 0; k < m->via.map.size; k++)
-            if (m->via.map.ptr[k].key.via.str.size == n &&
-                !memcmp(m->via.map.ptr[k].key.via.str.ptr, name, n)) {
-                m->via.map.ptr[k] = m->via.map.ptr[m->via.map.size - 1];
-                m->via.map.size--;
-                break;
-            }
-    }
-}
 static void m_version1(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    drop_key(r, "tensors", "view_offset");
-    drop_key(r, "recipes", "src");
+    nu_drop_key(r, "tensors", "view_offset");
+    nu_drop_key(r, "recipes", "src");
 }
 
 /* Adds keys this version does not know (a later version's additions): they are ignored. */
@@ -740,56 +621,23 @@ static void m_unknown(msgpack_object *r, msgpack_zone *z)
     uint32_t n = r->via.map.size;
     msgpack_object_kv *kv = msgpack_zone_malloc(z, sizeof *kv * (n + 2));
     memcpy(kv, r->via.map.ptr, sizeof *kv * n);
-    set_str(&kv[n].key, "spirv", 5);
-    set_ints(&kv[n].val, z, 3, 42);
-    set_str(&kv[n + 1].key, "zz_future", 9);
+    nu_set_str(&kv[n].key, "spirv", 5);
+    nu_set_ints(&kv[n].val, z, 3, 42);
+    nu_set_str(&kv[n + 1].key, "zz_future", 9);
     kv[n + 1].val.type = MSGPACK_OBJECT_MAP;
     kv[n + 1].val.via.map.size = 1;
     kv[n + 1].val.via.map.ptr = msgpack_zone_malloc(z, sizeof *kv);
-    set_int(&kv[n + 1].val.via.map.ptr[0].key, 1); /* non-string keys below are not ours */
-    set_str(&kv[n + 1].val.via.map.ptr[0].val, "x", 1);
+    nu_set_int(&kv[n + 1].val.via.map.ptr[0].key, 1); /* non-string keys below are not ours */
+    nu_set_str(&kv[n + 1].val.via.map.ptr[0].val, "x", 1);
     r->via.map.ptr = kv;
     r->via.map.size = n + 2;
-}
-
-typedef void (*Mutate)(msgpack_object *root, msgpack_zone *z);
-
-static unsigned char *mutated_as(const Plan *p, Mutate fn, uint32_t version, size_t *len);
-
-/* Encodes p, applies fn to the payload's object tree and re-wraps it with a valid checksum. */
-static unsigned char *mutated(const Plan *p, Mutate fn, size_t *len)
-{
-    return mutated_as(p, fn, PLAN_FORMAT_VERSION, len);
-}
-
-static unsigned char *mutated_as(const Plan *p, Mutate fn, uint32_t version, size_t *len)
-{
-    size_t n;
-    unsigned char *buf = encode_ok(p, &n);
-    msgpack_unpacked u;
-    msgpack_unpacked_init(&u);
-    size_t off = 0;
-    assert_int_equal(msgpack_unpack_next(&u, (const char *)buf + NPUBIN_HEADER_SIZE,
-                                         n - NPUBIN_HEADER_SIZE, &off),
-                     MSGPACK_UNPACK_SUCCESS);
-    fn(&u.data, u.zone);
-    msgpack_sbuffer sb;
-    msgpack_sbuffer_init(&sb);
-    msgpack_packer pk;
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    assert_int_equal(msgpack_pack_object(&pk, u.data), 0);
-    unsigned char *w = wrap(sb.data, sb.size, version, len);
-    msgpack_sbuffer_destroy(&sb);
-    msgpack_unpacked_destroy(&u);
-    free(buf);
-    return w;
 }
 
 static void test_invalid_fields(void **state)
 {
     (void)state;
     static const struct {
-        Mutate fn;
+        NuMutate fn;
         const char *want;
     } cases[] = {
         {m_missing, "key 'kernels': missing"},
@@ -833,7 +681,7 @@ static void test_invalid_fields(void **state)
         {m_nsrc, "src': 9 sources"},
         {m_partout, "parts[0].out[0] = -1"},
     };
-    Plan *p = build_plan(models[2]); /* qwen2_tiny decode: views at offsets, concat recipes */
+    Plan *p = nu_build_plan(models[2]); /* qwen2_tiny decode: views at offsets, concat recipes */
     enrich(p);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         size_t len;
@@ -867,20 +715,20 @@ static void test_invalid_fields(void **state)
 static void m_block_neg(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_int(key(concat_recipe(r), "block"), -16);
+    nu_set_int(nu_key(concat_recipe(r), "block"), -16);
 }
 static void m_block_kind(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    set_str(key(concat_recipe(r), "kind"), "bn_fold", 7);
+    nu_set_str(nu_key(concat_recipe(r), "kind"), "bn_fold", 7);
 }
 static void test_recipe_block(void **state)
 {
     (void)state;
-    Plan *p = build_plan(models[3]);
+    Plan *p = nu_build_plan(models[3]);
     assert_true(p->nrecipes > 0 && p->recipes[0].block == 16);
     static const struct {
-        Mutate fn;
+        NuMutate fn;
         const char *want;
     } cases[] = {{m_block_neg, "key 'block': -16"}, {m_block_kind, "key 'block': 16"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -891,9 +739,9 @@ static void test_recipe_block(void **state)
     }
     plan_free(p);
     /* no block: no key */
-    p = build_plan(models[2]);
+    p = nu_build_plan(models[2]);
     size_t len;
-    unsigned char *buf = encode_ok(p, &len);
+    unsigned char *buf = nu_encode(p, &len);
     for (size_t i = 0; i + 5 <= len; i++)
         assert_false(memcmp(buf + i, "block", 5) == 0);
     free(buf);
@@ -905,15 +753,18 @@ static void test_recipe_block(void **state)
 static void test_version1_reads(void **state)
 {
     (void)state;
-    Plan *p = build_plan(models[1]); /* convnet: bn_fold recipes, no concat */
+    Plan *p = nu_build_plan(models[1]);   /* convnet: bn_fold recipes, no concat */
+    for (int k = 0; k < p->nkernels; k++) /* as a build before the fingerprints lowered it */
+        p->kernels[k].fingerprint = 0;
     size_t len;
-    unsigned char *w = mutated_as(p, m_version1, 1, &len);
+    unsigned char *w = nu_mutated(p, m_version1, 1, &len);
     Plan *q = NULL;
     DiagList d = {0};
     Status st = npubin_decode(PATH, w, len, &q, &d);
     if (st != ST_OK) diag_print(&d, stderr);
     assert_int_equal(st, ST_OK);
     assert_int_equal(plan_equal(p, q), 1);
+    assert_int_equal(q->file_version, 1);
     plan_free(q);
     free(w);
     /* the same keys missing in a version 2 file are an error */
@@ -928,7 +779,7 @@ static void test_version1_reads(void **state)
 static void test_encode_refuses_invalid(void **state)
 {
     (void)state;
-    Plan *p = build_plan(models[0]);
+    Plan *p = nu_build_plan(models[0]);
     p->kernels[0].args[0] = p->ntensors;
     unsigned char *buf = (unsigned char *)1;
     size_t len = 1;
@@ -946,6 +797,196 @@ static void test_encode_refuses_invalid(void **state)
     plan_free(p);
 }
 
+/* ---- kernel fingerprints (format 4) ---- */
+
+static bool builtin(const Plan *p, int k)
+{
+    return plan_kernel_builtin(p, &p->kernels[k]);
+}
+
+/* Lowering records each built-in NPU kernel's module fingerprint (none for CPU and generated
+ * kernels); a plan with one is format 4; the file keeps them and verifies against this build. */
+static void test_fingerprint_roundtrip(void **state)
+{
+    (void)state;
+    for (int m = 0; m < NMODELS; m++) {
+        Plan *p = nu_build_plan(models[m]);
+        int nb = 0, first = -1;
+        for (int k = 0; k < p->nkernels; k++) {
+            char mod[128];
+            uint64_t fp = shader_fp_kernel(p, &p->kernels[k], mod, sizeof mod);
+            assert_true(p->kernels[k].fingerprint == fp);
+            assert_true(builtin(p, k) == (fp != 0)); /* the build has every module lowered for */
+            if (builtin(p, k) && first < 0) first = k;
+            nb += builtin(p, k);
+        }
+        assert_true(nb > 0);
+        assert_int_equal(plan_format_version(p), 4);
+        size_t len;
+        unsigned char *buf = nu_encode(p, &len);
+        assert_int_equal(buf[8], 4);
+        Plan *q = NULL;
+        DiagList d = {0};
+        assert_int_equal(npubin_decode(PATH, buf, len, &q, &d), ST_OK);
+        assert_int_equal(q->file_version, 4);
+        assert_int_equal(plan_equal(p, q), 1);
+        assert_int_equal(npubin_verify(q, PATH, true, &d), ST_OK);
+        assert_int_equal(npubin_verify(p, PATH, true, &d), ST_OK); /* compiled here */
+        assert_int_equal(d.count, 0);
+        for (int k = 0; k < q->nkernels; k++)
+            assert_false(npubin_kernel_stale(q, k));
+        q->kernels[first].fingerprint ^= 1; /* plan_equal compares them */
+        assert_int_equal(plan_equal(p, q), 0);
+        plan_free(q);
+        free(buf);
+        plan_free(p);
+    }
+}
+
+/* The kernels m_fp gives another build's fingerprint, -1 after the last. */
+static int stale_at[3];
+static void m_fp(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    for (int i = 0; stale_at[i] >= 0; i++)
+        nu_rec(r, "kernels", (uint32_t)stale_at[i], "fingerprint")->via.u64 ^= 0x5a5aull << 20;
+}
+/* A version 4 file's kernel without the key: lowered for no module the reader can compare. */
+static void m_fp_gone(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    nu_drop_key_of(nu_elem(nu_key(r, "kernels"), (uint32_t)stale_at[0]), "fingerprint");
+}
+/* A stem this build has no module for. */
+static void m_fp_stem(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    nu_set_str(nu_rec(r, "kernels", (uint32_t)stale_at[0], "shader"), "conv2d_gone", 11);
+}
+
+/* Decodes w (a well-formed file) and verifies it strictly: ST_BAD_INPUT with one error naming
+ * the file and containing each of want[0..n); then, not strict, the same text as a warning. */
+static void expect_stale(unsigned char *w, size_t len, const char *const *want, int n)
+{
+    Plan *q = NULL;
+    DiagList d = {0};
+    assert_int_equal(npubin_decode(PATH, w, len, &q, &d), ST_OK);
+    assert_int_equal(npubin_verify(q, PATH, true, &d), ST_BAD_INPUT);
+    if (d.count != 1) diag_print(&d, stderr);
+    assert_int_equal(d.count, 1);
+    assert_int_equal(d.errors, 1);
+    assert_string_equal(d.items[0].file, PATH);
+    for (int i = 0; i < n; i++) {
+        if (!strstr(d.items[0].msg, want[i])) fail_msg("'%s' lacks '%s'", d.items[0].msg, want[i]);
+    }
+    char *msg = strdup(d.items[0].msg);
+    diag_clear(&d);
+    assert_int_equal(npubin_verify(q, PATH, false, &d), ST_OK);
+    assert_int_equal(d.count, 1);
+    assert_int_equal(d.items[0].level, DIAG_WARNING);
+    assert_string_equal(d.items[0].msg, msg);
+    free(msg);
+    diag_free(&d);
+    plan_free(q);
+    free(w);
+}
+
+/* A file whose kernel was lowered for another build's module (its fingerprint differs, or this
+ * build has no such module) reads, and is refused where it is loaded, naming the kernel. */
+static void test_fingerprint_mismatch(void **state)
+{
+    (void)state;
+    Plan *p = nu_build_plan(models[1]); /* convnet: conv kernels, f16 storage */
+    int a = -1, b = -1;
+    for (int k = 0; k < p->nkernels; k++)
+        if (builtin(p, k)) {
+            if (a < 0 && strncmp(p->kernels[k].shader, "conv2d", 6) == 0) a = k;
+            b = k;
+        }
+    assert_true(a >= 0 && b > a);
+    char mod[128], kern[320], theirs[96], mine[96], fix[160];
+    uint64_t fp = shader_fp_kernel(p, &p->kernels[a], mod, sizeof mod);
+    assert_non_null(strstr(mod, ".f16"));
+    snprintf(kern, sizeof kern,
+             "kernel %d '%s' (module %s) was compiled against another build's "
+             "shader",
+             a, p->kernels[a].shader, mod);
+    snprintf(theirs, sizeof theirs, "(fingerprint %016llx vs this build's %016llx)",
+             (unsigned long long)(fp ^ 0x5a5aull << 20), (unsigned long long)fp);
+    snprintf(fix, sizeof fix, ": recompile it with 'npu-explore compile %s -o %s'", models[1],
+             PATH);
+    size_t len;
+    stale_at[0] = a;
+    stale_at[1] = -1;
+    unsigned char *w = mutated(p, m_fp, &len);
+    Plan *q = NULL;
+    DiagList d = {0};
+    assert_int_equal(npubin_decode(PATH, w, len, &q, &d), ST_OK);
+    for (int k = 0; k < q->nkernels; k++)
+        assert_int_equal(npubin_kernel_stale(q, k), k == a);
+    plan_free(q);
+    expect_stale(w, len, (const char *const[]){kern, theirs, fix}, 3);
+    /* two: the first named, the other counted */
+    stale_at[1] = b;
+    stale_at[2] = -1;
+    w = mutated(p, m_fp, &len);
+    expect_stale(w, len, (const char *const[]){kern, "; 1 more kernel like it (describe marks"}, 2);
+    /* the key gone from a version 4 file's kernel */
+    w = mutated(p, m_fp_gone, &len);
+    snprintf(mine, sizeof mine, "(fingerprint none vs this build's %016llx)",
+             (unsigned long long)fp);
+    expect_stale(w, len, (const char *const[]){kern, mine}, 2);
+    /* a stem this build lacks */
+    w = mutated(p, m_fp_stem, &len);
+    snprintf(theirs, sizeof theirs, "(fingerprint %016llx; this build has no such module)",
+             (unsigned long long)fp);
+    expect_stale(w, len, (const char *const[]){"'conv2d_gone' (module conv2d_gone)", theirs}, 2);
+    plan_free(p);
+}
+
+static void m_fp_none(msgpack_object *r, msgpack_zone *z)
+{
+    (void)z;
+    nu_drop_key(r, "kernels", "fingerprint");
+}
+static void m_same(msgpack_object *r, msgpack_zone *z)
+{
+    (void)r;
+    (void)z;
+}
+
+/* A file from before the fingerprints (version 3, no key) reads and loads, with one warning
+ * that its kernels cannot be checked; a version 3 header's fingerprints are not its keys. */
+static void test_version3_unchecked(void **state)
+{
+    (void)state;
+    Plan *p = nu_build_plan(models[1]);
+    for (int v = 0; v < 2; v++) {
+        size_t len;
+        unsigned char *w = nu_mutated(p, v ? m_same : m_fp_none, 3, &len);
+        Plan *q = NULL;
+        DiagList d = {0};
+        assert_int_equal(npubin_decode(PATH, w, len, &q, &d), ST_OK);
+        assert_int_equal(q->file_version, 3);
+        for (int k = 0; k < q->nkernels; k++) {
+            assert_true(q->kernels[k].fingerprint == 0);
+            assert_false(npubin_kernel_stale(q, k));
+        }
+        assert_int_equal(plan_format_version(q), 2);
+        assert_int_equal(npubin_verify(q, PATH, true, &d), ST_OK);
+        assert_int_equal(d.count, 1);
+        assert_int_equal(d.errors, 0);
+        assert_int_equal(d.items[0].level, DIAG_WARNING);
+        assert_string_equal(d.items[0].file, PATH);
+        assert_non_null(strstr(d.items[0].msg, "written before kernel fingerprints (format v3)"));
+        diag_free(&d);
+        plan_free(q);
+        free(w);
+    }
+    plan_free(p);
+}
+
 TU_MAIN(test_roundtrip, test_truncated, test_bitflips, test_corrupt_resealed, test_version,
         test_foreign_files, test_hostile_payloads, test_invalid_fields, test_encode_refuses_invalid,
-        test_version1_reads, test_recipe_block)
+        test_version1_reads, test_recipe_block, test_fingerprint_roundtrip,
+        test_fingerprint_mismatch, test_version3_unchecked)

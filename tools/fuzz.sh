@@ -15,7 +15,10 @@ libs="$(pkg-config --libs json-c msgpack) -lglslang -lSPIRV -lMachineIndependent
       -lOSDependent -lOGLCompiler -lglslang-default-resource-limits -lSPIRV-Tools-opt -lSPIRV-Tools \
       -lstdc++ -lm -lpthread"
 tools/embed.sh src "$out/shaders_src.c" shaders/*.comp shaders/*.glsl shaders/*.h || exit 1
-srcs="$(ls common/*.c compiler/*.c compiler/*/*.c) runtime/safetensors.c runtime/htensor.c $out/shaders_src.c"
+# the kernel fingerprints (compiler/shader_fp.h) of no modules: the readers check no kernel
+# against a build, and the fuzz build compiles no shader
+$CC -std=c11 -O1 -I. tools/spv_fp.c common/hash.c -o "$out/spv_fp" && "$out/spv_fp" "$out/shaders_fp.c" || exit 1
+srcs="$(ls common/*.c compiler/*.c compiler/*/*.c) runtime/safetensors.c runtime/htensor.c $out/shaders_src.c $out/shaders_fp.c"
 objs=()
 # a changed header (a struct's layout) rebuilds everything: objects must agree on it
 newest_h=$(ls -t common/*.h compiler/*.h compiler/*/*.h compiler/*.def shaders/*.def shaders/*.h runtime/*.h | head -1)

@@ -5,6 +5,7 @@
 #include "compiler/fusion.h"
 #include "compiler/lower/kernels.h"
 #include "compiler/schedule.h"
+#include "compiler/shader_fp.h"
 #include "compiler/tune_cache.h"
 
 #include <stdlib.h>
@@ -511,6 +512,7 @@ static Status build(const Graph *g, const CompileOptions *o, int only, Plan **ou
     p->naive_bytes = g->naive_bytes;
     Status st = build_tensors(&L, o);
     if (st == ST_OK) st = build_kernels(&L, d);
+    if (st == ST_OK) shader_fp_plan(p); /* the modules lowering shaped each kernel for */
     if (only >= 0) { /* the node's kernels in lowering order: no partitions, levels, recipes */
         free(pt);
         if (st == ST_OK && p->arena.failed) st = ST_NOMEM;

@@ -1,10 +1,9 @@
 #include "runtime/vulkan/vk_shaders.h"
 
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "common/cmp.h"
+#include "compiler/shader_fp.h"
 
 const VkSpv *vk_spv_find(const char *name)
 {
@@ -39,13 +38,8 @@ uint32_t vk_spv_subgroup_ops(const VkSpv *m)
 
 const VkSpv *vk_spv_for(const char *stem, DType storage, char *name, size_t n)
 {
-    const char *v = storage == DT_F16    ? "f16"
-                    : storage == DT_BF16 ? "bf16"
-                    : storage == DT_I32  ? "i32"
-                                         : "f32";
-    snprintf(name, n, "%s.%s", stem, v);
-    const VkSpv *m = vk_spv_find(name);
-    if (m) return m;
-    snprintf(name, n, "%s", stem);
+    /* named by the compiler's fingerprint table (the same modules): the module run is the one a
+     * .npubin's fingerprint was checked against */
+    shader_fp_for(stem, storage, name, n);
     return vk_spv_find(name);
 }

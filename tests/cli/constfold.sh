@@ -3,9 +3,10 @@
 # relative-position bias are computed once, at load, and read as weights: swin_shift and
 # swin_v2_shift match PyTorch on Vulkan with no per-run CPU kernel for them (and get them back with
 # --disable fold-constants); plans without weight-only work are unchanged (resnet18, qwen2_tiny's
-# decode with its KV cache); a .npubin carries the folds (format v3) and runs them; a bad constant
-# subgraph stops the load naming the node, exit 2. (tests/test_constfold.c: the hand-written
-# graphs and the proof that nothing is computed again per run.)
+# decode with its KV cache); a .npubin carries the folds (a fold needs format v3, its kernel
+# fingerprints v4) and runs them; a bad constant subgraph stops the load naming the node, exit 2.
+# (tests/test_constfold.c: the hand-written graphs and the proof that nothing is computed again
+# per run.)
 . tests/cli/lib.bash
 Z=tests/models/zoo
 # plan-level: no kernel computes a node a fold recipe runs, and none is index/zeros/slice_fill
@@ -20,7 +21,7 @@ assert not [k for k in ks if set(k["provenance"]) & run], "a kernel computes a f
 cpu={k["shader"] for k in ks if k["target"]=="cpu"}
 assert not cpu & {"index","zeros","slice_fill"}, cpu
 assert all(p["tensors"][r["out"]]["kind"]=="weight" and p["tensors"][r["out"]].get("folded") for r in folds)
-assert p["format_version"]==3
+assert p["format_version"]==4  # kernel fingerprints (a fold alone: 3)
 ' "$@"; }
 # swin_shift: 4 relative-position biases, those of the 2 shifted blocks summed with their masks
 # (fold_terms.c) into one term each; swin_v2_shift also its continuous position
@@ -36,7 +37,7 @@ for c in swin_shift:4 swin_v2_shift:12; do
     ok "$m --disable fold-constants: the CPU prologue computes them every run again" "[ $rc = 0 ] && python3 -c '
 import json,sys
 p=json.load(open(sys.argv[1]))
-assert not [r for r in p[\"recipes\"] if r[\"kind\"]==\"fold\"] and p[\"format_version\"]==2
+assert not [r for r in p[\"recipes\"] if r[\"kind\"]==\"fold\"] and p[\"format_version\"]==4
 cpu={k[\"shader\"] for k in p[\"kernels\"] if k[\"target\"]==\"cpu\"}
 assert {\"index\",\"zeros\",\"slice_fill\"} <= cpu, cpu
 ' $T/$m.off.json"
@@ -50,13 +51,13 @@ ok "--batch: the fold-constants pass lists the nodes it removed" "grep -q 'fold-
 # nothing to fold: the plan is what it was (the pass off gives the same JSON)
 for f in tests/models/resnet18/model.json tests/models/qwen2_tiny/decode.json tests/models/qwen2_tiny/prefill.json; do
     "$B" describe "$f" --json > "$T/on.json" && "$B" describe "$f" --json --disable fold-constants > "$T/off.json"
-    ok "$f: no fold, the plan byte-identical with the pass off (format v2)" \
-       "cmp -s $T/on.json $T/off.json && grep -q '\"format_version\":2' $T/on.json"
+    ok "$f: no fold, the plan byte-identical with the pass off (format v4: fingerprints)" \
+       "cmp -s $T/on.json $T/off.json && grep -q '\"format_version\":4' $T/on.json"
 done
 # a .npubin carries its folds: the binding computes them from the IR it embeds
 "$B" compile $Z/swin_shift/model.json -o "$T/s.npubin" > /dev/null 2>&1; rc=$?
 "$B" describe "$T/s.npubin" > "$T/sd.txt" 2>&1
-ok "compile -o: a v3 .npubin whose describe names the folds" "[ $rc = 0 ] && grep -q 'npubin v3' $T/sd.txt && grep -q '^folded   4 constants' $T/sd.txt"
+ok "compile -o: a v4 .npubin whose describe names the folds" "[ $rc = 0 ] && grep -q 'npubin v4' $T/sd.txt && grep -q '^folded   4 constants' $T/sd.txt"
 cp $Z/swin_shift/*.safetensors "$T/" # beside the .npubin
 agrees ".npubin of swin_shift runs its folds at load and matches PyTorch" "$T/s.npubin"
 npubin_edit "$T/s.npubin" "$T/v2.npubin" 'b[8]=2'

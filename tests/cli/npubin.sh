@@ -1,6 +1,7 @@
 #!/bin/bash
 # A compiled .npubin as the MODEL of run, profile, --batch and the explorer (docs/CLI.md): run
 # and profile run the file's own kernels on the IR it carries; the session compiles that IR again.
+# A file whose kernels another build's shaders shaped is refused at load (kernel fingerprints).
 . tests/cli/lib.bash
 Q=tests/models/qwen2_tiny/decode.json
 C=tests/models/convnet/model.json
@@ -38,6 +39,35 @@ ok "a fold of the written-out sdpa's mask computed at load (transformers' Qwen2 
 "$B" run "$T/hc.npubin" --check > "$T/hc.txt" 2>&1; rc=$?
 ok "an sdpa the .npubin runs on the CPU stays whole at load" \
    "[ $rc = 0 ] && grep -q '1 ok, 0 mismatch' $T/hc.txt && \"$B\" describe $T/hc.npubin | grep -q ' cpu .*scaled_dot_product_attention'"
+# kernel fingerprints (format v4): each built-in NPU kernel records the SPIR-V module it was
+# lowered for; a file whose kernel another build's module shaped is refused at load naming the file
+# and the kernel (the checksum fixed, so the error is the fingerprint's), describe still shows it
+"$B" describe "$T/c.npubin" > "$T/cd.txt" 2>"$T/e"; rc=$?
+ok "describe of a fresh .npubin: v4, its NPU kernels verified, no warning" \
+   "[ $rc = 0 ] && head -1 $T/cd.txt | grep -q 'npubin v4' && grep -q '^verified [0-9]* built-in NPU kernels: fingerprints match' $T/cd.txt && [ ! -s $T/e ]"
+first=$("$B" describe "$T/c.npubin" --json | python3 -c '
+import json, sys
+print(next(k["index"] for k in json.load(sys.stdin)["kernels"] if "fingerprint" in k))')
+npubin_edit "$T/c.npubin" "$T/stale.npubin" '
+i = b.index(b"\xabfingerprint\xcf", 32) + 13  # the first kernel with one: a uint64
+b[i + 7] ^= 0x5a'
+"$B" run "$T/stale.npubin" --check > /dev/null 2>"$T/e"; rc=$?
+ok "a kernel compiled against another build's shader: run exits 2 at load, one error naming file, kernel, module and the fix" \
+   "[ $rc = 2 ] && [ \$(wc -l < $T/e) = 1 ] && grep -q \"^error: $T/stale.npubin: kernel $first '[a-z0-9_]*' (module [a-z0-9_.]*) was compiled against another build's shader (fingerprint [0-9a-f]\\{16\\} vs this build's [0-9a-f]\\{16\\}): recompile it with 'npu-explore compile $C -o $T/stale.npubin'\" $T/e"
+"$B" describe "$T/stale.npubin" > "$T/sd.txt" 2>"$T/e"; rc=$?
+ok "describe still shows it: the kernel marked STALE, a warning" \
+   "[ $rc = 0 ] && grep -q '^verified NO: 1 of [0-9]* built-in NPU kernels' $T/sd.txt && grep -Eq '^$first +npu .*STALE\$' $T/sd.txt && [ \$(grep -c STALE $T/sd.txt) = 2 ] && grep -q '^warning: .*kernel $first' $T/e"
+"$B" describe "$T/stale.npubin" --json 2>/dev/null | python3 -c '
+import json, sys
+p = json.load(sys.stdin)
+assert p["kernels_verified"] is False and p["stale_kernels"] == [int(sys.argv[1])], p["stale_kernels"]
+assert p["kernels"][int(sys.argv[1])]["stale"] is True' "$first"; rc=$?
+ok "describe --json: kernels_verified false, stale_kernels names it" "[ $rc = 0 ]"
+# a file from before the fingerprints: a v3 header (this reader ignores a key v3 did not have)
+npubin_edit "$T/c.npubin" "$T/v3.npubin" 'b[8] = 3'
+"$B" run "$T/v3.npubin" --check > "$T/c.txt" 2>"$T/e"; rc=$?
+ok "a v3 .npubin still runs, warning once that its kernels cannot be checked; describe says so" \
+   "[ $rc = 0 ] && grep -q '0 mismatch' $T/c.txt && [ \$(grep -c 'written before kernel fingerprints (format v3)' $T/e) = 1 ] && \"$B\" describe $T/v3.npubin 2>/dev/null | grep -q '^verified no: format v3 predates kernel fingerprints'"
 "$B" profile "$T/c.npubin" --iters 2 --format csv > "$T/p.csv" 2>&1; rc=$?
 nk=$("$B" describe "$T/c.npubin" | awk '/^kernels/ {print $2; exit}')
 ok "profile of a .npubin: a row per kernel, every kernel's error measured and ok (a K-split's partial pass: -)" \
