@@ -133,7 +133,9 @@ static void test_warm_up_during_prepare(void **state)
     DiagList d = {0};
     Runner r;
     assert_int_equal(runner_open(&r, &o, &m, false, &d), ST_OK);
-    assert_int_equal(vk_backend_warm(r.be, NULL), 0);
+    /* off by default on a CPU device; a GPU's default (on where its memory is mapped) is the
+     * device's, so only the forced warm-up below is checked there */
+    if (vk_backend_cpu_device(r.be)) assert_int_equal(vk_backend_warm(r.be, NULL), 0);
     HTensor a = {0}, b = {0};
     outputs(&r, false, &a);
     VkBackendOptions vo = vk_backend_options_default();
