@@ -45,7 +45,8 @@ static const Subcommand subcommands[] = {
      "MODEL.json [--after PASS] [--color kind|partition|time|error] [--profile SAVED.jsonl] "
      "[--expand] -o FILE.dot|svg|png",
      "draw the graph with Graphviz", cmd_dot},
-    {"generate", "DIR [--weights W] [--prompt-ids 1,2,3] [--max-new N] [--host-argmax]",
+    {"generate",
+     "DIR [--weights W] [--prompt-ids 1,2,3] [--max-new N] [--host-argmax] [--step-sync]",
      "greedy decoding with an LLM folder (prefill.json, decode.json, generation.json), or a model "
      "with its own KV caches (DIR/model.json with model state), token by token",
      cmd_generate},

@@ -52,6 +52,7 @@ typedef struct Gen {
     Step sp, sd;
     bool host_carry;   /* decode's caches are not updated in place: carry through the host */
     bool host_prefill; /* decode cannot use prefill's storage: copy prefill's caches over */
+    bool piped;        /* the decode steps were queued back to back (decode_pipelined) */
     int64_t tokens[GEN_MAX_TOKENS];
     int ntok;
     float step_ms[GEN_MAX_TOKENS];  /* wall time of each decode step, by position */
@@ -234,6 +235,47 @@ static Status run_step(Runner *r, Step *s, int64_t *token, HTensor *logits, Diag
         return diag_error(d, r->pipe.plan->source, NULL, r->pipe.plan->tensors[s->logits].name,
                           "the logits are all NaN");
     return ST_OK;
+}
+
+/* Can the decode steps run pipelined: the next token picked on the device (and fed by it into
+ * the next step's ids), the caches updated in place, one NPU partition, a backend that
+ * pipelines, and no --step-sync? */
+static bool pipelined(const Gen *g, const Options *o)
+{
+    return !o->step_sync && g->sd.token >= 0 && !g->host_carry && exec_can_pipeline(&g->rd.x);
+}
+
+/* n decode steps from token tok at position pos, each queued while the one before runs (two
+ * input slots, the token fed on the device): the host's submit and wake-up latency overlap the
+ * GPU's work. A step's wall time is the time between its token and the one before it. */
+static Status decode_pipelined(Gen *g, int64_t tok, int pos, int n, DiagList *d)
+{
+    Exec *x = &g->rd.x;
+    Status st = g->rd.be->ops->pipe_feed(g->rd.be, g->sd.ids, g->sd.token, d);
+    double last = clock_us() * 1e-3, up[2] = {0, 0}, sub[2] = {0, 0};
+    for (int i = 0; i <= n && st == ST_OK; i++) {
+        if (i < n) { /* step i's inputs into slot i % 2, free since step i - 2 was waited for */
+            st = set_step(g, &g->rd, &g->sd, &tok, 1, pos + i);
+            if (i > 0) x->vals[g->sd.ids] = NULL; /* the step before feeds it */
+            if (st == ST_OK) st = exec_submit(x, i % 2, d);
+            up[i % 2] = x->upload_us, sub[i % 2] = x->submit_us;
+        }
+        if (i == 0 || st != ST_OK) continue;
+        st = exec_wait(x, (i - 1) % 2, d); /* step i - 1 */
+        HTensor out = {0};
+        if (st == ST_OK) st = exec_read(x, g->sd.token, &out, d);
+        int64_t t = st == ST_OK && out.numel > 0 ? ((const int64_t *)out.data)[out.numel - 1] : -1;
+        htensor_free(&out);
+        if (st == ST_OK && t < 0)
+            st = diag_error(d, g->rd.pipe.plan->source, NULL,
+                            g->rd.pipe.plan->tensors[g->sd.logits].name, "the logits are all NaN");
+        double now = clock_us() * 1e-3;
+        x->upload_us = up[(i - 1) % 2], x->submit_us = sub[(i - 1) % 2];
+        note_step(g, pos + i - 1, now - last);
+        last = now;
+        if (st == ST_OK) g->tokens[g->ntok++] = t;
+    }
+    return st;
 }
 
 /* Binds decode's cache inputs to prefill's cache outputs and zeroes them. */
@@ -698,6 +740,13 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
     ttft = (clock_us() * 1e-3) - t0;
     if (st == ST_OK) g->tokens[g->ntok++] = next;
     double td0 = (clock_us() * 1e-3);
+    int left = (max_new < GEN_MAX_TOKENS ? max_new : GEN_MAX_TOKENS) - g->ntok;
+    g->piped = st == ST_OK && left > 0 && pipelined(g, o);
+    if (g->piped) {
+        st = decode_pipelined(g, next, pos, left, d);
+        pos += left;
+        ndec += left;
+    }
     while (st == ST_OK && g->ntok < max_new && g->ntok < GEN_MAX_TOKENS) {
         double s0 = (clock_us() * 1e-3);
         st = set_step(g, &g->rd, &g->sd, &next, 1, pos);
@@ -766,20 +815,23 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
                     "\"decode_tokens_per_s\":%.2f,\"prefill_rel_l2\":%.6g,\"reference\":\"%s\","
                     "\"state\":\"%s\",\"device\":\"%s\",\"dtype\":\"%s\",\"prefill_runs\":%d,"
                     "\"prefill_wall_ms\":%.3f,\"prefill_gpu_ms\":%.3f,\"argmax\":\"%s\","
-                    "\"clock_warm_up_ms\":%.3f}\n",
+                    "\"pipelined\":%s,\"clock_warm_up_ms\":%.3f}\n",
                     np, ttft, ndec, tdec, tps, prefill_rel,
                     match < 0 ? "none"
                     : match   ? "match"
                               : "mismatch",
                     g->host_carry ? "host" : "device", g->rp.be->ops->device(g->rp.be), g->rd.dtype,
-                    pf_runs, pf_wall, pf_gpu, g->sd.token >= 0 ? "gpu" : "host", warm_ms);
+                    pf_runs, pf_wall, pf_gpu, g->sd.token >= 0 ? "gpu" : "host",
+                    g->piped ? "true" : "false", warm_ms);
             print_steps_json(g, out);
         } else {
             fprintf(out,
-                    "device %s, %s; caches carried on the %s; next token picked on the %s\ntokens:",
+                    "device %s, %s; caches carried on the %s; next token picked on the %s%s\n"
+                    "tokens:",
                     g->rp.be->ops->device(g->rp.be), g->rd.dtype,
                     g->host_carry ? "host (index_copy not in place)" : "device",
-                    g->sd.token >= 0 ? "GPU (argmax)" : "host (logits read back)");
+                    g->sd.token >= 0 ? "GPU (argmax)" : "host (logits read back)",
+                    g->piped ? "; decode steps queued back to back" : "");
             for (int i = 0; i < g->ntok; i++)
                 fprintf(out, " %lld", (long long)g->tokens[i]);
             fprintf(out,

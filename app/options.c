@@ -83,6 +83,7 @@ static const struct {
     {"--max-new", "N", "generate: tokens to generate"},
     {"--prefill-runs", "N", "generate: extra timed prefill runs"},
     {"--host-argmax", "", "generate: the next token from read-back logits"},
+    {"--step-sync", "", "generate: wait for each decode step before queuing the next"},
     {"-v", "", "more output (also --verbose)"},
     {"--verbose", "", "more output"},
 };
@@ -306,6 +307,8 @@ Status opt_parse(Options *o, int argc, char **argv, int positional, DiagList *d)
             o->prefill_runs = (int)x;
         } else if (strcmp(a, "--host-argmax") == 0) {
             o->host_argmax = true;
+        } else if (strcmp(a, "--step-sync") == 0) {
+            o->step_sync = true;
         } else if (strcmp(a, "--max-new") == 0) {
             NEED();
             if (num(a, v, &x, d) != ST_OK || x < 1 || x > 100000) return ST_BAD_INPUT;

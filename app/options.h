@@ -49,6 +49,8 @@ typedef struct Options {
     const char *prompt_ids;      /* generate --prompt-ids */
     int max_new;                 /* generate --max-new */
     bool host_argmax;            /* generate --host-argmax: the next token from read-back logits */
+    bool
+        step_sync; /* generate --step-sync: each decode step waited for before the next is queued */
     int prefill_runs; /* generate --prefill-runs: extra warm prefill runs, timed (0: none) */
     bool expand;      /* dot --expand: draw fusion members even on large graphs */
     int verbose;

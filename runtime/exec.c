@@ -149,6 +149,7 @@ Status exec_run(Exec *x, bool timed, DiagList *d)
     const Plan *p = x->p;
     double t0 = clock_us();
     Status st = ST_OK;
+    if (x->be->ops->pipe_slot) x->be->ops->pipe_slot(x->be, -1); /* run()'s own storage */
     for (int i = 0; i < p->ninputs && st == ST_OK; i++) {
         int t = p->inputs[i];
         /* model state starts every run from its first value unless exec_carry_state carried
@@ -181,6 +182,45 @@ Status exec_run(Exec *x, bool timed, DiagList *d)
     }
     x->wall_us = clock_us() - t0;
     x->gpu_us = gpu;
+    return st;
+}
+
+bool exec_can_pipeline(const Exec *x)
+{
+    const Plan *p = x->p;
+    const BackendOps *o = x->be->ops;
+    return o->pipe_feed && o->pipe_slot && o->pipe_submit && o->pipe_wait && p->nparts == 1 &&
+           p->parts[0].target == KT_NPU && p->parts[0].nin == 0;
+}
+
+Status exec_submit(Exec *x, int slot, DiagList *d)
+{
+    const Plan *p = x->p;
+    if (!exec_can_pipeline(x))
+        return diag_add(d, DIAG_ERROR, ST_INTERNAL, p->source, NULL, NULL,
+                        "a pipelined step needs one NPU partition and a backend that pipelines");
+    double t0 = clock_us();
+    x->be->ops->pipe_slot(x->be, slot);
+    Status st = ST_OK;
+    for (int i = 0; i < p->ninputs && st == ST_OK; i++) {
+        int t = p->inputs[i];
+        if (t >= 0 && x->vals[t]) st = x->be->ops->set_input(x->be, t, x->vals[t], d);
+    }
+    x->upload_us = clock_us() - t0;
+    if (st == ST_OK)
+        st = x->be->ops->pipe_submit(x->be, p->parts[0].first_kernel, p->parts[0].nkernels, d);
+    x->submit_us = clock_us() - t0 - x->upload_us;
+    return st;
+}
+
+Status exec_wait(Exec *x, int slot, DiagList *d)
+{
+    double t0 = clock_us();
+    for (int t = 0; t < x->p->ntensors; t++)
+        htensor_free(&x->host[t]);
+    Status st = x->be->ops->pipe_wait(x->be, slot, d);
+    x->wall_us = clock_us() - t0;
+    x->gpu_us = x->be->ops->run_gpu_us ? x->be->ops->run_gpu_us(x->be) : -1;
     return st;
 }
 

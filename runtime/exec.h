@@ -41,6 +41,14 @@ Status exec_open(Exec *x, const Plan *p, const Graph *g, const Binding *b, Backe
                  DiagList *d);
 /* Uploads the graph inputs and runs every partition in order. timed: per-kernel timestamps. */
 Status exec_run(Exec *x, bool timed, DiagList *d);
+/* Pipelined steps (backend.h pipe_*): can this plan and backend run them (one NPU partition,
+ * no transfers)? exec_submit uploads the bound inputs (vals; an input fed by the device has
+ * none bound) into input slot `slot` and queues the step without waiting; exec_wait(slot) waits
+ * for it (then exec_read and gpu_us are that step's; wall_us is the wait). Model state is the
+ * caller's: a pipelined step reads what the step before left in place. */
+bool exec_can_pipeline(const Exec *x);
+Status exec_submit(Exec *x, int slot, DiagList *d);
+Status exec_wait(Exec *x, int slot, DiagList *d);
 /* Reads plan tensor t after a run (from the host when a CPU kernel made it). */
 Status exec_read(Exec *x, int t, HTensor *out, DiagList *d);
 /* Sets input t of dst's backend, for its next run, to tensor src_t as src's last run left it

@@ -85,6 +85,14 @@ static void test_rows_are_embedded(void **state)
     }
 }
 
+/* The modules only the device tests (test_vk_core.c: fill, axpy) and the runtime (vk_warm.c's
+ * spin, a pipelined step's feed in vk_backend.c) dispatch. */
+static bool runtime_module(const char *stem)
+{
+    return strcmp(stem, "fill") == 0 || strcmp(stem, "axpy") == 0 || strcmp(stem, "spin") == 0 ||
+           strcmp(stem, "feed") == 0;
+}
+
 static void test_rows_are_registered(void **state)
 {
     (void)state;
@@ -97,10 +105,9 @@ static void test_rows_are_registered(void **state)
         assert_ptr_equal(kernel_row(r->stem), r);
         assert_ptr_equal(kernel_pick(r->key), r); /* keys are unique */
         assert_int_equal(kernel_kind_of(r->stem), kind);
-        /* registered, but the modules only the device tests (test_vk_core.c) and the runtime's
-         * clock warm-up (vk_warm.c) dispatch: no lowering emits them */
-        bool device_test = strcmp(r->stem, "fill") == 0 || strcmp(r->stem, "axpy") == 0 ||
-                           strcmp(r->stem, "spin") == 0;
+        /* registered, but the modules only the device tests (test_vk_core.c) and the runtime
+         * dispatch: no lowering emits them */
+        bool device_test = runtime_module(r->stem);
         if (kernel_has_family(r->stem) == device_test)
             fail_msg("row %s: %s", r->stem,
                      device_test ? "a device-test module has a family" : "no family function");
@@ -256,6 +263,7 @@ static size_t push_struct_bytes(const KernelRow *r)
     case KK_fill:
     case KK_axpy:
     case KK_spin:
+    case KK_feed:
     case KK_COUNT:
         break;
     }
@@ -263,8 +271,8 @@ static size_t push_struct_bytes(const KernelRow *r)
 }
 
 /* Every row's modules, in every storage variant, declare the push block of the struct its
- * family fills; only the device tests' modules and the runtime's spin (vk_warm.c) have none of
- * the compiler's. */
+ * family fills; only the device tests' modules and the runtime's own (runtime_module) have none
+ * of the compiler's. */
 static void test_push_blocks_match_the_shaders(void **state)
 {
     (void)state;
@@ -272,8 +280,7 @@ static void test_push_blocks_match_the_shaders(void **state)
     for (int i = 0; i < kernel_row_count; i++) {
         const KernelRow *r = &kernel_rows[i];
         size_t bytes = push_struct_bytes(r);
-        bool device_test = strcmp(r->stem, "fill") == 0 || strcmp(r->stem, "axpy") == 0 ||
-                           strcmp(r->stem, "spin") == 0;
+        bool device_test = runtime_module(r->stem);
         if (!bytes) {
             if (!device_test) fail_msg("row %s: no push struct", r->stem);
             continue;
@@ -287,7 +294,7 @@ static void test_push_blocks_match_the_shaders(void **state)
             checked++;
         }
     }
-    assert_int_equal(checked, (int)vk_spv_count - 7); /* all but fill's, axpy's 3 + 3, spin */
+    assert_int_equal(checked, (int)vk_spv_count - 8); /* all but fill's, axpy's 3 + 3, spin, feed */
 }
 
 /* A context whose errors name a node of a file (kc_error). */

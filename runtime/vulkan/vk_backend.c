@@ -32,6 +32,7 @@ typedef struct Recording {
     int barriers; /* between kernels (untimed: where hazards are; timed: after every kernel) */
     VkCmd *cmd;
     unsigned copies; /* bit i: the recording copies watch[i] back (a kernel of it writes it) */
+    int slot;        /* -1: run()'s; 0, 1: a pipelined step reading that input slot (pipe_*) */
 } Recording;
 
 /* A tensor the recording copies to host memory after the kernel that writes it. */
@@ -39,7 +40,8 @@ enum { MAX_WATCH = 8 };
 typedef struct Watch {
     int t;
     uint64_t off; /* in rb */
-    bool fresh;   /* rb holds what the last run wrote */
+    bool fresh;   /* `from` holds what the last run wrote */
+    VkBuf *from;  /* rb, or the pipelined slot's prb */
 } Watch;
 
 typedef struct SharedCtx {
@@ -72,6 +74,18 @@ typedef struct VkBackend {
     Watch watch[MAX_WATCH]; /* tensors read back by every run (watch) */
     int nwatch;
     VkBuf *rb; /* their host copies (VKBUF_HOST), made at the first recording */
+    /* Pipelined steps (backend.h pipe_*): two buffers of their own (outside the arena, whose
+     * bytes a running step reuses) for every input the host writes per run, so one step's
+     * inputs are written while the step before runs; the slot set_input writes and locate
+     * resolves (-1: run()'s storage); the tensor copied after a step's kernels into the other
+     * slot's input (the next token into the next step's ids); each slot's readback and
+     * recording in flight. */
+    VkBuf **slotbuf[2]; /* [ntensors]: those inputs' storage per slot, NULL for other tensors */
+    int in_slot;
+    int feed_dst, feed_src;
+    VkBuf *prb[2];
+    VkPipe *feed_pipe; /* shaders/feed.comp: the pipelined steps' copies */
+    int pend[2];       /* index in rec of the slot's submitted recording, -1 */
     char desc[600];
 } VkBackend;
 
@@ -136,7 +150,10 @@ static Status locate(VkBackend *b, int t, VkBinding *out, DiagList *d)
     int base = plan_base(p, t);
     const PlanTensor *x = &p->tensors[t], *bx = &p->tensors[base];
     uint64_t bytes = hostxf_device_bytes(x);
-    if (b->over && b->over[base].buf) {
+    if (b->in_slot >= 0 && b->slotbuf[b->in_slot] && b->slotbuf[b->in_slot][base]) {
+        out->buf = b->slotbuf[b->in_slot][base];
+        out->offset = 0;
+    } else if (b->over && b->over[base].buf) {
         out->buf = b->over[base].buf;
         out->offset = b->over[base].offset;
     } else if (bx->offset >= 0) {
@@ -361,6 +378,27 @@ static bool range_writes(const Plan *p, int first, int n, int t)
     return false;
 }
 
+/* A pipelined step's copy of `from` into `to` by shaders/feed.comp (a dispatch after the step's
+ * last barrier: two transfer commands with their barriers cost ~20 us between steps). */
+static Status feed_copy(VkBackend *b, Recording *r, VkBinding from, VkBinding to, DiagList *d)
+{
+    Status st = ST_OK;
+    if (!b->feed_pipe) {
+        VkPipeDesc pd = {.shader = "feed", .push_size = 4, .nbindings = 2};
+        st = vk_pipe_create(b->ctx, &pd, &b->feed_pipe, d);
+    }
+    uint32_t n = (uint32_t)(to.range / 4), groups = (n + 63) / 64;
+    VkBinding bind[2] = {from, to};
+    if (st == ST_OK && (from.range != to.range || to.range % 4))
+        st = diag_add(d, DIAG_ERROR, ST_INTERNAL, b->p->source, NULL, NULL,
+                      "feed: %llu bytes into %llu", (unsigned long long)from.range,
+                      (unsigned long long)to.range);
+    if (st == ST_OK)
+        st = vk_cmd_dispatch(r->cmd, b->feed_pipe, bind, 2, &n, 4, groups > 65535 ? 65535 : groups,
+                             1, 1, d);
+    return st;
+}
+
 /* After the kernels (and the closing timestamp: the step's GPU time stays the kernels'), a copy
  * of each watched tensor the range writes into host memory: read() is then a memcpy, where a
  * staged download would cost a second submit and wait per step. */
@@ -376,12 +414,18 @@ static Status record_readback(VkBackend *b, Recording *r, DiagList *d)
         }
         st = vk_buf_create(b->ctx, size, VKBUF_HOST, "readback", &b->rb, d);
     }
+    VkBuf *to = b->rb;
+    if (st == ST_OK && r->slot >= 0 && b->nwatch && !b->prb[r->slot])
+        st = vk_buf_create(b->ctx, vk_buf_size(b->rb), VKBUF_HOST, "readback", &b->prb[r->slot], d);
+    if (r->slot >= 0) to = b->prb[r->slot];
     for (int i = 0; i < b->nwatch && st == ST_OK; i++) {
         if (!range_writes(b->p, r->first, r->n, b->watch[i].t)) continue;
         VkBinding loc;
         st = locate(b, b->watch[i].t, &loc, d);
-        if (st == ST_OK)
-            st = vk_cmd_copy(r->cmd, loc.buf, loc.offset, b->rb, b->watch[i].off, loc.range, d);
+        if (st == ST_OK && r->slot >= 0) /* after the step's barrier: see record */
+            st = feed_copy(b, r, loc, (VkBinding){to, b->watch[i].off, loc.range}, d);
+        else if (st == ST_OK)
+            st = vk_cmd_copy(r->cmd, loc.buf, loc.offset, to, b->watch[i].off, loc.range, d);
         r->copies |= 1u << i;
     }
     return st;
@@ -412,8 +456,12 @@ static Status record(VkBackend *b, Recording *r, DiagList *d)
 {
     const Plan *p = b->p;
     int nts = r->timed ? r->n + 1 : 2;
+    int keep_slot = b->in_slot;
+    b->in_slot = r->slot; /* the recording binds its slot's inputs */
     Status st = vk_cmd_create(b->ctx, (uint32_t)nts, &r->cmd, d);
     if (st == ST_OK) st = vk_cmd_begin(r->cmd, d);
+    /* a pipelined step may be queued while the one before still runs: it waits for it here */
+    if (st == ST_OK && r->slot >= 0) st = vk_cmd_barrier(r->cmd, d);
     if (st == ST_OK) st = vk_cmd_timestamp(r->cmd, NULL, d);
     HzSet pending = {0};
     r->barriers = 0;
@@ -463,9 +511,57 @@ static Status record(VkBackend *b, Recording *r, DiagList *d)
     }
     hz_free(&pending);
     if (st == ST_OK && !r->timed) st = vk_cmd_timestamp(r->cmd, NULL, d);
+    /* a pipelined step's copies are dispatches: after one barrier, the readback and the next
+     * token into the next step's slot (the next step's own first barrier orders its reads) */
+    if (st == ST_OK && r->slot >= 0) st = vk_cmd_barrier(r->cmd, d);
     if (st == ST_OK) st = record_readback(b, r, d);
+    if (st == ST_OK && r->slot >= 0 && b->feed_src >= 0) {
+        VkBinding from, to;
+        st = locate(b, b->feed_src, &from, d);
+        b->in_slot = 1 - r->slot;
+        if (st == ST_OK) st = locate(b, b->feed_dst, &to, d);
+        if (st == ST_OK) st = feed_copy(b, r, from, to, d);
+    }
+    if (st == ST_OK && r->slot >= 0) st = vk_cmd_barrier_host(r->cmd, d);
     if (st == ST_OK) st = vk_cmd_end(r->cmd, d);
+    b->in_slot = keep_slot;
     return st;
+}
+
+/* The recording of kernels [first, +n) (timed or not, for input slot `slot` or -1), made on
+ * first use; *idx its index in b->rec. */
+static Status recording(VkBackend *b, int first, int n, bool timed, int slot, int *idx, DiagList *d)
+{
+    for (int i = 0; i < b->nrec; i++)
+        if (b->rec[i].first == first && b->rec[i].n == n && b->rec[i].timed == timed &&
+            b->rec[i].slot == slot)
+            return (*idx = i), ST_OK;
+    Recording *nr = grow_array(b->rec, b->nrec, &b->caprec, sizeof *nr, 8);
+    if (!nr) return ST_NOMEM;
+    b->rec = nr;
+    Recording *r = &b->rec[b->nrec];
+    *r = (Recording){first, n, timed, 0, NULL, 0, slot};
+    Status st = record(b, r, d);
+    if (st == ST_OK) *idx = b->nrec;
+    b->nrec++; /* kept even when recording failed: destroy frees its command buffer */
+    return st;
+}
+
+/* After recording r's run completed with status st: its watched copies are fresh, and the
+ * untimed run's GPU time is known. */
+static Status ran(VkBackend *b, const Recording *r, Status st, DiagList *d)
+{
+    b->last_gpu_us = -1;
+    for (int i = 0; i < b->nwatch; i++)
+        if (r->copies & (1u << i)) {
+            b->watch[i].fresh = st == ST_OK;
+            b->watch[i].from = r->slot >= 0 ? b->prb[r->slot] : b->rb;
+        }
+    if (st != ST_OK || r->timed) return st;
+    uint64_t se[2];
+    if (vk_cmd_timestamps_ns(r->cmd, se, 2, d) == ST_OK)
+        b->last_gpu_us = (double)(se[1] - se[0]) / 1000.0;
+    return ST_OK;
 }
 
 static Status vkb_run(Backend *base, int first, int n, bool timed, DiagList *d)
@@ -473,30 +569,16 @@ static Status vkb_run(Backend *base, int first, int n, bool timed, DiagList *d)
     VkBackend *b = (VkBackend *)base;
     if (!b->p || first < 0 || n < 0 || first + n > b->p->nkernels)
         return diag_add(d, DIAG_ERROR, ST_INTERNAL, NULL, NULL, NULL, "bad kernel range");
-    Recording *r = NULL;
-    for (int i = 0; i < b->nrec; i++)
-        if (b->rec[i].first == first && b->rec[i].n == n && b->rec[i].timed == timed)
-            r = &b->rec[i];
-    if (!r) {
-        Recording *nr = grow_array(b->rec, b->nrec, &b->caprec, sizeof *nr, 8);
-        if (!nr) return ST_NOMEM;
-        b->rec = nr;
-        r = &b->rec[b->nrec++];
-        *r = (Recording){first, n, timed, 0, NULL, 0};
-        Status st = record(b, r, d);
-        if (st != ST_OK) return st;
-    }
-    Status st = vk_cmd_run(r->cmd, d);
-    b->last_gpu_us = -1;
-    for (int i = 0; i < b->nwatch; i++)
-        if (r->copies & (1u << i)) b->watch[i].fresh = st == ST_OK;
+    if (b->pend[0] >= 0 || b->pend[1] >= 0)
+        return diag_add(d, DIAG_ERROR, ST_INTERNAL, NULL, NULL, NULL,
+                        "run while a pipelined step is in flight");
+    int ri;
+    Status st = recording(b, first, n, timed, -1, &ri, d);
     if (st != ST_OK) return st;
-    if (!timed) {
-        uint64_t se[2];
-        if (vk_cmd_timestamps_ns(r->cmd, se, 2, d) == ST_OK)
-            b->last_gpu_us = (double)(se[1] - se[0]) / 1000.0;
-        return st;
-    }
+    Recording *r = &b->rec[ri];
+    st = vk_cmd_run(r->cmd, d);
+    st = ran(b, r, st, d);
+    if (st != ST_OK || !timed) return st;
     uint64_t *ts = malloc(sizeof(uint64_t) * ((size_t)n + 1));
     if (!ts) return ST_NOMEM;
     st = vk_cmd_timestamps_ns(r->cmd, ts, (uint32_t)n + 1, d);
@@ -542,7 +624,7 @@ static Status vkb_watch(Backend *base, int t, DiagList *d)
         return diag_add(d, DIAG_ERROR, ST_INTERNAL, b->p->source, NULL, b->p->tensors[t].name,
                         "watch: %s",
                         b->nrec ? "the program was already recorded" : "too many watched tensors");
-    b->watch[b->nwatch++] = (Watch){t, 0, false};
+    b->watch[b->nwatch++] = (Watch){t, 0, false, NULL};
     return ST_OK;
 }
 
@@ -554,7 +636,7 @@ static Status vkb_read(Backend *base, int t, HTensor *out, DiagList *d)
     for (int i = 0; i < b->nwatch; i++)
         if (b->watch[i].t == t && b->watch[i].fresh)
             return hostxf_unpack(&b->p->tensors[t],
-                                 (const char *)vk_buf_map(b->rb) + b->watch[i].off, out);
+                                 (const char *)vk_buf_map(b->watch[i].from) + b->watch[i].off, out);
     VkBinding loc;
     Status st = locate(b, t, &loc, d);
     if (st != ST_OK) return st;
@@ -612,6 +694,8 @@ static void vkb_destroy(Backend *base)
 {
     VkBackend *b = (VkBackend *)base;
     if (!b) return;
+    for (int s = 0; s < 2; s++) /* a step still in flight (an error stopped the loop) */
+        if (b->pend[s] >= 0) vk_cmd_wait(b->rec[b->pend[s]].cmd, NULL);
     for (int i = 0; i < b->nrec; i++)
         vk_cmd_destroy(b->rec[i].cmd);
     free(b->rec);
@@ -622,6 +706,15 @@ static void vkb_destroy(Backend *base)
             vk_buf_destroy(b->own[t]);
     vk_buf_destroy(b->arena);
     vk_buf_destroy(b->rb);
+    for (int s = 0; s < 2; s++)
+        vk_buf_destroy(b->prb[s]);
+    vk_pipe_destroy(b->feed_pipe);
+    for (int s = 0; s < 2; s++) {
+        if (b->slotbuf[s] && b->p)
+            for (int t = 0; t < b->p->ntensors; t++)
+                vk_buf_destroy(b->slotbuf[s][t]);
+        free(b->slotbuf[s]);
+    }
     if (b->sc && --b->sc->refs == 0) { /* the device goes with its last user */
         vk_ctx_destroy(b->sc->ctx);
         free(b->sc);
@@ -644,6 +737,7 @@ Status vk_backend_create_shared(Backend *with, Backend **out, DiagList *d)
                         "a shared backend needs a Vulkan backend to share with");
     VkBackend *b = calloc(1, sizeof *b);
     if (!b) return ST_NOMEM;
+    b->feed_dst = b->feed_src = b->pend[0] = b->pend[1] = b->in_slot = -1;
     b->base.ops = with->ops;
     b->opt = w->opt;
     b->sc = w->sc;
@@ -676,6 +770,75 @@ const char *vk_backend_validation_message(Backend *base, int i)
     return m ? m : "";
 }
 
+/* Each slot's storage of every input the host writes per run (on the device, not model state,
+ * not storage shared with another program). */
+static Status make_slots(VkBackend *b, DiagList *d)
+{
+    const Plan *p = b->p;
+    Status st = ST_OK;
+    for (int s = 0; s < 2 && st == ST_OK && !b->slotbuf[s]; s++) {
+        if (!(b->slotbuf[s] = calloc((size_t)p->ntensors + 1, sizeof(VkBuf *)))) return ST_NOMEM;
+        for (int t = 0; t < p->ntensors && st == ST_OK; t++) {
+            const PlanTensor *x = &p->tensors[t];
+            if (x->kind != PT_INPUT || x->alias_of >= 0 || !plan_on_device(p, t) ||
+                plan_state_of(p, t) >= 0 || (b->over && b->over[t].buf))
+                continue;
+            char name[80];
+            snprintf(name, sizeof name, "%s.slot%d", x->name, s);
+            st = vk_buf_create(b->ctx, hostxf_device_bytes(x), VKBUF_DEVICE, name,
+                               &b->slotbuf[s][t], d);
+        }
+    }
+    return st;
+}
+
+static Status vkb_pipe_feed(Backend *base, int dst, int src, DiagList *d)
+{
+    VkBackend *b = (VkBackend *)base;
+    const Plan *p = b->p;
+    if (!p || dst < 0 || dst >= p->ntensors || src < 0 || src >= p->ntensors)
+        return diag_add(d, DIAG_ERROR, ST_INTERNAL, NULL, NULL, NULL, "feed: bad tensor ids");
+    for (int i = 0; i < b->nrec; i++)
+        if (b->rec[i].slot >= 0)
+            return diag_add(d, DIAG_ERROR, ST_INTERNAL, p->source, NULL, NULL,
+                            "feed: a pipelined step was already recorded");
+    Status st = make_slots(b, d);
+    if (st == ST_OK && !b->slotbuf[0][plan_base(p, dst)])
+        st = diag_add(d, DIAG_ERROR, ST_INTERNAL, p->source, NULL, p->tensors[dst].name,
+                      "feed: not an input the host writes per run");
+    if (st == ST_OK) b->feed_dst = dst, b->feed_src = src;
+    return st;
+}
+
+static void vkb_pipe_slot(Backend *base, int slot)
+{
+    ((VkBackend *)base)->in_slot = slot < 0 ? -1 : slot ? 1 : 0;
+}
+
+static Status vkb_pipe_submit(Backend *base, int first, int n, DiagList *d)
+{
+    VkBackend *b = (VkBackend *)base;
+    int slot = b->in_slot, ri;
+    if (!b->p || first < 0 || n < 0 || first + n > b->p->nkernels || slot < 0 || b->pend[slot] >= 0)
+        return diag_add(d, DIAG_ERROR, ST_INTERNAL, NULL, NULL, NULL,
+                        "pipe_submit: bad kernel range, no slot, or slot %d still in flight", slot);
+    Status st = make_slots(b, d);
+    if (st == ST_OK) st = recording(b, first, n, false, slot, &ri, d);
+    if (st == ST_OK) st = vk_cmd_submit(b->rec[ri].cmd, d);
+    if (st == ST_OK) b->pend[slot] = ri;
+    return st;
+}
+
+static Status vkb_pipe_wait(Backend *base, int slot, DiagList *d)
+{
+    VkBackend *b = (VkBackend *)base;
+    int ri = b->pend[slot ? 1 : 0];
+    if (ri < 0) return ST_OK;
+    b->pend[slot ? 1 : 0] = -1;
+    Recording *r = &b->rec[ri];
+    return ran(b, r, vk_cmd_wait(r->cmd, d), d);
+}
+
 static const BackendOps vk_ops = {
     .name = "vulkan",
     .supports = vkb_supports,
@@ -687,6 +850,10 @@ static const BackendOps vk_ops = {
     .kernel_us = vkb_kernel_us,
     .run_gpu_us = vkb_run_gpu_us,
     .share = vkb_share,
+    .pipe_feed = vkb_pipe_feed,
+    .pipe_slot = vkb_pipe_slot,
+    .pipe_submit = vkb_pipe_submit,
+    .pipe_wait = vkb_pipe_wait,
     .device = vkb_device,
     .destroy = vkb_destroy,
 };
@@ -696,6 +863,7 @@ Status vk_backend_create(const VkBackendOptions *o, Backend **out, DiagList *d)
     *out = NULL;
     VkBackend *b = calloc(1, sizeof *b);
     if (!b) return ST_NOMEM;
+    b->feed_dst = b->feed_src = b->pend[0] = b->pend[1] = b->in_slot = -1;
     b->base.ops = &vk_ops;
     b->opt = o ? *o : vk_backend_options_default();
     VkCtxOptions co = vk_ctx_options_default();

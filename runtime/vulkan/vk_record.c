@@ -296,6 +296,18 @@ Status vk_cmd_copy(VkCmd *c, const VkBuf *src, uint64_t so, VkBuf *dst, uint64_t
     return ST_OK;
 }
 
+Status vk_cmd_barrier_host(VkCmd *c, DiagList *d)
+{
+    Status st = check_recording(c, d);
+    if (st != ST_OK) return st;
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+    vkCmdPipelineBarrier(c->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0,
+                         1, &mb, 0, NULL, 0, NULL);
+    return ST_OK;
+}
+
 Status vk_cmd_timestamp(VkCmd *c, uint32_t *slot, DiagList *d)
 {
     Status st = check_recording(c, d);

@@ -49,7 +49,12 @@ done
     --cpu-op aten.cat.default --cpu-op aten.neg.default > "$T/c.jsonl" 2>"$T/e"; rc=$?
 ok "qwen2_tiny prefill with most ops on the CPU (many partitions) still matches" "[ $rc = 0 ] && check $T/c.jsonl 3e-2 || { head -3 $T/e; false; }"
 "$B" generate tests/models/qwen2_tiny --json > "$T/g.jsonl" 2>"$T/e"; rc=$?
-ok "generate on Vulkan: the 9 greedy tokens of the reference, caches kept on the device, the next token picked by the GPU argmax" "[ $rc = 0 ] && grep -q '\"reference\":\"match\"' $T/g.jsonl && grep -q '\"state\":\"device\"' $T/g.jsonl && grep -q '\"argmax\":\"gpu\"' $T/g.jsonl && python3 -c 'import json,sys; o=json.loads(open(sys.argv[1]).readline()); assert len(o[\"tokens\"])==9 and o[\"prefill_rel_l2\"] < 3e-2, o' $T/g.jsonl"
+ok "generate on Vulkan: the 9 greedy tokens of the reference, caches kept on the device, the next token picked by the GPU argmax, the steps queued back to back" "[ $rc = 0 ] && grep -q '\"reference\":\"match\"' $T/g.jsonl && grep -q '\"state\":\"device\"' $T/g.jsonl && grep -q '\"argmax\":\"gpu\"' $T/g.jsonl && grep -q '\"pipelined\":true' $T/g.jsonl && python3 -c 'import json,sys; o=json.loads(open(sys.argv[1]).readline()); assert len(o[\"tokens\"])==9 and o[\"prefill_rel_l2\"] < 3e-2, o' $T/g.jsonl"
+# pipelined steps (two input slots, the next token fed on the device) against steps waited for
+# one by one: the same tokens over 40 steps from another prompt (each slot used 20 times)
+"$B" generate tests/models/qwen2_tiny --json --prompt-ids 5,6,7 --max-new 40 > "$T/gp.jsonl" 2>"$T/e"; rc=$?
+"$B" generate tests/models/qwen2_tiny --json --prompt-ids 5,6,7 --max-new 40 --step-sync > "$T/gs.jsonl" 2>>"$T/e"; rc2=$?
+ok "generate: decode steps queued back to back give the tokens of steps waited for one by one (--step-sync)" "[ $rc = 0 ] && [ $rc2 = 0 ] && grep -q '\"pipelined\":true' $T/gp.jsonl && grep -q '\"pipelined\":false' $T/gs.jsonl && python3 -c 'import json,sys; a=json.loads(open(sys.argv[1]).readline()); b=json.loads(open(sys.argv[2]).readline()); assert a[\"tokens\"]==b[\"tokens\"] and len(a[\"tokens\"])==40 and len(set(a[\"tokens\"]))>3, (a,b)' $T/gp.jsonl $T/gs.jsonl"
 "$B" generate tests/models/qwen2_tiny --json --host-argmax > "$T/gh.jsonl" 2>"$T/e"; rc=$?
 ok "generate --host-argmax: the logits read back, the same tokens" "[ $rc = 0 ] && grep -q '\"argmax\":\"host\"' $T/gh.jsonl && grep -q '\"reference\":\"match\"' $T/gh.jsonl && python3 -c 'import json,sys; a=json.loads(open(sys.argv[1]).readline()); b=json.loads(open(sys.argv[2]).readline()); assert a[\"tokens\"]==b[\"tokens\"], (a,b)' $T/g.jsonl $T/gh.jsonl"
 "$B" generate tests/models/qwen2_tiny --json --backend cpu > "$T/gh.jsonl" 2>"$T/e"; rc=$?
@@ -71,8 +76,12 @@ done
 ok "run --check with generated weights compares with the CPU reference, not the file made with the real weights" "[ $rc = 0 ] && grep -q 'reference: the CPU reference' $T/rw && grep -q '1 ok, 0 mismatch' $T/rw"
 "$B" run tests/models/mlp/model.json --random-weights 1 --break F1 --check > "$T/rw" 2>&1; rc=$?
 ok "... and that comparison can fail (--break F1)" "[ $rc = 1 ] && grep -q MISMATCH $T/rw"
-"$B" generate tests/models/qwen2_tiny --prefill-runs 3 --json > "$T/g.jsonl" 2>"$T/e"; rc=$?
-ok "generate --prefill-runs: warm prefill timed by wall and device clock, tokens unchanged, every step's GPU time" "[ $rc = 0 ] && grep -q '\"reference\":\"match\"' $T/g.jsonl && python3 -c 'import json,sys; l=[json.loads(x) for x in open(sys.argv[1])]; o=l[0]; s=l[1]; assert o[\"prefill_runs\"]==3 and 0 < o[\"prefill_gpu_ms\"] <= o[\"prefill_wall_ms\"], o; assert len(s[\"gpu_ms\"])==len(s[\"ms\"])==8 and all(0 < g <= w for g, w in zip(s[\"gpu_ms\"], s[\"ms\"])), s' $T/g.jsonl"
+"$B" generate tests/models/qwen2_tiny --prefill-runs 3 --json --step-sync > "$T/g.jsonl" 2>"$T/e"; rc=$?
+ok "generate --prefill-runs: warm prefill timed by wall and device clock, tokens unchanged, every step's GPU time (each step waited for)" "[ $rc = 0 ] && grep -q '\"reference\":\"match\"' $T/g.jsonl && python3 -c 'import json,sys; l=[json.loads(x) for x in open(sys.argv[1])]; o=l[0]; s=l[1]; assert o[\"prefill_runs\"]==3 and 0 < o[\"prefill_gpu_ms\"] <= o[\"prefill_wall_ms\"], o; assert len(s[\"gpu_ms\"])==len(s[\"ms\"])==8 and all(0 < g <= w for g, w in zip(s[\"gpu_ms\"], s[\"ms\"])), s' $T/g.jsonl"
+"$B" generate tests/models/qwen2_tiny --json > "$T/gp8.jsonl" 2>"$T/e"
+# queued steps: a step's wall time is the time since the token before it, so one may read less
+# than its GPU time; all together they cannot (the GPU runs the steps one after another)
+ok "generate, steps queued: every step's GPU time, their sum within the decode's wall time" "python3 -c 'import json,sys; l=[json.loads(x) for x in open(sys.argv[1])]; o=l[0]; s=l[1]; assert o[\"pipelined\"] and len(s[\"gpu_ms\"])==len(s[\"ms\"])==8 and all(g > 0 for g in s[\"gpu_ms\"]) and sum(s[\"gpu_ms\"]) <= sum(s[\"ms\"]) <= o[\"decode_ms\"] * 1.001 + 0.01, (o, s)' $T/gp8.jsonl"
 "$B" generate tests/models/qwen2_tiny --prompt-ids 1,2,3 --max-new 4 --json > "$T/g.jsonl" 2>"$T/e"; rc=$?
 ok "generate with a prompt shorter than the prefill length" "[ $rc = 0 ] && python3 -c 'import json,sys; o=json.loads(open(sys.argv[1]).readline()); assert len(o[\"tokens\"])==4 and o[\"reference\"]==\"none\"' $T/g.jsonl"
 "$B" generate tests/models/qwen2_tiny --prompt-ids 1,2,3 --max-new 4 --backend cpu --json > "$T/gc.jsonl"
