@@ -81,16 +81,36 @@ void nu_reseal(unsigned char *b, size_t len)
     nu_put_le(b + 24, hash64(b + NPUBIN_HEADER_SIZE, len - NPUBIN_HEADER_SIZE), 8);
 }
 
-msgpack_object *nu_key(msgpack_object *map, const char *k)
+/* The index of key k in map, -1 when absent. */
+static int key_index(const msgpack_object *map, const char *k)
 {
     assert_int_equal(map->type, MSGPACK_OBJECT_MAP);
     for (uint32_t i = 0; i < map->via.map.size; i++) {
-        msgpack_object *o = &map->via.map.ptr[i].key;
+        const msgpack_object *o = &map->via.map.ptr[i].key;
         if (o->via.str.size == strlen(k) && memcmp(o->via.str.ptr, k, o->via.str.size) == 0)
-            return &map->via.map.ptr[i].val;
+            return (int)i;
     }
-    fail_msg("no key %s", k);
-    return NULL;
+    return -1;
+}
+
+msgpack_object *nu_key(msgpack_object *map, const char *k)
+{
+    int i = key_index(map, k);
+    if (i < 0) {
+        fail_msg("no key %s", k);
+        return NULL;
+    }
+    return &map->via.map.ptr[i].val;
+}
+
+void nu_rename(msgpack_object *map, const char *from, const char *to)
+{
+    int i = key_index(map, from);
+    if (i < 0) {
+        fail_msg("no key %s", from);
+        return;
+    }
+    nu_set_str(&map->via.map.ptr[i].key, to, (uint32_t)strlen(to));
 }
 
 msgpack_object *nu_elem(msgpack_object *arr, uint32_t i)

@@ -24,6 +24,8 @@ void nu_reseal(unsigned char *b, size_t len);
 
 /* The value of key k in map (asserts it is there). */
 msgpack_object *nu_key(msgpack_object *map, const char *k);
+/* Renames key `from` of map to `to` (asserts it is there): a key a reader would miss. */
+void nu_rename(msgpack_object *map, const char *from, const char *to);
 /* Element i of array arr (asserts it exists). */
 msgpack_object *nu_elem(msgpack_object *arr, uint32_t i);
 /* root[list][i][k]: key k of record i of the array `list`. */

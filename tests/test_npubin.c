@@ -379,18 +379,12 @@ static int64_t ntensors(msgpack_object *r)
 static void m_missing(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    for (uint32_t i = 0; i < r->via.map.size; i++)
-        if (r->via.map.ptr[i].key.via.str.size == 7 &&
-            !memcmp(r->via.map.ptr[i].key.via.str.ptr, "kernels", 7))
-            nu_set_str(&r->via.map.ptr[i].key, "kernelz", 7);
+    nu_rename(r, "kernels", "kernelz");
 }
 static void m_dup(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    for (uint32_t i = 0; i < r->via.map.size; i++)
-        if (r->via.map.ptr[i].key.via.str.size == 7 &&
-            !memcmp(r->via.map.ptr[i].key.via.str.ptr, "weights", 7))
-            nu_set_str(&r->via.map.ptr[i].key, "channel_tile", 12);
+    nu_rename(r, "weights", "channel_tile");
 }
 static void m_type(msgpack_object *r, msgpack_zone *z)
 {
@@ -548,10 +542,7 @@ static void m_tier(msgpack_object *r, msgpack_zone *z)
 static void m_notier(msgpack_object *r, msgpack_zone *z)
 {
     (void)z;
-    for (uint32_t i = 0; i < r->via.map.size; i++)
-        if (r->via.map.ptr[i].key.via.str.size == 4 &&
-            !memcmp(r->via.map.ptr[i].key.via.str.ptr, "tier", 4))
-            nu_set_str(&r->via.map.ptr[i].key, "tiez", 4);
+    nu_rename(r, "tier", "tiez");
 }
 static void m_irjson(msgpack_object *r, msgpack_zone *z)
 {
