@@ -460,8 +460,6 @@ static Status record(VkBackend *b, Recording *r, DiagList *d)
     b->in_slot = r->slot; /* the recording binds its slot's inputs */
     Status st = vk_cmd_create(b->ctx, (uint32_t)nts, &r->cmd, d);
     if (st == ST_OK) st = vk_cmd_begin(r->cmd, d);
-    /* a pipelined step may be queued while the one before still runs: it waits for it here */
-    if (st == ST_OK && r->slot >= 0) st = vk_cmd_barrier(r->cmd, d);
     if (st == ST_OK) st = vk_cmd_timestamp(r->cmd, NULL, d);
     HzSet pending = {0};
     r->barriers = 0;
@@ -512,7 +510,7 @@ static Status record(VkBackend *b, Recording *r, DiagList *d)
     hz_free(&pending);
     if (st == ST_OK && !r->timed) st = vk_cmd_timestamp(r->cmd, NULL, d);
     /* a pipelined step's copies are dispatches: after one barrier, the readback and the next
-     * token into the next step's slot (the next step's own first barrier orders its reads) */
+     * token into the next step's slot */
     if (st == ST_OK && r->slot >= 0) st = vk_cmd_barrier(r->cmd, d);
     if (st == ST_OK) st = record_readback(b, r, d);
     if (st == ST_OK && r->slot >= 0 && b->feed_src >= 0) {
@@ -522,6 +520,8 @@ static Status record(VkBackend *b, Recording *r, DiagList *d)
         if (st == ST_OK) st = locate(b, b->feed_dst, &to, d);
         if (st == ST_OK) st = feed_copy(b, r, from, to, d);
     }
+    /* the host reads the copies after the fence; a step queued behind this one (pipelined
+     * steps are submitted while the one before runs) starts after this barrier */
     if (st == ST_OK && r->slot >= 0) st = vk_cmd_barrier_host(r->cmd, d);
     if (st == ST_OK) st = vk_cmd_end(r->cmd, d);
     b->in_slot = keep_slot;

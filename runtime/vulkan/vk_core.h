@@ -180,7 +180,8 @@ Status vk_cmd_barrier(VkCmd *c, DiagList *d);
  * run's fence signals: a per-run readback into a VKBUF_HOST buffer with no second submit. */
 Status vk_cmd_copy(VkCmd *c, const VkBuf *src, uint64_t so, VkBuf *dst, uint64_t dof, uint64_t n,
                    DiagList *d);
-/* Shader writes before it visible to the host once the submission's fence signals. */
+/* Shader writes before it visible to the host once the submission's fence signals, and to the
+ * shaders of anything recorded or submitted after it (a command buffer queued behind this one). */
 Status vk_cmd_barrier_host(VkCmd *c, DiagList *d);
 /* Writes a timestamp after all previously recorded work completes; *slot (may be NULL) gets its
  * index for vk_cmd_timestamps_ns. */
