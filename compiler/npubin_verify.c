@@ -3,6 +3,7 @@
  * build whose module differs (a push block that gained a word) must not run them. */
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "compiler/npubin.h"
 #include "compiler/shader_fp.h"
@@ -12,6 +13,23 @@ bool npubin_kernel_stale(const Plan *p, int k)
     const PlanKernel *kn = &p->kernels[k];
     return p->file_version >= 4 && plan_kernel_builtin(p, kn) &&
            kn->fingerprint != shader_fp_kernel(p, kn, NULL, 0);
+}
+
+/* The compile command that rebuilds the plan: its source with the options the plan records
+ * (compute dtype, tier, tuning knobs; fusion and pass switches are not recorded). Recompiling
+ * the .npubin itself would not do: that takes the embedded IR with default options. */
+static const char *recompile(const Plan *p, const char *path, char *buf, size_t n)
+{
+    const char *dt = p->compute == DT_F16 ? "fp16" : p->compute == DT_BF16 ? "bf16" : "fp32";
+    const char *tier = plan_tier_name(p->tier);
+    int at = snprintf(buf, n, "npu-explore compile %s -o %s --dtype %s --tier %s",
+                      p->source ? p->source : "MODEL.json", path, dt, tier ? tier : "auto");
+    for (const char *t = p->tuning; t && *t && at > 0 && (size_t)at < n;) {
+        size_t k = strcspn(t, " ");
+        if (k) at += snprintf(buf + at, n - (size_t)at, " --tune %.*s", (int)k, t);
+        t += k + (t[k] == ' ');
+    }
+    return buf;
 }
 
 static const char *hex(uint64_t v, char *buf, size_t n)
@@ -24,7 +42,8 @@ static const char *hex(uint64_t v, char *buf, size_t n)
 Status npubin_verify(const Plan *p, const char *path, bool strict, DiagList *d)
 {
     if (p->file_version == 0) return ST_OK; /* compiled by this build */
-    const char *src = p->source ? p->source : "MODEL.json";
+    char cmd[1024];
+    recompile(p, path, cmd, sizeof cmd);
     if (p->file_version < 4) {
         int n = 0;
         for (int k = 0; k < p->nkernels; k++)
@@ -34,8 +53,8 @@ Status npubin_verify(const Plan *p, const char *path, bool strict, DiagList *d)
             d, DIAG_WARNING, ST_OK, path, NULL, NULL,
             "written before kernel fingerprints (format v%d): its %d built-in NPU kernel%s "
             "cannot be checked against this build's shaders (if they changed, "
-            "recompile it with 'npu-explore compile %s -o %s')",
-            p->file_version, n, n == 1 ? "" : "s", src, path);
+            "recompile it with '%s')",
+            p->file_version, n, n == 1 ? "" : "s", cmd);
     }
     int first = -1, nstale = 0;
     for (int k = 0; k < p->nkernels; k++)
@@ -51,9 +70,9 @@ Status npubin_verify(const Plan *p, const char *path, bool strict, DiagList *d)
     if (nstale > 1)
         snprintf(more, sizeof more, "; %d more kernel%s like it (describe marks them)", nstale - 1,
                  nstale == 2 ? "" : "s");
-    return diag_add(
-        d, strict ? DIAG_ERROR : DIAG_WARNING, strict ? ST_BAD_INPUT : ST_OK, path, NULL, NULL,
-        "kernel %d '%s' (module %s) was compiled against another build's shader "
-        "(fingerprint %s%s)%s: recompile it with 'npu-explore compile %s -o %s'",
-        first, kn->shader, mod, hex(kn->fingerprint, h, sizeof h), now, more, src, path);
+    return diag_add(d, strict ? DIAG_ERROR : DIAG_WARNING, strict ? ST_BAD_INPUT : ST_OK, path,
+                    NULL, NULL,
+                    "kernel %d '%s' (module %s) was compiled against another build's shader "
+                    "(fingerprint %s%s)%s: recompile it with '%s'",
+                    first, kn->shader, mod, hex(kn->fingerprint, h, sizeof h), now, more, cmd);
 }

@@ -895,7 +895,7 @@ static void test_fingerprint_mismatch(void **state)
             b = k;
         }
     assert_true(a >= 0 && b > a);
-    char mod[128], kern[320], theirs[96], mine[96], fix[160];
+    char mod[128], kern[320], theirs[96], mine[96], fix[256];
     uint64_t fp = shader_fp_kernel(p, &p->kernels[a], mod, sizeof mod);
     assert_non_null(strstr(mod, ".f16"));
     snprintf(kern, sizeof kern,
@@ -904,8 +904,9 @@ static void test_fingerprint_mismatch(void **state)
              a, p->kernels[a].shader, mod);
     snprintf(theirs, sizeof theirs, "(fingerprint %016llx vs this build's %016llx)",
              (unsigned long long)(fp ^ 0x5a5aull << 20), (unsigned long long)fp);
-    snprintf(fix, sizeof fix, ": recompile it with 'npu-explore compile %s -o %s'", models[1],
-             PATH);
+    snprintf(fix, sizeof fix,
+             ": recompile it with 'npu-explore compile %s -o %s --dtype fp16 --tier %s'", models[1],
+             PATH, plan_tier_name(p->tier));
     size_t len;
     stale_at[0] = a;
     stale_at[1] = -1;

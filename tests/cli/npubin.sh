@@ -53,7 +53,7 @@ i = b.index(b"\xabfingerprint\xcf", 32) + 13  # the first kernel with one: a uin
 b[i + 7] ^= 0x5a'
 "$B" run "$T/stale.npubin" --check > /dev/null 2>"$T/e"; rc=$?
 ok "a kernel compiled against another build's shader: run exits 2 at load, one error naming file, kernel, module and the fix" \
-   "[ $rc = 2 ] && [ \$(wc -l < $T/e) = 1 ] && grep -q \"^error: $T/stale.npubin: kernel $first '[a-z0-9_]*' (module [a-z0-9_.]*) was compiled against another build's shader (fingerprint [0-9a-f]\\{16\\} vs this build's [0-9a-f]\\{16\\}): recompile it with 'npu-explore compile $C -o $T/stale.npubin'\" $T/e"
+   "[ $rc = 2 ] && [ \$(wc -l < $T/e) = 1 ] && grep -q \"^error: $T/stale.npubin: kernel $first '[a-z0-9_]*' (module [a-z0-9_.]*) was compiled against another build's shader (fingerprint [0-9a-f]\\{16\\} vs this build's [0-9a-f]\\{16\\}): recompile it with 'npu-explore compile $C -o $T/stale.npubin --dtype fp16 --tier [a-z-]*'\" $T/e"
 "$B" describe "$T/stale.npubin" > "$T/sd.txt" 2>"$T/e"; rc=$?
 ok "describe still shows it: the kernel marked STALE, a warning" \
    "[ $rc = 0 ] && grep -q '^verified NO: 1 of [0-9]* built-in NPU kernels' $T/sd.txt && grep -Eq '^$first +npu .*STALE\$' $T/sd.txt && [ \$(grep -c STALE $T/sd.txt) = 2 ] && grep -q '^warning: .*kernel $first' $T/e"
