@@ -205,6 +205,22 @@ static void note_step(Gen *g, int pos, double ms)
     }
 }
 
+/* The device's argmax of the last logits row after a step (-1: none, all NaN). */
+static Status device_token(Runner *r, const Step *s, int64_t *best, DiagList *d)
+{
+    HTensor out = {0};
+    Status st = exec_read(&r->x, s->token, &out, d);
+    *best = st == ST_OK && out.numel > 0 ? ((const int64_t *)out.data)[out.numel - 1] : -1;
+    htensor_free(&out);
+    return st;
+}
+
+static Status nan_logits(const Runner *r, const Step *s, DiagList *d)
+{
+    return diag_error(d, r->pipe.plan->source, NULL, r->pipe.plan->tensors[s->logits].name,
+                      "the logits are all NaN");
+}
+
 /* Runs one step and returns the argmax of the last row of the logits: the device's (s->token)
  * or the host's; logits (may be NULL) receives the logits, read back for it. */
 static Status run_step(Runner *r, Step *s, int64_t *token, HTensor *logits, DiagList *d)
@@ -212,11 +228,7 @@ static Status run_step(Runner *r, Step *s, int64_t *token, HTensor *logits, Diag
     Status st = exec_run(&r->x, false, d);
     HTensor out = {0};
     int64_t best = -1;
-    if (st == ST_OK && s->token >= 0) {
-        st = exec_read(&r->x, s->token, &out, d);
-        if (st == ST_OK && out.numel > 0) best = ((const int64_t *)out.data)[out.numel - 1];
-        htensor_free(&out);
-    }
+    if (st == ST_OK && s->token >= 0) st = device_token(r, s, &best, d);
     if (st == ST_OK && (s->token < 0 || logits)) st = exec_read(&r->x, s->logits, &out, d);
     if (st != ST_OK) return st;
     if (s->token < 0) {
@@ -231,10 +243,7 @@ static Status run_step(Runner *r, Step *s, int64_t *token, HTensor *logits, Diag
         *logits = out;
     else
         htensor_free(&out);
-    if (best < 0)
-        return diag_error(d, r->pipe.plan->source, NULL, r->pipe.plan->tensors[s->logits].name,
-                          "the logits are all NaN");
-    return ST_OK;
+    return best < 0 ? nan_logits(r, s, d) : ST_OK;
 }
 
 /* Can the decode steps run pipelined: the next token picked on the device (and fed by it into
@@ -262,13 +271,9 @@ static Status decode_pipelined(Gen *g, int64_t tok, int pos, int n, DiagList *d)
         }
         if (i == 0 || st != ST_OK) continue;
         st = exec_wait(x, (i - 1) % 2, d); /* step i - 1 */
-        HTensor out = {0};
-        if (st == ST_OK) st = exec_read(x, g->sd.token, &out, d);
-        int64_t t = st == ST_OK && out.numel > 0 ? ((const int64_t *)out.data)[out.numel - 1] : -1;
-        htensor_free(&out);
-        if (st == ST_OK && t < 0)
-            st = diag_error(d, g->rd.pipe.plan->source, NULL,
-                            g->rd.pipe.plan->tensors[g->sd.logits].name, "the logits are all NaN");
+        int64_t t = -1;
+        if (st == ST_OK) st = device_token(&g->rd, &g->sd, &t, d);
+        if (st == ST_OK && t < 0) st = nan_logits(&g->rd, &g->sd, d);
         double now = clock_us() * 1e-3;
         x->upload_us = up[(i - 1) % 2], x->submit_us = sub[(i - 1) % 2];
         note_step(g, pos + i - 1, now - last);

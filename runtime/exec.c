@@ -144,12 +144,12 @@ static Status run_transfer(Exec *x, int pi, int j, DiagList *d)
     return h ? x->be->ops->set_input(x->be, t, h, d) : ST_OK;
 }
 
-Status exec_run(Exec *x, bool timed, DiagList *d)
+/* The bound graph inputs to the backend (x->upload_us its time). */
+static Status upload_inputs(Exec *x, DiagList *d)
 {
     const Plan *p = x->p;
     double t0 = clock_us();
     Status st = ST_OK;
-    if (x->be->ops->pipe_slot) x->be->ops->pipe_slot(x->be, -1); /* run()'s own storage */
     for (int i = 0; i < p->ninputs && st == ST_OK; i++) {
         int t = p->inputs[i];
         /* model state starts every run from its first value unless exec_carry_state carried
@@ -158,6 +158,15 @@ Status exec_run(Exec *x, bool timed, DiagList *d)
         if (t >= 0 && x->vals[t] && upload) st = x->be->ops->set_input(x->be, t, x->vals[t], d);
     }
     x->upload_us = clock_us() - t0;
+    return st;
+}
+
+Status exec_run(Exec *x, bool timed, DiagList *d)
+{
+    const Plan *p = x->p;
+    double t0 = clock_us();
+    if (x->be->ops->pipe_slot) x->be->ops->pipe_slot(x->be, -1); /* run()'s own storage */
+    Status st = upload_inputs(x, d);
     x->submit_us = 0;
     for (int t = 0; t < p->ntensors; t++)
         htensor_free(&x->host[t]);
@@ -201,12 +210,7 @@ Status exec_submit(Exec *x, int slot, DiagList *d)
                         "a pipelined step needs one NPU partition and a backend that pipelines");
     double t0 = clock_us();
     x->be->ops->pipe_slot(x->be, slot);
-    Status st = ST_OK;
-    for (int i = 0; i < p->ninputs && st == ST_OK; i++) {
-        int t = p->inputs[i];
-        if (t >= 0 && x->vals[t]) st = x->be->ops->set_input(x->be, t, x->vals[t], d);
-    }
-    x->upload_us = clock_us() - t0;
+    Status st = upload_inputs(x, d);
     if (st == ST_OK)
         st = x->be->ops->pipe_submit(x->be, p->parts[0].first_kernel, p->parts[0].nkernels, d);
     x->submit_us = clock_us() - t0 - x->upload_us;
