@@ -21,7 +21,7 @@
 // GEMM_CM 1 shared layouts: A row-major [BM][BK + A_PAD]; B row-major [BK][BN + B_PAD], or with
 // B_KMAJOR transposed [BN][BK + B_PAD] (operands contiguous along K).
 // GEMM_CM 1 (nv-coopmat, shaders/gemm_cm.glsl; CM_EMULATE 1 for its portable emulation):
-// shared float16_t, BK 32, and a tile of compile-time constants the including kernel may set
+// shared float16_t, BK GEMM_CM_BK [32] (a multiple of 16), and a tile of compile-time constants the including kernel may set
 // before the include (defaults in brackets): GEMM_CM_BM x GEMM_CM_BN [64 x 64], a grid of
 // GEMM_CM_SGM x GEMM_CM_SGN subgroups of 32 lanes [2 x 2: 128 invocations], each owning
 // BM / SGM x BN / SGN of the tile as (BM / SGM / 16) x (BN / SGN / 16) 16x16 fragments [2 x 2].
@@ -81,6 +81,12 @@
 #ifndef GEMM_CM_STRIPE
 #define GEMM_CM_STRIPE 0
 #endif
+#ifndef GEMM_CM_BK
+#define GEMM_CM_BK 32
+#endif
+#if GEMM_CM_BK % 16 != 0
+#error "gemm_tile.glsl: the coopmat K step must be whole 16-deep fragments"
+#endif
 #if GEMM_CM_BM % (GEMM_CM_SGM * 16) != 0 || GEMM_CM_BN % (GEMM_CM_SGN * 16) != 0
 #error "gemm_tile.glsl: each subgroup's part of the tile must be whole 16x16 fragments"
 #endif
@@ -90,7 +96,7 @@
 #error "gemm_tile.glsl: a stripe must be whole fragment rows of one subgroup row, whole elements per invocation"
 #endif
 #endif
-const uint BM = GEMM_CM_BM, BN = GEMM_CM_BN, BK = 32, GEMM_WG = GEMM_CM_SGM * GEMM_CM_SGN * 32;
+const uint BM = GEMM_CM_BM, BN = GEMM_CM_BN, BK = GEMM_CM_BK, GEMM_WG = GEMM_CM_SGM * GEMM_CM_SGN * 32;
 #else
 layout(constant_id = 1) const uint BM = 64;
 layout(constant_id = 2) const uint BN = 64;

@@ -11,9 +11,13 @@
 // does the epilogue.
 // Two compile-time tiles (gemm_tile.glsl): 64 x 64 x 32 with 128 invocations (2 x 2 subgroups of
 // 32 x 32), and with MM_LARGE 1 (stems matmul_cml, _nb, _r, _br, _part, emulations matmul_cmlx*)
-// 128 x 128 x 32 with 256 invocations (2 x 4 subgroups of 64 x 32, the result through 16-row
+// 128 x 128 with 256 invocations (2 x 4 subgroups of 64 x 32, the result through 16-row
 // stripes of shared memory): each staged byte feeds twice the MMAs, and the operands' traffic
-// (A read once per N tile, B once per M tile) halves.
+// (A read once per N tile, B once per M tile) halves. Its K step is 64 on the GPU (half the
+// barrier pairs of 32: 45 KB of shared memory; on an H100 ViT-B/16's GPU step went 1579 -> 1469
+// us, Qwen2.5-1.5B prefill-128's 9181 -> 8888, ConvNeXt-T's 1139 -> 1113: bench/NOTES.md "K
+// steps of 64"); the emulation (and the 128 x 64 layout) keep 32, as 45 KB is past lavapipe's
+// 32 KB, so the GPU's conformance run (tier nv-coopmat) is what tests the 64 step.
 // A is dense [.., M, K]; B[k, n] is at k*b_ks + n*b_ns: a linear weight [N, K] (b_ks = 1) is
 // staged transposed (B_KMAJOR, spec 4), so both operands are read along K.
 // Operands reach the tensor cores as float16_t: f16 storage as it is; bf16 converted while it is
@@ -66,6 +70,9 @@
 #define GEMM_CM_BM 128
 #define GEMM_CM_SGM 2
 #define GEMM_CM_STRIPE 16
+#if !CM_EMULATE && MM_SHAPE == 0
+#define GEMM_CM_BK 64 // KC_CM_BK_LARGE; the emulation keeps 32 (lavapipe's 32 KB of shared memory)
+#endif
 #if MM_SHAPE == 0
 #define GEMM_CM_BN 128
 #define GEMM_CM_SGN 4

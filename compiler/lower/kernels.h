@@ -235,6 +235,7 @@ enum {
         2,                  /* a workgroup's epilogue (its partials out), in K steps: an estimate */
     KC_CM_TILE = 64,        /* the tensor-core tile of conv2d_cm* and matmul_cm* */
     KC_CM_TILE_LARGE = 128, /* of matmul_cml* */
+    KC_CM_BK_LARGE = 64,    /* the K step of matmul_cml* on the GPU (the emulation's: 32) */
 };
 /* decode_attention's limits ATTN_MAX_G and ATTN_MAX_SPLIT are shaders/abi.h's: the tuning knobs
  * attn.g and attn.splits stay within them. */

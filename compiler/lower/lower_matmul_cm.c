@@ -92,6 +92,11 @@ Status lower_matmul_cm(const KernelCtx *c, PlanKernel *k, const CmProduct *q, co
     bool large = edge == KC_CM_TILE_LARGE;
     int shape = large ? (int)kc_tune(c, TUNE_CM_SHAPE) : 0; /* the kernel key's N */
     KcTile t = cm_plan(c, q, edge, shape);
+    if (large && shape == 0) { /* K steps of 64 (matmul_cm.glsl): a split's chunk whole steps */
+        t.bk = KC_CM_BK_LARGE;
+        t.kchunk = (t.kchunk + t.bk - 1) / t.bk * t.bk;
+        t.nsplit = (q->k + t.kchunk - 1) / t.kchunk;
+    }
     int64_t mn = q->nbatch * q->m * q->n;
     int64_t pn = q->nbatch * t.mtiles * t.bm * t.ntiles * t.bn; /* a split's partials */
     if (t.nsplit * pn > UINT32_MAX)
