@@ -221,6 +221,7 @@ static Status get_pipe(VkBackend *b, const PlanKernel *k, int *idx, DiagList *d)
 static Status upload_tensor(VkBackend *b, int t, const HTensor *v, DiagList *d)
 {
     const PlanTensor *x = &b->p->tensors[t];
+    vk_warm_keep(b->ctx); /* the upload goes on: so does the clock warm-up */
     VkBinding loc;
     Status st = locate(b, t, &loc, d);
     if (st != ST_OK) return st;
@@ -348,6 +349,9 @@ static Status vkb_prepare(Backend *base, const Plan *p, const HTensor *const *va
     const VkDeviceInfo *info = vk_ctx_info(b->ctx);
     bool gpu = info->type == VKDEV_DISCRETE || info->type == VKDEV_INTEGRATED;
     bool warm = info->device_local_host_visible && (b->opt.warm > 0 || (b->opt.warm < 0 && gpu));
+    /* NPU_VK_WARM=0|1 (bench only): overrides it, to measure what the warm-up saves */
+    const char *ew = getenv("NPU_VK_WARM");
+    if (ew && *ew) warm = atoi(ew) != 0;
     if (warm) {
         DiagList quiet = {0};
         (void)vk_warm_start(b->ctx, &quiet);

@@ -108,6 +108,13 @@ void vk_validation_inject(VkCtx *ctx, const char *msg);
  * uploads by memcpy (mapped device memory). Runs until vk_warm_stop; any other submission,
  * staged copy or vk_ctx_destroy stops it first. A second start while one runs does nothing. */
 Status vk_warm_start(VkCtx *ctx, DiagList *d);
+/* The same with the watchdog's bound in trips (vk_warm_start's: ~2 s on an H100): tests. */
+Status vk_warm_start_bound(VkCtx *ctx, uint32_t trips, DiagList *d);
+/* Re-arms the spin's watchdog (~2 s without a call ends it): called per uploaded tensor, so the
+ * spin lasts as long as the upload. Nothing when no spin runs. */
+void vk_warm_keep(VkCtx *ctx);
+/* The trips the running spin has made so far (0 when none runs). */
+uint32_t vk_warm_trips(const VkCtx *ctx);
 /* Stops the spin and waits for it; returns the trips it ran (0 when none ran) and, in *us (may
  * be NULL), how long it ran. */
 uint32_t vk_warm_stop(VkCtx *ctx, double *us);
