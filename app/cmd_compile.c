@@ -46,9 +46,11 @@ Status compile_model(const Options *o, Pipeline *p, DiagList *d)
 {
     CompileOptions co;
     Options oo = *o;
-    oo.dtype = model_auto_dtype(o); /* auto: what `run` would pick */
+    Status tst = model_npubin_options(&oo, d); /* a .npubin: its plan's options */
+    if (tst != ST_OK) return tst;
+    oo.dtype = model_auto_dtype(&oo); /* auto: what `run` would pick */
     compile_options_from(&oo, &co);
-    Status tst = tuned_compile_options(o, NULL, &co, d); /* no device: a --tuned FILE only */
+    tst = tuned_compile_options(&oo, NULL, &co, d); /* no device: a --tuned FILE only */
     if (tst != ST_OK) return tst;
     if (o->dump_after && strcmp(o->dump_after, "all") != 0 && pass_find(o->dump_after) < 0) {
         char names[512];

@@ -125,6 +125,7 @@ int cmd_tune(int argc, char **argv)
     Model m = {0};
     TuneResult r = {0};
     if (st == ST_OK) st = model_load_graph(&m, o.model, &d);
+    if (st == ST_OK) st = model_npubin_options(&o, &d); /* a .npubin: its plan's options */
     if (st == ST_OK) st = model_bind(&m, &o, &d);
     TuneSearch ts = {.kernel = o.kernel, .beam = o.beam, .budget_s = o.budget_s, .iters = o.iters};
     Progress pg = {report_tty_progress, (void *)"tune", NULL};

@@ -1,10 +1,12 @@
 #include "app/model.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/fileio.h"
 #include "compiler/ir_json.h"
 #include "compiler/model_src.h"
+#include "compiler/npubin.h"
 #include "compiler/shape/shape.h"
 #include "runtime/cpu/cpu_ref.h"
 #include "runtime/safetensors.h"
@@ -148,6 +150,81 @@ const char *model_auto_dtype(const Options *o)
     free(origin);
     diag_free(&d); /* an unreadable file is reported where the weights are bound */
     return bf16 ? "bf16" : "fp16";
+}
+
+/* The note for an option o gives over the one the .npubin at path records. */
+static void overridden(DiagList *d, const char *path, const char *given, const char *file)
+{
+    diag_add(d, DIAG_NOTE, ST_OK, path, NULL, NULL, "recompiling with %s (the file's plan: %s)",
+             given, file);
+}
+
+/* The file's tuning knobs (rec, Plan.tuning) into o->tune where o sets none of them; a note for
+ * each knob o sets to another value than the file's plan has. */
+static Status npubin_knobs(Options *o, const char *rec, DiagList *d)
+{
+    Tuning ft = {0};
+    DiagList why = {0};
+    Status st = rec ? tuning_parse_list(&ft, rec, &why) : ST_OK;
+    if (st != ST_OK)
+        st = diag_error(d, o->model, NULL, NULL, "its plan's tuning knobs '%s': %s", rec,
+                        why.count ? why.items[0].msg : status_name(st));
+    diag_free(&why);
+    for (int i = 0; st == ST_OK && i < TUNE_COUNT; i++) {
+        TuneMask bit = TUNE_BIT(i);
+        const char *name = tune_info[i].name;
+        if (!(o->tune.set & bit)) { /* the file's value, if it sets one */
+            if (ft.set & bit) o->tune.v[i] = ft.v[i];
+            o->tune.set |= ft.set & bit;
+            continue;
+        }
+        if (tuning_get(&o->tune, (TuneId)i) == tuning_get(&ft, (TuneId)i)) continue;
+        char given[128], file[128];
+        if (o->tune.env & bit) /* bench/'s override in the environment */
+            snprintf(given, sizeof given, "%s=%lld from %s", name, (long long)o->tune.v[i],
+                     tune_info[i].env);
+        else
+            snprintf(given, sizeof given, "--tune %s=%lld", name, (long long)o->tune.v[i]);
+        if (ft.set & bit)
+            snprintf(file, sizeof file, "%s=%lld", name, (long long)ft.v[i]);
+        else
+            snprintf(file, sizeof file, "%s at its default", name);
+        overridden(d, o->model, given, file);
+    }
+    return st;
+}
+
+Status model_npubin_options(Options *o, DiagList *d)
+{
+    if (!model_is_npubin(o->model)) return ST_OK;
+    Plan *p = NULL;
+    Status st = npubin_read(o->model, &p, d);
+    if (st != ST_OK) return st;
+    /* a file written before tiers recorded none and reads as portable: its kernels are */
+    const char *dt = dtype_compute_name(p->compute), *tier = plan_tier_name(p->tier);
+    if (dt && strcmp(o->dtype, "auto") == 0) o->dtype = dt;
+    if (tier && strcmp(o->tier, "auto") == 0) o->tier = tier;
+    char given[64];
+    if (dt && strcmp(o->dtype, dt) != 0) {
+        snprintf(given, sizeof given, "--dtype %s", o->dtype);
+        overridden(d, o->model, given, dt);
+    }
+    if (tier && strcmp(o->tier, tier) != 0) {
+        snprintf(given, sizeof given, "--tier %s", o->tier);
+        overridden(d, o->model, given, tier);
+    }
+    st = npubin_knobs(o, p->tuning, d);
+    int ntuned = 0;
+    for (int k = 0; k < p->nkernels; k++)
+        ntuned += p->kernels[k].tuned != NULL;
+    if (st == ST_OK && ntuned && !o->tuned)
+        diag_add(d, DIAG_NOTE, ST_OK, o->model, NULL, NULL,
+                 "%d of its kernels had knobs of their own from a tuning cache (describe: "
+                 "tuned); the file does not record their tuning keys, so recompiling takes such "
+                 "knobs from --tuned's cache, as an IR's compile does",
+                 ntuned);
+    plan_free(p);
+    return st;
 }
 
 void model_free(Model *m)

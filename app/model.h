@@ -30,6 +30,14 @@ Status model_cpu_reference(Model *m, bool *added, DiagList *d);
  * must not become their own reference); runs the CPU reference only when some is lacking. */
 Status model_argmax_reference(Model *m, DiagList *d);
 void model_free(Model *m);
+/* For a .npubin o->model that a command compiles again from the IR it carries (compile, dot, the
+ * session, tune): the options its plan records, compute dtype, tier and tuning knobs, become o's
+ * where o leaves them at their defaults (--dtype auto, --tier auto, a knob neither --tune nor an
+ * NPU_* variable sets), so the recompile gives the file's plan. An option o gives otherwise
+ * wins, with a note naming both values; a recorded knob this build lacks is an error naming the
+ * file, as that --tune would be. Kernels the file records knobs of a tuning cache for get a note
+ * (their tuning keys are not recorded: --tuned's cache applies, as to an IR). An IR JSON: ST_OK. */
+Status model_npubin_options(Options *o, DiagList *d);
 /* --dtype auto before anything is bound (compile, describe, dot): "bf16" when the weights file
  * the model would bind (--weights, else weights.safetensors beside it) stores a tensor as bf16,
  * else "fp16", as runner_dtype decides after binding; only the file's header is read. Other

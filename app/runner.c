@@ -34,10 +34,8 @@ static Status npubin_options(const Options *o, const Plan *p, DiagList *d)
                       : o->tuned && strcmp(o->tuned, "auto") != 0 && strcmp(o->tuned, "none") != 0
                           ? "--tuned"
                           : NULL;
-    static const char *names[] = {[DT_F16] = "fp16", [DT_BF16] = "bf16", [DT_F32] = "fp32"};
-    const char *dt = p->compute == DT_F16 || p->compute == DT_BF16 || p->compute == DT_F32
-                         ? names[p->compute]
-                         : "?";
+    const char *dt = dtype_compute_name(p->compute);
+    if (!dt) dt = "?";
     if (!opt && strcmp(o->dtype, "auto") != 0 && strcmp(o->dtype, dt) != 0) opt = "--dtype";
     if (!opt && strcmp(o->tier, "auto") != 0 && plan_tier_parse(o->tier) != p->tier) opt = "--tier";
     if (!opt) return ST_OK;

@@ -182,8 +182,9 @@ Status session_open(Session *s, const Options *o, FILE *out, DiagList *d)
                  "the session compiles the IR this file carries (compiled from %s), so passes "
                  "and fusions can be explored; `run` and `profile` of the file run its own kernels",
                  s->model.origin);
+    if (st == ST_OK) st = model_npubin_options(&s->opt, d); /* the file's plan's options */
     if (st == ST_OK) st = model_bind(&s->model, o, d);
-    if (st == ST_OK) st = session_target(s, o, d);
+    if (st == ST_OK) st = session_target(s, &s->opt, d);
     if (st == ST_OK) s->opt.dtype = s->target.dtype;
     if (st == ST_OK) st = session_compile(s, d);
     s->cursor = s->pipe.nsnaps > 0 ? s->pipe.nsnaps - 1 : 0;

@@ -51,6 +51,10 @@ const char *dtype_short(DType t)
 {
     return t >= 0 && t < DT_COUNT ? info[t].shortn : "?";
 }
+const char *dtype_compute_name(DType t)
+{
+    return t == DT_F16 ? "fp16" : t == DT_BF16 ? "bf16" : t == DT_F32 ? "fp32" : NULL;
+}
 size_t dtype_size(DType t)
 {
     return t >= 0 && t < DT_COUNT ? info[t].size : 0;

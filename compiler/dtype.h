@@ -31,6 +31,8 @@ DType dtype_parse_st(const char *s);
 const char *dtype_name(DType t);    /* "float32" */
 const char *dtype_st_name(DType t); /* "F32" */
 const char *dtype_short(DType t);   /* "f32", "bf16", "i64" */
+/* A compute dtype as --dtype names it: "fp16", "bf16", "fp32"; NULL for any other dtype. */
+const char *dtype_compute_name(DType t);
 size_t dtype_size(DType t);
 bool dtype_is_float(DType t);
 bool dtype_is_int(DType t); /* integers and bool */

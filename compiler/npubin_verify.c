@@ -16,11 +16,12 @@ bool npubin_kernel_stale(const Plan *p, int k)
 }
 
 /* The compile command that rebuilds the plan: its source with the options the plan records
- * (compute dtype, tier, tuning knobs; fusion and pass switches are not recorded). Recompiling
- * the .npubin itself would not do: that takes the embedded IR with default options. */
+ * (compute dtype, tier, tuning knobs; fusion and pass switches are not recorded), spelled out so
+ * the command says what it keeps (compiling the .npubin itself keeps them too: docs/CLI.md). */
 static const char *recompile(const Plan *p, const char *path, char *buf, size_t n)
 {
-    const char *dt = p->compute == DT_F16 ? "fp16" : p->compute == DT_BF16 ? "bf16" : "fp32";
+    const char *dt = dtype_compute_name(p->compute);
+    if (!dt) dt = "fp32";
     const char *tier = plan_tier_name(p->tier);
     int at = snprintf(buf, n, "npu-explore compile %s -o %s --dtype %s --tier %s",
                       p->source ? p->source : "MODEL.json", path, dt, tier ? tier : "auto");

@@ -111,7 +111,6 @@ int tui_main(int argc, char **argv)
         free(rest);
         return status_exit_code(st);
     }
-    diag_free(&d);
     t->headless = headless;
     t->stable = stable;
     t->sel_kernel = -1;
@@ -125,11 +124,17 @@ int tui_main(int argc, char **argv)
         attrib_break_text(t->s.pipe.plan, &b[i], said, sizeof said);
         tui_logf(t, TA_BOLD | TA_COLOR(TC_RED), "--break %s: %s", b[i].id, said);
     }
-    if (t->s.model.origin)
-        tui_logf(t, TA_DIM,
-                 "a .npubin: its IR (from %s) compiled again; `npu-explore run` and "
-                 "`profile` run the file's own kernels",
-                 t->s.model.origin);
+    /* what the session said opening the model (a .npubin compiled again, an option of its plan
+     * the command line overrode, no device), as --batch prints it to stderr; the file is the
+     * one just opened */
+    for (int i = 0; i < d.count; i++) {
+        Diag g = d.items[i];
+        char line[2048];
+        g.file = NULL;
+        diag_format(&g, line, sizeof line);
+        tui_logf(t, g.level == DIAG_NOTE ? TA_DIM : TA_COLOR(TC_YELLOW), "%s", line);
+    }
+    diag_free(&d);
     int rc = 0;
     if (headless) {
         FILE *out = dump_path ? fopen(dump_path, "w") : stdout;

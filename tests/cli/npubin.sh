@@ -82,7 +82,49 @@ printf 'fusion off all\ncheck\n' | "$B" --batch "$T/q.npubin" -x - > "$T/b.txt" 
 ok "--batch on a .npubin compiles the IR it carries again (switches work), and says so" \
    "[ $rc = 0 ] && grep -q 'compiles the IR this file carries' $T/be && grep -q '0 mismatch' $T/b.txt"
 "$B" "$T/q.npubin" --tui-keys '<Dump>q' --tui-size 120x30 > "$T/tui.txt" 2>&1; rc=$?
-ok "the explorer opens a .npubin" "[ $rc = 0 ] && grep -q 'its IR (from $Q) compiled again' $T/tui.txt"
+ok "the explorer opens a .npubin, its log saying so" "[ $rc = 0 ] && grep -q 'compiles the IR this file carries (compiled from $Q)' $T/tui.txt"
+
+# recompiling a .npubin (compile FILE.npubin, the session, tune) starts from the options its plan
+# was compiled with: dtype, tier and tuning knobs; an option given on the command line wins, with a
+# note. nv-coopmat only compiles here (lavapipe has no tensor cores): describe, never run.
+M=tests/models/mlp/model.json
+head_of() { grep -E '^(program|tuning) ' "$1" | sed 's/   npubin v[0-9]*$//'; }
+"$B" compile $M --dtype bf16 --tier nv-coopmat --tune cm.target=64 --tune gemv.r=2 -o "$T/o.npubin" > /dev/null 2>&1
+"$B" describe "$T/o.npubin" > "$T/o.txt" 2>&1
+"$B" compile "$T/o.npubin" -o "$T/o2.npubin" > /dev/null 2>"$T/e"; rc=$?
+"$B" describe "$T/o2.npubin" > "$T/o2.txt" 2>&1
+ok "compile FILE.npubin keeps the file's dtype, tier and knobs: the same kernels, no note" \
+   "[ $rc = 0 ] && grep -q 'compute=bf16   target=nv-coopmat' $T/o2.txt && grep -qx 'tuning   cm.target=64 gemv.r=2' $T/o2.txt && diff <(grep -v '^source ' $T/o.txt) <(grep -v '^source ' $T/o2.txt) > /dev/null && [ ! -s $T/e ]"
+printf 'describe\n' | "$B" --batch "$T/o.npubin" -x - > "$T/b.txt" 2>"$T/be"; rc=$?
+ok "--batch on the .npubin compiles its IR with the file's dtype, tier and knobs" \
+   "[ $rc = 0 ] && [ \"\$(head_of $T/b.txt)\" = \"\$(head_of $T/o.txt)\" ] && ! grep -q recompiling $T/be"
+printf 'describe\n' | "$B" --batch "$T/o.npubin" --dtype fp16 --tier portable --tune cm.target=32 -x - > "$T/b.txt" 2>"$T/be"; rc=$?
+ok "options given on the command line win over the file's, each with a note; the rest kept" \
+   "[ $rc = 0 ] && grep -q 'compute=f16   target=portable' $T/b.txt && grep -qx 'tuning   cm.target=32 gemv.r=2' $T/b.txt && grep -qx \"note: $T/o.npubin: recompiling with --dtype fp16 (the file's plan: bf16)\" $T/be && grep -qx \"note: $T/o.npubin: recompiling with --tier portable (the file's plan: nv-coopmat)\" $T/be && grep -qx \"note: $T/o.npubin: recompiling with --tune cm.target=32 (the file's plan: cm.target=64)\" $T/be"
+"$B" "$T/o.npubin" --dtype fp16 --tui-keys '4<Dump>q' --tui-size 160x30 > "$T/tui.txt" 2>&1; rc=$?
+ok "the explorer on the .npubin: an override said in its log" \
+   "[ $rc = 0 ] && grep -q \"note: recompiling with --dtype fp16 (the file's plan: bf16)\" $T/tui.txt"
+"$B" compile "$T/o.npubin" --dtype fp32 --tune gemv.u=2 -o "$T/o3.npubin" > /dev/null 2>"$T/e"; rc=$?
+"$B" describe "$T/o3.npubin" > "$T/o3.txt" 2>&1
+ok "compile FILE.npubin --dtype: that dtype, the tier and knobs kept, a note; a knob the file left at its default too" \
+   "[ $rc = 0 ] && grep -q 'compute=f32   target=nv-coopmat' $T/o3.txt && grep -qx 'tuning   cm.target=64 gemv.r=2 gemv.u=2' $T/o3.txt && grep -qx \"note: $T/o.npubin: recompiling with --dtype fp32 (the file's plan: bf16)\" $T/e && grep -qx \"note: $T/o.npubin: recompiling with --tune gemv.u=2 (the file's plan: gemv.u at its default)\" $T/e"
+NPU_CM_TARGET=32 "$B" compile "$T/o.npubin" -o "$T/o5.npubin" > /dev/null 2>"$T/e"; rc=$?
+ok "a knob an NPU_* variable sets wins too, the note naming the variable" \
+   "[ $rc = 0 ] && grep -qx 'tuning   cm.target=32 gemv.r=2   (from the environment: NPU_CM_TARGET)' <(\"$B\" describe $T/o5.npubin) && grep -qx \"note: $T/o.npubin: recompiling with cm.target=32 from NPU_CM_TARGET (the file's plan: cm.target=64)\" $T/e"
+printf 'check\n' | "$B" --batch "$T/o.npubin" -x - > /dev/null 2>"$T/be"; rc=$?
+printf 'check\n' | "$B" --batch $M --dtype bf16 --tier nv-coopmat --tune cm.target=64 --tune gemv.r=2 -x - > /dev/null 2>"$T/he"; rh=$?
+ok "the file's tier runs, or fails, as --tier given by hand does (lavapipe lacks nv-coopmat)" \
+   "[ $rc = $rh ] && [ \"\$(grep -v '^note' $T/be | sed 's|^error: [^:]*: ||')\" = \"\$(sed 's|^error: [^:]*: ||' $T/he)\" ]"
+"$B" compile $M --dtype bf16 -o "$T/b16.npubin" > /dev/null 2>&1
+"$B" tune "$T/b16.npubin" --tuned "$T/t.tsv" --kernel 0 --beam 1 --budget-s 2 --iters 1 --json > "$T/j" 2>&1; rc=$?
+ok "tune FILE.npubin searches the file's plan (its dtype), not a default compile of its IR" \
+   "[ $rc = 0 ] && grep -q '\"kind\":\"summary\".*\"dtype\":\"bf16\",\"tier\":\"portable\"' $T/j"
+npubin_edit "$T/o.npubin" "$T/badknob.npubin" '
+i = b.index(b"cm.target=64", 32)
+b[i:i + 12] = b"cm.tarxet=64"'
+"$B" compile "$T/badknob.npubin" -o "$T/o4.npubin" > /dev/null 2>"$T/e"; rc=$?
+ok "a recorded knob this build lacks: exit 2 naming the file and the knob, as --tune would" \
+   "[ $rc = 2 ] && grep -q \"^error: $T/badknob.npubin: .*cm.tarxet\" $T/e"
 
 # the embedded IR is checked like any IR: a broken key is an error naming the file
 npubin_edit "$T/q.npubin" "$T/badir.npubin" '

@@ -37,6 +37,12 @@ ok "--tune of the same knob wins over the cache" "! grep -q 'tuned' '$T/g'"
 "$B" compile $M --tuned "$T/own.tsv" -o "$T/p.npubin" > /dev/null 2>&1
 "$B" describe "$T/p.npubin" > "$T/f" 2>&1
 ok "the .npubin keeps the record" "grep -q '^0 .* 16x1x1 .*tuned gemv.r=2\$' '$T/f'"
+"$B" compile "$T/p.npubin" -o "$T/p2.npubin" > /dev/null 2> "$T/e"
+ok "compiling that .npubin again: a note that its tuned kernels' knobs come from --tuned's cache" \
+   "grep -qx \"note: $T/p.npubin: 1 of its kernels had knobs of their own from a tuning cache (describe: tuned); the file does not record their tuning keys, so recompiling takes such knobs from --tuned's cache, as an IR's compile does\" '$T/e'"
+"$B" compile "$T/p.npubin" --tuned "$T/own.tsv" -o "$T/p2.npubin" > /dev/null 2> "$T/e"
+ok "with --tuned FILE: that cache's knobs, no note" \
+   "! grep -q 'tuning cache' '$T/e' && \"$B\" describe '$T/p2.npubin' | grep -q '^0 .* 16x1x1 .*tuned gemv.r=2\$'"
 "$B" run "$T/p.npubin" --check > "$T/o" 2>&1; rc=$?
 ok "and runs within tolerance" "[ $rc = 0 ] && grep -q '1 ok, 0 mismatch' '$T/o'"
 "$B" run "$T/p.npubin" --tuned "$T/own.tsv" > "$T/o" 2>&1; rc=$?
