@@ -446,18 +446,23 @@ static void test_warm_up(void **state)
     assert_true(us >= 20000);
     assert_int_equal(vk_warm_stop(ctx, NULL), 0); /* nothing runs: nothing to stop */
 
-    /* the watchdog: a bound of 8 trips ends the spin unless vk_warm_keep re-arms it (an upload
-     * longer than the bound kept the GPU busy for only its first ~2 s) */
+    /* the watchdog: a bound of 8 trips ends the spin by itself unless vk_warm_keep re-arms it (an
+     * upload longer than the bound kept the GPU busy for only its first ~2 s). Re-armed, it
+     * passes its bound, unless the host was descheduled through its first 8 trips (a loaded CI
+     * box): up to 10 tries, of which one must pass; without the re-arm none can. */
     check_ok(vk_warm_start_bound(ctx, 8, &d), &d);
     nanosleep(&ts, NULL);
     assert_true(vk_warm_stop(ctx, NULL) <= 8);
-    check_ok(vk_warm_start_bound(ctx, 8, &d), &d);
-    double t0 =
-        clock_us(); /* re-armed until it is seen past its bound (lavapipe may start it late) */
-    while (vk_warm_trips(ctx) <= 8 && clock_us() - t0 < 20e6)
-        vk_warm_keep(ctx);
-    assert_true(vk_warm_trips(ctx) > 8);
-    assert_true(vk_warm_stop(ctx, NULL) > 8);
+    uint32_t most = 0;
+    for (int try = 0; try < 10 && most <= 8; try++) {
+        check_ok(vk_warm_start_bound(ctx, 8, &d), &d);
+        double t0 = clock_us();
+        while (vk_warm_trips(ctx) <= 8 && clock_us() - t0 < 1e6)
+            vk_warm_keep(ctx);
+        uint32_t n = vk_warm_stop(ctx, NULL);
+        most = n > most ? n : most;
+    }
+    assert_true(most > 8);
 
     check_ok(vk_warm_start(ctx, &d), &d);
     run_fills(ctx, 8); /* its submit stops the spin first, else the run would wait behind it */
