@@ -260,7 +260,7 @@ static bool pipelined(const Gen *g, const Options *o)
 static Status decode_pipelined(Gen *g, int64_t tok, int pos, int n, DiagList *d)
 {
     Exec *x = &g->rd.x;
-    Status st = g->rd.be->ops->pipe_feed(g->rd.be, g->sd.ids, g->sd.token, d);
+    Status st = ST_OK;
     double last = clock_us() * 1e-3, up[2] = {0, 0}, sub[2] = {0, 0};
     for (int i = 0; i <= n && st == ST_OK; i++) {
         if (i < n) { /* step i's inputs into slot i % 2, free since step i - 2 was waited for */
@@ -679,6 +679,8 @@ static Status generate(Gen *g, const Options *o, FILE *out, int *rc, DiagList *d
     if (st == ST_OK && !g->rd.be->ops->watch) g->sp.token = g->sd.token = -1;
     int watched = g->sd.token >= 0 ? g->sd.token : g->sd.logits;
     if (st == ST_OK && g->rd.be->ops->watch) st = g->rd.be->ops->watch(g->rd.be, watched, d);
+    /* queued decode steps: their two recordings made here, at load, not at the first tokens */
+    if (st == ST_OK && pipelined(g, o)) st = exec_pipe_feed(&g->rd.x, g->sd.ids, g->sd.token, d);
     if (st != ST_OK) return st;
 
     /* the prompt: --prompt-ids, else the reference's prefill prompt */

@@ -48,14 +48,15 @@ typedef struct BackendOps {
     Status (*share)(Backend *b, int t, Backend *src, int src_t, DiagList *d);
     /* Pipelined steps (generate's decode loop; NULL when the backend has none): two input slots,
      * so the host writes one step's inputs while the step before runs, and steps queued back to
-     * back. pipe_feed (after prepare, before the first pipelined step): each pipelined step
-     * copies tensor src, after its kernels, into input dst of the other slot (the next token
-     * into the next step's ids), so the host writes dst only for the first step. pipe_slot
+     * back. pipe_feed (after prepare and share, before the first pipelined step): each pipelined
+     * step of kernels [first, first + n) copies tensor src, after its kernels, into input dst of
+     * the other slot (the next token into the next step's ids), so the host writes dst only for
+     * the first step; both slots' steps are recorded then, ahead of the first token. pipe_slot
      * selects the slot the following set_input calls write and pipe_submit runs; pipe_submit
      * queues the recording of kernels [first, first + n) on it and returns; pipe_wait(slot)
      * waits for that slot's step, after which read() and run_gpu_us() are that step's. A slot's
      * inputs may be written again only after its pipe_wait. */
-    Status (*pipe_feed)(Backend *b, int dst, int src, DiagList *d);
+    Status (*pipe_feed)(Backend *b, int dst, int src, int first, int n, DiagList *d);
     void (*pipe_slot)(Backend *b, int slot);
     Status (*pipe_submit)(Backend *b, int first, int n, DiagList *d);
     Status (*pipe_wait)(Backend *b, int slot, DiagList *d);

@@ -202,6 +202,16 @@ bool exec_can_pipeline(const Exec *x)
            p->parts[0].target == KT_NPU && p->parts[0].nin == 0;
 }
 
+Status exec_pipe_feed(Exec *x, int dst, int src, DiagList *d)
+{
+    const Plan *p = x->p;
+    if (!exec_can_pipeline(x))
+        return diag_add(d, DIAG_ERROR, ST_INTERNAL, p->source, NULL, NULL,
+                        "a pipelined step needs one NPU partition and a backend that pipelines");
+    return x->be->ops->pipe_feed(x->be, dst, src, p->parts[0].first_kernel, p->parts[0].nkernels,
+                                 d);
+}
+
 Status exec_submit(Exec *x, int slot, DiagList *d)
 {
     const Plan *p = x->p;

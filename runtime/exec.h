@@ -47,6 +47,9 @@ Status exec_run(Exec *x, bool timed, DiagList *d);
  * for it (then exec_read and gpu_us are that step's; wall_us is the wait). Model state is the
  * caller's: a pipelined step reads what the step before left in place. */
 bool exec_can_pipeline(const Exec *x);
+/* Once, after prepare (and share), before the first exec_submit: each step copies tensor src
+ * into the other slot's input dst (backend.h pipe_feed), and both slots' steps are recorded. */
+Status exec_pipe_feed(Exec *x, int dst, int src, DiagList *d);
 Status exec_submit(Exec *x, int slot, DiagList *d);
 Status exec_wait(Exec *x, int slot, DiagList *d);
 /* Reads plan tensor t after a run (from the host when a CPU kernel made it). */

@@ -796,7 +796,7 @@ static Status make_slots(VkBackend *b, DiagList *d)
     return st;
 }
 
-static Status vkb_pipe_feed(Backend *base, int dst, int src, DiagList *d)
+static Status vkb_pipe_feed(Backend *base, int dst, int src, int first, int n, DiagList *d)
 {
     VkBackend *b = (VkBackend *)base;
     const Plan *p = b->p;
@@ -811,6 +811,14 @@ static Status vkb_pipe_feed(Backend *base, int dst, int src, DiagList *d)
         st = diag_add(d, DIAG_ERROR, ST_INTERNAL, p->source, NULL, p->tensors[dst].name,
                       "feed: not an input the host writes per run");
     if (st == ST_OK) b->feed_dst = dst, b->feed_src = src;
+    /* both slots' recordings now, at load: made at each slot's first submit, slot 1's cost the
+     * second token ~20 ms in a fresh process (bench/NOTES.md "Pipelined decode") */
+    for (int s = 0, ri; s < 2 && st == ST_OK; s++) {
+        if (first < 0 || n < 0 || first + n > p->nkernels)
+            return diag_add(d, DIAG_ERROR, ST_INTERNAL, p->source, NULL, NULL,
+                            "feed: bad kernel range");
+        st = recording(b, first, n, false, s, &ri, d);
+    }
     return st;
 }
 
