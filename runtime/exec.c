@@ -202,12 +202,16 @@ bool exec_can_pipeline(const Exec *x)
            p->parts[0].target == KT_NPU && p->parts[0].nin == 0;
 }
 
+static Status no_pipeline(const Exec *x, DiagList *d)
+{
+    return diag_add(d, DIAG_ERROR, ST_INTERNAL, x->p->source, NULL, NULL,
+                    "a pipelined step needs one NPU partition and a backend that pipelines");
+}
+
 Status exec_pipe_feed(Exec *x, int dst, int src, DiagList *d)
 {
     const Plan *p = x->p;
-    if (!exec_can_pipeline(x))
-        return diag_add(d, DIAG_ERROR, ST_INTERNAL, p->source, NULL, NULL,
-                        "a pipelined step needs one NPU partition and a backend that pipelines");
+    if (!exec_can_pipeline(x)) return no_pipeline(x, d);
     return x->be->ops->pipe_feed(x->be, dst, src, p->parts[0].first_kernel, p->parts[0].nkernels,
                                  d);
 }
@@ -215,9 +219,7 @@ Status exec_pipe_feed(Exec *x, int dst, int src, DiagList *d)
 Status exec_submit(Exec *x, int slot, DiagList *d)
 {
     const Plan *p = x->p;
-    if (!exec_can_pipeline(x))
-        return diag_add(d, DIAG_ERROR, ST_INTERNAL, p->source, NULL, NULL,
-                        "a pipelined step needs one NPU partition and a backend that pipelines");
+    if (!exec_can_pipeline(x)) return no_pipeline(x, d);
     double t0 = clock_us();
     x->be->ops->pipe_slot(x->be, slot);
     Status st = upload_inputs(x, d);

@@ -813,12 +813,10 @@ static Status vkb_pipe_feed(Backend *base, int dst, int src, int first, int n, D
     if (st == ST_OK) b->feed_dst = dst, b->feed_src = src;
     /* both slots' recordings now, at load: made at each slot's first submit, slot 1's cost the
      * second token ~20 ms in a fresh process (bench/NOTES.md "Pipelined decode") */
-    for (int s = 0, ri; s < 2 && st == ST_OK; s++) {
-        if (first < 0 || n < 0 || first + n > p->nkernels)
-            return diag_add(d, DIAG_ERROR, ST_INTERNAL, p->source, NULL, NULL,
-                            "feed: bad kernel range");
+    if (st == ST_OK && (first < 0 || n < 0 || first + n > p->nkernels))
+        st = diag_add(d, DIAG_ERROR, ST_INTERNAL, p->source, NULL, NULL, "feed: bad kernel range");
+    for (int s = 0, ri; s < 2 && st == ST_OK; s++)
         st = recording(b, first, n, false, s, &ri, d);
-    }
     return st;
 }
 
