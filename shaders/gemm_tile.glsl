@@ -111,7 +111,8 @@ layout(constant_id = 6) const uint TC = 4;
 // NPU_CM_ABLATE; conv2d's 9, NPU_CONV_ABLATE): parts of the K loop left out to measure what a
 // step costs; the result is wrong by design. Bits: 1 = no global loads, 2 = no fragment loads or
 // MMAs (SIMT: no shared reads or FMAs), 4 = no shared-memory staging, 8 = no barriers, 16 = no
-// epilogue (the tile never leaves the registers: what launch, prologue and K loop cost alone).
+// epilogue (the tile never leaves the registers: what launch, prologue and K loop cost alone);
+// the tensor-core matmul's gemm_load also has 32 = no loads of A, 64 = no loads of B (zeros).
 #ifdef GEMM_ABLATE_ID
 layout(constant_id = GEMM_ABLATE_ID) const uint CM_ABLATE = 0;
 #else
@@ -228,6 +229,10 @@ const uint GEMM_WSH = 1u;
 
 void gemm_load(uint k0);
 void gemm_stage();
+// The kernel may set gemm_rot before gemm_run to start its K steps at step gemm_rot % steps
+// (then on around): workgroups that share an operand then read different parts of it at a
+// time. 0: in order.
+uint gemm_rot = 0u;
 #if GEMM_GLU
 void gemm_emit_glu(uint mm, uint nn, float g, float u);
 #else
@@ -274,12 +279,15 @@ void gemm_run(uint kbeg, uint kend)
     float acc[TR * TC];
     [[unroll]] for (uint i = 0; i < TR * TC; i++) acc[i] = 0.0;
 #endif
-    if (kbeg < kend && (CM_ABLATE & 1u) == 0) gemm_load(kbeg);
-    for (uint k0 = kbeg; k0 < kend; k0 += BK) {
+    // the steps in the order gemm_rot rotates them: step i starts at GEMM_KSTEP(i)
+    uint nst = kbeg < kend ? (kend - kbeg + BK - 1u) / BK : 0u, r0 = nst > 0u ? gemm_rot % nst : 0u;
+#define GEMM_KSTEP(i) (kbeg + ((i) + r0 < nst ? (i) + r0 : (i) + r0 - nst) * BK)
+    if (nst > 0u && (CM_ABLATE & 1u) == 0) gemm_load(GEMM_KSTEP(0u));
+    for (uint i = 0u; i < nst; i++) {
         if ((CM_ABLATE & 8u) == 0) barrier(); // the previous step's reads of SH_A / SH_B are done
         if ((CM_ABLATE & 4u) == 0) gemm_stage();
         if ((CM_ABLATE & 8u) == 0) barrier();
-        if (k0 + BK < kend && (CM_ABLATE & 1u) == 0) gemm_load(k0 + BK); // in flight while this step computes
+        if (i + 1u < nst && (CM_ABLATE & 1u) == 0) gemm_load(GEMM_KSTEP(i + 1u)); // in flight while this step computes
 #if GEMM_CM
         if ((CM_ABLATE & 2u) == 0)
         [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {

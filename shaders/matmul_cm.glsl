@@ -165,6 +165,7 @@ void gemm_load(uint k0)
     uint tid = gl_LocalInvocationID.x;
     [[unroll]] for (uint j = 0; j < SV_A; j++) {
         uint v = tid + j * GEMM_WG, m = m0 + v / KV, k = k0 + (v % KV) * 8u;
+        if ((CM_ABLATE & 32u) != 0) va[j] = uvec4(0u); else
         if (VEC != 0)
             VEC_LOAD(va[j], a4, all(bvec2(m < pc.M, k < kend)), oa + m * pc.K + k)
         else
@@ -173,6 +174,7 @@ void gemm_load(uint k0)
     if (B_KMAJOR != 0) {
         [[unroll]] for (uint j = 0; j < SV_B; j++) {
             uint v = tid + j * GEMM_WG, n = n0 + v / KV, k = k0 + (v % KV) * 8u;
+            if ((CM_ABLATE & 64u) != 0) vb[j] = uvec4(0u); else
             if (VEC != 0)
                 VEC_LOAD(vb[j], b4, all(bvec2(n < pc.N, k < kend)), ob + n * pc.b_ns + k)
             else
@@ -263,5 +265,11 @@ void main()
         [[unroll]] for (uint j = 0; j < SV_A; j++) va[j] = uvec4(0u);
         [[unroll]] for (uint j = 0; j < SV_B; j++) vb[j] = uvec4(0u);
     }
+    // The tiles of one M row and split read the same A rows: each starts its K steps at its N
+    // tile's place in the split (gemm_tile.glsl gemm_rot), so at a time they read different
+    // parts of A, not one part from the same L2 lines (Qwen2.5-1.5B prefill-128 on an H100:
+    // GPU step 8909 -> 8481 us; bench/NOTES.md "K steps rotated"). Partial sums then add in
+    // another order per tile (fp32; the result is deterministic).
+    gemm_rot = nt;
     gemm_run(kbeg, kend);
 }
