@@ -112,7 +112,8 @@ layout(constant_id = 6) const uint TC = 4;
 // step costs; the result is wrong by design. Bits: 1 = no global loads, 2 = no fragment loads or
 // MMAs (SIMT: no shared reads or FMAs), 4 = no shared-memory staging, 8 = no barriers, 16 = no
 // epilogue (the tile never leaves the registers: what launch, prologue and K loop cost alone);
-// the tensor-core matmul's gemm_load also has 32 = no loads of A, 64 = no loads of a K-major B (zeros).
+// the tensor-core matmul's gemm_load also has 32 = no loads of A, 64 = no loads of a K-major
+// B (zeros).
 #ifdef GEMM_ABLATE_ID
 layout(constant_id = GEMM_ABLATE_ID) const uint CM_ABLATE = 0;
 #else
